@@ -1,0 +1,99 @@
+"""What users keep: scenarios (with every saved version), share links, and calibrations."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+def new_share_token() -> str:
+    # 32 bytes from the OS CSPRNG: unguessable, URL-safe.
+    return secrets.token_urlsafe(32)
+
+
+class Calibration(models.Model):
+    """A fitted estimator calibration (the JSON document estimator.calibrate produces).
+
+    owner is null for the calibration the product ships; a user's own fits belong to them."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="calibrations"
+    )
+    name = models.CharField(max_length=200)
+    document = models.JSONField(help_text="Fitted parameters and fit report (estimator calibration JSON).")
+    runs = models.PositiveIntegerField(help_text="Profiled runs used in the fit.")
+    loo_mape = models.FloatField(help_text="Leave-one-out mean absolute percentage error of tokens/s, as a fraction.")
+    is_default = models.BooleanField(default=False, help_text="The shipped calibration used when a user chose none.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="calibration_unique_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["is_default"], condition=models.Q(is_default=True), name="calibration_single_default"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ActiveCalibration(models.Model):
+    """Which calibration a user's scenarios are predicted with (absent: the default)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="active_calibration")
+    calibration = models.ForeignKey(Calibration, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.user} uses {self.calibration}"
+
+
+class Scenario(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scenarios")
+    name = models.CharField(max_length=200)
+    document = models.JSONField(help_text="The Scenario JSON of DESIGN.md, as last saved.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ScenarioVersion(models.Model):
+    """Every saved state of a scenario: an overwrite never loses what was there before."""
+
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    document = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["scenario", "number"], name="scenario_version_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.number}"
+
+
+class ShareLink(models.Model):
+    """A read-only link to one scenario's advice; revoking sets revoked_at, the token never comes back."""
+
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="share_links")
+    token = models.CharField(max_length=64, unique=True, default=new_share_token, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"share link for {self.scenario}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
