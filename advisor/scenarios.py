@@ -1,0 +1,112 @@
+"""Saved scenarios: services (writes) and selectors (reads) shared by the web pages and the API.
+
+Every write keeps the previous state as a ScenarioVersion, so nothing a user saved is lost by an
+overwrite. Reads are always scoped to the owner: another user's scenario does not exist for you.
+Documents are validated by the caller through advisor.scenario before they reach these functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max, QuerySet
+from django.utils import timezone
+
+from advisor.models import Scenario, ScenarioVersion, ShareLink
+
+NAME_MAX_LENGTH = Scenario._meta.get_field("name").max_length
+
+
+class ScenarioNameError(ValueError):
+    """The name is empty or too long."""
+
+
+def _clean_name(name: str) -> str:
+    cleaned = (name or "").strip()
+    if not cleaned:
+        raise ScenarioNameError("name: must not be empty")
+    if len(cleaned) > NAME_MAX_LENGTH:
+        raise ScenarioNameError(f"name: at most {NAME_MAX_LENGTH} characters (got {len(cleaned)})")
+    return cleaned
+
+
+def _record_version(scenario: Scenario) -> ScenarioVersion:
+    last = scenario.versions.aggregate(last=Max("number"))["last"] or 0
+    return ScenarioVersion.objects.create(
+        scenario=scenario, number=last + 1, name=scenario.name, document=scenario.document
+    )
+
+
+@transaction.atomic
+def scenario_create(*, owner: AbstractBaseUser, name: str, document: dict[str, Any]) -> Scenario:
+    scenario = Scenario.objects.create(owner=owner, name=_clean_name(name), document=document)
+    _record_version(scenario)
+    return scenario
+
+
+@transaction.atomic
+def scenario_update(*, scenario: Scenario, name: str | None = None, document: dict[str, Any] | None = None) -> Scenario:
+    """Overwrite name and/or document; the new state becomes the next version."""
+    # Lock the row so two concurrent saves get distinct version numbers.
+    locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+    if name is not None:
+        locked.name = _clean_name(name)
+    if document is not None:
+        locked.document = document
+    locked.save()
+    _record_version(locked)
+    return locked
+
+
+def scenario_rename(*, scenario: Scenario, name: str) -> Scenario:
+    return scenario_update(scenario=scenario, name=name)
+
+
+def scenario_duplicate(*, scenario: Scenario, owner: AbstractBaseUser, name: str | None = None) -> Scenario:
+    return scenario_create(owner=owner, name=name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH], document=scenario.document)
+
+
+@transaction.atomic
+def scenario_restore_version(*, scenario: Scenario, number: int) -> Scenario:
+    version = scenario.versions.get(number=number)
+    return scenario_update(scenario=scenario, name=version.name, document=version.document)
+
+
+def scenario_delete(*, scenario: Scenario) -> None:
+    scenario.delete()
+
+
+def share_link_create(*, scenario: Scenario) -> ShareLink:
+    return ShareLink.objects.create(scenario=scenario)
+
+
+def share_link_revoke(*, link: ShareLink) -> None:
+    if link.revoked_at is None:
+        ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        link.refresh_from_db(fields=["revoked_at"])
+
+
+# --- selectors ---
+
+
+def scenarios_for_user(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    return Scenario.objects.filter(owner=user)
+
+
+def scenario_for_user(*, user: AbstractBaseUser, scenario_id: int) -> Scenario:
+    """Raises Scenario.DoesNotExist for a missing id and for another user's scenario alike."""
+    return Scenario.objects.get(owner=user, pk=scenario_id)
+
+
+def scenario_versions(*, scenario: Scenario) -> QuerySet[ScenarioVersion]:
+    return scenario.versions.all()
+
+
+def active_share_links(*, scenario: Scenario) -> QuerySet[ShareLink]:
+    return scenario.share_links.filter(revoked_at__isnull=True)
+
+
+def scenario_for_share_token(*, token: str) -> Scenario | None:
+    link = ShareLink.objects.select_related("scenario").filter(token=token, revoked_at__isnull=True).first()
+    return link.scenario if link else None
