@@ -64,7 +64,9 @@ def scenario_rename(*, scenario: Scenario, name: str) -> Scenario:
 
 
 def scenario_duplicate(*, scenario: Scenario, owner: AbstractBaseUser, name: str | None = None) -> Scenario:
-    return scenario_create(owner=owner, name=name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH], document=scenario.document)
+    return scenario_create(
+        owner=owner, name=name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH], document=scenario.document
+    )
 
 
 @transaction.atomic
