@@ -1,5 +1,5 @@
 # Two commands on a fresh machine (Python 3.11 + pip): `make run` and `make test`.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
