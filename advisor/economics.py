@@ -1,0 +1,289 @@
+"""Rent-vs-buy economics: pure functions on numbers and numpy arrays (no Django, no I/O).
+
+Every function takes keyword-only arguments that broadcast against each other, so one call
+evaluates many cluster sizes, utilizations or Monte Carlo samples at once. Money is USD,
+power kW, energy kWh, time hours unless a name says otherwise, fractions are 0..1.
+
+Conventions (see ../shared/reference/cost-model.md section 4 and DESIGN.md):
+
+- Yearly fixed cost of owning ``A`` = capex as an annuity over ``years`` at ``discount_rate``
+  less the discounted residual value (``capex * CRF - residual * r / ((1 + r)^n - 1)``; with
+  ``r = 0`` it is ``(capex - residual) / years``), plus fixed running costs: colocation billed
+  on contracted kW (peak, billed whether busy or not), support as a fraction of capex,
+  staff, software, and the energy the cluster draws while idle (all year).
+- Variable cost of a busy GPU-hour ``v`` = (load kW - idle kW per GPU) * PUE * $/kWh.
+- Owned $ per busy GPU-hour at utilization ``u`` = ``A / (N * 8760 * u) + v``.
+- Break-even utilization ``u* = A / (N * 8760 * (r - v))`` (DESIGN.md); infinite when the
+  rental price does not exceed the variable cost (buying never pays). A value above 1 means
+  the cluster cannot break even even when busy all year.
+- Reserved terms are paid whether used or not: per busy GPU-hour they cost ``price / u``.
+- Spot: the job checkpoints at the Young/Daly interval ``T = sqrt(2 C M)`` where the job's
+  mean time between interruptions ``M`` shrinks as ``1 / nodes``; the fraction of wall time
+  lost is ``C / T + (T / 2 + R) / M`` (checkpoint stalls, half an interval of lost work and
+  the restart time per interruption), and the wall time is ``run / (1 - lost)``.
+- An expected yearly decline ``d`` of rental prices makes renting later cheaper; the
+  levelized rental price is the constant price with the same present value over the horizon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+HOURS_PER_YEAR = 8760.0  # 365 days x 24 h; the convention of DESIGN.md's break-even definition.
+MONTHS_PER_YEAR = 12
+SECONDS_PER_HOUR = 3600.0
+
+Array = NDArray[np.float64]
+
+
+def _f(x: ArrayLike) -> Array:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _quiet() -> Any:
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
+def capital_recovery_factor(*, discount_rate: ArrayLike, years: ArrayLike) -> Array:
+    """Yearly payment per dollar borrowed over ``years`` at ``discount_rate``: r / (1 - (1+r)^-n); 1/n at r = 0."""
+    r, n = _f(discount_rate), _f(years)
+    with _quiet():
+        discounted = -np.expm1(-n * np.log1p(r))  # 1 - (1+r)^-n, accurate for small r
+        crf = np.where(np.abs(r) < 1e-12, 1.0 / n, r / discounted)
+    return crf
+
+
+def present_value_factor(*, discount_rate: ArrayLike, years: ArrayLike) -> Array:
+    """(1 + r)^-n: today's value of one dollar received after ``years``."""
+    return np.exp(-_f(years) * np.log1p(_f(discount_rate)))
+
+
+def yearly_fixed_cost_usd(
+    *,
+    capex_usd: ArrayLike,
+    years: ArrayLike,
+    discount_rate: ArrayLike,
+    residual_fraction: ArrayLike,
+    contracted_kw: ArrayLike,
+    colo_usd_per_kw_month: ArrayLike,
+    support_fraction_per_year: ArrayLike,
+    staff_usd_per_year: ArrayLike,
+    software_usd_per_year: ArrayLike,
+    idle_kw: ArrayLike,
+    pue: ArrayLike,
+    power_usd_per_kwh: ArrayLike,
+) -> Array:
+    """``A``: the yearly cost of owning whether the cluster is busy or not (USD/year)."""
+    capex = _f(capex_usd)
+    residual = capex * _f(residual_fraction)
+    capital = (capex - residual * present_value_factor(discount_rate=discount_rate, years=years)) * (
+        capital_recovery_factor(discount_rate=discount_rate, years=years)
+    )
+    colocation = _f(contracted_kw) * _f(colo_usd_per_kw_month) * MONTHS_PER_YEAR
+    support = capex * _f(support_fraction_per_year)
+    idle_energy = _f(idle_kw) * _f(pue) * HOURS_PER_YEAR * _f(power_usd_per_kwh)
+    return capital + colocation + support + _f(staff_usd_per_year) + _f(software_usd_per_year) + idle_energy
+
+
+def yearly_running_cost_usd(
+    *,
+    capex_usd: ArrayLike,
+    contracted_kw: ArrayLike,
+    colo_usd_per_kw_month: ArrayLike,
+    support_fraction_per_year: ArrayLike,
+    staff_usd_per_year: ArrayLike,
+    software_usd_per_year: ArrayLike,
+    idle_kw: ArrayLike,
+    pue: ArrayLike,
+    power_usd_per_kwh: ArrayLike,
+) -> Array:
+    """The cash part of ``A`` without the capital: what owning costs each year in running costs (USD/year)."""
+    return yearly_fixed_cost_usd(
+        capex_usd=capex_usd,
+        years=1.0,
+        discount_rate=0.0,
+        residual_fraction=1.0,  # capital term cancels: (capex - capex) / 1
+        contracted_kw=contracted_kw,
+        colo_usd_per_kw_month=colo_usd_per_kw_month,
+        support_fraction_per_year=support_fraction_per_year,
+        staff_usd_per_year=staff_usd_per_year,
+        software_usd_per_year=software_usd_per_year,
+        idle_kw=idle_kw,
+        pue=pue,
+        power_usd_per_kwh=power_usd_per_kwh,
+    )
+
+
+def variable_usd_per_gpu_hour(
+    *, load_kw_per_gpu: ArrayLike, idle_kw_per_gpu: ArrayLike, pue: ArrayLike, power_usd_per_kwh: ArrayLike
+) -> Array:
+    """``v``: the energy a busy GPU-hour adds over idling, at the facility (PUE), in USD."""
+    extra_kw = np.maximum(_f(load_kw_per_gpu) - _f(idle_kw_per_gpu), 0.0)
+    return extra_kw * _f(pue) * _f(power_usd_per_kwh)
+
+
+def owned_usd_per_gpu_hour(
+    *, yearly_fixed_usd: ArrayLike, gpus: ArrayLike, utilization: ArrayLike, variable_usd_per_gpu_hour: ArrayLike
+) -> Array:
+    """Owned cost per busy (delivered) GPU-hour at ``utilization``; infinite at zero utilization."""
+    busy_hours = _f(gpus) * HOURS_PER_YEAR * _f(utilization)
+    with _quiet():
+        fixed_share = np.where(busy_hours > 0, _f(yearly_fixed_usd) / busy_hours, np.inf)
+    return fixed_share + _f(variable_usd_per_gpu_hour)
+
+
+def break_even_utilization(
+    *,
+    yearly_fixed_usd: ArrayLike,
+    gpus: ArrayLike,
+    rent_usd_per_gpu_hour: ArrayLike,
+    variable_usd_per_gpu_hour: ArrayLike,
+) -> Array:
+    """``u* = A / (N * 8760 * (r - v))``; ``inf`` where ``r <= v`` (owning never breaks even)."""
+    margin = _f(rent_usd_per_gpu_hour) - _f(variable_usd_per_gpu_hour)
+    denominator = _f(gpus) * HOURS_PER_YEAR * margin
+    with _quiet():
+        return np.where(denominator > 0, _f(yearly_fixed_usd) / denominator, np.inf)
+
+
+def break_even_hours_per_year(
+    *,
+    yearly_fixed_usd: ArrayLike,
+    gpus: ArrayLike,
+    rent_usd_per_gpu_hour: ArrayLike,
+    variable_usd_per_gpu_hour: ArrayLike,
+) -> Array:
+    """Busy hours per year (of each GPU) at which owning matches renting: ``u* * 8760``."""
+    return (
+        break_even_utilization(
+            yearly_fixed_usd=yearly_fixed_usd,
+            gpus=gpus,
+            rent_usd_per_gpu_hour=rent_usd_per_gpu_hour,
+            variable_usd_per_gpu_hour=variable_usd_per_gpu_hour,
+        )
+        * HOURS_PER_YEAR
+    )
+
+
+def usd_per_run(*, gpus: ArrayLike, run_hours: ArrayLike, usd_per_gpu_hour: ArrayLike) -> Array:
+    """Cost of one run: GPUs x wall hours x price per busy GPU-hour (USD)."""
+    return _f(gpus) * _f(run_hours) * _f(usd_per_gpu_hour)
+
+
+def committed_usd_per_busy_gpu_hour(*, usd_per_gpu_hour: ArrayLike, utilization: ArrayLike) -> Array:
+    """A reserved term is billed every hour whether used or not: per busy GPU-hour it costs price / u."""
+    u = _f(utilization)
+    with _quiet():
+        return np.where(u > 0, _f(usd_per_gpu_hour) / u, np.inf)
+
+
+def spot_lost_fraction(
+    *,
+    nodes: ArrayLike,
+    interruptions_per_node_hour: ArrayLike,
+    checkpoint_s: ArrayLike,
+    restart_s: ArrayLike,
+) -> Array:
+    """Fraction of spot wall time lost to checkpoints, recomputed work and restarts (Young/Daly, first order).
+
+    The job is interrupted when any node is, so its mean time between interruptions is
+    ``1 / (rate * nodes)`` hours; it checkpoints every ``sqrt(2 C M)``. Capped at 1 (no progress)."""
+    rate = _f(interruptions_per_node_hour) * _f(nodes)  # per job-hour
+    c = _f(checkpoint_s) / SECONDS_PER_HOUR
+    r = _f(restart_s) / SECONDS_PER_HOUR
+    with _quiet():
+        mtbf = np.where(rate > 0, 1.0 / rate, np.inf)
+        interval = np.sqrt(2.0 * c * mtbf)
+        stalls = np.where(interval > 0, c / interval, 0.0)
+        lost = np.where(np.isfinite(mtbf), stalls + (interval / 2.0 + r) / mtbf, 0.0)
+    return np.clip(np.nan_to_num(lost, nan=1.0, posinf=1.0), 0.0, 1.0)
+
+
+def spot_wall_hours(*, run_hours: ArrayLike, lost_fraction: ArrayLike) -> Array:
+    """Wall hours a run needs on spot capacity: ``run / (1 - lost)``; infinite when nothing is left."""
+    remaining = 1.0 - _f(lost_fraction)
+    with _quiet():
+        return np.where(remaining > 0, _f(run_hours) / remaining, np.inf)
+
+
+def levelized_rent_usd_per_gpu_hour(
+    *, usd_per_gpu_hour: ArrayLike, decline_per_year: ArrayLike, discount_rate: ArrayLike, years: ArrayLike
+) -> Array:
+    """The constant rental price with the same present value as today's price falling ``d`` a year.
+
+    Year t (1..n) pays ``r0 (1-d)^(t-1)``, discounted by ``(1+i)^-t``. Equals ``r0`` when ``d = 0``."""
+    r0, d, i, n = np.broadcast_arrays(_f(usd_per_gpu_hour), _f(decline_per_year), _f(discount_rate), _f(years))
+    horizon = int(np.ceil(np.max(n))) if n.size else 0
+    t = np.arange(1, horizon + 1, dtype=np.float64).reshape((-1,) + (1,) * n.ndim)
+    in_horizon = t <= n
+    discount = np.exp(-t * np.log1p(i)) * in_horizon
+    decline = np.exp((t - 1.0) * np.log1p(-np.minimum(d, 1.0 - 1e-12)))
+    with _quiet():
+        ratio = (decline * discount).sum(axis=0) / discount.sum(axis=0)
+    return r0 * np.where(np.isfinite(ratio), ratio, 1.0)
+
+
+def cumulative_cost_by_month(
+    *,
+    months: int,
+    rent_usd_per_month: ArrayLike,
+    rent_decline_per_year: ArrayLike,
+    capex_usd: ArrayLike,
+    own_usd_per_month: ArrayLike,
+    residual_usd: ArrayLike,
+) -> tuple[Array, Array]:
+    """Undiscounted cumulative cash spent renting and owning at the end of months 0..``months``.
+
+    Renting pays the month's rent, falling ``rent_decline_per_year``; owning pays the capex at
+    month 0, then its running costs, and gets the residual value back when sold at the last month."""
+    m = np.arange(months + 1, dtype=np.float64)
+    price_factor = np.exp((m[1:] - 1.0) / MONTHS_PER_YEAR * np.log1p(-np.minimum(_f(rent_decline_per_year), 1.0)))
+    rent = np.concatenate([[0.0], np.cumsum(_f(rent_usd_per_month) * price_factor)])
+    own = _f(capex_usd) + _f(own_usd_per_month) * m
+    own[-1] -= float(_f(residual_usd))
+    return rent, own
+
+
+def crossover_month(*, rent_cumulative_usd: ArrayLike, own_cumulative_usd: ArrayLike) -> int | None:
+    """First month (>= 1) by which renting has cost at least as much as owning; None if never in the horizon."""
+    rent, own = _f(rent_cumulative_usd), _f(own_cumulative_usd)
+    hits = np.nonzero(rent[1:] >= own[1:])[0]
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def present_cost_usd(*, usd_per_year: ArrayLike, discount_rate: ArrayLike, years: ArrayLike) -> Array:
+    """Present value of a constant yearly payment at each year's end over ``years`` (an annuity)."""
+    crf = capital_recovery_factor(discount_rate=discount_rate, years=years)
+    return _f(usd_per_year) / crf
+
+
+def npv_rent_and_own_usd(
+    *,
+    rent_usd_per_year: ArrayLike,
+    rent_decline_per_year: ArrayLike,
+    capex_usd: ArrayLike,
+    own_running_usd_per_year: ArrayLike,
+    residual_usd: ArrayLike,
+    discount_rate: ArrayLike,
+    years: ArrayLike,
+) -> tuple[Array, Array]:
+    """Present cost (positive USD, i.e. minus the NPV) of renting and of owning over the horizon.
+
+    Own: ``capex + sum_t running / (1+i)^t - residual / (1+i)^n``. Rent: ``sum_t rent_t / (1+i)^t``
+    with ``rent_t = rent (1-d)^(t-1)``, i.e. the levelized price times the annuity factor."""
+    levelized = levelized_rent_usd_per_gpu_hour(
+        usd_per_gpu_hour=rent_usd_per_year,
+        decline_per_year=rent_decline_per_year,
+        discount_rate=discount_rate,
+        years=years,
+    )
+    rent = present_cost_usd(usd_per_year=levelized, discount_rate=discount_rate, years=years)
+    own = (
+        _f(capex_usd)
+        + present_cost_usd(usd_per_year=own_running_usd_per_year, discount_rate=discount_rate, years=years)
+        - _f(residual_usd) * present_value_factor(discount_rate=discount_rate, years=years)
+    )
+    return rent, own
