@@ -124,6 +124,40 @@ CELERY_TIMEZONE = TIME_ZONE
 # Entries are added by the apps that own periodic work (pricing adds one per feed).
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 
+# --- Price feeds (pricing/). A feed without credentials is reported as "not configured". ---
+PRICING_AWS_ACCESS_KEY_ID = env_str("PRICING_AWS_ACCESS_KEY_ID")  # empty: boto3's own credential chain
+PRICING_AWS_SECRET_ACCESS_KEY = env_str("PRICING_AWS_SECRET_ACCESS_KEY")
+PRICING_AWS_REGIONS = env_list("PRICING_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
+PRICING_AZURE_ENABLED = env_bool("PRICING_AZURE_ENABLED", default=True)  # public API, no credentials
+PRICING_AZURE_REGIONS = env_list("PRICING_AZURE_REGIONS", ["eastus", "westus2", "westeurope"])
+PRICING_GCP_API_KEY = env_str("PRICING_GCP_API_KEY")
+PRICING_LAMBDA_API_KEY = env_str("PRICING_LAMBDA_API_KEY")
+PRICING_SKYPILOT_ENABLED = env_bool("PRICING_SKYPILOT_ENABLED", default=True)  # public CSVs, no credentials
+# Clouds without a direct feed here; each becomes its own provider.
+PRICING_SKYPILOT_CLOUDS = env_list("PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"])
+PRICING_HTTP_TIMEOUT_S = env_int("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
+PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
+# Offers older than this (or undated) are flagged stale.
+PRICING_STALE_AFTER_HOURS = env_int("PRICING_STALE_AFTER_HOURS", 48, minimum=1)
+# A run that accepts fewer offers than this share of the last successful run is rejected, keeping the old offers.
+PRICING_MIN_FRACTION_OF_LAST_RUN = float(env_str("PRICING_MIN_FRACTION_OF_LAST_RUN", "0.5"))
+# Plausible USD per GPU-hour: the bundled snapshot spans $0.062 to $15.98 per GPU-hour; about 3x margin each way.
+PRICING_MIN_USD_PER_GPU_HOUR = float(env_str("PRICING_MIN_USD_PER_GPU_HOUR", "0.02"))
+PRICING_MAX_USD_PER_GPU_HOUR = float(env_str("PRICING_MAX_USD_PER_GPU_HOUR", "50"))
+PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60)
+# Beat: one entry per feed, every N hours (SkyPilot refreshes its catalog every 7 h; list prices move daily).
+PRICING_REFRESH_HOURS = {
+    feed: env_int(f"PRICING_REFRESH_HOURS_{feed.upper()}", hours, minimum=1)
+    for feed, hours in {"aws": 24, "azure": 24, "gcp": 24, "lambda": 6, "skypilot": 7}.items()
+}
+for _feed, _hours in PRICING_REFRESH_HOURS.items():
+    CELERY_BEAT_SCHEDULE[f"refresh-prices-{_feed}"] = {
+        "task": "pricing.tasks.refresh_feed",
+        "schedule": _hours * 3600.0,
+        "args": (_feed,),
+        "options": {"expires": _hours * 3600.0 / 2},
+    }
+
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
@@ -132,18 +166,37 @@ else:
 # --- REST API ---
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # Named, revocable, hashed tokens (advisor.models.ApiToken); `Authorization: Token <key>`.
+        "advisor.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "advisor.api.schema.ProblemAutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "advisor.api.pagination.Pagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",
+    "DEFAULT_VERSION": "v1",
+    "ALLOWED_VERSIONS": ["v1"],
+    "EXCEPTION_HANDLER": "advisor.api.errors.exception_handler",
+    # Counted in the cache above (Redis when REDIS_URL is set, so all workers share the counts).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "advisor.api.throttles.AnonThrottle",
+        "advisor.api.throttles.UserThrottle",
+        "advisor.api.throttles.ScopedThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("API_THROTTLE_ANON", "60/minute"),
+        "user": env_str("API_THROTTLE_USER", "2000/hour"),
+        # CPU-heavy: each advice runs the estimator over every size; each PDF renders a document.
+        "advice": env_str("API_THROTTLE_ADVICE", "600/hour"),
+        "pdf": env_str("API_THROTTLE_PDF", "120/hour"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
     "DESCRIPTION": "Rent or buy GPUs: advice, prices, calibrations and proposals.",
     "VERSION": "1.0.0",
+    "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

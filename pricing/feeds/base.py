@@ -1,0 +1,108 @@
+"""What every feed adapter produces, and the errors it may raise.
+
+An adapter turns one provider's API into `OfferRecord`s and `Rejection`s. It never writes to the
+database and never decides what is plausible: the refresh service validates every record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Protocol
+
+from pricing.gpus import canonical_gpu
+
+Progress = Callable[[int, int, str], None]  # (done, total or 0 when unknown, note)
+
+
+def no_progress(done: int, total: int, note: str) -> None:
+    return None
+
+
+class FeedError(Exception):
+    """The feed could not produce a trustworthy set of offers; previous offers stay."""
+
+    retryable = False
+
+
+class FeedNetworkError(FeedError):
+    """Timeouts, connection errors, HTTP 5xx/429, throttling: worth retrying later."""
+
+    retryable = True
+
+
+class FeedDataError(FeedError):
+    """The response was malformed or truncated: retrying now would not help."""
+
+
+class FeedNotConfigured(FeedError):
+    """Credentials or settings are missing; reported as 'not configured', not as a failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRecord:
+    provider: str
+    instance_type: str
+    region: str
+    market: str
+    gpu_name: str
+    gpu_count: Decimal
+    usd_per_hour: Decimal
+    source: str
+    currency: str = "USD"
+    vcpus: int | None = None
+    memory_gib: Decimal | None = None
+    effective_at: dt.datetime | None = None
+    observed_at: dt.datetime | None = None
+    gpu: str | None = None  # canonical id; filled from gpu_name when None
+
+    @property
+    def canonical_gpu(self) -> str | None:
+        return self.gpu or canonical_gpu(self.gpu_name)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.provider, self.instance_type, self.region, self.market)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    reason: str
+    detail: str
+
+
+class Feed(Protocol):
+    name: str
+    label: str
+
+    def is_configured(self) -> bool: ...
+
+    def not_configured_reason(self) -> str: ...
+
+    def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]: ...
+
+
+def to_decimal(value: Any) -> Decimal | None:
+    """A Decimal from a feed's number or numeric string; None when it is not a finite number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def parse_datetime(value: Any) -> dt.datetime | None:
+    if not value:
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    text = str(value).strip().replace("Z", "+00:00")
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)

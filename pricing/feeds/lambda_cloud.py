@@ -1,0 +1,99 @@
+"""Lambda Cloud: GET /api/v1/instance-types with a bearer API key (price in cents per hour, no spot).
+
+Response shape (price-feeds.md 5.6): {"data": {"gpu_8x_h100_sxm5": {"instance_type": {"name",
+"description": "8x H100 (80 GB SXM5)", "gpu_description", "price_cents_per_hour", "specs": {"vcpus",
+"memory_gib", "gpus"}}, "regions_with_capacity_available": [{"name", "description"}]}}}.
+One offer per instance type per region with capacity; an instance type with no capacity anywhere is
+still a listed price, recorded with an empty region.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+
+from pricing.feeds import http
+from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, to_decimal
+
+API_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+NAME = re.compile(r"^gpu_(\d+)x_(.+)$")
+# The GPU part of the name -> canonical id where the name alone is ambiguous (price-feeds.md 1.4).
+GPU_FROM_NAME = {
+    "h100_sxm5": "h100-sxm",
+    "h100_pcie": "h100-pcie",
+    "a100": "a100-40gb",
+    "a100_sxm4": "a100-40gb",
+    "a100_80gb_sxm4": "a100-80gb",
+    "a100_80gb_pcie": "a100-80gb",
+    "gh200": "gh200",
+    "b200_sxm6": "b200",
+    "h200_sxm5": "h200",
+    "a10": "a10",
+    "a6000": "a6000",
+    "rtx6000": "a6000",
+    "v100": "v100-16gb",
+}
+
+
+@dataclass
+class LambdaFeed:
+    api_key: str
+    name: str = "lambda"
+    label: str = "Lambda Cloud API"
+
+    def is_configured(self) -> bool:
+        return bool(self.api_key)
+
+    def not_configured_reason(self) -> str:
+        return "PRICING_LAMBDA_API_KEY is not set"
+
+    def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
+        progress(0, 1, "Lambda: requesting instance types")
+        payload = http.get_json(
+            http.session(), API_URL, what="Lambda instance-types", headers={"Authorization": f"Bearer {self.api_key}"}
+        )
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, dict):
+            raise FeedDataError("Lambda instance-types: response has no 'data' object")
+        progress(1, 1, f"Lambda: {len(data)} instance types")
+        for key, entry in data.items():
+            yield from _records(key, entry)
+
+
+def _records(key: str, entry: object) -> Iterator[OfferRecord | Rejection]:
+    instance = entry.get("instance_type") if isinstance(entry, dict) else None
+    if not isinstance(instance, dict):
+        yield Rejection("malformed_record", f"lambda {key}: no instance_type")
+        return
+    name = instance.get("name") or key
+    cents = to_decimal(instance.get("price_cents_per_hour"))
+    specs = instance.get("specs") or {}
+    match = NAME.match(name)
+    count = to_decimal(specs.get("gpus")) or (Decimal(match.group(1)) if match else None)
+    gpu_part = match.group(2) if match else ""
+    if cents is None or count is None:
+        yield Rejection("malformed_record", f"lambda {name}: price or GPU count missing")
+        return
+    regions = [r.get("name", "") for r in entry.get("regions_with_capacity_available") or [] if isinstance(r, dict)]
+    for region in regions or [""]:
+        yield OfferRecord(
+            provider="lambda",
+            instance_type=name,
+            region=region,
+            market="on_demand",
+            gpu_name=instance.get("gpu_description") or gpu_part,
+            gpu=GPU_FROM_NAME.get(gpu_part),
+            gpu_count=count,
+            usd_per_hour=cents / 100,
+            vcpus=specs.get("vcpus"),
+            memory_gib=to_decimal(specs.get("memory_gib")),
+            source=f"Lambda Cloud API {API_URL} price_cents_per_hour",
+        )
+
+
+def from_settings() -> LambdaFeed:
+    return LambdaFeed(api_key=settings.PRICING_LAMBDA_API_KEY)

@@ -1,0 +1,109 @@
+"""Canonical GPU ids and the mapping from each provider's GPU names to them.
+
+Canonical ids are the ones DESIGN.md fixes (v100-32gb ... mi300x) plus the other real GPUs the
+price snapshot carries (t4, v100-16gb, a10, l40, a6000, rtx3090). A name that maps to nothing is
+returned as None so the caller can count and report it; nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+CANONICAL_GPUS: tuple[str, ...] = (
+    "v100-32gb",
+    "a10g",
+    "l4",
+    "l40s",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-pcie",
+    "h100-sxm",
+    "h200",
+    "gh200",
+    "b200",
+    "gb200",
+    "rtx4090",
+    "mi300x",
+    # Real offers in the snapshot and the feeds beyond the fixed list.
+    "t4",
+    "v100-16gb",
+    "a10",
+    "l40",
+    "a6000",
+    "rtx3090",
+)
+
+# Keys are normalized with _key(): upper case, only letters and digits.
+_ALIASES: dict[str, str] = {
+    # NVIDIA data-centre parts as the clouds spell them.
+    "V100": "v100-16gb",
+    "V10016GB": "v100-16gb",
+    "TESLAV100": "v100-16gb",
+    "V10032GB": "v100-32gb",
+    "V100SXM232GB": "v100-32gb",
+    "A10G": "a10g",
+    "A10": "a10",
+    "A10PCIE": "a10",
+    "L4": "l4",
+    "L40S": "l40s",
+    "L40": "l40",
+    "A100": "a100-40gb",
+    "A10040GB": "a100-40gb",
+    "A100SXM440GB": "a100-40gb",
+    "A100PCIE40GB": "a100-40gb",
+    "TESLAA100": "a100-40gb",
+    "A10080GB": "a100-80gb",
+    "A100SXM480GB": "a100-80gb",
+    "A10080GBSXM": "a100-80gb",
+    "A10080GBSXM4": "a100-80gb",
+    "A10080GBPCIE": "a100-80gb",
+    "A100PCIE80GB": "a100-80gb",
+    "A100SXM": "a100-80gb",
+    "H100": "h100-sxm",
+    "H10080GB": "h100-sxm",
+    "H100SXM": "h100-sxm",
+    "H100SXM5": "h100-sxm",
+    "H10080GBSXM5": "h100-sxm",
+    "H100SXM580GB": "h100-sxm",
+    "H100MEGA": "h100-sxm",
+    "H10080GBMEGA": "h100-sxm",
+    "H10080GBPLUS": "h100-sxm",
+    "H100PCIE": "h100-pcie",
+    "H10080GBPCIE": "h100-pcie",
+    "H100NVL": "h100-pcie",
+    "H200": "h200",
+    "H200141GB": "h200",
+    "H200SXM": "h200",
+    "GH200": "gh200",
+    "GH20096GB": "gh200",
+    "B200": "b200",
+    "GB200": "gb200",
+    "RTX4090": "rtx4090",
+    "GEFORCERTX4090": "rtx4090",
+    "RTX3090": "rtx3090",
+    "GEFORCERTX3090": "rtx3090",
+    "RTXA6000": "a6000",
+    "A6000": "a6000",
+    "MI300X": "mi300x",
+    "INSTINCTMI300X": "mi300x",
+    "T4": "t4",
+    "TESLAT4": "t4",
+}
+
+
+def _key(name: str) -> str:
+    cleaned = re.sub(r"^(NVIDIA|AMD|TESLA)\s*", "", name.strip(), flags=re.IGNORECASE)
+    return re.sub(r"[^A-Z0-9]", "", cleaned.upper())
+
+
+def canonical_gpu(name: str | None) -> str | None:
+    """The canonical id for a provider's GPU name, or None when the name is unknown."""
+    if not name:
+        return None
+    if name in CANONICAL_GPUS:
+        return name
+    key = _key(name)
+    if key in _ALIASES:
+        return _ALIASES[key]
+    # "TESLA V100" style prefixes removed once more (e.g. "NVIDIA Tesla V100").
+    return _ALIASES.get(re.sub(r"^TESLA", "", key))

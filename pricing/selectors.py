@@ -1,0 +1,238 @@
+"""Reads for the advice pipeline, the pages and the API. Keyword-only, typed, no writes."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Max, QuerySet
+from django.utils import timezone
+
+from pricing.feeds import FEED_NAMES, get_feed
+from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault
+from pricing.services import OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
+
+OFFER_COLUMNS = [
+    "provider",
+    "instance",
+    "region",
+    "market",
+    "gpu",
+    "gpu_count",
+    "usd_per_hour",
+    "usd_per_gpu_hour",
+    "observed_at",
+    "source",
+    "is_snapshot",
+    "stale",
+]
+
+
+@functools.cache
+def snapshot_compiled_on() -> dt.date | None:
+    """The compile date of the bundled snapshot (its `compiled_on` column)."""
+    with SNAPSHOT_CSV.open(newline="", encoding="utf-8") as handle:
+        first = next(csv.DictReader(handle), None)
+    return dt.date.fromisoformat(first["compiled_on"]) if first and first.get("compiled_on") else None
+
+
+def stale_before() -> dt.datetime:
+    return timezone.now() - dt.timedelta(hours=settings.PRICING_STALE_AFTER_HOURS)
+
+
+def current_offers(
+    *,
+    gpu: str | None = None,
+    providers: list[str] | None = None,
+    markets: list[str] | None = None,
+    regions: list[str] | None = None,
+) -> QuerySet[Offer]:
+    offers = Offer.objects.filter(withdrawn_at__isnull=True).select_related("provider")
+    if gpu:
+        offers = offers.filter(gpu=gpu)
+    if providers:
+        offers = offers.filter(provider__slug__in=providers)
+    if markets:
+        offers = offers.filter(market__in=markets)
+    if regions:
+        offers = offers.filter(region__in=regions)
+    return offers
+
+
+def is_stale(offer: Offer, *, before: dt.datetime | None = None) -> bool:
+    return offer.observed_at is None or offer.observed_at < (before or stale_before())
+
+
+def offers_frame(*, gpu: str, providers: list[str] | None = None, markets: list[str] | None = None) -> pd.DataFrame:
+    """One row per current offer of `gpu`; money in USD per hour, `observed_at` tz-aware or NaT."""
+    rows = list(
+        current_offers(gpu=gpu, providers=providers, markets=markets).values_list(
+            "provider__slug",
+            "instance_type",
+            "region",
+            "market",
+            "gpu",
+            "gpu_count",
+            "usd_per_hour",
+            "usd_per_gpu_hour",
+            "observed_at",
+            "source",
+            "is_snapshot",
+        )
+    )
+    frame = pd.DataFrame(rows, columns=OFFER_COLUMNS[:-1])
+    for column in ("gpu_count", "usd_per_hour", "usd_per_gpu_hour"):
+        frame[column] = frame[column].astype(float)
+    frame["observed_at"] = pd.to_datetime(frame["observed_at"], utc=True)
+    frame["is_snapshot"] = frame["is_snapshot"].astype(bool)
+    frame["stale"] = (frame["observed_at"].isna() | (frame["observed_at"] < pd.Timestamp(stale_before()))).astype(bool)
+    return frame.sort_values(["usd_per_gpu_hour", "provider", "instance", "region"], ignore_index=True)
+
+
+def best_offers(
+    *,
+    gpu: str,
+    providers: list[str] | None = None,
+    markets: list[str] | None = None,
+    per_provider: bool = False,
+) -> pd.DataFrame:
+    """The cheapest offer per GPU-hour in each market (or in each provider and market), same columns."""
+    frame = offers_frame(gpu=gpu, providers=providers, markets=markets)
+    keys = ["provider", "market"] if per_provider else ["market"]
+    return frame.drop_duplicates(subset=keys, keep="first").reset_index(drop=True)
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareQuoteInfo:
+    gpu: str
+    gpus_per_server: int
+    name: str
+    usd: float  # one server, all in
+    quoted_on: dt.date
+    source: str
+    power_kw: float  # server draw at load
+    idle_power_kw: float | None
+    networking_usd_per_node: float
+    notes: str
+
+
+def hardware_quote(*, gpu: str, gpus_per_server: int | None = None) -> HardwareQuoteInfo | None:
+    """The newest purchase quote for a server of `gpu` (of that size when given); None when none exists."""
+    quotes = HardwareQuote.objects.filter(gpu=gpu)
+    if gpus_per_server is not None:
+        quotes = quotes.filter(gpus_per_server=gpus_per_server)
+    quote = quotes.order_by("-quoted_on", "-id").first()
+    if quote is None:
+        return None
+    return HardwareQuoteInfo(
+        gpu=quote.gpu,
+        gpus_per_server=quote.gpus_per_server,
+        name=quote.name,
+        usd=float(quote.usd),
+        quoted_on=quote.quoted_on,
+        source=quote.source,
+        power_kw=float(quote.power_kw),
+        idle_power_kw=float(quote.idle_power_kw) if quote.idle_power_kw is not None else None,
+        networking_usd_per_node=float(quote.networking_usd_per_node),
+        notes=quote.notes,
+    )
+
+
+def ownership_defaults() -> dict[str, dict[str, Any]]:
+    """power_usd_per_kwh, pue, colo_usd_per_kw_month, ... each {"value", "unit", "source", "as_of"}.
+
+    From the database (editable in the admin); the bundled file answers before bootstrap ran.
+    """
+    rows = [(d.key, d.value, d.unit, d.source, d.as_of) for d in OwnershipDefault.objects.all()]
+    if not rows:
+        with OWNERSHIP_DEFAULTS_CSV.open(newline="", encoding="utf-8") as handle:
+            rows = [
+                (r["key"], float(r["value"]), r["unit"], r["source"], dt.date.fromisoformat(r["as_of"]))
+                for r in csv.DictReader(handle)
+            ]
+    return {
+        key: {"value": value, "unit": unit, "source": source, "as_of": as_of}
+        for key, value, unit, source, as_of in rows
+    }
+
+
+def price_freshness(*, gpu: str | None = None) -> dict[str, Any]:
+    """Whether the prices (of `gpu`) are live or snapshot, how old, and whether they are stale."""
+    offers = current_offers(gpu=gpu)
+    live = offers.filter(is_snapshot=False)
+    newest_live = live.aggregate(newest=Max("observed_at"))["newest"]
+    newest_any = offers.aggregate(newest=Max("observed_at"))["newest"]
+    snapshot_count = offers.filter(is_snapshot=True).count()
+    live_count = live.count()
+    compiled = snapshot_compiled_on()
+    stale = newest_live is None or newest_live < stale_before()
+    if live_count and not snapshot_count:
+        label = f"Live prices, newest observed {newest_live:%Y-%m-%d %H:%M} UTC"
+    elif live_count:
+        label = (
+            f"Live prices for {live_count} offers (newest {newest_live:%Y-%m-%d %H:%M} UTC); "
+            f"{snapshot_count} from the bundled snapshot compiled {compiled}"
+        )
+    elif snapshot_count:
+        label = f"Bundled snapshot compiled {compiled}, not live prices"
+    else:
+        label = "No prices loaded"
+    return {
+        "live": live_count > 0,
+        "snapshot": snapshot_count > 0,
+        "live_offers": live_count,
+        "snapshot_offers": snapshot_count,
+        "newest_observed_at": newest_live or newest_any,
+        "newest_live_observed_at": newest_live,
+        "snapshot_compiled_on": compiled,
+        "stale": stale,
+        "stale_after_hours": settings.PRICING_STALE_AFTER_HOURS,
+        "label": label,
+    }
+
+
+def run_progress(run: FeedRun) -> dict[str, Any]:
+    """A running run's progress (from the cache, where the refresh reports it), else its stored counts."""
+    live = cache.get(progress_cache_key(run.id)) if run.status == FeedRun.Status.RUNNING else None
+    if live:
+        return live
+    return {"done": run.progress_done, "total": run.progress_total, "note": run.progress_note}
+
+
+@dataclass(frozen=True, slots=True)
+class FeedStatus:
+    name: str
+    label: str
+    configured: bool
+    last_run: FeedRun | None
+    last_success: FeedRun | None
+    stale: bool
+
+
+def feed_statuses() -> list[FeedStatus]:
+    """Each feed (and the bundled snapshot) with its last run and last success."""
+    before = stale_before()
+    statuses = []
+    for name in (*FEED_NAMES, SNAPSHOT_FEED):
+        runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
+        last_run = runs.first()
+        last_success = runs.filter(status=FeedRun.Status.SUCCESS).first()
+        if name == SNAPSHOT_FEED:
+            label, configured, stale = f"Bundled snapshot (compiled {snapshot_compiled_on()})", True, True
+        else:
+            feed = get_feed(name)
+            label, configured = feed.label, feed.is_configured()
+            stale = last_success is None or (last_success.finished_at or last_success.started_at) < before
+        statuses.append(FeedStatus(name, label, configured, last_run, last_success, stale))
+    return statuses
+
+
+def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:
+    """(recorded_at, USD per GPU-hour) for each history row, oldest first."""
+    return [(row.recorded_at, float(row.usd_per_gpu_hour)) for row in offer.history.order_by("recorded_at", "id")]

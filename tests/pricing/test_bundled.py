@@ -1,0 +1,117 @@
+"""The bundled snapshot, hardware quotes and ownership defaults, through the selectors the advice uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+
+from pricing.models import FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation
+from pricing.selectors import (
+    OFFER_COLUMNS,
+    best_offers,
+    hardware_quote,
+    offers_frame,
+    ownership_defaults,
+    price_freshness,
+)
+from pricing.services import load_bundled_data
+
+pytestmark = pytest.mark.django_db
+
+
+def test_snapshot_gives_at_least_six_providers_and_eight_gpus_with_sources(bundled: str) -> None:
+    offers = Offer.objects.filter(withdrawn_at__isnull=True)
+    assert offers.values("provider").distinct().count() >= 6
+    assert offers.values("gpu").distinct().count() >= 8
+    assert not offers.filter(source="").exists()
+    assert offers.filter(is_snapshot=False).count() == 0
+    # Undated catalog rows stay undated: never stamped with a load time.
+    assert offers.filter(observed_at__isnull=True).exists()
+    assert offers.get(
+        provider__slug="aws", instance_type="p5.48xlarge", region="us-east-1", market="on_demand"
+    ).observed_at == dt.datetime(2026, 1, 21, tzinfo=dt.UTC)
+
+
+def test_bootstrap_loader_is_idempotent(bundled: str) -> None:
+    before = (Offer.objects.count(), PriceObservation.objects.count(), FeedRun.objects.count())
+    again = load_bundled_data()
+    assert "nothing changed" in again
+    assert (Offer.objects.count(), PriceObservation.objects.count(), FeedRun.objects.count()) == before
+    assert HardwareQuote.objects.count() >= 6 and OwnershipDefault.objects.count() == 7
+
+
+def test_offers_frame_has_the_contract_columns_and_types(bundled: str) -> None:
+    frame = offers_frame(gpu="h100-sxm")
+    assert list(frame.columns) == OFFER_COLUMNS
+    assert len(frame) > 10
+    assert frame["usd_per_gpu_hour"].is_monotonic_increasing
+    assert (frame["usd_per_gpu_hour"] * frame["gpu_count"] - frame["usd_per_hour"]).abs().max() < 1e-3
+    assert str(frame["observed_at"].dtype) == "datetime64[us, UTC]" or "UTC" in str(frame["observed_at"].dtype)
+    assert frame["is_snapshot"].all() and frame["stale"].all()
+    assert set(offers_frame(gpu="h100-sxm", providers=["aws"], markets=["on_demand"])["provider"]) == {"aws"}
+    empty = offers_frame(gpu="no-such-gpu")
+    assert empty.empty and list(empty.columns) == OFFER_COLUMNS
+
+
+def test_best_offers_is_the_cheapest_per_market_and_per_provider(bundled: str) -> None:
+    frame = offers_frame(gpu="a100-80gb")
+    best = best_offers(gpu="a100-80gb")
+    assert sorted(best["market"]) == sorted(frame["market"].unique())
+    for _, row in best.iterrows():
+        assert row["usd_per_gpu_hour"] == frame[frame["market"] == row["market"]]["usd_per_gpu_hour"].min()
+    per_provider = best_offers(gpu="a100-80gb", per_provider=True)
+    assert len(per_provider) == len(frame.drop_duplicates(["provider", "market"]))
+
+
+@pytest.mark.parametrize(
+    ("gpu", "size"),
+    [("h100-sxm", 8), ("h200", 8), ("a100-80gb", 8), ("b200", 8), ("l40s", 4), ("rtx4090", 4)],
+)
+def test_shipped_hardware_quotes_cover_the_required_servers(bundled: str, gpu: str, size: int) -> None:
+    quote = hardware_quote(gpu=gpu, gpus_per_server=size)
+    assert quote is not None
+    assert quote.usd > 0 and quote.power_kw > 0 and quote.source and quote.quoted_on.year >= 2020
+    assert quote.networking_usd_per_node >= 0
+
+
+def test_hardware_quote_picks_the_newest_and_says_none_when_missing(bundled: str) -> None:
+    assert hardware_quote(gpu="h100-sxm").quoted_on == dt.date(2024, 8, 1)
+    assert hardware_quote(gpu="t4") is None
+    assert hardware_quote(gpu="h100-sxm", gpus_per_server=3) is None
+
+
+def test_admin_edits_to_quotes_survive_another_bootstrap(bundled: str) -> None:
+    quote = HardwareQuote.objects.get(gpu="h200", gpus_per_server=8)
+    quote.usd = 299_000
+    quote.save()
+    load_bundled_data()
+    assert hardware_quote(gpu="h200", gpus_per_server=8).usd == 299_000
+
+
+def test_ownership_defaults_carry_value_unit_source_and_date(db: None) -> None:
+    from_file = ownership_defaults()  # before bootstrap: the bundled file answers
+    load_bundled_data()
+    defaults = ownership_defaults()
+    assert defaults == from_file
+    assert set(defaults) == {
+        "power_usd_per_kwh",
+        "pue",
+        "colo_usd_per_kw_month",
+        "support_fraction_per_year",
+        "years",
+        "residual_fraction",
+        "discount_rate",
+    }
+    for entry in defaults.values():
+        assert set(entry) == {"value", "unit", "source", "as_of"}
+        assert entry["source"] and isinstance(entry["as_of"], dt.date)
+
+
+def test_price_freshness_says_snapshot_not_live(bundled: str) -> None:
+    fresh = price_freshness(gpu="h100-sxm")
+    assert fresh["snapshot"] and not fresh["live"] and fresh["stale"]
+    assert fresh["snapshot_compiled_on"] == dt.date(2026, 12, 2)
+    assert "snapshot compiled 2026-12-02" in fresh["label"]
+    assert isinstance(fresh["newest_observed_at"], dt.datetime | pd.Timestamp)
