@@ -1,0 +1,701 @@
+"""The Scenario JSON of DESIGN.md: parse, validate, fill defaults, normalize.
+
+``parse_scenario(document)`` returns a frozen :class:`Scenario` whose ``to_dict()`` is the
+normalized document with every default filled in, or raises :class:`ScenarioError` carrying every
+problem found as ``{"pointer": "/workload/model/params_b", "message": "..."}`` (RFC 6901 JSON
+pointers; the message says what is allowed). Unknown fields are errors, never ignored.
+
+Defaults (units; source). Ownership costs come from ``pricing.selectors.ownership_defaults()``
+(the shipped table ``pricing/data/ownership_defaults.csv``, each row with its source and date):
+``buy.years``, ``buy.discount_rate``, ``buy.residual_fraction``, ``buy.power_usd_per_kwh``,
+``buy.pue``, ``buy.colo_usd_per_kw_month``, ``buy.support_fraction_per_year``. The rest:
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, get_gpu
+from estimator.workload import STRATEGIES, derive_architecture
+
+
+@dataclass(frozen=True)
+class Default:
+    value: Any
+    unit: str
+    source: str
+
+
+# Every default that does not come from the ownership-defaults table, with its unit and source.
+DEFAULTS: Final[Mapping[str, Default]] = {
+    "/name": Default("Untitled scenario", "text", "placeholder"),
+    "/workload/model/seq_len": Default(
+        4096, "tokens", "Llama 2 context length (Touvron et al. 2023); DESIGN.md example"
+    ),
+    "/workload/model/layers": Default(None, "count", "derived from params_b: estimator.workload.derive_architecture"),
+    "/workload/global_batch": Default(
+        1024, "sequences", "DESIGN.md example; Llama 2 trained with 4M-token batches = 1024 x 4096"
+    ),
+    "/workload/precision": Default("bf16", "precision", "DESIGN.md example; the usual mixed precision since A100"),
+    "/workload/parallelism/strategy": Default("auto", "strategy", "DESIGN.md: searched per cluster size"),
+    "/workload/runs_per_year": Default(4, "runs/year", "DESIGN.md example"),
+    "/workload/traffic": Default(
+        {"peak_requests_per_s": 50, "mean_requests_per_s": 20, "input_tokens": 1000, "output_tokens": 200},
+        "requests/s, tokens",
+        "DESIGN.md inference example",
+    ),
+    "/workload/latency": Default({"ttft_p95_s": 1.0, "tpot_p95_s": 0.05}, "s", "DESIGN.md inference example"),
+    "/cluster_sizes": Default(
+        "powers of two 1..512 that are at most one node or whole nodes",
+        "GPUs",
+        "DESIGN.md: a single-GPU baseline, then 2, 4, 8... shows where the curve flattens",
+    ),
+    "/network/gpus_per_node": Default(None, "GPUs", "the GPU's typical server (estimator.specs, gpus.csv)"),
+    "/network/inter_node_gbps": Default(None, "Gb/s per node", "the GPU's typical server (estimator.specs, gpus.csv)"),
+    "/rent/providers": Default([], "provider slugs", "DESIGN.md: [] means all"),
+    "/rent/markets": Default(["on_demand", "spot", "reserved_1y", "reserved_3y"], "markets", "DESIGN.md: all markets"),
+    "/rent/usd_per_gpu_hour": Default(None, "USD/GPU-hour", "DESIGN.md: null = use the price catalog"),
+    "/rent/price_decline_per_year": Default(
+        0.0,
+        "fraction/year",
+        "no decline assumed unless given; cost-model.md 4.5 recommends modelling one (H100 ~$8/h in 2023, ~$2 by 2025)",
+    ),
+    "/rent/spot/interruptions_per_node_hour": Default(
+        0.2 / 730,
+        "interruptions per node-hour",
+        "AWS Spot Instance Advisor top bucket '>20%' interruptions per month (cost-model.md 4.4), 730 h/month",
+    ),
+    "/rent/spot/checkpoint_s": Default(120, "s", "cost-model.md 4.4 Young/Daly example (120 s checkpoint write)"),
+    "/rent/spot/restart_s": Default(
+        1800, "s", "cost-model.md 4.4: measured 28-58 min capacity waits for constrained GPU families (lower end)"
+    ),
+    "/buy/server": Default(None, "hardware quote name", "null = the newest catalog quote for the GPU"),
+    "/buy/capex_usd": Default(None, "USD per node", "DESIGN.md: null = the hardware quote"),
+    "/buy/staff_usd_per_year": Default(0, "USD/year", "DESIGN.md example (staff shared with existing operations)"),
+    "/buy/software_usd_per_gpu_year": Default(
+        0,
+        "USD/GPU-year",
+        "open-source stack; NVIDIA AI Enterprise would be $4,500/GPU/yr (cost-model.md 1.2)",
+    ),
+    "/utilization": Default(0.6, "fraction of the year busy", "DESIGN.md example"),
+}
+
+OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
+    "years",
+    "discount_rate",
+    "residual_fraction",
+    "power_usd_per_kwh",
+    "pue",
+    "colo_usd_per_kw_month",
+    "support_fraction_per_year",
+)
+KINDS: Final[tuple[str, ...]] = ("training", "inference")
+MARKETS: Final[tuple[str, ...]] = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
+MAX_CLUSTER_SIZES: Final[int] = 32
+MAX_GPUS: Final[int] = 65_536
+DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+
+__doc__ = (__doc__ or "") + "\n".join(
+    f"- ``{pointer}``: {d.value!r} ({d.unit}; {d.source})" for pointer, d in DEFAULTS.items()
+)
+
+
+class ScenarioError(ValueError):
+    """Invalid scenario. ``errors`` is a list of ``{"pointer": ..., "message": ...}``."""
+
+    def __init__(self, errors: list[dict[str, str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{e['pointer'] or '/'}: {e['message']}" for e in errors))
+
+
+def pointer(*parts: str | int) -> str:
+    """RFC 6901 JSON pointer from path parts."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+class _Checker:
+    """Collects errors while reading a JSON document."""
+
+    def __init__(self) -> None:
+        self.errors: list[dict[str, str]] = []
+
+    def fail(self, where: str, message: str) -> None:
+        self.errors.append({"pointer": where, "message": message})
+
+    def obj(self, value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(where, f"must be an object with fields {', '.join(allowed)}; got {_kind(value)}")
+            return {}
+        for key in value:
+            if key not in allowed:
+                self.fail(f"{where}/{_escape(str(key))}", f"unknown field; allowed here: {', '.join(allowed)}")
+        return value
+
+    def number(
+        self,
+        value: Any,
+        where: str,
+        *,
+        minimum: float,
+        maximum: float,
+        exclusive_minimum: bool = False,
+        integer: bool = False,
+    ) -> float | int | None:
+        low = "greater than" if exclusive_minimum else "at least"
+        what = "an integer" if integer else "a number"
+        allowed = f"must be {what} {low} {_fmt(minimum)} and at most {_fmt(maximum)}"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(where, f"{allowed}; got {_kind(value)}")
+            return None
+        try:
+            number = float(value)
+        except OverflowError:
+            self.fail(where, f"{allowed}; got a number too large")
+            return None
+        if not math.isfinite(number):
+            self.fail(where, f"{allowed}; got {value!r}")
+            return None
+        if integer and number != int(number):
+            self.fail(where, f"{allowed}; got {value!r}")
+            return None
+        too_low = number <= minimum if exclusive_minimum else number < minimum
+        if too_low or number > maximum:
+            self.fail(where, f"{allowed}; got {value!r}")
+            return None
+        return int(number) if integer else number
+
+    def choice(self, value: Any, where: str, allowed: tuple[str, ...]) -> str | None:
+        if isinstance(value, str) and value.strip().lower() in allowed:
+            return value.strip().lower()
+        self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}")
+        return None
+
+    def text(self, value: Any, where: str, *, max_length: int) -> str | None:
+        if not isinstance(value, str) or len(value) > max_length:
+            self.fail(where, f"must be a string of at most {max_length} characters; got {_kind(value)}")
+            return None
+        return value
+
+    def optional(self, source: dict[str, Any], key: str, where: str, read: Callable[[Any, str], Any]) -> Any:
+        value = source.get(key)
+        return None if value is None else read(value, f"{where}/{key}")
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        return f"string {value[:40]!r}"
+    return {"list": "an array", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}" if abs(x) < 1e6 else f"{x:.0e}"
+
+
+# --- the normalized scenario -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    params_b: float
+    layers: int
+    hidden: int
+    heads: int
+    ffn_hidden: int
+    vocab: int
+    seq_len: int
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    strategy: str
+    tp: int | None
+    pp: int | None
+    cp: int | None
+    micro_batch: int | None
+    activation_checkpointing: bool | str | None
+
+
+@dataclass(frozen=True)
+class Traffic:
+    peak_requests_per_s: float
+    mean_requests_per_s: float
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Latency:
+    ttft_p95_s: float
+    tpot_p95_s: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str
+    model: Model
+    precision: str
+    # training
+    tokens: float | None = None
+    global_batch: int | None = None
+    parallelism: Parallelism | None = None
+    runs_per_year: float | None = None
+    # inference
+    traffic: Traffic | None = None
+    latency: Latency | None = None
+
+
+@dataclass(frozen=True)
+class Network:
+    gpus_per_node: int
+    inter_node_gbps: float
+
+
+@dataclass(frozen=True)
+class Spot:
+    interruptions_per_node_hour: float
+    checkpoint_s: float
+    restart_s: float
+
+
+@dataclass(frozen=True)
+class Rent:
+    providers: tuple[str, ...]
+    markets: tuple[str, ...]
+    usd_per_gpu_hour: float | None
+    price_decline_per_year: float
+    spot: Spot
+
+
+@dataclass(frozen=True)
+class Buy:
+    server: str | None
+    capex_usd: float | None
+    years: float
+    discount_rate: float
+    residual_fraction: float
+    power_usd_per_kwh: float
+    pue: float
+    colo_usd_per_kw_month: float
+    support_fraction_per_year: float
+    staff_usd_per_year: float
+    software_usd_per_gpu_year: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario with every default filled in (see the module docstring)."""
+
+    name: str
+    workload: Workload
+    gpu: str
+    cluster_sizes: tuple[int, ...]
+    network: Network
+    rent: Rent
+    buy: Buy
+    utilization: float
+    defaults_used: tuple[str, ...] = field(default=(), compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The normalized Scenario JSON (lists, not tuples; inference/training-only fields omitted)."""
+        doc = _lists(asdict(self))
+        doc.pop("defaults_used")
+        workload = doc["workload"]
+        unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
+        for key in unused:
+            workload.pop(key)
+        return doc
+
+
+_TRAINING_ONLY: Final[tuple[str, ...]] = ("tokens", "global_batch", "parallelism", "runs_per_year")
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(v) for v in value]
+    return value
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+def ownership_defaults() -> dict[str, float]:
+    """Ownership-cost defaults (years, discount rate, ...) from the pricing catalog, by key."""
+    from pricing.selectors import ownership_defaults as catalog_defaults
+
+    rows = catalog_defaults()
+    return {key: float(getattr(row, "value", row)) for key, row in rows.items()}
+
+
+def _default(where: str) -> Any:
+    value = DEFAULTS[where].value
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+
+
+def default_cluster_sizes(*, gpus_per_node: int) -> tuple[int, ...]:
+    """Powers of two up to 512 GPUs that fit in one node or fill whole nodes."""
+    sizes, size = [], 1
+    while size <= DEFAULT_MAX_DEFAULT_SIZE:
+        if size <= gpus_per_node or size % gpus_per_node == 0:
+            sizes.append(size)
+        size *= 2
+    if gpus_per_node not in sizes and gpus_per_node <= DEFAULT_MAX_DEFAULT_SIZE:
+        sizes.append(gpus_per_node)
+    return tuple(sorted(sizes))
+
+
+def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None) -> Scenario:
+    """Validate ``document`` (the Scenario JSON, already decoded) and fill every default.
+
+    ``defaults``: the ownership-cost defaults by key; read from the pricing catalog when omitted.
+    Raises ScenarioError listing every problem with its JSON pointer."""
+    c = _Checker()
+    used: list[str] = []
+    top = c.obj(
+        document,
+        "",
+        ("name", "workload", "gpu", "cluster_sizes", "network", "rent", "buy", "utilization"),
+    )
+    if document is None or not isinstance(document, dict):
+        if document is None:
+            c.fail("", "must be a Scenario object; got null")
+        raise ScenarioError(c.errors)
+
+    def get(source: dict[str, Any], key: str, where: str) -> Any:
+        if source.get(key) is None:
+            used.append(f"{where}/{key}")
+            return _default(f"{where}/{key}")
+        return source[key]
+
+    name = c.text(get(top, "name", ""), "/name", max_length=200)
+
+    # GPU first: network defaults depend on it.
+    gpu_id: str | None = None
+    spec = None
+    if "gpu" not in top or top["gpu"] is None:
+        c.fail("/gpu", f"required; one of {', '.join(GPU_IDS)}")
+    else:
+        try:
+            spec = get_gpu(top["gpu"]) if isinstance(top["gpu"], str) else None
+        except UnknownGpuError:
+            spec = None
+        if spec is None:
+            c.fail("/gpu", f"must be one of {', '.join(GPU_IDS)}; got {top['gpu']!r}")
+        else:
+            gpu_id = spec.id
+
+    workload = _workload(c, top.get("workload"), get, spec)
+
+    net_in = c.obj(top.get("network"), "/network", ("gpus_per_node", "inter_node_gbps"))
+    gpn = c.optional(
+        net_in, "gpus_per_node", "/network", lambda v, w: c.number(v, w, minimum=1, maximum=72, integer=True)
+    )
+    bw = c.optional(
+        net_in,
+        "inter_node_gbps",
+        "/network",
+        lambda v, w: c.number(v, w, minimum=0, maximum=100_000, exclusive_minimum=True),
+    )
+    if net_in.get("gpus_per_node") is None:
+        used.append("/network/gpus_per_node")
+    if net_in.get("inter_node_gbps") is None:
+        used.append("/network/inter_node_gbps")
+    gpus_per_node = int(gpn if gpn is not None else spec.gpus_per_node if spec else 8)
+    inter_node_gbps = float(bw if bw is not None else spec.inter_node_gbps if spec else 1)
+
+    sizes = _cluster_sizes(c, top.get("cluster_sizes"), gpus_per_node, used)
+    rent = _rent(c, top.get("rent"), get)
+    buy = _buy(c, top.get("buy"), get, defaults, used)
+    utilization = c.number(get(top, "utilization", ""), "/utilization", minimum=0, maximum=1, exclusive_minimum=True)
+
+    if c.errors:
+        raise ScenarioError(c.errors)
+    assert gpu_id is not None and workload is not None and rent is not None and buy is not None
+    return Scenario(
+        name=str(name),
+        workload=workload,
+        gpu=gpu_id,
+        cluster_sizes=sizes,
+        network=Network(gpus_per_node=gpus_per_node, inter_node_gbps=inter_node_gbps),
+        rent=rent,
+        buy=buy,
+        utilization=float(utilization),  # type: ignore[arg-type]
+        defaults_used=tuple(used),
+    )
+
+
+def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Workload | None:
+    common = ("kind", "model", "precision")
+    training = (*common, *_TRAINING_ONLY)
+    inference = (*common, "traffic", "latency")
+    if not isinstance(value, dict):
+        c.fail("/workload", f"required: an object with kind and model (and tokens for training); got {_kind(value)}")
+        return None
+    kind = c.choice(value.get("kind"), "/workload/kind", KINDS)
+    w = c.obj(value, "/workload", inference if kind == "inference" else training)
+    model = _model(c, w.get("model"), get)
+    precision = c.choice(get(w, "precision", "/workload"), "/workload/precision", PRECISIONS)
+    if precision and spec is not None and precision not in spec.peak_tflops:
+        c.fail(
+            "/workload/precision",
+            f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
+        )
+    if kind == "inference":
+        traffic = _traffic(c, w.get("traffic"), get)
+        latency = _latency(c, w.get("latency"), get)
+        if model is None or precision is None or traffic is None or latency is None:
+            return None
+        return Workload(kind=kind, model=model, precision=precision, traffic=traffic, latency=latency)
+    if w.get("tokens") is None:
+        c.fail("/workload/tokens", "required for training: the tokens one run processes, a number > 0 and <= 1e16")
+        tokens = None
+    else:
+        tokens = c.number(w["tokens"], "/workload/tokens", minimum=0, maximum=1e16, exclusive_minimum=True)
+    global_batch = c.number(
+        get(w, "global_batch", "/workload"), "/workload/global_batch", minimum=1, maximum=10_000_000, integer=True
+    )
+    runs = c.number(
+        get(w, "runs_per_year", "/workload"),
+        "/workload/runs_per_year",
+        minimum=0,
+        maximum=100_000,
+        exclusive_minimum=True,
+    )
+    par = _parallelism(c, w.get("parallelism"), get, global_batch, model)
+    if None in (kind, model, precision, tokens, global_batch, runs, par):
+        return None
+    return Workload(
+        kind="training",
+        model=model,  # type: ignore[arg-type]
+        precision=precision,  # type: ignore[arg-type]
+        tokens=float(tokens),  # type: ignore[arg-type]
+        global_batch=int(global_batch),  # type: ignore[arg-type]
+        parallelism=par,
+        runs_per_year=float(runs),  # type: ignore[arg-type]
+    )
+
+
+def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
+    where = "/workload/model"
+    fields = ("params_b", "layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len")
+    if value is None:
+        c.fail(where, "required: an object with params_b (billions of parameters)")
+        return None
+    m = c.obj(value, where, fields)
+    if not isinstance(value, dict):
+        return None
+    if m.get("params_b") is None:
+        c.fail(f"{where}/params_b", "required: billions of parameters, a number > 0 and <= 100000")
+        return None
+    params_b = c.number(m["params_b"], f"{where}/params_b", minimum=0, maximum=100_000, exclusive_minimum=True)
+    seq_len = c.number(get(m, "seq_len", where), f"{where}/seq_len", minimum=1, maximum=10_000_000, integer=True)
+    given: dict[str, int] = {}
+    for key in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
+        v = c.optional(m, key, where, lambda v, w: c.number(v, w, minimum=1, maximum=10_000_000, integer=True))
+        if v is not None:
+            given[key] = int(v)
+    if params_b is None or seq_len is None:
+        return None
+    arch = {**derive_architecture(float(params_b)), **given}
+    if arch["hidden"] % arch["heads"]:
+        c.fail(f"{where}/heads", f"must divide hidden ({arch['hidden']}); got {arch['heads']}")
+        return None
+    return Model(params_b=float(params_b), seq_len=int(seq_len), **arch)
+
+
+def _parallelism(
+    c: _Checker, value: Any, get: Callable[..., Any], global_batch: Any, model: Model | None
+) -> Parallelism | None:
+    where = "/workload/parallelism"
+    p = c.obj(value, where, ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing"))
+    strategy = c.choice(get(p, "strategy", where), f"{where}/strategy", LAYOUT_STRATEGIES)
+    ints: dict[str, int | None] = {}
+    for key in ("tp", "pp", "cp", "micro_batch"):
+        v = c.optional(p, key, where, lambda v, w: c.number(v, w, minimum=1, maximum=MAX_GPUS, integer=True))
+        ints[key] = None if v is None else int(v)
+    if ints["micro_batch"] and isinstance(global_batch, int) and ints["micro_batch"] > global_batch:
+        c.fail(f"{where}/micro_batch", f"must not exceed global_batch ({global_batch}); got {ints['micro_batch']}")
+    if ints["tp"] and model is not None and model.heads % ints["tp"]:
+        c.fail(f"{where}/tp", f"must divide the attention heads ({model.heads}); got {ints['tp']}")
+    ac = p.get("activation_checkpointing")
+    if ac is not None and not isinstance(ac, bool) and ac != "selective":
+        c.fail(f"{where}/activation_checkpointing", f'must be true, false, "selective" or null; got {ac!r}')
+        ac = None
+    if strategy is None:
+        return None
+    return Parallelism(strategy=strategy, activation_checkpointing=ac, **ints)
+
+
+def _traffic(c: _Checker, value: Any, get: Callable[..., Any]) -> Traffic | None:
+    where = "/workload/traffic"
+    keys = ("peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens")
+    t = c.obj(value, where, keys)
+    base = _default(where)
+    rates = {
+        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=0, maximum=1e7, exclusive_minimum=True)
+        for k in keys[:2]
+    }
+    tokens = {
+        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=1, maximum=10_000_000, integer=True)
+        for k in keys[2:]
+    }
+    peak, mean = rates["peak_requests_per_s"], rates["mean_requests_per_s"]
+    if peak is not None and mean is not None and mean > peak:
+        c.fail(f"{where}/mean_requests_per_s", f"must not exceed peak_requests_per_s ({peak:g}); got {mean:g}")
+        return None
+    if None in rates.values() or None in tokens.values():
+        return None
+    return Traffic(**rates, **tokens)  # type: ignore[arg-type]
+
+
+def _latency(c: _Checker, value: Any, get: Callable[..., Any]) -> Latency | None:
+    where = "/workload/latency"
+    t = c.obj(value, where, ("ttft_p95_s", "tpot_p95_s"))
+    base = _default(where)
+    got = {
+        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=0, maximum=3600, exclusive_minimum=True)
+        for k in ("ttft_p95_s", "tpot_p95_s")
+    }
+    if None in got.values():
+        return None
+    return Latency(**got)  # type: ignore[arg-type]
+
+
+def _cluster_sizes(c: _Checker, value: Any, gpus_per_node: int, used: list[str]) -> tuple[int, ...]:
+    where = "/cluster_sizes"
+    if value is None or value == []:
+        used.append(where)
+        return default_cluster_sizes(gpus_per_node=gpus_per_node)
+    if not isinstance(value, list):
+        c.fail(where, f"must be an array of 1 to {MAX_CLUSTER_SIZES} GPU counts; got {_kind(value)}")
+        return ()
+    if len(value) > MAX_CLUSTER_SIZES:
+        c.fail(where, f"at most {MAX_CLUSTER_SIZES} sizes; got {len(value)}")
+        return ()
+    sizes: set[int] = set()
+    for i, item in enumerate(value):
+        n = c.number(item, f"{where}/{i}", minimum=1, maximum=MAX_GPUS, integer=True)
+        if n is None:
+            continue
+        if n > gpus_per_node and n % gpus_per_node:
+            c.fail(
+                f"{where}/{i}",
+                f"more GPUs than one node ({gpus_per_node} per node, /network/gpus_per_node) must be whole nodes; "
+                f"got {n}",
+            )
+            continue
+        sizes.add(int(n))
+    return tuple(sorted(sizes))
+
+
+def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
+    where = "/rent"
+    r = c.obj(value, where, ("providers", "markets", "usd_per_gpu_hour", "price_decline_per_year", "spot"))
+    providers = get(r, "providers", where)
+    provs: list[str] = []
+    if not isinstance(providers, list):
+        c.fail(f"{where}/providers", f"must be an array of provider slugs ([] = all); got {_kind(providers)}")
+    else:
+        for i, p in enumerate(providers):
+            if isinstance(p, str) and _SLUG.match(p.strip().lower()):
+                provs.append(p.strip().lower())
+            else:
+                c.fail(f"{where}/providers/{i}", f"must be a provider slug such as 'aws' or 'lambda'; got {p!r}")
+    markets = get(r, "markets", where)
+    mkts: list[str] = []
+    if not isinstance(markets, list) or not markets:
+        c.fail(f"{where}/markets", f"must be a non-empty array of {', '.join(MARKETS)}; got {_kind(markets)}")
+    else:
+        for i, m in enumerate(markets):
+            chosen = c.choice(m, f"{where}/markets/{i}", MARKETS)
+            if chosen and chosen not in mkts:
+                mkts.append(chosen)
+    price = c.optional(
+        r, "usd_per_gpu_hour", where, lambda v, w: c.number(v, w, minimum=0, maximum=10_000, exclusive_minimum=True)
+    )
+    decline = c.number(
+        get(r, "price_decline_per_year", where), f"{where}/price_decline_per_year", minimum=0, maximum=0.9
+    )
+    s = c.obj(r.get("spot"), f"{where}/spot", ("interruptions_per_node_hour", "checkpoint_s", "restart_s"))
+    sw = f"{where}/spot"
+    rate = c.number(
+        get(s, "interruptions_per_node_hour", sw), f"{sw}/interruptions_per_node_hour", minimum=0, maximum=10
+    )
+    ckpt = c.number(get(s, "checkpoint_s", sw), f"{sw}/checkpoint_s", minimum=0, maximum=86_400)
+    restart = c.number(get(s, "restart_s", sw), f"{sw}/restart_s", minimum=0, maximum=86_400)
+    if None in (decline, rate, ckpt, restart):
+        return None
+    return Rent(
+        providers=tuple(dict.fromkeys(provs)),
+        markets=tuple(m for m in MARKETS if m in mkts),
+        usd_per_gpu_hour=price,
+        price_decline_per_year=float(decline),  # type: ignore[arg-type]
+        spot=Spot(interruptions_per_node_hour=float(rate), checkpoint_s=float(ckpt), restart_s=float(restart)),  # type: ignore[arg-type]
+    )
+
+
+# Allowed ranges of the buy fields: (minimum, maximum, exclusive minimum).
+_BUY_RANGES: Final[dict[str, tuple[float, float, bool]]] = {
+    "capex_usd": (0, 1e10, True),
+    "years": (0, 30, True),
+    "discount_rate": (0, 1, False),
+    "residual_fraction": (0, 1, False),
+    "power_usd_per_kwh": (0, 10, False),
+    "pue": (1, 5, False),
+    "colo_usd_per_kw_month": (0, 100_000, False),
+    "support_fraction_per_year": (0, 1, False),
+    "staff_usd_per_year": (0, 1e9, False),
+    "software_usd_per_gpu_year": (0, 1e6, False),
+}
+
+
+def _buy(
+    c: _Checker, value: Any, get: Callable[..., Any], defaults: Mapping[str, float] | None, used: list[str]
+) -> Buy | None:
+    where = "/buy"
+    b = c.obj(value, where, ("server", *_BUY_RANGES))
+    catalog: Mapping[str, float] | None = defaults
+    out: dict[str, Any] = {}
+    for key, (lo, hi, exclusive) in _BUY_RANGES.items():
+        raw = b.get(key)
+        if raw is None and key in OWNERSHIP_KEYS:
+            if catalog is None:
+                catalog = ownership_defaults()
+            if key not in catalog:
+                c.fail(f"{where}/{key}", "no default in the ownership-defaults catalog; give a value")
+                continue
+            raw = catalog[key]
+            used.append(f"{where}/{key}")
+        elif raw is None:
+            raw = get(b, key, where)
+            if raw is None:  # a nullable field (capex_usd)
+                out[key] = None
+                continue
+        out[key] = c.number(raw, f"{where}/{key}", minimum=lo, maximum=hi, exclusive_minimum=exclusive)
+    server = c.optional(b, "server", where, lambda v, w: c.text(v, w, max_length=120))
+    if any(out.get(k) is None for k in _BUY_RANGES if k != "capex_usd"):
+        return None
+    return Buy(server=server, **out)

@@ -1,0 +1,237 @@
+"""Scenario parsing: defaults filled and documented, every error named by its JSON pointer."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from advisor.scenario import DEFAULTS, ScenarioError, default_cluster_sizes, parse_scenario
+from estimator.specs import GPU_IDS
+
+# The ownership defaults as the pricing catalog ships them (pricing/data/ownership_defaults.csv);
+# passed explicitly so these tests need no database.
+CATALOG = {
+    "years": 5.0,
+    "discount_rate": 0.08,
+    "residual_fraction": 0.1,
+    "power_usd_per_kwh": 0.12,
+    "pue": 1.3,
+    "colo_usd_per_kw_month": 150.0,
+    "support_fraction_per_year": 0.1,
+}
+MINIMAL = {"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12}, "gpu": "h100-sxm"}
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "advisor/schemas/scenario.schema.json").read_text())
+DESIGN_EXAMPLE: dict[str, Any] = {
+    "name": "7B pretraining",
+    "workload": {
+        "kind": "training",
+        "model": {"params_b": 7, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 4096},
+        "tokens": 1.0e12,
+        "global_batch": 1024,
+        "precision": "bf16",
+        "parallelism": {"strategy": "fsdp", "tp": 1, "pp": 1, "micro_batch": 2, "activation_checkpointing": False},
+        "runs_per_year": 4,
+    },
+    "gpu": "h100-sxm",
+    "cluster_sizes": [8, 16, 32, 64, 128],
+    "network": {"gpus_per_node": 8, "inter_node_gbps": 3200},
+    "rent": {"providers": [], "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"], "usd_per_gpu_hour": None},
+    "buy": {
+        "server": None,
+        "capex_usd": None,
+        "years": 5,
+        "discount_rate": 0.08,
+        "residual_fraction": 0.1,
+        "power_usd_per_kwh": 0.12,
+        "pue": 1.3,
+        "colo_usd_per_kw_month": 150,
+        "support_fraction_per_year": 0.1,
+        "staff_usd_per_year": 0,
+    },
+    "utilization": 0.6,
+}
+
+
+def parse(doc: Any) -> Any:
+    return parse_scenario(doc, defaults=CATALOG)
+
+
+def errors(doc: Any) -> dict[str, str]:
+    with pytest.raises(ScenarioError) as caught:
+        parse(doc)
+    return {e["pointer"]: e["message"] for e in caught.value.errors}
+
+
+def with_(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    doc = copy.deepcopy(base or MINIMAL)
+    *parents, last = path.strip("/").split("/")
+    node = doc
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    return doc
+
+
+def test_design_example_parses_and_keeps_given_values() -> None:
+    s = parse(DESIGN_EXAMPLE)
+    d = s.to_dict()
+    assert d["name"] == "7B pretraining"
+    assert d["workload"]["model"]["layers"] == 32 and d["workload"]["model"]["hidden"] == 4096
+    assert d["workload"]["parallelism"]["strategy"] == "fsdp"
+    assert d["workload"]["parallelism"]["activation_checkpointing"] is False
+    assert d["cluster_sizes"] == [8, 16, 32, 64, 128]
+    assert d["buy"]["pue"] == 1.3 and d["utilization"] == 0.6
+    jsonschema.validate(DESIGN_EXAMPLE, SCHEMA)
+    jsonschema.validate(d, SCHEMA)
+
+
+def test_minimal_scenario_fills_every_default() -> None:
+    s = parse(MINIMAL)
+    d = s.to_dict()
+    assert d["workload"]["parallelism"]["strategy"] == "auto"
+    assert d["workload"]["global_batch"] == DEFAULTS["/workload/global_batch"].value == 1024
+    assert d["workload"]["model"]["seq_len"] == 4096
+    # Architecture derived from params_b by the estimator's rule; network from the GPU's typical server.
+    assert d["workload"]["model"]["layers"] > 0 and d["workload"]["model"]["ffn_hidden"] > 0
+    assert d["network"] == {"gpus_per_node": 8, "inter_node_gbps": 3200.0}
+    assert d["cluster_sizes"] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    assert d["rent"]["markets"] == ["on_demand", "spot", "reserved_1y", "reserved_3y"]
+    assert d["rent"]["providers"] == [] and d["rent"]["usd_per_gpu_hour"] is None
+    assert {k: d["buy"][k] for k in CATALOG} == CATALOG  # ownership defaults come from the catalog
+    assert d["buy"]["capex_usd"] is None and d["utilization"] == 0.6
+    assert "/buy/pue" in s.defaults_used and "/utilization" in s.defaults_used
+    jsonschema.validate(d, SCHEMA)
+    # Normalizing is idempotent: the normalized document parses to the same scenario.
+    assert parse(d) == s
+
+
+def test_every_default_is_documented_with_unit_and_source() -> None:
+    for pointer, default in DEFAULTS.items():
+        assert pointer.startswith("/") and default.unit and default.source, pointer
+    doc = parse_scenario.__module__
+    import advisor.scenario as module
+
+    assert doc == module.__name__ and "/rent/spot/checkpoint_s" in (module.__doc__ or "")
+
+
+def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
+    assert default_cluster_sizes(gpus_per_node=4) == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    assert default_cluster_sizes(gpus_per_node=6)[:4] == (1, 2, 4, 6)
+
+
+@pytest.mark.parametrize(
+    ("doc", "pointer", "says"),
+    [
+        ({**MINIMAL, "colour": "red"}, "/colour", "unknown field"),
+        (with_("/workload/model/params_b", -1), "/workload/model/params_b", "greater than 0"),
+        (with_("/workload/model/params_b", "7"), "/workload/model/params_b", "got string"),
+        (with_("/workload/model/params_b", True), "/workload/model/params_b", "got boolean"),
+        (with_("/workload/model/params_b", float("nan")), "/workload/model/params_b", "nan"),
+        (with_("/workload/model/params_b", 10**400), "/workload/model/params_b", "too large"),
+        (with_("/workload/model/nope", 1), "/workload/model/nope", "allowed here: params_b"),
+        (with_("/workload/tokens", None), "/workload/tokens", "required for training"),
+        (with_("/workload/kind", "finetune"), "/workload/kind", "training, inference"),
+        (with_("/workload/precision", "int4"), "/workload/precision", "fp32, tf32, bf16, fp16, fp8"),
+        (with_("/workload/parallelism/strategy", "magic"), "/workload/parallelism/strategy", "auto, ddp"),
+        (with_("/workload/parallelism/tp", 0), "/workload/parallelism/tp", "at least 1"),
+        (
+            with_("/workload/parallelism/activation_checkpointing", "yes"),
+            "/workload/parallelism/activation_checkpointing",
+            "selective",
+        ),
+        (with_("/workload/parallelism/micro_batch", 4096), "/workload/parallelism/micro_batch", "global_batch (1024)"),
+        ({**MINIMAL, "gpu": "h100"}, "/gpu", "h100-sxm"),
+        ({"workload": MINIMAL["workload"]}, "/gpu", "required"),
+        ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),
+        ({**MINIMAL, "cluster_sizes": [0]}, "/cluster_sizes/0", "at least 1"),
+        ({**MINIMAL, "cluster_sizes": list(range(1, 40))}, "/cluster_sizes", "at most 32"),
+        ({**MINIMAL, "utilization": 0}, "/utilization", "greater than 0 and at most 1"),
+        ({**MINIMAL, "utilization": 1.5}, "/utilization", "at most 1"),
+        ({**MINIMAL, "rent": {"markets": ["ondemand"]}}, "/rent/markets/0", "on_demand, spot"),
+        ({**MINIMAL, "rent": {"markets": []}}, "/rent/markets", "non-empty"),
+        ({**MINIMAL, "rent": {"providers": ["AWS!"]}}, "/rent/providers/0", "provider slug"),
+        ({**MINIMAL, "rent": {"usd_per_gpu_hour": 0}}, "/rent/usd_per_gpu_hour", "greater than 0"),
+        ({**MINIMAL, "rent": {"spot": {"restart_s": -1}}}, "/rent/spot/restart_s", "at least 0"),
+        ({**MINIMAL, "buy": {"pue": 0.9}}, "/buy/pue", "at least 1 and at most 5"),
+        ({**MINIMAL, "buy": {"capex_usd": -5}}, "/buy/capex_usd", "greater than 0"),
+        ({**MINIMAL, "buy": {"years": 0}}, "/buy/years", "greater than 0"),
+        ({**MINIMAL, "buy": {"discount": 0.1}}, "/buy/discount", "discount_rate"),
+        ({**MINIMAL, "network": {"gpus_per_node": 0}}, "/network/gpus_per_node", "at least 1"),
+        ({**MINIMAL, "a/b~c": 1}, "/a~1b~0c", "unknown field"),
+        ([], "", "must be an object"),
+        (None, "", "got null"),
+    ],
+)
+def test_errors_name_the_field_and_what_is_allowed(doc: Any, pointer: str, says: str) -> None:
+    found = errors(doc)
+    assert pointer in found, found
+    assert says in found[pointer]
+
+
+def test_all_errors_are_reported_at_once() -> None:
+    doc = with_("/workload/model/params_b", 0)
+    doc["gpu"] = "nope"
+    doc["utilization"] = 2
+    assert {"/workload/model/params_b", "/gpu", "/utilization"} <= set(errors(doc))
+
+
+def test_inference_fields_validated_and_training_fields_rejected() -> None:
+    inference = {"workload": {"kind": "inference", "model": {"params_b": 70}}, "gpu": "h100-sxm"}
+    d = parse(inference).to_dict()
+    assert d["workload"]["traffic"]["peak_requests_per_s"] == 50
+    assert d["workload"]["latency"] == {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05}
+    assert "tokens" not in d["workload"] and "parallelism" not in d["workload"]
+    jsonschema.validate(d, SCHEMA)
+    bad = with_("/workload/traffic", {"peak_requests_per_s": 10, "mean_requests_per_s": 20}, inference)
+    assert "must not exceed peak" in errors(bad)["/workload/traffic/mean_requests_per_s"]
+    bad = with_("/workload/tokens", 1e12, inference)
+    assert "unknown field" in errors(bad)["/workload/tokens"]
+    bad = with_("/workload/latency", {"ttft_p95_s": 0}, inference)
+    assert "/workload/latency/ttft_p95_s" in errors(bad)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(path=st.sampled_from(sorted(p for p in DEFAULTS if not p.startswith("/workload/traffic"))), value=json_values)
+def test_any_json_value_anywhere_parses_or_names_a_field(path: str, value: Any) -> None:
+    try:
+        s = parse(with_(path, value))
+    except ScenarioError as e:
+        assert e.errors and all(err["pointer"].startswith("/") or err["pointer"] == "" for err in e.errors)
+        assert all(err["message"] for err in e.errors)
+    else:
+        jsonschema.validate(s.to_dict(), SCHEMA)
+
+
+@settings(max_examples=100)
+@given(
+    params_b=st.floats(1e-6, 100_000),
+    tokens=st.floats(1, 1e16),
+    gpu=st.sampled_from(GPU_IDS),
+    utilization=st.floats(1e-9, 1),
+)
+def test_extreme_valid_numbers_parse(params_b: float, tokens: float, gpu: str, utilization: float) -> None:
+    doc = {
+        "workload": {"kind": "training", "model": {"params_b": params_b}, "tokens": tokens, "precision": "fp16"},
+        "gpu": gpu,
+        "utilization": utilization,
+    }
+    try:
+        s = parse(doc)
+    except ScenarioError as e:  # only the precision may be unsupported on this GPU
+        assert [err["pointer"] for err in e.errors] == ["/workload/precision"]
+        return
+    assert parse(s.to_dict()) == s
