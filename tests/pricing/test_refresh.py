@@ -1,0 +1,211 @@
+"""The refresh service through the real Lambda adapter and `requests`, answered by recorded responses.
+
+Faults: timeout, HTTP 5xx, malformed JSON, a truncated body, a run with 10% of last run's offers.
+In every case the previous offers stay and the FeedRun says why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+import requests
+import responses
+from django.utils import timezone
+
+from pricing.feeds.lambda_cloud import API_URL
+from pricing.models import FeedLock, FeedRun, Offer, PriceObservation
+from pricing.selectors import current_offers
+from pricing.services import feed_lock_acquire, feed_refresh
+from tests.pricing.helpers import fixture_json, fixture_text, lambda_payload_with_regions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _lambda_key(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
+
+
+def _snapshot_of_offers() -> list[tuple]:
+    return list(
+        Offer.objects.order_by("id").values_list(
+            "id", "instance_type", "region", "market", "gpu", "usd_per_hour", "withdrawn_at"
+        )
+    )
+
+
+@responses.activate
+def test_a_good_run_validates_every_record_and_reports_rejections() -> None:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert (run.fetched, run.accepted, run.rejected, run.created) == (8, 6, 2, 6)
+    assert run.rejections["unknown_gpu"]["count"] == 1
+    assert "Quantum X9" in run.rejections["unknown_gpu"]["examples"][0]
+    assert run.rejections["non_positive_price"]["count"] == 1
+    assert responses.calls[0].request.headers["Authorization"] == "Bearer recorded-test-key"
+    h100 = Offer.objects.get(instance_type="gpu_8x_h100_sxm5", region="us-east-1")
+    assert (h100.gpu, h100.gpu_count, h100.usd_per_hour, h100.usd_per_gpu_hour) == (
+        "h100-sxm",
+        Decimal(8),
+        Decimal("23.92"),
+        Decimal("2.99"),
+    )
+    assert h100.observed_at is not None and not h100.is_snapshot and h100.provider.slug == "lambda"
+    assert Offer.objects.get(instance_type="gpu_8x_a100_80gb_sxm4").region == ""
+    assert PriceObservation.objects.count() == 6
+
+
+@responses.activate
+def test_the_same_refresh_twice_changes_nothing_and_appends_no_history() -> None:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    feed_refresh(name="lambda")
+    before = _snapshot_of_offers()
+    history = PriceObservation.objects.count()
+    second = feed_refresh(name="lambda")
+    assert second.status == FeedRun.Status.SUCCESS
+    assert (second.created, second.changed, second.unchanged, second.withdrawn) == (0, 0, 6, 0)
+    assert _snapshot_of_offers() == before
+    assert PriceObservation.objects.count() == history
+
+
+@responses.activate
+def test_a_price_change_appends_one_history_row() -> None:
+    payload = fixture_json("lambda_instance_types.json")
+    responses.get(API_URL, json=payload)
+    feed_refresh(name="lambda")
+    payload["data"]["gpu_1x_gh200"]["instance_type"]["price_cents_per_hour"] = 199
+    responses.replace(responses.GET, API_URL, json=payload)
+    run = feed_refresh(name="lambda")
+    assert (run.created, run.changed, run.unchanged) == (0, 1, 5)
+    gh200 = Offer.objects.get(instance_type="gpu_1x_gh200")
+    assert [float(h.usd_per_hour) for h in gh200.history.order_by("id")] == [1.49, 1.99]
+    assert PriceObservation.objects.count() == 7
+
+
+@responses.activate
+def test_an_offer_the_feed_stops_listing_is_withdrawn_not_deleted() -> None:
+    payload = fixture_json("lambda_instance_types.json")
+    responses.get(API_URL, json=payload)
+    feed_refresh(name="lambda")
+    del payload["data"]["gpu_1x_a10"]
+    responses.replace(responses.GET, API_URL, json=payload)
+    run = feed_refresh(name="lambda")
+    assert run.withdrawn == 1
+    a10 = Offer.objects.get(instance_type="gpu_1x_a10")
+    assert a10.withdrawn_at is not None and a10.history.count() == 1
+    assert not current_offers(gpu="a10").exists()
+
+
+def _good_first_run() -> list[tuple]:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    assert feed_refresh(name="lambda").status == FeedRun.Status.SUCCESS
+    responses.reset()
+    return _snapshot_of_offers()
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (lambda: responses.get(API_URL, body=requests.ReadTimeout("read timed out")), "timed out"),
+        (lambda: responses.get(API_URL, body=requests.ConnectionError("connection refused")), "ConnectionError"),
+        (lambda: responses.get(API_URL, status=503, body="Service Unavailable"), "HTTP 503"),
+        (lambda: responses.get(API_URL, status=502, body="<html>bad gateway</html>"), "HTTP 502"),
+    ],
+    ids=["timeout", "connection-error", "http-503", "http-502"],
+)
+@responses.activate
+def test_network_faults_keep_the_previous_offers_and_are_retryable(fault, expected: str) -> None:  # type: ignore[no-untyped-def]
+    before = _good_first_run()
+    fault()
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.FAILED
+    assert expected in run.error and run.retryable
+    assert _snapshot_of_offers() == before
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('{"data": {"gpu_8x_h100_sxm5": {"instance_type": ', "malformed JSON"),
+        (fixture_text("lambda_instance_types.json")[:900], "malformed JSON"),
+        ("<html><body>Maintenance</body></html>", "malformed JSON"),
+        ('{"error": {"code": "global/unknown"}}', "no 'data' object"),
+    ],
+    ids=["malformed", "truncated-body", "html-instead-of-json", "error-envelope"],
+)
+@responses.activate
+def test_bad_payloads_keep_the_previous_offers_and_say_why(body: str, expected: str) -> None:
+    before = _good_first_run()
+    responses.get(API_URL, body=body, content_type="application/json")
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.FAILED
+    assert expected in run.error and not run.retryable
+    assert _snapshot_of_offers() == before
+
+
+@responses.activate
+def test_a_feed_returning_ten_percent_of_last_runs_offers_is_rejected() -> None:
+    responses.get(API_URL, json=lambda_payload_with_regions(30))
+    assert feed_refresh(name="lambda").accepted == 30
+    before = _snapshot_of_offers()
+    responses.replace(responses.GET, API_URL, json=lambda_payload_with_regions(3))
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.REJECTED
+    assert "3 valid offers, 10% of the 30" in run.error
+    assert run.accepted == 3 and run.created == 0
+    assert _snapshot_of_offers() == before
+    assert current_offers(gpu="h100-sxm").count() == 30
+
+
+@responses.activate
+def test_a_feed_returning_no_valid_offers_is_rejected() -> None:
+    before = _good_first_run()
+    responses.get(API_URL, json={"data": {}})
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.REJECTED and "no valid offers" in run.error
+    assert _snapshot_of_offers() == before
+
+
+def test_without_an_api_key_the_feed_is_not_configured_rather_than_failed(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_LAMBDA_API_KEY = ""
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.NOT_CONFIGURED
+    assert "PRICING_LAMBDA_API_KEY" in run.error
+
+
+@responses.activate
+def test_a_second_refresh_while_one_holds_the_lock_does_nothing() -> None:
+    before = _good_first_run()
+    token = feed_lock_acquire(feed="lambda")
+    assert token is not None
+    run = feed_refresh(name="lambda")
+    assert run.status == FeedRun.Status.SKIPPED and "another refresh" in run.error
+    assert len(responses.calls) == 0  # it never fetched
+    assert _snapshot_of_offers() == before
+    assert FeedLock.objects.get(feed="lambda").token == token
+
+
+@responses.activate
+def test_an_expired_lock_is_taken_over_and_released_afterwards() -> None:
+    FeedLock.objects.create(feed="lambda", token="crashed-worker", expires_at=timezone.now() - dt.timedelta(seconds=1))
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    assert feed_refresh(name="lambda").status == FeedRun.Status.SUCCESS
+    assert not FeedLock.objects.filter(feed="lambda").exists()
+
+
+@responses.activate
+def test_a_live_feed_takes_over_a_snapshot_offer_and_the_snapshot_never_overwrites_it(bundled: str) -> None:
+    from pricing.services import load_bundled_data
+
+    snap = Offer.objects.get(provider__slug="lambda", instance_type="gpu_8x_h100_sxm5", region="us-east-1")
+    assert snap.is_snapshot
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    feed_refresh(name="lambda")
+    snap.refresh_from_db()
+    assert not snap.is_snapshot and snap.feed == "lambda"
+    load_bundled_data()
+    snap.refresh_from_db()
+    assert not snap.is_snapshot and snap.feed == "lambda"
