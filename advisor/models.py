@@ -97,3 +97,29 @@ class ShareLink(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class ApiToken(models.Model):
+    """A named, revocable API token. Only a SHA-256 digest of the key is stored; the key is shown once.
+
+    A user may hold several (one per integration) and revoke each on its own; revoking sets
+    revoked_at, so the token stays listed with when it stopped working."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12, help_text="The key's first characters, to recognise it in lists.")
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

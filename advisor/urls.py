@@ -1,11 +1,17 @@
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from advisor import views
+from advisor.api import pages as api_pages
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    path("api/v1/", include(("advisor.api.urls", "api"), namespace="v1")),
+    path("api/schema/", SpectacularAPIView.as_view(api_version="v1"), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("account/tokens/", api_pages.tokens_page, name="api-tokens"),
 ]

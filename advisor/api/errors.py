@@ -1,0 +1,179 @@
+"""RFC 9457 problem details for every API error: `application/problem+json` with `type`, `title`,
+`status`, `detail`, `instance` and, for bad input, `errors`: one `{pointer, detail, code}` per bad
+field, where `pointer` is a JSON pointer (RFC 6901, in URI fragment form `#/a/0/b`) into the
+request body, or names the query parameter (then `parameter` is set too).
+
+Views raise; they never build error responses themselves (the handler only sees raised errors)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from advisor.api.renderers import ProblemJSONRenderer
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+PROBLEM_BASE = "/problems/"
+
+# status -> (type slug, title). Types are stable relative URI references (RFC 9457 section 3.1.1).
+_TITLES: dict[int, tuple[str, str]] = {
+    400: ("validation-error", "Invalid request"),
+    401: ("not-authenticated", "Authentication required"),
+    403: ("permission-denied", "Permission denied"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    406: ("not-acceptable", "Not acceptable"),
+    409: ("conflict", "Conflict"),
+    413: ("payload-too-large", "Payload too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    429: ("throttled", "Too many requests"),
+    500: ("server-error", "Internal server error"),
+    503: ("service-unavailable", "Service unavailable"),
+}
+
+
+def escape_pointer_token(token: object) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*tokens: object) -> str:
+    """`pointer("workload", "tokens")` -> `#/workload/tokens`; no tokens -> `#` (the whole body)."""
+    return "#" + "".join("/" + escape_pointer_token(token) for token in tokens)
+
+
+def pointer_from_path(path: str) -> str:
+    """Accept `/a/b`, `#/a/b`, `a.b` or `` and return the fragment form `#/a/b`."""
+    if path.startswith("#"):
+        return path
+    if path.startswith("/") or path == "":
+        return "#" + path
+    return pointer(*path.split("."))
+
+
+class FieldErrors(exceptions.APIException):
+    """Bad input, already located: a list of {"pointer", "detail"} (plus optional "code", "parameter")."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "The request has invalid fields; see errors."
+    default_code = "invalid"
+
+    def __init__(self, errors: Sequence[Mapping[str, Any]], *, detail: str | None = None, status_code: int = 400):
+        super().__init__(detail or self.default_detail)
+        self.status_code = status_code
+        self.errors = [dict(error) for error in errors]
+
+
+class QueryParameterErrors(FieldErrors):
+    """Bad query parameters: each entry names its parameter."""
+
+    def __init__(self, errors: Mapping[str, Any]):
+        super().__init__(
+            [
+                {"pointer": pointer(name), "parameter": name, "detail": detail, "code": code}
+                for name, detail, code in _flatten_named(errors)
+            ],
+            detail="The query has invalid parameters; see errors.",
+        )
+
+
+def _flatten_named(errors: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    for name, value in errors.items():
+        for path, detail, code in _flatten(value, ()):
+            yield ".".join([name, *map(str, path)]), detail, code
+
+
+def _flatten(detail: Any, path: tuple[object, ...]) -> Iterator[tuple[tuple[object, ...], str, str]]:
+    """DRF's nested error structure -> (path, message, code) leaves."""
+    if isinstance(detail, Mapping):
+        for key, value in detail.items():
+            # DRF puts object-level errors under non_field_errors: they belong to the object itself.
+            yield from _flatten(value, path if key in ("non_field_errors", "__all__") else (*path, key))
+    elif isinstance(detail, list | tuple):
+        if all(isinstance(item, str) for item in detail):
+            for item in detail:
+                yield path, str(item), getattr(item, "code", "invalid") or "invalid"
+        else:
+            for index, item in enumerate(detail):
+                if item:  # DRF pads list errors with {} for the valid items
+                    yield from _flatten(item, (*path, index))
+    else:
+        yield path, str(detail), getattr(detail, "code", "invalid") or "invalid"
+
+
+def validation_errors(detail: Any) -> list[dict[str, Any]]:
+    return [
+        {"pointer": pointer(*path), "detail": message, "code": code} for path, message, code in _flatten(detail, ())
+    ]
+
+
+def problem(
+    *, status_code: int, detail: str, instance: str, errors: Iterable[Mapping[str, Any]] | None = None, **extra: Any
+) -> dict[str, Any]:
+    slug, title = _TITLES.get(status_code, ("error" if status_code < 500 else "server-error", "Error"))
+    body: dict[str, Any] = {
+        "type": PROBLEM_BASE + slug,
+        "title": title,
+        "status": status_code,
+        "detail": detail,
+        "instance": instance,
+    }
+    if errors is not None:
+        body["errors"] = list(errors)
+    body.update(extra)
+    return body
+
+
+def _detail_text(exc: exceptions.APIException) -> str:
+    detail = exc.detail
+    if isinstance(detail, str):
+        return str(detail)
+    return "The request has invalid fields; see errors."
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    request = context.get("request")
+    instance = request.get_full_path() if request is not None else ""
+    if isinstance(exc, ObjectDoesNotExist):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied | Http404):
+        exc = exceptions.PermissionDenied() if isinstance(exc, DjangoPermissionDenied) else exceptions.NotFound()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        # Not an API error: a bug. Log it with the traceback, answer a problem without internals.
+        logger.exception("unhandled error in %s", instance, exc_info=exc)
+        set_rollback()
+        body = problem(status_code=500, detail="An unexpected error occurred; it has been logged.", instance=instance)
+        response = Response(body, status=500)
+    else:
+        assert isinstance(exc, exceptions.APIException)
+        extra: dict[str, Any] = {}
+        errors: list[dict[str, Any]] | None = None
+        if isinstance(exc, FieldErrors):
+            errors = exc.errors
+        elif isinstance(exc, exceptions.ValidationError):
+            errors = validation_errors(exc.detail)
+        elif isinstance(exc, exceptions.ParseError):
+            errors = [{"pointer": pointer(), "detail": str(exc.detail), "code": "parse_error"}]
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            extra["retry_after_s"] = int(exc.wait + 0.999)
+        response.data = problem(
+            status_code=response.status_code, detail=_detail_text(exc), instance=instance, errors=errors, **extra
+        )
+    response.content_type = PROBLEM_CONTENT_TYPE
+    if request is not None:
+        # Errors are JSON whatever the client asked for (CSV, PDF...): force the problem renderer.
+        request.accepted_renderer = ProblemJSONRenderer()
+        request.accepted_media_type = PROBLEM_CONTENT_TYPE
+    return response

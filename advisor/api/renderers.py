@@ -1,0 +1,88 @@
+"""Renderers: problem+json for errors, CSV for tabular resources (`?format=csv` or `Accept: text/csv`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): text starting with these.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class ProblemJSONRenderer(JSONRenderer):
+    media_type = "application/problem+json"
+    format = "problem+json"
+
+
+def flatten_row(row: Mapping[str, Any], *, prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}, "c": [1, 2]} -> {"a.b": 1, "c": "[1, 2]"}: one flat row per object."""
+    flat: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_row(value, prefix=f"{name}."))
+        elif isinstance(value, list | tuple):
+            flat[name] = json.dumps(value, separators=(",", ":"), default=str)
+        else:
+            flat[name] = value
+    return flat
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def rows_to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    flat = [flatten_row(row) for row in rows]
+    columns: dict[str, None] = {}
+    for row in flat:
+        columns.update(dict.fromkeys(row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\r\n")
+    writer.writeheader()
+    for row in flat:
+        writer.writerow({key: _cell(value) for key, value in row.items()})
+    return buffer.getvalue()
+
+
+class CSVRenderer(BaseRenderer):
+    """A list of objects (or a page of them: its `results`) as CSV with a header row.
+
+    Nested objects become dotted columns (`rent.offer.provider`), lists a JSON cell, null an empty cell."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping | None = None
+    ) -> bytes:
+        if data is None:
+            return b""
+        if not isinstance(data, Mapping):
+            return rows_to_csv(data).encode(self.charset)
+        rows = data.get("results", [data])
+        return rows_to_csv(rows).encode(self.charset)
+
+
+class PDFRenderer(BaseRenderer):
+    media_type = "application/pdf"
+    format = "pdf"
+    charset = None
+    render_style = "binary"
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping | None = None
+    ) -> bytes:
+        return data

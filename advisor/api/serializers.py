@@ -1,0 +1,116 @@
+"""Input serializers validate the HTTP shape; output serializers document and render. Domain rules
+(what a valid Scenario is, how advice is computed) live in advisor.scenario / advisor.advice."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from advisor.api.tokens import NAME_MAX_LENGTH as TOKEN_NAME_MAX_LENGTH
+from advisor.models import ApiToken, Scenario
+from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
+
+
+class StrictSerializer(serializers.Serializer):
+    """Unknown fields are an error (named by pointer), not silently ignored."""
+
+    def to_internal_value(self, data):  # type: ignore[no-untyped-def]
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [f"unknown field; allowed: {', '.join(self.fields)}"] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+# --- tokens ---
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    is_active = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at", "is_active"]
+        read_only_fields = fields
+
+
+class TokenCreateSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=TOKEN_NAME_MAX_LENGTH, help_text="What the token is for.")
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    key = serializers.CharField(read_only=True, help_text="The secret; shown only in this response.")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "key"]
+        read_only_fields = fields
+
+
+# --- scenarios and advice ---
+
+
+class ScenarioInputSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=SCENARIO_NAME_MAX_LENGTH)
+    scenario = serializers.DictField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
+
+
+class ScenarioOutputSerializer(serializers.ModelSerializer):
+    scenario = serializers.JSONField(source="document", help_text="The Scenario JSON as saved.")
+    version = serializers.SerializerMethodField(help_text="How many times it has been saved.")
+
+    class Meta:
+        model = Scenario
+        fields = ["id", "name", "scenario", "version", "created_at", "updated_at"]
+        read_only_fields = fields
+
+    def get_version(self, obj: Scenario) -> int:
+        return getattr(obj, "version_count", None) or obj.versions.count()
+
+
+class ScenarioListItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Scenario
+        fields = ["id", "name", "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class RecommendationSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["rent", "buy"])
+    gpus = serializers.IntegerField(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class CalibrationSummarySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    runs = serializers.IntegerField()
+    loo_mape = serializers.FloatField(allow_null=True)
+
+
+class AdviceSerializer(serializers.Serializer):
+    """The Advice JSON of DESIGN.md (documented here; produced by advisor.advice.advise)."""
+
+    scenario = serializers.DictField(help_text="The Scenario, normalized, with every default filled in.")
+    sizes = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="One entry per candidate size. Training: gpus, nodes, layout, fits_memory, memory_per_gpu_gb, "
+        "step_time_s, tokens_per_s, mfu, scaling_efficiency, run_hours, rent {offer, usd_per_run}, buy {capex_usd, "
+        "usd_per_year, usd_per_gpu_hour_at_utilization, usd_per_run, break_even_utilization, "
+        "break_even_hours_per_year}. Inference: gpus, tp, replicas, output_tokens_per_s, meets_latency, "
+        "rent {offer, usd_per_month}, buy {usd_per_month, break_even_utilization}, usd_per_million_output_tokens.",
+    )
+    recommendation = RecommendationSerializer()
+    prices_as_of = serializers.CharField(allow_null=True, help_text="Date of the oldest price used.")
+    calibration = CalibrationSummarySerializer()
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+# --- background tasks ---
+
+
+class TaskSerializer(serializers.Serializer):
+    task_id = serializers.CharField()
+    status = serializers.CharField(help_text="Celery state: PENDING, STARTED, SUCCESS, FAILURE, RETRY, REVOKED.")
+    status_url = serializers.URLField(help_text="Poll this for the task's state and result.")
+    result = serializers.JSONField(required=False, allow_null=True)
+    error = serializers.CharField(required=False, allow_null=True)

@@ -1,0 +1,91 @@
+"""API tokens: services (create, revoke, authenticate) and selectors.
+
+A key is `gpa_` + 32 random bytes (URL-safe base64). Only its SHA-256 digest is stored: the key is
+high-entropy, so a fast hash is enough, and a database leak does not leak usable keys."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from advisor.models import ApiToken
+
+KEY_PREFIX = "gpa_"
+PREFIX_LENGTH = 12
+NAME_MAX_LENGTH = ApiToken._meta.get_field("name").max_length
+# last_used_at is a hint for the token page, not an audit log: write it at most this often.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class TokenNameError(ValueError):
+    """The token name is empty or too long."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: ApiToken
+    key: str  # shown once, never stored
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def clean_token_name(name: str) -> str:
+    cleaned = (name or "").strip()
+    if not cleaned:
+        raise TokenNameError("must not be empty")
+    if len(cleaned) > NAME_MAX_LENGTH:
+        raise TokenNameError(f"at most {NAME_MAX_LENGTH} characters (got {len(cleaned)})")
+    return cleaned
+
+
+def api_token_create(*, user: AbstractBaseUser, name: str) -> IssuedToken:
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, name=clean_token_name(name), prefix=key[:PREFIX_LENGTH], digest=_digest(key)
+    )
+    return IssuedToken(token=token, key=key)
+
+
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        token.refresh_from_db(fields=["revoked_at"])
+    return token
+
+
+def api_token_authenticate(*, key: str) -> ApiToken | None:
+    """The active token for this key (with its user), or None. Touches last_used_at sparingly."""
+    if not key.startswith(KEY_PREFIX):
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(digest=_digest(key), revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    if token is None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+# --- selectors ---
+
+
+def api_tokens_for_user(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user)
+
+
+def api_token_for_user(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+    """Raises ApiToken.DoesNotExist for a missing id and for another user's token alike."""
+    return ApiToken.objects.get(user=user, pk=token_id)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from advisor.api.errors import FieldErrors, pointer
+from advisor.api.serializers import TokenCreatedSerializer, TokenCreateSerializer, TokenSerializer
+from advisor.api.tokens import (
+    TokenNameError,
+    api_token_create,
+    api_token_for_user,
+    api_token_revoke,
+    api_tokens_for_user,
+)
+from advisor.api.views.base import JSON_AND_CSV
+
+
+class TokenListView(GenericAPIView):
+    serializer_class = TokenSerializer
+    renderer_classes = JSON_AND_CSV
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return api_tokens_for_user(user=self.request.user)
+
+    @extend_schema(summary="Your API tokens (active and revoked)", responses=TokenSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(TokenSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Create a token; the key is shown once",
+        request=TokenCreateSerializer,
+        responses={201: TokenCreatedSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = TokenCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            issued = api_token_create(user=request.user, name=data.validated_data["name"])
+        except TokenNameError as error:
+            raise FieldErrors([{"pointer": pointer("name"), "detail": str(error), "code": "invalid"}]) from error
+        body = {**TokenSerializer(issued.token).data, "key": issued.key}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(GenericAPIView):
+    serializer_class = TokenSerializer
+
+    @extend_schema(summary="One of your tokens", responses=TokenSerializer)
+    def get(self, request: Request, token_id: int) -> Response:
+        return Response(TokenSerializer(api_token_for_user(user=request.user, token_id=token_id)).data)
+
+    @extend_schema(summary="Revoke a token (it stays listed, revoked)", responses={204: None})
+    def delete(self, request: Request, token_id: int) -> Response:
+        api_token_revoke(token=api_token_for_user(user=request.user, token_id=token_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

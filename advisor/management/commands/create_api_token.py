@@ -1,0 +1,34 @@
+"""`manage.py create_api_token USERNAME [--name NAME]`: create the user if needed, print a new token key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from advisor.api.tokens import TokenNameError, api_token_create
+
+
+class Command(BaseCommand):
+    help = "Create USERNAME if it does not exist (without a usable password) and print a new API token for it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument("--name", default="cli", help="What the token is for (shown on the token page).")
+
+    def handle(self, *args: Any, username: str, name: str, **options: Any) -> None:
+        username = username.strip()
+        if not username:
+            raise CommandError("USERNAME must not be empty")
+        user_model = get_user_model()
+        user, created = user_model.objects.get_or_create(**{user_model.USERNAME_FIELD: username})
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            self.stderr.write(f"created user {username!r} (no password; set one with changepassword)")
+        try:
+            issued = api_token_create(user=user, name=name)
+        except TokenNameError as error:
+            raise CommandError(f"--name: {error}") from error
+        self.stdout.write(issued.key)

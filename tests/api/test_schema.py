@@ -1,0 +1,53 @@
+"""The OpenAPI document builds, validates with no warnings, is versioned, and the docs need no CDN."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def test_schema_validates_without_warnings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "schema.yml"
+    call_command("spectacular", "--api-version", "v1", "--file", str(out), "--validate", "--fail-on-warn")
+    schema = yaml.safe_load(out.read_text())
+    assert schema["openapi"].startswith("3.")
+    assert "v1" in schema["info"]["version"]
+    assert schema["paths"], "no paths"
+    assert all(path.startswith("/api/v1/") for path in schema["paths"]), list(schema["paths"])
+    assert "tokenAuth" in schema["components"]["securitySchemes"]
+
+
+def test_every_operation_declares_problem_responses(client) -> None:  # type: ignore[no-untyped-def]
+    schema = client.get("/api/schema/?format=json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            for code in ("400", "401", "404", "429", "default"):
+                content = operation["responses"][code]["content"]
+                assert list(content) == ["application/problem+json"], (path, method, code)
+
+
+def test_schema_served_publicly(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/api/schema/")
+    assert response.status_code == 200
+    assert b"/api/v1/advice" in response.content or b"/api/v1/gpus" in response.content
+
+
+def test_docs_page_has_no_cdn(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui" in html
+    external = re.findall(r"""(?:src|href)=["'](https?://[^"']+)""", html)
+    assert external == [], external
+    # The assets it names are served by this app.
+    assets = re.findall(r"""(?:src|href)=["'](/static/[^"']+)""", html)
+    assert any(asset.endswith(".js") for asset in assets), assets
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
