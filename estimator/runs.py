@@ -1,0 +1,334 @@
+"""Profiled runs: the CSV schema of DESIGN.md (and the same records as JSON), validated row by row.
+
+Row numbers in errors are 1-based *data* rows: row 1 is the first line after the CSV header (for JSON, the first
+record of the list). Empty layout cells (strategy, tp, pp, cp, micro_batch, activation_checkpointing) mean "search
+the fastest feasible layout"; other empty optional cells take documented defaults: precision bf16, architecture from
+params_b (``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
+Extra columns are kept (and written back by ``write_predictions_csv``) but ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
+from estimator.workload import CHECKPOINTING, STRATEGIES
+
+COLUMNS: Final[tuple[str, ...]] = (
+    "gpu",
+    "num_gpus",
+    "gpus_per_node",
+    "inter_node_gbps",
+    "params_b",
+    "layers",
+    "hidden",
+    "heads",
+    "ffn_hidden",
+    "vocab",
+    "seq_len",
+    "global_batch",
+    "micro_batch",
+    "precision",
+    "strategy",
+    "tp",
+    "pp",
+    "cp",
+    "activation_checkpointing",
+    "tokens_per_s",
+    "step_time_s",
+    "source",
+)
+REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
+LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
+PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
+    "predicted_tokens_per_s",
+    "predicted_step_time_s",
+    "predicted_mfu",
+    "fits_memory",
+)
+DEFAULT_PRECISION: Final[str] = "bf16"
+_INT_COLUMNS: Final[tuple[str, ...]] = (
+    "num_gpus",
+    "gpus_per_node",
+    "layers",
+    "hidden",
+    "heads",
+    "ffn_hidden",
+    "vocab",
+    "seq_len",
+    "global_batch",
+    "micro_batch",
+    "tp",
+    "pp",
+    "cp",
+)
+_FLOAT_COLUMNS: Final[tuple[str, ...]] = ("inter_node_gbps", "params_b", "tokens_per_s", "step_time_s")
+# More errors than this in one file are summarised: the first ones are what a user fixes first.
+MAX_ERRORS: Final[int] = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """One problem: ``row`` (1-based data row; 0 = the header), ``column`` and a message saying what is allowed."""
+
+    row: int
+    column: str
+    message: str
+
+    def __str__(self) -> str:
+        where = "header" if self.row == 0 else f"row {self.row}"
+        return f"{where}, column {self.column}: {self.message}"
+
+
+class RunValidationError(ValueError):
+    """Some rows are invalid; ``errors`` lists each with its row and column."""
+
+    def __init__(self, errors: Sequence[RowError]) -> None:
+        self.errors = list(errors)
+        shown = "; ".join(str(e) for e in self.errors[:5])
+        more = f" (and {len(self.errors) - 5} more)" if len(self.errors) > 5 else ""
+        super().__init__(f"{len(self.errors)} invalid value(s): {shown}{more}")
+
+
+@dataclass(frozen=True, slots=True)
+class ProfiledRun:
+    """One validated row. Optional fields are None when the cell was empty (see the module docstring)."""
+
+    row: int
+    gpu: str
+    num_gpus: int
+    params_b: float
+    seq_len: int
+    global_batch: int
+    precision: str = DEFAULT_PRECISION
+    gpus_per_node: int | None = None
+    inter_node_gbps: float | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    ffn_hidden: int | None = None
+    vocab: int | None = None
+    micro_batch: int | None = None
+    strategy: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    activation_checkpointing: str | None = None
+    tokens_per_s: float | None = None
+    step_time_s: float | None = None
+    source: str = ""
+    cells: Mapping[str, str] = field(default_factory=dict)  # the row as read (all columns, extra ones included)
+
+    @property
+    def measured_tokens_per_s(self) -> float | None:
+        """tokens_per_s, or global_batch x seq_len / step_time_s when only the step time was published."""
+        if self.tokens_per_s is not None:
+            return self.tokens_per_s
+        if self.step_time_s is not None:
+            return self.global_batch * self.seq_len / self.step_time_s
+        return None
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).strip()
+
+
+def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowError]) -> ProfiledRun | None:
+    values: dict[str, object] = {}
+    start = len(errors)
+
+    def bad(column: str, message: str) -> None:
+        errors.append(RowError(row_number, column, message))
+
+    text = {k: _text(v) for k, v in cells.items() if k is not None}
+    for column in REQUIRED:
+        if not text.get(column, ""):
+            bad(column, "is required")
+    gpu = text.get("gpu", "").lower()
+    if gpu:
+        try:
+            spec = get_gpu(gpu)
+            values["gpu"] = spec.id
+        except UnknownGpuError:
+            bad("gpu", f"unknown gpu {text['gpu']!r}; valid ids: {', '.join(GPU_IDS)}")
+    for column in _INT_COLUMNS:
+        raw = text.get(column, "")
+        if not raw:
+            continue
+        try:
+            number = float(raw)
+        except ValueError:
+            bad(column, f"must be a positive integer, got {raw!r}")
+            continue
+        if not math.isfinite(number) or number != int(number) or number < 1:
+            bad(column, f"must be a positive integer (at least 1), got {raw!r}")
+            continue
+        values[column] = int(number)
+    for column in _FLOAT_COLUMNS:
+        raw = text.get(column, "")
+        if not raw:
+            continue
+        try:
+            number = float(raw)
+        except ValueError:
+            bad(column, f"must be a positive number, got {raw!r}")
+            continue
+        if not math.isfinite(number) or number <= 0:
+            bad(column, f"must be a positive number, got {raw!r}")
+            continue
+        values[column] = number
+    precision = text.get("precision", "").lower() or DEFAULT_PRECISION
+    if precision not in PRECISIONS:
+        bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {text['precision']!r}")
+    else:
+        values["precision"] = precision
+        if "gpu" in values:
+            try:
+                get_gpu(str(values["gpu"])).peak_flops(precision)
+            except UnsupportedPrecisionError as exc:
+                bad("precision", str(exc))
+    strategy = text.get("strategy", "").lower()
+    if strategy:
+        if strategy in STRATEGIES:
+            values["strategy"] = strategy
+        else:
+            bad("strategy", f"must be one of {', '.join(STRATEGIES)} or empty (search); got {text['strategy']!r}")
+    checkpointing = text.get("activation_checkpointing", "").lower()
+    if checkpointing:
+        if checkpointing in CHECKPOINTING:
+            values["activation_checkpointing"] = checkpointing
+        else:
+            allowed = ", ".join(CHECKPOINTING)
+            got = text["activation_checkpointing"]
+            bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
+    if len(errors) > start:
+        return None
+    _check_consistency(values, bad)
+    if len(errors) > start:
+        return None
+    values["source"] = text.get("source", "")
+    return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
+
+
+def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """Impossible configurations, each named by the column to fix."""
+    ints = {k: int(x) for k, x in v.items() if k in _INT_COLUMNS}  # type: ignore[call-overload]
+    n = ints["num_gpus"]
+    given = {k: ints[k] for k in ("tp", "pp", "cp") if k in ints}
+    model_parallel = math.prod(given.values())
+    if n % model_parallel:
+        column = next(k for k in ("cp", "pp", "tp") if k in given and given[k] > 1)
+        product = " x ".join(f"{k}={val}" for k, val in given.items())
+        bad(column, f"{product} = {model_parallel} does not divide num_gpus = {n}")
+        return
+    batch = ints["global_batch"]
+    micro = ints.get("micro_batch")
+    if len(given) == 3:
+        dp = n // model_parallel
+        if batch % dp:
+            bad("global_batch", f"{batch} is not divisible by the data-parallel size {dp} = num_gpus / (tp x pp x cp)")
+            return
+        if micro is not None and (batch // dp) % micro:
+            bad("micro_batch", f"{micro} does not divide the per-replica batch {batch // dp} = global_batch / {dp}")
+            return
+    elif micro is not None and batch % micro:
+        bad("micro_batch", f"{micro} does not divide global_batch = {batch}")
+        return
+    if "hidden" in ints and "heads" in ints and ints["hidden"] % ints["heads"]:
+        bad("heads", f"{ints['heads']} does not divide hidden = {ints['hidden']}")
+        return
+    if "tp" in ints and "heads" in ints and ints["heads"] % ints["tp"]:
+        bad("tp", f"{ints['tp']} does not divide heads = {ints['heads']}")
+        return
+    if "cp" in ints and ints["seq_len"] % ints["cp"]:
+        bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:
+    """Validate JSON records (one mapping per run, keys = CSV columns); row numbers are 1-based list positions."""
+    if not isinstance(records, Sequence) or isinstance(records, str | bytes):
+        raise RunValidationError([RowError(0, "runs", "must be a list of objects")])
+    errors: list[RowError] = []
+    runs: list[ProfiledRun] = []
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping):
+            errors.append(RowError(number, "runs", "must be an object with the profiled-run columns"))
+            continue
+        run = _parse_row(number, record, errors)
+        if run is not None:
+            runs.append(run)
+        if len(errors) >= MAX_ERRORS:
+            break
+    if errors:
+        raise RunValidationError(errors)
+    if not runs:
+        raise RunValidationError([RowError(0, "runs", "no runs: at least one row is needed")])
+    return runs
+
+
+def read_runs_csv(text: str) -> list[ProfiledRun]:
+    """Parse and validate profiled-run CSV text (header + one row per run)."""
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise RunValidationError([RowError(0, c, "required column is missing from the header") for c in missing])
+    reader.fieldnames = header
+    return runs_from_records([{k: v for k, v in row.items() if k is not None} for row in reader])
+
+
+def header_of(runs: Sequence[ProfiledRun]) -> list[str]:
+    """The schema columns first, then extra columns in the order first seen."""
+    extra: dict[str, None] = {}
+    for run in runs:
+        for key in run.cells:
+            if key not in COLUMNS and key not in PREDICTED_COLUMNS:
+                extra.setdefault(key, None)
+    return [*COLUMNS, *extra]
+
+
+def write_predictions_csv(
+    runs: Sequence[ProfiledRun],
+    *,
+    tokens_per_s: np.ndarray,
+    step_time_s: np.ndarray,
+    mfu: np.ndarray,
+    fits_memory: np.ndarray,
+    layout: Mapping[str, np.ndarray],
+) -> str:
+    """The rows back as CSV with the predicted columns added and empty layout cells filled with the chosen layout.
+
+    ``layout`` maps each of LAYOUT_COLUMNS to one value per run. Rows that do not fit have empty predicted times."""
+    out = io.StringIO()
+    header = [*header_of(runs), *PREDICTED_COLUMNS]
+    writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    for i, run in enumerate(runs):
+        row = {k: run.cells.get(k, "") for k in header}
+        for column in LAYOUT_COLUMNS:
+            if not row[column]:
+                row[column] = _cell(layout[column][i])
+        fits = bool(fits_memory[i])
+        row["predicted_tokens_per_s"] = f"{tokens_per_s[i]:.6g}" if fits else ""
+        row["predicted_step_time_s"] = f"{step_time_s[i]:.6g}" if fits else ""
+        row["predicted_mfu"] = f"{mfu[i]:.4f}" if fits else ""
+        row["fits_memory"] = "true" if fits else "false"
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, np.integer | int):
+        return str(int(value)) if int(value) > 0 else ""
+    return "" if value is None else str(value)

@@ -1,0 +1,119 @@
+"""GPU specifications, read from the bundled data file ``estimator/data/gpus.csv`` (sources in its header).
+
+Adding a GPU is adding a row to that file; nothing here names a GPU.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Final
+
+PRECISIONS: Final[tuple[str, ...]] = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+class UnknownGpuError(ValueError):
+    """A GPU id that is not in the spec table; the message lists the valid ids."""
+
+    def __init__(self, gpu_id: str) -> None:
+        self.gpu_id = gpu_id
+        super().__init__(f"unknown gpu {gpu_id!r}; valid ids: {', '.join(GPU_IDS)}")
+
+
+class UnsupportedPrecisionError(ValueError):
+    """The GPU has no (dense tensor) peak for this precision; the message lists what it supports."""
+
+    def __init__(self, gpu_id: str, precision: str, supported: tuple[str, ...]) -> None:
+        self.gpu_id = gpu_id
+        self.precision = precision
+        super().__init__(f"precision {precision!r} is not supported on {gpu_id}; supported: {', '.join(supported)}")
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """One GPU model and its typical server.
+
+    Attributes (units in brackets):
+        id: stable id used in CSVs and scenarios (``h100-sxm``).
+        family: GPUs calibrated together (``hopper``); efficiency parameters are fitted per family.
+        memory_gb: device memory [GB, 1e9 bytes].
+        memory_bw_gbps: device memory bandwidth [GB/s].
+        peak_tflops: dense peak per precision [TFLOP/s]; precisions the GPU lacks are absent.
+        nvlink_gbps: per-GPU scale-up bandwidth, bidirectional aggregate as datasheets quote it [GB/s]
+            (PCIe x16 for GPUs without NVLink/xGMI).
+        gpus_per_node: GPUs in the typical server.
+        inter_node_gbps: scale-out bandwidth of one typical server [Gb/s] (8 x 400 Gb/s NDR = 3200).
+        tdp_w: board power [W]; server_power_kw: typical server maximum power [kW].
+        source: where the numbers come from.
+    """
+
+    id: str
+    name: str
+    family: str
+    memory_gb: float
+    memory_bw_gbps: float
+    peak_tflops: MappingProxyType[str, float]
+    nvlink_gbps: float
+    gpus_per_node: int
+    inter_node_gbps: float
+    tdp_w: float
+    server_power_kw: float
+    source: str
+
+    def supported_precisions(self) -> tuple[str, ...]:
+        return tuple(p for p in PRECISIONS if p in self.peak_tflops)
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak [FLOP/s] for ``precision``; raises UnsupportedPrecisionError when the GPU has none."""
+        try:
+            return self.peak_tflops[precision] * 1e12
+        except KeyError:
+            raise UnsupportedPrecisionError(self.id, precision, self.supported_precisions()) from None
+
+
+def _read_rows() -> list[dict[str, str]]:
+    text = resources.files("estimator").joinpath("data/gpus.csv").read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    return list(csv.DictReader(io.StringIO(body)))
+
+
+def _parse(row: dict[str, str]) -> GpuSpec:
+    peaks = {p: float(row[f"{p}_tflops"]) for p in PRECISIONS if row[f"{p}_tflops"].strip()}
+    return GpuSpec(
+        id=row["id"],
+        name=row["name"],
+        family=row["family"],
+        memory_gb=float(row["memory_gb"]),
+        memory_bw_gbps=float(row["memory_bw_gbps"]),
+        peak_tflops=MappingProxyType(peaks),
+        nvlink_gbps=float(row["nvlink_gbps"]),
+        gpus_per_node=int(row["gpus_per_node"]),
+        inter_node_gbps=float(row["inter_node_gbps"]),
+        tdp_w=float(row["tdp_w"]),
+        server_power_kw=float(row["server_power_kw"]),
+        source=row["source"],
+    )
+
+
+@cache
+def _table() -> dict[str, GpuSpec]:
+    return {spec.id: spec for spec in map(_parse, _read_rows())}
+
+
+GPU_IDS: Final[tuple[str, ...]] = tuple(_table())
+
+
+def get_gpu(gpu_id: str) -> GpuSpec:
+    """The spec of ``gpu_id`` (case-insensitive); raises UnknownGpuError listing the valid ids."""
+    try:
+        return _table()[gpu_id.strip().lower()]
+    except (KeyError, AttributeError):
+        raise UnknownGpuError(str(gpu_id)) from None
+
+
+def all_gpus() -> tuple[GpuSpec, ...]:
+    return tuple(_table().values())

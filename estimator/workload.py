@@ -1,0 +1,159 @@
+"""What is being run (a training job) and where (a cluster of one GPU type).
+
+Layout fields left as ``None`` mean "search it": the estimator picks the fastest feasible value per
+cluster size (``estimator.layout``). Architecture fields left as ``None`` are derived from ``params_b``
+by the rule in :func:`derive_architecture`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Final
+
+from estimator.specs import PRECISIONS, GpuSpec
+
+STRATEGIES: Final[tuple[str, ...]] = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
+CHECKPOINTING: Final[tuple[str, ...]] = ("false", "selective", "true")
+
+# Architecture derivation when only params_b is known. Sources: GPT-3 175B (96 layers, hidden 12288),
+# Llama 2 7B/13B (32 x 4096, 40 x 5120) all have hidden/layers = 128 and head dim 128; ffn = 4 x hidden is the
+# GPT/MPT convention; vocab 32000 is Llama 2's tokenizer. P ~= 12 * layers * hidden^2 (Narayanan et al. 2021, Eq. 2).
+HIDDEN_PER_LAYER: Final[int] = 128
+HEAD_DIM: Final[int] = 128
+FFN_PER_HIDDEN: Final[int] = 4
+DEFAULT_VOCAB: Final[int] = 32000
+
+
+class WorkloadError(ValueError):
+    """An invalid workload or cluster field; ``field`` names it, the message says what is allowed."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        super().__init__(f"{field_name}: {message}")
+
+
+def _positive_int(name: str, value: object, *, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise WorkloadError(name, f"must be a positive integer, got {value!r}")
+    if value != int(value) or value < 1:
+        raise WorkloadError(name, f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _positive_float(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise WorkloadError(name, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def normalize_checkpointing(value: object) -> str | None:
+    """``True``/``False``/``"selective"`` (or their string forms) -> ``"true"``/``"false"``/``"selective"``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value).strip().lower()
+    if text in CHECKPOINTING:
+        return text
+    raise WorkloadError("activation_checkpointing", f"must be one of true, false, selective; got {value!r}")
+
+
+def derive_architecture(params_b: float) -> dict[str, int]:
+    """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters.
+
+    Rule: hidden = 128 x layers and P = 12 x layers x hidden^2, so layers = round((P / (12 x 128^2))^(1/3));
+    hidden is then rounded to a multiple of 128 from sqrt(P / (12 x layers)); heads of dimension 128;
+    ffn_hidden = 4 x hidden; vocab = 32000. Gives 96 x 12288 for 175B, as GPT-3.
+    """
+    params = params_b * 1e9
+    layers = max(1, round((params / (12 * HIDDEN_PER_LAYER**2)) ** (1 / 3)))
+    hidden = max(HEAD_DIM, round(math.sqrt(params / (12 * layers)) / HEAD_DIM) * HEAD_DIM)
+    return {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": hidden // HEAD_DIM,
+        "ffn_hidden": FFN_PER_HIDDEN * hidden,
+        "vocab": DEFAULT_VOCAB,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingJob:
+    """A dense transformer training job.
+
+    params_b: parameters [billions]; seq_len [tokens]; global_batch and micro_batch [sequences];
+    precision: fp32, tf32, bf16, fp16 or fp8 (mixed precision with fp32 optimizer states except fp32/tf32);
+    layers/hidden/heads/ffn_hidden/vocab: architecture, derived from params_b when None;
+    strategy (ddp, zero1, zero2, zero3, fsdp = zero3, hsdp), tp, pp, cp, micro_batch and
+    activation_checkpointing ("true", "false", "selective"; booleans accepted): None means "search it".
+    """
+
+    params_b: float
+    seq_len: int
+    global_batch: int
+    precision: str = "bf16"
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    ffn_hidden: int | None = None
+    vocab: int | None = None
+    strategy: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    micro_batch: int | None = None
+    activation_checkpointing: str | bool | None = None
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "params_b", _positive_float("params_b", self.params_b))
+        put(self, "seq_len", _positive_int("seq_len", self.seq_len))
+        put(self, "global_batch", _positive_int("global_batch", self.global_batch))
+        precision = str(self.precision).strip().lower()
+        if precision not in PRECISIONS:
+            raise WorkloadError("precision", f"must be one of {', '.join(PRECISIONS)}; got {self.precision!r}")
+        put(self, "precision", precision)
+        derived = derive_architecture(self.params_b)
+        for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
+            value = _positive_int(name, getattr(self, name), optional=True)
+            put(self, name, derived[name] if value is None else value)
+        if self.hidden % self.heads:  # type: ignore[operator]
+            raise WorkloadError("heads", f"must divide hidden ({self.hidden}); got {self.heads}")
+        if self.strategy is not None:
+            strategy = str(self.strategy).strip().lower()
+            if strategy not in STRATEGIES:
+                raise WorkloadError("strategy", f"must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}")
+            put(self, "strategy", strategy)
+        for name in ("tp", "pp", "cp", "micro_batch"):
+            put(self, name, _positive_int(name, getattr(self, name), optional=True))
+        if self.micro_batch is not None and self.micro_batch > self.global_batch:
+            raise WorkloadError("micro_batch", f"must not exceed global_batch ({self.global_batch})")
+        if self.tp is not None and self.heads % self.tp:  # type: ignore[operator]
+            raise WorkloadError("tp", f"must divide heads ({self.heads}); got {self.tp}")
+        put(self, "activation_checkpointing", normalize_checkpointing(self.activation_checkpointing))
+
+    @property
+    def params(self) -> float:
+        """Parameters [count]."""
+        return self.params_b * 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """GPUs of one type; gpus_per_node and inter_node_gbps [Gb/s per node] default to the GPU's typical server."""
+
+    gpu: GpuSpec
+    gpus_per_node: int | None = field(default=None)
+    inter_node_gbps: float | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.gpu, GpuSpec):
+            raise WorkloadError("gpu", f"must be a GpuSpec, got {type(self.gpu).__name__}")
+        put = object.__setattr__
+        gpn = self.gpu.gpus_per_node if self.gpus_per_node is None else self.gpus_per_node
+        put(self, "gpus_per_node", _positive_int("gpus_per_node", gpn))
+        bw = self.gpu.inter_node_gbps if self.inter_node_gbps is None else self.inter_node_gbps
+        put(self, "inter_node_gbps", _positive_float("inter_node_gbps", bw))
