@@ -54,6 +54,7 @@ SNAPSHOT_CSV = DATA_DIR / "gpu_price_snapshot.csv"
 HARDWARE_QUOTES_CSV = DATA_DIR / "hardware_quotes.csv"
 OWNERSHIP_DEFAULTS_CSV = DATA_DIR / "ownership_defaults.csv"
 PRICE_PLACES = Decimal("0.000001")
+COUNT_PLACES = Decimal("0.001")
 MARKETS = frozenset(Market.values)
 MAX_EXAMPLES_PER_REASON = 5
 
@@ -83,6 +84,7 @@ PROVIDER_NAMES = {
 class ValidOffer:
     record: OfferRecord
     gpu: str
+    gpu_count: Decimal  # stored precision, so a re-run compares equal
     usd_per_hour: Decimal
     usd_per_gpu_hour: Decimal
 
@@ -128,6 +130,7 @@ def validate_offer(record: OfferRecord) -> ValidOffer | Rejection:
     return ValidOffer(
         record=record,
         gpu=gpu,
+        gpu_count=record.gpu_count.quantize(COUNT_PLACES),
         usd_per_hour=record.usd_per_hour.quantize(PRICE_PLACES),
         usd_per_gpu_hour=per_gpu.quantize(PRICE_PLACES),
     )
@@ -256,7 +259,7 @@ def ingest_offers(
             price_changed = current.usd_per_hour != item.usd_per_hour
             described_differently = (
                 current.gpu != item.gpu
-                or current.gpu_count != record.gpu_count
+                or current.gpu_count != item.gpu_count
                 or current.source != record.source
                 or current.feed != feed
                 or current.withdrawn_at is not None
@@ -321,9 +324,9 @@ def _assign(
 ) -> None:
     record = item.record
     offer.gpu = item.gpu
-    offer.gpu_count = record.gpu_count
+    offer.gpu_count = item.gpu_count
     offer.vcpus = record.vcpus
-    offer.memory_gib = record.memory_gib
+    offer.memory_gib = record.memory_gib.quantize(Decimal("0.1")) if record.memory_gib is not None else None
     offer.usd_per_hour = item.usd_per_hour
     offer.usd_per_gpu_hour = item.usd_per_gpu_hour
     offer.observed_at = observed_at

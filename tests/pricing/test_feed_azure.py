@@ -1,0 +1,108 @@
+"""The Azure adapter through `requests`, answered by recorded Retail Prices pages (price-feeds.md 5.4)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import responses
+
+from pricing.feeds import azure
+from pricing.feeds.azure import API_URL, AzureFeed, gpu_of_sku
+from pricing.models import FeedRun, Offer
+from pricing.services import feed_refresh
+from tests.pricing.helpers import fixture_json
+
+pytestmark = pytest.mark.django_db
+NEXT = "https://prices.azure.com:443/api/retail/prices"
+
+
+@pytest.fixture
+def feed(monkeypatch: pytest.MonkeyPatch) -> AzureFeed:
+    # One region and the recorded pages' size, so the empty-NextPageLink fallback is exercised.
+    instance = AzureFeed(enabled=True, regions=["eastus"], page_size=5)
+    monkeypatch.setattr(azure, "from_settings", lambda: instance)
+    return instance
+
+
+def _register_pages() -> None:
+    responses.get(API_URL, json=fixture_json("azure_page1.json"))
+    responses.get(NEXT, json=fixture_json("azure_page2_empty_next_link.json"))
+
+
+@responses.activate
+def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
+    _register_pages()
+    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    run = feed_refresh(name="azure")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    first_query = parse_qs(urlsplit(responses.calls[0].request.url).query)
+    assert "armRegionName eq 'eastus'" in first_query["$filter"][0]
+    assert "contains(armSkuName, 'Standard_ND')" in first_query["$filter"][0]
+    assert parse_qs(urlsplit(responses.calls[2].request.url).query)["$skip"] == ["10"]
+    assert len(responses.calls) == 3
+    assert (run.fetched, run.accepted) == (10, 6)
+    assert {reason: entry["count"] for reason, entry in run.rejections.items()} == {
+        "not_linux": 1,
+        "low_priority": 1,
+        "unknown_gpu": 1,
+        "unsupported_price_type": 1,
+    }
+    h100 = Offer.objects.get(instance_type="Standard_ND96isr_H100_v5", market="on_demand")
+    assert (h100.gpu, h100.gpu_count, h100.usd_per_hour) == ("h100-sxm", 8, Decimal("98.32"))
+    assert h100.effective_at.year == 2024
+    spot = Offer.objects.get(instance_type="Standard_ND96isr_H100_v5", market="spot")
+    assert spot.usd_per_hour == Decimal("18.169536")
+    reserved = Offer.objects.get(instance_type="Standard_NC24ads_A100_v4", market="reserved_1y")
+    assert reserved.usd_per_hour == (Decimal("19306") / 8760).quantize(Decimal("0.000001"))
+    a10 = Offer.objects.get(instance_type="Standard_NV6ads_A10_v5")
+    assert a10.gpu_count == Decimal("0.167") and a10.usd_per_gpu_hour == Decimal("2.724")
+
+
+@responses.activate
+def test_fractional_gpus_refresh_idempotently(feed: AzureFeed) -> None:
+    _register_pages()
+    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    _register_pages()
+    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    feed_refresh(name="azure")
+    second = feed_refresh(name="azure")
+    assert (second.created, second.changed, second.unchanged) == (0, 0, 6)
+
+
+@responses.activate
+def test_a_truncated_page_fails_the_run_and_keeps_offers(feed: AzureFeed) -> None:
+    _register_pages()
+    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    assert feed_refresh(name="azure").status == FeedRun.Status.SUCCESS
+    before = list(Offer.objects.values_list("id", "usd_per_hour"))
+    page = fixture_json("azure_page1.json")
+    page["Items"] = page["Items"][:2]  # the body was cut: Count still says 5
+    responses.replace(responses.GET, API_URL, json=page)
+    run = feed_refresh(name="azure")
+    assert run.status == FeedRun.Status.FAILED and "truncated page" in run.error
+    assert list(Offer.objects.values_list("id", "usd_per_hour")) == before
+
+
+@responses.activate
+def test_a_page_without_items_is_truncated_not_empty(feed: AzureFeed) -> None:
+    responses.get(API_URL, json={"NextPageLink": NEXT + "?$skip=100", "Count": 100})
+    run = feed_refresh(name="azure")
+    assert run.status == FeedRun.Status.FAILED and "no 'Items' list" in run.error
+
+
+@pytest.mark.parametrize(
+    ("sku", "expected"),
+    [
+        ("Standard_ND96isr_H200_v5", ("h200", Decimal(8))),
+        ("Standard_NC80adis_H100_v5", ("h100-pcie", Decimal(2))),
+        ("Standard_NC64as_T4_v3", ("t4", Decimal(4))),
+        ("Standard_ND96is_MI300X_v5", ("mi300x", Decimal(8))),
+        ("Standard_NC12s_v3", ("v100-16gb", Decimal(2))),
+        ("Standard_NC7s_v3", None),
+        ("Standard_D4s_v5", None),
+    ],
+)
+def test_sku_names_map_to_gpus(sku: str, expected: tuple[str, Decimal] | None) -> None:
+    assert gpu_of_sku(sku) == expected
