@@ -1,0 +1,622 @@
+"""Every chart of the product, as inline SVG rendered on the server from an Advice dict.
+
+One module for the planner page, the shared page, the saved-scenario page and the PDF: each
+public ``chart_*`` function takes the Advice JSON (``Advice.to_dict()``) and returns a
+:class:`Chart` whose ``svg`` is safe markup. Nothing here computes advice; the only arithmetic is
+drawing (scales, ticks) and, for the utilization chart, evaluating the owned-cost curve
+``c(u) = F / u + v`` whose two constants are read back from the Advice's own numbers.
+
+No JavaScript and no CDN: the page works offline and WeasyPrint draws the same SVG in the PDF.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+RENT = "#d9480f"
+BUY = "#2b8a3e"
+ACCENT = "#1f6feb"
+MUTED = "#5b6470"
+GRID = "#e3e7ec"
+MARKET_COLORS = {"on_demand": RENT, "spot": "#e8590c", "reserved_1y": "#ae3ec9", "reserved_3y": "#7048e8"}
+MARKET_LABELS = {
+    "on_demand": "on-demand",
+    "spot": "spot",
+    "reserved_1y": "1-year reserved",
+    "reserved_3y": "3-year reserved",
+}
+
+WIDTH = 640
+HEIGHT = 300
+PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 72, 20, 34, 48
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    xs: Sequence[float]
+    ys: Sequence[float | None]
+    color: str
+    dash: str | None = None
+    band_low: Sequence[float | None] | None = None
+    band_high: Sequence[float | None] | None = None
+    points: bool = True
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    y: float
+    label: str
+    color: str = MUTED
+
+
+@dataclass(frozen=True)
+class Chart:
+    testid: str
+    title: str
+    svg: SafeString
+    caption: str = ""
+    legend: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+# --- number formatting shared by axes and labels ---
+
+
+def format_usd(value: float) -> str:
+    if value < 0:
+        return "-" + format_usd(-value)
+    magnitude = abs(value)
+    if magnitude >= 1e6:
+        return f"${value / 1e6:,.2f}M"
+    if magnitude >= 1e4:
+        return f"${value / 1e3:,.0f}k"
+    if magnitude >= 1e3:
+        return f"${value / 1e3:,.1f}k"
+    if magnitude >= 10:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"
+
+
+def format_hours(value: float) -> str:
+    if value >= 48:
+        return f"{value / 24:,.1f} d"
+    return f"{value:,.1f} h"
+
+
+def format_percent(value: float) -> str:
+    return f"{value * 100:.0f}%"
+
+
+def _nice_ticks(low: float, high: float, *, count: int = 5) -> list[float]:
+    if not math.isfinite(low) or not math.isfinite(high):
+        return [0.0, 1.0]
+    if high <= low:
+        high = low + (abs(low) or 1.0)
+    raw = (high - low) / count
+    step = 10 ** math.floor(math.log10(raw))
+    for multiple in (1, 2, 2.5, 5, 10):
+        if raw <= step * multiple:
+            step *= multiple
+            break
+    start = math.floor(low / step) * step
+    ticks = []
+    value = start
+    while value <= high + step * 0.5 and len(ticks) < 12:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+class _Frame:
+    """Linear (or log2) mapping from data to the plot area."""
+
+    def __init__(
+        self,
+        *,
+        x_range: tuple[float, float],
+        y_range: tuple[float, float],
+        x_log2: bool = False,
+        width: int = WIDTH,
+        height: int = HEIGHT,
+    ) -> None:
+        self.x_log2 = x_log2
+        self.x0, self.x1 = (math.log2(v) for v in x_range) if x_log2 else x_range
+        if self.x1 == self.x0:
+            self.x0, self.x1 = self.x0 - 1, self.x1 + 1
+        self.y0, self.y1 = y_range
+        if self.y1 == self.y0:
+            self.y1 = self.y0 + 1
+        self.width, self.height = width, height
+        self.left, self.right = PAD_LEFT, width - PAD_RIGHT
+        self.top, self.bottom = PAD_TOP, height - PAD_BOTTOM
+
+    def x(self, value: float) -> float:
+        v = math.log2(value) if self.x_log2 else value
+        return self.left + (v - self.x0) / (self.x1 - self.x0) * (self.right - self.left)
+
+    def y(self, value: float) -> float:
+        clamped = min(max(value, self.y0), self.y1)
+        return self.bottom - (clamped - self.y0) / (self.y1 - self.y0) * (self.bottom - self.top)
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, color: str = MUTED) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
+    )
+
+
+def _svg(frame: _Frame, body: list[str], *, title: str) -> SafeString:
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {frame.width} {frame.height}" '
+        f'role="img" aria-label="{escape(title)}" class="chart-svg" '
+        f'font-family="DejaVu Sans, system-ui, sans-serif">'
+        f"<title>{escape(title)}</title>"
+    )
+    return mark_safe(head + "".join(body) + "</svg>")  # noqa: S308 - every text fragment is escaped above
+
+
+def _axes(
+    frame: _Frame,
+    *,
+    x_ticks: Sequence[float],
+    y_ticks: Sequence[float],
+    x_format: Any,
+    y_format: Any,
+    x_label: str,
+    y_label: str,
+) -> list[str]:
+    parts = []
+    for tick in y_ticks:
+        if tick < frame.y0 - 1e-9 or tick > frame.y1 + 1e-9:
+            continue
+        y = frame.y(tick)
+        parts.append(f'<line x1="{frame.left}" y1="{y:.1f}" x2="{frame.right}" y2="{y:.1f}" stroke="{GRID}"/>')
+        parts.append(_text(frame.left - 6, y + 4, y_format(tick), anchor="end"))
+    for tick in x_ticks:
+        x = frame.x(tick)
+        parts.append(f'<line x1="{x:.1f}" y1="{frame.bottom}" x2="{x:.1f}" y2="{frame.bottom + 4}" stroke="{MUTED}"/>')
+        parts.append(_text(x, frame.bottom + 16, x_format(tick)))
+    parts.append(
+        f'<line x1="{frame.left}" y1="{frame.bottom}" x2="{frame.right}" y2="{frame.bottom}" stroke="{MUTED}"/>'
+    )
+    parts.append(f'<line x1="{frame.left}" y1="{frame.top}" x2="{frame.left}" y2="{frame.bottom}" stroke="{MUTED}"/>')
+    parts.append(_text((frame.left + frame.right) / 2, frame.height - 10, x_label))
+    parts.append(
+        f'<text transform="translate(14 {(frame.top + frame.bottom) / 2:.1f}) rotate(-90)" text-anchor="middle" '
+        f'font-size="11" fill="{MUTED}">{escape(y_label)}</text>'
+    )
+    return parts
+
+
+def _polyline(frame: _Frame, xs: Sequence[float], ys: Sequence[float | None]) -> list[list[tuple[float, float]]]:
+    """Screen points, split where a value is missing."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for x, y in zip(xs, ys, strict=True):
+        if y is None or not math.isfinite(y):
+            if runs[-1]:
+                runs.append([])
+            continue
+        runs[-1].append((frame.x(x), frame.y(y)))
+    return [run for run in runs if run]
+
+
+def _series(frame: _Frame, series: Series) -> list[str]:
+    parts = []
+    if series.band_low is not None and series.band_high is not None:
+        lows = [
+            (x, lo)
+            for x, lo, hi in zip(series.xs, series.band_low, series.band_high, strict=True)
+            if lo is not None and hi is not None
+        ]
+        highs = [
+            (x, hi)
+            for x, lo, hi in zip(series.xs, series.band_low, series.band_high, strict=True)
+            if lo is not None and hi is not None
+        ]
+        if len(lows) >= 2:
+            outline = [(frame.x(x), frame.y(y)) for x, y in lows] + [
+                (frame.x(x), frame.y(y)) for x, y in reversed(highs)
+            ]
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in outline)
+            parts.append(f'<polygon points="{path}" fill="{series.color}" fill-opacity="0.15" stroke="none"/>')
+    dash = f' stroke-dasharray="{series.dash}"' if series.dash else ""
+    for run in _polyline(frame, series.xs, series.ys):
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{series.color}" stroke-width="2"{dash}/>')
+        if series.points:
+            parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{series.color}"/>' for x, y in run)
+    return parts
+
+
+def _legend(frame: _Frame, items: Sequence[tuple[str, str]]) -> list[str]:
+    parts = []
+    x = frame.left
+    for label, color in items:
+        parts.append(f'<rect x="{x:.1f}" y="10" width="12" height="4" fill="{color}"/>')
+        parts.append(_text(x + 16, 16, label, anchor="start"))
+        x += 24 + 6.2 * len(label)
+    return parts
+
+
+def _values(seq: Sequence[float | None]) -> list[float]:
+    return [v for v in seq if v is not None and math.isfinite(v)]
+
+
+def _line_chart(
+    *,
+    testid: str,
+    title: str,
+    series: Sequence[Series],
+    x_label: str,
+    y_label: str,
+    y_format: Any,
+    x_format: Any = lambda v: f"{v:g}",
+    x_log2: bool = False,
+    x_ticks: Sequence[float] | None = None,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    markers: Sequence[Marker] = (),
+    extra: Sequence[str] = (),
+    caption: str = "",
+) -> Chart:
+    xs = [x for s in series for x in s.xs]
+    ys = [y for s in series for y in _values(s.ys)]
+    ys += [y for s in series for band in (s.band_low, s.band_high) if band for y in _values(band)]
+    ys += [m.y for m in markers]
+    if not xs or not ys:
+        return Chart(testid=testid, title=title, svg=mark_safe(""), caption="No data to draw.")
+    low = min(ys) if y_min is None else y_min
+    high = max(ys) if y_max is None else y_max
+    ticks = _nice_ticks(low, high * 1.05 if high > 0 else high)
+    frame = _Frame(x_range=(min(xs), max(xs)), y_range=(min(ticks[0], low), max(ticks[-1], high)), x_log2=x_log2)
+    body = _axes(
+        frame,
+        x_ticks=x_ticks if x_ticks is not None else sorted(set(xs)),
+        y_ticks=ticks,
+        x_format=x_format,
+        y_format=y_format,
+        x_label=x_label,
+        y_label=y_label,
+    )
+    body.extend(extra)
+    for s in series:
+        body.extend(_series(frame, s))
+    for marker in markers:
+        x, y = frame.x(marker.x), frame.y(marker.y)
+        body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="none" stroke="{marker.color}" stroke-width="2"/>')
+        anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
+        body.append(_text(x + (-8 if anchor == "end" else 8), y - 8, marker.label, anchor=anchor, color=marker.color))
+    body.extend(_legend(frame, [(s.label, s.color) for s in series]))
+    return Chart(
+        testid=testid,
+        title=title,
+        svg=_svg(frame, body, title=title),
+        caption=caption,
+        legend=tuple((s.label, s.color) for s in series),
+    )
+
+
+# --- the charts ---
+
+
+def _sizes(advice: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in advice.get("sizes", []) if s.get("gpus")]
+
+
+def _get(mapping: dict[str, Any] | None, *keys: str) -> Any:
+    value: Any = mapping
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _has_band(sizes: Sequence[dict[str, Any]], *keys: str) -> bool:
+    return any(_get(s, *keys[:-1], keys[-1] + "_p10") is not None for s in sizes)
+
+
+def _band(sizes: Sequence[dict[str, Any]], *keys: str) -> tuple[list[Any] | None, list[Any] | None]:
+    if not _has_band(sizes, *keys):
+        return None, None
+    return (
+        [_get(s, *keys[:-1], keys[-1] + "_p10") for s in sizes],
+        [_get(s, *keys[:-1], keys[-1] + "_p90") for s in sizes],
+    )
+
+
+def chart_run_time(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    gpus = [s["gpus"] for s in sizes]
+    low, high = _band(sizes, "run_hours")
+    caption = "Shaded: P10 to P90 of the estimate." if low else ""
+    return _line_chart(
+        testid="chart-runtime",
+        title="Time per run vs cluster size",
+        series=[Series("run time", gpus, [s.get("run_hours") for s in sizes], ACCENT, band_low=low, band_high=high)],
+        x_label="GPUs",
+        y_label="hours per run",
+        y_format=format_hours,
+        x_log2=True,
+        y_min=0,
+        caption=caption,
+    )
+
+
+def chart_cost(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    gpus = [s["gpus"] for s in sizes]
+    rent_low, rent_high = _band(sizes, "rent", "usd_per_run")
+    buy_low, buy_high = _band(sizes, "buy", "usd_per_run")
+    series = [
+        Series(
+            "rent", gpus, [_get(s, "rent", "usd_per_run") for s in sizes], RENT, band_low=rent_low, band_high=rent_high
+        ),
+        Series(
+            "buy (owned)",
+            gpus,
+            [_get(s, "buy", "usd_per_run") for s in sizes],
+            BUY,
+            band_low=buy_low,
+            band_high=buy_high,
+        ),
+    ]
+    caption = "Shaded: P10 to P90." if rent_low or buy_low else ""
+    return _line_chart(
+        testid="chart-cost",
+        title="Cost per run vs cluster size",
+        series=series,
+        x_label="GPUs",
+        y_label="USD per run",
+        y_format=format_usd,
+        x_log2=True,
+        y_min=0,
+        caption=caption,
+    )
+
+
+def chart_scaling(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    gpus = [s["gpus"] for s in sizes]
+    frame_hint = [1.0] * len(gpus)
+    return _line_chart(
+        testid="chart-scaling",
+        title="Scaling efficiency vs cluster size",
+        series=[
+            Series("scaling efficiency", gpus, [s.get("scaling_efficiency") for s in sizes], ACCENT),
+            Series("linear (ideal)", gpus, frame_hint, MUTED, dash="4 4"),
+            Series("MFU", gpus, [s.get("mfu") for s in sizes], BUY),
+        ],
+        x_label="GPUs",
+        y_label="fraction",
+        y_format=format_percent,
+        x_log2=True,
+        y_min=0,
+        y_max=1.05,
+        caption="Scaling efficiency: throughput per GPU relative to the smallest size. MFU: model FLOPs utilization.",
+    )
+
+
+def owned_cost_curve(size: dict[str, Any], *, utilization: float) -> tuple[float, float] | None:
+    """(F, v) of the Advice's owned cost per busy GPU-hour ``c(u) = F / u + v``, or None.
+
+    Read back from two of the size's own numbers: ``c(utilization)`` and the break-even point
+    ``c(u*) = r`` against its rental price ``r``."""
+    c0 = _get(size, "buy", "usd_per_gpu_hour_at_utilization")
+    u_star = _get(size, "buy", "break_even_utilization")
+    r = _get(size, "rent", "offer", "usd_per_gpu_hour")
+    usd_per_year, gpus = _get(size, "buy", "usd_per_year"), size.get("gpus")
+    if c0 is None or not utilization:
+        return None
+    if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
+        v = (c0 * utilization - r * u_star) / (utilization - u_star)
+        f = (c0 - v) * utilization
+        if f > 0 and v >= 0:
+            return f, v
+    if usd_per_year and gpus:
+        f = usd_per_year / (gpus * 8760.0)
+        return f, max(c0 - f / utilization, 0.0)
+    return None
+
+
+def chart_breakeven(advice: dict[str, Any]) -> Chart:
+    """Owned $/GPU-hour vs utilization, against each rental market's price, crossings marked."""
+    sizes = _sizes(advice)
+    recommended = _get(advice, "recommendation", "gpus")
+    size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
+    utilization = float(_get(advice, "scenario", "utilization") or 0.6)
+    title = "Owned cost per GPU-hour vs utilization"
+    if size is None or (curve := owned_cost_curve(size, utilization=utilization)) is None:
+        return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
+    f, v = curve
+    us = [u / 100 for u in range(5, 101, 5)]
+    owned = [f / u + v for u in us]
+    prices: list[tuple[str, float]] = []
+    for market, entry in (_get(size, "rent", "by_market") or {}).items():
+        price = _get(entry, "offer", "usd_per_gpu_hour")
+        if price is not None:
+            prices.append((market, float(price)))
+    if not prices and _get(size, "rent", "offer", "usd_per_gpu_hour") is not None:
+        prices.append(
+            (_get(size, "rent", "offer", "market") or "on_demand", float(size["rent"]["offer"]["usd_per_gpu_hour"]))
+        )
+    top = max([owned[1]] + [p for _, p in prices]) * 1.15
+    series = [Series(f"owned ({size['gpus']} GPUs)", us, owned, BUY, points=False)]
+    markers = []
+    for market, price in prices:
+        color = MARKET_COLORS.get(market, RENT)
+        series.append(
+            Series(f"rent {MARKET_LABELS.get(market, market)}", [0.05, 1.0], [price, price], color, dash="6 4")
+        )
+        if price > v:
+            u_star = f / (price - v)
+            if u_star <= 1:
+                markers.append(Marker(u_star, price, f"break-even {format_percent(u_star)}", color))
+    markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
+    return _line_chart(
+        testid="chart-breakeven",
+        title=title,
+        series=series,
+        x_label="utilization (share of the year the cluster is busy)",
+        y_label="USD per busy GPU-hour",
+        y_format=format_usd,
+        x_format=format_percent,
+        x_ticks=[0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
+        y_min=0,
+        y_max=top,
+        markers=markers,
+        caption="Buying pays where the owned curve falls below a rental line.",
+    )
+
+
+def chart_cumulative(advice: dict[str, Any]) -> Chart:
+    data = advice.get("cumulative_cost") or {}
+    months = data.get("months") or []
+    title = "Cumulative cost over the horizon"
+    if not months:
+        return Chart(testid="chart-cumulative", title=title, svg=mark_safe(""), caption="No horizon to draw.")
+    markers = []
+    crossover = data.get("crossover_month")
+    if crossover is not None and crossover in months:
+        y = data["buy_usd"][months.index(crossover)]
+        markers.append(Marker(crossover, y, f"crossover: month {crossover}", ACCENT))
+    elif crossover is not None:
+        # Interpolate the buy line at the crossover month for the marker.
+        for i in range(1, len(months)):
+            if months[i - 1] <= crossover <= months[i]:
+                t = (crossover - months[i - 1]) / (months[i] - months[i - 1])
+                y = data["buy_usd"][i - 1] + t * (data["buy_usd"][i] - data["buy_usd"][i - 1])
+                markers.append(Marker(crossover, y, f"crossover: month {crossover}", ACCENT))
+                break
+    step = 12 if months[-1] > 24 else 6
+    gpus = data.get("gpus")
+    caption = f"{gpus} GPUs. " if gpus else ""
+    caption += (
+        f"Buying becomes cheaper in month {crossover}."
+        if crossover is not None
+        else "The lines do not cross within the horizon."
+    )
+    return _line_chart(
+        testid="chart-cumulative",
+        title=title,
+        series=[
+            Series("rent", months, data.get("rent_usd") or [], RENT),
+            Series("buy (owned)", months, data.get("buy_usd") or [], BUY),
+        ],
+        x_label="months",
+        y_label="cumulative USD",
+        y_format=format_usd,
+        x_ticks=list(range(0, int(months[-1]) + 1, step)),
+        y_min=0,
+        markers=markers,
+        caption=caption,
+    )
+
+
+def chart_tornado(advice: dict[str, Any]) -> Chart:
+    """Sensitivity tornado: each input's low and high swing of one metric around its base."""
+    rows = [r for r in advice.get("sensitivity") or [] if r.get("low") is not None and r.get("high") is not None]
+    title = "Sensitivity"
+    if not rows:
+        return Chart(
+            testid="chart-sensitivity", title=title, svg=mark_safe(""), caption="No sensitivity in this advice."
+        )
+    rows = sorted(rows, key=lambda r: -abs(r["high"] - r["low"]))
+    base = rows[0].get("base", 0.0) or 0.0
+    values = [base] + [r["low"] for r in rows] + [r["high"] for r in rows]
+    ticks = _nice_ticks(min(values), max(values))
+    bar_h = 22
+    height = PAD_TOP + PAD_BOTTOM + bar_h * len(rows) + 10
+    frame = _Frame(x_range=(ticks[0], ticks[-1]), y_range=(0, 1), width=WIDTH, height=height)
+    frame.left = 170
+    body = []
+    for tick in ticks:
+        x = frame.x(tick)
+        body.append(f'<line x1="{x:.1f}" y1="{frame.top}" x2="{x:.1f}" y2="{frame.bottom}" stroke="{GRID}"/>')
+        body.append(_text(x, frame.bottom + 16, format_usd(tick)))
+    metric = rows[0].get("metric", "")
+    body.append(_text((frame.left + frame.right) / 2, height - 10, metric))
+    for i, row in enumerate(rows):
+        y = frame.top + 4 + i * bar_h
+        x_base = frame.x(base)
+        for value, color, name in ((row["low"], ACCENT, "low"), (row["high"], RENT, "high")):
+            x = frame.x(value)
+            left, width = min(x, x_base), abs(x - x_base)
+            body.append(
+                f'<rect x="{left:.1f}" y="{y:.1f}" width="{max(width, 1):.1f}" height="{bar_h - 6}" fill="{color}" '
+                f'fill-opacity="0.75"><title>{escape(row["input"])} {name}: {escape(format_usd(value))}</title></rect>'
+            )
+        body.append(_text(frame.left - 6, y + bar_h / 2 + 1, row["input"], anchor="end", color="#1b1f24"))
+    x_base = frame.x(base)
+    body.append(f'<line x1="{x_base:.1f}" y1="{frame.top}" x2="{x_base:.1f}" y2="{frame.bottom}" stroke="#1b1f24"/>')
+    body.extend(_legend(frame, [("input at its low value", ACCENT), ("input at its high value", RENT)]))
+    return Chart(
+        testid="chart-sensitivity",
+        title=title,
+        svg=_svg(frame, body, title=title),
+        caption=f"Base: {format_usd(base)}. Bars: the metric with one input at its low or high value.",
+    )
+
+
+def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
+    """Calibration fit: measured vs predicted tokens/s (log-log), one point per profiled run."""
+    title = "Predicted vs measured tokens/s"
+    good = [(m, p, g) for m, p, g in points if m > 0 and p > 0]
+    if not good:
+        return Chart(testid="chart-residuals", title=title, svg=mark_safe(""), caption="No runs to draw.")
+    low = min(min(m, p) for m, p, _ in good)
+    high = max(max(m, p) for m, p, _ in good)
+    lo_exp, hi_exp = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    if hi_exp == lo_exp:
+        hi_exp += 1
+    frame = _Frame(x_range=(lo_exp, hi_exp), y_range=(lo_exp, hi_exp), height=340)
+    ticks = list(range(lo_exp, hi_exp + 1))
+    body = _axes(
+        frame,
+        x_ticks=ticks,
+        y_ticks=ticks,
+        x_format=lambda v: f"1e{int(v)}",
+        y_format=lambda v: f"1e{int(v)}",
+        x_label="measured tokens/s",
+        y_label="predicted tokens/s",
+    )
+    body.append(
+        f'<line x1="{frame.x(lo_exp):.1f}" y1="{frame.y(lo_exp):.1f}" x2="{frame.x(hi_exp):.1f}" '
+        f'y2="{frame.y(hi_exp):.1f}" stroke="{MUTED}" stroke-dasharray="4 4"/>'
+    )
+    palette = [ACCENT, RENT, BUY, "#ae3ec9", "#7048e8", "#e8590c", "#0b7285", "#5c940d"]
+    colors: dict[str, str] = {}
+    for measured, predicted, gpu in good:
+        color = colors.setdefault(gpu, palette[len(colors) % len(palette)])
+        body.append(
+            f'<circle cx="{frame.x(math.log10(measured)):.1f}" cy="{frame.y(math.log10(predicted)):.1f}" r="3.5" '
+            f'fill="{color}" fill-opacity="0.8"><title>{escape(gpu)}: measured {measured:,.0f}, '
+            f"predicted {predicted:,.0f}</title></circle>"
+        )
+    body.extend(_legend(frame, list(colors.items())))
+    return Chart(
+        testid="chart-residuals",
+        title=title,
+        svg=_svg(frame, body, title=title),
+        caption="Dashed: a perfect prediction. Distance from it is the error.",
+        legend=tuple(colors.items()),
+    )
+
+
+def advice_charts(advice: dict[str, Any]) -> list[Chart]:
+    """The charts of one Advice, in the order the page and the PDF show them."""
+    return [
+        chart_cost(advice),
+        chart_run_time(advice),
+        chart_scaling(advice),
+        chart_breakeven(advice),
+        chart_cumulative(advice),
+        chart_tornado(advice),
+    ]

@@ -1,0 +1,61 @@
+"""The PDF proposal: the same Advice, the same partials and charts as the page, printed by WeasyPrint.
+
+``render_proposal_pdf`` is a plain function so the web pages and the API call the same thing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from advisor.web.presenters import results_context
+
+METHOD_NOTES = [
+    "Run time comes from a step-time model (compute, memory and communication per optimizer step) "
+    "evaluated for each cluster size and layout, calibrated on profiled runs; the calibration's "
+    "leave-one-out error is stated above. P10/P90 figures, where shown, come from sampling the "
+    "uncertain inputs.",
+    "Rented cost per run = GPUs x run hours x the cheapest matching offer per GPU-hour in the chosen "
+    "markets (reserved terms are paid whether used or not).",
+    "Owned cost per busy GPU-hour = A / (N x 8760 x u) + v, where A is the yearly fixed cost of owning "
+    "(capex as an annuity over the service life at the discount rate, less the discounted residual "
+    "value, plus colocation, support, staff, software and idle energy), N the GPUs, u the utilization "
+    "and v the energy of a busy GPU-hour.",
+    "Break-even utilization u* = A / (N x 8760 x (r - v)) against the rental price r: the share of the "
+    "year the owned cluster must be busy to cost the same per GPU-hour as renting.",
+    "Scaling efficiency is throughput per GPU relative to the smallest candidate size; the "
+    "recommendation prefers the size where adding GPUs stops paying.",
+]
+
+
+def _proposal_context(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date) -> dict[str, Any]:
+    context = results_context(advice=advice)
+    context.update(
+        {
+            "scenario_name": scenario_name,
+            "generated_on": generated_on.isoformat(),
+            "printing": True,
+            "method_notes": METHOD_NOTES,
+        }
+    )
+    return context
+
+
+def render_proposal_html(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date | None = None) -> str:
+    """The proposal as HTML (what WeasyPrint prints); handy for previews and tests."""
+    day = generated_on or timezone.now().date()
+    return render_to_string(
+        "proposal/proposal.html", _proposal_context(advice=advice, scenario_name=scenario_name, generated_on=day)
+    )
+
+
+def render_proposal_pdf(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date | None = None) -> bytes:
+    """The PDF proposal of one Advice dict (``Advice.to_dict()``): cover, summary, assumptions,
+    charts, per-size table, price sources, calibration accuracy and method notes."""
+    from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
+
+    html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on)
+    return HTML(string=html, base_url=None).write_pdf()

@@ -1,0 +1,1 @@
+"""Browser pages: planner, saved scenarios, compare, share links, calibrations."""

@@ -1,0 +1,150 @@
+"""Calibration pages: upload profiled runs (CSV), read the fit report, make a calibration the active one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from advisor.charts import chart_residuals
+from advisor.models import ActiveCalibration, Calibration
+from estimator.runs import RunValidationError, read_runs_csv
+
+MAX_ERRORS_SHOWN = 20
+
+
+class CalibrationUploadForm(forms.Form):
+    name = forms.CharField(
+        label="Name", max_length=200, help_text="How this calibration is listed, e.g. 'our H100 runs'."
+    )
+    runs = forms.FileField(
+        label="Profiled runs (CSV)",
+        help_text="One row per measured run; columns as in DESIGN.md (gpu, num_gpus, params_b, seq_len, "
+        "global_batch, tokens_per_s or step_time_s, ...).",
+    )
+
+    def clean_runs(self) -> str:
+        upload = self.cleaned_data["runs"]
+        if upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            raise forms.ValidationError(f"The file is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024} KiB.")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The file is not UTF-8 text; export the CSV as UTF-8.") from None
+
+
+def _visible(user: Any) -> Any:
+    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True, is_default=True))
+
+
+def _active_id(user: Any) -> int | None:
+    active = ActiveCalibration.objects.filter(user=user).values_list("calibration_id", flat=True).first()
+    if active is not None:
+        return active
+    return Calibration.objects.filter(is_default=True).values_list("pk", flat=True).first()
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def calibration_list(request: HttpRequest) -> HttpResponse:
+    form = CalibrationUploadForm()
+    row_errors: list[str] = []
+    status = 200
+    if request.method == "POST":
+        form = CalibrationUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            try:
+                runs = read_runs_csv(form.cleaned_data["runs"])
+                if len(runs) > settings.MAX_UPLOAD_ROWS:
+                    raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.")
+                from advisor.calibrations import calibration_create
+
+                calibration = calibration_create(owner=request.user, name=form.cleaned_data["name"], runs=runs)
+            except RunValidationError as error:
+                row_errors = [str(e) for e in error.errors[:MAX_ERRORS_SHOWN]]
+                if len(error.errors) > MAX_ERRORS_SHOWN:
+                    row_errors.append(f"... and {len(error.errors) - MAX_ERRORS_SHOWN} more")
+                form.add_error("runs", f"{len(error.errors)} problem(s) in the file; see the list below.")
+            except (forms.ValidationError, ValueError) as error:
+                form.add_error("runs" if isinstance(error, forms.ValidationError) else "name", str(error))
+            else:
+                messages.success(request, f"Fitted “{calibration.name}” on {calibration.runs} runs.")
+                return redirect("calibration-detail", calibration_id=calibration.pk)
+        status = 400
+    context = {
+        "form": form,
+        "row_errors": row_errors,
+        "calibrations": _visible(request.user),
+        "active_id": _active_id(request.user),
+    }
+    return render(request, "calibrations/list.html", context, status=status)
+
+
+def _own_or_default(request: HttpRequest, calibration_id: int) -> Calibration:
+    calibration = _visible(request.user).filter(pk=calibration_id).first()
+    if calibration is None:
+        raise Http404("No such calibration")
+    return calibration
+
+
+def fit_report(calibration: Calibration) -> dict[str, Any]:
+    """What the fit report page prints, read from the stored calibration document."""
+    report = (calibration.document or {}).get("report") or {}
+    per_gpu = [
+        {
+            "gpu": gpu,
+            "runs": values.get("runs"),
+            "mape": values.get("mape"),
+            "median_ape": values.get("median_ape"),
+            "p90_ape": values.get("p90_ape"),
+        }
+        for gpu, values in sorted((report.get("per_gpu") or {}).items())
+    ]
+    residuals = report.get("residuals") or []
+    points = [
+        (float(r["measured_tokens_per_s"]), float(r["predicted_tokens_per_s"]), str(r.get("gpu", "")))
+        for r in residuals
+        if r.get("measured_tokens_per_s") and r.get("predicted_tokens_per_s")
+    ]
+    baseline = (report.get("baseline") or {}).get("loo") or {}
+    return {
+        "runs": calibration.runs,
+        "loo_mape": calibration.loo_mape,
+        "loo_median_ape": report.get("loo_median_ape"),
+        "loo_p90_ape": report.get("loo_p90_ape"),
+        "in_sample_mape": report.get("in_sample_mape"),
+        "baseline_mape": baseline.get("mape"),
+        "per_gpu": per_gpu,
+        "chart": chart_residuals(points=points) if points else None,
+        "sources": report.get("sources") or [],
+    }
+
+
+@login_required
+@require_GET
+def calibration_detail(request: HttpRequest, calibration_id: int) -> HttpResponse:
+    calibration = _own_or_default(request, calibration_id)
+    context = {
+        "calibration": calibration,
+        "report": fit_report(calibration),
+        "is_active": _active_id(request.user) == calibration.pk,
+    }
+    return render(request, "calibrations/detail.html", context)
+
+
+@login_required
+@require_POST
+def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpResponse:
+    calibration = _own_or_default(request, calibration_id)
+    from advisor.calibrations import calibration_activate as activate
+
+    activate(user=request.user, calibration=calibration)
+    messages.success(request, f"Your scenarios now use “{calibration.name}”.")
+    return redirect("calibration-detail", calibration_id=calibration.pk)

@@ -1,0 +1,434 @@
+"""The planner form: flat, labelled fields with units that translate to and from the Scenario JSON.
+
+Django validates types and ranges here (the message lands next to the field and the typed value
+stays); the Scenario validator (advisor.scenario) has the last word, and its JSON pointers are
+mapped back onto these fields by :func:`field_for_pointer`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from django import forms
+
+try:  # The GPU catalog lives in the estimator; the planner lists what it knows.
+    from estimator.specs import all_gpus
+
+    GPU_CHOICES = [(spec.id, f"{spec.name} ({spec.id})") for spec in all_gpus()]
+except ImportError:  # pragma: no cover - only while the estimator package is incomplete
+    GPU_CHOICES = []
+
+PRECISIONS = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32")]
+STRATEGIES = [
+    ("auto", "auto: fastest feasible layout per size"),
+    ("ddp", "DDP (full replicas)"),
+    ("zero1", "ZeRO-1"),
+    ("zero2", "ZeRO-2"),
+    ("zero3", "ZeRO-3"),
+    ("fsdp", "FSDP (= ZeRO-3)"),
+    ("hsdp", "HSDP (sharded in node, replicated across)"),
+]
+CHECKPOINTING = [("", "auto"), ("false", "off"), ("selective", "selective"), ("true", "full")]
+MARKETS = [
+    ("on_demand", "on-demand"),
+    ("spot", "spot"),
+    ("reserved_1y", "1-year reserved"),
+    ("reserved_3y", "3-year reserved"),
+]
+
+# Form field -> JSON pointer in the Scenario document. One table, used both ways.
+POINTERS: dict[str, str] = {
+    "name": "/name",
+    "params_b": "/workload/model/params_b",
+    "layers": "/workload/model/layers",
+    "hidden": "/workload/model/hidden",
+    "heads": "/workload/model/heads",
+    "seq_len": "/workload/model/seq_len",
+    "tokens_b": "/workload/tokens",
+    "global_batch": "/workload/global_batch",
+    "precision": "/workload/precision",
+    "strategy": "/workload/parallelism/strategy",
+    "tp": "/workload/parallelism/tp",
+    "pp": "/workload/parallelism/pp",
+    "micro_batch": "/workload/parallelism/micro_batch",
+    "activation_checkpointing": "/workload/parallelism/activation_checkpointing",
+    "runs_per_year": "/workload/runs_per_year",
+    "gpu": "/gpu",
+    "cluster_sizes": "/cluster_sizes",
+    "gpus_per_node": "/network/gpus_per_node",
+    "inter_node_gbps": "/network/inter_node_gbps",
+    "providers": "/rent/providers",
+    "markets": "/rent/markets",
+    "rent_usd_per_gpu_hour": "/rent/usd_per_gpu_hour",
+    "capex_usd": "/buy/capex_usd",
+    "years": "/buy/years",
+    "discount_rate_pct": "/buy/discount_rate",
+    "residual_pct": "/buy/residual_fraction",
+    "power_usd_per_kwh": "/buy/power_usd_per_kwh",
+    "pue": "/buy/pue",
+    "colo_usd_per_kw_month": "/buy/colo_usd_per_kw_month",
+    "support_pct": "/buy/support_fraction_per_year",
+    "staff_usd_per_year": "/buy/staff_usd_per_year",
+    "software_usd_per_gpu_year": "/buy/software_usd_per_gpu_year",
+    "price_decline_pct": "/rent/price_decline_per_year",
+    "utilization_pct": "/utilization",
+}
+# Fields shown in percent whose JSON value is a fraction; tokens are entered in billions.
+PERCENT_FIELDS = {"discount_rate_pct", "residual_pct", "support_pct", "utilization_pct", "price_decline_pct"}
+SCALES = {"tokens_b": 1e9} | dict.fromkeys(PERCENT_FIELDS, 0.01)
+
+SECTIONS: list[tuple[str, str, list[str]]] = [
+    (
+        "workload",
+        "Workload",
+        [
+            "name",
+            "params_b",
+            "tokens_b",
+            "seq_len",
+            "global_batch",
+            "precision",
+            "runs_per_year",
+            "layers",
+            "hidden",
+            "heads",
+        ],
+    ),
+    (
+        "cluster",
+        "Cluster",
+        [
+            "gpu",
+            "cluster_sizes",
+            "gpus_per_node",
+            "inter_node_gbps",
+            "strategy",
+            "tp",
+            "pp",
+            "micro_batch",
+            "activation_checkpointing",
+        ],
+    ),
+    ("renting", "Renting", ["markets", "providers", "rent_usd_per_gpu_hour", "price_decline_pct"]),
+    (
+        "owning",
+        "Owning",
+        [
+            "capex_usd",
+            "years",
+            "discount_rate_pct",
+            "residual_pct",
+            "power_usd_per_kwh",
+            "pue",
+            "colo_usd_per_kw_month",
+            "support_pct",
+            "staff_usd_per_year",
+            "software_usd_per_gpu_year",
+        ],
+    ),
+    ("utilization", "Utilization", ["utilization_pct"]),
+]
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "7b-pretrain": {
+        "label": "7B pretraining, 1T tokens",
+        "scenario": {
+            "name": "7B pretraining",
+            "workload": {
+                "kind": "training",
+                "model": {"params_b": 7, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 4096},
+                "tokens": 1.0e12,
+                "global_batch": 1024,
+                "precision": "bf16",
+                "runs_per_year": 4,
+            },
+            "gpu": "h100-sxm",
+            "cluster_sizes": [8, 16, 32, 64, 128],
+        },
+    },
+    "70b-pretrain": {
+        "label": "70B pretraining, 2T tokens",
+        "scenario": {
+            "name": "70B pretraining",
+            "workload": {
+                "kind": "training",
+                "model": {"params_b": 70, "layers": 80, "hidden": 8192, "heads": 64, "seq_len": 4096},
+                "tokens": 2.0e12,
+                "global_batch": 1024,
+                "precision": "bf16",
+                "runs_per_year": 1,
+            },
+            "gpu": "h100-sxm",
+            "cluster_sizes": [64, 128, 256, 512, 1024],
+            "utilization": 0.7,
+        },
+    },
+    "8b-finetune": {
+        "label": "8B fine-tune, 2B tokens",
+        "scenario": {
+            "name": "8B fine-tune",
+            "workload": {
+                "kind": "training",
+                "model": {"params_b": 8, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 8192},
+                "tokens": 2.0e9,
+                "global_batch": 64,
+                "precision": "bf16",
+                "runs_per_year": 24,
+            },
+            "gpu": "h100-sxm",
+            "cluster_sizes": [1, 2, 4, 8, 16],
+            "utilization": 0.4,
+        },
+    },
+}
+DEFAULT_PRESET = "7b-pretrain"
+
+# The form's own defaults for the fields every preset shares (DESIGN.md's documented defaults).
+BASE_INITIAL: dict[str, Any] = {
+    "precision": "bf16",
+    "strategy": "auto",
+    "activation_checkpointing": "",
+    "runs_per_year": 4,
+    "cluster_sizes": "8, 16, 32, 64, 128",
+    "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"],
+    "staff_usd_per_year": 0,
+    "utilization_pct": 60,
+}
+# Ownership fields left empty take the pricing catalog's defaults; the form shows them as placeholders.
+CATALOG_FIELDS = {
+    "years": "years",
+    "discount_rate_pct": "discount_rate",
+    "residual_pct": "residual_fraction",
+    "power_usd_per_kwh": "power_usd_per_kwh",
+    "pue": "pue",
+    "colo_usd_per_kw_month": "colo_usd_per_kw_month",
+    "support_pct": "support_fraction_per_year",
+}
+
+_SIZES_RE = re.compile(r"^\s*\d+(\s*[,\s]\s*\d+)*\s*$")
+
+
+def _number(label: str, *, help_text: str, required: bool = False, **kwargs: Any) -> forms.FloatField:
+    return forms.FloatField(label=label, help_text=help_text, required=required, **kwargs)
+
+
+def _integer(label: str, *, help_text: str, required: bool = False, **kwargs: Any) -> forms.IntegerField:
+    return forms.IntegerField(label=label, help_text=help_text, required=required, **kwargs)
+
+
+class PlannerForm(forms.Form):
+    name = forms.CharField(
+        label="Scenario name", max_length=200, required=False, help_text="Shown on saved scenarios and the PDF cover."
+    )
+    params_b = _number(
+        "Model size (billions of parameters)",
+        required=True,
+        min_value=0.001,
+        max_value=100_000,
+        help_text="Total parameters, e.g. 7 for a 7B model.",
+    )
+    tokens_b = _number(
+        "Training tokens (billions)",
+        required=True,
+        min_value=0.000001,
+        help_text="Tokens processed by one run: 1000 = 1T tokens.",
+    )
+    seq_len = _integer("Sequence length (tokens)", min_value=1, help_text="Tokens per training sequence.")
+    global_batch = _integer(
+        "Global batch (sequences)", min_value=1, help_text="Sequences per optimizer step across all GPUs."
+    )
+    precision = forms.ChoiceField(label="Precision", choices=PRECISIONS, help_text="Arithmetic of the matmuls.")
+    runs_per_year = _number(
+        "Runs per year", min_value=0.001, help_text="How often this job runs; it sets how busy an owned cluster is."
+    )
+    layers = _integer("Layers", min_value=1, help_text="Optional: derived from the model size when empty.")
+    hidden = _integer("Hidden size", min_value=1, help_text="Optional: model width.")
+    heads = _integer("Attention heads", min_value=1, help_text="Optional.")
+
+    gpu = forms.ChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
+    cluster_sizes = forms.CharField(
+        label="Cluster sizes (GPUs)",
+        max_length=200,
+        help_text="Candidate sizes to compare, separated by commas, e.g. 8, 16, 32.",
+    )
+    gpus_per_node = _integer(
+        "GPUs per node",
+        min_value=1,
+        max_value=72,
+        help_text="GPUs in one server (NVLink domain); empty = the GPU's typical server.",
+    )
+    inter_node_gbps = _number(
+        "Scale-out bandwidth per node (Gb/s)",
+        min_value=0.001,
+        help_text="Network between nodes: 8 x 400 Gb/s InfiniBand = 3200; empty = the typical server.",
+    )
+    strategy = forms.ChoiceField(label="Sharding strategy", choices=STRATEGIES, help_text="auto picks per size.")
+    tp = _integer("Tensor parallel (GPUs)", min_value=1, help_text="Optional: empty = chosen per size.")
+    pp = _integer("Pipeline stages", min_value=1, help_text="Optional: empty = chosen per size.")
+    micro_batch = _integer("Micro-batch (sequences)", min_value=1, help_text="Optional: per GPU per step.")
+    activation_checkpointing = forms.ChoiceField(
+        label="Activation checkpointing", choices=CHECKPOINTING, required=False, help_text="Trades compute for memory."
+    )
+
+    markets = forms.MultipleChoiceField(
+        label="Rental markets",
+        choices=MARKETS,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Which prices to consider; none checked = all.",
+    )
+    providers = forms.CharField(
+        label="Providers", required=False, max_length=300, help_text="Comma-separated ids (e.g. aws, gcp); empty = all."
+    )
+    rent_usd_per_gpu_hour = _number(
+        "Your rental quote (USD per GPU-hour)",
+        min_value=0.0001,
+        help_text="Optional: a negotiated price that overrides the catalog.",
+    )
+    price_decline_pct = _number(
+        "Rental price decline (% per year)",
+        min_value=0,
+        max_value=90,
+        help_text="Expected yearly fall of rental prices over the horizon; empty = none.",
+    )
+
+    capex_usd = _number(
+        "Purchase price of one node (USD)",
+        min_value=1,
+        help_text="Optional: all-in quote for one server of 'GPUs per node' GPUs; empty = catalog quote.",
+    )
+    years = _number("Service life (years)", min_value=0.5, max_value=15, help_text="Depreciation horizon.")
+    discount_rate_pct = _number("Discount rate (% per year)", min_value=0, max_value=100, help_text="Cost of capital.")
+    residual_pct = _number(
+        "Residual value (% of capex)", min_value=0, max_value=100, help_text="Resale value at the end of life."
+    )
+    power_usd_per_kwh = _number("Electricity (USD per kWh)", min_value=0, help_text="Price of energy.")
+    pue = _number("PUE", min_value=1, max_value=3, help_text="Facility overhead: 1.3 = 30% extra energy for cooling.")
+    colo_usd_per_kw_month = _number(
+        "Colocation (USD per kW-month)",
+        min_value=0,
+        help_text="Rack space and power capacity, billed on contracted kW.",
+    )
+    support_pct = _number(
+        "Support (% of capex per year)", min_value=0, max_value=100, help_text="Vendor support and spares."
+    )
+    staff_usd_per_year = _number("Staff (USD per year)", min_value=0, help_text="Operations people for the cluster.")
+    software_usd_per_gpu_year = _number(
+        "Software (USD per GPU-year)", min_value=0, help_text="Licences, e.g. an enterprise AI stack; empty = none."
+    )
+
+    utilization_pct = _number(
+        "Utilization (% of the year busy)",
+        min_value=1,
+        max_value=100,
+        help_text="Share of the year the owned cluster does useful work.",
+    )
+
+    def __init__(self, *args: Any, ownership_defaults: dict[str, float] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, key in CATALOG_FIELDS.items():
+            if ownership_defaults and key in ownership_defaults:
+                value = ownership_defaults[key] / SCALES.get(name, 1)
+                self.fields[name].widget.attrs["placeholder"] = f"{value:g}"
+                self.fields[name].help_text += f" Empty = catalog default {value:g}."
+        for name, field in self.fields.items():
+            field.widget.attrs.setdefault("aria-describedby", f"help-{name} error-{name}")
+            if isinstance(field, forms.FloatField):
+                field.widget.attrs.setdefault("step", "any")
+
+    def clean_cluster_sizes(self) -> list[int]:
+        raw = self.cleaned_data["cluster_sizes"]
+        if not _SIZES_RE.match(raw or ""):
+            raise forms.ValidationError("Enter whole numbers of GPUs separated by commas, e.g. 8, 16, 32.")
+        sizes = sorted({int(part) for part in re.split(r"[,\s]+", raw.strip()) if part})
+        if not sizes or sizes[0] < 1:
+            raise forms.ValidationError("Every size needs at least 1 GPU.")
+        if len(sizes) > 16:
+            raise forms.ValidationError("At most 16 sizes at once.")
+        if sizes[-1] > 100_000:
+            raise forms.ValidationError("At most 100,000 GPUs.")
+        return sizes
+
+    def clean_providers(self) -> list[str]:
+        raw = self.cleaned_data.get("providers") or ""
+        return [part.strip().lower() for part in raw.split(",") if part.strip()]
+
+    def to_scenario(self) -> dict[str, Any]:
+        """The Scenario JSON of the cleaned data; empty optional fields are left out (defaults apply)."""
+        data = self.cleaned_data
+        document: dict[str, Any] = {"workload": {"kind": "training"}}
+        for name, pointer in POINTERS.items():
+            value = data.get(name)
+            if value is None or value == "" or value == []:
+                if name != "markets":
+                    continue
+                value = [choice for choice, _ in MARKETS]
+            if name in SCALES:
+                value = value * SCALES[name]
+            if name == "activation_checkpointing":
+                value = {"true": True, "false": False}.get(value, value)
+            if isinstance(value, float) and value.is_integer() and name not in SCALES:
+                value = int(value)
+            _set(document, pointer, value)
+        if not document.get("name"):
+            document["name"] = "Untitled scenario"
+        return document
+
+
+def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
+    keys = pointer.strip("/").split("/")
+    target = document
+    for key in keys[:-1]:
+        target = target.setdefault(key, {})
+    target[keys[-1]] = value
+
+
+def _get(document: dict[str, Any], pointer: str) -> Any:
+    value: Any = document
+    for key in pointer.strip("/").split("/"):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def initial_from_scenario(document: dict[str, Any]) -> dict[str, Any]:
+    """Form initial values for a Scenario JSON (a preset, a saved scenario or an Advice's normalized one)."""
+    initial = dict(BASE_INITIAL)
+    for name, pointer in POINTERS.items():
+        value = _get(document, pointer)
+        if value is None:
+            continue
+        if name in SCALES:
+            value = round(value / SCALES[name], 6)
+            if float(value).is_integer():
+                value = int(value)
+        elif name == "cluster_sizes":
+            value = ", ".join(str(v) for v in value)
+        elif name == "providers":
+            value = ", ".join(value)
+        elif name == "activation_checkpointing":
+            value = {True: "true", False: "false"}.get(value, value)
+        initial[name] = value
+    return initial
+
+
+def preset_initial(key: str) -> dict[str, Any]:
+    preset = PRESETS.get(key) or PRESETS[DEFAULT_PRESET]
+    return initial_from_scenario(copy.deepcopy(preset["scenario"]))
+
+
+def field_for_pointer(pointer: str) -> str | None:
+    """The form field that edits the JSON value at ``pointer`` (or one of its parents), if any."""
+    candidates = sorted(POINTERS.items(), key=lambda item: -len(item[1]))
+    for name, field_pointer in candidates:
+        if pointer == field_pointer or pointer.startswith(field_pointer + "/"):
+            return name
+    return None
+
+
+def sections(form: PlannerForm) -> list[dict[str, Any]]:
+    """Bound fields grouped for the template, in display order."""
+    return [{"key": key, "title": title, "fields": [form[name] for name in names]} for key, title, names in SECTIONS]

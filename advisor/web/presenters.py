@@ -1,0 +1,324 @@
+"""Turn an Advice dict into what the templates print: formatted numbers with units, rows, charts.
+
+Shared by every page that shows an Advice and by the PDF proposal, so the two always agree.
+Formatting only: every number comes from the Advice as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor import charts
+from advisor.charts import format_hours, format_percent, format_usd
+
+MARKET_LABELS = charts.MARKET_LABELS
+STRATEGY_LABELS = {
+    "ddp": "DDP",
+    "zero1": "ZeRO-1",
+    "zero2": "ZeRO-2",
+    "zero3": "ZeRO-3",
+    "fsdp": "FSDP",
+    "hsdp": "HSDP",
+}
+
+
+def _get(mapping: Any, *keys: str) -> Any:
+    value = mapping
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def usd(value: Any) -> str:
+    return "n/a" if value is None else format_usd(float(value))
+
+
+def usd_exact(value: Any) -> str:
+    """Whole dollars with separators: the form the PDF's key figures use."""
+    return "n/a" if value is None else f"${float(value):,.0f}"
+
+
+def percent(value: Any) -> str:
+    return "n/a" if value is None else format_percent(float(value))
+
+
+def hours(value: Any) -> str:
+    return "n/a" if value is None else format_hours(float(value))
+
+
+def layout_text(layout: dict[str, Any] | None) -> str:
+    if not layout:
+        return "n/a"
+    parts = [STRATEGY_LABELS.get(str(layout.get("strategy")), str(layout.get("strategy") or "?"))]
+    for key, label in (("tp", "TP"), ("pp", "PP"), ("cp", "CP")):
+        if layout.get(key) not in (None, 1):
+            parts.append(f"{label} {layout[key]}")
+    if layout.get("micro_batch") is not None:
+        parts.append(f"micro-batch {layout['micro_batch']}")
+    checkpointing = layout.get("activation_checkpointing")
+    if checkpointing not in (None, False, "false"):
+        parts.append("full recompute" if checkpointing in (True, "true") else f"{checkpointing} recompute")
+    return " · ".join(parts)
+
+
+def offer_text(offer: dict[str, Any] | None) -> str:
+    if not offer:
+        return "no offer"
+    market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
+    price = offer.get("usd_per_gpu_hour", 0)
+    return f"{offer.get('provider', '?')} {offer.get('instance', '')} {market} at ${price:,.2f}/GPU-h"
+
+
+def size_rows(advice: dict[str, Any]) -> list[dict[str, Any]]:
+    recommended = _get(advice, "recommendation", "gpus")
+    rows = []
+    for size in advice.get("sizes", []):
+        band = ""
+        if size.get("run_hours_p10") is not None and size.get("run_hours_p90") is not None:
+            band = f"{hours(size['run_hours_p10'])} to {hours(size['run_hours_p90'])}"
+        break_even = _get(size, "buy", "break_even_utilization")
+        rows.append(
+            {
+                "gpus": size.get("gpus"),
+                "nodes": size.get("nodes"),
+                "layout": layout_text(size.get("layout")),
+                "run_time": hours(size.get("run_hours")),
+                "run_time_band": band,
+                "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
+                "rent_offer": offer_text(_get(size, "rent", "offer")),
+                "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
+                "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
+                "mfu": percent(size.get("mfu")),
+                "scaling_efficiency": percent(size.get("scaling_efficiency")),
+                "fits_memory": bool(size.get("fits_memory")),
+                "memory": "n/a" if size.get("memory_per_gpu_gb") is None else f"{size['memory_per_gpu_gb']:.0f} GB/GPU",
+                "break_even": "never" if break_even is None or break_even > 1 else percent(break_even),
+                "break_even_hours": (
+                    ""
+                    if _get(size, "buy", "break_even_hours_per_year") is None
+                    else f"{size['buy']['break_even_hours_per_year']:,.0f} h/yr"
+                ),
+                "recommended": size.get("gpus") == recommended,
+            }
+        )
+    return rows
+
+
+def recommended_size(advice: dict[str, Any]) -> dict[str, Any] | None:
+    gpus = _get(advice, "recommendation", "gpus")
+    return next((s for s in advice.get("sizes", []) if s.get("gpus") == gpus), None)
+
+
+def headline(advice: dict[str, Any]) -> dict[str, Any]:
+    """The recommendation and the three numbers that matter, for the page and the PDF summary."""
+    recommendation = advice.get("recommendation") or {}
+    action = recommendation.get("action")
+    size = recommended_size(advice) or {}
+    cost = _get(size, "buy" if action == "buy" else "rent", "usd_per_run")
+    alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
+    return {
+        "action": action,
+        "action_label": {"buy": "Buy", "rent": "Rent"}.get(action or "", "No recommendation"),
+        "gpus": recommendation.get("gpus"),
+        "reasons": recommendation.get("reasons") or [],
+        "figures": [
+            {
+                "key": "cost_per_run",
+                "label": f"Cost per run ({'owned' if action == 'buy' else 'rented'})",
+                "value": usd_exact(cost),
+                "note": f"vs {usd_exact(alternative)} {'rented' if action == 'buy' else 'owned'}",
+            },
+            {
+                "key": "run_time",
+                "label": "Time per run",
+                "value": hours(size.get("run_hours")),
+                "note": f"{size.get('gpus', '?')} GPUs on {size.get('nodes', '?')} nodes",
+            },
+            {
+                "key": "break_even",
+                "label": "Break-even utilization",
+                "value": percent(_get(size, "buy", "break_even_utilization")),
+                "note": f"planned {percent(_get(advice, 'scenario', 'utilization'))}",
+            },
+        ],
+    }
+
+
+def key_figures(advice: dict[str, Any]) -> list[tuple[str, str]]:
+    """The recommended size's figures at full precision, as the PDF's summary prints them."""
+    size = recommended_size(advice) or {}
+    break_even = _get(size, "buy", "break_even_utilization")
+    run_hours = size.get("run_hours")
+    return [
+        ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
+        ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
+        ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
+        ("Break-even utilization", "n/a" if break_even is None else f"{float(break_even) * 100:.1f}%"),
+    ]
+
+
+def freshness(advice: dict[str, Any]) -> dict[str, Any]:
+    info = advice.get("price_freshness") or {}
+    kind = info.get("kind") or "unknown"
+    observed = info.get("observed_at") or advice.get("prices_as_of")
+    if kind == "snapshot":
+        text = f"Snapshot prices, observed {observed}"
+    elif kind == "live":
+        text = f"Live prices, observed {observed}"
+    elif kind == "manual":
+        text = "Your own rental quote"
+    else:
+        text = f"Prices as of {observed}" if observed else "No price data"
+    return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale"))}
+
+
+def calibration_line(advice: dict[str, Any]) -> str:
+    calibration = advice.get("calibration") or {}
+    if not calibration:
+        return "Estimates are uncalibrated."
+    mape = calibration.get("loo_mape")
+    accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
+    runs, name = calibration.get("runs", "?"), calibration.get("name", "?")
+    return f"Throughput calibrated on {runs} profiled runs ('{name}'): {accuracy}."
+
+
+def assumptions(advice: dict[str, Any]) -> list[tuple[str, str]]:
+    scenario = advice.get("scenario") or {}
+    workload = scenario.get("workload") or {}
+    model = workload.get("model") or {}
+    buy = scenario.get("buy") or {}
+    rent = scenario.get("rent") or {}
+    network = scenario.get("network") or {}
+    gpu = advice.get("gpu") or {}
+    rows: list[tuple[str, str]] = [
+        ("Workload", f"{workload.get('kind', 'training')}, {model.get('params_b', '?')}B parameters"),
+    ]
+    if workload.get("tokens") is not None:
+        rows.append(("Tokens per run", f"{workload['tokens'] / 1e9:,.0f} billion"))
+    rows += [
+        ("Sequence length", f"{model.get('seq_len', 'n/a')} tokens"),
+        ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
+        ("Precision", str(workload.get("precision", "n/a"))),
+        ("Runs per year", f"{workload.get('runs_per_year', 'n/a')}"),
+        ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
+        ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
+        (
+            "Network",
+            f"{network.get('gpus_per_node', '?')} GPUs per node, "
+            f"{network.get('inter_node_gbps', '?')} Gb/s per node between nodes",
+        ),
+        (
+            "Rental markets",
+            ", ".join(MARKET_LABELS.get(m, m) for m in rent.get("markets") or []) or "all",
+        ),
+        ("Providers", ", ".join(rent.get("providers") or []) or "all"),
+    ]
+    if rent.get("usd_per_gpu_hour") is not None:
+        rows.append(("Your rental quote", f"${rent['usd_per_gpu_hour']:,.2f} per GPU-hour"))
+    if buy.get("capex_usd") is not None:
+        rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
+    rows += [
+        ("Service life", f"{buy.get('years', 'n/a')} years"),
+        ("Discount rate", percent(buy.get("discount_rate"))),
+        ("Residual value", f"{percent(buy.get('residual_fraction'))} of capex"),
+        ("Electricity", f"${buy.get('power_usd_per_kwh', 0):,.3f} per kWh, PUE {buy.get('pue', 'n/a')}"),
+        ("Colocation", f"${buy.get('colo_usd_per_kw_month', 0):,.0f} per kW-month"),
+        ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
+        ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
+        ("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"),
+    ]
+    return rows
+
+
+def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every distinct rental offer the Advice used, and the hardware quote, with observed dates."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for size in advice.get("sizes", []):
+        offers = [_get(size, "rent", "offer")]
+        offers += [_get(entry, "offer") for entry in (_get(size, "rent", "by_market") or {}).values()]
+        for offer in offers:
+            if not offer:
+                continue
+            key = (offer.get("provider"), offer.get("instance"), offer.get("region"), offer.get("market"))
+            seen.setdefault(
+                key,
+                {
+                    "what": f"{offer.get('provider')} {offer.get('instance')} ({offer.get('region')})",
+                    "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
+                    "price": f"${offer.get('usd_per_gpu_hour', 0):,.2f} per GPU-hour",
+                    "observed_at": offer.get("observed_at", "n/a"),
+                    "source": offer.get("source", ""),
+                },
+            )
+    sources = list(seen.values())
+    quote = advice.get("hardware_quote")
+    if quote:
+        sources.append(
+            {
+                "what": f"purchase of one {quote.get('gpus_per_server', '?')}-GPU {quote.get('gpu', '')} server",
+                "market": "purchase",
+                "price": usd_exact(quote.get("usd")),
+                "observed_at": quote.get("quoted_on", "n/a"),
+                "source": quote.get("source", ""),
+            }
+        )
+    return sources
+
+
+def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "advice": advice,
+        "headline": headline(advice),
+        "key_figures": key_figures(advice),
+        "rows": size_rows(advice),
+        "charts": charts.advice_charts(advice),
+        "freshness": freshness(advice),
+        "calibration_line": calibration_line(advice),
+        "warnings": advice.get("warnings") or [],
+        "assumptions": assumptions(advice),
+        "price_sources": price_sources(advice),
+        "gpu_name": _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu"),
+    }
+
+
+def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[str, Any]:
+    """Side-by-side rows for 2-4 saved scenarios: (scenario, Advice or None when it no longer validates)."""
+    columns = []
+    for scenario, advice in pairs:
+        if advice is None:
+            columns.append({"scenario": scenario, "valid": False})
+            continue
+        top = headline(advice)
+        size = recommended_size(advice) or {}
+        columns.append(
+            {
+                "scenario": scenario,
+                "valid": True,
+                "values": {
+                    "Recommendation": f"{top['action_label']} {top['gpus'] or ''} GPUs".strip(),
+                    "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
+                    "Time per run": hours(size.get("run_hours")),
+                    "Rent per run": usd_exact(_get(size, "rent", "usd_per_run")),
+                    "Own per run": usd_exact(_get(size, "buy", "usd_per_run")),
+                    "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
+                    "Rental price": offer_text(_get(size, "rent", "offer")),
+                    "Break-even utilization": percent(_get(size, "buy", "break_even_utilization")),
+                    "Scaling efficiency": percent(size.get("scaling_efficiency")),
+                    "Prices": freshness(advice)["text"],
+                    "Calibration": calibration_line(advice),
+                    **{f"Input: {label}": value for label, value in assumptions(advice)},
+                },
+            }
+        )
+    labels: list[str] = []
+    for column in columns:
+        for label in column.get("values", {}):
+            if label not in labels:
+                labels.append(label)
+    rows = []
+    for label in labels:
+        values = [c["values"].get(label, "") if c["valid"] else "invalid scenario" for c in columns]
+        rows.append({"label": label, "values": values, "differs": len(set(values)) > 1})
+    return {"columns": columns, "rows": rows}

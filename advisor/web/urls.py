@@ -1,0 +1,33 @@
+from django.urls import path
+
+from advisor.web import calibration_views, views
+
+urlpatterns = [
+    path("plan/", views.planner, name="planner"),
+    path("plan/results/", views.planner_results, name="planner-results"),
+    path("plan/save/", views.planner_save, name="planner-save"),
+    path("plan/proposal.pdf", views.planner_proposal, name="planner-proposal"),
+    path("scenarios/", views.scenario_list, name="scenario-list"),
+    path("scenarios/compare/", views.scenario_compare, name="scenario-compare"),
+    path("scenarios/<int:scenario_id>/", views.scenario_detail, name="scenario-detail"),
+    path("scenarios/<int:scenario_id>/rename/", views.scenario_rename, name="scenario-rename"),
+    path("scenarios/<int:scenario_id>/duplicate/", views.scenario_duplicate, name="scenario-duplicate"),
+    path("scenarios/<int:scenario_id>/delete/", views.scenario_delete, name="scenario-delete"),
+    path(
+        "scenarios/<int:scenario_id>/versions/<int:number>/restore/",
+        views.scenario_restore,
+        name="scenario-restore",
+    ),
+    path("scenarios/<int:scenario_id>/proposal.pdf", views.scenario_proposal, name="scenario-proposal"),
+    path("scenarios/<int:scenario_id>/share/", views.share_create, name="share-create"),
+    path("scenarios/<int:scenario_id>/share/<int:link_id>/revoke/", views.share_revoke, name="share-revoke"),
+    path("s/<str:token>/", views.shared, name="shared"),
+    path("s/<str:token>/proposal.pdf", views.shared_proposal, name="shared-proposal"),
+    path("calibrations/", calibration_views.calibration_list, name="calibration-list"),
+    path("calibrations/<int:calibration_id>/", calibration_views.calibration_detail, name="calibration-detail"),
+    path(
+        "calibrations/<int:calibration_id>/activate/",
+        calibration_views.calibration_activate,
+        name="calibration-activate",
+    ),
+]

@@ -1,0 +1,336 @@
+"""Web pages: they translate HTTP to the planning, scenario and calibration services and back.
+
+Another user's scenario, share link or calibration does not exist for you: every lookup goes
+through an owner-scoped selector and a miss answers 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from advisor import scenarios as store
+from advisor.models import Scenario, ShareLink
+from advisor.proposal import render_proposal_pdf
+from advisor.web import forms as planner_forms
+from advisor.web.forms import PlannerForm
+from advisor.web.planning import ScenarioError, advice_for, ownership_defaults_or_none
+from advisor.web.presenters import compare_columns, results_context
+
+PENDING_KEY = "planner_pending"
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _planner_form(
+    data: QueryDict | dict[str, Any] | None = None, *, initial: dict[str, Any] | None = None
+) -> PlannerForm:
+    return PlannerForm(data, initial=initial, ownership_defaults=ownership_defaults_or_none())
+
+
+def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
+    for item in error.errors:
+        field = planner_forms.field_for_pointer(item.get("pointer") or "")
+        message = item.get("message", "invalid")
+        if field and field in form.fields:
+            form.add_error(field, message)
+        else:
+            form.add_error(None, f"{item.get('pointer') or 'scenario'}: {message}")
+
+
+def _calculate(request: HttpRequest, form: PlannerForm) -> dict[str, Any] | None:
+    """The Advice for a bound planner form, or None with the problems added to the form."""
+    if not form.is_valid():
+        return None
+    try:
+        return advice_for(document=form.to_scenario(), user=request.user)
+    except ScenarioError as error:
+        _apply_scenario_errors(form, error)
+        return None
+
+
+def _error_items(form: PlannerForm) -> list[tuple[str, list[str]]]:
+    return [(field, list(errors)) for field, errors in form.errors.items()]
+
+
+def _planner_page(
+    request: HttpRequest,
+    *,
+    form: PlannerForm,
+    advice: dict[str, Any] | None = None,
+    editing: Scenario | None = None,
+    preset_key: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    context: dict[str, Any] = {
+        "form": form,
+        "sections": planner_forms.sections(form),
+        "presets": list(planner_forms.PRESETS.items()),
+        "preset_key": preset_key,
+        "editing": editing,
+        "results": advice is not None,
+    }
+    if advice is not None:
+        context.update(results_context(advice=advice))
+    return render(request, "planner/plan.html", context, status=status)
+
+
+def _own_scenario(request: HttpRequest, scenario_id: int) -> Scenario:
+    try:
+        return store.scenario_for_user(user=request.user, scenario_id=scenario_id)
+    except Scenario.DoesNotExist:
+        raise Http404("No such scenario") from None
+
+
+def _pdf_response(*, advice: dict[str, Any], name: str) -> HttpResponse:
+    pdf = render_proposal_pdf(advice=advice, scenario_name=name)
+    response = HttpResponse(pdf, content_type="application/pdf")
+    filename = f"{slugify(name) or 'scenario'}-proposal.pdf"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _advice_or_errors(*, scenario: Scenario) -> tuple[dict[str, Any] | None, list[dict[str, str]]]:
+    try:
+        return advice_for(document=scenario.document, user=scenario.owner), []
+    except ScenarioError as error:
+        return None, error.errors
+
+
+# --- the planner -------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def planner(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = _planner_form(request.POST)
+        advice = _calculate(request, form)
+        editing = None
+        if request.user.is_authenticated and request.POST.get("scenario_id", "").isdigit():
+            editing = store.scenarios_for_user(user=request.user).filter(pk=int(request.POST["scenario_id"])).first()
+        return _planner_page(request, form=form, advice=advice, editing=editing, status=200 if advice else 400)
+
+    pending = request.session.get(PENDING_KEY)
+    if pending and request.GET.get("restore"):
+        form = _planner_form(QueryDict(urlencode(pending, doseq=True)))
+        form.is_valid()  # show any problems next to what was typed
+        if request.user.is_authenticated:
+            messages.info(request, "Welcome back: your inputs are restored. Press Save to keep them.")
+        return _planner_page(request, form=form)
+
+    scenario_id = request.GET.get("scenario", "")
+    if scenario_id.isdigit() and request.user.is_authenticated:
+        scenario = _own_scenario(request, int(scenario_id))
+        form = _planner_form(initial=planner_forms.initial_from_scenario(scenario.document))
+        return _planner_page(request, form=form, editing=scenario)
+
+    preset_key = request.GET.get("preset", planner_forms.DEFAULT_PRESET)
+    if preset_key not in planner_forms.PRESETS:
+        preset_key = planner_forms.DEFAULT_PRESET
+    form = _planner_form(initial=planner_forms.preset_initial(preset_key))
+    return _planner_page(request, form=form, preset_key=preset_key)
+
+
+@require_POST
+def planner_results(request: HttpRequest) -> HttpResponse:
+    """The results fragment the planner's script swaps in as inputs change (422 with the errors)."""
+    form = _planner_form(request.POST)
+    advice = _calculate(request, form)
+    if advice is None:
+        return render(request, "planner/results_fragment.html", {"errors": _error_items(form)}, status=422)
+    return render(request, "planner/results_fragment.html", results_context(advice=advice))
+
+
+@require_POST
+def planner_proposal(request: HttpRequest) -> HttpResponse:
+    """The PDF proposal of the scenario on screen (no need to save it first)."""
+    form = _planner_form(request.POST)
+    advice = _calculate(request, form)
+    if advice is None:
+        return _planner_page(request, form=form, status=400)
+    return _pdf_response(advice=advice, name=advice["scenario"].get("name") or "Scenario")
+
+
+@require_POST
+def planner_save(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        # Keep what was typed across the login and bring it back to the planner.
+        request.session[PENDING_KEY] = {k: v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
+        next_url = f"{reverse('planner')}?restore=1"
+        return redirect(f"{reverse('login')}?{urlencode({'next': next_url})}")
+    form = _planner_form(request.POST)
+    editing = None
+    if request.POST.get("scenario_id", "").isdigit():
+        editing = _own_scenario(request, int(request.POST["scenario_id"]))
+    advice = _calculate(request, form)
+    if advice is None:
+        return _planner_page(request, form=form, editing=editing, status=400)
+    document = form.to_scenario()
+    if editing is not None:
+        scenario = store.scenario_update(scenario=editing, name=document["name"], document=document)
+        messages.success(request, f"Saved “{scenario.name}” as a new version; earlier versions are kept.")
+    else:
+        scenario = store.scenario_create(owner=request.user, name=document["name"], document=document)
+        messages.success(request, f"Saved “{scenario.name}”.")
+    request.session.pop(PENDING_KEY, None)
+    return redirect("scenario-detail", scenario_id=scenario.pk)
+
+
+# --- saved scenarios ---------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def scenario_list(request: HttpRequest) -> HttpResponse:
+    scenarios = store.scenarios_for_user(user=request.user)
+    return render(request, "scenarios/list.html", {"scenarios": scenarios})
+
+
+@login_required
+@require_GET
+def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    advice, errors = _advice_or_errors(scenario=scenario)
+    context: dict[str, Any] = {
+        "scenario": scenario,
+        "versions": store.scenario_versions(scenario=scenario),
+        "share_links": store.active_share_links(scenario=scenario),
+        "scenario_errors": errors,
+        "pdf_url": reverse("scenario-proposal", kwargs={"scenario_id": scenario.pk}),
+    }
+    if advice is not None:
+        context.update(results_context(advice=advice))
+    return render(request, "scenarios/detail.html", context)
+
+
+@login_required
+@require_POST
+def scenario_rename(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    name = request.POST.get("name", "")
+    try:
+        document = {**scenario.document, "name": name.strip()}
+        store.scenario_update(scenario=scenario, name=name, document=document)
+    except store.ScenarioNameError as error:
+        messages.error(request, str(error).replace("name: ", "Name ", 1))
+    else:
+        messages.success(request, "Renamed.")
+    return redirect("scenario-detail", scenario_id=scenario.pk)
+
+
+@login_required
+@require_POST
+def scenario_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    copy = store.scenario_duplicate(scenario=scenario, owner=request.user)
+    messages.success(request, f"Duplicated as “{copy.name}”.")
+    return redirect("scenario-detail", scenario_id=copy.pk)
+
+
+@login_required
+@require_POST
+def scenario_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    name = scenario.name
+    store.scenario_delete(scenario=scenario)
+    messages.success(request, f"Deleted “{name}”.")
+    return redirect("scenario-list")
+
+
+@login_required
+@require_POST
+def scenario_restore(request: HttpRequest, scenario_id: int, number: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    try:
+        store.scenario_restore_version(scenario=scenario, number=number)
+    except scenario.versions.model.DoesNotExist:
+        raise Http404("No such version") from None
+    messages.success(request, f"Restored version {number} as the newest version.")
+    return redirect("scenario-detail", scenario_id=scenario.pk)
+
+
+@login_required
+@require_GET
+def scenario_proposal(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    advice, errors = _advice_or_errors(scenario=scenario)
+    if advice is None:
+        messages.error(request, "This scenario is no longer valid: " + "; ".join(e["message"] for e in errors))
+        return redirect("scenario-detail", scenario_id=scenario.pk)
+    return _pdf_response(advice=advice, name=scenario.name)
+
+
+@login_required
+@require_GET
+def scenario_compare(request: HttpRequest) -> HttpResponse:
+    raw_ids = request.GET.getlist("ids")
+    if not all(i.isdigit() for i in raw_ids):
+        return HttpResponseBadRequest("ids must be scenario numbers")
+    ids = list(dict.fromkeys(int(i) for i in raw_ids))
+    if not 2 <= len(ids) <= 4:
+        messages.error(request, "Pick two to four scenarios to compare.")
+        return redirect("scenario-list")
+    scenarios = [_own_scenario(request, i) for i in ids]
+    pairs = [(s, _advice_or_errors(scenario=s)[0]) for s in scenarios]
+    return render(request, "scenarios/compare.html", compare_columns(pairs=pairs))
+
+
+@login_required
+@require_POST
+def share_create(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    link = store.share_link_create(scenario=scenario)
+    url = request.build_absolute_uri(reverse("shared", kwargs={"token": link.token}))
+    messages.success(request, f"Anyone with this link can read (not edit) this scenario: {url}")
+    return redirect("scenario-detail", scenario_id=scenario.pk)
+
+
+@login_required
+@require_POST
+def share_revoke(request: HttpRequest, scenario_id: int, link_id: int) -> HttpResponse:
+    scenario = _own_scenario(request, scenario_id)
+    link = ShareLink.objects.filter(scenario=scenario, pk=link_id).first()
+    if link is None:
+        raise Http404("No such share link")
+    store.share_link_revoke(link=link)
+    messages.success(request, "The share link is revoked; it now answers 'not found'.")
+    return redirect("scenario-detail", scenario_id=scenario.pk)
+
+
+def _shared_scenario(token: str) -> Scenario:
+    scenario = store.scenario_for_share_token(token=token)
+    if scenario is None:
+        raise Http404("This link does not exist or was revoked")
+    return scenario
+
+
+@require_GET
+def shared(request: HttpRequest, token: str) -> HttpResponse:
+    scenario = _shared_scenario(token)
+    advice, errors = _advice_or_errors(scenario=scenario)
+    context: dict[str, Any] = {
+        "scenario": scenario,
+        "scenario_errors": errors,
+        "pdf_url": reverse("shared-proposal", kwargs={"token": token}),
+    }
+    if advice is not None:
+        context.update(results_context(advice=advice))
+    return render(request, "scenarios/shared.html", context)
+
+
+@require_GET
+def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
+    scenario = _shared_scenario(token)
+    advice, _ = _advice_or_errors(scenario=scenario)
+    if advice is None:
+        raise Http404("This scenario cannot be computed any more")
+    return _pdf_response(advice=advice, name=scenario.name)
