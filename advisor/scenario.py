@@ -346,8 +346,7 @@ def ownership_defaults() -> dict[str, float]:
     """Ownership-cost defaults (years, discount rate, ...) from the pricing catalog, by key."""
     from pricing.selectors import ownership_defaults as catalog_defaults
 
-    rows = catalog_defaults()
-    return {key: float(getattr(row, "value", row)) for key, row in rows.items()}
+    return {key: float(row["value"]) for key, row in catalog_defaults().items()}
 
 
 def _default(where: str) -> Any:
