@@ -1,0 +1,321 @@
+"""AWS through boto3: Price List `get_products` (us-east-1 endpoint), EC2 instance types and spot history.
+
+- On-demand and reserved (standard, no upfront, 1 and 3 years) from `pricing.get_products`, filtered
+  to GPU instances, Linux, shared tenancy, no pre-installed software, used capacity, paginated by
+  NextToken (price-feeds.md 5.1). Capacity Block products (priced $0, `marketoption` not OnDemand),
+  Windows rows and usage types other than box usage are counted as rejections.
+- GPU model, count and memory from EC2 `describe_instance_types` (with SkyPilot's fix-ups: p5en
+  reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported).
+- Spot from EC2 `describe_spot_price_history` (Linux/UNIX, now): the cheapest zone per region.
+Credentials: PRICING_AWS_ACCESS_KEY_ID/SECRET, or boto3's default chain.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from django.conf import settings
+
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedError,
+    FeedNetworkError,
+    FeedNotConfigured,
+    OfferRecord,
+    Progress,
+    Rejection,
+    parse_datetime,
+    to_decimal,
+)
+
+PRICING_REGION = "us-east-1"  # the Price List API answers from us-east-1 for every region
+RETRYABLE_CODES = {
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "ServiceUnavailable",
+    "InternalError",
+    "InternalErrorException",
+    "RequestTimeout",
+}
+BOX_USAGE = re.compile(r"^(?:[A-Z0-9]+-)?BoxUsage:")  # no prefix in us-east-1, USW2- / EU- elsewhere
+RESERVED_MARKETS = {"1yr": "reserved_1y", "3yr": "reserved_3y"}
+# Instance types whose EC2 GPU info needs fixing (price-feeds.md 1.1 and 2.2).
+GPU_FIXUPS: dict[str, tuple[str, int]] = {
+    "p5en.48xlarge": ("h200", 8),
+    "p5e.48xlarge": ("h200", 8),
+    "p4de.24xlarge": ("a100-80gb", 8),
+    "p3dn.24xlarge": ("v100-32gb", 8),
+}
+
+
+def product_filters(region: str) -> list[dict[str, str]]:
+    terms = {
+        "regionCode": region,
+        "instanceFamily": "GPU instance",
+        "operatingSystem": "Linux",
+        "tenancy": "Shared",
+        "preInstalledSw": "NA",
+        "capacitystatus": "Used",
+        "licenseModel": "No License required",
+    }
+    return [{"Type": "TERM_MATCH", "Field": name, "Value": value} for name, value in terms.items()]
+
+
+def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
+    """(GPU name for the canonical mapping, count, MiB per GPU) from one describe_instance_types entry."""
+    gpus = (info.get("GpuInfo") or {}).get("Gpus") or []
+    if not gpus:
+        return None
+    first = gpus[0]
+    name = str(first.get("Name") or "")
+    mib = int((first.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
+    count = to_decimal(first.get("Count"))
+    if count is None:
+        return None
+    if name.upper() == "A100" and mib >= 70_000:
+        name = "A100-80GB"
+    if name.upper() == "V100" and mib >= 30_000:
+        name = "V100-32GB"
+    return name, count, mib
+
+
+@dataclass
+class AwsFeed:
+    session: boto3.Session
+    regions: list[str] = field(default_factory=list)
+    max_attempts: int = 3
+    max_pages: int = 500
+    name: str = "aws"
+    label: str = "AWS Price List API + EC2"
+    _clients: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+
+    def is_configured(self) -> bool:
+        return bool(self.regions) and self.session.get_credentials() is not None
+
+    def not_configured_reason(self) -> str:
+        if not self.regions:
+            return "PRICING_AWS_REGIONS is empty"
+        return "no AWS credentials (set PRICING_AWS_ACCESS_KEY_ID and PRICING_AWS_SECRET_ACCESS_KEY)"
+
+    def client(self, service: str, region: str) -> Any:
+        """One boto3 client per (service, region), kept so tests can attach botocore's Stubber to it."""
+        key = (service, region)
+        if key not in self._clients:
+            config = Config(
+                retries={"max_attempts": self.max_attempts, "mode": "standard"},
+                connect_timeout=settings.PRICING_HTTP_TIMEOUT_S,
+                read_timeout=settings.PRICING_HTTP_TIMEOUT_S,
+            )
+            self._clients[key] = self.session.client(service, region_name=region, config=config)
+        return self._clients[key]
+
+    def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
+        try:
+            for index, region in enumerate(self.regions):
+                progress(index, len(self.regions), f"AWS {region}: price list")
+                yield from self._region(region)
+            progress(len(self.regions), len(self.regions), "AWS: all regions read")
+        except NoCredentialsError as error:
+            raise FeedNotConfigured(f"AWS: {error}") from error
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            message = f"AWS {error.operation_name}: {code}: {error.response.get('Error', {}).get('Message', '')}"
+            raise (FeedNetworkError if code in RETRYABLE_CODES else FeedError)(message) from error
+        except BotoCoreError as error:  # endpoint connection errors, read/connect timeouts
+            raise FeedNetworkError(f"AWS: {type(error).__name__}: {error}") from error
+
+    def _region(self, region: str) -> Iterator[OfferRecord | Rejection]:
+        products = list(self._products(region))
+        instance_types = sorted({p["product"]["attributes"].get("instanceType", "") for p, _ in products} - {""})
+        gpus = self._gpu_info(region, instance_types)
+        for product, raw in products:
+            yield from _price_records(product, raw, region, gpus)
+        yield from self._spot(region, instance_types, gpus)
+
+    def _products(self, region: str) -> Iterator[tuple[dict[str, Any], str]]:
+        paginator = self.client("pricing", PRICING_REGION).get_paginator("get_products")
+        pages = paginator.paginate(ServiceCode="AmazonEC2", Filters=product_filters(region), FormatVersion="aws_v1")
+        for number, page in enumerate(pages, start=1):
+            if number > self.max_pages:
+                raise FeedDataError(f"AWS price list {region}: more than {self.max_pages} pages")
+            if "PriceList" not in page:
+                raise FeedDataError(f"AWS price list {region} page {number}: truncated page, no PriceList")
+            for raw in page["PriceList"]:
+                try:
+                    product = json.loads(raw) if isinstance(raw, str) else raw
+                    product["product"]["attributes"]
+                except (ValueError, KeyError, TypeError) as error:
+                    raise FeedDataError(
+                        f"AWS price list {region} page {number}: malformed product ({error})"
+                    ) from error
+                yield product, raw
+
+    def _gpu_info(self, region: str, instance_types: list[str]) -> dict[str, tuple[str, Decimal, int]]:
+        ec2 = self.client("ec2", region)
+        found: dict[str, tuple[str, Decimal, int]] = {}
+        for start in range(0, len(instance_types), 100):
+            chunk = instance_types[start : start + 100]
+            for page in ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=chunk):
+                for info in page.get("InstanceTypes", []):
+                    gpu = _gpu_from_ec2(info)
+                    if gpu:
+                        found[info["InstanceType"]] = gpu
+        return found
+
+    def _spot(
+        self, region: str, instance_types: list[str], gpus: dict[str, tuple[str, Decimal, int]]
+    ) -> Iterator[OfferRecord | Rejection]:
+        if not instance_types:
+            return
+        cheapest: dict[str, tuple[Decimal, dt.datetime | None, str]] = {}
+        paginator = self.client("ec2", region).get_paginator("describe_spot_price_history")
+        pages = paginator.paginate(
+            InstanceTypes=instance_types,
+            ProductDescriptions=["Linux/UNIX"],
+            StartTime=dt.datetime.now(tz=dt.UTC),
+        )
+        for page in pages:
+            for entry in page.get("SpotPriceHistory", []):
+                price = to_decimal(entry.get("SpotPrice"))
+                instance = entry.get("InstanceType", "")
+                if price is None:
+                    yield Rejection(
+                        "malformed_record", f"aws spot {instance} {region}: SpotPrice {entry.get('SpotPrice')!r}"
+                    )
+                    continue
+                if instance not in cheapest or price < cheapest[instance][0]:
+                    cheapest[instance] = (
+                        price,
+                        parse_datetime(entry.get("Timestamp")),
+                        entry.get("AvailabilityZone", ""),
+                    )
+        for instance, (price, timestamp, zone) in sorted(cheapest.items()):
+            name, count = _gpu_name_and_count(instance, gpus, None)
+            yield OfferRecord(
+                provider="aws",
+                instance_type=instance,
+                region=region,
+                market="spot",
+                gpu_name=name,
+                gpu=GPU_FIXUPS.get(instance, (None, 0))[0],
+                gpu_count=count,
+                usd_per_hour=price,
+                effective_at=timestamp,
+                source=f"AWS EC2 DescribeSpotPriceHistory Linux/UNIX, cheapest zone ({zone})",
+            )
+
+
+def _gpu_name_and_count(
+    instance: str, gpus: dict[str, tuple[str, Decimal, int]], attributes: dict[str, Any] | None
+) -> tuple[str, Decimal]:
+    if instance in GPU_FIXUPS:
+        gpu, count = GPU_FIXUPS[instance]
+        return gpu, Decimal(count)
+    if instance in gpus:
+        name, count, _ = gpus[instance]
+        return name, count
+    count = to_decimal((attributes or {}).get("gpu")) or Decimal(0)
+    return "", count
+
+
+def _price_records(
+    product: dict[str, Any], raw: Any, region: str, gpus: dict[str, tuple[str, Decimal, int]]
+) -> Iterable[OfferRecord | Rejection]:
+    attributes = product["product"]["attributes"]
+    instance = attributes.get("instanceType", "")
+    where = f"aws {instance or '?'} {region}"
+    if attributes.get("operatingSystem") != "Linux":
+        return [Rejection("not_linux", f"{where}: {attributes.get('operatingSystem')}")]
+    if attributes.get("marketoption", "OnDemand") != "OnDemand":
+        return [Rejection("capacity_block", f"{where}: marketoption {attributes.get('marketoption')}")]
+    usage = attributes.get("usagetype", "")
+    if not BOX_USAGE.match(usage):
+        return [Rejection("not_box_usage", f"{where}: usagetype {usage}")]
+    name, count = _gpu_name_and_count(instance, gpus, attributes)
+    fixed = GPU_FIXUPS.get(instance, (None, 0))[0]
+    vcpus = int(attributes["vcpu"]) if str(attributes.get("vcpu", "")).isdigit() else None
+    memory = to_decimal(str(attributes.get("memory", "")).replace(" GiB", "").replace(",", ""))
+    version = product.get("version", "")
+    records: list[OfferRecord | Rejection] = []
+    terms = product.get("terms") or {}
+    for term in (terms.get("OnDemand") or {}).values():
+        price, unit, currency = _hourly(term)
+        if price is None:
+            records.append(Rejection("malformed_record", f"{where}: on-demand term without an hourly price ({unit})"))
+            continue
+        records.append(
+            OfferRecord(
+                provider="aws",
+                instance_type=instance,
+                region=region,
+                market="on_demand",
+                gpu_name=name,
+                gpu=fixed,
+                gpu_count=count,
+                usd_per_hour=price,
+                currency=currency,
+                vcpus=vcpus,
+                memory_gib=memory,
+                effective_at=parse_datetime(term.get("effectiveDate")),
+                source=f"AWS Price List API get_products AmazonEC2 version {version} OnDemand pricePerUnit",
+            )
+        )
+    for term in (terms.get("Reserved") or {}).values():
+        attrs = term.get("termAttributes") or {}
+        market = RESERVED_MARKETS.get(attrs.get("LeaseContractLength", ""))
+        if market is None or attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
+            continue  # other reserved variants are alternatives to the one we model, not separate offers
+        price, unit, currency = _hourly(term)
+        if price is None:
+            records.append(Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})"))
+            continue
+        records.append(
+            OfferRecord(
+                provider="aws",
+                instance_type=instance,
+                region=region,
+                market=market,
+                gpu_name=name,
+                gpu=fixed,
+                gpu_count=count,
+                usd_per_hour=price,
+                currency=currency,
+                vcpus=vcpus,
+                memory_gib=memory,
+                effective_at=parse_datetime(term.get("effectiveDate")),
+                source=f"AWS Price List API get_products AmazonEC2 version {version} Reserved standard no-upfront",
+            )
+        )
+    return records
+
+
+def _hourly(term: dict[str, Any]) -> tuple[Decimal | None, str, str]:
+    for dimension in (term.get("priceDimensions") or {}).values():
+        if dimension.get("unit") != "Hrs":
+            continue
+        prices = dimension.get("pricePerUnit") or {}
+        if "USD" in prices:
+            return to_decimal(prices["USD"]), "Hrs", "USD"
+        if prices:
+            currency, value = next(iter(prices.items()))
+            return to_decimal(value), "Hrs", currency
+    return None, "no Hrs dimension", ""
+
+
+def from_settings() -> AwsFeed:
+    session = boto3.Session(
+        aws_access_key_id=settings.PRICING_AWS_ACCESS_KEY_ID or None,
+        aws_secret_access_key=settings.PRICING_AWS_SECRET_ACCESS_KEY or None,
+    )
+    return AwsFeed(session=session, regions=list(settings.PRICING_AWS_REGIONS), max_pages=settings.PRICING_MAX_PAGES)
