@@ -22,7 +22,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Final
 
 import numpy as np
@@ -31,9 +30,10 @@ from scipy.optimize import least_squares
 from estimator import model
 from estimator.prediction import _FAMILY, _PEAK, FAMILIES, Solution, run_queries, solve
 from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv
+from estimator.specs import DATA_DIR
 
-DEFAULT_FILE: Final[str] = "data/default_calibration.json"
-PUBLIC_RUNS_FILE: Final[str] = "data/public_runs.csv"
+DEFAULT_FILE: Final[str] = "default_calibration.json"
+PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
 DEFAULT_NAME: Final[str] = "default (public runs)"
 FORMAT_VERSION: Final[int] = 1
 # Robust loss scale: log errors beyond ~10% count linearly, so a few odd published rows cannot drag the fit.
@@ -42,6 +42,8 @@ LOSS_SCALE: Final[float] = 0.1
 # each parameter's allowed range, and 0.5 in log space for family multipliers (a factor of ~1.6).
 PRIOR_RANGE_FRACTION: Final[float] = 0.5
 FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
+# How much more a prior calibration's values are trusted than the built-in starting values.
+PRIOR_CALIBRATION_WEIGHT: Final[float] = 10.0
 MIN_RUNS: Final[int] = 2
 # Two rounds: search open layout cells with the prior parameters, fit, search again with the fit, refit.
 LAYOUT_ROUNDS: Final[int] = 2
@@ -156,9 +158,12 @@ class _Problem:
     upper: np.ndarray
     width: np.ndarray
     log_prior: np.ndarray  # True where the prior residual is in log space (family multipliers)
+    prior_weight: float
 
 
 def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mapping[str, float]) -> _Problem:
+    """The fit problem; a ``prior`` calibration (non-empty) is trusted PRIOR_CALIBRATION_WEIGHT times more than the
+    built-in starting values, so a handful of a user's runs adjust the default instead of replacing it."""
     families = sorted({FAMILIES[i] for i in np.unique(_FAMILY[queries["gpu"]])})
     names = (*model.PARAMETER_BOUNDS, *(model.FAMILY_PREFIX + f for f in families))
     lower, upper, init, width, log_prior = [], [], [], [], []
@@ -183,6 +188,7 @@ def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mappin
         np.array(upper),
         np.array(width),
         np.array(log_prior),
+        PRIOR_CALIBRATION_WEIGHT * LOSS_SCALE if prior else LOSS_SCALE,
     )
 
 
@@ -218,7 +224,7 @@ def _least_squares(problem: _Problem, cases: model.Cases, x0: np.ndarray, rows: 
             (np.log(x) - np.log(problem.prior)) / problem.width,
             (x - problem.prior) / problem.width,
         )
-        return np.concatenate([data, prior * LOSS_SCALE])
+        return np.concatenate([data, prior * problem.prior_weight])
 
     result = least_squares(
         residuals,
@@ -245,7 +251,15 @@ def _fit_params(problem: _Problem, rows: np.ndarray) -> tuple[np.ndarray, Soluti
 
 
 def _tail(problem: _Problem) -> tuple[Any, ...]:
-    return (problem.names, problem.prior, problem.lower, problem.upper, problem.width, problem.log_prior)
+    return (
+        problem.names,
+        problem.prior,
+        problem.lower,
+        problem.upper,
+        problem.width,
+        problem.log_prior,
+        problem.prior_weight,
+    )
 
 
 def _predict(problem: _Problem, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -317,7 +331,21 @@ def fit(
     return Calibration(name=name, params=_params(problem, x), report=report)
 
 
-def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class HeldOut:
+    """Held-out predictions of tokens/s, one per run: leave-one-out and leave-one-source-out (NaN when there is a
+    single source), for the model and for the naive baseline on the same splits."""
+
+    measured: np.ndarray
+    loo: np.ndarray
+    loso: np.ndarray
+    baseline_loo: np.ndarray
+    baseline_loso: np.ndarray
+
+
+def held_out_predictions(problem: _Problem, x_full: np.ndarray, sources: Sequence[str]) -> HeldOut:
+    """Refit without each run (warm-started from the full fit, layouts as resolved by it), and without each source
+    (a full fit, layouts searched again); predict what was left out."""
     measured = problem.measured
     count = measured.size
     every = np.arange(count)
@@ -330,6 +358,22 @@ def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[Profi
         x = _least_squares(problem, cases, x_full, every[train])
         loo[i] = _predict(problem, x, np.array([i]))[0]
         baseline_loo[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
+    source_array = np.asarray(sources, dtype=object)
+    loso = np.full(count, np.nan)
+    baseline_loso = np.full(count, np.nan)
+    if len(set(sources)) > 1:
+        for source in sorted(set(sources)):
+            held = source_array == source
+            x, _ = _fit_params(problem, every[~held])
+            loso[held] = _predict(problem, x, every[held])
+            baseline_loso[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
+    return HeldOut(measured, loo, loso, baseline_loo, baseline_loso)
+
+
+def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+    sources = [run.source for run in runs]
+    held = held_out_predictions(problem, x_full, sources)
+    measured, loo = held.measured, held.loo
     log_error = np.log(loo / measured)
     low, high = np.quantile(log_error, INTERVAL_QUANTILES)
     loo_errors = _errors(loo, measured)
@@ -343,61 +387,71 @@ def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[Profi
         "loo_median_ape": loo_errors["median_ape"],
         "loo_p90_ape": loo_errors["p90_ape"],
         "per_gpu": per_gpu,
-        "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(baseline_loo, measured)},
+        "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(held.baseline_loo, measured)},
         "prediction_interval": {
             "from": "leave-one-out log errors of tokens/s",
             "log_sigma": float(np.std(log_error)),
             "p10_multiplier": float(np.exp(-high)),
             "p90_multiplier": float(np.exp(-low)),
         },
-        "loo_predicted_tokens_per_s": loo.tolist(),
+        "residuals": [
+            {
+                "row": run.row,
+                "gpu": run.gpu,
+                "source": run.source,
+                "measured_tokens_per_s": float(m),
+                "predicted_tokens_per_s": float(p),
+            }
+            for run, m, p in zip(runs, measured, loo, strict=True)
+        ],
     }
-    sources = np.array([run.source for run in runs])
-    if len(set(sources)) > 1:
-        loso = np.empty(count)
-        baseline_loso = np.empty(count)
-        per_source = {}
-        for source in sorted(set(sources)):
-            held = sources == source
-            x, _ = _fit_params(problem, every[~held])
-            loso[held] = _predict(problem, x, every[held])
-            baseline_loso[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
-            per_source[source] = {"runs": int(held.sum()), **_errors(loso[held], measured[held])}
-        loso_errors = _errors(loso, measured)
+    if np.all(np.isfinite(held.loso)):
+        loso_errors = _errors(held.loso, measured)
+        source_array = np.asarray(sources, dtype=object)
         report.update(
             {
                 "loso_mape": loso_errors["mape"],
                 "loso_median_ape": loso_errors["median_ape"],
                 "loso_p90_ape": loso_errors["p90_ape"],
-                "per_source": per_source,
-                "loso_predicted_tokens_per_s": loso.tolist(),
+                "per_source": {
+                    source: {
+                        "runs": int(np.count_nonzero(source_array == source)),
+                        **_errors(held.loso[source_array == source], measured[source_array == source]),
+                    }
+                    for source in sorted(set(sources))
+                },
             }
         )
-        report["baseline"]["loso"] = _errors(baseline_loso, measured)
+        report["baseline"]["loso"] = _errors(held.baseline_loso, measured)
     return report
+
+
+def cross_validate(runs: Sequence[ProfiledRun], *, prior: Calibration | None = None) -> HeldOut:
+    """Held-out predictions for ``runs`` (what the accuracy bench prints), fitted as :func:`fit` does."""
+    problem = _problem(run_queries(runs), measured_tokens_per_s(runs), prior.params if prior else {})
+    x, _ = _fit_params(problem, np.arange(len(runs)))
+    return held_out_predictions(problem, x, [run.source for run in runs])
 
 
 def public_runs() -> list[ProfiledRun]:
     """The shipped calibration set (estimator/data/public_runs.csv; sources in its `source` column)."""
-    return read_runs_csv(resources.files("estimator").joinpath(PUBLIC_RUNS_FILE).read_text(encoding="utf-8"))
+    return read_runs_csv((DATA_DIR / PUBLIC_RUNS_FILE).read_text(encoding="utf-8"))
 
 
 def load_default() -> Calibration:
     """The shipped calibration, fitted on the public runs (see the module docstring to regenerate it)."""
-    text = resources.files("estimator").joinpath(DEFAULT_FILE).read_text(encoding="utf-8")
+    text = (DATA_DIR / DEFAULT_FILE).read_text(encoding="utf-8")
     return Calibration.from_dict(json.loads(text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Fit the default calibration on the shipped public runs.")
-    parser.add_argument("--write-default", action="store_true", help=f"write estimator/{DEFAULT_FILE}")
+    parser.add_argument("--write-default", action="store_true", help=f"write estimator/data/{DEFAULT_FILE}")
     args = parser.parse_args(argv)
     calibration = fit(public_runs(), name=DEFAULT_NAME)
     document = json.dumps(calibration.to_dict(), indent=1, sort_keys=True)
     if args.write_default:
-        target = resources.files("estimator").joinpath(DEFAULT_FILE)
-        with resources.as_file(target) as path:
-            path.write_text(document + "\n", encoding="utf-8")
+        (DATA_DIR / DEFAULT_FILE).write_text(document + "\n", encoding="utf-8")
     print(json.dumps({k: calibration.report[k] for k in ("runs", "loo_mape", "loo_median_ape", "loo_p90_ape")}))
     return 0
 

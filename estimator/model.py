@@ -14,8 +14,8 @@ Model summary (sources in reference/estimator.md):
   pipeline stage holds min(pp, microbatches) microbatches in flight; fp32 logits of the micro-batch; a fixed reserve.
 * Compute: 6·P FLOP per token plus causal attention 6·L·s·h (Megatron-Core counting), plus one extra forward
   (2·P + 2·L·s·h) with full recomputation or the attention core (2·L·s·h) with selective, at
-  peak x efficiency, where efficiency = base x family multiplier x h_tp/(h_tp + hidden_knee)
-  x tokens/(tokens + token_knee), times fp8_gain for fp8.
+  peak x efficiency: matmuls at base x family multiplier x h/(h + hidden_knee) (x fp8_gain x h/(h + fp8_knee)) of the
+  precision's peak, the attention core at base x family multiplier x attention_eff of the 16-bit peak.
 * Communication: hierarchical collectives (NVLink inside a node, the node's share of the fabric between nodes),
   alpha-beta costs with ring factors (nccl-tests PERFORMANCE.md); volume per strategy (DDP/ZeRO-1 all-reduce once per
   optimizer step, ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gather x2 + reduce-scatter per micro-batch =
@@ -70,10 +70,12 @@ BACKWARD_FRACTION: Final[float] = 2.0 / 3.0
 # "family_eff.<family>" for each family in the fit data. Units in the name (_us = microseconds).
 PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
     "eff_base": (0.5, 0.05, 1.0),  # achieved fraction of dense peak on large matmuls
-    "hidden_knee": (256.0, 0.0, 8192.0),  # hidden per TP rank at which matmul efficiency halves
-    "token_knee": (512.0, 0.0, 65536.0),  # tokens per micro-batch at which efficiency halves
+    "hidden_knee": (256.0, 0.0, 8192.0),  # hidden size at which matmul efficiency halves
+    "attention_eff": (0.6, 0.1, 2.0),  # attention-core efficiency relative to matmul efficiency
     "fp8_gain": (0.7, 0.3, 1.0),  # fp8 efficiency relative to bf16 efficiency (against the 2x fp8 peak)
+    "fp8_knee": (1024.0, 0.0, 32768.0),  # hidden size at which the fp8 gain halves (cast/scaling overhead)
     "overlap": (0.7, 0.0, 1.0),  # fraction of the overlap window that hides communication
+    "tp_overlap": (0.3, 0.0, 1.0),  # fraction of tensor-parallel communication hidden behind GEMMs
     "nvlink_eff": (0.7, 0.2, 1.0),  # achieved / one-way scale-up bandwidth (vidur: 0.58 A100, 0.81 H100 at 64 MB)
     "fabric_eff": (0.8, 0.2, 1.0),  # achieved / nominal scale-out bandwidth
     "collective_latency_us": (20.0, 1.0, 500.0),  # per ring step (Calculon: 10 us NVLink, 20 us IB)
@@ -157,23 +159,26 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     fp32 = c["fp32"].astype(bool)
     act_bytes = np.where(fp32, 4.0, 2.0)
 
-    # Compute per micro-batch on one GPU.
-    attn = 2.0 * layers * seq * hidden
-    recompute = np.select([ac == AC_FULL, ac == AC_SELECTIVE], [2.0 * _f(c["params"]) + attn, attn], default=0.0)
-    flops_mb = (model_flops_per_token(c) + recompute) * mb * seq / (tp * cp) * stage_share
+    # Compute per micro-batch on one GPU: matmuls at the precision's peak, attention core at the 16-bit peak
+    # (FlashAttention runs in bf16/fp16 even in fp8 recipes), each at its own calibrated efficiency.
+    params = _f(c["params"])
+    attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
+    linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * params, 0.0)
+    attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [attn, attn], default=0.0)
+    share = mb * seq / (tp * cp) * stage_share
     family_eff = np.asarray(theta["family_eff"], dtype=np.float64)[c["family"]]
-    hidden_tp = hidden / tp
-    tokens_mb = mb * seq / cp
-    eff = (
-        float(theta["eff_base"])  # type: ignore[arg-type]
-        * family_eff
-        * hidden_tp
-        / (hidden_tp + float(theta["hidden_knee"]))  # type: ignore[arg-type]
-        * tokens_mb
-        / (tokens_mb + float(theta["token_knee"]))  # type: ignore[arg-type]
-        * np.where(c["fp8"].astype(bool), float(theta["fp8_gain"]), 1.0)  # type: ignore[arg-type]
+    base = float(theta["eff_base"]) * family_eff  # type: ignore[arg-type]
+    # Small GEMMs run below peak; fp8 adds per-element scaling/cast work that only large hidden sizes amortise.
+    fp8_knee = float(theta["fp8_knee"])  # type: ignore[arg-type]
+    fp8_factor = float(theta["fp8_gain"]) * hidden / (hidden + fp8_knee)  # type: ignore[arg-type]
+    eff_linear = (
+        base
+        * hidden
+        / (hidden + float(theta["hidden_knee"]))  # type: ignore[arg-type]
+        * np.where(c["fp8"].astype(bool), fp8_factor, 1.0)
     )
-    t_compute = flops_mb / (_f(c["peak"]) * eff)
+    eff_attention = base * float(theta["attention_eff"])  # type: ignore[arg-type]
+    t_compute = share * (linear_tok / (_f(c["peak"]) * eff_linear) + attn_tok / (_f(c["peak_attn"]) * eff_attention))
 
     nvl = _f(c["nvl"]) * float(theta["nvlink_eff"])  # type: ignore[arg-type]
     nic = _f(c["node_bw"]) / gpn * float(theta["fabric_eff"])  # type: ignore[arg-type]  # per-GPU share
@@ -181,7 +186,7 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     overlap = float(theta["overlap"])  # type: ignore[arg-type]
 
     # Tensor parallel: all-reduces of the micro-batch activations, inside the node when tp x cp fits in one.
-    tp_bw = np.where(tp * cp <= gpn, nvl, nic)
+    tp_bw = np.where(tp <= gpn, nvl, nic)
     n_tp = np.where(ac == AC_FULL, 6.0, 4.0) * layers_stage
     tp_msg = mb * seq / cp * hidden * act_bytes
     t_tp = np.where(tp > 1, n_tp * (2 * (tp - 1) / tp * tp_msg / tp_bw + 2 * (tp - 1) * alpha), 0.0)
@@ -194,7 +199,8 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     pp_msg = mb * seq / cp * hidden * act_bytes / tp
     t_pp = np.where(pp > 1, 2.0 * (pp_msg / pp_bw + alpha), 0.0)
     layer_overhead = float(theta["layer_overhead_us"]) * 1e-6 * layers_stage  # type: ignore[arg-type]
-    t_micro = t_compute + layer_overhead + t_tp + (1.0 - overlap) * (t_cp + t_pp)
+    tp_overlap = float(theta["tp_overlap"])  # type: ignore[arg-type]
+    t_micro = t_compute + layer_overhead + (1.0 - tp_overlap) * t_tp + (1.0 - overlap) * (t_cp + t_pp)
     t_pipeline = (micro + pp - 1.0) * t_micro
 
     # Data parallel: hierarchical collectives over the DP group (tp, cp innermost; then dp; then pp).

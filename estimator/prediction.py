@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from estimator.calibrate import Calibration
     from estimator.runs import ProfiledRun
 
-# Search grid for open layout fields. TP and CP stay inside a node's NVLink domain (Megatron advice, Narayanan 2021);
+# Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021);
 # pipeline depths up to 64 cover the 1T-parameter Megatron run; micro-batches are powers of two.
 STRATEGY_OPTIONS: Final[tuple[int, ...]] = (model.DDP, model.ZERO1, model.ZERO2, model.ZERO3, model.HSDP)
 TP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
@@ -272,7 +272,7 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     keep = (n % (tp * pp * cp) == 0) & (q["heads"][query].astype(np.int64) % tp == 0)
     keep &= (q["seq"][query].astype(np.int64) % cp == 0) & (pp <= q["layers"][query])
     searched = {k: q[k][query] == OPEN for k in ("strategy", "tp", "pp", "cp")}
-    keep &= ~(searched["tp"] | searched["cp"]) | (tp * cp <= gpn)
+    keep &= ~searched["tp"] | (tp <= gpn)
     keep &= ~searched["cp"] | (cp == 1) | (q["seq"][query] >= CP_MIN_SEQ)
     # DeepSpeed and Megatron do not combine ZeRO-2/3 (or FSDP) with pipeline parallelism.
     keep &= ~(searched["strategy"] | searched["pp"]) | (pp == 1) | (layout["strategy"] <= model.ZERO1)
@@ -289,6 +289,8 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     cases.update(
         {
             "peak": _PEAK[gpu, precision],
+            # Attention runs at the 16-bit peak in fp8 recipes; fp32/tf32 jobs keep their own.
+            "peak_attn": _PEAK[gpu, np.where(fp8, _PRECISION_INDEX["bf16"], precision)],
             "memory": _MEMORY[gpu],
             "hbm": _HBM[gpu],
             "nvl": _NVL[gpu],

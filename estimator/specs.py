@@ -9,10 +9,11 @@ import csv
 import io
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+DATA_DIR: Final[Path] = Path(__file__).resolve().parent / "data"
 PRECISIONS: Final[tuple[str, ...]] = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
@@ -76,7 +77,7 @@ class GpuSpec:
 
 
 def _read_rows() -> list[dict[str, str]]:
-    text = resources.files("estimator").joinpath("data/gpus.csv").read_text(encoding="utf-8")
+    text = (DATA_DIR / "gpus.csv").read_text(encoding="utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
     return list(csv.DictReader(io.StringIO(body)))
 

@@ -9,7 +9,9 @@ from django.core.management.base import BaseCommand
 from django.utils.module_loading import import_string
 
 # Each loader is idempotent, takes no arguments and returns one line saying what it did.
-BUNDLED_DATA_LOADERS: list[str] = []
+BUNDLED_DATA_LOADERS: list[str] = [
+    "advisor.calibrations.ensure_default_calibration",
+]
 
 
 class Command(BaseCommand):

@@ -1,0 +1,125 @@
+"""Calibrations in the database: services (write) and selectors (read).
+
+The estimator fits and serialises calibrations (``estimator.calibrate``); this module stores them as
+``advisor.models.Calibration`` rows and decides which one a user's predictions use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+
+from advisor.models import ActiveCalibration
+from advisor.models import Calibration as CalibrationRow
+from estimator import calibrate
+from estimator.runs import ProfiledRun
+
+NAME_MAX_LENGTH = CalibrationRow._meta.get_field("name").max_length
+
+
+class CalibrationNameError(ValueError):
+    """The name is empty, too long, or already used by this owner; ``field`` is "name"."""
+
+    field = "name"
+
+
+class CalibrationNotAvailable(LookupError):
+    """The calibration is another user's: callers answer 404."""
+
+
+def _row_fields(document: dict[str, Any]) -> dict[str, Any]:
+    report = document.get("report") or {}
+    loo = report.get("loo_mape")
+    # loo_mape is NOT NULL in the model; a fit without held-out figures stores its in-sample error instead.
+    return {
+        "document": document,
+        "runs": int(report.get("runs", 0)),
+        "loo_mape": float(loo if loo is not None else report.get("in_sample_mape", 0.0)),
+    }
+
+
+def ensure_default_calibration() -> str:
+    """Bootstrap loader: store the shipped calibration as the single ``is_default`` row (idempotent)."""
+    shipped = calibrate.load_default()
+    document = shipped.to_dict()
+    current = CalibrationRow.objects.filter(is_default=True).first()
+    if current is not None and current.document == document and current.name == shipped.name:
+        return f"default calibration {shipped.name!r} already loaded ({current.runs} runs)"
+    with transaction.atomic():
+        row, created = CalibrationRow.objects.update_or_create(
+            is_default=True, defaults={"owner": None, "name": shipped.name, **_row_fields(document)}
+        )
+    verb = "loaded" if created else "updated"
+    return f"default calibration {row.name!r} {verb} ({row.runs} runs, leave-one-out MAPE {row.loo_mape:.1%})"
+
+
+def _clean_name(name: str) -> str:
+    cleaned = (name or "").strip()
+    if not cleaned:
+        raise CalibrationNameError("name: must not be empty")
+    if len(cleaned) > NAME_MAX_LENGTH:
+        raise CalibrationNameError(f"name: at most {NAME_MAX_LENGTH} characters")
+    return cleaned
+
+
+def calibration_create(
+    *,
+    owner: AbstractBaseUser | None,
+    name: str,
+    runs: Sequence[ProfiledRun],
+    replace: bool = False,
+) -> CalibrationRow:
+    """Fit ``runs`` (regularised toward the shipped default, so a few runs adjust rather than overfit) and store it.
+
+    ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
+    same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError."""
+    cleaned = _clean_name(name)
+    existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
+    if existing.exists() and not replace:
+        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
+    fitted = calibrate.fit(runs, name=cleaned, prior=calibrate.load_default())
+    fields = _row_fields(fitted.to_dict())
+    try:
+        with transaction.atomic():
+            if replace:
+                row = existing.first()
+                if row is not None:
+                    for key, value in fields.items():
+                        setattr(row, key, value)
+                    row.save(update_fields=[*fields])
+                    return row
+            return CalibrationRow.objects.create(owner=owner, name=cleaned, **fields)
+    except IntegrityError:  # a concurrent request took the name between the check and the insert
+        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name") from None
+
+
+def calibration_activate(*, user: AbstractBaseUser, calibration: CalibrationRow) -> None:
+    """Make ``calibration`` (the user's own, a shared one or the default) the one the user's predictions use."""
+    if calibration.owner_id is not None and calibration.owner_id != user.pk:
+        raise CalibrationNotAvailable("calibration: not found")
+    ActiveCalibration.objects.update_or_create(user=user, defaults={"calibration": calibration})
+
+
+def default_calibration_row() -> CalibrationRow:
+    """The ``is_default`` row, loading the shipped calibration first if bootstrap has not run yet."""
+    row = CalibrationRow.objects.filter(is_default=True).first()
+    if row is None:
+        ensure_default_calibration()
+        row = CalibrationRow.objects.get(is_default=True)
+    return row
+
+
+def calibration_for_user(
+    *, user: AbstractBaseUser | AnonymousUser | None
+) -> tuple[CalibrationRow, calibrate.Calibration]:
+    """The user's active calibration (row and parsed), else the default; anonymous or None users get the default."""
+    row: CalibrationRow | None = None
+    if user is not None and user.is_authenticated:
+        active = ActiveCalibration.objects.select_related("calibration").filter(user=user).first()
+        row = active.calibration if active is not None else None
+    if row is None:
+        row = default_calibration_row()
+    return row, calibrate.Calibration.from_dict(row.document)

@@ -1,0 +1,38 @@
+"""python manage.py calibrate --runs IN.csv [--name NAME]: fit and store a calibration, print its JSON report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from advisor.calibrations import CalibrationNameError, calibration_create
+from advisor.management.commands.estimate import BAD_INPUT, read_text_argument, runs_or_exit
+from estimator.runs import RunValidationError
+
+
+class Command(BaseCommand):
+    help = (
+        "Fit a calibration to profiled runs (regularised toward the shipped default), store it for everyone, and "
+        "print a JSON report: runs, loo_mape (leave-one-out MAPE of tokens/s, a fraction), params and fit figures."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--runs", required=True, help="profiled-run CSV with tokens_per_s or step_time_s")
+        parser.add_argument("--name", help="calibration name (default: the file name); an existing name is replaced")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
+        name = options.get("name") or Path(options["runs"]).stem or "calibration"
+        try:
+            row = calibration_create(owner=None, name=name, runs=runs, replace=True)
+        except RunValidationError as error:
+            lines = "\n".join(f"  {e}" for e in error.errors)
+            raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=BAD_INPUT) from None
+        except CalibrationNameError as error:
+            raise CommandError(f"--name: {error}", returncode=BAD_INPUT) from None
+        report = {k: v for k, v in row.document["report"].items() if k != "residuals"}
+        output = {"id": row.pk, "name": row.name, **report, "params": row.document["params"]}
+        self.stdout.write(json.dumps(output, indent=2, sort_keys=True))

@@ -1,0 +1,67 @@
+"""python manage.py estimate --runs IN.csv [--out OUT.csv]: predict every profiled-run row."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from advisor.calibrations import calibration_for_user
+from estimator.prediction import predict_runs
+from estimator.runs import RunValidationError, read_runs_csv, write_predictions_csv
+
+# The contract of DESIGN.md: bad input exits with status 2.
+BAD_INPUT = 2
+
+
+def read_text_argument(path: str, option: str) -> str:
+    """The file's text ("-" reads stdin); a missing or unreadable file is a bad-input error naming the option."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"{option}: cannot read {path}: {error}", returncode=BAD_INPUT) from None
+
+
+def runs_or_exit(text: str) -> list:
+    """Validated runs, or a CommandError (exit 2) listing every bad row and column."""
+    try:
+        return read_runs_csv(text)
+    except RunValidationError as error:
+        lines = "\n".join(f"  {e}" for e in error.errors)
+        raise CommandError(f"{len(error.errors)} invalid value(s) in --runs:\n{lines}", returncode=BAD_INPUT) from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Predict every row of a profiled-run CSV with the active (default) calibration; writes the rows back with "
+        "predicted_tokens_per_s, predicted_step_time_s, predicted_mfu, fits_memory and the chosen layout filled in."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--runs", required=True, help="profiled-run CSV (DESIGN.md schema); - for stdin")
+        parser.add_argument("--out", help="output CSV path (default: stdout)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
+        _, calibration = calibration_for_user(user=None)
+        solution = predict_runs(runs, calibration)
+        text = write_predictions_csv(
+            runs,
+            tokens_per_s=solution.tokens_per_s,
+            step_time_s=solution.step_time_s,
+            mfu=solution.mfu,
+            fits_memory=solution.fits_memory,
+            layout=solution.layout_labels(),
+        )
+        if options.get("out"):
+            try:
+                Path(options["out"]).write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise CommandError(f"--out: cannot write {options['out']}: {error}", returncode=BAD_INPUT) from None
+            self.stderr.write(f"wrote {len(runs)} predicted rows to {options['out']}")
+        else:
+            self.stdout.write(text, ending="")
