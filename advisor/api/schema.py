@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from advisor.api.errors import PROBLEM_CONTENT_TYPE
@@ -57,3 +62,64 @@ class ProblemAutoSchema(AutoSchema):
         response = self._get_response_for_code(ProblemSerializer, code, media_types=[PROBLEM_CONTENT_TYPE])
         response["description"] = description
         return response
+
+
+# --- the Scenario JSON Schema (advisor/schemas/scenario.schema.json, draft 2020-12) as OpenAPI 3.0 ---
+
+SCENARIO_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scenario.schema.json"
+
+
+def json_schema_to_openapi30(node: Any) -> Any:
+    """Draft 2020-12 -> the OpenAPI 3.0 dialect: `type: [T, "null"]` -> `nullable`, `const` -> one-value
+    `enum`, numeric `exclusiveMinimum/Maximum` -> boolean flags; `$schema`/`$id` dropped."""
+    if isinstance(node, list):
+        return [json_schema_to_openapi30(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("$schema", "$id"):
+            continue
+        if key == "properties":
+            out[key] = {name: json_schema_to_openapi30(sub) for name, sub in value.items()}
+        elif key == "type" and isinstance(value, list):
+            types = [t for t in value if t != "null"]
+            if len(types) != 1:
+                raise ValueError(f"cannot express type {value!r} in OpenAPI 3.0")
+            out["type"] = types[0]
+            if "null" in value:
+                out["nullable"] = True
+        elif key == "const":
+            out["enum"] = [value]
+        elif key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
+            out["minimum" if key == "exclusiveMinimum" else "maximum"] = value
+            out[key] = True
+        else:
+            out[key] = json_schema_to_openapi30(value)
+    if out.get("nullable") and "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+@functools.cache
+def scenario_openapi_schema() -> dict[str, Any]:
+    return json_schema_to_openapi30(json.loads(SCENARIO_SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+class ScenarioDocument(serializers.Serializer):
+    """Placeholder for the Scenario JSON in the schema; advisor.scenario.parse_scenario validates it."""
+
+
+class ScenarioDocumentExtension(OpenApiSerializerExtension):
+    target_class = ScenarioDocument
+
+    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
+        return "Scenario"
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
+        return scenario_openapi_schema()
+
+
+@extend_schema_field(ScenarioDocument)
+class ScenarioDocumentField(serializers.JSONField):
+    """A Scenario JSON object; its content is validated by advisor.scenario, not here."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from advisor.api.schema import ScenarioDocumentField
 from advisor.api.tokens import NAME_MAX_LENGTH as TOKEN_NAME_MAX_LENGTH
 from advisor.models import ApiToken, Scenario
 from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
@@ -52,11 +53,11 @@ class TokenCreatedSerializer(TokenSerializer):
 
 class ScenarioInputSerializer(StrictSerializer):
     name = serializers.CharField(max_length=SCENARIO_NAME_MAX_LENGTH)
-    scenario = serializers.DictField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
+    scenario = ScenarioDocumentField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
 
 
 class ScenarioOutputSerializer(serializers.ModelSerializer):
-    scenario = serializers.JSONField(source="document", help_text="The Scenario JSON as saved.")
+    scenario = ScenarioDocumentField(source="document", read_only=True, help_text="The Scenario JSON as saved.")
     version = serializers.SerializerMethodField(help_text="How many times it has been saved.")
 
     class Meta:

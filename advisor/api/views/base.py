@@ -1,8 +1,47 @@
 from __future__ import annotations
 
-from rest_framework.renderers import JSONRenderer
+from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+
+from advisor.api.errors import QueryParameterErrors
 from advisor.api.renderers import CSVRenderer
 
 # Tabular resources also render as CSV (`?format=csv` or `Accept: text/csv`).
 JSON_AND_CSV = [JSONRenderer, CSVRenderer]
+
+
+def query_params(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Validate the query string with `serializer_class`; bad parameters -> 400 naming each parameter."""
+    params = serializer_class(data=request.query_params)
+    if not params.is_valid():
+        raise QueryParameterErrors(params.errors)
+    return dict(params.validated_data)
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class CommaSeparatedChoices(serializers.Field):
+    """`a,b,c` -> ["a", "b", "c"], each one of `choices` (when given)."""
+
+    def __init__(self, *, choices: tuple[str, ...] | None = None, **kwargs: Any) -> None:
+        self.choices = choices
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("must be a comma-separated list")
+        items = [item.strip() for item in data.split(",") if item.strip()]
+        if self.choices is not None:
+            bad = [item for item in items if item not in self.choices]
+            if bad:
+                raise serializers.ValidationError(
+                    f"unknown value(s) {', '.join(bad)}; allowed: {', '.join(self.choices)}"
+                )
+        return items
+
+    def to_representation(self, value: list[str]) -> str:
+        return ",".join(value)

@@ -1,0 +1,82 @@
+"""Read-only selectors over the pricing catalog for the API: hardware quotes and price history.
+
+Price history is stored as change events (pricing.models.PriceObservation: one row when an offer
+appears and one each time its price changes), so a daily series carries each offer's price forward
+until its next change."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from pricing.models import HardwareQuote, Offer, PriceObservation
+
+MAX_HISTORY_DAYS = 3 * 366
+
+
+def hardware_quotes(*, gpu: str | None = None) -> QuerySet[HardwareQuote]:
+    quotes = HardwareQuote.objects.all().order_by("gpu", "gpus_per_server", "-quoted_on", "id")
+    return quotes.filter(gpu=gpu) if gpu else quotes
+
+
+def offer_by_id(*, offer_id: int) -> Offer:
+    """Any offer, current or withdrawn (history outlives the listing). Raises Offer.DoesNotExist."""
+    return Offer.objects.select_related("provider").get(pk=offer_id)
+
+
+def offer_observations(*, offer: Offer) -> QuerySet[PriceObservation]:
+    return offer.history.order_by("recorded_at", "id")
+
+
+@dataclass(frozen=True, slots=True)
+class DailyPrice:
+    date: dt.date
+    min_usd_per_gpu_hour: float
+    median_usd_per_gpu_hour: float
+    max_usd_per_gpu_hour: float
+    offers: int
+
+
+def gpu_daily_prices(
+    *, gpu: str, since: dt.date, until: dt.date, providers: list[str] | None = None, markets: list[str] | None = None
+) -> list[DailyPrice]:
+    """For each day in [since, until], the USD per GPU-hour in effect at the end of the day across the
+    GPU's offers (each offer's last recorded price up to then; offers withdrawn by then excluded)."""
+    offers = Offer.objects.filter(gpu=gpu)
+    if providers:
+        offers = offers.filter(provider__slug__in=providers)
+    if markets:
+        offers = offers.filter(market__in=markets)
+    end = dt.datetime.combine(until + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+    rows = (
+        PriceObservation.objects.filter(offer__in=offers, recorded_at__lt=end)
+        .order_by("offer_id", "recorded_at", "id")
+        .values_list("offer_id", "recorded_at", "usd_per_gpu_hour")
+    )
+    withdrawn = dict(offers.filter(withdrawn_at__isnull=False).values_list("id", "withdrawn_at"))
+    changes: dict[int, list[tuple[dt.datetime, float]]] = defaultdict(list)
+    for offer_id, recorded_at, price in rows.iterator(chunk_size=5000):
+        changes[offer_id].append((recorded_at, float(price)))
+    days = [since + dt.timedelta(days=i) for i in range((until - since).days + 1)]
+    series: list[DailyPrice] = []
+    cursors = dict.fromkeys(changes, -1)
+    for day in days:
+        day_end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+        prices = []
+        for offer_id, events in changes.items():
+            i = cursors[offer_id]
+            while i + 1 < len(events) and events[i + 1][0] < day_end:
+                i += 1
+            cursors[offer_id] = i
+            gone = withdrawn.get(offer_id)
+            if i >= 0 and (gone is None or gone >= day_end):
+                prices.append(events[i][1])
+        if prices:
+            prices.sort()
+            n = len(prices)
+            median = prices[n // 2] if n % 2 else (prices[n // 2 - 1] + prices[n // 2]) / 2
+            series.append(DailyPrice(day, prices[0], median, prices[-1], n))
+    return series

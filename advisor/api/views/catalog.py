@@ -1,0 +1,137 @@
+"""Hardware purchase quotes and price history (per offer, and per GPU as a daily series)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from advisor.api.catalog import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes, offer_by_id, offer_observations
+from advisor.api.views.base import JSON_AND_CSV, CommaSeparatedChoices, query_params
+from estimator.specs import GPU_IDS
+from pricing.models import HardwareQuote, Market, PriceObservation
+
+MARKETS = tuple(Market.values)
+
+
+class HardwareQuoteSerializer(serializers.ModelSerializer):
+    usd = serializers.FloatField(help_text="All-in price of one server, USD.")
+    power_kw = serializers.FloatField(help_text="Server draw at load, kW.")
+    idle_power_kw = serializers.FloatField(allow_null=True)
+    networking_usd_per_node = serializers.FloatField(help_text="Cluster fabric per node, USD.")
+
+    class Meta:
+        model = HardwareQuote
+        fields = [
+            "id",
+            "gpu",
+            "gpus_per_server",
+            "name",
+            "usd",
+            "quoted_on",
+            "source",
+            "power_kw",
+            "idle_power_kw",
+            "networking_usd_per_node",
+            "notes",
+        ]
+        read_only_fields = fields
+
+
+class HardwareQuoteQuery(serializers.Serializer):
+    gpu = serializers.ChoiceField(choices=GPU_IDS, required=False, help_text="Only quotes for this GPU.")
+
+
+class HardwareQuoteListView(GenericAPIView):
+    serializer_class = HardwareQuoteSerializer
+    renderer_classes = JSON_AND_CSV
+
+    @extend_schema(
+        summary="Server purchase quotes (capex inputs of the buy side)",
+        parameters=[HardwareQuoteQuery],
+        responses=HardwareQuoteSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        query = query_params(HardwareQuoteQuery, request)
+        page = self.paginate_queryset(hardware_quotes(gpu=query.get("gpu")))
+        return self.get_paginated_response(HardwareQuoteSerializer(page, many=True).data)
+
+
+class PriceObservationSerializer(serializers.ModelSerializer):
+    usd_per_hour = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField()
+
+    class Meta:
+        model = PriceObservation
+        fields = ["recorded_at", "observed_at", "usd_per_hour", "usd_per_gpu_hour", "source"]
+        read_only_fields = fields
+
+
+class OfferHistoryView(GenericAPIView):
+    serializer_class = PriceObservationSerializer
+    renderer_classes = JSON_AND_CSV
+
+    @extend_schema(
+        summary="An offer's price history: one point when it appeared and one per price change",
+        responses=PriceObservationSerializer(many=True),
+    )
+    def get(self, request: Request, offer_id: int) -> Response:
+        offer = offer_by_id(offer_id=offer_id)
+        page = self.paginate_queryset(offer_observations(offer=offer))
+        return self.get_paginated_response(PriceObservationSerializer(page, many=True).data)
+
+
+class GpuPriceHistoryQuery(serializers.Serializer):
+    since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
+    until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
+    provider = CommaSeparatedChoices(required=False, help_text="Comma-separated provider slugs; default all.")
+    market = CommaSeparatedChoices(
+        choices=MARKETS, required=False, help_text=f"Comma-separated markets ({', '.join(MARKETS)}); default all."
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        until = attrs.get("until") or timezone.now().date()
+        since = attrs.get("since") or until - dt.timedelta(days=90)
+        if since > until:
+            raise serializers.ValidationError({"since": [f"must be on or before until ({until})"]})
+        if (until - since).days > MAX_HISTORY_DAYS:
+            raise serializers.ValidationError({"since": [f"the range may span at most {MAX_HISTORY_DAYS} days"]})
+        return {**attrs, "since": since, "until": until}
+
+
+class DailyPriceSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    min_usd_per_gpu_hour = serializers.FloatField()
+    median_usd_per_gpu_hour = serializers.FloatField()
+    max_usd_per_gpu_hour = serializers.FloatField()
+    offers = serializers.IntegerField(help_text="Offers with a price in effect that day.")
+
+
+class GpuPriceHistoryView(GenericAPIView):
+    serializer_class = DailyPriceSerializer
+    renderer_classes = JSON_AND_CSV
+    pagination_class = None
+
+    @extend_schema(
+        summary="A GPU's daily price series (end-of-day price in effect, across matching offers)",
+        parameters=[GpuPriceHistoryQuery],
+        responses=DailyPriceSerializer(many=True),
+    )
+    def get(self, request: Request, gpu_id: str) -> Response:
+        if gpu_id not in GPU_IDS:
+            raise NotFound(f"Unknown GPU {gpu_id!r}; GET /api/v1/gpus lists the ids.")
+        query = query_params(GpuPriceHistoryQuery, request)
+        series = gpu_daily_prices(
+            gpu=gpu_id,
+            since=query["since"],
+            until=query["until"],
+            providers=query.get("provider"),
+            markets=query.get("market"),
+        )
+        return Response(DailyPriceSerializer(series, many=True).data)

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from advisor.api.errors import FieldErrors, pointer
+from advisor.api.scenario_input import parse_scenario_or_400
+from advisor.api.serializers import ScenarioInputSerializer, ScenarioListItemSerializer, ScenarioOutputSerializer
+from advisor.api.views.base import JSON_AND_CSV
+from advisor.models import Scenario
+from advisor.scenarios import (
+    ScenarioNameError,
+    scenario_create,
+    scenario_delete,
+    scenario_for_user,
+    scenario_update,
+    scenarios_for_user,
+)
+
+
+def _validated_input(request: Request) -> tuple[str, dict]:
+    data = ScenarioInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    parse_scenario_or_400(data.validated_data["scenario"], at=("scenario",))
+    return data.validated_data["name"], data.validated_data["scenario"]
+
+
+def _name_error(error: ScenarioNameError) -> FieldErrors:
+    return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
+
+
+def owned_scenario(request: Request, scenario_id: int) -> Scenario:
+    """The user's scenario; another user's (or a missing) id raises Scenario.DoesNotExist -> 404."""
+    return scenario_for_user(user=request.user, scenario_id=scenario_id)
+
+
+class ScenarioListView(GenericAPIView):
+    serializer_class = ScenarioListItemSerializer
+    renderer_classes = JSON_AND_CSV
+
+    def get_queryset(self) -> QuerySet[Scenario]:
+        return scenarios_for_user(user=self.request.user)
+
+    @extend_schema(summary="Your saved scenarios, newest first", responses=ScenarioListItemSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(ScenarioListItemSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Save a scenario",
+        request=ScenarioInputSerializer,
+        responses={201: ScenarioOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        name, document = _validated_input(request)
+        try:
+            scenario = scenario_create(owner=request.user, name=name, document=document)
+        except ScenarioNameError as error:
+            raise _name_error(error) from error
+        location = reverse("v1:scenario-detail", kwargs={"scenario_id": scenario.pk}, request=request)
+        return Response(
+            ScenarioOutputSerializer(scenario).data, status=status.HTTP_201_CREATED, headers={"Location": location}
+        )
+
+
+class ScenarioDetailView(GenericAPIView):
+    serializer_class = ScenarioOutputSerializer
+
+    def get_queryset(self) -> QuerySet[Scenario]:
+        return scenarios_for_user(user=self.request.user).annotate(version_count=Count("versions"))
+
+    @extend_schema(summary="One of your scenarios", responses=ScenarioOutputSerializer)
+    def get(self, request: Request, scenario_id: int) -> Response:
+        return Response(ScenarioOutputSerializer(self.get_queryset().get(pk=scenario_id)).data)
+
+    @extend_schema(
+        summary="Replace a scenario's name and document (the previous state is kept as a version)",
+        request=ScenarioInputSerializer,
+        responses=ScenarioOutputSerializer,
+    )
+    def put(self, request: Request, scenario_id: int) -> Response:
+        scenario = owned_scenario(request, scenario_id)
+        name, document = _validated_input(request)
+        try:
+            scenario = scenario_update(scenario=scenario, name=name, document=document)
+        except ScenarioNameError as error:
+            raise _name_error(error) from error
+        return Response(ScenarioOutputSerializer(scenario).data)
+
+    @extend_schema(summary="Delete a scenario and its versions", responses={204: None})
+    def delete(self, request: Request, scenario_id: int) -> Response:
+        scenario_delete(scenario=owned_scenario(request, scenario_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,105 @@
+"""Scenarios CRUD: owner-only (another user's id is a 404), validated with pointers, versioned, paginated."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.models import Scenario
+from tests.api.conftest import assert_problem
+from tests.api.examples import DESIGN_SCENARIO, scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def _create(client, name: str = "plan", document: dict | None = None) -> dict:  # type: ignore[no-untyped-def]
+    response = client.post("/api/v1/scenarios", {"name": name, "scenario": document or scenario()}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_create_returns_201_with_id_and_location(alice) -> None:  # type: ignore[no-untyped-def]
+    body = _create(alice, "7B", DESIGN_SCENARIO)
+    assert isinstance(body["id"], int) and body["name"] == "7B" and body["version"] == 1
+    assert body["scenario"] == DESIGN_SCENARIO
+    got = alice.get(f"/api/v1/scenarios/{body['id']}")
+    assert got.status_code == 200 and got.json()["scenario"] == DESIGN_SCENARIO
+
+
+def test_put_replaces_and_keeps_versions(alice) -> None:  # type: ignore[no-untyped-def]
+    created = _create(alice)
+    changed = scenario(gpu="a100-80gb")
+    response = alice.put(f"/api/v1/scenarios/{created['id']}", {"name": "renamed", "scenario": changed}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["name"] == "renamed" and response.json()["scenario"]["gpu"] == "a100-80gb"
+    assert alice.get(f"/api/v1/scenarios/{created['id']}").json()["version"] == 2
+    assert Scenario.objects.get(pk=created["id"]).versions.count() == 2
+
+
+def test_delete(alice) -> None:  # type: ignore[no-untyped-def]
+    created = _create(alice)
+    assert alice.delete(f"/api/v1/scenarios/{created['id']}").status_code == 204
+    assert_problem(alice.get(f"/api/v1/scenarios/{created['id']}"), 404)
+
+
+def test_other_users_scenario_is_404_for_every_method(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    created = _create(alice)
+    url = f"/api/v1/scenarios/{created['id']}"
+    missing = assert_problem(bob.get("/api/v1/scenarios/999999"), 404)
+    for response in (
+        bob.get(url),
+        bob.put(url, {"name": "mine now", "scenario": scenario()}, format="json"),
+        bob.delete(url),
+    ):
+        body = assert_problem(response, 404)
+        # Indistinguishable from a missing id: nothing leaks that it exists.
+        assert body["detail"] == missing["detail"]
+    assert bob.get("/api/v1/scenarios").json()["count"] == 0
+    assert Scenario.objects.get(pk=created["id"]).name == "plan"
+
+
+@pytest.mark.parametrize(
+    ("body", "pointers"),
+    [
+        ({"scenario": scenario()}, ["#/name"]),
+        ({"name": "x"}, ["#/scenario"]),
+        ({"name": "", "scenario": scenario()}, ["#/name"]),
+        ({"name": "x" * 201, "scenario": scenario()}, ["#/name"]),
+        ({"name": "x", "scenario": scenario(), "owner": 3}, ["#/owner"]),
+        ({"name": "x", "scenario": scenario(gpu="h900")}, ["#/scenario/gpu"]),
+        ({"name": "x", "scenario": scenario(surprise=1)}, ["#/scenario/surprise"]),
+        ({"name": "x", "scenario": scenario(utilization=1.5, cluster_sizes=[0])}, ["#/scenario/utilization"]),
+        ({"name": "x", "scenario": [1, 2]}, ["#/scenario"]),
+        (
+            {"name": "x", "scenario": {**scenario(), "workload": {"kind": "training", "model": {"params_b": -1}}}},
+            ["#/scenario/workload/model/params_b", "#/scenario/workload/tokens"],
+        ),
+    ],
+)
+def test_invalid_input_names_each_field(alice, body, pointers) -> None:  # type: ignore[no-untyped-def]
+    problem = assert_problem(alice.post("/api/v1/scenarios", body, format="json"), 400, *pointers)
+    assert problem["type"] == "/problems/validation-error"
+    assert not Scenario.objects.exists()
+
+
+def test_put_validates_too(alice) -> None:  # type: ignore[no-untyped-def]
+    created = _create(alice)
+    response = alice.put(f"/api/v1/scenarios/{created['id']}", {"name": "x", "scenario": {"gpu": 1}}, format="json")
+    assert_problem(response, 400, "#/scenario/gpu", "#/scenario/workload")
+    assert alice.get(f"/api/v1/scenarios/{created['id']}").json()["version"] == 1
+
+
+def test_list_is_paginated_and_owner_scoped(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    for i in range(5):
+        _create(alice, f"s{i}")
+    _create(bob, "bobs")
+    page = alice.get("/api/v1/scenarios?page_size=2").json()
+    assert page["count"] == 5 and len(page["results"]) == 2 and page["next"] and page["previous"] is None
+    last = alice.get("/api/v1/scenarios?page_size=2&page=3").json()
+    assert len(last["results"]) == 1 and last["next"] is None
+    names = {
+        item["name"]
+        for p in (1, 2, 3)
+        for item in alice.get(f"/api/v1/scenarios?page_size=2&page={p}").json()["results"]
+    }
+    assert names == {f"s{i}" for i in range(5)}
+    assert_problem(alice.get("/api/v1/scenarios?page=99"), 404)
