@@ -1,0 +1,199 @@
+"""GCP: the Cloud Billing Catalog API (API key) for Compute Engine SKUs, priced per component.
+
+GCP prices GPUs and their host VM separately (price-feeds.md 1.3 and 5.5), so an accelerator
+machine type's price is assembled: vCPUs x the series' core SKU + GiB x its RAM SKU + GPUs x the
+GPU SKU, per region and usage type (OnDemand, Preemptible = spot, Commit1Yr/Commit3Yr). The machine
+types and their host series come from `pricing/data/gcp_machine_types.csv` (GCP's machine docs).
+Unit prices are `units + nanos / 1e9`. GPU SKUs that belong to no listed machine type, and machine
+types whose host SKUs are missing in a region, are counted as rejections.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from pricing.feeds import http
+from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, parse_datetime, to_decimal
+
+SERVICE = "services/6F81-5844-456A"  # Compute Engine
+API_URL = f"https://cloudbilling.googleapis.com/v1/{SERVICE}/skus"
+MACHINE_TYPES_CSV = Path(__file__).resolve().parent.parent / "data" / "gcp_machine_types.csv"
+MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "reserved_1y", "Commit3Yr": "reserved_3y"}
+HOST = re.compile(r"(?:^|\s)(A2|A3 Ultra|A3|A4|G2) (?:Instance )?(Core|Cpu|Ram)\b", re.IGNORECASE)
+NANOS = Decimal(1_000_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class MachineType:
+    name: str
+    host_series: str
+    vcpus: int
+    memory_gib: Decimal
+    gpu: str
+    gpu_count: int
+    gpu_skus: tuple[str, ...]
+
+
+def machine_types(path: Path = MACHINE_TYPES_CSV) -> list[MachineType]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            MachineType(
+                name=row["machine_type"],
+                host_series=row["host_series"],
+                vcpus=int(row["vcpus"]),
+                memory_gib=Decimal(row["memory_gib"]),
+                gpu=row["gpu"],
+                gpu_count=int(row["gpu_count"]),
+                gpu_skus=tuple(part.strip().lower() for part in row["gpu_sku"].split("|")),
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    price: Decimal
+    description: str
+    effective_at: Any
+
+
+def unit_price(sku: dict[str, Any]) -> tuple[Decimal | None, str, str]:
+    """(USD per usage unit, usage unit, currency) from `units + nanos/1e9` of the SKU's first priced tier."""
+    try:
+        expression = sku["pricingInfo"][0]["pricingExpression"]
+        rates = expression["tieredRates"]
+    except (KeyError, IndexError, TypeError):
+        return None, "", ""
+    for rate in rates:
+        price = rate.get("unitPrice") or {}
+        units, nanos = to_decimal(price.get("units") or 0), to_decimal(price.get("nanos") or 0)
+        if units is None or nanos is None:
+            return None, "", ""
+        value = units + nanos / NANOS
+        if value > 0 or rate is rates[-1]:
+            return value, str(expression.get("usageUnit", "")), str(price.get("currencyCode", ""))
+    return None, "", ""
+
+
+@dataclass
+class GcpFeed:
+    api_key: str
+    max_pages: int = 500
+    name: str = "gcp"
+    label: str = "GCP Cloud Billing Catalog API"
+
+    def is_configured(self) -> bool:
+        return bool(self.api_key)
+
+    def not_configured_reason(self) -> str:
+        return "PRICING_GCP_API_KEY is not set"
+
+    def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
+        skus = self._skus(progress)
+        yield from assemble(skus, machine_types())
+
+    def _skus(self, progress: Progress) -> list[dict[str, Any]]:
+        session = http.session()
+        session.headers["X-Goog-Api-Key"] = self.api_key  # a header, so the key never appears in error text
+        skus: list[dict[str, Any]] = []
+        token = ""
+        for page in range(1, self.max_pages + 1):
+            params = {"currencyCode": "USD", "pageSize": 5000}
+            if token:
+                params["pageToken"] = token
+            progress(page - 1, 0, f"GCP SKUs page {page}")
+            payload = http.get_json(session, API_URL, what=f"GCP SKUs page {page}", params=params)
+            if not isinstance(payload, dict) or not isinstance(payload.get("skus"), list):
+                raise FeedDataError(f"GCP SKUs page {page}: truncated page, no 'skus' list")
+            skus.extend(sku for sku in payload["skus"] if isinstance(sku, dict))
+            token = payload.get("nextPageToken") or ""
+            if not token:
+                return skus
+        raise FeedDataError(f"GCP SKUs: more than {self.max_pages} pages; refusing a partial set")
+
+
+def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterator[OfferRecord | Rejection]:
+    hosts: dict[tuple[str, str, str, str], Component] = {}  # (series, core|ram, market, region)
+    gpus: dict[tuple[str, str, str], Component] = {}  # (gpu sku pattern, market, region)
+    patterns = {pattern for machine in machines for pattern in machine.gpu_skus}
+    for sku in skus:
+        category = sku.get("category") or {}
+        if category.get("resourceFamily") != "Compute":
+            continue  # storage, network, licences: not machine prices
+        description = str(sku.get("description", ""))
+        group = category.get("resourceGroup", "")
+        market = (
+            "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType"))
+        )
+        host = HOST.search(description)
+        is_gpu = group == "GPU"
+        if not is_gpu and not host:
+            continue  # host SKUs of machine series without GPUs
+        if market is None:
+            yield Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
+            continue
+        price, unit, currency = unit_price(sku)
+        if price is None:
+            yield Rejection("malformed_record", f"gcp {description}: no unit price")
+            continue
+        if currency != "USD":
+            yield Rejection("currency_not_usd", f"gcp {description}: {currency}")
+            continue
+        component = Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime")))
+        regions = [str(region) for region in sku.get("serviceRegions") or []]
+        if is_gpu:
+            pattern = next((p for p in patterns if p in description.lower()), None)
+            if pattern is None:
+                yield Rejection("gpu_sku_without_machine_type", f"gcp {description}")
+                continue
+            if unit != "h":
+                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
+                continue
+            for region in regions:
+                gpus[(pattern, market, region)] = component
+        else:
+            series, kind = host.group(1).upper(), "ram" if host.group(2).lower() == "ram" else "core"
+            if unit != ("GiBy.h" if kind == "ram" else "h"):
+                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
+                continue
+            for region in regions:
+                hosts[(series, kind, market, region)] = component
+    for machine in machines:
+        for (pattern, market, region), gpu in sorted(gpus.items()):
+            if pattern not in machine.gpu_skus:
+                continue
+            series = machine.host_series.upper()
+            core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
+            if core is None or ram is None:
+                yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
+                continue
+            price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
+            yield OfferRecord(
+                provider="gcp",
+                instance_type=machine.name,
+                region=region,
+                market=market,
+                gpu_name=machine.gpu,
+                gpu=machine.gpu,
+                gpu_count=Decimal(machine.gpu_count),
+                usd_per_hour=price,
+                vcpus=machine.vcpus,
+                memory_gib=machine.memory_gib,
+                effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
+                source=(
+                    f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
+                    f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
+                ),
+            )
+
+
+def from_settings() -> GcpFeed:
+    return GcpFeed(api_key=settings.PRICING_GCP_API_KEY, max_pages=settings.PRICING_MAX_PAGES)
