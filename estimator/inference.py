@@ -206,7 +206,9 @@ class ServedModel:
         kv_heads: int | None = None,
     ) -> ServedModel:
         """Missing architecture fields derived from params_b (estimator.workload.derive_architecture: hidden =
-        128 x layers, P = 12 L h^2, head dim 128); kv_heads defaults to min(heads, 8) (GQA, Llama 3 Table 3)."""
+        128 x layers, P = 12 L h^2, head dim 128); kv_heads defaults to min(heads, 8) (GQA, Llama 3 Table 3).
+        Heads need not be divisible by the TP degree here: the model treats per-GPU shares as fractions; engines
+        need divisibility, which advisor.inference_advice warns about."""
         from estimator.workload import derive_architecture
 
         if not (isinstance(params_b, int | float) and math.isfinite(params_b) and params_b > 0):
@@ -215,11 +217,13 @@ class ServedModel:
         layers = layers or derived["layers"]
         hidden = hidden or derived["hidden"]
         heads = heads or (hidden // 128 if hidden % 128 == 0 else derived["heads"])
-        kv_heads = kv_heads or min(heads, DEFAULT_KV_HEADS)
         if hidden % heads:
             raise InferenceError("heads", f"must divide hidden ({hidden}); got {heads}")
-        if heads % kv_heads:
+        if kv_heads is not None and heads % kv_heads:
             raise InferenceError("kv_heads", f"must divide heads ({heads}); got {kv_heads}")
+        # Default GQA width: 8 KV heads even when derived heads are not a multiple of 8 (an artifact of deriving
+        # the architecture from params_b; only the KV size, 2 x layers x 8 x head_dim, matters here).
+        kv_heads = kv_heads or min(heads, DEFAULT_KV_HEADS)
         return cls(params_b=float(params_b), layers=int(layers), hidden=int(hidden), heads=heads, kv_heads=kv_heads)
 
 
@@ -718,7 +722,7 @@ def size_deployments(
     tps: Sequence[int] | None = None,
     calibration: InferenceCalibration | None = None,
 ) -> list[Deployment]:
-    """One Deployment per TP degree (default 1, 2, 4, 8 up to the GPU's server size, dividing the heads)."""
+    """One Deployment per TP degree (default 1, 2, 4, 8 up to the GPU's server size)."""
     spec = serving_gpu(gpu)
     precision = precision.strip().lower()
     if precision not in PRECISIONS:
@@ -735,7 +739,7 @@ def size_deployments(
             raise InferenceError(name, f"must be a positive number, got {value!r}")
     if not (0 <= mean_requests_per_s <= peak_requests_per_s):
         raise InferenceError("mean_requests_per_s", "must be between 0 and peak_requests_per_s")
-    degrees = [t for t in (tps or TP_DEGREES) if t <= spec.gpus_per_node and model.heads % t == 0] or [1]
+    degrees = [t for t in (tps or TP_DEGREES) if t <= spec.gpus_per_node] or [1]
     cal = calibration or default_calibration()
     n = len(degrees)
     cases = build_cases(

@@ -1,0 +1,273 @@
+"""The inference serving model: physics, calibration on the TensorRT-LLM tables, and the orders of magnitude
+practitioners quote (7B ~ a couple of hundred short requests/s per GPU; 70B needs TP and serves ~10x fewer)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimator import inference as inf
+
+CAL = inf.default_calibration()
+
+
+def one_case(
+    *,
+    params_b: float = 8.03,
+    gpu: str = "h100-sxm",
+    precision: str = "bf16",
+    tp: int = 1,
+    isl: float = 1000,
+    osl: float = 1000,
+) -> inf.ServingCases:
+    model = inf.ServedModel.from_params(params_b=params_b, layers=32, hidden=4096, heads=32, kv_heads=8)
+    if params_b > 30:
+        model = inf.ServedModel.from_params(params_b=params_b, layers=80, hidden=8192, heads=64, kv_heads=8)
+    return inf.build_cases(
+        models=[model],
+        gpus=[inf.serving_gpu(gpu)],
+        precisions=[precision],
+        tps=[tp],
+        input_tokens=[isl],
+        output_tokens=[osl],
+    )
+
+
+def llama(params_b: float) -> inf.ServedModel:
+    """Llama 3.1 8B / 70B architectures (estimator/data/inference/models.csv)."""
+    if params_b < 30:
+        return inf.ServedModel(params_b=8.03, layers=32, hidden=4096, heads=32, kv_heads=8)
+    return inf.ServedModel(params_b=70.6, layers=80, hidden=8192, heads=64, kv_heads=8)
+
+
+def size(model: inf.ServedModel, **kw: float | str) -> list[inf.Deployment]:
+    args: dict = {
+        "gpu": "h100-sxm",
+        "precision": "bf16",
+        "input_tokens": 200,
+        "output_tokens": 100,
+        "peak_requests_per_s": 500,
+        "mean_requests_per_s": 200,
+        "ttft_p95_s": 1.0,
+        "tpot_p95_s": 0.1,
+    }
+    args.update(kw)
+    return inf.size_deployments(model=model, **args)
+
+
+# --- physics ------------------------------------------------------------------------------------
+
+
+def test_decode_at_batch_one_is_a_pass_over_the_weights():
+    c = one_case(precision="bf16")
+    t = CAL.params
+    step = inf.decode_step_s(c, t, np.array([1.0]))[0]
+    weights_s = 8.03e9 * 2 / (3350e9 * t["mem_eff"])  # 16 GB over 3.35 TB/s at the fitted efficiency
+    overhead = 10 ** t["log10_step_overhead_s"]
+    assert weights_s < step < weights_s + overhead + 1.5e-3
+
+
+def test_decode_step_grows_with_batch_and_throughput_saturates():
+    c = one_case()
+    batches = np.array([[1.0, 4, 16, 64, 256, 1024]])
+    step = inf.decode_step_s(c, CAL.params, batches)[0]
+    tput = inf.throughput_at_batch(c, CAL.params, batches)[0]
+    assert np.all(np.diff(step) > 0)
+    assert np.all(np.diff(tput) > 0)
+    # Batching amortizes the weights: 1024 requests give far more than 100x one request, but not 1024x.
+    assert 20 < tput[-1] / tput[0] < 1024
+
+
+def test_fp8_halves_weight_bytes_and_raises_throughput():
+    bf16, fp8 = one_case(precision="bf16"), one_case(precision="fp8")
+    assert inf.weight_bytes_total(fp8)[0] == pytest.approx(inf.weight_bytes_total(bf16)[0] / 2)
+    assert inf.max_batch(fp8, CAL.params)[0] > inf.max_batch(bf16, CAL.params)[0]
+    ratio = inf.max_throughput(fp8, CAL.params)[0] / inf.max_throughput(bf16, CAL.params)[0]
+    assert 1.2 < ratio < 3.0
+
+
+def test_kv_cache_caps_the_batch_and_longer_requests_fit_fewer():
+    short, long_ = one_case(isl=128, osl=128), one_case(isl=20000, osl=2000)
+    kv_token = inf.kv_bytes_per_token(short)[0]
+    assert kv_token == 2 * 32 * 8 * 128 * 2  # K and V x layers x 8 KV heads x head dim 128 x 2 bytes = 128 KiB
+    assert inf.max_batch(short, CAL.params)[0] > 50 * inf.max_batch(long_, CAL.params)[0]
+
+
+def test_70b_bf16_does_not_fit_one_80gb_gpu_but_fits_two():
+    assert inf.max_batch(one_case(params_b=70.6, tp=1), CAL.params)[0] == 0
+    assert inf.max_throughput(one_case(params_b=70.6, tp=1), CAL.params)[0] == 0
+    assert inf.max_batch(one_case(params_b=70.6, tp=2), CAL.params)[0] >= 1
+
+
+def test_tp_all_reduce_costs_nothing_at_tp1_and_more_over_pcie():
+    t = CAL.params
+    tokens = np.array([256.0])
+    assert inf._allreduce_s(one_case(tp=1), t, tokens)[0] == 0
+    nvlink = inf._allreduce_s(one_case(gpu="h100-sxm", tp=4), t, tokens)[0]
+    pcie = inf._allreduce_s(one_case(gpu="l40s", precision="fp8", tp=4), t, tokens)[0]
+    assert 0 < nvlink < pcie
+
+
+def test_fp4_needs_a_gpu_with_fp4_tensor_cores():
+    assert inf.serving_gpu("b200").peak_flops("fp4") == pytest.approx(9000e12)
+    with pytest.raises(inf.InferenceError) as err:
+        inf.serving_gpu("h100-sxm").peak_flops("fp4")
+    assert err.value.field == "precision"
+
+
+def test_vectorized_cases_equal_one_by_one():
+    table = inf.load_table()
+    together = inf.max_throughput(table.cases, CAL.params)
+    alone = [inf.max_throughput(inf.subset(table, np.array([i])).cases, CAL.params)[0] for i in (0, 57, 200, 322)]
+    np.testing.assert_allclose(together[[0, 57, 200, 322]], alone, rtol=1e-12)
+
+
+# --- latency-bound sizing -----------------------------------------------------------------------
+
+
+def test_best_operating_point_meets_its_targets():
+    c = one_case(isl=500, osl=200)
+    perf = inf.best_under_latency(c, CAL.params, ttft_s=0.5, tpot_s=0.03)
+    assert perf.meets_latency[0]
+    assert perf.tpot_s[0] <= 0.03 and perf.ttft_s[0] <= 0.5
+    assert perf.output_tokens_per_s[0] <= inf.max_throughput(c, CAL.params)[0] * (1 + 1e-9)
+
+
+def test_impossible_latency_is_reported_not_hidden():
+    c = one_case(params_b=70.6, tp=2)
+    perf = inf.best_under_latency(c, CAL.params, ttft_s=1.0, tpot_s=0.001)  # 1 ms/token: faster than one weight pass
+    assert not perf.meets_latency[0]
+    assert perf.tpot_s[0] > 0.001
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    isl=st.integers(16, 8000),
+    osl=st.integers(16, 4000),
+    loose=st.floats(0.02, 0.5),
+    factor=st.floats(0.1, 0.9),
+)
+def test_tighter_tpot_never_raises_batch_or_throughput(isl: int, osl: int, loose: float, factor: float):
+    c = one_case(isl=isl, osl=osl)
+    a = inf.best_under_latency(c, CAL.params, ttft_s=100.0, tpot_s=loose)
+    b = inf.best_under_latency(c, CAL.params, ttft_s=100.0, tpot_s=loose * factor)
+    if b.meets_latency[0]:
+        assert b.batch[0] <= a.batch[0]
+        assert b.output_tokens_per_s[0] <= a.output_tokens_per_s[0] * (1 + 1e-12)
+
+
+def test_replicas_round_up_and_serve_the_traffic():
+    r = inf.replicas_for(
+        requests_per_s=np.array([0.0, 10.0, 10.0001, 5.0]), replica_requests_per_s=np.array([5.0, 5.0, 5.0, 0.0])
+    )
+    assert r.tolist() == [1.0, 2.0, 3.0, np.inf]
+
+
+def test_size_deployments_validates_inputs():
+    with pytest.raises(inf.InferenceError) as err:
+        size(llama(8), precision="int3")
+    assert err.value.field == "precision"
+    with pytest.raises(inf.InferenceError) as err:
+        size(llama(8), mean_requests_per_s=900)
+    assert err.value.field == "mean_requests_per_s"
+    with pytest.raises(inf.InferenceError) as err:
+        size(llama(8), tpot_p95_s=0)
+    assert err.value.field == "tpot_p95_s"
+
+
+# --- what practitioners quote -------------------------------------------------------------------
+
+
+def test_7b_on_one_h100_serves_a_couple_of_hundred_short_requests_per_second():
+    """Short chat requests (200 tokens in, 100 out) at a relaxed 100 ms/token: order of 100-500 requests/s."""
+    for precision, low, high in (("bf16", 80, 400), ("fp8", 120, 600)):
+        tp1 = size(inf.ServedModel.from_params(params_b=7), precision=precision)[0]
+        assert tp1.tp == 1 and tp1.meets_latency
+        assert low <= tp1.replica_requests_per_s <= high, (precision, tp1.replica_requests_per_s)
+
+
+def test_70b_needs_tensor_parallelism_and_serves_an_order_of_magnitude_fewer():
+    small = size(llama(8))
+    big = size(llama(70))
+    by_tp = {d.tp: d for d in big}
+    assert not by_tp[1].fits_memory  # 141 GB of bf16 weights on an 80 GB GPU
+    first = next(d for d in big if d.fits_memory and d.meets_latency)
+    assert first.tp >= 2
+    per_group = small[0].replica_requests_per_s / first.replica_requests_per_s
+    per_gpu = per_group * first.tp
+    assert per_group >= 5, per_group
+    assert per_gpu >= 10, per_gpu
+    # ... and so needs ~10x the GPUs for the same traffic.
+    best_small = min(d.gpus_peak for d in small if d.meets_latency)
+    best_big = min(d.gpus_peak for d in big if d.meets_latency)
+    assert best_big >= 5 * best_small
+
+
+def test_a_tight_per_token_target_lowers_the_batch_and_raises_the_gpu_count():
+    loose = size(llama(8), tpot_p95_s=0.1)[0]
+    tight = size(llama(8), tpot_p95_s=0.015)[0]
+    assert loose.meets_latency and tight.meets_latency
+    assert tight.tpot_s <= 0.015 < loose.tpot_s
+    assert tight.batch < loose.batch / 3
+    assert tight.gpus_peak > loose.gpus_peak
+
+
+def test_calibration_table_matches_the_published_8b_h100_figure():
+    """TensorRT-LLM v0.14, Llama 3.1 8B FP8 on H100, 128/128: 26,933 output tokens/s (~210 requests/s)."""
+    c = inf.build_cases(
+        models=[llama(8)],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["fp8"],
+        tps=[1],
+        input_tokens=[128],
+        output_tokens=[128],
+    )
+    assert inf.max_throughput(c, CAL.params)[0] == pytest.approx(26933, rel=0.35)
+
+
+# --- calibration --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fresh() -> inf.InferenceCalibration:
+    return inf.calibrate(name="test")
+
+
+def test_shipped_calibration_is_what_the_command_regenerates(fresh: inf.InferenceCalibration):
+    doc = json.loads(resources.files("estimator").joinpath("data/inference/calibration.json").read_text())
+    assert doc["command"] == inf.REGENERATE_COMMAND
+    assert doc["runs"] == fresh.runs == 323
+    for name, value in doc["params"].items():
+        assert fresh.params[name] == pytest.approx(value, rel=1e-3, abs=1e-6), name
+    assert doc["loo_mape"] == pytest.approx(fresh.loo_mape, abs=2e-3)
+
+
+def test_leave_one_out_beats_the_constant_bandwidth_baseline(fresh: inf.InferenceCalibration):
+    assert fresh.loo_mape < 0.25
+    assert fresh.loo_mape < fresh.baseline_loo_mape / 3
+
+
+def test_fitted_parameters_are_physical(fresh: inf.InferenceCalibration):
+    p = fresh.params
+    assert 0.5 <= p["mem_eff"] <= 0.95  # llm-analysis README: 0.9 is aggressive
+    assert 0.3 <= p["flop_eff_8"] <= p["flop_eff_16"] <= 0.9  # fp8 gains < 2x (reference/estimator.md)
+    assert 0.2 <= p["nvlink_eff"] <= 0.9  # vidur: NCCL busbw 58-81% of one-way NVLink at 64 MB
+    for name, (_, lo, hi) in inf.PARAMETER_BOUNDS.items():
+        assert lo <= p[name] <= hi
+
+
+def test_fit_recovers_parameters_from_synthetic_data():
+    table = inf.load_table()
+    truth = dict(CAL.params, mem_eff=0.7, flop_eff_16=0.6, nvlink_eff=0.45)
+    synthetic = inf.MeasuredTable(
+        cases=table.cases, measured=inf.max_throughput(table.cases, truth), sources=table.sources
+    )
+    got = inf.fit(synthetic)
+    pred = inf.max_throughput(table.cases, got)
+    assert float(np.mean(inf.ape(pred, synthetic.measured))) < 0.01
+    assert got["mem_eff"] == pytest.approx(0.7, rel=0.05)
