@@ -55,6 +55,7 @@ class Marker:
     y: float
     label: str
     color: str = MUTED
+    label_below: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Chart:
 def format_usd(value: float) -> str:
     if value < 0:
         return "-" + format_usd(-value)
+    if value == 0:
+        return "$0"
     magnitude = abs(value)
     if magnitude >= 1e6:
         return f"${value / 1e6:,.2f}M"
@@ -292,7 +295,8 @@ def _line_chart(
         x, y = frame.x(marker.x), frame.y(marker.y)
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="none" stroke="{marker.color}" stroke-width="2"/>')
         anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
-        body.append(_text(x + (-8 if anchor == "end" else 8), y - 8, marker.label, anchor=anchor, color=marker.color))
+        label_y = y + 18 if marker.label_below else y - 8
+        body.append(_text(x + (-8 if anchor == "end" else 8), label_y, marker.label, anchor=anchor, color=marker.color))
     body.extend(_legend(frame, [(s.label, s.color) for s in series]))
     return Chart(
         testid=testid,
@@ -336,14 +340,24 @@ def chart_run_time(advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     low, high = _band(sizes, "run_hours")
+    run_hours = [s.get("run_hours") for s in sizes]
+    # Long runs read better in days; the axis then counts days so its ticks are round numbers.
+    in_days = max(_values(run_hours), default=0) > 72
+    scale = 1 / 24 if in_days else 1.0
+
+    def scaled(values: Sequence[Any] | None) -> list[Any] | None:
+        return None if values is None else [None if v is None else v * scale for v in values]
+
     caption = "Shaded: P10 to P90 of the estimate." if low else ""
     return _line_chart(
         testid="chart-runtime",
         title="Time per run vs cluster size",
-        series=[Series("run time", gpus, [s.get("run_hours") for s in sizes], ACCENT, band_low=low, band_high=high)],
+        series=[
+            Series("run time", gpus, scaled(run_hours) or [], ACCENT, band_low=scaled(low), band_high=scaled(high))
+        ],
         x_label="GPUs",
-        y_label="hours per run",
-        y_format=format_hours,
+        y_label="days per run" if in_days else "hours per run",
+        y_format=(lambda v: f"{v:,.0f} d") if in_days else (lambda v: f"{v:,.1f} h"),
         x_log2=True,
         y_min=0,
         caption=caption,
@@ -407,14 +421,18 @@ def chart_scaling(advice: dict[str, Any]) -> Chart:
 def owned_cost_curve(size: dict[str, Any], *, utilization: float) -> tuple[float, float] | None:
     """(F, v) of the Advice's owned cost per busy GPU-hour ``c(u) = F / u + v``, or None.
 
-    Read back from two of the size's own numbers: ``c(utilization)`` and the break-even point
-    ``c(u*) = r`` against its rental price ``r``."""
+    ``v`` is the Advice's variable cost of a busy GPU-hour and ``F`` follows from its owned cost at the
+    planned utilization. Older documents without ``v`` are read back from ``c(utilization)`` and the
+    break-even point ``c(u*) = r`` against the rental price ``r``."""
     c0 = _get(size, "buy", "usd_per_gpu_hour_at_utilization")
-    u_star = _get(size, "buy", "break_even_utilization")
-    r = _get(size, "rent", "offer", "usd_per_gpu_hour")
-    usd_per_year, gpus = _get(size, "buy", "usd_per_year"), size.get("gpus")
     if c0 is None or not utilization:
         return None
+    v = _get(size, "buy", "variable_usd_per_busy_gpu_hour")
+    if v is not None and c0 > v:
+        return (c0 - v) * utilization, float(v)
+    u_star = _get(size, "buy", "break_even_utilization")
+    r = _get(size, "buy", "break_even_against", "usd_per_gpu_hour") or _get(size, "rent", "offer", "usd_per_gpu_hour")
+    usd_per_year, gpus = _get(size, "buy", "usd_per_year"), size.get("gpus")
     if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
         v = (c0 * utilization - r * u_star) / (utilization - u_star)
         f = (c0 - v) * utilization
@@ -436,29 +454,32 @@ def chart_breakeven(advice: dict[str, Any]) -> Chart:
     if size is None or (curve := owned_cost_curve(size, utilization=utilization)) is None:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
     f, v = curve
-    us = [u / 100 for u in range(5, 101, 5)]
-    owned = [f / u + v for u in us]
     prices: list[tuple[str, float]] = []
     for market, entry in (_get(size, "rent", "by_market") or {}).items():
         price = _get(entry, "offer", "usd_per_gpu_hour")
         if price is not None:
             prices.append((market, float(price)))
     if not prices and _get(size, "rent", "offer", "usd_per_gpu_hour") is not None:
-        prices.append(
-            (_get(size, "rent", "offer", "market") or "on_demand", float(size["rent"]["offer"]["usd_per_gpu_hour"]))
-        )
-    top = max([owned[1]] + [p for _, p in prices]) * 1.15
+        offer = size["rent"]["offer"]
+        prices.append((offer.get("market") or "on_demand", float(offer["usd_per_gpu_hour"])))
+    # Show the region where the decision is made: up to about twice the dearest price or planned cost.
+    top = max([f / utilization + v] + [p for _, p in prices]) * 2.0
+    u_min = max(0.02, min(1.0, f / max(top - v, 1e-9)))
+    us = [u_min + (1.0 - u_min) * i / 60 for i in range(61)]
+    owned = [f / u + v for u in us]
     series = [Series(f"owned ({size['gpus']} GPUs)", us, owned, BUY, points=False)]
     markers = []
     for market, price in prices:
         color = MARKET_COLORS.get(market, RENT)
         series.append(
-            Series(f"rent {MARKET_LABELS.get(market, market)}", [0.05, 1.0], [price, price], color, dash="6 4")
+            Series(
+                f"rent {MARKET_LABELS.get(market, market)}", [0.0, 1.0], [price, price], color, dash="6 4", points=False
+            )
         )
         if price > v:
             u_star = f / (price - v)
             if u_star <= 1:
-                markers.append(Marker(u_star, price, f"break-even {format_percent(u_star)}", color))
+                markers.append(Marker(u_star, price, f"break-even {format_percent(u_star)}", color, label_below=True))
     markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
     return _line_chart(
         testid="chart-breakeven",
@@ -468,7 +489,7 @@ def chart_breakeven(advice: dict[str, Any]) -> Chart:
         y_label="USD per busy GPU-hour",
         y_format=format_usd,
         x_format=format_percent,
-        x_ticks=[0.05, 0.2, 0.4, 0.6, 0.8, 1.0],
+        x_ticks=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
         y_min=0,
         y_max=top,
         markers=markers,
@@ -507,8 +528,8 @@ def chart_cumulative(advice: dict[str, Any]) -> Chart:
         testid="chart-cumulative",
         title=title,
         series=[
-            Series("rent", months, data.get("rent_usd") or [], RENT),
-            Series("buy (owned)", months, data.get("buy_usd") or [], BUY),
+            Series("rent", months, data.get("rent_usd") or [], RENT, points=len(months) <= 20),
+            Series("buy (owned)", months, data.get("buy_usd") or [], BUY, points=len(months) <= 20),
         ],
         x_label="months",
         y_label="cumulative USD",

@@ -67,8 +67,9 @@ def offer_text(offer: dict[str, Any] | None) -> str:
     if not offer:
         return "no offer"
     market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
-    price = offer.get("usd_per_gpu_hour", 0)
-    return f"{offer.get('provider', '?')} {offer.get('instance', '')} {market} at ${price:,.2f}/GPU-h"
+    price = offer.get("usd_per_gpu_hour") or 0
+    where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part)
+    return f"{where or '?'} {market} at ${price:,.2f}/GPU-h"
 
 
 def size_rows(advice: dict[str, Any]) -> list[dict[str, Any]]:
@@ -160,18 +161,22 @@ def key_figures(advice: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def freshness(advice: dict[str, Any]) -> dict[str, Any]:
+    """The price-freshness badge: snapshot or live, observed when (or the user's own quote)."""
     info = advice.get("price_freshness") or {}
-    kind = info.get("kind") or "unknown"
-    observed = info.get("observed_at") or advice.get("prices_as_of")
+    kind = info.get("kind") or ("live" if info.get("live") else "snapshot" if info.get("snapshot") else "unknown")
+    observed = info.get("newest_observed_at") or info.get("observed_at") or advice.get("prices_as_of")
+    observed = str(observed)[:10] if observed else None
     if kind == "snapshot":
         text = f"Snapshot prices, observed {observed}"
+        if info.get("snapshot_compiled_on"):
+            text += f" (compiled {info['snapshot_compiled_on']})"
     elif kind == "live":
         text = f"Live prices, observed {observed}"
     elif kind == "manual":
-        text = "Your own rental quote"
+        text = "Your own rental quote (no catalog price used)"
     else:
-        text = f"Prices as of {observed}" if observed else "No price data"
-    return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale"))}
+        text = info.get("label") or (f"Prices as of {observed}" if observed else "No price data")
+    return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
 def calibration_line(advice: dict[str, Any]) -> str:
@@ -184,7 +189,43 @@ def calibration_line(advice: dict[str, Any]) -> str:
     return f"Throughput calibrated on {runs} profiled runs ('{name}'): {accuracy}."
 
 
-def assumptions(advice: dict[str, Any]) -> list[tuple[str, str]]:
+ASSUMPTION_POINTERS = {
+    "Sequence length": "/workload/model/seq_len",
+    "Global batch": "/workload/global_batch",
+    "Precision": "/workload/precision",
+    "Runs per year": "/workload/runs_per_year",
+    "Cluster sizes": "/cluster_sizes",
+    "Network": "/network/gpus_per_node",
+    "Rental markets": "/rent/markets",
+    "Providers": "/rent/providers",
+    "Service life": "/buy/years",
+    "Discount rate": "/buy/discount_rate",
+    "Residual value": "/buy/residual_fraction",
+    "Electricity": "/buy/power_usd_per_kwh",
+    "Colocation": "/buy/colo_usd_per_kw_month",
+    "Support": "/buy/support_fraction_per_year",
+    "Staff": "/buy/staff_usd_per_year",
+    "Utilization": "/utilization",
+}
+
+
+def assumptions(advice: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(input, value with unit, where it came from): the user's own input or the default's source."""
+    sources = {a.get("pointer"): a for a in advice.get("assumptions") or [] if isinstance(a, dict)}
+    rows = []
+    for label, value in _assumption_values(advice):
+        default = sources.get(ASSUMPTION_POINTERS.get(label, ""))
+        if default is None:
+            source = "your input" if label in ASSUMPTION_POINTERS else ""
+        else:
+            source = "default: " + str(default.get("source", ""))
+            if default.get("as_of"):
+                source += f" (as of {default['as_of']})"
+        rows.append((label, value, source))
+    return rows
+
+
+def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
     scenario = advice.get("scenario") or {}
     workload = scenario.get("workload") or {}
     model = workload.get("model") or {}
@@ -245,10 +286,11 @@ def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
             seen.setdefault(
                 key,
                 {
-                    "what": f"{offer.get('provider')} {offer.get('instance')} ({offer.get('region')})",
+                    "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
+                    + (f" ({offer['region']})" if offer.get("region") else ""),
                     "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
                     "price": f"${offer.get('usd_per_gpu_hour', 0):,.2f} per GPU-hour",
-                    "observed_at": offer.get("observed_at", "n/a"),
+                    "observed_at": str(offer.get("observed_at") or "n/a")[:10],
                     "source": offer.get("source", ""),
                 },
             )
@@ -260,7 +302,7 @@ def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "what": f"purchase of one {quote.get('gpus_per_server', '?')}-GPU {quote.get('gpu', '')} server",
                 "market": "purchase",
                 "price": usd_exact(quote.get("usd")),
-                "observed_at": quote.get("quoted_on", "n/a"),
+                "observed_at": quote.get("quoted_on") or "n/a",
                 "source": quote.get("source", ""),
             }
         )
@@ -308,7 +350,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice)["text"],
                     "Calibration": calibration_line(advice),
-                    **{f"Input: {label}": value for label, value in assumptions(advice)},
+                    **{f"Input: {label}": value for label, value, _ in assumptions(advice)},
                 },
             }
         )

@@ -1,0 +1,109 @@
+"""advisor.charts: one SVG per chart from an Advice dict; numbers in, marks where the Advice puts them."""
+
+from __future__ import annotations
+
+import copy
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from advisor import charts
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)  # noqa: S314 - our own output
+
+
+def test_every_chart_is_well_formed_svg_with_its_testid(example_advice: dict[str, Any]) -> None:
+    rendered = charts.advice_charts(example_advice)
+    ids = [c.testid for c in rendered]
+    assert ids == [
+        "chart-cost",
+        "chart-runtime",
+        "chart-scaling",
+        "chart-breakeven",
+        "chart-cumulative",
+        "chart-sensitivity",
+    ]
+    for chart in rendered:
+        root = _parse(str(chart.svg))
+        assert root.tag == f"{SVG}svg"
+        assert root.find(f"{SVG}title").text == chart.title
+
+
+def test_cost_chart_draws_one_line_per_option_with_p10_p90_bands(example_advice: dict[str, Any]) -> None:
+    root = _parse(str(charts.chart_cost(example_advice).svg))
+    assert len(root.findall(f"{SVG}polyline")) == 2  # rent and buy
+    assert len(root.findall(f"{SVG}polygon")) == 1  # the fixture has rent P10/P90 only
+
+
+def test_bands_disappear_when_the_advice_has_no_quantiles(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    for size in advice["sizes"]:
+        for key in ("run_hours_p10", "run_hours_p90"):
+            size.pop(key)
+        for key in ("usd_per_run_p10", "usd_per_run_p90"):
+            size["rent"].pop(key)
+    assert not _parse(str(charts.chart_cost(advice).svg)).findall(f"{SVG}polygon")
+    assert not _parse(str(charts.chart_run_time(advice).svg)).findall(f"{SVG}polygon")
+
+
+def test_break_even_marker_sits_at_the_advice_break_even_utilization(example_advice: dict[str, Any]) -> None:
+    chart = charts.chart_breakeven(example_advice)
+    # The curve read back from the Advice crosses the on-demand price at the Advice's break-even (21%).
+    f, v = charts.owned_cost_curve(example_advice["sizes"][1], utilization=0.6)
+    price = example_advice["sizes"][1]["rent"]["offer"]["usd_per_gpu_hour"]
+    assert f / (price - v) == pytest.approx(0.21, rel=1e-9)
+    assert f / 0.6 + v == pytest.approx(2.45, rel=1e-9)
+    assert "break-even 21%" in str(chart.svg)
+    assert "planned 60%" in str(chart.svg)
+
+
+def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    advice["cumulative_cost"] = {
+        "gpus": 16,
+        "months": [0, 12, 24, 36],
+        "rent_usd": [0, 400_000, 800_000, 1_200_000],
+        "buy_usd": [600_000, 700_000, 800_000, 900_000],
+        "crossover_month": 24,
+    }
+    chart = charts.chart_cumulative(advice)
+    assert "crossover: month 24" in str(chart.svg)
+    assert "month 24" in chart.caption
+    advice["cumulative_cost"]["crossover_month"] = None
+    assert "crossover" not in str(charts.chart_cumulative(advice).svg)
+
+
+def test_tornado_orders_inputs_by_swing(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    advice["sensitivity"] = [
+        {"input": "small", "metric": "m (USD)", "low": -1.0, "high": 1.0, "base": 0.0},
+        {"input": "large", "metric": "m (USD)", "low": -10.0, "high": 10.0, "base": 0.0},
+    ]
+    svg = str(charts.chart_tornado(advice).svg)
+    assert svg.index(">large<") < svg.index(">small<")
+
+
+def test_text_is_escaped(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    advice["sensitivity"][0]["input"] = "<script>alert(1)</script>"
+    svg = str(charts.chart_tornado(advice).svg)
+    assert "<script>" not in svg
+    _parse(svg)
+
+
+def test_empty_advice_gives_empty_charts_not_errors() -> None:
+    for chart in charts.advice_charts({"sizes": []}):
+        assert str(chart.svg) == ""
+        assert chart.caption
+
+
+def test_money_format_keeps_the_sign() -> None:
+    assert charts.format_usd(-25_000) == "-$25k"
+    assert charts.format_usd(1_234_567) == "$1.23M"
+    assert re.fullmatch(r"\$2\.45", charts.format_usd(2.45))

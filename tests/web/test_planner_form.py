@@ -1,0 +1,76 @@
+"""The planner form: Scenario JSON out, presets in, validator pointers back onto fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.scenario import parse_scenario
+from advisor.web import forms
+
+pytestmark = pytest.mark.django_db
+
+
+def _data(**overrides: Any) -> dict[str, Any]:
+    data = {key: value for key, value in forms.preset_initial("7b-pretrain").items()}
+    data.update(overrides)
+    return data
+
+
+def test_preset_round_trips_to_the_same_scenario() -> None:
+    form = forms.PlannerForm(_data())
+    assert form.is_valid(), form.errors
+    document = form.to_scenario()
+    preset = forms.PRESETS["7b-pretrain"]["scenario"]
+    assert document["workload"]["tokens"] == preset["workload"]["tokens"]
+    assert document["workload"]["model"]["params_b"] == 7
+    assert document["cluster_sizes"] == preset["cluster_sizes"]
+    assert document["utilization"] == pytest.approx(0.6)
+    parse_scenario(document)  # the validator accepts what the form builds
+
+
+@pytest.mark.parametrize("key", list(forms.PRESETS))
+def test_every_preset_is_a_valid_scenario(key: str) -> None:
+    form = forms.PlannerForm(forms.preset_initial(key))
+    assert form.is_valid(), form.errors
+    parse_scenario(form.to_scenario())
+
+
+def test_empty_optional_fields_are_left_to_the_defaults() -> None:
+    form = forms.PlannerForm(_data(layers="", years="", rent_usd_per_gpu_hour=""))
+    assert form.is_valid(), form.errors
+    document = form.to_scenario()
+    assert "years" not in document.get("buy", {})
+    assert "usd_per_gpu_hour" not in document.get("rent", {})
+
+
+def test_percent_fields_become_fractions() -> None:
+    form = forms.PlannerForm(_data(utilization_pct="75", discount_rate_pct="5"))
+    assert form.is_valid(), form.errors
+    document = form.to_scenario()
+    assert document["utilization"] == pytest.approx(0.75)
+    assert document["buy"]["discount_rate"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("raw", ["8, x", "", "8;16", "-8"])
+def test_cluster_sizes_reject_what_is_not_a_list_of_numbers(raw: str) -> None:
+    form = forms.PlannerForm(_data(cluster_sizes=raw))
+    assert not form.is_valid()
+    assert "cluster_sizes" in form.errors
+
+
+def test_pointers_map_back_to_fields() -> None:
+    assert forms.field_for_pointer("/workload/model/params_b") == "params_b"
+    assert forms.field_for_pointer("/cluster_sizes/3") == "cluster_sizes"
+    assert forms.field_for_pointer("/buy/discount_rate") == "discount_rate_pct"
+    assert forms.field_for_pointer("/workload/traffic") is None
+
+
+def test_every_field_has_a_label_and_help_text() -> None:
+    form = forms.PlannerForm()
+    for name, field in form.fields.items():
+        assert field.label, name
+        assert field.help_text, name
+    shown = [name for _, _, names in forms.SECTIONS for name in names]
+    assert sorted(shown) == sorted(form.fields)

@@ -1,0 +1,188 @@
+"""Web pages that do not need the advice pipeline: inline errors, ownership, share links, login."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from advisor import scenarios as store
+from advisor.web import forms
+
+pytestmark = pytest.mark.django_db
+
+
+def _planner_data(**overrides: Any) -> dict[str, Any]:
+    data = dict(forms.preset_initial("7b-pretrain"))
+    data.update(overrides)
+    return data
+
+
+def test_planner_renders_the_form_with_its_testids(client: Client) -> None:
+    response = client.get("/plan/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for testid in ("scenario-form", "calculate", "save-scenario"):
+        assert f'data-testid="{testid}"' in html
+    # Every input is labelled.
+    assert html.count("<label") >= 25
+    assert 'value="7"' in html  # the 7B preset
+
+
+def test_unknown_preset_falls_back_to_the_default(client: Client) -> None:
+    response = client.get("/plan/?preset=nope")
+    assert response.status_code == 200
+    assert 'value="7"' in response.content.decode()
+
+
+@pytest.mark.parametrize("url", ["/plan/", "/plan/results/", "/plan/proposal.pdf"])
+def test_bad_input_shows_inline_errors_and_keeps_what_was_typed(client: Client, url: str) -> None:
+    response = client.post(url, _planner_data(params_b="seven", cluster_sizes="8, sixteen"))
+    assert response.status_code in (400, 422)
+    html = response.content.decode()
+    assert "Enter a number." in html
+    assert "Enter whole numbers of GPUs" in html
+    if url != "/plan/results/":
+        # The full page comes back with the typed text still in the fields, errors next to them.
+        assert 'value="seven"' in html
+        assert 'value="8, sixteen"' in html
+        assert 'id="error-params_b" role="alert">Enter a number.' in html
+    else:
+        assert 'data-error-for="params_b"' in html
+
+
+def test_out_of_range_input_is_an_inline_error_not_a_500(client: Client) -> None:
+    response = client.post("/plan/", _planner_data(utilization_pct="250", tokens_b="-1"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'value="250"' in html
+    assert "less than or equal to 100" in html
+
+
+def test_saving_anonymously_goes_to_login_and_comes_back_with_the_inputs(client: Client, user: Any) -> None:
+    response = client.post("/plan/save/", _planner_data(name="Kept across login", params_b="13"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+    assert "restore%3D1" in response["Location"] or "restore=1" in response["Location"]
+    client.force_login(user)
+    page = client.get("/plan/?restore=1")
+    html = page.content.decode()
+    assert 'value="Kept across login"' in html
+    assert 'value="13"' in html
+
+
+def test_scenario_pages_require_login(client: Client) -> None:
+    response = client.get("/scenarios/")
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.fixture
+def bobs_scenario(other_user: Any, scenario_document: dict[str, Any]) -> Any:
+    return store.scenario_create(owner=other_user, name="Bob's plan", document=scenario_document)
+
+
+@pytest.fixture
+def alices_scenario(user: Any, scenario_document: dict[str, Any]) -> Any:
+    return store.scenario_create(owner=user, name="Alice's plan", document=scenario_document)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/scenarios/{id}/"),
+        ("get", "/scenarios/{id}/proposal.pdf"),
+        ("post", "/scenarios/{id}/rename/"),
+        ("post", "/scenarios/{id}/duplicate/"),
+        ("post", "/scenarios/{id}/delete/"),
+        ("post", "/scenarios/{id}/share/"),
+        ("post", "/scenarios/{id}/versions/1/restore/"),
+        ("get", "/plan/?scenario={id}"),
+    ],
+)
+def test_another_users_scenario_is_not_found(
+    client: Client, user: Any, bobs_scenario: Any, method: str, path: str
+) -> None:
+    client.force_login(user)
+    data = {"name": "mine now"} if method == "post" else None
+    response = getattr(client, method)(path.format(id=bobs_scenario.pk), data)
+    assert response.status_code == 404
+    bobs_scenario.refresh_from_db()
+    assert bobs_scenario.name == "Bob's plan"
+    assert not bobs_scenario.share_links.exists()
+
+
+def test_compare_with_another_users_scenario_is_not_found(
+    client: Client, user: Any, alices_scenario: Any, bobs_scenario: Any
+) -> None:
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [alices_scenario.pk, bobs_scenario.pk]})
+    assert response.status_code == 404
+
+
+def test_compare_needs_two_to_four(client: Client, user: Any, alices_scenario: Any) -> None:
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [alices_scenario.pk]})
+    assert response.status_code == 302
+    assert client.get("/scenarios/compare/", {"ids": ["x", "1"]}).status_code == 400
+
+
+def test_revoking_another_users_share_link_is_not_found(client: Client, user: Any, bobs_scenario: Any) -> None:
+    link = store.share_link_create(scenario=bobs_scenario)
+    client.force_login(user)
+    response = client.post(f"/scenarios/{bobs_scenario.pk}/share/{link.pk}/revoke/")
+    assert response.status_code == 404
+    link.refresh_from_db()
+    assert link.revoked_at is None
+
+
+def test_revoking_a_link_through_the_wrong_scenario_is_not_found(
+    client: Client, user: Any, alices_scenario: Any, bobs_scenario: Any
+) -> None:
+    link = store.share_link_create(scenario=bobs_scenario)
+    client.force_login(user)
+    response = client.post(f"/scenarios/{alices_scenario.pk}/share/{link.pk}/revoke/")
+    assert response.status_code == 404
+    link.refresh_from_db()
+    assert link.revoked_at is None
+
+
+def test_revoked_share_link_is_not_found(client: Client, user: Any, alices_scenario: Any) -> None:
+    link = store.share_link_create(scenario=alices_scenario)
+    client.force_login(user)
+    assert client.post(f"/scenarios/{alices_scenario.pk}/share/{link.pk}/revoke/").status_code == 302
+    client.logout()
+    assert client.get(f"/s/{link.token}/").status_code == 404
+    assert client.get(f"/s/{link.token}/proposal.pdf").status_code == 404
+    assert client.get("/s/not-a-token/").status_code == 404
+
+
+def test_rename_rejects_an_empty_name_and_keeps_the_old_one(client: Client, user: Any, alices_scenario: Any) -> None:
+    client.force_login(user)
+    response = client.post(f"/scenarios/{alices_scenario.pk}/rename/", {"name": "   "}, follow=True)
+    assert response.status_code == 200
+    assert "must not be empty" in response.content.decode()
+    alices_scenario.refresh_from_db()
+    assert alices_scenario.name == "Alice's plan"
+
+
+def test_rename_and_duplicate_and_delete_keep_versions(client: Client, user: Any, alices_scenario: Any) -> None:
+    client.force_login(user)
+    client.post(f"/scenarios/{alices_scenario.pk}/rename/", {"name": "Renamed"})
+    alices_scenario.refresh_from_db()
+    assert alices_scenario.name == "Renamed"
+    assert alices_scenario.document["name"] == "Renamed"
+    assert list(alices_scenario.versions.values_list("number", "name")) == [(2, "Renamed"), (1, "Alice's plan")]
+    client.post(f"/scenarios/{alices_scenario.pk}/duplicate/")
+    assert store.scenarios_for_user(user=user).filter(name="Renamed (copy)").exists()
+    client.post(f"/scenarios/{alices_scenario.pk}/delete/")
+    assert not store.scenarios_for_user(user=user).filter(pk=alices_scenario.pk).exists()
+
+
+def test_scenario_list_shows_only_mine(client: Client, user: Any, alices_scenario: Any, bobs_scenario: Any) -> None:
+    client.force_login(user)
+    html = client.get("/scenarios/").content.decode()
+    assert "Alice&#x27;s plan" in html
+    assert "Bob" not in html
