@@ -440,22 +440,28 @@ def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
         if refusal:
             return _finish(run, FeedRun.Status.REJECTED, error=refusal, **summary)
         now = timezone.now()
-        with transaction.atomic():
-            counts = ingest_offers(
-                feed=name, offers=checked.accepted, run=run, now=now, progress=report, total=len(checked.accepted)
+        try:
+            with transaction.atomic():
+                counts = ingest_offers(
+                    feed=name, offers=checked.accepted, run=run, now=now, progress=report, total=len(checked.accepted)
+                )
+                withdrawn = withdraw_missing(feed=name, run=run, now=now)
+                return _finish(
+                    run,
+                    FeedRun.Status.SUCCESS,
+                    created=counts.created,
+                    changed=counts.changed,
+                    unchanged=counts.unchanged,
+                    withdrawn=withdrawn,
+                    progress_done=len(checked.accepted),
+                    progress_total=len(checked.accepted),
+                    **summary,
+                )
+        except BaseException as error:  # rolled back (a time limit, a database error): say so, then re-raise
+            _finish(
+                run, FeedRun.Status.FAILED, error=f"saving failed, nothing changed: {type(error).__name__}: {error}"
             )
-            withdrawn = withdraw_missing(feed=name, run=run, now=now)
-            return _finish(
-                run,
-                FeedRun.Status.SUCCESS,
-                created=counts.created,
-                changed=counts.changed,
-                unchanged=counts.unchanged,
-                withdrawn=withdrawn,
-                progress_done=len(checked.accepted),
-                progress_total=len(checked.accepted),
-                **summary,
-            )
+            raise
     finally:
         feed_lock_release(feed=name, token=token)
 

@@ -1,0 +1,93 @@
+"""Celery tasks (retry wiring, eager fan-out) and the refresh_prices command's progress output."""
+
+from __future__ import annotations
+
+from io import StringIO
+from unittest import mock
+
+import pytest
+import responses
+from celery.exceptions import Retry
+from django.conf import settings as django_settings
+from django.core.management import CommandError, call_command
+
+from pricing import tasks
+from pricing.feeds.lambda_cloud import API_URL
+from pricing.models import FeedRun, Offer
+from tests.pricing.helpers import fixture_json
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _only_lambda_configured(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
+    settings.PRICING_AZURE_ENABLED = False
+    settings.PRICING_SKYPILOT_ENABLED = False
+    settings.PRICING_GCP_API_KEY = ""
+    settings.PRICING_AWS_REGIONS = []
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    assert 60 <= tasks.retry_countdown(0) <= 66
+    assert 240 <= tasks.retry_countdown(2) <= 264
+    assert tasks.retry_countdown(20) <= tasks.RETRY_CAP_S * 1.1
+
+
+@responses.activate
+def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
+    responses.get(API_URL, status=503)
+    with mock.patch.object(tasks.refresh_feed, "retry", side_effect=Retry()) as retry, pytest.raises(Retry):
+        tasks.refresh_feed("lambda")  # called as a worker would, not eagerly
+    assert retry.call_args.kwargs["countdown"] >= 60
+    assert FeedRun.objects.get(feed="lambda").status == FeedRun.Status.FAILED
+
+
+@responses.activate
+def test_a_data_failure_is_not_retried() -> None:
+    responses.get(API_URL, body="{not json")
+    with mock.patch.object(tasks.refresh_feed, "retry") as retry:
+        result = tasks.refresh_feed("lambda")
+    retry.assert_not_called()
+    assert result["status"] == FeedRun.Status.FAILED
+
+
+@responses.activate
+def test_refresh_all_runs_every_feed_in_eager_mode() -> None:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    assert tasks.refresh_all.delay().get() == list(django_settings.PRICING_REFRESH_HOURS)
+    statuses = dict(FeedRun.objects.values_list("feed", "status"))
+    assert statuses["lambda"] == FeedRun.Status.SUCCESS
+    assert statuses["aws"] == statuses["gcp"] == statuses["azure"] == FeedRun.Status.NOT_CONFIGURED
+    assert Offer.objects.filter(feed="lambda").count() == 6
+
+
+def test_beat_has_one_entry_per_feed() -> None:
+    schedule = django_settings.CELERY_BEAT_SCHEDULE
+    for feed in ("aws", "azure", "gcp", "lambda", "skypilot"):
+        entry = schedule[f"refresh-prices-{feed}"]
+        assert entry["task"] == "pricing.tasks.refresh_feed" and entry["args"] == (feed,)
+        assert entry["schedule"] >= 3600
+
+
+@responses.activate
+def test_command_prints_progress_and_a_summary() -> None:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    out = StringIO()
+    call_command("refresh_prices", "--feed", "lambda", stdout=out)
+    text = out.getvalue()
+    assert "lambda    [" in text and "100%" in text
+    assert "lambda: Success: 8 fetched, 6 accepted, 2 rejected; 6 new" in text
+    assert "unknown_gpu x1" in text
+
+
+@responses.activate
+def test_command_fails_loudly_when_a_feed_fails_and_keeps_offers() -> None:
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    call_command("refresh_prices", "--feed", "lambda", stdout=StringIO())
+    responses.replace(responses.GET, API_URL, status=500)
+    out = StringIO()
+    with pytest.raises(CommandError, match="lambda"):
+        call_command("refresh_prices", "--feed", "lambda", stdout=out)
+    assert "HTTP 500" in out.getvalue()
+    assert Offer.objects.filter(feed="lambda", withdrawn_at__isnull=True).count() == 6
