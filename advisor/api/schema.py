@@ -22,6 +22,8 @@ class ProblemFieldErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What is wrong and what is allowed.")
     code = serializers.CharField(required=False, help_text="Machine-readable error code.")
     parameter = serializers.CharField(required=False, help_text="The query parameter, for errors in the query.")
+    row = serializers.IntegerField(required=False, help_text="Profiled-run uploads: 1-based data row (0: header).")
+    column = serializers.CharField(required=False, help_text="Profiled-run uploads: the column.")
 
 
 class ProblemSerializer(serializers.Serializer):

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.api.views import catalog, gpus, scenarios, tokens
+from advisor.api.views import calibrations, catalog, gpus, scenarios, tokens
 
 urlpatterns = [
+    path("calibrations", calibrations.CalibrationListView.as_view(), name="calibration-list"),
+    path("calibrations/<int:calibration_id>", calibrations.CalibrationDetailView.as_view(), name="calibration-detail"),
+    path(
+        "calibrations/<int:calibration_id>/residuals",
+        calibrations.CalibrationResidualsView.as_view(),
+        name="calibration-residuals",
+    ),
+    path(
+        "calibrations/<int:calibration_id>/activate",
+        calibrations.CalibrationActivateView.as_view(),
+        name="calibration-activate",
+    ),
+    path("estimate", calibrations.EstimateView.as_view(), name="estimate"),
     path("gpus", gpus.GpuListView.as_view(), name="gpu-list"),
     path("gpus/<str:gpu_id>", gpus.GpuDetailView.as_view(), name="gpu-detail"),
     path("gpus/<str:gpu_id>/price-history", catalog.GpuPriceHistoryView.as_view(), name="gpu-price-history"),

@@ -1,0 +1,56 @@
+"""Profiled runs from an API request: a `text/csv` body, or JSON (`{"runs": [...]}`), validated by
+estimator.runs with each bad cell reported as a pointer (`#/runs/<row-1>/<column>` for JSON,
+`#/csv/<row>/<column>` for CSV, where row 0 is the header)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from advisor.api.errors import FieldErrors, pointer
+from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv, runs_from_records
+
+
+def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
+    if csv_body:
+        where = pointer("csv", error.row, error.column)
+    elif error.row == 0:
+        where = pointer("runs")
+    else:
+        where = (
+            pointer("runs", error.row - 1) if error.column == "runs" else pointer("runs", error.row - 1, error.column)
+        )
+    return {"pointer": where, "detail": error.message, "code": "invalid", "row": error.row, "column": error.column}
+
+
+def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[ProfiledRun]:
+    """`data` is the parsed body: str for text/csv, else the JSON value (`runs` plus `other_fields`)."""
+    csv_body = isinstance(data, str)
+    limit = settings.MAX_UPLOAD_ROWS
+    if csv_body:
+        if data.count("\n") > limit + 1:
+            raise FieldErrors([{"pointer": pointer("csv"), "detail": f"at most {limit} rows", "code": "too_many"}])
+        parse = read_runs_csv
+        payload: Any = data
+    else:
+        if not isinstance(data, dict):
+            detail = 'must be an object {"runs": [...]} (JSON) or a text/csv body'
+            raise FieldErrors([{"pointer": pointer(), "detail": detail, "code": "invalid"}])
+        allowed = ("runs", *other_fields)
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            detail = f"unknown field; allowed: {', '.join(allowed)}"
+            raise FieldErrors([{"pointer": pointer(key), "detail": detail, "code": "unknown"} for key in unknown])
+        if "runs" not in data:
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": "required: a list of profiled-run objects"}])
+        payload = data["runs"]
+        if isinstance(payload, list) and len(payload) > limit:
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": f"at most {limit} rows", "code": "too_many"}])
+        parse = runs_from_records
+    try:
+        return parse(payload)
+    except RunValidationError as error:
+        raise FieldErrors(
+            [_entry(e, csv_body=csv_body) for e in error.errors], detail="Some runs are invalid; see errors."
+        ) from error

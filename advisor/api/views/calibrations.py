@@ -1,0 +1,227 @@
+"""Calibrations (list, fit from uploaded runs, report, residuals, activate) and estimate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from advisor.api.calibration_access import (
+    active_calibration_id,
+    calibration_visible_to,
+    calibrations_visible_to,
+    estimate_rows,
+)
+from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
+from advisor.api.parsers import CSVTextParser
+from advisor.api.runs_input import runs_or_400
+from advisor.api.views.base import JSON_AND_CSV, query_params
+from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
+from advisor.models import Calibration
+from estimator.runs import COLUMNS, REQUIRED
+
+
+class CalibrationSerializer(serializers.ModelSerializer):
+    shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
+    is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
+    loo_mape = serializers.FloatField(help_text="Leave-one-out MAPE of tokens/s (fraction).")
+
+    class Meta:
+        model = Calibration
+        fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at"]
+        read_only_fields = fields
+
+    def get_shared(self, obj: Calibration) -> bool:
+        return obj.owner_id is None
+
+    def get_is_active(self, obj: Calibration) -> bool:
+        return obj.pk == self.context.get("active_id")
+
+
+class CalibrationDetailSerializer(CalibrationSerializer):
+    report = serializers.SerializerMethodField(help_text="Fit report (errors overall, per GPU, per source).")
+    params = serializers.SerializerMethodField(help_text="Fitted parameters by name.")
+
+    class Meta(CalibrationSerializer.Meta):
+        fields = [*CalibrationSerializer.Meta.fields, "report", "params"]
+        read_only_fields = fields
+
+    def get_report(self, obj: Calibration) -> dict[str, Any]:
+        return {k: v for k, v in (obj.document.get("report") or {}).items() if k != "residuals"}
+
+    def get_params(self, obj: Calibration) -> dict[str, float]:
+        return dict(obj.document.get("params") or {})
+
+
+class ResidualSerializer(serializers.Serializer):
+    row = serializers.IntegerField()
+    gpu = serializers.CharField()
+    source = serializers.CharField(allow_blank=True)
+    measured_tokens_per_s = serializers.FloatField()
+    predicted_tokens_per_s = serializers.FloatField(allow_null=True)
+
+
+_RUNS_DOC = (
+    f"Profiled runs, as a `text/csv` body (DESIGN.md columns: {', '.join(COLUMNS)}; required: {', '.join(REQUIRED)})"
+    ' or as JSON `{"runs": [{column: value, ...}, ...]}`.'
+)
+_RUN_RECORD = {"type": "object", "additionalProperties": True, "description": "One profiled run: CSV column -> value."}
+_JSON_RUNS = {
+    "type": "object",
+    "properties": {"runs": {"type": "array", "items": _RUN_RECORD}},
+    "required": ["runs"],
+}
+_JSON_FIT = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": NAME_MAX_LENGTH},
+        "runs": {"type": "array", "items": _RUN_RECORD},
+    },
+    "required": ["name", "runs"],
+}
+_CSV_BODY = {"type": "string", "description": "CSV text with a header row."}
+
+
+def _context(request: Request) -> dict[str, Any]:
+    return {"active_id": active_calibration_id(user=request.user), "request": request}
+
+
+def _owned_or_shared(request: Request, calibration_id: int) -> Calibration:
+    return calibration_visible_to(user=request.user, calibration_id=calibration_id)
+
+
+class CalibrationListView(GenericAPIView):
+    serializer_class = CalibrationSerializer
+    renderer_classes = JSON_AND_CSV
+    parser_classes = [JSONParser, CSVTextParser]
+
+    def get_queryset(self) -> QuerySet[Calibration]:
+        return calibrations_visible_to(user=self.request.user)
+
+    @property
+    def throttle_scope(self) -> str | None:
+        # Only fitting is heavy; listing is an ordinary request.
+        return "advice" if self.request.method == "POST" else None
+
+    @extend_schema(
+        summary="Calibrations you can use (yours and the shared ones)", responses=CalibrationSerializer(many=True)
+    )
+    def get(self, request: Request) -> Response:
+        context = _context(request)  # first: it loads the shipped default if bootstrap has not run
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(CalibrationSerializer(page, many=True, context=context).data)
+
+    @extend_schema(
+        summary="Fit a calibration to uploaded profiled runs",
+        description=_RUNS_DOC + " With a CSV body give the name as `?name=`.",
+        parameters=[OpenApiParameter("name", OpenApiTypes.STR, description="Name, for a text/csv body.")],
+        request={"application/json": OpenApiRequest(_JSON_FIT), "text/csv": OpenApiRequest(_CSV_BODY)},
+        responses={201: CalibrationDetailSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = request.data
+        if isinstance(data, str):  # text/csv: the name comes in the query
+            name = request.query_params.get("name", "")
+            if not name.strip():
+                raise QueryParameterErrors({"name": ["required with a text/csv body: the calibration's name"]})
+        else:
+            name = data.get("name") if isinstance(data, dict) else None
+            if not isinstance(name, str) or not name.strip():
+                raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
+        runs = runs_or_400(data, other_fields=("name",))
+        try:
+            row = calibration_create(owner=request.user, name=name, runs=runs)
+        except CalibrationNameError as error:
+            detail = str(error).removeprefix("name: ")
+            if isinstance(data, str):
+                raise QueryParameterErrors({"name": [detail]}) from error
+            raise FieldErrors([{"pointer": pointer("name"), "detail": detail}]) from error
+        location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
+        body = CalibrationDetailSerializer(row, context=_context(request)).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+class CalibrationDetailView(GenericAPIView):
+    serializer_class = CalibrationDetailSerializer
+
+    @extend_schema(summary="A calibration with its fit report and parameters", responses=CalibrationDetailSerializer)
+    def get(self, request: Request, calibration_id: int) -> Response:
+        row = _owned_or_shared(request, calibration_id)
+        return Response(CalibrationDetailSerializer(row, context=_context(request)).data)
+
+
+class CalibrationResidualsView(GenericAPIView):
+    serializer_class = ResidualSerializer
+    renderer_classes = JSON_AND_CSV
+    pagination_class = None
+
+    @extend_schema(
+        summary="Measured vs predicted tokens/s for each run of the fit", responses=ResidualSerializer(many=True)
+    )
+    def get(self, request: Request, calibration_id: int) -> Response:
+        row = _owned_or_shared(request, calibration_id)
+        residuals = (row.document.get("report") or {}).get("residuals") or []
+        return Response(ResidualSerializer(residuals, many=True).data)
+
+
+class CalibrationActivateView(GenericAPIView):
+    serializer_class = CalibrationSerializer
+
+    @extend_schema(
+        summary="Use this calibration for your advice and estimates", request=None, responses=CalibrationSerializer
+    )
+    def post(self, request: Request, calibration_id: int) -> Response:
+        row = _owned_or_shared(request, calibration_id)
+        calibration_activate(user=request.user, calibration=row)
+        return Response(CalibrationSerializer(row, context=_context(request)).data)
+
+
+class EstimateQuery(serializers.Serializer):
+    calibration = serializers.IntegerField(
+        required=False, min_value=1, help_text="Calibration id; default: your active calibration."
+    )
+
+
+class EstimateResultSerializer(serializers.Serializer):
+    calibration = CalibrationSerializer()
+    count = serializers.IntegerField()
+    results = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The input rows with predicted_tokens_per_s, predicted_step_time_s, predicted_mfu (null when "
+        "the run does not fit), fits_memory, and empty layout cells filled with the chosen layout.",
+    )
+
+
+class EstimateView(GenericAPIView):
+    serializer_class = EstimateResultSerializer
+    renderer_classes = JSON_AND_CSV
+    parser_classes = [JSONParser, CSVTextParser]
+    throttle_scope = "advice"
+
+    @extend_schema(
+        summary="Predict profiled-run rows with a calibration",
+        description=_RUNS_DOC + " `?format=csv` (or `Accept: text/csv`) returns the rows as CSV.",
+        parameters=[EstimateQuery],
+        request={"application/json": OpenApiRequest(_JSON_RUNS), "text/csv": OpenApiRequest(_CSV_BODY)},
+        responses=EstimateResultSerializer,
+    )
+    def post(self, request: Request) -> Response:
+        query = query_params(EstimateQuery, request)
+        if "calibration" in query:
+            try:
+                row = _owned_or_shared(request, query["calibration"])
+            except Calibration.DoesNotExist as error:
+                raise QueryParameterErrors({"calibration": ["no such calibration"]}) from error
+        else:
+            row = calibration_visible_to(user=request.user, calibration_id=active_calibration_id(user=request.user))
+        rows = estimate_rows(runs=runs_or_400(request.data), calibration=row)
+        calibration = CalibrationSerializer(row, context=_context(request)).data
+        return Response({"calibration": calibration, "count": len(rows), "results": rows})

@@ -1,0 +1,121 @@
+"""Profiled-run uploads (CSV and JSON), calibration fit/report/activate, estimate; owner-only."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from advisor.models import Calibration
+from tests.api.conftest import assert_problem
+
+pytestmark = pytest.mark.django_db
+
+PUBLIC_RUNS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "public_runs.csv"
+
+
+def runs_csv(rows: int = 8) -> str:
+    return "\n".join(PUBLIC_RUNS.read_text(encoding="utf-8").splitlines()[: rows + 1]) + "\n"
+
+
+def runs_json(rows: int = 8) -> list[dict[str, str]]:
+    return [dict(row) for row in csv.DictReader(io.StringIO(runs_csv(rows)))]
+
+
+def _fit(client, name: str = "mine") -> dict:  # type: ignore[no-untyped-def]
+    response = client.post(f"/api/v1/calibrations?name={name}", runs_csv(), content_type="text/csv")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_fit_from_csv_report_and_residuals(alice) -> None:  # type: ignore[no-untyped-def]
+    body = _fit(alice)
+    assert body["runs"] == 8 and 0 <= body["loo_mape"] < 5 and body["shared"] is False and not body["is_active"]
+    assert "loo_mape" in body["report"] and "residuals" not in body["report"] and body["params"]
+    residuals = alice.get(f"/api/v1/calibrations/{body['id']}/residuals").json()
+    assert len(residuals) == 8 and {"measured_tokens_per_s", "predicted_tokens_per_s"} <= set(residuals[0])
+    rows = list(
+        csv.DictReader(
+            io.StringIO(alice.get(f"/api/v1/calibrations/{body['id']}/residuals?format=csv").content.decode())
+        )
+    )
+    assert [float(r["measured_tokens_per_s"]) for r in rows] == [r["measured_tokens_per_s"] for r in residuals]
+
+
+def test_fit_from_json_and_duplicate_name(alice) -> None:  # type: ignore[no-untyped-def]
+    created = alice.post("/api/v1/calibrations", {"name": "j", "runs": runs_json()}, format="json")
+    assert created.status_code == 201, created.content
+    again = alice.post("/api/v1/calibrations", {"name": "j", "runs": runs_json()}, format="json")
+    assert_problem(again, 400, "#/name")
+    csv_again = alice.post("/api/v1/calibrations?name=j", runs_csv(), content_type="text/csv")
+    assert assert_problem(csv_again, 400, "#/name")["errors"][0]["parameter"] == "name"
+
+
+def test_bad_runs_point_at_row_and_column(alice) -> None:  # type: ignore[no-untyped-def]
+    records = runs_json(3)
+    records[1]["num_gpus"] = "-4"
+    records[2]["gpu"] = "h900"
+    body = assert_problem(
+        alice.post("/api/v1/calibrations", {"name": "bad", "runs": records}, format="json"),
+        400,
+        "#/runs/1/num_gpus",
+        "#/runs/2/gpu",
+    )
+    assert {(e["row"], e["column"]) for e in body["errors"]} >= {(2, "num_gpus"), (3, "gpu")}
+    text = runs_csv(3).replace("h100-sxm,64,", "h100-sxm,zero,", 1)
+    assert_problem(alice.post("/api/v1/calibrations?name=bad", text, content_type="text/csv"), 400, "#/csv/1/num_gpus")
+    missing = alice.post("/api/v1/calibrations?name=bad", "gpu,num_gpus\nh100-sxm,8\n", content_type="text/csv")
+    assert_problem(missing, 400, "#/csv/0/params_b")
+    assert_problem(alice.post("/api/v1/calibrations", {"runs": records}, format="json"), 400, "#/name")
+    assert_problem(alice.post("/api/v1/calibrations", runs_csv(), content_type="text/csv"), 400, "#/name")
+    assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": "a"}, format="json"), 400, "#/runs")
+    assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": [], "y": 1}, format="json"), 400, "#/y")
+    assert_problem(alice.post("/api/v1/calibrations", b"\xff\xfe", content_type="text/csv"), 400)
+    assert not Calibration.objects.filter(owner__isnull=False).exists()
+
+
+def test_other_users_calibration_is_404(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    mine = _fit(alice)
+    for response in (
+        bob.get(f"/api/v1/calibrations/{mine['id']}"),
+        bob.get(f"/api/v1/calibrations/{mine['id']}/residuals"),
+        bob.post(f"/api/v1/calibrations/{mine['id']}/activate"),
+        bob.post(f"/api/v1/estimate?calibration={mine['id']}", runs_csv(2), content_type="text/csv"),
+    ):
+        assert response.status_code in (400, 404), response.content
+        assert response["Content-Type"].startswith("application/problem+json")
+    assert mine["id"] not in {c["id"] for c in bob.get("/api/v1/calibrations").json()["results"]}
+
+
+def test_activate_then_estimate_uses_it(alice) -> None:  # type: ignore[no-untyped-def]
+    listed = alice.get("/api/v1/calibrations").json()["results"]
+    default = next(c for c in listed if c["is_default"])
+    assert default["is_active"] and default["shared"]
+    mine = _fit(alice)
+    activated = alice.post(f"/api/v1/calibrations/{mine['id']}/activate")
+    assert activated.status_code == 200 and activated.json()["is_active"]
+    estimate = alice.post("/api/v1/estimate", {"runs": runs_json(4)}, format="json").json()
+    assert estimate["calibration"]["id"] == mine["id"] and estimate["count"] == 4
+    with_default = alice.post(f"/api/v1/estimate?calibration={default['id']}", {"runs": runs_json(4)}, format="json")
+    assert with_default.json()["calibration"]["id"] == default["id"]
+    row = estimate["results"][0]
+    assert row["fits_memory"] in (True, False)
+    assert row["predicted_tokens_per_s"] is None or row["predicted_tokens_per_s"] > 0
+
+
+def test_estimate_csv_in_csv_out_parses_back(alice) -> None:  # type: ignore[no-untyped-def]
+    as_json = alice.post("/api/v1/estimate", runs_csv(5), content_type="text/csv").json()["results"]
+    response = alice.post("/api/v1/estimate?format=csv", runs_csv(5), content_type="text/csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 5
+    for row, expected in zip(rows, as_json, strict=True):
+        assert row["gpu"] == expected["gpu"] and row["fits_memory"] == ("true" if expected["fits_memory"] else "false")
+        if expected["predicted_tokens_per_s"] is not None:
+            assert float(row["predicted_tokens_per_s"]) == pytest.approx(expected["predicted_tokens_per_s"])
+    assert_problem(
+        alice.post("/api/v1/estimate?calibration=abc", runs_csv(2), content_type="text/csv"), 400, "#/calibration"
+    )
+    assert_problem(alice.post("/api/v1/estimate", {"runs": runs_json(1), "name": "x"}, format="json"), 400, "#/name")
