@@ -65,6 +65,6 @@ def artifacts() -> Path:
 @pytest.fixture
 def bundled_data(transactional_db: Any) -> None:
     """The bundled price snapshot, hardware quotes and default calibration, as `make run` has them."""
-    from django.core.management import call_command
+    from tests.web.conftest import load_bundled_data
 
-    call_command("bootstrap", verbosity=0)
+    load_bundled_data()

@@ -23,3 +23,17 @@ def scenario_document() -> dict[str, Any]:
         "gpu": "h100-sxm",
         "cluster_sizes": [8, 16],
     }
+
+
+def load_bundled_data() -> None:
+    """The shipped price snapshot, hardware quotes, ownership defaults and default calibration."""
+    from advisor.calibrations import ensure_default_calibration
+    from pricing.services import load_bundled_data as load_prices
+
+    load_prices()
+    ensure_default_calibration()
+
+
+@pytest.fixture
+def bundled_data(db: Any) -> None:
+    load_bundled_data()

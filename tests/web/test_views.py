@@ -159,6 +159,7 @@ def test_revoked_share_link_is_not_found(client: Client, user: Any, alices_scena
     assert client.get("/s/not-a-token/").status_code == 404
 
 
+@pytest.mark.usefixtures("bundled_data")
 def test_rename_rejects_an_empty_name_and_keeps_the_old_one(client: Client, user: Any, alices_scenario: Any) -> None:
     client.force_login(user)
     response = client.post(f"/scenarios/{alices_scenario.pk}/rename/", {"name": "   "}, follow=True)

@@ -1,0 +1,190 @@
+"""Pages that render a real Advice (bundled snapshot prices and the shipped calibration)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.test import Client
+from pypdf import PdfReader
+
+from advisor import scenarios as store
+from advisor.models import ActiveCalibration, Calibration
+from advisor.web import forms
+from advisor.web.planning import advice_for
+from advisor.web.presenters import key_figures
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bundled_data")]
+
+CHART_IDS = ("chart-cost", "chart-runtime", "chart-scaling", "chart-breakeven", "chart-cumulative", "chart-sensitivity")
+
+
+def _planner_data(preset: str = "7b-pretrain", **overrides: Any) -> dict[str, Any]:
+    data = dict(forms.preset_initial(preset))
+    data.update(overrides)
+    return data
+
+
+def _document(preset: str = "7b-pretrain", **overrides: Any) -> dict[str, Any]:
+    form = forms.PlannerForm(_planner_data(preset, **overrides))
+    assert form.is_valid(), form.errors
+    return form.to_scenario()
+
+
+def test_results_fragment_has_table_charts_and_badges(client: Client) -> None:
+    response = client.post("/plan/results/", _planner_data())
+    assert response.status_code == 200
+    html = response.content.decode()
+    for testid in ("results-table", "price-freshness", "download-pdf", "calibration-accuracy", *CHART_IDS):
+        assert f'data-testid="{testid}"' in html, testid
+    assert html.count("<svg") == len(CHART_IDS)
+    assert "<html" not in html  # a fragment, not a page
+    advice = advice_for(document=_document())
+    assert f"{advice['recommendation']['gpus']} " in html
+    for size in advice["sizes"]:
+        assert f'data-gpus="{size["gpus"]}"' in html
+
+
+def test_results_follow_the_inputs(client: Client) -> None:
+    one = client.post("/plan/results/", _planner_data(tokens_b="1000")).content.decode()
+    three = client.post("/plan/results/", _planner_data(tokens_b="3000")).content.decode()
+    assert one != three
+    a1 = advice_for(document=_document(tokens_b="1000"))
+    a3 = advice_for(document=_document(tokens_b="3000"))
+    assert a3["sizes"][0]["run_hours"] == pytest.approx(3 * a1["sizes"][0]["run_hours"], rel=1e-6)
+
+
+def test_the_planner_works_without_javascript(client: Client) -> None:
+    response = client.post("/plan/", _planner_data())
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="results-table"' in html
+    assert 'data-testid="scenario-form"' in html
+
+
+def test_validator_errors_land_next_to_their_field(client: Client) -> None:
+    # 12 GPUs with 8 per node is not whole nodes: only the Scenario validator knows that.
+    response = client.post("/plan/", _planner_data(cluster_sizes="8, 12", gpus_per_node="8"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'value="8, 12"' in html
+    error = html.split('id="error-cluster_sizes" role="alert">', 1)[1].split("</span>", 1)[0]
+    assert "whole nodes" in error
+
+
+def test_save_edit_keeps_versions_and_the_detail_page_renders(client: Client, user: Any) -> None:
+    client.force_login(user)
+    response = client.post("/plan/save/", _planner_data(name="Mine"))
+    assert response.status_code == 302
+    scenario = store.scenarios_for_user(user=user).get()
+    assert response["Location"] == f"/scenarios/{scenario.pk}/"
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    assert 'data-testid="results-table"' in page.content.decode()
+    # Edit in the planner and save again: a new version, the first one kept.
+    edit = client.get(f"/plan/?scenario={scenario.pk}")
+    assert f'name="scenario_id" value="{scenario.pk}"' in edit.content.decode()
+    client.post("/plan/save/", _planner_data(name="Mine", tokens_b="2000", scenario_id=str(scenario.pk)))
+    scenario.refresh_from_db()
+    assert scenario.document["workload"]["tokens"] == 2.0e12
+    versions = list(scenario.versions.values_list("number", flat=True))
+    assert versions == [2, 1]
+    assert scenario.versions.get(number=1).document["workload"]["tokens"] == 1.0e12
+    # Restore version 1 as version 3.
+    client.post(f"/scenarios/{scenario.pk}/versions/1/restore/")
+    scenario.refresh_from_db()
+    assert scenario.document["workload"]["tokens"] == 1.0e12
+    assert scenario.versions.count() == 3
+
+
+def test_pdf_of_a_saved_scenario_carries_the_advice_figures(client: Client, user: Any) -> None:
+    document = _document("8b-finetune")
+    scenario = store.scenario_create(owner=user, name="Fine-tune proposal", document=document)
+    client.force_login(user)
+    response = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/pdf"
+    assert 'filename="fine-tune-proposal-proposal.pdf"' in response["Content-Disposition"]
+    reader = PdfReader(io.BytesIO(response.content))
+    text = "\n".join(page.extract_text() for page in reader.pages)
+    advice = advice_for(document=document, user=user)
+    assert "Fine-tune proposal" in text
+    for label, value in key_figures(advice):
+        assert f"{label} {value}" in text, (label, value)
+    for heading in ("Executive summary", "Assumptions", "Charts", "Cluster sizes", "Price sources", "Method notes"):
+        assert heading in text
+
+
+def test_shared_page_is_read_only_and_needs_no_login(client: Client, user: Any) -> None:
+    scenario = store.scenario_create(owner=user, name="Shared plan", document=_document())
+    link = store.share_link_create(scenario=scenario)
+    response = client.get(f"/s/{link.token}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Shared plan" in html
+    assert 'data-testid="results-table"' in html
+    assert 'data-testid="save-scenario"' not in html
+    assert "rename" not in html.lower()
+    pdf = client.get(f"/s/{link.token}/proposal.pdf")
+    assert pdf.status_code == 200
+    assert pdf.content.startswith(b"%PDF")
+
+
+def test_compare_two_of_my_scenarios(client: Client, user: Any) -> None:
+    a = store.scenario_create(owner=user, name="Small", document=_document("8b-finetune"))
+    b = store.scenario_create(owner=user, name="Large", document=_document("70b-pretrain"))
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [a.pk, b.pk]})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="compare-table"' in html
+    assert "Small" in html
+    assert "Large" in html
+    assert 'class="differs"' in html
+
+
+CSV_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,source\n"
+
+
+def test_calibration_upload_shows_row_errors_and_keeps_the_name(client: Client, user: Any) -> None:
+    client.force_login(user)
+    bad = CSV_HEADER + "h100-sxm,8,7,4096,1024,abc,mine\nnot-a-gpu,8,7,4096,1024,30000,mine\n"
+    upload = io.BytesIO(bad.encode())
+    upload.name = "runs.csv"
+    response = client.post("/calibrations/", {"name": "ours", "runs": upload})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'value="ours"' in html
+    assert "row 1" in html
+    assert "row 2" in html
+    assert not Calibration.objects.filter(owner=user).exists()
+
+
+def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, other_user: Any) -> None:
+    client.force_login(user)
+    rows = [
+        "h100-sxm,8,7,4096,1024,380000,mine",
+        "h100-sxm,16,7,4096,1024,740000,mine",
+        "h100-sxm,32,7,4096,1024,1400000,mine",
+        "a100-80gb,8,7,4096,1024,130000,mine",
+    ]
+    upload = io.BytesIO((CSV_HEADER + "\n".join(rows) + "\n").encode())
+    upload.name = "runs.csv"
+    response = client.post("/calibrations/", {"name": "ours", "runs": upload})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    calibration = Calibration.objects.get(owner=user, name="ours")
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-testid="fit-summary"' in page
+    assert 'data-testid="per-gpu"' in page
+    assert "a100-80gb" in page
+    assert 'data-testid="chart-residuals"' in page
+    client.post(f"/calibrations/{calibration.pk}/activate/")
+    assert ActiveCalibration.objects.get(user=user).calibration == calibration
+    # The planner now reports this calibration.
+    fragment = client.post("/plan/results/", _planner_data()).content.decode()
+    assert "&#x27;ours&#x27;" in fragment or "'ours'" in fragment
+    # Someone else cannot see or activate it.
+    client.force_login(other_user)
+    assert client.get(f"/calibrations/{calibration.pk}/").status_code == 404
+    assert client.post(f"/calibrations/{calibration.pk}/activate/").status_code == 404
