@@ -21,6 +21,8 @@ CHECKPOINTING: Final[tuple[str, ...]] = ("false", "selective", "true")
 # GPT/MPT convention; vocab 32000 is Llama 2's tokenizer. P ~= 12 * layers * hidden^2 (Narayanan et al. 2021, Eq. 2).
 HIDDEN_PER_LAYER: Final[int] = 128
 HEAD_DIM: Final[int] = 128
+# hidden is rounded to whole groups of 8 heads so tensor parallelism up to a node's 8 GPUs divides the heads.
+HIDDEN_STEP: Final[int] = 8 * HEAD_DIM
 FFN_PER_HIDDEN: Final[int] = 4
 DEFAULT_VOCAB: Final[int] = 32000
 
@@ -65,12 +67,12 @@ def derive_architecture(params_b: float) -> dict[str, int]:
     """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters.
 
     Rule: hidden = 128 x layers and P = 12 x layers x hidden^2, so layers = round((P / (12 x 128^2))^(1/3));
-    hidden is then rounded to a multiple of 128 from sqrt(P / (12 x layers)); heads of dimension 128;
+    hidden is then rounded to a multiple of 1024 (8 heads of dimension 128) from sqrt(P / (12 x layers));
     ffn_hidden = 4 x hidden; vocab = 32000. Gives 96 x 12288 for 175B, as GPT-3.
     """
     params = params_b * 1e9
     layers = max(1, round((params / (12 * HIDDEN_PER_LAYER**2)) ** (1 / 3)))
-    hidden = max(HEAD_DIM, round(math.sqrt(params / (12 * layers)) / HEAD_DIM) * HEAD_DIM)
+    hidden = max(HIDDEN_STEP, round(math.sqrt(params / (12 * layers)) / HIDDEN_STEP) * HIDDEN_STEP)
     return {
         "layers": layers,
         "hidden": hidden,

@@ -1,0 +1,90 @@
+"""Memory model against the papers, and the scaling behaviour issue 3 asks users to be able to check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from estimator import model, predict
+from estimator.calibrate import Calibration, load_default
+from estimator.prediction import case_table, job_queries
+from estimator.specs import get_gpu
+from estimator.workload import Cluster, TrainingJob
+
+
+@pytest.fixture(scope="module")
+def calibration() -> Calibration:
+    return load_default()
+
+
+def _memory(job: TrainingJob, gpus: int, **layout: int) -> float:
+    """Bytes per GPU for ``job`` on ``gpus`` A100-80GB with the given layout codes."""
+    q = job_queries(job, Cluster(get_gpu("a100-80gb")), [gpus])
+    codes = {k: np.array([v]) for k, v in layout.items()}
+    return float(model.memory_per_gpu(case_table(q, np.array([0]), codes))[0])
+
+
+def test_sharded_optimizer_states_match_the_zero_paper_example() -> None:
+    # Rajbhandari et al. 2020: Psi = 7.5B, Nd = 64 -> 120, 31.4, 16.6 and 1.9 GB per GPU. A one-token micro-batch
+    # and a one-word vocabulary make activations negligible; the fixed reserve is subtracted.
+    job = TrainingJob(params_b=7.5, seq_len=1, global_batch=64, layers=1000, hidden=128, heads=1, vocab=1)
+    expected = {model.DDP: 120e9, model.ZERO1: 31.4e9, model.ZERO2: 16.6e9, model.ZERO3: 1.9e9}
+    for strategy, bytes_expected in expected.items():
+        got = _memory(job, 64, strategy=strategy, tp=1, pp=1, cp=1, mb=1, ac=0) - model.MEMORY_RESERVE_BYTES
+        assert got == pytest.approx(bytes_expected, rel=0.03), strategy
+
+
+def test_activations_follow_korthikanti_with_and_without_recomputation() -> None:
+    job = TrainingJob(params_b=1.3, seq_len=2048, global_batch=8, layers=24, hidden=2048, heads=16, vocab=1)
+    sbh = 1 * 2048 * 2048
+    layout = {"strategy": model.DDP, "pp": 1, "cp": 1, "mb": 1}
+    stored = _memory(job, 8, tp=1, ac=model.AC_NONE, **layout) - _memory(job, 8, tp=1, ac=model.AC_FULL, **layout)
+    # No recomputation keeps 34 sbh per layer; full recomputation keeps 2 sbh per layer plus one layer's 34 sbh.
+    assert stored == pytest.approx(24 * 34 * sbh - (24 * 2 * sbh + 34 * sbh))
+    with_tp = _memory(job, 8, tp=2, ac=model.AC_NONE, **layout) - _memory(job, 8, tp=2, ac=model.AC_FULL, **layout)
+    assert with_tp == pytest.approx(stored / 2)
+
+
+def _speedup(calibration: Calibration, accumulation: int) -> float:
+    """tokens/s on 64 GPUs over on 1 GPU, same micro-batch per GPU, plain DDP, 8 GPUs per node on 25 Gb/s Ethernet."""
+    cluster = Cluster(get_gpu("a100-80gb"), gpus_per_node=8, inter_node_gbps=25)
+    layout = {"strategy": "ddp", "tp": 1, "pp": 1, "cp": 1, "micro_batch": 8, "activation_checkpointing": False}
+    rates = [
+        predict(
+            TrainingJob(params_b=1.3, seq_len=2048, global_batch=8 * n * accumulation, **layout),
+            cluster,
+            [n],
+            calibration,
+        ).tokens_per_s[0]
+        for n in (1, 64)
+    ]
+    return rates[1] / rates[0]
+
+
+def test_slow_ethernet_ddp_scales_far_below_linear_and_accumulation_recovers(calibration: Calibration) -> None:
+    plain = _speedup(calibration, accumulation=1)
+    accumulated = _speedup(calibration, accumulation=8)
+    assert plain < 0.6 * 64, f"communication-bound DDP should scale far below 64x, got {plain:.1f}x"
+    assert accumulated > 1.4 * plain, f"8-step accumulation should recover much: {plain:.1f}x -> {accumulated:.1f}x"
+    assert accumulated < 64
+
+
+def test_fast_fabric_weak_scaling_keeps_per_gpu_throughput(calibration: Calibration) -> None:
+    sizes = np.array([8, 16, 32, 64, 128, 256, 512])
+    cluster = Cluster(get_gpu("h100-sxm"))  # 8 x 400 Gb/s NDR per node
+    per_gpu = [
+        predict(TrainingJob(params_b=7, seq_len=4096, global_batch=2 * int(n)), cluster, [n], calibration).tokens_per_s[0]
+        / n
+        for n in sizes
+    ]
+    ratio = np.array(per_gpu) / per_gpu[0]
+    assert np.all(np.abs(ratio - 1) <= 0.10), ratio
+
+
+def test_a_model_that_does_not_fit_on_one_gpu_is_reported_as_not_fitting(calibration: Calibration) -> None:
+    job = TrainingJob(params_b=70, seq_len=4096, global_batch=1024)
+    result = predict(job, Cluster(get_gpu("h100-sxm")), [1, 8, 64], calibration)
+    assert not result.fits_memory[0]
+    assert np.isnan(result.tokens_per_s[0]) and np.isnan(result.step_time_s[0])
+    assert result.memory_per_gpu_gb[0] > 80, "the report says how much memory the least-hungry layout needs"
+    assert result.fits_memory[2] and result.smallest_fitting_size() == 64

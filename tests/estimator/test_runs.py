@@ -1,0 +1,113 @@
+"""Profiled-run import: the DESIGN.md schema, every bad cell named by row and column."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from estimator.calibrate import public_runs
+from estimator.runs import COLUMNS, RunValidationError, read_runs_csv, runs_from_records, write_predictions_csv
+
+HEADER = ",".join(COLUMNS)
+
+
+def _csv(*rows: str, header: str = HEADER) -> str:
+    return "\n".join([header, *rows]) + "\n"
+
+
+GOOD = "h100-sxm,16,8,3200,7,32,4096,32,16384,32000,4096,256,2,bf16,fsdp,1,1,1,false,,,"
+
+
+def _errors(text: str) -> list[tuple[int, str, str]]:
+    with pytest.raises(RunValidationError) as info:
+        read_runs_csv(text)
+    return [(e.row, e.column, e.message) for e in info.value.errors]
+
+
+def test_the_shipped_public_runs_are_valid() -> None:
+    runs = public_runs()
+    assert len(runs) == 240
+    assert all(run.measured_tokens_per_s and run.measured_tokens_per_s > 0 for run in runs)
+
+
+def test_minimal_row_takes_documented_defaults() -> None:
+    (run,) = read_runs_csv("gpu,num_gpus,params_b,seq_len,global_batch\nA100-80GB,8,1.3,2048,512\n")
+    assert run.gpu == "a100-80gb" and run.precision == "bf16"
+    assert run.tp is None and run.strategy is None and run.gpus_per_node is None
+
+
+def test_unknown_gpu_is_answered_with_the_valid_ids() -> None:
+    ((row, column, message),) = _errors(_csv(GOOD, GOOD.replace("h100-sxm", "h100x", 1)))
+    assert (row, column) == (2, "gpu")
+    assert "valid ids:" in message and "a100-80gb" in message
+
+
+@pytest.mark.parametrize(
+    ("change", "column", "fragment"),
+    [
+        (("16,8,3200", "0,8,3200"), "num_gpus", "at least 1"),
+        (("16,8,3200", "-8,8,3200"), "num_gpus", "positive integer"),
+        (("3200,7,", "3200,-7,"), "params_b", "positive number"),
+        (("fsdp,1,1,1", "fsdp,3,1,1"), "tp", "does not divide num_gpus"),
+        (("fsdp,1,1,1", "fsdp,1,1,32"), "cp", "does not divide num_gpus"),
+        (("4096,256,2", "4096,250,2"), "global_batch", "data-parallel size 16"),
+        (("4096,256,2", "4096,256,3"), "micro_batch", "per-replica batch 16"),
+        (("bf16", "int4"), "precision", "fp32, tf32, bf16, fp16, fp8"),
+        (("fsdp", "zero4"), "strategy", "ddp, zero1"),
+        ((",false,", ",maybe,"), "activation_checkpointing", "false, selective, true"),
+    ],
+)
+def test_impossible_configurations_are_named_with_row_and_column(
+    change: tuple[str, str], column: str, fragment: str
+) -> None:
+    bad = GOOD.replace(*change)
+    assert bad != GOOD
+    errors = _errors(_csv(GOOD, GOOD, bad))
+    assert [(row, col) for row, col, _ in errors] == [(3, column)]
+    assert fragment in errors[0][2]
+
+
+def test_missing_required_cells_and_columns() -> None:
+    assert _errors(_csv(GOOD.replace("h100-sxm", "", 1)))[0][:2] == (1, "gpu")
+    assert _errors("gpu,num_gpus,params_b,seq_len\nh100-sxm,8,7,4096\n") == [
+        (0, "global_batch", "required column is missing from the header")
+    ]
+
+
+def test_json_records_are_validated_like_csv_rows() -> None:
+    good = {"gpu": "l40s", "num_gpus": 4, "params_b": 1.3, "seq_len": 2048, "global_batch": 64, "tp": 2}
+    assert runs_from_records([good])[0].tp == 2
+    with pytest.raises(RunValidationError) as info:
+        runs_from_records([good, {**good, "num_gpus": 3}])
+    assert [(e.row, e.column) for e in info.value.errors] == [(2, "tp")]
+
+
+def test_writer_keeps_extra_columns_and_fills_blank_layout_cells() -> None:
+    text = _csv(
+        "a100-80gb,8,,,1.3,,,,,,2048,512,,bf16,,2,,,,,,mine,keep-me",
+        header=HEADER + ",note",
+    )
+    runs = read_runs_csv(text)
+    out = write_predictions_csv(
+        runs,
+        tokens_per_s=np.array([1234.5]),
+        step_time_s=np.array([0.5]),
+        mfu=np.array([0.41]),
+        fits_memory=np.array([True]),
+        layout={
+            "strategy": np.array(["zero1"], dtype=object),
+            "tp": np.array([4]),
+            "pp": np.array([1]),
+            "cp": np.array([1]),
+            "micro_batch": np.array([8]),
+            "activation_checkpointing": np.array(["false"], dtype=object),
+        },
+    )
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert row["note"] == "keep-me" and row["source"] == "mine"
+    assert row["tp"] == "2", "a given layout cell is kept"
+    assert (row["strategy"], row["micro_batch"], row["activation_checkpointing"]) == ("zero1", "8", "false")
+    assert row["predicted_tokens_per_s"] == "1234.5" and row["fits_memory"] == "true"
