@@ -17,6 +17,7 @@ your CUDA version); this module imports it only once the options are parsed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -247,7 +248,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     except ValueError as error:
         print(f"error: {error}", file=stderr)
         return EXIT_USAGE
-    if not on_gpu and gpu_id is not None:
+    # Under torchrun every process runs this; only global rank 0 talks to the user.
+    lead = not torchrun or os.environ.get("RANK", "0") == "0"
+    if not on_gpu and gpu_id is not None and lead:
         print(
             f"warning: these are CPU measurements written under --gpu {gpu_id} (the `device` column says cpu); "
             "do not calibrate on them",

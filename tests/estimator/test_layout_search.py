@@ -41,7 +41,8 @@ def test_70b_on_80gb_gpus_needs_two_nodes_with_adam_states(calibration: Calibrat
     result = predict(job, cluster, [8, 16, 32], calibration)
     assert result.fits_memory.tolist() == [False, True, True]
     assert _uses_sharding_or_model_parallelism(result, 1) and _uses_sharding_or_model_parallelism(result, 2)
-    plain = predict(TrainingJob(params_b=70, seq_len=4096, global_batch=512, **PLAIN_DDP), cluster, [16, 32], calibration)
+    plain_job = TrainingJob(params_b=70, seq_len=4096, global_batch=512, **PLAIN_DDP)
+    plain = predict(plain_job, cluster, [16, 32], calibration)
     assert not plain.fits_memory.any()
 
 

@@ -72,11 +72,8 @@ def test_slow_ethernet_ddp_scales_far_below_linear_and_accumulation_recovers(cal
 def test_fast_fabric_weak_scaling_keeps_per_gpu_throughput(calibration: Calibration) -> None:
     sizes = np.array([8, 16, 32, 64, 128, 256, 512])
     cluster = Cluster(get_gpu("h100-sxm"))  # 8 x 400 Gb/s NDR per node
-    per_gpu = [
-        predict(TrainingJob(params_b=7, seq_len=4096, global_batch=2 * int(n)), cluster, [n], calibration).tokens_per_s[0]
-        / n
-        for n in sizes
-    ]
+    jobs = [TrainingJob(params_b=7, seq_len=4096, global_batch=2 * int(n)) for n in sizes]
+    per_gpu = [predict(job, cluster, [n], calibration).tokens_per_s[0] / n for job, n in zip(jobs, sizes, strict=True)]
     ratio = np.array(per_gpu) / per_gpu[0]
     assert np.all(np.abs(ratio - 1) <= 0.10), ratio
 

@@ -7,9 +7,22 @@ import pytest
 from estimator.specs import GPU_IDS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError, derive_architecture
 
-DESIGN_IDS = (
-    "v100-32gb a10g l4 l40s a100-40gb a100-80gb h100-pcie h100-sxm h200 gh200 b200 gb200 rtx4090 mi300x".split()
-)
+DESIGN_IDS = [
+    "v100-32gb",
+    "a10g",
+    "l4",
+    "l40s",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-pcie",
+    "h100-sxm",
+    "h200",
+    "gh200",
+    "b200",
+    "gb200",
+    "rtx4090",
+    "mi300x",
+]
 
 
 def test_every_design_gpu_id_has_a_spec_with_units_that_make_sense() -> None:
@@ -42,7 +55,8 @@ def test_job_fills_architecture_and_normalises_checkpointing() -> None:
     job = TrainingJob(params_b=7, seq_len=4096, global_batch=1024, activation_checkpointing=True, strategy="FSDP")
     assert job.layers and job.hidden and job.hidden % job.heads == 0
     assert job.activation_checkpointing == "true" and job.strategy == "fsdp"
-    assert TrainingJob(params_b=1, seq_len=1, global_batch=1, activation_checkpointing=False).activation_checkpointing == "false"
+    off = TrainingJob(params_b=1, seq_len=1, global_batch=1, activation_checkpointing=False)
+    assert off.activation_checkpointing == "false"
 
 
 @pytest.mark.parametrize(
