@@ -1,0 +1,596 @@
+"""Inference advice: size a serving deployment for a traffic and latency target, then rent vs buy.
+
+``advise_inference(scenario, *, now=None) -> dict`` returns the inference Advice JSON of DESIGN.md (the same
+top-level document as training advice, ``kind: "inference"``). How each number is made (money USD, months of
+730 hours = 8760 / 12, fractions 0..1):
+
+- Per tensor-parallel degree (1, 2, 4, 8 up to ``network.gpus_per_node``): ``estimator.inference.size_deployments``
+  gives one replica's best operating point under the TTFT/TPOT targets (batch, output tokens/s, requests/s) and
+  the replicas for the peak and the mean request rate. ``gpus = tp x peak replicas``.
+- Traffic over a day: only the mean and the peak are known, so the rate follows a daily sinusoid
+  ``mean + (peak - mean) sin(2 pi t / 24 h)`` sampled every 5 minutes, or, when the mean is below half the peak,
+  a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
+  replicas needed at each moment = ceil(rate / replica requests/s), at least one.
+- Renting follows the traffic: a base of ``b`` replicas on the cheapest reserved term, billed all month, and the
+  replicas above it on the cheaper of on-demand and spot, billed while needed. ``b`` minimizes the monthly bill:
+  it is the largest count needed at least a fraction ``reserved / burst price`` of the time (the classic
+  newsvendor rule, evaluated exactly over the day's profile). Offer prices per used GPU-hour as in training
+  advice: an instance must hold a whole TP group (``gpu_count >= tp``); ``ceil(gpus / gpu_count)`` instances.
+- Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
+  ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
+  GPU-hours and break-even utilization (against the on-demand price, or the manual/cheapest burst price) come from
+  ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r - v))``). Busy GPU-hours = the replicas the traffic
+  needs at each moment x tp.
+- Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
+  (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
+  ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
+- Recommendation: among deployments that fit and meet the latency targets, the cheapest monthly option (rent or
+  buy) and its GPU count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+from django.utils import timezone
+from scipy.optimize import brentq
+from scipy.special import gammaln
+
+from advisor import economics as ec
+from advisor.scenario import Scenario, ScenarioError, parse_scenario
+from estimator import inference as inf
+from estimator.specs import get_gpu
+from pricing import selectors
+
+ADVICE_VERSION: Final[int] = 1
+HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
+PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
+RESERVED_MARKETS: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
+BURST_MARKETS: Final[tuple[str, ...]] = ("on_demand", "spot")
+MARKET_WORDS: Final[Mapping[str, str]] = {
+    "on_demand": "on-demand",
+    "spot": "spot",
+    "reserved_1y": "1-year reserved",
+    "reserved_3y": "3-year reserved",
+}
+
+
+def _money(x: float) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    return f"${x:,.2f}" if abs(x) < 100 else f"${x:,.0f}"
+
+
+def _num(x: Any) -> float | None:
+    value = float(x)
+    return value if math.isfinite(value) else None
+
+
+def _spike_exponent(ratio: float) -> float:
+    """k such that ((1 + sin) / 2)^k averages ``ratio`` over a period (0 < ratio <= 1/2).
+
+    The average is Gamma(k + 1/2) / (sqrt(pi) Gamma(k + 1)): 1/2 at k = 1, ~ 1 / sqrt(pi k) for large k."""
+    target = max(ratio, 1e-6)
+
+    def gap(k: float) -> float:
+        return math.exp(gammaln(k + 0.5) - gammaln(k + 1.0)) / math.sqrt(math.pi) - target
+
+    return float(brentq(gap, 1.0, 1e13))
+
+
+def traffic_profile(*, peak_requests_per_s: float, mean_requests_per_s: float, steps: int = PROFILE_STEPS) -> Any:
+    """Request rate over one day [requests/s] with the given peak and mean.
+
+    A sinusoid ``mean + (peak - mean) sin`` when the mean is at least half the peak (trough ``2 mean - peak``);
+    otherwise a sharper daily spike ``peak ((1 + sin) / 2)^k`` with ``k`` chosen so the mean matches."""
+    t = np.arange(steps, dtype=np.float64) / steps
+    wave = np.sin(2.0 * np.pi * t)
+    if mean_requests_per_s <= 0:
+        return np.zeros(steps)
+    if mean_requests_per_s >= peak_requests_per_s / 2:
+        return mean_requests_per_s + (peak_requests_per_s - mean_requests_per_s) * wave
+    k = _spike_exponent(mean_requests_per_s / peak_requests_per_s)
+    return peak_requests_per_s * ((1.0 + wave) / 2.0) ** k
+
+
+def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
+    """Replicas needed at each moment (rows: deployments, columns: time), at least one; inf where a replica
+    serves nothing."""
+    r = np.asarray(replica_requests_per_s, dtype=np.float64)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.ceil(np.asarray(rate, dtype=np.float64)[None, :] / r - 1e-9)
+    return np.where(r > 0, np.maximum(need, 1.0), np.inf)
+
+
+def elastic_monthly_replica_hours(*, needed: Any, reserved_price: Any, burst_price: Any) -> dict[str, Any]:
+    """Split each deployment's replicas into a reserved base and an elastic burst at the cheapest bill.
+
+    ``needed``: (deployments, time) replicas over the day; prices per replica-hour (inf = market unavailable).
+    The bill is piecewise linear in the base, with corners at the needed counts, so the candidates are 0 and the
+    day's values. Returns the base, the mean burst replicas and the bill per hour of each deployment."""
+    n = np.asarray(needed, dtype=np.float64)
+    finite = np.isfinite(n).all(axis=1)
+    n = np.where(np.isfinite(n), n, 0.0)
+    candidates = np.concatenate([np.zeros((n.shape[0], 1)), n], axis=1)  # (deployments, 1 + time)
+    burst = np.maximum(n[:, None, :] - candidates[:, :, None], 0.0).mean(axis=2)
+    res = np.asarray(reserved_price, dtype=np.float64)[:, None]
+    bur = np.asarray(burst_price, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore"):
+        cost = np.where(candidates > 0, candidates * res, 0.0) + np.where(burst > 0, burst * bur, 0.0)
+    cost = np.where(np.isnan(cost), np.inf, cost)
+    best = np.argmin(cost, axis=1)
+    rows = np.arange(n.shape[0])
+    return {
+        "base": np.where(finite, candidates[rows, best], np.nan),
+        "burst_mean": np.where(finite, burst[rows, best], np.nan),
+        "usd_per_hour": np.where(finite, cost[rows, best], np.inf),
+    }
+
+
+def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
+    """Offers, and per market: the cheapest eligible price per used GPU-hour for each deployment, and its row."""
+    if s.rent.usd_per_gpu_hour is not None:
+        frame = pd.DataFrame(
+            [
+                {
+                    "provider": "manual quote",
+                    "instance": None,
+                    "region": None,
+                    "market": "on_demand",
+                    "gpu": s.gpu,
+                    "gpu_count": 1.0,
+                    "usd_per_hour": s.rent.usd_per_gpu_hour,
+                    "usd_per_gpu_hour": s.rent.usd_per_gpu_hour,
+                    "observed_at": None,
+                    "source": "manual quote (/rent/usd_per_gpu_hour)",
+                    "is_snapshot": False,
+                    "stale": False,
+                }
+            ]
+        )
+    else:
+        frame = selectors.offers_frame(
+            gpu=s.gpu, providers=list(s.rent.providers) or None, markets=list(s.rent.markets)
+        )
+    frame = frame.reset_index(drop=True)
+    manual = s.rent.usd_per_gpu_hour is not None
+    count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
+    hourly = frame["usd_per_hour"].to_numpy(dtype=float)[:, None]
+    tp = np.asarray(tps, dtype=np.float64)[None, :]
+    n = np.where(np.isfinite(gpus) & (gpus > 0), gpus, tp)  # GPUs rented at the peak (a group where none)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        price = hourly * np.ceil(n / count) / n
+    eligible = (count >= tp) | manual
+    price = np.where(eligible & np.isfinite(price) & (price > 0), price, np.inf)
+    markets = frame["market"].to_numpy()
+    best_price: dict[str, Any] = {}
+    best_row: dict[str, Any] = {}
+    for m in s.rent.markets:
+        idx = np.flatnonzero(markets == m)
+        if not idx.size:
+            best_price[m] = np.full(len(tps), np.inf)
+            best_row[m] = np.full(len(tps), -1)
+            continue
+        table = price[idx]
+        pick = np.argmin(table, axis=0)
+        value = table[pick, np.arange(len(tps))]
+        best_price[m] = value
+        best_row[m] = np.where(np.isfinite(value), idx[pick], -1)
+    return frame, best_price, best_row
+
+
+def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int) -> tuple[Any, Any]:
+    """Per deployment, the cheapest price among ``markets`` and that market's name (None where none)."""
+    present = [m for m in markets if m in best_price]
+    if not present:
+        return np.full(size, np.inf), np.full(size, None, dtype=object)
+    table = np.vstack([best_price[m] for m in present])
+    pick = np.argmin(table, axis=0)
+    value = table[pick, np.arange(size)]
+    names = np.asarray(present, dtype=object)[pick]
+    return value, np.where(np.isfinite(value), names, None)
+
+
+def advise_inference(
+    scenario: Scenario | Mapping[str, Any],
+    *,
+    now: dt.datetime | None = None,
+    calibration: inf.InferenceCalibration | None = None,
+) -> dict[str, Any]:
+    """The inference Advice JSON for a Scenario (object or normalized document). Raises ScenarioError."""
+    from advisor.advice import _assumptions, _hardware, _json_safe, _offer_document
+
+    s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
+    w = s.workload
+    if w.kind != "inference" or w.traffic is None or w.latency is None:
+        raise ScenarioError([{"pointer": "/workload/kind", "message": "advise_inference needs kind inference"}])
+    now = now or timezone.now()
+    cal = calibration or inf.default_calibration()
+    warnings: list[str] = []
+    traffic, latency = w.traffic, w.latency
+    spec = get_gpu(s.gpu)
+    gpn = s.network.gpus_per_node
+    model = inf.ServedModel.from_params(
+        params_b=w.model.params_b, layers=w.model.layers, hidden=w.model.hidden, heads=w.model.heads
+    )
+    try:
+        deployments = inf.size_deployments(
+            model=model,
+            gpu=s.gpu,
+            precision=w.precision,
+            input_tokens=traffic.input_tokens,
+            output_tokens=traffic.output_tokens,
+            peak_requests_per_s=traffic.peak_requests_per_s,
+            mean_requests_per_s=traffic.mean_requests_per_s,
+            ttft_p95_s=latency.ttft_p95_s,
+            tpot_p95_s=latency.tpot_p95_s,
+            tps=[t for t in inf.TP_DEGREES if t <= gpn] or [1],
+            calibration=cal,
+        )
+    except inf.InferenceError as exc:
+        where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
+        raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+    tps = [d.tp for d in deployments]
+    k = len(deployments)
+    tp = np.asarray(tps, dtype=np.float64)
+    ok = np.asarray([d.fits_memory and d.meets_latency for d in deployments])
+    replica_rps = np.asarray([d.replica_requests_per_s for d in deployments])
+    peak_replicas = np.asarray([d.replicas_peak for d in deployments])
+    gpus = tp * peak_replicas
+
+    # Traffic over the day and the replicas it needs.
+    rate = traffic_profile(
+        peak_requests_per_s=traffic.peak_requests_per_s, mean_requests_per_s=traffic.mean_requests_per_s
+    )
+    served_mean = float(rate.mean())
+    needed = replicas_over_time(rate=rate, replica_requests_per_s=replica_rps)
+    tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
+
+    # Renting: reserved base + elastic burst.
+    frame, best_price, best_row = _offer_prices(s, tps, gpus)
+    reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
+    burst_price, burst_market = _cheapest(BURST_MARKETS, best_price, k)
+    split = elastic_monthly_replica_hours(
+        needed=needed, reserved_price=reserved_price * tp, burst_price=burst_price * tp
+    )
+    rent_month = split["usd_per_hour"] * HOURS_PER_MONTH
+    base = np.where(ok, split["base"], np.nan)
+    burst_mean = split["burst_mean"]
+
+    # Owning: the peak deployment in whole servers.
+    hw = _hardware(s, warnings)
+    nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
+    owned_gpus = nodes * gpn
+    busy_gpu_hours_year = np.where(np.isfinite(needed).all(axis=1), needed.mean(axis=1), np.nan) * tp * 8760.0
+    if "on_demand" in best_price and np.isfinite(best_price["on_demand"]).any():
+        be_price, be_market = best_price["on_demand"], np.full(k, "on_demand", dtype=object)
+    else:
+        be_price, be_market = burst_price, burst_market
+    own: dict[str, Any] = {}
+    if hw is not None:
+        b = s.buy
+        fixed = ec.yearly_fixed_cost_usd(
+            capex_usd=nodes * hw.capex_per_node,
+            years=b.years,
+            discount_rate=b.discount_rate,
+            residual_fraction=b.residual_fraction,
+            contracted_kw=nodes * hw.load_kw_per_node,
+            colo_usd_per_kw_month=b.colo_usd_per_kw_month,
+            support_fraction_per_year=b.support_fraction_per_year,
+            staff_usd_per_year=b.staff_usd_per_year,
+            software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus,
+            idle_kw=nodes * hw.idle_kw_per_node,
+            pue=b.pue,
+            power_usd_per_kwh=b.power_usd_per_kwh,
+        )
+        variable = ec.variable_usd_per_gpu_hour(
+            load_kw_per_gpu=hw.load_kw_per_node / gpn,
+            idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
+            pue=b.pue,
+            power_usd_per_kwh=b.power_usd_per_kwh,
+        )
+        utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
+        own = {
+            "capex": nodes * hw.capex_per_node,
+            "fixed": fixed,
+            "variable": variable,
+            "month": (fixed + variable * busy_gpu_hours_year) / ec.MONTHS_PER_YEAR,
+            "utilization": utilization,
+            "rate": ec.owned_usd_per_gpu_hour(
+                yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
+            ),
+            "break_even": ec.break_even_utilization(
+                yearly_fixed_usd=fixed,
+                gpus=owned_gpus,
+                rent_usd_per_gpu_hour=be_price,
+                variable_usd_per_gpu_hour=variable,
+            ),
+        }
+
+    size_docs: list[dict[str, Any]] = []
+    for i, d in enumerate(deployments):
+        good = bool(ok[i])
+        rent_ok = good and math.isfinite(float(rent_month[i]))
+        offer = None
+        if rent_ok:
+            market = burst_market[i] if split["burst_mean"][i] > 0 or base[i] == 0 else reserved_market[i]
+            market = market or reserved_market[i]
+            row = int(best_row[market][i]) if market else -1
+            offer = _offer_document(frame, row, float(best_price[market][i])) if row >= 0 else None
+        by_market = {
+            m: (
+                _offer_document(frame, int(best_row[m][i]), float(best_price[m][i]))
+                if good and best_row[m][i] >= 0
+                else None
+            )
+            for m in s.rent.markets
+        }
+        rent_doc = {
+            "offer": offer,
+            "usd_per_month": _num(rent_month[i]) if rent_ok else None,
+            "usd_per_million_output_tokens": _num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
+            "base_replicas": int(base[i]) if rent_ok else None,
+            "base_market": reserved_market[i] if rent_ok and base[i] > 0 else None,
+            "burst_replicas_mean": _num(burst_mean[i]) if rent_ok else None,
+            "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
+            "by_market": by_market,
+        }
+        if own and good:
+            be = float(own["break_even"][i])
+            be_ok = math.isfinite(be) and be <= 1.0
+            buy_doc: dict[str, Any] = {
+                "gpus_owned": int(owned_gpus[i]),
+                "nodes": int(nodes[i]),
+                "capex_usd": _num(own["capex"][i]),
+                "usd_per_year": _num(own["fixed"][i]),
+                "usd_per_month": _num(own["month"][i]),
+                "utilization": _num(own["utilization"][i]),
+                "usd_per_gpu_hour_at_utilization": _num(own["rate"][i]),
+                "usd_per_million_output_tokens": _num(own["month"][i] / tokens_per_month * 1e6),
+                "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": _num(be_price[i])},
+                "break_even_utilization": be if be_ok else None,
+                "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
+                "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
+            }
+        else:
+            buy_doc = {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
+        options = [x for x in (rent_doc["usd_per_month"], buy_doc["usd_per_month"]) if x is not None]
+        size_docs.append(
+            {
+                "gpus": int(gpus[i]) if math.isfinite(gpus[i]) else None,
+                "nodes": int(nodes[i]) if math.isfinite(nodes[i]) else None,
+                "tp": d.tp,
+                "replicas": int(d.replicas_peak) if math.isfinite(d.replicas_peak) else None,
+                "replicas_mean": int(d.replicas_mean) if math.isfinite(d.replicas_mean) else None,
+                "fits_memory": d.fits_memory,
+                "meets_latency": d.meets_latency,
+                "weights_gb_per_gpu": d.weights_gb_per_gpu,
+                "batch": d.batch,
+                "max_batch": d.max_batch,
+                "ttft_s": _num(d.ttft_s),
+                "tpot_s": _num(d.tpot_s),
+                "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
+                "replica_requests_per_s": d.replica_requests_per_s,
+                "output_tokens_per_s": _num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
+                "rent": rent_doc,
+                "buy": buy_doc,
+                "usd_per_million_output_tokens": min(options) / tokens_per_month * 1e6 if options else None,
+            }
+        )
+        if d.fits_memory and model.heads % d.tp:
+            warnings.append(
+                f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
+                "serving engines need it; give the model's architecture (/workload/model/heads)."
+            )
+
+    # Recommendation: the cheapest monthly option among deployments that fit and meet the targets.
+    reasons: list[str] = []
+    action: str | None = None
+    rec_gpus: int | None = None
+    candidates = [
+        (cost, j, kind)
+        for j, doc in enumerate(size_docs)
+        if ok[j]
+        for kind, cost in (("rent", doc["rent"]["usd_per_month"]), ("buy", doc["buy"]["usd_per_month"]))
+        if cost is not None
+    ]
+    if not ok.any():
+        fits = [d for d in deployments if d.fits_memory]
+        if not fits:
+            reasons.append(
+                f"The model does not fit {gpn} x {spec.memory_gb:g} GB with a KV cache for "
+                f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
+            )
+        else:
+            fastest = min(fits, key=lambda d: d.tpot_s)
+            reasons.append(
+                f"No deployment meets TTFT {latency.ttft_p95_s:g} s and TPOT {latency.tpot_p95_s:g} s: the fastest "
+                f"(TP {fastest.tp}) reaches {fastest.ttft_s:.3g} s and {fastest.tpot_s:.3g} s per token at batch 1."
+            )
+        warnings.append("No deployment meets the latency targets on this GPU.")
+    elif not candidates:
+        j = int(np.argmax(ok))
+        rec_gpus = size_docs[j]["gpus"]
+        reasons.append(
+            f"TP {tps[j]} x {size_docs[j]['replicas']} replicas = {rec_gpus} GPUs meets the targets, but neither "
+            "renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
+        )
+    else:
+        _, j, action = min(candidates, key=lambda c: c[0])
+        doc = size_docs[j]
+        rec_gpus = doc["gpus"]
+        reasons.append(
+            f"TP {doc['tp']} x {doc['replicas']} replicas = {rec_gpus} GPUs serves the peak of "
+            f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
+            f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), batch {doc['batch']} per replica."
+        )
+        rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
+        if rent_m is not None:
+            n_base = doc["rent"]["base_replicas"]
+            base_txt = (
+                f"{n_base} {'replica' if n_base == 1 else 'replicas'} "
+                f"{MARKET_WORDS.get(doc['rent']['base_market'] or '', '')}"
+                if n_base
+                else "no reserved base"
+            )
+            burst_words = MARKET_WORDS.get(doc["rent"]["burst_market"] or "", "")
+            burst_txt = (
+                f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
+                if doc["rent"]["burst_market"]
+                else ""
+            )
+            reasons.append(
+                f"Renting costs {_money(rent_m)}/month ({base_txt}{burst_txt}): "
+                f"{_money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
+            )
+        if buy_m is not None:
+            be = doc["buy"]["break_even_utilization"]
+            reasons.append(
+                f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {_money(buy_m)}/month "
+                f"({_money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
+                f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
+                + (f"{be:.0%}." if be is not None else "more than 100% (owning never pays at this price).")
+            )
+        if rent_m is not None and buy_m is not None:
+            cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
+            reasons.append(f"{action.capitalize()} is cheaper by {_money(other - cheaper)}/month.")
+        if any(doc["rent"]["burst_market"] == "spot" for doc in size_docs if doc["rent"]["usd_per_month"]):
+            warnings.append(
+                "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
+                "need retries; remove spot from /rent/markets to price on-demand instead."
+            )
+    warnings.append(
+        "Latency is the model's steady-state value compared with the p95 targets: the TensorRT-LLM tables it is "
+        "calibrated on publish throughput only, not latency distributions."
+    )
+    if not np.isfinite(reserved_price).any() and s.rent.usd_per_gpu_hour is None:
+        warnings.append("No reserved offers: renting is priced on the burst market alone.")
+
+    # Prices.
+    freshness = _json_safe(selectors.price_freshness(gpu=s.gpu))
+    used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
+    if s.rent.usd_per_gpu_hour is None:
+        if frame.empty:
+            warnings.append(f"No rental offers for {s.gpu}: the rent side is not priced (give /rent/usd_per_gpu_hour).")
+        elif any(o["is_snapshot"] for o in used):
+            warnings.append(
+                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
+                "not a live feed."
+            )
+    observed = sorted({o["observed_at"] for o in used if o["observed_at"]})
+
+    # Cumulative cash and present cost at the recommendation.
+    cumulative = npv = None
+    if rec_gpus is not None and hw is not None and action is not None:
+        j = next(i for i, doc in enumerate(size_docs) if ok[i] and doc["gpus"] == rec_gpus)
+        doc = size_docs[j]
+        if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
+            b = s.buy
+            months = max(1, round(b.years * ec.MONTHS_PER_YEAR))
+            running_year = float(
+                ec.yearly_running_cost_usd(
+                    capex_usd=own["capex"][j],
+                    contracted_kw=nodes[j] * hw.load_kw_per_node,
+                    colo_usd_per_kw_month=b.colo_usd_per_kw_month,
+                    support_fraction_per_year=b.support_fraction_per_year,
+                    staff_usd_per_year=b.staff_usd_per_year,
+                    software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus[j],
+                    idle_kw=nodes[j] * hw.idle_kw_per_node,
+                    pue=b.pue,
+                    power_usd_per_kwh=b.power_usd_per_kwh,
+                )
+                + own["variable"] * busy_gpu_hours_year[j]
+            )  # cash each year: running costs and the energy of busy GPU-hours
+            residual = float(own["capex"][j]) * b.residual_fraction
+            rent_cum, own_cum = ec.cumulative_cost_by_month(
+                months=months,
+                rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
+                rent_decline_per_year=s.rent.price_decline_per_year,
+                capex_usd=float(own["capex"][j]),
+                own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
+                residual_usd=residual,
+            )
+            cumulative = {
+                "gpus": rec_gpus,
+                "months": list(range(months + 1)),
+                "rent_usd": rent_cum,
+                "buy_usd": own_cum,
+                "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
+            }
+            rent_pv, own_pv = ec.npv_rent_and_own_usd(
+                rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
+                rent_decline_per_year=s.rent.price_decline_per_year,
+                capex_usd=float(own["capex"][j]),
+                own_running_usd_per_year=running_year,
+                residual_usd=residual,
+                discount_rate=b.discount_rate,
+                years=b.years,
+            )
+            npv = {
+                "gpus": rec_gpus,
+                "discount_rate": b.discount_rate,
+                "years": b.years,
+                "rent_present_cost_usd": float(rent_pv),
+                "buy_present_cost_usd": float(own_pv),
+            }
+
+    return _json_safe(
+        {
+            "advice_version": ADVICE_VERSION,
+            "kind": "inference",
+            "generated_at": now,
+            "scenario": s.to_dict(),
+            "gpu": {
+                "id": spec.id,
+                "name": spec.name,
+                "memory_gb": spec.memory_gb,
+                "peak_tflops": inf.serving_gpu(s.gpu).peak_tflops.get(w.precision),
+                "precision": w.precision,
+                "source": spec.source,
+            },
+            "model": {
+                "params_b": model.params_b,
+                "layers": model.layers,
+                "hidden": model.hidden,
+                "heads": model.heads,
+                "kv_heads": model.kv_heads,
+            },
+            "traffic_profile": {
+                "shape": (
+                    "daily sinusoid between 2 x mean - peak and peak (a sharper daily spike when the mean is below "
+                    "half the peak), 5-minute steps"
+                ),
+                "served_mean_requests_per_s": served_mean,
+                "output_tokens_per_month": tokens_per_month,
+            },
+            "sizes": size_docs,
+            "recommendation": {"action": action, "gpus": rec_gpus, "reasons": reasons},
+            "prices_as_of": observed[0][:10] if observed else None,
+            "price_freshness": freshness,
+            "hardware_quote": hw.document if hw else None,
+            "calibration": {
+                "name": cal.name,
+                "runs": cal.runs,
+                "loo_mape": cal.loo_mape,
+                "baseline_loo_mape": cal.baseline_loo_mape,
+                "source": cal.source,
+            },
+            "warnings": list(dict.fromkeys(warnings)),
+            "cumulative_cost": cumulative,
+            "npv": npv,
+            "sensitivity": [],
+            "uncertainty": {
+                "method": "leave-one-out error of output tokens/s on the TensorRT-LLM tables",
+                "loo_mape": cal.loo_mape,
+            },
+            "assumptions": _assumptions(s),
+        }
+    )
+
+
+__all__ = ["advise_inference", "elastic_monthly_replica_hours", "replicas_over_time", "traffic_profile"]

@@ -1,0 +1,284 @@
+"""Inference advice on a small known catalog: deployments per TP degree, reserved base + elastic burst renting,
+owned capacity sized for the peak, break-even per DESIGN.md, cost per million output tokens, recommendation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pytest
+
+from advisor import economics as ec
+from advisor.inference_advice import (
+    HOURS_PER_MONTH,
+    advise_inference,
+    elastic_monthly_replica_hours,
+    replicas_over_time,
+    traffic_profile,
+)
+from advisor.scenario import ScenarioError, parse_scenario
+from estimator import inference as inf
+from pricing.models import HardwareQuote, Offer, Provider
+
+OBSERVED = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+BUY = {
+    "years": 4,
+    "discount_rate": 0,
+    "residual_fraction": 0,
+    "power_usd_per_kwh": 0.10,
+    "pue": 1.5,
+    "colo_usd_per_kw_month": 100,
+    "support_fraction_per_year": 0.1,
+    "staff_usd_per_year": 0,
+}
+LLAMA_8B = {"params_b": 8.03, "layers": 32, "hidden": 4096, "heads": 32}
+LLAMA_70B = {"params_b": 70.6, "layers": 80, "hidden": 8192, "heads": 64}
+
+
+def scenario(*, model: dict[str, Any] = LLAMA_8B, **overrides: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": "chat",
+        "workload": {
+            "kind": "inference",
+            "model": dict(model),
+            "precision": "bf16",
+            "traffic": {
+                "peak_requests_per_s": 50,
+                "mean_requests_per_s": 20,
+                "input_tokens": 1000,
+                "output_tokens": 200,
+            },
+            "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+        },
+        "gpu": "h100-sxm",
+        "buy": dict(BUY),
+    }
+    for key, value in overrides.items():
+        if key in ("traffic", "latency", "precision"):
+            doc["workload"][key] = value
+        else:
+            doc[key] = value
+    return doc
+
+
+def _offer(provider: Provider, instance: str, market: str, count: int, usd_per_hour: float) -> Offer:
+    return Offer.objects.create(
+        provider=provider,
+        instance_type=instance,
+        region="us-east-1",
+        market=market,
+        gpu="h100-sxm",
+        gpu_count=Decimal(count),
+        usd_per_hour=Decimal(str(usd_per_hour)),
+        usd_per_gpu_hour=Decimal(str(usd_per_hour / count)),
+        observed_at=OBSERVED,
+        source=f"test feed {instance}",
+        feed="test",
+        is_snapshot=False,
+        price_changed_at=OBSERVED,
+    )
+
+
+@pytest.fixture
+def catalog(db: None) -> dict[str, Any]:
+    acme = Provider.objects.create(slug="acme", name="Acme Cloud")
+    offers = {
+        "od1": _offer(acme, "acme.1xh100", "on_demand", 1, 4.0),  # $4.00 / GPU-hour, one GPU
+        "od8": _offer(acme, "acme.8xh100", "on_demand", 8, 32.0),  # $4.00
+        "r1": _offer(acme, "acme.8xh100", "reserved_1y", 8, 20.0),  # $2.50, billed all month
+        "r1_1": _offer(acme, "acme.1xh100", "reserved_1y", 1, 2.5),  # $2.50
+    }
+    quote = HardwareQuote.objects.create(
+        gpu="h100-sxm",
+        gpus_per_server=8,
+        name="Test HGX H100",
+        usd=Decimal("240000"),
+        quoted_on=dt.date(2025, 6, 1),
+        source="test vendor quote #42",
+        power_kw=Decimal("10"),
+        idle_power_kw=Decimal("2"),
+        networking_usd_per_node=Decimal("40000"),
+    )
+    return {"offers": offers, "quote": quote}
+
+
+def by_tp(doc: dict[str, Any], tp: int) -> dict[str, Any]:
+    return next(s for s in doc["sizes"] if s["tp"] == tp)
+
+
+# --- the pure pieces ----------------------------------------------------------------------------
+
+
+def test_traffic_profile_has_the_given_peak_and_mean():
+    rate = traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20)
+    assert rate.max() == pytest.approx(50, rel=1e-3)
+    assert rate.mean() == pytest.approx(20, rel=1e-9)
+    flat = traffic_profile(peak_requests_per_s=7, mean_requests_per_s=7)
+    assert np.all(flat == 7)
+
+
+def test_replicas_over_time_round_up_and_keep_one():
+    need = replicas_over_time(rate=np.array([0.0, 9.0, 10.0, 10.5]), replica_requests_per_s=np.array([5.0, 0.0]))
+    assert need[0].tolist() == [1, 2, 2, 3]
+    assert np.all(np.isinf(need[1]))
+
+
+def test_elastic_split_follows_the_newsvendor_rule():
+    # Needs 2 replicas all day and 4 for a quarter of it: with reserved at 0.5 x burst the two extra replicas
+    # (used 25% < 50% of the time) are cheaper on burst, the base 2 on reserved.
+    needed = np.array([[2, 2, 2, 4]], dtype=float)
+    got = elastic_monthly_replica_hours(needed=needed, reserved_price=[1.0], burst_price=[2.0])
+    assert got["base"][0] == 2
+    assert got["burst_mean"][0] == pytest.approx(0.5)
+    assert got["usd_per_hour"][0] == pytest.approx(2 * 1.0 + 0.5 * 2.0)
+    # Reserved nearly as dear as burst: everything used >= 90% of the time goes on burst only if cheaper.
+    all_burst = elastic_monthly_replica_hours(needed=needed, reserved_price=[np.inf], burst_price=[2.0])
+    assert all_burst["base"][0] == 0 and all_burst["usd_per_hour"][0] == pytest.approx(2.5 * 2.0)
+    all_reserved = elastic_monthly_replica_hours(needed=needed, reserved_price=[1.0], burst_price=[np.inf])
+    assert all_reserved["base"][0] == 4 and all_reserved["usd_per_hour"][0] == pytest.approx(4.0)
+
+
+# --- the advice ---------------------------------------------------------------------------------
+
+
+def test_advice_document_for_an_8b_chat_service(catalog: dict[str, Any]):
+    doc = advise_inference(scenario(), now=NOW)
+    json.dumps(doc, allow_nan=False)
+    assert doc["kind"] == "inference"
+    assert doc["scenario"]["workload"]["traffic"]["peak_requests_per_s"] == 50
+    assert [s["tp"] for s in doc["sizes"]] == [1, 2, 4, 8]
+    tp1 = by_tp(doc, 1)
+    for key in ("gpus", "tp", "replicas", "output_tokens_per_s", "meets_latency", "usd_per_million_output_tokens"):
+        assert key in tp1
+    assert tp1["meets_latency"] and tp1["fits_memory"]
+    assert tp1["tpot_s"] <= 0.05 and tp1["ttft_s"] <= 1.0
+    assert tp1["gpus"] == tp1["tp"] * tp1["replicas"]
+    assert tp1["output_tokens_per_s"] == pytest.approx(tp1["replicas"] * tp1["replica_output_tokens_per_s"])
+    assert tp1["replicas"] * tp1["replica_requests_per_s"] >= 50  # the peak is served
+    assert doc["calibration"]["runs"] == 323 and doc["calibration"]["loo_mape"] < 0.25
+    assert doc["prices_as_of"] == "2026-11-30"
+    assert doc["recommendation"]["action"] in ("rent", "buy")
+    assert doc["recommendation"]["reasons"]
+
+
+def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
+    doc = advise_inference(scenario(), now=NOW)
+    tp1 = by_tp(doc, 1)
+    rent = tp1["rent"]
+    rps = tp1["replica_requests_per_s"]
+    needed = replicas_over_time(
+        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20), replica_requests_per_s=np.array([rps])
+    )
+    split = elastic_monthly_replica_hours(needed=needed, reserved_price=[2.5], burst_price=[4.0])
+    assert rent["base_replicas"] == split["base"][0]
+    assert rent["base_market"] == "reserved_1y"
+    assert rent["usd_per_month"] == pytest.approx(split["usd_per_hour"][0] * HOURS_PER_MONTH)
+    # Cheaper than reserving the peak all month, dearer than renting the mean on demand with no granularity.
+    assert rent["usd_per_month"] < tp1["replicas"] * 2.5 * HOURS_PER_MONTH
+    assert rent["usd_per_month"] > 20 / rps * 2.5 * HOURS_PER_MONTH
+    tokens = 20 * 200 * HOURS_PER_MONTH * 3600
+    assert rent["usd_per_million_output_tokens"] == pytest.approx(rent["usd_per_month"] / tokens * 1e6)
+
+
+def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog: dict[str, Any]):
+    doc = advise_inference(scenario(), now=NOW)
+    tp1 = by_tp(doc, 1)
+    buy = tp1["buy"]
+    nodes = math.ceil(tp1["gpus"] / 8)
+    assert buy["nodes"] == nodes and buy["gpus_owned"] == nodes * 8
+    assert buy["capex_usd"] == pytest.approx(240000 * nodes)  # replicas are independent: no fabric
+    # Hand arithmetic: capex / 4 years + colo 10 kW x $100 x 12 + support 10% + idle 2 kW x 1.5 x 8760 x $0.10.
+    fixed = nodes * (240000 / 4 + 10 * 100 * 12 + 24000 + 2 * 1.5 * 8760 * 0.10)
+    assert buy["usd_per_year"] == pytest.approx(fixed)
+    variable = (10 - 2) / 8 * 1.5 * 0.10  # $/busy GPU-hour
+    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (4.0 - variable)))
+    assert buy["break_even_against"]["market"] == "on_demand"
+    busy = buy["utilization"] * nodes * 8 * 8760
+    assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
+    assert 0 < buy["utilization"] <= 1
+    be = ec.break_even_utilization(
+        yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=4.0, variable_usd_per_gpu_hour=variable
+    )
+    assert buy["break_even_utilization"] == pytest.approx(float(be))
+
+
+def test_recommendation_is_the_cheapest_deployment_that_meets_the_targets(catalog: dict[str, Any]):
+    doc = advise_inference(scenario(), now=NOW)
+    options = [
+        (cost, s["gpus"], kind)
+        for s in doc["sizes"]
+        if s["meets_latency"]
+        for kind, cost in (("rent", s["rent"]["usd_per_month"]), ("buy", s["buy"]["usd_per_month"]))
+        if cost is not None
+    ]
+    _, gpus, kind = min(options)
+    assert doc["recommendation"]["action"] == kind
+    assert doc["recommendation"]["gpus"] == gpus
+    assert doc["cumulative_cost"]["gpus"] == gpus
+    assert doc["npv"]["years"] == 4
+
+
+def test_70b_needs_tensor_parallelism_and_more_gpus(catalog: dict[str, Any]):
+    small = advise_inference(scenario(), now=NOW)
+    big = advise_inference(scenario(model=LLAMA_70B), now=NOW)
+    assert not by_tp(big, 1)["fits_memory"]
+    assert by_tp(big, 1)["rent"]["usd_per_month"] is None
+    assert big["recommendation"]["gpus"] >= 5 * small["recommendation"]["gpus"]
+    cheapest_small = min(s["usd_per_million_output_tokens"] for s in small["sizes"] if s["meets_latency"])
+    cheapest_big = min(s["usd_per_million_output_tokens"] for s in big["sizes"] if s["meets_latency"])
+    assert cheapest_big > 3 * cheapest_small
+
+
+def test_tight_per_token_target_raises_the_gpu_count(catalog: dict[str, Any]):
+    loose = by_tp(advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.08}), now=NOW), 1)
+    tight = by_tp(advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.015}), now=NOW), 1)
+    assert tight["batch"] < loose["batch"]
+    assert tight["gpus"] > loose["gpus"]
+    assert tight["rent"]["usd_per_month"] > loose["rent"]["usd_per_month"]
+
+
+def test_unreachable_latency_gives_no_recommendation_and_says_why(catalog: dict[str, Any]):
+    doc = advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.0005}), now=NOW)
+    assert doc["recommendation"]["action"] is None and doc["recommendation"]["gpus"] is None
+    assert "No deployment meets" in doc["recommendation"]["reasons"][0]
+    assert all(not s["meets_latency"] for s in doc["sizes"])
+
+
+def test_manual_quotes_price_without_a_catalog(db: None):
+    doc = advise_inference(scenario(rent={"usd_per_gpu_hour": 2.0}, buy={**BUY, "capex_usd": 200000}), now=NOW)
+    tp1 = by_tp(doc, 1)
+    assert tp1["rent"]["offer"]["provider"] == "manual quote"
+    assert tp1["rent"]["base_replicas"] == 0  # no reserved price: the burst market carries everything
+    assert tp1["buy"]["capex_usd"] == pytest.approx(200000 * tp1["buy"]["nodes"])
+
+
+def test_scenario_object_and_its_normalized_dict_give_the_same_advice(catalog: dict[str, Any]):
+    parsed = parse_scenario(scenario())
+    a = advise_inference(parsed, now=NOW)
+    b = advise_inference(parsed.to_dict(), now=NOW)
+    assert a["sizes"] == b["sizes"] and a["recommendation"] == b["recommendation"]
+
+
+def test_training_scenarios_are_refused(db: None):
+    with pytest.raises(ScenarioError) as err:
+        advise_inference({"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e9}, "gpu": "h100-sxm"})
+    assert err.value.errors[0]["pointer"] == "/workload/kind"
+
+
+def test_uses_the_given_calibration(catalog: dict[str, Any]):
+    slow = inf.InferenceCalibration(
+        **{
+            **{f: getattr(inf.default_calibration(), f) for f in inf.InferenceCalibration.__slots__},  # type: ignore[attr-defined]
+            "name": "slow",
+            "params": {**inf.default_calibration().params, "mem_eff": 0.2, "flop_eff_16": 0.2},
+        }
+    )
+    base = by_tp(advise_inference(scenario(), now=NOW), 1)
+    worse = advise_inference(scenario(), now=NOW, calibration=slow)
+    assert worse["calibration"]["name"] == "slow"
+    assert by_tp(worse, 1)["replica_output_tokens_per_s"] < base["replica_output_tokens_per_s"] / 2
