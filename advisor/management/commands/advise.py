@@ -1,0 +1,47 @@
+"""``python manage.py advise SCENARIO.json``: print the Advice JSON of a Scenario file.
+
+Exit status 2 with a message naming the bad field (its JSON pointer) when the file cannot be read,
+is not JSON, or is not a valid Scenario. ``-`` reads the scenario from standard input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from advisor.advice import advise
+from advisor.scenario import ScenarioError
+
+INVALID_INPUT = 2
+
+
+class Command(BaseCommand):
+    help = "Print the Advice JSON for a Scenario JSON file (the same document as POST /api/v1/advice)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("scenario", help="path of a Scenario JSON file, or - for standard input")
+        parser.add_argument("--compact", action="store_true", help="one line instead of indented JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["scenario"]
+        try:
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{path}: cannot read the scenario file ({exc})", returncode=INVALID_INPUT) from exc
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CommandError(
+                f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} (pointer: '')",
+                returncode=INVALID_INPUT,
+            ) from exc
+        try:
+            advice = advise(document)
+        except ScenarioError as exc:
+            lines = "\n".join(f"  {e['pointer'] or '/'}: {e['message']}" for e in exc.errors)
+            raise CommandError(f"{path}: invalid scenario\n{lines}", returncode=INVALID_INPUT) from exc
+        indent = None if options["compact"] else 2
+        self.stdout.write(json.dumps(advice.to_dict(), indent=indent, allow_nan=False))

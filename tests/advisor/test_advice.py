@@ -1,0 +1,389 @@
+"""The advice pipeline on a small, known price catalog: every number traced to its offer, quote
+and calibration; hand-computed economics; warnings; schema validity over many scenarios."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from referencing import Registry, Resource
+
+from advisor.advice import advise
+from advisor.scenario import ScenarioError
+from estimator import predict
+from estimator.calibrate import Calibration, load_default
+from estimator.specs import GPU_IDS, get_gpu
+from estimator.workload import Cluster, TrainingJob
+from pricing.models import HardwareQuote, Offer, Provider
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "advisor" / "schemas"
+ADVICE_SCHEMA = json.loads((SCHEMAS / "advice.schema.json").read_text())
+SCENARIO_SCHEMA = json.loads((SCHEMAS / "scenario.schema.json").read_text())
+REGISTRY = Registry().with_resource(SCENARIO_SCHEMA["$id"], Resource.from_contents(SCENARIO_SCHEMA))
+VALIDATOR = jsonschema.Draft202012Validator(ADVICE_SCHEMA, registry=REGISTRY)
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json"
+OBSERVED = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+
+# Ownership inputs given explicitly, so the hand arithmetic below does not depend on catalog defaults.
+BUY = {
+    "years": 4,
+    "discount_rate": 0,
+    "residual_fraction": 0,
+    "power_usd_per_kwh": 0.10,
+    "pue": 1.5,
+    "colo_usd_per_kw_month": 100,
+    "support_fraction_per_year": 0.1,
+    "staff_usd_per_year": 0,
+}
+
+
+def scenario(**overrides: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": "test",
+        "workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e11, "runs_per_year": 4},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [1, 8, 16, 32],
+        "buy": dict(BUY),
+        "utilization": 0.6,
+    }
+    doc.update(overrides)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def calibration() -> Calibration:
+    return load_default()
+
+
+def _offer(provider: Provider, instance: str, market: str, count: int, usd_per_hour: float, **extra: Any) -> Offer:
+    return Offer.objects.create(
+        provider=provider,
+        instance_type=instance,
+        region=extra.pop("region", "us-east-1"),
+        market=market,
+        gpu=extra.pop("gpu", "h100-sxm"),
+        gpu_count=Decimal(count),
+        usd_per_hour=Decimal(str(usd_per_hour)),
+        usd_per_gpu_hour=Decimal(str(usd_per_hour / count)),
+        observed_at=extra.pop("observed_at", OBSERVED),
+        source=f"test feed {instance}",
+        feed="test",
+        is_snapshot=extra.pop("is_snapshot", False),
+        price_changed_at=OBSERVED,
+        **extra,
+    )
+
+
+@pytest.fixture
+def catalog(db: None) -> dict[str, Any]:
+    acme = Provider.objects.create(slug="acme", name="Acme Cloud")
+    bolt = Provider.objects.create(slug="bolt", name="Bolt GPU")
+    offers = {
+        "acme_od": _offer(acme, "acme.8xh100", "on_demand", 8, 32.0),  # $4.00 / GPU-hour
+        "bolt_od": _offer(bolt, "bolt-8h100", "on_demand", 8, 40.0, region="eu-west"),  # $5.00
+        "acme_1gpu": _offer(acme, "acme.1xh100", "on_demand", 1, 3.0),  # $3.00, one GPU only
+        "acme_spot": _offer(acme, "acme.8xh100", "spot", 8, 16.0),  # $2.00
+        "acme_r1": _offer(acme, "acme.8xh100", "reserved_1y", 8, 24.0),  # $3.00, paid whether used or not
+    }
+    quote = HardwareQuote.objects.create(
+        gpu="h100-sxm",
+        gpus_per_server=8,
+        name="Test HGX H100",
+        usd=Decimal("240000"),
+        quoted_on=dt.date(2025, 6, 1),
+        source="test vendor quote #42",
+        power_kw=Decimal("10"),
+        idle_power_kw=Decimal("2"),
+        networking_usd_per_node=Decimal("40000"),
+    )
+    return {"offers": offers, "quote": quote}
+
+
+def validate(doc: dict[str, Any]) -> None:
+    errors = sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    json.dumps(doc, allow_nan=False)  # no NaN or infinity anywhere
+
+
+def by_gpus(doc: dict[str, Any], n: int) -> dict[str, Any]:
+    return next(s for s in doc["sizes"] if s["gpus"] == n)
+
+
+def test_every_number_traces_to_offer_quote_and_calibration(catalog: dict[str, Any], calibration: Calibration) -> None:
+    doc = advise(scenario(), calibration=calibration, now=NOW).to_dict()
+    validate(doc)
+    assert doc["calibration"] == {"name": calibration.name, "runs": calibration.runs, "loo_mape": calibration.loo_mape}
+    assert doc["hardware_quote"]["source"] == "test vendor quote #42"
+    assert doc["hardware_quote"]["quoted_on"] == "2025-06-01" and doc["hardware_quote"]["usd"] == 240_000
+    assert doc["prices_as_of"] == "2026-11-30" and doc["price_freshness"]["kind"] == "live"
+    assert doc["generated_at"] == "2026-12-01T09:00:00Z"
+
+    # The estimator's numbers are passed through unchanged.
+    p = predict(
+        TrainingJob(params_b=7, seq_len=4096, global_batch=1024),
+        Cluster(gpu=get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=3200),
+        [1, 8, 16, 32],
+        calibration,
+    )
+    for i, n in enumerate([1, 8, 16, 32]):
+        size = by_gpus(doc, n)
+        assert size["fits_memory"] == bool(p.fits_memory[i])
+        if not size["fits_memory"]:
+            assert size["run_hours"] is None and size["rent"]["offer"] is None
+            continue
+        assert size["tokens_per_s"] == pytest.approx(p.tokens_per_s[i])
+        assert size["layout"]["strategy"] == p.strategy[i]
+        # run hours = tokens / tokens per second / 3600
+        assert size["run_hours"] == pytest.approx(1e11 / p.tokens_per_s[i] / 3600)
+        on_demand = size["rent"]["by_market"]["on_demand"]
+        offer = on_demand["offer"]
+        row = catalog["offers"]["acme_od"]
+        assert (offer["provider"], offer["instance"], offer["region"], offer["market"]) == (
+            "acme",
+            row.instance_type,
+            row.region,
+            "on_demand",
+        )
+        assert offer["observed_at"] == "2026-11-30T12:00:00Z" and offer["source"] == row.source
+        # Multi-GPU sizes cannot use the one-GPU VM: $32/h per 8 GPUs = $4.00 per GPU-hour.
+        assert offer["usd_per_used_gpu_hour"] == pytest.approx(4.0)
+        assert on_demand["usd_per_run"] == pytest.approx(n * size["run_hours"] * 4.0)
+        # Reserved 1 year: $3.00 per GPU-hour paid all year; per busy hour at 60%: 3 / 0.6 = $5.00.
+        reserved = size["rent"]["by_market"]["reserved_1y"]
+        assert reserved["usd_per_busy_gpu_hour"] == pytest.approx(5.0)
+        assert reserved["usd_per_run"] == pytest.approx(n * size["run_hours"] * 5.0)
+        # Spot: $2.00 per GPU-hour over the longer wall time (Young/Daly loss).
+        spot = size["rent"]["by_market"]["spot"]
+        assert spot["wall_hours"] == pytest.approx(size["run_hours"] / (1 - spot["lost_fraction"]))
+        assert spot["usd_per_run"] == pytest.approx(n * spot["wall_hours"] * 2.0)
+        # The headline offer is the cheapest market per run.
+        cheapest = min(v["usd_per_run"] for v in size["rent"]["by_market"].values() if v)
+        assert size["rent"]["usd_per_run"] == pytest.approx(cheapest)
+        # Buying: whole nodes at the quote, plus the quote's fabric per node once the cluster spans nodes.
+        nodes = size["nodes"]
+        assert nodes == math.ceil(n / 8)
+        capex = nodes * (240_000 + (40_000 if nodes > 1 else 0))
+        assert size["buy"]["capex_usd"] == pytest.approx(capex)
+
+    # One 8-GPU node by hand (4 years, no discounting, no residual):
+    #   capital 240,000 / 4 = 60,000; colocation 10 kW x $100 x 12 = 12,000; support 10% = 24,000;
+    #   idle energy 2 kW x 1.5 x 8760 h x $0.10 = 2,628  ->  A = 98,628 $/year.
+    #   v = (10 - 2) kW / 8 GPUs x 1.5 x $0.10 = $0.15 per busy GPU-hour.
+    #   u* = 98,628 / (8 x 8760 x (4.00 - 0.15)) = 98,628 / 269,808 = 0.365549 -> 3,202.2 hours a year.
+    #   owned at 60%: 98,628 / 42,048 + 0.15 = 2.345605 + 0.15 = 2.495605 $/GPU-hour.
+    eight = by_gpus(doc, 8)["buy"]
+    assert eight["usd_per_year"] == pytest.approx(98_628)
+    assert eight["variable_usd_per_busy_gpu_hour"] == pytest.approx(0.15)
+    assert eight["break_even_against"] == {"market": "on_demand", "usd_per_gpu_hour": pytest.approx(4.0)}
+    assert eight["break_even_utilization"] == pytest.approx(0.365549, abs=1e-6)
+    assert eight["break_even_hours_per_year"] == pytest.approx(3_202.21, abs=0.01)
+    assert eight["usd_per_gpu_hour_at_utilization"] == pytest.approx(2.495605, abs=1e-6)
+    assert eight["usd_per_run"] == pytest.approx(8 * by_gpus(doc, 8)["run_hours"] * 2.495605, rel=1e-6)
+
+
+def test_single_gpu_size_may_use_a_single_gpu_vm(catalog: dict[str, Any]) -> None:
+    doc = advise(scenario(workload={"kind": "training", "model": {"params_b": 0.5}, "tokens": 1e9}), now=NOW).to_dict()
+    one = by_gpus(doc, 1)
+    assert one["fits_memory"]
+    # $3/h for one GPU beats $32/h for an 8-GPU instance of which one GPU is used.
+    assert one["rent"]["by_market"]["on_demand"]["offer"]["instance"] == "acme.1xh100"
+    assert one["rent"]["by_market"]["on_demand"]["offer"]["usd_per_used_gpu_hour"] == pytest.approx(3.0)
+    assert any("fits on one h100-sxm" in w for w in doc["warnings"])
+
+
+def test_manual_quotes_override_the_catalog(catalog: dict[str, Any]) -> None:
+    doc = advise(scenario(rent={"usd_per_gpu_hour": 2.5}, buy={**BUY, "capex_usd": 200_000}), now=NOW).to_dict()
+    validate(doc)
+    size = by_gpus(doc, 16)
+    assert size["rent"]["offer"]["provider"] == "manual quote"
+    assert size["rent"]["offer"]["source"] == "manual quote (/rent/usd_per_gpu_hour)"
+    assert size["rent"]["usd_per_run"] == pytest.approx(16 * size["run_hours"] * 2.5)
+    # The manual node price is all in: 2 nodes x 200,000, no fabric added.
+    assert size["buy"]["capex_usd"] == pytest.approx(400_000)
+    assert doc["hardware_quote"]["manual"] is True and doc["price_freshness"]["kind"] == "manual"
+
+
+def test_recommendation_states_the_numbers(catalog: dict[str, Any]) -> None:
+    doc = advise(scenario(), now=NOW).to_dict()
+    rec = doc["recommendation"]
+    assert rec["action"] in {"rent", "buy"} and rec["gpus"] in {8, 16, 32}
+    size = by_gpus(doc, rec["gpus"])
+    text = " ".join(rec["reasons"])
+    assert f"{rec['gpus']} GPUs" in text and "utilization" in text and "$" in text
+    own, rent = size["buy"]["usd_per_run"], size["rent"]["usd_per_run"]
+    assert rec["action"] == ("buy" if own < rent else "rent")
+    # Cumulative cost chart and tornado at the recommended size.
+    cum = doc["cumulative_cost"]
+    assert cum["gpus"] == rec["gpus"] and cum["months"][-1] == 48 and len(cum["rent_usd"]) == 49
+    assert cum["buy_usd"][0] == pytest.approx(size["buy"]["capex_usd"])
+    assert 1 <= len(doc["sensitivity"]) <= 6
+    swings = [abs(r["high"] - r["low"]) for r in doc["sensitivity"]]
+    assert swings == sorted(swings, reverse=True)
+
+
+def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
+    catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recommendation logic on a scaling curve we choose: 8 -> 16 GPUs gives 1.2x (60% of ideal)."""
+    import advisor.advice as pipeline
+
+    def flat_after_one_node(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
+        real = predict(job, cluster, sizes, cal)
+        speedup = {1: 1 / 8, 8: 1.0, 16: 1.2, 32: 1.3}  # relative to 8 GPUs
+        base = real.tokens_per_s[list(real.gpus).index(8)]
+        tps = np.array([base * speedup[int(n)] for n in real.gpus])
+        return dataclasses.replace(real, tokens_per_s=tps, fits_memory=np.ones(len(tps), dtype=bool))
+
+    monkeypatch.setattr(pipeline, "predict", flat_after_one_node)
+    doc = advise(scenario(network={"inter_node_gbps": 100}), now=NOW).to_dict()
+    validate(doc)
+    assert doc["recommendation"]["gpus"] == 8
+    # Marginal efficiency 8 -> 16: (1.2 / 1.0) / (16 / 8) = 0.6 < 0.8.
+    assert any(
+        "going to 16 would deliver only 60% of the ideal speed-up" in r for r in doc["recommendation"]["reasons"]
+    )
+    assert any("fabric between nodes (100 Gb/s per node) is the bottleneck" in w for w in doc["warnings"])
+
+
+def test_warnings_no_fit_stale_and_below_break_even(catalog: dict[str, Any]) -> None:
+    none_fit = advise(
+        scenario(workload={"kind": "training", "model": {"params_b": 2000}, "tokens": 1e12}, cluster_sizes=[1, 8]),
+        now=NOW,
+    ).to_dict()
+    validate(none_fit)
+    assert "The model fits on no candidate cluster size." in none_fit["warnings"]
+    assert none_fit["recommendation"]["gpus"] is None and none_fit["cumulative_cost"] is None
+
+    Offer.objects.update(observed_at=OBSERVED - dt.timedelta(days=30))
+    idle = advise(scenario(utilization=0.05), now=NOW).to_dict()
+    assert any("older than" in w and "stale" in w for w in idle["warnings"])
+    assert any(w.startswith("Utilization 5% is below break-even") for w in idle["warnings"])
+
+
+def test_snapshot_prices_are_flagged(catalog: dict[str, Any]) -> None:
+    Offer.objects.update(is_snapshot=True, observed_at=None)
+    doc = advise(scenario(), now=NOW).to_dict()
+    assert doc["price_freshness"]["kind"] == "snapshot"
+    assert any("bundled snapshot" in w for w in doc["warnings"])
+
+
+def test_no_offers_and_no_quote_still_answers_safely(db: None) -> None:
+    doc = advise(scenario(gpu="mi300x", network={"gpus_per_node": 8}), now=NOW).to_dict()
+    validate(doc)
+    assert any("No rental offers for mi300x" in w for w in doc["warnings"])
+    assert any("No hardware quote for mi300x" in w for w in doc["warnings"])
+    assert doc["recommendation"]["action"] is None
+
+
+def test_inference_and_unknown_server_are_scenario_errors(catalog: dict[str, Any]) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        advise({"workload": {"kind": "inference", "model": {"params_b": 7}}, "gpu": "h100-sxm"})
+    assert caught.value.errors == [
+        {"pointer": "/workload/kind", "message": "inference advice is not available yet; use kind training"}
+    ]
+    with pytest.raises(ScenarioError) as caught:
+        advise(scenario(buy={**BUY, "server": "Imaginary"}))
+    assert caught.value.errors[0]["pointer"] == "/buy/server"
+    assert "Test HGX H100" in caught.value.errors[0]["message"]
+
+
+def test_same_scenario_same_advice(catalog: dict[str, Any]) -> None:
+    first = advise(scenario(), now=NOW).to_dict()
+    assert advise(scenario(), now=NOW).to_dict() == first  # the Monte Carlo has a fixed seed
+
+
+def test_example_fixture_matches_the_real_shape(catalog: dict[str, Any]) -> None:
+    """The renderers develop against the fixture: it must validate and carry every key the real output has."""
+    fixture = json.loads(FIXTURE.read_text())
+    validate(fixture)
+    real = advise(scenario(), now=NOW).to_dict()
+
+    def keys(doc: Any, prefix: str = "") -> set[str]:
+        if isinstance(doc, dict):
+            out = set()
+            for k, v in doc.items():
+                if prefix.endswith("by_market") or prefix.endswith("scenario"):
+                    continue
+                out |= {f"{prefix}/{k}"} | keys(v, f"{prefix}/{k}")
+            return out
+        if isinstance(doc, list) and doc and isinstance(doc[0], dict):
+            return keys(doc[0], prefix + "/0")
+        return set()
+
+    missing = keys(real) - keys(fixture)
+    assert not missing, sorted(missing)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    params_b=st.floats(0.05, 3000),
+    tokens=st.floats(1e6, 1e15),
+    gpu=st.sampled_from(GPU_IDS),
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8, 16, 64, 256, 4096]), min_size=1, max_size=5),
+    utilization=st.floats(0.001, 1),
+    markets=st.lists(st.sampled_from(["on_demand", "spot", "reserved_1y", "reserved_3y"]), min_size=1, unique=True),
+    manual_rent=st.none() | st.floats(0.01, 100),
+    manual_capex=st.none() | st.floats(1_000, 5_000_000),
+    decline=st.floats(0, 0.5),
+)
+def test_every_advice_validates_against_its_schema(
+    catalog: dict[str, Any],
+    calibration: Calibration,
+    params_b: float,
+    tokens: float,
+    gpu: str,
+    sizes: list[int],
+    utilization: float,
+    markets: list[str],
+    manual_rent: float | None,
+    manual_capex: float | None,
+    decline: float,
+) -> None:
+    spec = get_gpu(gpu)
+    precision = "bf16" if "bf16" in spec.peak_tflops else "fp16"
+    doc = scenario(
+        workload={"kind": "training", "model": {"params_b": params_b}, "tokens": tokens, "precision": precision},
+        gpu=gpu,
+        cluster_sizes=[n for n in sizes if n <= 8 or n % 8 == 0],
+        network={"gpus_per_node": 8},
+        utilization=utilization,
+        rent={"markets": markets, "usd_per_gpu_hour": manual_rent, "price_decline_per_year": decline},
+        buy={**BUY, "capex_usd": manual_capex},
+    )
+    advice = advise(doc, calibration=calibration, now=NOW).to_dict()
+    validate(advice)
+    for size in advice["sizes"]:
+        for cost in (size["rent"]["usd_per_run"], size["buy"]["usd_per_run"]):
+            assert cost is None or cost >= 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    params_b=st.floats(0.1, 70),
+    per_gpu_batch=st.sampled_from([1, 2, 4, 8]),
+    gpu=st.sampled_from(["h100-sxm", "a100-80gb"]),
+)
+def test_run_time_never_rises_when_gpus_are_added_under_weak_scaling(
+    calibration: Calibration, params_b: float, per_gpu_batch: int, gpu: str
+) -> None:
+    """Weak scaling: the batch grows with the GPUs, so each GPU keeps its share of every step."""
+    cluster = Cluster(gpu=get_gpu(gpu))
+    hours = []
+    for n in (8, 16, 32, 64, 128):
+        job = TrainingJob(params_b=params_b, seq_len=2048, global_batch=per_gpu_batch * n)
+        p = predict(job, cluster, [n], calibration)
+        hours.append(1e12 / p.tokens_per_s[0] / 3600 if p.fits_memory[0] else np.inf)
+    finite = [h for h in hours if np.isfinite(h)]
+    assert all(b <= a * (1 + 1e-9) for a, b in itertools.pairwise(finite))
