@@ -14,5 +14,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(api_version="v1"), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("account/tokens/", api_pages.tokens_page, name="api-tokens"),
+    path("prices/", include("pricing.urls")),
     path("", include("advisor.web.urls")),
 ]

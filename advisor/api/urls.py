@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from advisor.api.views import calibrations, catalog, gpus, scenarios, tokens
 
@@ -29,4 +29,6 @@ urlpatterns = [
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
+    # GET offers, GET feeds (pricing owns them; they share this namespace for versioning).
+    path("", include("pricing.api.urls")),
 ]

@@ -10,6 +10,7 @@ from django.utils.module_loading import import_string
 
 # Each loader is idempotent, takes no arguments and returns one line saying what it did.
 BUNDLED_DATA_LOADERS: list[str] = [
+    "pricing.services.load_bundled_data",
     "advisor.calibrations.ensure_default_calibration",
 ]
 

@@ -1,0 +1,34 @@
+"""Validation of the price page's filters: bad values give a message, never a 500."""
+
+from __future__ import annotations
+
+from django import forms
+
+from pricing.feeds import FEED_NAMES
+from pricing.gpus import CANONICAL_GPUS
+from pricing.models import Market, Provider
+
+SORTS = {"usd_per_gpu_hour": "Cheapest per GPU-hour first", "-usd_per_gpu_hour": "Dearest per GPU-hour first"}
+
+
+class OfferFilterForm(forms.Form):
+    gpu = forms.ChoiceField(required=False)
+    provider = forms.ChoiceField(required=False)
+    market = forms.ChoiceField(required=False, choices=[("", "Any market"), *Market.choices])
+    region = forms.CharField(required=False, max_length=60)
+    sort = forms.ChoiceField(required=False, choices=list(SORTS.items()))
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["gpu"].choices = [("", "Any GPU"), *((gpu, gpu) for gpu in CANONICAL_GPUS)]
+        self.fields["provider"].choices = [("", "Any provider"), *Provider.objects.values_list("slug", "name")]
+
+    def clean_region(self) -> str:
+        region = self.cleaned_data["region"].strip()
+        if region and not all(ch.isalnum() or ch in "-_ " for ch in region):
+            raise forms.ValidationError("A region is letters, digits and dashes, e.g. us-east-1.")
+        return region
+
+
+class RefreshForm(forms.Form):
+    feed = forms.ChoiceField(required=False, choices=[("", "All feeds"), *((name, name) for name in FEED_NAMES)])

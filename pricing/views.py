@@ -1,0 +1,120 @@
+"""The price page: translate the request, call selectors/tasks, render. No logic of their own."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from pricing import selectors
+from pricing.charts import history_svg
+from pricing.forms import SORTS, OfferFilterForm, RefreshForm
+from pricing.models import FeedRun, Offer
+
+PAGE_SIZE = 100
+
+
+@require_GET
+def price_list(request: HttpRequest) -> HttpResponse:
+    form = OfferFilterForm(request.GET or None)
+    offers = Offer.objects.none()
+    if form.is_bound and not form.is_valid():
+        status = 400
+    else:
+        status = 200
+        data = form.cleaned_data if form.is_bound else {}
+        offers = selectors.current_offers(
+            gpu=data.get("gpu") or None,
+            providers=[data["provider"]] if data.get("provider") else None,
+            markets=[data["market"]] if data.get("market") else None,
+            regions=[data["region"]] if data.get("region") else None,
+        ).order_by(data.get("sort") or "usd_per_gpu_hour", "provider__slug", "instance_type", "region", "id")
+    page = Paginator(offers, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "sorts": SORTS,
+        "stale_before": selectors.stale_before(),
+        "freshness": selectors.price_freshness(),
+        "compiled_on": selectors.snapshot_compiled_on(),
+        "feeds": selectors.feed_statuses(),
+        "refresh_form": RefreshForm(),
+    }
+    return render(request, "pricing/prices.html", context, status=status)
+
+
+@require_GET
+def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    offer = get_object_or_404(Offer.objects.select_related("provider"), pk=pk)
+    history = list(offer.history.order_by("recorded_at", "id"))
+    chart = history_svg(
+        selectors.offer_history(offer=offer),
+        now=timezone.now(),
+        title=f"{offer}: USD per GPU-hour",
+    )
+    context = {
+        "offer": offer,
+        "history": history,
+        "chart": chart,
+        "stale": selectors.is_stale(offer),
+        "compiled_on": selectors.snapshot_compiled_on(),
+    }
+    return render(request, "pricing/offer_detail.html", context)
+
+
+@require_POST
+@staff_member_required
+def refresh(request: HttpRequest) -> HttpResponse:
+    from pricing.tasks import refresh_all, refresh_feed
+
+    form = RefreshForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Unknown feed.")
+        return redirect("pricing:prices")
+    feed = form.cleaned_data["feed"]
+    if feed:
+        transaction.on_commit(lambda: refresh_feed.delay(feed))
+    else:
+        transaction.on_commit(refresh_all.delay)
+    messages.info(request, f"Refresh of {feed or 'all feeds'} started; progress shows under Feed status.")
+    return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")
+
+
+@never_cache
+@require_GET
+def feed_status(request: HttpRequest) -> JsonResponse:
+    """Each feed's last run with its progress, for the page's progress bars."""
+    feeds = []
+    for status in selectors.feed_statuses():
+        run = status.last_run
+        feeds.append(
+            {
+                "feed": status.name,
+                "configured": status.configured,
+                "stale": status.stale,
+                "last_run": None
+                if run is None
+                else {
+                    "id": run.id,
+                    "status": run.status,
+                    "started_at": run.started_at,
+                    "finished_at": run.finished_at,
+                    "accepted": run.accepted,
+                    "rejected": run.rejected,
+                    "error": run.error,
+                    "progress": selectors.run_progress(run),
+                },
+                "last_success_at": status.last_success.finished_at if status.last_success else None,
+            }
+        )
+    running = any(f["last_run"] and f["last_run"]["status"] == FeedRun.Status.RUNNING for f in feeds)
+    return JsonResponse({"running": running, "feeds": feeds})

@@ -1,0 +1,147 @@
+"""The estimate and calibrate commands, and the calibration services/selectors behind them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from advisor.calibrations import (
+    CalibrationNameError,
+    CalibrationNotAvailable,
+    calibration_activate,
+    calibration_create,
+    calibration_for_user,
+    ensure_default_calibration,
+)
+from advisor.models import Calibration as CalibrationRow
+from estimator.calibrate import load_default
+from estimator.runs import COLUMNS, read_runs_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC_RUNS = ROOT / "estimator" / "data" / "public_runs.csv"
+HEADER = ",".join(COLUMNS)
+
+
+def _public_rows(count: int, gpu: str = "a100-40gb") -> str:
+    """The first ``count`` public runs of one GPU, as CSV text."""
+    lines = PUBLIC_RUNS.read_text(encoding="utf-8").splitlines()
+    return "\n".join([lines[0], *[line for line in lines[1:] if line.startswith(gpu + ",")][:count]]) + "\n"
+
+
+def _run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db
+def test_default_calibration_loader_is_idempotent() -> None:
+    first = ensure_default_calibration()
+    second = ensure_default_calibration()
+    assert "loaded" in first and "already loaded" in second
+    row = CalibrationRow.objects.get(is_default=True)
+    assert row.owner is None and row.runs == 240
+    assert row.loo_mape == pytest.approx(load_default().report["loo_mape"])
+
+
+@pytest.mark.django_db
+def test_estimate_writes_predictions_and_fills_the_open_layout(tmp_path: Path) -> None:
+    source = tmp_path / "in.csv"
+    source.write_text(
+        HEADER + ",team\n"
+        "a100-80gb,16,,,1.3,,,,,,2048,512,,bf16,,,,,,,,ours,alpha\n"
+        "h100-sxm,1,,,70,,,,,,4096,8,,bf16,,,,,,,,ours,beta\n",
+        encoding="utf-8",
+    )
+    out, _ = _run("estimate", "--runs", str(source))
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["team"] for r in rows] == ["alpha", "beta"]
+    small, huge = rows
+    assert float(small["predicted_tokens_per_s"]) > 0 and 0 < float(small["predicted_mfu"]) < 1
+    assert small["fits_memory"] == "true"
+    assert small["strategy"] and small["tp"] and small["micro_batch"] and small["activation_checkpointing"]
+    assert huge["fits_memory"] == "false" and huge["predicted_tokens_per_s"] == ""
+    target = tmp_path / "out.csv"
+    _run("estimate", "--runs", str(source), "--out", str(target))
+    assert target.read_text(encoding="utf-8") == out
+
+
+@pytest.mark.django_db
+def test_estimate_bad_row_exits_2_naming_row_and_column(tmp_path: Path) -> None:
+    source = tmp_path / "bad.csv"
+    source.write_text(HEADER + "\n" + "h100-sxm,8,8,3200,7,,,,,,4096,256,,bf16,,3,,,,,,\n", encoding="utf-8")
+    with pytest.raises(CommandError) as info:
+        _run("estimate", "--runs", str(source))
+    assert info.value.returncode == 2
+    assert "row 1, column tp" in str(info.value)
+    with pytest.raises(CommandError) as missing:
+        _run("estimate", "--runs", str(tmp_path / "nope.csv"))
+    assert missing.value.returncode == 2 and "--runs" in str(missing.value)
+
+
+def test_estimate_process_exit_status_is_2(tmp_path: Path) -> None:
+    source = tmp_path / "bad.csv"
+    source.write_text("gpu,num_gpus,params_b,seq_len,global_batch\nh100x,8,7,4096,256\n", encoding="utf-8")
+    env = {**os.environ, "DEBUG": "0"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "estimate", "--runs", str(source)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "row 1, column gpu" in done.stderr and "h100-sxm" in done.stderr
+
+
+@pytest.mark.django_db
+def test_calibrate_fits_stores_and_reports(tmp_path: Path) -> None:
+    source = tmp_path / "mine.csv"
+    source.write_text(_public_rows(6), encoding="utf-8")
+    out, _ = _run("calibrate", "--runs", str(source), "--name", "our stack")
+    report = json.loads(out)
+    assert report["runs"] == 6 and report["name"] == "our stack"
+    assert 0 <= report["loo_mape"] < 1
+    assert {"eff_base", "overlap", "family_eff.a100"} <= set(report["params"])
+    row = CalibrationRow.objects.get(name="our stack")
+    assert row.owner is None and row.runs == 6 and row.loo_mape == pytest.approx(report["loo_mape"])
+    _run("calibrate", "--runs", str(source), "--name", "our stack")
+    assert CalibrationRow.objects.filter(name="our stack").count() == 1, "same name replaces"
+
+
+@pytest.mark.django_db
+def test_calibrate_needs_measured_throughput(tmp_path: Path) -> None:
+    source = tmp_path / "unmeasured.csv"
+    source.write_text("gpu,num_gpus,params_b,seq_len,global_batch\nl40s,8,1,2048,64\nl40s,8,1,2048,64\n")
+    with pytest.raises(CommandError) as info:
+        _run("calibrate", "--runs", str(source))
+    assert info.value.returncode == 2
+    assert "row 1, column tokens_per_s" in str(info.value)
+
+
+@pytest.mark.django_db
+def test_active_calibration_per_user(user, other_user) -> None:  # type: ignore[no-untyped-def]
+    default_row, default = calibration_for_user(user=None)
+    assert default_row.is_default and default.runs == 240
+    runs = read_runs_csv(_public_rows(4, gpu="h100-sxm"))
+    mine = calibration_create(owner=user, name="mine", runs=runs)
+    with pytest.raises(CalibrationNameError):
+        calibration_create(owner=user, name="mine", runs=runs)
+    assert calibration_for_user(user=user)[0] == default_row
+    calibration_activate(user=user, calibration=mine)
+    row, fitted = calibration_for_user(user=user)
+    assert row == mine and fitted.name == "mine" and fitted.runs == 4
+    assert calibration_for_user(user=other_user)[0] == default_row
+    with pytest.raises(CalibrationNotAvailable):
+        calibration_activate(user=other_user, calibration=mine)

@@ -1,0 +1,201 @@
+"""The /prices/ page, the offers/feeds API and the admin, on the bundled data."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+import responses
+from django.test import Client
+from django.utils import timezone
+
+from pricing.feeds.lambda_cloud import API_URL
+from pricing.models import FeedRun, HardwareQuote, Offer, PriceObservation
+from tests.pricing.helpers import fixture_json
+
+pytestmark = pytest.mark.django_db
+CONTRACT_FIELDS = [
+    "provider",
+    "instance",
+    "region",
+    "market",
+    "gpu",
+    "gpu_count",
+    "usd_per_hour",
+    "usd_per_gpu_hour",
+    "observed_at",
+    "source",
+]
+
+
+def test_price_page_lists_snapshot_offers_with_sources_and_dates(client: Client, bundled: str) -> None:
+    response = client.get("/prices/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'data-testid="price-freshness"' in body
+    assert "Bundled snapshot compiled 2026-12-02, not live prices" in body
+    assert "date unknown (public catalog, compiled 2026-12-02)" in body
+    assert "2026-01-21" in body  # dated AWS rows keep their own date
+    assert "live feed" not in body
+    assert "bundled, compiled 2026-12-02" in body  # the feed status names the snapshot's compile date
+    assert "not configured" in body
+    assert "Refresh now" not in body  # staff only
+
+
+def test_filters_and_sort(client: Client, bundled: str) -> None:
+    response = client.get(
+        "/prices/", {"gpu": "h100-sxm", "provider": "aws", "market": "on_demand", "sort": "-usd_per_gpu_hour"}
+    )
+    assert response.status_code == 200
+    offers = list(response.context["page"])
+    assert offers and all(o.gpu == "h100-sxm" and o.provider.slug == "aws" and o.market == "on_demand" for o in offers)
+    prices = [o.usd_per_gpu_hour for o in offers]
+    assert prices == sorted(prices, reverse=True)
+    regional = client.get("/prices/", {"gpu": "h100-sxm", "region": "us-east-1"})
+    assert {o.region for o in regional.context["page"]} == {"us-east-1"}
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"gpu": "h100-xl"}, "Select a valid choice"),
+        ({"market": "forever"}, "Select a valid choice"),
+        ({"provider": "nowhere"}, "Select a valid choice"),
+        ({"region": "<script>"}, "A region is letters"),
+        ({"sort": "drop table"}, "Select a valid choice"),
+    ],
+)
+def test_bad_filters_answer_400_with_a_message_not_a_500(
+    client: Client, bundled: str, params: dict, message: str
+) -> None:
+    response = client.get("/prices/", params)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+def test_page_number_out_of_range_shows_the_last_page(client: Client, bundled: str) -> None:
+    assert client.get("/prices/", {"page": "9999"}).status_code == 200
+    assert client.get("/prices/", {"page": "abc"}).status_code == 200
+
+
+def test_offer_history_chart_is_inline_svg(client: Client, bundled: str) -> None:
+    offer = Offer.objects.filter(provider__slug="aws").first()
+    PriceObservation.objects.create(
+        offer=offer, usd_per_hour=offer.usd_per_hour * 2, usd_per_gpu_hour=offer.usd_per_gpu_hour * 2, source="test"
+    )
+    response = client.get(f"/prices/offers/{offer.pk}/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<svg" in body and "<polyline" in body and body.count("<circle") == 2
+    assert "http://" not in body.split("<svg", 1)[1].split("</svg>")[0].replace("http://www.w3.org/2000/svg", "")
+    assert client.get("/prices/offers/999999/").status_code == 404
+
+
+def test_only_staff_can_trigger_a_refresh(client: Client, user, bundled: str) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    response = client.post("/prices/refresh/", {"feed": "lambda"})
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert not FeedRun.objects.filter(feed="lambda").exists()
+    assert client.get("/prices/refresh/").status_code == 405
+
+
+@responses.activate
+def test_staff_refresh_runs_the_feed_and_the_status_json_reports_it(
+    client: Client,
+    staff_user,  # type: ignore[no-untyped-def]
+    bundled: str,
+    settings,  # type: ignore[no-untyped-def]
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
+    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    client.force_login(staff_user)
+    assert "Refresh now" in client.get("/prices/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/prices/refresh/", {"feed": "lambda"})
+    assert response.status_code == 302 and response["Location"].endswith("/prices/#feeds")
+    run = FeedRun.objects.get(feed="lambda")
+    assert run.status == FeedRun.Status.SUCCESS
+    status = client.get("/prices/feeds/status.json").json()
+    lambda_feed = next(f for f in status["feeds"] if f["feed"] == "lambda")
+    assert lambda_feed["last_run"]["status"] == "success" and lambda_feed["last_run"]["progress"]["done"] == 6
+    assert status["running"] is False
+    body = client.get("/prices/", {"provider": "lambda", "gpu": "h100-sxm"}).content.decode()
+    assert "live feed" in body
+
+
+def test_offers_api_needs_authentication(client: Client, bundled: str) -> None:
+    assert client.get("/api/v1/offers").status_code in (401, 403)
+    assert client.get("/api/v1/feeds").status_code in (401, 403)
+
+
+def test_offers_api_fields_filters_and_pagination(client: Client, user, bundled: str) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    response = client.get("/api/v1/offers", {"gpu": "h100-sxm", "market": "on_demand"})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["count"] == Offer.objects.filter(gpu="h100-sxm", market="on_demand").count()
+    first = data["results"][0]
+    assert list(first) == CONTRACT_FIELDS
+    assert first["gpu"] == "h100-sxm" and first["market"] == "on_demand"
+    prices = [row["usd_per_gpu_hour"] for row in data["results"]]
+    assert prices == sorted(prices)
+    everything = client.get("/api/v1/offers").json()
+    assert everything["count"] == Offer.objects.count() and everything["next"]
+    aws = client.get("/api/v1/offers", {"provider": "aws", "gpu": "h100-sxm"}).json()["results"]
+    assert {row["provider"] for row in aws} == {"aws"}
+    assert all(row["observed_at"].startswith("2026-01-21") for row in aws)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"gpu": "h100-xl"}, "gpu"), ({"market": "forever"}, "market"), ({"provider": "nowhere"}, "provider")],
+)
+def test_offers_api_rejects_bad_filters_naming_the_field(
+    client: Client, user, bundled: str, params: dict, field: str
+) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    response = client.get("/api/v1/offers", params)
+    assert response.status_code == 400
+    assert field in response.content.decode()
+
+
+def test_feeds_api_lists_every_feed_and_the_snapshot(client: Client, user, bundled: str) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    FeedRun.objects.create(
+        feed="aws",
+        status=FeedRun.Status.FAILED,
+        error="AWS get_products: ThrottlingException",
+        finished_at=timezone.now(),
+    )
+    feeds = {feed["name"]: feed for feed in client.get("/api/v1/feeds").json()}
+    assert set(feeds) == {"aws", "azure", "gcp", "lambda", "skypilot", "snapshot"}
+    assert feeds["aws"]["status"] == "failed" and "Throttling" in feeds["aws"]["error"]
+    assert feeds["gcp"]["status"] == "never_run" and feeds["gcp"]["configured"] is False
+    assert feeds["snapshot"]["status"] == "success" and feeds["snapshot"]["last_run"]["accepted"] == 485
+
+
+def test_hardware_quotes_are_editable_in_the_admin(client: Client, staff_user, bundled: str) -> None:  # type: ignore[no-untyped-def]
+    staff_user.is_superuser = True
+    staff_user.save()
+    client.force_login(staff_user)
+    quote = HardwareQuote.objects.get(gpu="b200", gpus_per_server=8)
+    page = client.get(f"/admin/pricing/hardwarequote/{quote.pk}/change/")
+    assert page.status_code == 200
+    form = {
+        "gpu": "b200",
+        "gpus_per_server": 8,
+        "name": quote.name,
+        "usd": "455000",
+        "quoted_on": "2026-11-30",
+        "source": "vendor quote #123",
+        "power_kw": "14.3",
+        "idle_power_kw": "",
+        "networking_usd_per_node": "100000",
+        "notes": "",
+    }
+    response = client.post(f"/admin/pricing/hardwarequote/{quote.pk}/change/", form)
+    assert response.status_code == 302
+    quote.refresh_from_db()
+    assert quote.usd == Decimal("455000") and quote.source == "vendor quote #123"
+    assert client.get("/admin/pricing/offer/").status_code == 200
