@@ -30,9 +30,11 @@ top-level document as training advice, ``kind: "inference"``). How each number i
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -200,7 +202,7 @@ def advise_inference(
     scenario: Scenario | Mapping[str, Any],
     *,
     now: dt.datetime | None = None,
-    calibration: inf.InferenceCalibration | None = None,
+    calibration: inf.InferenceCalibration | object | None = None,
 ) -> dict[str, Any]:
     """The inference Advice JSON for a Scenario (object or normalized document). Raises ScenarioError."""
     from advisor.advice import _assumptions, _hardware, _json_safe, _offer_document
@@ -210,7 +212,8 @@ def advise_inference(
     if w.kind != "inference" or w.traffic is None or w.latency is None:
         raise ScenarioError([{"pointer": "/workload/kind", "message": "advise_inference needs kind inference"}])
     now = now or timezone.now()
-    cal = calibration or inf.default_calibration()
+    # A training Calibration (what advise() callers hold) does not apply to serving: use the shipped one.
+    cal = calibration if isinstance(calibration, inf.InferenceCalibration) else inf.default_calibration()
     warnings: list[str] = []
     traffic, latency = w.traffic, w.latency
     spec = get_gpu(s.gpu)
@@ -593,4 +596,24 @@ def advise_inference(
     )
 
 
-__all__ = ["advise_inference", "elastic_monthly_replica_hours", "replicas_over_time", "traffic_profile"]
+@dataclass(frozen=True)
+class InferenceAdvice:
+    """The inference Advice document behind the same ``to_dict()`` the renderers call on training advice."""
+
+    document: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return "inference"
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self.document))
+
+
+__all__ = [
+    "InferenceAdvice",
+    "advise_inference",
+    "elastic_monthly_replica_hours",
+    "replicas_over_time",
+    "traffic_profile",
+]

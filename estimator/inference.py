@@ -76,6 +76,8 @@ REGENERATE_COMMAND: Final[str] = "python -m estimator.inference --fit --out esti
 # fp16/bf16: 2-byte weights and KV. fp8: ModelOpt FP8 weights with an FP8 KV cache (TensorRT-LLM perf-overview
 # quantized runs). fp4: NVFP4 = 4-bit values + one fp8 scale per 16 values (0.5 + 1/16 byte), FP8 KV cache.
 PRECISIONS: Final[dict[str, tuple[float, float, str, int]]] = {
+    "fp32": (4.0, 4.0, "fp32", 0),  # fp32/tf32 serving is rare; no table row measures it (16-bit efficiency used)
+    "tf32": (4.0, 4.0, "tf32", 0),
     "bf16": (2.0, 2.0, "bf16", 0),
     "fp16": (2.0, 2.0, "fp16", 0),
     "fp8": (1.0, 1.0, "fp8", 1),
@@ -165,13 +167,13 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
     if extra.get("memory_gb"):
         memory_gb = float(extra["memory_gb"])
         bw = float(extra["memory_bw_gbps"])
-        peaks = {p: float(extra[f"{p}_tflops"]) for p in ("bf16", "fp16", "fp8") if extra.get(f"{p}_tflops")}
+        peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
         nvlink = float(extra["nvlink_gbps"])
         gpn = 8
     else:
         spec = get_gpu(key)
         memory_gb, bw, nvlink, gpn = spec.memory_gb, spec.memory_bw_gbps, spec.nvlink_gbps, spec.gpus_per_node
-        peaks = {p: v for p, v in spec.peak_tflops.items() if p in ("bf16", "fp16", "fp8")}
+        peaks = {p: v for p, v in spec.peak_tflops.items() if p in PRECISIONS}
     if extra.get("fp4_tflops"):
         peaks["fp4"] = float(extra["fp4_tflops"])
     return ServingGpu(

@@ -282,3 +282,34 @@ def test_uses_the_given_calibration(catalog: dict[str, Any]):
     worse = advise_inference(scenario(), now=NOW, calibration=slow)
     assert worse["calibration"]["name"] == "slow"
     assert by_tp(worse, 1)["replica_output_tokens_per_s"] < base["replica_output_tokens_per_s"] / 2
+
+
+def test_minimal_scenario_without_prices_sizes_but_does_not_price(db: None):
+    doc = advise_inference({"workload": {"kind": "inference", "model": {"params_b": 70}}, "gpu": "h100-sxm"}, now=NOW)
+    json.dumps(doc, allow_nan=False)
+    assert doc["scenario"]["workload"]["latency"] == {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05}  # DESIGN.md example
+    meeting = [s for s in doc["sizes"] if s["meets_latency"]]
+    assert meeting and all(s["rent"]["usd_per_month"] is None for s in doc["sizes"])
+    assert doc["recommendation"]["action"] is None
+    assert doc["recommendation"]["gpus"] == meeting[0]["gpus"]
+    assert "neither renting nor buying is priced" in doc["recommendation"]["reasons"][0]
+    assert any("No rental offers" in w for w in doc["warnings"])
+    assert not any("does not divide" in w for w in doc["warnings"])
+
+
+def test_tp_that_does_not_divide_the_heads_is_flagged(db: None):
+    model = {"params_b": 70, "layers": 80, "hidden": 9216, "heads": 36}  # 36 heads: TP 8 cannot split them
+    doc = advise_inference(scenario(model=model, rent={"usd_per_gpu_hour": 2.0}), now=NOW)
+    assert any("TP 8 does not divide the 36 attention heads" in w for w in doc["warnings"])
+    assert not any("TP 4 does not divide" in w for w in doc["warnings"])
+
+
+def test_wrapper_and_training_calibration(catalog: dict[str, Any]):
+    from advisor.inference_advice import InferenceAdvice
+    from estimator.calibrate import load_default
+
+    direct = advise_inference(scenario(), now=NOW)
+    wrapped = InferenceAdvice(advise_inference(scenario(), now=NOW, calibration=load_default()))
+    assert wrapped.kind == "inference"
+    assert wrapped.to_dict() == direct  # a training calibration is ignored: the serving one is used
+    assert wrapped.to_dict() is not wrapped.to_dict()

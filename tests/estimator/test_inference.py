@@ -271,3 +271,9 @@ def test_fit_recovers_parameters_from_synthetic_data():
     pred = inf.max_throughput(table.cases, got)
     assert float(np.mean(inf.ape(pred, synthetic.measured))) < 0.01
     assert got["mem_eff"] == pytest.approx(0.7, rel=0.05)
+
+
+def test_fp32_serving_uses_four_byte_weights():
+    c = one_case(precision="fp32")
+    assert inf.weight_bytes_total(c)[0] == pytest.approx(8.03e9 * 4)
+    assert inf.max_throughput(c, CAL.params)[0] < inf.max_throughput(one_case(precision="bf16"), CAL.params)[0]
