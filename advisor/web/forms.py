@@ -79,48 +79,28 @@ POINTERS: dict[str, str] = {
 PERCENT_FIELDS = {"discount_rate_pct", "residual_pct", "support_pct", "utilization_pct", "price_decline_pct"}
 SCALES = {"tokens_b": 1e9} | dict.fromkeys(PERCENT_FIELDS, 0.01)
 
-SECTIONS: list[tuple[str, str, list[str]]] = [
+# (key, title, fields always shown, fields under "More options").
+SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "workload",
         "Workload",
-        [
-            "name",
-            "params_b",
-            "tokens_b",
-            "seq_len",
-            "global_batch",
-            "precision",
-            "runs_per_year",
-            "layers",
-            "hidden",
-            "heads",
-        ],
+        ["name", "params_b", "tokens_b", "runs_per_year"],
+        ["seq_len", "global_batch", "precision", "layers", "hidden", "heads"],
     ),
     (
         "cluster",
         "Cluster",
-        [
-            "gpu",
-            "cluster_sizes",
-            "gpus_per_node",
-            "inter_node_gbps",
-            "strategy",
-            "tp",
-            "pp",
-            "micro_batch",
-            "activation_checkpointing",
-        ],
+        ["gpu", "cluster_sizes"],
+        ["gpus_per_node", "inter_node_gbps", "strategy", "tp", "pp", "micro_batch", "activation_checkpointing"],
     ),
-    ("renting", "Renting", ["markets", "providers", "rent_usd_per_gpu_hour", "price_decline_pct"]),
+    ("renting", "Renting", ["markets", "rent_usd_per_gpu_hour"], ["providers", "price_decline_pct"]),
     (
         "owning",
         "Owning",
+        ["capex_usd", "years", "power_usd_per_kwh"],
         [
-            "capex_usd",
-            "years",
             "discount_rate_pct",
             "residual_pct",
-            "power_usd_per_kwh",
             "pue",
             "colo_usd_per_kw_month",
             "support_pct",
@@ -128,7 +108,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "software_usd_per_gpu_year",
         ],
     ),
-    ("utilization", "Utilization", ["utilization_pct"]),
+    ("utilization", "Utilization", ["utilization_pct"], []),
 ]
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -430,5 +410,16 @@ def field_for_pointer(pointer: str) -> str | None:
 
 
 def sections(form: PlannerForm) -> list[dict[str, Any]]:
-    """Bound fields grouped for the template, in display order."""
-    return [{"key": key, "title": title, "fields": [form[name] for name in names]} for key, title, names in SECTIONS]
+    """Bound fields grouped for the template, in display order; "More options" opens when one has an error."""
+    grouped = []
+    for key, title, main, more in SECTIONS:
+        grouped.append(
+            {
+                "key": key,
+                "title": title,
+                "fields": [form[name] for name in main],
+                "more": [form[name] for name in more],
+                "more_open": any(form[name].errors for name in more),
+            }
+        )
+    return grouped

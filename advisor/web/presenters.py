@@ -44,6 +44,13 @@ def percent(value: Any) -> str:
     return "n/a" if value is None else format_percent(float(value))
 
 
+def break_even_text(value: Any, *, digits: int = 0) -> str:
+    """A break-even utilization; above 100% (or none) owning never matches the rental price."""
+    if value is None or float(value) > 1:
+        return "never"
+    return f"{float(value) * 100:.{digits}f}%"
+
+
 def hours(value: Any) -> str:
     return "n/a" if value is None else format_hours(float(value))
 
@@ -95,7 +102,7 @@ def size_rows(advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "scaling_efficiency": percent(size.get("scaling_efficiency")),
                 "fits_memory": bool(size.get("fits_memory")),
                 "memory": "n/a" if size.get("memory_per_gpu_gb") is None else f"{size['memory_per_gpu_gb']:.0f} GB/GPU",
-                "break_even": "never" if break_even is None or break_even > 1 else percent(break_even),
+                "break_even": break_even_text(break_even),
                 "break_even_hours": (
                     ""
                     if _get(size, "buy", "break_even_hours_per_year") is None
@@ -140,7 +147,7 @@ def headline(advice: dict[str, Any]) -> dict[str, Any]:
             {
                 "key": "break_even",
                 "label": "Break-even utilization",
-                "value": percent(_get(size, "buy", "break_even_utilization")),
+                "value": break_even_text(_get(size, "buy", "break_even_utilization")),
                 "note": f"planned {percent(_get(advice, 'scenario', 'utilization'))}",
             },
         ],
@@ -156,7 +163,7 @@ def key_figures(advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
         ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
-        ("Break-even utilization", "n/a" if break_even is None else f"{float(break_even) * 100:.1f}%"),
+        ("Break-even utilization", break_even_text(break_even, digits=1)),
     ]
 
 
@@ -346,7 +353,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "Own per run": usd_exact(_get(size, "buy", "usd_per_run")),
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                     "Rental price": offer_text(_get(size, "rent", "offer")),
-                    "Break-even utilization": percent(_get(size, "buy", "break_even_utilization")),
+                    "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice)["text"],
                     "Calibration": calibration_line(advice),

@@ -24,6 +24,8 @@
       var field = form.querySelector('.field[data-field="' + name + '"]');
       if (!field) { unplaced = true; return; }
       field.classList.add("has-error");
+      var details = field.closest("details");
+      if (details) details.open = true;
       var slot = field.querySelector(".field-error");
       slot.textContent = (slot.textContent ? slot.textContent + " " : "") + item.textContent;
       var input = field.querySelector("input, select, textarea");

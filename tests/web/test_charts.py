@@ -38,29 +38,51 @@ def test_every_chart_is_well_formed_svg_with_its_testid(example_advice: dict[str
 def test_cost_chart_draws_one_line_per_option_with_p10_p90_bands(example_advice: dict[str, Any]) -> None:
     root = _parse(str(charts.chart_cost(example_advice).svg))
     assert len(root.findall(f"{SVG}polyline")) == 2  # rent and buy
-    assert len(root.findall(f"{SVG}polygon")) == 1  # the fixture has rent P10/P90 only
+    banded = sum(
+        all(size[option].get("usd_per_run_p10") is not None for size in example_advice["sizes"])
+        for option in ("rent", "buy")
+    )
+    assert banded > 0
+    assert len(root.findall(f"{SVG}polygon")) == banded
 
 
 def test_bands_disappear_when_the_advice_has_no_quantiles(example_advice: dict[str, Any]) -> None:
     advice = copy.deepcopy(example_advice)
     for size in advice["sizes"]:
         for key in ("run_hours_p10", "run_hours_p90"):
-            size.pop(key)
-        for key in ("usd_per_run_p10", "usd_per_run_p90"):
-            size["rent"].pop(key)
+            size.pop(key, None)
+        for option in ("rent", "buy"):
+            for key in ("usd_per_run_p10", "usd_per_run_p90"):
+                size[option].pop(key, None)
     assert not _parse(str(charts.chart_cost(advice).svg)).findall(f"{SVG}polygon")
     assert not _parse(str(charts.chart_run_time(advice).svg)).findall(f"{SVG}polygon")
 
 
-def test_break_even_marker_sits_at_the_advice_break_even_utilization(example_advice: dict[str, Any]) -> None:
-    chart = charts.chart_breakeven(example_advice)
-    # The curve read back from the Advice crosses the on-demand price at the Advice's break-even (21%).
-    f, v = charts.owned_cost_curve(example_advice["sizes"][1], utilization=0.6)
-    price = example_advice["sizes"][1]["rent"]["offer"]["usd_per_gpu_hour"]
-    assert f / (price - v) == pytest.approx(0.21, rel=1e-9)
-    assert f / 0.6 + v == pytest.approx(2.45, rel=1e-9)
-    assert "break-even 21%" in str(chart.svg)
-    assert "planned 60%" in str(chart.svg)
+def test_owned_cost_curve_reproduces_the_advice_numbers(example_advice: dict[str, Any]) -> None:
+    utilization = example_advice["scenario"]["utilization"]
+    for size in example_advice["sizes"]:
+        f, v = charts.owned_cost_curve(size, utilization=utilization)
+        assert f / utilization + v == pytest.approx(size["buy"]["usd_per_gpu_hour_at_utilization"], rel=1e-9)
+        # Its crossing with the price break-even is measured against is the Advice's break-even utilization.
+        price = size["buy"]["break_even_against"]["usd_per_gpu_hour"]
+        if size["buy"]["break_even_utilization"] is None:  # never breaks even: the crossing is beyond 100%
+            assert f / (price - v) > 1
+        else:
+            assert f / (price - v) == pytest.approx(size["buy"]["break_even_utilization"], rel=1e-6)
+
+
+def test_break_even_chart_marks_each_crossing_and_the_plan(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    size = next(s for s in advice["sizes"] if s["gpus"] == advice["recommendation"]["gpus"])
+    f, v = charts.owned_cost_curve(size, utilization=advice["scenario"]["utilization"])
+    # A rental price that makes owning pay at exactly 50% utilization.
+    size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
+    svg = str(charts.chart_breakeven(advice).svg)
+    assert "break-even 50%" in svg
+    assert f"planned {advice['scenario']['utilization'] * 100:.0f}%" in svg
+    # A price below the owned cost at full utilization never breaks even: no marker.
+    size["rent"]["by_market"] = {"spot": {"offer": {"usd_per_gpu_hour": (f + v) * 0.9, "market": "spot"}}}
+    assert "break-even" not in str(charts.chart_breakeven(advice).svg)
 
 
 def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
