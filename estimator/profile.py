@@ -178,13 +178,13 @@ def _config_from_args(args: argparse.Namespace, device: str) -> ProfileConfig:
 def world_sizes(requested: list[int] | None, sweep: bool, available: int, on_gpu: bool) -> list[int]:
     """The GPU (process) counts to measure, validated against the visible devices."""
     if sweep:
-        top = requested[-1] if requested else (available if on_gpu else 2)
+        top = max(requested) if requested else (available if on_gpu else 2)
         sizes = [1 << i for i in range(top.bit_length()) if 1 << i < top] + [top]
-        return sizes
-    sizes = requested or [available if on_gpu else 2]
+    else:
+        sizes = sorted(set(requested or [available if on_gpu else 2]))
     if on_gpu and max(sizes) > available:
         raise ValueError(f"asked for {max(sizes)} GPUs but {available} are visible")
-    return sorted(set(sizes))
+    return sizes
 
 
 def summarize(report: ProfileReport, stream: TextIO) -> None:

@@ -129,6 +129,9 @@ def _measure(config: ProfileConfig, local_rank: int, gpus_per_node: int, measure
         # processes share the cores, so one process measures alone while the others wait.
         mine: list[MatmulResult | MatmulSkip] = []
         if config.device == "cuda" or dist.get_rank() == 0:
+            threads = torch.get_num_threads()
+            if config.device == "cpu":
+                torch.set_num_threads(os.cpu_count() or 1)  # alone on the CPU for this part
             for precision in config.precisions:
                 mine.append(
                     bench.matmul_tflops(
@@ -139,6 +142,7 @@ def _measure(config: ProfileConfig, local_rank: int, gpus_per_node: int, measure
                         repeats=config.matmul_repeats,
                     )
                 )
+            torch.set_num_threads(threads)
         gathered: list[list[MatmulResult | MatmulSkip]] = [[] for _ in range(world)]
         dist.all_gather_object(gathered, mine)
         for rank_results in gathered:
@@ -252,8 +256,8 @@ def spawn_profile(config: ProfileConfig, world_sizes: list[int], *, log: Any = s
     """
     import torch.multiprocessing as mp
 
-    if not world_sizes or min(world_sizes) < 1:
-        raise ValueError(f"world sizes must be >= 1, got {world_sizes}")
+    if not world_sizes or min(world_sizes) < 1 or len(set(world_sizes)) != len(world_sizes):
+        raise ValueError(f"world sizes must be distinct and >= 1, got {world_sizes}")
     report = _new_report(config)
     largest = max(world_sizes)
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-profile-") as tmp:
@@ -269,9 +273,6 @@ def spawn_profile(config: ProfileConfig, world_sizes: list[int], *, log: Any = s
                 start_method="spawn",
             )
             _merge(report, json.loads(result_path.read_text()))
-            # The matmul sweep ran in the largest run only: measure it once however many sizes.
-            if world == largest:
-                largest = -1
     return report
 
 
