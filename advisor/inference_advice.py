@@ -11,9 +11,10 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   ``mean + (peak - mean) sin(2 pi t / 24 h)`` sampled every 5 minutes, or, when the mean is below half the peak,
   a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
   replicas needed at each moment = ceil(rate / replica requests/s), at least one.
-- Renting follows the traffic: a base of ``b`` replicas on the cheapest reserved term, billed all month, and the
-  replicas above it on the cheaper of on-demand and spot, billed while needed. ``b`` minimizes the monthly bill:
-  it is the largest count needed at least a fraction ``reserved / burst price`` of the time (the classic
+- Renting follows the traffic: a base of ``b`` replicas on the cheapest reserved term (on-demand when no term
+  is offered), billed all month, and the replicas above it on the cheaper of on-demand and spot, billed while
+  needed. The base holds at least the replicas needed all day (never spot); above that, ``b`` minimizes the
+  monthly bill: a replica joins the base when needed at least a fraction ``base / burst price`` of the time (the
   newsvendor rule, evaluated exactly over the day's profile). Offer prices per used GPU-hour as in training
   advice: an instance must hold a whole TP group (``gpu_count >= tp``); ``ceil(gpus / gpu_count)`` instances.
 - Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
@@ -109,21 +110,23 @@ def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
     return np.where(r > 0, np.maximum(need, 1.0), np.inf)
 
 
-def elastic_monthly_replica_hours(*, needed: Any, reserved_price: Any, burst_price: Any) -> dict[str, Any]:
-    """Split each deployment's replicas into a reserved base and an elastic burst at the cheapest bill.
+def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: Any) -> dict[str, Any]:
+    """Split each deployment's replicas into a base billed all month and an elastic burst billed while needed.
 
     ``needed``: (deployments, time) replicas over the day; prices per replica-hour (inf = market unavailable).
-    The bill is piecewise linear in the base, with corners at the needed counts, so the candidates are 0 and the
-    day's values. Returns the base, the mean burst replicas and the bill per hour of each deployment."""
+    The base holds at least the replicas needed all day (the floor is never put on the burst market, which may be
+    spot); above it, a replica joins the base when it is needed at least ``base / burst price`` of the time
+    (the newsvendor rule). The bill is piecewise linear in the base with corners at the needed counts, so the
+    candidates are the day's values. Returns the base, the mean burst replicas and the bill per hour."""
     n = np.asarray(needed, dtype=np.float64)
     finite = np.isfinite(n).all(axis=1)
     n = np.where(np.isfinite(n), n, 0.0)
-    candidates = np.concatenate([np.zeros((n.shape[0], 1)), n], axis=1)  # (deployments, 1 + time)
+    candidates = n  # (deployments, time): the base equals one of the needed counts
     burst = np.maximum(n[:, None, :] - candidates[:, :, None], 0.0).mean(axis=2)
-    res = np.asarray(reserved_price, dtype=np.float64)[:, None]
-    bur = np.asarray(burst_price, dtype=np.float64)[:, None]
+    base_p = np.asarray(base_price, dtype=np.float64)[:, None]
+    burst_p = np.asarray(burst_price, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore"):
-        cost = np.where(candidates > 0, candidates * res, 0.0) + np.where(burst > 0, burst * bur, 0.0)
+        cost = candidates * base_p + np.where(burst > 0, burst * burst_p, 0.0)
     cost = np.where(np.isnan(cost), np.inf, cost)
     best = np.argmin(cost, axis=1)
     rows = np.arange(n.shape[0])
@@ -186,6 +189,31 @@ def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame,
     return frame, best_price, best_row
 
 
+def _utc_iso(stamp: pd.Timestamp) -> str:
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.isoformat().replace("+00:00", "Z")
+
+
+def _offer_doc(frame: pd.DataFrame, row: int, used_price: float) -> dict[str, Any]:
+    """One offer of the frame, with the price per GPU-hour the deployment actually pays (whole instances)."""
+    r = frame.iloc[row]
+    observed = r["observed_at"]
+    return {
+        "provider": r["provider"],
+        "instance": r["instance"],
+        "region": r["region"],
+        "market": r["market"],
+        "gpu_count": float(r["gpu_count"]),
+        "usd_per_hour": float(r["usd_per_hour"]),
+        "usd_per_gpu_hour": float(r["usd_per_gpu_hour"]),
+        "usd_per_used_gpu_hour": used_price,
+        "observed_at": None if observed is None or pd.isna(observed) else _utc_iso(pd.Timestamp(observed)),
+        "source": r["source"],
+        "is_snapshot": bool(r["is_snapshot"]),
+        "stale": bool(r["stale"]),
+    }
+
+
 def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int) -> tuple[Any, Any]:
     """Per deployment, the cheapest price among ``markets`` and that market's name (None where none)."""
     present = [m for m in markets if m in best_price]
@@ -205,7 +233,7 @@ def advise_inference(
     calibration: inf.InferenceCalibration | object | None = None,
 ) -> dict[str, Any]:
     """The inference Advice JSON for a Scenario (object or normalized document). Raises ScenarioError."""
-    from advisor.advice import _assumptions, _hardware, _json_safe, _offer_document
+    from advisor.advice import _assumptions, _hardware, _json_safe
 
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     w = s.workload
@@ -258,9 +286,16 @@ def advise_inference(
     frame, best_price, best_row = _offer_prices(s, tps, gpus)
     reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
     burst_price, burst_market = _cheapest(BURST_MARKETS, best_price, k)
-    split = elastic_monthly_replica_hours(
-        needed=needed, reserved_price=reserved_price * tp, burst_price=burst_price * tp
-    )
+    # The base runs on a reserved term; without one on on-demand (billed all month all the same); spot only as
+    # the last resort.
+    base_price, base_market = reserved_price.copy(), reserved_market.copy()
+    for fallback in ("on_demand", "spot"):
+        missing = ~np.isfinite(base_price) & np.isfinite(best_price.get(fallback, np.full(k, np.inf)))
+        base_price = np.where(missing, best_price.get(fallback, np.inf), base_price)
+        base_market = np.where(missing, fallback, base_market)
+    if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
+        warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
+    split = elastic_monthly_replica_hours(needed=needed, base_price=base_price * tp, burst_price=burst_price * tp)
     rent_month = split["usd_per_hour"] * HOURS_PER_MONTH
     base = np.where(ok, split["base"], np.nan)
     burst_mean = split["burst_mean"]
@@ -321,13 +356,13 @@ def advise_inference(
         rent_ok = good and math.isfinite(float(rent_month[i]))
         offer = None
         if rent_ok:
-            market = burst_market[i] if split["burst_mean"][i] > 0 or base[i] == 0 else reserved_market[i]
-            market = market or reserved_market[i]
+            market = burst_market[i] if split["burst_mean"][i] > 0 or base[i] == 0 else base_market[i]
+            market = market or base_market[i]
             row = int(best_row[market][i]) if market else -1
-            offer = _offer_document(frame, row, float(best_price[market][i])) if row >= 0 else None
+            offer = _offer_doc(frame, row, float(best_price[market][i])) if row >= 0 else None
         by_market = {
             m: (
-                _offer_document(frame, int(best_row[m][i]), float(best_price[m][i]))
+                _offer_doc(frame, int(best_row[m][i]), float(best_price[m][i]))
                 if good and best_row[m][i] >= 0
                 else None
             )
@@ -338,7 +373,7 @@ def advise_inference(
             "usd_per_month": _num(rent_month[i]) if rent_ok else None,
             "usd_per_million_output_tokens": _num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
             "base_replicas": int(base[i]) if rent_ok else None,
-            "base_market": reserved_market[i] if rent_ok and base[i] > 0 else None,
+            "base_market": base_market[i] if rent_ok and base[i] > 0 else None,
             "burst_replicas_mean": _num(burst_mean[i]) if rent_ok else None,
             "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
             "by_market": by_market,
@@ -471,8 +506,8 @@ def advise_inference(
         "Latency is the model's steady-state value compared with the p95 targets: the TensorRT-LLM tables it is "
         "calibrated on publish throughput only, not latency distributions."
     )
-    if not np.isfinite(reserved_price).any() and s.rent.usd_per_gpu_hour is None:
-        warnings.append("No reserved offers: renting is priced on the burst market alone.")
+    if not np.isfinite(reserved_price).any() and s.rent.usd_per_gpu_hour is None and not frame.empty:
+        warnings.append("No reserved offers: the base capacity is priced on demand.")
 
     # Prices.
     freshness = _json_safe(selectors.price_freshness(gpu=s.gpu))
@@ -486,6 +521,15 @@ def advise_inference(
                 "not a live feed."
             )
     observed = sorted({o["observed_at"] for o in used if o["observed_at"]})
+    if s.rent.usd_per_gpu_hour is not None:
+        prices_as_of: str | None = now.date().isoformat()  # a manual quote is today's price
+    elif observed:
+        prices_as_of = observed[0][:10]
+    elif used:  # undated snapshot rows: no newer than the snapshot's compile date
+        compiled = freshness.get("snapshot_compiled_on")
+        prices_as_of = str(compiled) if compiled else None
+    else:
+        prices_as_of = None
 
     # Cumulative cash and present cost at the recommendation.
     cumulative = npv = None
@@ -573,7 +617,7 @@ def advise_inference(
             },
             "sizes": size_docs,
             "recommendation": {"action": action, "gpus": rec_gpus, "reasons": reasons},
-            "prices_as_of": observed[0][:10] if observed else None,
+            "prices_as_of": prices_as_of,
             "price_freshness": freshness,
             "hardware_quote": hw.document if hw else None,
             "calibration": {

@@ -129,18 +129,27 @@ def test_replicas_over_time_round_up_and_keep_one():
 
 
 def test_elastic_split_follows_the_newsvendor_rule():
-    # Needs 2 replicas all day and 4 for a quarter of it: with reserved at 0.5 x burst the two extra replicas
-    # (used 25% < 50% of the time) are cheaper on burst, the base 2 on reserved.
+    # Needs 2 replicas all day and 4 for a quarter of it: with the base at 0.5 x the burst price the two extra
+    # replicas (needed 25% < 50% of the time) are cheaper on burst; the floor of 2 is always in the base.
     needed = np.array([[2, 2, 2, 4]], dtype=float)
-    got = elastic_monthly_replica_hours(needed=needed, reserved_price=[1.0], burst_price=[2.0])
+    got = elastic_monthly_replica_hours(needed=needed, base_price=[1.0], burst_price=[2.0])
     assert got["base"][0] == 2
     assert got["burst_mean"][0] == pytest.approx(0.5)
     assert got["usd_per_hour"][0] == pytest.approx(2 * 1.0 + 0.5 * 2.0)
-    # Reserved nearly as dear as burst: everything used >= 90% of the time goes on burst only if cheaper.
-    all_burst = elastic_monthly_replica_hours(needed=needed, reserved_price=[np.inf], burst_price=[2.0])
-    assert all_burst["base"][0] == 0 and all_burst["usd_per_hour"][0] == pytest.approx(2.5 * 2.0)
-    all_reserved = elastic_monthly_replica_hours(needed=needed, reserved_price=[1.0], burst_price=[np.inf])
-    assert all_reserved["base"][0] == 4 and all_reserved["usd_per_hour"][0] == pytest.approx(4.0)
+    # Burst dearer than 4x the base: the peak replicas (used 25% of the time) go in the base too.
+    all_base = elastic_monthly_replica_hours(needed=needed, base_price=[1.0], burst_price=[5.0])
+    assert all_base["base"][0] == 4 and all_base["usd_per_hour"][0] == pytest.approx(4.0)
+    # Burst cheaper than the base (spot): the floor still stays in the base, never on spot.
+    floor = elastic_monthly_replica_hours(needed=needed, base_price=[2.0], burst_price=[0.5])
+    assert floor["base"][0] == 2 and floor["usd_per_hour"][0] == pytest.approx(2 * 2.0 + 0.5 * 0.5)
+    # No burst market: the base covers the peak.
+    no_burst = elastic_monthly_replica_hours(needed=needed, base_price=[1.0], burst_price=[np.inf])
+    assert no_burst["base"][0] == 4 and no_burst["usd_per_hour"][0] == pytest.approx(4.0)
+    # Vectorized over deployments.
+    both = elastic_monthly_replica_hours(
+        needed=np.vstack([needed[0], needed[0]]), base_price=[1.0, 1.0], burst_price=[2.0, 5.0]
+    )
+    assert both["base"].tolist() == [2, 4]
 
 
 # --- the advice ---------------------------------------------------------------------------------
@@ -174,7 +183,7 @@ def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
     needed = replicas_over_time(
         rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20), replica_requests_per_s=np.array([rps])
     )
-    split = elastic_monthly_replica_hours(needed=needed, reserved_price=[2.5], burst_price=[4.0])
+    split = elastic_monthly_replica_hours(needed=needed, base_price=[2.5], burst_price=[4.0])
     assert rent["base_replicas"] == split["base"][0]
     assert rent["base_market"] == "reserved_1y"
     assert rent["usd_per_month"] == pytest.approx(split["usd_per_hour"][0] * HOURS_PER_MONTH)
@@ -253,7 +262,14 @@ def test_manual_quotes_price_without_a_catalog(db: None):
     doc = advise_inference(scenario(rent={"usd_per_gpu_hour": 2.0}, buy={**BUY, "capex_usd": 200000}), now=NOW)
     tp1 = by_tp(doc, 1)
     assert tp1["rent"]["offer"]["provider"] == "manual quote"
-    assert tp1["rent"]["base_replicas"] == 0  # no reserved price: the burst market carries everything
+    # No reserved price: the replicas needed all day run on demand as the base, the rest follow the traffic.
+    needed = replicas_over_time(
+        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20),
+        replica_requests_per_s=np.array([tp1["replica_requests_per_s"]]),
+    )
+    assert tp1["rent"]["base_replicas"] == needed.min()
+    assert tp1["rent"]["base_market"] == "on_demand"
+    assert doc["prices_as_of"] == "2026-12-01"  # a manual quote is priced today
     assert tp1["buy"]["capex_usd"] == pytest.approx(200000 * tp1["buy"]["nodes"])
 
 
@@ -313,3 +329,13 @@ def test_wrapper_and_training_calibration(catalog: dict[str, Any]):
     assert wrapped.kind == "inference"
     assert wrapped.to_dict() == direct  # a training calibration is ignored: the serving one is used
     assert wrapped.to_dict() is not wrapped.to_dict()
+
+
+def test_spot_carries_only_the_burst(catalog: dict[str, Any]):
+    acme = Provider.objects.get(slug="acme")
+    _offer(acme, "acme.1xh100", "spot", 1, 1.0)  # $1.00, cheaper than reserved
+    doc = advise_inference(scenario(), now=NOW)
+    rent = by_tp(doc, 1)["rent"]
+    assert rent["base_market"] == "reserved_1y" and rent["base_replicas"] >= 1
+    assert rent["burst_market"] == "spot"
+    assert any("Spot capacity serves part of the peak" in w for w in doc["warnings"])
