@@ -187,6 +187,27 @@ def world_sizes(requested: list[int] | None, sweep: bool, available: int, on_gpu
     return sizes
 
 
+def validate_rows(rows: list[dict[str, str]]) -> tuple[list[dict[str, str]], list[str]]:
+    """Split rows into those the project's own import accepts and the reasons for the others.
+
+    The profiled-run import (`estimator.runs`) is what `calibrate` and `estimate` read with, so a
+    row it would refuse (say bf16 on a V100, which has no bf16 peak) is reported, not written.
+    """
+    from estimator.runs import RunValidationError, runs_from_records
+
+    kept: list[dict[str, str]] = []
+    problems: list[str] = []
+    for row in rows:
+        try:
+            runs_from_records([row])
+        except RunValidationError as error:
+            reasons = "; ".join(f"column {e.column}: {e.message}" for e in error.errors)
+            problems.append(f"{row['precision']} on {row['num_gpus']} GPU(s): {reasons}")
+        else:
+            kept.append(row)
+    return kept, problems
+
+
 def summarize(report: ProfileReport, stream: TextIO) -> None:
     """A human-readable digest of the report (the CSV/JSON carry the numbers)."""
     names = sorted(set(report.device_names))
@@ -277,7 +298,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     if gpu_id is None:
         print("no training rows (--no-train): no CSV written", file=stderr)
         return 0
-    rows = rows_from_report(report, gpu_id, inter_node_gbps=args.inter_node_gbps, note=args.note)
+    rows, problems = validate_rows(
+        rows_from_report(report, gpu_id, inter_node_gbps=args.inter_node_gbps, note=args.note)
+    )
+    for problem in problems:
+        print(f"warning: not writing the row for {problem}", file=stderr)
+    if not rows:
+        print("error: no valid profiled-run row to write", file=stderr)
+        return EXIT_USAGE
     if args.out:
         try:
             write_csv(rows, args.out, append=args.append)

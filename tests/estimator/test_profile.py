@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from estimator.profile import MODEL_PRESETS, main, world_sizes
+from estimator.profile import MODEL_PRESETS, main, validate_rows, world_sizes
 from estimator.profiling.gpu_ids import gpu_id_for_device_name, resolve_gpu_id
 from estimator.profiling.results import (
     CSV_COLUMNS,
@@ -151,6 +151,35 @@ def test_csv_rows_carry_sensible_values(cpu_profile: dict) -> None:
         assert float(row["matmul_tflops"]) > 0
         assert float(row["allreduce_busbw_GBps"]) > 0
         assert row["allreduce_bytes"] == "1048576"
+
+
+def test_csv_is_accepted_by_the_profiled_run_import(cpu_profile: dict, tmp_path: Path) -> None:
+    """What the profiler writes, `calibrate --runs` and `estimate --runs` can read."""
+    from estimator.runs import COLUMNS, read_runs_csv
+
+    assert COLUMNS == SCHEMA_COLUMNS
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=cpu_profile["header"])
+    writer.writeheader()
+    writer.writerows(cpu_profile["rows"])
+    runs = read_runs_csv(text.getvalue())
+    assert [(r.gpu, r.num_gpus, r.precision, r.strategy) for r in runs] == [
+        ("h100-sxm", 2, "fp32", "ddp"),
+        ("h100-sxm", 2, "bf16", "ddp"),
+    ]
+    assert all(r.measured_tokens_per_s and r.measured_tokens_per_s > 0 for r in runs)
+    assert runs[0].cells["device"] == "cpu"  # extra columns survive the import
+
+
+def test_rows_the_import_would_refuse_are_reported_not_written() -> None:
+    rows = rows_from_report(_report(2, 2), "v100-32gb")  # a V100 has no bf16 peak
+    kept, problems = validate_rows(rows)
+    assert kept == []
+    assert len(problems) == 1 and "bf16" in problems[0] and "precision" in problems[0]
+    assert validate_rows(rows_from_report(_report(2, 2), "a100-80gb")) == (
+        rows_from_report(_report(2, 2), "a100-80gb"),
+        [],
+    )
 
 
 def test_cpu_run_warns_that_its_rows_are_not_calibration_data(cpu_profile: dict) -> None:
