@@ -334,8 +334,8 @@ def _offers(s: Scenario, gpus: np.ndarray) -> _MarketPrices:
     return _MarketPrices(frame, per_market, rows)
 
 
-def _offer_document(frame: pd.DataFrame, row: int, used_price: float) -> dict[str, Any]:
-    r = frame.iloc[row]
+def _offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
+    """One offer of the frame (a record), with the price per GPU-hour a size actually uses."""
     return {
         "provider": r["provider"],
         "instance": r["instance"],
@@ -519,27 +519,34 @@ def advise(
         restart_s=s.rent.spot.restart_s,
     )
     frame = market.offers
-    by_market_costs: dict[str, dict[str, np.ndarray]] = {}
+    markets = list(market.rows)
     used_price: dict[str, np.ndarray] = {}
     for m, rows in market.rows.items():
         table = market.per_used_gpu_hour[m]
-        best = np.where(rows >= 0, np.min(table, axis=0) if table.size else np.inf, np.inf)
-        used_price[m] = best
-        by_market_costs[m] = _costs(
-            s=s,
-            gpus=gpus,
-            nodes=nodes,
-            tokens_per_s=tps,
-            rent_price=best,
-            reserved=m in RESERVED_MARKETS,
-            spot_lost=spot_lost if m == "spot" else 0.0,
-            floating=m in FLOATING_MARKETS,
-            break_even_price=best,
-            hw=None,
-        )
+        used_price[m] = np.where(rows >= 0, np.min(table, axis=0) if table.size else np.inf, np.inf)
+    # Every market at once: axis 0 is the market, axis 1 the size.
+    column = np.array(markets, dtype=object)[:, None]
+    all_markets = _costs(
+        s=s,
+        gpus=gpus,
+        nodes=nodes,
+        tokens_per_s=tps,
+        rent_price=np.array([used_price[m] for m in markets]).reshape(len(markets), len(gpus)),
+        reserved=np.isin(column, list(RESERVED_MARKETS)),
+        spot_lost=np.where(column == "spot", spot_lost, 0.0),
+        floating=np.isin(column, list(FLOATING_MARKETS)),
+        break_even_price=np.inf,
+        hw=None,
+    )
+    by_market_costs = {
+        m: {
+            k: np.broadcast_to(all_markets[k], (len(markets), len(gpus)))[j]
+            for k in ("rent_rate", "rent_hours", "rent_usd_per_run")
+        }
+        for j, m in enumerate(markets)
+    }
     # Headline market per size: the lowest cost per run.
-    markets = list(market.rows)
-    per_run = np.array([_inf_if_not_finite(by_market_costs[m]["rent_usd_per_run"]) for m in markets])
+    per_run = _inf_if_not_finite(all_markets["rent_usd_per_run"]).reshape(len(markets), len(gpus))
     headline = np.argmin(per_run, axis=0) if markets else np.zeros(len(gpus), dtype=int)
     has_rent = np.isfinite(per_run[headline, np.arange(len(gpus))]) if markets else np.zeros(len(gpus), bool)
     # Break-even against on-demand (or the manual quote), else the cheapest market's price.
@@ -599,14 +606,13 @@ def advise(
         overrides={"throughput_factor": throughput},
     )
 
-    def q(values: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore"):
-            return np.quantile(_inf_if_not_finite(values), QUANTILES, axis=0)
-
-    run_q = q(mc["run_hours"])
-    rent_q = q(mc["rent_usd_per_run"])
-    own_q = q(mc["own_usd_per_run"]) if hw else None
-    be_q = q(mc["break_even"]) if hw else None
+    sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
+    stacked = np.stack(np.broadcast_arrays(*(_inf_if_not_finite(mc[k]) for k in sampled)))
+    with np.errstate(invalid="ignore"):
+        quantiles = dict(zip(sampled, np.quantile(stacked, QUANTILES, axis=1).swapaxes(0, 1), strict=True))
+    run_q, rent_q = quantiles["run_hours"], quantiles["rent_usd_per_run"]
+    own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
+    columns = {c: frame[c].to_numpy() for c in frame.columns}
 
     # Per-size documents.
     size_docs: list[dict[str, Any]] = []
@@ -630,7 +636,7 @@ def advise(
                 by_market[m] = None
                 continue
             by_market[m] = {
-                "offer": _offer_document(frame, row, float(used_price[m][i])),
+                "offer": _offer_document({c: v[row] for c, v in columns.items()}, float(used_price[m][i])),
                 "usd_per_busy_gpu_hour": _num(cost["rent_rate"][i]),
                 "wall_hours": _num(cost["rent_hours"][i]),
                 "usd_per_run": _num(cost["rent_usd_per_run"][i]),

@@ -1,0 +1,106 @@
+"""Speed of the advice pipeline: median time of ``advise()`` against the estimator alone.
+
+    .venv/bin/python bench/advise.py [--repeats 30]
+
+A 7B training scenario on H100 SXM with 10 candidate sizes (1..512 GPUs), every provider and every
+market of the bundled price snapshot (loaded into a throwaway SQLite database, so nothing of yours
+is touched). Prints the median of ``advise()`` (parse, offers frame, hardware quote, freshness,
+estimator, economics, Monte Carlo of 2,000 draws, tornado), the median of ``estimator.predict``
+alone for the same sizes, and their ratio. Issue 5's target: ``advise()`` under 50 ms here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_MS = 50.0
+SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+SCENARIO = {
+    "name": "bench: 7B pretraining, 10 sizes, all providers and markets",
+    "workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12, "runs_per_year": 4},
+    "gpu": "h100-sxm",
+    "cluster_sizes": SIZES,
+    "rent": {"providers": [], "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]},
+}
+
+
+def median_ms(fn: Callable[[], object], repeats: int) -> float:
+    fn()  # warm caches (imports, spec table, query plans)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+
+    workdir = tempfile.mkdtemp(prefix="bench-advise-")
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from advisor.advice import advise
+    from advisor.scenario import parse_scenario
+    from estimator import predict
+    from estimator.calibrate import load_default
+    from estimator.specs import get_gpu
+    from estimator.workload import Cluster, TrainingJob
+    from pricing.selectors import hardware_quote, offers_frame, price_freshness
+    from pricing.services import load_bundled_data
+
+    call_command("migrate", interactive=False, verbosity=0)
+    print(load_bundled_data())
+    calibration = load_default()
+    scenario = parse_scenario(SCENARIO)
+    offers = offers_frame(gpu="h100-sxm")
+    print(
+        f"scenario: {len(SIZES)} sizes, {len(offers)} offers of h100-sxm from {offers['provider'].nunique()} providers "
+        f"in {offers['market'].nunique()} markets"
+    )
+    w = scenario.workload
+    job = TrainingJob(
+        params_b=w.model.params_b,
+        seq_len=w.model.seq_len,
+        global_batch=w.global_batch,  # type: ignore[arg-type]
+        precision=w.precision,
+    )
+    cluster = Cluster(gpu=get_gpu("h100-sxm"))
+
+    advise_ms = median_ms(lambda: advise(scenario, calibration=calibration), args.repeats)
+    advise_json_ms = median_ms(lambda: advise(SCENARIO, calibration=calibration).to_dict(), args.repeats)
+    estimator_ms = median_ms(lambda: predict(job, cluster, SIZES, calibration), args.repeats)
+    selectors_ms = median_ms(
+        lambda: (offers_frame(gpu="h100-sxm"), price_freshness(gpu="h100-sxm"), hardware_quote(gpu="h100-sxm")),
+        args.repeats,
+    )
+    print(f"estimator.predict alone:          {estimator_ms:8.2f} ms (median of {args.repeats})")
+    print(f"pricing selectors alone:          {selectors_ms:8.2f} ms (offers frame, freshness, hardware quote)")
+    print(f"advise(Scenario):                 {advise_ms:8.2f} ms")
+    print(f"advise(dict) + to_dict():         {advise_json_ms:8.2f} ms")
+    print(f"ratio advise / estimator:         {advise_ms / estimator_ms:8.1f} x")
+    verdict = "meets" if advise_json_ms < TARGET_MS else "MISSES"
+    print(f"target: advise under {TARGET_MS:.0f} ms -> {verdict} ({advise_json_ms:.1f} ms with parsing and JSON)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
