@@ -440,7 +440,7 @@ def best_under_latency(
     *,
     ttft_s: FloatArray | float,
     tpot_s: FloatArray | float,
-    grid_points: int = 96,
+    grid_points: int = 256,
 ) -> ReplicaPerformance:
     """Highest-throughput batch per case whose TPOT and TTFT meet the targets, over a geometric grid of whole
     batches from 1 to the memory/engine cap. Where no batch meets them, the batch with the lowest TPOT is reported
