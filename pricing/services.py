@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from pricing.feeds import get_feed
@@ -203,99 +203,8 @@ def _provider_ids(slugs: set[str], cache_ids: dict[str, int]) -> dict[str, int]:
     return cache_ids
 
 
-def ingest_offers(
-    *,
-    feed: str,
-    offers: Iterable[ValidOffer],
-    run: FeedRun | None = None,
-    now: dt.datetime | None = None,
-    is_snapshot: bool = False,
-    batch_size: int = 2000,
-    progress: Progress = no_progress,
-    total: int = 0,
-) -> IngestCounts:
-    """Upsert validated offers in batches and append history for new offers and price changes.
-
-    Streams: memory holds one batch at a time. Live feeds stamp `observed_at` with `now`; the
-    snapshot keeps the source's own date and never overwrites an offer a live feed wrote. Call
-    inside a transaction; withdrawing offers the feed no longer lists is `withdraw_missing`'s job.
-    """
-    now = now or timezone.now()
-    counts = IngestCounts()
-    provider_ids: dict[str, int] = {}
-    done = 0
-    for batch in _chunks(offers, batch_size):
-        ids = _provider_ids({o.record.provider for o in batch}, provider_ids)
-        existing = {
-            (offer.provider_id, offer.instance_type, offer.region, offer.market): offer
-            for offer in Offer.objects.filter(
-                provider_id__in={ids[o.record.provider] for o in batch},
-                instance_type__in={o.record.instance_type for o in batch},
-            )
-        }
-        to_create: list[Offer] = []
-        to_update: list[Offer] = []
-        confirmed: list[int] = []
-        history: list[PriceObservation] = []
-        for item in batch:
-            record = item.record
-            key = (ids[record.provider], record.instance_type, record.region, record.market)
-            observed_at = record.observed_at if is_snapshot else (record.observed_at or now)
-            current = existing.get(key)
-            if current is None:
-                offer = Offer(
-                    provider_id=key[0],
-                    instance_type=record.instance_type,
-                    region=record.region,
-                    market=record.market,
-                    price_changed_at=now,
-                )
-                _assign(offer, item, feed=feed, observed_at=observed_at, run=run, is_snapshot=is_snapshot)
-                to_create.append(offer)
-                continue
-            if is_snapshot and current.feed != SNAPSHOT_FEED:
-                counts.skipped_live += 1
-                continue
-            price_changed = current.usd_per_hour != item.usd_per_hour
-            described_differently = (
-                current.gpu != item.gpu
-                or current.gpu_count != item.gpu_count
-                or current.source != record.source
-                or current.feed != feed
-                or current.withdrawn_at is not None
-                or current.effective_at != record.effective_at
-                or (is_snapshot and current.observed_at != observed_at)
-            )
-            if price_changed or described_differently:
-                if price_changed:
-                    current.price_changed_at = now
-                    counts.changed += 1
-                else:
-                    counts.unchanged += 1
-                _assign(current, item, feed=feed, observed_at=observed_at, run=run, is_snapshot=is_snapshot)
-                current.withdrawn_at = None
-                to_update.append(current)
-                if price_changed:
-                    history.append(_observation(current, item, observed_at=observed_at, run=run))
-            else:
-                counts.unchanged += 1
-                confirmed.append(current.id)
-        if to_create:
-            Offer.objects.bulk_create(to_create, batch_size=batch_size)
-            counts.created += len(to_create)
-            history.extend(_observation(offer, None, observed_at=offer.observed_at, run=run) for offer in to_create)
-        if to_update:
-            Offer.objects.bulk_update(to_update, _UPDATE_FIELDS, batch_size=500)
-        if confirmed and not is_snapshot:
-            Offer.objects.filter(id__in=confirmed).update(observed_at=now, last_run=run)
-        if history:
-            PriceObservation.objects.bulk_create(history, batch_size=batch_size)
-        done += len(batch)
-        progress(done, total, f"saved {done} offers")
-    return counts
-
-
-_UPDATE_FIELDS = [
+# Columns written by the ingest, in order; the rest of the row is the identity (provider, instance, region, market).
+_OFFER_VALUE_FIELDS = (
     "gpu",
     "gpu_count",
     "vcpus",
@@ -310,43 +219,204 @@ _UPDATE_FIELDS = [
     "price_changed_at",
     "withdrawn_at",
     "last_run",
-]
+)
+_OFFER_KEY_FIELDS = ("provider", "instance_type", "region", "market")
+_HISTORY_FIELDS = ("offer", "usd_per_hour", "usd_per_gpu_hour", "observed_at", "recorded_at", "source", "feed_run")
+_EXISTING_FIELDS = (
+    "id",
+    "provider_id",
+    "instance_type",
+    "region",
+    "market",
+    "usd_per_hour",
+    "gpu",
+    "gpu_count",
+    "source",
+    "feed",
+    "withdrawn_at",
+    "effective_at",
+    "observed_at",
+    "price_changed_at",
+)
 
 
-def _assign(
-    offer: Offer,
-    item: ValidOffer,
+def _columns(model: type[models.Model], names: Iterable[str]) -> list[str]:
+    return [connection.ops.quote_name(model._meta.get_field(name).column) for name in names]
+
+
+def _insert_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
+    columns = _columns(model, names)
+    table = connection.ops.quote_name(model._meta.db_table)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608 (identifiers from model metadata; values are parameters)
+
+
+def _update_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
+    assignments = ", ".join(f"{column} = %s" for column in _columns(model, names))
+    table = connection.ops.quote_name(model._meta.db_table)
+    return f"UPDATE {table} SET {assignments} WHERE {connection.ops.quote_name('id')} = %s"  # noqa: S608 (identifiers from model metadata)
+
+
+def _datetime_adapter(now: dt.datetime) -> Callable[[dt.datetime | None], Any]:
+    """The backend's datetime adaptation, looked up once, with `now` (most rows' value) adapted once."""
+    adapt = connection.ops.adapt_datetimefield_value
+    db_now = adapt(now)
+
+    def to_db(value: dt.datetime | None) -> Any:
+        if value is None:
+            return None
+        return db_now if value is now else adapt(value)
+
+    return to_db
+
+
+def ingest_offers(
     *,
     feed: str,
+    offers: Iterable[ValidOffer],
+    run: FeedRun | None = None,
+    now: dt.datetime | None = None,
+    is_snapshot: bool = False,
+    batch_size: int = 2000,
+    progress: Progress = no_progress,
+    total: int = 0,
+) -> IngestCounts:
+    """Upsert validated offers in batches and append history for new offers and price changes.
+
+    Streams: memory holds one batch at a time, and each batch costs a handful of statements
+    (one lookup, one multi-row insert or update per kind) instead of several per row. Live feeds
+    stamp `observed_at` with `now`; the snapshot keeps the source's own date and never overwrites
+    an offer a live feed wrote. Call inside a transaction; `withdraw_missing` withdraws the rest.
+    """
+    now = now or timezone.now()
+    counts = IngestCounts()
+    provider_ids: dict[str, int] = {}
+    run_id = run.id if run else None
+    to_db = _datetime_adapter(now)
+    db_now = to_db(now)
+    insert_offer = _insert_sql(Offer, (*_OFFER_KEY_FIELDS, *_OFFER_VALUE_FIELDS, "first_seen_at"))
+    update_offer = _update_sql(Offer, _OFFER_VALUE_FIELDS)
+    insert_history = _insert_sql(PriceObservation, _HISTORY_FIELDS)
+    done = 0
+    with connection.cursor() as cursor:
+        for batch in _chunks(offers, batch_size):
+            ids = _provider_ids({o.record.provider for o in batch}, provider_ids)
+            instances = {o.record.instance_type for o in batch}
+            existing = {
+                row[1:5]: row
+                for row in Offer.objects.filter(
+                    provider_id__in={ids[o.record.provider] for o in batch}, instance_type__in=instances
+                ).values_list(*_EXISTING_FIELDS)
+            }
+            new_rows: list[tuple[Any, ...]] = []
+            new_items: dict[tuple[int, str, str, str], ValidOffer] = {}
+            updates: list[tuple[Any, ...]] = []
+            confirmed: list[int] = []
+            history: list[tuple[Any, ...]] = []
+            for item in batch:
+                record = item.record
+                key = (ids[record.provider], record.instance_type, record.region, record.market)
+                observed_at = record.observed_at if is_snapshot else (record.observed_at or now)
+                current = existing.get(key)
+                if current is None:
+                    if key in new_items:
+                        continue  # validate_all already refuses duplicates; this guards direct callers
+                    new_items[key] = item
+                    new_rows.append(
+                        (*key, *_offer_values(item, feed, observed_at, now, run_id, is_snapshot, to_db), db_now)
+                    )
+                    continue
+                (offer_id, _, _, _, _, price, gpu, gpu_count, source, owner, withdrawn, effective, seen, since) = (
+                    current
+                )
+                if is_snapshot and owner != SNAPSHOT_FEED:
+                    counts.skipped_live += 1
+                    continue
+                price_changed = price != item.usd_per_hour
+                described_differently = (
+                    gpu != item.gpu
+                    or gpu_count != item.gpu_count
+                    or source != record.source
+                    or owner != feed
+                    or withdrawn is not None
+                    or effective != record.effective_at
+                    or (is_snapshot and seen != observed_at)
+                )
+                if not (price_changed or described_differently):
+                    counts.unchanged += 1
+                    confirmed.append(offer_id)
+                    continue
+                counts.changed += price_changed
+                counts.unchanged += not price_changed
+                changed_at = now if price_changed else since
+                updates.append(
+                    (*_offer_values(item, feed, observed_at, changed_at, run_id, is_snapshot, to_db), offer_id)
+                )
+                if price_changed:
+                    history.append(_history_row(offer_id, item, to_db(observed_at), db_now, run_id))
+            if new_rows:
+                cursor.executemany(insert_offer, new_rows)
+                counts.created += len(new_rows)
+                created = Offer.objects.filter(
+                    provider_id__in={key[0] for key in new_items},
+                    instance_type__in={key[1] for key in new_items},
+                ).values_list("id", "provider_id", "instance_type", "region", "market", "observed_at")
+                for offer_id, *key, observed_at in created:
+                    item = new_items.get(tuple(key))
+                    if item is not None:
+                        history.append(_history_row(offer_id, item, to_db(observed_at), db_now, run_id))
+            if updates:
+                cursor.executemany(update_offer, updates)
+            if confirmed and not is_snapshot:
+                for start in range(0, len(confirmed), 500):
+                    Offer.objects.filter(id__in=confirmed[start : start + 500]).update(observed_at=now, last_run=run)
+            if history:
+                cursor.executemany(insert_history, history)
+            done += len(batch)
+            progress(done, total, f"saved {done} offers")
+    return counts
+
+
+def _offer_values(
+    item: ValidOffer,
+    feed: str,
     observed_at: dt.datetime | None,
-    run: FeedRun | None,
+    price_changed_at: dt.datetime,
+    run_id: int | None,
     is_snapshot: bool,
-) -> None:
+    to_db: Callable[[dt.datetime | None], Any],
+) -> tuple[Any, ...]:
+    """Values for _OFFER_VALUE_FIELDS, in order, adapted for the database."""
     record = item.record
-    offer.gpu = item.gpu
-    offer.gpu_count = item.gpu_count
-    offer.vcpus = record.vcpus
-    offer.memory_gib = record.memory_gib.quantize(Decimal("0.1")) if record.memory_gib is not None else None
-    offer.usd_per_hour = item.usd_per_hour
-    offer.usd_per_gpu_hour = item.usd_per_gpu_hour
-    offer.observed_at = observed_at
-    offer.effective_at = record.effective_at
-    offer.source = record.source
-    offer.feed = feed
-    offer.is_snapshot = is_snapshot
-    offer.last_run = run
+    memory = record.memory_gib.quantize(Decimal("0.1")) if record.memory_gib is not None else None
+    return (
+        item.gpu,
+        item.gpu_count,
+        record.vcpus,
+        memory,
+        item.usd_per_hour,
+        item.usd_per_gpu_hour,
+        to_db(observed_at),
+        to_db(record.effective_at),
+        record.source,
+        feed,
+        is_snapshot,
+        to_db(price_changed_at),
+        None,
+        run_id,
+    )
 
 
-def _observation(
-    offer: Offer, item: ValidOffer | None, *, observed_at: dt.datetime | None, run: FeedRun | None
-) -> PriceObservation:
-    return PriceObservation(
-        offer=offer,
-        usd_per_hour=offer.usd_per_hour,
-        usd_per_gpu_hour=offer.usd_per_gpu_hour,
-        observed_at=observed_at,
-        source=offer.source,
-        feed_run=run,
+def _history_row(
+    offer_id: int, item: ValidOffer, db_observed_at: Any, db_now: Any, run_id: int | None
+) -> tuple[Any, ...]:
+    return (
+        offer_id,
+        item.usd_per_hour,
+        item.usd_per_gpu_hour,
+        db_observed_at,
+        db_now,
+        item.record.source,
+        run_id,
     )
 
 
