@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m estimator.profile",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
+        epilog="examples:\n" + __doc__.split("\n\n")[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     out = parser.add_argument_group("output")

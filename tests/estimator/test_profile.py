@@ -195,7 +195,7 @@ def test_torchrun_style_launch_writes_rows_from_rank_zero_only(tmp_path: Path) -
             sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
             "-m", "estimator.profile", "--device", "cpu", "--gpu", "a100-80gb", "--quick",
             "--steps", "1", "--allreduce-mib", "0.0625", "--allreduce-iters", "2", "--inter-node-gbps", "400",
-            "--out", str(out), "--timeout", "60",
+            "--activation-checkpointing", "--out", str(out), "--timeout", "60",
         ],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -204,6 +204,7 @@ def test_torchrun_style_launch_writes_rows_from_rank_zero_only(tmp_path: Path) -
     assert (row["gpu"], row["num_gpus"], row["gpus_per_node"]) == ("a100-80gb", "2", "2")
     # One node: no scale-out traffic, so the inter-node bandwidth is not claimed for this row.
     assert row["inter_node_gbps"] == ""
+    assert row["activation_checkpointing"] == "true"
     assert float(row["tokens_per_s"]) > 0 and float(row["allreduce_busbw_GBps"]) > 0
     assert proc.stderr.count("do not calibrate on them") == 1  # rank 0 speaks, rank 1 does not
 
