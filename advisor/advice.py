@@ -469,12 +469,17 @@ def advise(
     calibration: Calibration | None = None,
     now: dt.datetime | None = None,
 ) -> Advice:
-    """Turn a Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input."""
+    """Turn a Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input.
+
+    Inference scenarios are answered by ``advisor.inference_advice.advise_inference`` wrapped in an
+    ``InferenceAdvice`` with the same ``to_dict()``; ``calibration`` there is used only when it is an
+    inference calibration."""
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
-    if s.workload.kind != "training":
-        raise ScenarioError(
-            [{"pointer": "/workload/kind", "message": "inference advice is not available yet; use kind training"}]
-        )
+    if s.workload.kind == "inference":
+        # Serving has its own model and document (advisor.inference_advice); the same to_dict() renders it.
+        from advisor.inference_advice import InferenceAdvice, advise_inference
+
+        return InferenceAdvice(advise_inference(s, now=now, calibration=calibration))  # type: ignore[return-value]
     calibration = calibration or load_default()
     now = now or timezone.now()
     warnings: list[str] = []

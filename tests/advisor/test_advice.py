@@ -287,12 +287,14 @@ def test_no_offers_and_no_quote_still_answers_safely(db: None) -> None:
     assert doc["recommendation"]["action"] is None
 
 
-def test_inference_and_unknown_server_are_scenario_errors(catalog: dict[str, Any]) -> None:
-    with pytest.raises(ScenarioError) as caught:
-        advise({"workload": {"kind": "inference", "model": {"params_b": 7}}, "gpu": "h100-sxm"})
-    assert caught.value.errors == [
-        {"pointer": "/workload/kind", "message": "inference advice is not available yet; use kind training"}
-    ]
+def test_inference_scenarios_go_to_the_inference_pipeline(catalog: dict[str, Any]) -> None:
+    doc = advise({"workload": {"kind": "inference", "model": {"params_b": 7}}, "gpu": "h100-sxm"}, now=NOW).to_dict()
+    assert doc["kind"] == "inference" and doc["scenario"]["workload"]["kind"] == "inference"
+    assert doc["sizes"] and "usd_per_million_output_tokens" in doc["sizes"][0]
+    json.dumps(doc, allow_nan=False)
+
+
+def test_unknown_server_is_a_scenario_error(catalog: dict[str, Any]) -> None:
     with pytest.raises(ScenarioError) as caught:
         advise(scenario(buy={**BUY, "server": "Imaginary"}))
     assert caught.value.errors[0]["pointer"] == "/buy/server"

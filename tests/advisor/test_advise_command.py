@@ -56,8 +56,8 @@ def test_prints_the_advice_json(tmp_path: Path) -> None:
             "/x: unknown field",
         ),
         (
-            '{"workload": {"kind": "inference", "model": {"params_b": 1}}, "gpu": "h100-sxm"}',
-            "/workload/kind: inference advice is not available yet",
+            '{"workload": {"kind": "inference", "model": {"params_b": 1}, "tokens": 1e9}, "gpu": "h100-sxm"}',
+            "/workload/tokens: unknown field",
         ),
         (
             '{"workload": {"kind": "training", "model": {"params_b": 1}, "tokens": NaN}, "gpu": "h100-sxm"}',
