@@ -297,7 +297,13 @@ def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
                     + (f" ({offer['region']})" if offer.get("region") else ""),
                     "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
                     "price": f"${offer.get('usd_per_gpu_hour', 0):,.2f} per GPU-hour",
-                    "observed_at": str(offer.get("observed_at") or "n/a")[:10],
+                    "observed_at": (
+                        str(offer["observed_at"])[:10]
+                        if offer.get("observed_at")
+                        else "not recorded (bundled snapshot)"
+                        if offer.get("is_snapshot")
+                        else "not recorded"
+                    ),
                     "source": offer.get("source", ""),
                 },
             )
