@@ -184,7 +184,9 @@ def _measure(config: ProfileConfig, local_rank: int, gpus_per_node: int, measure
     return {"device_names": names, "matmul": matmul, "matmul_skipped": skipped, "allreduce": allreduce, "train": train}
 
 
-def _init_group(config: ProfileConfig, init_method: str, rank: int, world: int, local_rank: int) -> None:
+def _init_group(
+    config: ProfileConfig, init_method: str, rank: int, world: int, local_rank: int, local_world: int
+) -> None:
     import torch
     import torch.distributed as dist
 
@@ -193,7 +195,7 @@ def _init_group(config: ProfileConfig, init_method: str, rank: int, world: int, 
         torch.cuda.set_device(local_rank)
     else:
         # Processes on one CPU share its cores; without a cap each would start one thread per core.
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, world)))
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, local_world)))
     kwargs: dict[str, Any] = {}
     if config.device == "cuda":
         # Binds NCCL's communicator to this rank's GPU (and silences the "unknown device" warning).
@@ -214,7 +216,7 @@ def _spawned_worker(
     """Entry point of each spawned process (top level so that spawn can pickle it)."""
     import torch.distributed as dist
 
-    _init_group(config, f"tcp://127.0.0.1:{port}", local_rank, world, local_rank)
+    _init_group(config, f"tcp://127.0.0.1:{port}", local_rank, world, local_rank, world)
     try:
         records = _measure(config, local_rank, world, measure_matmul)
         if local_rank == 0:
@@ -264,14 +266,20 @@ def spawn_profile(config: ProfileConfig, world_sizes: list[int], *, log: Any = s
         for world in world_sizes:
             print(f"profiling with {world} process(es) on {config.device} ...", file=log, flush=True)
             result_path = Path(tmp) / f"world{world}.json"
-            port = free_port()
-            mp.start_processes(
-                _spawned_worker,
-                args=(world, port, config, world == largest, str(result_path)),
-                nprocs=world,
-                join=True,
-                start_method="spawn",
-            )
+            for attempt in range(3):
+                try:
+                    mp.start_processes(
+                        _spawned_worker,
+                        args=(world, free_port(), config, world == largest, str(result_path)),
+                        nprocs=world,
+                        join=True,
+                        start_method="spawn",
+                    )
+                    break
+                except mp.ProcessRaisedException as error:
+                    # The free port can be taken between our probe and the rendezvous binding it.
+                    if "address already in use" not in str(error).lower() or attempt == 2:
+                        raise
             _merge(report, json.loads(result_path.read_text()))
     return report
 
@@ -288,7 +296,7 @@ def torchrun_profile(config: ProfileConfig) -> ProfileReport | None:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     gpus_per_node = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
     report = _new_report(config) if rank == 0 else None
-    _init_group(config, "env://", rank, world, local_rank)
+    _init_group(config, "env://", rank, world, local_rank, gpus_per_node)
     try:
         records = _measure(config, local_rank, gpus_per_node, measure_matmul=True)
     finally:
