@@ -247,7 +247,8 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
         return dataclasses.replace(real, tokens_per_s=tps, fits_memory=np.ones(len(tps), dtype=bool))
 
     monkeypatch.setattr(pipeline, "predict", flat_after_one_node)
-    doc = advise(scenario(network={"inter_node_gbps": 100}), now=NOW).to_dict()
+    on_demand_only = {"markets": ["on_demand"]}
+    doc = advise(scenario(network={"inter_node_gbps": 100}, rent=on_demand_only, utilization=0.2), now=NOW).to_dict()
     validate(doc)
     assert doc["recommendation"]["gpus"] == 8
     # Marginal efficiency 8 -> 16: (1.2 / 1.0) / (16 / 8) = 0.6 < 0.8.
@@ -255,6 +256,14 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
         "going to 16 would deliver only 60% of the ideal speed-up" in r for r in doc["recommendation"]["reasons"]
     )
     assert any("fabric between nodes (100 Gb/s per node) is the bottleneck" in w for w in doc["warnings"])
+    # Per GPU, 1 GPU is as fast as 8 and rents for $3.00 instead of $4.00 per GPU-hour; at 20% utilization an
+    # owned GPU-hour costs 98,628 / (8 x 8760 x 0.2) + 0.15 = $7.19: 1 GPU rented is the cheapest per run.
+    one = by_gpus(doc, 1)["rent"]["usd_per_run"]
+    assert one < by_gpus(doc, 8)["rent"]["usd_per_run"]
+    assert any(
+        r.startswith("If the run time does not matter, 1 GPU is the cheapest per run")
+        for r in doc["recommendation"]["reasons"]
+    )
 
 
 def test_warnings_no_fit_stale_and_below_break_even(catalog: dict[str, Any]) -> None:

@@ -73,6 +73,8 @@ def test_bad_runs_point_at_row_and_column(alice) -> None:  # type: ignore[no-unt
     assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": "a"}, format="json"), 400, "#/runs")
     assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": [], "y": 1}, format="json"), 400, "#/y")
     assert_problem(alice.post("/api/v1/calibrations", b"\xff\xfe", content_type="text/csv"), 400)
+    one_run = alice.post("/api/v1/calibrations", {"name": "one", "runs": runs_json(1)}, format="json")
+    assert_problem(one_run, 400, "#/runs")
     assert not Calibration.objects.filter(owner__isnull=False).exists()
 
 

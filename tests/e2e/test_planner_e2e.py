@@ -102,7 +102,9 @@ def test_download_pdf_matches_the_advice(page: Any, live_server: Any, artifacts:
     assert advice["calibration"]["name"] in text
 
 
-def test_save_after_login_then_compare_and_share(page: Any, browser: Any, live_server: Any, user: Any) -> None:
+def test_save_after_login_then_compare_and_share(
+    page: Any, browser: Any, live_server: Any, user: Any, artifacts: Path
+) -> None:
     # Anonymous save: log in, come back with the inputs, save.
     page.goto(f"{live_server.url}/plan/")
     page.get_by_label("Scenario name").fill("Alice 7B")
@@ -134,12 +136,14 @@ def test_save_after_login_then_compare_and_share(page: Any, browser: Any, live_s
     assert "Alice 7B" in header
     assert "70B pretraining" in header
     assert table.locator("tr.differs").count() >= 3
+    page.screenshot(path=str(artifacts / "compare.png"), full_page=True)
 
     # Share the first one and open the link logged out.
     scenario = store.scenarios_for_user(user=user).get(name="Alice 7B")
     page.goto(f"{live_server.url}/scenarios/{scenario.pk}/")
     page.get_by_test_id("share-create").click()
     share_url = page.get_by_test_id("share-link").first.get_attribute("href")
+    page.screenshot(path=str(artifacts / "scenario-detail.png"), full_page=True)
     stranger = browser.new_context()
     shared = stranger.new_page()
     shared.goto(f"{live_server.url}{share_url}")
@@ -147,4 +151,5 @@ def test_save_after_login_then_compare_and_share(page: Any, browser: Any, live_s
     assert shared.locator("text=Alice 7B").first.is_visible()
     assert shared.get_by_test_id("save-scenario").count() == 0
     assert "Log in" in shared.locator("header").inner_text()
+    shared.screenshot(path=str(artifacts / "shared.png"), full_page=True)
     stranger.close()

@@ -188,3 +188,34 @@ def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, o
     client.force_login(other_user)
     assert client.get(f"/calibrations/{calibration.pk}/").status_code == 404
     assert client.post(f"/calibrations/{calibration.pk}/activate/").status_code == 404
+
+
+@pytest.mark.parametrize("gpu", [gpu for gpu, _ in forms.GPU_CHOICES])
+def test_every_gpu_answers_results_or_inline_errors(client: Client, gpu: str) -> None:
+    response = client.post("/plan/results/", _planner_data(gpu=gpu))
+    assert response.status_code in (200, 422)
+    html = response.content.decode()
+    if response.status_code == 422:
+        assert "data-error-for=" in html
+    else:
+        assert 'data-testid="results-table"' in html
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"markets": []},
+        {"providers": "no-such-provider"},
+        {"rent_usd_per_gpu_hour": "0.01"},
+        {"capex_usd": "1"},
+        {"cluster_sizes": "1"},
+        {"utilization_pct": "1"},
+        {"strategy": "ddp", "tp": "3"},
+        {"activation_checkpointing": "maybe"},
+        {"name": "x" * 300},
+        {"params_b": "100000", "cluster_sizes": "8"},
+    ],
+)
+def test_odd_inputs_never_break_the_page(client: Client, overrides: dict[str, Any]) -> None:
+    response = client.post("/plan/results/", _planner_data(**overrides))
+    assert response.status_code in (200, 422)

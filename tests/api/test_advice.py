@@ -1,0 +1,80 @@
+"""POST /api/v1/advice, saved-scenario advice and the PDF proposal: the same document as advise()."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from pypdf import PdfReader
+
+from advisor.web.planning import advice_for
+from tests.api.conftest import assert_problem
+from tests.api.examples import DESIGN_SCENARIO, scenario
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _catalog(db: None) -> None:
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+
+
+def _without_clock(advice: dict) -> dict:
+    return {k: v for k, v in advice.items() if k != "generated_at"}
+
+
+def test_advice_is_the_pipelines_document(alice, user) -> None:  # type: ignore[no-untyped-def]
+    response = alice.post("/api/v1/advice", DESIGN_SCENARIO, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert _without_clock(body) == _without_clock(advice_for(document=DESIGN_SCENARIO, user=user))
+    assert [size["gpus"] for size in body["sizes"]] == DESIGN_SCENARIO["cluster_sizes"]
+    assert body["recommendation"]["action"] in {"rent", "buy"}
+    assert body["scenario"]["gpu"] == "h100-sxm" and body["calibration"]["name"]
+    for size in body["sizes"]:
+        assert {"gpus", "nodes", "fits_memory", "step_time_s", "run_hours", "rent", "buy"} <= set(size)
+
+
+@pytest.mark.parametrize(
+    ("document", "pointers"),
+    [
+        (scenario(gpu="h900"), ["#/gpu"]),
+        (scenario(utilization=0), ["#/utilization"]),
+        (scenario(extra=True), ["#/extra"]),
+        ({"gpu": "h100-sxm"}, ["#/workload"]),
+        ({**scenario(), "workload": {"kind": "training", "model": {"params_b": "7"}, "tokens": -1}}, ["#/workload/model/params_b", "#/workload/tokens"]),
+        ([], ["#"]),
+    ],
+)
+def test_invalid_scenarios_are_problems_with_pointers(alice, document, pointers) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.post("/api/v1/advice", document, format="json"), 400, *pointers)
+
+
+def test_malformed_json_and_wrong_media_type(alice) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(alice.post("/api/v1/advice", "{not json", content_type="application/json"), 400, "#")
+    assert body["type"] == "/problems/validation-error"
+    assert_problem(alice.post("/api/v1/advice", "a,b", content_type="text/csv"), 415)
+    assert_problem(alice.get("/api/v1/advice"), 405)
+
+
+def test_saved_scenario_advice_and_pdf(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    created = alice.post("/api/v1/scenarios", {"name": "Q3 plan", "scenario": scenario()}, format="json").json()
+    advice = alice.get(f"/api/v1/scenarios/{created['id']}/advice")
+    assert advice.status_code == 200 and advice.json()["scenario"]["gpu"] == "h100-sxm"
+    pdf = alice.get(f"/api/v1/scenarios/{created['id']}/proposal.pdf", HTTP_ACCEPT="application/json")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    assert 'filename="q3-plan-proposal.pdf"' in pdf["Content-Disposition"]
+    text = "".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
+    assert "Q3 plan" in text
+    assert_problem(bob.get(f"/api/v1/scenarios/{created['id']}/advice"), 404)
+    assert_problem(bob.get(f"/api/v1/scenarios/{created['id']}/proposal.pdf"), 404)
+
+
+def test_saved_document_that_no_longer_validates_is_409(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from advisor.scenarios import scenario_create
+
+    stale = scenario_create(owner=user, name="old", document={**scenario(), "retired_field": 1})
+    assert_problem(alice.get(f"/api/v1/scenarios/{stale.pk}/advice"), 409, "#/scenario/retired_field")
+    assert_problem(alice.get(f"/api/v1/scenarios/{stale.pk}/proposal.pdf"), 409, "#/scenario/retired_field")
