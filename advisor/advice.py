@@ -184,6 +184,10 @@ def _money(x: Any) -> str:
     return f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
 
 
+def _n_gpus(n: Any) -> str:
+    return "1 GPU" if int(n) == 1 else f"{int(n)} GPUs"
+
+
 def _pct(x: Any) -> str:
     value = float(x)
     return f"{value:.0%}" if math.isfinite(value) else "n/a"
@@ -724,16 +728,16 @@ def advise(
         eff = doc["scaling_efficiency"]
         if beyond is not None:
             reasons.append(
-                f"{rec_gpus} GPUs is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver only "
-                f"{_pct(beyond_eff)} of the ideal speed-up, below the {_pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
+                f"{_n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver "
+                f"only {_pct(beyond_eff)} of the ideal speed-up, below the {_pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
             )
         elif knee == int(np.flatnonzero(feasible)[-1]) and np.count_nonzero(feasible) > 1:
             reasons.append(
-                f"{rec_gpus} GPUs, the largest candidate, still scales at {_pct(eff)} per-GPU efficiency; every step "
-                f"up kept at least {_pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
+                f"{_n_gpus(rec_gpus)}, the largest candidate, still scales at {_pct(eff)} per-GPU efficiency; "
+                f"every step up kept at least {_pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
             )
         else:
-            reasons.append(f"{rec_gpus} GPUs is the only candidate size that holds the model.")
+            reasons.append(f"{_n_gpus(rec_gpus)} is the only candidate size that holds the model.")
         if doc["run_hours"] is not None:
             busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR  # type: ignore[operator]
             reasons.append(
@@ -743,13 +747,13 @@ def advise(
             )
             if busy > s.utilization:
                 warnings.append(
-                    f"{w.runs_per_year:g} runs a year need {_pct(busy)} of the year on {rec_gpus} GPUs, more than the "
-                    f"{_pct(s.utilization)} utilization assumed for owning (/utilization)."
+                    f"{w.runs_per_year:g} runs a year need {_pct(busy)} of the year on {_n_gpus(rec_gpus)}, more than "
+                    f"the {_pct(s.utilization)} utilization assumed for owning (/utilization)."
                 )
             if busy > 1:
                 warnings.append(
-                    f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {rec_gpus} GPUs need more "
-                    "than a year of cluster time."
+                    f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {_n_gpus(rec_gpus)} need "
+                    "more than a year of cluster time."
                 )
         rent_run = doc["rent"]["usd_per_run"]
         own_run = doc["buy"]["usd_per_run"]
@@ -781,12 +785,19 @@ def advise(
             if be is None or s.utilization < be:
                 warnings.append(
                     f"Utilization {_pct(s.utilization)} is below break-even "
-                    f"({'never' if be is None else _pct(be)}) on {rec_gpus} GPUs: owning costs more than renting."
+                    f"({'never' if be is None else _pct(be)}) on {_n_gpus(rec_gpus)}: owning costs more than renting."
                 )
+        cheapest = _cheapest_size(size_docs)
+        if cheapest is not None and cheapest[0] != rec_gpus:
+            n_cheap, usd_cheap, how = cheapest
+            reasons.append(
+                f"If the run time does not matter, {_n_gpus(n_cheap)} is the cheapest per run "
+                f"({_money(usd_cheap)} {how}) but takes longer or scales worse."
+            )
         if action is None:
             reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
         else:
-            reasons.append(f"Recommendation: {action} {rec_gpus} GPUs.")
+            reasons.append(f"Recommendation: {action} {_n_gpus(rec_gpus)}.")
     recommendation = {
         "action": action,
         "gpus": rec_gpus,
@@ -809,7 +820,7 @@ def advise(
         if step < KNEE_MARGINAL_EFFICIENCY:
             warnings.append(
                 f"The fabric between nodes ({s.network.inter_node_gbps:g} Gb/s per node) is the bottleneck: going "
-                f"from {int(gpus[a])} GPUs in one node to {int(gpus[b])} across nodes delivers {_pct(step)} of the "
+                f"from {_n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes delivers {_pct(step)} of the "
                 "ideal speed-up."
             )
     freshness = _json_safe(selectors.price_freshness(gpu=s.gpu))
@@ -830,7 +841,7 @@ def advise(
             warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
     if "spot" in markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])
-        warnings.append(f"Spot is not usable from {too_big} GPUs: interruptions come faster than restarts.")
+        warnings.append(f"Spot is not usable from {_n_gpus(too_big)}: interruptions come faster than restarts.")
     prices_as_of, freshness["kind"] = _prices_as_of(s, size_docs, freshness, now)
 
     # Cumulative cost, NPV and sensitivity at the recommended size.
@@ -944,6 +955,20 @@ def advise(
         },
         assumptions=tuple(assumptions),
     )
+
+
+def _cheapest_size(size_docs: list[dict[str, Any]]) -> tuple[int, float, str] | None:
+    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options."""
+    options = [
+        (d[side]["usd_per_run"], d["gpus"], word)
+        for d in size_docs
+        for side, word in (("rent", "rented"), ("buy", "owned"))
+        if d[side]["usd_per_run"] is not None
+    ]
+    if not options:
+        return None
+    usd, n, word = min(options)
+    return n, usd, word
 
 
 def _prices_as_of(
