@@ -19,13 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from estimator.profiling.gpu_ids import resolve_gpu_id
 from estimator.profiling.results import PRECISIONS, ModelShape, ProfileReport, rows_from_report, rows_to_text, write_csv
+from estimator.specs import get_gpu
 
 if TYPE_CHECKING:
     from estimator.profiling.launch import ProfileConfig
@@ -209,14 +210,18 @@ def validate_rows(rows: list[dict[str, str]]) -> tuple[list[dict[str, str]], lis
     return kept, problems
 
 
-def summarize(report: ProfileReport, stream: TextIO) -> None:
-    """A human-readable digest of the report (the CSV/JSON carry the numbers)."""
+def summarize(report: ProfileReport, stream: TextIO, peaks: Mapping[str, float] | None = None) -> None:
+    """A human-readable digest of the report (the CSV/JSON carry the numbers). `peaks` (dense
+    datasheet TFLOPS per precision) adds the fraction of peak, a quick check that the GPU is healthy."""
     names = sorted(set(report.device_names))
     print(f"devices: {', '.join(f'{n} x{report.device_names.count(n)}' for n in names)}", file=stream)
     for precision in dict.fromkeys(m.precision for m in report.matmul):
         found = [m.tflops for m in report.matmul if m.precision == precision]
+        mean = sum(found) / len(found)
         spread = f" (min {min(found):.1f}, max {max(found):.1f} over {len(found)} devices)" if len(found) > 1 else ""
-        print(f"matmul {precision}: {sum(found) / len(found):.2f} TFLOPS{spread}", file=stream)
+        peak = (peaks or {}).get(precision)
+        of_peak = f", {mean / peak:.0%} of the {peak:g} TFLOPS datasheet peak" if peak else ""
+        print(f"matmul {precision}: {mean:.2f} TFLOPS{spread}{of_peak}", file=stream)
     for skip in report.matmul_skipped:
         print(f"matmul {skip.precision}: not measured ({skip.reason})", file=stream)
     for result in report.allreduce:
@@ -292,7 +297,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     if report is None:  # a torchrun rank other than 0: rank 0 writes the outputs
         return 0
 
-    summarize(report, stderr)
+    # Fractions of a datasheet peak only mean something when the devices are that GPU.
+    peaks = get_gpu(gpu_id).peak_tflops if gpu_id is not None and on_gpu else None
+    summarize(report, stderr, peaks)
     if args.json:
         args.json.write_text(report.to_json() + "\n")
         print(f"wrote the full report to {args.json}", file=stderr)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from estimator.profile import MODEL_PRESETS, main, validate_rows, world_sizes
+from estimator.profile import MODEL_PRESETS, main, summarize, validate_rows, world_sizes
 from estimator.profiling.gpu_ids import gpu_id_for_device_name, resolve_gpu_id
 from estimator.profiling.results import (
     CSV_COLUMNS,
@@ -350,3 +350,11 @@ def test_append_requires_the_same_header(tmp_path: Path) -> None:
     other.write_text("gpu,num_gpus\nh100-sxm,8\n")
     with pytest.raises(ValueError, match="different header"):
         write_csv(rows, other, append=True)
+
+
+def test_summary_gives_the_fraction_of_the_datasheet_peak() -> None:
+    stream = io.StringIO()
+    summarize(_report(8, 8), stream, {"bf16": 1000.0})
+    text = stream.getvalue()
+    assert "matmul bf16: 600.50 TFLOPS" in text and "60% of the 1000 TFLOPS datasheet peak" in text
+    assert "train 0.1M params bf16 on 8" in text and "1,000 tokens/s" in text
