@@ -47,6 +47,8 @@ CP_MIN_SEQ: Final[int] = 8192
 # Prefer a simpler layout when it is within this fraction of the fastest one.
 LAYOUT_TOLERANCE: Final[float] = 0.02
 OPEN: Final[int] = -1
+# Memory bound of one vectorized pass: ~60 float64 temporaries per candidate -> ~250 MB at 500k candidates.
+MAX_CANDIDATES_PER_CHUNK: Final[int] = 500_000
 
 _GPUS = all_gpus()
 FAMILIES: Final[tuple[str, ...]] = tuple(dict.fromkeys(g.family for g in _GPUS))
@@ -226,7 +228,14 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "ac",
 )
 _INT_KEYS: Final[tuple[str, ...]] = ("gpu", "precision", "n", "strategy", "tp", "pp", "cp", "mb", "ac")
-_LAYOUT_KEYS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "mb", "ac")
+_SEARCH: Final[dict[str, tuple[int, ...]]] = {
+    "strategy": STRATEGY_OPTIONS,
+    "tp": TP_OPTIONS,
+    "cp": CP_OPTIONS,
+    "pp": PP_OPTIONS,
+    "mb": MB_OPTIONS,
+    "ac": AC_OPTIONS,
+}
 
 
 def _expand(parent: np.ndarray, given: np.ndarray, options: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -320,7 +329,23 @@ def solve(q: dict[str, np.ndarray], theta: dict[str, object], *, require_fit: bo
     """Best feasible layout and its prediction for every query of the table ``q``.
 
     ``require_fit=False`` (calibration on published runs) still prefers layouts that fit, but when none does it
-    predicts the fastest layout that divides the GPUs instead of answering NaN: the run did happen."""
+    predicts the fastest layout that divides the GPUs instead of answering NaN: the run did happen.
+    Queries are answered in chunks of at most MAX_CANDIDATES_PER_CHUNK candidates (before pruning) to bound memory."""
+    bound = np.ones(q["n"].size)
+    for key, options in _SEARCH.items():
+        bound *= np.where(q[key] == OPEN, len(options), 1)
+    chunk_of = (np.cumsum(bound) - 1) // MAX_CANDIDATES_PER_CHUNK
+    if chunk_of.size == 0 or chunk_of[-1] == 0:
+        return _solve_chunk(q, theta, require_fit=require_fit)
+    starts = np.flatnonzero(np.diff(chunk_of, prepend=-1))
+    parts = [
+        _solve_chunk({k: v[a:b] for k, v in q.items()}, theta, require_fit=require_fit)
+        for a, b in zip(starts, [*starts[1:], q["n"].size], strict=True)
+    ]
+    return Solution(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in Solution.__dataclass_fields__})
+
+
+def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_fit: bool) -> Solution:
     count = q["n"].size
     query, layout = candidates(q)
     cases = case_table(q, query, layout)
