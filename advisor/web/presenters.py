@@ -232,6 +232,13 @@ def assumptions(advice: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _g(value: Any) -> str:
+    """A number without a trailing .0 (7.0 -> 7, 3200.0 -> 3200); other values as they are."""
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}" if abs(value) >= 10_000 else str(int(value))
+    return "n/a" if value is None else str(value)
+
+
 def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
     scenario = advice.get("scenario") or {}
     workload = scenario.get("workload") or {}
@@ -241,7 +248,7 @@ def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
     network = scenario.get("network") or {}
     gpu = advice.get("gpu") or {}
     rows: list[tuple[str, str]] = [
-        ("Workload", f"{workload.get('kind', 'training')}, {model.get('params_b', '?')}B parameters"),
+        ("Workload", f"{workload.get('kind', 'training')}, {_g(model.get('params_b'))}B parameters"),
     ]
     if workload.get("tokens") is not None:
         rows.append(("Tokens per run", f"{workload['tokens'] / 1e9:,.0f} billion"))
@@ -249,13 +256,13 @@ def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Sequence length", f"{model.get('seq_len', 'n/a')} tokens"),
         ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
         ("Precision", str(workload.get("precision", "n/a"))),
-        ("Runs per year", f"{workload.get('runs_per_year', 'n/a')}"),
+        ("Runs per year", _g(workload.get("runs_per_year"))),
         ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
         ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
         (
             "Network",
-            f"{network.get('gpus_per_node', '?')} GPUs per node, "
-            f"{network.get('inter_node_gbps', '?')} Gb/s per node between nodes",
+            f"{_g(network.get('gpus_per_node'))} GPUs per node, "
+            f"{_g(network.get('inter_node_gbps'))} Gb/s per node between nodes",
         ),
         (
             "Rental markets",
@@ -268,7 +275,7 @@ def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
     rows += [
-        ("Service life", f"{buy.get('years', 'n/a')} years"),
+        ("Service life", f"{_g(buy.get('years'))} years"),
         ("Discount rate", percent(buy.get("discount_rate"))),
         ("Residual value", f"{percent(buy.get('residual_fraction'))} of capex"),
         ("Electricity", f"${buy.get('power_usd_per_kwh', 0):,.3f} per kWh, PUE {buy.get('pue', 'n/a')}"),
