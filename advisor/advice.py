@@ -678,6 +678,7 @@ def advise(
                 "break_even_utilization": be if be_ok else None,
                 "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
                 "break_even_utilization_p10": _fraction(be_q[0][i]) if be_q is not None and ok else None,
+                "break_even_utilization_p50": _fraction(be_q[1][i]) if be_q is not None and ok else None,
                 "break_even_utilization_p90": _fraction(be_q[2][i]) if be_q is not None and ok else None,
                 "breaks_even": bool(be_ok),
             }
