@@ -119,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     model = parser.add_argument_group("training step")
     model.add_argument(
-        "--model", choices=sorted(MODEL_PRESETS), help="default: 350m on GPUs (125m with --quick), tiny on a CPU"
+        "--model",
+        choices=sorted(MODEL_PRESETS),
+        help="default: 350m on GPUs with 40 GB or more, else (and with --quick) 125m; tiny on a CPU",
     )
     for name in ("layers", "hidden", "heads", "ffn-hidden", "vocab", "seq-len"):
         model.add_argument(f"--{name}", type=int, help="override the preset")
@@ -137,12 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config_from_args(args: argparse.Namespace, device: str) -> ProfileConfig:
+def default_model(on_gpu: bool, quick: bool, memory_gb: float | None) -> str:
+    """The preset that fits: 350m in fp32 needs about 25 GB with its AdamW states and logits,
+    more than the 24 GB cards (L4, A10G, RTX 4090) have; 125m needs about 12 GB."""
+    if not on_gpu:
+        return "tiny"
+    return "125m" if quick or (memory_gb is not None and memory_gb < 40) else "350m"
+
+
+def _config_from_args(args: argparse.Namespace, device: str, memory_gb: float | None = None) -> ProfileConfig:
     """The ProfileConfig for these options on this device type (defaults depend on both)."""
     from estimator.profiling.launch import ProfileConfig
 
     on_gpu = device == "cuda"
-    preset = args.model or ("tiny" if not on_gpu else "125m" if args.quick else "350m")
+    preset = args.model or default_model(on_gpu, args.quick, memory_gb)
     shape, micro_batch = MODEL_PRESETS[preset]
     overrides = {
         field: getattr(args, field)
@@ -262,7 +272,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     on_gpu = device == "cuda"
 
     try:
-        config = _config_from_args(args, device)
+        memory_gb = None
+        if on_gpu:
+            import torch
+
+            memory_gb = min(torch.cuda.get_device_properties(i).total_memory for i in range(count)) / 1e9
+        config = _config_from_args(args, device, memory_gb)
         torchrun = launched_by_torchrun()
         sizes = [] if torchrun else world_sizes(args.num_gpus, args.sweep, count, on_gpu)
         gpu_id = None

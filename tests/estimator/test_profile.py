@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from estimator.profile import MODEL_PRESETS, main, summarize, validate_rows, world_sizes
+from estimator.profile import MODEL_PRESETS, default_model, main, summarize, validate_rows, world_sizes
 from estimator.profiling.gpu_ids import gpu_id_for_device_name, resolve_gpu_id
 from estimator.profiling.results import (
     CSV_COLUMNS,
@@ -358,3 +358,10 @@ def test_summary_gives_the_fraction_of_the_datasheet_peak() -> None:
     text = stream.getvalue()
     assert "matmul bf16: 600.50 TFLOPS" in text and "60% of the 1000 TFLOPS datasheet peak" in text
     assert "train 0.1M params bf16 on 8" in text and "1,000 tokens/s" in text
+
+
+def test_default_model_fits_the_device() -> None:
+    assert default_model(on_gpu=False, quick=False, memory_gb=None) == "tiny"
+    assert default_model(on_gpu=True, quick=False, memory_gb=80.0) == "350m"
+    assert default_model(on_gpu=True, quick=False, memory_gb=24.0) == "125m"  # L4, A10G, RTX 4090
+    assert default_model(on_gpu=True, quick=True, memory_gb=80.0) == "125m"
