@@ -328,7 +328,7 @@ def ingest_offers(
                 (offer_id, _, _, _, _, price, gpu, gpu_count, source, owner, withdrawn, effective, seen, since) = (
                     current
                 )
-                if is_snapshot and owner != SNAPSHOT_FEED:
+                if is_snapshot and (owner != SNAPSHOT_FEED or withdrawn is not None):
                     counts.skipped_live += 1
                     continue
                 price_changed = price != item.usd_per_hour
@@ -420,9 +420,14 @@ def _history_row(
     )
 
 
-def withdraw_missing(*, feed: str, run: FeedRun, now: dt.datetime) -> int:
-    """Mark this feed's offers that the successful `run` did not list as withdrawn."""
-    return Offer.objects.filter(feed=feed, withdrawn_at__isnull=True).exclude(last_run=run).update(withdrawn_at=now)
+def withdraw_missing(*, feed: str, run: FeedRun, now: dt.datetime, providers: Iterable[str] = ()) -> int:
+    """Withdraw this feed's offers that the successful `run` did not list, and the bundled snapshot's
+    offers of the providers the run covered: live prices supersede the snapshot of those providers."""
+    missing = Offer.objects.filter(feed=feed, withdrawn_at__isnull=True).exclude(last_run=run).update(withdrawn_at=now)
+    superseded = Offer.objects.filter(
+        feed=SNAPSHOT_FEED, withdrawn_at__isnull=True, provider__slug__in=list(providers)
+    ).update(withdrawn_at=now)
+    return missing + superseded
 
 
 # --- the lock ----------------------------------------------------------------------------------
@@ -515,7 +520,8 @@ def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
                 counts = ingest_offers(
                     feed=name, offers=checked.accepted, run=run, now=now, progress=report, total=len(checked.accepted)
                 )
-                withdrawn = withdraw_missing(feed=name, run=run, now=now)
+                providers = {offer.record.provider for offer in checked.accepted}
+                withdrawn = withdraw_missing(feed=name, run=run, now=now, providers=providers)
                 return _finish(
                     run,
                     FeedRun.Status.SUCCESS,
@@ -604,7 +610,7 @@ def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
 
 
 def _skipped_note(skipped: int) -> list[str]:
-    return [f"{skipped} rows left alone: a live feed owns them"] if skipped else []
+    return [f"{skipped} rows left alone: a live feed owns or superseded them"] if skipped else []
 
 
 def hardware_quotes_load(*, path: Path = HARDWARE_QUOTES_CSV) -> int:

@@ -206,6 +206,11 @@ def test_a_live_feed_takes_over_a_snapshot_offer_and_the_snapshot_never_overwrit
     feed_refresh(name="lambda")
     snap.refresh_from_db()
     assert not snap.is_snapshot and snap.feed == "lambda"
-    load_bundled_data()
+    # Snapshot rows of Lambda that the live feed did not list are superseded, not left beside live prices.
+    stale_snapshot = Offer.objects.filter(provider__slug="lambda", feed="snapshot")
+    assert stale_snapshot.exists() and not stale_snapshot.filter(withdrawn_at__isnull=True).exists()
+    assert Offer.objects.filter(provider__slug="runpod", feed="snapshot", withdrawn_at__isnull=True).exists()
+    load_bundled_data()  # bootstrap again: neither overwrites the live offer nor revives superseded rows
     snap.refresh_from_db()
     assert not snap.is_snapshot and snap.feed == "lambda"
+    assert not stale_snapshot.filter(withdrawn_at__isnull=True).exists()
