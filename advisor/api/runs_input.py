@@ -51,6 +51,10 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     try:
         return parse(payload)
     except RunValidationError as error:
-        raise FieldErrors(
-            [_entry(e, csv_body=csv_body) for e in error.errors], detail="Some runs are invalid; see errors."
-        ) from error
+        raise runs_problem(error, csv_body=csv_body) from error
+
+
+def runs_problem(error: RunValidationError, *, csv_body: bool) -> FieldErrors:
+    """The 400 for runs rejected while parsing or later (e.g. too few to fit a calibration)."""
+    entries = [_entry(e, csv_body=csv_body) for e in error.errors]
+    return FieldErrors(entries, detail="Some runs are invalid; see errors.")

@@ -54,6 +54,9 @@ class ProblemAutoSchema(AutoSchema):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
+        for code, response in list(responses.items()):
+            if code >= "400" and "content" not in response:  # declared without a body: it is a problem
+                responses[code] = self._problem(code, response.get("description") or "Error.")
         for code, description in _ERROR_DESCRIPTIONS.items():
             if code not in responses:
                 responses[code] = self._problem(code, description)

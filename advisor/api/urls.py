@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import URLPattern, path
 
-from advisor.api.views import calibrations, catalog, gpus, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, feeds, gpus, scenarios, tokens
+from advisor.api.views.base import JSON_AND_CSV
+from pricing.api import urls as pricing_urls
+
+
+def _tabular(pattern: URLPattern) -> URLPattern:
+    """The pricing app's API views (offers, feeds), mounted here with CSV output added."""
+    callback = pattern.callback
+    view = callback.view_class.as_view(**{**callback.view_initkwargs, "renderer_classes": JSON_AND_CSV})
+    return path(str(pattern.pattern), view, name=pattern.name)
+
 
 urlpatterns = [
+    path("advice", advice.AdviceView.as_view(), name="advice"),
     path("calibrations", calibrations.CalibrationListView.as_view(), name="calibration-list"),
     path("calibrations/<int:calibration_id>", calibrations.CalibrationDetailView.as_view(), name="calibration-detail"),
     path(
@@ -27,8 +38,12 @@ urlpatterns = [
     path("hardware-quotes", catalog.HardwareQuoteListView.as_view(), name="hardware-quote-list"),
     path("scenarios", scenarios.ScenarioListView.as_view(), name="scenario-list"),
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
+    path("scenarios/<int:scenario_id>/advice", advice.ScenarioAdviceView.as_view(), name="scenario-advice"),
+    path("scenarios/<int:scenario_id>/proposal.pdf", advice.ScenarioProposalView.as_view(), name="scenario-proposal"),
+    path("feeds/<str:feed>/refresh", feeds.FeedRefreshView.as_view(), name="feed-refresh"),
+    path("tasks/<str:task_id>", feeds.TaskDetailView.as_view(), name="task-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
-    # GET offers, GET feeds (pricing owns them; they share this namespace for versioning).
-    path("", include("pricing.api.urls")),
+    # GET offers, GET feeds: pricing owns the views; mounted in this namespace (versioning) with CSV added.
+    *[_tabular(pattern) for pattern in pricing_urls.urlpatterns],
 ]

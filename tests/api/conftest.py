@@ -10,6 +10,12 @@ from advisor.api.tokens import api_token_create
 PROBLEM = "application/problem+json"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+    """The user fixtures set passwords; PBKDF2's deliberate slowness only slows this suite down."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def anon() -> APIClient:
     return APIClient()

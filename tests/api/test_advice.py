@@ -44,7 +44,10 @@ def test_advice_is_the_pipelines_document(alice, user) -> None:  # type: ignore[
         (scenario(utilization=0), ["#/utilization"]),
         (scenario(extra=True), ["#/extra"]),
         ({"gpu": "h100-sxm"}, ["#/workload"]),
-        ({**scenario(), "workload": {"kind": "training", "model": {"params_b": "7"}, "tokens": -1}}, ["#/workload/model/params_b", "#/workload/tokens"]),
+        (
+            {**scenario(), "workload": {"kind": "training", "model": {"params_b": "7"}, "tokens": -1}},
+            ["#/workload/model/params_b", "#/workload/tokens"],
+        ),
         ([], ["#"]),
     ],
 )

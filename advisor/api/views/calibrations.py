@@ -22,11 +22,11 @@ from advisor.api.calibration_access import (
 )
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser
-from advisor.api.runs_input import runs_or_400
+from advisor.api.runs_input import runs_or_400, runs_problem
 from advisor.api.views.base import JSON_AND_CSV, query_params
 from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
 from advisor.models import Calibration
-from estimator.runs import COLUMNS, REQUIRED
+from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 
 
 class CalibrationSerializer(serializers.ModelSerializer):
@@ -139,6 +139,8 @@ class CalibrationListView(GenericAPIView):
         runs = runs_or_400(data, other_fields=("name",))
         try:
             row = calibration_create(owner=request.user, name=name, runs=runs)
+        except RunValidationError as error:
+            raise runs_problem(error, csv_body=isinstance(data, str)) from error
         except CalibrationNameError as error:
             detail = str(error).removeprefix("name: ")
             if isinstance(data, str):

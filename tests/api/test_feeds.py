@@ -1,0 +1,52 @@
+"""Feeds: status for everyone signed in; refresh (a Celery task with a status URL) for staff only."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from pricing.models import FeedRun
+from tests.api.conftest import assert_problem
+
+pytestmark = pytest.mark.django_db
+
+
+def test_staff_refresh_returns_task_and_status_url(carol, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("django.conf.settings.PRICING_LAMBDA_API_KEY", "")
+    response = carol.post("/api/v1/feeds/lambda/refresh")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["task_id"] and body["status_url"].endswith(f"/api/v1/tasks/{body['task_id']}")
+    assert response["Location"] == body["status_url"]
+    status = carol.get(body["status_url"]).json()
+    assert status["status"] == "SUCCESS" and status["result"]["feed"] == "lambda"
+    assert FeedRun.objects.get(pk=status["result"]["run_id"]).feed == "lambda"
+    feeds = {feed["name"]: feed for feed in carol.get("/api/v1/feeds").json()}
+    assert feeds["lambda"]["status"] == status["result"]["status"]
+
+
+def test_refresh_is_staff_only_and_names_known_feeds(alice, carol) -> None:  # type: ignore[no-untyped-def]
+    assert assert_problem(alice.post("/api/v1/feeds/lambda/refresh"), 403)["type"] == "/problems/permission-denied"
+    assert_problem(alice.get("/api/v1/tasks/some-id"), 403)
+    body = assert_problem(carol.post("/api/v1/feeds/nope/refresh"), 404)
+    assert "lambda" in body["detail"]
+    assert carol.get("/api/v1/tasks/unknown-id").json()["status"] == "PENDING"
+
+
+def test_feeds_and_offers_as_csv(alice) -> None:  # type: ignore[no-untyped-def]
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    feeds = list(csv.DictReader(io.StringIO(alice.get("/api/v1/feeds?format=csv").content.decode())))
+    assert "snapshot" in {row["name"] for row in feeds}
+    as_json = alice.get("/api/v1/offers?gpu=h100-sxm&market=on_demand&page_size=20").json()
+    response = alice.get("/api/v1/offers?gpu=h100-sxm&market=on_demand&page_size=20", HTTP_ACCEPT="text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == len(as_json["results"]) > 0
+    for row, offer in zip(rows, as_json["results"], strict=True):
+        assert row["provider"] == offer["provider"] and row["instance"] == offer["instance"]
+        assert float(row["usd_per_gpu_hour"]) == offer["usd_per_gpu_hour"]
+        assert row["gpu"] == "h100-sxm" and row["market"] == "on_demand"
+    assert_problem(alice.get("/api/v1/offers?market=cheap"), 400, "#/market")
