@@ -81,7 +81,7 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "row_errors": row_errors,
-        "calibrations": _visible(request.user),
+        "calibrations": [{"row": c, "loo_mape": _pct(c.loo_mape)} for c in _visible(request.user)],
         "active_id": _active_id(request.user),
     }
     return render(request, "calibrations/list.html", context, status=status)
@@ -94,6 +94,10 @@ def _own_or_default(request: HttpRequest, calibration_id: int) -> Calibration:
     return calibration
 
 
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value) * 100:.1f}%"
+
+
 def fit_report(calibration: Calibration) -> dict[str, Any]:
     """What the fit report page prints, read from the stored calibration document."""
     report = (calibration.document or {}).get("report") or {}
@@ -101,9 +105,9 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         {
             "gpu": gpu,
             "runs": values.get("runs"),
-            "mape": values.get("mape"),
-            "median_ape": values.get("median_ape"),
-            "p90_ape": values.get("p90_ape"),
+            "mape": _pct(values.get("mape")),
+            "median_ape": _pct(values.get("median_ape")),
+            "p90_ape": _pct(values.get("p90_ape")),
         }
         for gpu, values in sorted((report.get("per_gpu") or {}).items())
     ]
@@ -116,11 +120,11 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
     baseline = (report.get("baseline") or {}).get("loo") or {}
     return {
         "runs": calibration.runs,
-        "loo_mape": calibration.loo_mape,
-        "loo_median_ape": report.get("loo_median_ape"),
-        "loo_p90_ape": report.get("loo_p90_ape"),
-        "in_sample_mape": report.get("in_sample_mape"),
-        "baseline_mape": baseline.get("mape"),
+        "loo_mape": _pct(calibration.loo_mape),
+        "loo_median_ape": _pct(report.get("loo_median_ape")),
+        "loo_p90_ape": _pct(report.get("loo_p90_ape")),
+        "in_sample_mape": _pct(report.get("in_sample_mape")),
+        "baseline_mape": _pct(baseline.get("mape")) if baseline.get("mape") is not None else None,
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],

@@ -176,6 +176,7 @@ def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, o
     calibration = Calibration.objects.get(owner=user, name="ours")
     page = client.get(response["Location"]).content.decode()
     assert 'data-testid="fit-summary"' in page
+    assert f"<strong>{calibration.loo_mape * 100:.1f}%</strong>" in page
     assert 'data-testid="per-gpu"' in page
     assert "a100-80gb" in page
     assert 'data-testid="chart-residuals"' in page

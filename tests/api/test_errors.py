@@ -1,0 +1,129 @@
+"""Each error class answers RFC 9457 problem+json, with pointers for bad input; throttling is per user
+with a stricter scope for advice and PDFs, counted in the cache (Redis in production)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from tests.api.conftest import assert_problem
+from tests.api.examples import scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def test_400_validation_lists_every_bad_field(alice) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(
+        alice.post("/api/v1/advice", scenario(gpu="h900", utilization=2, cluster_sizes="8"), format="json"),
+        400,
+        "#/gpu",
+        "#/utilization",
+        "#/cluster_sizes",
+    )
+    assert body["type"] == "/problems/validation-error" and body["title"] == "Invalid request"
+    assert body["instance"] == "/api/v1/advice"
+    gpu = next(e for e in body["errors"] if e["pointer"] == "#/gpu")
+    assert "h100-sxm" in gpu["detail"], "the message says what is allowed"
+
+
+def test_400_parse_error_points_at_the_document(alice) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(alice.post("/api/v1/scenarios", b"{", content_type="application/json"), 400, "#")
+    assert body["errors"][0]["code"] == "parse_error"
+
+
+def test_400_query_parameter(alice) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(alice.get("/api/v1/hardware-quotes?gpu=nope"), 400, "#/gpu")
+    assert body["errors"][0]["parameter"] == "gpu"
+
+
+def test_401_without_credentials(anon) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(anon.get("/api/v1/scenarios"), 401)
+    assert body["type"] == "/problems/not-authenticated"
+
+
+def test_403_not_staff(alice) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.post("/api/v1/feeds/aws/refresh"), 403)
+
+
+def test_404_unknown_object_and_unknown_api_path(alice) -> None:  # type: ignore[no-untyped-def]
+    assert assert_problem(alice.get("/api/v1/scenarios/123456"), 404)["type"] == "/problems/not-found"
+    assert_problem(alice.get("/api/v1/no-such-thing"), 404)
+    assert_problem(alice.get("/api/v2/scenarios"), 404)
+
+
+def test_405_method_not_allowed(alice) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.patch("/api/v1/gpus", {}, format="json"), 405)
+
+
+def test_406_not_acceptable(alice) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.get("/api/v1/gpus", HTTP_ACCEPT="application/xml"), 406)
+    # A CSV request that fails still answers problem+json, not CSV.
+    assert_problem(alice.get("/api/v1/hardware-quotes?format=csv&gpu=nope"), 400, "#/gpu")
+
+
+def test_415_unsupported_media_type(alice) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.post("/api/v1/scenarios", "name=x", content_type="application/x-www-form-urlencoded"), 415)
+
+
+def test_500_is_a_problem_without_internals(alice, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    def broken() -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr("advisor.api.views.gpus.all_gpus", broken)
+    client = alice
+    client.raise_request_exception = False
+    body = assert_problem(client.get("/api/v1/gpus"), 500)
+    assert "secret internals" not in str(body) and body["type"] == "/problems/server-error"
+    assert "secret internals" in caplog.text, "the error is logged"
+
+
+def _throttled(client: APIClient, url: str, *, method: str = "get", limit: int) -> None:
+    for _ in range(limit):
+        assert getattr(client, method)(url).status_code != 429
+    response = getattr(client, method)(url)
+    body = assert_problem(response, 429)
+    assert body["type"] == "/problems/throttled" and body["retry_after_s"] >= 1
+    assert int(response["Retry-After"]) >= 1
+
+
+def _rates(settings, **rates: str) -> None:  # type: ignore[no-untyped-def]
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "1000/min", "user": "1000/min", "advice": "1000/min", "pdf": "1000/min", **rates},
+    }
+
+
+def test_user_rate_is_per_user(settings, alice, bob) -> None:  # type: ignore[no-untyped-def]
+    _rates(settings, user="3/min")
+    _throttled(alice, "/api/v1/gpus", limit=3)
+    assert bob.get("/api/v1/gpus").status_code == 200, "another user's budget is separate"
+
+
+def test_advice_scope_is_stricter_than_the_user_rate(settings, alice) -> None:  # type: ignore[no-untyped-def]
+    _rates(settings, user="100/min", advice="2/min")
+    for _ in range(2):
+        assert alice.post("/api/v1/advice", {}, format="json").status_code == 400
+    assert_problem(alice.post("/api/v1/advice", {}, format="json"), 429)
+    assert alice.get("/api/v1/gpus").status_code == 200, "other endpoints keep the user budget"
+
+
+def test_pdf_scope(settings, alice) -> None:  # type: ignore[no-untyped-def]
+    _rates(settings, pdf="1/min")
+    _throttled(alice, "/api/v1/scenarios/999/proposal.pdf", limit=1)
+
+
+def test_anonymous_rate(settings, anon) -> None:  # type: ignore[no-untyped-def]
+    _rates(settings, anon="2/min")
+    _throttled(anon, "/api/v1/gpus", limit=2)
+
+
+def test_throttle_counts_live_in_redis(settings, alice, redis_url) -> None:  # type: ignore[no-untyped-def]
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
+    cache.clear()
+    _rates(settings, user="2/min")
+    _throttled(alice, "/api/v1/gpus", limit=2)
+    from django.core.cache import caches
+
+    keys = caches["default"]._cache.get_client().keys("*throttle_user_*")
+    assert keys, "the throttle history is stored in Redis"
