@@ -560,8 +560,8 @@ def advise(
     has_rent = np.isfinite(per_run[headline, np.arange(len(gpus))]) if markets else np.zeros(len(gpus), bool)
     # Break-even against on-demand (or the manual quote), else the cheapest market's price.
     if "on_demand" in used_price and np.isfinite(used_price["on_demand"]).any():
-        be_price = used_price["on_demand"]
-        be_market = np.where(np.isfinite(be_price), "on_demand", "")
+        be_price = used_price["on_demand"].copy()
+        be_market = np.where(np.isfinite(be_price), "on_demand", "").astype(object)
     else:
         be_price = np.full(len(gpus), np.inf)
         be_market = np.full(len(gpus), "", dtype=object)

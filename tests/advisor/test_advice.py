@@ -398,3 +398,15 @@ def test_run_time_never_rises_when_gpus_are_added_under_weak_scaling(
         hours.append(1e12 / p.tokens_per_s[0] / 3600 if p.fits_memory[0] else np.inf)
     finite = [h for h in hours if np.isfinite(h)]
     assert all(b <= a * (1 + 1e-9) for a, b in itertools.pairwise(finite))
+
+
+def test_break_even_falls_back_to_the_cheapest_market_without_on_demand(catalog: dict[str, Any]) -> None:
+    # Only the one-GPU VM is on demand: 8 GPUs compare against the 1-year reserved price ($24/h / 8 = $3.00).
+    catalog["offers"]["acme_od"].delete()
+    catalog["offers"]["bolt_od"].delete()
+    doc = advise(scenario(rent={"markets": ["on_demand", "reserved_1y"]}), now=NOW).to_dict()
+    validate(doc)
+    assert by_gpus(doc, 1)["buy"]["break_even_against"]["market"] == "on_demand"
+    eight = by_gpus(doc, 8)
+    assert eight["rent"]["by_market"]["on_demand"] is None
+    assert eight["buy"]["break_even_against"] == {"market": "reserved_1y", "usd_per_gpu_hour": pytest.approx(3.0)}
