@@ -17,3 +17,6 @@ urlpatterns = [
     path("prices/", include("pricing.urls")),
     path("", include("advisor.web.urls")),
 ]
+
+# API paths that match nothing answer problem+json; other paths keep Django's 404 page.
+handler404 = "advisor.api.errors.not_found_view"

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -177,3 +178,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         request.accepted_renderer = ProblemJSONRenderer()
         request.accepted_media_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: paths under /api/ that match no route answer problem+json; pages keep Django's 404."""
+    if not request.path.startswith("/api/"):
+        return page_not_found(request, exception)
+    body = problem(status_code=404, detail="No such API endpoint.", instance=request.get_full_path())
+    return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)

@@ -90,7 +90,13 @@ def _throttled(client: APIClient, url: str, *, method: str = "get", limit: int) 
 def _rates(settings, **rates: str) -> None:  # type: ignore[no-untyped-def]
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"anon": "1000/min", "user": "1000/min", "advice": "1000/min", "pdf": "1000/min", **rates},
+        "DEFAULT_THROTTLE_RATES": {
+            "anon": "1000/min",
+            "user": "1000/min",
+            "advice": "1000/min",
+            "pdf": "1000/min",
+            **rates,
+        },
     }
 
 
@@ -114,8 +120,9 @@ def test_pdf_scope(settings, alice) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_anonymous_rate(settings, anon) -> None:  # type: ignore[no-untyped-def]
+    # Authentication is checked before throttling, so the anonymous rate guards the public schema.
     _rates(settings, anon="2/min")
-    _throttled(anon, "/api/v1/gpus", limit=2)
+    _throttled(anon, "/api/schema/", limit=2)
 
 
 def test_throttle_counts_live_in_redis(settings, alice, redis_url) -> None:  # type: ignore[no-untyped-def]
