@@ -53,7 +53,7 @@ from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_
 from estimator import predict
 from estimator.calibrate import Calibration, load_default
 from estimator.specs import get_gpu
-from estimator.workload import Cluster, TrainingJob
+from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
 
 ADVICE_VERSION: Final[int] = 1
@@ -467,6 +467,43 @@ def _knee(gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray) -> tuple[int 
     return knee, None, None
 
 
+_WORKLOAD_POINTERS: Final[Mapping[str, str]] = {
+    **{k: f"/workload/model/{k}" for k in ("params_b", "seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")},
+    **{
+        k: f"/workload/parallelism/{k}"
+        for k in ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
+    },
+    "global_batch": "/workload/global_batch",
+    "precision": "/workload/precision",
+    "gpus_per_node": "/network/gpus_per_node",
+    "inter_node_gbps": "/network/inter_node_gbps",
+}
+
+
+def _training_job(s: Scenario) -> TrainingJob:
+    """The estimator's job for a training scenario; open layout fields (strategy "auto", nulls) are searched."""
+    w = s.workload
+    par = w.parallelism
+    assert par is not None and w.global_batch is not None
+    return TrainingJob(
+        params_b=w.model.params_b,
+        seq_len=w.model.seq_len,
+        global_batch=w.global_batch,
+        precision=w.precision,
+        layers=w.model.layers,
+        hidden=w.model.hidden,
+        heads=w.model.heads,
+        ffn_hidden=w.model.ffn_hidden,
+        vocab=w.model.vocab,
+        strategy=None if par.strategy == "auto" else par.strategy,
+        tp=par.tp,
+        pp=par.pp,
+        cp=par.cp,
+        micro_batch=par.micro_batch,
+        activation_checkpointing=par.activation_checkpointing,
+    )
+
+
 def advise(
     scenario: Scenario | Mapping[str, Any],
     *,
@@ -490,25 +527,11 @@ def advise(
     w = s.workload
     assert w.parallelism is not None and w.tokens is not None and w.global_batch is not None
     spec = get_gpu(s.gpu)
-    par = w.parallelism
-    job = TrainingJob(
-        params_b=w.model.params_b,
-        seq_len=w.model.seq_len,
-        global_batch=w.global_batch,
-        precision=w.precision,
-        layers=w.model.layers,
-        hidden=w.model.hidden,
-        heads=w.model.heads,
-        ffn_hidden=w.model.ffn_hidden,
-        vocab=w.model.vocab,
-        strategy=None if par.strategy == "auto" else par.strategy,
-        tp=par.tp,
-        pp=par.pp,
-        cp=par.cp,
-        micro_batch=par.micro_batch,
-        activation_checkpointing=par.activation_checkpointing,
-    )
-    cluster = Cluster(gpu=spec, gpus_per_node=s.network.gpus_per_node, inter_node_gbps=s.network.inter_node_gbps)
+    try:
+        job = _training_job(s)
+        cluster = Cluster(gpu=spec, gpus_per_node=s.network.gpus_per_node, inter_node_gbps=s.network.inter_node_gbps)
+    except WorkloadError as exc:  # the parser checks these rules too; this keeps any estimator rule a 4xx
+        raise ScenarioError([{"pointer": _WORKLOAD_POINTERS.get(exc.field, "/workload"), "message": str(exc)}]) from exc
     sizes = np.array(s.cluster_sizes, dtype=np.int64)
     with_one = sizes if 1 in s.cluster_sizes else np.concatenate([[1], sizes])
     p = predict(job, cluster, with_one, calibration)
