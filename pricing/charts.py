@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from django.utils.html import escape
 
-WIDTH, HEIGHT, PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 640, 220, 64, 16, 16, 36
+WIDTH, HEIGHT, PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 640, 230, 64, 16, 24, 36
 
 
 def history_svg(points: Sequence[tuple[dt.datetime, float]], *, now: dt.datetime, title: str) -> str:
@@ -52,5 +52,5 @@ def history_svg(points: Sequence[tuple[dt.datetime, float]], *, now: dt.datetime
         f'<polyline points="{" ".join(path)}"/>{dots}'
         f'<text x="{PAD_LEFT}" y="{HEIGHT - 10}">{start:%Y-%m-%d}</text>'
         f'<text x="{WIDTH - PAD_RIGHT}" y="{HEIGHT - 10}" text-anchor="end">{end:%Y-%m-%d}</text>'
-        f'<text x="{PAD_LEFT}" y="{HEIGHT - 24}" class="axis">USD per GPU-hour</text></svg>'
+        f'<text x="{PAD_LEFT + 4}" y="{PAD_TOP - 4}" class="axis">USD per GPU-hour</text></svg>'
     )

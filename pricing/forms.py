@@ -12,7 +12,7 @@ SORTS = {"usd_per_gpu_hour": "Cheapest per GPU-hour first", "-usd_per_gpu_hour":
 
 
 class OfferFilterForm(forms.Form):
-    gpu = forms.ChoiceField(required=False)
+    gpu = forms.ChoiceField(required=False, label="GPU")
     provider = forms.ChoiceField(required=False)
     market = forms.ChoiceField(required=False, choices=[("", "Any market"), *Market.choices])
     region = forms.CharField(required=False, max_length=60)

@@ -234,5 +234,10 @@ def feed_statuses() -> list[FeedStatus]:
 
 
 def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:
-    """(recorded_at, USD per GPU-hour) for each history row, oldest first."""
-    return [(row.recorded_at, float(row.usd_per_gpu_hour)) for row in offer.history.order_by("recorded_at", "id")]
+    """(when, USD per GPU-hour) for each history row, oldest first; `when` is the source's observation
+    date where it has one (the snapshot's dated rows), else the time the row was recorded."""
+    points = [
+        (row.observed_at or row.recorded_at, float(row.usd_per_gpu_hour))
+        for row in offer.history.order_by("recorded_at", "id")
+    ]
+    return sorted(points, key=lambda point: point[0])
