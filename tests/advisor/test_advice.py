@@ -228,6 +228,10 @@ def test_recommendation_states_the_numbers(catalog: dict[str, Any]) -> None:
     cum = doc["cumulative_cost"]
     assert cum["gpus"] == rec["gpus"] and cum["months"][-1] == 48 and len(cum["rent_usd"]) == 49
     assert cum["buy_usd"][0] == pytest.approx(size["buy"]["capex_usd"])
+    # A year of renting at 60% utilization = busy hours x the rate a run pays per busy hour:
+    # 8760 x 0.6 x (cost per run / run hours), whatever the market (spot's longer wall time, reserved's 1/u).
+    rate = size["rent"]["usd_per_run"] / size["run_hours"]
+    assert cum["rent_usd"][12] == pytest.approx(8760 * 0.6 * rate)
     assert 1 <= len(doc["sensitivity"]) <= 6
     swings = [abs(r["high"] - r["low"]) for r in doc["sensitivity"]]
     assert swings == sorted(swings, reverse=True)
