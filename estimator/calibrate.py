@@ -45,6 +45,13 @@ FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
 # How much more a prior calibration's values are trusted than the built-in starting values.
 PRIOR_CALIBRATION_WEIGHT: Final[float] = 10.0
 MIN_RUNS: Final[int] = 2
+FAMILY_BOUNDS: Final[tuple[float, float]] = (0.3, 3.0)
+# Published facts used as priors (reference/estimator.md, "What published measurements say"):
+# FP8 is 1.3-1.5x faster than BF16 at the same configuration -> fp8_gain ~0.7 of the 2x fp8 peak, +-0.1;
+# H100 is 2.0-2.4x faster than A100 per GPU in BF16 while its peak is 989/312 = 3.17x -> hopper efficiency
+# ~2.2/3.17 = 0.69 of A100's (log width 0.1 ~ the 2.0-2.4 range).
+PRIOR_WIDTHS: dict[str, float] = {"fp8_gain": 0.1}
+FAMILY_PRIORS: dict[str, tuple[float, float]] = {"a100": (1.0, 0.1), "hopper": (0.69, 0.1)}
 # Two rounds: search open layout cells with the prior parameters, fit, search again with the fit, refit.
 LAYOUT_ROUNDS: Final[int] = 2
 # The P10/P90 band: quantiles of the held-out log errors.
@@ -170,11 +177,13 @@ def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mappin
     for name in names:
         if name in model.PARAMETER_BOUNDS:
             start, lo, hi = model.PARAMETER_BOUNDS[name]
-            width.append((hi - lo) * PRIOR_RANGE_FRACTION)
+            width.append(PRIOR_WIDTHS.get(name, (hi - lo) * PRIOR_RANGE_FRACTION))
             log_prior.append(False)
         else:
-            start, lo, hi = 1.0, 0.3, 3.0
-            width.append(FAMILY_PRIOR_LOG_WIDTH)
+            family = name.removeprefix(model.FAMILY_PREFIX)
+            start, family_width = FAMILY_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
+            lo, hi = FAMILY_BOUNDS
+            width.append(family_width)
             log_prior.append(True)
         lower.append(lo)
         upper.append(hi)
