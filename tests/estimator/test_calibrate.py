@@ -1,0 +1,83 @@
+"""Calibration: the fit recovers known parameters, documents round-trip as JSON, the shipped one reports itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from estimator import model
+from estimator.calibrate import Calibration, CalibrationError, fit, load_default, public_runs
+from estimator.prediction import FAMILIES, predict_runs, run_queries, solve
+from estimator.runs import RunValidationError
+
+
+def test_fit_recovers_throughput_generated_by_known_parameters() -> None:
+    runs = [r for r in public_runs() if r.source.startswith("llm-foundry") and r.gpu == "a100-40gb"][:40]
+    truth = {name: init for name, (init, _, _) in model.PARAMETER_BOUNDS.items()}
+    truth.update({"eff_base": 0.45, "hidden_knee": 900.0, "attention_eff": 0.5, "family_eff.a100": 1.1})
+    generated = solve(run_queries(runs), model.unpack_parameters(truth, FAMILIES), require_fit=False).tokens_per_s
+    synthetic = [
+        dataclasses.replace(r, tokens_per_s=float(t), step_time_s=None) for r, t in zip(runs, generated, strict=True)
+    ]
+    fitted = fit(synthetic, name="synthetic", held_out=False)
+    predicted = predict_runs(synthetic, fitted).tokens_per_s
+    fits = np.isfinite(predicted)
+    assert fits.mean() > 0.8
+    np.testing.assert_allclose(predicted[fits], generated[fits], rtol=0.02)
+    assert fitted.report["in_sample_median_ape"] < 0.01
+
+
+def test_held_out_report_has_every_figure_and_an_ordered_interval() -> None:
+    runs = [r for r in public_runs() if r.gpu == "a100-80gb" and r.source.startswith("llm-foundry")][:12]
+    calibration = fit(runs, name="small", prior=load_default())
+    report = calibration.report
+    for key in ("runs", "in_sample_mape", "loo_mape", "loo_median_ape", "loo_p90_ape", "per_gpu", "baseline"):
+        assert key in report, key
+    assert report["runs"] == 12 and report["per_gpu"]["a100-80gb"]["runs"] == 12
+    assert len(report["residuals"]) == 12
+    band = calibration.interval()
+    assert band["p10_multiplier"] <= 1.0 <= band["p90_multiplier"]
+
+
+def test_the_shipped_default_reports_leave_one_out_and_leave_one_source_out() -> None:
+    default = load_default()
+    report = default.report
+    assert report["runs"] == len(public_runs()) == 240
+    assert len(report["per_source"]) == 14
+    assert report["loo_median_ape"] < report["baseline"]["loo"]["median_ape"]
+    assert 0 < report["prediction_interval"]["log_sigma"] < 1
+
+
+def test_calibration_documents_round_trip_through_json() -> None:
+    default = load_default()
+    again = Calibration.from_dict(json.loads(json.dumps(default.to_dict())))
+    assert again == default
+    assert again.theta()["eff_base"] == default.params["eff_base"]
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        ({"name": "", "params": {}}, "name"),
+        ({"name": "x", "params": []}, "params"),
+        ({"name": "x", "params": {"magic": 1.0}}, "params/magic"),
+        ({"name": "x", "params": {"eff_base": "fast"}}, "params/eff_base"),
+        ({"name": "x", "params": {}, "report": "good"}, "report"),
+    ],
+)
+def test_invalid_documents_name_the_field(document: dict[str, object], field: str) -> None:
+    with pytest.raises(CalibrationError) as info:
+        Calibration.from_dict(document)
+    assert info.value.field == field
+
+
+def test_fit_needs_measured_runs() -> None:
+    runs = public_runs()[:3]
+    with pytest.raises(RunValidationError) as info:
+        fit([dataclasses.replace(runs[0], tokens_per_s=None), runs[1]], name="x")
+    assert (info.value.errors[0].row, info.value.errors[0].column) == (1, "tokens_per_s")
+    with pytest.raises(RunValidationError, match="at least 2 runs"):
+        fit(runs[:1], name="x")
