@@ -357,6 +357,33 @@ class PlannerForm(forms.Form):
         return document
 
 
+def merge_into(existing: dict[str, Any], edited: dict[str, Any]) -> dict[str, Any]:
+    """``edited`` (what the form holds) laid over ``existing`` (a saved scenario), keeping the fields the
+    planner does not show (spot settings, a named server, ffn_hidden...) so that editing loses nothing.
+
+    Every field the form manages comes from ``edited``; one the user emptied falls back to its default."""
+    merged = copy.deepcopy(existing)
+    for pointer in POINTERS.values():
+        _delete(merged, pointer)
+    for pointer in POINTERS.values():
+        value = _get(edited, pointer)
+        if value is not None:
+            _set(merged, pointer, value)
+    merged.setdefault("workload", {})["kind"] = edited.get("workload", {}).get("kind", "training")
+    return merged
+
+
+def _delete(document: dict[str, Any], pointer: str) -> None:
+    keys = pointer.strip("/").split("/")
+    target: Any = document
+    for key in keys[:-1]:
+        target = target.get(key) if isinstance(target, dict) else None
+        if target is None:
+            return
+    if isinstance(target, dict):
+        target.pop(keys[-1], None)
+
+
 def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
     keys = pointer.strip("/").split("/")
     target = document

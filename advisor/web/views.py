@@ -47,12 +47,25 @@ def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
             form.add_error(None, f"{item.get('pointer') or 'scenario'}: {message}")
 
 
-def _calculate(request: HttpRequest, form: PlannerForm) -> dict[str, Any] | None:
+def _editing(request: HttpRequest) -> Scenario | None:
+    """The saved scenario the planner is editing (hidden scenario_id), if it is the user's."""
+    raw = request.POST.get("scenario_id", "")
+    if not raw.isdigit() or not request.user.is_authenticated:
+        return None
+    return _own_scenario(request, int(raw))
+
+
+def _document(form: PlannerForm, editing: Scenario | None) -> dict[str, Any]:
+    document = form.to_scenario()
+    return planner_forms.merge_into(editing.document, document) if editing is not None else document
+
+
+def _calculate(request: HttpRequest, form: PlannerForm, *, editing: Scenario | None = None) -> dict[str, Any] | None:
     """The Advice for a bound planner form, or None with the problems added to the form."""
     if not form.is_valid():
         return None
     try:
-        return advice_for(document=form.to_scenario(), user=request.user)
+        return advice_for(document=_document(form, editing), user=request.user)
     except ScenarioError as error:
         _apply_scenario_errors(form, error)
         return None
@@ -113,10 +126,8 @@ def _advice_or_errors(*, scenario: Scenario) -> tuple[dict[str, Any] | None, lis
 def planner(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = _planner_form(request.POST)
-        advice = _calculate(request, form)
-        editing = None
-        if request.user.is_authenticated and request.POST.get("scenario_id", "").isdigit():
-            editing = store.scenarios_for_user(user=request.user).filter(pk=int(request.POST["scenario_id"])).first()
+        editing = _editing(request)
+        advice = _calculate(request, form, editing=editing)
         return _planner_page(request, form=form, advice=advice, editing=editing, status=200 if advice else 400)
 
     pending = request.session.get(PENDING_KEY)
@@ -144,7 +155,7 @@ def planner(request: HttpRequest) -> HttpResponse:
 def planner_results(request: HttpRequest) -> HttpResponse:
     """The results fragment the planner's script swaps in as inputs change (422 with the errors)."""
     form = _planner_form(request.POST)
-    advice = _calculate(request, form)
+    advice = _calculate(request, form, editing=_editing(request))
     if advice is None:
         return render(request, "planner/results_fragment.html", {"errors": _error_items(form)}, status=422)
     return render(request, "planner/results_fragment.html", results_context(advice=advice))
@@ -154,9 +165,10 @@ def planner_results(request: HttpRequest) -> HttpResponse:
 def planner_proposal(request: HttpRequest) -> HttpResponse:
     """The PDF proposal of the scenario on screen (no need to save it first)."""
     form = _planner_form(request.POST)
-    advice = _calculate(request, form)
+    editing = _editing(request)
+    advice = _calculate(request, form, editing=editing)
     if advice is None:
-        return _planner_page(request, form=form, status=400)
+        return _planner_page(request, form=form, editing=editing, status=400)
     return _pdf_response(advice=advice, name=advice["scenario"].get("name") or "Scenario")
 
 
@@ -168,13 +180,11 @@ def planner_save(request: HttpRequest) -> HttpResponse:
         next_url = f"{reverse('planner')}?restore=1"
         return redirect(f"{reverse('login')}?{urlencode({'next': next_url})}")
     form = _planner_form(request.POST)
-    editing = None
-    if request.POST.get("scenario_id", "").isdigit():
-        editing = _own_scenario(request, int(request.POST["scenario_id"]))
-    advice = _calculate(request, form)
+    editing = _editing(request)
+    advice = _calculate(request, form, editing=editing)
     if advice is None:
         return _planner_page(request, form=form, editing=editing, status=400)
-    document = form.to_scenario()
+    document = _document(form, editing)
     if editing is not None:
         scenario = store.scenario_update(scenario=editing, name=document["name"], document=document)
         messages.success(request, f"Saved “{scenario.name}” as a new version; earlier versions are kept.")

@@ -54,6 +54,7 @@
       results.removeAttribute("aria-busy");
       clearErrors();
       if (answer.ok) {
+        results.classList.remove("stale");
         results.innerHTML = answer.html;
         if (status) status.textContent = "Updated.";
       } else if (answer.status === 422) {
@@ -62,6 +63,7 @@
         showErrors(holder);
         results.querySelectorAll("[data-form-errors]").forEach(function (el) { el.remove(); });
         results.insertBefore(holder.firstElementChild || holder, results.firstChild);
+        results.classList.add("stale");  // what is still shown belongs to the last valid inputs
         if (status) status.textContent = "Fix the marked inputs.";
       } else {
         if (status) status.textContent = "The server could not calculate (" + answer.status + "). Try again.";

@@ -35,12 +35,23 @@ def test_plan_results_charts_and_live_update(page: Any, live_server: Any, artifa
     page.get_by_test_id("scenario-form").wait_for()
     page.screenshot(path=str(artifacts / "planner.png"), full_page=True)
 
+    # Fill the form.
+    page.get_by_label("Scenario name").fill("13B on H100")
+    page.get_by_label("Model size (billions of parameters)").fill("13")
+    page.get_by_label("Training tokens (billions)").fill("500")
+    page.get_by_label("GPU", exact=True).select_option("h100-sxm")
+    page.get_by_label("Cluster sizes (GPUs)").fill("8, 16, 32, 64")
+    page.get_by_label("Utilization (% of the year busy)").fill("70")
+    page.get_by_text("More owning options").click()
+    page.get_by_label("PUE").fill("1.2")
     _calculate(page)
     for testid in CHARTS:
         chart = page.get_by_test_id(testid)
         assert chart.is_visible(), testid
         assert chart.locator("svg").count() == 1, testid
-    assert page.get_by_test_id("results-table").locator("tbody tr").count() == 5  # 8, 16, 32, 64, 128 GPUs
+    rows = page.get_by_test_id("results-table").locator("tbody tr")
+    assert [rows.nth(i).get_attribute("data-gpus") for i in range(rows.count())] == ["8", "16", "32", "64"]
+    assert "planned 70%" in page.locator('[data-figure="break_even"]').inner_text()
     freshness = page.get_by_test_id("price-freshness").inner_text()
     assert re.search(r"(Snapshot|Live) prices, observed \d{4}-\d{2}-\d{2}", freshness), freshness
     assert "leave-one-out error" in page.get_by_test_id("calibration-accuracy").inner_text()
@@ -49,7 +60,7 @@ def test_plan_results_charts_and_live_update(page: Any, live_server: Any, artifa
     # Change an input: the numbers follow without a page load.
     before_cost, before_time = _figure(page, "cost_per_run"), _figure(page, "run_time")
     page.evaluate("window.__same_page = true")
-    page.get_by_label("Training tokens (billions)").fill("3000")
+    page.get_by_label("Training tokens (billions)").fill("1500")
     page.wait_for_function(
         "([before]) => { const el = document.querySelector('[data-figure=\"run_time\"] dd strong');"
         " return el && el.textContent !== before; }",
@@ -64,6 +75,13 @@ def test_plan_results_charts_and_live_update(page: Any, live_server: Any, artifa
     error.wait_for(state="visible")
     assert error.inner_text()
     assert page.get_by_label("Model size (billions of parameters)").input_value() == "-3"
+
+    # Keyboard only: fix the field and press Enter in it; the results come back.
+    field = page.get_by_label("Model size (billions of parameters)")
+    field.fill("13")
+    field.press("Enter")
+    page.wait_for_function("() => !document.querySelector('#error-params_b').textContent")
+    page.get_by_test_id("results-table").wait_for()
 
 
 def test_phone_width_keeps_the_planner_usable(browser: Any, live_server: Any, artifacts: Path) -> None:

@@ -220,3 +220,29 @@ def test_every_gpu_answers_results_or_inline_errors(client: Client, gpu: str) ->
 def test_odd_inputs_never_break_the_page(client: Client, overrides: dict[str, Any]) -> None:
     response = client.post("/plan/results/", _planner_data(**overrides))
     assert response.status_code in (200, 422)
+
+
+def test_editing_in_the_planner_keeps_fields_the_form_does_not_show(client: Client, user: Any) -> None:
+    document = _document()
+    document["rent"]["spot"] = {"checkpoint_s": 300}
+    document["workload"]["model"]["ffn_hidden"] = 11008
+    scenario = store.scenario_create(owner=user, name="From the API", document=document)
+    client.force_login(user)
+    data = _planner_data(name="From the API", utilization_pct="80", scenario_id=str(scenario.pk))
+    assert client.post("/plan/save/", data).status_code == 302
+    scenario.refresh_from_db()
+    assert scenario.document["utilization"] == pytest.approx(0.8)
+    assert scenario.document["rent"]["spot"] == {"checkpoint_s": 300}
+    assert scenario.document["workload"]["model"]["ffn_hidden"] == 11008
+    assert scenario.versions.count() == 2
+
+
+def test_editing_another_users_scenario_through_the_planner_is_not_found(
+    client: Client, user: Any, other_user: Any
+) -> None:
+    theirs = store.scenario_create(owner=other_user, name="Theirs", document=_document())
+    client.force_login(user)
+    data = _planner_data(scenario_id=str(theirs.pk))
+    for url in ("/plan/", "/plan/results/", "/plan/save/", "/plan/proposal.pdf"):
+        assert client.post(url, data).status_code == 404, url
+    assert theirs.versions.count() == 1
