@@ -1110,16 +1110,24 @@ def _sensitivity(
     return rows[:SENSITIVITY_TOP]
 
 
-def _assumptions(s: Scenario) -> list[dict[str, Any]]:
+def _assumptions(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each default the scenario relied on, with its value, unit and source."""
     from advisor.scenario import DEFAULTS
 
-    catalog: Mapping[str, Any] = {}
+    catalog = catalog or {}
+    normalized = s.to_dict()
+
+    def value_at(where: str) -> Any:
+        node: Any = normalized
+        for part in where.strip("/").split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+
     out = []
     for where in s.defaults_used:
         if where in DEFAULTS:
             d = DEFAULTS[where]
-            out.append({"pointer": where, "unit": d.unit, "source": d.source})
+            out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})
         elif where.startswith("/buy/"):
             if not catalog:
                 catalog = selectors.ownership_defaults()
@@ -1127,6 +1135,7 @@ def _assumptions(s: Scenario) -> list[dict[str, Any]]:
             out.append(
                 {
                     "pointer": where,
+                    "value": value_at(where),
                     "unit": row.get("unit"),
                     "source": row.get("source"),
                     "as_of": _iso(row.get("as_of")),
