@@ -356,8 +356,8 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
     time = np.full(query.size, np.inf)
     time[timed] = model.step_time({k: v[timed] for k, v in cases.items()}, theta)
 
-    best = np.full(count, np.inf)
-    np.minimum.at(best, query, time)
+    best = np.full(count, np.inf)  # fastest layout that fits, per query
+    np.minimum.at(best, query[fits], time[fits])
     near = fits & (time <= best[query] * (1.0 + LAYOUT_TOLERANCE))
     # Per query: near-best candidates first (simplest, then fastest); otherwise the least memory.
     memory_key = np.where(valid, memory, np.inf)
