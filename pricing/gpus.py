@@ -64,6 +64,7 @@ _ALIASES: dict[str, str] = {
     "H100SXM": "h100-sxm",
     "H100SXM5": "h100-sxm",
     "H10080GBSXM5": "h100-sxm",
+    "H10080GBHBM3": "h100-sxm",  # RunPod gpuTypes id "NVIDIA H100 80GB HBM3"
     "H100SXM580GB": "h100-sxm",
     "H100MEGA": "h100-sxm",
     "H10080GBMEGA": "h100-sxm",
