@@ -104,3 +104,10 @@ def test_real_process_exit_status_is_2(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "/workload: required" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.django_db
+def test_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(SCENARIO)))
+    advice = json.loads(run("-"))
+    assert advice["scenario"]["rent"]["usd_per_gpu_hour"] == 3.0
