@@ -12,7 +12,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from advisor.scenario import ScenarioError, parse_scenario
 
-__all__ = ["ScenarioError", "advice_for", "ownership_defaults_or_none", "validate"]
+__all__ = ["ScenarioError", "advice_for", "catalog_freshness", "ownership_defaults_or_none", "validate"]
 
 
 def validate(*, document: dict[str, Any]) -> dict[str, Any]:
@@ -43,3 +43,10 @@ def ownership_defaults_or_none() -> dict[str, float] | None:
         return ownership_defaults()
     except Exception:  # a missing catalog must not break the planner; the validator reports it on submit
         return None
+
+
+def catalog_freshness() -> dict[str, Any]:
+    """The price catalog's freshness (snapshot or live, observed when), before any advice is computed."""
+    from pricing.selectors import price_freshness
+
+    return price_freshness()

@@ -22,8 +22,8 @@ from advisor.models import Scenario, ShareLink
 from advisor.proposal import render_proposal_pdf
 from advisor.web import forms as planner_forms
 from advisor.web.forms import PlannerForm
-from advisor.web.planning import ScenarioError, advice_for, ownership_defaults_or_none
-from advisor.web.presenters import compare_columns, results_context
+from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
+from advisor.web.presenters import compare_columns, freshness, results_context
 
 PENDING_KEY = "planner_pending"
 
@@ -94,6 +94,8 @@ def _planner_page(
     }
     if advice is not None:
         context.update(results_context(advice=advice))
+    else:
+        context["freshness"] = freshness({"price_freshness": catalog_freshness()})
     return render(request, "planner/plan.html", context, status=status)
 
 

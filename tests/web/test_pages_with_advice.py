@@ -246,3 +246,11 @@ def test_editing_another_users_scenario_through_the_planner_is_not_found(
     for url in ("/plan/", "/plan/results/", "/plan/save/", "/plan/proposal.pdf"):
         assert client.post(url, data).status_code == 404, url
     assert theirs.versions.count() == 1
+
+
+def test_planner_shows_price_freshness_before_calculating(client: Client) -> None:
+    html = client.get("/plan/").content.decode()
+    assert html.count('data-testid="price-freshness"') == 1
+    assert "Snapshot prices, observed" in html
+    # Once results are on the page, the badge is the results' own (one badge, not two).
+    assert client.post("/plan/", _planner_data()).content.decode().count('data-testid="price-freshness"') == 1
