@@ -336,7 +336,7 @@ def _band(sizes: Sequence[dict[str, Any]], *keys: str) -> tuple[list[Any] | None
     )
 
 
-def chart_run_time(advice: dict[str, Any]) -> Chart:
+def chart_run_time(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     low, high = _band(sizes, "run_hours")
@@ -364,7 +364,7 @@ def chart_run_time(advice: dict[str, Any]) -> Chart:
     )
 
 
-def chart_cost(advice: dict[str, Any]) -> Chart:
+def chart_cost(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     rent_low, rent_high = _band(sizes, "rent", "usd_per_run")
@@ -396,7 +396,7 @@ def chart_cost(advice: dict[str, Any]) -> Chart:
     )
 
 
-def chart_scaling(advice: dict[str, Any]) -> Chart:
+def chart_scaling(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     frame_hint = [1.0] * len(gpus)
@@ -418,7 +418,7 @@ def chart_scaling(advice: dict[str, Any]) -> Chart:
     )
 
 
-def owned_cost_curve(size: dict[str, Any], *, utilization: float) -> tuple[float, float] | None:
+def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float, float] | None:
     """(F, v) of the Advice's owned cost per busy GPU-hour ``c(u) = F / u + v``, or None.
 
     ``v`` is the Advice's variable cost of a busy GPU-hour and ``F`` follows from its owned cost at the
@@ -444,14 +444,14 @@ def owned_cost_curve(size: dict[str, Any], *, utilization: float) -> tuple[float
     return None
 
 
-def chart_breakeven(advice: dict[str, Any]) -> Chart:
+def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     """Owned $/GPU-hour vs utilization, against each rental market's price, crossings marked."""
     sizes = _sizes(advice)
     recommended = _get(advice, "recommendation", "gpus")
     size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
     utilization = float(_get(advice, "scenario", "utilization") or 0.6)
     title = "Owned cost per GPU-hour vs utilization"
-    if size is None or (curve := owned_cost_curve(size, utilization=utilization)) is None:
+    if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
     f, v = curve
     prices: list[tuple[str, float]] = []
@@ -497,7 +497,7 @@ def chart_breakeven(advice: dict[str, Any]) -> Chart:
     )
 
 
-def chart_cumulative(advice: dict[str, Any]) -> Chart:
+def chart_cumulative(*, advice: dict[str, Any]) -> Chart:
     data = advice.get("cumulative_cost") or {}
     months = data.get("months") or []
     title = "Cumulative cost over the horizon"
@@ -541,7 +541,7 @@ def chart_cumulative(advice: dict[str, Any]) -> Chart:
     )
 
 
-def chart_tornado(advice: dict[str, Any]) -> Chart:
+def chart_tornado(*, advice: dict[str, Any]) -> Chart:
     """Sensitivity tornado: each input's low and high swing of one metric around its base."""
     rows = [r for r in advice.get("sensitivity") or [] if r.get("low") is not None and r.get("high") is not None]
     title = "Sensitivity"
@@ -631,13 +631,13 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
     )
 
 
-def advice_charts(advice: dict[str, Any]) -> list[Chart]:
+def advice_charts(*, advice: dict[str, Any]) -> list[Chart]:
     """The charts of one Advice, in the order the page and the PDF show them."""
     return [
-        chart_cost(advice),
-        chart_run_time(advice),
-        chart_scaling(advice),
-        chart_breakeven(advice),
-        chart_cumulative(advice),
-        chart_tornado(advice),
+        chart_cost(advice=advice),
+        chart_run_time(advice=advice),
+        chart_scaling(advice=advice),
+        chart_breakeven(advice=advice),
+        chart_cumulative(advice=advice),
+        chart_tornado(advice=advice),
     ]

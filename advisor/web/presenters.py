@@ -79,7 +79,7 @@ def offer_text(offer: dict[str, Any] | None) -> str:
     return f"{where or '?'} {market} at ${price:,.2f}/GPU-h"
 
 
-def size_rows(advice: dict[str, Any]) -> list[dict[str, Any]]:
+def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = _get(advice, "recommendation", "gpus")
     rows = []
     for size in advice.get("sizes", []):
@@ -114,16 +114,16 @@ def size_rows(advice: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def recommended_size(advice: dict[str, Any]) -> dict[str, Any] | None:
+def recommended_size(*, advice: dict[str, Any]) -> dict[str, Any] | None:
     gpus = _get(advice, "recommendation", "gpus")
     return next((s for s in advice.get("sizes", []) if s.get("gpus") == gpus), None)
 
 
-def headline(advice: dict[str, Any]) -> dict[str, Any]:
+def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     """The recommendation and the three numbers that matter, for the page and the PDF summary."""
     recommendation = advice.get("recommendation") or {}
     action = recommendation.get("action")
-    size = recommended_size(advice) or {}
+    size = recommended_size(advice=advice) or {}
     cost = _get(size, "buy" if action == "buy" else "rent", "usd_per_run")
     alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
     return {
@@ -154,9 +154,9 @@ def headline(advice: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def key_figures(advice: dict[str, Any]) -> list[tuple[str, str]]:
+def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     """The recommended size's figures at full precision, as the PDF's summary prints them."""
-    size = recommended_size(advice) or {}
+    size = recommended_size(advice=advice) or {}
     break_even = _get(size, "buy", "break_even_utilization")
     run_hours = size.get("run_hours")
     return [
@@ -167,7 +167,7 @@ def key_figures(advice: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def freshness(advice: dict[str, Any]) -> dict[str, Any]:
+def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     """The price-freshness badge: snapshot or live, observed when (or the user's own quote)."""
     info = advice.get("price_freshness") or {}
     kind = info.get("kind") or ("live" if info.get("live") else "snapshot" if info.get("snapshot") else "unknown")
@@ -186,7 +186,7 @@ def freshness(advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
-def calibration_line(advice: dict[str, Any]) -> str:
+def calibration_line(*, advice: dict[str, Any]) -> str:
     calibration = advice.get("calibration") or {}
     if not calibration:
         return "Estimates are uncalibrated."
@@ -216,11 +216,11 @@ ASSUMPTION_POINTERS = {
 }
 
 
-def assumptions(advice: dict[str, Any]) -> list[tuple[str, str, str]]:
+def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(input, value with unit, where it came from): the user's own input or the default's source."""
     sources = {a.get("pointer"): a for a in advice.get("assumptions") or [] if isinstance(a, dict)}
     rows = []
-    for label, value in _assumption_values(advice):
+    for label, value in _assumption_values(advice=advice):
         default = sources.get(ASSUMPTION_POINTERS.get(label, ""))
         if default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
@@ -239,7 +239,7 @@ def _g(value: Any) -> str:
     return "n/a" if value is None else str(value)
 
 
-def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
+def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     scenario = advice.get("scenario") or {}
     workload = scenario.get("workload") or {}
     model = workload.get("model") or {}
@@ -287,7 +287,7 @@ def _assumption_values(advice: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
+def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """Every distinct rental offer the Advice used, and the hardware quote, with observed dates."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for size in advice.get("sizes", []):
@@ -332,15 +332,15 @@ def price_sources(advice: dict[str, Any]) -> list[dict[str, Any]]:
 def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {
         "advice": advice,
-        "headline": headline(advice),
-        "key_figures": key_figures(advice),
-        "rows": size_rows(advice),
-        "charts": charts.advice_charts(advice),
-        "freshness": freshness(advice),
-        "calibration_line": calibration_line(advice),
+        "headline": headline(advice=advice),
+        "key_figures": key_figures(advice=advice),
+        "rows": size_rows(advice=advice),
+        "charts": charts.advice_charts(advice=advice),
+        "freshness": freshness(advice=advice),
+        "calibration_line": calibration_line(advice=advice),
         "warnings": advice.get("warnings") or [],
-        "assumptions": assumptions(advice),
-        "price_sources": price_sources(advice),
+        "assumptions": assumptions(advice=advice),
+        "price_sources": price_sources(advice=advice),
         "gpu_name": _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu"),
     }
 
@@ -352,8 +352,8 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
         if advice is None:
             columns.append({"scenario": scenario, "valid": False})
             continue
-        top = headline(advice)
-        size = recommended_size(advice) or {}
+        top = headline(advice=advice)
+        size = recommended_size(advice=advice) or {}
         columns.append(
             {
                 "scenario": scenario,
@@ -368,9 +368,9 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "Rental price": offer_text(_get(size, "rent", "offer")),
                     "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
-                    "Prices": freshness(advice)["text"],
-                    "Calibration": calibration_line(advice),
-                    **{f"Input: {label}": value for label, value, _ in assumptions(advice)},
+                    "Prices": freshness(advice=advice)["text"],
+                    "Calibration": calibration_line(advice=advice),
+                    **{f"Input: {label}": value for label, value, _ in assumptions(advice=advice)},
                 },
             }
         )

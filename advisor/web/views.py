@@ -95,7 +95,7 @@ def _planner_page(
     if advice is not None:
         context.update(results_context(advice=advice))
     else:
-        context["freshness"] = freshness({"price_freshness": catalog_freshness()})
+        context["freshness"] = freshness(advice={"price_freshness": catalog_freshness()})
     return render(request, "planner/plan.html", context, status=status)
 
 

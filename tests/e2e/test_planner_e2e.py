@@ -111,7 +111,7 @@ def test_download_pdf_matches_the_advice(page: Any, live_server: Any, artifacts:
     assert form.is_valid()
     advice = advice_for(document=form.to_scenario(), user=None)
     assert "8B fine-tune" in text
-    for label, value in key_figures(advice):
+    for label, value in key_figures(advice=advice):
         assert f"{label} {value}" in text, (label, value)
     recommendation = advice["recommendation"]
     assert f"{recommendation['gpus']} " in text

@@ -19,7 +19,7 @@ def _parse(svg: str) -> ET.Element:
 
 
 def test_every_chart_is_well_formed_svg_with_its_testid(example_advice: dict[str, Any]) -> None:
-    rendered = charts.advice_charts(example_advice)
+    rendered = charts.advice_charts(advice=example_advice)
     ids = [c.testid for c in rendered]
     assert ids == [
         "chart-cost",
@@ -36,7 +36,7 @@ def test_every_chart_is_well_formed_svg_with_its_testid(example_advice: dict[str
 
 
 def test_cost_chart_draws_one_line_per_option_with_p10_p90_bands(example_advice: dict[str, Any]) -> None:
-    root = _parse(str(charts.chart_cost(example_advice).svg))
+    root = _parse(str(charts.chart_cost(advice=example_advice).svg))
     assert len(root.findall(f"{SVG}polyline")) == 2  # rent and buy
     banded = sum(
         all(size[option].get("usd_per_run_p10") is not None for size in example_advice["sizes"])
@@ -54,14 +54,14 @@ def test_bands_disappear_when_the_advice_has_no_quantiles(example_advice: dict[s
         for option in ("rent", "buy"):
             for key in ("usd_per_run_p10", "usd_per_run_p90"):
                 size[option].pop(key, None)
-    assert not _parse(str(charts.chart_cost(advice).svg)).findall(f"{SVG}polygon")
-    assert not _parse(str(charts.chart_run_time(advice).svg)).findall(f"{SVG}polygon")
+    assert not _parse(str(charts.chart_cost(advice=advice).svg)).findall(f"{SVG}polygon")
+    assert not _parse(str(charts.chart_run_time(advice=advice).svg)).findall(f"{SVG}polygon")
 
 
 def test_owned_cost_curve_reproduces_the_advice_numbers(example_advice: dict[str, Any]) -> None:
     utilization = example_advice["scenario"]["utilization"]
     for size in example_advice["sizes"]:
-        f, v = charts.owned_cost_curve(size, utilization=utilization)
+        f, v = charts.owned_cost_curve(size=size, utilization=utilization)
         assert f / utilization + v == pytest.approx(size["buy"]["usd_per_gpu_hour_at_utilization"], rel=1e-9)
         # Its crossing with the price break-even is measured against is the Advice's break-even utilization.
         price = size["buy"]["break_even_against"]["usd_per_gpu_hour"]
@@ -74,15 +74,15 @@ def test_owned_cost_curve_reproduces_the_advice_numbers(example_advice: dict[str
 def test_break_even_chart_marks_each_crossing_and_the_plan(example_advice: dict[str, Any]) -> None:
     advice = copy.deepcopy(example_advice)
     size = next(s for s in advice["sizes"] if s["gpus"] == advice["recommendation"]["gpus"])
-    f, v = charts.owned_cost_curve(size, utilization=advice["scenario"]["utilization"])
+    f, v = charts.owned_cost_curve(size=size, utilization=advice["scenario"]["utilization"])
     # A rental price that makes owning pay at exactly 50% utilization.
     size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
-    svg = str(charts.chart_breakeven(advice).svg)
+    svg = str(charts.chart_breakeven(advice=advice).svg)
     assert "break-even 50%" in svg
     assert f"planned {advice['scenario']['utilization'] * 100:.0f}%" in svg
     # A price below the owned cost at full utilization never breaks even: no marker.
     size["rent"]["by_market"] = {"spot": {"offer": {"usd_per_gpu_hour": (f + v) * 0.9, "market": "spot"}}}
-    assert "break-even" not in str(charts.chart_breakeven(advice).svg)
+    assert "break-even" not in str(charts.chart_breakeven(advice=advice).svg)
 
 
 def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
@@ -94,11 +94,11 @@ def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, An
         "buy_usd": [600_000, 700_000, 800_000, 900_000],
         "crossover_month": 24,
     }
-    chart = charts.chart_cumulative(advice)
+    chart = charts.chart_cumulative(advice=advice)
     assert "crossover: month 24" in str(chart.svg)
     assert "month 24" in chart.caption
     advice["cumulative_cost"]["crossover_month"] = None
-    assert "crossover" not in str(charts.chart_cumulative(advice).svg)
+    assert "crossover" not in str(charts.chart_cumulative(advice=advice).svg)
 
 
 def test_tornado_orders_inputs_by_swing(example_advice: dict[str, Any]) -> None:
@@ -107,20 +107,20 @@ def test_tornado_orders_inputs_by_swing(example_advice: dict[str, Any]) -> None:
         {"input": "small", "metric": "m (USD)", "low": -1.0, "high": 1.0, "base": 0.0},
         {"input": "large", "metric": "m (USD)", "low": -10.0, "high": 10.0, "base": 0.0},
     ]
-    svg = str(charts.chart_tornado(advice).svg)
+    svg = str(charts.chart_tornado(advice=advice).svg)
     assert svg.index(">large<") < svg.index(">small<")
 
 
 def test_text_is_escaped(example_advice: dict[str, Any]) -> None:
     advice = copy.deepcopy(example_advice)
     advice["sensitivity"][0]["input"] = "<script>alert(1)</script>"
-    svg = str(charts.chart_tornado(advice).svg)
+    svg = str(charts.chart_tornado(advice=advice).svg)
     assert "<script>" not in svg
     _parse(svg)
 
 
 def test_empty_advice_gives_empty_charts_not_errors() -> None:
-    for chart in charts.advice_charts({"sizes": []}):
+    for chart in charts.advice_charts(advice={"sizes": []}):
         assert str(chart.svg) == ""
         assert chart.caption
 

@@ -110,7 +110,7 @@ def test_pdf_of_a_saved_scenario_carries_the_advice_figures(client: Client, user
     text = "\n".join(page.extract_text() for page in reader.pages)
     advice = advice_for(document=document, user=user)
     assert "Fine-tune proposal" in text
-    for label, value in key_figures(advice):
+    for label, value in key_figures(advice=advice):
         assert f"{label} {value}" in text, (label, value)
     for heading in ("Executive summary", "Assumptions", "Charts", "Cluster sizes", "Price sources", "Method notes"):
         assert heading in text
