@@ -76,6 +76,8 @@ PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
     "fp8_knee": (1024.0, 0.0, 32768.0),  # hidden size at which the fp8 gain halves (cast/scaling overhead)
     "overlap": (0.7, 0.0, 1.0),  # fraction of the overlap window that hides communication
     "tp_overlap": (0.3, 0.0, 1.0),  # fraction of tensor-parallel communication hidden behind GEMMs
+    "exposed_floor": (0.1, 0.0, 1.0),  # fraction of data-parallel communication never hidden
+    "recompute_fraction": (1.0, 0.3, 1.0),  # share of an extra forward paid by full activation recomputation
     "nvlink_eff": (0.7, 0.2, 1.0),  # achieved / one-way scale-up bandwidth (vidur: 0.58 A100, 0.81 H100 at 64 MB)
     "fabric_eff": (0.8, 0.2, 1.0),  # achieved / nominal scale-out bandwidth
     "collective_latency_us": (20.0, 1.0, 500.0),  # per ring step (Calculon: 10 us NVLink, 20 us IB)
@@ -163,8 +165,11 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     # (FlashAttention runs in bf16/fp16 even in fp8 recipes), each at its own calibrated efficiency.
     params = _f(c["params"])
     attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
-    linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * params, 0.0)
-    attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [attn, attn], default=0.0)
+    # Full recomputation repeats the forward pass (2 FLOP/param/token); recompute_fraction is how much of that
+    # extra forward a framework actually pays (some keep the cheapest-to-store outputs).
+    recompute = float(theta["recompute_fraction"])  # type: ignore[arg-type]
+    linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * recompute * params, 0.0)
+    attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [recompute * attn, attn], default=0.0)
     share = mb * seq / (tp * cp) * stage_share
     family_eff = np.asarray(theta["family_eff"], dtype=np.float64)[c["family"]]
     base = float(theta["eff_base"]) * family_eff  # type: ignore[arg-type]
@@ -235,8 +240,10 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
         ],
         default=0.0,
     )
-    per_step_exposed = np.maximum(0.0, per_step - overlap * BACKWARD_FRACTION * t_compute)
-    per_micro_exposed = micro * np.maximum(0.0, per_micro - overlap * t_compute)
+    # Some communication is always exposed (the first all-gather before compute starts, the last reduce after it).
+    floor = float(theta["exposed_floor"])  # type: ignore[arg-type]
+    per_step_exposed = np.maximum(floor * per_step, per_step - overlap * BACKWARD_FRACTION * t_compute)
+    per_micro_exposed = micro * np.maximum(floor * per_micro, per_micro - overlap * t_compute)
     dp_off = dp <= 1.0
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
     per_micro_exposed = np.where(dp_off, 0.0, per_micro_exposed)
