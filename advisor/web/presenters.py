@@ -87,6 +87,12 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         if size.get("run_hours_p10") is not None and size.get("run_hours_p90") is not None:
             band = f"{hours(size['run_hours_p10'])} to {hours(size['run_hours_p90'])}"
         break_even = _get(size, "buy", "break_even_utilization")
+        be_low = _get(size, "buy", "break_even_utilization_p10")
+        be_high = _get(size, "buy", "break_even_utilization_p90")
+        break_even_band = ""
+        if be_low is not None and be_high is not None and abs(be_high - be_low) > 0.005:
+            low, high = sorted((be_low, be_high))
+            break_even_band = f"P10-P90 {break_even_text(low)} to {break_even_text(high)}"
         rows.append(
             {
                 "gpus": size.get("gpus"),
@@ -103,6 +109,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "fits_memory": bool(size.get("fits_memory")),
                 "memory": "n/a" if size.get("memory_per_gpu_gb") is None else f"{size['memory_per_gpu_gb']:.0f} GB/GPU",
                 "break_even": break_even_text(break_even),
+                "break_even_band": break_even_band,
                 "break_even_hours": (
                     ""
                     if _get(size, "buy", "break_even_hours_per_year") is None
