@@ -256,6 +256,17 @@ def _update_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
     return f"UPDATE {table} SET {assignments} WHERE {connection.ops.quote_name('id')} = %s"  # noqa: S608 (identifiers from model metadata)
 
 
+def _insert_rows(cursor: Any, model: type[models.Model], names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Insert many rows in one go: COPY on PostgreSQL, executemany elsewhere (SQLite runs it in C)."""
+    if connection.vendor == "postgresql":
+        table = connection.ops.quote_name(model._meta.db_table)
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(_columns(model, names))}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    else:
+        cursor.executemany(_insert_sql(model, names), rows)
+
+
 def _datetime_adapter(now: dt.datetime) -> Callable[[dt.datetime | None], Any]:
     """The backend's datetime adaptation, looked up once, with `now` (most rows' value) adapted once."""
     adapt = connection.ops.adapt_datetimefield_value
@@ -293,9 +304,8 @@ def ingest_offers(
     run_id = run.id if run else None
     to_db = _datetime_adapter(now)
     db_now = to_db(now)
-    insert_offer = _insert_sql(Offer, (*_OFFER_KEY_FIELDS, *_OFFER_VALUE_FIELDS, "first_seen_at"))
+    offer_insert_fields = (*_OFFER_KEY_FIELDS, *_OFFER_VALUE_FIELDS, "first_seen_at")
     update_offer = _update_sql(Offer, _OFFER_VALUE_FIELDS)
-    insert_history = _insert_sql(PriceObservation, _HISTORY_FIELDS)
     done = 0
     with connection.cursor() as cursor:
         for batch in _chunks(offers, batch_size):
@@ -354,7 +364,7 @@ def ingest_offers(
                 if price_changed:
                     history.append(_history_row(offer_id, item, to_db(observed_at), db_now, run_id))
             if new_rows:
-                cursor.executemany(insert_offer, new_rows)
+                _insert_rows(cursor, Offer, offer_insert_fields, new_rows)
                 counts.created += len(new_rows)
                 created = Offer.objects.filter(
                     provider_id__in={key[0] for key in new_items},
@@ -370,7 +380,7 @@ def ingest_offers(
                 for start in range(0, len(confirmed), 500):
                     Offer.objects.filter(id__in=confirmed[start : start + 500]).update(observed_at=now, last_run=run)
             if history:
-                cursor.executemany(insert_history, history)
+                _insert_rows(cursor, PriceObservation, _HISTORY_FIELDS, history)
             done += len(batch)
             progress(done, total, f"saved {done} offers")
     return counts
