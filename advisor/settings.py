@@ -174,6 +174,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "advisor.api.schema.ProblemAutoSchema",
+    # JSON out (tabular views add CSV); /api/docs/ is the interactive browser, not DRF's browsable API.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON bodies only (views that take CSV uploads add their parser); forms get 415.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "advisor.api.pagination.Pagination",

@@ -77,7 +77,9 @@ class ScenarioListItemSerializer(serializers.ModelSerializer):
 
 
 class RecommendationSerializer(serializers.Serializer):
-    action = serializers.ChoiceField(choices=["rent", "buy"])
+    action = serializers.ChoiceField(
+        choices=["rent", "buy"], allow_null=True, help_text="null when no size fits or nothing can be priced."
+    )
     gpus = serializers.IntegerField(allow_null=True)
     reasons = serializers.ListField(child=serializers.CharField())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.urls import URLPattern, path
+from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from advisor.api.views import advice, calibrations, catalog, feeds, gpus, scenarios, tokens
 from advisor.api.views.base import JSON_AND_CSV
@@ -10,10 +11,13 @@ from pricing.api import urls as pricing_urls
 
 
 def _tabular(pattern: URLPattern) -> URLPattern:
-    """The pricing app's API views (offers, feeds), mounted here with CSV output added."""
+    """A pricing API view (offers, feeds: lists) mounted here with CSV output added and its GET documented
+    as a list of its serializer (paginated when the view paginates)."""
     callback = pattern.callback
-    view = callback.view_class.as_view(**{**callback.view_initkwargs, "renderer_classes": JSON_AND_CSV})
-    return path(str(pattern.pattern), view, name=pattern.name)
+    listing = type(callback.view_class.__name__, (callback.view_class,), {"renderer_classes": JSON_AND_CSV})
+    serializer = callback.view_class.serializer_class
+    listing = extend_schema_view(get=extend_schema(responses=serializer(many=True)))(listing)
+    return path(str(pattern.pattern), listing.as_view(**callback.view_initkwargs), name=pattern.name)
 
 
 urlpatterns = [

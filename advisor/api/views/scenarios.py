@@ -70,13 +70,14 @@ class ScenarioListView(GenericAPIView):
 
 class ScenarioDetailView(GenericAPIView):
     serializer_class = ScenarioOutputSerializer
+    lookup_url_kwarg = "scenario_id"  # get_object() (also used by OPTIONS) looks up pk=scenario_id in get_queryset()
 
     def get_queryset(self) -> QuerySet[Scenario]:
         return scenarios_for_user(user=self.request.user).annotate(version_count=Count("versions"))
 
     @extend_schema(summary="One of your scenarios", responses=ScenarioOutputSerializer)
     def get(self, request: Request, scenario_id: int) -> Response:
-        return Response(ScenarioOutputSerializer(self.get_queryset().get(pk=scenario_id)).data)
+        return Response(ScenarioOutputSerializer(self.get_object()).data)
 
     @extend_schema(
         summary="Replace a scenario's name and document (the previous state is kept as a version)",
