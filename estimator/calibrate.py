@@ -53,6 +53,10 @@ FAMILY_BOUNDS: Final[tuple[float, float]] = (0.3, 3.0)
 # efficiency follows the published ratio unless many of its runs say otherwise: without that, one software stack's
 # runs (NeMo fp8) set the whole family's efficiency and another stack's (llm-foundry bf16) is mispredicted when
 # held out. No published Blackwell ratio is at hand: Blackwell is centred on Hopper's value with a loose width.
+# FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023, arXiv 2307.08691) but ~35% of H100 peak (FlashAttention-3,
+# Shah et al. 2024, arXiv 2407.08608; both figures as quoted by secondary summaries, checked 2026-12-02): relative to
+# the families' matmul ratio (0.69) that is (35 / 62) / 0.69 ~= 0.82 for Hopper's attention kernels.
+ATTENTION_PRIORS: dict[str, tuple[float, float]] = {"a100": (1.0, 0.05), "hopper": (0.82, 0.05)}
 PRIOR_WIDTHS: dict[str, float] = {"fp8_gain": 0.1}
 FAMILY_PRIORS: dict[str, tuple[float, float]] = {"a100": (1.0, 0.03), "hopper": (0.69, 0.03), "blackwell": (0.69, 0.1)}
 # Two rounds: search open layout cells with the prior parameters, fit, search again with the fit, refit.
@@ -119,8 +123,11 @@ class Calibration:
             raise CalibrationError("params", "must be an object of parameter name -> number")
         clean: dict[str, float] = {}
         for key, value in params.items():
-            if key not in model.PARAMETER_BOUNDS and not str(key).startswith(model.FAMILY_PREFIX):
-                allowed = ", ".join([*model.PARAMETER_BOUNDS, model.FAMILY_PREFIX + "<family>"])
+            if key not in model.PARAMETER_BOUNDS and not str(key).startswith(
+                (model.FAMILY_PREFIX, model.ATTENTION_PREFIX)
+            ):
+                prefixes = [model.FAMILY_PREFIX + "<family>", model.ATTENTION_PREFIX + "<family>"]
+                allowed = ", ".join([*model.PARAMETER_BOUNDS, *prefixes])
                 raise CalibrationError(f"params/{key}", f"unknown parameter; allowed: {allowed}")
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise CalibrationError(f"params/{key}", f"must be a finite number, got {value!r}")
@@ -175,7 +182,11 @@ def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mappin
     """The fit problem; a ``prior`` calibration (non-empty) is trusted PRIOR_CALIBRATION_WEIGHT times more than the
     built-in starting values, so a handful of a user's runs adjust the default instead of replacing it."""
     families = sorted({FAMILIES[i] for i in np.unique(_FAMILY[queries["gpu"]])})
-    names = (*model.PARAMETER_BOUNDS, *(model.FAMILY_PREFIX + f for f in families))
+    names = (
+        *model.PARAMETER_BOUNDS,
+        *(model.FAMILY_PREFIX + f for f in families),
+        *(model.ATTENTION_PREFIX + f for f in families),
+    )
     lower, upper, init, width, log_prior = [], [], [], [], []
     for name in names:
         if name in model.PARAMETER_BOUNDS:
@@ -183,8 +194,12 @@ def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mappin
             width.append(PRIOR_WIDTHS.get(name, (hi - lo) * PRIOR_RANGE_FRACTION))
             log_prior.append(False)
         else:
-            family = name.removeprefix(model.FAMILY_PREFIX)
-            start, family_width = FAMILY_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
+            if name.startswith(model.ATTENTION_PREFIX):
+                family = name.removeprefix(model.ATTENTION_PREFIX)
+                start, family_width = ATTENTION_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
+            else:
+                family = name.removeprefix(model.FAMILY_PREFIX)
+                start, family_width = FAMILY_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
             lo, hi = FAMILY_BOUNDS
             width.append(family_width)
             log_prior.append(True)

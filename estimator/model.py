@@ -84,6 +84,9 @@ PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
     "layer_overhead_us": (30.0, 0.0, 2000.0),  # memory-bound work and launches per layer per micro-batch
 }
 FAMILY_PREFIX: Final[str] = "family_eff."
+# Per-family attention-kernel efficiency relative to the family's matmul efficiency (FlashAttention reaches a smaller
+# share of peak on newer GPUs than GEMMs do).
+ATTENTION_PREFIX: Final[str] = "family_attention."
 
 
 def _f(x: np.ndarray) -> FloatArray:
@@ -182,7 +185,8 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
         / (hidden + float(theta["hidden_knee"]))  # type: ignore[arg-type]
         * np.where(c["fp8"].astype(bool), fp8_factor, 1.0)
     )
-    eff_attention = base * float(theta["attention_eff"])  # type: ignore[arg-type]
+    family_attention = np.asarray(theta["family_attention"], dtype=np.float64)[c["family"]]
+    eff_attention = base * float(theta["attention_eff"]) * family_attention  # type: ignore[arg-type]
     t_compute = share * (linear_tok / (_f(c["peak"]) * eff_linear) + attn_tok / (_f(c["peak_attn"]) * eff_attention))
 
     nvl = _f(c["nvl"]) * float(theta["nvlink_eff"])  # type: ignore[arg-type]
@@ -259,4 +263,7 @@ def unpack_parameters(params: Mapping[str, float], families: tuple[str, ...]) ->
     Families with no fitted multiplier use 1.0 (the base efficiency): they had no runs in the calibration data."""
     theta: dict[str, object] = {name: float(params.get(name, init)) for name, (init, _, _) in PARAMETER_BOUNDS.items()}
     theta["family_eff"] = np.array([float(params.get(FAMILY_PREFIX + f, 1.0)) for f in families], dtype=np.float64)
+    theta["family_attention"] = np.array(
+        [float(params.get(ATTENTION_PREFIX + f, 1.0)) for f in families], dtype=np.float64
+    )
     return theta
