@@ -336,7 +336,41 @@ def _band(sizes: Sequence[dict[str, Any]], *keys: str) -> tuple[list[Any] | None
     )
 
 
+def _is_inference(advice: dict[str, Any]) -> bool:
+    return advice.get("kind") == "inference"
+
+
+def _deployments(sizes: Sequence[dict[str, Any]]) -> tuple[list[float], Any]:
+    """Inference deployments as categories on the x axis: '3 GPUs (TP 1)' ..."""
+    labels = [f"{s['gpus']} (TP {s.get('tp', '?')})" for s in sizes]
+    return [float(i) for i in range(len(sizes))], lambda v: labels[round(v)] if 0 <= v < len(labels) else ""
+
+
+def _inference_throughput(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    xs, label = _deployments(sizes)
+    traffic = _get(advice, "scenario", "workload", "traffic") or {}
+    series = [Series("output tokens/s", xs, [s.get("output_tokens_per_s") for s in sizes], ACCENT)]
+    if traffic.get("peak_requests_per_s") and traffic.get("output_tokens"):
+        demand = traffic["peak_requests_per_s"] * traffic["output_tokens"]
+        series.append(Series("peak demand", xs, [demand] * len(xs), RENT, dash="6 4", points=False))
+    return _line_chart(
+        testid="chart-runtime",
+        title="Serving capacity per deployment",
+        series=series,
+        x_label="deployment: GPUs (tensor parallel degree)",
+        y_label="output tokens/s",
+        y_format=lambda v: f"{v:,.0f}",
+        x_format=label,
+        x_ticks=xs,
+        y_min=0,
+        caption="Each deployment is sized to serve the peak within the latency targets.",
+    )
+
+
 def chart_run_time(*, advice: dict[str, Any]) -> Chart:
+    if _is_inference(advice):
+        return _inference_throughput(advice)
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     low, high = _band(sizes, "run_hours")
@@ -364,7 +398,29 @@ def chart_run_time(*, advice: dict[str, Any]) -> Chart:
     )
 
 
+def _inference_cost(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    xs, label = _deployments(sizes)
+    return _line_chart(
+        testid="chart-cost",
+        title="Cost per month by deployment",
+        series=[
+            Series("rent", xs, [_get(s, "rent", "usd_per_month") for s in sizes], RENT),
+            Series("buy (owned, sized for the peak)", xs, [_get(s, "buy", "usd_per_month") for s in sizes], BUY),
+        ],
+        x_label="deployment: GPUs (tensor parallel degree)",
+        y_label="USD per month",
+        y_format=format_usd,
+        x_format=label,
+        x_ticks=xs,
+        y_min=0,
+        caption="Renting follows the daily traffic; owning buys for the peak.",
+    )
+
+
 def chart_cost(*, advice: dict[str, Any]) -> Chart:
+    if _is_inference(advice):
+        return _inference_cost(advice)
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     rent_low, rent_high = _band(sizes, "rent", "usd_per_run")
@@ -396,7 +452,29 @@ def chart_cost(*, advice: dict[str, Any]) -> Chart:
     )
 
 
+def _inference_per_gpu(advice: dict[str, Any]) -> Chart:
+    sizes = _sizes(advice)
+    xs, label = _deployments(sizes)
+    per_gpu = [
+        s["output_tokens_per_s"] / s["gpus"] if s.get("output_tokens_per_s") and s.get("gpus") else None for s in sizes
+    ]
+    return _line_chart(
+        testid="chart-scaling",
+        title="Output tokens/s per GPU by deployment",
+        series=[Series("per GPU", xs, per_gpu, ACCENT)],
+        x_label="deployment: GPUs (tensor parallel degree)",
+        y_label="output tokens/s per GPU",
+        y_format=lambda v: f"{v:,.0f}",
+        x_format=label,
+        x_ticks=xs,
+        y_min=0,
+        caption="How much of each GPU the deployment turns into served tokens.",
+    )
+
+
 def chart_scaling(*, advice: dict[str, Any]) -> Chart:
+    if _is_inference(advice):
+        return _inference_per_gpu(advice)
     sizes = _sizes(advice)
     gpus = [s["gpus"] for s in sizes]
     frame_hint = [1.0] * len(gpus)
@@ -432,7 +510,8 @@ def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float
         return (c0 - v) * utilization, float(v)
     u_star = _get(size, "buy", "break_even_utilization")
     r = _get(size, "buy", "break_even_against", "usd_per_gpu_hour") or _get(size, "rent", "offer", "usd_per_gpu_hour")
-    usd_per_year, gpus = _get(size, "buy", "usd_per_year"), size.get("gpus")
+    usd_per_year = _get(size, "buy", "usd_per_year")
+    gpus = _get(size, "buy", "gpus_owned") or size.get("gpus")
     if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
         v = (c0 * utilization - r * u_star) / (utilization - u_star)
         f = (c0 - v) * utilization
@@ -449,14 +528,17 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     recommended = _get(advice, "recommendation", "gpus")
     size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
-    utilization = float(_get(advice, "scenario", "utilization") or 0.6)
+    # Inference derives how busy owned GPUs are from the traffic; training plans it.
+    planned = _get(size, "buy", "utilization") if size is not None and _is_inference(advice) else None
+    utilization = float(planned or _get(advice, "scenario", "utilization") or 0.6)
     title = "Owned cost per GPU-hour vs utilization"
     if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
     f, v = curve
     prices: list[tuple[str, float]] = []
     for market, entry in (_get(size, "rent", "by_market") or {}).items():
-        price = _get(entry, "offer", "usd_per_gpu_hour")
+        # Training advice nests the offer ({"offer": {...}, "usd_per_run": ...}); inference lists offers directly.
+        price = _get(entry, "offer", "usd_per_gpu_hour") or _get(entry, "usd_per_gpu_hour")
         if price is not None:
             prices.append((market, float(price)))
     if not prices and _get(size, "rent", "offer", "usd_per_gpu_hour") is not None:
@@ -467,7 +549,8 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     u_min = max(0.02, min(1.0, f / max(top - v, 1e-9)))
     us = [u_min + (1.0 - u_min) * i / 60 for i in range(61)]
     owned = [f / u + v for u in us]
-    series = [Series(f"owned ({size['gpus']} GPUs)", us, owned, BUY, points=False)]
+    owned_gpus = _get(size, "buy", "gpus_owned") or size["gpus"]
+    series = [Series(f"owned ({owned_gpus} GPUs)", us, owned, BUY, points=False)]
     markers = []
     for market, price in prices:
         color = MARKET_COLORS.get(market, RENT)

@@ -31,6 +31,19 @@ METHOD_NOTES = [
 ]
 
 
+INFERENCE_METHOD_NOTES = [
+    "Each deployment (a tensor-parallel degree and a number of replicas) is sized by the serving model, "
+    "calibrated on published throughput tables, to serve the peak request rate within the time-to-first-token "
+    "and time-per-output-token targets; its leave-one-out error is stated above.",
+    "Renting follows the day: a base of replicas on the cheapest reserved term (else on-demand) billed all "
+    "month, and the replicas above it on the cheaper of on-demand and spot, billed while needed.",
+    "Owning buys servers for the peak. Owned cost per busy GPU-hour = A / (N x 8760 x u) + v as for training, "
+    "with u the share of the year the traffic keeps the owned GPUs busy.",
+    "Break-even utilization u* = A / (N x 8760 x (r - v)) against the on-demand price r.",
+    "Cost per million output tokens = monthly cost / output tokens served in a month at the mean request rate.",
+]
+
+
 def _proposal_context(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date) -> dict[str, Any]:
     context = results_context(advice=advice)
     context.update(
@@ -38,7 +51,7 @@ def _proposal_context(*, advice: dict[str, Any], scenario_name: str, generated_o
             "scenario_name": scenario_name,
             "generated_on": generated_on.isoformat(),
             "printing": True,
-            "method_notes": METHOD_NOTES,
+            "method_notes": INFERENCE_METHOD_NOTES if advice.get("kind") == "inference" else METHOD_NOTES,
         }
     )
     return context

@@ -74,7 +74,35 @@ POINTERS: dict[str, str] = {
     "software_usd_per_gpu_year": "/buy/software_usd_per_gpu_year",
     "price_decline_pct": "/rent/price_decline_per_year",
     "utilization_pct": "/utilization",
+    "kind": "/workload/kind",
+    "peak_requests_per_s": "/workload/traffic/peak_requests_per_s",
+    "mean_requests_per_s": "/workload/traffic/mean_requests_per_s",
+    "input_tokens": "/workload/traffic/input_tokens",
+    "output_tokens": "/workload/traffic/output_tokens",
+    "ttft_p95_s": "/workload/latency/ttft_p95_s",
+    "tpot_p95_s": "/workload/latency/tpot_p95_s",
 }
+# Fields that only mean something for one kind of workload; the other kind leaves them out.
+TRAINING_ONLY = {
+    "tokens_b",
+    "global_batch",
+    "runs_per_year",
+    "strategy",
+    "tp",
+    "pp",
+    "micro_batch",
+    "activation_checkpointing",
+    "utilization_pct",
+}
+INFERENCE_ONLY = {
+    "peak_requests_per_s",
+    "mean_requests_per_s",
+    "input_tokens",
+    "output_tokens",
+    "ttft_p95_s",
+    "tpot_p95_s",
+}
+KINDS = [("training", "training (a run of N tokens)"), ("inference", "inference (serving traffic)")]
 # Fields shown in percent whose JSON value is a fraction; tokens are entered in billions.
 PERCENT_FIELDS = {"discount_rate_pct", "residual_pct", "support_pct", "utilization_pct", "price_decline_pct"}
 SCALES = {"tokens_b": 1e9} | dict.fromkeys(PERCENT_FIELDS, 0.01)
@@ -84,8 +112,14 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "workload",
         "Workload",
-        ["name", "params_b", "tokens_b", "runs_per_year"],
+        ["name", "kind", "params_b", "tokens_b", "runs_per_year"],
         ["seq_len", "global_batch", "precision", "layers", "hidden", "heads"],
+    ),
+    (
+        "serving",
+        "Serving (inference)",
+        ["peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens"],
+        ["ttft_p95_s", "tpot_p95_s"],
     ),
     (
         "cluster",
@@ -162,6 +196,26 @@ PRESETS: dict[str, dict[str, Any]] = {
             "utilization": 0.4,
         },
     },
+    "8b-serving": {
+        "label": "8B chat serving, 50 req/s peak",
+        "scenario": {
+            "name": "8B chat serving",
+            "workload": {
+                "kind": "inference",
+                "model": {"params_b": 8, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 4096},
+                "precision": "bf16",
+                "traffic": {
+                    "peak_requests_per_s": 50,
+                    "mean_requests_per_s": 20,
+                    "input_tokens": 1000,
+                    "output_tokens": 200,
+                },
+                "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+            },
+            "gpu": "h100-sxm",
+            "cluster_sizes": [1, 2, 4, 8],
+        },
+    },
 }
 DEFAULT_PRESET = "7b-pretrain"
 
@@ -175,6 +229,7 @@ BASE_INITIAL: dict[str, Any] = {
     "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"],
     "staff_usd_per_year": 0,
     "utilization_pct": 60,
+    "kind": "training",
 }
 # Ownership fields left empty take the pricing catalog's defaults; the form shows them as placeholders.
 CATALOG_FIELDS = {
@@ -209,9 +264,11 @@ class PlannerForm(forms.Form):
         max_value=100_000,
         help_text="Total parameters, e.g. 7 for a 7B model.",
     )
+    kind = forms.ChoiceField(
+        label="Workload kind", choices=KINDS, help_text="Training runs a job to completion; inference serves requests."
+    )
     tokens_b = _number(
         "Training tokens (billions)",
-        required=True,
         min_value=0.000001,
         help_text="Tokens processed by one run: 1000 = 1T tokens.",
     )
@@ -299,6 +356,19 @@ class PlannerForm(forms.Form):
         "Software (USD per GPU-year)", min_value=0, help_text="Licences, e.g. an enterprise AI stack; empty = none."
     )
 
+    peak_requests_per_s = _number(
+        "Peak traffic (requests per second)", min_value=0.0001, help_text="Inference: the busiest moment of the day."
+    )
+    mean_requests_per_s = _number(
+        "Mean traffic (requests per second)", min_value=0.0001, help_text="Inference: the average over a day."
+    )
+    input_tokens = _integer("Prompt length (tokens)", min_value=1, help_text="Inference: input tokens per request.")
+    output_tokens = _integer("Answer length (tokens)", min_value=1, help_text="Inference: output tokens per request.")
+    ttft_p95_s = _number("Time to first token, p95 (seconds)", min_value=0.001, help_text="Inference latency target.")
+    tpot_p95_s = _number(
+        "Time per output token, p95 (seconds)", min_value=0.0001, help_text="Inference latency target."
+    )
+
     utilization_pct = _number(
         "Utilization (% of the year busy)",
         min_value=1,
@@ -335,11 +405,25 @@ class PlannerForm(forms.Form):
         raw = self.cleaned_data.get("providers") or ""
         return [part.strip().lower() for part in raw.split(",") if part.strip()]
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if (
+            data.get("kind", "training") == "training"
+            and data.get("tokens_b") is None
+            and "tokens_b" not in self.errors
+        ):
+            self.add_error("tokens_b", "Training needs the tokens one run processes.")
+        return data
+
     def to_scenario(self) -> dict[str, Any]:
         """The Scenario JSON of the cleaned data; empty optional fields are left out (defaults apply)."""
         data = self.cleaned_data
-        document: dict[str, Any] = {"workload": {"kind": "training"}}
+        kind = data.get("kind") or "training"
+        skip = INFERENCE_ONLY if kind == "training" else TRAINING_ONLY
+        document: dict[str, Any] = {"workload": {"kind": kind}}
         for name, pointer in POINTERS.items():
+            if name in skip:
+                continue
             value = data.get(name)
             if value is None or value == "" or value == []:
                 if name != "markets":
@@ -436,17 +520,31 @@ def field_for_pointer(pointer: str) -> str | None:
     return None
 
 
+def _only(name: str) -> str:
+    return "training" if name in TRAINING_ONLY else "inference" if name in INFERENCE_ONLY else ""
+
+
 def sections(form: PlannerForm) -> list[dict[str, Any]]:
-    """Bound fields grouped for the template, in display order; "More options" opens when one has an error."""
+    """Bound fields grouped for the template, in display order; "More options" opens when one has an error.
+
+    Each field says which workload kind it belongs to (``only``) so the page can hide the other kind's."""
     grouped = []
     for key, title, main, more in SECTIONS:
+        names = [*main, *more]
+        kinds = {_only(name) for name in names}
         grouped.append(
             {
                 "key": key,
                 "title": title,
-                "fields": [form[name] for name in main],
-                "more": [form[name] for name in more],
+                "only": kinds.pop() if len(kinds) == 1 else "",
+                "fields": [{"field": form[name], "only": _only(name)} for name in main],
+                "more": [{"field": form[name], "only": _only(name)} for name in more],
                 "more_open": any(form[name].errors for name in more),
             }
         )
     return grouped
+
+
+def current_kind(form: PlannerForm) -> str:
+    value = form["kind"].value()
+    return value if value in {"training", "inference"} else "training"

@@ -121,13 +121,96 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
+    recommended = _get(advice, "recommendation", "gpus")
+    rows = []
+    marked = False
+    for size in advice.get("sizes", []):
+        is_recommended = not marked and size.get("gpus") == recommended
+        marked = marked or is_recommended
+        rent = size.get("rent") or {}
+        burst = rent.get("burst_replicas_mean")
+        plan = f"{rent.get('base_replicas', '?')} base on {MARKET_LABELS.get(rent.get('base_market', ''), '?')}"
+        if burst:
+            plan += f" + {burst:.2f} burst on {MARKET_LABELS.get(rent.get('burst_market', ''), '?')} (mean)"
+        ttft, tpot = size.get("ttft_s"), size.get("tpot_s")
+        rows.append(
+            {
+                "gpus": size.get("gpus"),
+                "layout": f"TP {size.get('tp', '?')} x {size.get('replicas', '?')} replicas"
+                + (f" (mean {size['replicas_mean']})" if size.get("replicas_mean") is not None else "")
+                + (f", batch {size['batch']}" if size.get("batch") is not None else ""),
+                "latency": "n/a"
+                if ttft is None or tpot is None
+                else f"TTFT {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms",
+                "meets_latency": bool(size.get("meets_latency")),
+                "fits_memory": bool(size.get("fits_memory")),
+                "throughput": "n/a"
+                if size.get("output_tokens_per_s") is None
+                else f"{size['output_tokens_per_s']:,.0f} tok/s",
+                "rent_per_month": usd(rent.get("usd_per_month")),
+                "rent_plan": plan,
+                "buy_per_month": usd(_get(size, "buy", "usd_per_month")),
+                "buy_gpus": _get(size, "buy", "gpus_owned"),
+                "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
+                "break_even": break_even_text(_get(size, "buy", "break_even_utilization")),
+                "recommended": is_recommended,
+            }
+        )
+    return rows
+
+
 def recommended_size(*, advice: dict[str, Any]) -> dict[str, Any] | None:
     gpus = _get(advice, "recommendation", "gpus")
     return next((s for s in advice.get("sizes", []) if s.get("gpus") == gpus), None)
 
 
+def is_inference(advice: dict[str, Any]) -> bool:
+    return advice.get("kind") == "inference"
+
+
+def usd_cents(value: Any) -> str:
+    return "n/a" if value is None else f"${float(value):,.2f}"
+
+
+def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
+    recommendation = advice.get("recommendation") or {}
+    action = recommendation.get("action")
+    size = recommended_size(advice=advice) or {}
+    chosen, other = ("buy", "rent") if action == "buy" else ("rent", "buy")
+    words = {"buy": "owned", "rent": "rented"}
+    return {
+        "action": action,
+        "action_label": {"buy": "Buy", "rent": "Rent"}.get(action or "", "No recommendation"),
+        "gpus": recommendation.get("gpus"),
+        "reasons": recommendation.get("reasons") or [],
+        "figures": [
+            {
+                "key": "cost_per_month",
+                "label": f"Cost per month ({words[chosen]})",
+                "value": usd_exact(_get(size, chosen, "usd_per_month")),
+                "note": f"vs {usd_exact(_get(size, other, 'usd_per_month'))} {words[other]}",
+            },
+            {
+                "key": "usd_per_million_output_tokens",
+                "label": "Cost per million output tokens",
+                "value": usd_cents(_get(size, chosen, "usd_per_million_output_tokens")),
+                "note": f"TP {size.get('tp', '?')} x {size.get('replicas', '?')} replicas at the peak",
+            },
+            {
+                "key": "break_even",
+                "label": "Break-even utilization",
+                "value": break_even_text(_get(size, "buy", "break_even_utilization")),
+                "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
+            },
+        ],
+    }
+
+
 def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     """The recommendation and the three numbers that matter, for the page and the PDF summary."""
+    if is_inference(advice):
+        return _inference_headline(advice)
     recommendation = advice.get("recommendation") or {}
     action = recommendation.get("action")
     size = recommended_size(advice=advice) or {}
@@ -165,6 +248,14 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     """The recommended size's figures at full precision, as the PDF's summary prints them."""
     size = recommended_size(advice=advice) or {}
     break_even = _get(size, "buy", "break_even_utilization")
+    if is_inference(advice):
+        return [
+            ("Rented cost per month", usd_exact(_get(size, "rent", "usd_per_month"))),
+            ("Owned cost per month", usd_exact(_get(size, "buy", "usd_per_month"))),
+            ("Rented cost per million output tokens", usd_cents(_get(size, "rent", "usd_per_million_output_tokens"))),
+            ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
+            ("Break-even utilization", break_even_text(break_even, digits=1)),
+        ]
     run_hours = size.get("run_hours")
     return [
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
@@ -259,11 +350,35 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if workload.get("tokens") is not None:
         rows.append(("Tokens per run", f"{workload['tokens'] / 1e9:,.0f} billion"))
+    traffic, latency = workload.get("traffic"), workload.get("latency")
+    if traffic:
+        rows += [
+            (
+                "Traffic",
+                f"peak {_g(traffic.get('peak_requests_per_s'))} requests/s, "
+                f"mean {_g(traffic.get('mean_requests_per_s'))} requests/s",
+            ),
+            (
+                "Request size",
+                f"{traffic.get('input_tokens')} prompt tokens, {traffic.get('output_tokens')} output tokens",
+            ),
+        ]
+    if latency:
+        rows.append(
+            (
+                "Latency targets",
+                f"time to first token p95 {_g(latency.get('ttft_p95_s'))} s, "
+                f"time per output token p95 {_g(latency.get('tpot_p95_s'))} s",
+            )
+        )
+    rows += [("Sequence length", f"{model.get('seq_len', 'n/a')} tokens")]
+    if not traffic:
+        rows += [
+            ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
+            ("Runs per year", _g(workload.get("runs_per_year"))),
+        ]
     rows += [
-        ("Sequence length", f"{model.get('seq_len', 'n/a')} tokens"),
-        ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
         ("Precision", str(workload.get("precision", "n/a"))),
-        ("Runs per year", _g(workload.get("runs_per_year"))),
         ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
         ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
         (
@@ -289,8 +404,9 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Colocation", f"${buy.get('colo_usd_per_kw_month', 0):,.0f} per kW-month"),
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
-        ("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"),
     ]
+    if not traffic:
+        rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
 
 
@@ -299,7 +415,9 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for size in advice.get("sizes", []):
         offers = [_get(size, "rent", "offer")]
-        offers += [_get(entry, "offer") for entry in (_get(size, "rent", "by_market") or {}).values()]
+        for entry in (_get(size, "rent", "by_market") or {}).values():
+            # Training nests each market's offer under "offer"; inference lists the offers themselves.
+            offers.append(_get(entry, "offer") or (entry if _get(entry, "usd_per_gpu_hour") is not None else None))
         for offer in offers:
             if not offer:
                 continue
@@ -341,7 +459,8 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "advice": advice,
         "headline": headline(advice=advice),
         "key_figures": key_figures(advice=advice),
-        "rows": size_rows(advice=advice),
+        "rows": inference_rows(advice=advice) if is_inference(advice) else size_rows(advice=advice),
+        "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
         "calibration_line": calibration_line(advice=advice),
@@ -361,6 +480,18 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             continue
         top = headline(advice=advice)
         size = recommended_size(advice=advice) or {}
+        if is_inference(advice):
+            money = {
+                "Rent per month": usd_exact(_get(size, "rent", "usd_per_month")),
+                "Own per month": usd_exact(_get(size, "buy", "usd_per_month")),
+                "Per million output tokens": usd_cents(size.get("usd_per_million_output_tokens")),
+            }
+        else:
+            money = {
+                "Time per run": hours(size.get("run_hours")),
+                "Rent per run": usd_exact(_get(size, "rent", "usd_per_run")),
+                "Own per run": usd_exact(_get(size, "buy", "usd_per_run")),
+            }
         columns.append(
             {
                 "scenario": scenario,
@@ -368,9 +499,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                 "values": {
                     "Recommendation": f"{top['action_label']} {top['gpus'] or ''} GPUs".strip(),
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
-                    "Time per run": hours(size.get("run_hours")),
-                    "Rent per run": usd_exact(_get(size, "rent", "usd_per_run")),
-                    "Own per run": usd_exact(_get(size, "buy", "usd_per_run")),
+                    **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                     "Rental price": offer_text(_get(size, "rent", "offer")),
                     "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),

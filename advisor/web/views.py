@@ -87,6 +87,7 @@ def _planner_page(
     context: dict[str, Any] = {
         "form": form,
         "sections": planner_forms.sections(form),
+        "kind": planner_forms.current_kind(form),
         "presets": list(planner_forms.PRESETS.items()),
         "preset_key": preset_key,
         "editing": editing,

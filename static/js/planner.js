@@ -80,6 +80,12 @@
     timer = setTimeout(calculate, 350);
   }
 
+  // Show the fields of the chosen workload kind only (the server ignores the other kind's anyway).
+  var kind = form.querySelector("[name=kind]");
+  function showKind() { if (kind) form.setAttribute("data-kind", kind.value); }
+  if (kind) kind.addEventListener("change", showKind);
+  showKind();
+
   form.addEventListener("input", schedule);
   form.addEventListener("change", schedule);
   form.addEventListener("submit", function (event) {

@@ -171,3 +171,22 @@ def test_save_after_login_then_compare_and_share(
     assert "Log in" in shared.locator("header").inner_text()
     shared.screenshot(path=str(artifacts / "shared.png"), full_page=True)
     stranger.close()
+
+
+def test_inference_preset_and_kind_switch(page: Any, live_server: Any, artifacts: Path) -> None:
+    page.goto(f"{live_server.url}/plan/")
+    assert page.get_by_label("Training tokens (billions)").is_visible()
+    assert not page.get_by_label("Peak traffic (requests per second)").is_visible()
+    page.get_by_label("Workload kind").select_option("inference")
+    assert page.get_by_label("Peak traffic (requests per second)").is_visible()
+    assert not page.get_by_label("Training tokens (billions)").is_visible()
+
+    page.get_by_role("link", name="8B chat serving, 50 req/s peak").click()
+    page.wait_for_url(re.compile(r"preset=8b-serving"))
+    _calculate(page)
+    table = page.get_by_test_id("results-table")
+    assert "Per million output tokens" in table.inner_text()
+    assert "output tokens" in page.locator('[data-figure="usd_per_million_output_tokens"]').inner_text()
+    for testid in CHARTS:
+        assert page.get_by_test_id(testid).is_visible(), testid
+    page.screenshot(path=str(artifacts / "results-inference.png"), full_page=True)

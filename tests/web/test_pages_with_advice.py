@@ -254,3 +254,33 @@ def test_planner_shows_price_freshness_before_calculating(client: Client) -> Non
     assert "Snapshot prices, observed" in html
     # Once results are on the page, the badge is the results' own (one badge, not two).
     assert client.post("/plan/", _planner_data()).content.decode().count('data-testid="price-freshness"') == 1
+
+
+def test_inference_preset_renders_deployments_charts_and_pdf(client: Client, user: Any) -> None:
+    data = _planner_data("8b-serving")
+    response = client.post("/plan/results/", data)
+    assert response.status_code == 200, response.content.decode()[:2000]
+    html = response.content.decode()
+    assert "Per million output tokens" in html
+    for testid in ("results-table", "price-freshness", *CHART_IDS):
+        assert f'data-testid="{testid}"' in html, testid
+    document = _document("8b-serving")
+    assert document["workload"]["kind"] == "inference"
+    assert "tokens" not in document["workload"]
+    assert "utilization" not in document
+    advice = advice_for(document=document)
+    assert advice["kind"] == "inference"
+    scenario = store.scenario_create(owner=user, name="Serving proposal", document=document)
+    client.force_login(user)
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert pdf.status_code == 200
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
+    for label, value in key_figures(advice=advice):
+        assert f"{label} {value}" in text, (label, value)
+    assert "Cost per million output tokens" in text
+
+
+def test_training_without_tokens_is_an_inline_error(client: Client) -> None:
+    response = client.post("/plan/", _planner_data(tokens_b=""))
+    assert response.status_code == 400
+    assert "Training needs the tokens one run processes." in response.content.decode()
