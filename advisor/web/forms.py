@@ -453,7 +453,15 @@ def merge_into(existing: dict[str, Any], edited: dict[str, Any]) -> dict[str, An
         value = _get(edited, pointer)
         if value is not None:
             _set(merged, pointer, value)
-    merged.setdefault("workload", {})["kind"] = edited.get("workload", {}).get("kind", "training")
+    workload = merged.setdefault("workload", {})
+    workload["kind"] = kind = edited.get("workload", {}).get("kind", "training")
+    # A workload switched to the other kind drops what only the old kind meant.
+    other = ("traffic", "latency") if kind == "training" else ("tokens", "global_batch", "parallelism", "runs_per_year")
+    for key in other:
+        workload.pop(key, None)
+    for key in ("traffic", "latency", "parallelism"):
+        if workload.get(key) == {}:
+            workload.pop(key)
     return merged
 
 

@@ -74,3 +74,27 @@ def test_every_field_has_a_label_and_help_text() -> None:
         assert field.help_text, name
     shown = [name for _, _, main, more in forms.SECTIONS for name in (*main, *more)]
     assert sorted(shown) == sorted(form.fields)
+
+
+def test_merge_keeps_unshown_fields_and_drops_the_other_kinds() -> None:
+    saved = {
+        "name": "x",
+        "workload": {
+            "kind": "training",
+            "model": {"params_b": 7, "ffn_hidden": 11008},
+            "tokens": 1e12,
+            "parallelism": {"strategy": "fsdp", "cp": 2},
+        },
+        "gpu": "h100-sxm",
+        "rent": {"spot": {"checkpoint_s": 300}},
+    }
+    form = forms.PlannerForm(forms.preset_initial("8b-serving"))
+    assert form.is_valid(), form.errors
+    merged = forms.merge_into(saved, form.to_scenario())
+    assert merged["workload"]["kind"] == "inference"
+    assert "tokens" not in merged["workload"]
+    assert "parallelism" not in merged["workload"]
+    assert merged["workload"]["model"]["ffn_hidden"] == 11008
+    assert merged["rent"]["spot"] == {"checkpoint_s": 300}
+    assert merged["workload"]["traffic"]["peak_requests_per_s"] == 50
+    parse_scenario(merged)
