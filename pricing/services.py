@@ -267,6 +267,31 @@ def _insert_rows(cursor: Any, model: type[models.Model], names: tuple[str, ...],
         cursor.executemany(_insert_sql(model, names), rows)
 
 
+def _update_rows(cursor: Any, model: type[models.Model], names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Update many rows by id (each row: the values of `names`, then the id). On PostgreSQL the rows
+    are copied into a temporary table and applied with one UPDATE ... FROM; elsewhere executemany."""
+    if connection.vendor != "postgresql":
+        cursor.executemany(_update_sql(model, names), rows)
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = _columns(model, names)
+    key = connection.ops.quote_name("id")
+    staging = connection.ops.quote_name(f"{model._meta.db_table}_ingest")
+    cursor.execute(
+        f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} AS "  # noqa: S608 (identifiers from model metadata)
+        f"SELECT {', '.join(columns)}, {key} FROM {table} WITH NO DATA"
+    )
+    cursor.execute(f"TRUNCATE {staging}")
+    with cursor.cursor.copy(f"COPY {staging} ({', '.join(columns)}, {key}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+    assignments = ", ".join(f"{column} = staged.{column}" for column in columns)
+    cursor.execute(
+        f"UPDATE {table} SET {assignments} FROM {staging} AS staged "  # noqa: S608 (identifiers from model metadata)
+        f"WHERE {table}.{key} = staged.{key}"
+    )
+
+
 def _datetime_adapter(now: dt.datetime) -> Callable[[dt.datetime | None], Any]:
     """The backend's datetime adaptation, looked up once, with `now` (most rows' value) adapted once."""
     adapt = connection.ops.adapt_datetimefield_value
@@ -305,7 +330,6 @@ def ingest_offers(
     to_db = _datetime_adapter(now)
     db_now = to_db(now)
     offer_insert_fields = (*_OFFER_KEY_FIELDS, *_OFFER_VALUE_FIELDS, "first_seen_at")
-    update_offer = _update_sql(Offer, _OFFER_VALUE_FIELDS)
     done = 0
     with connection.cursor() as cursor:
         for batch in _chunks(offers, batch_size):
@@ -375,10 +399,9 @@ def ingest_offers(
                     if item is not None:
                         history.append(_history_row(offer_id, item, to_db(observed_at), db_now, run_id))
             if updates:
-                cursor.executemany(update_offer, updates)
+                _update_rows(cursor, Offer, _OFFER_VALUE_FIELDS, updates)
             if confirmed and not is_snapshot:
-                for start in range(0, len(confirmed), 500):
-                    Offer.objects.filter(id__in=confirmed[start : start + 500]).update(observed_at=now, last_run=run)
+                Offer.objects.filter(id__in=confirmed).update(observed_at=now, last_run=run)
             if history:
                 _insert_rows(cursor, PriceObservation, _HISTORY_FIELDS, history)
             done += len(batch)
