@@ -152,7 +152,16 @@ def model_flops_per_token(c: Cases) -> FloatArray:
 
 
 def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
-    """Seconds per optimizer step for every case. ``theta`` from :func:`unpack_parameters`."""
+    """Seconds per optimizer step for every case. ``theta`` from :func:`unpack_parameters`.
+
+    Two rank placements are timed and the faster is kept, as a user would configure it: Megatron's default
+    order (tensor, context, data parallel inside the node; pipeline stages outermost, across nodes once the
+    job spans nodes) and the pipeline packed inside a node (tensor x context x pipeline <= GPUs per node) with
+    data parallelism across nodes. Each placement charges every collective to the links it really crosses."""
+    return np.minimum(_step_time(c, theta, pipeline_in_node=False), _step_time(c, theta, pipeline_in_node=True))
+
+
+def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool) -> FloatArray:
     n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
     seq, hidden, layers = _f(c["seq"]), _f(c["hidden"]), _f(c["layers"])
     strat, ac = c["strategy"], c["ac"]
@@ -204,17 +213,25 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     cp_msg = 2.0 * mb * seq / cp * hidden * act_bytes / tp
     t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (cp_msg / cp_bw + alpha), 0.0)
     # Pipeline: activations forward and gradients backward between stages (sequence-parallel scattered).
-    pp_bw = np.where(tp * cp * pp <= gpn, nvl, nic)
+    packed = (tp * cp * pp <= gpn) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
+    # Outermost pipeline stages are neighbours inside a node only when the whole job fits in one node.
+    pp_bw = np.where(packed | (n <= gpn), nvl, nic)
     pp_msg = mb * seq / cp * hidden * act_bytes / tp
     t_pp = np.where(pp > 1, 2.0 * (pp_msg / pp_bw + alpha), 0.0)
     layer_overhead = float(theta["layer_overhead_us"]) * 1e-6 * layers_stage  # type: ignore[arg-type]
     tp_overlap = float(theta["tp_overlap"])  # type: ignore[arg-type]
-    t_micro = t_compute + layer_overhead + (1.0 - tp_overlap) * t_tp + (1.0 - overlap) * (t_cp + t_pp)
+    floor = float(theta["exposed_floor"])  # type: ignore[arg-type]
+    # Point-to-point traffic hides behind this micro-batch's compute at most: what exceeds it is exposed,
+    # so a slow fabric between pipeline stages always shows (overlap alone would make it free).
+    t_p2p = t_cp + t_pp
+    t_p2p_exposed = np.maximum(floor * t_p2p, t_p2p - overlap * t_compute)
+    t_micro = t_compute + layer_overhead + (1.0 - tp_overlap) * t_tp + t_p2p_exposed
     t_pipeline = (micro + pp - 1.0) * t_micro
 
     # Data parallel: hierarchical collectives over the DP group (tp, cp innermost; then dp; then pp).
     grad_bytes = np.where(fp32, 4.0, 2.0) * _f(c["params"]) / (tp * pp)
-    in_node = np.clip(np.floor(gpn / (tp * cp)), 1.0, dp)
+    # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
+    in_node = np.clip(np.floor(gpn / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
     nodes = np.maximum(dp / in_node, 1.0)
 
     def collective(volume: FloatArray | float, size: FloatArray, group_in_node: FloatArray, group_nodes: FloatArray):
@@ -245,7 +262,6 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
         default=0.0,
     )
     # Some communication is always exposed (the first all-gather before compute starts, the last reduce after it).
-    floor = float(theta["exposed_floor"])  # type: ignore[arg-type]
     per_step_exposed = np.maximum(floor * per_step, per_step - overlap * BACKWARD_FRACTION * t_compute)
     per_micro_exposed = micro * np.maximum(floor * per_micro, per_micro - overlap * t_compute)
     dp_off = dp <= 1.0

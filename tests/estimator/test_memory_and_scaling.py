@@ -85,3 +85,23 @@ def test_a_model_that_does_not_fit_on_one_gpu_is_reported_as_not_fitting(calibra
     assert np.isnan(result.tokens_per_s[0]) and np.isnan(result.step_time_s[0])
     assert result.memory_per_gpu_gb[0] > 80, "the report says how much memory the least-hungry layout needs"
     assert result.fits_memory[2] and result.smallest_fitting_size() == 64
+
+
+def test_a_slower_fabric_between_nodes_never_speeds_up_a_multi_node_job() -> None:
+    """Whatever layout the search picks, the links between nodes carry data-parallel or pipeline traffic.
+
+    Regression: a pipeline packed in a node with data parallelism "also" in that node made 64 GPUs over
+    1 Gb/s as fast as over 100 Gb/s."""
+    job = TrainingJob(params_b=7, seq_len=4096, global_batch=64)
+    step = [
+        predict(
+            job, Cluster(gpu=get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=gbps), np.array([64]), load_default()
+        ).step_time_s[0]
+        for gbps in (1, 10, 100, 3200)
+    ]
+    assert step[0] > step[1] > step[2] > step[3]
+    # On 1 Gb/s Ethernet eight nodes cannot beat one: the fabric is the bottleneck.
+    one_node = predict(
+        job, Cluster(gpu=get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=1), np.array([8]), load_default()
+    ).step_time_s[0]
+    assert step[0] > one_node
