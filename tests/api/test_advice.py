@@ -81,3 +81,38 @@ def test_saved_document_that_no_longer_validates_is_409(alice, user) -> None:  #
     stale = scenario_create(owner=user, name="old", document={**scenario(), "retired_field": 1})
     assert_problem(alice.get(f"/api/v1/scenarios/{stale.pk}/advice"), 409, "#/scenario/retired_field")
     assert_problem(alice.get(f"/api/v1/scenarios/{stale.pk}/proposal.pdf"), 409, "#/scenario/retired_field")
+
+
+def test_identical_requests_are_answered_from_the_cache_until_inputs_change(alice, user, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import advisor.api.advice_cache as advice_cache
+    from advisor.calibrations import default_calibration_row
+    from advisor.models import Calibration
+    from pricing.models import FeedRun
+
+    calls: list[dict] = []
+    real = advice_cache.advice_for
+
+    def counting(*, document, user):  # type: ignore[no-untyped-def]
+        calls.append(document)
+        return real(document=document, user=user)
+
+    monkeypatch.setattr(advice_cache, "advice_for", counting)
+    document = scenario()
+    first = alice.post("/api/v1/advice", document, format="json").json()
+    second = alice.post("/api/v1/advice", document, format="json").json()
+    assert second == first and len(calls) == 1
+    alice.post("/api/v1/advice", scenario(utilization=0.5), format="json")
+    assert len(calls) == 2, "a different scenario is computed"
+    FeedRun.objects.create(feed="lambda", status="success")
+    alice.post("/api/v1/advice", document, format="json")
+    assert len(calls) == 3, "new price data invalidates"
+    default = default_calibration_row()
+    mine = Calibration.objects.create(
+        owner=user, name="mine", document=default.document, runs=default.runs, loo_mape=default.loo_mape
+    )
+    assert alice.post(f"/api/v1/calibrations/{mine.pk}/activate").status_code == 200
+    alice.post("/api/v1/advice", document, format="json")
+    assert len(calls) == 4, "another calibration invalidates"
+    assert_problem(alice.post("/api/v1/advice", scenario(gpu="x"), format="json"), 400, "#/gpu")
+    assert_problem(alice.post("/api/v1/advice", scenario(gpu="x"), format="json"), 400, "#/gpu")
+    assert len(calls) == 6, "invalid scenarios are not cached"

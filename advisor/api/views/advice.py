@@ -1,5 +1,5 @@
 """Advice (stateless, and for a saved scenario) and the PDF proposal: the same Advice document the web
-pages render, from advisor.web.planning.advice_for (the one door to the pipeline)."""
+pages render, from advisor.web.planning.advice_for (the one door to the pipeline), cached by its inputs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.api.advice_cache import cached_advice_for
 from advisor.api.errors import FieldErrors
 from advisor.api.renderers import PDFRenderer
 from advisor.api.scenario_input import scenario_error_entries
@@ -23,12 +24,11 @@ from advisor.api.serializers import AdviceSerializer
 from advisor.api.views.scenarios import owned_scenario
 from advisor.proposal import render_proposal_pdf
 from advisor.scenario import ScenarioError
-from advisor.web.planning import advice_for
 
 
 def advice_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), status_code: int = 400) -> dict:
     try:
-        return advice_for(document=document, user=request.user)
+        return cached_advice_for(document=document, user=request.user)
     except ScenarioError as error:
         detail = "The scenario is invalid; see errors."
         raise FieldErrors(scenario_error_entries(error, at=at), detail=detail, status_code=status_code) from error
