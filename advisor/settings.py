@@ -75,6 +75,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Failed sign-ins per client address and per username in a window, then 429 (advisor/ratelimit.py).
+LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_FAILURE_WINDOW_S = env_int("LOGIN_FAILURE_WINDOW_S", 300, minimum=1)
+# API tokens a user may create per window (API and token page), then 429.
+TOKEN_CREATE_MAX = env_int("TOKEN_CREATE_MAX", 20, minimum=1)
+TOKEN_CREATE_WINDOW_S = env_int("TOKEN_CREATE_WINDOW_S", 3600, minimum=1)
 LOGIN_REDIRECT_URL = "/plan/"
 LOGOUT_REDIRECT_URL = "landing"
 
@@ -161,7 +167,14 @@ for _feed, _hours in PRICING_REFRESH_HOURS.items():
     }
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Degrades to misses while Redis is down (advisor/cache.py): throttles and pages keep answering.
+    CACHES = {
+        "default": {
+            "BACKEND": "advisor.cache.ResilientRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

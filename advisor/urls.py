@@ -4,10 +4,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from advisor import views
 from advisor.api import pages as api_pages
+from advisor.ratelimit import RateLimitedLoginView
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.healthz, name="healthz"),
+    # Before Django's auth urls: the same login page with failed attempts rate-limited.
+    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(("advisor.api.urls", "api"), namespace="v1")),

@@ -18,6 +18,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from advisor.models import ApiToken
+from advisor.ratelimit import token_create_allowed
 
 
 @never_cache
@@ -28,7 +29,11 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         action = request.POST.get("action")
-        if action == "create":
+        wait = token_create_allowed(user_id=request.user.pk) if action == "create" else None
+        if wait is not None:
+            context["name_error"] = f"Too many tokens created; try again in {wait} seconds."
+            status = 429
+        elif action == "create":
             try:
                 issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
             except TokenNameError as error:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import Throttled
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +17,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from advisor.api.views.base import JSON_AND_CSV
+from advisor.ratelimit import token_create_allowed
 
 
 class TokenListView(GenericAPIView):
@@ -38,6 +40,9 @@ class TokenListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         data = TokenCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        wait = token_create_allowed(user_id=request.user.pk)
+        if wait is not None:
+            raise Throttled(wait=wait, detail=f"Too many tokens created; try again in {wait} seconds.")
         try:
             issued = api_token_create(user=request.user, name=data.validated_data["name"])
         except TokenNameError as error:
