@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -74,6 +73,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @staff_member_required
 def refresh(request: HttpRequest) -> HttpResponse:
+    from advisor.queueing import QueueUnavailable, enqueue
     from pricing.tasks import refresh_all, refresh_feed
 
     form = RefreshForm(request.POST)
@@ -81,10 +81,14 @@ def refresh(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Unknown feed.")
         return redirect("pricing:prices")
     feed = form.cleaned_data["feed"]
-    if feed:
-        transaction.on_commit(lambda: refresh_feed.delay(feed))
-    else:
-        transaction.on_commit(refresh_all.delay)
+    try:
+        if feed:
+            enqueue(refresh_feed, feed)
+        else:
+            enqueue(refresh_all)
+    except QueueUnavailable as error:
+        messages.error(request, f"Refresh of {feed or 'all feeds'} could not be queued: {error}")
+        return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")
     messages.info(request, f"Refresh of {feed or 'all feeds'} started; progress shows under Feed status.")
     return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")
 

@@ -7,7 +7,7 @@ from typing import Any
 from celery.result import AsyncResult
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import APIException, NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 from advisor.api.permissions import IsStaff
 from advisor.api.serializers import TaskSerializer
 from advisor.celery import app
+from advisor.queueing import QueueUnavailable, enqueue
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
 
@@ -33,6 +34,12 @@ def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
     return body
 
 
+class QueueDown(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The task queue is not answering."
+    wait = 60  # Retry-After
+
+
 class FeedRefreshView(GenericAPIView):
     permission_classes = [IsStaff]
     serializer_class = TaskSerializer
@@ -45,7 +52,10 @@ class FeedRefreshView(GenericAPIView):
     def post(self, request: Request, feed: str) -> Response:
         if feed not in FEED_NAMES:
             raise NotFound(f"Unknown feed {feed!r}; feeds: {', '.join(FEED_NAMES)}.")
-        result = refresh_feed.delay(feed)
+        try:
+            result = enqueue(refresh_feed, feed)
+        except QueueUnavailable as error:
+            raise QueueDown(str(error)) from error
         body = task_status(request, result)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 

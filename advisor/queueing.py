@@ -1,0 +1,50 @@
+"""Queue a Celery task from a request without hanging when the broker (Redis) is down.
+
+Celery's defaults retry a broken Redis connection for about 20 s inside `delay()` and then raise a
+RuntimeError; a web request must not wait that long nor answer a 500. `enqueue` probes the broker
+once with a short timeout and publishes with a bounded retry; either failure raises
+QueueUnavailable with a message the page or the API shows as is.
+In the embedded mode (tasks run eagerly, no broker) it simply runs the task.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task
+from celery.result import AsyncResult
+from kombu.exceptions import OperationalError as KombuOperationalError
+from redis.exceptions import RedisError
+
+from advisor.celery import app
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 2
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+OUTAGE_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, RedisError, OSError, RuntimeError)
+
+
+class QueueUnavailable(Exception):
+    """The task queue does not answer; nothing was queued."""
+
+    def __init__(self, cause: BaseException) -> None:
+        self.cause = cause
+        super().__init__(
+            "The task queue (Redis) is not answering, so the task could not be queued and nothing was started. "
+            "Try again in a minute; an operator can run it now with `manage.py refresh_prices`."
+        )
+
+
+def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
+    """`task.delay(*args, **kwargs)` that fails fast with QueueUnavailable when the broker is down."""
+    if app.conf.task_always_eager:
+        return task.apply_async(args=args, kwargs=kwargs)
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, timeout=PROBE_TIMEOUT_S)
+        return task.apply_async(args=args, kwargs=kwargs, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+    except OUTAGE_ERRORS as error:
+        logger.warning("could not queue %s: %s: %s", task.name, type(error).__name__, error)
+        raise QueueUnavailable(error) from error

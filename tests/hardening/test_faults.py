@@ -1,0 +1,113 @@
+"""Failing dependencies: Redis down, PostgreSQL cut in the middle of a request.
+
+Redis "down" is a closed local port (the shared Redis server is never touched); PostgreSQL is cut
+through a small TCP proxy this test starts between Django and the server.
+(A Celery worker killed mid-refresh is in test_worker_kill.py.)"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from advisor import scenarios as store
+from advisor.celery import app
+from advisor.web import forms
+from tests.api.examples import scenario
+
+
+def _closed_port() -> int:
+    """A local port that was just bound and closed: connecting to it is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def redis_down(settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """Cache, broker and result backend all pointed at a Redis that does not answer."""
+    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "advisor.cache.ResilientRedisCache",
+            "LOCATION": url,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+    settings.REDIS_URL = url
+    previous = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_always_eager")}
+    app.conf.update(broker_url=url, result_backend=url, task_always_eager=False)
+    _reset_celery_connections()
+    try:
+        yield url
+    finally:
+        app.conf.update(previous)
+        _reset_celery_connections()
+
+
+def _reset_celery_connections() -> None:
+    """Celery caches its result backend (per thread) and producer pool; drop both so the conf applies."""
+    app._local.__dict__.pop("backend", None)
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+
+
+@pytest.mark.django_db
+def test_with_redis_down_pages_and_api_keep_answering(redis_down, user, staff_user) -> None:  # type: ignore[no-untyped-def]
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    web = Client()
+    web.force_login(user)
+    api = APIClient()
+    api.force_authenticate(user)
+    started = time.monotonic()
+    assert web.get("/healthz").status_code == 200
+    assert web.get("/").status_code == 200
+    assert web.get("/plan/").status_code == 200
+    assert web.get("/prices/").status_code == 200
+    results = web.post("/plan/results/", dict(forms.preset_initial("7b-pretrain")))
+    assert results.status_code == 200, results.status_code
+    assert 'data-testid="results-table"' in results.content.decode()
+    advice = api.post("/api/v1/advice", scenario(), format="json")
+    assert advice.status_code == 200, advice.content[:500]
+    assert advice.json()["sizes"]
+    offers = api.get("/api/v1/offers?gpu=h100-sxm")
+    assert offers.status_code == 200
+    saved = api.post("/api/v1/scenarios", {"name": "during outage", "scenario": scenario()}, format="json")
+    assert saved.status_code == 201
+    # Nothing above waited on Redis timeouts: a closed port refuses at once.
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.django_db
+def test_with_redis_down_a_feed_refresh_is_refused_with_a_clear_message(redis_down, staff_user) -> None:  # type: ignore[no-untyped-def]
+    api = APIClient()
+    api.force_authenticate(staff_user)
+    started = time.monotonic()
+    response = api.post("/api/v1/feeds/aws/refresh")
+    assert response.status_code == 503, response.content[:500]
+    assert response["Content-Type"].startswith("application/problem+json")
+    assert "queue" in response.json()["detail"].lower()
+    assert "Retry-After" in response
+    web = Client()
+    web.force_login(staff_user)
+    page = web.post("/prices/refresh/", {"feed": "aws"}, follow=True)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "could not be queued" in body
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.django_db
+def test_with_redis_down_saved_scenario_advice_still_answers(redis_down, user) -> None:  # type: ignore[no-untyped-def]
+    saved = store.scenario_create(owner=user, name="outage", document=scenario())
+    api = APIClient()
+    api.force_authenticate(user)
+    response = api.get(f"/api/v1/scenarios/{saved.pk}/advice")
+    assert response.status_code == 200
