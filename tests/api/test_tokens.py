@@ -125,3 +125,9 @@ def test_token_page_rejects_empty_name(client, user) -> None:  # type: ignore[no
     assert b"Name: must not be empty" in response.content
     assert not ApiToken.objects.filter(user=user).exists()
     assert client.post("/account/tokens/", {"action": "revoke", "token_id": "x"}).status_code == 302
+
+
+def test_pages_link_to_the_token_page_when_logged_in(client, user) -> None:  # type: ignore[no-untyped-def]
+    assert b'href="/account/tokens/"' not in client.get("/").content
+    client.force_login(user)
+    assert b'href="/account/tokens/"' in client.get("/").content
