@@ -55,7 +55,9 @@ def setup_django(database_url: str | None) -> None:
 def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[object]:
     """Validated offers, generated lazily; with changed_every=10, every 10th price is 5% higher."""
     from pricing.feeds.base import OfferRecord
-    from pricing.services import validate_offer
+    from pricing.services import price_bounds, validate_offer
+
+    bounds = price_bounds()
 
     for index in range(rows):
         price = Decimal(8 * (1 + index % 97)) / 10
@@ -72,7 +74,7 @@ def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[obj
             usd_per_hour=price,
             source="bench/ingest.py synthetic",
         )
-        yield validate_offer(record)
+        yield validate_offer(record, bounds=bounds)
 
 
 def clear() -> None:

@@ -107,7 +107,15 @@ class Validation:
             entry["examples"].append(detail[:200])
 
 
-def validate_offer(record: OfferRecord) -> ValidOffer | Rejection:
+def price_bounds() -> tuple[Decimal, Decimal]:
+    """The plausible USD per GPU-hour range from settings."""
+    return (
+        Decimal(str(settings.PRICING_MIN_USD_PER_GPU_HOUR)),
+        Decimal(str(settings.PRICING_MAX_USD_PER_GPU_HOUR)),
+    )
+
+
+def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | None = None) -> ValidOffer | Rejection:
     """Check one record: currency, market, GPU id, positive count and price, plausible $/GPU-hour."""
     where = f"{record.provider} {record.instance_type} {record.region or '-'} {record.market}"
     if record.currency != "USD":
@@ -124,8 +132,8 @@ def validate_offer(record: OfferRecord) -> ValidOffer | Rejection:
     if record.usd_per_hour is None or record.usd_per_hour <= 0:
         return Rejection("non_positive_price", f"{where}: ${record.usd_per_hour}/h")
     per_gpu = record.usd_per_hour / record.gpu_count
-    low, high = settings.PRICING_MIN_USD_PER_GPU_HOUR, settings.PRICING_MAX_USD_PER_GPU_HOUR
-    if not (Decimal(str(low)) <= per_gpu <= Decimal(str(high))):
+    low, high = bounds or price_bounds()
+    if not (low <= per_gpu <= high):
         return Rejection("implausible_per_gpu_price", f"{where}: ${per_gpu:.4f}/GPU-h outside [{low}, {high}]")
     return ValidOffer(
         record=record,
@@ -139,9 +147,10 @@ def validate_offer(record: OfferRecord) -> ValidOffer | Rejection:
 def validate_all(items: Iterable[OfferRecord | Rejection]) -> Validation:
     result = Validation()
     seen: set[tuple[str, str, str, str]] = set()
+    bounds = price_bounds()
     for item in items:
         result.fetched += 1
-        checked = item if isinstance(item, Rejection) else validate_offer(item)
+        checked = item if isinstance(item, Rejection) else validate_offer(item, bounds=bounds)
         if isinstance(checked, Rejection):
             result.reject(checked.reason, checked.detail)
             continue
@@ -342,7 +351,7 @@ def ingest_offers(
                 ).values_list(*_EXISTING_FIELDS)
             }
             new_rows: list[tuple[Any, ...]] = []
-            new_items: dict[tuple[int, str, str, str], ValidOffer] = {}
+            new_items: dict[tuple[int, str, str, str], tuple[ValidOffer, Any]] = {}
             updates: list[tuple[Any, ...]] = []
             confirmed: list[int] = []
             history: list[tuple[Any, ...]] = []
@@ -354,10 +363,9 @@ def ingest_offers(
                 if current is None:
                     if key in new_items:
                         continue  # validate_all already refuses duplicates; this guards direct callers
-                    new_items[key] = item
-                    new_rows.append(
-                        (*key, *_offer_values(item, feed, observed_at, now, run_id, is_snapshot, to_db), db_now)
-                    )
+                    values = _offer_values(item, feed, observed_at, now, run_id, is_snapshot, to_db)
+                    new_items[key] = (item, values[6])  # values[6]: observed_at, adapted for the database
+                    new_rows.append((*key, *values, db_now))
                     continue
                 (offer_id, _, _, _, _, price, gpu, gpu_count, source, owner, withdrawn, effective, seen, since) = (
                     current
@@ -393,11 +401,11 @@ def ingest_offers(
                 created = Offer.objects.filter(
                     provider_id__in={key[0] for key in new_items},
                     instance_type__in={key[1] for key in new_items},
-                ).values_list("id", "provider_id", "instance_type", "region", "market", "observed_at")
-                for offer_id, *key, observed_at in created:
-                    item = new_items.get(tuple(key))
-                    if item is not None:
-                        history.append(_history_row(offer_id, item, to_db(observed_at), db_now, run_id))
+                ).values_list("id", "provider_id", "instance_type", "region", "market")
+                for offer_id, *key in created:
+                    new = new_items.get(tuple(key))
+                    if new is not None:
+                        history.append(_history_row(offer_id, new[0], new[1], db_now, run_id))
             if updates:
                 _update_rows(cursor, Offer, _OFFER_VALUE_FIELDS, updates)
             if confirmed and not is_snapshot:
