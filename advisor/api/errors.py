@@ -21,6 +21,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from advisor.api.renderers import ProblemJSONRenderer
+from advisor.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +143,12 @@ def _detail_text(exc: exceptions.APIException) -> str:
     return "The request has invalid fields; see errors."
 
 
+class DatabaseUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = DATABASE_DOWN_DETAIL
+    wait = RETRY_AFTER_S  # Retry-After
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     request = context.get("request")
     instance = request.get_full_path() if request is not None else ""
@@ -149,6 +156,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied | Http404):
         exc = exceptions.PermissionDenied() if isinstance(exc, DjangoPermissionDenied) else exceptions.NotFound()
+
+    if database_unavailable(exc):
+        # The connection dropped mid-request: the atomic write rolled back; say so, and when to retry.
+        logger.error("database unavailable in %s: %s", instance, exc)
+        exc = DatabaseUnavailable()
 
     response = drf_exception_handler(exc, context)
     if response is None:

@@ -40,6 +40,13 @@ class ProblemSerializer(serializers.Serializer):
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
 
+CSV_SCHEMA = {
+    "type": "string",
+    "description": "CSV with a header row, one row per item (a page's `results`); nested objects become dotted "
+    "columns (`peak_tflops.bf16`), lists a JSON cell, null an empty cell; text starting with = + - @ is prefixed "
+    "with ' so spreadsheets do not run it.",
+}
+
 _ERROR_DESCRIPTIONS = {
     "400": "Invalid input: `errors` names each bad field by JSON pointer.",
     "401": "No valid credentials (token or session).",
@@ -61,6 +68,9 @@ class ProblemAutoSchema(AutoSchema):
             if code not in responses:
                 responses[code] = self._problem(code, description)
         responses.setdefault("default", self._problem("default", "Any other error, as problem details."))
+        for response in responses.values():
+            if "text/csv" in response.get("content", {}):
+                response["content"]["text/csv"] = {"schema": CSV_SCHEMA}
         return responses
 
     def _problem(self, code: str, description: str) -> dict[str, Any]:
