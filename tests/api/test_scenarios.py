@@ -102,4 +102,13 @@ def test_list_is_paginated_and_owner_scoped(alice, bob) -> None:  # type: ignore
         for item in alice.get(f"/api/v1/scenarios?page_size=2&page={p}").json()["results"]
     }
     assert names == {f"s{i}" for i in range(5)}
-    assert_problem(alice.get("/api/v1/scenarios?page=99"), 404)
+    for query, parameter in (
+        ("page=99", "page"),
+        ("page=x", "page"),
+        ("page_size=0", "page_size"),
+        ("page_size=501", "page_size"),
+        ("page_size=a", "page_size"),
+    ):
+        body = assert_problem(alice.get(f"/api/v1/scenarios?{query}"), 400, f"#/{parameter}")
+        assert body["errors"][0]["parameter"] == parameter
+    assert "from 1 to 3" in alice.get("/api/v1/scenarios?page=9&page_size=2").json()["errors"][0]["detail"]
