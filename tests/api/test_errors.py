@@ -58,6 +58,8 @@ def test_405_method_not_allowed(alice) -> None:  # type: ignore[no-untyped-def]
 
 def test_406_not_acceptable(alice) -> None:  # type: ignore[no-untyped-def]
     assert_problem(alice.get("/api/v1/gpus", HTTP_ACCEPT="application/xml"), 406)
+    body = assert_problem(alice.post("/api/v1/advice?format=csv", {}, format="json"), 406)
+    assert "available: json" in body["detail"]
     # A CSV request that fails still answers problem+json, not CSV.
     assert_problem(alice.get("/api/v1/hardware-quotes?format=csv&gpu=nope"), 400, "#/gpu")
 
