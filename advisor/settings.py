@@ -45,8 +45,6 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, so it sees view exceptions first: a dropped database connection answers 503.
-    "advisor.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "advisor.urls"
