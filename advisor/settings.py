@@ -45,6 +45,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it sees view exceptions first: a dropped database connection answers 503.
+    "advisor.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "advisor.urls"
@@ -190,8 +192,8 @@ REST_FRAMEWORK = {
     # JSON out (tabular views add CSV); /api/docs/ is the interactive browser, not DRF's browsable API.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "advisor.api.negotiation.ContentNegotiation",
-    # JSON bodies only (views that take CSV uploads add their parser); forms get 415.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Strict JSON bodies only, size-capped (views that take CSV uploads add their parser); forms get 415.
+    "DEFAULT_PARSER_CLASSES": ["advisor.api.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "advisor.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",
