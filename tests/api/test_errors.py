@@ -32,6 +32,18 @@ def test_400_parse_error_points_at_the_document(alice) -> None:  # type: ignore[
     assert body["errors"][0]["code"] == "parse_error"
 
 
+def test_400_non_finite_numbers_are_not_json(alice) -> None:  # type: ignore[no-untyped-def]
+    body = b'{"gpu": "h100-sxm", "utilization": NaN}'
+    assert_problem(alice.post("/api/v1/advice", body, content_type="application/json"), 400, "#")
+
+
+def test_413_body_over_the_upload_limit(alice, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    big = {"name": "x" * 2000, "scenario": {}}
+    assert_problem(alice.post("/api/v1/scenarios", big, format="json"), 413)
+    assert_problem(alice.post("/api/v1/estimate", "gpu\n" + "h100-sxm\n" * 200, content_type="text/csv"), 413)
+
+
 def test_400_query_parameter(alice) -> None:  # type: ignore[no-untyped-def]
     body = assert_problem(alice.get("/api/v1/hardware-quotes?gpu=nope"), 400, "#/gpu")
     assert body["errors"][0]["parameter"] == "gpu"

@@ -11,12 +11,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.api.advice_cache import cached_advice_for
 from advisor.api.errors import FieldErrors
+from advisor.api.parsers import JSONParser
 from advisor.api.renderers import PDFRenderer
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import ScenarioDocument

@@ -9,7 +9,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -21,7 +20,7 @@ from advisor.api.calibration_access import (
     estimate_rows,
 )
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
-from advisor.api.parsers import CSVTextParser
+from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import runs_or_400, runs_problem
 from advisor.api.views.base import JSON_AND_CSV, query_params
 from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
