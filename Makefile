@@ -28,6 +28,7 @@ run: install
 test: install e2e-deps
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/python .ci/audit.py
 	SECRET_KEY=check-only DEBUG=0 $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
