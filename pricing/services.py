@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import logging
+import os
+import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -474,10 +477,43 @@ def withdraw_missing(*, feed: str, run: FeedRun, now: dt.datetime, providers: It
 # --- the lock ----------------------------------------------------------------------------------
 
 
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _lock_token() -> str:
+    """`<host>.<pid>.<random>` (at most 40 characters): lets a later refresh see that the holder died."""
+    return f"{_host_tag()}.{os.getpid():x}.{uuid.uuid4().hex[:22]}"
+
+
+def _holder_is_dead(token: str) -> bool:
+    """True only when the holder ran on this host and its process is gone (a worker killed mid-refresh)."""
+    host, _, rest = token.partition(".")
+    pid_hex, _, _ = rest.partition(".")
+    if host != _host_tag() or not pid_hex:
+        return False
+    try:
+        pid = int(pid_hex, 16)
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, not ours to signal
+        return False
+    return False
+
+
 def feed_lock_acquire(*, feed: str, ttl_s: int | None = None) -> str | None:
-    """Take the database lock for `feed`; None when another refresh holds it and it has not expired."""
+    """Take the database lock for `feed`; None when another refresh holds it and it has not expired.
+
+    A lock whose holder process is gone (same host) is taken over at once, and the dead holder's
+    runs are marked failed: a worker killed mid-refresh does not block the redelivered task."""
     now = timezone.now()
-    token = uuid.uuid4().hex
+    token = _lock_token()
     expires_at = now + dt.timedelta(seconds=ttl_s or settings.PRICING_LOCK_TTL_S)
     try:
         with transaction.atomic():
@@ -485,6 +521,16 @@ def feed_lock_acquire(*, feed: str, ttl_s: int | None = None) -> str | None:
         return token
     except IntegrityError:
         taken_over = FeedLock.objects.filter(feed=feed, expires_at__lt=now).update(token=token, expires_at=expires_at)
+        if not taken_over:
+            holder = FeedLock.objects.filter(feed=feed).values_list("token", flat=True).first()
+            if holder and _holder_is_dead(holder):
+                taken_over = FeedLock.objects.filter(feed=feed, token=holder).update(token=token, expires_at=expires_at)
+        if taken_over:
+            FeedRun.objects.filter(feed=feed, status=FeedRun.Status.RUNNING).update(
+                status=FeedRun.Status.FAILED,
+                finished_at=now,
+                error="the refresh stopped without finishing (its worker died); nothing it started was kept",
+            )
         return token if taken_over else None
 
 
