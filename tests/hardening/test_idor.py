@@ -1,0 +1,167 @@
+"""No IDOR: every page and API endpoint that takes an object id refuses another user's object (404,
+as if it did not exist), changes nothing of it, and no list shows it. The sweep is checked against
+the URL configuration, so a new object route that nobody swept fails here.
+
+API object endpoints are swept per role in tests/api/test_auth_matrix.py; here they are swept once
+more as "bob with alice's ids" together with the pages, and every route is accounted for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
+
+from advisor import scenarios as store
+from advisor.api.tokens import api_token_create
+from advisor.calibrations import default_calibration_row
+from advisor.models import ActiveCalibration, ApiToken, Calibration, Scenario, ShareLink
+from advisor.web import forms
+from tests.api.examples import scenario
+
+# Routes with an id that are not per-user objects, and why.
+NOT_OWNED = {
+    "password_reset_confirm": "Django's signed reset link",
+    "v1:gpu-detail": "public GPU catalog",
+    "v1:gpu-price-history": "public price history",
+    "v1:offer-history": "public price history",
+    "pricing:offer": "public price catalog",
+    "v1:feed-refresh": "staff only (tests/api/test_auth_matrix.py)",
+    "v1:task-detail": "staff only (tests/api/test_auth_matrix.py)",
+    "shared": "capability link: the unguessable token is the permission (test_security.py)",
+    "shared-proposal": "capability link: the unguessable token is the permission (test_security.py)",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def alices(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    saved = store.scenario_create(owner=user, name="secret-plan-of-alice", document=scenario())
+    store.scenario_update(scenario=saved, name="secret-plan-of-alice v2")
+    link = store.share_link_create(scenario=saved)
+    default = default_calibration_row()
+    calibration = Calibration.objects.create(
+        owner=user,
+        name="private-fit-of-alice",
+        document=default.document,
+        runs=default.runs,
+        loo_mape=default.loo_mape,
+    )
+    token = api_token_create(user=user, name="token-of-alice").token
+    return {"scenario": saved, "link": link, "calibration": calibration, "token": token}
+
+
+def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
+    s, link, c, t = ids["scenario"], ids["link"], ids["calibration"], ids["token"]
+    planner_form = {**forms.preset_initial("7b-pretrain"), "scenario_id": s}
+    return {
+        # pages
+        "scenario-detail": [("get", f"/scenarios/{s}/", {})],
+        "scenario-rename": [("post", f"/scenarios/{s}/rename/", {"name": "pwned"})],
+        "scenario-duplicate": [("post", f"/scenarios/{s}/duplicate/", {})],
+        "scenario-delete": [("post", f"/scenarios/{s}/delete/", {})],
+        "scenario-restore": [("post", f"/scenarios/{s}/versions/1/restore/", {})],
+        "scenario-proposal": [("get", f"/scenarios/{s}/proposal.pdf", {})],
+        "share-create": [("post", f"/scenarios/{s}/share/", {})],
+        "share-revoke": [("post", f"/scenarios/{s}/share/{link}/revoke/", {})],
+        "calibration-detail": [("get", f"/calibrations/{c}/", {})],
+        "calibration-activate": [("post", f"/calibrations/{c}/activate/", {})],
+        # ids passed as parameters rather than in the path
+        "planner": [("get", f"/plan/?scenario={s}", {})],
+        "planner-results": [("post", "/plan/results/", planner_form)],
+        "planner-save": [("post", "/plan/save/", planner_form)],
+        "planner-proposal": [("post", "/plan/proposal.pdf", planner_form)],
+        "scenario-compare": [("get", f"/scenarios/compare/?ids={s}&ids={ids['bobs_scenario']}", {})],
+        # API
+        "v1:scenario-detail": [
+            ("get", f"/api/v1/scenarios/{s}", {}),
+            ("put", f"/api/v1/scenarios/{s}", {"name": "pwned", "scenario": scenario()}),
+            ("delete", f"/api/v1/scenarios/{s}", {}),
+        ],
+        "v1:scenario-advice": [("get", f"/api/v1/scenarios/{s}/advice", {})],
+        "v1:scenario-proposal": [("get", f"/api/v1/scenarios/{s}/proposal.pdf", {})],
+        "v1:calibration-detail": [("get", f"/api/v1/calibrations/{c}", {})],
+        "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
+        "v1:calibration-activate": [("post", f"/api/v1/calibrations/{c}/activate", {})],
+        "v1:token-detail": [("get", f"/api/v1/tokens/{t}", {}), ("delete", f"/api/v1/tokens/{t}", {})],
+    }
+
+
+def _routes_with_ids() -> set[str]:
+    def walk(patterns: list[Any], prefix: str, namespace: str) -> Any:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if str(pattern.pattern).startswith("admin"):
+                    continue  # Django's admin: staff only, its own permission checks
+                ns = f"{namespace}:{pattern.namespace}" if namespace and pattern.namespace else pattern.namespace
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern), ns or namespace)
+            elif isinstance(pattern, URLPattern) and "<" in prefix + str(pattern.pattern):
+                yield f"{namespace}:{pattern.name}" if namespace else str(pattern.name)
+
+    return set(walk(get_resolver().url_patterns, "", ""))
+
+
+@pytest.mark.django_db
+def test_every_route_with_an_id_is_swept_or_explained() -> None:
+    swept = set(_sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "bobs_scenario": 2}))
+    unaccounted = _routes_with_ids() - swept - set(NOT_OWNED)
+    assert not unaccounted, f"object routes nobody checks for IDOR: {sorted(unaccounted)}"
+
+
+@pytest.mark.django_db
+def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, other_user) -> None:  # type: ignore[no-untyped-def]
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    bobs = store.scenario_create(owner=other_user, name="bob's own", document=scenario())
+    ids = {
+        "scenario": alices["scenario"].pk,
+        "link": alices["link"].pk,
+        "calibration": alices["calibration"].pk,
+        "token": alices["token"].pk,
+        "bobs_scenario": bobs.pk,
+    }
+    web = Client()
+    web.force_login(other_user)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=other_user, name='bob').key}")
+    for route, requests in _sweep(ids).items():
+        client = api if route.startswith("v1:") else web
+        for method, url, data in requests:
+            kwargs: dict[str, Any] = {"format": "json"} if client is api and method in ("put", "post") else {}
+            response = getattr(client, method)(url, data, **kwargs)
+            assert response.status_code == 404, f"{route}: {method.upper()} {url} answered {response.status_code}"
+            assert b"of-alice" not in response.content, f"{route}: {url} shows alice's data"
+
+    # The token page's revoke takes the id in the form: another user's token is "no such token".
+    response = web.post("/account/tokens/", {"action": "revoke", "token_id": ids["token"]}, follow=True)
+    assert "No such token." in response.content.decode()
+
+    # Nothing of alice's changed.
+    saved = Scenario.objects.get(pk=ids["scenario"])
+    assert saved.name == "secret-plan-of-alice v2"
+    assert saved.versions.count() == 2
+    assert ShareLink.objects.get(pk=ids["link"]).revoked_at is None
+    assert ApiToken.objects.get(pk=ids["token"]).revoked_at is None
+    assert Calibration.objects.filter(pk=ids["calibration"]).exists()
+    assert not ActiveCalibration.objects.filter(user=other_user, calibration_id=ids["calibration"]).exists()
+    assert Scenario.objects.filter(owner=other_user).count() == 1  # no duplicate of alice's was made
+
+    # No list shows alice's objects to bob.
+    for url in ("/scenarios/", "/calibrations/", "/account/tokens/"):
+        assert b"of-alice" not in web.get(url).content, url
+    for url in ("/api/v1/scenarios", "/api/v1/calibrations", "/api/v1/tokens"):
+        response = api.get(url)
+        assert response.status_code == 200
+        assert b"of-alice" not in response.content, url
+    # Control: the owner does see them, so the checks above can fail.
+    owner = Client()
+    owner.force_login(alices["scenario"].owner)
+    assert b"secret-plan-of-alice" in owner.get("/scenarios/").content
+    assert owner.get(f"/scenarios/{ids['scenario']}/").status_code == 200
