@@ -40,7 +40,7 @@ class QueueUnavailable(Exception):
 def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
     """`task.delay(*args, **kwargs)` that fails fast with QueueUnavailable when the broker is down."""
     if app.conf.task_always_eager:
-        return task.apply_async(args=args, kwargs=kwargs)
+        return task.delay(*args, **kwargs)
     try:
         with app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, timeout=PROBE_TIMEOUT_S)
