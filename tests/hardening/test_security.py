@@ -192,6 +192,22 @@ def test_login_is_rate_limited_per_username_and_address(settings, user, other_us
 
 
 @pytest.mark.django_db
+def test_the_admin_login_shares_the_limit(settings, staff_user) -> None:  # type: ignore[no-untyped-def]
+    settings.LOGIN_MAX_FAILURES = 3
+    client = Client(REMOTE_ADDR="203.0.113.20")
+    for _ in range(3):
+        assert client.post("/admin/login/", {"username": "carol", "password": "wrong"}).status_code == 200
+    blocked = client.post("/admin/login/", {"username": "carol", "password": "correct-horse-battery"})
+    assert blocked.status_code == 429
+    assert "Too many failed sign-in attempts" in blocked.content.decode()
+    # ... and the main login page too: same counters.
+    assert (
+        client.post("/accounts/login/", {"username": "carol", "password": "correct-horse-battery"}).status_code == 429
+    )
+    assert client.get("/admin/login/").status_code == 200
+
+
+@pytest.mark.django_db
 def test_login_limit_counts_only_failures(settings, user) -> None:  # type: ignore[no-untyped-def]
     settings.LOGIN_MAX_FAILURES = 2
     for _ in range(4):
