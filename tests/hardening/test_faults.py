@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -111,3 +112,38 @@ def test_with_redis_down_saved_scenario_advice_still_answers(redis_down, user) -
     api.force_authenticate(user)
     response = api.get(f"/api/v1/scenarios/{saved.pk}/advice")
     assert response.status_code == 200
+
+
+@pytest.mark.services
+def test_the_resilient_cache_is_a_plain_redis_cache_while_redis_answers(redis_url: str) -> None:
+    from advisor.cache import ResilientRedisCache
+
+    cache = ResilientRedisCache(redis_url, {"TIMEOUT": 120, "KEY_PREFIX": f"resilient-test-{uuid.uuid4().hex[:8]}"})
+    cache.set("a", {"x": 1})
+    assert cache.get("a") == {"x": 1}
+    client = cache._cache.get_client(cache.make_and_validate_key("a"))
+    assert 100 < client.ttl(cache.make_and_validate_key("a")) <= 120  # the default timeout, not "forever"
+    cache.set("b", 1, timeout=5)
+    assert 0 < client.ttl(cache.make_and_validate_key("b")) <= 5
+    assert cache.add("c", 1) is True
+    assert cache.add("c", 2) is False
+    assert cache.incr("c") == 2
+    with pytest.raises(ValueError):
+        cache.incr("missing")  # Django's contract, not an outage
+    cache.delete_many(["a", "b", "c"])
+    assert cache.get_many(["a", "b", "c"]) == {}
+
+
+def test_the_resilient_cache_degrades_when_redis_is_down() -> None:
+    from advisor.cache import ResilientRedisCache
+
+    cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"socket_connect_timeout": 1}})
+    started = time.monotonic()
+    cache.set("a", 1)
+    assert cache.get("a", "fallback") == "fallback"
+    assert cache.add("a", 1) is False
+    assert cache.incr("a") == 0
+    assert cache.get_many(["a"]) == {}
+    assert cache.delete("a") is False
+    cache.clear()
+    assert time.monotonic() - started < 10
