@@ -51,11 +51,11 @@ def redis_down(settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
 
 
 def _reset_celery_connections() -> None:
-    """Celery caches its result backend (per thread) and producer pool; drop both so the conf applies."""
+    """Celery caches its result backend (per thread), connection pool and producer pool; drop the
+    references (without closing pools other code may still hold) so the changed conf applies."""
     app._local.__dict__.pop("backend", None)
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @pytest.mark.django_db
