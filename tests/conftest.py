@@ -6,6 +6,7 @@ import contextlib
 import os
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
@@ -92,3 +93,34 @@ def staff_user(django_user_model):  # type: ignore[no-untyped-def]
 
 def uses_postgres() -> bool:
     return settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+def reset_celery_connections() -> None:
+    """Celery caches its result backend (per thread) and its producer pool; drop both so new conf applies."""
+    from advisor.celery import app
+
+    from kombu import pools
+
+    app._local.__dict__.pop("backend", None)
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    # kombu keeps producer pools in a process-wide registry keyed by broker URL; a stopped worker closes the one
+    # for its URL, and the app's cached producer pool would keep pointing at it.
+    app.amqp._producer_pool = None
+    pools.reset()
+
+
+@contextmanager
+def celery_broker(url: str) -> Iterator[None]:
+    """Send tasks through a real broker at ``url`` (not in-process) for the duration, then restore."""
+    from advisor.celery import app
+
+    previous = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_always_eager")}
+    app.conf.update(broker_url=url, result_backend=url, task_always_eager=False)
+    reset_celery_connections()
+    try:
+        yield
+    finally:
+        app.conf.update(previous)
+        reset_celery_connections()

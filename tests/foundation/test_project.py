@@ -61,7 +61,9 @@ def test_no_migrations_are_missing() -> None:
 
 
 def _production_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "SESSION_COOKIE", "CSRF_COOKIE"))}
+    # Test-only switches (e.g. DJANGO_ALLOW_ASYNC_UNSAFE set for Playwright) must not leak into "production".
+    test_only = ("SECURE_", "SESSION_COOKIE", "CSRF_COOKIE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(test_only)}
     env.update(
         DEBUG="0",
         SECRET_KEY="prod-like-" + "k3y-with-enough-entropy-" * 3,
