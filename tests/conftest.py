@@ -97,9 +97,9 @@ def uses_postgres() -> bool:
 
 def reset_celery_connections() -> None:
     """Celery caches its result backend (per thread) and its producer pool; drop both so new conf applies."""
-    from advisor.celery import app
-
     from kombu import pools
+
+    from advisor.celery import app
 
     app._local.__dict__.pop("backend", None)
     if app._pool is not None:
