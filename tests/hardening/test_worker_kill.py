@@ -3,9 +3,9 @@ the new prices are written, before the commit) leaves the previous prices intact
 late, is redelivered to the next worker, which takes over the dead worker's feed lock and completes.
 
 Everything runs in subprocesses (tests/hardening/killable_worker.py) against a database of their own
-(a fresh PostgreSQL database when the suite runs on PostgreSQL, else a temporary SQLite file) and a
-Redis database of their own (db 5, a queue name unique to this run); the shared servers are only used,
-never stopped."""
+(a fresh PostgreSQL database when the suite runs on PostgreSQL, else a temporary SQLite file), Redis
+database 15 (above the per-xdist-worker ones) and a queue name unique to this run; the shared servers
+are only used, never stopped."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 90
 
 
-def _redis_db5(url: str) -> str:
+def _redis_db15(url: str) -> str:
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "/5", "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, "/15", "", ""))
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def _stop(worker: subprocess.Popen[bytes], sig: signal.Signals = signal.SIGTERM)
 def test_a_worker_killed_mid_refresh_keeps_old_prices_and_the_next_run_completes(
     redis_url: str, own_database: str, tmp_path: Path
 ) -> None:
-    broker = _redis_db5(redis_url)
+    broker = _redis_db15(redis_url)
     queue = f"worker-kill-{uuid.uuid4().hex[:8]}"
     base = _env(own_database, broker)
     subprocess.run(
