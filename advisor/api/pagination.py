@@ -39,3 +39,13 @@ class Pagination(PageNumberPagination):
             raw = request.query_params.get(self.page_query_param)
             detail = f"must be a page number from 1 to {pages} (or 'last'); got {raw!r}"
             raise QueryParameterErrors({self.page_query_param: [detail]}) from error
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        """Document the ranges enforced above, so a schema-valid page number is never refused as malformed."""
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] = {**parameter["schema"], "minimum": 1}
+            elif parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {**parameter["schema"], "minimum": 1, "maximum": self.max_page_size}
+        return parameters

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from advisor.api.schema import ScenarioDocumentField
@@ -36,8 +38,17 @@ class TokenSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class TextField(serializers.CharField):
+    """A CharField that takes only JSON strings (DRF's turns 0 or true into "0" / "True")."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class TokenCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=TOKEN_NAME_MAX_LENGTH, help_text="What the token is for.")
+    name = TextField(max_length=TOKEN_NAME_MAX_LENGTH, help_text="What the token is for.")
 
 
 class TokenCreatedSerializer(TokenSerializer):
@@ -52,7 +63,7 @@ class TokenCreatedSerializer(TokenSerializer):
 
 
 class ScenarioInputSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=SCENARIO_NAME_MAX_LENGTH)
+    name = TextField(max_length=SCENARIO_NAME_MAX_LENGTH)
     scenario = ScenarioDocumentField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
@@ -75,14 +74,14 @@ _RUNS_DOC = (
 _RUN_RECORD = {"type": "object", "additionalProperties": True, "description": "One profiled run: CSV column -> value."}
 _JSON_RUNS = {
     "type": "object",
-    "properties": {"runs": {"type": "array", "items": _RUN_RECORD}},
+    "properties": {"runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1}},
     "required": ["runs"],
 }
 _JSON_FIT = {
     "type": "object",
     "properties": {
-        "name": {"type": "string", "maxLength": NAME_MAX_LENGTH},
-        "runs": {"type": "array", "items": _RUN_RECORD},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"},
+        "runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1},
     },
     "required": ["name", "runs"],
 }
@@ -121,7 +120,13 @@ class CalibrationListView(GenericAPIView):
     @extend_schema(
         summary="Fit a calibration to uploaded profiled runs",
         description=_RUNS_DOC + " With a CSV body give the name as `?name=`.",
-        parameters=[OpenApiParameter("name", OpenApiTypes.STR, description="Name, for a text/csv body.")],
+        parameters=[
+            OpenApiParameter(
+                "name",
+                {"type": "string", "minLength": 1, "pattern": r"\S"},
+                description="Name, for a text/csv body.",
+            )
+        ],
         request={"application/json": OpenApiRequest(_JSON_FIT), "text/csv": OpenApiRequest(_CSV_BODY)},
         responses={201: CalibrationDetailSerializer},
     )

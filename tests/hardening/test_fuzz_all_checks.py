@@ -1,0 +1,70 @@
+"""Schemathesis over the whole API with all its checks but two (see EXCLUDED; tests/api/test_fuzz.py
+runs the conformance subset with more examples): authenticated with a real token against a live server on loopback, a
+few generated requests per operation (FUZZ_ALL_EXAMPLES, default 4). Beyond no 5xx and schema
+conformance this checks response headers, that missing or wrong auth is refused, unsupported
+methods answer 405 with Allow, deleted resources are gone, and more."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+import schemathesis
+from drf_spectacular.generators import SchemaGenerator
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
+
+from advisor.api.tokens import api_token_create
+from advisor.scenarios import scenario_create
+from tests.api.examples import scenario
+
+EXAMPLES = int(os.environ.get("FUZZ_ALL_EXAMPLES", "4"))
+# Two checks are left out, each for a known and accepted reason (everything else runs):
+# - positive_data_acceptance: some rules depend on data or on several fields at once and cannot be
+#   written in the schema (a `buy.server` must name a stored hardware quote, cluster sizes above one
+#   node must be whole nodes, a page must exist, profiled-run cells must name known GPUs); those
+#   schema-valid requests are rightly 400s naming the field.
+# - negative_data_rejection: an empty query filter (`?gpu=`, `?provider=`, `?format=`) means "no
+#   filter" and is answered, although the schema's enum does not list "".
+EXCLUDED = [positive_data_acceptance, negative_data_rejection]
+
+schema = schemathesis.openapi.from_dict(SchemaGenerator(api_version="v1").get_schema(request=None, public=True))
+
+
+@pytest.fixture
+def fuzz_client(live_server, django_user_model, settings, monkeypatch) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    # A real feed refresh would reach the network: the task is replaced, the endpoint is not.
+    monkeypatch.setattr("pricing.tasks.refresh_feed.delay", _fake_delay)
+    rates = dict.fromkeys(("anon", "user", "advice", "pdf"), "100000/min")
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+    settings.TOKEN_CREATE_MAX = 100_000
+    user = django_user_model.objects.create_user(username="fuzz-all", password="x", is_staff=True)
+    for i in range(3):
+        scenario_create(owner=user, name=f"fuzz {i}", document=scenario())
+    key = api_token_create(user=user, name="fuzz-all").key
+    return {"base_url": live_server.url, "headers": {"Authorization": f"Token {key}"}}
+
+
+@pytest.mark.django_db(transaction=True)
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+    derandomize=True,
+)
+def test_api_passes_every_schemathesis_check(case, fuzz_client) -> None:  # type: ignore[no-untyped-def]
+    response = case.call(base_url=fuzz_client["base_url"], headers=fuzz_client["headers"])
+    case.validate_response(response, headers=fuzz_client["headers"], excluded_checks=EXCLUDED)
+
+
+def _fake_delay(name: str) -> Any:
+    from advisor.celery import app
+
+    return app.AsyncResult("fuzz-task")
