@@ -17,31 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-# The profiled-run CSV header of DESIGN.md, in its order.
-SCHEMA_COLUMNS: tuple[str, ...] = (
-    "gpu",
-    "num_gpus",
-    "gpus_per_node",
-    "inter_node_gbps",
-    "params_b",
-    "layers",
-    "hidden",
-    "heads",
-    "ffn_hidden",
-    "vocab",
-    "seq_len",
-    "global_batch",
-    "micro_batch",
-    "precision",
-    "strategy",
-    "tp",
-    "pp",
-    "cp",
-    "activation_checkpointing",
-    "tokens_per_s",
-    "step_time_s",
-    "source",
-)
+from estimator.runs import COLUMNS
+
+# The profiled-run CSV header of DESIGN.md, in its order: the one definition lives with the importer.
+SCHEMA_COLUMNS: tuple[str, ...] = COLUMNS
 
 # Extra columns (kept and ignored by the estimator). Bandwidths are in GB/s (bytes), the unit of
 # nccl-tests and of `mem_bw_GBps` in the hardware data, NOT the Gb/s of `inter_node_gbps`.
