@@ -287,9 +287,10 @@ class _MarketPrices:
     rows: dict[str, np.ndarray]  # market -> offer table row index of each size's cheapest (or -1)
 
 
-def _offers(s: Scenario, gpus: np.ndarray) -> _MarketPrices:
+def rental_offers(s: Scenario) -> pd.DataFrame:
+    """The offers a scenario may rent: its manual quote as a one-row frame, else the catalog's for its GPU."""
     if s.rent.usd_per_gpu_hour is not None:
-        frame = pd.DataFrame(
+        return pd.DataFrame(
             [
                 {
                     "provider": "manual quote",
@@ -308,10 +309,11 @@ def _offers(s: Scenario, gpus: np.ndarray) -> _MarketPrices:
             ]
         )
     else:
-        frame = selectors.offers_frame(
-            gpu=s.gpu, providers=list(s.rent.providers) or None, markets=list(s.rent.markets)
-        )
-    frame = frame.reset_index(drop=True)
+        return selectors.offers_frame(gpu=s.gpu, providers=list(s.rent.providers) or None, markets=list(s.rent.markets))
+
+
+def _offers(s: Scenario, gpus: np.ndarray) -> _MarketPrices:
+    frame = rental_offers(s).reset_index(drop=True)
     gpn = s.network.gpus_per_node
     count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
     hourly = frame["usd_per_hour"].to_numpy(dtype=float)[:, None]

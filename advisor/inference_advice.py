@@ -139,30 +139,9 @@ def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: 
 
 def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """Offers, and per market: the cheapest eligible price per used GPU-hour for each deployment, and its row."""
-    if s.rent.usd_per_gpu_hour is not None:
-        frame = pd.DataFrame(
-            [
-                {
-                    "provider": "manual quote",
-                    "instance": None,
-                    "region": None,
-                    "market": "on_demand",
-                    "gpu": s.gpu,
-                    "gpu_count": 1.0,
-                    "usd_per_hour": s.rent.usd_per_gpu_hour,
-                    "usd_per_gpu_hour": s.rent.usd_per_gpu_hour,
-                    "observed_at": None,
-                    "source": "manual quote (/rent/usd_per_gpu_hour)",
-                    "is_snapshot": False,
-                    "stale": False,
-                }
-            ]
-        )
-    else:
-        frame = selectors.offers_frame(
-            gpu=s.gpu, providers=list(s.rent.providers) or None, markets=list(s.rent.markets)
-        )
-    frame = frame.reset_index(drop=True)
+    from advisor.advice import rental_offers
+
+    frame = rental_offers(s).reset_index(drop=True)
     manual = s.rent.usd_per_gpu_hour is not None
     count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
     hourly = frame["usd_per_hour"].to_numpy(dtype=float)[:, None]
