@@ -210,6 +210,14 @@ def _init_group(
     )
 
 
+def _leave_together() -> None:
+    """Wait for every rank before tearing the group down: a rank that destroys its gloo group while a
+    peer still talks to it makes that peer abort ("terminate called without an active exception")."""
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
 def _spawned_worker(
     local_rank: int, world: int, port: int, config: ProfileConfig, measure_matmul: bool, result_path: str
 ) -> None:
@@ -221,6 +229,7 @@ def _spawned_worker(
         records = _measure(config, local_rank, world, measure_matmul)
         if local_rank == 0:
             Path(result_path).write_text(json.dumps(records))
+        _leave_together()
     finally:
         dist.destroy_process_group()
 
@@ -299,6 +308,7 @@ def torchrun_profile(config: ProfileConfig) -> ProfileReport | None:
     _init_group(config, "env://", rank, world, local_rank, gpus_per_node)
     try:
         records = _measure(config, local_rank, gpus_per_node, measure_matmul=True)
+        _leave_together()
     finally:
         dist.destroy_process_group()
     if report is None:
