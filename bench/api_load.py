@@ -20,25 +20,15 @@ Issue 7's target: advice at least half the trivial endpoint's throughput.
 from __future__ import annotations
 
 import argparse
-import http.client
-import itertools
 import json
 import os
 import shutil
-import signal
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PYTHON = str(ROOT / ".venv" / "bin" / "python")
-GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
+from loadkit import Request, bench_env, gunicorn, manage, run_load
+
 TARGET_RATIO = 0.5
 SCENARIO = {
     "name": "bench: 7B pretraining",
@@ -47,87 +37,40 @@ SCENARIO = {
     "cluster_sizes": [8, 16, 32, 64, 128],
 }
 
-Request = Callable[[int], tuple[str, str, bytes | None, dict[str, str]]]
 
+def _measure(port: int, keys: list[str], options: argparse.Namespace) -> dict[str, dict[str, float]]:
+    auths = [{"Authorization": f"Token {key}", "Content-Type": "application/json"} for key in keys]
+    same = json.dumps(SCENARIO).encode()
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    def healthz(_: int) -> Request:
+        return "GET", "/healthz", None, {}
 
+    def gpus(i: int) -> Request:
+        return "GET", "/api/v1/gpus", None, auths[i % len(auths)]
 
-def manage(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-    ).stdout
+    def advice_same(i: int) -> Request:
+        return "POST", "/api/v1/advice", same, auths[i % len(auths)]
 
+    def advice_distinct(i: int) -> Request:
+        document = {**SCENARIO, "utilization": 0.2 + (i % 700_000) / 1_000_000}
+        return "POST", "/api/v1/advice", json.dumps(document).encode(), auths[i % len(auths)]
 
-def wait_until_up(port: int, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"gunicorn did not answer on port {port} within {timeout_s} s")
-
-
-def load(port: int, make: Request, *, clients: int, seconds: float) -> dict[str, float]:
-    """`clients` threads send requests back to back for `seconds`; latencies of completed requests."""
-    latencies: list[float] = []
-    errors = [0]
-    lock = threading.Lock()
-    counter = itertools.count()
-    stop = time.monotonic() + seconds
-
-    def client() -> None:
-        mine: list[float] = []
-        bad = 0
-        while time.monotonic() < stop:
-            method, path, body, headers = make(next(counter))
-            start = time.perf_counter()
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                conn.request(method, path, body=body, headers=headers)
-                response = conn.getresponse()
-                response.read()
-                conn.close()
-                ok = response.status == 200
-            except OSError:
-                ok = False
-            if ok:
-                mine.append(time.perf_counter() - start)
-            else:
-                bad += 1
-        with lock:
-            latencies.extend(mine)
-            errors[0] += bad
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    began = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - began
-    latencies.sort()
-
-    def pct(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000 if latencies else float("nan")
-
-    return {
-        "rps": len(latencies) / elapsed,
-        "n": len(latencies),
-        "errors": errors[0],
-        "p50": pct(0.50),
-        "p95": pct(0.95),
-        "p99": pct(0.99),
-        "mean": statistics.fmean(latencies) * 1000 if latencies else float("nan"),
+    # Warm every worker (imports, spec table, first queries) before measuring.
+    run_load(port, advice_same, clients=options.clients, seconds=2)
+    run_load(port, healthz, clients=options.clients, seconds=1)
+    results = {
+        "GET /healthz": run_load(port, healthz, clients=options.clients, seconds=options.seconds),
+        "GET /api/v1/gpus (token, DRF, static data)": run_load(
+            port, gpus, clients=options.clients, seconds=options.seconds
+        ),
+        "POST /api/v1/advice (same scenario)": run_load(
+            port, advice_same, clients=options.clients, seconds=options.seconds
+        ),
+        "POST /api/v1/advice (distinct scenarios)": run_load(
+            port, advice_distinct, clients=options.clients, seconds=options.seconds
+        ),
     }
+    return results
 
 
 def main() -> int:
@@ -138,25 +81,7 @@ def main() -> int:
     options = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="api-load-"))
-    port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "advisor.settings",
-        "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-        "DEBUG": "0",
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "SECURE_SSL_REDIRECT": "0",
-        "STATIC_MANIFEST": "0",
-        "LOG_LEVEL": "ERROR",
-        # Throttling stays on (its cache work is part of each request) with limits the run cannot reach.
-        "API_THROTTLE_ANON": "1000000/hour",
-        "API_THROTTLE_USER": "1000000/hour",
-        "API_THROTTLE_ADVICE": "1000000/hour",
-        "API_THROTTLE_PDF": "1000000/hour",
-    }
-    env.pop("REDIS_URL", None)  # in-process cache and eager tasks: nothing outside this machine
-    server = None
+    env = bench_env(tmp, static_manifest=False)
     try:
         manage(env, "migrate", "--noinput", "-v", "0")
         manage(env, "bootstrap")
@@ -165,50 +90,9 @@ def main() -> int:
             manage(env, "create_api_token", f"bench-user-{i}", "--name", "bench").strip().splitlines()[-1]
             for i in range(options.clients)
         ]
-        server = subprocess.Popen(
-            [GUNICORN, "advisor.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(options.workers), "-k", "sync"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_until_up(port)
-        auths = [{"Authorization": f"Token {key}", "Content-Type": "application/json"} for key in keys]
-        same = json.dumps(SCENARIO).encode()
-
-        def healthz(_: int) -> tuple[str, str, bytes | None, dict[str, str]]:
-            return "GET", "/healthz", None, {}
-
-        def gpus(i: int) -> tuple[str, str, bytes | None, dict[str, str]]:
-            return "GET", "/api/v1/gpus", None, auths[i % len(auths)]
-
-        def advice_same(i: int) -> tuple[str, str, bytes | None, dict[str, str]]:
-            return "POST", "/api/v1/advice", same, auths[i % len(auths)]
-
-        def advice_distinct(i: int) -> tuple[str, str, bytes | None, dict[str, str]]:
-            document = {**SCENARIO, "utilization": 0.2 + (i % 700_000) / 1_000_000}
-            return "POST", "/api/v1/advice", json.dumps(document).encode(), auths[i % len(auths)]
-
-        # Warm every worker (imports, spec table, first queries) before measuring.
-        load(port, advice_same, clients=options.clients, seconds=2)
-        load(port, healthz, clients=options.clients, seconds=1)
-        results = {
-            "GET /healthz": load(port, healthz, clients=options.clients, seconds=options.seconds),
-            "GET /api/v1/gpus (token, DRF, static data)": load(
-                port, gpus, clients=options.clients, seconds=options.seconds
-            ),
-            "POST /api/v1/advice (same scenario)": load(
-                port, advice_same, clients=options.clients, seconds=options.seconds
-            ),
-            "POST /api/v1/advice (distinct scenarios)": load(
-                port, advice_distinct, clients=options.clients, seconds=options.seconds
-            ),
-        }
+        with gunicorn(env, workers=options.workers) as port:
+            results = _measure(port, keys, options)
     finally:
-        if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(
