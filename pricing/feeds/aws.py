@@ -249,28 +249,30 @@ def _price_records(
     version = product.get("version", "")
     records: list[OfferRecord | Rejection] = []
     terms = product.get("terms") or {}
+
+    def offer(market: str, term: dict[str, Any], price: Decimal, currency: str, term_name: str) -> OfferRecord:
+        return OfferRecord(
+            provider="aws",
+            instance_type=instance,
+            region=region,
+            market=market,
+            gpu_name=name,
+            gpu=fixed,
+            gpu_count=count,
+            usd_per_hour=price,
+            currency=currency,
+            vcpus=vcpus,
+            memory_gib=memory,
+            effective_at=parse_datetime(term.get("effectiveDate")),
+            source=f"AWS Price List API get_products AmazonEC2 version {version} {term_name}",
+        )
+
     for term in (terms.get("OnDemand") or {}).values():
         price, unit, currency = _hourly(term)
         if price is None:
             records.append(Rejection("malformed_record", f"{where}: on-demand term without an hourly price ({unit})"))
             continue
-        records.append(
-            OfferRecord(
-                provider="aws",
-                instance_type=instance,
-                region=region,
-                market="on_demand",
-                gpu_name=name,
-                gpu=fixed,
-                gpu_count=count,
-                usd_per_hour=price,
-                currency=currency,
-                vcpus=vcpus,
-                memory_gib=memory,
-                effective_at=parse_datetime(term.get("effectiveDate")),
-                source=f"AWS Price List API get_products AmazonEC2 version {version} OnDemand pricePerUnit",
-            )
-        )
+        records.append(offer("on_demand", term, price, currency, "OnDemand pricePerUnit"))
     for term in (terms.get("Reserved") or {}).values():
         attrs = term.get("termAttributes") or {}
         market = RESERVED_MARKETS.get(attrs.get("LeaseContractLength", ""))
@@ -280,23 +282,7 @@ def _price_records(
         if price is None:
             records.append(Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})"))
             continue
-        records.append(
-            OfferRecord(
-                provider="aws",
-                instance_type=instance,
-                region=region,
-                market=market,
-                gpu_name=name,
-                gpu=fixed,
-                gpu_count=count,
-                usd_per_hour=price,
-                currency=currency,
-                vcpus=vcpus,
-                memory_gib=memory,
-                effective_at=parse_datetime(term.get("effectiveDate")),
-                source=f"AWS Price List API get_products AmazonEC2 version {version} Reserved standard no-upfront",
-            )
-        )
+        records.append(offer(market, term, price, currency, "Reserved standard no-upfront"))
     return records
 
 
