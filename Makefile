@@ -47,14 +47,14 @@ e2e-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
 
 worker: install
-	$(BIN)/celery -A advisor worker --loglevel=info --concurrency=2
+	$(BIN)/celery -A config worker --loglevel=info --concurrency=2
 
 beat: install
-	$(BIN)/celery -A advisor beat --loglevel=info
+	$(BIN)/celery -A config beat --loglevel=info
 
 serve-prod: install
 	$(BIN)/python manage.py collectstatic --noinput
-	$(BIN)/gunicorn advisor.wsgi --bind $(HOST):$(PORT) --workers 3
+	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 3
 
 bench: install
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap

@@ -41,7 +41,7 @@ def setup_django(database_url: str | None) -> None:
         database_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='bench-ingest-')) / 'bench.sqlite3'}"
         database_url = database_url.replace("sqlite:///", "sqlite:////", 1)
     os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ.setdefault("DEBUG", "0")
     import django

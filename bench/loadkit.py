@@ -41,7 +41,7 @@ def bench_env(database_dir: Path, *, static_manifest: bool) -> dict[str, str]:
     """Production settings on plain HTTP, a throwaway SQLite file, no Redis (in-process cache, eager tasks)."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "advisor.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
         "DEBUG": "0",
         "DATABASE_URL": f"sqlite:///{database_dir / 'bench.sqlite3'}",
@@ -86,7 +86,7 @@ def gunicorn(env: dict[str, str], *, workers: int, timeout_s: int = 60) -> Itera
     server = subprocess.Popen(
         [
             GUNICORN,
-            "advisor.wsgi:application",
+            "config.wsgi:application",
             "-b",
             f"127.0.0.1:{port}",
             "-w",

@@ -55,7 +55,7 @@ def main() -> int:
 
     workdir = tempfile.mkdtemp(prefix="bench-web-")
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789")
     os.environ.setdefault("ALLOWED_HOSTS", "testserver")
     os.environ.setdefault("SECURE_SSL_REDIRECT", "0")

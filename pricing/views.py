@@ -73,7 +73,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @staff_member_required
 def refresh(request: HttpRequest) -> HttpResponse:
-    from advisor.queueing import QueueUnavailable, enqueue
+    from core.queueing import QueueUnavailable, enqueue
     from pricing.tasks import refresh_all, refresh_feed
 
     form = RefreshForm(request.POST)

@@ -58,7 +58,7 @@ def redis_url() -> str:
 @pytest.fixture(autouse=True)
 def _eager_celery_by_default(settings: object) -> Iterator[None]:
     """Tasks run in-process unless a test starts a real worker."""
-    from advisor.celery import app
+    from config.celery import app
 
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = True
@@ -99,7 +99,7 @@ def reset_celery_connections() -> None:
     """Celery caches its result backend (per thread) and its producer pool; drop both so new conf applies."""
     from kombu import pools
 
-    from advisor.celery import app
+    from config.celery import app
 
     app._local.__dict__.pop("backend", None)
     if app._pool is not None:
@@ -114,7 +114,7 @@ def reset_celery_connections() -> None:
 @contextmanager
 def celery_broker(url: str) -> Iterator[None]:
     """Send tasks through a real broker at ``url`` (not in-process) for the duration, then restore."""
-    from advisor.celery import app
+    from config.celery import app
 
     previous = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_always_eager")}
     app.conf.update(broker_url=url, result_backend=url, task_always_eager=False)

@@ -4,7 +4,7 @@ caller's environment may override (CI sets DATABASE_URL and REDIS_URL)."""
 import os
 from urllib.parse import urlsplit, urlunsplit
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-0123456789abcdef")
 os.environ.setdefault("DEBUG", "0")
 # Tests speak plain HTTP to the test client and the live server.

@@ -21,7 +21,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from advisor.api.renderers import ProblemJSONRenderer
-from advisor.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
+from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from advisor.models import ApiToken
-from advisor.ratelimit import token_create_allowed
+from core.ratelimit import token_create_allowed
 
 
 @never_cache

@@ -93,7 +93,7 @@ def test_real_process_exit_status_is_2(tmp_path: Path) -> None:
     buy = {"years": 5, "discount_rate": 0.08, "residual_fraction": 0.1, "power_usd_per_kwh": 0.12, "pue": 1.3}
     buy |= {"colo_usd_per_kw_month": 150, "support_fraction_per_year": 0.1}
     path.write_text(json.dumps({"gpu": "h100-sxm", "buy": buy}))
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "advisor.settings"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
     done = subprocess.run(
         [sys.executable, "manage.py", "advise", str(path)],
         cwd=ROOT,

@@ -64,6 +64,6 @@ def test_api_conforms_to_its_schema(case, fuzz_client) -> None:  # type: ignore[
 
 
 def _fake_delay(name: str) -> Any:
-    from advisor.celery import app
+    from config.celery import app
 
     return app.AsyncResult("fuzz-task")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from celery.contrib.testing.worker import start_worker
 
-from advisor.celery import app
 from advisor.tasks import ping
+from config.celery import app
 from tests.conftest import celery_broker
 
 

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
-from advisor.env import ConfigurationError, database_from_url
+from config.env import ConfigurationError, database_from_url
 
 ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN_IN_ESTIMATOR = ("django", "rest_framework", "celery", "advisor", "pricing")

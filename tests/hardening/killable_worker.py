@@ -88,7 +88,7 @@ def state() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(state()))
         return 0
     if command == "worker":
-        from advisor.celery import app
+        from config.celery import app
 
         # Redelivery of unacknowledged tasks after 3 s (swept every second) instead of an hour.
         app.conf.broker_transport_options = {

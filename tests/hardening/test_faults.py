@@ -16,8 +16,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from advisor import scenarios as store
-from advisor.celery import app
 from advisor.web import forms
+from config.celery import app
 from tests.api.examples import scenario
 
 
@@ -34,7 +34,7 @@ def redis_down(settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
     url = f"redis://127.0.0.1:{_closed_port()}/0"
     settings.CACHES = {
         "default": {
-            "BACKEND": "advisor.cache.ResilientRedisCache",
+            "BACKEND": "core.cache.ResilientRedisCache",
             "LOCATION": url,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
@@ -116,7 +116,7 @@ def test_with_redis_down_saved_scenario_advice_still_answers(redis_down, user) -
 
 @pytest.mark.services
 def test_the_resilient_cache_is_a_plain_redis_cache_while_redis_answers(redis_url: str) -> None:
-    from advisor.cache import ResilientRedisCache
+    from core.cache import ResilientRedisCache
 
     cache = ResilientRedisCache(redis_url, {"TIMEOUT": 120, "KEY_PREFIX": f"resilient-test-{uuid.uuid4().hex[:8]}"})
     cache.set("a", {"x": 1})
@@ -135,7 +135,7 @@ def test_the_resilient_cache_is_a_plain_redis_cache_while_redis_answers(redis_ur
 
 
 def test_the_resilient_cache_degrades_when_redis_is_down() -> None:
-    from advisor.cache import ResilientRedisCache
+    from core.cache import ResilientRedisCache
 
     cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"socket_connect_timeout": 1}})
     started = time.monotonic()

@@ -65,6 +65,6 @@ def test_api_passes_every_schemathesis_check(case, fuzz_client) -> None:  # type
 
 
 def _fake_delay(name: str) -> Any:
-    from advisor.celery import app
+    from config.celery import app
 
     return app.AsyncResult("fuzz-task")

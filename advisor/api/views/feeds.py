@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery import current_app as app
 from celery.result import AsyncResult
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -15,8 +16,7 @@ from rest_framework.reverse import reverse
 
 from advisor.api.permissions import IsStaff
 from advisor.api.serializers import TaskSerializer
-from advisor.celery import app
-from advisor.queueing import QueueUnavailable, enqueue
+from core.queueing import QueueUnavailable, enqueue
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
 

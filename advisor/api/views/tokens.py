@@ -17,7 +17,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from advisor.api.views.base import JSON_AND_CSV
-from advisor.ratelimit import token_create_allowed
+from core.ratelimit import token_create_allowed
 
 
 class TokenListView(GenericAPIView):

@@ -13,11 +13,10 @@ import logging
 from typing import Any
 
 from celery import Task
+from celery import current_app as app
 from celery.result import AsyncResult
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import RedisError
-
-from advisor.celery import app
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from advisor import views
 from advisor.api import pages as api_pages
-from advisor.ratelimit import RateLimitedLoginView, login_rate_limited
+from core.ratelimit import RateLimitedLoginView, login_rate_limited
 
 # The admin's own login page counts failed attempts against the same limit as /accounts/login/.
 admin.site.login = login_rate_limited(admin.site.login)  # type: ignore[method-assign]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.env import ConfigurationError, database_from_url, env_bool, env_int, env_list, env_str
+from config.env import ConfigurationError, database_from_url, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -45,11 +45,11 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it sees view exceptions first: a dropped database connection answers 503.
-    "advisor.middleware.DatabaseUnavailableMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
 ]
 
-ROOT_URLCONF = "advisor.urls"
-WSGI_APPLICATION = "advisor.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -76,7 +76,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-# Failed sign-ins per client address and per username in a window, then 429 (advisor/ratelimit.py).
+# Failed sign-ins per client address and per username in a window, then 429 (core/ratelimit.py).
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 10, minimum=1)
 LOGIN_FAILURE_WINDOW_S = env_int("LOGIN_FAILURE_WINDOW_S", 300, minimum=1)
 # API tokens a user may create per window (API and token page), then 429.
@@ -168,10 +168,10 @@ for _feed, _hours in PRICING_REFRESH_HOURS.items():
     }
 
 if REDIS_URL:
-    # Degrades to misses while Redis is down (advisor/cache.py): throttles and pages keep answering.
+    # Degrades to misses while Redis is down (core/cache.py): throttles and pages keep answering.
     CACHES = {
         "default": {
-            "BACKEND": "advisor.cache.ResilientRedisCache",
+            "BACKEND": "core.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
         }

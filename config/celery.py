@@ -7,7 +7,7 @@ import os
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("advisor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
