@@ -16,6 +16,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from core.problems import PROBLEM_CONTENT_TYPE, problem
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_S = 30
@@ -41,8 +43,6 @@ class DatabaseUnavailableMiddleware:
             return None
         logger.error("database unavailable during %s %s: %s", request.method, request.path, exception)
         if request.path.startswith("/api/"):
-            from advisor.api.errors import PROBLEM_CONTENT_TYPE, problem
-
             body = problem(status_code=503, detail=DATABASE_DOWN_DETAIL, instance=request.get_full_path())
             response: HttpResponse = JsonResponse(body, status=503, content_type=PROBLEM_CONTENT_TYPE)
         else:

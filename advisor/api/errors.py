@@ -8,7 +8,7 @@ Views raise; they never build error responses themselves (the handler only sees 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -22,28 +22,9 @@ from rest_framework.views import set_rollback
 
 from advisor.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
+from core.problems import PROBLEM_CONTENT_TYPE, problem
 
 logger = logging.getLogger(__name__)
-
-PROBLEM_CONTENT_TYPE = "application/problem+json"
-PROBLEM_BASE = "/problems/"
-
-# status -> (type slug, title). Types are stable relative URI references (RFC 9457 section 3.1.1).
-_TITLES: dict[int, tuple[str, str]] = {
-    400: ("validation-error", "Invalid request"),
-    401: ("not-authenticated", "Authentication required"),
-    403: ("permission-denied", "Permission denied"),
-    404: ("not-found", "Not found"),
-    405: ("method-not-allowed", "Method not allowed"),
-    406: ("not-acceptable", "Not acceptable"),
-    409: ("conflict", "Conflict"),
-    413: ("payload-too-large", "Payload too large"),
-    415: ("unsupported-media-type", "Unsupported media type"),
-    429: ("throttled", "Too many requests"),
-    500: ("server-error", "Internal server error"),
-    503: ("service-unavailable", "Service unavailable"),
-}
-
 
 def escape_pointer_token(token: object) -> str:
     return str(token).replace("~", "~0").replace("/", "~1")
@@ -117,23 +98,6 @@ def validation_errors(detail: Any) -> list[dict[str, Any]]:
     return [
         {"pointer": pointer(*path), "detail": message, "code": code} for path, message, code in _flatten(detail, ())
     ]
-
-
-def problem(
-    *, status_code: int, detail: str, instance: str, errors: Iterable[Mapping[str, Any]] | None = None, **extra: Any
-) -> dict[str, Any]:
-    slug, title = _TITLES.get(status_code, ("error" if status_code < 500 else "server-error", "Error"))
-    body: dict[str, Any] = {
-        "type": PROBLEM_BASE + slug,
-        "title": title,
-        "status": status_code,
-        "detail": detail,
-        "instance": instance,
-    }
-    if errors is not None:
-        body["errors"] = list(errors)
-    body.update(extra)
-    return body
 
 
 def _detail_text(exc: exceptions.APIException) -> str:

@@ -12,7 +12,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from advisor.api.errors import PROBLEM_CONTENT_TYPE
+from core.problems import PROBLEM_CONTENT_TYPE
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
