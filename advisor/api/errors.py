@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from advisor.api.renderers import ProblemJSONRenderer
+from core.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 from core.problems import PROBLEM_CONTENT_TYPE, problem
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
-from advisor.api.views import advice, calibrations, catalog, feeds, gpus, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, gpus, scenarios, tokens
 from advisor.api.views.base import JSON_AND_CSV
+from pricing.api import refresh
 from pricing.api import urls as pricing_urls
 
 
@@ -44,8 +45,8 @@ urlpatterns = [
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("scenarios/<int:scenario_id>/advice", advice.ScenarioAdviceView.as_view(), name="scenario-advice"),
     path("scenarios/<int:scenario_id>/proposal.pdf", advice.ScenarioProposalView.as_view(), name="scenario-proposal"),
-    path("feeds/<str:feed>/refresh", feeds.FeedRefreshView.as_view(), name="feed-refresh"),
-    path("tasks/<str:task_id>", feeds.TaskDetailView.as_view(), name="task-detail"),
+    path("feeds/<str:feed>/refresh", refresh.FeedRefreshView.as_view(), name="feed-refresh"),
+    path("tasks/<str:task_id>", refresh.TaskDetailView.as_view(), name="task-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
     # GET offers, GET feeds: pricing owns the views; mounted in this namespace (versioning) with CSV added.

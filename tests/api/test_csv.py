@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from advisor.api.renderers import CSVRenderer, flatten_row
+from core.api.renderers import CSVRenderer, flatten_row
 
 
 def _parse(data: object) -> list[dict[str, str]]:

@@ -33,7 +33,7 @@ schema = schemathesis.openapi.from_dict(SchemaGenerator(api_version="v1").get_sc
 @pytest.fixture
 def fuzz_client(live_server, django_user_model, settings, monkeypatch) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     # A real feed refresh would reach the network; the task itself is exercised in test_feeds.py.
-    monkeypatch.setattr("advisor.api.views.feeds.refresh_feed.delay", _fake_delay)
+    monkeypatch.setattr("pricing.api.refresh.refresh_feed.delay", _fake_delay)
     rates = dict.fromkeys(("anon", "user", "advice", "pdf"), "100000/min")
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     user = django_user_model.objects.create_user(username="fuzzer", password="x", is_staff=True)

@@ -17,13 +17,13 @@ from rest_framework.response import Response
 from advisor.api.advice_cache import cached_advice_for
 from advisor.api.errors import FieldErrors
 from advisor.api.parsers import JSONParser
-from advisor.api.renderers import PDFRenderer
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import ScenarioDocument
 from advisor.api.serializers import AdviceSerializer
 from advisor.api.views.scenarios import owned_scenario
 from advisor.proposal import render_proposal_pdf
 from advisor.scenario import ScenarioError
+from core.api.renderers import PDFRenderer
 
 
 def advice_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), status_code: int = 400) -> dict:

@@ -9,7 +9,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from advisor.api.errors import QueryParameterErrors
-from advisor.api.renderers import CSVRenderer
+from core.api.renderers import CSVRenderer
 
 # Tabular resources also render as CSV (`?format=csv` or `Accept: text/csv`).
 JSON_AND_CSV = [JSONRenderer, CSVRenderer]

@@ -12,9 +12,9 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.api.catalog import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes, offer_by_id, offer_observations
 from advisor.api.views.base import JSON_AND_CSV, CommaSeparatedChoices, query_params
 from estimator.specs import GPU_IDS
+from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes, offer_by_id, offer_observations
 from pricing.models import HardwareQuote, Market, PriceObservation
 
 MARKETS = tuple(Market.values)
