@@ -117,14 +117,3 @@ class AdviceSerializer(serializers.Serializer):
     prices_as_of = serializers.CharField(allow_null=True, help_text="Date of the oldest price used.")
     calibration = CalibrationSummarySerializer()
     warnings = serializers.ListField(child=serializers.CharField())
-
-
-# --- background tasks ---
-
-
-class TaskSerializer(serializers.Serializer):
-    task_id = serializers.CharField()
-    status = serializers.CharField(help_text="Celery state: PENDING, STARTED, SUCCESS, FAILURE, RETRY, REVOKED.")
-    status_url = serializers.URLField(help_text="Poll this for the task's state and result.")
-    result = serializers.JSONField(required=False, allow_null=True)
-    error = serializers.CharField(required=False, allow_null=True)

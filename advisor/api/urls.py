@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern, path
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.urls import path
 
 from advisor.api.views import advice, calibrations, catalog, gpus, scenarios, tokens
-from advisor.api.views.base import JSON_AND_CSV
-from pricing.api import refresh
 from pricing.api import urls as pricing_urls
-
-
-def _tabular(pattern: URLPattern) -> URLPattern:
-    """A pricing API view (offers, feeds: lists) mounted here with CSV output added and its GET documented
-    as a list of its serializer (paginated when the view paginates)."""
-    callback = pattern.callback
-    listing = type(callback.view_class.__name__, (callback.view_class,), {"renderer_classes": JSON_AND_CSV})
-    serializer = callback.view_class.serializer_class
-    listing = extend_schema_view(get=extend_schema(responses=serializer(many=True)))(listing)
-    return path(str(pattern.pattern), listing.as_view(**callback.view_initkwargs), name=pattern.name)
-
 
 urlpatterns = [
     path("advice", advice.AdviceView.as_view(), name="advice"),
@@ -39,16 +25,13 @@ urlpatterns = [
     path("gpus", gpus.GpuListView.as_view(), name="gpu-list"),
     path("gpus/<str:gpu_id>", gpus.GpuDetailView.as_view(), name="gpu-detail"),
     path("gpus/<str:gpu_id>/price-history", catalog.GpuPriceHistoryView.as_view(), name="gpu-price-history"),
-    path("offers/<int:offer_id>/history", catalog.OfferHistoryView.as_view(), name="offer-history"),
     path("hardware-quotes", catalog.HardwareQuoteListView.as_view(), name="hardware-quote-list"),
     path("scenarios", scenarios.ScenarioListView.as_view(), name="scenario-list"),
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("scenarios/<int:scenario_id>/advice", advice.ScenarioAdviceView.as_view(), name="scenario-advice"),
     path("scenarios/<int:scenario_id>/proposal.pdf", advice.ScenarioProposalView.as_view(), name="scenario-proposal"),
-    path("feeds/<str:feed>/refresh", refresh.FeedRefreshView.as_view(), name="feed-refresh"),
-    path("tasks/<str:task_id>", refresh.TaskDetailView.as_view(), name="task-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
-    # GET offers, GET feeds: pricing owns the views; mounted in this namespace (versioning) with CSV added.
-    *[_tabular(pattern) for pattern in pricing_urls.urlpatterns],
+    # Offers, offer history, feeds, feed refresh, tasks: pricing owns them; mounted in this namespace (versioning).
+    *pricing_urls.urlpatterns,
 ]

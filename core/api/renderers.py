@@ -86,3 +86,7 @@ class PDFRenderer(BaseRenderer):
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping | None = None
     ) -> bytes:
         return data
+
+
+# Tabular resources also render as CSV (`?format=csv` or `Accept: text/csv`).
+JSON_AND_CSV = [JSONRenderer, CSVRenderer]

@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from advisor.api.serializers import TaskSerializer
 from core.api.permissions import IsStaff
 from core.queueing import QueueUnavailable, enqueue
+from pricing.api.serializers import TaskSerializer
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
 

@@ -5,14 +5,9 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from advisor.api.errors import QueryParameterErrors
-from core.api.renderers import CSVRenderer
-
-# Tabular resources also render as CSV (`?format=csv` or `Accept: text/csv`).
-JSON_AND_CSV = [JSONRenderer, CSVRenderer]
 
 
 def query_params(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:

@@ -21,9 +21,10 @@ from advisor.api.calibration_access import (
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import runs_or_400, runs_problem
-from advisor.api.views.base import JSON_AND_CSV, query_params
+from advisor.api.views.base import query_params
 from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
 from advisor.models import Calibration
+from core.api.renderers import JSON_AND_CSV
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 
 

@@ -1,4 +1,6 @@
-"""Hardware purchase quotes and price history (per offer, and per GPU as a daily series)."""
+"""Hardware purchase quotes and a GPU's daily price series. Pricing owns the selectors and serializers;
+these two views stay with the advisor because they accept only the GPU ids the estimator knows
+(pricing may not import the estimator)."""
 
 from __future__ import annotations
 
@@ -12,36 +14,14 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.api.views.base import JSON_AND_CSV, CommaSeparatedChoices, query_params
+from advisor.api.views.base import CommaSeparatedChoices, query_params
+from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
-from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes, offer_by_id, offer_observations
-from pricing.models import HardwareQuote, Market, PriceObservation
+from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes
+from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer
+from pricing.models import Market
 
 MARKETS = tuple(Market.values)
-
-
-class HardwareQuoteSerializer(serializers.ModelSerializer):
-    usd = serializers.FloatField(help_text="All-in price of one server, USD.")
-    power_kw = serializers.FloatField(help_text="Server draw at load, kW.")
-    idle_power_kw = serializers.FloatField(allow_null=True)
-    networking_usd_per_node = serializers.FloatField(help_text="Cluster fabric per node, USD.")
-
-    class Meta:
-        model = HardwareQuote
-        fields = [
-            "id",
-            "gpu",
-            "gpus_per_server",
-            "name",
-            "usd",
-            "quoted_on",
-            "source",
-            "power_kw",
-            "idle_power_kw",
-            "networking_usd_per_node",
-            "notes",
-        ]
-        read_only_fields = fields
 
 
 class HardwareQuoteQuery(serializers.Serializer):
@@ -63,30 +43,6 @@ class HardwareQuoteListView(GenericAPIView):
         return self.get_paginated_response(HardwareQuoteSerializer(page, many=True).data)
 
 
-class PriceObservationSerializer(serializers.ModelSerializer):
-    usd_per_hour = serializers.FloatField()
-    usd_per_gpu_hour = serializers.FloatField()
-
-    class Meta:
-        model = PriceObservation
-        fields = ["recorded_at", "observed_at", "usd_per_hour", "usd_per_gpu_hour", "source"]
-        read_only_fields = fields
-
-
-class OfferHistoryView(GenericAPIView):
-    serializer_class = PriceObservationSerializer
-    renderer_classes = JSON_AND_CSV
-
-    @extend_schema(
-        summary="An offer's price history: one point when it appeared and one per price change",
-        responses=PriceObservationSerializer(many=True),
-    )
-    def get(self, request: Request, offer_id: int) -> Response:
-        offer = offer_by_id(offer_id=offer_id)
-        page = self.paginate_queryset(offer_observations(offer=offer))
-        return self.get_paginated_response(PriceObservationSerializer(page, many=True).data)
-
-
 class GpuPriceHistoryQuery(serializers.Serializer):
     since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
@@ -103,14 +59,6 @@ class GpuPriceHistoryQuery(serializers.Serializer):
         if (until - since).days > MAX_HISTORY_DAYS:
             raise serializers.ValidationError({"since": [f"the range may span at most {MAX_HISTORY_DAYS} days"]})
         return {**attrs, "since": since, "until": until}
-
-
-class DailyPriceSerializer(serializers.Serializer):
-    date = serializers.DateField()
-    min_usd_per_gpu_hour = serializers.FloatField()
-    median_usd_per_gpu_hour = serializers.FloatField()
-    max_usd_per_gpu_hour = serializers.FloatField()
-    offers = serializers.IntegerField(help_text="Offers with a price in effect that day.")
 
 
 class GpuPriceHistoryView(GenericAPIView):

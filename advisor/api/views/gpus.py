@@ -7,7 +7,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.api.views.base import JSON_AND_CSV
+from core.api.renderers import JSON_AND_CSV
 from estimator.specs import UnknownGpuError, all_gpus, get_gpu
 
 

@@ -11,7 +11,6 @@ from rest_framework.reverse import reverse
 from advisor.api.errors import FieldErrors, pointer
 from advisor.api.scenario_input import parse_scenario_or_400
 from advisor.api.serializers import ScenarioInputSerializer, ScenarioListItemSerializer, ScenarioOutputSerializer
-from advisor.api.views.base import JSON_AND_CSV
 from advisor.models import Scenario
 from advisor.scenarios import (
     ScenarioNameError,
@@ -21,6 +20,7 @@ from advisor.scenarios import (
     scenario_update,
     scenarios_for_user,
 )
+from core.api.renderers import JSON_AND_CSV
 
 
 def _validated_input(request: Request) -> tuple[str, dict]:

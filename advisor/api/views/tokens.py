@@ -16,7 +16,7 @@ from advisor.api.tokens import (
     api_token_revoke,
     api_tokens_for_user,
 )
-from advisor.api.views.base import JSON_AND_CSV
+from core.api.renderers import JSON_AND_CSV
 from core.ratelimit import token_create_allowed
 
 

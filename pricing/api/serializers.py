@@ -1,0 +1,125 @@
+"""The pricing API's query and output serializers: offers, feeds and their runs, price history,
+hardware quotes, and the state of a background refresh task."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from pricing import selectors
+from pricing.gpus import CANONICAL_GPUS
+from pricing.models import HardwareQuote, Market, PriceObservation, Provider
+
+
+class OfferQuery(serializers.Serializer):
+    gpu = serializers.ChoiceField(choices=CANONICAL_GPUS, required=False, help_text="Canonical GPU id, e.g. h100-sxm.")
+    provider = serializers.SlugField(required=False, help_text="Provider slug, e.g. aws, azure, lambda.")
+    market = serializers.ChoiceField(choices=Market.values, required=False)
+
+    def validate_provider(self, value: str) -> str:
+        if not Provider.objects.filter(slug=value).exists():
+            known = ", ".join(Provider.objects.values_list("slug", flat=True))
+            raise serializers.ValidationError(f"Unknown provider {value!r}; known providers: {known}.")
+        return value
+
+
+class OfferSerializer(serializers.Serializer):
+    provider = serializers.CharField(source="provider.slug")
+    instance = serializers.CharField(source="instance_type")
+    region = serializers.CharField(help_text="Empty when the provider prices the instance the same everywhere.")
+    market = serializers.ChoiceField(choices=Market.values)
+    gpu = serializers.CharField()
+    gpu_count = serializers.FloatField(help_text="GPUs in the instance (fractional for shared GPUs).")
+    usd_per_hour = serializers.FloatField(help_text="Whole instance, USD per hour.")
+    usd_per_gpu_hour = serializers.FloatField(help_text="USD per GPU-hour.")
+    observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the price was observed; null when the source gives no date."
+    )
+    source = serializers.CharField(help_text="Where the number comes from (feed or snapshot file, field used).")
+
+
+class FeedRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    fetched = serializers.IntegerField()
+    accepted = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    rejections = serializers.DictField(help_text="reason -> {count, examples}")
+    created = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    withdrawn = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    error = serializers.CharField(allow_blank=True)
+
+
+class FeedSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    configured = serializers.BooleanField()
+    status = serializers.SerializerMethodField(help_text="The last run's status, or 'never_run'.")
+    error = serializers.SerializerMethodField(help_text="The last run's error, empty when it succeeded.")
+    stale = serializers.BooleanField(help_text="No successful run within PRICING_STALE_AFTER_HOURS.")
+    last_run = FeedRunSerializer(allow_null=True)
+    last_success_at = serializers.SerializerMethodField()
+
+    def get_status(self, feed: selectors.FeedStatus) -> str:
+        return feed.last_run.status if feed.last_run else "never_run"
+
+    def get_error(self, feed: selectors.FeedStatus) -> str:
+        return feed.last_run.error if feed.last_run else ""
+
+    def get_last_success_at(self, feed: selectors.FeedStatus) -> str | None:
+        run = feed.last_success
+        return serializers.DateTimeField().to_representation(run.finished_at) if run and run.finished_at else None
+
+
+class HardwareQuoteSerializer(serializers.ModelSerializer):
+    usd = serializers.FloatField(help_text="All-in price of one server, USD.")
+    power_kw = serializers.FloatField(help_text="Server draw at load, kW.")
+    idle_power_kw = serializers.FloatField(allow_null=True)
+    networking_usd_per_node = serializers.FloatField(help_text="Cluster fabric per node, USD.")
+
+    class Meta:
+        model = HardwareQuote
+        fields = [
+            "id",
+            "gpu",
+            "gpus_per_server",
+            "name",
+            "usd",
+            "quoted_on",
+            "source",
+            "power_kw",
+            "idle_power_kw",
+            "networking_usd_per_node",
+            "notes",
+        ]
+        read_only_fields = fields
+
+
+class PriceObservationSerializer(serializers.ModelSerializer):
+    usd_per_hour = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField()
+
+    class Meta:
+        model = PriceObservation
+        fields = ["recorded_at", "observed_at", "usd_per_hour", "usd_per_gpu_hour", "source"]
+        read_only_fields = fields
+
+
+class DailyPriceSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    min_usd_per_gpu_hour = serializers.FloatField()
+    median_usd_per_gpu_hour = serializers.FloatField()
+    max_usd_per_gpu_hour = serializers.FloatField()
+    offers = serializers.IntegerField(help_text="Offers with a price in effect that day.")
+
+
+class TaskSerializer(serializers.Serializer):
+    task_id = serializers.CharField()
+    status = serializers.CharField(help_text="Celery state: PENDING, STARTED, SUCCESS, FAILURE, RETRY, REVOKED.")
+    status_url = serializers.URLField(help_text="Poll this for the task's state and result.")
+    result = serializers.JSONField(required=False, allow_null=True)
+    error = serializers.CharField(required=False, allow_null=True)
