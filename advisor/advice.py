@@ -55,6 +55,7 @@ from estimator.calibrate import Calibration, load_default
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
+from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
 ADVICE_VERSION: Final[int] = 1
 # A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
@@ -69,14 +70,6 @@ MC_SEED: Final[int] = 20261202
 QUANTILES: Final[tuple[float, float, float]] = (0.1, 0.5, 0.9)
 SENSITIVITY_STEP: Final[float] = 0.2
 SENSITIVITY_TOP: Final[int] = 6
-FLOATING_MARKETS: Final[frozenset[str]] = frozenset({"on_demand", "spot"})
-RESERVED_MARKETS: Final[frozenset[str]] = frozenset({"reserved_1y", "reserved_3y"})
-MARKET_WORDS: Final[Mapping[str, str]] = {
-    "on_demand": "on-demand",
-    "spot": "spot",
-    "reserved_1y": "1-year reserved",
-    "reserved_3y": "3-year reserved",
-}
 
 
 @dataclass(frozen=True)
@@ -791,7 +784,7 @@ def advise(
         if offer is not None:
             where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
             reasons.append(
-                f"Renting {MARKET_WORDS[doc['rent']['market']]} ({' '.join(where)}) costs {_money(rent_run)} a run "
+                f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs {_money(rent_run)} a run "
                 f"at {_money(offer['usd_per_used_gpu_hour'])} per GPU-hour."
             )
         if own_run is not None:

@@ -19,18 +19,20 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from pricing.models import MARKET_PHRASES, Market
+
 RENT = "#d9480f"
 BUY = "#2b8a3e"
 ACCENT = "#1f6feb"
 MUTED = "#5b6470"
 GRID = "#e3e7ec"
-MARKET_COLORS = {"on_demand": RENT, "spot": "#e8590c", "reserved_1y": "#ae3ec9", "reserved_3y": "#7048e8"}
-MARKET_LABELS = {
-    "on_demand": "on-demand",
-    "spot": "spot",
-    "reserved_1y": "1-year reserved",
-    "reserved_3y": "3-year reserved",
+MARKET_COLORS = {
+    Market.ON_DEMAND.value: RENT,
+    Market.SPOT.value: "#e8590c",
+    Market.RESERVED_1Y.value: "#ae3ec9",
+    Market.RESERVED_3Y.value: "#7048e8",
 }
+MARKET_LABELS = MARKET_PHRASES
 
 WIDTH = 640
 HEIGHT = 300

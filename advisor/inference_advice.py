@@ -49,18 +49,11 @@ from advisor.scenario import Scenario, ScenarioError, parse_scenario
 from estimator import inference as inf
 from estimator.specs import get_gpu
 from pricing import selectors
+from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
 ADVICE_VERSION: Final[int] = 1
 HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
 PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
-RESERVED_MARKETS: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
-BURST_MARKETS: Final[tuple[str, ...]] = ("on_demand", "spot")
-MARKET_WORDS: Final[Mapping[str, str]] = {
-    "on_demand": "on-demand",
-    "spot": "spot",
-    "reserved_1y": "1-year reserved",
-    "reserved_3y": "3-year reserved",
-}
 
 
 def _money(x: float) -> str:
@@ -264,7 +257,7 @@ def advise_inference(
     # Renting: reserved base + elastic burst.
     frame, best_price, best_row = _offer_prices(s, tps, gpus)
     reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
-    burst_price, burst_market = _cheapest(BURST_MARKETS, best_price, k)
+    burst_price, burst_market = _cheapest(FLOATING_MARKETS, best_price, k)
     # The base runs on a reserved term; without one on on-demand (billed all month all the same); spot only as
     # the last resort.
     base_price, base_market = reserved_price.copy(), reserved_market.copy()
@@ -451,11 +444,11 @@ def advise_inference(
             n_base = doc["rent"]["base_replicas"]
             base_txt = (
                 f"{n_base} {'replica' if n_base == 1 else 'replicas'} "
-                f"{MARKET_WORDS.get(doc['rent']['base_market'] or '', '')}"
+                f"{MARKET_PHRASES.get(doc['rent']['base_market'] or '', '')}"
                 if n_base
                 else "no reserved base"
             )
-            burst_words = MARKET_WORDS.get(doc["rent"]["burst_market"] or "", "")
+            burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
             burst_txt = (
                 f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
                 if doc["rent"]["burst_market"]

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, get_gpu
 from estimator.workload import STRATEGIES, derive_architecture
+from pricing.models import Market
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ DEFAULTS: Final[Mapping[str, Default]] = {
     "/network/gpus_per_node": Default(None, "GPUs", "the GPU's typical server (estimator.specs, gpus.csv)"),
     "/network/inter_node_gbps": Default(None, "Gb/s per node", "the GPU's typical server (estimator.specs, gpus.csv)"),
     "/rent/providers": Default([], "provider slugs", "DESIGN.md: [] means all"),
-    "/rent/markets": Default(["on_demand", "spot", "reserved_1y", "reserved_3y"], "markets", "DESIGN.md: all markets"),
+    "/rent/markets": Default(list(Market.values), "markets", "DESIGN.md: all markets"),
     "/rent/usd_per_gpu_hour": Default(None, "USD/GPU-hour", "DESIGN.md: null = use the price catalog"),
     "/rent/price_decline_per_year": Default(
         0.0,
@@ -94,7 +95,7 @@ OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
     "support_fraction_per_year",
 )
 KINDS: Final[tuple[str, ...]] = ("training", "inference")
-MARKETS: Final[tuple[str, ...]] = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+MARKETS: Final[tuple[str, ...]] = tuple(Market.values)
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
 MAX_CLUSTER_SIZES: Final[int] = 32
 MAX_GPUS: Final[int] = 65_536

@@ -13,6 +13,18 @@ class Market(models.TextChoices):
     RESERVED_3Y = "reserved_3y", "Reserved 3 years"
 
 
+# How a sentence names each market ("renting 1-year reserved ..."), beside the admin's labels above.
+MARKET_PHRASES: dict[str, str] = {
+    Market.ON_DEMAND.value: "on-demand",
+    Market.SPOT.value: "spot",
+    Market.RESERVED_1Y.value: "1-year reserved",
+    Market.RESERVED_3Y.value: "3-year reserved",
+}
+# Bought by the hour at a price that moves, versus committed for a term at a fixed price.
+FLOATING_MARKETS: tuple[str, ...] = (Market.ON_DEMAND.value, Market.SPOT.value)
+RESERVED_MARKETS: tuple[str, ...] = (Market.RESERVED_1Y.value, Market.RESERVED_3Y.value)
+
+
 SNAPSHOT_FEED = "snapshot"
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from django import forms
 
+from pricing.models import MARKET_PHRASES, Market
+
 try:  # The GPU catalog lives in the estimator; the planner lists what it knows.
     from estimator.specs import all_gpus
 
@@ -31,12 +33,7 @@ STRATEGIES = [
     ("hsdp", "HSDP (sharded in node, replicated across)"),
 ]
 CHECKPOINTING = [("", "auto"), ("false", "off"), ("selective", "selective"), ("true", "full")]
-MARKETS = [
-    ("on_demand", "on-demand"),
-    ("spot", "spot"),
-    ("reserved_1y", "1-year reserved"),
-    ("reserved_3y", "3-year reserved"),
-]
+MARKETS = [(market, MARKET_PHRASES[market]) for market in Market.values]
 
 # Form field -> JSON pointer in the Scenario document. One table, used both ways.
 POINTERS: dict[str, str] = {
@@ -226,7 +223,7 @@ BASE_INITIAL: dict[str, Any] = {
     "activation_checkpointing": "",
     "runs_per_year": 4,
     "cluster_sizes": "8, 16, 32, 64, 128",
-    "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"],
+    "markets": list(Market.values),
     "staff_usd_per_year": 0,
     "utilization_pct": 60,
     "kind": "training",

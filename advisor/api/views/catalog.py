@@ -21,8 +21,6 @@ from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_q
 from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer
 from pricing.models import Market
 
-MARKETS = tuple(Market.values)
-
 
 class HardwareQuoteQuery(serializers.Serializer):
     gpu = serializers.ChoiceField(choices=GPU_IDS, required=False, help_text="Only quotes for this GPU.")
@@ -48,7 +46,9 @@ class GpuPriceHistoryQuery(serializers.Serializer):
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
     provider = CommaSeparatedChoices(required=False, help_text="Comma-separated provider slugs; default all.")
     market = CommaSeparatedChoices(
-        choices=MARKETS, required=False, help_text=f"Comma-separated markets ({', '.join(MARKETS)}); default all."
+        choices=tuple(Market.values),
+        required=False,
+        help_text=f"Comma-separated markets ({', '.join(Market.values)}); default all.",
     )
 
     def validate(self, attrs: dict) -> dict:
