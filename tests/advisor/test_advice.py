@@ -241,7 +241,7 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
     catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The recommendation logic on a scaling curve we choose: 8 -> 16 GPUs gives 1.2x (60% of ideal)."""
-    import advisor.advice as pipeline
+    import advisor.advice.training as pipeline
 
     def flat_after_one_node(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
         real = predict(job, cluster, sizes, cal)

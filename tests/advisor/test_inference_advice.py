@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from advisor import economics as ec
-from advisor.inference_advice import (
+from advisor.advice.inference import (
     HOURS_PER_MONTH,
     advise_inference,
     elastic_monthly_replica_hours,
@@ -321,7 +321,7 @@ def test_tp_that_does_not_divide_the_heads_is_flagged(db: None):
 
 
 def test_wrapper_and_training_calibration(catalog: dict[str, Any]):
-    from advisor.inference_advice import InferenceAdvice
+    from advisor.advice.inference import InferenceAdvice
     from estimator.calibrate import load_default
 
     direct = advise_inference(scenario(), now=NOW)

@@ -513,7 +513,7 @@ def advise(
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     if s.workload.kind == "inference":
         # Serving has its own model and document (advisor.inference_advice); the same to_dict() renders it.
-        from advisor.inference_advice import InferenceAdvice, advise_inference
+        from advisor.advice.inference import InferenceAdvice, advise_inference
 
         return InferenceAdvice(advise_inference(s, now=now, calibration=calibration))  # type: ignore[return-value]
     calibration = calibration or load_default()

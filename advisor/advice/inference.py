@@ -132,7 +132,7 @@ def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: 
 
 def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """Offers, and per market: the cheapest eligible price per used GPU-hour for each deployment, and its row."""
-    from advisor.advice import rental_offers
+    from advisor.advice.training import rental_offers
 
     frame = rental_offers(s).reset_index(drop=True)
     manual = s.rent.usd_per_gpu_hour is not None
@@ -205,7 +205,7 @@ def advise_inference(
     calibration: inf.InferenceCalibration | object | None = None,
 ) -> dict[str, Any]:
     """The inference Advice JSON for a Scenario (object or normalized document). Raises ScenarioError."""
-    from advisor.advice import _assumptions, _hardware, _json_safe
+    from advisor.advice.training import _assumptions, _hardware, _json_safe
 
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     w = s.workload
