@@ -122,12 +122,24 @@ class HardwareQuoteInfo:
     notes: str
 
 
-def hardware_quote(*, gpu: str, gpus_per_server: int | None = None) -> HardwareQuoteInfo | None:
-    """The newest purchase quote for a server of `gpu` (of that size when given); None when none exists."""
+def hardware_quote_names(*, gpu: str) -> list[str]:
+    """The names of the purchase quotes for servers of `gpu` (what a scenario's /buy/server may name)."""
+    quotes = HardwareQuote.objects.filter(gpu=gpu).order_by("gpus_per_server", "-quoted_on", "id")
+    return list(quotes.values_list("name", flat=True))
+
+
+def hardware_quote(
+    *, gpu: str, gpus_per_server: int | None = None, name: str | None = None
+) -> HardwareQuoteInfo | None:
+    """The newest purchase quote for a server of `gpu` (of that size when given); with `name`, the quote of
+    that name (the smallest server carrying it). None when none exists."""
     quotes = HardwareQuote.objects.filter(gpu=gpu)
     if gpus_per_server is not None:
         quotes = quotes.filter(gpus_per_server=gpus_per_server)
-    quote = quotes.order_by("-quoted_on", "-id").first()
+    if name is not None:
+        quote = quotes.filter(name=name).order_by("gpus_per_server", "-quoted_on", "id").first()
+    else:
+        quote = quotes.order_by("-quoted_on", "-id").first()
     if quote is None:
         return None
     return HardwareQuoteInfo(

@@ -45,26 +45,17 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from advisor import economics as ec
+from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_safe, money, num
+from advisor.advice.offers import rental_offers
+from advisor.advice.ownership import hardware
 from advisor.scenario import Scenario, ScenarioError, parse_scenario
 from estimator import inference as inf
 from estimator.specs import get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
-ADVICE_VERSION: Final[int] = 1
 HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
 PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
-
-
-def _money(x: float) -> str:
-    if not math.isfinite(x):
-        return "n/a"
-    return f"${x:,.2f}" if abs(x) < 100 else f"${x:,.0f}"
-
-
-def _num(x: Any) -> float | None:
-    value = float(x)
-    return value if math.isfinite(value) else None
 
 
 def _spike_exponent(ratio: float) -> float:
@@ -132,8 +123,6 @@ def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: 
 
 def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """Offers, and per market: the cheapest eligible price per used GPU-hour for each deployment, and its row."""
-    from advisor.advice.training import rental_offers
-
     frame = rental_offers(s).reset_index(drop=True)
     manual = s.rent.usd_per_gpu_hour is not None
     count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
@@ -205,8 +194,6 @@ def advise_inference(
     calibration: inf.InferenceCalibration | object | None = None,
 ) -> dict[str, Any]:
     """The inference Advice JSON for a Scenario (object or normalized document). Raises ScenarioError."""
-    from advisor.advice.training import _assumptions, _hardware, _json_safe
-
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     w = s.workload
     if w.kind != "inference" or w.traffic is None or w.latency is None:
@@ -273,7 +260,7 @@ def advise_inference(
     burst_mean = split["burst_mean"]
 
     # Owning: the peak deployment in whole servers.
-    hw = _hardware(s, warnings)
+    hw = hardware(s, warnings)
     nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
     owned_gpus = nodes * gpn
     busy_gpu_hours_year = np.where(np.isfinite(needed).all(axis=1), needed.mean(axis=1), np.nan) * tp * 8760.0
@@ -342,11 +329,11 @@ def advise_inference(
         }
         rent_doc = {
             "offer": offer,
-            "usd_per_month": _num(rent_month[i]) if rent_ok else None,
-            "usd_per_million_output_tokens": _num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
+            "usd_per_month": num(rent_month[i]) if rent_ok else None,
+            "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
             "base_replicas": int(base[i]) if rent_ok else None,
             "base_market": base_market[i] if rent_ok and base[i] > 0 else None,
-            "burst_replicas_mean": _num(burst_mean[i]) if rent_ok else None,
+            "burst_replicas_mean": num(burst_mean[i]) if rent_ok else None,
             "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
             "by_market": by_market,
         }
@@ -356,13 +343,13 @@ def advise_inference(
             buy_doc: dict[str, Any] = {
                 "gpus_owned": int(owned_gpus[i]),
                 "nodes": int(nodes[i]),
-                "capex_usd": _num(own["capex"][i]),
-                "usd_per_year": _num(own["fixed"][i]),
-                "usd_per_month": _num(own["month"][i]),
-                "utilization": _num(own["utilization"][i]),
-                "usd_per_gpu_hour_at_utilization": _num(own["rate"][i]),
-                "usd_per_million_output_tokens": _num(own["month"][i] / tokens_per_month * 1e6),
-                "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": _num(be_price[i])},
+                "capex_usd": num(own["capex"][i]),
+                "usd_per_year": num(own["fixed"][i]),
+                "usd_per_month": num(own["month"][i]),
+                "utilization": num(own["utilization"][i]),
+                "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
+                "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
+                "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": num(be_price[i])},
                 "break_even_utilization": be if be_ok else None,
                 "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
                 "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
@@ -382,11 +369,11 @@ def advise_inference(
                 "weights_gb_per_gpu": d.weights_gb_per_gpu,
                 "batch": d.batch,
                 "max_batch": d.max_batch,
-                "ttft_s": _num(d.ttft_s),
-                "tpot_s": _num(d.tpot_s),
+                "ttft_s": num(d.ttft_s),
+                "tpot_s": num(d.tpot_s),
                 "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
                 "replica_requests_per_s": d.replica_requests_per_s,
-                "output_tokens_per_s": _num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
+                "output_tokens_per_s": num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
                 "rent": rent_doc,
                 "buy": buy_doc,
                 "usd_per_million_output_tokens": min(options) / tokens_per_month * 1e6 if options else None,
@@ -455,20 +442,20 @@ def advise_inference(
                 else ""
             )
             reasons.append(
-                f"Renting costs {_money(rent_m)}/month ({base_txt}{burst_txt}): "
-                f"{_money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
+                f"Renting costs {money(rent_m)}/month ({base_txt}{burst_txt}): "
+                f"{money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
             )
         if buy_m is not None:
             be = doc["buy"]["break_even_utilization"]
             reasons.append(
-                f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {_money(buy_m)}/month "
-                f"({_money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
+                f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
+                f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
                 f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
                 + (f"{be:.0%}." if be is not None else "more than 100% (owning never pays at this price).")
             )
         if rent_m is not None and buy_m is not None:
             cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
-            reasons.append(f"{action.capitalize()} is cheaper by {_money(other - cheaper)}/month.")
+            reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
         if any(doc["rent"]["burst_market"] == "spot" for doc in size_docs if doc["rent"]["usd_per_month"]):
             warnings.append(
                 "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
@@ -482,7 +469,7 @@ def advise_inference(
         warnings.append("No reserved offers: the base capacity is priced on demand.")
 
     # Prices.
-    freshness = _json_safe(selectors.price_freshness(gpu=s.gpu))
+    freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
     used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
     if s.rent.usd_per_gpu_hour is None:
         if frame.empty:
@@ -558,7 +545,7 @@ def advise_inference(
                 "buy_present_cost_usd": float(own_pv),
             }
 
-    return _json_safe(
+    return json_safe(
         {
             "advice_version": ADVICE_VERSION,
             "kind": "inference",
@@ -607,7 +594,7 @@ def advise_inference(
                 "method": "leave-one-out error of output tokens/s on the TensorRT-LLM tables",
                 "loo_mape": cal.loo_mape,
             },
-            "assumptions": _assumptions(s),
+            "assumptions": assumptions_used(s),
         }
     )
 

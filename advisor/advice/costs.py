@@ -1,0 +1,100 @@
+"""The cost model shared by the base case, the Monte Carlo and the sensitivity: cost per run renting
+and owning, owned USD per GPU-hour and break-even, broadcast over every argument."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from advisor import economics as ec
+from advisor.advice.ownership import Hardware
+from advisor.scenario import Scenario
+
+
+def costs(
+    *,
+    s: Scenario,
+    gpus: Any,
+    nodes: Any,
+    tokens_per_s: Any,
+    rent_price: Any,
+    reserved: Any,
+    spot_lost: Any,
+    floating: Any,
+    break_even_price: Any,
+    hw: Hardware | None,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, np.ndarray]:
+    """Cost per run renting and owning, owned $/GPU-hour and break-even, broadcast over every argument.
+
+    ``overrides`` replaces scenario inputs (sensitivity): utilization, tokens, capex_per_node,
+    power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year, discount_rate,
+    years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor."""
+    o = dict(overrides or {})
+    b = s.buy
+    u = np.minimum(np.asarray(o.get("utilization", s.utilization), dtype=float), 1.0)
+    years = o.get("years", b.years)
+    rate = o.get("discount_rate", b.discount_rate)
+    level = ec.levelized_rent_usd_per_gpu_hour(
+        usd_per_gpu_hour=1.0, decline_per_year=s.rent.price_decline_per_year, discount_rate=rate, years=years
+    )
+    rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
+    tps = np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float)
+    tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        run_hours = tokens / tps / ec.SECONDS_PER_HOUR
+    price = np.asarray(rent_price, dtype=float) * rent_factor * np.where(floating, level, 1.0)
+    rent_rate = np.where(reserved, ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=price, utilization=u), price)
+    rent_hours = ec.spot_wall_hours(run_hours=run_hours, lost_fraction=spot_lost)
+    out = {
+        "run_hours": run_hours,
+        "rent_hours": rent_hours,
+        "rent_rate": rent_rate,
+        "rent_usd_per_run": ec.usd_per_run(gpus=gpus, run_hours=rent_hours, usd_per_gpu_hour=rent_rate),
+        "level": level,
+    }
+    if hw is None:
+        return out
+    n_nodes = np.asarray(nodes, dtype=float)
+    per_node = np.asarray(o.get("capex_per_node", hw.capex_per_node), dtype=float)
+    capex = n_nodes * (per_node + np.where(n_nodes > 1, hw.fabric_per_node, 0.0))
+    pue = o.get("pue", b.pue)
+    kwh = o.get("power_usd_per_kwh", b.power_usd_per_kwh)
+    gpn = s.network.gpus_per_node
+    fixed = ec.yearly_fixed_cost_usd(
+        capex_usd=capex,
+        years=years,
+        discount_rate=rate,
+        residual_fraction=o.get("residual_fraction", b.residual_fraction),
+        contracted_kw=n_nodes * hw.load_kw_per_node,
+        colo_usd_per_kw_month=o.get("colo_usd_per_kw_month", b.colo_usd_per_kw_month),
+        support_fraction_per_year=o.get("support_fraction_per_year", b.support_fraction_per_year),
+        staff_usd_per_year=o.get("staff_usd_per_year", b.staff_usd_per_year),
+        software_usd_per_year=b.software_usd_per_gpu_year * n_nodes * gpn,
+        idle_kw=n_nodes * hw.idle_kw_per_node,
+        pue=pue,
+        power_usd_per_kwh=kwh,
+    )
+    variable = ec.variable_usd_per_gpu_hour(
+        load_kw_per_gpu=hw.load_kw_per_node / gpn,
+        idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
+        pue=pue,
+        power_usd_per_kwh=kwh,
+    )
+    owned = ec.owned_usd_per_gpu_hour(
+        yearly_fixed_usd=fixed, gpus=gpus, utilization=u, variable_usd_per_gpu_hour=variable
+    )
+    be_price = np.asarray(break_even_price, dtype=float) * rent_factor * level
+    out.update(
+        capex=capex,
+        yearly_fixed=fixed,
+        variable=variable,
+        owned_rate=owned,
+        own_usd_per_run=ec.usd_per_run(gpus=gpus, run_hours=run_hours, usd_per_gpu_hour=owned),
+        break_even=ec.break_even_utilization(
+            yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
+        ),
+    )
+    return out

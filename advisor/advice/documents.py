@@ -1,0 +1,123 @@
+"""The Advice documents' plain-JSON helpers (one json_safe for training and inference), the number
+formats the reasons use, and the list of defaults a scenario relied on."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from advisor.scenario import Scenario
+from estimator.calibrate import Calibration
+from pricing import selectors
+
+ADVICE_VERSION: Final[int] = 1
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become null (callers add a warning where it matters)."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, dt.datetime | dt.date):
+        return iso(value)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def iso(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def num(x: Any) -> float | None:
+    value = float(x)
+    return value if math.isfinite(value) else None
+
+
+def inf_if_not_finite(values: Any) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    return np.where(np.isfinite(array), array, np.inf)
+
+
+def fraction(x: Any) -> float | None:
+    """A fraction of the year, or None when it is not one (above 1: never reached)."""
+    value = num(x)
+    return value if value is not None and 0 <= value <= 1 else None
+
+
+def money(x: Any) -> str:
+    value = float(x)
+    if not math.isfinite(value):
+        return "n/a"
+    return f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
+
+
+def n_gpus(n: Any) -> str:
+    return "1 GPU" if int(n) == 1 else f"{int(n)} GPUs"
+
+
+def pct(x: Any) -> str:
+    value = float(x)
+    return f"{value:.0%}" if math.isfinite(value) else "n/a"
+
+
+def calibration_document(calibration: Calibration) -> dict[str, Any]:
+    return {"name": calibration.name, "runs": calibration.runs, "loo_mape": calibration.loo_mape}
+
+
+def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each default the scenario relied on, with its value, unit and source."""
+    from advisor.scenario import DEFAULTS
+
+    catalog = catalog or {}
+    normalized = s.to_dict()
+
+    def value_at(where: str) -> Any:
+        node: Any = normalized
+        for part in where.strip("/").split("/"):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+
+    out = []
+    for where in s.defaults_used:
+        if where in DEFAULTS:
+            d = DEFAULTS[where]
+            out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})
+        elif where.startswith("/buy/"):
+            if not catalog:
+                catalog = selectors.ownership_defaults()
+            row = catalog.get(where.removeprefix("/buy/"), {})
+            out.append(
+                {
+                    "pointer": where,
+                    "value": value_at(where),
+                    "unit": row.get("unit"),
+                    "source": row.get("source"),
+                    "as_of": iso(row.get("as_of")),
+                }
+            )
+    return out

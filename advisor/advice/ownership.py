@@ -1,0 +1,93 @@
+"""What owning one node costs and draws: the hardware quote (pricing.selectors.hardware_quote) or the
+user's manual capex, scaled to the scenario's node size."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.scenario import Scenario, ScenarioError
+from estimator.specs import get_gpu
+from pricing import selectors
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What owning one node costs and draws, and where the numbers come from."""
+
+    capex_per_node: float  # USD, all in, without fabric
+    fabric_per_node: float  # USD per node, only paid when the cluster spans nodes
+    load_kw_per_node: float
+    idle_kw_per_node: float
+    document: Mapping[str, Any]
+
+
+def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
+    gpn = s.network.gpus_per_node
+    spec = get_gpu(s.gpu)
+    quote: selectors.HardwareQuoteInfo | None
+    if s.buy.server:
+        quote = selectors.hardware_quote(gpu=s.gpu, name=s.buy.server)
+        if quote is None:
+            names = selectors.hardware_quote_names(gpu=s.gpu)
+            raise ScenarioError(
+                [
+                    {
+                        "pointer": "/buy/server",
+                        "message": f"no hardware quote of that name for {s.gpu}; one of: {', '.join(names) or 'none'}",
+                    }
+                ]
+            )
+    else:
+        quote = selectors.hardware_quote(gpu=s.gpu, gpus_per_server=gpn) or selectors.hardware_quote(gpu=s.gpu)
+    if quote is not None:
+        scale = gpn / int(quote.gpus_per_server)  # per-GPU share when the quote's server is another size
+        if scale != 1:
+            warnings.append(
+                f"The hardware quote is for a {quote.gpus_per_server}-GPU server; scaled per GPU to "
+                f"{gpn}-GPU nodes (/network/gpus_per_node)."
+            )
+        idle = quote.idle_power_kw
+        doc = {
+            "gpu": quote.gpu,
+            "gpus_per_server": int(quote.gpus_per_server),
+            "name": quote.name,
+            "usd": float(quote.usd),
+            "quoted_on": quote.quoted_on,
+            "source": quote.source,
+            "power_kw": float(quote.power_kw),
+            "idle_power_kw": None if idle is None else float(idle),
+            "networking_usd_per_node": float(quote.networking_usd_per_node),
+            "scaled_to_gpus_per_node": gpn,
+        }
+        load_kw, idle_kw = float(quote.power_kw) * scale, (0.0 if idle is None else float(idle) * scale)
+        fabric = float(quote.networking_usd_per_node) * scale
+        capex = float(quote.usd) * scale
+    else:
+        load_kw, idle_kw, fabric, capex = spec.server_power_kw * gpn / spec.gpus_per_node, 0.0, 0.0, math.nan
+        doc = {
+            "gpu": s.gpu,
+            "gpus_per_server": gpn,
+            "name": None,
+            "usd": None,
+            "quoted_on": None,
+            "source": f"power: {spec.source}",
+            "power_kw": load_kw,
+            "idle_power_kw": None,
+            "networking_usd_per_node": 0.0,
+            "scaled_to_gpus_per_node": gpn,
+        }
+    if s.buy.capex_usd is not None:
+        capex, fabric = float(s.buy.capex_usd), 0.0  # the user's all-in node price
+        doc = {**doc, "usd": capex, "source": f"manual quote (/buy/capex_usd); {doc['source']}", "manual": True}
+    if not math.isfinite(capex):
+        warnings.append(
+            f"No hardware quote for {s.gpu} servers: the buy side is not priced. Give /buy/capex_usd "
+            "(the all-in price of one node) to compare with renting."
+        )
+        return None
+    if doc.get("idle_power_kw") is None:
+        doc = {**doc, "idle_assumption": "idle draw not stated: energy is counted for busy hours only"}
+    return Hardware(capex, fabric, load_kw, idle_kw, doc)
