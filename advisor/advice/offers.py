@@ -11,9 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from advisor.advice.documents import iso
+from advisor import economics as ec
+from advisor.advice.costs import costs
+from advisor.advice.documents import inf_if_not_finite, iso
+from advisor.advice.ownership import Hardware
 from advisor.scenario import Scenario
 from pricing import selectors
+from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
 
 
 @dataclass(frozen=True)
@@ -113,3 +117,129 @@ def oldest_price_date(
     if dated:
         return dated[0][:10], kind
     return freshness.get("snapshot_compiled_on"), kind
+
+
+@dataclass(frozen=True)
+class RentPricing:
+    """Renting at each candidate size: every market's cheapest eligible price per used GPU-hour and cost, the
+    headline market per size (lowest cost per run) and the price break-even is measured against."""
+
+    market: MarketPrices
+    markets: list[str]
+    used_price: dict[str, np.ndarray]  # market -> price per used GPU-hour per size (inf: none)
+    by_market_costs: dict[str, dict[str, np.ndarray]]  # market -> rent_rate, rent_hours, rent_usd_per_run per size
+    headline: np.ndarray  # per size: index into `markets`
+    has_rent: np.ndarray
+    head_price: np.ndarray
+    head_reserved: np.ndarray
+    head_spot: np.ndarray
+    head_floating: np.ndarray
+    be_price: np.ndarray
+    be_market: np.ndarray
+    spot_lost: np.ndarray
+
+    def headline_costs(
+        self,
+        *,
+        s: Scenario,
+        gpus: np.ndarray,
+        nodes: np.ndarray,
+        tokens_per_s: np.ndarray,
+        hw: Hardware | None,
+        price_factor: Any = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """The cost model at each size's headline market (prices scaled by `price_factor` when given)."""
+        scaled = price_factor is not None
+        return costs(
+            s=s,
+            gpus=gpus,
+            nodes=nodes,
+            tokens_per_s=tokens_per_s,
+            rent_price=self.head_price * price_factor if scaled else self.head_price,
+            reserved=self.head_reserved,
+            spot_lost=np.where(self.head_spot, self.spot_lost, 0.0),
+            floating=self.head_floating,
+            break_even_price=self.be_price * price_factor if scaled else self.be_price,
+            hw=hw,
+            overrides=overrides,
+        )
+
+
+def _cheapest_used_prices(market: MarketPrices) -> dict[str, np.ndarray]:
+    used_price: dict[str, np.ndarray] = {}
+    for m, rows in market.rows.items():
+        table = market.per_used_gpu_hour[m]
+        used_price[m] = np.where(rows >= 0, np.min(table, axis=0) if table.size else np.inf, np.inf)
+    return used_price
+
+
+def _break_even_prices(
+    used_price: Mapping[str, np.ndarray], markets: list[str], headline: np.ndarray, has_rent: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Break-even against on-demand (or the manual quote), else the cheapest market's price: (price, market)."""
+    if "on_demand" in used_price and np.isfinite(used_price["on_demand"]).any():
+        be_price = used_price["on_demand"].copy()
+        be_market = np.where(np.isfinite(be_price), "on_demand", "").astype(object)
+    else:
+        be_price = np.full(n, np.inf)
+        be_market = np.full(n, "", dtype=object)
+    for i in range(n):
+        if not np.isfinite(be_price[i]) and markets and has_rent[i]:
+            m = markets[headline[i]]
+            be_price[i] = used_price[m][i]
+            be_market[i] = m
+    return be_price, be_market
+
+
+def price_rent(*, s: Scenario, gpus: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> RentPricing:
+    """Every market at once (axis 0 the market, axis 1 the size), then the headline market per size."""
+    market = market_prices(s, gpus)
+    spot_lost = ec.spot_lost_fraction(
+        nodes=nodes,
+        interruptions_per_node_hour=s.rent.spot.interruptions_per_node_hour,
+        checkpoint_s=s.rent.spot.checkpoint_s,
+        restart_s=s.rent.spot.restart_s,
+    )
+    markets = list(market.rows)
+    used_price = _cheapest_used_prices(market)
+    column = np.array(markets, dtype=object)[:, None]
+    all_markets = costs(
+        s=s,
+        gpus=gpus,
+        nodes=nodes,
+        tokens_per_s=tokens_per_s,
+        rent_price=np.array([used_price[m] for m in markets]).reshape(len(markets), len(gpus)),
+        reserved=np.isin(column, list(RESERVED_MARKETS)),
+        spot_lost=np.where(column == "spot", spot_lost, 0.0),
+        floating=np.isin(column, list(FLOATING_MARKETS)),
+        break_even_price=np.inf,
+        hw=None,
+    )
+    by_market_costs = {
+        m: {
+            k: np.broadcast_to(all_markets[k], (len(markets), len(gpus)))[j]
+            for k in ("rent_rate", "rent_hours", "rent_usd_per_run")
+        }
+        for j, m in enumerate(markets)
+    }
+    per_run = inf_if_not_finite(all_markets["rent_usd_per_run"]).reshape(len(markets), len(gpus))
+    headline = np.argmin(per_run, axis=0) if markets else np.zeros(len(gpus), dtype=int)
+    has_rent = np.isfinite(per_run[headline, np.arange(len(gpus))]) if markets else np.zeros(len(gpus), bool)
+    be_price, be_market = _break_even_prices(used_price, markets, headline, has_rent, len(gpus))
+    head = [markets[h] for h in headline] if markets else [None] * len(gpus)
+    return RentPricing(
+        market=market,
+        markets=markets,
+        used_price=used_price,
+        by_market_costs=by_market_costs,
+        headline=headline,
+        has_rent=has_rent,
+        head_price=np.array([used_price[m][i] if m else np.inf for i, m in enumerate(head)]),
+        head_reserved=np.array([m in RESERVED_MARKETS if m else False for m in head]),
+        head_spot=np.array([m == "spot" if m else False for m in head]),
+        head_floating=np.array([m in FLOATING_MARKETS if m else False for m in head]),
+        be_price=be_price,
+        be_market=be_market,
+        spot_lost=spot_lost,
+    )

@@ -1,11 +1,19 @@
-"""Which size to take: the knee of the scaling curve, and the cheapest size per run."""
+"""Which size to take and why: the knee of the scaling curve, rent or buy at that size, the cheapest size
+per run, and the reasons and warnings that say so."""
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Mapping
 from typing import Any, Final
 
 import numpy as np
+
+from advisor import economics as ec
+from advisor.advice.documents import money, n_gpus, pct
+from advisor.scenario import Scenario
+from pricing.models import MARKET_PHRASES
 
 # A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
 # (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the
@@ -39,3 +47,156 @@ def cheapest_size(size_docs: list[dict[str, Any]]) -> tuple[int, float, str] | N
         return None
     usd, n, word = min(options)
     return n, usd, word
+
+
+def _knee_reason(
+    gpus: np.ndarray,
+    feasible: np.ndarray,
+    knee: int,
+    beyond: int | None,
+    beyond_eff: float | None,
+    doc: Mapping[str, Any],
+) -> str:
+    rec_gpus = int(gpus[knee])
+    if beyond is not None:
+        return (
+            f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver "
+            f"only {pct(beyond_eff)} of the ideal speed-up, below the {pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
+        )
+    if knee == int(np.flatnonzero(feasible)[-1]) and np.count_nonzero(feasible) > 1:
+        return (
+            f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(doc['scaling_efficiency'])} per-GPU "
+            f"efficiency; every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
+        )
+    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model."
+
+
+def _run_time_reasons(
+    s: Scenario, doc: Mapping[str, Any], rec_gpus: int, reasons: list[str], warnings: list[str]
+) -> None:
+    w = s.workload
+    if doc["run_hours"] is None:
+        return
+    busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
+    reasons.append(
+        f"One run of {w.tokens:.3g} tokens takes {doc['run_hours']:,.0f} hours "
+        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
+        f"keep the cluster busy {pct(busy)} of the year."
+    )
+    if busy > s.utilization:
+        warnings.append(
+            f"{w.runs_per_year:g} runs a year need {pct(busy)} of the year on {n_gpus(rec_gpus)}, more than "
+            f"the {pct(s.utilization)} utilization assumed for owning (/utilization)."
+        )
+    if busy > 1:
+        warnings.append(
+            f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {n_gpus(rec_gpus)} need "
+            "more than a year of cluster time."
+        )
+
+
+def _own_reasons(
+    s: Scenario, doc: Mapping[str, Any], raw_be: float, rec_gpus: int, reasons: list[str], warnings: list[str]
+) -> None:
+    be = doc["buy"]["break_even_utilization"]
+    if be is not None:
+        hours = doc["buy"]["break_even_hours_per_year"]
+        be_words = f"break-even is {pct(be)} utilization ({hours:,.0f} hours a year)"
+    elif math.isfinite(raw_be):
+        be_words = f"break-even would need {pct(raw_be)} utilization, more than the whole year"
+    else:
+        be_words = "the rental price does not even cover the owned energy cost, so owning never breaks even"
+    reasons.append(
+        f"At {pct(s.utilization)} utilization an owned GPU-hour costs "
+        f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
+        f"{be_words}."
+    )
+    if be is None or s.utilization < be:
+        warnings.append(
+            f"Utilization {pct(s.utilization)} is below break-even "
+            f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."
+        )
+
+
+def _action(doc: Mapping[str, Any]) -> str | None:
+    """Rent or buy by the lower cost per run (rent on a tie); None when neither is priced."""
+    rent_run = doc["rent"]["usd_per_run"]
+    own_run = doc["buy"]["usd_per_run"]
+    if rent_run is not None and (own_run is None or rent_run <= own_run):
+        return "rent"
+    return "buy" if own_run is not None else None
+
+
+def _chosen_size_reasons(
+    *,
+    s: Scenario,
+    size_docs: list[dict[str, Any]],
+    knee: int,
+    raw_break_even: Any,
+    reasons: list[str],
+    warnings: list[str],
+) -> str | None:
+    doc = size_docs[knee]
+    rec_gpus = doc["gpus"]
+    _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
+    action = _action(doc)
+    offer = doc["rent"]["offer"]
+    if offer is not None:
+        where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
+        reasons.append(
+            f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs "
+            f"{money(doc['rent']['usd_per_run'])} a run at {money(offer['usd_per_used_gpu_hour'])} per GPU-hour."
+        )
+    if doc["buy"]["usd_per_run"] is not None:
+        _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
+    cheapest = cheapest_size(size_docs)
+    if cheapest is not None and cheapest[0] != rec_gpus:
+        n_cheap, usd_cheap, how = cheapest
+        reasons.append(
+            f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
+            f"({money(usd_cheap)} {how}) but takes longer or scales worse."
+        )
+    if action is None:
+        reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
+    else:
+        reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}.")
+    return action
+
+
+def recommend(
+    *,
+    s: Scenario,
+    memory_gb: float,
+    gpus: np.ndarray,
+    tokens_per_s: np.ndarray,
+    feasible: np.ndarray,
+    size_docs: list[dict[str, Any]],
+    raw_break_even: Any,
+    warnings: list[str],
+) -> tuple[dict[str, Any], int | None]:
+    """The recommendation document (action, gpus, reasons) and the index of the chosen size; adds warnings.
+
+    ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced)."""
+    knee, beyond, beyond_eff = knee_index(gpus, tokens_per_s, feasible)
+    reasons: list[str] = []
+    action: str | None = None
+    rec_gpus: int | None = None
+    if knee is None:
+        reasons.append(
+            f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
+            f"{memory_gb:g} GB); try more GPUs or a layout with more sharding."
+        )
+        warnings.append("The model fits on no candidate cluster size.")
+    else:
+        rec_gpus = int(gpus[knee])
+        reasons.append(_knee_reason(gpus, feasible, knee, beyond, beyond_eff, size_docs[knee]))
+        action = _chosen_size_reasons(
+            s=s, size_docs=size_docs, knee=knee, raw_break_even=raw_break_even, reasons=reasons, warnings=warnings
+        )
+    recommendation = {
+        "action": action,
+        "gpus": rec_gpus,
+        "reasons": reasons,
+        "knee_threshold": KNEE_MARGINAL_EFFICIENCY,
+    }
+    return recommendation, knee

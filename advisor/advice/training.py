@@ -47,37 +47,27 @@ import numpy as np
 from django.utils import timezone
 
 from advisor import economics as ec
-from advisor.advice.costs import costs
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
     calibration_document,
     fraction,
-    inf_if_not_finite,
     iso,
     json_safe,
-    money,
     n_gpus,
     num,
     pct,
 )
-from advisor.advice.offers import market_prices, offer_document, oldest_price_date
-from advisor.advice.ownership import hardware
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, cheapest_size, knee_index
-from advisor.advice.uncertainty import (
-    MC_PRICE_ALTERNATIVES,
-    MC_SAMPLES,
-    MC_SEED,
-    QUANTILES,
-    sensitivity_rows,
-)
+from advisor.advice.offers import RentPricing, offer_document, oldest_price_date, price_rent
+from advisor.advice.ownership import Hardware, hardware
+from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
+from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario
 from estimator import predict
 from estimator.calibrate import Calibration, load_default
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
-from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
 
 @dataclass(frozen=True)
@@ -173,28 +163,24 @@ def _training_job(s: Scenario) -> TrainingJob:
     )
 
 
-def advise(
-    scenario: Scenario | Mapping[str, Any],
-    *,
-    calibration: Calibration | None = None,
-    now: dt.datetime | None = None,
-) -> Advice:
-    """Turn a Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input.
+@dataclass(frozen=True)
+class SizePredictions:
+    """The estimator at the candidate sizes (the 1-GPU baseline it also ran is dropped unless asked for)."""
 
-    Inference scenarios are answered by ``advisor.inference_advice.advise_inference`` wrapped in an
-    ``InferenceAdvice`` with the same ``to_dict()``; ``calibration`` there is used only when it is an
-    inference calibration."""
-    s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
-    if s.workload.kind == "inference":
-        # Serving has its own model and document (advisor.inference_advice); the same to_dict() renders it.
-        from advisor.advice.inference import InferenceAdvice, advise_inference
+    prediction: Any  # estimator.Prediction over [1] + sizes, or over sizes when they include 1
+    keep: slice
+    gpus: np.ndarray
+    nodes: np.ndarray
+    tokens_per_s: np.ndarray
+    feasible: np.ndarray
+    fits_one: bool
 
-        return InferenceAdvice(advise_inference(s, now=now, calibration=calibration))  # type: ignore[return-value]
-    calibration = calibration or load_default()
-    now = now or timezone.now()
-    warnings: list[str] = []
-    w = s.workload
-    assert w.parallelism is not None and w.tokens is not None and w.global_batch is not None
+    def at(self, column: str) -> np.ndarray:
+        """A prediction column at the candidate sizes."""
+        return np.asarray(getattr(self.prediction, column))[self.keep]
+
+
+def predict_sizes(s: Scenario, calibration: Calibration) -> SizePredictions:
     spec = get_gpu(s.gpu)
     try:
         job = _training_job(s)
@@ -206,195 +192,122 @@ def advise(
     p = predict(job, cluster, with_one, calibration)
     keep = slice(0, None) if 1 in s.cluster_sizes else slice(1, None)
     fits_one = bool(p.fits_memory[0]) if with_one[0] == 1 else False
-    gpus, nodes = p.gpus[keep], p.nodes[keep]
     tps = p.tokens_per_s[keep]
     feasible = p.fits_memory[keep] & np.isfinite(tps) & (tps > 0)
+    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one)
 
-    # Prices and hardware.
-    market = market_prices(s, gpus)
-    hw = hardware(s, warnings)
-    spot_lost = ec.spot_lost_fraction(
-        nodes=nodes,
-        interruptions_per_node_hour=s.rent.spot.interruptions_per_node_hour,
-        checkpoint_s=s.rent.spot.checkpoint_s,
-        restart_s=s.rent.spot.restart_s,
-    )
-    frame = market.offers
-    markets = list(market.rows)
-    used_price: dict[str, np.ndarray] = {}
-    for m, rows in market.rows.items():
-        table = market.per_used_gpu_hour[m]
-        used_price[m] = np.where(rows >= 0, np.min(table, axis=0) if table.size else np.inf, np.inf)
-    # Every market at once: axis 0 is the market, axis 1 the size.
-    column = np.array(markets, dtype=object)[:, None]
-    all_markets = costs(
-        s=s,
-        gpus=gpus,
-        nodes=nodes,
-        tokens_per_s=tps,
-        rent_price=np.array([used_price[m] for m in markets]).reshape(len(markets), len(gpus)),
-        reserved=np.isin(column, list(RESERVED_MARKETS)),
-        spot_lost=np.where(column == "spot", spot_lost, 0.0),
-        floating=np.isin(column, list(FLOATING_MARKETS)),
-        break_even_price=np.inf,
-        hw=None,
-    )
-    by_market_costs = {
-        m: {
-            k: np.broadcast_to(all_markets[k], (len(markets), len(gpus)))[j]
-            for k in ("rent_rate", "rent_hours", "rent_usd_per_run")
-        }
-        for j, m in enumerate(markets)
-    }
-    # Headline market per size: the lowest cost per run.
-    per_run = inf_if_not_finite(all_markets["rent_usd_per_run"]).reshape(len(markets), len(gpus))
-    headline = np.argmin(per_run, axis=0) if markets else np.zeros(len(gpus), dtype=int)
-    has_rent = np.isfinite(per_run[headline, np.arange(len(gpus))]) if markets else np.zeros(len(gpus), bool)
-    # Break-even against on-demand (or the manual quote), else the cheapest market's price.
-    if "on_demand" in used_price and np.isfinite(used_price["on_demand"]).any():
-        be_price = used_price["on_demand"].copy()
-        be_market = np.where(np.isfinite(be_price), "on_demand", "").astype(object)
-    else:
-        be_price = np.full(len(gpus), np.inf)
-        be_market = np.full(len(gpus), "", dtype=object)
-    for i in range(len(gpus)):
-        if not np.isfinite(be_price[i]) and markets and has_rent[i]:
-            m = markets[headline[i]]
-            be_price[i] = used_price[m][i]
-            be_market[i] = m
-    head_price = np.array([used_price[markets[h]][i] if markets else np.inf for i, h in enumerate(headline)])
-    head_reserved = np.array([markets[h] in RESERVED_MARKETS if markets else False for h in headline])
-    head_spot = np.array([markets[h] == "spot" if markets else False for h in headline])
-    head_floating = np.array([markets[h] in FLOATING_MARKETS if markets else False for h in headline])
-    base = costs(
-        s=s,
-        gpus=gpus,
-        nodes=nodes,
-        tokens_per_s=tps,
-        rent_price=head_price,
-        reserved=head_reserved,
-        spot_lost=np.where(head_spot, spot_lost, 0.0),
-        floating=head_floating,
-        break_even_price=be_price,
-        hw=hw,
-    )
 
-    # Monte Carlo: throughput error x price spread of each size's headline market.
-    rng = np.random.default_rng(MC_SEED)
-    throughput = np.exp(rng.normal(0.0, p.interval_log_sigma, size=(MC_SAMPLES, 1)))
-    draws = rng.random(size=(MC_SAMPLES, len(gpus)))
-    sampled_price = np.empty((MC_SAMPLES, len(gpus)))
-    for i in range(len(gpus)):
-        if not markets:
-            sampled_price[:, i] = np.inf
+_LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
+
+
+def _layout(sizes: SizePredictions, i: int) -> dict[str, Any]:
+    """The layout chosen at size ``i``; the estimator's "not set" markers (-1, "") become null."""
+    layout = {}
+    for k in _LAYOUT_COLUMNS:
+        v = sizes.at(k)[i]
+        v = v.item() if hasattr(v, "item") else v
+        layout[k] = None if (isinstance(v, int) and v < 0) or v == "" else v
+    return layout
+
+
+def _rent_document(
+    i: int,
+    ok: bool,
+    rent: RentPricing,
+    base: Mapping[str, np.ndarray],
+    rent_q: np.ndarray,
+    columns: Mapping[str, np.ndarray],
+) -> dict[str, Any]:
+    by_market: dict[str, Any] = {}
+    for m in rent.markets:
+        row = int(rent.market.rows[m][i])
+        cost = rent.by_market_costs[m]
+        if row < 0 or not ok:
+            by_market[m] = None
             continue
-        table = market.per_used_gpu_hour[markets[headline[i]]][:, i]
-        finite = np.sort(table[np.isfinite(table)])[:MC_PRICE_ALTERNATIVES]
-        sampled_price[:, i] = finite[(draws[:, i] * finite.size).astype(int)] if finite.size else np.inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(np.isfinite(head_price) & (head_price > 0), sampled_price / head_price, 1.0)
-    mc = costs(
-        s=s,
-        gpus=gpus,
-        nodes=nodes,
-        tokens_per_s=tps,
-        rent_price=head_price * factor,
-        reserved=head_reserved,
-        spot_lost=np.where(head_spot, spot_lost, 0.0),
-        floating=head_floating,
-        break_even_price=be_price * factor,
-        hw=hw,
-        overrides={"throughput_factor": throughput},
-    )
-
-    sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
-    stacked = np.stack(np.broadcast_arrays(*(inf_if_not_finite(mc[k]) for k in sampled)))
-    with np.errstate(invalid="ignore"):
-        quantiles = dict(zip(sampled, np.quantile(stacked, QUANTILES, axis=1).swapaxes(0, 1), strict=True))
-    run_q, rent_q = quantiles["run_hours"], quantiles["rent_usd_per_run"]
-    own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
-    columns = {c: frame[c].to_numpy() for c in frame.columns}
-
-    # Per-size documents.
-    size_docs: list[dict[str, Any]] = []
-    labels = {
-        "strategy": p.strategy[keep],
-        "tp": p.tp[keep],
-        "pp": p.pp[keep],
-        "cp": p.cp[keep],
-        "micro_batch": p.micro_batch[keep],
-        "activation_checkpointing": p.activation_checkpointing[keep],
-    }
-    for i, n in enumerate(gpus):
-        ok = bool(feasible[i])
-        layout = {k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in labels.items()}
-        layout = {k: (None if (isinstance(v, int) and v < 0) or v == "" else v) for k, v in layout.items()}
-        by_market: dict[str, Any] = {}
-        for m in markets:
-            row = int(market.rows[m][i])
-            cost = by_market_costs[m]
-            if row < 0 or not ok:
-                by_market[m] = None
-                continue
-            by_market[m] = {
-                "offer": offer_document({c: v[row] for c, v in columns.items()}, float(used_price[m][i])),
-                "usd_per_busy_gpu_hour": num(cost["rent_rate"][i]),
-                "wall_hours": num(cost["rent_hours"][i]),
-                "usd_per_run": num(cost["rent_usd_per_run"][i]),
-            }
-            if m == "spot":
-                by_market[m]["lost_fraction"] = float(spot_lost[i])
-        head = markets[headline[i]] if markets and has_rent[i] and ok else None
-        rent_doc = {
-            "market": head,
-            "offer": by_market[head]["offer"] if head else None,
-            "usd_per_run": num(base["rent_usd_per_run"][i]) if head else None,
-            "usd_per_run_p10": num(rent_q[0][i]) if head else None,
-            "usd_per_run_p50": num(rent_q[1][i]) if head else None,
-            "usd_per_run_p90": num(rent_q[2][i]) if head else None,
-            "by_market": by_market,
+        by_market[m] = {
+            "offer": offer_document({c: v[row] for c, v in columns.items()}, float(rent.used_price[m][i])),
+            "usd_per_busy_gpu_hour": num(cost["rent_rate"][i]),
+            "wall_hours": num(cost["rent_hours"][i]),
+            "usd_per_run": num(cost["rent_usd_per_run"][i]),
         }
-        if hw is not None:
-            be = float(base["break_even"][i])
-            be_ok = ok and math.isfinite(be) and be <= 1.0
-            buy_doc: dict[str, Any] = {
-                "capex_usd": float(base["capex"][i]),
-                "usd_per_year": float(base["yearly_fixed"][i]),
-                "variable_usd_per_busy_gpu_hour": float(base["variable"]),
-                "usd_per_gpu_hour_at_utilization": num(base["owned_rate"][i]),
-                "usd_per_run": num(base["own_usd_per_run"][i]) if ok else None,
-                "usd_per_run_p10": num(own_q[0][i]) if ok and own_q is not None else None,
-                "usd_per_run_p50": num(own_q[1][i]) if ok and own_q is not None else None,
-                "usd_per_run_p90": num(own_q[2][i]) if ok and own_q is not None else None,
-                "break_even_against": {"market": be_market[i] or None, "usd_per_gpu_hour": num(be_price[i])},
-                "break_even_utilization": be if be_ok else None,
-                "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
-                "break_even_utilization_p10": fraction(be_q[0][i]) if be_q is not None and ok else None,
-                "break_even_utilization_p50": fraction(be_q[1][i]) if be_q is not None and ok else None,
-                "break_even_utilization_p90": fraction(be_q[2][i]) if be_q is not None and ok else None,
-                "breaks_even": bool(be_ok),
-            }
-        else:
-            buy_doc = {
-                "capex_usd": None,
-                "usd_per_year": None,
-                "usd_per_gpu_hour_at_utilization": None,
-                "usd_per_run": None,
-                "break_even_utilization": None,
-                "break_even_hours_per_year": None,
-                "breaks_even": False,
-            }
+        if m == "spot":
+            by_market[m]["lost_fraction"] = float(rent.spot_lost[i])
+    head = rent.markets[rent.headline[i]] if rent.markets and rent.has_rent[i] and ok else None
+    return {
+        "market": head,
+        "offer": by_market[head]["offer"] if head else None,
+        "usd_per_run": num(base["rent_usd_per_run"][i]) if head else None,
+        "usd_per_run_p10": num(rent_q[0][i]) if head else None,
+        "usd_per_run_p50": num(rent_q[1][i]) if head else None,
+        "usd_per_run_p90": num(rent_q[2][i]) if head else None,
+        "by_market": by_market,
+    }
+
+
+_UNPRICED_BUY: Final[Mapping[str, Any]] = {
+    "capex_usd": None,
+    "usd_per_year": None,
+    "usd_per_gpu_hour_at_utilization": None,
+    "usd_per_run": None,
+    "break_even_utilization": None,
+    "break_even_hours_per_year": None,
+    "breaks_even": False,
+}
+
+
+def _buy_document(
+    i: int, ok: bool, rent: RentPricing, base: Mapping[str, np.ndarray], quantiles: Mapping[str, np.ndarray]
+) -> dict[str, Any]:
+    own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
+    be = float(base["break_even"][i])
+    be_ok = ok and math.isfinite(be) and be <= 1.0
+    return {
+        "capex_usd": float(base["capex"][i]),
+        "usd_per_year": float(base["yearly_fixed"][i]),
+        "variable_usd_per_busy_gpu_hour": float(base["variable"]),
+        "usd_per_gpu_hour_at_utilization": num(base["owned_rate"][i]),
+        "usd_per_run": num(base["own_usd_per_run"][i]) if ok else None,
+        "usd_per_run_p10": num(own_q[0][i]) if ok and own_q is not None else None,
+        "usd_per_run_p50": num(own_q[1][i]) if ok and own_q is not None else None,
+        "usd_per_run_p90": num(own_q[2][i]) if ok and own_q is not None else None,
+        "break_even_against": {"market": rent.be_market[i] or None, "usd_per_gpu_hour": num(rent.be_price[i])},
+        "break_even_utilization": be if be_ok else None,
+        "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
+        "break_even_utilization_p10": fraction(be_q[0][i]) if be_q is not None and ok else None,
+        "break_even_utilization_p50": fraction(be_q[1][i]) if be_q is not None and ok else None,
+        "break_even_utilization_p90": fraction(be_q[2][i]) if be_q is not None and ok else None,
+        "breaks_even": bool(be_ok),
+    }
+
+
+def _size_documents(
+    *,
+    sizes: SizePredictions,
+    rent: RentPricing,
+    base: Mapping[str, np.ndarray],
+    quantiles: Mapping[str, np.ndarray],
+    hw: Hardware | None,
+) -> list[dict[str, Any]]:
+    frame = rent.market.offers
+    columns = {c: frame[c].to_numpy() for c in frame.columns}
+    run_q = quantiles["run_hours"]
+    size_docs: list[dict[str, Any]] = []
+    for i, n in enumerate(sizes.gpus):
+        ok = bool(sizes.feasible[i])
+        rent_doc = _rent_document(i, ok, rent, base, quantiles["rent_usd_per_run"], columns)
+        buy_doc = _buy_document(i, ok, rent, base, quantiles) if hw is not None else dict(_UNPRICED_BUY)
         size_docs.append(
             {
                 "gpus": int(n),
-                "nodes": int(nodes[i]),
-                "layout": layout,
-                "fits_memory": bool(p.fits_memory[keep][i]),
-                "memory_per_gpu_gb": num(p.memory_per_gpu_gb[keep][i]),
-                "step_time_s": num(p.step_time_s[keep][i]) if ok else None,
-                "tokens_per_s": num(tps[i]) if ok else None,
-                "mfu": num(p.mfu[keep][i]) if ok else None,
-                "scaling_efficiency": num(p.scaling_efficiency[keep][i]) if ok else None,
+                "nodes": int(sizes.nodes[i]),
+                "layout": _layout(sizes, i),
+                "fits_memory": bool(sizes.at("fits_memory")[i]),
+                "memory_per_gpu_gb": num(sizes.at("memory_per_gpu_gb")[i]),
+                "step_time_s": num(sizes.at("step_time_s")[i]) if ok else None,
+                "tokens_per_s": num(sizes.tokens_per_s[i]) if ok else None,
+                "mfu": num(sizes.at("mfu")[i]) if ok else None,
+                "scaling_efficiency": num(sizes.at("scaling_efficiency")[i]) if ok else None,
                 "run_hours": num(base["run_hours"][i]) if ok else None,
                 "run_hours_p10": num(run_q[0][i]) if ok else None,
                 "run_hours_p50": num(run_q[1][i]) if ok else None,
@@ -403,106 +316,17 @@ def advise(
                 "buy": buy_doc,
             }
         )
+    return size_docs
 
-    # Recommendation.
-    knee, beyond, beyond_eff = knee_index(gpus, tps, feasible)
-    reasons: list[str] = []
-    action: str | None = None
-    rec_gpus: int | None = None
-    if knee is None:
-        reasons.append(
-            f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
-            f"{spec.memory_gb:g} GB); try more GPUs or a layout with more sharding."
-        )
-        warnings.append("The model fits on no candidate cluster size.")
-    else:
-        rec_gpus = int(gpus[knee])
-        doc = size_docs[knee]
-        eff = doc["scaling_efficiency"]
-        if beyond is not None:
-            reasons.append(
-                f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver "
-                f"only {pct(beyond_eff)} of the ideal speed-up, below the {pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
-            )
-        elif knee == int(np.flatnonzero(feasible)[-1]) and np.count_nonzero(feasible) > 1:
-            reasons.append(
-                f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(eff)} per-GPU efficiency; "
-                f"every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
-            )
-        else:
-            reasons.append(f"{n_gpus(rec_gpus)} is the only candidate size that holds the model.")
-        if doc["run_hours"] is not None:
-            busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR  # type: ignore[operator]
-            reasons.append(
-                f"One run of {w.tokens:.3g} tokens takes {doc['run_hours']:,.0f} hours "
-                f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
-                f"keep the cluster busy {pct(busy)} of the year."
-            )
-            if busy > s.utilization:
-                warnings.append(
-                    f"{w.runs_per_year:g} runs a year need {pct(busy)} of the year on {n_gpus(rec_gpus)}, more than "
-                    f"the {pct(s.utilization)} utilization assumed for owning (/utilization)."
-                )
-            if busy > 1:
-                warnings.append(
-                    f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {n_gpus(rec_gpus)} need "
-                    "more than a year of cluster time."
-                )
-        rent_run = doc["rent"]["usd_per_run"]
-        own_run = doc["buy"]["usd_per_run"]
-        if rent_run is not None and (own_run is None or rent_run <= own_run):
-            action = "rent"
-        elif own_run is not None:
-            action = "buy"
-        offer = doc["rent"]["offer"]
-        if offer is not None:
-            where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
-            reasons.append(
-                f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs {money(rent_run)} a run "
-                f"at {money(offer['usd_per_used_gpu_hour'])} per GPU-hour."
-            )
-        if own_run is not None:
-            be = doc["buy"]["break_even_utilization"]
-            raw_be = float(base["break_even"][knee])
-            if be is not None:
-                hours = doc["buy"]["break_even_hours_per_year"]
-                be_words = f"break-even is {pct(be)} utilization ({hours:,.0f} hours a year)"
-            elif math.isfinite(raw_be):
-                be_words = f"break-even would need {pct(raw_be)} utilization, more than the whole year"
-            else:
-                be_words = "the rental price does not even cover the owned energy cost, so owning never breaks even"
-            reasons.append(
-                f"At {pct(s.utilization)} utilization an owned GPU-hour costs "
-                f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(own_run)}; {be_words}."
-            )
-            if be is None or s.utilization < be:
-                warnings.append(
-                    f"Utilization {pct(s.utilization)} is below break-even "
-                    f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."
-                )
-        cheapest = cheapest_size(size_docs)
-        if cheapest is not None and cheapest[0] != rec_gpus:
-            n_cheap, usd_cheap, how = cheapest
-            reasons.append(
-                f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
-                f"({money(usd_cheap)} {how}) but takes longer or scales worse."
-            )
-        if action is None:
-            reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
-        else:
-            reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}.")
-    recommendation = {
-        "action": action,
-        "gpus": rec_gpus,
-        "reasons": reasons,
-        "knee_threshold": KNEE_MARGINAL_EFFICIENCY,
-    }
 
-    # Warnings about the inputs and the predictions.
-    if fits_one:
+def _prediction_warnings(s: Scenario, sizes: SizePredictions, warnings: list[str]) -> None:
+    """A model that fits on one GPU; a fabric that makes leaving the node scale badly."""
+    spec = get_gpu(s.gpu)
+    gpus, tps, feasible = sizes.gpus, sizes.tokens_per_s, sizes.feasible
+    if sizes.fits_one:
         warnings.append(
-            f"The model fits on one {spec.id} ({num(p.memory_per_gpu_gb[0]):.0f} GB of {spec.memory_gb:g} GB): "
-            "you may not need a cluster at all."
+            f"The model fits on one {spec.id} ({num(sizes.prediction.memory_per_gpu_gb[0]):.0f} GB of "
+            f"{spec.memory_gb:g} GB): you may not need a cluster at all."
         )
     gpn = s.network.gpus_per_node
     single = np.flatnonzero(feasible & (gpus <= gpn))
@@ -516,9 +340,19 @@ def advise(
                 f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes delivers {pct(step)} of the "
                 "ideal speed-up."
             )
-    freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
+
+
+def _price_warnings(
+    s: Scenario,
+    rent: RentPricing,
+    gpus: np.ndarray,
+    size_docs: list[dict[str, Any]],
+    freshness: Mapping[str, Any],
+    warnings: list[str],
+) -> None:
+    """Offers missing, from the snapshot or stale; spot unusable at some size."""
     if s.rent.usd_per_gpu_hour is None:
-        if frame.empty:
+        if rent.market.offers.empty:
             warnings.append(
                 f"No rental offers for {s.gpu}"
                 + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
@@ -532,90 +366,144 @@ def advise(
             )
         elif any(o["stale"] for o in used_rows):
             warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
-    if "spot" in markets and (spot_lost >= 1).any():
+    spot_lost = rent.spot_lost
+    if "spot" in rent.markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])
         warnings.append(f"Spot is not usable from {n_gpus(too_big)}: interruptions come faster than restarts.")
+
+
+def _ownership_outlook(
+    *,
+    s: Scenario,
+    i: int,
+    sizes: SizePredictions,
+    rent: RentPricing,
+    base: Mapping[str, np.ndarray],
+    hw: Hardware,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Cumulative cost by month and the present cost of renting and of owning the size at index ``i``."""
+    gpus, nodes = sizes.gpus, sizes.nodes
+    rec_gpus = int(gpus[i])
+    busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * s.utilization
+    running = (
+        ec.yearly_running_cost_usd(
+            capex_usd=base["capex"][i],
+            contracted_kw=nodes[i] * hw.load_kw_per_node,
+            colo_usd_per_kw_month=s.buy.colo_usd_per_kw_month,
+            support_fraction_per_year=s.buy.support_fraction_per_year,
+            staff_usd_per_year=s.buy.staff_usd_per_year,
+            software_usd_per_year=s.buy.software_usd_per_gpu_year * nodes[i] * s.network.gpus_per_node,
+            idle_kw=nodes[i] * hw.idle_kw_per_node,
+            pue=s.buy.pue,
+            power_usd_per_kwh=s.buy.power_usd_per_kwh,
+        )
+        + float(base["variable"]) * busy_per_year
+    )
+    rent_rate_now = float(rent.head_price[i]) * (
+        1.0 / s.utilization if rent.head_reserved[i] else 1.0
+    )  # before levelizing: the chart applies the yearly decline month by month
+    if rent.head_spot[i]:
+        rent_rate_now /= max(1e-12, 1.0 - float(rent.spot_lost[i]))
+    rent_per_year = rent_rate_now * busy_per_year
+    months = max(1, round(s.buy.years * ec.MONTHS_PER_YEAR))
+    residual = float(base["capex"][i]) * s.buy.residual_fraction
+    decline = s.rent.price_decline_per_year if rent.head_floating[i] else 0.0
+    rent_cum, own_cum = ec.cumulative_cost_by_month(
+        months=months,
+        rent_usd_per_month=rent_per_year / ec.MONTHS_PER_YEAR,
+        rent_decline_per_year=decline,
+        capex_usd=float(base["capex"][i]),
+        own_usd_per_month=float(running) / ec.MONTHS_PER_YEAR,
+        residual_usd=residual,
+    )
+    cumulative = {
+        "gpus": rec_gpus,
+        "months": list(range(months + 1)),
+        "rent_usd": rent_cum,
+        "buy_usd": own_cum,
+        "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
+        "utilization": s.utilization,
+        "rent_market": rent.markets[rent.headline[i]],
+    }
+    rent_pv, own_pv = ec.npv_rent_and_own_usd(
+        rent_usd_per_year=rent_per_year,
+        rent_decline_per_year=decline,
+        capex_usd=float(base["capex"][i]),
+        own_running_usd_per_year=float(running),
+        residual_usd=residual,
+        discount_rate=s.buy.discount_rate,
+        years=s.buy.years,
+    )
+    npv = {
+        "gpus": rec_gpus,
+        "discount_rate": s.buy.discount_rate,
+        "years": s.buy.years,
+        "rent_present_cost_usd": float(rent_pv),
+        "buy_present_cost_usd": float(own_pv),
+    }
+    return cumulative, npv
+
+
+def advise_training(
+    scenario: Scenario | Mapping[str, Any],
+    *,
+    calibration: Calibration | None = None,
+    now: dt.datetime | None = None,
+) -> Advice:
+    """Turn a training Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input."""
+    s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
+    calibration = calibration or load_default()
+    now = now or timezone.now()
+    warnings: list[str] = []
+    w = s.workload
+    assert w.parallelism is not None and w.tokens is not None and w.global_batch is not None
+    spec = get_gpu(s.gpu)
+    sizes = predict_sizes(s, calibration)
+    gpus, nodes, tps = sizes.gpus, sizes.nodes, sizes.tokens_per_s
+
+    rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
+    hw = hardware(s, warnings)
+    base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
+    log_sigma = sizes.prediction.interval_log_sigma
+    quantiles = monte_carlo_quantiles(
+        s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, log_sigma=log_sigma, rent=rent, hw=hw
+    )
+    size_docs = _size_documents(sizes=sizes, rent=rent, base=base, quantiles=quantiles, hw=hw)
+    recommendation, knee = recommend(
+        s=s,
+        memory_gb=spec.memory_gb,
+        gpus=gpus,
+        tokens_per_s=tps,
+        feasible=sizes.feasible,
+        size_docs=size_docs,
+        raw_break_even=base.get("break_even"),
+        warnings=warnings,
+    )
+    _prediction_warnings(s, sizes, warnings)
+    freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
+    _price_warnings(s, rent, gpus, size_docs, freshness, warnings)
     prices_as_of, freshness["kind"] = oldest_price_date(s, size_docs, freshness, now)
 
     # Cumulative cost, NPV and sensitivity at the recommended size.
     cumulative = npv = None
     sensitivity: list[dict[str, Any]] = []
-    if rec_gpus is not None and hw is not None and size_docs[knee]["rent"]["offer"] is not None:  # type: ignore[index]
-        i = knee
-        assert i is not None
-        busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * s.utilization
-        running = (
-            ec.yearly_running_cost_usd(
-                capex_usd=base["capex"][i],
-                contracted_kw=nodes[i] * hw.load_kw_per_node,
-                colo_usd_per_kw_month=s.buy.colo_usd_per_kw_month,
-                support_fraction_per_year=s.buy.support_fraction_per_year,
-                staff_usd_per_year=s.buy.staff_usd_per_year,
-                software_usd_per_year=s.buy.software_usd_per_gpu_year * nodes[i] * gpn,
-                idle_kw=nodes[i] * hw.idle_kw_per_node,
-                pue=s.buy.pue,
-                power_usd_per_kwh=s.buy.power_usd_per_kwh,
-            )
-            + float(base["variable"]) * busy_per_year
-        )
-        rent_rate_now = float(head_price[i]) * (
-            1.0 / s.utilization if head_reserved[i] else 1.0
-        )  # before levelizing: the chart applies the yearly decline month by month
-        if head_spot[i]:
-            rent_rate_now /= max(1e-12, 1.0 - float(spot_lost[i]))
-        rent_per_year = rent_rate_now * busy_per_year
-        months = max(1, round(s.buy.years * ec.MONTHS_PER_YEAR))
-        residual = float(base["capex"][i]) * s.buy.residual_fraction
-        decline = s.rent.price_decline_per_year if head_floating[i] else 0.0
-        rent_cum, own_cum = ec.cumulative_cost_by_month(
-            months=months,
-            rent_usd_per_month=rent_per_year / ec.MONTHS_PER_YEAR,
-            rent_decline_per_year=decline,
-            capex_usd=float(base["capex"][i]),
-            own_usd_per_month=float(running) / ec.MONTHS_PER_YEAR,
-            residual_usd=residual,
-        )
-        cumulative = {
-            "gpus": rec_gpus,
-            "months": list(range(months + 1)),
-            "rent_usd": rent_cum,
-            "buy_usd": own_cum,
-            "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
-            "utilization": s.utilization,
-            "rent_market": markets[headline[i]],
-        }
-        rent_pv, own_pv = ec.npv_rent_and_own_usd(
-            rent_usd_per_year=rent_per_year,
-            rent_decline_per_year=decline,
-            capex_usd=float(base["capex"][i]),
-            own_running_usd_per_year=float(running),
-            residual_usd=residual,
-            discount_rate=s.buy.discount_rate,
-            years=s.buy.years,
-        )
-        npv = {
-            "gpus": rec_gpus,
-            "discount_rate": s.buy.discount_rate,
-            "years": s.buy.years,
-            "rent_present_cost_usd": float(rent_pv),
-            "buy_present_cost_usd": float(own_pv),
-        }
+    if knee is not None and hw is not None and size_docs[knee]["rent"]["offer"] is not None:
+        cumulative, npv = _ownership_outlook(s=s, i=knee, sizes=sizes, rent=rent, base=base, hw=hw)
         sensitivity = sensitivity_rows(
             s=s,
-            i=i,
+            i=knee,
             gpus=gpus,
             nodes=nodes,
             tps=tps,
-            head_price=head_price,
-            head_reserved=head_reserved,
-            head_spot=head_spot,
-            head_floating=head_floating,
-            spot_lost=spot_lost,
-            be_price=be_price,
+            head_price=rent.head_price,
+            head_reserved=rent.head_reserved,
+            head_spot=rent.head_spot,
+            head_floating=rent.head_floating,
+            spot_lost=rent.spot_lost,
+            be_price=rent.be_price,
             hw=hw,
         )
 
-    assumptions = assumptions_used(s)
     return Advice(
         scenario=s,
         generated_at=now,
@@ -637,17 +525,9 @@ def advise(
         cumulative_cost=cumulative,
         npv=npv,
         sensitivity=tuple(sensitivity),
-        uncertainty={
-            "samples": MC_SAMPLES,
-            "quantiles": list(QUANTILES),
-            "seed": MC_SEED,
-            "throughput_log_sigma": p.interval_log_sigma,
-            "price_alternatives": MC_PRICE_ALTERNATIVES,
-            "method": "throughput log-normal (calibration held-out log error) x rental price uniform over the "
-            "cheapest eligible offers of the chosen market",
-        },
-        assumptions=tuple(assumptions),
+        uncertainty=uncertainty_document(log_sigma=log_sigma),
+        assumptions=tuple(assumptions_used(s)),
     )
 
 
-__all__ = ["Advice", "ScenarioError", "advise", "ownership_defaults"]
+__all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

@@ -8,6 +8,8 @@ from typing import Any, Final
 import numpy as np
 
 from advisor.advice.costs import costs
+from advisor.advice.documents import inf_if_not_finite
+from advisor.advice.offers import RentPricing
 from advisor.advice.ownership import Hardware
 from advisor.scenario import Scenario
 
@@ -125,3 +127,56 @@ def sensitivity_rows(
         )
     rows.sort(key=lambda r: -r["swing"])
     return rows[:SENSITIVITY_TOP]
+
+
+def monte_carlo_quantiles(
+    *,
+    s: Scenario,
+    gpus: np.ndarray,
+    nodes: np.ndarray,
+    tokens_per_s: np.ndarray,
+    log_sigma: float,
+    rent: RentPricing,
+    hw: Hardware | None,
+) -> dict[str, np.ndarray]:
+    """Throughput error x price spread of each size's headline market -> (P10, P50, P90) per size of run hours,
+    rented cost per run and, when owning is priced, owned cost per run and break-even."""
+    rng = np.random.default_rng(MC_SEED)
+    throughput = np.exp(rng.normal(0.0, log_sigma, size=(MC_SAMPLES, 1)))
+    draws = rng.random(size=(MC_SAMPLES, len(gpus)))
+    sampled_price = np.empty((MC_SAMPLES, len(gpus)))
+    for i in range(len(gpus)):
+        if not rent.markets:
+            sampled_price[:, i] = np.inf
+            continue
+        table = rent.market.per_used_gpu_hour[rent.markets[rent.headline[i]]][:, i]
+        finite = np.sort(table[np.isfinite(table)])[:MC_PRICE_ALTERNATIVES]
+        sampled_price[:, i] = finite[(draws[:, i] * finite.size).astype(int)] if finite.size else np.inf
+    head_price = rent.head_price
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(np.isfinite(head_price) & (head_price > 0), sampled_price / head_price, 1.0)
+    mc = rent.headline_costs(
+        s=s,
+        gpus=gpus,
+        nodes=nodes,
+        tokens_per_s=tokens_per_s,
+        hw=hw,
+        price_factor=factor,
+        overrides={"throughput_factor": throughput},
+    )
+    sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
+    stacked = np.stack(np.broadcast_arrays(*(inf_if_not_finite(mc[k]) for k in sampled)))
+    with np.errstate(invalid="ignore"):
+        return dict(zip(sampled, np.quantile(stacked, QUANTILES, axis=1).swapaxes(0, 1), strict=True))
+
+
+def uncertainty_document(*, log_sigma: float) -> dict[str, Any]:
+    return {
+        "samples": MC_SAMPLES,
+        "quantiles": list(QUANTILES),
+        "seed": MC_SEED,
+        "throughput_log_sigma": log_sigma,
+        "price_alternatives": MC_PRICE_ALTERNATIVES,
+        "method": "throughput log-normal (calibration held-out log error) x rental price uniform over the "
+        "cheapest eligible offers of the chosen market",
+    }
