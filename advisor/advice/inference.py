@@ -47,7 +47,7 @@ from scipy.special import gammaln
 from advisor import economics as ec
 from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_safe, money, num
 from advisor.advice.offers import rental_offers
-from advisor.advice.ownership import hardware
+from advisor.advice.ownership import Hardware, hardware
 from advisor.scenario import Scenario, ScenarioError, parse_scenario
 from estimator import inference as inf
 from estimator.specs import get_gpu
@@ -187,6 +187,421 @@ def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int
     return value, np.where(np.isfinite(value), names, None)
 
 
+def _deployments(s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibration) -> list[Any]:
+    """The estimator's deployment per TP degree that fits a node; its input errors become ScenarioErrors."""
+    w = s.workload
+    traffic, latency = w.traffic, w.latency
+    assert traffic is not None and latency is not None
+    gpn = s.network.gpus_per_node
+    try:
+        return list(
+            inf.size_deployments(
+                model=model,
+                gpu=s.gpu,
+                precision=w.precision,
+                input_tokens=traffic.input_tokens,
+                output_tokens=traffic.output_tokens,
+                peak_requests_per_s=traffic.peak_requests_per_s,
+                mean_requests_per_s=traffic.mean_requests_per_s,
+                ttft_p95_s=latency.ttft_p95_s,
+                tpot_p95_s=latency.tpot_p95_s,
+                tps=[t for t in inf.TP_DEGREES if t <= gpn] or [1],
+                calibration=cal,
+            )
+        )
+    except inf.InferenceError as exc:
+        where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
+        raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+
+
+@dataclass(frozen=True)
+class _RentPlan:
+    """Renting each deployment: a reserved base (on-demand, then spot, when no term is offered) plus an
+    elastic burst on the cheapest floating market."""
+
+    frame: pd.DataFrame
+    best_price: dict[str, Any]
+    best_row: dict[str, Any]
+    reserved_price: np.ndarray
+    burst_market: np.ndarray
+    burst_price: np.ndarray
+    base_market: np.ndarray
+    split: dict[str, Any]
+    rent_month: np.ndarray
+    base: np.ndarray  # base replicas (nan where the deployment does not qualify)
+
+
+def _rent_plan(
+    s: Scenario, tps: list[int], gpus: np.ndarray, ok: np.ndarray, needed: Any, warnings: list[str]
+) -> _RentPlan:
+    k = len(tps)
+    tp = np.asarray(tps, dtype=np.float64)
+    frame, best_price, best_row = _offer_prices(s, tps, gpus)
+    reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
+    burst_price, burst_market = _cheapest(FLOATING_MARKETS, best_price, k)
+    # The base runs on a reserved term; without one on on-demand (billed all month all the same); spot only as
+    # the last resort.
+    base_price, base_market = reserved_price.copy(), reserved_market.copy()
+    for fallback in ("on_demand", "spot"):
+        missing = ~np.isfinite(base_price) & np.isfinite(best_price.get(fallback, np.full(k, np.inf)))
+        base_price = np.where(missing, best_price.get(fallback, np.inf), base_price)
+        base_market = np.where(missing, fallback, base_market)
+    if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
+        warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
+    split = elastic_monthly_replica_hours(needed=needed, base_price=base_price * tp, burst_price=burst_price * tp)
+    return _RentPlan(
+        frame=frame,
+        best_price=best_price,
+        best_row=best_row,
+        reserved_price=reserved_price,
+        burst_market=burst_market,
+        burst_price=burst_price,
+        base_market=base_market,
+        split=split,
+        rent_month=split["usd_per_hour"] * HOURS_PER_MONTH,
+        base=np.where(ok, split["base"], np.nan),
+    )
+
+
+def _own_costs(
+    s: Scenario, hw: Hardware, nodes: np.ndarray, owned_gpus: np.ndarray, busy_gpu_hours_year: np.ndarray, be_price: Any
+) -> dict[str, Any]:
+    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even."""
+    gpn = s.network.gpus_per_node
+    b = s.buy
+    fixed = ec.yearly_fixed_cost_usd(
+        capex_usd=nodes * hw.capex_per_node,
+        years=b.years,
+        discount_rate=b.discount_rate,
+        residual_fraction=b.residual_fraction,
+        contracted_kw=nodes * hw.load_kw_per_node,
+        colo_usd_per_kw_month=b.colo_usd_per_kw_month,
+        support_fraction_per_year=b.support_fraction_per_year,
+        staff_usd_per_year=b.staff_usd_per_year,
+        software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus,
+        idle_kw=nodes * hw.idle_kw_per_node,
+        pue=b.pue,
+        power_usd_per_kwh=b.power_usd_per_kwh,
+    )
+    variable = ec.variable_usd_per_gpu_hour(
+        load_kw_per_gpu=hw.load_kw_per_node / gpn,
+        idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
+        pue=b.pue,
+        power_usd_per_kwh=b.power_usd_per_kwh,
+    )
+    utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
+    return {
+        "capex": nodes * hw.capex_per_node,
+        "fixed": fixed,
+        "variable": variable,
+        "month": (fixed + variable * busy_gpu_hours_year) / ec.MONTHS_PER_YEAR,
+        "utilization": utilization,
+        "rate": ec.owned_usd_per_gpu_hour(
+            yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
+        ),
+        "break_even": ec.break_even_utilization(
+            yearly_fixed_usd=fixed,
+            gpus=owned_gpus,
+            rent_usd_per_gpu_hour=be_price,
+            variable_usd_per_gpu_hour=variable,
+        ),
+    }
+
+
+def _rent_document(
+    s: Scenario, i: int, good: bool, plan: _RentPlan, burst_mean: np.ndarray, tokens_per_month: float
+) -> dict[str, Any]:
+    rent_month, base, base_market, burst_market = plan.rent_month, plan.base, plan.base_market, plan.burst_market
+    frame, best_row, best_price = plan.frame, plan.best_row, plan.best_price
+    rent_ok = good and math.isfinite(float(rent_month[i]))
+    offer = None
+    if rent_ok:
+        market = burst_market[i] if plan.split["burst_mean"][i] > 0 or base[i] == 0 else base_market[i]
+        market = market or base_market[i]
+        row = int(best_row[market][i]) if market else -1
+        offer = _offer_doc(frame, row, float(best_price[market][i])) if row >= 0 else None
+    by_market = {
+        m: (_offer_doc(frame, int(best_row[m][i]), float(best_price[m][i])) if good and best_row[m][i] >= 0 else None)
+        for m in s.rent.markets
+    }
+    return {
+        "offer": offer,
+        "usd_per_month": num(rent_month[i]) if rent_ok else None,
+        "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
+        "base_replicas": int(base[i]) if rent_ok else None,
+        "base_market": base_market[i] if rent_ok and base[i] > 0 else None,
+        "burst_replicas_mean": num(burst_mean[i]) if rent_ok else None,
+        "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
+        "by_market": by_market,
+    }
+
+
+def _buy_document(
+    i: int,
+    own: Mapping[str, Any],
+    owned_gpus: np.ndarray,
+    nodes: np.ndarray,
+    be_price: Any,
+    be_market: Any,
+    tokens_per_month: float,
+) -> dict[str, Any]:
+    be = float(own["break_even"][i])
+    be_ok = math.isfinite(be) and be <= 1.0
+    return {
+        "gpus_owned": int(owned_gpus[i]),
+        "nodes": int(nodes[i]),
+        "capex_usd": num(own["capex"][i]),
+        "usd_per_year": num(own["fixed"][i]),
+        "usd_per_month": num(own["month"][i]),
+        "utilization": num(own["utilization"][i]),
+        "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
+        "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
+        "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": num(be_price[i])},
+        "break_even_utilization": be if be_ok else None,
+        "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
+        "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
+    }
+
+
+def _finite_int(x: float) -> int | None:
+    return int(x) if math.isfinite(x) else None
+
+
+def _size_document(
+    d: Any,
+    i: int,
+    good: bool,
+    gpus: np.ndarray,
+    nodes: np.ndarray,
+    rent_doc: dict[str, Any],
+    buy_doc: dict[str, Any],
+    tokens_per_month: float,
+) -> dict[str, Any]:
+    options = [x for x in (rent_doc["usd_per_month"], buy_doc["usd_per_month"]) if x is not None]
+    return {
+        "gpus": _finite_int(gpus[i]),
+        "nodes": _finite_int(nodes[i]),
+        "tp": d.tp,
+        "replicas": _finite_int(d.replicas_peak),
+        "replicas_mean": _finite_int(d.replicas_mean),
+        "fits_memory": d.fits_memory,
+        "meets_latency": d.meets_latency,
+        "weights_gb_per_gpu": d.weights_gb_per_gpu,
+        "batch": d.batch,
+        "max_batch": d.max_batch,
+        "ttft_s": num(d.ttft_s),
+        "tpot_s": num(d.tpot_s),
+        "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
+        "replica_requests_per_s": d.replica_requests_per_s,
+        "output_tokens_per_s": num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
+        "rent": rent_doc,
+        "buy": buy_doc,
+        "usd_per_million_output_tokens": min(options) / tokens_per_month * 1e6 if options else None,
+    }
+
+
+def _unmet_reasons(
+    s: Scenario, deployments: list[Any], memory_gb: float, reasons: list[str], warnings: list[str]
+) -> None:
+    traffic, latency = s.workload.traffic, s.workload.latency
+    assert traffic is not None and latency is not None
+    fits = [d for d in deployments if d.fits_memory]
+    if not fits:
+        reasons.append(
+            f"The model does not fit {s.network.gpus_per_node} x {memory_gb:g} GB with a KV cache for "
+            f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
+        )
+    else:
+        fastest = min(fits, key=lambda d: d.tpot_s)
+        reasons.append(
+            f"No deployment meets TTFT {latency.ttft_p95_s:g} s and TPOT {latency.tpot_p95_s:g} s: the fastest "
+            f"(TP {fastest.tp}) reaches {fastest.ttft_s:.3g} s and {fastest.tpot_s:.3g} s per token at batch 1."
+        )
+    warnings.append("No deployment meets the latency targets on this GPU.")
+
+
+def _rent_reason(doc: Mapping[str, Any]) -> str:
+    rent_m = doc["rent"]["usd_per_month"]
+    n_base = doc["rent"]["base_replicas"]
+    base_words = MARKET_PHRASES.get(doc["rent"]["base_market"] or "", "")
+    base_txt = (
+        f"{n_base} {'replica' if n_base == 1 else 'replicas'} {base_words}"
+        if n_base
+        else "no reserved base"
+    )
+    burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
+    burst_txt = (
+        f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
+        if doc["rent"]["burst_market"]
+        else ""
+    )
+    return (
+        f"Renting costs {money(rent_m)}/month ({base_txt}{burst_txt}): "
+        f"{money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
+    )
+
+
+def _chosen_reasons(
+    s: Scenario,
+    doc: Mapping[str, Any],
+    action: str,
+    size_docs: list[dict[str, Any]],
+    reasons: list[str],
+    warnings: list[str],
+) -> None:
+    traffic, latency = s.workload.traffic, s.workload.latency
+    assert traffic is not None and latency is not None
+    reasons.append(
+        f"TP {doc['tp']} x {doc['replicas']} replicas = {doc['gpus']} GPUs serves the peak of "
+        f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
+        f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), batch {doc['batch']} per replica."
+    )
+    rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
+    if rent_m is not None:
+        reasons.append(_rent_reason(doc))
+    if buy_m is not None:
+        be = doc["buy"]["break_even_utilization"]
+        reasons.append(
+            f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
+            f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
+            f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
+            + (f"{be:.0%}." if be is not None else "more than 100% (owning never pays at this price).")
+        )
+    if rent_m is not None and buy_m is not None:
+        cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
+        reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
+    if any(d["rent"]["burst_market"] == "spot" for d in size_docs if d["rent"]["usd_per_month"]):
+        warnings.append(
+            "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
+            "need retries; remove spot from /rent/markets to price on-demand instead."
+        )
+
+
+def _recommend(
+    s: Scenario,
+    deployments: list[Any],
+    ok: np.ndarray,
+    size_docs: list[dict[str, Any]],
+    memory_gb: float,
+    warnings: list[str],
+) -> tuple[str | None, int | None, list[str]]:
+    """The cheapest monthly option among deployments that fit and meet the targets: (action, GPUs, reasons)."""
+    reasons: list[str] = []
+    candidates = [
+        (cost, j, kind)
+        for j, doc in enumerate(size_docs)
+        if ok[j]
+        for kind, cost in (("rent", doc["rent"]["usd_per_month"]), ("buy", doc["buy"]["usd_per_month"]))
+        if cost is not None
+    ]
+    if not ok.any():
+        _unmet_reasons(s, deployments, memory_gb, reasons, warnings)
+        return None, None, reasons
+    if not candidates:
+        j = int(np.argmax(ok))
+        rec_gpus = size_docs[j]["gpus"]
+        reasons.append(
+            f"TP {deployments[j].tp} x {size_docs[j]['replicas']} replicas = {rec_gpus} GPUs meets the targets, but "
+            "neither renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
+        )
+        return None, rec_gpus, reasons
+    _, j, action = min(candidates, key=lambda c: c[0])
+    _chosen_reasons(s, size_docs[j], action, size_docs, reasons, warnings)
+    return action, size_docs[j]["gpus"], reasons
+
+
+def _prices_as_of(
+    s: Scenario,
+    frame: pd.DataFrame,
+    size_docs: list[dict[str, Any]],
+    freshness: Mapping[str, Any],
+    now: dt.datetime,
+    warnings: list[str],
+) -> str | None:
+    """The date of the oldest price used; warns when nothing is offered or the prices are the snapshot's."""
+    used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
+    if s.rent.usd_per_gpu_hour is None:
+        if frame.empty:
+            warnings.append(f"No rental offers for {s.gpu}: the rent side is not priced (give /rent/usd_per_gpu_hour).")
+        elif any(o["is_snapshot"] for o in used):
+            warnings.append(
+                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
+                "not a live feed."
+            )
+    observed = sorted({o["observed_at"] for o in used if o["observed_at"]})
+    if s.rent.usd_per_gpu_hour is not None:
+        return now.date().isoformat()  # a manual quote is today's price
+    if observed:
+        return str(observed[0][:10])
+    if used:  # undated snapshot rows: no newer than the snapshot's compile date
+        compiled = freshness.get("snapshot_compiled_on")
+        return str(compiled) if compiled else None
+    return None
+
+
+def _outlook(
+    s: Scenario,
+    doc: Mapping[str, Any],
+    j: int,
+    hw: Hardware,
+    own: Mapping[str, Any],
+    nodes: np.ndarray,
+    owned_gpus: np.ndarray,
+    busy_gpu_hours_year: np.ndarray,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Cumulative cash by month and present cost of renting and owning deployment ``j``."""
+    rec_gpus = doc["gpus"]
+    b = s.buy
+    months = max(1, round(b.years * ec.MONTHS_PER_YEAR))
+    running_year = float(
+        ec.yearly_running_cost_usd(
+            capex_usd=own["capex"][j],
+            contracted_kw=nodes[j] * hw.load_kw_per_node,
+            colo_usd_per_kw_month=b.colo_usd_per_kw_month,
+            support_fraction_per_year=b.support_fraction_per_year,
+            staff_usd_per_year=b.staff_usd_per_year,
+            software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus[j],
+            idle_kw=nodes[j] * hw.idle_kw_per_node,
+            pue=b.pue,
+            power_usd_per_kwh=b.power_usd_per_kwh,
+        )
+        + own["variable"] * busy_gpu_hours_year[j]
+    )  # cash each year: running costs and the energy of busy GPU-hours
+    residual = float(own["capex"][j]) * b.residual_fraction
+    rent_cum, own_cum = ec.cumulative_cost_by_month(
+        months=months,
+        rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
+        rent_decline_per_year=s.rent.price_decline_per_year,
+        capex_usd=float(own["capex"][j]),
+        own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
+        residual_usd=residual,
+    )
+    cumulative = {
+        "gpus": rec_gpus,
+        "months": list(range(months + 1)),
+        "rent_usd": rent_cum,
+        "buy_usd": own_cum,
+        "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
+    }
+    rent_pv, own_pv = ec.npv_rent_and_own_usd(
+        rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
+        rent_decline_per_year=s.rent.price_decline_per_year,
+        capex_usd=float(own["capex"][j]),
+        own_running_usd_per_year=running_year,
+        residual_usd=residual,
+        discount_rate=b.discount_rate,
+        years=b.years,
+    )
+    npv = {
+        "gpus": rec_gpus,
+        "discount_rate": b.discount_rate,
+        "years": b.years,
+        "rent_present_cost_usd": float(rent_pv),
+        "buy_present_cost_usd": float(own_pv),
+    }
+    return cumulative, npv
+
+
 def advise_inference(
     scenario: Scenario | Mapping[str, Any],
     *,
@@ -202,29 +617,13 @@ def advise_inference(
     # A training Calibration (what advise() callers hold) does not apply to serving: use the shipped one.
     cal = calibration if isinstance(calibration, inf.InferenceCalibration) else inf.default_calibration()
     warnings: list[str] = []
-    traffic, latency = w.traffic, w.latency
+    traffic = w.traffic
     spec = get_gpu(s.gpu)
     gpn = s.network.gpus_per_node
     model = inf.ServedModel.from_params(
         params_b=w.model.params_b, layers=w.model.layers, hidden=w.model.hidden, heads=w.model.heads
     )
-    try:
-        deployments = inf.size_deployments(
-            model=model,
-            gpu=s.gpu,
-            precision=w.precision,
-            input_tokens=traffic.input_tokens,
-            output_tokens=traffic.output_tokens,
-            peak_requests_per_s=traffic.peak_requests_per_s,
-            mean_requests_per_s=traffic.mean_requests_per_s,
-            ttft_p95_s=latency.ttft_p95_s,
-            tpot_p95_s=latency.tpot_p95_s,
-            tps=[t for t in inf.TP_DEGREES if t <= gpn] or [1],
-            calibration=cal,
-        )
-    except inf.InferenceError as exc:
-        where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
-        raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+    deployments = _deployments(s, model, cal)
     tps = [d.tp for d in deployments]
     k = len(deployments)
     tp = np.asarray(tps, dtype=np.float64)
@@ -241,254 +640,45 @@ def advise_inference(
     needed = replicas_over_time(rate=rate, replica_requests_per_s=replica_rps)
     tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
 
-    # Renting: reserved base + elastic burst.
-    frame, best_price, best_row = _offer_prices(s, tps, gpus)
-    reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
-    burst_price, burst_market = _cheapest(FLOATING_MARKETS, best_price, k)
-    # The base runs on a reserved term; without one on on-demand (billed all month all the same); spot only as
-    # the last resort.
-    base_price, base_market = reserved_price.copy(), reserved_market.copy()
-    for fallback in ("on_demand", "spot"):
-        missing = ~np.isfinite(base_price) & np.isfinite(best_price.get(fallback, np.full(k, np.inf)))
-        base_price = np.where(missing, best_price.get(fallback, np.inf), base_price)
-        base_market = np.where(missing, fallback, base_market)
-    if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
-        warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
-    split = elastic_monthly_replica_hours(needed=needed, base_price=base_price * tp, burst_price=burst_price * tp)
-    rent_month = split["usd_per_hour"] * HOURS_PER_MONTH
-    base = np.where(ok, split["base"], np.nan)
-    burst_mean = split["burst_mean"]
+    plan = _rent_plan(s, tps, gpus, ok, needed, warnings)
 
     # Owning: the peak deployment in whole servers.
     hw = hardware(s, warnings)
     nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
     owned_gpus = nodes * gpn
     busy_gpu_hours_year = np.where(np.isfinite(needed).all(axis=1), needed.mean(axis=1), np.nan) * tp * 8760.0
-    if "on_demand" in best_price and np.isfinite(best_price["on_demand"]).any():
-        be_price, be_market = best_price["on_demand"], np.full(k, "on_demand", dtype=object)
+    if "on_demand" in plan.best_price and np.isfinite(plan.best_price["on_demand"]).any():
+        be_price, be_market = plan.best_price["on_demand"], np.full(k, "on_demand", dtype=object)
     else:
-        be_price, be_market = burst_price, burst_market
-    own: dict[str, Any] = {}
-    if hw is not None:
-        b = s.buy
-        fixed = ec.yearly_fixed_cost_usd(
-            capex_usd=nodes * hw.capex_per_node,
-            years=b.years,
-            discount_rate=b.discount_rate,
-            residual_fraction=b.residual_fraction,
-            contracted_kw=nodes * hw.load_kw_per_node,
-            colo_usd_per_kw_month=b.colo_usd_per_kw_month,
-            support_fraction_per_year=b.support_fraction_per_year,
-            staff_usd_per_year=b.staff_usd_per_year,
-            software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus,
-            idle_kw=nodes * hw.idle_kw_per_node,
-            pue=b.pue,
-            power_usd_per_kwh=b.power_usd_per_kwh,
-        )
-        variable = ec.variable_usd_per_gpu_hour(
-            load_kw_per_gpu=hw.load_kw_per_node / gpn,
-            idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
-            pue=b.pue,
-            power_usd_per_kwh=b.power_usd_per_kwh,
-        )
-        utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
-        own = {
-            "capex": nodes * hw.capex_per_node,
-            "fixed": fixed,
-            "variable": variable,
-            "month": (fixed + variable * busy_gpu_hours_year) / ec.MONTHS_PER_YEAR,
-            "utilization": utilization,
-            "rate": ec.owned_usd_per_gpu_hour(
-                yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
-            ),
-            "break_even": ec.break_even_utilization(
-                yearly_fixed_usd=fixed,
-                gpus=owned_gpus,
-                rent_usd_per_gpu_hour=be_price,
-                variable_usd_per_gpu_hour=variable,
-            ),
-        }
+        be_price, be_market = plan.burst_price, plan.burst_market
+    own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
     for i, d in enumerate(deployments):
         good = bool(ok[i])
-        rent_ok = good and math.isfinite(float(rent_month[i]))
-        offer = None
-        if rent_ok:
-            market = burst_market[i] if split["burst_mean"][i] > 0 or base[i] == 0 else base_market[i]
-            market = market or base_market[i]
-            row = int(best_row[market][i]) if market else -1
-            offer = _offer_doc(frame, row, float(best_price[market][i])) if row >= 0 else None
-        by_market = {
-            m: (
-                _offer_doc(frame, int(best_row[m][i]), float(best_price[m][i]))
-                if good and best_row[m][i] >= 0
-                else None
-            )
-            for m in s.rent.markets
-        }
-        rent_doc = {
-            "offer": offer,
-            "usd_per_month": num(rent_month[i]) if rent_ok else None,
-            "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
-            "base_replicas": int(base[i]) if rent_ok else None,
-            "base_market": base_market[i] if rent_ok and base[i] > 0 else None,
-            "burst_replicas_mean": num(burst_mean[i]) if rent_ok else None,
-            "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
-            "by_market": by_market,
-        }
-        if own and good:
-            be = float(own["break_even"][i])
-            be_ok = math.isfinite(be) and be <= 1.0
-            buy_doc: dict[str, Any] = {
-                "gpus_owned": int(owned_gpus[i]),
-                "nodes": int(nodes[i]),
-                "capex_usd": num(own["capex"][i]),
-                "usd_per_year": num(own["fixed"][i]),
-                "usd_per_month": num(own["month"][i]),
-                "utilization": num(own["utilization"][i]),
-                "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
-                "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
-                "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": num(be_price[i])},
-                "break_even_utilization": be if be_ok else None,
-                "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
-                "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
-            }
-        else:
-            buy_doc = {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
-        options = [x for x in (rent_doc["usd_per_month"], buy_doc["usd_per_month"]) if x is not None]
-        size_docs.append(
-            {
-                "gpus": int(gpus[i]) if math.isfinite(gpus[i]) else None,
-                "nodes": int(nodes[i]) if math.isfinite(nodes[i]) else None,
-                "tp": d.tp,
-                "replicas": int(d.replicas_peak) if math.isfinite(d.replicas_peak) else None,
-                "replicas_mean": int(d.replicas_mean) if math.isfinite(d.replicas_mean) else None,
-                "fits_memory": d.fits_memory,
-                "meets_latency": d.meets_latency,
-                "weights_gb_per_gpu": d.weights_gb_per_gpu,
-                "batch": d.batch,
-                "max_batch": d.max_batch,
-                "ttft_s": num(d.ttft_s),
-                "tpot_s": num(d.tpot_s),
-                "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
-                "replica_requests_per_s": d.replica_requests_per_s,
-                "output_tokens_per_s": num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
-                "rent": rent_doc,
-                "buy": buy_doc,
-                "usd_per_million_output_tokens": min(options) / tokens_per_month * 1e6 if options else None,
-            }
+        rent_doc = _rent_document(s, i, good, plan, plan.split["burst_mean"], tokens_per_month)
+        buy_doc = (
+            _buy_document(i, own, owned_gpus, nodes, be_price, be_market, tokens_per_month)
+            if own and good
+            else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )
+        size_docs.append(_size_document(d, i, good, gpus, nodes, rent_doc, buy_doc, tokens_per_month))
         if d.fits_memory and model.heads % d.tp:
             warnings.append(
                 f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
 
-    # Recommendation: the cheapest monthly option among deployments that fit and meet the targets.
-    reasons: list[str] = []
-    action: str | None = None
-    rec_gpus: int | None = None
-    candidates = [
-        (cost, j, kind)
-        for j, doc in enumerate(size_docs)
-        if ok[j]
-        for kind, cost in (("rent", doc["rent"]["usd_per_month"]), ("buy", doc["buy"]["usd_per_month"]))
-        if cost is not None
-    ]
-    if not ok.any():
-        fits = [d for d in deployments if d.fits_memory]
-        if not fits:
-            reasons.append(
-                f"The model does not fit {gpn} x {spec.memory_gb:g} GB with a KV cache for "
-                f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
-            )
-        else:
-            fastest = min(fits, key=lambda d: d.tpot_s)
-            reasons.append(
-                f"No deployment meets TTFT {latency.ttft_p95_s:g} s and TPOT {latency.tpot_p95_s:g} s: the fastest "
-                f"(TP {fastest.tp}) reaches {fastest.ttft_s:.3g} s and {fastest.tpot_s:.3g} s per token at batch 1."
-            )
-        warnings.append("No deployment meets the latency targets on this GPU.")
-    elif not candidates:
-        j = int(np.argmax(ok))
-        rec_gpus = size_docs[j]["gpus"]
-        reasons.append(
-            f"TP {tps[j]} x {size_docs[j]['replicas']} replicas = {rec_gpus} GPUs meets the targets, but neither "
-            "renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
-        )
-    else:
-        _, j, action = min(candidates, key=lambda c: c[0])
-        doc = size_docs[j]
-        rec_gpus = doc["gpus"]
-        reasons.append(
-            f"TP {doc['tp']} x {doc['replicas']} replicas = {rec_gpus} GPUs serves the peak of "
-            f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
-            f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), batch {doc['batch']} per replica."
-        )
-        rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
-        if rent_m is not None:
-            n_base = doc["rent"]["base_replicas"]
-            base_txt = (
-                f"{n_base} {'replica' if n_base == 1 else 'replicas'} "
-                f"{MARKET_PHRASES.get(doc['rent']['base_market'] or '', '')}"
-                if n_base
-                else "no reserved base"
-            )
-            burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
-            burst_txt = (
-                f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
-                if doc["rent"]["burst_market"]
-                else ""
-            )
-            reasons.append(
-                f"Renting costs {money(rent_m)}/month ({base_txt}{burst_txt}): "
-                f"{money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
-            )
-        if buy_m is not None:
-            be = doc["buy"]["break_even_utilization"]
-            reasons.append(
-                f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
-                f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
-                f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
-                + (f"{be:.0%}." if be is not None else "more than 100% (owning never pays at this price).")
-            )
-        if rent_m is not None and buy_m is not None:
-            cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
-            reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
-        if any(doc["rent"]["burst_market"] == "spot" for doc in size_docs if doc["rent"]["usd_per_month"]):
-            warnings.append(
-                "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
-                "need retries; remove spot from /rent/markets to price on-demand instead."
-            )
+    action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     warnings.append(
         "Latency is the model's steady-state value compared with the p95 targets: the TensorRT-LLM tables it is "
         "calibrated on publish throughput only, not latency distributions."
     )
-    if not np.isfinite(reserved_price).any() and s.rent.usd_per_gpu_hour is None and not frame.empty:
+    if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
         warnings.append("No reserved offers: the base capacity is priced on demand.")
 
-    # Prices.
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
-    used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
-    if s.rent.usd_per_gpu_hour is None:
-        if frame.empty:
-            warnings.append(f"No rental offers for {s.gpu}: the rent side is not priced (give /rent/usd_per_gpu_hour).")
-        elif any(o["is_snapshot"] for o in used):
-            warnings.append(
-                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
-                "not a live feed."
-            )
-    observed = sorted({o["observed_at"] for o in used if o["observed_at"]})
-    if s.rent.usd_per_gpu_hour is not None:
-        prices_as_of: str | None = now.date().isoformat()  # a manual quote is today's price
-    elif observed:
-        prices_as_of = observed[0][:10]
-    elif used:  # undated snapshot rows: no newer than the snapshot's compile date
-        compiled = freshness.get("snapshot_compiled_on")
-        prices_as_of = str(compiled) if compiled else None
-    else:
-        prices_as_of = None
+    prices_as_of = _prices_as_of(s, plan.frame, size_docs, freshness, now, warnings)
 
     # Cumulative cash and present cost at the recommendation.
     cumulative = npv = None
@@ -496,54 +686,7 @@ def advise_inference(
         j = next(i for i, doc in enumerate(size_docs) if ok[i] and doc["gpus"] == rec_gpus)
         doc = size_docs[j]
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
-            b = s.buy
-            months = max(1, round(b.years * ec.MONTHS_PER_YEAR))
-            running_year = float(
-                ec.yearly_running_cost_usd(
-                    capex_usd=own["capex"][j],
-                    contracted_kw=nodes[j] * hw.load_kw_per_node,
-                    colo_usd_per_kw_month=b.colo_usd_per_kw_month,
-                    support_fraction_per_year=b.support_fraction_per_year,
-                    staff_usd_per_year=b.staff_usd_per_year,
-                    software_usd_per_year=b.software_usd_per_gpu_year * owned_gpus[j],
-                    idle_kw=nodes[j] * hw.idle_kw_per_node,
-                    pue=b.pue,
-                    power_usd_per_kwh=b.power_usd_per_kwh,
-                )
-                + own["variable"] * busy_gpu_hours_year[j]
-            )  # cash each year: running costs and the energy of busy GPU-hours
-            residual = float(own["capex"][j]) * b.residual_fraction
-            rent_cum, own_cum = ec.cumulative_cost_by_month(
-                months=months,
-                rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
-                rent_decline_per_year=s.rent.price_decline_per_year,
-                capex_usd=float(own["capex"][j]),
-                own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
-                residual_usd=residual,
-            )
-            cumulative = {
-                "gpus": rec_gpus,
-                "months": list(range(months + 1)),
-                "rent_usd": rent_cum,
-                "buy_usd": own_cum,
-                "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
-            }
-            rent_pv, own_pv = ec.npv_rent_and_own_usd(
-                rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
-                rent_decline_per_year=s.rent.price_decline_per_year,
-                capex_usd=float(own["capex"][j]),
-                own_running_usd_per_year=running_year,
-                residual_usd=residual,
-                discount_rate=b.discount_rate,
-                years=b.years,
-            )
-            npv = {
-                "gpus": rec_gpus,
-                "discount_rate": b.discount_rate,
-                "years": b.years,
-                "rent_present_cost_usd": float(rent_pv),
-                "buy_present_cost_usd": float(own_pv),
-            }
+            cumulative, npv = _outlook(s, doc, j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
 
     return json_safe(
         {
