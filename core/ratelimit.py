@@ -104,7 +104,7 @@ class RateLimitedLoginView(LoginView):
             return response
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form):  # type: ignore[no-untyped-def]
+    def form_invalid(self, form):
         limit = login_limit()
         for scope, identity in self._identities():
             hit(scope=scope, identity=identity, limit=limit)

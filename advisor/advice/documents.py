@@ -39,6 +39,13 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+def json_document(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A whole document (a mapping) as plain JSON types."""
+    document = json_safe(value)
+    assert isinstance(document, dict)
+    return document
+
+
 def iso(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
         return None
@@ -47,7 +54,7 @@ def iso(value: Any) -> str | None:
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+        return str(value.astimezone(dt.UTC).isoformat()).replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
     return str(value)

@@ -45,7 +45,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from advisor import economics as ec
-from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_safe, money, num
+from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_document, json_safe, money, num
 from advisor.advice.offers import rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.scenario import Scenario, ScenarioError, parse_scenario
@@ -152,7 +152,7 @@ def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame,
 
 def _utc_iso(stamp: pd.Timestamp) -> str:
     stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    return stamp.isoformat().replace("+00:00", "Z")
+    return str(stamp.isoformat()).replace("+00:00", "Z")
 
 
 def _offer_doc(frame: pd.DataFrame, row: int, used_price: float) -> dict[str, Any]:
@@ -688,7 +688,7 @@ def advise_inference(
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
             cumulative, npv = _outlook(s, doc, j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
 
-    return json_safe(
+    return json_document(
         {
             "advice_version": ADVICE_VERSION,
             "kind": "inference",

@@ -53,6 +53,7 @@ from advisor.advice.documents import (
     calibration_document,
     fraction,
     iso,
+    json_document,
     json_safe,
     n_gpus,
     num,
@@ -91,7 +92,7 @@ class Advice:
     assumptions: tuple[Mapping[str, Any], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return json_safe(
+        return json_document(
             {
                 "advice_version": ADVICE_VERSION,
                 "kind": self.scenario.workload.kind,

@@ -105,7 +105,7 @@ def sensitivity_rows(
     )
     metric = out["own_usd_per_run"] - out["rent_usd_per_run"]
     base = float(metric[0])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j, (label, unit, k) in enumerate(SENSITIVITY_INPUTS):
         low, high = float(metric[1 + 2 * j]), float(metric[2 + 2 * j])
         if not (math.isfinite(low) and math.isfinite(high)):

@@ -16,7 +16,7 @@ from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
 class StrictSerializer(serializers.Serializer):
     """Unknown fields are an error (named by pointer), not silently ignored."""
 
-    def to_internal_value(self, data):  # type: ignore[no-untyped-def]
+    def to_internal_value(self, data):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:

@@ -72,10 +72,10 @@ class ScenarioAdviceView(GenericAPIView):
 class FirstRenderer(BaseContentNegotiation):
     """The PDF is the only representation: answer it whatever the Accept header says (errors stay JSON)."""
 
-    def select_renderer(self, request, renderers, format_suffix=None):  # type: ignore[no-untyped-def]
+    def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type
 
-    def select_parser(self, request, parsers):  # type: ignore[no-untyped-def]
+    def select_parser(self, request, parsers):
         return parsers[0] if parsers else None
 
 

@@ -25,7 +25,7 @@ class GpuSerializer(serializers.Serializer):
     server_power_kw = serializers.FloatField()
     source = serializers.CharField()
 
-    def to_representation(self, instance):  # type: ignore[no-untyped-def]
+    def to_representation(self, instance):
         data = super().to_representation(instance)
         data["peak_tflops"] = dict(instance.peak_tflops)
         return data

@@ -24,7 +24,7 @@ class TokenListView(GenericAPIView):
     serializer_class = TokenSerializer
     renderer_classes = JSON_AND_CSV
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return api_tokens_for_user(user=self.request.user)
 
     @extend_schema(summary="Your API tokens (active and revoked)", responses=TokenSerializer(many=True))
