@@ -108,6 +108,13 @@ def test_pdf_has_cover_yearly_totals_approval_block_page_numbers_and_sources(ali
     assert "Prepared by" in flat and "Approved by" in flat and user.get_username() in flat
     pages = len(re.findall(r"page \d+ of (\d+)", flat))
     assert pages >= 2
+    # Cover (decision, amount, approval block), then a one-page summary that ends with the totals.
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(response.content))
+    cover, summary = (" ".join(reader.pages[i].extract_text().split()) for i in (0, 1))
+    assert "Decision:" in cover and "Amount:" in cover and "Approved by" in cover
+    assert "Executive summary" in summary and "Total over 5 years" in summary
     offer = advice["sizes"][0]["rent"]["offer"]
     assert f"${offer['usd_per_gpu_hour']:,.2f} per GPU-hour" in flat
     assert advice["hardware_quote"]["quoted_on"] in flat
