@@ -100,7 +100,6 @@ def proposal_detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
     context: dict[str, Any] = {
         "proposal": proposal,
         "share_links": store.proposal_share_links(proposal=proposal),
-        "pdf_url": reverse("proposal-pdf", kwargs={"proposal_id": proposal.pk}),
         "difference": (
             _difference_rows(before=proposal.recomputed_from.advice, after=proposal.advice)
             if proposal.recomputed_from is not None
