@@ -60,7 +60,8 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
         rent = size.get("rent") or {}
         markets = rent.get("by_market") or {rent.get("market") or (rent.get("offer") or {}).get("market"): rent}
         for market, entry in markets.items():
-            offer = (entry or {}).get("offer") or {}
+            # Training nests each market's offer under "offer" with its cost; inference lists the offers themselves.
+            offer = (entry or {}).get("offer") or (entry if (entry or {}).get("usd_per_gpu_hour") is not None else {})
             rows.append(
                 [
                     size.get("gpus"),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from tests.api.examples import DESIGN_SCENARIO
 from tests.web.conftest import load_bundled_data
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -174,3 +177,26 @@ def test_proposal_survives_its_scenario(alice, saved) -> None:  # type: ignore[n
     assert alice.delete(f"/api/v1/scenarios/{saved}").status_code == 204
     body = alice.get(f"/api/v1/proposals/{issued['id']}").json()
     assert body["scenario_id"] is None and body["advice"] == issued["advice"]
+
+
+def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    document = json.loads((ROOT / "examples" / "inference-service.json").read_text())
+    saved = scenario_create(owner=user, name="chat", document=document).pk
+    issued = _issue(alice, saved)
+    advice = issued["advice"]
+    assert advice["kind"] == "inference"
+    flat = " ".join(_pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content).split())
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    assert usd_exact(totals["total"]["rent_present_usd"]) in flat and "Approved by" in flat
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
+    rows = list(book["Costs by market"].iter_rows(min_row=2, values_only=True))
+    rented = [row for row in rows if row[1] != "owned" and row[2]]
+    assert rented and all(row[5] and row[9] for row in rented)  # provider, price and source on every rented row
+    chosen = advice["sizes"][0]["rent"]["by_market"]["on_demand"]
+    assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_gpu_hour"]) in {
+        (row[0], row[1], row[2], row[5]) for row in rows
+    }
