@@ -117,3 +117,17 @@ def test_xlsx_download_opens(alice: Client, saved: Any) -> None:
     book = load_workbook(io.BytesIO(response.content))
     summary = {r[0]: r[1] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["Proposal"] == proposal.pk and summary["Content hash (SHA-256)"] == proposal.content_hash
+
+
+def test_admin_shows_proposals_read_only(client: Client, staff_user: Any, saved: Any, user: Any) -> None:
+    from advisor.proposals import issue_proposal
+
+    proposal = issue_proposal(user=user, scenario_id=saved.pk)
+    staff_user.is_superuser = True
+    staff_user.save()
+    client.force_login(staff_user)
+    assert str(proposal.pk) in client.get("/admin/advisor/proposal/").content.decode()
+    response = client.post(f"/admin/advisor/proposal/{proposal.pk}/change/", {"scenario_name": "edited"})
+    assert response.status_code == 403
+    proposal.refresh_from_db()
+    assert proposal.scenario_name == "7B pretraining"
