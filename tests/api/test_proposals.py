@@ -200,3 +200,14 @@ def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: igno
     assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_gpu_hour"]) in {
         (row[0], row[1], row[2], row[5]) for row in rows
     }
+
+
+def test_workbook_text_is_never_a_formula(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    saved = scenario_create(owner=user, name='=HYPERLINK("http://evil.example","x")', document=DESIGN_SCENARIO).pk
+    issued = _issue(alice, saved)
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
+    cell = next(row[1] for row in book["Summary"].iter_rows(min_row=2) if row[0].value == "Scenario")
+    assert cell.value.startswith("=HYPERLINK") and cell.data_type == "s"
