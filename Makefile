@@ -9,7 +9,7 @@ PORT ?= 8000
 # The embedded default: SQLite file, in-process tasks, bundled data; DEBUG on for local serving.
 RUN_ENV := DEBUG=$${DEBUG:-1}
 
-.PHONY: install run test test-fast lint typecheck worker beat bench serve-prod e2e-deps clean
+.PHONY: install run user test test-fast lint typecheck worker beat bench serve-prod e2e-deps clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
@@ -23,6 +23,12 @@ install: $(STAMP)
 run: install
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap
 	$(RUN_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# An account to sign in with (saving scenarios, proposals, API tokens). Prompts for name and password;
+# DJANGO_SUPERUSER_USERNAME/_EMAIL/_PASSWORD and ARGS=--noinput make it non-interactive.
+user: install
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput --verbosity 0
+	$(RUN_ENV) $(BIN)/python manage.py createsuperuser $(ARGS)
 
 # The whole suite: lint, import contracts, migrations check, then pytest (unit, integration, e2e).
 test: install e2e-deps

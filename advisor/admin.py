@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from advisor.models import Calibration, Scenario, ScenarioVersion, ShareLink
+from advisor.models import Calibration, Proposal, Scenario, ScenarioVersion, ShareLink
 
 
 @admin.register(Calibration)
@@ -23,4 +23,15 @@ class ScenarioAdmin(admin.ModelAdmin):
 
 @admin.register(ShareLink)
 class ShareLinkAdmin(admin.ModelAdmin):
-    list_display = ["scenario", "created_at", "revoked_at"]
+    list_display = ["scenario", "proposal", "created_at", "revoked_at"]
+
+
+@admin.register(Proposal)
+class ProposalAdmin(admin.ModelAdmin):
+    """Read-only: an issued proposal is frozen, even for staff."""
+
+    list_display = ["pk", "scenario_name", "owner", "issued_at", "content_hash"]
+    readonly_fields = [f.name for f in Proposal._meta.fields]
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False

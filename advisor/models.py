@@ -1,4 +1,4 @@
-"""What users keep: scenarios (with every saved version), share links, and calibrations."""
+"""What users keep: scenarios (with every saved version), frozen proposals, share links, and calibrations."""
 
 from __future__ import annotations
 
@@ -87,6 +87,10 @@ class ShareLink(models.Model):
     """A read-only link to one scenario's advice; revoking sets revoked_at, the token never comes back."""
 
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="share_links")
+    # Links made since proposals exist show that frozen proposal; older links (null) show the scenario live.
+    proposal = models.ForeignKey(
+        "Proposal", null=True, blank=True, on_delete=models.CASCADE, related_name="share_links"
+    )
     token = models.CharField(max_length=64, unique=True, default=new_share_token, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -123,3 +127,32 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Proposal(models.Model):
+    """A frozen Advice: what was proposed, with the prices, quotes and calibration it used, as issued.
+
+    Nothing here is recomputed when prices change; "recompute with today's prices" issues a new
+    proposal (``recomputed_from`` points at the one it replaces). ``scenario`` may be deleted later:
+    the proposal keeps its own copy of the scenario's name and document."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="proposals")
+    scenario = models.ForeignKey(Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals")
+    scenario_name = models.CharField(max_length=200)
+    scenario_document = models.JSONField(help_text="The Scenario JSON as it was when the proposal was issued.")
+    issued_at = models.DateTimeField()
+    advice = models.JSONField(help_text="The Advice JSON as issued.")
+    provenance = models.JSONField(
+        help_text="The offers, hardware quote and calibration the Advice used, with their sources and dates."
+    )
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the canonical JSON of advice + provenance.")
+    recomputed_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="recomputations"
+    )
+
+    class Meta:
+        ordering = ["-issued_at", "-pk"]
+        indexes = [models.Index(fields=["owner", "-issued_at"])]
+
+    def __str__(self) -> str:
+        return f"proposal {self.pk} of {self.scenario_name}"

@@ -11,7 +11,8 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from advisor.web.presenters import results_context
+from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.web.presenters import results_context, usd_exact
 
 METHOD_NOTES = [
     "Run time comes from a step-time model (compute, memory and communication per optimizer step) "
@@ -44,7 +45,9 @@ INFERENCE_METHOD_NOTES = [
 ]
 
 
-def _proposal_context(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date) -> dict[str, Any]:
+def _proposal_context(
+    *, advice: dict[str, Any], scenario_name: str, generated_on: dt.date, issued: dict[str, Any] | None
+) -> dict[str, Any]:
     context = results_context(advice=advice)
     context.update(
         {
@@ -52,23 +55,87 @@ def _proposal_context(*, advice: dict[str, Any], scenario_name: str, generated_o
             "generated_on": generated_on.isoformat(),
             "printing": True,
             "method_notes": INFERENCE_METHOD_NOTES if advice.get("kind") == "inference" else METHOD_NOTES,
+            "yearly": yearly_table(yearly=yearly_totals(advice=advice)),
+            "amount": amount_text(amount=decision_amount(advice=advice)),
+            # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
+            "issued": issued,
         }
     )
     return context
 
 
-def render_proposal_html(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date | None = None) -> str:
-    """The proposal as HTML (what WeasyPrint prints); handy for previews and tests."""
+def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:
+    """advisor.cash_flow.yearly_totals as printed: whole dollars, one row per year and a total row."""
+    if yearly is None:
+        return None
+    keys = ("rent_usd", "buy_usd", "rent_present_usd", "buy_present_usd")
+    return {
+        **yearly,
+        "rows": [(str(row["year"]), *(usd_exact(row[k]) for k in keys)) for row in yearly["years"]],
+        "total_row": (f"Total over {yearly['horizon_years']:g} years", *(usd_exact(yearly["total"][k]) for k in keys)),
+        "rate_text": f"{yearly['discount_rate'] * 100:g}%",
+    }
+
+
+def amount_text(*, amount: dict[str, Any] | None) -> dict[str, Any] | None:
+    """advisor.cash_flow.decision_amount with its figures as printed."""
+    if amount is None:
+        return None
+    return {
+        **amount,
+        "usd_text": usd_exact(amount["usd"]),
+        "horizon_cash_text": usd_exact(amount["horizon_cash_usd"]),
+        "horizon_present_text": usd_exact(amount["horizon_present_usd"]),
+        "horizon_years_text": f"{amount['horizon_years']:g}",
+    }
+
+
+def render_proposal_html(
+    *,
+    advice: dict[str, Any],
+    scenario_name: str,
+    generated_on: dt.date | None = None,
+    issued: dict[str, Any] | None = None,
+) -> str:
+    """The proposal as HTML (what WeasyPrint prints); handy for previews and tests.
+
+    ``issued`` ({"id", "prepared_by", "issued_at", "content_hash"}) marks a frozen proposal."""
     day = generated_on or timezone.now().date()
-    return render_to_string(
-        "proposal/proposal.html", _proposal_context(advice=advice, scenario_name=scenario_name, generated_on=day)
+    context = _proposal_context(advice=advice, scenario_name=scenario_name, generated_on=day, issued=issued)
+    return render_to_string("proposal/proposal.html", context)
+
+
+def render_proposal_pdf(
+    *,
+    advice: dict[str, Any],
+    scenario_name: str,
+    generated_on: dt.date | None = None,
+    issued: dict[str, Any] | None = None,
+) -> bytes:
+    """The PDF proposal of one Advice dict (``Advice.to_dict()``): cover (decision, amount, date), summary,
+    totals per year and over the horizon, approval block, assumptions, charts, per-size table, price
+    sources, calibration accuracy and method notes; page numbers in the footer."""
+    from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
+
+    html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on, issued=issued)
+    return HTML(string=html, base_url=None).write_pdf()
+
+
+def frozen_proposal_pdf(*, proposal: Any) -> bytes:
+    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice, dated the day it was issued."""
+    return render_proposal_pdf(
+        advice=proposal.advice,
+        scenario_name=proposal.scenario_name,
+        generated_on=proposal.issued_at.date(),
+        issued=issued_fields(proposal=proposal),
     )
 
 
-def render_proposal_pdf(*, advice: dict[str, Any], scenario_name: str, generated_on: dt.date | None = None) -> bytes:
-    """The PDF proposal of one Advice dict (``Advice.to_dict()``): cover, summary, assumptions,
-    charts, per-size table, price sources, calibration accuracy and method notes."""
-    from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
-
-    html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on)
-    return HTML(string=html, base_url=None).write_pdf()
+def issued_fields(*, proposal: Any) -> dict[str, Any]:
+    owner = proposal.owner
+    return {
+        "id": proposal.pk,
+        "prepared_by": owner.get_full_name() or owner.get_username(),
+        "issued_at": proposal.issued_at.strftime("%Y-%m-%d %H:%M UTC"),
+        "content_hash": proposal.content_hash,
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.api.views import advice, calibrations, catalog, gpus, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, gpus, proposals, scenarios, tokens
 from pricing.api import urls as pricing_urls
 
 urlpatterns = [
@@ -30,6 +30,13 @@ urlpatterns = [
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("scenarios/<int:scenario_id>/advice", advice.ScenarioAdviceView.as_view(), name="scenario-advice"),
     path("scenarios/<int:scenario_id>/proposal.pdf", advice.ScenarioProposalView.as_view(), name="scenario-proposal"),
+    path(
+        "scenarios/<int:scenario_id>/proposals",
+        proposals.ScenarioProposalListView.as_view(),
+        name="scenario-proposals",
+    ),
+    path("proposals/<int:proposal_id>", proposals.ProposalDetailView.as_view(), name="proposal-detail"),
+    path("proposals/<int:proposal_id>/proposal.pdf", proposals.ProposalPDFView.as_view(), name="proposal-pdf"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
     # Offers, offer history, feeds, feed refresh, tasks: pricing owns them; mounted in this namespace (versioning).

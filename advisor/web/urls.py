@@ -1,6 +1,6 @@
 from django.urls import path
 
-from advisor.web import calibration_views, views
+from advisor.web import calibration_views, proposal_views, views
 
 urlpatterns = [
     path("plan/", views.planner, name="planner"),
@@ -21,6 +21,12 @@ urlpatterns = [
     path("scenarios/<int:scenario_id>/proposal.pdf", views.scenario_proposal, name="scenario-proposal"),
     path("scenarios/<int:scenario_id>/share/", views.share_create, name="share-create"),
     path("scenarios/<int:scenario_id>/share/<int:link_id>/revoke/", views.share_revoke, name="share-revoke"),
+    path("scenarios/<int:scenario_id>/proposals/", proposal_views.proposal_issue, name="proposal-issue"),
+    path("proposals/<int:proposal_id>/", proposal_views.proposal_detail, name="proposal-detail"),
+    path("proposals/<int:proposal_id>/proposal.pdf", proposal_views.proposal_pdf, name="proposal-pdf"),
+    path("proposals/<int:proposal_id>/proposal.xlsx", proposal_views.proposal_xlsx, name="proposal-xlsx"),
+    path("proposals/<int:proposal_id>/recompute/", proposal_views.proposal_recompute, name="proposal-recompute"),
+    path("proposals/<int:proposal_id>/share/", proposal_views.proposal_share, name="proposal-share"),
     path("s/<str:token>/", views.shared, name="shared"),
     path("s/<str:token>/proposal.pdf", views.shared_proposal, name="shared-proposal"),
     path("calibrations/", calibration_views.calibration_list, name="calibration-list"),

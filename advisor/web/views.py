@@ -17,10 +17,12 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from advisor import proposals as proposal_store
 from advisor import scenarios as store
 from advisor.models import Scenario, ShareLink
 from advisor.proposal import render_proposal_pdf
 from advisor.web import forms as planner_forms
+from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
 from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
 from advisor.web.presenters import compare_columns, freshness, results_context
@@ -195,6 +197,8 @@ def planner_save(request: HttpRequest) -> HttpResponse:
         scenario = store.scenario_create(owner=request.user, name=document["name"], document=document)
         messages.success(request, f"Saved “{scenario.name}”.")
     request.session.pop(PENDING_KEY, None)
+    if request.POST.get("then") == "issue":
+        return proposal_views.issue_after_save(request, scenario)
     return redirect("scenario-detail", scenario_id=scenario.pk)
 
 
@@ -217,6 +221,7 @@ def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "scenario": scenario,
         "versions": store.scenario_versions(scenario=scenario),
         "share_links": store.active_share_links(scenario=scenario),
+        "proposals": proposal_store.proposals_for_scenario(user=request.user, scenario_id=scenario.pk)[:20],
         "scenario_errors": errors,
         "pdf_url": reverse("scenario-proposal", kwargs={"scenario_id": scenario.pk}),
     }
@@ -301,9 +306,18 @@ def scenario_compare(request: HttpRequest) -> HttpResponse:
 @require_POST
 def share_create(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
-    link = store.share_link_create(scenario=scenario)
+    # A share link shows a frozen proposal: what the reader opens is what was shared, whatever prices do next.
+    try:
+        proposal = proposal_store.issue_proposal(user=request.user, scenario_id=scenario.pk)
+    except ScenarioError as error:
+        messages.error(request, "This scenario no longer validates: " + "; ".join(e["message"] for e in error.errors))
+        return redirect("scenario-detail", scenario_id=scenario.pk)
+    link = proposal_store.proposal_share_link_create(proposal=proposal)
     url = request.build_absolute_uri(reverse("shared", kwargs={"token": link.token}))
-    messages.success(request, f"Anyone with this link can read (not edit) this scenario: {url}")
+    messages.success(
+        request,
+        f"Anyone with this link can read (not edit) this scenario as issued now (proposal {proposal.pk}): {url}",
+    )
     return redirect("scenario-detail", scenario_id=scenario.pk)
 
 
@@ -329,6 +343,10 @@ def _shared_scenario(token: str) -> Scenario:
 @require_GET
 def shared(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
+    proposal = proposal_store.proposal_for_share_token(token=token)
+    if proposal is not None:
+        return proposal_views.shared_proposal_page(request, proposal=proposal, token=token)
+    # Links made before proposals existed keep showing the scenario computed with today's prices.
     advice, errors = _advice_or_errors(scenario=scenario)
     context: dict[str, Any] = {
         "scenario": scenario,
@@ -343,6 +361,9 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
 @require_GET
 def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
+    proposal = proposal_store.proposal_for_share_token(token=token)
+    if proposal is not None:
+        return proposal_views.frozen_pdf_response(proposal=proposal)
     advice, _ = _advice_or_errors(scenario=scenario)
     if advice is None:
         raise Http404("This scenario cannot be computed any more")

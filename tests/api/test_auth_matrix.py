@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from advisor.api.tokens import api_token_create
 from advisor.calibrations import default_calibration_row
 from advisor.models import Calibration
+from advisor.proposals import issue_proposal
 from advisor.scenarios import scenario_create
 from pricing.models import Offer, PriceObservation, Provider
 from tests.api.conftest import PROBLEM
@@ -35,6 +36,11 @@ ENDPOINTS: list[tuple[str, str, Any, str | None, str, int]] = [
     ("put", "/api/v1/scenarios/{scenario}", {"name": "n", "scenario": scenario()}, "json", OWNED, 200),
     ("get", "/api/v1/scenarios/{scenario}/advice", None, None, OWNED, 200),
     ("get", "/api/v1/scenarios/{scenario}/proposal.pdf", None, None, OWNED, 200),
+    ("post", "/api/v1/scenarios/{scenario}/proposals", None, None, OWNED, 201),
+    ("get", "/api/v1/scenarios/{scenario}/proposals", None, None, OWNED, 200),
+    ("get", "/api/v1/proposals/{proposal}", None, None, OWNED, 200),
+    ("get", "/api/v1/proposals/{proposal}?format=xlsx", None, None, OWNED, 200),
+    ("get", "/api/v1/proposals/{proposal}/proposal.pdf", None, None, OWNED, 200),
     ("delete", "/api/v1/scenarios/{scenario}", None, None, OWNED, 204),
     ("get", "/api/v1/gpus", None, None, SHARED, 200),
     ("get", "/api/v1/gpus/h100-sxm", None, None, SHARED, 200),
@@ -82,8 +88,10 @@ def objects(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
         price_changed_at=now,
     )
     PriceObservation.objects.create(offer=offer, usd_per_hour=80, usd_per_gpu_hour=10, observed_at=now, source="t")
+    saved = scenario_create(owner=user, name="alices", document=scenario()).pk
     return {
-        "scenario": scenario_create(owner=user, name="alices", document=scenario()).pk,
+        "scenario": saved,
+        "proposal": issue_proposal(user=user, scenario_id=saved).pk,
         "calibration": mine.pk,
         "default_calibration": default.pk,
         "token": api_token_create(user=user, name="alices").token.pk,

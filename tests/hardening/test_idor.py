@@ -14,10 +14,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
+from advisor import proposals as proposal_store
 from advisor import scenarios as store
 from advisor.api.tokens import api_token_create
 from advisor.calibrations import default_calibration_row
-from advisor.models import ActiveCalibration, ApiToken, Calibration, Scenario, ShareLink
+from advisor.models import ActiveCalibration, ApiToken, Calibration, Proposal, Scenario, ShareLink
 from advisor.web import forms
 from tests.api.examples import scenario
 
@@ -54,11 +55,12 @@ def alices(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         loo_mape=default.loo_mape,
     )
     token = api_token_create(user=user, name="token-of-alice").token
-    return {"scenario": saved, "link": link, "calibration": calibration, "token": token}
+    proposal = proposal_store.issue_proposal(user=user, scenario_id=saved.pk)
+    return {"scenario": saved, "link": link, "calibration": calibration, "token": token, "proposal": proposal}
 
 
 def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
-    s, link, c, t = ids["scenario"], ids["link"], ids["calibration"], ids["token"]
+    s, link, c, t, p = ids["scenario"], ids["link"], ids["calibration"], ids["token"], ids["proposal"]
     planner_form = {**forms.preset_initial("7b-pretrain"), "scenario_id": s}
     return {
         # pages
@@ -70,6 +72,12 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "scenario-proposal": [("get", f"/scenarios/{s}/proposal.pdf", {})],
         "share-create": [("post", f"/scenarios/{s}/share/", {})],
         "share-revoke": [("post", f"/scenarios/{s}/share/{link}/revoke/", {})],
+        "proposal-issue": [("post", f"/scenarios/{s}/proposals/", {})],
+        "proposal-detail": [("get", f"/proposals/{p}/", {})],
+        "proposal-pdf": [("get", f"/proposals/{p}/proposal.pdf", {})],
+        "proposal-xlsx": [("get", f"/proposals/{p}/proposal.xlsx", {})],
+        "proposal-recompute": [("post", f"/proposals/{p}/recompute/", {})],
+        "proposal-share": [("post", f"/proposals/{p}/share/", {})],
         "calibration-detail": [("get", f"/calibrations/{c}/", {})],
         "calibration-activate": [("post", f"/calibrations/{c}/activate/", {})],
         # ids passed as parameters rather than in the path
@@ -86,6 +94,15 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         ],
         "v1:scenario-advice": [("get", f"/api/v1/scenarios/{s}/advice", {})],
         "v1:scenario-proposal": [("get", f"/api/v1/scenarios/{s}/proposal.pdf", {})],
+        "v1:scenario-proposals": [
+            ("get", f"/api/v1/scenarios/{s}/proposals", {}),
+            ("post", f"/api/v1/scenarios/{s}/proposals", {}),
+        ],
+        "v1:proposal-detail": [
+            ("get", f"/api/v1/proposals/{p}", {}),
+            ("get", f"/api/v1/proposals/{p}?format=xlsx", {}),
+        ],
+        "v1:proposal-pdf": [("get", f"/api/v1/proposals/{p}/proposal.pdf", {})],
         "v1:calibration-detail": [("get", f"/api/v1/calibrations/{c}", {})],
         "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
         "v1:calibration-activate": [("post", f"/api/v1/calibrations/{c}/activate", {})],
@@ -109,7 +126,7 @@ def _routes_with_ids() -> set[str]:
 
 @pytest.mark.django_db
 def test_every_route_with_an_id_is_swept_or_explained() -> None:
-    swept = set(_sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "bobs_scenario": 2}))
+    swept = set(_sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "proposal": 1, "bobs_scenario": 2}))
     unaccounted = _routes_with_ids() - swept - set(NOT_OWNED)
     assert not unaccounted, f"object routes nobody checks for IDOR: {sorted(unaccounted)}"
 
@@ -125,6 +142,7 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
         "link": alices["link"].pk,
         "calibration": alices["calibration"].pk,
         "token": alices["token"].pk,
+        "proposal": alices["proposal"].pk,
         "bobs_scenario": bobs.pk,
     }
     web = Client()
@@ -152,6 +170,8 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
     assert Calibration.objects.filter(pk=ids["calibration"]).exists()
     assert not ActiveCalibration.objects.filter(user=other_user, calibration_id=ids["calibration"]).exists()
     assert Scenario.objects.filter(owner=other_user).count() == 1  # no duplicate of alice's was made
+    assert Proposal.objects.count() == 1  # no proposal issued or recomputed from alice's
+    assert not alices["proposal"].share_links.exists()
 
     # No list shows alice's objects to bob.
     for url in ("/scenarios/", "/calibrations/", "/account/tokens/"):

@@ -1,0 +1,147 @@
+"""Frozen proposals: issue one for a saved scenario, read it back as JSON, xlsx or PDF.
+
+The numbers come from the stored Advice only (advisor.proposals); nothing here reads live prices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from advisor.api.errors import FieldErrors
+from advisor.api.scenario_input import scenario_error_entries
+from advisor.api.views.advice import FirstRenderer
+from advisor.models import Proposal
+from advisor.proposal import frozen_proposal_pdf
+from advisor.proposals import issue_proposal, proposal_for_user, proposals_for_scenario
+from advisor.scenario import ScenarioError
+from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
+from advisor.xlsx import proposal_workbook
+from core.api.renderers import PDFRenderer
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
+    recomputed_from_id = serializers.IntegerField(allow_null=True, read_only=True)
+    advice = serializers.JSONField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
+    provenance = serializers.JSONField(
+        read_only=True, help_text="Offers, hardware quote and calibration the Advice used, with sources and dates."
+    )
+
+    class Meta:
+        model = Proposal
+        fields = [
+            "id",
+            "scenario_id",
+            "scenario_name",
+            "issued_at",
+            "content_hash",
+            "recomputed_from_id",
+            "advice",
+            "provenance",
+        ]
+        read_only_fields = fields
+
+
+class ProposalListItemSerializer(serializers.ModelSerializer):
+    scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
+
+    class Meta:
+        model = Proposal
+        fields = ["id", "scenario_id", "scenario_name", "issued_at", "content_hash"]
+        read_only_fields = fields
+
+
+class XLSXRenderer(BaseRenderer):
+    """`?format=xlsx`: the proposal as a workbook (advisor.xlsx); errors stay problem+json."""
+
+    media_type = XLSX_MEDIA_TYPE
+    format = "xlsx"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return proposal_workbook(proposal=data)
+
+
+def owned_proposal(request: Request, proposal_id: int) -> Proposal:
+    """The user's proposal; another user's (or a missing) id raises Proposal.DoesNotExist -> 404."""
+    return proposal_for_user(user=request.user, proposal_id=proposal_id)
+
+
+class ScenarioProposalListView(GenericAPIView):
+    serializer_class = ProposalSerializer
+    throttle_scope = "advice"
+
+    @extend_schema(
+        summary="The proposals issued for one of your scenarios, newest first",
+        responses=ProposalListItemSerializer(many=True),
+    )
+    def get(self, request: Request, scenario_id: int) -> Response:
+        page = self.paginate_queryset(proposals_for_scenario(user=request.user, scenario_id=scenario_id))
+        return self.get_paginated_response(ProposalListItemSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Issue a frozen proposal: the scenario's Advice with today's prices, stored as issued",
+        request=None,
+        responses={
+            201: ProposalSerializer,
+            409: OpenApiResponse(description="The saved document no longer validates; errors point into it."),
+        },
+    )
+    def post(self, request: Request, scenario_id: int) -> Response:
+        try:
+            proposal = issue_proposal(user=request.user, scenario_id=scenario_id)
+        except ScenarioError as error:
+            raise FieldErrors(
+                scenario_error_entries(error, at=("scenario",)),
+                detail="The saved scenario is invalid; see errors.",
+                status_code=status.HTTP_409_CONFLICT,
+            ) from error
+        location = reverse("v1:proposal-detail", kwargs={"proposal_id": proposal.pk}, request=request)
+        return Response(
+            ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED, headers={"Location": location}
+        )
+
+
+class ProposalDetailView(GenericAPIView):
+    serializer_class = ProposalSerializer
+    renderer_classes = [JSONRenderer, XLSXRenderer]
+
+    @extend_schema(
+        summary="One of your proposals as issued (`?format=xlsx`: a workbook)",
+        responses={200: ProposalSerializer, (200, XLSX_MEDIA_TYPE): OpenApiTypes.BINARY},
+    )
+    def get(self, request: Request, proposal_id: int) -> Response:
+        proposal = owned_proposal(request, proposal_id)
+        response = Response(ProposalSerializer(proposal).data)
+        if getattr(request.accepted_renderer, "format", "") == "xlsx":
+            filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.xlsx"
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class ProposalPDFView(GenericAPIView):
+    renderer_classes = [PDFRenderer]
+    content_negotiation_class = FirstRenderer
+    throttle_scope = "pdf"
+
+    @extend_schema(
+        summary="The PDF of one of your proposals, from its stored Advice",
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY},
+    )
+    def get(self, request: Request, proposal_id: int) -> HttpResponse:
+        proposal = owned_proposal(request, proposal_id)
+        response = HttpResponse(frozen_proposal_pdf(proposal=proposal), content_type="application/pdf")
+        filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.pdf"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response

@@ -1,0 +1,93 @@
+"""Yearly cash and present cost of renting and of buying, read off an Advice (pure functions, no Django).
+
+The Advice carries the month-by-month cumulative cash of both options at the recommended size
+(``cumulative_cost``, from ``economics.cumulative_cost_by_month``) and their present cost over the
+horizon (``npv``, from ``economics.npv_rent_and_own_usd``). An approver reads years, not months: this
+module cuts the monthly series into years and discounts each year's cash at the scenario's rate, with
+the same conventions as the economics code (capex paid at month 0, running costs and rent at each
+year's end, the residual value back in the last month). With no rental price decline the discounted
+years add up to the Advice's ``npv`` exactly; with a decline the monthly series steps the price each
+month where the NPV steps it each year, so the two differ by the within-year part of the decline.
+
+Everything here is derived from the stored Advice alone, so a frozen proposal's figures never move.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MONTHS_PER_YEAR = 12
+
+
+def _year_rows(*, rent: Sequence[float], buy: Sequence[float], discount_rate: float) -> list[dict[str, float | int]]:
+    months = len(rent) - 1
+    rows: list[dict[str, float | int]] = [
+        {
+            "year": 0,
+            "rent_usd": float(rent[0]),
+            "buy_usd": float(buy[0]),
+            "rent_present_usd": float(rent[0]),
+            "buy_present_usd": float(buy[0]),
+        }
+    ]
+    for year in range(1, math.ceil(months / MONTHS_PER_YEAR) + 1):
+        start, end = (year - 1) * MONTHS_PER_YEAR, min(year * MONTHS_PER_YEAR, months)
+        factor = (1.0 + discount_rate) ** (-end / MONTHS_PER_YEAR)
+        rent_cash, buy_cash = float(rent[end] - rent[start]), float(buy[end] - buy[start])
+        rows.append(
+            {
+                "year": year,
+                "rent_usd": rent_cash,
+                "buy_usd": buy_cash,
+                "rent_present_usd": rent_cash * factor,
+                "buy_present_usd": buy_cash * factor,
+            }
+        )
+    return rows
+
+
+def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Cash and present cost per year (year 0 = the purchase) and over the horizon, renting vs buying.
+
+    None when the Advice has no cash-flow series (no recommendation, or no price to compare)."""
+    cumulative = advice.get("cumulative_cost") or None
+    if not cumulative or not cumulative.get("rent_usd") or not cumulative.get("buy_usd"):
+        return None
+    buy_terms = (advice.get("scenario") or {}).get("buy") or {}
+    npv = advice.get("npv") or {}
+    discount_rate = float(npv.get("discount_rate", buy_terms.get("discount_rate", 0.0)))
+    rows = _year_rows(rent=cumulative["rent_usd"], buy=cumulative["buy_usd"], discount_rate=discount_rate)
+    total = {key: sum(float(row[key]) for row in rows) for key in rows[0] if key != "year"}
+    return {
+        "gpus": cumulative.get("gpus"),
+        "discount_rate": discount_rate,
+        "horizon_years": (len(cumulative["rent_usd"]) - 1) / MONTHS_PER_YEAR,
+        "rent_market": cumulative.get("rent_market"),
+        "years": rows,
+        "total": total,
+    }
+
+
+def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The sum an approver is asked to sign for: the purchase price when buying, the first year's
+    rent when renting; with the horizon's cash total of that option beside it. None without a decision."""
+    action = (advice.get("recommendation") or {}).get("action")
+    totals = yearly_totals(advice=advice)
+    if action not in ("buy", "rent") or totals is None:
+        return None
+    years = totals["years"]
+    if action == "buy":
+        amount, label = years[0]["buy_usd"], "purchase price, paid up front"
+    else:
+        amount, label = years[1]["rent_usd"] if len(years) > 1 else 0.0, "rent in the first year"
+    return {
+        "action": action,
+        "gpus": totals["gpus"],
+        "usd": float(amount),
+        "label": label,
+        "horizon_years": totals["horizon_years"],
+        "horizon_cash_usd": float(totals["total"][f"{action}_usd"]),
+        "horizon_present_usd": float(totals["total"][f"{action}_present_usd"]),
+    }

@@ -1,0 +1,206 @@
+"""Frozen proposals: services (issue, recompute, share) and owner-scoped selectors.
+
+A proposal stores the Advice as it was issued, with the offers, hardware quote and calibration it
+used and a hash of all of it. Nothing reads live prices again for an issued proposal: what an
+approver opens next month is what was proposed. "Recompute with today's prices" is a new proposal
+from the same inputs, and ``advice_difference`` says what moved."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.models import Calibration, Proposal, Scenario, ShareLink
+from advisor.scenarios import scenario_for_user
+
+OFFER_KEY = ("provider", "instance", "region", "market")
+
+
+def _canonical(value: Any) -> str:
+    # allow_nan=False: a NaN or infinity would be stored differently by each database; fail loudly instead.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def content_hash(*, advice: Mapping[str, Any], provenance: Mapping[str, Any]) -> str:
+    return hashlib.sha256(_canonical({"advice": advice, "provenance": provenance}).encode()).hexdigest()
+
+
+def _offers_in(value: Any) -> Iterator[dict[str, Any]]:
+    """Every offer object anywhere in the Advice (chosen, per market, per replica tier)."""
+    if isinstance(value, Mapping):
+        if "provider" in value and "usd_per_gpu_hour" in value:
+            yield dict(value)
+        for item in value.values():
+            yield from _offers_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _offers_in(item)
+
+
+def offers_used(*, advice: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The distinct offers the Advice quotes, each with its price, source and observation date."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for offer in _offers_in(advice.get("sizes") or []):
+        seen.setdefault(tuple(offer.get(k) for k in OFFER_KEY), offer)
+    return [seen[key] for key in sorted(seen, key=lambda k: tuple(str(part) for part in k))]
+
+
+def _provenance(*, advice: Mapping[str, Any], calibration: Calibration) -> dict[str, Any]:
+    return {
+        "offers": offers_used(advice=advice),
+        "prices_as_of": advice.get("prices_as_of"),
+        "price_freshness": advice.get("price_freshness"),
+        "hardware_quote": advice.get("hardware_quote"),
+        "calibration": {
+            "id": calibration.pk,
+            "name": calibration.name,
+            "runs": calibration.runs,
+            "loo_mape": calibration.loo_mape,
+            "is_default": calibration.is_default,
+            "created_at": calibration.created_at.isoformat() if calibration.created_at else None,
+            "document_sha256": hashlib.sha256(_canonical(calibration.document).encode()).hexdigest(),
+        },
+    }
+
+
+def _advise(*, user: AbstractBaseUser, document: dict[str, Any]) -> tuple[dict[str, Any], Calibration]:
+    """The Advice of ``document`` with the user's active calibration; raises ScenarioError."""
+    from advisor.advice import advise  # the pipeline pulls in the estimator and pricing: load on first use
+    from advisor.calibrations import calibration_for_user
+    from advisor.scenario import parse_scenario
+
+    scenario = parse_scenario(document)
+    row, calibration = calibration_for_user(user=user)
+    # Through JSON once, so what is stored, hashed and served is the same document.
+    advice = json.loads(_canonical(advise(scenario, calibration=calibration).to_dict()))
+    return advice, row
+
+
+def _issue(
+    *, user: AbstractBaseUser, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any
+) -> Proposal:
+    advice, calibration = _advise(user=user, document=document)
+    provenance = _provenance(advice=advice, calibration=calibration)
+    return Proposal.objects.create(
+        owner=user,
+        scenario=scenario,
+        scenario_name=name,
+        scenario_document=document,
+        issued_at=timezone.now(),
+        advice=advice,
+        provenance=provenance,
+        content_hash=content_hash(advice=advice, provenance=provenance),
+        **extra,
+    )
+
+
+@transaction.atomic
+def issue_proposal(*, user: AbstractBaseUser, scenario_id: int) -> Proposal:
+    """Freeze the Advice of the user's saved scenario as it stands now.
+
+    Raises Scenario.DoesNotExist for another user's scenario and ScenarioError for a stored document
+    the current rules reject."""
+    scenario = scenario_for_user(user=user, scenario_id=scenario_id)
+    return _issue(user=user, scenario=scenario, name=scenario.name, document=scenario.document)
+
+
+@transaction.atomic
+def recompute_proposal(*, user: AbstractBaseUser, proposal_id: int) -> Proposal:
+    """A new proposal from the same inputs as the given one, with today's prices and calibration."""
+    previous = proposal_for_user(user=user, proposal_id=proposal_id)
+    return _issue(
+        user=user,
+        scenario=previous.scenario,
+        name=previous.scenario_name,
+        document=previous.scenario_document,
+        recomputed_from=previous,
+    )
+
+
+def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
+    """A read-only link to this frozen proposal. Raises ValueError when its scenario was deleted
+    (links belong to a scenario and go with it)."""
+    if proposal.scenario_id is None:
+        raise ValueError("the scenario of this proposal was deleted; it can no longer be shared")
+    return ShareLink.objects.create(scenario_id=proposal.scenario_id, proposal=proposal)
+
+
+# --- selectors ---
+
+
+def proposals_for_user(*, user: AbstractBaseUser) -> QuerySet[Proposal]:
+    return Proposal.objects.filter(owner=user)
+
+
+def proposal_for_user(*, user: AbstractBaseUser, proposal_id: int) -> Proposal:
+    """Raises Proposal.DoesNotExist for a missing id and for another user's proposal alike."""
+    return Proposal.objects.select_related("scenario", "recomputed_from").get(owner=user, pk=proposal_id)
+
+
+def proposals_for_scenario(*, user: AbstractBaseUser, scenario_id: int) -> QuerySet[Proposal]:
+    """The user's proposals of one of their scenarios; raises Scenario.DoesNotExist like scenario_for_user."""
+    scenario = scenario_for_user(user=user, scenario_id=scenario_id)
+    return proposals_for_user(user=user).filter(scenario=scenario)
+
+
+def proposal_share_links(*, proposal: Proposal) -> QuerySet[ShareLink]:
+    return proposal.share_links.filter(revoked_at__isnull=True)
+
+
+def proposal_for_share_token(*, token: str) -> Proposal | None:
+    link = ShareLink.objects.select_related("proposal").filter(token=token, revoked_at__isnull=True).first()
+    return link.proposal if link else None
+
+
+# --- what changed between two proposals (pure) ---
+
+
+def _recommended(advice: Mapping[str, Any]) -> Mapping[str, Any]:
+    gpus = (advice.get("recommendation") or {}).get("gpus")
+    return next((s for s in advice.get("sizes") or [] if s.get("gpus") == gpus), {})
+
+
+def _figures(advice: Mapping[str, Any]) -> dict[str, Any]:
+    recommendation = advice.get("recommendation") or {}
+    size = _recommended(advice)
+    totals = yearly_totals(advice=advice) or {"total": {}}
+    amount = decision_amount(advice=advice) or {}
+    offer = (size.get("rent") or {}).get("offer") or {}
+    return {
+        "Decision": recommendation.get("action"),
+        "GPUs": recommendation.get("gpus"),
+        "Amount to approve (USD)": amount.get("usd"),
+        "Rented price per GPU-hour (USD)": offer.get("usd_per_gpu_hour"),
+        "Renting, cash over the horizon (USD)": totals["total"].get("rent_usd"),
+        "Buying, cash over the horizon (USD)": totals["total"].get("buy_usd"),
+        "Renting, present cost (USD)": totals["total"].get("rent_present_usd"),
+        "Buying, present cost (USD)": totals["total"].get("buy_present_usd"),
+        "Prices as of": advice.get("prices_as_of"),
+    }
+
+
+def advice_difference(*, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The headline figures of two Advice documents side by side, with the change where both are numbers."""
+    old, new = _figures(before), _figures(after)
+    rows = []
+    for label in old:
+        a, b = old[label], new[label]
+        numeric = isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool)
+        rows.append(
+            {
+                "label": label,
+                "before": a,
+                "after": b,
+                "change": (b - a) if numeric else None,
+                "changed": a != b,
+            }
+        )
+    return rows

@@ -1,0 +1,123 @@
+"""advisor.cash_flow: yearly cash and present cost cut from the Advice's monthly series."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import economics as ec
+from advisor.cash_flow import decision_amount, yearly_totals
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json"
+
+
+@pytest.fixture
+def example_advice() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text())
+
+
+def _advice(
+    *,
+    capex: float,
+    own_per_year: float,
+    rent_per_year: float,
+    residual: float,
+    rate: float,
+    years: int,
+    action: str = "buy",
+    decline: float = 0.0,
+) -> dict[str, Any]:
+    months = years * 12
+    rent, own = ec.cumulative_cost_by_month(
+        months=months,
+        rent_usd_per_month=rent_per_year / 12,
+        rent_decline_per_year=decline,
+        capex_usd=capex,
+        own_usd_per_month=own_per_year / 12,
+        residual_usd=residual,
+    )
+    rent_pv, own_pv = ec.npv_rent_and_own_usd(
+        rent_usd_per_year=rent_per_year,
+        rent_decline_per_year=decline,
+        capex_usd=capex,
+        own_running_usd_per_year=own_per_year,
+        residual_usd=residual,
+        discount_rate=rate,
+        years=years,
+    )
+    return {
+        "recommendation": {"action": action, "gpus": 8},
+        "scenario": {"buy": {"discount_rate": rate}},
+        "cumulative_cost": {
+            "gpus": 8,
+            "months": list(range(months + 1)),
+            "rent_usd": list(rent),
+            "buy_usd": list(own),
+            "rent_market": "on_demand",
+        },
+        "npv": {
+            "discount_rate": rate,
+            "years": years,
+            "rent_present_cost_usd": float(rent_pv),
+            "buy_present_cost_usd": float(own_pv),
+        },
+    }
+
+
+def test_hand_worked_example() -> None:
+    # $100k capex, $12k a year to run, $60k a year of rent, $10k back at the end of 2 years, 10%.
+    totals = yearly_totals(
+        advice=_advice(capex=100_000, own_per_year=12_000, rent_per_year=60_000, residual=10_000, rate=0.10, years=2)
+    )
+    assert totals is not None
+    years = totals["years"]
+    assert [y["year"] for y in years] == [0, 1, 2]
+    assert [y["buy_usd"] for y in years] == pytest.approx([100_000, 12_000, 2_000])
+    assert [y["rent_usd"] for y in years] == pytest.approx([0, 60_000, 60_000])
+    assert [y["buy_present_usd"] for y in years] == pytest.approx([100_000, 12_000 / 1.1, 2_000 / 1.21])
+    assert totals["total"]["rent_usd"] == pytest.approx(120_000)
+    assert totals["total"]["rent_present_usd"] == pytest.approx(60_000 / 1.1 + 60_000 / 1.21)
+    assert totals["horizon_years"] == 2
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.08, 0.15])
+def test_discounted_years_add_up_to_the_advice_npv(rate: float) -> None:
+    advice = _advice(capex=782_716, own_per_year=131_718, rent_per_year=105_788, residual=78_271, rate=rate, years=5)
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    assert totals["total"]["buy_present_usd"] == pytest.approx(advice["npv"]["buy_present_cost_usd"], rel=1e-9)
+    assert totals["total"]["rent_present_usd"] == pytest.approx(advice["npv"]["rent_present_cost_usd"], rel=1e-9)
+    assert totals["total"]["buy_usd"] == pytest.approx(advice["cumulative_cost"]["buy_usd"][-1])
+
+
+def test_on_the_bundled_example_advice(example_advice: dict[str, Any]) -> None:
+    totals = yearly_totals(advice=example_advice)
+    assert totals is not None and len(totals["years"]) == 6
+    assert totals["total"]["buy_present_usd"] == pytest.approx(example_advice["npv"]["buy_present_cost_usd"], rel=1e-9)
+    assert totals["total"]["rent_present_usd"] == pytest.approx(
+        example_advice["npv"]["rent_present_cost_usd"], rel=1e-9
+    )
+    amount = decision_amount(advice=example_advice)
+    assert amount is not None and amount["action"] == "rent"
+    assert amount["usd"] == pytest.approx(example_advice["cumulative_cost"]["rent_usd"][12])
+
+
+def test_buying_asks_for_the_purchase_price() -> None:
+    amount = decision_amount(
+        advice=_advice(capex=317_000, own_per_year=1, rent_per_year=1, residual=0, rate=0.08, years=5)
+    )
+    assert amount is not None and amount["usd"] == pytest.approx(317_000) and "up front" in amount["label"]
+
+
+def test_no_series_no_totals(example_advice: dict[str, Any]) -> None:
+    advice = copy.deepcopy(example_advice)
+    advice["cumulative_cost"] = None
+    assert yearly_totals(advice=advice) is None
+    assert decision_amount(advice=advice) is None
+    advice = copy.deepcopy(example_advice)
+    advice["recommendation"]["action"] = "none"
+    assert decision_amount(advice=advice) is None

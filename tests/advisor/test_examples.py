@@ -1,0 +1,62 @@
+"""Every scenario in examples/ advises through the real command line: `manage.py advise examples/X.json`.
+
+Each runs in a fresh process against a fresh SQLite database that `manage.py bootstrap` filled, as on a
+first run. The environment is the test environment (tests/environment.py) with the database pointed at
+a temporary file; running with no environment at all depends on the embedded-default settings change."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+
+
+def _env(database: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PYTEST_XDIST_WORKER")}
+    return {**env, "DATABASE_URL": f"sqlite:///{database}", "DJANGO_SETTINGS_MODULE": "config.settings"}
+
+
+def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def first_run_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    env = _env(tmp_path_factory.mktemp("examples") / "db.sqlite3")
+    done = _manage(env, "bootstrap")
+    assert done.returncode == 0, done.stderr
+    return env
+
+
+def test_the_examples_cover_training_the_small_team_node_and_inference() -> None:
+    names = {path.stem for path in EXAMPLES}
+    assert {"7b-training", "70b-training", "small-team-node", "inference-service"} <= names
+    kinds = {json.loads(path.read_text())["workload"]["kind"] for path in EXAMPLES}
+    assert kinds == {"training", "inference"}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_advises(path: Path, first_run_env: dict[str, str]) -> None:
+    document: dict[str, Any] = json.loads(path.read_text())
+    done = _manage(first_run_env, "advise", str(path.relative_to(ROOT)))
+    assert done.returncode == 0, done.stderr
+    advice = json.loads(done.stdout)
+    assert advice["scenario"]["name"] == document["name"]
+    assert advice["kind"] == document["workload"]["kind"]
+    assert advice["recommendation"]["action"] in ("rent", "buy")
+    assert advice["sizes"] and advice["prices_as_of"]
+    chosen = next(s for s in advice["sizes"] if s["gpus"] == advice["recommendation"]["gpus"])
+    assert chosen["rent"]["offer"]["source"]
+    if document["workload"]["kind"] == "training":
+        assert [s["gpus"] for s in advice["sizes"]] == document["cluster_sizes"]
+        assert all(s["run_hours"] > 0 for s in advice["sizes"] if s["fits_memory"])

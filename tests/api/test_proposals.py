@@ -1,0 +1,213 @@
+"""Frozen proposals over the API: issue, read back (JSON, xlsx, PDF), and nothing moves when prices do."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db.models import F
+
+from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.models import Proposal
+from advisor.scenarios import scenario_create
+from advisor.web.presenters import usd_exact
+from pricing.models import Offer
+from tests.api.conftest import assert_problem
+from tests.api.examples import DESIGN_SCENARIO
+from tests.web.conftest import load_bundled_data
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def saved(user) -> int:  # type: ignore[no-untyped-def]
+    load_bundled_data()
+    return scenario_create(owner=user, name="7B pretraining", document=DESIGN_SCENARIO).pk
+
+
+def _issue(client, scenario_id: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    response = client.post(f"/api/v1/scenarios/{scenario_id}/proposals")
+    assert response.status_code == 201, response.content[:2000]
+    return response.json()
+
+
+def _pdf_text(content: bytes) -> str:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(content))
+    return "\n".join(page.extract_text() for page in reader.pages)
+
+
+def _double_every_price() -> None:
+    changed = Offer.objects.update(usd_per_gpu_hour=F("usd_per_gpu_hour") * 2, usd_per_hour=F("usd_per_hour") * 2)
+    assert changed > 0
+
+
+def test_issue_returns_the_contract_fields_and_stores_provenance(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    body = _issue(alice, saved)
+    assert {"id", "scenario_id", "issued_at", "advice"} <= set(body)
+    assert body["scenario_id"] == saved
+    advice = body["advice"]
+    assert advice["sizes"] and advice["recommendation"]["action"] in ("rent", "buy", "none")
+    stored = Proposal.objects.get(pk=body["id"])
+    assert stored.advice == advice
+    provenance = stored.provenance
+    assert provenance["calibration"]["name"] == advice["calibration"]["name"]
+    assert provenance["calibration"]["id"] and len(provenance["calibration"]["document_sha256"]) == 64
+    assert provenance["hardware_quote"] == advice["hardware_quote"] and provenance["hardware_quote"]["source"]
+    chosen = advice["sizes"][0]["rent"]["offer"]
+    keys = [(o["provider"], o["instance"], o["region"], o["market"]) for o in provenance["offers"]]
+    assert (chosen["provider"], chosen["instance"], chosen["region"], chosen["market"]) in keys
+    assert all(o["source"] for o in provenance["offers"])
+    assert re.fullmatch(r"[0-9a-f]{64}", stored.content_hash)
+    assert alice.get(f"/api/v1/scenarios/{saved}/proposals").json()["results"][0]["id"] == body["id"]
+
+
+def test_numbers_and_pdf_do_not_change_after_prices_change(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    issued = _issue(alice, saved)
+    pdf_before = _pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)
+
+    _double_every_price()
+
+    again = alice.get(f"/api/v1/proposals/{issued['id']}").json()
+    assert again["advice"] == issued["advice"]
+    assert again["issued_at"] == issued["issued_at"]
+    assert _pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content) == pdf_before
+    # Control: the price change is real; a proposal issued now sees it.
+    fresh = _issue(alice, saved)
+    before = issued["advice"]["sizes"][0]["rent"]["offer"]["usd_per_gpu_hour"]
+    after = fresh["advice"]["sizes"][0]["rent"]["offer"]["usd_per_gpu_hour"]
+    assert after == pytest.approx(2 * before)
+
+
+def test_pdf_has_cover_yearly_totals_approval_block_page_numbers_and_sources(alice, saved, user) -> None:  # type: ignore[no-untyped-def]
+    issued = _issue(alice, saved)
+    response = alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf")
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    text = _pdf_text(response.content)
+    flat = " ".join(text.split())
+    advice = issued["advice"]
+    action = {"buy": "Buy", "rent": "Rent"}[advice["recommendation"]["action"]]
+    assert f"Decision: {action} {advice['recommendation']['gpus']}" in flat
+    assert f"Proposal {issued['id']} issued {issued['issued_at'][:10]}" in flat
+    amount = decision_amount(advice=advice)
+    assert amount is not None and f"Amount: {usd_exact(amount['usd'])}" in flat
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    for row in totals["years"]:
+        for key in ("rent_usd", "buy_usd", "rent_present_usd", "buy_present_usd"):
+            assert usd_exact(row[key]) in flat, (row, key)
+    assert "Total over 5 years" in flat
+    for key in ("rent_usd", "buy_usd", "rent_present_usd", "buy_present_usd"):
+        assert usd_exact(totals["total"][key]) in flat
+    # The 5-year present costs are the Advice's own NPV figures.
+    assert usd_exact(advice["npv"]["buy_present_cost_usd"]) in flat
+    assert usd_exact(advice["npv"]["rent_present_cost_usd"]) in flat
+    assert "Prepared by" in flat and "Approved by" in flat and user.get_username() in flat
+    pages = len(re.findall(r"page \d+ of (\d+)", flat))
+    assert pages >= 2
+    # Cover (decision, amount, approval block), then a one-page summary that ends with the totals.
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(response.content))
+    cover, summary = (" ".join(reader.pages[i].extract_text().split()) for i in (0, 1))
+    assert "Decision:" in cover and "Amount:" in cover and "Approved by" in cover
+    assert "Executive summary" in summary and "Total over 5 years" in summary
+    offer = advice["sizes"][0]["rent"]["offer"]
+    assert f"${offer['usd_per_gpu_hour']:,.2f} per GPU-hour" in flat
+    assert advice["hardware_quote"]["quoted_on"] in flat
+
+
+def test_xlsx_opens_and_holds_the_stored_numbers(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    issued = _issue(alice, saved)
+    response = alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    book = load_workbook(io.BytesIO(response.content))
+    assert book.sheetnames == ["Summary", "Sizes", "Costs by market", "Cash flow by year", "Prices", "Assumptions"]
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Proposal"] == issued["id"]
+    assert summary["Decision"] == issued["advice"]["recommendation"]["action"]
+    sizes = list(book["Sizes"].iter_rows(values_only=True))
+    header = sizes[0]
+    assert [row[header.index("gpus")] for row in sizes[1:]] == [s["gpus"] for s in issued["advice"]["sizes"]]
+    run_hours = [row[header.index("run_hours")] for row in sizes[1:]]
+    assert run_hours == pytest.approx([s["run_hours"] for s in issued["advice"]["sizes"]])
+    cash = list(book["Cash flow by year"].iter_rows(values_only=True))
+    totals = yearly_totals(advice=issued["advice"])
+    assert totals is not None
+    assert cash[-1][0] == "total over 5 years"
+    assert cash[-1][4] == pytest.approx(totals["total"]["buy_present_usd"])
+    markets = {row[1] for row in book["Costs by market"].iter_rows(min_row=2, values_only=True)}
+    assert "owned" in markets and "on_demand" in markets
+    sources = [row[3] for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
+    assert all(sources) and any("quote" in str(s).lower() for s in sources)
+    prices = list(book["Prices"].iter_rows(min_row=2, values_only=True))
+    assert prices and all(row[6] for row in prices)
+
+
+def test_another_users_proposal_is_not_found(alice, bob, saved) -> None:  # type: ignore[no-untyped-def]
+    issued = _issue(alice, saved)
+    for path in (
+        f"/api/v1/proposals/{issued['id']}",
+        f"/api/v1/proposals/{issued['id']}/proposal.pdf",
+        f"/api/v1/proposals/{issued['id']}?format=xlsx",
+    ):
+        assert_problem(bob.get(path), 404)
+    assert_problem(bob.post(f"/api/v1/scenarios/{saved}/proposals"), 404)
+    assert Proposal.objects.count() == 1
+
+
+def test_invalid_stored_scenario_is_a_conflict_and_stores_nothing(alice, user) -> None:  # type: ignore[no-untyped-def]
+    load_bundled_data()
+    broken = scenario_create(owner=user, name="old", document={**DESIGN_SCENARIO, "gpu": "no-such-gpu"})
+    assert_problem(alice.post(f"/api/v1/scenarios/{broken.pk}/proposals"), 409, "#/scenario/gpu")
+    assert not Proposal.objects.exists()
+
+
+def test_proposal_survives_its_scenario(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    issued = _issue(alice, saved)
+    assert alice.delete(f"/api/v1/scenarios/{saved}").status_code == 204
+    body = alice.get(f"/api/v1/proposals/{issued['id']}").json()
+    assert body["scenario_id"] is None and body["advice"] == issued["advice"]
+
+
+def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    document = json.loads((ROOT / "examples" / "inference-service.json").read_text())
+    saved = scenario_create(owner=user, name="chat", document=document).pk
+    issued = _issue(alice, saved)
+    advice = issued["advice"]
+    assert advice["kind"] == "inference"
+    flat = " ".join(_pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content).split())
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    assert usd_exact(totals["total"]["rent_present_usd"]) in flat and "Approved by" in flat
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
+    rows = list(book["Costs by market"].iter_rows(min_row=2, values_only=True))
+    rented = [row for row in rows if row[1] != "owned" and row[2]]
+    assert rented and all(row[5] and row[9] for row in rented)  # provider, price and source on every rented row
+    chosen = advice["sizes"][0]["rent"]["by_market"]["on_demand"]
+    assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_gpu_hour"]) in {
+        (row[0], row[1], row[2], row[5]) for row in rows
+    }
+
+
+def test_workbook_text_is_never_a_formula(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    saved = scenario_create(owner=user, name='=HYPERLINK("http://evil.example","x")', document=DESIGN_SCENARIO).pk
+    issued = _issue(alice, saved)
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
+    cell = next(row[1] for row in book["Summary"].iter_rows(min_row=2) if row[0].value == "Scenario")
+    assert cell.value.startswith("=HYPERLINK") and cell.data_type == "s"

@@ -1,0 +1,133 @@
+"""Proposal pages: issue from the scenario and planner pages, frozen share links, recompute with
+today's prices as a new proposal with the difference shown, PDF and xlsx downloads."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import pytest
+from django.db.models import F
+from django.test import Client
+
+from advisor import scenarios as store
+from advisor.models import Proposal
+from advisor.web import forms
+from pricing.models import Offer
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bundled_data")]
+
+
+@pytest.fixture
+def alice(client: Client, user: Any) -> Client:
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def saved(user: Any, scenario_document: dict[str, Any]) -> Any:
+    return store.scenario_create(owner=user, name="7B pretraining", document=scenario_document)
+
+
+def _double_prices() -> None:
+    assert Offer.objects.update(usd_per_gpu_hour=F("usd_per_gpu_hour") * 2, usd_per_hour=F("usd_per_hour") * 2)
+
+
+def _rented_price(proposal: Proposal) -> float:
+    size = next(s for s in proposal.advice["sizes"] if s["gpus"] == proposal.advice["recommendation"]["gpus"])
+    return size["rent"]["offer"]["usd_per_gpu_hour"]
+
+
+def test_issue_from_the_scenario_page(alice: Client, saved: Any) -> None:
+    page = alice.get(f"/scenarios/{saved.pk}/").content.decode()
+    assert 'data-testid="issue-proposal"' in page
+    response = alice.post(f"/scenarios/{saved.pk}/proposals/")
+    proposal = Proposal.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/proposals/{proposal.pk}/"
+    html = alice.get(response["Location"]).content.decode()
+    assert f"Proposal {proposal.pk}" in html and 'data-testid="proposal-recompute"' in html
+    assert f"${_rented_price(proposal):,.2f}" in html
+    assert f"/proposals/{proposal.pk}/" in alice.get(f"/scenarios/{saved.pk}/").content.decode()
+
+
+def test_issue_from_the_planner_saves_then_freezes(alice: Client) -> None:
+    page = alice.get("/plan/").content.decode()
+    assert 'data-testid="issue-proposal"' in page
+    response = alice.post("/plan/save/", {**forms.preset_initial("7b-pretrain"), "then": "issue"})
+    proposal = Proposal.objects.get()
+    assert response["Location"] == f"/proposals/{proposal.pk}/"
+    assert proposal.scenario is not None and proposal.scenario_document == proposal.scenario.document
+
+
+def test_recompute_makes_a_new_proposal_and_shows_what_moved(alice: Client, saved: Any) -> None:
+    alice.post(f"/scenarios/{saved.pk}/proposals/")
+    first = Proposal.objects.get()
+    as_issued = (first.advice, first.content_hash)
+    _double_prices()
+    response = alice.post(f"/proposals/{first.pk}/recompute/")
+    second = Proposal.objects.exclude(pk=first.pk).get()
+    assert response["Location"] == f"/proposals/{second.pk}/"
+    assert second.recomputed_from_id == first.pk
+    assert _rented_price(second) == pytest.approx(2 * _rented_price(first))
+    first.refresh_from_db()
+    assert (first.advice, first.content_hash) == as_issued  # the earlier proposal is untouched
+    html = alice.get(f"/proposals/{second.pk}/").content.decode()
+    assert 'data-testid="proposal-difference"' in html
+    row = re.search(r"Rented price per GPU-hour \(USD\)</th><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td>", html)
+    assert row is not None
+    assert row.groups() == (
+        f"{_rented_price(first):,.2f}",
+        f"{_rented_price(second):,.2f}",
+        f"{_rented_price(second) - _rented_price(first):+,.2f}",
+    )
+    assert f"/proposals/{second.pk}/" in alice.get(f"/proposals/{first.pk}/").content.decode()  # "newer exists"
+
+
+def test_share_links_point_at_frozen_proposals_and_old_links_still_work(
+    alice: Client, saved: Any, client: Client
+) -> None:
+    old_link = store.share_link_create(scenario=saved)  # made before proposals existed: live
+    alice.post(f"/scenarios/{saved.pk}/share/")
+    proposal = Proposal.objects.get()
+    link = proposal.share_links.get()
+    price = f"${_rented_price(proposal):,.2f}"
+    _double_prices()
+    anonymous = Client()
+    frozen = anonymous.get(f"/s/{link.token}/").content.decode()
+    assert price in frozen and "frozen" in frozen
+    pdf = anonymous.get(f"/s/{link.token}/proposal.pdf")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    from pypdf import PdfReader
+
+    text = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.content)).pages)
+    assert f"Proposal {proposal.pk} issued" in " ".join(text.split())
+    live = anonymous.get(f"/s/{old_link.token}/")
+    assert live.status_code == 200
+    assert f"${2 * _rented_price(proposal):,.2f}" in live.content.decode()
+
+
+def test_xlsx_download_opens(alice: Client, saved: Any) -> None:
+    from openpyxl import load_workbook
+
+    alice.post(f"/scenarios/{saved.pk}/proposals/")
+    proposal = Proposal.objects.get()
+    response = alice.get(f"/proposals/{proposal.pk}/proposal.xlsx")
+    assert response.status_code == 200
+    book = load_workbook(io.BytesIO(response.content))
+    summary = {r[0]: r[1] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Proposal"] == proposal.pk and summary["Content hash (SHA-256)"] == proposal.content_hash
+
+
+def test_admin_shows_proposals_read_only(client: Client, staff_user: Any, saved: Any, user: Any) -> None:
+    from advisor.proposals import issue_proposal
+
+    proposal = issue_proposal(user=user, scenario_id=saved.pk)
+    staff_user.is_superuser = True
+    staff_user.save()
+    client.force_login(staff_user)
+    assert str(proposal.pk) in client.get("/admin/advisor/proposal/").content.decode()
+    response = client.post(f"/admin/advisor/proposal/{proposal.pk}/change/", {"scenario_name": "edited"})
+    assert response.status_code == 403
+    proposal.refresh_from_db()
+    assert proposal.scenario_name == "7B pretraining"
