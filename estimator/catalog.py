@@ -40,6 +40,9 @@ DEFAULT_HEAD_DIM: Final[int] = 128
 DEFAULT_KV_HEADS: Final[int] = 8
 DEFAULT_FFN_PER_HIDDEN: Final[float] = 3.5
 FFN_STEP: Final[int] = 256
+# Dense MLP widths published for the catalog's models run from 2.7 (Llama 2 7B, gated) to 4 (GPT-3, plain) x hidden;
+# a derived dense FFN stays within 2-8 x hidden so layers/hidden that cannot reach params_b are refused, not stretched.
+DENSE_FFN_RATIO: Final[tuple[float, float]] = (2.0, 8.0)
 HIDDEN_STEP: Final[int] = 1024  # 8 heads of 128, so 8 KV heads divide the heads
 DEFAULT_VOCAB: Final[int] = 128256
 WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((8.03, 4096), (70.6, 8192), (405.9, 16384))
@@ -285,8 +288,9 @@ def derive_geometry(
     With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
     is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
     width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b.
-    A mixture of experts (``experts`` > 0) needs its geometry; the FFN of one expert is then derived so the total
-    matches params_b. The result is not checked against params_b here (``check_geometry`` does that).
+    A mixture of experts (``experts`` > 0) needs layers and hidden. When layers are given and the FFN is not, the FFN
+    (of one expert) is derived so the total matches params_b (a dense FFN within 2-8 x hidden). The result is not
+    checked against params_b here (``check_geometry`` does that).
     """
     if not (isinstance(params_b, int | float) and math.isfinite(params_b) and params_b > 0):
         raise CatalogError("params_b", f"must be a positive number, got {params_b!r}")
@@ -333,20 +337,23 @@ def derive_geometry(
         assumed=(),
         **dims,
     )
-    if experts:
+    if experts or layers:
+        # Layers given (or a MoE): the MLP width is what is left of params_b, so the given size holds.
         geometry = _fit_expert_width(geometry, params_b=float(params_b), keep_ffn=ffn_hidden is not None)
     active = geometry.active_params() / 1e9
     return replace(geometry, active_params_b=active if experts else float(params_b), assumed=tuple(assumed))
 
 
 def _fit_expert_width(geometry: ModelGeometry, *, params_b: float, keep_ffn: bool) -> ModelGeometry:
-    """A MoE geometry whose expert FFN width makes the total params_b (unless the FFN was given)."""
+    """A geometry whose (expert) FFN width makes the total params_b (unless the FFN was given); at least FFN_STEP,
+    so a geometry too big for params_b stays too big and check_geometry refuses it."""
     if keep_ffn:
         return geometry
     fixed = replace(geometry, ffn_hidden=0).params()
     per_unit = replace(geometry, ffn_hidden=1).params() - fixed
-    width = max(FFN_STEP, round((params_b * 1e9 - fixed) / per_unit / FFN_STEP) * FFN_STEP)
-    return replace(geometry, ffn_hidden=int(width))
+    width = round((params_b * 1e9 - fixed) / per_unit / FFN_STEP) * FFN_STEP
+    low, high = (FFN_STEP, math.inf) if geometry.is_moe else (d * geometry.hidden for d in DENSE_FFN_RATIO)
+    return replace(geometry, ffn_hidden=int(min(max(width, low, FFN_STEP), high)))
 
 
 def resolve_model(

@@ -95,3 +95,9 @@ def test_name_and_contradicting_params_is_refused() -> None:
     with pytest.raises(catalog.CatalogError) as err:
         catalog.resolve_model(name="llama-3.1-8b", params_b=70)
     assert err.value.field == "model"
+
+
+def test_given_layers_and_hidden_without_ffn_take_the_mlp_width_that_gives_params_b() -> None:
+    g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32)
+    assert catalog.geometry_deviation(g, params_b=7) < 0.02
+    assert 2 * 4096 <= g.ffn_hidden <= 3 * 4096
