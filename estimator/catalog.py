@@ -393,3 +393,16 @@ def resolve_model(
     )
     check_geometry(geometry, params_b=params_b, tolerance=tolerance)
     return geometry
+
+
+def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
+    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture) of a
+    geometry, so the training side can take catalog shapes with a one-line change:
+    ``architecture_dict(derive_geometry(params_b=p))`` (70 -> 80 x 8192 instead of 71 x 9216)."""
+    return {
+        "layers": geometry.layers,
+        "hidden": geometry.hidden,
+        "heads": geometry.heads,
+        "ffn_hidden": geometry.ffn_hidden,
+        "vocab": geometry.vocab,
+    }

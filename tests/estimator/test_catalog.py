@@ -101,3 +101,8 @@ def test_given_layers_and_hidden_without_ffn_take_the_mlp_width_that_gives_param
     g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32)
     assert catalog.geometry_deviation(g, params_b=7) < 0.02
     assert 2 * 4096 <= g.ffn_hidden <= 3 * 4096
+
+
+def test_architecture_dict_has_the_training_keys() -> None:
+    arch = catalog.architecture_dict(catalog.derive_geometry(params_b=70))
+    assert arch == {"layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672, "vocab": 128256}
