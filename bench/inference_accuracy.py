@@ -1,22 +1,20 @@
-"""Leave-one-out accuracy of the inference model's output tokens/s on the bundled TensorRT-LLM tables.
-
-Prints, for the calibrated model and two baselines, the mean / median / 90th percentile absolute percentage
-error of held-out rows:
-
-* naive baseline (the one the issue asks for): a constant fraction of memory bandwidth turned into tokens,
-  ``f x tp x BW / weight bytes``, f refitted without the held-out row;
-* a stronger baseline: the same fraction fitted per input/output length pair (so it knows the request shape).
-
-Also leave-one-GPU-out (every row of a GPU held out together) to show how the model transfers to a GPU it was not
-fitted on, and the error split by table source, model and GPU. Run::
+"""Held-out accuracy of the inference model, each figure beside a naive baseline. Run::
 
     .venv/bin/python bench/inference_accuracy.py
+
+1. The calibration table (TensorRT-LLM max-throughput rows, output tokens/s): leave one row out, hold out by model
+   (every row of a model refitted without it) and by serving stack (TensorRT-LLM v0.14 vs v1.0 tables). Baseline: a
+   constant fraction of the memory bandwidth turned into tokens, ``f x tp x BW / weight bytes``, refitted the same way.
+2. Tables never fitted (checked: no row of them is in the calibration table): TensorRT-LLM v0.9 static-batch tables
+   (Llama-2 7B/70B, Mistral 7B, Mixtral 8x7B MoE) at the measured batch, with the full calibration.
+3. Latency under load, never fitted: NVIDIA NIM v1.8.0 closed-loop measurements (Llama 3.1 8B TP1, Llama 3.3 70B TP2,
+   H100 FP8, concurrency 1-250, five request shapes): TTFT and TPOT, beside the no-queueing baseline (TTFT = the
+   request's own prefill + one decode step; TPOT at min(concurrency, batch cap) without waiting for a slot).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,79 +22,108 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from estimator import inference as inf
+from estimator.inference.data import read_data_csv
+from estimator.inference.fit import table_gpu, table_model
+from estimator.inference.model import decode_step_s
+
+TTFT_TARGET = 0.35
+TPOT_TARGET = 0.20
 
 
 def summary(name: str, pred: np.ndarray, measured: np.ndarray) -> str:
     e = inf.ape(pred, measured)
     return (
-        f"{name:<46} MAPE {e.mean():6.1%}  median {np.median(e):6.1%}  p90 {np.quantile(e, 0.9):6.1%}  "
-        f"max {e.max():7.1%}"
+        f"{name:<52} n {len(e):4d}  MAPE {e.mean():6.1%}  median {np.median(e):6.1%}  p90 {np.quantile(e, 0.9):6.1%}"
+        f"  max {e.max():7.1%}"
     )
 
 
-def shape_baseline_loo(table: inf.MeasuredTable) -> np.ndarray:
-    """Per (isl, osl) group, the geometric-mean fraction of the other rows of the group (closed form)."""
-    unit = inf._baseline_unit(table.cases)
-    log_ratio = np.log(table.measured / unit)
-    keys = table.cases.isl * 1e6 + table.cases.osl
-    _, group = np.unique(keys, return_inverse=True)
-    sums = np.bincount(group, weights=log_ratio)
-    counts = np.bincount(group)
-    other = np.where(counts[group] > 1, (sums[group] - log_ratio) / np.maximum(counts[group] - 1, 1), np.nan)
-    return np.exp(other) * unit
+def calibration_table(table: inf.MeasuredTable, start: dict[str, float]) -> None:
+    print("1. Calibration table (TensorRT-LLM max throughput, output tokens/s), held out:")
+    loo = inf.leave_one_out(table, start=start)
+    print(summary("  leave one row out: model", loo.model_pred, loo.measured))
+    print(summary("  leave one row out: baseline", loo.baseline_pred, loo.measured))
+    for name, groups in (("model", list(table.models)), ("serving stack", list(table.sources))):
+        held = inf.hold_out(table, groups, start=start)
+        print(summary(f"  hold out by {name}: model", held.model_pred, held.measured))
+        print(summary(f"  hold out by {name}: baseline", held.baseline_pred, held.measured))
+        for g in dict.fromkeys(groups):
+            mask = np.asarray(groups) == g
+            print(summary(f"    {g}: model", held.model_pred[mask], held.measured[mask]))
 
 
-def leave_one_group_out(table: inf.MeasuredTable, groups: np.ndarray, start: dict[str, float]) -> np.ndarray:
-    pred = np.empty(len(table.cases))
-    for g in np.unique(groups):  # one refit per held-out group
-        held = groups == g
-        params = inf.fit(inf.subset(table, ~held), start=start)
-        pred[held] = inf.max_throughput(inf.subset(table, held).cases, params)
-    return pred
+def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    rows = read_data_csv("trtllm_v0.9_static_batch.csv")
+    seen = set(table.models)
+    assert not any(r["model"] in seen for r in rows), "static-batch models must be unseen by the calibration"
+    cases = inf.build_cases(
+        models=[table_model(r["model"]) for r in rows],
+        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
+        precisions=[r["precision"].lower() for r in rows],
+        tps=[int(r["tp"]) for r in rows],
+        input_tokens=[float(r["isl"]) for r in rows],
+        output_tokens=[float(r["osl"]) for r in rows],
+    )
+    batch = np.asarray([float(r["batch"]) for r in rows])
+    measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
+    pred = inf.static_batch_throughput(cases, params, batch)
+    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    print("\n2. Unseen tables: TensorRT-LLM v0.9 static batch at the measured batch (whole-group output tokens/s):")
+    print(summary("  model", pred, measured))
+    print(summary("  baseline", base, measured))
+    models = np.asarray([r["model"] for r in rows])
+    for m in dict.fromkeys(models):
+        print(summary(f"    {m}: model", pred[models == m], measured[models == m]))
+    fits = inf.max_batch(cases, params) >= batch
+    print(f"  rows whose measured batch the model says fits in memory: {fits.sum()} of {len(rows)}")
+
+
+def nim_latency(params: dict[str, float]) -> None:
+    rows = read_data_csv("nim_latency.csv")
+    cases = inf.build_cases(
+        models=[table_model(r["model"]) for r in rows],
+        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
+        precisions=[r["precision"].lower() for r in rows],
+        tps=[int(r["tp"]) for r in rows],
+        input_tokens=[float(r["input_tokens"]) for r in rows],
+        output_tokens=[float(r["output_tokens"]) for r in rows],
+        stacks=[r["stack"] for r in rows],
+    )
+    n = np.asarray([float(r["concurrency"]) for r in rows])
+    load = inf.closed_loop(cases, params, n)
+    ttft = np.asarray([float(r["ttft_ms"]) for r in rows]) / 1e3
+    tpot = np.asarray([float(r["itl_ms"]) for r in rows]) / 1e3
+    tput = np.asarray([float(r["output_tok_per_s"]) for r in rows])
+    b = np.minimum(n, np.maximum(np.floor(inf.max_batch(cases, params)), 1.0))
+    naive_ttft = inf.solo_prefill_s(cases, params) + decode_step_s(cases, params, b)
+    naive_tpot = b / inf.throughput_at_batch(cases, params, b)
+    print("\n3. Unseen latency under load: NIM v1.8.0 closed loop, H100 FP8 (concurrency 1-250):")
+    for name, pred, meas, target in (
+        ("TTFT model", load.ttft_s, ttft, TTFT_TARGET),
+        ("TTFT no-queueing baseline", naive_ttft, ttft, TTFT_TARGET),
+        ("TPOT model", load.tpot_s, tpot, TPOT_TARGET),
+        ("TPOT no-queueing baseline", naive_tpot, tpot, TPOT_TARGET),
+        ("output tokens/s model", load.output_tokens_per_s, tput, 0.10),
+    ):
+        within = np.mean(inf.ape(pred, meas) <= target)
+        print(summary(f"  {name}", pred, meas) + f"  within {target:.0%}: {within:5.1%}")
+    models = np.asarray([r["model"] for r in rows])
+    shapes = np.asarray([f"{r['input_tokens']}/{r['output_tokens']}" for r in rows])
+    for m in dict.fromkeys(models):
+        for s in dict.fromkeys(shapes):
+            k = (models == m) & (shapes == s)
+            ratio_t = " ".join(f"{x:.2f}" for x in load.ttft_s[k] / ttft[k])
+            ratio_p = " ".join(f"{x:.2f}" for x in load.tpot_s[k] / tpot[k])
+            print(f"    {m} {s:>10}: TTFT pred/meas {ratio_t} | TPOT {ratio_p}")
 
 
 def main() -> int:
     table = inf.load_table()
-    n = len(table.cases)
-    started = time.perf_counter()
-    full = inf.fit(table)
-    fit_s = time.perf_counter() - started
-    started = time.perf_counter()
-    loo = inf.leave_one_out(table, start=full)
-    loo_s = time.perf_counter() - started
-    labels = np.asarray(table.cases.labels, dtype=object)
-    gpus = np.asarray([label.split()[1] for label in labels])
-    models = np.asarray([label.split()[0] for label in labels])
-    sources = np.asarray(table.sources)
-
-    print(f"TensorRT-LLM max-throughput rows: {n} ({', '.join(sorted(set(table.sources)))})")
-    print(f"full fit {fit_s:.2f} s (9 starts); leave-one-out {n} refits {loo_s:.1f} s")
-    print()
-    print("Held-out error of output tokens/s (leave one row out):")
-    print(summary("calibrated serving model", loo.model_pred, loo.measured))
-    print(summary("naive: constant fraction of memory bandwidth", loo.baseline_pred, loo.measured))
-    shape = shape_baseline_loo(table)
-    ok = np.isfinite(shape)
-    print(summary(f"fraction per isl/osl pair ({ok.sum()} rows)", shape[ok], table.measured[ok]))
-    print(summary("in-sample (full fit, for reference)", inf.max_throughput(table.cases, full), table.measured))
-    print()
-    logo = leave_one_group_out(table, gpus, full)
-    print(summary("calibrated model, leave one GPU out", logo, table.measured))
-    print()
-    print("Leave-one-out error by group (model | naive baseline):")
-    e_model, e_base = inf.ape(loo.model_pred, loo.measured), inf.ape(loo.baseline_pred, loo.measured)
-    for title, keys in (("source", sources), ("model", models), ("gpu", gpus)):
-        for key in sorted(set(keys)):
-            m = keys == key
-            print(
-                f"  {title:<6} {key:<18} rows {m.sum():4d}   model {e_model[m].mean():6.1%}   "
-                f"baseline {e_base[m].mean():7.1%}   leave-GPU-out {inf.ape(logo[m], table.measured[m]).mean():6.1%}"
-            )
-    print()
-    worst = np.argsort(-e_model)[:8]
-    print("Worst held-out rows (measured -> predicted output tokens/s):")
-    for i in worst:
-        print(f"  {labels[i]:<52} {table.measured[i]:9.0f} -> {loo.model_pred[i]:9.0f}  ({e_model[i]:.0%})")
+    params = inf.fit(table)
+    print(f"calibration rows {len(table.cases)}; fitted {', '.join(f'{k}={v:.4g}' for k, v in params.items())}\n")
+    calibration_table(table, params)
+    static_batch(table, params)
+    nim_latency(params)
     return 0
 
 

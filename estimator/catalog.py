@@ -1,0 +1,408 @@
+"""Model catalog: published architectures of named models, parameter counts from geometry, and a derivation of a
+geometry from a parameter count alone.
+
+Shared by training and inference. Data: ``estimator/data/models.csv`` (one row per catalog id, each with the
+config.json / paper it comes from). Pure functions; no Django.
+
+Parameter count of a decoder (what ``ModelGeometry.params`` computes; embeddings counted once when tied):
+
+* attention per layer, grouped-query (``gqa``): ``h x heads x d`` (Q) + ``2 h x kv_heads x d`` (K, V) +
+  ``heads x d x h`` (output), ``d`` the head dimension;
+* multi-head latent attention (``mla``, DeepSeek-V2/V3): ``h q_r + q_r heads (d + r) + h (kv_r + r) +
+  kv_r heads (d + d_v) + heads d_v h`` with ``q_r``, ``kv_r`` the LoRA ranks and ``r`` the RoPE head dimension;
+* MLP: 3 matrices of ``h x ffn`` when gated (SwiGLU), 2 when plain (GELU); a mixture-of-experts layer holds
+  ``experts + shared_experts`` such MLPs plus an ``h x experts`` router and runs ``active_experts + shared`` of them
+  per token; the first ``dense_layers`` layers keep a dense MLP;
+* embeddings ``vocab x h`` in, and the same out unless tied.
+
+Layer norms and biases (< 0.01 % of the parameters) are left out. On every catalog row the computed total is within
+1.5 % of the published count (tests/estimator/test_catalog.py checks it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Final
+
+DATA_FILE: Final[str] = "data/models.csv"
+# DESIGN.md: geometry implying a parameter count more than 15% from params_b is refused.
+GEOMETRY_TOLERANCE: Final[float] = 0.15
+# Fallback shape rules, from the catalog's own dense grouped-query models (Llama 3 paper Table 3): head dimension
+# 128, 8 KV heads, FFN 3.5 x hidden rounded to 256, the Llama 3 vocabulary. Anchors (params_b, hidden) give the
+# width for a size: hidden grows as params^0.32 between Llama 3.1 8B, 70B and 405B.
+DEFAULT_HEAD_DIM: Final[int] = 128
+DEFAULT_KV_HEADS: Final[int] = 8
+DEFAULT_FFN_PER_HIDDEN: Final[float] = 3.5
+FFN_STEP: Final[int] = 256
+# Dense MLP widths published for the catalog's models run from 2.7 (Llama 2 7B, gated) to 4 (GPT-3, plain) x hidden;
+# a derived dense FFN stays within 2-8 x hidden so layers/hidden that cannot reach params_b are refused, not stretched.
+DENSE_FFN_RATIO: Final[tuple[float, float]] = (2.0, 8.0)
+HIDDEN_STEP: Final[int] = 1024  # 8 heads of 128, so 8 KV heads divide the heads
+DEFAULT_VOCAB: Final[int] = 128256
+WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((8.03, 4096), (70.6, 8192), (405.9, 16384))
+ATTENTION_KINDS: Final[tuple[str, ...]] = ("gqa", "mla")
+MLP_KINDS: Final[Mapping[str, int]] = {"gated": 3, "plain": 2}  # weight matrices per MLP
+
+
+class CatalogError(ValueError):
+    """An unknown model id or an invalid geometry; ``field`` names the offending field."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        super().__init__(f"{field_name}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelGeometry:
+    """Architecture of a decoder-only transformer (dense or mixture-of-experts). Sizes in elements; params_b and
+    active_params_b in billions as published (or as given by the user); ``assumed`` lists what was not given."""
+
+    id: str
+    params_b: float
+    active_params_b: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    mlp: str = "gated"
+    vocab: int = DEFAULT_VOCAB
+    tied: bool = False
+    experts: int = 0
+    active_experts: int = 0
+    shared_experts: int = 0
+    moe_ffn_hidden: int = 0
+    dense_layers: int = 0
+    attention: str = "gqa"
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
+    max_context: int = 0
+    source: str = ""
+    assumed: tuple[str, ...] = ()
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    def attention_params_per_layer(self) -> float:
+        h, n, d = self.hidden, self.heads, self.head_dim
+        if self.attention == "mla":
+            r, dv = self.rope_head_dim, self.v_head_dim or d
+            q = h * self.q_lora_rank + self.q_lora_rank * n * (d + r) if self.q_lora_rank else h * n * (d + r)
+            kv = h * (self.kv_lora_rank + r) + self.kv_lora_rank * n * (d + dv)
+            return float(q + kv + n * dv * h)
+        return float(h * n * d + 2 * h * self.kv_heads * d + n * d * h)
+
+    def _mlp(self, width: int) -> float:
+        return float(MLP_KINDS[self.mlp] * self.hidden * width)
+
+    def _layer_counts(self) -> tuple[int, int]:
+        """(dense-MLP layers, MoE layers)."""
+        if not self.is_moe:
+            return self.layers, 0
+        return self.dense_layers, self.layers - self.dense_layers
+
+    def _embedding_params(self) -> float:
+        return float(self.vocab * self.hidden * (1 if self.tied else 2))
+
+    def params(self) -> float:
+        """Total parameters implied by the geometry [parameters, not billions]."""
+        dense, moe = self._layer_counts()
+        expert = self._mlp(self.moe_ffn_hidden or self.ffn_hidden)
+        moe_layer = (self.experts + self.shared_experts) * expert + self.hidden * self.experts
+        return (
+            self.layers * self.attention_params_per_layer()
+            + dense * self._mlp(self.ffn_hidden)
+            + moe * moe_layer
+            + self._embedding_params()
+        )
+
+    def active_params(self) -> float:
+        """Parameters one token passes through (all of them for a dense model) [parameters]."""
+        dense, moe = self._layer_counts()
+        expert = self._mlp(self.moe_ffn_hidden or self.ffn_hidden)
+        moe_layer = (self.active_experts + self.shared_experts) * expert + self.hidden * self.experts
+        return (
+            self.layers * self.attention_params_per_layer()
+            + dense * self._mlp(self.ffn_hidden)
+            + moe * moe_layer
+            + self._embedding_params()
+        )
+
+    def expert_params(self) -> float:
+        """Parameters of all routed experts (what expert parallelism spreads over GPUs) [parameters]."""
+        _, moe = self._layer_counts()
+        return moe * self.experts * self._mlp(self.moe_ffn_hidden or self.ffn_hidden)
+
+    def kv_elements_per_token(self) -> float:
+        """KV-cache elements one token keeps over all layers: K and V of every KV head (GQA), or the compressed
+        latent plus the RoPE key (MLA)."""
+        if self.attention == "mla":
+            return float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
+        return float(self.layers * 2 * self.kv_heads * self.head_dim)
+
+    def attention_flops_per_token_per_context(self) -> float:
+        """FLOPs of QK^T and AV per generated token per token of context (2 x 2 x heads x head_dim per layer)."""
+        d_qk = self.head_dim + (self.rope_head_dim if self.attention == "mla" else 0)
+        d_v = self.v_head_dim or self.head_dim
+        return float(2 * self.layers * self.heads * (d_qk + d_v))
+
+
+def _int(row: Mapping[str, str], key: str) -> int:
+    value = row.get(key, "").strip()
+    return int(value) if value else 0
+
+
+def _row_to_geometry(row: Mapping[str, str]) -> ModelGeometry:
+    return ModelGeometry(
+        id=row["id"],
+        params_b=float(row["params_b"]),
+        active_params_b=float(row["active_params_b"]),
+        layers=_int(row, "layers"),
+        hidden=_int(row, "hidden"),
+        heads=_int(row, "heads"),
+        kv_heads=_int(row, "kv_heads"),
+        head_dim=_int(row, "head_dim"),
+        ffn_hidden=_int(row, "ffn_hidden"),
+        mlp=row["mlp"],
+        vocab=_int(row, "vocab"),
+        tied=row["tied"].strip().lower() == "true",
+        experts=_int(row, "experts"),
+        active_experts=_int(row, "active_experts"),
+        shared_experts=_int(row, "shared_experts"),
+        moe_ffn_hidden=_int(row, "moe_ffn_hidden"),
+        dense_layers=_int(row, "dense_layers"),
+        attention=row["attention"],
+        q_lora_rank=_int(row, "q_lora_rank"),
+        kv_lora_rank=_int(row, "kv_lora_rank"),
+        rope_head_dim=_int(row, "rope_head_dim"),
+        v_head_dim=_int(row, "v_head_dim"),
+        max_context=_int(row, "max_context"),
+        source=row["source"],
+    )
+
+
+@cache
+def catalog() -> dict[str, ModelGeometry]:
+    """Every catalog model by id (estimator/data/models.csv)."""
+    text = resources.files("estimator").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    return {row["id"]: _row_to_geometry(row) for row in csv.DictReader(io.StringIO(body))}
+
+
+def model_ids() -> tuple[str, ...]:
+    return tuple(catalog())
+
+
+def get_model(model_id: str) -> ModelGeometry:
+    """The catalog entry ``model_id`` (case-insensitive); CatalogError naming ``name`` and the known ids otherwise."""
+    key = str(model_id).strip().lower()
+    models = catalog()
+    if key not in models:
+        raise CatalogError("name", f"unknown model {model_id!r}; known: {', '.join(models)}")
+    return models[key]
+
+
+def geometry_deviation(geometry: ModelGeometry, *, params_b: float) -> float:
+    """Relative distance between the parameters the geometry implies and ``params_b``: |implied / given - 1|."""
+    return abs(geometry.params() / (params_b * 1e9) - 1.0)
+
+
+def check_geometry(geometry: ModelGeometry, *, params_b: float, tolerance: float = GEOMETRY_TOLERANCE) -> None:
+    """CatalogError naming ``model`` when the geometry implies a size more than ``tolerance`` from params_b."""
+    off = geometry_deviation(geometry, params_b=params_b)
+    if off > tolerance:
+        implied = geometry.params() / 1e9
+        raise CatalogError(
+            "model",
+            f"layers/hidden/heads imply {implied:.1f}B parameters, {off:.0%} away from params_b {params_b:g}B "
+            f"(at most {tolerance:.0%} allowed); fix the geometry or leave it out to derive it",
+        )
+
+
+def _width_for(params_b: float) -> int:
+    """Hidden size for a dense model of ``params_b``: log-log interpolation through WIDTH_ANCHORS (extrapolated
+    at both ends), rounded to HIDDEN_STEP."""
+    logs = [(math.log(p), math.log(h)) for p, h in WIDTH_ANCHORS]
+    x = math.log(params_b)
+    (x0, y0), (x1, y1) = (logs[0], logs[1]) if x < logs[1][0] else (logs[1], logs[2])
+    width = math.exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+    return max(HIDDEN_STEP, round(width / HIDDEN_STEP) * HIDDEN_STEP)
+
+
+def _nearest_dense_shape(params_b: float) -> ModelGeometry | None:
+    """The dense grouped-query catalog model nearest in size, if within GEOMETRY_TOLERANCE."""
+    candidates = [m for m in catalog().values() if not m.is_moe and m.kv_heads < m.heads and m.attention == "gqa"]
+    best = min(candidates, key=lambda m: abs(math.log(m.params_b / params_b)))
+    return best if abs(best.params_b / params_b - 1.0) <= GEOMETRY_TOLERANCE else None
+
+
+def _complete(
+    params_b: float,
+    given: Mapping[str, int | None],
+    assumed: list[str],
+) -> dict[str, int]:
+    """Fill missing layers/hidden/heads/kv_heads/ffn_hidden/vocab with the fallback rules."""
+    hidden = given.get("hidden") or _width_for(params_b)
+    heads = given.get("heads") or max(1, hidden // DEFAULT_HEAD_DIM)
+    if hidden % heads:
+        raise CatalogError("heads", f"must divide hidden ({hidden}); got {heads}")
+    kv_heads = given.get("kv_heads") or max(k for k in range(1, min(heads, DEFAULT_KV_HEADS) + 1) if heads % k == 0)
+    if heads % kv_heads:
+        raise CatalogError("kv_heads", f"must divide heads ({heads}); got {kv_heads}")
+    if not given.get("kv_heads"):
+        assumed.append(f"grouped-query attention with {kv_heads} KV heads (not given)")
+    ffn = given.get("ffn_hidden") or max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
+    vocab = given.get("vocab") or DEFAULT_VOCAB
+    layers = given.get("layers")
+    if not layers:
+        probe = ModelGeometry("", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab)
+        per_layer = probe.params() - probe._embedding_params()
+        layers = max(1, round((params_b * 1e9 - probe._embedding_params()) / per_layer))
+    return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads, "ffn_hidden": ffn, "vocab": vocab}
+
+
+def derive_geometry(
+    *,
+    params_b: float,
+    layers: int | None = None,
+    hidden: int | None = None,
+    heads: int | None = None,
+    kv_heads: int | None = None,
+    ffn_hidden: int | None = None,
+    vocab: int | None = None,
+    experts: int = 0,
+    active_experts: int = 0,
+) -> ModelGeometry:
+    """A geometry for ``params_b`` billion parameters, keeping every field given and saying what it assumed.
+
+    With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
+    is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
+    width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b.
+    A mixture of experts (``experts`` > 0) needs layers and hidden. When layers are given and the FFN is not, the FFN
+    (of one expert) is derived so the total matches params_b (a dense FFN within 2-8 x hidden). The result is not
+    checked against params_b here (``check_geometry`` does that).
+    """
+    if not (isinstance(params_b, int | float) and math.isfinite(params_b) and params_b > 0):
+        raise CatalogError("params_b", f"must be a positive number, got {params_b!r}")
+    if experts < 0 or active_experts < 0 or active_experts > experts or (experts and not active_experts):
+        raise CatalogError("active_experts", f"must be between 1 and experts ({experts}); got {active_experts}")
+    given = {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "ffn_hidden": ffn_hidden,
+        "vocab": vocab,
+    }
+    for name, value in given.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise CatalogError(name, f"must be a positive integer, got {value!r}")
+    assumed: list[str] = []
+    if not any(given.values()) and not experts:
+        shape = _nearest_dense_shape(float(params_b))
+        if shape is not None:
+            assumed.append(
+                f"shape of {shape.id} (nearest catalog size; grouped-query attention, {shape.kv_heads} KV heads)"
+            )
+            return replace(
+                shape,
+                id="",
+                params_b=float(params_b),
+                active_params_b=float(params_b),
+                source="",
+                max_context=0,
+                assumed=tuple(assumed),
+            )
+        assumed.append("shape from the catalog's width-vs-size curve")
+    if experts and not (layers and hidden):
+        raise CatalogError("layers", "a mixture-of-experts model needs layers and hidden (or a catalog name)")
+    dims = _complete(float(params_b), given, assumed)
+    geometry = ModelGeometry(
+        id="",
+        params_b=float(params_b),
+        active_params_b=float(params_b),
+        head_dim=dims["hidden"] // dims["heads"],
+        experts=experts,
+        active_experts=active_experts,
+        assumed=(),
+        **dims,
+    )
+    if experts or layers:
+        # Layers given (or a MoE): the MLP width is what is left of params_b, so the given size holds.
+        geometry = _fit_expert_width(geometry, params_b=float(params_b), keep_ffn=ffn_hidden is not None)
+    active = geometry.active_params() / 1e9
+    return replace(geometry, active_params_b=active if experts else float(params_b), assumed=tuple(assumed))
+
+
+def _fit_expert_width(geometry: ModelGeometry, *, params_b: float, keep_ffn: bool) -> ModelGeometry:
+    """A geometry whose (expert) FFN width makes the total params_b (unless the FFN was given); at least FFN_STEP,
+    so a geometry too big for params_b stays too big and check_geometry refuses it."""
+    if keep_ffn:
+        return geometry
+    fixed = replace(geometry, ffn_hidden=0).params()
+    per_unit = replace(geometry, ffn_hidden=1).params() - fixed
+    width = round((params_b * 1e9 - fixed) / per_unit / FFN_STEP) * FFN_STEP
+    low, high = (FFN_STEP, math.inf) if geometry.is_moe else (d * geometry.hidden for d in DENSE_FFN_RATIO)
+    return replace(geometry, ffn_hidden=int(min(max(width, low, FFN_STEP), high)))
+
+
+def resolve_model(
+    *,
+    name: str | None = None,
+    params_b: float | None = None,
+    layers: int | None = None,
+    hidden: int | None = None,
+    heads: int | None = None,
+    kv_heads: int | None = None,
+    ffn_hidden: int | None = None,
+    vocab: int | None = None,
+    experts: int = 0,
+    active_experts: int = 0,
+    tolerance: float = GEOMETRY_TOLERANCE,
+) -> ModelGeometry:
+    """What ``workload.model`` describes: the catalog entry ``name``, or ``params_b`` with optional geometry
+    (derived where missing, refused by CatalogError naming ``model`` when it implies a size more than ``tolerance``
+    from params_b). A name with params_b given must agree with the catalog count within the tolerance."""
+    if name:
+        model = get_model(name)
+        if params_b is not None and abs(params_b / model.params_b - 1.0) > tolerance:
+            raise CatalogError("model", f"params_b {params_b:g} contradicts {model.id} ({model.params_b:g}B)")
+        return model
+    if params_b is None:
+        raise CatalogError("params_b", "give a catalog model name or params_b")
+    geometry = derive_geometry(
+        params_b=params_b,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        ffn_hidden=ffn_hidden,
+        vocab=vocab,
+        experts=experts,
+        active_experts=active_experts,
+    )
+    check_geometry(geometry, params_b=params_b, tolerance=tolerance)
+    return geometry
+
+
+def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
+    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture) of a
+    geometry, so the training side can take catalog shapes with a one-line change:
+    ``architecture_dict(derive_geometry(params_b=p))`` (70 -> 80 x 8192 instead of 71 x 9216)."""
+    return {
+        "layers": geometry.layers,
+        "hidden": geometry.hidden,
+        "heads": geometry.heads,
+        "ffn_hidden": geometry.ffn_hidden,
+        "vocab": geometry.vocab,
+    }

@@ -1,0 +1,434 @@
+"""Inputs of the serving model: precisions, GPUs (with their collective fabric), serving stacks (memory reserve),
+served models (from the catalog) and the case table every model function takes.
+
+Units inside: bytes, seconds, FLOP, FLOP/s, bytes/s; GB = 1e9 bytes only at the edges.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cache
+from importlib import resources
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.catalog import CatalogError, ModelGeometry, derive_geometry, get_model
+from estimator.specs import get_gpu
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+DATA_DIR: Final[str] = "data/inference"
+
+# Serving precisions: (bytes per weight, bytes per KV-cache element, peak column, efficiency group).
+# fp16/bf16: 2-byte weights and KV. fp8: ModelOpt FP8 weights with an FP8 KV cache (TensorRT-LLM perf-overview
+# quantized runs). fp4: NVFP4 = 4-bit values + one fp8 scale per 16 values (0.5 + 1/16 byte), FP8 KV cache.
+PRECISIONS: Final[dict[str, tuple[float, float, str, int]]] = {
+    "fp32": (4.0, 4.0, "fp32", 0),  # fp32/tf32 serving is rare; no table row measures it (16-bit efficiency used)
+    "tf32": (4.0, 4.0, "tf32", 0),
+    "bf16": (2.0, 2.0, "bf16", 0),
+    "fp16": (2.0, 2.0, "fp16", 0),
+    "fp8": (1.0, 1.0, "fp8", 1),
+    "fp4": (0.5625, 1.0, "fp4", 1),
+}
+ACTIVATION_BYTES: Final[float] = 2.0  # TP all-reduces and activation buffers hold 16-bit activations.
+# Quantized checkpoints (TensorRT Model Optimizer FP8/NVFP4 defaults) leave the embedding and LM head in 16 bits.
+EMBEDDING_MIN_BYTES: Final[float] = 2.0
+ALLREDUCES_PER_LAYER: Final[float] = 2.0  # after attention and after the MLP (Megatron tensor parallelism).
+# A scale-up link of at most PCIe Gen5 x16 (128 GB/s bidirectional) means no NVLink/NVSwitch between all GPUs.
+PCIE_MAX_GBPS: Final[float] = 128.0
+# NVLink 3 (A100) is 600 GB/s bidirectional; faster scale-up links use the Hopper-generation fabric row.
+AMPERE_NVLINK_GBPS: Final[float] = 600.0
+TP_DEGREES: Final[tuple[int, ...]] = (1, 2, 4, 8)
+# Expert-parallel groups beyond one node, tried for mixture-of-experts models that do not fit one node.
+MOE_MULTI_NODE_DEGREES: Final[tuple[int, ...]] = (16, 32)
+DEFAULT_KV_HEADS: Final[int] = 8
+DEFAULT_STACK: Final[str] = "trtllm"
+# Activation buffer width per token in units of hidden (residual, QKV, attention output) and of ffn/tp (gated up
+# projection): see serving_stacks.csv.
+ACTIVATION_HIDDEN_WIDTHS: Final[float] = 4.0
+ACTIVATION_FFN_WIDTHS: Final[float] = 2.0
+
+
+class InferenceError(ValueError):
+    """An invalid serving input; ``field`` names it."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        super().__init__(f"{field_name}: {message}")
+
+
+def read_data_csv(name: str) -> list[dict[str, str]]:
+    """Rows of estimator/data/inference/<name> ('#' lines are comments)."""
+    text = resources.files("estimator").joinpath(f"{DATA_DIR}/{name}").read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    return list(csv.DictReader(io.StringIO(body)))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Fabrics and GPUs
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """Collective cost of one fabric: latency [s] and achieved bus bandwidth / one-way link bandwidth."""
+
+    name: str
+    latency_s: float
+    busbw_efficiency: float
+    source: str
+
+
+@cache
+def fabrics() -> dict[str, Fabric]:
+    return {
+        r["fabric"]: Fabric(r["fabric"], float(r["latency_s"]), float(r["busbw_efficiency"]), r["source"])
+        for r in read_data_csv("fabrics.csv")
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ServingGpu:
+    """What the serving model needs of a GPU. memory_gb [GB], memory_bw_gbps [GB/s], peak_tflops per serving
+    precision [TFLOP/s], link_gbps one-way scale-up bandwidth [GB/s], pcie: True when that link is PCIe,
+    scale_out_gbps one-way scale-out bandwidth per GPU [GB/s], fabric: its collective-cost row."""
+
+    id: str
+    memory_gb: float
+    memory_bw_gbps: float
+    peak_tflops: Mapping[str, float]
+    link_gbps: float
+    pcie: bool
+    gpus_per_node: int
+    scale_out_gbps: float = 50.0
+    fabric: str = "nvlink-hopper"
+
+    def peak_flops(self, precision: str) -> float:
+        column = PRECISIONS[precision][2]
+        if column not in self.peak_tflops:
+            supported = ", ".join(p for p in PRECISIONS if PRECISIONS[p][2] in self.peak_tflops)
+            raise InferenceError("precision", f"{precision!r} is not supported on {self.id}; supported: {supported}")
+        return self.peak_tflops[column] * 1e12
+
+
+@cache
+def gpu_overrides() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(rows of inference/gpus.csv by GPU id, GPU id by TensorRT-LLM table name)."""
+    rows = read_data_csv("gpus.csv")
+    return {r["spec_id"]: r for r in rows}, {r["trtllm_name"]: r["spec_id"] for r in rows}
+
+
+def _fabric_for(nvlink_gbps: float) -> str:
+    if nvlink_gbps <= PCIE_MAX_GBPS:
+        return "pcie"
+    return "nvlink-ampere" if nvlink_gbps <= AMPERE_NVLINK_GBPS else "nvlink-hopper"
+
+
+def serving_gpu(gpu_id: str) -> ServingGpu:
+    """Spec of ``gpu_id`` from estimator.specs, completed by estimator/data/inference/gpus.csv (fp4 peaks, and
+    the A100 PCIe 80GB the spec table lacks). Raises estimator.specs.UnknownGpuError for an unknown id."""
+    overrides, _ = gpu_overrides()
+    key = gpu_id.strip().lower()
+    extra = overrides.get(key, {})
+    if extra.get("memory_gb"):
+        memory_gb = float(extra["memory_gb"])
+        bw = float(extra["memory_bw_gbps"])
+        peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
+        nvlink = float(extra["nvlink_gbps"])
+        gpn, scale_out = 8, 200.0 * 8 / 8.0  # PCIe A100 servers: 8 GPUs, 200 Gb/s per GPU (HDR, interconnect_specs)
+    else:
+        spec = get_gpu(key)
+        memory_gb, bw, nvlink, gpn = spec.memory_gb, spec.memory_bw_gbps, spec.nvlink_gbps, spec.gpus_per_node
+        peaks = {p: v for p, v in spec.peak_tflops.items() if p in PRECISIONS}
+        scale_out = spec.inter_node_gbps / 8.0
+    if extra.get("fp4_tflops"):
+        peaks["fp4"] = float(extra["fp4_tflops"])
+    if extra.get("visible_memory_mib"):
+        memory_gb = float(extra["visible_memory_mib"]) * 2**20 / 1e9
+    return ServingGpu(
+        id=key,
+        memory_gb=memory_gb,
+        memory_bw_gbps=bw,
+        peak_tflops=peaks,
+        link_gbps=nvlink / 2.0,
+        pcie=nvlink <= PCIE_MAX_GBPS,
+        gpus_per_node=gpn,
+        scale_out_gbps=scale_out / max(gpn, 1),
+        fabric=_fabric_for(nvlink),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Serving stacks
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServingStack:
+    """How an engine sizes its KV cache and what it holds besides (serving_stacks.csv)."""
+
+    name: str
+    kv_fraction: float
+    kv_of_total: bool
+    runtime_gb: float
+    max_num_tokens: int
+    max_batch: int
+    source: str
+
+
+@cache
+def serving_stacks() -> dict[str, ServingStack]:
+    return {
+        r["stack"]: ServingStack(
+            name=r["stack"],
+            kv_fraction=float(r["kv_fraction"]),
+            kv_of_total=r["kv_of"] == "total",
+            runtime_gb=float(r["runtime_gb"]),
+            max_num_tokens=int(r["max_num_tokens"]),
+            max_batch=int(r["max_batch"]),
+            source=r["source"],
+        )
+        for r in read_data_csv("serving_stacks.csv")
+    }
+
+
+def serving_stack(name: str | None) -> ServingStack:
+    """The stack ``name`` (default trtllm); InferenceError naming ``stack`` with the known ones otherwise."""
+    key = (name or DEFAULT_STACK).strip().lower()
+    stacks = serving_stacks()
+    if key not in stacks:
+        raise InferenceError("stack", f"unknown serving stack {name!r}; known: {', '.join(stacks)}")
+    return stacks[key]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Served models
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    """A decoder as the serving model sees it: params_b (all weights in memory) and active_params_b (weights a token
+    runs through) [billions], layers, hidden, heads, kv_heads; expert_params_b [billions] of routed experts,
+    experts / active_experts per MoE layer; kv_elements per token over all layers; attention FLOPs per generated
+    token per context token; ffn_hidden; name (catalog id or empty); assumed (what was derived, not given).
+    Zero in the optional fields means "dense GQA defaults" (computed from the first five)."""
+
+    params_b: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    active_params_b: float = 0.0
+    expert_params_b: float = 0.0
+    experts: int = 0
+    active_experts: int = 0
+    kv_elements: float = 0.0
+    attn_flops_per_ctx: float = 0.0
+    ffn_hidden: int = 0
+    embedding_params_b: float = 0.0  # input embedding + LM head (kept 16-bit by fp8/fp4 quantization)
+    latent_kv: bool = False  # multi-head latent attention: kv_elements is one compressed latent per token
+    name: str = ""
+    assumed: tuple[str, ...] = ()
+
+    @property
+    def active_b(self) -> float:
+        return self.active_params_b or self.params_b
+
+    @property
+    def head_dim(self) -> float:
+        return self.hidden / self.heads
+
+    def kv_elements_per_token(self, tp: float = 1.0) -> float:
+        """KV elements one token keeps summed over a TP group of ``tp`` GPUs: KV heads are replicated when tp
+        exceeds them; an MLA latent is replicated on every GPU."""
+        if self.latent_kv:
+            return self.kv_elements * tp
+        return 2.0 * self.layers * max(self.kv_heads, tp) * self.head_dim
+
+    @classmethod
+    def from_geometry(cls, g: ModelGeometry) -> ServedModel:
+        mla = g.attention == "mla"
+        return cls(
+            params_b=g.params_b,
+            layers=g.layers,
+            hidden=g.hidden,
+            heads=g.heads,
+            kv_heads=g.heads if mla else g.kv_heads,
+            active_params_b=g.active_params_b,
+            expert_params_b=g.expert_params() / 1e9 * g.params_b / max(g.params() / 1e9, 1e-9),
+            experts=g.experts,
+            active_experts=g.active_experts,
+            kv_elements=g.kv_elements_per_token() if mla else 0.0,
+            latent_kv=mla,
+            attn_flops_per_ctx=g.attention_flops_per_token_per_context(),
+            ffn_hidden=g.moe_ffn_hidden or g.ffn_hidden,
+            embedding_params_b=g.vocab * g.hidden * (1 if g.tied else 2) / 1e9,
+            name=g.id,
+            assumed=g.assumed,
+        )
+
+    @classmethod
+    def from_catalog(cls, name: str) -> ServedModel:
+        try:
+            return cls.from_geometry(get_model(name))
+        except CatalogError as exc:
+            raise InferenceError("model", str(exc).split(": ", 1)[1]) from None
+
+    @classmethod
+    def from_params(
+        cls,
+        *,
+        params_b: float,
+        layers: int | None = None,
+        hidden: int | None = None,
+        heads: int | None = None,
+        kv_heads: int | None = None,
+        experts: int = 0,
+        active_experts: int = 0,
+    ) -> ServedModel:
+        """Missing geometry derived by estimator.catalog.derive_geometry (the catalog's shapes; grouped-query
+        attention with 8 KV heads assumed and listed in ``assumed``). Heads need not be divisible by the TP degree
+        here: the model treats per-GPU shares as fractions; engines need divisibility, which the advice warns about.
+        The geometry is not checked against params_b here (estimator.catalog.resolve_model does that)."""
+        try:
+            g = derive_geometry(
+                params_b=params_b,
+                layers=layers,
+                hidden=hidden,
+                heads=heads,
+                kv_heads=kv_heads,
+                experts=experts,
+                active_experts=active_experts,
+            )
+        except CatalogError as exc:
+            raise InferenceError(exc.field, str(exc).split(": ", 1)[1]) from None
+        return cls.from_geometry(g)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Case tables
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServingCases:
+    """Equal-length arrays, one entry per case. Sizes per whole TP group unless named per GPU."""
+
+    params: FloatArray  # all weights [parameters]
+    active_params: FloatArray  # weights one token runs through
+    expert_params: FloatArray  # routed experts' weights (0 for dense)
+    embedding_params: FloatArray  # input embedding + LM head
+    route_fraction: FloatArray  # active_experts / experts (1 for dense)
+    layers: FloatArray
+    hidden: FloatArray
+    ffn_hidden: FloatArray
+    kv_elements: FloatArray  # KV elements per token over the group (replicated heads counted)
+    attn_flops_per_ctx: FloatArray  # attention FLOPs per token per context token
+    weight_bytes: FloatArray  # bytes per parameter
+    kv_bytes: FloatArray  # bytes per KV element
+    low_precision: BoolArray  # fp8/fp4 efficiency group
+    peak_flops: FloatArray  # per GPU
+    mem_bw: FloatArray  # bytes/s per GPU
+    mem_bytes: FloatArray  # per GPU
+    link_bw: FloatArray  # one-way bytes/s per GPU of the group's collective path
+    ar_latency: FloatArray  # s per collective
+    busbw_eff: FloatArray
+    runtime_bytes: FloatArray  # per GPU, serving stack
+    kv_fraction: FloatArray
+    kv_of_total: BoolArray
+    max_num_tokens: FloatArray
+    engine_max_batch: FloatArray
+    tp: FloatArray  # GPUs in the group (tensor x expert parallel)
+    isl: FloatArray
+    osl: FloatArray
+    labels: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return int(self.params.shape[0])
+
+    def take(self, index: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> ServingCases:
+        """The cases at ``index`` (boolean mask or positions)."""
+        values = {f.name: getattr(self, f.name)[index] for f in fields(self) if f.name != "labels"}
+        labels = tuple(np.asarray(self.labels, dtype=object)[index]) if self.labels else ()
+        return ServingCases(**values, labels=labels)
+
+
+def _collective_path(gpu: ServingGpu, tp: int) -> tuple[float, Fabric]:
+    """One-way bandwidth per GPU [GB/s] and fabric of a group of ``tp`` GPUs: scale-up inside a node, the scale-out
+    network once the group spans nodes (expert parallelism over nodes)."""
+    table = fabrics()
+    if tp > gpu.gpus_per_node:
+        return min(gpu.link_gbps, gpu.scale_out_gbps), table["scale-out"]
+    return gpu.link_gbps, table[gpu.fabric]
+
+
+def build_cases(
+    *,
+    models: Sequence[ServedModel],
+    gpus: Sequence[ServingGpu],
+    precisions: Sequence[str],
+    tps: Sequence[int],
+    input_tokens: Sequence[float],
+    output_tokens: Sequence[float],
+    stacks: Sequence[str] = (),
+    labels: Sequence[str] = (),
+) -> ServingCases:
+    """One case per position of the equal-length sequences (``stacks`` empty: trtllm for all)."""
+    n = len(models)
+    stacks = list(stacks) or [DEFAULT_STACK] * n
+    if not all(len(s) == n for s in (gpus, precisions, tps, input_tokens, output_tokens, stacks)):
+        raise InferenceError("cases", "all sequences must have the same length")
+    for p in set(precisions):
+        if p not in PRECISIONS:
+            raise InferenceError("precision", f"must be one of {', '.join(PRECISIONS)}; got {p!r}")
+    stack_rows = [serving_stack(s) for s in stacks]
+    paths = [_collective_path(g, int(t)) for g, t in zip(gpus, tps, strict=True)]
+
+    def arr(values: Sequence[float]) -> FloatArray:
+        return np.asarray(values, dtype=np.float64)
+
+    return ServingCases(
+        params=arr([m.params_b * 1e9 for m in models]),
+        active_params=arr([m.active_b * 1e9 for m in models]),
+        expert_params=arr([m.expert_params_b * 1e9 for m in models]),
+        embedding_params=arr([m.embedding_params_b * 1e9 for m in models]),
+        route_fraction=arr([m.active_experts / m.experts if m.experts else 1.0 for m in models]),
+        layers=arr([m.layers for m in models]),
+        hidden=arr([m.hidden for m in models]),
+        ffn_hidden=arr([m.ffn_hidden or 3.5 * m.hidden for m in models]),
+        kv_elements=arr([m.kv_elements_per_token(float(t)) for m, t in zip(models, tps, strict=True)]),
+        attn_flops_per_ctx=arr([m.attn_flops_per_ctx or 4.0 * m.layers * m.hidden for m in models]),
+        weight_bytes=arr([PRECISIONS[p][0] for p in precisions]),
+        kv_bytes=arr([PRECISIONS[p][1] for p in precisions]),
+        low_precision=np.asarray([PRECISIONS[p][3] == 1 for p in precisions]),
+        peak_flops=arr([g.peak_flops(p) for g, p in zip(gpus, precisions, strict=True)]),
+        mem_bw=arr([g.memory_bw_gbps * 1e9 for g in gpus]),
+        mem_bytes=arr([g.memory_gb * 1e9 for g in gpus]),
+        link_bw=arr([bw * 1e9 for bw, _ in paths]),
+        ar_latency=arr([f.latency_s for _, f in paths]),
+        busbw_eff=arr([f.busbw_efficiency for _, f in paths]),
+        runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
+        kv_fraction=arr([s.kv_fraction for s in stack_rows]),
+        kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
+        max_num_tokens=arr([s.max_num_tokens for s in stack_rows]),
+        engine_max_batch=arr([s.max_batch for s in stack_rows]),
+        tp=arr(tps),
+        isl=arr(input_tokens),
+        osl=arr(output_tokens),
+        labels=tuple(labels),
+    )
+
+
+def positive(name: str, value: object) -> float:
+    """``value`` as a finite positive float, or InferenceError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise InferenceError(name, f"must be a positive number, got {value!r}")
+    return float(value)

@@ -1,0 +1,257 @@
+"""Calibration of the serving model (separate from prediction): bounded least squares on log(predicted / measured)
+output tokens/s over the bundled TensorRT-LLM max-throughput rows; held-out error by row and by group (model,
+serving stack) beside a naive baseline (a constant fraction of the memory bandwidth turned into tokens:
+``f x tp x BW / weight bytes``); the stored calibration.
+
+Regenerate the shipped calibration with::
+
+    python -m estimator.inference --fit --out estimator/data/inference/calibration.json
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import least_squares
+
+from estimator.inference.data import (
+    DATA_DIR,
+    FloatArray,
+    InferenceError,
+    ServedModel,
+    ServingCases,
+    build_cases,
+    gpu_overrides,
+    read_data_csv,
+    serving_gpu,
+)
+from estimator.inference.model import PARAMETER_BOUNDS, PARAMETER_NAMES, max_throughput, theta_of, weight_bytes_total
+
+TABLE_FILE: Final[str] = "trtllm_inference_throughput.csv"
+CALIBRATION_FILE: Final[str] = "calibration.json"
+REGENERATE_COMMAND: Final[str] = "python -m estimator.inference --fit --out estimator/data/inference/calibration.json"
+FIT_STARTS: Final[int] = 8  # extra starting points of the full fit (held-out refits start from the full fit)
+FIT_SEED: Final[int] = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredTable:
+    """Measured rows as cases plus the measured output tokens/s of the group, each row's source and model id."""
+
+    cases: ServingCases
+    measured: FloatArray
+    sources: tuple[str, ...]
+    models: tuple[str, ...] = ()
+
+
+def table_model(name: str) -> ServedModel:
+    """A table's model name (catalog id in any case) as a ServedModel."""
+    return ServedModel.from_catalog(name.strip().lower())
+
+
+def table_gpu(name: str) -> str:
+    """A table's GPU name (TensorRT-LLM spelling or GPU id) as a GPU id."""
+    return gpu_overrides()[1].get(name, name)
+
+
+def load_table(rows: Sequence[Mapping[str, str]] | None = None) -> MeasuredTable:
+    """Rows of trtllm_inference_throughput.csv (the bundled copy when ``rows`` is None) as a MeasuredTable."""
+    rows = read_data_csv(TABLE_FILE) if rows is None else rows
+    try:
+        cases = build_cases(
+            models=[table_model(r["model"]) for r in rows],
+            gpus=[serving_gpu(table_gpu(r["gpu"])) for r in rows],
+            precisions=[r["precision"].strip().lower() for r in rows],
+            tps=[int(r["tp"]) for r in rows],
+            input_tokens=[float(r["isl"]) for r in rows],
+            output_tokens=[float(r["osl"]) for r in rows],
+            labels=[f"{r['model']} {r['gpu']} {r['precision']} tp{r['tp']} {r['isl']}/{r['osl']}" for r in rows],
+        )
+    except KeyError as exc:
+        raise InferenceError("table", f"unknown model or GPU {exc}") from None
+    return MeasuredTable(
+        cases=cases,
+        measured=np.asarray([float(r["output_tok_per_s"]) for r in rows], dtype=np.float64),
+        sources=tuple(r["source"] for r in rows),
+        models=tuple(r["model"].strip().lower() for r in rows),
+    )
+
+
+def subset(table: MeasuredTable, mask: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> MeasuredTable:
+    return MeasuredTable(
+        cases=table.cases.take(mask),
+        measured=table.measured[mask],
+        sources=tuple(np.asarray(table.sources, dtype=object)[mask]),
+        models=tuple(np.asarray(table.models, dtype=object)[mask]) if table.models else (),
+    )
+
+
+def _to_vector(params: Mapping[str, float]) -> FloatArray:
+    return np.asarray([params[k] for k in PARAMETER_NAMES], dtype=np.float64)
+
+
+def _to_params(x: FloatArray) -> dict[str, float]:
+    return {k: float(v) for k, v in zip(PARAMETER_NAMES, x, strict=True)}
+
+
+def _log_residuals(x: FloatArray, table: MeasuredTable) -> FloatArray:
+    pred = max_throughput(table.cases, _to_params(x))
+    return np.log(np.maximum(pred, 1e-3)) - np.log(table.measured)
+
+
+def fit(table: MeasuredTable, *, start: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Parameters minimizing the squared log error of output tokens/s on ``table`` (bounded least squares)."""
+    lo = np.asarray([b[1] for b in PARAMETER_BOUNDS.values()])
+    hi = np.asarray([b[2] for b in PARAMETER_BOUNDS.values()])
+    if start is not None:
+        starts = [_to_vector(start)]
+    else:  # the problem has local minima: a fixed set of starts spread over the box, plus the nominal one
+        spread = np.random.default_rng(FIT_SEED).uniform(0.1, 0.9, (FIT_STARTS, lo.size))
+        starts = [np.asarray([b[0] for b in PARAMETER_BOUNDS.values()]), *(lo + (hi - lo) * spread)]
+    results = [
+        least_squares(_log_residuals, np.clip(x0, lo, hi), bounds=(lo, hi), args=(table,), x_scale="jac")
+        for x0 in starts
+    ]
+    return _to_params(min(results, key=lambda r: r.cost).x)
+
+
+def baseline_unit(c: ServingCases) -> FloatArray:
+    """Tokens/s of a replica if every step read the weights once at full bandwidth (the baseline's unit)."""
+    return c.tp * c.mem_bw / weight_bytes_total(c)
+
+
+def baseline_fit(table: MeasuredTable) -> float:
+    """Naive baseline: output tokens/s = f x tp x memory bandwidth / weight bytes; f is the geometric-mean ratio."""
+    return float(np.exp(np.mean(np.log(table.measured / baseline_unit(table.cases)))))
+
+
+def baseline_predict(c: ServingCases, fraction: float) -> FloatArray:
+    return fraction * baseline_unit(c)
+
+
+def ape(predicted: FloatArray, measured: FloatArray) -> FloatArray:
+    """Absolute percentage error as a fraction."""
+    return np.abs(predicted - measured) / measured
+
+
+@dataclass(frozen=True, slots=True)
+class LooReport:
+    """Held-out predictions of the model and of the baseline, one per table row."""
+
+    model_pred: FloatArray
+    baseline_pred: FloatArray
+    measured: FloatArray
+
+    @property
+    def model_mape(self) -> float:
+        return float(np.mean(ape(self.model_pred, self.measured)))
+
+    @property
+    def baseline_mape(self) -> float:
+        return float(np.mean(ape(self.baseline_pred, self.measured)))
+
+
+def hold_out(table: MeasuredTable, groups: Sequence[str], *, start: Mapping[str, float] | None = None) -> LooReport:
+    """Refit (model and baseline) without each group in turn and predict that group's rows."""
+    labels = np.asarray(groups, dtype=object)
+    start = start or fit(table)
+    model_pred = np.empty(len(labels))
+    base_pred = np.empty(len(labels))
+    for g in dict.fromkeys(labels):  # one refit per held-out group: inherently sequential
+        out = labels == g
+        train = subset(table, ~out)
+        params = fit(train, start=start)
+        test = subset(table, out)
+        model_pred[out] = max_throughput(test.cases, params)
+        base_pred[out] = baseline_predict(test.cases, baseline_fit(train))
+    return LooReport(model_pred=model_pred, baseline_pred=base_pred, measured=table.measured)
+
+
+def leave_one_out(table: MeasuredTable, *, start: Mapping[str, float] | None = None) -> LooReport:
+    """Refit without each row in turn and predict it (model warm-started from ``start`` or the full fit)."""
+    return hold_out(table, [str(i) for i in range(len(table.cases))], start=start)
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceCalibration:
+    name: str
+    params: Mapping[str, float]
+    runs: int
+    loo_mape: float
+    baseline_loo_mape: float
+    baseline_fraction: float
+    fitted_at: str
+    command: str
+    source: str
+
+
+def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
+    params = data["params"]
+    if not isinstance(params, Mapping):
+        raise InferenceError("calibration", "params must be an object")
+
+    def number(key: str) -> float:
+        value = data[key]
+        if not isinstance(value, int | float):
+            raise InferenceError("calibration", f"{key} must be a number")
+        return float(value)
+
+    return InferenceCalibration(
+        name=str(data["name"]),
+        params=theta_of(params),
+        runs=int(number("runs")),
+        loo_mape=number("loo_mape"),
+        baseline_loo_mape=number("baseline_loo_mape"),
+        baseline_fraction=number("baseline_fraction"),
+        fitted_at=str(data["fitted_at"]),
+        command=str(data["command"]),
+        source=str(data["source"]),
+    )
+
+
+@cache
+def default_calibration() -> InferenceCalibration:
+    """The shipped calibration (estimator/data/inference/calibration.json)."""
+    text = resources.files("estimator").joinpath(f"{DATA_DIR}/{CALIBRATION_FILE}").read_text(encoding="utf-8")
+    return calibration_from_json(json.loads(text))
+
+
+def calibrate(*, name: str = "trtllm-default", table: MeasuredTable | None = None) -> InferenceCalibration:
+    """Fit on the whole table, then measure leave-one-out error of the model and of the baseline."""
+    table = table or load_table()
+    params = fit(table)
+    loo = leave_one_out(table, start=params)
+    return InferenceCalibration(
+        name=name,
+        params=params,
+        runs=len(table.cases),
+        loo_mape=loo.model_mape,
+        baseline_loo_mape=loo.baseline_mape,
+        baseline_fraction=baseline_fit(table),
+        fitted_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        command=REGENERATE_COMMAND,
+        source=f"estimator/{DATA_DIR}/{TABLE_FILE} (sources: {', '.join(sorted(set(table.sources)))})",
+    )
+
+
+def calibration_document(cal: InferenceCalibration) -> dict[str, object]:
+    """The JSON document of a calibration (what calibration.json holds)."""
+    return {
+        "name": cal.name,
+        "params": dict(cal.params),
+        "runs": cal.runs,
+        "loo_mape": round(cal.loo_mape, 4),
+        "baseline_loo_mape": round(cal.baseline_loo_mape, 4),
+        "baseline_fraction": cal.baseline_fraction,
+        "fitted_at": cal.fitted_at,
+        "command": cal.command,
+        "source": cal.source,
+    }

@@ -1,0 +1,191 @@
+"""The serving model of one replica (a tensor/expert-parallel group): memory, decode step, prefill, throughput.
+
+All functions take a ServingCases table and the calibrated parameters ``theta`` and return arrays with one entry per
+case (or per case x grid point when ``batch`` is 2-D). Sources: reference/estimator.md sections 1.1, 1.8, 3;
+TensorRT-LLM perf-overview tables; nccl-tests PERFORMANCE.md; vidur all-reduce measurements (fabrics.csv).
+
+* Weights: all parameters (every expert of a mixture of experts) x bytes/param, split over the group.
+* Memory besides the KV cache, per GPU, from the serving stack (serving_stacks.csv): runtime (CUDA context,
+  workspaces, CUDA graphs) and activation buffers for ``max_num_tokens`` tokens; the KV cache takes the stack's
+  fraction of what is left (TensorRT-LLM) or of the whole memory (vLLM, SGLang).
+* Decode step (memory and compute time added, as Calculon's ``no_overlap`` mode, which fits the tables better than
+  a roofline max): weights read + KV read over the group's bandwidth, FLOPs of the active parameters and attention
+  over the group's compute, TP all-reduces from the fabric, and a fitted fixed + per-request overhead. A MoE step
+  reads only the experts its tokens route to: with ``b`` tokens routed to ``k`` of ``E`` experts uniformly, a
+  fraction ``1 - (1 - k/E)^b`` of the experts is touched.
+* Prefill (compute bound): ``2 P_active s + attention(s^2 / 2)`` FLOPs plus its all-reduces.
+* All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import numpy as np
+
+from estimator.inference.data import (
+    ACTIVATION_BYTES,
+    ACTIVATION_FFN_WIDTHS,
+    ACTIVATION_HIDDEN_WIDTHS,
+    ALLREDUCES_PER_LAYER,
+    EMBEDDING_MIN_BYTES,
+    BoolArray,
+    FloatArray,
+    InferenceError,
+    ServingCases,
+)
+
+# Calibrated parameters: name -> (initial value, lower bound, upper bound). log10_* are fitted in log space.
+PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
+    "mem_eff": (0.8, 0.05, 1.0),  # achieved / datasheet memory bandwidth in decode
+    "flop_eff_16": (0.5, 0.05, 1.0),  # achieved / dense peak, 16-bit GEMMs
+    "flop_eff_8": (0.4, 0.05, 1.0),  # achieved / dense peak, fp8 and fp4 GEMMs
+    "log10_step_overhead_s": (-2.7, -6.5, -1.0),  # scheduling and launch cost of one decode step
+    "log10_request_overhead_s": (-5.0, -7.0, -3.0),  # per in-flight request per step (sampling, bookkeeping)
+    "kv_output_reserved": (0.75, 0.5, 1.0),  # fraction of the output tokens' KV a request holds on average
+}
+PARAMETER_NAMES: Final[tuple[str, ...]] = tuple(PARAMETER_BOUNDS)
+
+
+def theta_of(params: Mapping[str, float]) -> dict[str, float]:
+    """The calibrated parameters as floats; InferenceError naming ``calibration`` when one is missing."""
+    missing = [k for k in PARAMETER_NAMES if k not in params]
+    if missing:
+        raise InferenceError("calibration", f"missing parameters: {', '.join(missing)}")
+    return {k: float(params[k]) for k in PARAMETER_NAMES}
+
+
+def col(x: FloatArray | BoolArray, like: FloatArray) -> np.ndarray:
+    """``x`` (one value per case) shaped to broadcast against ``like`` ((n,) or (n, g))."""
+    return x.reshape(x.shape + (1,) * (like.ndim - 1)) if like.ndim > 1 else x
+
+
+def weight_bytes_total(c: ServingCases) -> FloatArray:
+    """Weights of the whole model, every expert included [bytes]; the embedding and LM head stay 16-bit in fp8/fp4
+    checkpoints."""
+    emb = c.embedding_params * np.maximum(c.weight_bytes, EMBEDDING_MIN_BYTES)
+    return (c.params - c.embedding_params) * c.weight_bytes + emb
+
+
+def kv_bytes_per_token(c: ServingCases) -> FloatArray:
+    """KV cache of one token summed over the group [bytes]."""
+    return c.kv_elements * c.kv_bytes
+
+
+def activation_bytes_per_gpu(c: ServingCases) -> FloatArray:
+    """Activation buffers of one engine step of ``max_num_tokens`` tokens, per GPU [bytes]."""
+    width = ACTIVATION_HIDDEN_WIDTHS * c.hidden + ACTIVATION_FFN_WIDTHS * c.ffn_hidden / c.tp
+    return c.max_num_tokens * width * ACTIVATION_BYTES
+
+
+def kv_memory_bytes(c: ServingCases) -> FloatArray:
+    """KV-cache memory of the whole group [bytes]; <= 0 when the weights do not fit."""
+    held = weight_bytes_total(c) / c.tp + activation_bytes_per_gpu(c) + c.runtime_bytes
+    per_gpu = np.where(c.kv_of_total, c.kv_fraction * c.mem_bytes - held, c.kv_fraction * (c.mem_bytes - held))
+    return c.tp * per_gpu
+
+
+def kv_capacity_requests(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """In-flight requests whose reserved KV (input + a fraction of the output tokens) fits; <= 0 when the weights
+    do not fit."""
+    t = theta_of(theta)
+    return kv_memory_bytes(c) / (kv_bytes_per_token(c) * (c.isl + t["kv_output_reserved"] * c.osl))
+
+
+def max_batch(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Largest usable batch: the KV capacity capped by the engine's batch limit (continuous, >= 0)."""
+    return np.clip(kv_capacity_requests(c, theta), 0.0, c.engine_max_batch)
+
+
+def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
+    """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU)."""
+    tp = col(c.tp, tokens)
+    bytes_ = tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
+    one = col(c.ar_latency, tokens) + 2.0 * (tp - 1.0) / tp * bytes_ / col(c.link_bw * c.busbw_eff, tokens)
+    return np.where(tp > 1.0, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
+
+
+def flop_rate(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Achieved FLOP/s of the whole group."""
+    t = theta_of(theta)
+    return c.tp * c.peak_flops * np.where(c.low_precision, t["flop_eff_8"], t["flop_eff_16"])
+
+
+def weights_read_bytes(c: ServingCases, tokens: FloatArray) -> FloatArray:
+    """Weight bytes one step over ``tokens`` tokens reads: everything but the routed experts, plus the experts
+    those tokens route to (uniform routing)."""
+    touched = 1.0 - (1.0 - col(c.route_fraction, tokens)) ** np.maximum(tokens, 1.0)
+    dense = col(weight_bytes_total(c) - c.expert_params * c.weight_bytes, tokens)
+    return dense + col(c.expert_params * c.weight_bytes, tokens) * touched
+
+
+def decode_step_s(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+    """One decode step of ``batch`` requests [s]; ``batch`` has shape (n,) or (n, g) for a grid per case."""
+    t = theta_of(theta)
+    b = np.asarray(batch, dtype=np.float64)
+    ctx = col(c.isl + c.osl / 2.0, b)
+    kv_read = b * ctx * col(kv_bytes_per_token(c), b)
+    mem_s = (weights_read_bytes(c, b) + kv_read) / col(c.tp * c.mem_bw * t["mem_eff"], b)
+    flops = b * (2.0 * col(c.active_params, b) + col(c.attn_flops_per_ctx, b) * ctx)
+    compute_s = flops / col(flop_rate(c, t), b)
+    overhead = 10.0 ** t["log10_step_overhead_s"] + b * 10.0 ** t["log10_request_overhead_s"]
+    return mem_s + compute_s + allreduce_s(c, b) + overhead
+
+
+def prefill_flops(c: ServingCases) -> FloatArray:
+    """FLOPs of one request's prefill: active-parameter GEMMs plus causal attention over its input."""
+    return 2.0 * c.active_params * c.isl + c.attn_flops_per_ctx * c.isl**2 / 2.0
+
+
+def prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Prefill work of one request inside a busy batch [s]: its compute and the bandwidth part of its all-reduces
+    (weights are read anyway for the decode step it rides on; collective latency is paid by that step)."""
+    ar = allreduce_s(c, c.isl) - np.where(c.tp > 1.0, ALLREDUCES_PER_LAYER * c.layers * c.ar_latency, 0.0)
+    return prefill_flops(c) / flop_rate(c, theta) + ar
+
+
+def prefill_chunks(c: ServingCases) -> FloatArray:
+    """Engine steps a prompt's prefill is split into (chunks of max_num_tokens)."""
+    return np.ceil(c.isl / c.max_num_tokens)
+
+
+def solo_prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Prefill of one request on an otherwise idle replica [s]: per chunk the larger of its compute and one pass
+    over the weights, plus its all-reduces and one step overhead per chunk."""
+    t = theta_of(theta)
+    chunks = prefill_chunks(c)
+    weights_s = weights_read_bytes(c, np.minimum(c.isl, c.max_num_tokens)) / (c.tp * c.mem_bw * t["mem_eff"])
+    compute_s = prefill_flops(c) / flop_rate(c, t)
+    ar_latency = np.where(c.tp > 1.0, ALLREDUCES_PER_LAYER * c.layers * c.ar_latency * (chunks - 1.0), 0.0)
+    return (
+        np.maximum(compute_s, chunks * weights_s)
+        + allreduce_s(c, c.isl)
+        + ar_latency
+        + chunks * 10.0 ** t["log10_step_overhead_s"]
+    )
+
+
+def throughput_at_batch(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+    """Output tokens/s of one replica with ``batch`` requests in flight (in-flight batching steady state)."""
+    b = np.asarray(batch, dtype=np.float64)
+    per_token = decode_step_s(c, theta, b) / np.maximum(b, 1e-9) + col(prefill_s(c, theta) / c.osl, b)
+    return np.where(b > 0, 1.0 / per_token, 0.0)
+
+
+def max_throughput(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Output tokens/s of one replica at the largest batch that fits (what the max-throughput tables measure);
+    0 where the weights do not fit. The batch is continuous here (the fit needs a smooth function); sizing uses
+    whole batches and calls a cap below one request "does not fit"."""
+    return throughput_at_batch(c, theta, max_batch(c, theta))
+
+
+def static_batch_throughput(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+    """Output tokens/s of one replica running ``batch`` requests together from prefill to their last token (the
+    static-batch benchmark: all prompts prefilled, then output_tokens decode steps at the full batch)."""
+    b = np.asarray(batch, dtype=np.float64)
+    prefill = (
+        b * prefill_s(c, theta) + allreduce_s(c, np.zeros_like(b)) + 10.0 ** theta_of(theta)["log10_step_overhead_s"]
+    )
+    total = prefill + c.osl * decode_step_s(c, theta, b)
+    return b * c.osl / total

@@ -1,0 +1,170 @@
+"""Serving points as CSV (``manage.py estimate_inference``): validated row by row with the row/column errors of
+estimator.runs, predicted in one vectorised pass, written back with the prediction columns added.
+
+Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[, experts,
+active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``stack`` (serving_stacks.csv; empty =
+trtllm). Extra columns are kept. Row numbers are 1-based data rows (row 1 = the first line after the header).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from estimator.catalog import CatalogError, resolve_model
+from estimator.inference.data import PRECISIONS, InferenceError, ServedModel, serving_gpu, serving_stack
+from estimator.inference.fit import InferenceCalibration
+from estimator.inference.sizing import ServingPoint, estimate_points
+from estimator.runs import RowError, RunValidationError
+from estimator.specs import UnknownGpuError
+
+REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
+GEOMETRY: Final[tuple[str, ...]] = ("layers", "hidden", "heads", "kv_heads", "experts", "active_experts")
+OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
+    "predicted_output_tokens_per_s",
+    "predicted_ttft_s",
+    "predicted_tpot_s",
+    "max_concurrency",
+    "predicted_ttft_p95_s",
+    "predicted_tpot_p95_s",
+)
+
+
+def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int, *, integer: bool) -> float | None:
+    raw = text.get(column, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0 or (integer and value != int(value)):
+        kind = "a positive whole number" if integer else "a positive number"
+        bad.append(RowError(row, column, f"must be {kind}, got {raw!r}"))
+        return None
+    return value
+
+
+def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> ServedModel | None:
+    name = text.get("model", "").strip()
+    params_b = _number(text, "params_b", bad, row, integer=False)
+    dims = {c: _number(text, c, bad, row, integer=True) for c in GEOMETRY}
+    if not name and params_b is None:
+        bad.append(RowError(row, "model", "give a catalog model id or params_b (with optional geometry)"))
+        return None
+    try:
+        g = resolve_model(
+            name=name or None,
+            params_b=params_b,
+            layers=_int(dims["layers"]),
+            hidden=_int(dims["hidden"]),
+            heads=_int(dims["heads"]),
+            kv_heads=_int(dims["kv_heads"]),
+            experts=_int(dims["experts"]) or 0,
+            active_experts=_int(dims["active_experts"]) or 0,
+        )
+    except CatalogError as exc:
+        column = "model" if exc.field in ("name", "model") else exc.field
+        bad.append(RowError(row, column, str(exc).split(": ", 1)[1]))
+        return None
+    return ServedModel.from_geometry(g)
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoint | None:
+    before = len(bad)
+    for column in REQUIRED:
+        if not text.get(column, "").strip():
+            bad.append(RowError(row, column, "is required"))
+    gpu = text.get("gpu", "").strip().lower()
+    precision = text.get("precision", "").strip().lower()
+    if gpu:
+        try:
+            spec = serving_gpu(gpu)
+            if precision in PRECISIONS:
+                spec.peak_flops(precision)
+        except UnknownGpuError as exc:
+            bad.append(RowError(row, "gpu", str(exc)))
+        except InferenceError as exc:
+            bad.append(RowError(row, "precision", str(exc).split(": ", 1)[1]))
+    if precision and precision not in PRECISIONS:
+        bad.append(RowError(row, "precision", f"must be one of {', '.join(PRECISIONS)}; got {precision!r}"))
+    stack = text.get("stack", "").strip().lower()
+    if stack:
+        try:
+            serving_stack(stack)
+        except InferenceError as exc:
+            bad.append(RowError(row, "stack", str(exc).split(": ", 1)[1]))
+    numbers = {
+        c: _number(text, c, bad, row, integer=c in ("tp", "concurrency"))
+        for c in ("tp", "concurrency", "input_tokens", "output_tokens")
+    }
+    model = _model(text, bad, row)
+    if len(bad) > before or model is None:
+        return None
+    return ServingPoint(
+        model=model,
+        gpu=gpu,
+        precision=precision,
+        tp=int(numbers["tp"] or 1),
+        concurrency=float(numbers["concurrency"] or 1),
+        input_tokens=float(numbers["input_tokens"] or 1),
+        output_tokens=float(numbers["output_tokens"] or 1),
+        stack=stack,
+    )
+
+
+def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[ServingPoint]]:
+    """(header, rows as read, validated points); RunValidationError listing every bad row and column."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    rows = [{(k or "").strip(): (v or "") for k, v in r.items()} for r in reader]
+    bad: list[RowError] = []
+    if not header:
+        raise RunValidationError([RowError(0, "header", "the CSV is empty")])
+    if "model" not in header and "params_b" not in header:
+        bad.append(RowError(0, "model", "the header needs model or params_b"))
+    for column in REQUIRED:
+        if column not in header:
+            bad.append(RowError(0, column, "missing column"))
+    if bad:
+        raise RunValidationError(bad)
+    if not rows:
+        raise RunValidationError([RowError(0, "header", "no data rows")])
+    points = [_point(r, i, bad) for i, r in enumerate(rows, start=1)]
+    if bad:
+        raise RunValidationError(bad)
+    return header, rows, [p for p in points if p is not None]
+
+
+def _cell(value: float) -> str:
+    return "" if not math.isfinite(value) else f"{value:.6g}"
+
+
+def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None = None) -> str:
+    """The input CSV with the prediction columns added (empty cells where the model does not fit memory)."""
+    header, rows, points = read_points_csv(text)
+    est = estimate_points(points, calibration=calibration)
+    columns = [*header, *(c for c in OUTPUT_COLUMNS if c not in header)]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    values: Sequence[Sequence[float]] = (
+        est.output_tokens_per_s,
+        est.ttft_s,
+        est.tpot_s,
+        est.max_concurrency,
+        est.ttft_p95_s,
+        est.tpot_p95_s,
+    )
+    for i, row in enumerate(rows):
+        added = {c: _cell(float(v[i])) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
+        added["max_concurrency"] = str(max(int(est.max_concurrency[i]), 0))
+        writer.writerow({**row, **added})
+    return out.getvalue()

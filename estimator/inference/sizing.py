@@ -1,0 +1,252 @@
+"""Sizing a deployment from the serving model: the best operating point of a replica under p95 latency targets,
+replicas for a traffic, and point predictions (what ``manage.py estimate_inference`` writes).
+
+The best replica is the highest throughput over a grid of concurrencies (1 to the batch cap) whose p95 TTFT and p95
+TPOT under closed-loop load (estimator.inference.latency) meet the targets; replicas = ceil(requests/s / replica
+requests/s) for the peak and for the mean traffic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.inference.data import (
+    MOE_MULTI_NODE_DEGREES,
+    PRECISIONS,
+    TP_DEGREES,
+    BoolArray,
+    FloatArray,
+    InferenceError,
+    ServedModel,
+    ServingCases,
+    build_cases,
+    positive,
+    serving_gpu,
+)
+from estimator.inference.fit import InferenceCalibration, default_calibration
+from estimator.inference.latency import closed_loop
+from estimator.inference.model import max_batch, weight_bytes_total
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaPerformance:
+    """Best operating point of one replica per case (arrays). Units: tokens/s, requests/s, seconds (p95)."""
+
+    fits_memory: BoolArray
+    meets_latency: BoolArray
+    batch: FloatArray
+    max_batch: FloatArray
+    output_tokens_per_s: FloatArray
+    requests_per_s: FloatArray
+    ttft_s: FloatArray
+    tpot_s: FloatArray
+    weights_gb_per_gpu: FloatArray
+
+
+def best_under_latency(
+    c: ServingCases,
+    theta: Mapping[str, float],
+    *,
+    ttft_s: FloatArray | float,
+    tpot_s: FloatArray | float,
+    grid_points: int = 256,
+) -> ReplicaPerformance:
+    """Highest-throughput concurrency per case whose p95 TPOT and p95 TTFT meet the targets, over a geometric grid
+    of whole concurrencies from 1 to the batch cap. Where none meets them, the concurrency with the lowest p95 TPOT
+    is reported with meets_latency False."""
+    cap = np.floor(max_batch(c, theta))
+    fits = cap >= 1.0
+    steps = np.linspace(0.0, 1.0, grid_points)
+    per_case = np.floor(np.exp(np.log(np.maximum(cap, 1.0))[:, None] * steps[None, :]))
+    load = closed_loop(c, theta, per_case)
+    ok = (load.tpot_p95_s <= np.asarray(tpot_s, dtype=np.float64).reshape(-1, 1)) & (
+        load.ttft_p95_s <= np.asarray(ttft_s, dtype=np.float64).reshape(-1, 1)
+    )
+    ok &= fits[:, None]
+    score = np.where(ok, load.output_tokens_per_s, -np.inf)
+    meets = ok.any(axis=1)
+    idx = np.where(meets, np.argmax(score, axis=1), np.argmin(load.tpot_p95_s, axis=1))
+    rows = np.arange(len(c))
+    out_tput = np.where(fits, load.output_tokens_per_s[rows, idx], 0.0)
+    return ReplicaPerformance(
+        fits_memory=fits,
+        meets_latency=meets & fits,
+        batch=np.where(fits, per_case[rows, idx], 0.0),
+        max_batch=np.maximum(cap, 0.0),
+        output_tokens_per_s=out_tput,
+        requests_per_s=out_tput / c.osl,
+        ttft_s=np.where(fits, load.ttft_p95_s[rows, idx], np.inf),
+        tpot_s=np.where(fits, load.tpot_p95_s[rows, idx], np.inf),
+        weights_gb_per_gpu=weight_bytes_total(c) / c.tp / 1e9,
+    )
+
+
+def replicas_for(*, requests_per_s: FloatArray | float, replica_requests_per_s: FloatArray) -> FloatArray:
+    """Replicas needed to serve ``requests_per_s`` (at least 1; infinite where a replica serves nothing)."""
+    r = np.asarray(replica_requests_per_s, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.ceil(np.asarray(requests_per_s, dtype=np.float64) / r - 1e-9)
+    return np.where(r > 0, np.maximum(need, 1.0), np.inf)
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """One parallel layout for a traffic: per-replica performance (latencies p95) and replicas for peak and mean.
+    ``tp`` is the GPUs of one replica (tensor parallel inside a node; expert parallel across nodes beyond it)."""
+
+    tp: int
+    fits_memory: bool
+    meets_latency: bool
+    batch: int
+    max_batch: int
+    replica_output_tokens_per_s: float
+    replica_requests_per_s: float
+    ttft_s: float
+    tpot_s: float
+    weights_gb_per_gpu: float
+    replicas_peak: float
+    replicas_mean: float
+
+    @property
+    def gpus_peak(self) -> float:
+        return self.tp * self.replicas_peak
+
+    @property
+    def gpus_mean(self) -> float:
+        return self.tp * self.replicas_mean
+
+
+def parallel_degrees(*, model: ServedModel, gpus_per_node: int, tps: Sequence[int] | None = None) -> list[int]:
+    """Replica sizes to try: TP 1, 2, 4, 8 up to the node; a mixture of experts also spans 2 and 4 nodes with
+    expert parallelism (models such as DeepSeek-V3 do not fit one node of 80 GB GPUs)."""
+    if tps:
+        return [t for t in tps if t <= gpus_per_node or model.experts] or [1]
+    degrees = [t for t in TP_DEGREES if t <= gpus_per_node] or [1]
+    if model.experts:
+        degrees += [d * gpus_per_node // 8 for d in MOE_MULTI_NODE_DEGREES]
+    return degrees
+
+
+def size_deployments(
+    *,
+    model: ServedModel,
+    gpu: str,
+    precision: str,
+    input_tokens: float,
+    output_tokens: float,
+    peak_requests_per_s: float,
+    mean_requests_per_s: float,
+    ttft_p95_s: float,
+    tpot_p95_s: float,
+    tps: Sequence[int] | None = None,
+    calibration: InferenceCalibration | None = None,
+    stack: str | None = None,
+) -> list[Deployment]:
+    """One Deployment per replica size (default: ``parallel_degrees``)."""
+    spec = serving_gpu(gpu)
+    precision = precision.strip().lower()
+    if precision not in PRECISIONS:
+        raise InferenceError("precision", f"must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    spec.peak_flops(precision)
+    for name, value in (
+        ("input_tokens", input_tokens),
+        ("output_tokens", output_tokens),
+        ("peak_requests_per_s", peak_requests_per_s),
+        ("ttft_p95_s", ttft_p95_s),
+        ("tpot_p95_s", tpot_p95_s),
+    ):
+        positive(name, value)
+    if not (0 <= mean_requests_per_s <= peak_requests_per_s):
+        raise InferenceError("mean_requests_per_s", "must be between 0 and peak_requests_per_s")
+    degrees = parallel_degrees(model=model, gpus_per_node=spec.gpus_per_node, tps=tps)
+    cal = calibration or default_calibration()
+    n = len(degrees)
+    cases = build_cases(
+        models=[model] * n,
+        gpus=[spec] * n,
+        precisions=[precision] * n,
+        tps=degrees,
+        input_tokens=[input_tokens] * n,
+        output_tokens=[output_tokens] * n,
+        stacks=[stack or ""] * n if stack else (),
+    )
+    perf = best_under_latency(cases, cal.params, ttft_s=ttft_p95_s, tpot_s=tpot_p95_s)
+    peak = replicas_for(requests_per_s=peak_requests_per_s, replica_requests_per_s=perf.requests_per_s)
+    mean = replicas_for(requests_per_s=mean_requests_per_s, replica_requests_per_s=perf.requests_per_s)
+    return [
+        Deployment(
+            tp=degrees[i],
+            fits_memory=bool(perf.fits_memory[i]),
+            meets_latency=bool(perf.meets_latency[i]),
+            batch=int(perf.batch[i]),
+            max_batch=int(perf.max_batch[i]),
+            replica_output_tokens_per_s=float(perf.output_tokens_per_s[i]),
+            replica_requests_per_s=float(perf.requests_per_s[i]),
+            ttft_s=float(perf.ttft_s[i]),
+            tpot_s=float(perf.tpot_s[i]),
+            weights_gb_per_gpu=float(perf.weights_gb_per_gpu[i]),
+            replicas_peak=float(peak[i]),
+            replicas_mean=float(mean[i]),
+        )
+        for i in range(n)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ServingPoint:
+    """One deployment at one load, as ``estimate_inference`` takes it (one per CSV row)."""
+
+    model: ServedModel
+    gpu: str
+    precision: str
+    tp: int
+    concurrency: float
+    input_tokens: float
+    output_tokens: float
+    stack: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PointEstimate:
+    """Whole-replica output tokens/s, mean TTFT and TPOT [s] and their p95, and the batch cap, per point."""
+
+    output_tokens_per_s: FloatArray
+    ttft_s: FloatArray
+    tpot_s: FloatArray
+    ttft_p95_s: FloatArray
+    tpot_p95_s: FloatArray
+    max_concurrency: FloatArray
+
+
+def estimate_points(
+    points: Sequence[ServingPoint], *, calibration: InferenceCalibration | None = None
+) -> PointEstimate:
+    """Closed-loop estimate of every point in one vectorised pass."""
+    cal = calibration or default_calibration()
+    cases = build_cases(
+        models=[p.model for p in points],
+        gpus=[serving_gpu(p.gpu) for p in points],
+        precisions=[p.precision for p in points],
+        tps=[p.tp for p in points],
+        input_tokens=[p.input_tokens for p in points],
+        output_tokens=[p.output_tokens for p in points],
+        stacks=[p.stack for p in points] if any(p.stack for p in points) else (),
+    )
+    load = closed_loop(cases, cal.params, np.asarray([p.concurrency for p in points], dtype=np.float64))
+    return PointEstimate(
+        output_tokens_per_s=load.output_tokens_per_s,
+        ttft_s=load.ttft_s,
+        tpot_s=load.tpot_s,
+        ttft_p95_s=load.ttft_p95_s,
+        tpot_p95_s=load.tpot_p95_s,
+        max_concurrency=np.floor(max_batch(cases, cal.params)),
+    )
+
+
+def finite_or_none(value: float) -> float | None:
+    """A float for output, None where the model says infinite (does not fit)."""
+    return value if math.isfinite(value) else None

@@ -1,0 +1,88 @@
+"""`python manage.py estimate_inference --points IN.csv [--out OUT.csv]`: rows back with the predictions; exit 2
+naming row and column on a bad row."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+HEADER = "gpu,precision,model,params_b,layers,hidden,heads,kv_heads,tp,concurrency,input_tokens,output_tokens,note"
+GOOD = (
+    "h100-sxm,fp8,llama-3.3-70b,,,,,,2,50,1000,1000,catalog id\n"
+    "h100-sxm,bf16,,7,32,4096,32,32,1,10,500,200,geometry without GQA\n"
+    "h200,fp8,mixtral-8x7b,,,,,,2,64,128,128,moe\n"
+    "h100-sxm,bf16,llama-3.1-70b,,,,,,1,1,1000,1000,does not fit\n"
+)
+
+
+def run(tmp_path: Path, body: str, *extra: str) -> str:
+    path = tmp_path / "points.csv"
+    path.write_text(f"{HEADER}\n{body}")
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), *extra, stdout=out)
+    return out.getvalue()
+
+
+def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO(run(tmp_path, GOOD))))
+    assert [r["note"] for r in rows] == ["catalog id", "geometry without GQA", "moe", "does not fit"]
+    for r in rows[:3]:
+        assert float(r["predicted_output_tokens_per_s"]) > 0
+        assert 0 < float(r["predicted_ttft_s"]) <= float(r["predicted_ttft_p95_s"])
+        assert 0 < float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
+        assert int(r["max_concurrency"]) >= 1
+    # 141 GB of bf16 weights on one 80 GB GPU: no prediction, no capacity.
+    assert rows[3]["predicted_output_tokens_per_s"] == "0" and rows[3]["max_concurrency"] == "0"
+    assert rows[3]["predicted_ttft_s"] == ""
+
+
+def test_the_same_deployment_at_higher_concurrency_gives_more_tokens_and_slower_tokens(tmp_path: Path) -> None:
+    body = "".join(f"h100-sxm,fp8,llama-3.1-8b,,,,,,1,{n},1000,1000,\n" for n in (1, 16, 128, 1024))
+    rows = list(csv.DictReader(io.StringIO(run(tmp_path, body))))
+    tput = [float(r["predicted_output_tokens_per_s"]) for r in rows]
+    tpot = [float(r["predicted_tpot_s"]) for r in rows]
+    ttft = [float(r["predicted_ttft_s"]) for r in rows]
+    assert tput == sorted(tput) and tpot == sorted(tpot) and ttft == sorted(ttft)
+    cap = int(rows[0]["max_concurrency"])
+    assert cap < 1024 and ttft[-1] > 10 * ttft[0]  # past the batch cap requests wait for a slot
+
+
+def test_writes_the_out_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    assert run(tmp_path, GOOD, "--out", str(out)) == ""
+    assert "predicted_tpot_s" in out.read_text().splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("h100-sxm,fp8,llama-9,,,,,,1,1,100,100,\n", "row 1, column model: unknown model 'llama-9'"),
+        ("h100-sxm,fp8,,70,32,4096,32,8,1,1,100,100,\n", "row 1, column model: layers/hidden/heads imply"),
+        ("h100-sxm,fp8,,,,,,,1,1,100,100,\n", "row 1, column model: give a catalog model id or params_b"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1.5,100,100,\n", "row 1, column concurrency: must be a positive whole"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,100,100,\nnope,fp8,llama-3.1-8b,,,,,,1,1,1,1,\n", "row 2, column gpu"),
+        ("h100-sxm,fp4,llama-3.1-8b,,,,,,1,1,100,100,\n", "row 1, column precision: 'fp4' is not supported"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,,100,\n", "row 1, column input_tokens: is required"),
+    ],
+)
+def test_bad_row_exits_2_naming_row_and_column(tmp_path: Path, body: str, says: str) -> None:
+    with pytest.raises(CommandError) as caught:
+        run(tmp_path, body)
+    assert caught.value.returncode == 2
+    assert says in str(caught.value)
+
+
+def test_missing_column_and_unreadable_file_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv"
+    path.write_text("gpu,precision,model,tp\nh100-sxm,fp8,llama-3.1-8b,1\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2 and "header, column concurrency: missing column" in str(caught.value)
+    with pytest.raises(CommandError) as caught:
+        call_command("estimate_inference", "--points", str(tmp_path / "none.csv"), stdout=io.StringIO())
+    assert caught.value.returncode == 2 and "--points: cannot read" in str(caught.value)

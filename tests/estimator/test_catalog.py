@@ -1,0 +1,108 @@
+"""Model catalog: published geometries reproduce published parameter counts; derivation and refusal rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from estimator import catalog
+
+REQUIRED_IDS = (
+    "llama-2-7b",
+    "llama-2-13b",
+    "llama-2-70b",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.3-70b",
+    "llama-3.1-405b",
+    "mistral-7b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
+    "qwen2.5-72b",
+    "deepseek-v3",
+    "gpt3-175b",
+)
+
+
+def test_catalog_has_the_required_ids_each_with_a_source() -> None:
+    models = catalog.catalog()
+    assert set(REQUIRED_IDS) <= set(models)
+    for m in models.values():
+        assert m.source and m.max_context > 0
+
+
+@pytest.mark.parametrize("model_id", REQUIRED_IDS)
+def test_geometry_reproduces_published_total_and_active_parameters(model_id: str) -> None:
+    m = catalog.get_model(model_id)
+    assert m.params() / 1e9 == pytest.approx(m.params_b, rel=0.015)
+    assert m.active_params() / 1e9 == pytest.approx(m.active_params_b, rel=0.025)
+
+
+def test_moe_holds_all_experts_but_runs_the_active_ones() -> None:
+    mixtral = catalog.get_model("mixtral-8x7b")
+    assert mixtral.is_moe and mixtral.params() > 3.5 * mixtral.active_params()
+    deepseek = catalog.get_model("deepseek-v3")
+    # MLA keeps a 576-element latent per layer: far less KV per token than Llama 3.1 70B's 8 KV heads.
+    assert deepseek.kv_elements_per_token() == 61 * 576
+    assert deepseek.kv_elements_per_token() < catalog.get_model("llama-3.1-70b").kv_elements_per_token() / 4
+
+
+def test_llama2_small_models_have_no_grouped_query_attention() -> None:
+    assert catalog.get_model("llama-2-7b").kv_heads == 32
+    assert (
+        catalog.get_model("llama-2-7b").kv_elements_per_token()
+        == 4 * catalog.get_model("llama-3.1-8b").kv_elements_per_token()
+    )
+
+
+def test_unknown_id_names_the_field_and_lists_known_ids() -> None:
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.get_model("llama-9")
+    assert err.value.field == "name" and "llama-3.1-70b" in str(err.value)
+
+
+def test_derivation_from_params_matches_catalog_shapes_and_says_it_assumed_gqa() -> None:
+    g = catalog.derive_geometry(params_b=70)
+    assert (g.layers, g.hidden, g.heads, g.kv_heads) == (80, 8192, 64, 8)
+    assert any("KV heads" in a for a in g.assumed)
+    assert g.params_b == 70
+
+
+@pytest.mark.parametrize("params_b", [1.0, 3.0, 13.0, 34.0, 175.0, 1000.0])
+def test_derived_geometry_implies_the_given_size(params_b: float) -> None:
+    g = catalog.derive_geometry(params_b=params_b)
+    assert catalog.geometry_deviation(g, params_b=params_b) < 0.1
+    assert g.heads % g.kv_heads == 0 and g.hidden % g.heads == 0
+
+
+def test_geometry_far_from_params_is_refused_naming_model() -> None:
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.resolve_model(params_b=70, layers=32, hidden=4096, heads=32)
+    assert err.value.field == "model" and "15%" in str(err.value)
+
+
+def test_given_geometry_within_tolerance_is_kept() -> None:
+    g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, vocab=32000)
+    assert g.kv_heads == 32 and g.ffn_hidden == 11008 and not any("KV heads" in a for a in g.assumed)
+
+
+def test_moe_derivation_fits_expert_width_to_total() -> None:
+    g = catalog.derive_geometry(params_b=46.7, layers=32, hidden=4096, experts=8, active_experts=2)
+    assert catalog.geometry_deviation(g, params_b=46.7) < 0.02
+    assert g.active_params_b == pytest.approx(12.9, rel=0.1)
+
+
+def test_name_and_contradicting_params_is_refused() -> None:
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.resolve_model(name="llama-3.1-8b", params_b=70)
+    assert err.value.field == "model"
+
+
+def test_given_layers_and_hidden_without_ffn_take_the_mlp_width_that_gives_params_b() -> None:
+    g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32)
+    assert catalog.geometry_deviation(g, params_b=7) < 0.02
+    assert 2 * 4096 <= g.ffn_hidden <= 3 * 4096
+
+
+def test_architecture_dict_has_the_training_keys() -> None:
+    arch = catalog.architecture_dict(catalog.derive_geometry(params_b=70))
+    assert arch == {"layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672, "vocab": 128256}
