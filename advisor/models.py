@@ -123,3 +123,7 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+# Saved fleet plans live with the fleet code; imported here so the app registry and migrations see them.
+from advisor.fleet.models import Fleet, FleetVersion  # noqa: E402, F401

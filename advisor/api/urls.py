@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
-from advisor.api.views import advice, calibrations, catalog, feeds, gpus, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, feeds, fleets, gpus, scenarios, tokens
 from advisor.api.views.base import JSON_AND_CSV
 from pricing.api import urls as pricing_urls
 
@@ -44,6 +44,10 @@ urlpatterns = [
     path("scenarios/<int:scenario_id>", scenarios.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("scenarios/<int:scenario_id>/advice", advice.ScenarioAdviceView.as_view(), name="scenario-advice"),
     path("scenarios/<int:scenario_id>/proposal.pdf", advice.ScenarioProposalView.as_view(), name="scenario-proposal"),
+    path("fleet-plans", fleets.FleetPlanView.as_view(), name="fleet-plan"),
+    path("fleets", fleets.FleetListView.as_view(), name="fleet-list"),
+    path("fleets/<int:fleet_id>", fleets.FleetDetailView.as_view(), name="fleet-detail"),
+    path("fleets/<int:fleet_id>/plan", fleets.SavedFleetPlanView.as_view(), name="fleet-saved-plan"),
     path("feeds/<str:feed>/refresh", feeds.FeedRefreshView.as_view(), name="feed-refresh"),
     path("tasks/<str:task_id>", feeds.TaskDetailView.as_view(), name="task-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),

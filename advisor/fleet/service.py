@@ -101,3 +101,12 @@ def fleet_plan(
     if usage_csv is not None:
         document = with_usage_csv(document, usage_csv)
     return plan_for_input(parse_fleet(document, defaults=defaults), calibration=calibration, now=now)
+
+
+def fleet_plan_for(*, document: Any, user: Any = None, usage_csv: str | None = None) -> dict[str, Any]:
+    """``fleet_plan`` with the user's active calibration (the default one for anonymous users)."""
+    from advisor.calibrations import calibration_for_user
+
+    authenticated = user is not None and getattr(user, "is_authenticated", False)
+    _, calibration = calibration_for_user(user=user if authenticated else None)
+    return fleet_plan(document, usage_csv=usage_csv, calibration=calibration)
