@@ -12,6 +12,7 @@ the rest of it is rented.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ class Placement:
 
     owned_gpus: NDArray[np.int64]  # (S,)
     on_owned: NDArray[np.bool_]  # (S, R) run placed on owned GPUs
-    wait_hours: NDArray[np.int64]  # (S, R) hours the run waited for owned GPUs (0 when rented)
+    wait_hours: NDArray[np.int32]  # (S, R) hours the run waited for owned GPUs (0 when rented)
     owned_busy: NDArray[np.float64]  # (S, 8760) owned GPUs busy, runs and usage
     owned_gpu_hours: NDArray[np.float64]  # (S,) busy owned GPU-hours (exact run hours, plus usage)
     usage_rented: NDArray[np.float64] | None  # (S, 8760) measured usage that did not fit on owned GPUs
@@ -50,40 +51,45 @@ class Placement:
         )
 
 
-def _earliest_fit(
-    free: NDArray[np.int32], need: int, slots: int, wait: int
-) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    """For each row of ``free`` (GPUs free over the run's window of slots + wait hours): whether some
-    start 0..wait has ``need`` GPUs free for ``slots`` consecutive hours, and the earliest such start."""
-    short = free < need
-    now = ~short[:, :slots].any(axis=1)
-    delay = np.zeros(free.shape[0], dtype=np.int64)
-    later = np.flatnonzero(~now)
-    if wait == 0 or not later.size:
-        return now, delay
-    bad = np.zeros((later.size, free.shape[1] + 1), dtype=np.int32)
-    np.cumsum(short[later], axis=1, out=bad[:, 1:])
-    fits = bad[:, slots : slots + wait + 1] == bad[:, : wait + 1]
-    now[later] = fits.any(axis=1)
-    delay[later] = np.argmax(fits, axis=1)
-    return now, delay
-
-
-def _window(busy: NDArray[np.int32], first: int, start: int, length: int) -> NDArray[np.int32]:
-    """busy[first:, start:start+length] on the cyclic year (a view unless the window wraps)."""
+def _window(load: NDArray[np.int32], first: int, start: int, length: int) -> NDArray[np.int32]:
+    """load[start:start+length, first:] on the cyclic year (hours x sizes; a view unless it wraps)."""
     end = start + length
     if end <= HOURS:
-        return busy[first:, start:end]
-    return np.concatenate([busy[first:, start:], busy[first:, : end - HOURS]], axis=1)
+        return load[start:end, first:]
+    return np.concatenate([load[start:, first:], load[: end - HOURS, first:]], axis=0)
 
 
-def _occupy(busy: NDArray[np.int32], rows: NDArray[np.int64], start: int, slots: int, need: int) -> None:
+def _occupy(load: NDArray[np.int32], columns: slice | NDArray[np.int64], start: int, slots: int, need: int) -> None:
     end = start + slots
     if end <= HOURS:
-        busy[rows, start:end] += need
+        load[start:end, columns] += need
     else:
-        busy[rows, start:] += need
-        busy[rows, : end - HOURS] += need
+        load[start:, columns] += need
+        load[: end - HOURS, columns] += need
+
+
+def _columns(first: int, fits: NDArray[np.bool_]) -> slice | NDArray[np.int64]:
+    """The columns where the run fits: a slice when they are contiguous (the usual case: every size from
+    some size up), else an index array."""
+    if fits[0]:
+        return slice(first, None) if fits.all() else first + np.flatnonzero(fits)
+    hits = np.flatnonzero(fits)
+    if not hits.size:
+        return slice(0, 0)
+    if hits[-1] - hits[0] + 1 == hits.size:
+        return slice(first + int(hits[0]), first + int(hits[-1]) + 1)
+    return first + hits
+
+
+def _later(
+    window: NDArray[np.int32], room: NDArray[np.int64], slots: int, wait: int
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """For sizes (columns) that cannot start the run now: whether some start 1..wait hours later has
+    room for ``slots`` consecutive hours, and the earliest such delay."""
+    bad = np.zeros((window.shape[0] + 1, window.shape[1]), dtype=np.int32)
+    np.cumsum(window > room, axis=0, out=bad[1:])
+    fits = bad[slots : slots + wait + 1] == bad[: wait + 1]
+    return fits.any(axis=0), np.argmax(fits, axis=0)
 
 
 def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float64] | None = None) -> Placement:
@@ -92,27 +98,36 @@ def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float6
     if np.any(np.diff(sizes) < 0):
         raise ValueError("owned_gpus must be ascending")
     n_sizes, n_runs = sizes.size, len(runs)
-    busy = np.zeros((n_sizes, HOURS), dtype=np.int32)
-    on_owned = np.zeros((n_sizes, n_runs), dtype=bool)
-    waited = np.zeros((n_sizes, n_runs), dtype=np.int64)
+    # Hours x sizes: a run's window is a block of contiguous rows, its sizes a suffix of the columns.
+    load = np.zeros((HOURS, n_sizes), dtype=np.int32)
+    owned = np.zeros((n_runs, n_sizes), dtype=bool)  # run-major while placing: each run writes one row
+    waited = np.zeros((n_runs, n_sizes), dtype=np.int32)
+    size_list = sizes.tolist()
+    gpus, slot_list, starts = runs.gpus.tolist(), runs.slots.tolist(), runs.start.tolist()
+    waits = np.minimum(runs.max_wait, HOURS - runs.slots).tolist()
     for r in range(n_runs):
-        need = int(runs.gpus[r])
-        first = int(np.searchsorted(sizes, need))  # sizes are ascending: the ones that can hold the run
+        need = gpus[r]
+        first = bisect_left(size_list, need)  # the sizes that can hold the run at all
         if first == n_sizes:
             continue
-        slots, start = int(runs.slots[r]), int(runs.start[r])
-        wait = int(min(runs.max_wait[r], HOURS - slots))
-        free = sizes[first:, None].astype(np.int32) - _window(busy, first, start, slots + wait)
-        fits, delay = _earliest_fit(free, need, slots, wait)
-        rows = first + np.flatnonzero(fits)
-        if not rows.size:
+        slots, start, wait = slot_list[r], starts[r], waits[r]
+        room = sizes[first:] - need  # GPUs that may already be busy for the run still to fit
+        fits = _window(load, first, start, slots).max(axis=0) <= room
+        owned[r, first:] = fits
+        columns = _columns(first, fits)
+        _occupy(load, columns, start, slots, need)
+        if not wait or (isinstance(columns, slice) and columns == slice(first, None)):
             continue
-        delay = delay[fits]
-        for d in np.unique(delay):  # usually one delay (0) for all sizes
-            _occupy(busy, rows[delay == d], (start + int(d)) % HOURS, slots, need)
-        on_owned[rows, r] = True
-        waited[rows, r] = delay
-    owned_busy = busy.astype(float)
+        blocked = np.flatnonzero(~fits)
+        window = _window(load, first, start, slots + wait)[:, blocked]
+        ok, delay = _later(window, room[blocked], slots, wait)
+        for d in np.unique(delay[ok]):  # few distinct delays
+            columns = first + blocked[ok & (delay == d)]
+            _occupy(load, columns, (start + int(d)) % HOURS, slots, need)
+            owned[r, columns] = True
+            waited[r, columns] = int(d)
+    on_owned, waited = owned.T.copy(), waited.T.copy()
+    owned_busy = load.T.astype(float)
     gpu_hours = on_owned.astype(float) @ (runs.hours * runs.gpus)
     usage_rented = None
     if usage is not None:

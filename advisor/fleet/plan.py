@@ -38,7 +38,7 @@ RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
 # More candidate owned sizes than this are searched coarse to fine: first an even stride of whole
 # nodes (zero, the peak and the load-duration answer always in), then every whole node within one
 # stride of the cheapest. The simulation holds one year of hours per candidate, so this bounds the work.
-MAX_CANDIDATES: Final[int] = 48
+MAX_CANDIDATES: Final[int] = 96
 # Points of the load-duration curve in the document (the curve is exact; this only thins the output).
 CURVE_POINTS: Final[int] = 200
 # Runs listed per job in jobs[].runs (the counts owned_runs / rented_runs always cover every run).
@@ -459,18 +459,16 @@ def _tiers(plan: FleetPlan, i: int) -> dict[str, dict[str, float | None]]:
     }
 
 
-def _run_tier(plan: FleetPlan, i: int, r: int) -> str:
-    if plan.placement.on_owned[i, r]:
-        return "owned"
-    return "spot" if plan.options.spot_runs[i, r] else "rented"
-
-
 def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
     runs, owned = plan.runs, plan.placement.on_owned[i]
+    spot = plan.options.spot_runs[i]
+    placed = np.where(owned, "owned", np.where(spot, "spot", "rented")).tolist()
+    starts, waits = runs.start.tolist(), plan.placement.wait_hours[i].tolist()
+    order = np.lexsort((runs.start, runs.job))  # by job, then start
+    bounds = np.searchsorted(runs.job[order], np.arange(len(plan.jobs) + 1))
     out = []
     for j, job in enumerate(plan.jobs):
-        mine = np.flatnonzero(runs.job == j)
-        mine = mine[np.argsort(runs.start[mine], kind="stable")]
+        mine = order[bounds[j] : bounds[j + 1]]
         out.append(
             {
                 "name": job.name,
@@ -479,15 +477,15 @@ def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
                 "runs_per_year": job.runs_per_year,
                 "owned_runs": int(np.count_nonzero(owned[mine])),
                 "rented_runs": int(np.count_nonzero(~owned[mine])),
-                "spot_runs": int(np.count_nonzero(plan.options.spot_runs[i, mine])),
+                "spot_runs": int(np.count_nonzero(spot[mine])),
                 "runs": [
                     {
-                        "requested_start_hour": int(runs.start[r]),
-                        "start_hour": int((runs.start[r] + plan.placement.wait_hours[i, r]) % HOURS),
-                        "wait_hours": int(plan.placement.wait_hours[i, r]),
-                        "placed": _run_tier(plan, i, r),
+                        "requested_start_hour": starts[r],
+                        "start_hour": (starts[r] + waits[r]) % HOURS,
+                        "wait_hours": waits[r],
+                        "placed": placed[r],
                     }
-                    for r in mine[:RUNS_LISTED]
+                    for r in mine[:RUNS_LISTED].tolist()
                 ],
             }
         )
