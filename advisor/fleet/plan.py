@@ -108,6 +108,22 @@ class Options:
     rented_gpu_hours: NDArray[np.float64]
     spot_runs: NDArray[np.bool_]  # (S, R)
 
+    def only(self, owned_gpus: Sequence[int]) -> Options:
+        """These options restricted to the given owned sizes (all of which must be among them)."""
+        pick = np.searchsorted(self.owned_gpus, np.asarray(owned_gpus))
+        if not np.array_equal(self.owned_gpus[pick], np.asarray(owned_gpus)):
+            raise KeyError("owned sizes not simulated")
+        return Options(
+            owned_gpus=self.owned_gpus[pick],
+            usd_per_year=self.usd_per_year[pick],
+            tier_usd={t: v[pick] for t, v in self.tier_usd.items()},
+            tier_gpus={t: v[pick] for t, v in self.tier_gpus.items()},
+            tier_gpu_hours={t: v[pick] for t, v in self.tier_gpu_hours.items()},
+            owned_utilization=self.owned_utilization[pick],
+            rented_gpu_hours=self.rented_gpu_hours[pick],
+            spot_runs=self.spot_runs[pick],
+        )
+
 
 @dataclass(frozen=True)
 class FleetPlan:
@@ -332,6 +348,61 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
     if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
         out.append("Interruptible jobs, but no spot price: they rent like the others.")
     return out
+
+
+# --- uncertainty -------------------------------------------------------------------------------
+
+
+def cost_spread(
+    *,
+    options: Sequence[Options],
+    hours_factors: Sequence[float],
+    price_factors: Mapping[str, Sequence[float]],
+    log_sigma: float,
+    samples: int,
+    seed: int,
+    quantiles: Sequence[float] = (0.1, 0.5, 0.9),
+) -> dict[str, Any]:
+    """Quantiles of the yearly cost and of the cheapest owned size under the advice's spread.
+
+    Each draw takes a throughput error ``exp(N(0, log_sigma))`` (predicted run hours scale by its
+    inverse) and, per rented tier, a price drawn uniformly from that tier's alternatives (factors of
+    the cheapest). ``options[k]`` is the year simulated with predicted run hours times
+    ``hours_factors[k]`` (same candidate sizes); a draw uses the nearest one. Prices move the tier
+    costs linearly; placements and commitment levels stay as simulated (a bound on re-optimising)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, log_sigma, size=samples) if log_sigma > 0 else np.zeros(samples)
+    grid = np.log(np.asarray(hours_factors, dtype=float))
+    pick = np.argmin(np.abs(-z[:, None] - grid[None, :]), axis=1)
+    factors = {}
+    for tier in TIERS[1:]:
+        alts = np.asarray(price_factors.get(tier) or [1.0], dtype=float)
+        factors[tier] = alts[rng.integers(0, alts.size, size=samples)]
+    n_sizes = options[0].owned_gpus.size
+    cost = np.empty((samples, n_sizes))
+    for k, opt in enumerate(options):
+        rows = pick == k
+        if not rows.any():
+            continue
+        total = np.broadcast_to(opt.tier_usd["owned"], (int(rows.sum()), n_sizes)).copy()
+        for tier in TIERS[1:]:
+            total += factors[tier][rows, None] * opt.tier_usd[tier][None, :]
+        cost[rows] = total
+    best = np.argmin(cost, axis=1)
+    cheapest = cost[np.arange(samples), best]
+    owned = options[0].owned_gpus[best]
+    q = list(quantiles)
+    return {
+        "samples": samples,
+        "seed": seed,
+        "quantiles": q,
+        "usd_per_year": [float(v) for v in np.quantile(cheapest, q)],
+        "owned_gpus": [float(v) for v in np.quantile(owned, q)],
+        "hours_factors": [float(f) for f in hours_factors],
+        "method": "per draw: throughput log-normal (calibration held-out log sigma) scales predicted run hours "
+        "(nearest simulated year), each rented tier's price uniform over its cheapest offers; the cheapest owned "
+        "size of each draw and its yearly cost",
+    }
 
 
 # --- reasons -----------------------------------------------------------------------------------

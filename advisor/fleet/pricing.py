@@ -16,7 +16,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from advisor.advice import advise
+import numpy as np
+
+from advisor.advice import MC_PRICE_ALTERNATIVES, advise, rental_offers
 from advisor.fleet.demand import HOURS, Job
 from advisor.fleet.document import JobSpec, job_scenario
 from advisor.fleet.plan import RESERVED, TierPrices
@@ -119,3 +121,25 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
             ]
         )
     return Job(gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months, **common)
+
+
+def price_alternatives(*, base: Scenario) -> dict[str, list[float]]:
+    """Per market, the cheapest few offers' prices per used GPU-hour of a one-node cluster as factors of the
+    cheapest (the advice's price spread: the cheapest offer may have no capacity). Offers come from the
+    pipeline's ``rental_offers``; a one-node cluster rents whole-node instances (or the manual quote)."""
+    gpn = base.network.gpus_per_node
+    frame = rental_offers(base)
+    if frame.empty:
+        return {}
+    count = frame["gpu_count"].to_numpy(dtype=float)
+    manual = base.rent.usd_per_gpu_hour is not None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        used = frame["usd_per_hour"].to_numpy(dtype=float) * np.ceil(gpn / count) / gpn
+    eligible = ((count >= gpn) | manual) & np.isfinite(used) & (used > 0)
+    out = {}
+    markets = frame["market"].to_numpy()
+    for market in base.rent.markets:
+        prices = np.sort(used[eligible & (markets == market)])[:MC_PRICE_ALTERNATIVES]
+        if prices.size:
+            out[market] = (prices / prices[0]).tolist()
+    return out

@@ -8,14 +8,19 @@ normalized input, the prices and when they were observed, and the price warnings
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
+from dataclasses import replace
+from statistics import NormalDist
 from typing import Any, Final
 
 from django.utils import timezone
 
+from advisor.advice import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
+from advisor.fleet.demand import HOURS, Job
 from advisor.fleet.document import FleetInput, parse_fleet, with_usage_csv
-from advisor.fleet.plan import plan_fleet
-from advisor.fleet.pricing import PricedBase, resolve_job, tier_prices
+from advisor.fleet.plan import FleetPlan, cost_spread, plan_fleet
+from advisor.fleet.pricing import PricedBase, price_alternatives, resolve_job, tier_prices
 from estimator.calibrate import Calibration
 
 FLEET_PLAN_VERSION: Final[int] = 1
@@ -56,19 +61,45 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: FleetPlan) -> dict[str, Any]:
+    """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
+    the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
+    predicted = [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
+    sigma = float(priced.throughput_log_sigma or 0.0) if any(predicted) else 0.0
+    sizes = plan.options.owned_gpus.tolist()
+    factors, options = [1.0], [plan.options]
+    if sigma > 0:
+        for q in (QUANTILES[0], QUANTILES[-1]):
+            factor = math.exp(-NormalDist(0.0, sigma).inv_cdf(q))  # slower throughput -> longer runs
+            scaled = [
+                replace(job, run_hours=min(job.run_hours * factor, float(HOURS))) if p else job
+                for job, p in zip(jobs, predicted, strict=True)
+            ]
+            again = plan_fleet(jobs=scaled, prices=plan.prices, usage=plan.usage, owned_gpus=sizes)
+            factors.append(factor)
+            options.append(again.options.only(sizes))
+    spread = cost_spread(
+        options=options,
+        hours_factors=factors,
+        price_factors=price_alternatives(base=fleet.base),
+        log_sigma=sigma,
+        samples=MC_SAMPLES,
+        seed=MC_SEED,
+        quantiles=QUANTILES,
+    )
+    return {**spread, "throughput_log_sigma": sigma, "price_alternatives": MC_PRICE_ALTERNATIVES}
+
+
 def plan_for_input(
     fleet: FleetInput, *, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run."""
     priced = tier_prices(base=fleet.base, calibration=calibration)
     jobs = [resolve_job(job, index=i, calibration=calibration) for i, job in enumerate(fleet.jobs)]
-    plan = plan_fleet(
-        jobs=jobs,
-        prices=priced.prices,
-        usage=fleet.usage.usage if fleet.usage else None,
-        owned_gpus=fleet.owned_gpus,
-    )
+    usage = fleet.usage.usage if fleet.usage else None
+    plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
+    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan)
     warnings = [*priced.warnings, *doc.pop("warnings")]
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(

@@ -34,6 +34,7 @@ def test_done_when_figures_on_the_page(client, label, document, owned, usd, all_
     for testid in ("fleet-results", "chart-load-duration", "chart-fleet-cost", "fleet-tiers"):
         assert f'data-testid="{testid}"' in html
     assert html.count("<svg") >= 2
+    assert f"yearly cost P10 ${usd:,.0f}" in html  # hours given, one manual price: no spread
 
 
 def test_charts_mark_the_owned_level_and_the_cheapest(client) -> None:  # type: ignore[no-untyped-def]

@@ -45,6 +45,9 @@ def test_done_when_figures(tmp_path: Path, label: str, document: dict, owned: in
     assert rec["break_even_utilization"] == pytest.approx(0.5)
     assert plan["prices_as_of"] is None or isinstance(plan["prices_as_of"], str)
     assert plan["tier_prices"]["on_demand_usd_per_gpu_hour"] == 2.5
+    # Given hours and one manual price: no spread.
+    assert plan["uncertainty"]["usd_per_year"] == pytest.approx([usd] * 3)
+    assert plan["uncertainty"]["owned_gpus"] == [owned] * 3
 
 
 @pytest.mark.django_db
@@ -73,6 +76,10 @@ def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path) -> None
     job = plan["jobs"][0]
     assert job["run_hours"] == pytest.approx(advice["sizes"][0]["run_hours"])
     assert job["runs_per_year"] == 3
+    # Predicted run hours carry the calibration's throughput spread into the plan's P10/P90.
+    low, mid, high = plan["uncertainty"]["usd_per_year"]
+    assert low < mid < high
+    assert plan["uncertainty"]["throughput_log_sigma"] == pytest.approx(advice["uncertainty"]["throughput_log_sigma"])
     assert plan["demand"]["gpu_hours_per_year"] == pytest.approx(3 * 16 * advice["sizes"][0]["run_hours"])
 
 

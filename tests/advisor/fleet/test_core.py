@@ -218,3 +218,28 @@ def test_two_hundred_jobs_plan_quickly() -> None:
     elapsed = time.perf_counter() - start
     assert len(doc["jobs"]) == 200
     assert elapsed < 5.0  # generous for a shared CI core; bench/fleet.py reports the real ratio
+
+
+def test_cost_spread_follows_the_price_alternatives() -> None:
+    from advisor.fleet.plan import cost_spread
+
+    plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
+    # One price: no spread at all; the quantiles are the plan's own figures.
+    fixed = cost_spread(
+        options=[plan.options], hours_factors=[1.0], price_factors={}, log_sigma=0.0, samples=500, seed=1
+    )
+    assert fixed["usd_per_year"] == pytest.approx([457_920] * 3)
+    assert fixed["owned_gpus"] == [32, 32, 32]
+    # On-demand alternatives up to 3x the cheapest: renting the week costs more in the upper draws.
+    spread = cost_spread(
+        options=[plan.options],
+        hours_factors=[1.0],
+        price_factors={"on_demand": [1.0, 1.5, 3.0]},
+        log_sigma=0.0,
+        samples=3000,
+        seed=1,
+    )
+    low, mid, high = spread["usd_per_year"]
+    assert low == pytest.approx(457_920)
+    assert low < mid < high
+    assert spread["owned_gpus"][0] == 32
