@@ -48,6 +48,7 @@ urlpatterns = [
     path("fleets", fleets.FleetListView.as_view(), name="fleet-list"),
     path("fleets/<int:fleet_id>", fleets.FleetDetailView.as_view(), name="fleet-detail"),
     path("fleets/<int:fleet_id>/plan", fleets.SavedFleetPlanView.as_view(), name="fleet-saved-plan"),
+    path("fleets/<int:fleet_id>/plan.pdf", fleets.FleetProposalView.as_view(), name="fleet-proposal"),
     path("feeds/<str:feed>/refresh", feeds.FeedRefreshView.as_view(), name="feed-refresh"),
     path("tasks/<str:task_id>", feeds.TaskDetailView.as_view(), name="task-detail"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),

@@ -24,10 +24,10 @@ def _gpu_ticks(values: list[float]) -> list[float]:
 
 
 def chart_load_duration(*, plan: dict[str, Any]) -> Chart:
-    curve = plan["demand"]["load_duration"]
+    curve = plan["demand"]["duration_curve"]
     rec = plan["recommendation"]
-    hours = [h for _, h in curve]
-    gpus = [g for g, _ in curve]
+    hours = [h for h, _ in curve]
+    gpus = [g for _, g in curve]
     owned = rec["owned_gpus"]
     committed = sum(t["gpus"] or 0 for t in rec["tiers"] if t["tier"].startswith("reserved"))
     series = [Series("demand at or above", hours, gpus, ACCENT, points=False)]

@@ -571,6 +571,18 @@ def _curve(demand: NDArray[np.float64], gpn: int) -> list[list[float]]:
     return [[float(g), float(h)] for g, h in zip(levels, load_duration(demand, levels), strict=True)]
 
 
+def _duration_curve(demand: NDArray[np.float64]) -> list[list[float]]:
+    """The load-duration curve as drawn: demand sorted from highest, [hour rank, GPUs] at every step's
+    two ends (a step function), or CURVE_POINTS evenly spaced ranks when demand takes many values."""
+    d = np.sort(demand)[::-1]
+    change = np.flatnonzero(np.diff(d)) + 1
+    if change.size + 1 > CURVE_POINTS:
+        ranks = np.unique(np.linspace(0, d.size - 1, 2 * CURVE_POINTS).round().astype(int))
+        return [[float(r), float(d[r])] for r in ranks] + [[float(d.size), float(d[-1])]]
+    starts, ends = np.concatenate([[0], change]), np.concatenate([change, [d.size]])
+    return [[float(x), float(d[a])] for a, b in zip(starts, ends, strict=True) for x in (a, b)]
+
+
 def _document(plan: FleetPlan) -> dict[str, Any]:
     o, i = plan.options, plan.recommended
     runs = plan.runs
@@ -588,6 +600,7 @@ def _document(plan: FleetPlan) -> dict[str, Any]:
             "mean_gpus": float(plan.demand.mean()),
             "gpu_hours_per_year": float(np.sum(runs.hours * runs.gpus)) + usage_hours,
             "load_duration": _curve(plan.demand, plan.prices.gpus_per_node),
+            "duration_curve": _duration_curve(plan.demand),
         },
         "options": [
             {

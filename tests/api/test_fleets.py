@@ -81,3 +81,22 @@ def test_another_users_fleet_is_404(alice, bob) -> None:  # type: ignore[no-unty
 def test_anonymous_cannot_save(anon) -> None:  # type: ignore[no-untyped-def]
     assert anon.post("/api/v1/fleets", {"name": "x", "fleet": BASE_AND_WEEK}, format="json").status_code in (401, 403)
     assert Fleet.objects.count() == 0
+
+
+def test_saved_fleet_as_pdf(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    body = alice.post("/api/v1/fleets", {"name": "2027 base", "fleet": BASE_AND_WEEK}, format="json").json()
+    response = alice.get(f"/api/v1/fleets/{body['id']}/plan.pdf")
+    assert response.status_code == 200, response.content[:500]
+    assert response["Content-Type"] == "application/pdf"
+    assert response.content.startswith(b"%PDF")
+    assert "2027-base-plan.pdf" in response["Content-Disposition"]
+    assert_problem(bob.get(f"/api/v1/fleets/{body['id']}/plan.pdf"), 404)
+
+
+def test_pdf_html_carries_the_plan_and_both_pictures() -> None:
+    from advisor.fleet.proposal import render_fleet_html
+    from advisor.fleet.service import fleet_plan
+
+    html = render_fleet_html(plan=fleet_plan(BASE_AND_WEEK), fleet_name="2027 base")
+    assert "Own 32 GPUs: $457,920 a year" in html
+    assert 'data-testid="chart-load-duration"' in html and 'data-testid="chart-fleet-cost"' in html

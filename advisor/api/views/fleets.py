@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, QuerySet
+from django.http import HttpResponse
+from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -17,10 +19,13 @@ from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors, pointer
 from advisor.api.parsers import JSONParser
+from advisor.api.renderers import PDFRenderer
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.serializers import StrictSerializer, TextField
+from advisor.api.views.advice import FirstRenderer
 from advisor.fleet.document import parse_fleet
 from advisor.fleet.models import Fleet
+from advisor.fleet.proposal import render_fleet_pdf
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
 from advisor.scenario import ScenarioError
@@ -169,3 +174,20 @@ class SavedFleetPlanView(GenericAPIView):
         fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
         # A stored document the current rules reject is a conflict, not the caller's bad request.
         return Response(plan_or_400(request, fleet.document, at=("fleet",), status_code=409))
+
+
+class FleetProposalView(GenericAPIView):
+    renderer_classes = [PDFRenderer]
+    content_negotiation_class = FirstRenderer
+    throttle_scope = "pdf"
+
+    @extend_schema(
+        summary="The fleet plan of one of your saved fleets as a PDF",
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiResponse(description="As /plan.")},
+    )
+    def get(self, request: Request, fleet_id: int) -> HttpResponse:
+        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        plan = plan_or_400(request, fleet.document, at=("fleet",), status_code=409)
+        response = HttpResponse(render_fleet_pdf(plan=plan, fleet_name=fleet.name), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{slugify(fleet.name) or "fleet"}-plan.pdf"'
+        return response

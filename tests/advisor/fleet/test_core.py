@@ -243,3 +243,10 @@ def test_cost_spread_follows_the_price_alternatives() -> None:
     assert low == pytest.approx(457_920)
     assert low < mid < high
     assert spread["owned_gpus"][0] == 32
+
+
+def test_duration_curve_is_a_step_function_of_sorted_demand() -> None:
+    doc = plan_fleet(jobs=[Job("jan", 48, 4000, months=(1,)), Job("june", 32, 4000, months=(6,))], prices=PRICES)
+    curve = doc.to_dict()["demand"]["duration_curve"]
+    # 80 GPUs for 376 h (overlap), then 48 until 4,000 h, 32 until 7,624 h, 0 for the rest of the year.
+    assert curve == [[0, 80], [376, 80], [376, 48], [4000, 48], [4000, 32], [7624, 32], [7624, 0], [8760, 0]]
