@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -70,8 +70,7 @@ class TierPrices:
         """The tier whole runs rent from when nothing is committed: on demand, else the cheapest commitment."""
         if self.on_demand_usd_per_gpu_hour is not None:
             return "on_demand", self.on_demand_usd_per_gpu_hour
-        reserved = self.cheapest_reserved()
-        return reserved
+        return self.cheapest_reserved()
 
     def cheapest_reserved(self) -> tuple[str, float] | None:
         if not self.reserved_usd_per_gpu_hour:
@@ -322,7 +321,7 @@ def plan_fleet(
         reasons=(),
         warnings=tuple(warnings),
     )
-    return FleetPlan(**{**plan.__dict__, "reasons": tuple(_reasons(plan))})
+    return replace(plan, reasons=tuple(_reasons(plan)))
 
 
 def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices, stride: int) -> list[str]:
