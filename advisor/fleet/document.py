@@ -50,6 +50,7 @@ MAX_OWNED_SIZES: Final[int] = 512
 MAX_USAGE_ROWS: Final[int] = 600_000  # over a year of minute samples
 MAX_WAIT_DAYS: Final[float] = 365.0
 MAX_GROWTH: Final[float] = 100.0
+DEFAULT_NAME: Final[str] = "Untitled fleet"
 # The Scenario needs a workload to validate the shared sections; the fleet's rent/buy sections and the
 # tier prices do not depend on it. A small model that fits one GPU of any catalog type.
 PROBE_WORKLOAD: Final[Mapping[str, Any]] = {"kind": "training", "model": {"params_b": 0.125}, "tokens": 1e9}
@@ -191,7 +192,7 @@ def parse_fleet(document: Any, *, defaults: Mapping[str, float] | None = None) -
     if top is None:
         raise ScenarioError(e.errors or [{"pointer": "", "message": "must be a Fleet Plan object"}])
     defaults = ownership_defaults() if defaults is None else defaults
-    shared = {k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top}
+    shared = {"name": DEFAULT_NAME, **{k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top}}
     base: Scenario | None = None
     try:
         base = parse_scenario({**shared, "workload": _probe(top)}, defaults=defaults)

@@ -60,6 +60,15 @@ def test_owning_24_rents_the_base_whole(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
+def test_a_gpu_without_bf16_and_the_default_name(tmp_path: Path) -> None:
+    document = {**BASE_AND_WEEK, "gpu": "v100-32gb"}
+    document.pop("name")
+    plan = run(tmp_path, document)
+    assert plan["gpu"] == "v100-32gb" and plan["fleet"]["name"] == "Untitled fleet"
+    assert plan["recommendation"]["owned_gpus"] == 32  # the same manual quotes, the same answer
+
+
+@pytest.mark.django_db
 def test_owned_gpus_list_limits_the_candidates(tmp_path: Path) -> None:
     plan = run(tmp_path, {**BASE_AND_WEEK, "owned_gpus": [16, 32]})
     # 0 (all-rent) and the peak are always simulated for the savings figures.
