@@ -309,6 +309,12 @@ def _line_chart(
     )
 
 
+def line_chart(**kwargs: Any) -> Chart:
+    """A line chart in the product's style (axes, ticks, legend, markers; arguments of ``_line_chart``), for
+    charts drawn from other documents than the Advice (the fleet plan)."""
+    return _line_chart(**kwargs)
+
+
 # --- the charts ---
 
 

@@ -156,3 +156,7 @@ class Proposal(models.Model):
 
     def __str__(self) -> str:
         return f"proposal {self.pk} of {self.scenario_name}"
+
+
+# Saved fleet plans live with the fleet code; imported here so the app registry and migrations see them.
+from advisor.fleet.models import Fleet, FleetVersion  # noqa: E402, F401

@@ -22,7 +22,8 @@ class ScenarioNameError(ValueError):
     """The name is empty or too long."""
 
 
-def _clean_name(name: str) -> str:
+def clean_name(name: str) -> str:
+    """A saved item's name, stripped; ScenarioNameError when empty or too long (scenarios and fleets)."""
     cleaned = (name or "").strip()
     if not cleaned:
         raise ScenarioNameError("name: must not be empty")
@@ -40,7 +41,7 @@ def _record_version(scenario: Scenario) -> ScenarioVersion:
 
 @transaction.atomic
 def scenario_create(*, owner: AbstractBaseUser, name: str, document: dict[str, Any]) -> Scenario:
-    scenario = Scenario.objects.create(owner=owner, name=_clean_name(name), document=document)
+    scenario = Scenario.objects.create(owner=owner, name=clean_name(name), document=document)
     _record_version(scenario)
     return scenario
 
@@ -51,7 +52,7 @@ def scenario_update(*, scenario: Scenario, name: str | None = None, document: di
     # Lock the row so two concurrent saves get distinct version numbers.
     locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
     if name is not None:
-        locked.name = _clean_name(name)
+        locked.name = clean_name(name)
     if document is not None:
         locked.document = document
     locked.save()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.api.views import advice, calibrations, catalog, gpus, proposals, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, fleets, gpus, proposals, scenarios, tokens
 from pricing.api import urls as pricing_urls
 
 urlpatterns = [
@@ -37,6 +37,11 @@ urlpatterns = [
     ),
     path("proposals/<int:proposal_id>", proposals.ProposalDetailView.as_view(), name="proposal-detail"),
     path("proposals/<int:proposal_id>/proposal.pdf", proposals.ProposalPDFView.as_view(), name="proposal-pdf"),
+    path("fleet-plans", fleets.FleetPlanView.as_view(), name="fleet-plan"),
+    path("fleets", fleets.FleetListView.as_view(), name="fleet-list"),
+    path("fleets/<int:fleet_id>", fleets.FleetDetailView.as_view(), name="fleet-detail"),
+    path("fleets/<int:fleet_id>/plan", fleets.SavedFleetPlanView.as_view(), name="fleet-saved-plan"),
+    path("fleets/<int:fleet_id>/plan.pdf", fleets.FleetProposalView.as_view(), name="fleet-proposal"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
     # Offers, offer history, feeds, feed refresh, tasks: pricing owns them; mounted in this namespace (versioning).

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from advisor.web import calibration_views, proposal_views, views
+from advisor.web import calibration_views, fleet_views, proposal_views, views
 
 urlpatterns = [
     path("plan/", views.planner, name="planner"),
     path("plan/results/", views.planner_results, name="planner-results"),
     path("plan/save/", views.planner_save, name="planner-save"),
     path("plan/proposal.pdf", views.planner_proposal, name="planner-proposal"),
+    path("fleet/", fleet_views.fleet_page, name="fleet"),
     path("scenarios/", views.scenario_list, name="scenario-list"),
     path("scenarios/compare/", views.scenario_compare, name="scenario-compare"),
     path("scenarios/<int:scenario_id>/", views.scenario_detail, name="scenario-detail"),

@@ -18,8 +18,10 @@ from advisor import proposals as proposal_store
 from advisor import scenarios as store
 from advisor.api.tokens import api_token_create
 from advisor.calibrations import default_calibration_row
-from advisor.models import ActiveCalibration, ApiToken, Calibration, Proposal, Scenario, ShareLink
+from advisor.fleet.store import fleet_create, fleet_update
+from advisor.models import ActiveCalibration, ApiToken, Calibration, Fleet, Proposal, Scenario, ShareLink
 from advisor.web import forms
+from tests.advisor.fleet.figures import BASE_AND_WEEK
 from tests.api.examples import scenario
 
 # Routes with an id that are not per-user objects, and why.
@@ -56,11 +58,21 @@ def alices(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     )
     token = api_token_create(user=user, name="token-of-alice").token
     proposal = proposal_store.issue_proposal(user=user, scenario_id=saved.pk)
-    return {"scenario": saved, "link": link, "calibration": calibration, "token": token, "proposal": proposal}
+    fleet = fleet_create(owner=user, name="secret-fleet-of-alice", document=BASE_AND_WEEK)
+    fleet_update(fleet=fleet, name="secret-fleet-of-alice v2")
+    return {
+        "scenario": saved,
+        "link": link,
+        "calibration": calibration,
+        "token": token,
+        "proposal": proposal,
+        "fleet": fleet,
+    }
 
 
 def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
-    s, link, c, t, p = ids["scenario"], ids["link"], ids["calibration"], ids["token"], ids["proposal"]
+    s, link, c, t = ids["scenario"], ids["link"], ids["calibration"], ids["token"]
+    p, f = ids["proposal"], ids["fleet"]
     planner_form = {**forms.preset_initial("7b-pretrain"), "scenario_id": s}
     return {
         # pages
@@ -86,6 +98,7 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "planner-save": [("post", "/plan/save/", planner_form)],
         "planner-proposal": [("post", "/plan/proposal.pdf", planner_form)],
         "scenario-compare": [("get", f"/scenarios/compare/?ids={s}&ids={ids['bobs_scenario']}", {})],
+        "fleet": [("get", f"/fleet/?id={f}", {}), ("post", "/fleet/", {"fleet_id": f, "fleet": "{}"})],
         # API
         "v1:scenario-detail": [
             ("get", f"/api/v1/scenarios/{s}", {}),
@@ -107,6 +120,13 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
         "v1:calibration-activate": [("post", f"/api/v1/calibrations/{c}/activate", {})],
         "v1:token-detail": [("get", f"/api/v1/tokens/{t}", {}), ("delete", f"/api/v1/tokens/{t}", {})],
+        "v1:fleet-detail": [
+            ("get", f"/api/v1/fleets/{f}", {}),
+            ("put", f"/api/v1/fleets/{f}", {"name": "pwned", "fleet": BASE_AND_WEEK}),
+            ("delete", f"/api/v1/fleets/{f}", {}),
+        ],
+        "v1:fleet-saved-plan": [("get", f"/api/v1/fleets/{f}/plan", {})],
+        "v1:fleet-proposal": [("get", f"/api/v1/fleets/{f}/plan.pdf", {})],
     }
 
 
@@ -126,7 +146,9 @@ def _routes_with_ids() -> set[str]:
 
 @pytest.mark.django_db
 def test_every_route_with_an_id_is_swept_or_explained() -> None:
-    swept = set(_sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "proposal": 1, "bobs_scenario": 2}))
+    swept = set(
+        _sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "proposal": 1, "fleet": 1, "bobs_scenario": 2})
+    )
     unaccounted = _routes_with_ids() - swept - set(NOT_OWNED)
     assert not unaccounted, f"object routes nobody checks for IDOR: {sorted(unaccounted)}"
 
@@ -143,6 +165,7 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
         "calibration": alices["calibration"].pk,
         "token": alices["token"].pk,
         "proposal": alices["proposal"].pk,
+        "fleet": alices["fleet"].pk,
         "bobs_scenario": bobs.pk,
     }
     web = Client()
@@ -172,11 +195,14 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
     assert Scenario.objects.filter(owner=other_user).count() == 1  # no duplicate of alice's was made
     assert Proposal.objects.count() == 1  # no proposal issued or recomputed from alice's
     assert not alices["proposal"].share_links.exists()
+    fleet = Fleet.objects.get(pk=ids["fleet"])
+    assert (fleet.name, fleet.versions.count()) == ("secret-fleet-of-alice v2", 2)
+    assert not Fleet.objects.filter(owner=other_user).exists()
 
     # No list shows alice's objects to bob.
     for url in ("/scenarios/", "/calibrations/", "/account/tokens/"):
         assert b"of-alice" not in web.get(url).content, url
-    for url in ("/api/v1/scenarios", "/api/v1/calibrations", "/api/v1/tokens"):
+    for url in ("/api/v1/scenarios", "/api/v1/calibrations", "/api/v1/tokens", "/api/v1/fleets"):
         response = api.get(url)
         assert response.status_code == 200
         assert b"of-alice" not in response.content, url

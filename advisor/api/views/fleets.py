@@ -1,0 +1,193 @@
+"""Fleet plans: ``POST /api/v1/fleet-plans`` (stateless) and saved fleets under ``/api/v1/fleets``
+(versioned, owner-scoped like scenarios; another user's fleet answers 404). Bad input is a 400
+problem+json with a pointer to each bad field; nothing is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, QuerySet
+from django.http import HttpResponse
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from advisor.api.errors import FieldErrors, pointer
+from advisor.api.parsers import JSONParser
+from advisor.api.scenario_input import scenario_error_entries
+from advisor.api.serializers import StrictSerializer, TextField
+from advisor.api.views.advice import FirstRenderer
+from advisor.fleet.document import parse_fleet
+from advisor.fleet.models import Fleet
+from advisor.fleet.proposal import render_fleet_pdf
+from advisor.fleet.service import fleet_plan_for
+from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
+from advisor.scenario import ScenarioError
+from advisor.scenarios import NAME_MAX_LENGTH, ScenarioNameError
+from core.api.renderers import PDFRenderer
+
+
+class FleetPlanSerializer(serializers.Serializer):
+    """The Fleet Plan output of DESIGN.md (documented fields; the document carries more)."""
+
+    demand = serializers.DictField(help_text="peak_gpus, gpu_hours_per_year, load_duration [[gpus, hours at or above]]")
+    options = serializers.ListField(child=serializers.DictField(), help_text="One per candidate owned size.")
+    recommendation = serializers.DictField(help_text="owned_gpus, usd_per_year, tiers, savings, reasons")
+    jobs = serializers.ListField(child=serializers.DictField(), help_text="Each job's runs and where they went.")
+    prices_as_of = serializers.CharField(allow_null=True)
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class FleetInputSerializer(StrictSerializer):
+    name = TextField(max_length=NAME_MAX_LENGTH)
+    fleet = serializers.JSONField(help_text="Fleet Plan input JSON (see DESIGN.md); unknown fields are an error.")
+
+
+class FleetOutputSerializer(serializers.ModelSerializer):
+    fleet = serializers.JSONField(source="document", read_only=True, help_text="The Fleet Plan input as saved.")
+    version = serializers.SerializerMethodField(help_text="How many times it has been saved.")
+
+    class Meta:
+        model = Fleet
+        fields = ["id", "name", "fleet", "version", "created_at", "updated_at"]
+
+    def get_version(self, obj: Fleet) -> int:
+        count = getattr(obj, "version_count", None)
+        return int(count if count is not None else obj.versions.count())
+
+
+class FleetListItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Fleet
+        fields = ["id", "name", "created_at", "updated_at"]
+
+
+def _invalid(error: ScenarioError, *, at: tuple[str, ...] = (), status_code: int = 400) -> FieldErrors:
+    return FieldErrors(
+        scenario_error_entries(error, at=at),
+        detail="The fleet plan input is invalid; see errors.",
+        status_code=status_code,
+    )
+
+
+def plan_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), status_code: int = 400) -> dict:
+    try:
+        return fleet_plan_for(document=document, user=request.user)
+    except ScenarioError as error:
+        raise _invalid(error, at=at, status_code=status_code) from error
+
+
+def _validated_input(request: Request) -> tuple[str, dict]:
+    data = FleetInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        parse_fleet(data.validated_data["fleet"])
+    except ScenarioError as error:
+        raise _invalid(error, at=("fleet",)) from error
+    return data.validated_data["name"], data.validated_data["fleet"]
+
+
+def _name_error(error: ScenarioNameError) -> FieldErrors:
+    return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
+
+
+class FleetPlanView(GenericAPIView):
+    serializer_class = FleetPlanSerializer
+    parser_classes = [JSONParser]
+    throttle_scope = "advice"
+
+    @extend_schema(
+        summary="Fleet plan (stateless): how many GPUs to own, commit to and rent for a year's job mix",
+        request=OpenApiTypes.OBJECT,
+        responses={200: FleetPlanSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        return Response(plan_or_400(request, request.data))
+
+
+class FleetListView(GenericAPIView):
+    serializer_class = FleetListItemSerializer
+
+    def get_queryset(self) -> QuerySet[Fleet]:
+        return fleets_for_user(user=self.request.user)
+
+    @extend_schema(summary="Your saved fleets, newest first", responses=FleetListItemSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(FleetListItemSerializer(page, many=True).data)
+
+    @extend_schema(summary="Save a fleet", request=FleetInputSerializer, responses={201: FleetOutputSerializer})
+    def post(self, request: Request) -> Response:
+        name, document = _validated_input(request)
+        try:
+            fleet = fleet_create(owner=request.user, name=name, document=document)
+        except ScenarioNameError as error:
+            raise _name_error(error) from error
+        location = reverse("v1:fleet-detail", kwargs={"fleet_id": fleet.pk}, request=request)
+        return Response(
+            FleetOutputSerializer(fleet).data, status=status.HTTP_201_CREATED, headers={"Location": location}
+        )
+
+
+class FleetDetailView(GenericAPIView):
+    serializer_class = FleetOutputSerializer
+    lookup_url_kwarg = "fleet_id"
+
+    def get_queryset(self) -> QuerySet[Fleet]:
+        return fleets_for_user(user=self.request.user).annotate(version_count=Count("versions"))
+
+    @extend_schema(summary="One of your fleets", responses=FleetOutputSerializer)
+    def get(self, request: Request, fleet_id: int) -> Response:
+        return Response(FleetOutputSerializer(self.get_object()).data)
+
+    @extend_schema(
+        summary="Replace a fleet's name and document (the previous state is kept as a version)",
+        request=FleetInputSerializer,
+        responses=FleetOutputSerializer,
+    )
+    def put(self, request: Request, fleet_id: int) -> Response:
+        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        name, document = _validated_input(request)
+        try:
+            fleet = fleet_update(fleet=fleet, name=name, document=document)
+        except ScenarioNameError as error:
+            raise _name_error(error) from error
+        return Response(FleetOutputSerializer(fleet).data)
+
+    @extend_schema(summary="Delete a fleet and its versions", responses={204: None})
+    def delete(self, request: Request, fleet_id: int) -> Response:
+        fleet_delete(fleet=fleet_for_user(user=request.user, fleet_id=fleet_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SavedFleetPlanView(GenericAPIView):
+    serializer_class = FleetPlanSerializer
+    throttle_scope = "advice"
+
+    @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanSerializer)
+    def get(self, request: Request, fleet_id: int) -> Response:
+        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        # A stored document the current rules reject is a conflict, not the caller's bad request.
+        return Response(plan_or_400(request, fleet.document, at=("fleet",), status_code=409))
+
+
+class FleetProposalView(GenericAPIView):
+    renderer_classes = [PDFRenderer]
+    content_negotiation_class = FirstRenderer
+    throttle_scope = "pdf"
+
+    @extend_schema(
+        summary="The fleet plan of one of your saved fleets as a PDF",
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiResponse(description="As /plan.")},
+    )
+    def get(self, request: Request, fleet_id: int) -> HttpResponse:
+        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        plan = plan_or_400(request, fleet.document, at=("fleet",), status_code=409)
+        response = HttpResponse(render_fleet_pdf(plan=plan, fleet_name=fleet.name), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{slugify(fleet.name) or "fleet"}-plan.pdf"'
+        return response

@@ -1,0 +1,169 @@
+"""The year's GPU demand, hour by hour: jobs' runs placed on the calendar and measured usage resampled.
+
+The year is the DESIGN.md convention of 8760 hours (365 days, ``advisor.economics.HOURS_PER_YEAR``)
+and is treated as a steady state that repeats: a run that starts in December and outlasts the year
+wraps into January of the same plan (next year's January looks like this year's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from advisor.economics import HOURS_PER_YEAR as _HOURS
+
+HOURS: Final[int] = int(_HOURS)
+# Days per month of a 365-day year (the 8760-hour convention has no 29 February).
+MONTH_DAYS: Final[tuple[int, ...]] = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+MONTH_START_HOUR: Final[NDArray[np.int64]] = np.concatenate([[0], np.cumsum(MONTH_DAYS)[:-1]]).astype(np.int64) * 24
+# A gap between usage samples longer than this many typical intervals is missing data, not demand.
+MAX_GAP_INTERVALS: Final[float] = 2.0
+# An hour counts as observed when at least this fraction of it is covered by usage samples.
+MIN_HOUR_COVERAGE: Final[float] = 0.5
+
+
+@dataclass(frozen=True)
+class Job:
+    """One line of the job mix: ``runs_per_year`` runs of ``gpus`` GPUs for ``run_hours`` wall-clock hours."""
+
+    name: str
+    gpus: int
+    run_hours: float
+    runs_per_year: int = 1
+    months: tuple[int, ...] = ()  # 1..12: the months runs start in; empty = spread evenly over the year
+    max_wait_hours: int = 0  # how long a run may wait for owned capacity before it is rented
+    interruptible: bool = False  # may run on spot when rented
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Every run of the mix, one entry per run (arrays of equal length), in placement order."""
+
+    job: NDArray[np.int64]  # index into the job list
+    start: NDArray[np.int64]  # requested start hour of the year
+    hours: NDArray[np.float64]  # wall-clock hours of the run (exact)
+    slots: NDArray[np.int64]  # whole hours the run occupies on the hourly grid (ceil of hours)
+    gpus: NDArray[np.int64]
+    max_wait: NDArray[np.int64]  # hours
+    interruptible: NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return int(self.job.size)
+
+
+def run_starts(job: Job) -> NDArray[np.int64]:
+    """Requested start hours of a job's runs: in the given months (the k-th of c runs in a month starts
+    k/c of the way into it) or spread evenly over the year, the first at hour 0."""
+    n = job.runs_per_year
+    if not job.months:
+        return (np.arange(n, dtype=np.int64) * HOURS) // n
+    months = np.asarray(job.months, dtype=np.int64) - 1
+    which = months[np.arange(n) % months.size]
+    nth = np.arange(n) // months.size
+    per_month = np.bincount(np.arange(n) % months.size, minlength=months.size)[np.arange(n) % months.size]
+    month_hours = np.asarray(MONTH_DAYS, dtype=np.int64)[which] * 24
+    return MONTH_START_HOUR[which] + (nth * month_hours) // per_month
+
+
+def schedule_runs(jobs: list[Job] | tuple[Job, ...]) -> Runs:
+    """All runs of all jobs, ordered as a first-come scheduler sees them: by requested start, then the
+    larger run (GPU-hours) first so a steady base is not displaced by a small job starting the same hour."""
+    if not jobs:
+        empty = np.zeros(0, dtype=np.int64)
+        return Runs(empty, empty, np.zeros(0), empty, empty, empty, np.zeros(0, dtype=bool))
+    counts = np.array([j.runs_per_year for j in jobs], dtype=np.int64)
+    job = np.repeat(np.arange(len(jobs), dtype=np.int64), counts)
+    start = np.concatenate([run_starts(j) for j in jobs]) % HOURS
+    hours = np.repeat(np.array([j.run_hours for j in jobs], dtype=float), counts)
+    gpus = np.repeat(np.array([j.gpus for j in jobs], dtype=np.int64), counts)
+    order = np.lexsort((-(hours * gpus), start))
+    return Runs(
+        job=job[order],
+        start=start[order],
+        hours=hours[order],
+        slots=np.ceil(hours[order] - 1e-9).astype(np.int64).clip(1, HOURS),
+        gpus=gpus[order],
+        max_wait=np.repeat(np.array([j.max_wait_hours for j in jobs], dtype=np.int64), counts)[order],
+        interruptible=np.repeat(np.array([j.interruptible for j in jobs], dtype=bool), counts)[order],
+    )
+
+
+def occupancy(*, start: NDArray[np.int64], slots: NDArray[np.int64], gpus: NDArray[np.float64]) -> NDArray[np.float64]:
+    """GPUs busy in each hour of the (cyclic) year when run i holds ``gpus[i]`` from ``start[i]`` for
+    ``slots[i]`` hours. Difference arrays: no loop over hours."""
+    diff = np.zeros(2 * HOURS + 1)
+    np.add.at(diff, start, gpus)
+    np.add.at(diff, start + slots, -gpus)
+    series = np.cumsum(diff)[: 2 * HOURS]
+    return series[:HOURS] + series[HOURS:]
+
+
+def requested_demand(runs: Runs, usage: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """GPUs wanted in each hour when every run starts when it asks to (plus measured usage)."""
+    series = occupancy(start=runs.start, slots=runs.slots, gpus=runs.gpus.astype(float))
+    return series if usage is None else series + usage
+
+
+def load_duration(series: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hours of the year with demand at or above each level."""
+    ordered = np.sort(series)
+    return (ordered.size - np.searchsorted(ordered, np.asarray(levels, dtype=float) - 1e-9, side="left")).astype(float)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Measured demand resampled to the plan's year, and what was done to it."""
+
+    hourly: NDArray[np.float64]  # 8760 values, GPUs busy (growth applied)
+    observed_hours: int  # hours of the series with data
+    span_hours: float  # first to last sample
+    missing_hours: int  # hours inside the span without data (gaps)
+    repeated: bool  # fewer observed hours than a year: the observed hours were repeated to fill it
+    growth: float
+
+
+def hourly_usage(*, hours: NDArray[np.float64], gpus: NDArray[np.float64], growth: float = 1.0) -> Usage:
+    """Resample a demand series given at any interval to hourly means, and make it a year.
+
+    ``hours``: sample times in hours from the first sample (increasing); ``gpus``: GPUs busy from
+    that sample until the next. Each sample holds for its interval, except that an interval longer
+    than MAX_GAP_INTERVALS typical (median) intervals is a gap (an outage, dropped rows): the sample
+    holds for one typical interval and the rest is missing. Hours covered less than
+    MIN_HOUR_COVERAGE are missing. The observed hours, in order, make the year: the last 8760 of a
+    longer series, repeated when shorter (the shape of demand, scaled by ``growth``)."""
+    t = np.asarray(hours, dtype=float)
+    v = np.asarray(gpus, dtype=float)
+    step = float(np.median(np.diff(t))) if t.size > 1 else 1.0
+    gaps = np.append(np.diff(t), step)
+    held = np.where(gaps > MAX_GAP_INTERVALS * step, step, gaps)
+    # Integral of demand and of coverage: piecewise linear between these knots, flat across gaps.
+    knots = np.ravel(np.column_stack([t, t + held]))
+    area = np.ravel(np.column_stack([np.zeros_like(v), v * held]))
+    covered = np.ravel(np.column_stack([np.zeros_like(held), held]))
+    cum_area, cum_cover = np.cumsum(area), np.cumsum(covered)
+    edges = np.arange(0.0, np.floor(t[-1] + held[-1]) + 1.0)
+    if edges.size < 2:
+        edges = np.array([0.0, 1.0])
+    a, c = np.interp(edges, knots, cum_area), np.interp(edges, knots, cum_cover)
+    cover = np.diff(c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.diff(a) / cover
+    seen = cover >= MIN_HOUR_COVERAGE
+    observed = mean[seen]
+    if observed.size == 0:
+        observed = np.array([float(np.mean(v))])
+    year = observed[-HOURS:]
+    repeated = year.size < HOURS
+    if repeated:
+        year = np.resize(year, HOURS)
+    return Usage(
+        hourly=year * growth,
+        observed_hours=int(observed.size),
+        span_hours=float(t[-1] - t[0]),
+        missing_hours=int(np.count_nonzero(~seen)),
+        repeated=bool(repeated),
+        growth=float(growth),
+    )

@@ -1,0 +1,421 @@
+"""The Fleet Plan input of DESIGN.md: parse, validate, fill defaults.
+
+``name``, ``gpu``, ``network``, ``rent`` and ``buy`` are validated by the Scenario's own parser
+(``advisor.scenario.parse_scenario``: same defaults, same manual quotes, same messages); so is each
+job's ``workload``. Errors come back as the Scenario's :class:`ScenarioError`, every one with a JSON
+pointer into the fleet document, so the CLI and the API report them exactly as they report a
+Scenario's. Unknown fields are errors.
+
+Job fields: ``name``, ``gpus`` (whole nodes above one node, as a Scenario's cluster sizes), either
+``hours`` (wall-clock hours of one run, at most a year) or ``workload`` (a Scenario workload: run
+hours from the advice pipeline at that size; an inference workload runs all year), ``runs_per_year``
+(default 1), ``months`` (1-12, when runs start; default: spread evenly), ``max_wait_days`` (default
+0), ``interruptible`` (default false). ``usage``: ``{"csv": "timestamp,gpus_busy[,gpus_pending]...",
+"growth": 1.0}``. ``owned_gpus``: the candidate owned sizes to compare (whole nodes; default: every
+whole node from 0 to the peak).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import numpy as np
+
+from advisor.fleet.demand import HOURS, Usage, hourly_usage
+from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
+from estimator.specs import UnknownGpuError, get_gpu
+
+FLEET_FIELDS: Final[tuple[str, ...]] = ("name", "gpu", "network", "rent", "buy", "jobs", "usage", "owned_gpus")
+JOB_FIELDS: Final[tuple[str, ...]] = (
+    "name",
+    "gpus",
+    "hours",
+    "workload",
+    "runs_per_year",
+    "months",
+    "max_wait_days",
+    "interruptible",
+)
+USAGE_FIELDS: Final[tuple[str, ...]] = ("csv", "growth")
+MAX_JOBS: Final[int] = 10_000
+MAX_RUNS_PER_JOB: Final[int] = int(HOURS)  # one an hour
+MAX_RUNS: Final[int] = 100_000  # all jobs together: bounds the placement loop
+MAX_OWNED_SIZES: Final[int] = 512
+MAX_USAGE_ROWS: Final[int] = 600_000  # over a year of minute samples
+MAX_WAIT_DAYS: Final[float] = 365.0
+MAX_GROWTH: Final[float] = 100.0
+DEFAULT_NAME: Final[str] = "Untitled fleet"
+# The Scenario needs a workload to validate the shared sections; the fleet's rent/buy sections and the
+# tier prices do not depend on it. A small model that fits one GPU of any catalog type.
+PROBE_WORKLOAD: Final[Mapping[str, Any]] = {"kind": "training", "model": {"params_b": 0.125}, "tokens": 1e9}
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str
+    gpus: int | None  # None: an inference job sized by the inference path
+    hours: float | None
+    scenario: Scenario | None  # the job's workload as a Scenario (cluster_sizes = [gpus]) when given
+    runs_per_year: int
+    months: tuple[int, ...]
+    max_wait_days: float
+    interruptible: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "name": self.name,
+            "gpus": self.gpus,
+            "runs_per_year": self.runs_per_year,
+            "months": list(self.months) or None,
+            "max_wait_days": self.max_wait_days,
+            "interruptible": self.interruptible,
+        }
+        if self.scenario is not None:
+            doc["workload"] = self.scenario.to_dict()["workload"]
+        else:
+            doc["hours"] = self.hours
+        return doc
+
+
+@dataclass(frozen=True)
+class UsageSpec:
+    csv: str
+    growth: float
+    usage: Usage
+    rows: int
+    has_pending: bool
+    pending_mean: float | None
+
+
+@dataclass(frozen=True)
+class FleetInput:
+    """A validated Fleet Plan input; ``base`` holds its gpu, network, rent and buy as a Scenario."""
+
+    name: str
+    base: Scenario
+    jobs: tuple[JobSpec, ...]
+    usage: UsageSpec | None
+    owned_gpus: tuple[int, ...] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The normalized Fleet Plan input (defaults filled in)."""
+        scenario = self.base.to_dict()
+        return {
+            "name": self.name,
+            "gpu": scenario["gpu"],
+            "network": scenario["network"],
+            "rent": scenario["rent"],
+            "buy": scenario["buy"],
+            "jobs": [j.to_dict() for j in self.jobs],
+            "usage": None if self.usage is None else {"csv": self.usage.csv, "growth": self.usage.growth},
+            "owned_gpus": None if self.owned_gpus is None else list(self.owned_gpus),
+        }
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.errors: list[dict[str, str]] = []
+
+    def fail(self, where: str, message: str) -> None:
+        self.errors.append({"pointer": where, "message": message})
+
+    def integer(self, value: Any, where: str, low: int, high: int, what: str = "") -> int | None:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value != int(value)
+        ):
+            self.fail(where, f"must be an integer from {low} to {high}{what}; got {value!r}")
+            return None
+        if not low <= value <= high:
+            self.fail(where, f"must be an integer from {low} to {high}{what}; got {value!r}")
+            return None
+        return int(value)
+
+    def number(
+        self, value: Any, where: str, low: float, high: float, what: str = "", *, above: bool = False
+    ) -> float | None:
+        ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+        if ok and ((value <= low if above else value < low) or value > high):
+            ok = False
+        if not ok:
+            bound = "greater than" if above else "at least"
+            self.fail(where, f"must be a number {bound} {low:g} and at most {high:g}{what}; got {value!r}")
+            return None
+        return float(value)
+
+
+def _known(e: _Errors, value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        e.fail(where, f"must be an object with fields {', '.join(allowed)}; got {type(value).__name__}")
+        return None
+    for key in value:
+        if key not in allowed:
+            e.fail(pointer(*where.split("/")[1:], str(key)), f"unknown field; allowed here: {', '.join(allowed)}")
+    return value
+
+
+def _probe(document: dict[str, Any]) -> dict[str, Any]:
+    workload = dict(PROBE_WORKLOAD)
+    try:
+        spec = get_gpu(document["gpu"]) if isinstance(document.get("gpu"), str) else None
+    except UnknownGpuError:
+        spec = None
+    if spec is not None and "bf16" not in spec.peak_tflops:
+        workload["precision"] = next(iter(spec.peak_tflops))
+    return workload
+
+
+def _moved(errors: list[dict[str, str]], prefix: str) -> list[dict[str, str]]:
+    """A job's Scenario errors, re-pointed into the fleet document (its workload, its gpus)."""
+    out = []
+    for e in errors:
+        p = e["pointer"]
+        if p.startswith("/workload"):
+            out.append({"pointer": prefix + p, "message": e["message"]})
+        elif p.startswith("/cluster_sizes"):
+            out.append({"pointer": prefix + "/gpus", "message": e["message"]})
+    return out
+
+
+def parse_fleet(document: Any, *, defaults: Mapping[str, float] | None = None) -> FleetInput:
+    """Validate a Fleet Plan input (decoded JSON). Raises ScenarioError listing every problem by pointer."""
+    e = _Errors()
+    top = _known(e, document, "", FLEET_FIELDS)
+    if top is None:
+        raise ScenarioError(e.errors or [{"pointer": "", "message": "must be a Fleet Plan object"}])
+    defaults = ownership_defaults() if defaults is None else defaults
+    shared = {"name": DEFAULT_NAME, **{k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top}}
+    base: Scenario | None = None
+    try:
+        base = parse_scenario({**shared, "workload": _probe(top)}, defaults=defaults)
+    except ScenarioError as error:
+        e.errors.extend(x for x in error.errors if not x["pointer"].startswith(("/workload", "/cluster_sizes")))
+    jobs = _jobs(e, top.get("jobs"), shared, defaults, base)
+    usage = _usage(e, top.get("usage"))
+    if not jobs and usage is None and not any(x["pointer"].startswith(("/jobs", "/usage")) for x in e.errors):
+        e.fail("/jobs", "required: a non-empty array of jobs, or usage (or both)")
+    owned = _owned(e, top.get("owned_gpus"), base)
+    if e.errors:
+        raise ScenarioError(e.errors)
+    assert base is not None
+    return FleetInput(name=base.name, base=base, jobs=tuple(jobs), usage=usage, owned_gpus=owned)
+
+
+def _jobs(
+    e: _Errors, value: Any, shared: dict[str, Any], defaults: Mapping[str, float], base: Scenario | None
+) -> list[JobSpec]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        e.fail("/jobs", f"must be an array of jobs; got {type(value).__name__}")
+        return []
+    if len(value) > MAX_JOBS:
+        e.fail("/jobs", f"at most {MAX_JOBS:,} jobs; got {len(value):,}")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        job = _job(e, item, f"/jobs/{i}", i, shared, defaults, base)
+        if job is not None:
+            out.append(job)
+    total = sum(j.runs_per_year for j in out)
+    if total > MAX_RUNS:
+        e.fail("/jobs", f"at most {MAX_RUNS:,} runs a year over all jobs; got {total:,}")
+    return out
+
+
+def _job(
+    e: _Errors,
+    item: Any,
+    where: str,
+    i: int,
+    shared: dict[str, Any],
+    defaults: Mapping[str, float],
+    base: Scenario | None,
+) -> JobSpec | None:
+    j = _known(e, item, where, JOB_FIELDS)
+    if j is None:
+        return None
+    before = len(e.errors)
+    name = j.get("name", f"job {i + 1}")
+    if not isinstance(name, str) or not 0 < len(name) <= 200:
+        e.fail(f"{where}/name", f"must be a string of 1 to 200 characters; got {name!r}")
+    workload = j.get("workload")
+    inference = isinstance(workload, dict) and workload.get("kind") == "inference"
+    gpus = None
+    if j.get("gpus") is not None or not inference:
+        gpus = e.integer(
+            j.get("gpus"),
+            f"{where}/gpus",
+            1,
+            MAX_GPUS,
+            f" (GPUs of one run; more than {MAX_GPUS:,} is more than any rentable capacity the advisor prices)",
+        )
+    gpn = base.network.gpus_per_node if base is not None else None
+    if gpus is not None and gpn and gpus > gpn and gpus % gpn:
+        e.fail(f"{where}/gpus", f"more GPUs than one node ({gpn} per node) must be whole nodes; got {gpus}")
+    if ("hours" in j) == ("workload" in j):
+        e.fail(where, "give either hours (wall-clock hours of one run) or workload (a Scenario workload), not both")
+    hours = None
+    if "hours" in j:
+        hours = e.number(j["hours"], f"{where}/hours", 0, HOURS, " (a run must fit in a year)", above=True)
+    runs = e.integer(j.get("runs_per_year", 1), f"{where}/runs_per_year", 1, MAX_RUNS_PER_JOB)
+    months = _months(e, j.get("months"), f"{where}/months", runs)
+    wait = e.number(j.get("max_wait_days", 0), f"{where}/max_wait_days", 0, MAX_WAIT_DAYS)
+    interruptible = j.get("interruptible", False)
+    if not isinstance(interruptible, bool):
+        e.fail(f"{where}/interruptible", f"must be true or false; got {interruptible!r}")
+    if isinstance(workload, dict) and "runs_per_year" in workload:
+        e.fail(f"{where}/workload/runs_per_year", "give runs_per_year on the job, not in its workload")
+    if inference and (j.get("runs_per_year", 1) != 1 or months):
+        e.fail(f"{where}/runs_per_year", "an inference job serves all year: one run, no months")
+    scenario = None
+    if "workload" in j and base is not None:
+        sizes = [gpus] if gpus is not None else []
+        try:
+            scenario = parse_scenario({**shared, "workload": workload, "cluster_sizes": sizes}, defaults=defaults)
+        except ScenarioError as error:
+            e.errors.extend(_moved(error.errors, where))
+    if len(e.errors) > before:
+        return None
+    return JobSpec(
+        name=str(name),
+        gpus=gpus,
+        hours=hours,
+        scenario=scenario,
+        runs_per_year=int(runs or 1),
+        months=months,
+        max_wait_days=float(wait or 0.0),
+        interruptible=bool(interruptible),
+    )
+
+
+def _months(e: _Errors, raw: Any, where: str, runs: int | None) -> tuple[int, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        e.fail(where, f"must be a non-empty array of months 1-12; got {raw!r}")
+        return ()
+    got = [e.integer(m, f"{where}/{k}", 1, 12) for k, m in enumerate(raw)]
+    if runs is not None and len(raw) > runs:
+        e.fail(where, f"more start months ({len(raw)}) than runs_per_year ({runs})")
+    return tuple(m for m in got if m is not None)
+
+
+def _owned(e: _Errors, value: Any, base: Scenario | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or len(value) > MAX_OWNED_SIZES:
+        e.fail("/owned_gpus", f"must be an array of 1 to {MAX_OWNED_SIZES} owned sizes (GPUs); got {value!r}"[:200])
+        return None
+    gpn = base.network.gpus_per_node if base is not None else 1
+    out = []
+    for k, v in enumerate(value):
+        n = e.integer(v, f"/owned_gpus/{k}", 0, MAX_GPUS)
+        if n is not None and n % gpn:
+            e.fail(f"/owned_gpus/{k}", f"must be whole nodes ({gpn} GPUs per node); got {n}")
+        elif n is not None:
+            out.append(n)
+    return tuple(sorted(set(out)))
+
+
+def _timestamp(text: str) -> float:
+    """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=dt.UTC)
+        return stamp.timestamp()
+
+
+def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(hours from the first sample, GPUs busy, GPUs pending or None) of a usage CSV; ValueError names
+    the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    fields = [f.strip() for f in reader.fieldnames or []]
+    reader.fieldnames = fields
+    missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
+    if missing:
+        raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
+    pending = "gpus_pending" in fields
+    times, busy, queued = [], [], []
+    for row_number, row in enumerate(reader, start=2):
+        if row_number - 1 > MAX_USAGE_ROWS:
+            raise ValueError(f"at most {MAX_USAGE_ROWS:,} rows")
+        try:
+            times.append(_timestamp(row["timestamp"] or ""))
+        except ValueError:
+            raise ValueError(
+                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds; got {row['timestamp']!r}"
+            ) from None
+        for column, out in (("gpus_busy", busy), *((("gpus_pending", queued),) if pending else ())):
+            try:
+                value = float(row[column] or "")
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and 0 <= value <= MAX_GPUS):
+                raise ValueError(
+                    f"row {row_number}, column {column}: must be a number from 0 to {MAX_GPUS}; got {row[column]!r}"
+                )
+            out.append(value)
+        if len(times) > 1 and times[-1] <= times[-2]:
+            raise ValueError(f"row {row_number}, column timestamp: must be later than the row before")
+    if len(times) < 2:
+        raise ValueError("at least two rows of samples are needed")
+    t = (np.array(times) - times[0]) / 3600.0
+    return t, np.array(busy), (np.array(queued) if pending else None)
+
+
+def _usage(e: _Errors, value: Any) -> UsageSpec | None:
+    if value is None:
+        return None
+    u = _known(e, value, "/usage", USAGE_FIELDS)
+    if u is None:
+        return None
+    growth = e.number(
+        u.get("growth", 1.0), "/usage/growth", 0, MAX_GROWTH, " (next year's demand / measured)", above=True
+    )
+    text = u.get("csv")
+    if not isinstance(text, str):
+        e.fail("/usage/csv", "required: the usage CSV text (timestamp,gpus_busy[,gpus_pending])")
+        return None
+    try:
+        hours, busy, pending = parse_usage_csv(text)
+    except ValueError as exc:
+        e.fail("/usage/csv", str(exc))
+        return None
+    if growth is None:
+        return None
+    return UsageSpec(
+        csv=text,
+        growth=growth,
+        usage=hourly_usage(hours=hours, gpus=busy, growth=growth),
+        rows=int(hours.size),
+        has_pending=pending is not None,
+        pending_mean=None if pending is None else float(pending.mean()),
+    )
+
+
+def with_usage_csv(document: Any, text: str) -> Any:
+    """The document with ``usage.csv`` set to ``text`` (the CLI's ``--usage FILE``), keeping its growth."""
+    if not isinstance(document, dict):
+        return document
+    usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
+    return {**document, "usage": {**usage, "csv": text}}
+
+
+def job_scenario(job: JobSpec, gpus: int) -> Scenario:
+    """The job's Scenario at ``gpus`` (an inference job sized by the inference path gets its size here)."""
+    assert job.scenario is not None
+    return replace(job.scenario, cluster_sizes=(gpus,))

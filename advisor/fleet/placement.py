@@ -1,0 +1,152 @@
+"""Place whole runs on owned capacity, for every candidate owned size at once.
+
+One pass over the runs in their scheduling order (an event loop over runs, as a first-come
+scheduler would see them); inside it numpy works over the candidate sizes and the run's hours
+together, so the cost grows as runs x (run hours + wait) x sizes in vectorised arithmetic, never as a
+Python loop over hours or sizes. A run goes on owned GPUs when enough of them are free for its whole
+duration, starting at its requested hour or up to ``max_wait`` hours later (the earliest such
+start); otherwise it is rented at its requested hour. Runs are never split between owned and rented
+GPUs. Measured usage (divisible demand) then fills whatever owned GPUs are free hour by hour, and
+the rest of it is rented.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from advisor.fleet.demand import HOURS, Runs, occupancy
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the runs went for each candidate owned size (axis 0 of every 2-D array)."""
+
+    owned_gpus: NDArray[np.int64]  # (S,)
+    on_owned: NDArray[np.bool_]  # (S, R) run placed on owned GPUs
+    wait_hours: NDArray[np.int32]  # (S, R) hours the run waited for owned GPUs (0 when rented)
+    owned_busy: NDArray[np.float64]  # (S, 8760) owned GPUs busy, runs and usage
+    owned_gpu_hours: NDArray[np.float64]  # (S,) busy owned GPU-hours (exact run hours, plus usage)
+    usage_rented: NDArray[np.float64] | None  # (S, 8760) measured usage that did not fit on owned GPUs
+
+    def merged(self, other: Placement) -> Placement:
+        """This placement and another over different sizes, as one (sizes ascending)."""
+        sizes = np.concatenate([self.owned_gpus, other.owned_gpus])
+        order = np.argsort(sizes, kind="stable")
+
+        def join(a: NDArray[Any] | None, b: NDArray[Any] | None) -> NDArray[Any] | None:
+            return None if a is None or b is None else np.concatenate([a, b])[order]
+
+        return Placement(
+            sizes[order],
+            join(self.on_owned, other.on_owned),  # type: ignore[arg-type]
+            join(self.wait_hours, other.wait_hours),  # type: ignore[arg-type]
+            join(self.owned_busy, other.owned_busy),  # type: ignore[arg-type]
+            join(self.owned_gpu_hours, other.owned_gpu_hours),  # type: ignore[arg-type]
+            join(self.usage_rented, other.usage_rented),
+        )
+
+
+def _window(load: NDArray[np.int32], first: int, start: int, length: int) -> NDArray[np.int32]:
+    """load[start:start+length, first:] on the cyclic year (hours x sizes; a view unless it wraps)."""
+    end = start + length
+    if end <= HOURS:
+        return load[start:end, first:]
+    return np.concatenate([load[start:, first:], load[: end - HOURS, first:]], axis=0)
+
+
+def _occupy(load: NDArray[np.int32], columns: slice | NDArray[np.int64], start: int, slots: int, need: int) -> None:
+    end = start + slots
+    if end <= HOURS:
+        load[start:end, columns] += need
+    else:
+        load[start:, columns] += need
+        load[: end - HOURS, columns] += need
+
+
+def _columns(first: int, fits: NDArray[np.bool_]) -> slice | NDArray[np.int64]:
+    """The columns where the run fits: a slice when they are contiguous (the usual case: every size from
+    some size up), else an index array."""
+    if fits[0]:
+        return slice(first, None) if fits.all() else first + np.flatnonzero(fits)
+    hits = np.flatnonzero(fits)
+    if not hits.size:
+        return slice(0, 0)
+    if hits[-1] - hits[0] + 1 == hits.size:
+        return slice(first + int(hits[0]), first + int(hits[-1]) + 1)
+    return first + hits
+
+
+def _later(
+    window: NDArray[np.int32], room: NDArray[np.int64], slots: int, wait: int
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """For sizes (columns) that cannot start the run now: whether some start 1..wait hours later has
+    room for ``slots`` consecutive hours, and the earliest such delay."""
+    bad = np.zeros((window.shape[0] + 1, window.shape[1]), dtype=np.int32)
+    np.cumsum(window > room, axis=0, out=bad[1:])
+    fits = bad[slots : slots + wait + 1] == bad[: wait + 1]
+    return fits.any(axis=0), np.argmax(fits, axis=0)
+
+
+def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float64] | None = None) -> Placement:
+    """Simulate the year for every owned size in ``owned_gpus`` (ascending; see the module docstring)."""
+    sizes = np.asarray(owned_gpus, dtype=np.int64)
+    if np.any(np.diff(sizes) < 0):
+        raise ValueError("owned_gpus must be ascending")
+    n_sizes, n_runs = sizes.size, len(runs)
+    # Hours x sizes: a run's window is a block of contiguous rows, its sizes a suffix of the columns.
+    load = np.zeros((HOURS, n_sizes), dtype=np.int32)
+    owned = np.zeros((n_runs, n_sizes), dtype=bool)  # run-major while placing: each run writes one row
+    waited = np.zeros((n_runs, n_sizes), dtype=np.int32)
+    size_list = sizes.tolist()
+    gpus, slot_list, starts = runs.gpus.tolist(), runs.slots.tolist(), runs.start.tolist()
+    waits = np.minimum(runs.max_wait, HOURS - runs.slots).tolist()
+    for r in range(n_runs):
+        need = gpus[r]
+        first = bisect_left(size_list, need)  # the sizes that can hold the run at all
+        if first == n_sizes:
+            continue
+        slots, start, wait = slot_list[r], starts[r], waits[r]
+        room = sizes[first:] - need  # GPUs that may already be busy for the run still to fit
+        fits = _window(load, first, start, slots).max(axis=0) <= room
+        owned[r, first:] = fits
+        columns = _columns(first, fits)
+        _occupy(load, columns, start, slots, need)
+        if not wait or (isinstance(columns, slice) and columns == slice(first, None)):
+            continue
+        blocked = np.flatnonzero(~fits)
+        window = _window(load, first, start, slots + wait)[:, blocked]
+        ok, delay = _later(window, room[blocked], slots, wait)
+        for d in np.unique(delay[ok]):  # few distinct delays
+            columns = first + blocked[ok & (delay == d)]
+            _occupy(load, columns, (start + int(d)) % HOURS, slots, need)
+            owned[r, columns] = True
+            waited[r, columns] = int(d)
+    on_owned, waited = owned.T.copy(), waited.T.copy()
+    owned_busy = load.T.astype(float)
+    gpu_hours = on_owned.astype(float) @ (runs.hours * runs.gpus)
+    usage_rented = None
+    if usage is not None:
+        on_owned_usage = np.minimum(np.maximum(sizes[:, None] - owned_busy, 0.0), usage[None, :])
+        owned_busy = owned_busy + on_owned_usage
+        gpu_hours = gpu_hours + on_owned_usage.sum(axis=1)
+        usage_rented = usage[None, :] - on_owned_usage
+    return Placement(sizes, on_owned, waited, owned_busy, gpu_hours, usage_rented)
+
+
+def rented_series(
+    *, runs: Runs, rented: NDArray[np.bool_], slots: NDArray[np.int64] | None = None
+) -> NDArray[np.float64]:
+    """(S, 8760) GPUs rented in each hour by the runs marked ``rented`` (S, R), at their requested starts.
+    ``slots`` overrides the hours each run holds (spot runs take longer)."""
+    held = runs.slots if slots is None else slots
+    out = np.zeros((rented.shape[0], HOURS))
+    for s in range(rented.shape[0]):  # one difference-array pass per size; the runs are vectorised inside
+        pick = rented[s]
+        if pick.any():
+            out[s] = occupancy(start=runs.start[pick], slots=held[pick], gpus=runs.gpus[pick].astype(float))
+    return out

@@ -1,0 +1,639 @@
+"""The fleet plan: candidate owned sizes, tier costs, the load-duration and the simulated answers.
+
+Tiers (money in USD per year, as in the Advice):
+
+- ``owned``: whole nodes; the yearly fixed cost of ownership (the advice's ``buy.usd_per_year``)
+  whether busy or not, plus the energy of each busy GPU-hour.
+- ``reserved_1y`` / ``reserved_3y``: commitments paid every hour of the year whether used or not.
+  Only the cheaper of the two per GPU-hour is ever worth committing (both are paid all year); its
+  level is chosen, in whole nodes, on what is left to rent after the owned GPUs, hour by hour
+  (the cost-minimising level: commit to the GPUs rented in more than price-ratio of the hours).
+- ``on_demand``: billed per used GPU-hour.
+- ``spot``: interruptible runs only, when cheaper than on demand after the Young/Daly loss the
+  advice models (``advisor.economics.spot_lost_fraction``: a run of n nodes takes ``1/(1-lost)``
+  longer).
+
+Two answers: the load-duration answer owns the demand level (in whole nodes) exceeded in more than
+u* of the year (break-even utilization of the marginal node against the on-demand price): a bound
+that treats demand as divisible and ignores waiting. The simulated answer places whole runs
+(``advisor.fleet.placement``) for every candidate size and takes the cheapest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from advisor import economics as ec
+from advisor.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
+from advisor.fleet.placement import Placement, place, rented_series
+
+TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
+RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
+# More candidate owned sizes than this are searched coarse to fine: first an even stride of whole
+# nodes (zero, the peak and the load-duration answer always in), then every whole node within one
+# stride of the cheapest. The simulation holds one year of hours per candidate, so this bounds the work.
+MAX_CANDIDATES: Final[int] = 96
+# Points of the load-duration curve in the document (the curve is exact; this only thins the output).
+CURVE_POINTS: Final[int] = 200
+# Runs listed per job in jobs[].runs (the counts owned_runs / rented_runs always cover every run).
+RUNS_LISTED: Final[int] = 400
+
+
+@dataclass(frozen=True)
+class TierPrices:
+    """What each tier costs, from the advice pipeline (``advisor.fleet.pricing``) or given directly."""
+
+    gpus_per_node: int
+    owned_one_node_usd_per_year: float  # fixed yearly cost of one node
+    owned_per_node_usd_per_year: float  # each node of a multi-node cluster (fabric included)
+    owned_base_usd_per_year: float  # what a multi-node cluster pays besides its nodes (staff)
+    owned_variable_usd_per_gpu_hour: float = 0.0  # energy of a busy GPU-hour over idle
+    on_demand_usd_per_gpu_hour: float | None = None
+    spot_usd_per_gpu_hour: float | None = None
+    reserved_usd_per_gpu_hour: Mapping[str, float] = field(default_factory=dict)  # paid every hour
+    spot_interruptions_per_node_hour: float = 0.0
+    spot_checkpoint_s: float = 0.0
+    spot_restart_s: float = 0.0
+
+    def owned_fixed_usd_per_year(self, gpus: Any) -> NDArray[np.float64]:
+        nodes = np.ceil(np.asarray(gpus, dtype=float) / self.gpus_per_node - 1e-9)
+        multi = self.owned_base_usd_per_year + self.owned_per_node_usd_per_year * nodes
+        return np.where(nodes <= 0, 0.0, np.where(nodes == 1, self.owned_one_node_usd_per_year, multi))
+
+    def floating(self) -> tuple[str, float] | None:
+        """The tier whole runs rent from when nothing is committed: on demand, else the cheapest commitment."""
+        if self.on_demand_usd_per_gpu_hour is not None:
+            return "on_demand", self.on_demand_usd_per_gpu_hour
+        return self.cheapest_reserved()
+
+    def cheapest_reserved(self) -> tuple[str, float] | None:
+        if not self.reserved_usd_per_gpu_hour:
+            return None
+        tier = min(self.reserved_usd_per_gpu_hour, key=lambda k: self.reserved_usd_per_gpu_hour[k])
+        return tier, float(self.reserved_usd_per_gpu_hour[tier])
+
+    def break_even_utilization(self) -> float:
+        """u* of the marginal owned GPU (a node added to a multi-node cluster) against the floating price."""
+        floating = self.floating()
+        if floating is None:
+            return math.inf
+        per_gpu = self.owned_per_node_usd_per_year / self.gpus_per_node
+        return float(
+            ec.break_even_utilization(
+                yearly_fixed_usd=per_gpu,
+                gpus=1,
+                rent_usd_per_gpu_hour=floating[1],
+                variable_usd_per_gpu_hour=self.owned_variable_usd_per_gpu_hour,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Options:
+    """One column per candidate owned size."""
+
+    owned_gpus: NDArray[np.int64]
+    usd_per_year: NDArray[np.float64]
+    tier_usd: dict[str, NDArray[np.float64]]
+    tier_gpus: dict[str, NDArray[np.float64]]
+    tier_gpu_hours: dict[str, NDArray[np.float64]]
+    owned_utilization: NDArray[np.float64]
+    rented_gpu_hours: NDArray[np.float64]
+    spot_runs: NDArray[np.bool_]  # (S, R)
+
+    def only(self, owned_gpus: Sequence[int]) -> Options:
+        """These options restricted to the given owned sizes (all of which must be among them)."""
+        pick = np.searchsorted(self.owned_gpus, np.asarray(owned_gpus))
+        if not np.array_equal(self.owned_gpus[pick], np.asarray(owned_gpus)):
+            raise KeyError("owned sizes not simulated")
+        return Options(
+            owned_gpus=self.owned_gpus[pick],
+            usd_per_year=self.usd_per_year[pick],
+            tier_usd={t: v[pick] for t, v in self.tier_usd.items()},
+            tier_gpus={t: v[pick] for t, v in self.tier_gpus.items()},
+            tier_gpu_hours={t: v[pick] for t, v in self.tier_gpu_hours.items()},
+            owned_utilization=self.owned_utilization[pick],
+            rented_gpu_hours=self.rented_gpu_hours[pick],
+            spot_runs=self.spot_runs[pick],
+        )
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    """The plan; ``to_dict()`` is the Fleet Plan output of DESIGN.md (without the pipeline's metadata)."""
+
+    jobs: tuple[Job, ...]
+    runs: Runs
+    usage: Usage | None
+    prices: TierPrices
+    demand: NDArray[np.float64]
+    placement: Placement
+    options: Options
+    recommended: int  # index into options
+    load_duration_gpus: int
+    break_even_utilization: float
+    reasons: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def option(self, owned_gpus: int) -> int:
+        hits = np.flatnonzero(self.options.owned_gpus == owned_gpus)
+        if not hits.size:
+            raise KeyError(owned_gpus)
+        return int(hits[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        return _document(self)
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+
+def _candidates(
+    *, peak_gpus: float, gpn: int, given: Sequence[int] | None, keep: Sequence[int]
+) -> tuple[NDArray[np.int64], int]:
+    """(candidate owned sizes, stride in nodes of the coarse search: 1 when every whole node is in)."""
+    peak = math.ceil(peak_gpus / gpn - 1e-9) * gpn
+    stride = 1
+    if given:
+        sizes = set(given)
+    else:
+        nodes = peak // gpn
+        stride = max(1, math.ceil((nodes + 1) / MAX_CANDIDATES))
+        sizes = set(range(0, peak + 1, stride * gpn))
+    return np.array(sorted(sizes | {0, peak, *keep}), dtype=np.int64), stride
+
+
+def _search(
+    *, runs: Runs, usage: NDArray[np.float64] | None, prices: TierPrices, sizes: NDArray[np.int64], stride: int
+) -> tuple[Placement, Options]:
+    """Simulate the candidates; with a coarse stride, then every whole node around the cheapest."""
+    placement = place(runs=runs, owned_gpus=sizes, usage=usage)
+    options = _price_options(runs=runs, placement=placement, prices=prices)
+    if stride > 1:
+        gpn = prices.gpus_per_node
+        best = int(sizes[int(np.argmin(options.usd_per_year))])
+        near = np.arange(best - (stride - 1) * gpn, best + stride * gpn, gpn)
+        near = near[(near > 0) & (near < sizes[-1]) & ~np.isin(near, sizes)]
+        if near.size:
+            placement = placement.merged(place(runs=runs, owned_gpus=near, usage=usage))
+            options = _price_options(runs=runs, placement=placement, prices=prices)
+    return placement, options
+
+
+def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, u_star: float) -> int:
+    """The largest whole-node level of demand exceeded in more than u* of the year (0 when none)."""
+    if not math.isfinite(u_star):
+        return 0
+    top = math.ceil(float(demand.max(initial=0.0)) / gpn - 1e-9)
+    levels = np.arange(1, top + 1) * gpn
+    hours = load_duration(demand, levels)
+    worth = levels[hours > u_star * HOURS]
+    return int(worth.max()) if worth.size else 0
+
+
+def _commit_level(pool: NDArray[np.float64], *, gpn: int, reserved: float, floating: float | None) -> float:
+    """Whole-node commitment minimising commitment + on-demand cost of ``pool`` (GPUs rented per hour)."""
+    top = float(pool.max(initial=0.0))
+    if top <= 0:
+        return 0.0
+    if floating is None:  # nothing to rent by the hour: commit to the peak
+        return math.ceil(top / gpn - 1e-9) * gpn
+    ordered = np.sort(pool)
+    suffix = np.concatenate([np.cumsum(ordered[::-1])[::-1], [0.0]])
+    levels = np.arange(0, math.ceil(top / gpn - 1e-9) + 1) * gpn
+    idx = np.searchsorted(ordered, levels, side="right")
+    above = suffix[idx] - levels * (ordered.size - idx)
+    cost = levels * HOURS * reserved + floating * above
+    return float(levels[int(np.argmin(cost))])
+
+
+def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
+    gpn = prices.gpus_per_node
+    sizes = placement.owned_gpus
+    n_sizes = sizes.size
+    floating = prices.floating()
+    on_demand = prices.on_demand_usd_per_gpu_hour
+    lost = ec.spot_lost_fraction(
+        nodes=np.ceil(runs.gpus / gpn),
+        interruptions_per_node_hour=prices.spot_interruptions_per_node_hour,
+        checkpoint_s=prices.spot_checkpoint_s,
+        restart_s=prices.spot_restart_s,
+    )
+    spot_hours = ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost)
+    spot_price = prices.spot_usd_per_gpu_hour
+    pool_price = on_demand if on_demand is not None else (floating[1] if floating else math.inf)
+    to_spot = (
+        runs.interruptible & np.isfinite(spot_hours) & (spot_price * spot_hours < pool_price * runs.hours)
+        if spot_price is not None
+        else np.zeros(len(runs), dtype=bool)
+    )
+    rented = ~placement.on_owned
+    spot_runs = rented & to_spot[None, :]
+    pool_runs = rented & ~to_spot[None, :]
+    pool = rented_series(runs=runs, rented=pool_runs)
+    pool_exact = pool_runs.astype(float) @ (runs.hours * runs.gpus)
+    if placement.usage_rented is not None:
+        pool += placement.usage_rented
+        pool_exact += placement.usage_rented.sum(axis=1)
+    spot_slots = np.ceil(np.where(np.isfinite(spot_hours), spot_hours, 0.0) - 1e-9).astype(np.int64).clip(1, HOURS)
+    spot_series = rented_series(runs=runs, rented=spot_runs, slots=spot_slots)
+    spot_gpu_hours = spot_runs.astype(float) @ np.where(to_spot, spot_hours * runs.gpus, 0.0)
+
+    tier_usd = {t: np.zeros(n_sizes) for t in TIERS}
+    tier_gpus = {t: np.zeros(n_sizes) for t in TIERS}
+    tier_hours = {t: np.zeros(n_sizes) for t in TIERS}
+    tier_usd["owned"] = (
+        prices.owned_fixed_usd_per_year(sizes) + prices.owned_variable_usd_per_gpu_hour * placement.owned_gpu_hours
+    )
+    tier_gpus["owned"] = sizes.astype(float)
+    tier_hours["owned"] = placement.owned_gpu_hours
+    commit = prices.cheapest_reserved()
+    if commit is not None:
+        tier, rate = commit
+        levels = np.array([_commit_level(p, gpn=gpn, reserved=rate, floating=on_demand) for p in pool])
+        tier_usd[tier] = levels * HOURS * rate
+        tier_gpus[tier] = levels
+        tier_hours[tier] = np.minimum(pool, levels[:, None]).sum(axis=1)
+    else:
+        levels = np.zeros(n_sizes)
+    covered = tier_hours[commit[0]] if commit else np.zeros(n_sizes)
+    left = np.maximum(pool_exact - covered, 0.0)
+    if on_demand is not None:
+        tier_usd["on_demand"] = left * on_demand
+    else:
+        tier_usd["on_demand"] = np.where(left > 1e-9, math.inf, 0.0)
+    tier_gpus["on_demand"] = np.maximum(pool - levels[:, None], 0.0).max(axis=1, initial=0.0)
+    tier_hours["on_demand"] = left
+    tier_usd["spot"] = spot_gpu_hours * (spot_price or 0.0)
+    tier_gpus["spot"] = spot_series.max(axis=1, initial=0.0)
+    tier_hours["spot"] = spot_gpu_hours
+    total = sum(tier_usd.values())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        utilization = np.where(sizes > 0, placement.owned_gpu_hours / (sizes * HOURS), 0.0)
+    return Options(
+        owned_gpus=sizes,
+        usd_per_year=np.asarray(total, dtype=float),
+        tier_usd=tier_usd,
+        tier_gpus=tier_gpus,
+        tier_gpu_hours=tier_hours,
+        owned_utilization=utilization,
+        rented_gpu_hours=pool_exact + spot_gpu_hours,
+        spot_runs=spot_runs,
+    )
+
+
+def plan_fleet(
+    *,
+    jobs: Sequence[Job],
+    prices: TierPrices,
+    usage: Usage | None = None,
+    owned_gpus: Sequence[int] | None = None,
+) -> FleetPlan:
+    """Plan the fleet for a year of ``jobs`` (and/or measured ``usage``) at ``prices``."""
+    jobs = tuple(jobs)
+    runs = schedule_runs(jobs)
+    hourly = usage.hourly if usage is not None else None
+    demand = requested_demand(runs, hourly)
+    gpn = prices.gpus_per_node
+    u_star = prices.break_even_utilization()
+    ld = _load_duration_level(demand, gpn=gpn, u_star=u_star)
+    sizes, stride = _candidates(peak_gpus=float(demand.max(initial=0.0)), gpn=gpn, given=owned_gpus, keep=(ld,))
+    placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
+    best = int(np.argmin(options.usd_per_year))
+    warnings = _warnings(jobs=jobs, usage=usage, prices=prices, stride=stride)
+    plan = FleetPlan(
+        jobs=jobs,
+        runs=runs,
+        usage=usage,
+        prices=prices,
+        demand=demand,
+        placement=placement,
+        options=options,
+        recommended=best,
+        load_duration_gpus=ld,
+        break_even_utilization=u_star,
+        reasons=(),
+        warnings=tuple(warnings),
+    )
+    return replace(plan, reasons=tuple(_reasons(plan)))
+
+
+def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices, stride: int) -> list[str]:
+    out: list[str] = []
+    if usage is not None:
+        out.append(
+            f"Measured usage is divisible demand (any GPU-hour may run on any free GPU): {usage.observed_hours:,} "
+            f"observed hours"
+            + (", repeated to fill the year" if usage.repeated else "")
+            + (f", {usage.missing_hours:,} hours missing (gaps) left out" if usage.missing_hours else "")
+            + (f", scaled by growth {usage.growth:g}" if usage.growth != 1 else "")
+            + "."
+        )
+    if prices.floating() is None and prices.spot_usd_per_gpu_hour is None:
+        out.append("No rental price: renting is not priced (give /rent/usd_per_gpu_hour).")
+    if prices.on_demand_usd_per_gpu_hour is None and prices.floating() is not None:
+        out.append("No on-demand price: rented runs are covered by a reserved commitment at the peak.")
+    if stride > 1:
+        out.append(
+            f"Many candidate sizes: owned sizes were searched every {stride} nodes, then node by node around the "
+            "cheapest."
+        )
+    if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
+        out.append("Interruptible jobs, but no spot price: they rent like the others.")
+    return out
+
+
+# --- uncertainty -------------------------------------------------------------------------------
+
+
+def cost_spread(
+    *,
+    options: Sequence[Options],
+    hours_factors: Sequence[float],
+    price_factors: Mapping[str, Sequence[float]],
+    log_sigma: float,
+    samples: int,
+    seed: int,
+    quantiles: Sequence[float] = (0.1, 0.5, 0.9),
+) -> dict[str, Any]:
+    """Quantiles of the yearly cost and of the cheapest owned size under the advice's spread.
+
+    Each draw takes a throughput error ``exp(N(0, log_sigma))`` (predicted run hours scale by its
+    inverse) and, per rented tier, a price drawn uniformly from that tier's alternatives (factors of
+    the cheapest). ``options[k]`` is the year simulated with predicted run hours times
+    ``hours_factors[k]`` (same candidate sizes); a draw uses the nearest one. Prices move the tier
+    costs linearly; placements and commitment levels stay as simulated (a bound on re-optimising)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, log_sigma, size=samples) if log_sigma > 0 else np.zeros(samples)
+    grid = np.log(np.asarray(hours_factors, dtype=float))
+    pick = np.argmin(np.abs(-z[:, None] - grid[None, :]), axis=1)
+    factors = {}
+    for tier in TIERS[1:]:
+        alts = np.asarray(price_factors.get(tier) or [1.0], dtype=float)
+        factors[tier] = alts[rng.integers(0, alts.size, size=samples)]
+    n_sizes = options[0].owned_gpus.size
+    cost = np.empty((samples, n_sizes))
+    for k, opt in enumerate(options):
+        rows = pick == k
+        if not rows.any():
+            continue
+        total = np.broadcast_to(opt.tier_usd["owned"], (int(rows.sum()), n_sizes)).copy()
+        for tier in TIERS[1:]:
+            total += factors[tier][rows, None] * opt.tier_usd[tier][None, :]
+        cost[rows] = total
+    best = np.argmin(cost, axis=1)
+    cheapest = cost[np.arange(samples), best]
+    owned = options[0].owned_gpus[best]
+    q = list(quantiles)
+    return {
+        "samples": samples,
+        "seed": seed,
+        "quantiles": q,
+        "usd_per_year": [float(v) for v in np.quantile(cheapest, q)],
+        "owned_gpus": [float(v) for v in np.quantile(owned, q)],
+        "hours_factors": [float(f) for f in hours_factors],
+        "method": "per draw: throughput log-normal (calibration held-out log sigma) scales predicted run hours "
+        "(nearest simulated year), each rented tier's price uniform over its cheapest offers; the cheapest owned "
+        "size of each draw and its yearly cost",
+    }
+
+
+# --- reasons -----------------------------------------------------------------------------------
+
+
+def _money(x: float) -> str:
+    return f"${x:,.0f}" if math.isfinite(x) else "not priced"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%" if math.isfinite(x) else "never"
+
+
+def _runs_word(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
+
+
+def _why_rented(plan: FleetPlan, i: int) -> list[str]:
+    """Per job, why its runs were rented at option i (too big for the owned GPUs, or found them busy)."""
+    owned = int(plan.options.owned_gpus[i])
+    runs = plan.runs
+    rented = ~plan.placement.on_owned[i]
+    out = []
+    for j, job in enumerate(plan.jobs):
+        mine = rented & (runs.job == j)
+        n = int(np.count_nonzero(mine))
+        if not n or owned == 0:
+            continue
+        if job.gpus > owned:
+            out.append(
+                f"the {job.gpus}-GPU run{'s' if job.runs_per_year > 1 else ''} of '{job.name}' cannot use {owned} "
+                f"owned GPUs (a run is never split between owned and rented GPUs), so {owned} owned GPUs idle "
+                f"while it runs"
+            )
+        else:
+            waits = "may not wait" if job.max_wait_hours == 0 else f"may wait only {job.max_wait_hours / 24:g} days"
+            out.append(f"{_runs_word(n)} of '{job.name}' found the {owned} owned GPUs busy and {waits}, so rented")
+    return out
+
+
+def _waited(plan: FleetPlan, i: int) -> list[str]:
+    out = []
+    for j, job in enumerate(plan.jobs):
+        mine = plan.placement.on_owned[i] & (plan.runs.job == j) & (plan.placement.wait_hours[i] > 0)
+        if mine.any():
+            longest = int(plan.placement.wait_hours[i][mine].max())
+            out.append(
+                f"{_runs_word(int(mine.sum()))} of '{job.name}' wait{'s' if mine.sum() == 1 else ''} up to "
+                f"{longest:,} hours ({longest / 24:.1f} days) for owned GPUs instead of renting"
+            )
+    return out
+
+
+def _reasons(plan: FleetPlan) -> list[str]:
+    o, p = plan.options, plan.prices
+    i, u = plan.recommended, plan.break_even_utilization
+    owned = int(o.owned_gpus[i])
+    floating = p.floating()
+    reasons = []
+    if floating is not None and math.isfinite(u):
+        per_gpu = p.owned_per_node_usd_per_year / p.gpus_per_node
+        reasons.append(
+            f"Break-even utilization u* = {_pct(u)}: an owned GPU costs {_money(per_gpu)} a year, which pays off "
+            f"against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is busy more than "
+            f"{u * HOURS:,.0f} hours a year."
+        )
+    ld = plan.load_duration_gpus
+    ld_i = plan.option(ld)
+    hours = float(load_duration(plan.demand, np.array([ld]))[0]) if ld else float(HOURS)
+    reasons.append(
+        f"Load-duration answer: own {ld} GPUs, the whole-node level of demand exceeded in more than u* of the year"
+        + (f" (demand is at or above {ld} GPUs {hours:,.0f} hours a year)" if ld else "")
+        + f"; it treats demand as divisible and ignores waiting; simulated it costs {_money(o.usd_per_year[ld_i])} "
+        "a year."
+    )
+    tiers = ", ".join(
+        f"{t.replace('_', ' ')} {o.tier_gpus[t][i]:,.0f} GPUs {_money(o.tier_usd[t][i])}"
+        for t in TIERS
+        if o.tier_usd[t][i] > 0 or (t == "owned" and owned)
+    )
+    reasons.append(
+        f"Simulated answer (whole runs, waiting): own {owned} GPUs"
+        + (f", busy {_pct(o.owned_utilization[i])} of the year" if owned else "")
+        + f"; {_money(o.usd_per_year[i])} a year ({tiers or 'nothing to run'})."
+    )
+    if owned != ld:
+        why = _why_rented(plan, ld_i) + (_waited(plan, i) if owned > ld else [])
+        if ld and o.owned_utilization[ld_i] < u:
+            why.append(
+                f"simulated, {ld} owned GPUs are busy only {_pct(o.owned_utilization[ld_i])} of the year, below u*"
+            )
+        reasons.append(
+            f"The answers differ ({owned} against {ld} owned GPUs): "
+            + ("; ".join(why) or "whole runs pack differently")
+            + "."
+        )
+    else:
+        waited = _waited(plan, i)
+        reasons.append("Both answers agree." + (f" {'; '.join(waited).capitalize()}." if waited else ""))
+    all_rent, peak_i = float(o.usd_per_year[0]), len(o.owned_gpus) - 1
+    reasons.append(
+        f"Against renting everything ({_money(all_rent)}) this saves {_money(all_rent - o.usd_per_year[i])}; against "
+        f"owning the peak of {int(o.owned_gpus[peak_i])} GPUs ({_money(o.usd_per_year[peak_i])}) it saves "
+        f"{_money(o.usd_per_year[peak_i] - o.usd_per_year[i])}."
+    )
+    return reasons
+
+
+# --- the document ------------------------------------------------------------------------------
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def _tiers(plan: FleetPlan, i: int) -> dict[str, dict[str, float | None]]:
+    o = plan.options
+    return {
+        t: {
+            "gpus": _num(o.tier_gpus[t][i]),
+            "gpu_hours": _num(o.tier_gpu_hours[t][i]),
+            "usd_per_year": _num(o.tier_usd[t][i]),
+        }
+        for t in TIERS
+    }
+
+
+def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
+    runs, owned = plan.runs, plan.placement.on_owned[i]
+    spot = plan.options.spot_runs[i]
+    placed = np.where(owned, "owned", np.where(spot, "spot", "rented")).tolist()
+    starts, waits = runs.start.tolist(), plan.placement.wait_hours[i].tolist()
+    order = np.lexsort((runs.start, runs.job))  # by job, then start
+    bounds = np.searchsorted(runs.job[order], np.arange(len(plan.jobs) + 1))
+    out = []
+    for j, job in enumerate(plan.jobs):
+        mine = order[bounds[j] : bounds[j + 1]]
+        out.append(
+            {
+                "name": job.name,
+                "gpus": job.gpus,
+                "run_hours": job.run_hours,
+                "runs_per_year": job.runs_per_year,
+                "owned_runs": int(np.count_nonzero(owned[mine])),
+                "rented_runs": int(np.count_nonzero(~owned[mine])),
+                "spot_runs": int(np.count_nonzero(spot[mine])),
+                "runs": [
+                    {
+                        "requested_start_hour": starts[r],
+                        "start_hour": (starts[r] + waits[r]) % HOURS,
+                        "wait_hours": waits[r],
+                        "placed": placed[r],
+                    }
+                    for r in mine[:RUNS_LISTED].tolist()
+                ],
+            }
+        )
+    return out
+
+
+def _curve(demand: NDArray[np.float64], gpn: int) -> list[list[float]]:
+    top = math.ceil(float(demand.max(initial=0.0)) / gpn - 1e-9) * gpn
+    levels = np.arange(0, top + 1, gpn, dtype=float)
+    if levels.size > CURVE_POINTS:
+        levels = np.unique(np.linspace(0, top, CURVE_POINTS).round())
+    return [[float(g), float(h)] for g, h in zip(levels, load_duration(demand, levels), strict=True)]
+
+
+def _duration_curve(demand: NDArray[np.float64]) -> list[list[float]]:
+    """The load-duration curve as drawn: demand sorted from highest, [hour rank, GPUs] at every step's
+    two ends (a step function), or CURVE_POINTS evenly spaced ranks when demand takes many values."""
+    d = np.sort(demand)[::-1]
+    change = np.flatnonzero(np.diff(d)) + 1
+    if change.size + 1 > CURVE_POINTS:
+        ranks = np.unique(np.linspace(0, d.size - 1, 2 * CURVE_POINTS).round().astype(int))
+        return [[float(r), float(d[r])] for r in ranks] + [[float(d.size), float(d[-1])]]
+    starts, ends = np.concatenate([[0], change]), np.concatenate([change, [d.size]])
+    return [[float(x), float(d[a])] for a, b in zip(starts, ends, strict=True) for x in (a, b)]
+
+
+def _document(plan: FleetPlan) -> dict[str, Any]:
+    o, i = plan.options, plan.recommended
+    runs = plan.runs
+    usage_hours = float(plan.usage.hourly.sum()) if plan.usage is not None else 0.0
+    peak_i = len(o.owned_gpus) - 1
+    ld_i = plan.option(plan.load_duration_gpus)
+    tiers = [
+        {"tier": t, "gpus": _num(o.tier_gpus[t][i]), "usd_per_year": _num(o.tier_usd[t][i])}
+        for t in TIERS
+        if o.tier_usd[t][i] > 0 or o.tier_gpus[t][i] > 0
+    ]
+    return {
+        "demand": {
+            "peak_gpus": float(plan.demand.max(initial=0.0)),
+            "mean_gpus": float(plan.demand.mean()),
+            "gpu_hours_per_year": float(np.sum(runs.hours * runs.gpus)) + usage_hours,
+            "load_duration": _curve(plan.demand, plan.prices.gpus_per_node),
+            "duration_curve": _duration_curve(plan.demand),
+        },
+        "options": [
+            {
+                "owned_gpus": int(o.owned_gpus[k]),
+                "owned_utilization": float(o.owned_utilization[k]),
+                "rented_gpu_hours": float(o.rented_gpu_hours[k]),
+                "usd_per_year": _num(o.usd_per_year[k]),
+                "by_tier": _tiers(plan, k),
+            }
+            for k in range(len(o.owned_gpus))
+        ],
+        "recommendation": {
+            "owned_gpus": int(o.owned_gpus[i]),
+            "usd_per_year": _num(o.usd_per_year[i]),
+            "owned_utilization": float(o.owned_utilization[i]),
+            "tiers": tiers,
+            "saving_vs_all_rent_usd": _num(o.usd_per_year[0] - o.usd_per_year[i]),
+            "saving_vs_own_peak_usd": _num(o.usd_per_year[peak_i] - o.usd_per_year[i]),
+            "all_rent_usd_per_year": _num(o.usd_per_year[0]),
+            "own_peak_usd_per_year": _num(o.usd_per_year[peak_i]),
+            "break_even_utilization": _num(plan.break_even_utilization),
+            "load_duration_answer": {
+                "owned_gpus": plan.load_duration_gpus,
+                "usd_per_year": _num(o.usd_per_year[ld_i]),
+                "method": "own the whole-node demand level exceeded in more than u* of the year (divisible "
+                "demand, no waiting)",
+            },
+            "simulated_answer": {
+                "owned_gpus": int(o.owned_gpus[i]),
+                "usd_per_year": _num(o.usd_per_year[i]),
+                "method": "whole runs placed on owned GPUs when free (or within max_wait_days), else rented",
+            },
+            "reasons": list(plan.reasons),
+        },
+        "jobs": _jobs(plan, i),
+        "warnings": list(plan.warnings),
+    }

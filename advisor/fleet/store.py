@@ -1,0 +1,58 @@
+"""Saved fleets: services (writes) and selectors (reads), versioned and owner-scoped like scenarios.
+
+Every write keeps the new state as a FleetVersion; reads are scoped to the owner, so another user's
+fleet does not exist for you. Documents are validated (``advisor.fleet.document.parse_fleet``) by
+the caller before they reach these functions, so nothing invalid is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max, QuerySet
+
+from advisor.fleet.models import Fleet, FleetVersion
+from advisor.scenarios import clean_name
+
+
+def _record_version(fleet: Fleet) -> FleetVersion:
+    last = fleet.versions.aggregate(last=Max("number"))["last"] or 0
+    return FleetVersion.objects.create(fleet=fleet, number=last + 1, name=fleet.name, document=fleet.document)
+
+
+@transaction.atomic
+def fleet_create(*, owner: AbstractBaseUser, name: str, document: dict[str, Any]) -> Fleet:
+    fleet = Fleet.objects.create(owner=owner, name=clean_name(name), document=document)
+    _record_version(fleet)
+    return fleet
+
+
+@transaction.atomic
+def fleet_update(*, fleet: Fleet, name: str | None = None, document: dict[str, Any] | None = None) -> Fleet:
+    """Overwrite name and/or document; the new state becomes the next version."""
+    locked = Fleet.objects.select_for_update().get(pk=fleet.pk)  # distinct version numbers under concurrency
+    if name is not None:
+        locked.name = clean_name(name)
+    if document is not None:
+        locked.document = document
+    locked.save()
+    _record_version(locked)
+    return locked
+
+
+def fleet_delete(*, fleet: Fleet) -> None:
+    fleet.delete()
+
+
+def fleets_for_user(*, user: AbstractBaseUser) -> QuerySet[Fleet]:
+    return Fleet.objects.filter(owner=user)
+
+
+def fleet_for_user(*, user: AbstractBaseUser, fleet_id: int) -> Fleet:
+    """The user's fleet; another user's (or a missing) id raises Fleet.DoesNotExist."""
+    return fleets_for_user(user=user).get(pk=fleet_id)
+
+
+def fleet_versions(*, fleet: Fleet) -> QuerySet[FleetVersion]:
+    return fleet.versions.all()

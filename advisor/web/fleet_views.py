@@ -1,0 +1,114 @@
+"""The fleet page ``/fleet/``: a Fleet Plan input (JSON, an optional usage CSV) in, the plan and its two
+pictures out; logged-in users save it as a versioned fleet (``advisor.fleet.store``). It only
+translates: the plan comes from ``advisor.fleet.service``, the pictures from ``advisor.fleet.charts``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from advisor.fleet.charts import fleet_charts
+from advisor.fleet.document import parse_fleet, with_usage_csv
+from advisor.fleet.models import Fleet
+from advisor.fleet.service import HELIOS_ATTRIBUTION, fleet_plan_for
+from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
+from advisor.scenario import ScenarioError
+from advisor.scenarios import ScenarioNameError
+
+EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
+EXAMPLE_FLEET: Final[Path] = EXAMPLES / "fleet-2027.json"
+EXAMPLE_USAGE: Final[Path] = EXAMPLES / "usage-helios-earth-2020-05.csv"
+MAX_USAGE_UPLOAD_BYTES: Final[int] = 20 * 1024 * 1024
+
+
+def _example_text() -> str:
+    try:
+        return EXAMPLE_FLEET.read_text(encoding="utf-8")
+    except OSError:
+        return json.dumps({"name": "fleet", "gpu": "h100-sxm", "jobs": [{"gpus": 8, "hours": 100}]}, indent=2)
+
+
+def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]:
+    upload = request.FILES.get("usage_file")
+    if upload is not None:
+        if upload.size > MAX_USAGE_UPLOAD_BYTES:
+            return None, [{"pointer": "/usage/csv", "message": f"at most {MAX_USAGE_UPLOAD_BYTES:,} bytes"}]
+        try:
+            return upload.read().decode("utf-8"), []
+        except UnicodeDecodeError:
+            return None, [{"pointer": "/usage/csv", "message": "the usage file must be UTF-8 text (CSV)"}]
+    if request.POST.get("example_usage"):
+        return EXAMPLE_USAGE.read_text(encoding="utf-8"), []
+    return None, []
+
+
+def _own_fleet(request: HttpRequest, fleet_id: str) -> Fleet | None:
+    if not fleet_id.isdigit() or not request.user.is_authenticated:
+        return None
+    try:
+        return fleet_for_user(user=request.user, fleet_id=int(fleet_id))
+    except Fleet.DoesNotExist as exc:
+        raise Http404("No such fleet.") from exc
+
+
+def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict | None, list[dict[str, str]]]:
+    """(document, plan, errors) of the submitted fleet text."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, None, [{"pointer": "", "message": f"not valid JSON at line {exc.lineno} column {exc.colno}"}]
+    if usage is not None:
+        document = with_usage_csv(document, usage)
+    try:
+        return document, fleet_plan_for(document=document, user=request.user), []
+    except ScenarioError as error:
+        return document, None, error.errors
+
+
+def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | None:
+    name = (request.POST.get("name") or "").strip() or (document.get("name") if isinstance(document, dict) else "")
+    try:
+        parse_fleet(document)  # nothing invalid is stored
+        if editing is not None:
+            fleet = fleet_update(fleet=editing, name=name, document=document)
+            messages.success(request, f"Saved “{fleet.name}” as a new version; earlier versions are kept.")
+        else:
+            fleet = fleet_create(owner=request.user, name=name or "Untitled fleet", document=document)
+            messages.success(request, f"Saved “{fleet.name}”.")
+    except (ScenarioError, ScenarioNameError) as error:
+        messages.error(request, f"Not saved: {error}")
+        return None
+    return redirect(f"{reverse('fleet')}?id={fleet.pk}")
+
+
+@require_http_methods(["GET", "POST"])
+def fleet_page(request: HttpRequest) -> HttpResponse:
+    editing = _own_fleet(request, request.POST.get("fleet_id") or request.GET.get("id", ""))
+    context: dict[str, Any] = {"editing": editing, "text": _example_text(), "errors": [], "plan": None}
+    if editing is not None and request.method == "GET":
+        context["text"] = json.dumps(editing.document, indent=2)
+        _, context["plan"], context["errors"] = _plan(request, context["text"], None)
+    if request.method == "POST":
+        context["text"] = request.POST.get("fleet", "")
+        usage, usage_errors = _usage_text(request)
+        document, context["plan"], context["errors"] = _plan(request, context["text"], usage)
+        context["errors"] = usage_errors + context["errors"]
+        if context["plan"] is not None and request.POST.get("action") == "save" and request.user.is_authenticated:
+            saved = _save(request, editing, document)
+            if saved is not None:
+                return saved
+    plan = context["plan"]
+    if plan is not None:
+        context["charts"] = fleet_charts(plan=plan)
+        csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
+        context["attribution"] = HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None
+    status = 400 if context["errors"] else 200
+    return render(request, "fleet/plan.html", context, status=status)

@@ -1,0 +1,252 @@
+"""The pure fleet core: the issue's "Done when" figures, placement rules, invariants and usage resampling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from advisor.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
+from advisor.fleet.placement import place
+from advisor.fleet.plan import TierPrices, plan_fleet
+
+# $2.50 per GPU-hour; a $438,000 8-GPU node kept 5 years, no other cost: $87,600 a node-year, u* = 0.5.
+NODE_YEAR = 438_000 / 5
+PRICES = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=NODE_YEAR,
+    owned_per_node_usd_per_year=NODE_YEAR,
+    owned_base_usd_per_year=0.0,
+    on_demand_usd_per_gpu_hour=2.50,
+)
+BASE_AND_WEEK = [Job("base", 32, 8760), Job("big week", 256, 168)]
+JUNE_WAIT_16 = [Job("jan", 48, 4000, months=(1,)), Job("june", 32, 4000, months=(6,), max_wait_hours=16 * 24)]
+
+
+def test_break_even_is_one_half() -> None:
+    assert PRICES.break_even_utilization() == pytest.approx(0.5)
+
+
+def test_base_plus_one_big_week_owns_the_base() -> None:
+    plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
+    doc = plan.to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 32
+    assert rec["usd_per_year"] == pytest.approx(457_920)
+    assert rec["all_rent_usd_per_year"] == pytest.approx(808_320)
+    assert rec["saving_vs_all_rent_usd"] == pytest.approx(808_320 - 457_920)
+    assert doc["demand"]["peak_gpus"] == 288
+    assert doc["demand"]["gpu_hours_per_year"] == pytest.approx(32 * 8760 + 256 * 168)
+    # Owning 24 cannot hold the 32-GPU base: it is rented whole and the 24 owned GPUs idle.
+    option_24 = next(o for o in doc["options"] if o["owned_gpus"] == 24)
+    assert option_24["usd_per_year"] == pytest.approx(1_071_120)
+    assert option_24["owned_utilization"] == 0
+    assert {j["name"]: (j["owned_runs"], j["rented_runs"]) for j in doc["jobs"]} == {
+        "base": (1, 0),
+        "big week": (0, 1),
+    }
+
+
+def test_four_short_big_runs_own_nothing() -> None:
+    doc = plan_fleet(jobs=[Job("pretrain", 128, 500, runs_per_year=4)], prices=PRICES).to_dict()
+    assert doc["recommendation"]["owned_gpus"] == 0
+    assert doc["recommendation"]["usd_per_year"] == pytest.approx(640_000)
+    assert doc["recommendation"]["tiers"] == [
+        {"tier": "on_demand", "gpus": 128, "usd_per_year": pytest.approx(640_000)}
+    ]
+
+
+def test_ten_long_runs_own_the_cluster() -> None:
+    doc = plan_fleet(jobs=[Job("pretrain", 64, 700, runs_per_year=10)], prices=PRICES).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 64
+    assert rec["usd_per_year"] == pytest.approx(700_800)
+    assert rec["all_rent_usd_per_year"] == pytest.approx(1_120_000)
+    assert rec["owned_utilization"] == pytest.approx(7000 / 8760)
+
+
+def test_two_overlapping_runs_own_nothing_unless_june_may_wait() -> None:
+    no_wait = [Job("jan", 48, 4000, months=(1,)), Job("june", 32, 4000, months=(6,))]
+    doc = plan_fleet(jobs=no_wait, prices=PRICES).to_dict()
+    assert doc["recommendation"]["owned_gpus"] == 0
+    assert doc["recommendation"]["usd_per_year"] == pytest.approx(800_000)
+    # The load-duration answer owns 32 (demand >= 32 for 7,624 h); the 48-GPU run cannot use them.
+    assert doc["recommendation"]["load_duration_answer"]["owned_gpus"] == 32
+    assert any("48-GPU run of 'jan' cannot use 32 owned GPUs" in r for r in doc["recommendation"]["reasons"])
+
+    plan = plan_fleet(jobs=JUNE_WAIT_16, prices=PRICES)
+    doc = plan.to_dict()
+    assert doc["recommendation"]["owned_gpus"] == 48
+    assert doc["recommendation"]["usd_per_year"] == pytest.approx(525_600)
+    june = next(j for j in doc["jobs"] if j["name"] == "june")
+    # June starts at hour 3,624 and waits for the January run to end at hour 4,000.
+    assert june["runs"] == [{"requested_start_hour": 3624, "start_hour": 4000, "wait_hours": 376, "placed": "owned"}]
+    assert any("wait" in r and "376 hours" in r for r in doc["recommendation"]["reasons"])
+
+
+def test_15_days_of_waiting_is_not_enough() -> None:
+    jobs = [JUNE_WAIT_16[0], Job("june", 32, 4000, months=(6,), max_wait_hours=15 * 24)]
+    assert plan_fleet(jobs=jobs, prices=PRICES).to_dict()["recommendation"]["owned_gpus"] == 0
+
+
+@pytest.mark.parametrize(
+    "jobs",
+    [BASE_AND_WEEK, JUNE_WAIT_16, [Job("evals", 16, 6, runs_per_year=300, interruptible=True), *BASE_AND_WEEK]],
+)
+def test_invariants(jobs: list[Job]) -> None:
+    prices = TierPrices(
+        **{**PRICES.__dict__, "spot_usd_per_gpu_hour": 1.0, "reserved_usd_per_gpu_hour": {"reserved_1y": 1.6}},
+    )
+    doc = plan_fleet(jobs=jobs, prices=prices).to_dict()
+    rec = doc["recommendation"]
+    costs = [o["usd_per_year"] for o in doc["options"]]
+    assert rec["usd_per_year"] == min(costs)
+    assert sum(t["usd_per_year"] for t in rec["tiers"]) == pytest.approx(rec["usd_per_year"])
+    for option in doc["options"]:
+        assert sum(t["usd_per_year"] for t in option["by_tier"].values()) == pytest.approx(option["usd_per_year"])
+    assert doc["options"][0]["owned_gpus"] == 0
+    assert doc["options"][0]["usd_per_year"] == rec["all_rent_usd_per_year"]
+    assert [o["owned_gpus"] for o in doc["options"]] == sorted({o["owned_gpus"] for o in doc["options"]})
+    assert all(o["owned_gpus"] % 8 == 0 for o in doc["options"])
+
+
+def test_commitment_covers_the_steady_rented_base_and_spot_takes_interruptible_runs() -> None:
+    # Renting only (owning is dear): a 1-year commitment at 60% of on demand is worth it for the 32-GPU base,
+    # not for the week; the interruptible evals go to spot.
+    dear = TierPrices(
+        **{
+            **PRICES.__dict__,
+            "owned_one_node_usd_per_year": 1e9,
+            "owned_per_node_usd_per_year": 1e9,
+            "spot_usd_per_gpu_hour": 1.0,
+            "reserved_usd_per_gpu_hour": {"reserved_1y": 1.5, "reserved_3y": 1.8},
+            "spot_interruptions_per_node_hour": 0.2 / 730,
+            "spot_checkpoint_s": 120,
+            "spot_restart_s": 1800,
+        }
+    )
+    jobs = [*BASE_AND_WEEK, Job("evals", 16, 6, runs_per_year=300, interruptible=True)]
+    doc = plan_fleet(jobs=jobs, prices=dear).to_dict()
+    tiers = {t["tier"]: t for t in doc["recommendation"]["tiers"]}
+    assert doc["recommendation"]["owned_gpus"] == 0
+    assert tiers["reserved_1y"]["gpus"] == 32
+    assert tiers["reserved_1y"]["usd_per_year"] == pytest.approx(32 * 8760 * 1.5)
+    assert tiers["on_demand"]["usd_per_year"] == pytest.approx(256 * 168 * 2.5)
+    evals = next(j for j in doc["jobs"] if j["name"] == "evals")
+    assert evals["spot_runs"] == 300
+    assert tiers["spot"]["usd_per_year"] > 300 * 16 * 6 * 1.0  # spot runs take longer (Young/Daly loss)
+    assert "reserved_3y" not in tiers
+
+
+def test_runs_are_never_split_and_owned_capacity_is_never_exceeded() -> None:
+    rng = np.random.default_rng(7)
+    jobs = [
+        Job(
+            f"j{k}",
+            int(rng.choice([8, 16, 32, 64])),
+            float(rng.integers(5, 900)),
+            int(rng.integers(1, 6)),
+            max_wait_hours=int(rng.integers(0, 200)),
+        )
+        for k in range(40)
+    ]
+    runs = schedule_runs(jobs)
+    sizes = np.arange(0, 257, 8)
+    placed = place(runs=runs, owned_gpus=sizes)
+    assert (placed.owned_busy <= sizes[:, None]).all()
+    # Busy owned GPU-hours on the grid equal the whole runs placed (ceil of their hours), nothing partial.
+    on_grid = placed.on_owned.astype(float) @ (runs.slots * runs.gpus)
+    assert placed.owned_busy.sum(axis=1) == pytest.approx(on_grid)
+    assert (placed.wait_hours <= runs.max_wait[None, :]).all()
+    # More owned GPUs never place fewer GPU-hours.
+    assert (np.diff(placed.owned_gpu_hours) >= -1e-6).all()
+
+
+def test_run_starts_in_months_or_spread_evenly() -> None:
+    assert run_starts(Job("a", 8, 10, runs_per_year=2, months=(3, 9))).tolist() == [
+        MONTH_START_HOUR[2],
+        MONTH_START_HOUR[8],
+    ]
+    assert run_starts(Job("b", 8, 10, runs_per_year=4)).tolist() == [0, 2190, 4380, 6570]
+    assert MONTH_START_HOUR[5] == 3624  # 1 June in a 365-day year
+
+
+def test_usage_any_interval_resampled_and_repeated_to_a_year() -> None:
+    # 15-minute samples over two days: 10 GPUs for the first half of every hour, 30 for the second.
+    t = np.arange(0, 48, 0.25)
+    gpus = np.where((t % 1) < 0.5, 10.0, 30.0)
+    usage = hourly_usage(hours=t, gpus=gpus, growth=1.5)
+    assert usage.hourly.shape == (HOURS,)
+    assert usage.hourly == pytest.approx(np.full(HOURS, 30.0))  # mean 20, x1.5
+    assert usage.repeated and usage.observed_hours == 48
+
+
+def test_usage_gap_is_missing_not_zero() -> None:
+    t = np.concatenate([np.arange(0, 10), np.arange(30, 40)]).astype(float)
+    usage = hourly_usage(hours=t, gpus=np.full(t.size, 5.0))
+    assert usage.missing_hours == 20
+    assert usage.hourly.min() == pytest.approx(5.0)
+
+
+def test_usage_is_divisible_demand_on_owned_gpus() -> None:
+    usage = hourly_usage(hours=np.arange(0.0, 24.0), gpus=np.where(np.arange(24) < 12, 40.0, 8.0))
+    doc = plan_fleet(jobs=[], usage=usage, prices=PRICES).to_dict()
+    # 40 GPUs half the time, 8 the other half: the level exceeded > u* = 0.5 is 8, simulation agrees.
+    assert doc["recommendation"]["owned_gpus"] == 8
+    assert doc["recommendation"]["load_duration_answer"]["owned_gpus"] == 8
+    expected = NODE_YEAR + 32 * 4380 * 2.5
+    assert doc["recommendation"]["usd_per_year"] == pytest.approx(expected)
+    assert any("divisible" in w for w in doc["warnings"])
+
+
+def test_two_hundred_jobs_plan_quickly() -> None:
+    import time
+
+    rng = np.random.default_rng(1)
+    jobs = [
+        Job(
+            f"j{k}",
+            int(rng.choice([8, 16, 32, 64, 128])),
+            float(rng.integers(4, 800)),
+            int(rng.integers(1, 13)),
+            max_wait_hours=int(rng.integers(0, 72)),
+            interruptible=bool(rng.random() < 0.3),
+        )
+        for k in range(200)
+    ]
+    start = time.perf_counter()
+    doc = plan_fleet(jobs=jobs, prices=PRICES).to_dict()
+    elapsed = time.perf_counter() - start
+    assert len(doc["jobs"]) == 200
+    assert elapsed < 5.0  # generous for a shared CI core; bench/fleet.py reports the real ratio
+
+
+def test_cost_spread_follows_the_price_alternatives() -> None:
+    from advisor.fleet.plan import cost_spread
+
+    plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
+    # One price: no spread at all; the quantiles are the plan's own figures.
+    fixed = cost_spread(
+        options=[plan.options], hours_factors=[1.0], price_factors={}, log_sigma=0.0, samples=500, seed=1
+    )
+    assert fixed["usd_per_year"] == pytest.approx([457_920] * 3)
+    assert fixed["owned_gpus"] == [32, 32, 32]
+    # On-demand alternatives up to 3x the cheapest: renting the week costs more in the upper draws.
+    spread = cost_spread(
+        options=[plan.options],
+        hours_factors=[1.0],
+        price_factors={"on_demand": [1.0, 1.5, 3.0]},
+        log_sigma=0.0,
+        samples=3000,
+        seed=1,
+    )
+    low, mid, high = spread["usd_per_year"]
+    assert low == pytest.approx(457_920)
+    assert low < mid < high
+    assert spread["owned_gpus"][0] == 32
+
+
+def test_duration_curve_is_a_step_function_of_sorted_demand() -> None:
+    doc = plan_fleet(jobs=[Job("jan", 48, 4000, months=(1,)), Job("june", 32, 4000, months=(6,))], prices=PRICES)
+    curve = doc.to_dict()["demand"]["duration_curve"]
+    # 80 GPUs for 376 h (overlap), then 48 until 4,000 h, 32 until 7,624 h, 0 for the rest of the year.
+    assert curve == [[0, 80], [376, 80], [376, 48], [4000, 48], [4000, 32], [7624, 32], [7624, 0], [8760, 0]]

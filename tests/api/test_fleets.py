@@ -1,0 +1,102 @@
+"""POST /api/v1/fleet-plans and saved fleets under /api/v1/fleets: the issue's figures, problem+json
+naming the bad field with nothing stored, owner scoping and versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.models import Fleet
+from tests.advisor.fleet.figures import BASE_AND_WEEK, FIGURES, fleet, option
+from tests.api.conftest import assert_problem
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(("label", "document", "owned", "usd", "all_rent"), FIGURES, ids=[f[0] for f in FIGURES])
+def test_done_when_figures(alice, label: str, document: dict, owned: int, usd: float, all_rent: float) -> None:  # type: ignore[no-untyped-def]
+    response = alice.post("/api/v1/fleet-plans", document, format="json")
+    assert response.status_code == 200, response.content
+    rec = response.json()["recommendation"]
+    assert (rec["owned_gpus"], rec["usd_per_year"], rec["all_rent_usd_per_year"]) == (
+        owned,
+        pytest.approx(usd),
+        pytest.approx(all_rent),
+    )
+    assert sum(t["usd_per_year"] for t in rec["tiers"]) == pytest.approx(rec["usd_per_year"])
+
+
+def test_owning_24_rents_the_base_whole(alice) -> None:  # type: ignore[no-untyped-def]
+    plan = alice.post("/api/v1/fleet-plans", BASE_AND_WEEK, format="json").json()
+    assert option(plan, 24)["usd_per_year"] == pytest.approx(1_071_120)
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        (fleet({"gpus": 100_000, "hours": 5}), "#/jobs/0/gpus"),
+        (fleet({"gpus": 8, "hours": 9000}), "#/jobs/0/hours"),
+        (fleet({"gpus": 8, "hours": 5, "priority": 1}), "#/jobs/0/priority"),
+        ({**BASE_AND_WEEK, "colour": "red"}, "#/colour"),
+        (fleet(*[{"gpus": 8, "hours": 1}] * 10_001), "#/jobs"),
+    ],
+)
+def test_bad_input_is_a_problem_naming_the_field(alice, document: dict, where: str) -> None:  # type: ignore[no-untyped-def]
+    assert_problem(alice.post("/api/v1/fleet-plans", document, format="json"), 400, where)
+    response = alice.post("/api/v1/fleets", {"name": "bad", "fleet": document}, format="json")
+    assert_problem(response, 400, "#/fleet" + where[1:])
+    assert Fleet.objects.count() == 0
+
+
+def test_saved_fleets_are_versioned_and_planned(alice) -> None:  # type: ignore[no-untyped-def]
+    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert body["version"] == 1 and body["fleet"] == BASE_AND_WEEK
+    assert created["Location"].endswith(f"/api/v1/fleets/{body['id']}")
+    plan = alice.get(f"/api/v1/fleets/{body['id']}/plan").json()
+    assert plan["recommendation"]["owned_gpus"] == 32
+    changed = fleet({"name": "pretrain", "gpus": 64, "hours": 700, "runs_per_year": 10})
+    put = alice.put(f"/api/v1/fleets/{body['id']}", {"name": "2027 v2", "fleet": changed}, format="json")
+    assert put.status_code == 200 and put.json()["version"] == 2
+    assert alice.get(f"/api/v1/fleets/{body['id']}/plan").json()["recommendation"]["owned_gpus"] == 64
+    assert Fleet.objects.get(pk=body["id"]).versions.count() == 2
+    assert [f["name"] for f in alice.get("/api/v1/fleets").json()["results"]] == ["2027 v2"]
+    assert alice.delete(f"/api/v1/fleets/{body['id']}").status_code == 204
+    assert_problem(alice.get(f"/api/v1/fleets/{body['id']}"), 404)
+
+
+def test_another_users_fleet_is_404(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    body = alice.post("/api/v1/fleets", {"name": "mine", "fleet": BASE_AND_WEEK}, format="json").json()
+    url = f"/api/v1/fleets/{body['id']}"
+    for response in (
+        bob.get(url),
+        bob.get(url + "/plan"),
+        bob.put(url, {"name": "x", "fleet": BASE_AND_WEEK}, format="json"),
+        bob.delete(url),
+    ):
+        assert_problem(response, 404)
+    assert Fleet.objects.get(pk=body["id"]).name == "mine"
+
+
+def test_anonymous_cannot_save(anon) -> None:  # type: ignore[no-untyped-def]
+    assert anon.post("/api/v1/fleets", {"name": "x", "fleet": BASE_AND_WEEK}, format="json").status_code in (401, 403)
+    assert Fleet.objects.count() == 0
+
+
+def test_saved_fleet_as_pdf(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    body = alice.post("/api/v1/fleets", {"name": "2027 base", "fleet": BASE_AND_WEEK}, format="json").json()
+    response = alice.get(f"/api/v1/fleets/{body['id']}/plan.pdf")
+    assert response.status_code == 200, response.content[:500]
+    assert response["Content-Type"] == "application/pdf"
+    assert response.content.startswith(b"%PDF")
+    assert "2027-base-plan.pdf" in response["Content-Disposition"]
+    assert_problem(bob.get(f"/api/v1/fleets/{body['id']}/plan.pdf"), 404)
+
+
+def test_pdf_html_carries_the_plan_and_both_pictures() -> None:
+    from advisor.fleet.proposal import render_fleet_html
+    from advisor.fleet.service import fleet_plan
+
+    html = render_fleet_html(plan=fleet_plan(BASE_AND_WEEK), fleet_name="2027 base")
+    assert "Own 32 GPUs: $457,920 a year" in html
+    assert 'data-testid="chart-load-duration"' in html and 'data-testid="chart-fleet-cost"' in html

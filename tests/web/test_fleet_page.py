@@ -1,0 +1,72 @@
+"""The /fleet/ page: the issue's figures through the page, its two pictures, errors by pointer, saving."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.models import Fleet
+from tests.advisor.fleet.figures import BASE_AND_WEEK, FIGURES, fleet
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, document, **extra):  # type: ignore[no-untyped-def]
+    return client.post("/fleet/", {"fleet": json.dumps(document), "action": "plan", **extra})
+
+
+def test_get_shows_the_form_with_the_example(client) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/fleet/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'data-testid="fleet-form"' in html and 'data-testid="fleet-calculate"' in html
+    assert "70B pretraining" in html  # examples/fleet-2027.json prefilled
+
+
+@pytest.mark.parametrize(("label", "document", "owned", "usd", "all_rent"), FIGURES, ids=[f[0] for f in FIGURES])
+def test_done_when_figures_on_the_page(client, label, document, owned, usd, all_rent) -> None:  # type: ignore[no-untyped-def]
+    page = post(client, document)
+    assert page.status_code == 200, page.content[:2000]
+    html = page.content.decode()
+    assert f"Own {owned} GPUs: ${usd:,.0f} a year" in html
+    assert f"Renting everything: ${all_rent:,.0f}" in html
+    for testid in ("fleet-results", "chart-load-duration", "chart-fleet-cost", "fleet-tiers"):
+        assert f'data-testid="{testid}"' in html
+    assert html.count("<svg") >= 2
+    assert f"yearly cost P10 ${usd:,.0f}" in html  # hours given, one manual price: no spread
+
+
+def test_charts_mark_the_owned_level_and_the_cheapest(client) -> None:  # type: ignore[no-untyped-def]
+    html = post(client, BASE_AND_WEEK).content.decode()
+    assert "owned (32 GPUs)" in html
+    assert "cheapest: own 32, $458k" in html
+    assert "u* = 50%: 32 GPUs" in html
+
+
+def test_bad_input_names_the_field_and_stores_nothing(client, user) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    page = post(client, fleet({"gpus": 8, "hours": 9000}), action="save", name="bad")
+    assert page.status_code == 400
+    assert "/jobs/0/hours" in page.content.decode()
+    assert Fleet.objects.count() == 0
+    assert "not valid JSON" in client.post("/fleet/", {"fleet": "{", "action": "plan"}).content.decode()
+
+
+def test_save_then_open_then_another_user_gets_404(client, user, other_user) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    saved = post(client, BASE_AND_WEEK, action="save", name="2027 base")
+    assert saved.status_code == 302
+    stored = Fleet.objects.get()
+    assert stored.name == "2027 base" and stored.document == BASE_AND_WEEK and stored.versions.count() == 1
+    page = client.get(saved["Location"])
+    assert page.status_code == 200 and "Own 32 GPUs" in page.content.decode()
+    client.force_login(other_user)
+    assert client.get(f"/fleet/?id={stored.pk}").status_code == 404
+
+
+def test_example_usage_shows_its_attribution(client) -> None:  # type: ignore[no-untyped-def]
+    document = {k: v for k, v in BASE_AND_WEEK.items() if k != "jobs"}
+    html = post(client, document, example_usage="1").content.decode()
+    assert 'data-testid="usage-attribution"' in html
+    assert "CC BY 4.0" in html and "Helios trace" in html
