@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from pricing.feeds import FEED_NAMES, get_feed
+from pricing.feeds import FEED_NAMES, feed_units, get_feed
 from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault
 from pricing.services import OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
 
@@ -219,7 +219,9 @@ def feed_statuses() -> list[FeedStatus]:
     """Each feed (and the bundled snapshot) with its last run and last success."""
     before = stale_before()
     statuses = []
-    for name in (*FEED_NAMES, SNAPSHOT_FEED):
+    # A group feed (skypilot) is listed, then each of its parts, which run on their own.
+    names = [unit for group in FEED_NAMES for unit in dict.fromkeys([group, *feed_units(group)])]
+    for name in (*names, SNAPSHOT_FEED):
         runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
         last_run = runs.first()
         last_success = runs.filter(status=FeedRun.Status.SUCCESS).first()

@@ -28,7 +28,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from pricing.feeds import get_feed
+from pricing.feeds import feed_units, get_feed
 from pricing.feeds.base import (
     FeedError,
     FeedNotConfigured,
@@ -332,7 +332,8 @@ def ingest_offers(
 
     Streams: memory holds one batch at a time, and each batch costs a handful of statements
     (one lookup, one multi-row insert or update per kind) instead of several per row. Live feeds
-    stamp `observed_at` with `now`; the snapshot keeps the source's own date and never overwrites
+    stamp `observed_at` with `now` unless the record carries the source's own date (a SkyPilot
+    catalog file's timestamp); the snapshot keeps the source's own date and never overwrites
     an offer a live feed wrote. Call inside a transaction; `withdraw_missing` withdraws the rest.
     """
     now = now or timezone.now()
@@ -357,6 +358,7 @@ def ingest_offers(
             new_items: dict[tuple[int, str, str, str], tuple[ValidOffer, Any]] = {}
             updates: list[tuple[Any, ...]] = []
             confirmed: list[int] = []
+            confirmed_own: list[int] = []
             history: list[tuple[Any, ...]] = []
             for item in batch:
                 record = item.record
@@ -384,11 +386,12 @@ def ingest_offers(
                     or owner != feed
                     or withdrawn is not None
                     or effective != record.effective_at
-                    or (is_snapshot and seen != observed_at)
+                    or ((is_snapshot or record.observed_at is not None) and seen != observed_at)
                 )
                 if not (price_changed or described_differently):
                     counts.unchanged += 1
-                    confirmed.append(offer_id)
+                    # A record dated by its source keeps that date; an undated one was seen now.
+                    (confirmed_own if record.observed_at is not None else confirmed).append(offer_id)
                     continue
                 counts.changed += price_changed
                 counts.unchanged += not price_changed
@@ -413,6 +416,8 @@ def ingest_offers(
                 _update_rows(cursor, Offer, _OFFER_VALUE_FIELDS, updates)
             if confirmed and not is_snapshot:
                 Offer.objects.filter(id__in=confirmed).update(observed_at=now, last_run=run)
+            if confirmed_own and not is_snapshot:
+                Offer.objects.filter(id__in=confirmed_own).update(last_run=run)
             if history:
                 _insert_rows(cursor, PriceObservation, _HISTORY_FIELDS, history)
             done += len(batch)
@@ -563,12 +568,21 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
     return run
 
 
+def feeds_refresh(*, name: str, progress: Progress = no_progress) -> list[FeedRun]:
+    """Refresh a feed, or each part of a group feed on its own (one run each): a part that fails
+    keeps its own previous offers and leaves the other parts' runs alone."""
+    return [feed_refresh(name=unit, progress=progress) for unit in feed_units(name)]
+
+
 def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
     """Fetch one feed, validate every record and, in one transaction, update offers and history.
 
     Always returns the FeedRun that says what happened; never leaves offers half-written.
+    A group feed (skypilot) is refreshed part by part with `feeds_refresh`.
     """
     feed = get_feed(name)
+    if hasattr(feed, "parts"):
+        raise ValueError(f"{name!r} is a group of feeds refreshed one by one ({', '.join(feed.parts())})")
     token = feed_lock_acquire(feed=name)
     if token is None:
         return FeedRun.objects.create(

@@ -1,4 +1,8 @@
-"""The feed registry: one module per source, looked up by its public name."""
+"""The feed registry: one module per source, looked up by its public name.
+
+A feed may be a group of parts refreshed on their own: `skypilot` is one feed per cloud
+(`skypilot:runpod`, ...), so one cloud's failure is that cloud's failed run.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ FEED_MODULES: dict[str, str] = {
     "skypilot": "pricing.feeds.skypilot",
 }
 FEED_NAMES: tuple[str, ...] = tuple(FEED_MODULES)
+PART_SEPARATOR = ":"
 
 
 class UnknownFeed(KeyError):
@@ -22,7 +27,17 @@ class UnknownFeed(KeyError):
 
 
 def get_feed(name: str) -> Feed:
-    """A configured adapter instance for `name`; settings are read now, so tests can override them."""
-    if name not in FEED_MODULES:
+    """A configured adapter instance for `name` (a feed or one part of a group, e.g. `skypilot:cudo`);
+    settings are read now, so tests can override them."""
+    group, _, part = name.partition(PART_SEPARATOR)
+    if group not in FEED_MODULES or (part and not hasattr(import_module(FEED_MODULES[group]), "cloud_from_settings")):
         raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
-    return import_module(FEED_MODULES[name]).from_settings()
+    module = import_module(FEED_MODULES[group])
+    return module.cloud_from_settings(part) if part else module.from_settings()
+
+
+def feed_units(name: str) -> list[str]:
+    """The names that are refreshed on their own for `name`: its parts for a group, else itself."""
+    feed = get_feed(name)
+    parts = getattr(feed, "parts", None)
+    return list(parts()) if parts is not None else [name]

@@ -37,6 +37,10 @@ class FeedDataError(FeedError):
     """The response was malformed or truncated: retrying now would not help."""
 
 
+class FeedNotFound(FeedError):
+    """The URL does not exist (HTTP 404): retrying will not make it appear."""
+
+
 class FeedNotConfigured(FeedError):
     """Credentials or settings are missing; reported as 'not configured', not as a failure."""
 

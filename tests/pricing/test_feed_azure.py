@@ -27,14 +27,14 @@ def feed(monkeypatch: pytest.MonkeyPatch) -> AzureFeed:
 
 
 def _register_pages() -> None:
-    responses.get(API_URL, json=fixture_json("azure_page1.json"))
-    responses.get(NEXT, json=fixture_json("azure_page2_empty_next_link.json"))
+    responses.get(API_URL, json=fixture_json("written/azure_page1.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page2_empty_next_link.json"))
 
 
 @responses.activate
 def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     run = feed_refresh(name="azure")
     assert run.status == FeedRun.Status.SUCCESS, run.error
     first_query = parse_qs(urlsplit(responses.calls[0].request.url).query)
@@ -63,9 +63,9 @@ def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
 @responses.activate
 def test_fractional_gpus_refresh_idempotently(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     feed_refresh(name="azure")
     second = feed_refresh(name="azure")
     assert (second.created, second.changed, second.unchanged) == (0, 0, 6)
@@ -74,10 +74,10 @@ def test_fractional_gpus_refresh_idempotently(feed: AzureFeed) -> None:
 @responses.activate
 def test_a_truncated_page_fails_the_run_and_keeps_offers(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     assert feed_refresh(name="azure").status == FeedRun.Status.SUCCESS
     before = list(Offer.objects.values_list("id", "usd_per_hour"))
-    page = fixture_json("azure_page1.json")
+    page = fixture_json("written/azure_page1.json")
     page["Items"] = page["Items"][:2]  # the body was cut: Count still says 5
     responses.replace(responses.GET, API_URL, json=page)
     run = feed_refresh(name="azure")

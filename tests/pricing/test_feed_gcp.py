@@ -22,13 +22,13 @@ def _api_key(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 def _register_pages() -> None:
-    page1 = fixture_json("gcp_skus_page1.json")
+    page1 = fixture_json("written/gcp_skus_page1.json")
     responses.get(
         API_URL, json=page1, match=[matchers.query_param_matcher({"currencyCode": "USD", "pageSize": "5000"})]
     )
     responses.get(
         API_URL,
-        json=fixture_json("gcp_skus_page2.json"),
+        json=fixture_json("written/gcp_skus_page2.json"),
         match=[
             matchers.query_param_matcher(
                 {"currencyCode": "USD", "pageSize": "5000", "pageToken": page1["nextPageToken"]}
@@ -39,7 +39,7 @@ def _register_pages() -> None:
 
 
 def test_units_plus_nanos() -> None:
-    sku = fixture_json("gcp_skus_page1.json")["skus"][0]
+    sku = fixture_json("written/gcp_skus_page1.json")["skus"][0]
     assert unit_price(sku) == (Decimal("2.933908"), "h", "USD")
 
 

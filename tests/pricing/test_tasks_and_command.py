@@ -40,7 +40,9 @@ def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
     with mock.patch.object(tasks.refresh_feed, "retry", side_effect=Retry()) as retry, pytest.raises(Retry):
         tasks.refresh_feed("lambda")  # called as a worker would, not eagerly
     assert retry.call_args.kwargs["countdown"] >= 60
+    assert isinstance(retry.call_args.kwargs["exc"], tasks.FeedRunRetryable)  # Celery's autoretry_for
     assert FeedRun.objects.get(feed="lambda").status == FeedRun.Status.FAILED
+    assert len(responses.calls) == 1 + django_settings.PRICING_HTTP_RETRIES  # urllib3 retried each request first
 
 
 @responses.activate
@@ -54,7 +56,7 @@ def test_a_data_failure_is_not_retried() -> None:
 
 @responses.activate
 def test_refresh_all_runs_every_feed_in_eager_mode() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     assert tasks.refresh_all.delay().get() == list(django_settings.PRICING_REFRESH_HOURS)
     statuses = dict(FeedRun.objects.values_list("feed", "status"))
     assert statuses["lambda"] == FeedRun.Status.SUCCESS
@@ -72,7 +74,7 @@ def test_beat_has_one_entry_per_feed() -> None:
 
 @responses.activate
 def test_command_prints_progress_and_a_summary() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     out = StringIO()
     call_command("refresh_prices", "--feed", "lambda", stdout=out)
     text = out.getvalue()
@@ -83,7 +85,7 @@ def test_command_prints_progress_and_a_summary() -> None:
 
 @responses.activate
 def test_command_fails_loudly_when_a_feed_fails_and_keeps_offers() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     call_command("refresh_prices", "--feed", "lambda", stdout=StringIO())
     responses.replace(responses.GET, API_URL, status=500)
     out = StringIO()
