@@ -36,6 +36,7 @@ from pricing.feeds.base import (
     parse_datetime,
     to_decimal,
 )
+from pricing.gpus import canonical_gpu_by_memory
 
 PRICING_REGION = "us-east-1"  # the Price List API answers from us-east-1 for every region
 RETRYABLE_CODES = {
@@ -83,10 +84,7 @@ def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     count = to_decimal(first.get("Count"))
     if count is None:
         return None
-    if name.upper() == "A100" and mib >= 70_000:
-        name = "A100-80GB"
-    if name.upper() == "V100" and mib >= 30_000:
-        name = "V100-32GB"
+    name = canonical_gpu_by_memory(name, mib) or name  # memory decides A100 40/80 GB, V100 16/32 GB
     return name, count, mib
 
 
@@ -277,7 +275,13 @@ def _price_records(
         attrs = term.get("termAttributes") or {}
         market = RESERVED_MARKETS.get(attrs.get("LeaseContractLength", ""))
         if market is None or attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
-            continue  # other reserved variants are alternatives to the one we model, not separate offers
+            # Convertible and partial/all-upfront terms are alternatives to the one modelled (standard,
+            # no upfront), not separate offers: dropped, and counted so the run says how many.
+            variant = "/".join(
+                str(attrs.get(key, "?")) for key in ("LeaseContractLength", "OfferingClass", "PurchaseOption")
+            )
+            records.append(Rejection("reserved_variant_not_modelled", f"{where}: {variant}"))
+            continue
         price, unit, currency = _hourly(term)
         if price is None:
             records.append(Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})"))

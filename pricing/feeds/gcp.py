@@ -29,6 +29,10 @@ MACHINE_TYPES_CSV = Path(__file__).resolve().parent.parent / "data" / "gcp_machi
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "reserved_1y", "Commit3Yr": "reserved_3y"}
 HOST = re.compile(r"(?:^|\s)(A2|A3 Ultra|A3|A4|G2) (?:Instance )?(Core|Cpu|Ram)\b", re.IGNORECASE)
 NANOS = Decimal(1_000_000_000)
+# GPU SKUs priced for a purchase mode this app does not model as a market: DWS (Dynamic Workload
+# Scheduler) flex-start and calendar-mode reservations. Their usageType is OnDemand, so without this
+# they would overwrite the on-demand price with a cheaper one.
+SPECIAL_MODE = re.compile(r"\bDWS\b|Calendar Mode|^Reserved ", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +127,8 @@ class GcpFeed:
 def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterator[OfferRecord | Rejection]:
     hosts: dict[tuple[str, str, str, str], Component] = {}  # (series, core|ram, market, region)
     gpus: dict[tuple[str, str, str], Component] = {}  # (gpu sku pattern, market, region)
-    patterns = {pattern for machine in machines for pattern in machine.gpu_skus}
+    # Longest first, so a pattern inside a longer one ("h100 80gb gpu" in "h100 80gb mega gpu") loses.
+    patterns = sorted({pattern for machine in machines for pattern in machine.gpu_skus}, key=len, reverse=True)
     for sku in skus:
         category = sku.get("category") or {}
         if category.get("resourceFamily") != "Compute":
@@ -139,6 +144,9 @@ def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterato
             continue  # host SKUs of machine series without GPUs
         if market is None:
             yield Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
+            continue
+        if SPECIAL_MODE.search(description):
+            yield Rejection("special_mode_sku", f"gcp {description}")
             continue
         price, unit, currency = unit_price(sku)
         if price is None:

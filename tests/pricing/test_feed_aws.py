@@ -102,7 +102,13 @@ def test_a_full_run_reads_prices_gpus_and_spot_and_counts_the_traps(feed: AwsFee
     for stubber in stubs.values():
         stubber.assert_no_pending_responses()
     rejections = {reason: entry["count"] for reason, entry in run.rejections.items()}
-    assert rejections == {"capacity_block": 1, "not_linux": 1, "not_box_usage": 1}
+    assert rejections == {
+        "capacity_block": 1,
+        "not_linux": 1,
+        "not_box_usage": 1,
+        "reserved_variant_not_modelled": 1,  # a convertible/upfront term: an alternative, counted not kept
+    }
+    assert "1yr/standard/All Upfront" in run.rejections["reserved_variant_not_modelled"]["examples"][0]
     p5 = Offer.objects.get(instance_type="p5.48xlarge", region="us-east-1", market="on_demand")
     assert (p5.gpu, p5.gpu_count, p5.usd_per_hour, p5.usd_per_gpu_hour) == (
         "h100-sxm",

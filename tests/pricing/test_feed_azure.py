@@ -106,3 +106,48 @@ def test_a_page_without_items_is_truncated_not_empty(feed: AzureFeed) -> None:
 )
 def test_sku_names_map_to_gpus(sku: str, expected: tuple[str, Decimal] | None) -> None:
     assert gpu_of_sku(sku) == expected
+
+
+@pytest.mark.parametrize(
+    ("arm_sku", "expected"),
+    [
+        ("Standard_ND96isr_H100_v5", ("h100-sxm", Decimal(8))),
+        ("Standard_ND96is_H100_v5", ("h100-sxm", Decimal(8))),
+        ("Standard_ND96isr_H200_v5", ("h200", Decimal(8))),
+        ("Standard_NC40ads_H100_v5", ("h100-pcie", Decimal(1))),
+        ("Standard_NC80adis_H100_v5", ("h100-pcie", Decimal(2))),
+        ("Standard_NCC40ads_H100_v5", ("h100-pcie", Decimal(1))),
+        ("Standard_ND128isr_NDR_GB200_v6", ("gb200", Decimal(4))),
+        ("Standard_ND96is_MI300X_v5", ("mi300x", Decimal(8))),
+        ("Standard_D4s_v3", None),
+    ],
+)
+def test_nd_h100_v5_and_its_relatives_have_a_gpu_and_count(arm_sku: str, expected: tuple | None) -> None:
+    assert gpu_of_sku(arm_sku) == expected
+
+
+# Items in the shape a live capture of 2026-09-16 recorded for eastus (price-feeds.md 5.4): the meter
+# spelled "ND96isrH100v5", Spot and Low Priority marked only in meterName, Windows only in productName.
+CAPTURED = [
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 98.32},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5",
+     "productName": "Virtual Machines NDsr H100 v5 Series Windows", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 102.736},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5 Spot",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 18.169536},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5 Low Priority",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 20.0},
+]  # fmt: skip
+
+
+def test_spot_and_low_priority_are_read_from_the_meter_name_when_sku_name_is_absent() -> None:
+    items = [entry for item in CAPTURED for entry in azure.item_records(item)]
+    offers = {o.market: o for o in items if hasattr(o, "market")}
+    reasons = sorted(r.reason for r in items if not hasattr(r, "market"))
+    assert reasons == ["low_priority", "not_linux"]
+    assert offers["on_demand"].usd_per_hour == Decimal("98.32") and offers["on_demand"].gpu == "h100-sxm"
+    assert offers["spot"].usd_per_hour == Decimal("18.169536")
