@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from itertools import islice
 from pathlib import Path
@@ -28,7 +28,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from pricing.feeds import feed_units, get_feed
+from pricing.feeds import feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
     FeedError,
     FeedNotConfigured,
@@ -770,3 +770,51 @@ def load_bundled_data() -> str:
         f"{snapshot} ({offers} snapshot offers, {len(counts)} GPU types); "
         f"{quotes} hardware quotes added; {defaults} ownership defaults added"
     )
+
+
+# --- import from saved payloads ----------------------------------------------------------------
+
+
+@dataclass
+class ImportResult:
+    run: FeedRun
+    checked: Validation
+
+
+def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> ImportResult:
+    """Read provider payloads saved to files through the feed's own adapter, validate every record
+    as a refresh does and ingest the accepted offers in one transaction (for air-gapped sites and
+    negotiated price sheets). Every file is read before anything is written: an unreadable one
+    raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
+    not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
+    records = file_reader(name)(paths, cloud=cloud)
+    unit = import_unit(name, cloud)
+    names = ", ".join(path.name for path in paths)
+    tagged = [
+        item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")
+        for item in records
+    ]
+    checked = validate_all(tagged)
+    token = feed_lock_acquire(feed=unit)
+    if token is None:
+        raise FeedError(f"a refresh of {unit} is running; import again when it has finished")
+    try:
+        with transaction.atomic():
+            run = FeedRun.objects.create(feed=unit)
+            counts = ingest_offers(feed=unit, offers=checked.accepted, run=run)
+            _finish(
+                run,
+                FeedRun.Status.SUCCESS if checked.accepted else FeedRun.Status.REJECTED,
+                fetched=checked.fetched,
+                accepted=len(checked.accepted),
+                rejected=checked.rejected,
+                rejections=checked.rejections,
+                warnings=[f"imported from files: {names}", *checked.warnings],
+                created=counts.created,
+                changed=counts.changed,
+                unchanged=counts.unchanged,
+                error="" if checked.accepted else "the files held no valid offers",
+            )
+    finally:
+        feed_lock_release(feed=unit, token=token)
+    return ImportResult(run=run, checked=checked)

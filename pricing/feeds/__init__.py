@@ -6,9 +6,12 @@ A feed may be a group of parts refreshed on their own: `skypilot` is one feed pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 
-from pricing.feeds.base import Feed
+from pricing.feeds.base import Feed, OfferRecord, Rejection
+
+FileReader = Callable[..., list[OfferRecord | Rejection]]
 
 # Public feed name -> module (the Lambda module is lambda_cloud: `lambda` is a Python keyword).
 FEED_MODULES: dict[str, str] = {
@@ -41,3 +44,16 @@ def feed_units(name: str) -> list[str]:
     feed = get_feed(name)
     parts = getattr(feed, "parts", None)
     return list(parts()) if parts is not None else [name]
+
+
+def file_reader(name: str) -> FileReader:
+    """The adapter's reader of saved payloads (`import_prices`): `reader(paths, cloud=...)`."""
+    if name not in FEED_MODULES:
+        raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
+    reader: FileReader = import_module(FEED_MODULES[name]).records_from_files
+    return reader
+
+
+def import_unit(name: str, cloud: str | None) -> str:
+    """The feed (part) imported offers belong to, so a later live refresh of it takes them over."""
+    return f"{name}{PART_SEPARATOR}{cloud}" if cloud and hasattr(get_feed(name), "parts") else name

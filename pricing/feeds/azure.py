@@ -16,12 +16,22 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, parse_datetime, to_decimal
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedFileError,
+    OfferRecord,
+    Progress,
+    Rejection,
+    parse_datetime,
+    read_json,
+    to_decimal,
+)
 
 API_URL = "https://prices.azure.com/api/retail/prices"
 HOURS_PER_YEAR = Decimal(8760)
@@ -185,3 +195,16 @@ def from_settings() -> AzureFeed:
         regions=list(settings.PRICING_AZURE_REGIONS),
         max_pages=settings.PRICING_MAX_PAGES,
     )
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved Retail Prices pages ({"Items": [...]}, or a bare list of items) for `import_prices`."""
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        payload = read_json(path)
+        items = payload.get("Items") if isinstance(payload, dict) else payload
+        if not isinstance(items, list):
+            raise FeedFileError(path, "not an Azure Retail Prices page: no 'Items' list")
+        for item in items:
+            records.extend(item_records(item) if isinstance(item, dict) else [Rejection("malformed_record", str(path))])
+    return records

@@ -21,7 +21,16 @@ from typing import Any
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, parse_datetime, to_decimal
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedFileError,
+    OfferRecord,
+    Progress,
+    Rejection,
+    parse_datetime,
+    read_json,
+    to_decimal,
+)
 
 SERVICE = "services/6F81-5844-456A"  # Compute Engine
 API_URL = f"https://cloudbilling.googleapis.com/v1/{SERVICE}/skus"
@@ -205,3 +214,14 @@ def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterato
 
 def from_settings() -> GcpFeed:
     return GcpFeed(api_key=settings.PRICING_GCP_API_KEY, max_pages=settings.PRICING_MAX_PAGES)
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved Cloud Billing SKU pages ({"skus": [...]}) for `import_prices`, assembled together."""
+    skus: list[dict[str, Any]] = []
+    for path in paths:
+        payload = read_json(path)
+        if not isinstance(payload, dict) or not isinstance(payload.get("skus"), list):
+            raise FeedFileError(path, "not a Cloud Billing SKU page: no 'skus' list")
+        skus.extend(sku for sku in payload["skus"] if isinstance(sku, dict))
+    return list(assemble(skus, machine_types()))

@@ -13,11 +13,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, to_decimal
+from pricing.feeds.base import FeedDataError, FeedFileError, OfferRecord, Progress, Rejection, read_json, to_decimal
 
 # The default of PRICING_LAMBDA_API_URL: Lambda's API host moved from cloud.lambdalabs.com to cloud.lambda.ai.
 API_URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -66,10 +67,10 @@ class LambdaFeed:
             raise FeedDataError("Lambda instance-types: response has no 'data' object")
         progress(1, 1, f"Lambda: {len(data)} instance types")
         for key, entry in data.items():
-            yield from _records(key, entry, url=self.api_url)
+            yield from instance_records(key, entry, url=self.api_url)
 
 
-def _records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
+def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
     instance = entry.get("instance_type") if isinstance(entry, dict) else None
     if not isinstance(instance, dict):
         yield Rejection("malformed_record", f"lambda {key}: no instance_type")
@@ -102,3 +103,16 @@ def _records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rej
 
 def from_settings() -> LambdaFeed:
     return LambdaFeed(api_key=settings.PRICING_LAMBDA_API_KEY, api_url=settings.PRICING_LAMBDA_API_URL)
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved instance-types responses ({"data": {...}}) for `import_prices`."""
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        payload = read_json(path)
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, dict):
+            raise FeedFileError(path, "not a Lambda instance-types response: no 'data' object")
+        for key, entry in data.items():
+            records.extend(instance_records(key, entry, url=str(path)))
+    return records

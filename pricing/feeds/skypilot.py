@@ -36,13 +36,16 @@ from pricing.feeds import http
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
+    FeedFileError,
     FeedNetworkError,
     FeedNotConfigured,
     FeedNotFound,
     OfferRecord,
     Progress,
     Rejection,
+    file_mtime,
     parse_datetime,
+    read_text,
     to_decimal,
 )
 from pricing.gpus import canonical_gpu, canonical_gpu_by_memory
@@ -282,3 +285,16 @@ def cloud_from_settings(cloud: str) -> SkyPilotCloudFeed:
         base_url=settings.PRICING_SKYPILOT_CATALOG_URL,
         mirror_url=settings.PRICING_SKYPILOT_MIRROR_URL,
     )
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None) -> list[OfferRecord | Rejection]:
+    """Saved catalog CSVs of one cloud (`import_prices --cloud`), each dated by the file's own mtime."""
+    if not cloud:
+        raise FeedDataError("the SkyPilot catalog files need --cloud (e.g. --cloud cudo): the CSV does not name it")
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        try:
+            records.extend(parse_catalog(cloud, read_text(path), url=str(path), observed_at=file_mtime(path)))
+        except FeedDataError as error:
+            raise FeedFileError(path, str(error)) from error
+    return records

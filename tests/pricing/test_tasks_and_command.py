@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 
 from pricing import tasks
 from pricing.feeds.lambda_cloud import API_URL
+from pricing.feeds.skypilot import COMMITS_API
 from pricing.models import FeedRun, Offer
-from tests.pricing.helpers import fixture_json
+from tests.pricing.helpers import fixture_json, fixture_text
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +94,19 @@ def test_command_fails_loudly_when_a_feed_fails_and_keeps_offers() -> None:
         call_command("refresh_prices", "--feed", "lambda", stdout=out)
     assert "HTTP 500" in out.getvalue()
     assert Offer.objects.filter(feed="lambda", withdrawn_at__isnull=True).count() == 6
+
+
+@responses.activate
+def test_command_refreshes_each_skypilot_cloud_and_names_the_one_that_failed(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_SKYPILOT_ENABLED = True
+    settings.PRICING_SKYPILOT_CLOUDS = ["cudo", "runpod"]
+    base = settings.PRICING_SKYPILOT_CATALOG_URL
+    responses.get(f"{base}/v8/cudo/vms.csv", body=fixture_text("skypilot_cudo_v8_vms.csv"))
+    responses.get(f"{base}/v8/runpod/vms.csv", status=404)
+    responses.get(COMMITS_API, status=403)  # rate-limited: the offers stay, their date is unknown
+    out = StringIO()
+    call_command("refresh_prices", "--feed", "skypilot", stdout=out)
+    text = out.getvalue()
+    assert "skypilot:cudo: Success: 6 fetched, 6 accepted" in text
+    assert "skypilot:runpod: Not configured" in text and "no v8 catalog for 'runpod'" in text
+    assert "catalog file date unknown" in Offer.objects.filter(feed="skypilot:cudo").first().source
