@@ -28,7 +28,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from pricing.feeds import feed_units, file_reader, get_feed, import_unit
+from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
     FeedError,
     FeedNotConfigured,
@@ -471,10 +471,14 @@ def _history_row(
 
 def withdraw_missing(*, feed: str, run: FeedRun, now: dt.datetime, providers: Iterable[str] = ()) -> int:
     """Withdraw this feed's offers that the successful `run` did not list, and the bundled snapshot's
-    offers of the providers the run covered: live prices supersede the snapshot of those providers."""
+    offers of the providers the run covered: live prices supersede the snapshot of those providers.
+    Imports (`feed_import`) never call this: a price sheet is not the whole catalog."""
     missing = Offer.objects.filter(feed=feed, withdrawn_at__isnull=True).exclude(last_run=run).update(withdrawn_at=now)
+    # The snapshot's offers of these providers, and those a group feed wrote before its parts ran on
+    # their own (offers of feed "skypilot" when "skypilot:runpod" has run).
+    previous_owners = [SNAPSHOT_FEED, *([feed.partition(PART_SEPARATOR)[0]] if PART_SEPARATOR in feed else [])]
     superseded = Offer.objects.filter(
-        feed=SNAPSHOT_FEED, withdrawn_at__isnull=True, provider__slug__in=list(providers)
+        feed__in=previous_owners, withdrawn_at__isnull=True, provider__slug__in=list(providers)
     ).update(withdrawn_at=now)
     return missing + superseded
 

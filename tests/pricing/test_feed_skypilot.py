@@ -176,3 +176,17 @@ def test_a_truncated_catalog_counts_the_broken_row_and_the_shrink_guard_keeps_of
     assert run.status == FeedRun.Status.REJECTED
     assert run.rejections["malformed_row"]["count"] == 1
     assert list(Offer.objects.values_list("id", "usd_per_hour", "withdrawn_at")) == before
+
+
+@responses.activate
+def test_offers_the_single_skypilot_feed_wrote_before_the_split_are_withdrawn_for_that_cloud() -> None:
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    _commit_date()
+    feed_refresh(name="skypilot:runpod")
+    gone = Offer.objects.filter(provider__slug="runpod").first()
+    Offer.objects.filter(id=gone.id).update(feed="skypilot", instance_type="9x_GONE_SECURE")
+    other = Offer.objects.filter(provider__slug="runpod").exclude(id=gone.id).first()
+    run = feed_refresh(name="skypilot:runpod")
+    assert run.status == FeedRun.Status.SUCCESS
+    assert Offer.objects.get(id=gone.id).withdrawn_at is not None  # the old group feed's leftover
+    assert Offer.objects.get(id=other.id).withdrawn_at is None
