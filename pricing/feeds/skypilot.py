@@ -61,6 +61,7 @@ PROVIDER_OF_CLOUD = {"do": "digitalocean"}
 # Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe).
 GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
 FEED_PREFIX = "skypilot:"
+MIN_GPU_MIB = 1024
 FEED_NAME_MAX = 20  # FeedRun.feed / Offer.feed length
 
 
@@ -205,10 +206,12 @@ def gpu_memory_mib(raw: str | None) -> int | None:
         return None
     try:
         info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
-        size = info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]
-        return int(float(size))
+        size = float(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
     except (ValueError, SyntaxError, LookupError, TypeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
+    # RunPod's v8 catalog writes GB under SizeInMiB ('SizeInMiB': 80 for an A100 80GB); no GPU has
+    # under 1 GiB, so a value that small is GiB.
+    return int(size * 1024 if 0 < size < MIN_GPU_MIB else size)
 
 
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:

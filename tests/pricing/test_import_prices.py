@@ -96,3 +96,20 @@ def test_skypilot_files_need_the_cloud() -> None:
             "import_prices", "--feed", "skypilot", str(FIXTURES / "skypilot_cudo_v8_vms.csv"), stdout=StringIO()
         )
     assert caught.value.returncode == 2
+
+
+def test_real_runpod_v8_rows_gb_written_as_mib_still_give_a100_80gb() -> None:
+    result = _import("--feed", "skypilot", "--cloud", "runpod", FIXTURES / "skypilot_runpod_v8_vms.csv")
+    offers = {(o["instance"], o["region"], o["market"]): o for o in result["offers"]}
+    # Two data centres in IN collapse to one offer per market; spot equals on demand in this file.
+    assert set(offers) == {
+        (instance, region, market)
+        for instance, region in [
+            ("1x_A100-80GB_SECURE", "IN"),
+            ("1x_A100-80GB_SECURE", "US"),
+            ("2x_A100-80GB_SECURE", "US"),
+        ]
+        for market in ("on_demand", "spot")
+    }
+    assert {o["gpu"] for o in offers.values()} == {"a100-80gb"}  # 'SizeInMiB': 80 is 80 GB, not 80 MiB
+    assert offers[("2x_A100-80GB_SECURE", "US", "spot")]["usd_per_gpu_hour"] == 1.39
