@@ -38,6 +38,7 @@ GPU_FROM_NAME = {
     "a6000": "a6000",
     "rtx6000": "a6000",
     "v100": "v100-16gb",
+    "v100_n": "v100-16gb",  # gpu_8x_v100_n: the same 8x V100 16 GB with a different host (88 vCPUs)
 }
 
 

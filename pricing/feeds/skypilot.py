@@ -22,6 +22,7 @@ import csv
 import datetime as dt
 import functools
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -62,6 +63,7 @@ PROVIDER_OF_CLOUD = {"do": "digitalocean"}
 GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
+PCIE_INSTANCE = re.compile(r"pcie|nvl", re.IGNORECASE)
 FEED_NAME_MAX = 20  # FeedRun.feed / Offer.feed length
 
 
@@ -221,12 +223,15 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     if vcpus is not None and vcpus != vcpus.to_integral_value():
         raise BadCell("vCPUs", row.get("vCPUs"))
     mib = gpu_memory_mib(row.get("GpuInfo"))
+    gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
+    if gpu == "h100-sxm" and PCIE_INSTANCE.search(row["InstanceType"]):
+        gpu = "h100-pcie"  # Lambda's gpu_1x_h100_pcie is listed as plain 'H100' with 80 GB
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     return CatalogRow(
         instance=row["InstanceType"],
         region=row["Region"],
         accelerator=accelerator,
-        gpu=canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator))),
+        gpu=gpu,
         gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
         vcpus=int(vcpus) if vcpus is not None else None,
         memory_gib=_number(row, "MemoryGiB"),
