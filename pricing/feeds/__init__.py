@@ -32,18 +32,29 @@ class UnknownFeed(KeyError):
 def get_feed(name: str) -> Feed:
     """A configured adapter instance for `name` (a feed or one part of a group, e.g. `skypilot:cudo`);
     settings are read now, so tests can override them."""
-    group, _, part = name.partition(PART_SEPARATOR)
-    if group not in FEED_MODULES or (part and not hasattr(import_module(FEED_MODULES[group]), "cloud_from_settings")):
-        raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
+    group, _, part = _known(name)
     module = import_module(FEED_MODULES[group])
     return module.cloud_from_settings(part) if part else module.from_settings()
 
 
+def _known(name: str) -> tuple[str, str, str]:
+    """`name` split at the part separator; UnknownFeed when it names no feed (or no part of a group)."""
+    group, separator, part = name.partition(PART_SEPARATOR)
+    if group not in FEED_MODULES or (part and not _is_group_module(group)):
+        raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
+    return group, separator, part
+
+
+def _is_group_module(group: str) -> bool:
+    return hasattr(import_module(FEED_MODULES[group]), "cloud_from_settings")
+
+
 def feed_units(name: str) -> list[str]:
     """The names that are refreshed on their own for `name`: its parts for a group, else itself."""
-    feed = get_feed(name)
-    parts = getattr(feed, "parts", None)
-    return list(parts()) if parts is not None else [name]
+    if name in FEED_MODULES and _is_group_module(name):
+        return list(get_feed(name).parts())  # type: ignore[attr-defined]
+    _known(name)
+    return [name]
 
 
 def file_reader(name: str) -> FileReader:
@@ -56,4 +67,4 @@ def file_reader(name: str) -> FileReader:
 
 def import_unit(name: str, cloud: str | None) -> str:
     """The feed (part) imported offers belong to, so a later live refresh of it takes them over."""
-    return f"{name}{PART_SEPARATOR}{cloud}" if cloud and hasattr(get_feed(name), "parts") else name
+    return f"{name}{PART_SEPARATOR}{cloud}" if cloud and _is_group_module(name) else name

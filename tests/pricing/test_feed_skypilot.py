@@ -12,8 +12,8 @@ from decimal import Decimal
 import pytest
 import responses
 
-from pricing.feeds import feed_units
-from pricing.feeds.skypilot import COMMITS_API, catalog_version, cloud_from_settings, parse_catalog
+from pricing.feeds import UnknownFeed, feed_units
+from pricing.feeds.skypilot import COMMITS_API, catalog_version, catalog_versions, cloud_from_settings, parse_catalog
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
 from tests.pricing.helpers import fixture_text
@@ -190,3 +190,14 @@ def test_offers_the_single_skypilot_feed_wrote_before_the_split_are_withdrawn_fo
     assert run.status == FeedRun.Status.SUCCESS
     assert Offer.objects.get(id=gone.id).withdrawn_at is not None  # the old group feed's leftover
     assert Offer.objects.get(id=other.id).withdrawn_at is None
+
+
+def test_every_cloud_of_the_default_configuration_has_a_catalog_version_on_record() -> None:
+    from advisor import settings as defaults  # the shipped defaults, not the test overrides
+
+    listed = catalog_versions()
+    missing = [cloud for cloud in defaults.PRICING_SKYPILOT_CLOUDS if cloud not in listed]
+    assert missing == [], f"default clouds with no known catalog: {missing}"
+    assert feed_units("aws") == ["aws"] and feed_units("skypilot:cudo") == ["skypilot:cudo"]
+    with pytest.raises(UnknownFeed):
+        feed_units("aws:us-east-1")
