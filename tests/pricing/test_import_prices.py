@@ -113,3 +113,20 @@ def test_real_runpod_v8_rows_gb_written_as_mib_still_give_a100_80gb() -> None:
     }
     assert {o["gpu"] for o in offers.values()} == {"a100-80gb"}  # 'SizeInMiB': 80 is 80 GB, not 80 MiB
     assert offers[("2x_A100-80GB_SECURE", "US", "spot")]["usd_per_gpu_hour"] == 1.39
+
+
+def test_a_real_cloud_billing_page_prices_a2_highgpu_as_host_plus_gpu() -> None:
+    result = _import("--feed", "gcp", FIXTURES / "gcp_skus_opencost_page.json")
+    offers = {(o["instance"], o["region"]): o for o in result["offers"]}
+    assert {region for _, region in offers} == {"us-central1", "us-east1", "us-west1"}
+    assert {instance for instance, _ in offers} == {
+        "a2-highgpu-1g",
+        "a2-highgpu-2g",
+        "a2-highgpu-4g",
+        "a2-highgpu-8g",
+        "a2-megagpu-16g",
+    }
+    # 12 vCPU x $0.031611 + 85 GiB x $0.004237 + 1 x $2.933908 (GCP's list price for a2-highgpu-1g is $3.67/h)
+    one = offers[("a2-highgpu-1g", "us-central1")]
+    assert (one["gpu"], one["market"], one["usd_per_gpu_hour"]) == ("a100-40gb", "on_demand", 3.673385)
+    assert result["rejected"] == {}
