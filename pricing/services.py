@@ -791,8 +791,8 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
     negotiated price sheets). Every file is read before anything is written: an unreadable one
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
     not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
-    records = file_reader(name)(paths, cloud=cloud)
     unit = import_unit(name, cloud)
+    records = file_reader(name)(paths, cloud=cloud)
     names = ", ".join(path.name for path in paths)
     tagged = [
         item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")

@@ -23,6 +23,7 @@ FEED_MODULES: dict[str, str] = {
 }
 FEED_NAMES: tuple[str, ...] = tuple(FEED_MODULES)
 PART_SEPARATOR = ":"
+FEED_NAME_MAX = 20  # the length of FeedRun.feed, Offer.feed and FeedLock.feed
 
 
 class UnknownFeed(KeyError):
@@ -67,4 +68,7 @@ def file_reader(name: str) -> FileReader:
 
 def import_unit(name: str, cloud: str | None) -> str:
     """The feed (part) imported offers belong to, so a later live refresh of it takes them over."""
-    return f"{name}{PART_SEPARATOR}{cloud}" if cloud and _is_group_module(name) else name
+    unit = f"{name}{PART_SEPARATOR}{cloud}" if cloud and _is_group_module(name) else name
+    if len(unit) > FEED_NAME_MAX:
+        raise UnknownFeed(f"feed name {unit!r} is longer than {FEED_NAME_MAX} characters; use a shorter --cloud")
+    return unit

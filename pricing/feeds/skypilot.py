@@ -33,7 +33,7 @@ from typing import Any
 import requests
 from django.conf import settings
 
-from pricing.feeds import http
+from pricing.feeds import FEED_NAME_MAX, http
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
@@ -64,7 +64,6 @@ GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 PCIE_INSTANCE = re.compile(r"pcie|nvl", re.IGNORECASE)
-FEED_NAME_MAX = 20  # FeedRun.feed / Offer.feed length
 
 
 @functools.cache
@@ -110,6 +109,8 @@ class SkyPilotCloudFeed:
     base_url: str
     mirror_url: str
     version: str = ""
+    name: str = field(init=False)
+    label: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.version = self.version or catalog_version(self.cloud)

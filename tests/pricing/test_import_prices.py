@@ -130,3 +130,18 @@ def test_a_real_cloud_billing_page_prices_a2_highgpu_as_host_plus_gpu() -> None:
     one = offers[("a2-highgpu-1g", "us-central1")]
     assert (one["gpu"], one["market"], one["usd_per_gpu_hour"]) == ("a100-40gb", "on_demand", 3.673385)
     assert result["rejected"] == {}
+
+
+def test_a_cloud_name_too_long_for_a_feed_name_is_refused_before_anything_is_stored() -> None:
+    with pytest.raises(CommandError, match="longer than 20 characters") as caught:
+        call_command(
+            "import_prices",
+            "--feed",
+            "skypilot",
+            "--cloud",
+            "a-cloud-with-a-long-name",
+            str(FIXTURES / "skypilot_cudo_v8_vms.csv"),
+            stdout=StringIO(),
+        )
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pricing.feeds import FEED_NAMES
+from pricing.feeds import FEED_NAMES, UnknownFeed
 from pricing.feeds.base import FeedError, FeedFileError
 from pricing.services import ImportResult, feed_import
 
@@ -33,6 +33,8 @@ class Command(BaseCommand):
             raise CommandError(f"cannot import {error.path}: {error}", returncode=2) from error
         except FeedError as error:
             raise CommandError(str(error), returncode=2) from error
+        except UnknownFeed as error:
+            raise CommandError(error.args[0], returncode=2) from error
         self.stdout.write(json.dumps(summary(result), indent=2))
 
 
