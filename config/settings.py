@@ -144,7 +144,20 @@ PRICING_LAMBDA_API_KEY = env_str("PRICING_LAMBDA_API_KEY")
 PRICING_SKYPILOT_ENABLED = env_bool("PRICING_SKYPILOT_ENABLED", default=True)  # public CSVs, no credentials
 # Clouds without a direct feed here; each becomes its own provider.
 PRICING_SKYPILOT_CLOUDS = env_list("PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"])
+# The catalog base SkyPilot reads and its S3 mirror (sky/skylet/constants.py HOSTED_CATALOG_DIR_URL[_S3_MIRROR]).
+PRICING_SKYPILOT_CATALOG_URL = env_str(
+    "PRICING_SKYPILOT_CATALOG_URL", "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"
+)
+PRICING_SKYPILOT_MIRROR_URL = env_str(
+    "PRICING_SKYPILOT_MIRROR_URL", "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs"
+)
+# Lambda's API moved from cloud.lambdalabs.com to cloud.lambda.ai (docs.lambda.ai/api/cloud).
+PRICING_LAMBDA_API_URL = env_str("PRICING_LAMBDA_API_URL", "https://cloud.lambda.ai/api/v1/instance-types")
 PRICING_HTTP_TIMEOUT_S = env_int("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
+# Per-request transport retries (429, 5xx, connection errors): count, backoff base (s), Retry-After cap (s).
+PRICING_HTTP_RETRIES = env_int("PRICING_HTTP_RETRIES", 3, minimum=0)
+PRICING_HTTP_BACKOFF_S = env_int("PRICING_HTTP_BACKOFF_S", 2, minimum=0)
+PRICING_HTTP_RETRY_AFTER_MAX_S = env_int("PRICING_HTTP_RETRY_AFTER_MAX_S", 120, minimum=0)
 PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
 # Offers older than this (or undated) are flagged stale.
 PRICING_STALE_AFTER_HOURS = env_int("PRICING_STALE_AFTER_HOURS", 48, minimum=1)

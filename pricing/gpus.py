@@ -108,3 +108,25 @@ def canonical_gpu(name: str | None) -> str | None:
         return _ALIASES[key]
     # "TESLA V100" style prefixes removed once more (e.g. "NVIDIA Tesla V100").
     return _ALIASES.get(re.sub(r"^TESLA", "", key))
+
+
+# Parts sold with more than one memory size under one name: (canonical id of the bare name) ->
+# [(at least this many MiB per GPU, the id)], largest first. Sizes: NVIDIA datasheets (A100 40/80 GB,
+# V100 16/32 GB, H100 SXM/PCIe 80 GB vs H100 NVL 94 GB, a PCIe card: DESIGN.md has no h100-nvl id).
+_BY_MEMORY: dict[str, tuple[tuple[int, str], ...]] = {
+    "a100-40gb": ((60_000, "a100-80gb"), (0, "a100-40gb")),
+    "a100-80gb": ((60_000, "a100-80gb"), (0, "a100-40gb")),
+    "v100-16gb": ((30_000, "v100-32gb"), (0, "v100-16gb")),
+    "v100-32gb": ((30_000, "v100-32gb"), (0, "v100-16gb")),
+    "h100-sxm": ((88_000, "h100-pcie"), (0, "h100-sxm")),
+    "h100-pcie": ((0, "h100-pcie"),),
+}
+
+
+def canonical_gpu_by_memory(name: str | None, mib_per_gpu: int | None, *, default: str | None = None) -> str | None:
+    """The canonical id when the GPU's memory decides it (A100 81920 MiB -> a100-80gb, an 'H100' with
+    96256 MiB is an H100 NVL -> h100-pcie); the name alone (or `default`) when memory is unknown."""
+    gpu = default or canonical_gpu(name)
+    if gpu is None or not mib_per_gpu or gpu not in _BY_MEMORY:
+        return gpu
+    return next(choice for floor, choice in _BY_MEMORY[gpu] if mib_per_gpu >= floor)

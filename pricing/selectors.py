@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from pricing.feeds import FEED_NAMES, get_feed
+from pricing.feeds import FEED_NAMES, feed_units, get_feed
 from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault
 from pricing.services import OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
 
@@ -92,7 +92,30 @@ def offers_frame(*, gpu: str, providers: list[str] | None = None, markets: list[
     frame["observed_at"] = pd.to_datetime(frame["observed_at"], utc=True)
     frame["is_snapshot"] = frame["is_snapshot"].astype(bool)
     frame["stale"] = (frame["observed_at"].isna() | (frame["observed_at"] < pd.Timestamp(stale_before()))).astype(bool)
-    return frame.sort_values(["usd_per_gpu_hour", "provider", "instance", "region"], ignore_index=True)
+    frame = frame.sort_values(["usd_per_gpu_hour", "provider", "instance", "region"], ignore_index=True)
+    return say_when_undated_undercuts_dated(frame)
+
+
+def say_when_undated_undercuts_dated(frame: pd.DataFrame) -> pd.DataFrame:
+    """An undated offer (no source date: observed_at NaT) cheaper per GPU-hour than every dated offer
+    of its GPU and market is kept, but its source says so and names that dated offer: whoever picks
+    the cheapest offer then shows that it chose an undated price over a dated one."""
+    dated = frame[frame["observed_at"].notna()]
+    if dated.empty or dated.shape[0] == frame.shape[0]:
+        return frame
+    best = dated.sort_values("usd_per_gpu_hour").drop_duplicates(["gpu", "market"]).set_index(["gpu", "market"])
+    frame = frame.copy()
+    for index in frame.index[frame["observed_at"].isna()]:
+        key = (frame.at[index, "gpu"], frame.at[index, "market"])
+        if key not in best.index or frame.at[index, "usd_per_gpu_hour"] >= best.at[key, "usd_per_gpu_hour"]:
+            continue
+        ref = best.loc[key]
+        frame.at[index, "source"] = (
+            f"{frame.at[index, 'source']} [undated price; the cheapest dated {key[1]} offer of {key[0]} is "
+            f"{ref['provider']} {ref['instance']} at ${ref['usd_per_gpu_hour']:.4f}/GPU-h, "
+            f"as of {ref['observed_at']:%Y-%m-%d}]"
+        )
+    return frame
 
 
 def best_offers(
@@ -231,7 +254,9 @@ def feed_statuses() -> list[FeedStatus]:
     """Each feed (and the bundled snapshot) with its last run and last success."""
     before = stale_before()
     statuses = []
-    for name in (*FEED_NAMES, SNAPSHOT_FEED):
+    # A group feed (skypilot) is listed, then each of its parts, which run on their own.
+    names = [unit for group in FEED_NAMES for unit in dict.fromkeys([group, *feed_units(group)])]
+    for name in (*names, SNAPSHOT_FEED):
         runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
         last_run = runs.first()
         last_success = runs.filter(status=FeedRun.Status.SUCCESS).first()

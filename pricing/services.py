@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from itertools import islice
 from pathlib import Path
@@ -28,7 +28,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from pricing.feeds import get_feed
+from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
     FeedError,
     FeedNotConfigured,
@@ -332,7 +332,8 @@ def ingest_offers(
 
     Streams: memory holds one batch at a time, and each batch costs a handful of statements
     (one lookup, one multi-row insert or update per kind) instead of several per row. Live feeds
-    stamp `observed_at` with `now`; the snapshot keeps the source's own date and never overwrites
+    stamp `observed_at` with `now` unless the record carries the source's own date (a SkyPilot
+    catalog file's timestamp); the snapshot keeps the source's own date and never overwrites
     an offer a live feed wrote. Call inside a transaction; `withdraw_missing` withdraws the rest.
     """
     now = now or timezone.now()
@@ -357,6 +358,7 @@ def ingest_offers(
             new_items: dict[tuple[int, str, str, str], tuple[ValidOffer, Any]] = {}
             updates: list[tuple[Any, ...]] = []
             confirmed: list[int] = []
+            confirmed_own: list[int] = []
             history: list[tuple[Any, ...]] = []
             for item in batch:
                 record = item.record
@@ -384,11 +386,12 @@ def ingest_offers(
                     or owner != feed
                     or withdrawn is not None
                     or effective != record.effective_at
-                    or (is_snapshot and seen != observed_at)
+                    or ((is_snapshot or record.observed_at is not None) and seen != observed_at)
                 )
                 if not (price_changed or described_differently):
                     counts.unchanged += 1
-                    confirmed.append(offer_id)
+                    # A record dated by its source keeps that date; an undated one was seen now.
+                    (confirmed_own if record.observed_at is not None else confirmed).append(offer_id)
                     continue
                 counts.changed += price_changed
                 counts.unchanged += not price_changed
@@ -413,6 +416,8 @@ def ingest_offers(
                 _update_rows(cursor, Offer, _OFFER_VALUE_FIELDS, updates)
             if confirmed and not is_snapshot:
                 Offer.objects.filter(id__in=confirmed).update(observed_at=now, last_run=run)
+            if confirmed_own and not is_snapshot:
+                Offer.objects.filter(id__in=confirmed_own).update(last_run=run)
             if history:
                 _insert_rows(cursor, PriceObservation, _HISTORY_FIELDS, history)
             done += len(batch)
@@ -466,10 +471,14 @@ def _history_row(
 
 def withdraw_missing(*, feed: str, run: FeedRun, now: dt.datetime, providers: Iterable[str] = ()) -> int:
     """Withdraw this feed's offers that the successful `run` did not list, and the bundled snapshot's
-    offers of the providers the run covered: live prices supersede the snapshot of those providers."""
+    offers of the providers the run covered: live prices supersede the snapshot of those providers.
+    Imports (`feed_import`) never call this: a price sheet is not the whole catalog."""
     missing = Offer.objects.filter(feed=feed, withdrawn_at__isnull=True).exclude(last_run=run).update(withdrawn_at=now)
+    # The snapshot's offers of these providers, and those a group feed wrote before its parts ran on
+    # their own (offers of feed "skypilot" when "skypilot:runpod" has run).
+    previous_owners = [SNAPSHOT_FEED, *([feed.partition(PART_SEPARATOR)[0]] if PART_SEPARATOR in feed else [])]
     superseded = Offer.objects.filter(
-        feed=SNAPSHOT_FEED, withdrawn_at__isnull=True, provider__slug__in=list(providers)
+        feed__in=previous_owners, withdrawn_at__isnull=True, provider__slug__in=list(providers)
     ).update(withdrawn_at=now)
     return missing + superseded
 
@@ -563,12 +572,21 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
     return run
 
 
+def feeds_refresh(*, name: str, progress: Progress = no_progress) -> list[FeedRun]:
+    """Refresh a feed, or each part of a group feed on its own (one run each): a part that fails
+    keeps its own previous offers and leaves the other parts' runs alone."""
+    return [feed_refresh(name=unit, progress=progress) for unit in feed_units(name)]
+
+
 def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
     """Fetch one feed, validate every record and, in one transaction, update offers and history.
 
     Always returns the FeedRun that says what happened; never leaves offers half-written.
+    A group feed (skypilot) is refreshed part by part with `feeds_refresh`.
     """
     feed = get_feed(name)
+    if hasattr(feed, "parts"):
+        raise ValueError(f"{name!r} is a group of feeds refreshed one by one ({', '.join(feed.parts())})")
     token = feed_lock_acquire(feed=name)
     if token is None:
         return FeedRun.objects.create(
@@ -756,3 +774,51 @@ def load_bundled_data() -> str:
         f"{snapshot} ({offers} snapshot offers, {len(counts)} GPU types); "
         f"{quotes} hardware quotes added; {defaults} ownership defaults added"
     )
+
+
+# --- import from saved payloads ----------------------------------------------------------------
+
+
+@dataclass
+class ImportResult:
+    run: FeedRun
+    checked: Validation
+
+
+def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> ImportResult:
+    """Read provider payloads saved to files through the feed's own adapter, validate every record
+    as a refresh does and ingest the accepted offers in one transaction (for air-gapped sites and
+    negotiated price sheets). Every file is read before anything is written: an unreadable one
+    raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
+    not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
+    unit = import_unit(name, cloud)
+    records = file_reader(name)(paths, cloud=cloud)
+    names = ", ".join(path.name for path in paths)
+    tagged = [
+        item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")
+        for item in records
+    ]
+    checked = validate_all(tagged)
+    token = feed_lock_acquire(feed=unit)
+    if token is None:
+        raise FeedError(f"a refresh of {unit} is running; import again when it has finished")
+    try:
+        with transaction.atomic():
+            run = FeedRun.objects.create(feed=unit)
+            counts = ingest_offers(feed=unit, offers=checked.accepted, run=run)
+            _finish(
+                run,
+                FeedRun.Status.SUCCESS if checked.accepted else FeedRun.Status.REJECTED,
+                fetched=checked.fetched,
+                accepted=len(checked.accepted),
+                rejected=checked.rejected,
+                rejections=checked.rejections,
+                warnings=[f"imported from files: {names}", *checked.warnings],
+                created=counts.created,
+                changed=counts.changed,
+                unchanged=counts.unchanged,
+                error="" if checked.accepted else "the files held no valid offers",
+            )
+    finally:
+        feed_lock_release(feed=unit, token=token)
+    return ImportResult(run=run, checked=checked)

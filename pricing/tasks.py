@@ -1,38 +1,58 @@
 """Celery tasks: thin wrappers that take feed names and call the refresh service.
 
-Network failures are retried with exponential backoff and a cap (a worker schedules the retry;
-in the embedded eager mode there is no worker to wait, so the failed run is simply recorded).
+A run that failed on the network is retried by Celery's own `autoretry_for` with exponential
+backoff (`retry_backoff`: 60 s, 120 s, ... capped at an hour); each HTTP request has already been retried on the
+spot by urllib3 (pricing/feeds/http.py), so a task retry means the source stayed down. In the
+embedded eager mode there is no worker to wait, so the failed run is simply recorded. A group feed
+(skypilot) queues one task per part, so each cloud runs, fails and retries on its own.
 Refreshing is idempotent and locked per feed, so a redelivered task is harmless.
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 
-from pricing.feeds import FEED_NAMES
+from pricing.feeds import FEED_NAMES, feed_units
 
 RETRY_BASE_S = 60
 RETRY_CAP_S = 3600
 MAX_RETRIES = 4
 
 
+class FeedRunRetryable(RuntimeError):
+    """The run failed on the network; Celery retries the task later (autoretry_for)."""
+
+
 def retry_countdown(retries: int) -> float:
-    """60 s, 120 s, 240 s ... capped at an hour, with up to 10% jitter so feeds do not retry in lockstep."""
-    delay = min(RETRY_CAP_S, RETRY_BASE_S * 2**retries)
-    return delay * (1 + random.random() / 10)
+    """Celery's retry_backoff schedule before jitter: 60 s, 120 s, 240 s ... capped at an hour."""
+    return float(min(RETRY_CAP_S, RETRY_BASE_S * 2**retries))
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAX_RETRIES, soft_time_limit=600, time_limit=660)
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(FeedRunRetryable,),
+    retry_backoff=RETRY_BASE_S,
+    retry_backoff_max=RETRY_CAP_S,
+    retry_jitter=False,  # full jitter could retry at once; the feeds' beat intervals already differ
+    max_retries=MAX_RETRIES,
+    soft_time_limit=600,
+    time_limit=660,
+)
 def refresh_feed(self: Any, name: str) -> dict[str, Any]:
     from pricing.services import feed_refresh
 
+    units = feed_units(name)
+    if units != [name]:
+        for unit in units:
+            refresh_feed.delay(unit)
+        return {"feed": name, "queued": units}
     run = feed_refresh(name=name)
-    if run.retryable and not self.request.is_eager and self.request.retries < self.max_retries:
-        raise self.retry(countdown=retry_countdown(self.request.retries), exc=RuntimeError(run.error))
+    if run.retryable and not self.request.is_eager:
+        raise FeedRunRetryable(f"{name}: {run.error}")
     return {"feed": name, "run_id": run.id, "status": run.status, "error": run.error}
 
 

@@ -1,10 +1,17 @@
-"""The feed registry: one module per source, looked up by its public name."""
+"""The feed registry: one module per source, looked up by its public name.
+
+A feed may be a group of parts refreshed on their own: `skypilot` is one feed per cloud
+(`skypilot:runpod`, ...), so one cloud's failure is that cloud's failed run.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 
-from pricing.feeds.base import Feed
+from pricing.feeds.base import Feed, OfferRecord, Rejection
+
+FileReader = Callable[..., list[OfferRecord | Rejection]]
 
 # Public feed name -> module (the Lambda module is lambda_cloud: `lambda` is a Python keyword).
 FEED_MODULES: dict[str, str] = {
@@ -15,6 +22,8 @@ FEED_MODULES: dict[str, str] = {
     "skypilot": "pricing.feeds.skypilot",
 }
 FEED_NAMES: tuple[str, ...] = tuple(FEED_MODULES)
+PART_SEPARATOR = ":"
+FEED_NAME_MAX = 20  # the length of FeedRun.feed, Offer.feed and FeedLock.feed
 
 
 class UnknownFeed(KeyError):
@@ -22,7 +31,44 @@ class UnknownFeed(KeyError):
 
 
 def get_feed(name: str) -> Feed:
-    """A configured adapter instance for `name`; settings are read now, so tests can override them."""
+    """A configured adapter instance for `name` (a feed or one part of a group, e.g. `skypilot:cudo`);
+    settings are read now, so tests can override them."""
+    group, _, part = _known(name)
+    module = import_module(FEED_MODULES[group])
+    return module.cloud_from_settings(part) if part else module.from_settings()
+
+
+def _known(name: str) -> tuple[str, str, str]:
+    """`name` split at the part separator; UnknownFeed when it names no feed (or no part of a group)."""
+    group, separator, part = name.partition(PART_SEPARATOR)
+    if group not in FEED_MODULES or (part and not _is_group_module(group)):
+        raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
+    return group, separator, part
+
+
+def _is_group_module(group: str) -> bool:
+    return hasattr(import_module(FEED_MODULES[group]), "cloud_from_settings")
+
+
+def feed_units(name: str) -> list[str]:
+    """The names that are refreshed on their own for `name`: its parts for a group, else itself."""
+    if name in FEED_MODULES and _is_group_module(name):
+        return list(get_feed(name).parts())  # type: ignore[attr-defined]
+    _known(name)
+    return [name]
+
+
+def file_reader(name: str) -> FileReader:
+    """The adapter's reader of saved payloads (`import_prices`): `reader(paths, cloud=...)`."""
     if name not in FEED_MODULES:
         raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
-    return import_module(FEED_MODULES[name]).from_settings()
+    reader: FileReader = import_module(FEED_MODULES[name]).records_from_files
+    return reader
+
+
+def import_unit(name: str, cloud: str | None) -> str:
+    """The feed (part) imported offers belong to, so a later live refresh of it takes them over."""
+    unit = f"{name}{PART_SEPARATOR}{cloud}" if cloud and _is_group_module(name) else name
+    if len(unit) > FEED_NAME_MAX:
+        raise UnknownFeed(f"feed name {unit!r} is longer than {FEED_NAME_MAX} characters; use a shorter --cloud")
+    return unit

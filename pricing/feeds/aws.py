@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -28,14 +29,17 @@ from django.conf import settings
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
+    FeedFileError,
     FeedNetworkError,
     FeedNotConfigured,
     OfferRecord,
     Progress,
     Rejection,
     parse_datetime,
+    read_json,
     to_decimal,
 )
+from pricing.gpus import canonical_gpu_by_memory
 
 PRICING_REGION = "us-east-1"  # the Price List API answers from us-east-1 for every region
 RETRYABLE_CODES = {
@@ -83,10 +87,7 @@ def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     count = to_decimal(first.get("Count"))
     if count is None:
         return None
-    if name.upper() == "A100" and mib >= 70_000:
-        name = "A100-80GB"
-    if name.upper() == "V100" and mib >= 30_000:
-        name = "V100-32GB"
+    name = canonical_gpu_by_memory(name, mib) or name  # memory decides A100 40/80 GB, V100 16/32 GB
     return name, count, mib
 
 
@@ -277,7 +278,13 @@ def _price_records(
         attrs = term.get("termAttributes") or {}
         market = RESERVED_MARKETS.get(attrs.get("LeaseContractLength", ""))
         if market is None or attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
-            continue  # other reserved variants are alternatives to the one we model, not separate offers
+            # Convertible and partial/all-upfront terms are alternatives to the one modelled (standard,
+            # no upfront), not separate offers: dropped, and counted so the run says how many.
+            variant = "/".join(
+                str(attrs.get(key, "?")) for key in ("LeaseContractLength", "OfferingClass", "PurchaseOption")
+            )
+            records.append(Rejection("reserved_variant_not_modelled", f"{where}: {variant}"))
+            continue
         price, unit, currency = _hourly(term)
         if price is None:
             records.append(Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})"))
@@ -305,3 +312,32 @@ def from_settings() -> AwsFeed:
         aws_secret_access_key=settings.PRICING_AWS_SECRET_ACCESS_KEY or None,
     )
     return AwsFeed(session=session, regions=list(settings.PRICING_AWS_REGIONS), max_pages=settings.PRICING_MAX_PAGES)
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved `get_products` pages ({"PriceList": [...]}) for `import_prices`, with any saved
+    `describe_instance_types` responses ({"InstanceTypes": [...]}) among the files giving the GPUs."""
+    products: list[tuple[dict[str, Any], Any]] = []
+    gpus: dict[str, tuple[str, Decimal, int]] = {}
+    for path in paths:
+        payload = read_json(path)
+        if isinstance(payload, dict) and isinstance(payload.get("InstanceTypes"), list):
+            for info in payload["InstanceTypes"]:
+                gpu = _gpu_from_ec2(info) if isinstance(info, dict) else None
+                if gpu:
+                    gpus[str(info.get("InstanceType"))] = gpu
+            continue
+        if not isinstance(payload, dict) or not isinstance(payload.get("PriceList"), list):
+            raise FeedFileError(path, "not an AWS get_products page (no 'PriceList') nor describe_instance_types")
+        for raw in payload["PriceList"]:
+            try:
+                product = json.loads(raw) if isinstance(raw, str) else raw
+                product["product"]["attributes"]
+            except (ValueError, KeyError, TypeError) as error:
+                raise FeedFileError(path, f"malformed product ({error})") from error
+            products.append((product, raw))
+    records: list[OfferRecord | Rejection] = []
+    for product, raw in products:
+        region = str(product["product"]["attributes"].get("regionCode") or "")
+        records.extend(_price_records(product, raw, region, gpus))
+    return records

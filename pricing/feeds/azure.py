@@ -5,7 +5,7 @@ shipped empty NextPageLinks on full pages, so a full page without one falls back
 (price-feeds.md 1.2 and 5.4). GPU model and count are not in the price feed: they come from the
 ARM SKU name (the same regex table approach as gpuhunt; counts from Azure's VM size docs).
 
-Rows: `Consumption` (on demand, or spot when skuName ends in " Spot") and `Reservation`
+Rows: `Consumption` (on demand, or spot when skuName or meterName says " Spot") and `Reservation`
 (`reservationTerm` "1 Year"/"3 Years", priced for the whole term, converted to USD per hour).
 Windows, Low Priority and DevTest rows are counted as rejections with their reason.
 """
@@ -16,12 +16,22 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, parse_datetime, to_decimal
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedFileError,
+    OfferRecord,
+    Progress,
+    Rejection,
+    parse_datetime,
+    read_json,
+    to_decimal,
+)
 
 API_URL = "https://prices.azure.com/api/retail/prices"
 HOURS_PER_YEAR = Decimal(8760)
@@ -31,12 +41,17 @@ RESERVATION_YEARS = {"1 Year": ("reserved_1y", 1), "3 Years": ("reserved_3y", 3)
 # Counts: Azure VM size docs for each series (NDsr H100 v5, ND H200 v5, NDm A100 v4, NC A100 v4,
 # NCads H100 v5 (H100 NVL), NVadsA10 v5 (fractional A10), NCasT4 v3, NCv3, NDv2, ND MI300X v5).
 _SKU_TABLE: list[tuple[re.Pattern[str], str, dict[int, Decimal] | Decimal]] = [
-    (re.compile(r"^Standard_ND96isr_H100_v5$"), "h100-sxm", Decimal(8)),
-    (re.compile(r"^Standard_ND96isr_H200_v5$"), "h200", Decimal(8)),
+    # ND H100 v5 and its relatives: ND96isr (InfiniBand) and ND96is, 8x H100 SXM 80 GB
+    # (SkyPilot fetch_azure.py standardNDSH100v5Family -> H100); ND H200 v5 (standardNDISRH200V5Family).
+    (re.compile(r"^Standard_ND96isr?_H100_v5$"), "h100-sxm", Decimal(8)),
+    (re.compile(r"^Standard_ND96isr?_H200_v5$"), "h200", Decimal(8)),
+    # ND GB200 v6: 4 GB200 per VM (SkyPilot AZURE_MISSING_GPU_COUNT, observed 2026-09-02).
+    (re.compile(r"^Standard_ND128isr_(?:NDR_)?GB200_v6$"), "gb200", Decimal(4)),
     (re.compile(r"^Standard_ND96amsr_A100_v4$"), "a100-80gb", Decimal(8)),
     (re.compile(r"^Standard_ND96asr_v4$"), "a100-40gb", Decimal(8)),
     (re.compile(r"^Standard_NC(\d+)ads_A100_v4$"), "a100-80gb", {24: Decimal(1), 48: Decimal(2), 96: Decimal(4)}),
-    (re.compile(r"^Standard_NC(\d+)adi?s_H100_v5$"), "h100-pcie", {40: Decimal(1), 80: Decimal(2)}),
+    # NC H100 v5 and the confidential NCC H100 v5 carry H100 NVL 94 GB (a PCIe card).
+    (re.compile(r"^Standard_NCC?(\d+)adi?s_H100_v5$"), "h100-pcie", {40: Decimal(1), 80: Decimal(2)}),
     (
         re.compile(r"^Standard_NV(\d+)adm?s_A10_v5$"),
         "a10",
@@ -97,7 +112,7 @@ class AzureFeed:
         for index, region in enumerate(self.regions):
             progress(index, len(self.regions), f"Azure {region}")
             for item in self._items(session, region):
-                yield from _record(item)
+                yield from item_records(item)
         progress(len(self.regions), len(self.regions), "Azure: all regions read")
 
     def _items(self, session: object, region: str) -> Iterator[dict]:
@@ -127,11 +142,13 @@ class AzureFeed:
         raise FeedDataError(f"Azure prices {region}: more than {self.max_pages} pages; refusing a partial set")
 
 
-def _record(item: dict) -> Iterator[OfferRecord | Rejection]:
+def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
     sku = str(item.get("armSkuName") or "")
     region = str(item.get("armRegionName") or "")
     product = str(item.get("productName") or "")
-    sku_name = str(item.get("skuName") or "")
+    # Spot and Low Priority are marked in skuName and meterName; real rows spell the meter both
+    # "ND96isr H100 v5 Spot" and "ND96isrH100v5 Spot", so either field decides.
+    sku_name = " ".join(str(item.get(key) or "") for key in ("skuName", "meterName"))
     price_type = str(item.get("type") or "")
     where = f"azure {sku or '?'} {region or '-'}"
     if "Windows" in product:
@@ -141,7 +158,7 @@ def _record(item: dict) -> Iterator[OfferRecord | Rejection]:
         yield Rejection("low_priority", f"{where}: {sku_name}")
         return
     if price_type == "Consumption":
-        market, years = ("spot" if sku_name.endswith(" Spot") else "on_demand"), 0
+        market, years = ("spot" if re.search(r" Spot\b", sku_name) else "on_demand"), 0
     elif price_type == "Reservation" and item.get("reservationTerm") in RESERVATION_YEARS:
         market, years = RESERVATION_YEARS[item["reservationTerm"]]
     else:
@@ -168,7 +185,7 @@ def _record(item: dict) -> Iterator[OfferRecord | Rejection]:
         usd_per_hour=price,
         currency=str(item.get("currencyCode") or ""),
         effective_at=parse_datetime(item.get("effectiveStartDate")),
-        source=f"Azure Retail Prices API {API_URL} {price_type} retailPrice ({product}, {sku_name})",
+        source=f"Azure Retail Prices API {API_URL} {price_type} retailPrice ({product}, {sku_name.strip()})",
     )
 
 
@@ -178,3 +195,16 @@ def from_settings() -> AzureFeed:
         regions=list(settings.PRICING_AZURE_REGIONS),
         max_pages=settings.PRICING_MAX_PAGES,
     )
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved Retail Prices pages ({"Items": [...]}, or a bare list of items) for `import_prices`."""
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        payload = read_json(path)
+        items = payload.get("Items") if isinstance(payload, dict) else payload
+        if not isinstance(items, list):
+            raise FeedFileError(path, "not an Azure Retail Prices page: no 'Items' list")
+        for item in items:
+            records.extend(item_records(item) if isinstance(item, dict) else [Rejection("malformed_record", str(path))])
+    return records

@@ -7,9 +7,11 @@ database and never decides what is plausible: the refresh service validates ever
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, Protocol
 
 from pricing.gpus import canonical_gpu
@@ -35,6 +37,18 @@ class FeedNetworkError(FeedError):
 
 class FeedDataError(FeedError):
     """The response was malformed or truncated: retrying now would not help."""
+
+
+class FeedNotFound(FeedError):
+    """The URL does not exist (HTTP 404): retrying will not make it appear."""
+
+
+class FeedFileError(FeedError):
+    """A saved payload given to `import_prices` cannot be read as this feed's payload."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
 
 
 class FeedNotConfigured(FeedError):
@@ -106,3 +120,21 @@ def parse_datetime(value: Any) -> dt.datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise FeedFileError(path, f"unreadable ({type(error).__name__}: {error})") from error
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except ValueError as error:
+        raise FeedFileError(path, f"not JSON ({error})") from error
+
+
+def file_mtime(path: Path) -> dt.datetime:
+    return dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC)

@@ -21,7 +21,16 @@ from typing import Any
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, parse_datetime, to_decimal
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedFileError,
+    OfferRecord,
+    Progress,
+    Rejection,
+    parse_datetime,
+    read_json,
+    to_decimal,
+)
 
 SERVICE = "services/6F81-5844-456A"  # Compute Engine
 API_URL = f"https://cloudbilling.googleapis.com/v1/{SERVICE}/skus"
@@ -29,6 +38,10 @@ MACHINE_TYPES_CSV = Path(__file__).resolve().parent.parent / "data" / "gcp_machi
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "reserved_1y", "Commit3Yr": "reserved_3y"}
 HOST = re.compile(r"(?:^|\s)(A2|A3 Ultra|A3|A4|G2) (?:Instance )?(Core|Cpu|Ram)\b", re.IGNORECASE)
 NANOS = Decimal(1_000_000_000)
+# GPU SKUs priced for a purchase mode this app does not model as a market: DWS (Dynamic Workload
+# Scheduler) flex-start and calendar-mode reservations. Their usageType is OnDemand, so without this
+# they would overwrite the on-demand price with a cheaper one.
+SPECIAL_MODE = re.compile(r"\bDWS\b|Calendar Mode|^Reserved ", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,80 +133,109 @@ class GcpFeed:
         raise FeedDataError(f"GCP SKUs: more than {self.max_pages} pages; refusing a partial set")
 
 
+Hosts = dict[tuple[str, str, str, str], Component]  # (series, core|ram, market, region)
+Gpus = dict[tuple[str, str, str], Component]  # (gpu sku pattern, market, region)
+
+
 def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterator[OfferRecord | Rejection]:
-    hosts: dict[tuple[str, str, str, str], Component] = {}  # (series, core|ram, market, region)
-    gpus: dict[tuple[str, str, str], Component] = {}  # (gpu sku pattern, market, region)
-    patterns = {pattern for machine in machines for pattern in machine.gpu_skus}
+    hosts: Hosts = {}
+    gpus: Gpus = {}
+    # Longest first, so a pattern inside a longer one ("h100 80gb gpu" in "h100 80gb mega gpu") loses.
+    patterns = sorted({pattern for machine in machines for pattern in machine.gpu_skus}, key=len, reverse=True)
     for sku in skus:
-        category = sku.get("category") or {}
-        if category.get("resourceFamily") != "Compute":
-            continue  # storage, network, licences: not machine prices
-        description = str(sku.get("description", ""))
-        group = category.get("resourceGroup", "")
-        market = (
-            "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType"))
-        )
-        host = HOST.search(description)
-        is_gpu = group == "GPU"
-        if not is_gpu and not host:
-            continue  # host SKUs of machine series without GPUs
-        if market is None:
-            yield Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
-            continue
-        price, unit, currency = unit_price(sku)
-        if price is None:
-            yield Rejection("malformed_record", f"gcp {description}: no unit price")
-            continue
-        if currency != "USD":
-            yield Rejection("currency_not_usd", f"gcp {description}: {currency}")
-            continue
-        component = Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime")))
-        regions = [str(region) for region in sku.get("serviceRegions") or []]
-        if is_gpu:
-            pattern = next((p for p in patterns if p in description.lower()), None)
-            if pattern is None:
-                yield Rejection("gpu_sku_without_machine_type", f"gcp {description}")
-                continue
-            if unit != "h":
-                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
-                continue
-            for region in regions:
-                gpus[(pattern, market, region)] = component
-        else:
-            series, kind = host.group(1).upper(), "ram" if host.group(2).lower() == "ram" else "core"
-            if unit != ("GiBy.h" if kind == "ram" else "h"):
-                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
-                continue
-            for region in regions:
-                hosts[(series, kind, market, region)] = component
+        yield from _collect(sku, patterns, hosts, gpus)
     for machine in machines:
-        for (pattern, market, region), gpu in sorted(gpus.items()):
-            if pattern not in machine.gpu_skus:
-                continue
-            series = machine.host_series.upper()
-            core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
-            if core is None or ram is None:
-                yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
-                continue
-            price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
-            yield OfferRecord(
-                provider="gcp",
-                instance_type=machine.name,
-                region=region,
-                market=market,
-                gpu_name=machine.gpu,
-                gpu=machine.gpu,
-                gpu_count=Decimal(machine.gpu_count),
-                usd_per_hour=price,
-                vcpus=machine.vcpus,
-                memory_gib=machine.memory_gib,
-                effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
-                source=(
-                    f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
-                    f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
-                ),
-            )
+        yield from _machine_offers(machine, hosts, gpus)
+
+
+def _priced(sku: dict[str, Any], description: str, market: str | None) -> tuple[Component, str] | Rejection:
+    """The SKU's price as a component (and its usage unit), or why it cannot be used."""
+    category = sku.get("category") or {}
+    if market is None:
+        return Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
+    if SPECIAL_MODE.search(description):
+        return Rejection("special_mode_sku", f"gcp {description}")
+    price, unit, currency = unit_price(sku)
+    if price is None:
+        return Rejection("malformed_record", f"gcp {description}: no unit price")
+    if currency != "USD":
+        return Rejection("currency_not_usd", f"gcp {description}: {currency}")
+    return Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime"))), unit
+
+
+def _collect(sku: dict[str, Any], patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterator[Rejection]:
+    """File one SKU as a GPU or host component per region, or yield why it was dropped."""
+    category = sku.get("category") or {}
+    if category.get("resourceFamily") != "Compute":
+        return  # storage, network, licences: not machine prices
+    description = str(sku.get("description", ""))
+    host = HOST.search(description)
+    is_gpu = category.get("resourceGroup", "") == "GPU"
+    if not is_gpu and not host:
+        return  # host SKUs of machine series without GPUs
+    market = "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType"))
+    priced = _priced(sku, description, market)
+    if isinstance(priced, Rejection):
+        yield priced
+        return
+    component, unit = priced
+    regions = [str(region) for region in sku.get("serviceRegions") or []]
+    if is_gpu:
+        pattern = next((p for p in patterns if p in description.lower()), None)
+        if pattern is None:
+            yield Rejection("gpu_sku_without_machine_type", f"gcp {description}")
+        elif unit != "h":
+            yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
+        else:
+            gpus.update({(pattern, str(market), region): component for region in regions})
+        return
+    assert host is not None  # checked above: neither GPU nor host SKUs returned early
+    series, kind = host.group(1).upper(), "ram" if host.group(2).lower() == "ram" else "core"
+    if unit != ("GiBy.h" if kind == "ram" else "h"):
+        yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
+        return
+    hosts.update({(series, kind, str(market), region): component for region in regions})
+
+
+def _machine_offers(machine: MachineType, hosts: Hosts, gpus: Gpus) -> Iterator[OfferRecord | Rejection]:
+    for (pattern, market, region), gpu in sorted(gpus.items()):
+        if pattern not in machine.gpu_skus:
+            continue
+        series = machine.host_series.upper()
+        core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
+        if core is None or ram is None:
+            yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
+            continue
+        price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
+        yield OfferRecord(
+            provider="gcp",
+            instance_type=machine.name,
+            region=region,
+            market=market,
+            gpu_name=machine.gpu,
+            gpu=machine.gpu,
+            gpu_count=Decimal(machine.gpu_count),
+            usd_per_hour=price,
+            vcpus=machine.vcpus,
+            memory_gib=machine.memory_gib,
+            effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
+            source=(
+                f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
+                f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
+            ),
+        )
 
 
 def from_settings() -> GcpFeed:
     return GcpFeed(api_key=settings.PRICING_GCP_API_KEY, max_pages=settings.PRICING_MAX_PAGES)
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved Cloud Billing SKU pages ({"skus": [...]}) for `import_prices`, assembled together."""
+    skus: list[dict[str, Any]] = []
+    for path in paths:
+        payload = read_json(path)
+        if not isinstance(payload, dict) or not isinstance(payload.get("skus"), list):
+            raise FeedFileError(path, "not a Cloud Billing SKU page: no 'skus' list")
+        skus.extend(sku for sku in payload["skus"] if isinstance(sku, dict))
+    return list(assemble(skus, machine_types()))

@@ -13,13 +13,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, to_decimal
+from pricing.feeds.base import FeedDataError, FeedFileError, OfferRecord, Progress, Rejection, read_json, to_decimal
 
-API_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+# The default of PRICING_LAMBDA_API_URL: Lambda's API host moved from cloud.lambdalabs.com to cloud.lambda.ai.
+API_URL = "https://cloud.lambda.ai/api/v1/instance-types"
 NAME = re.compile(r"^gpu_(\d+)x_(.+)$")
 # The GPU part of the name -> canonical id where the name alone is ambiguous (price-feeds.md 1.4).
 GPU_FROM_NAME = {
@@ -36,12 +38,14 @@ GPU_FROM_NAME = {
     "a6000": "a6000",
     "rtx6000": "a6000",
     "v100": "v100-16gb",
+    "v100_n": "v100-16gb",  # gpu_8x_v100_n: the same 8x V100 16 GB with a different host (88 vCPUs)
 }
 
 
 @dataclass
 class LambdaFeed:
     api_key: str
+    api_url: str = API_URL
     name: str = "lambda"
     label: str = "Lambda Cloud API"
 
@@ -54,17 +58,20 @@ class LambdaFeed:
     def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
         progress(0, 1, "Lambda: requesting instance types")
         payload = http.get_json(
-            http.session(), API_URL, what="Lambda instance-types", headers={"Authorization": f"Bearer {self.api_key}"}
+            http.session(),
+            self.api_url,
+            what="Lambda instance-types",
+            headers={"Authorization": f"Bearer {self.api_key}"},
         )
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, dict):
             raise FeedDataError("Lambda instance-types: response has no 'data' object")
         progress(1, 1, f"Lambda: {len(data)} instance types")
         for key, entry in data.items():
-            yield from _records(key, entry)
+            yield from instance_records(key, entry, url=self.api_url)
 
 
-def _records(key: str, entry: object) -> Iterator[OfferRecord | Rejection]:
+def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
     instance = entry.get("instance_type") if isinstance(entry, dict) else None
     if not isinstance(instance, dict):
         yield Rejection("malformed_record", f"lambda {key}: no instance_type")
@@ -91,9 +98,22 @@ def _records(key: str, entry: object) -> Iterator[OfferRecord | Rejection]:
             usd_per_hour=cents / 100,
             vcpus=specs.get("vcpus"),
             memory_gib=to_decimal(specs.get("memory_gib")),
-            source=f"Lambda Cloud API {API_URL} price_cents_per_hour",
+            source=f"Lambda Cloud API {url} price_cents_per_hour",
         )
 
 
 def from_settings() -> LambdaFeed:
-    return LambdaFeed(api_key=settings.PRICING_LAMBDA_API_KEY)
+    return LambdaFeed(api_key=settings.PRICING_LAMBDA_API_KEY, api_url=settings.PRICING_LAMBDA_API_URL)
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
+    """Saved instance-types responses ({"data": {...}}) for `import_prices`."""
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        payload = read_json(path)
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, dict):
+            raise FeedFileError(path, "not a Lambda instance-types response: no 'data' object")
+        for key, entry in data.items():
+            records.extend(instance_records(key, entry, url=str(path)))
+    return records

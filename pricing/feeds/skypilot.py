@@ -1,35 +1,89 @@
 """SkyPilot's public catalog CSVs (no credentials): the GPU clouds without a direct feed here.
 
-`https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7/{cloud}/vms.csv`,
-one CSV per cloud; column order differs per cloud, so columns are read by name (price-feeds.md 1).
-`Price` is on demand and `SpotPrice` spot, for the whole instance; one offer per (instance type,
-region, market) at the cheapest zone. The catalog states no date for its prices: `observed_at` is
-the time this feed read it and the source says so. CPU-only rows are counted, not silently dropped.
+`{PRICING_SKYPILOT_CATALOG_URL}/{version}/{cloud}/vms.csv`, one CSV per cloud, each cloud its own
+feed (`skypilot:<cloud>`), fetched, validated and stored on its own: one cloud's failure is that
+cloud's failed run and the other clouds' offers stay. The version per cloud is the newest the
+catalog repository holds for it (`pricing/data/skypilot_catalogs.csv`), else the one SkyPilot
+itself reads (`CATALOG_SCHEMA_VERSION`); a cloud with no catalog is reported as such. As SkyPilot
+does (sky/catalog/common.py), a rate-limited or failing primary falls back to its S3 mirror.
+
+Column order differs per cloud, so columns are read by name. Every row is parsed inside its own
+validation: a bad cell is one rejection counted by reason, never a failed run. `GpuInfo` (a Python
+literal) gives the memory per GPU, which decides the id (A100 81920 MiB -> a100-80gb; an 'H100'
+with 96256 MiB is an H100 NVL, a PCIe card). `observed_at` is the catalog file's own timestamp:
+the mirror's Last-Modified, else the file's last commit date from the GitHub API; never the time
+it was read. One offer per (instance type, region, market) at the cheapest zone.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import datetime as dt
+import functools
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
 
+import requests
 from django.conf import settings
 
-from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, OfferRecord, Progress, Rejection, to_decimal
+from pricing.feeds import FEED_NAME_MAX, http
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedError,
+    FeedFileError,
+    FeedNetworkError,
+    FeedNotConfigured,
+    FeedNotFound,
+    OfferRecord,
+    Progress,
+    Rejection,
+    file_mtime,
+    parse_datetime,
+    read_text,
+    to_decimal,
+)
+from pricing.gpus import canonical_gpu, canonical_gpu_by_memory
 
-CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7/{cloud}/vms.csv"
+# sky/skylet/constants.py (skypilot-org/skypilot master, read 2026-12-03): CATALOG_SCHEMA_VERSION = 'v8'.
+SKYPILOT_SCHEMA_VERSION = "v8"
+VERSIONS_CSV = Path(__file__).resolve().parent.parent / "data" / "skypilot_catalogs.csv"
+COMMITS_API = "https://api.github.com/repos/skypilot-org/skypilot-catalog/commits"
+GITHUB_RAW_PREFIX = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/"
 REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
 PRICE_COLUMN = {"on_demand": "Price", "spot": "SpotPrice"}
 PROVIDER_OF_CLOUD = {"do": "digitalocean"}
 # Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe).
 GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
+FEED_PREFIX = "skypilot:"
+MIN_GPU_MIB = 1024
+PCIE_INSTANCE = re.compile(r"pcie|nvl", re.IGNORECASE)
+
+
+@functools.cache
+def catalog_versions(path: Path = VERSIONS_CSV) -> dict[str, str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["cloud"]: row["version"] for row in csv.DictReader(handle)}
+
+
+def catalog_version(cloud: str) -> str:
+    return catalog_versions().get(cloud, SKYPILOT_SCHEMA_VERSION)
+
+
+def feed_name(cloud: str) -> str:
+    return f"{FEED_PREFIX}{cloud}"
 
 
 @dataclass
 class SkyPilotFeed:
+    """The group: one `SkyPilotCloudFeed` per configured cloud, each refreshed on its own."""
+
     enabled: bool
     clouds: list[str] = field(default_factory=list)
     name: str = "skypilot"
@@ -41,57 +95,215 @@ class SkyPilotFeed:
     def not_configured_reason(self) -> str:
         return "PRICING_SKYPILOT_ENABLED is off or PRICING_SKYPILOT_CLOUDS is empty"
 
+    def parts(self) -> list[str]:
+        return [feed_name(cloud) for cloud in self.clouds]
+
+    def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
+        raise FeedDataError(f"refresh the SkyPilot clouds one by one: {', '.join(self.parts())}")
+
+
+@dataclass
+class SkyPilotCloudFeed:
+    cloud: str
+    enabled: bool
+    base_url: str
+    mirror_url: str
+    version: str = ""
+    name: str = field(init=False)
+    label: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.version = self.version or catalog_version(self.cloud)
+        self.name = feed_name(self.cloud)
+        self.label = f"SkyPilot catalog {self.version} {self.cloud}"
+
+    def is_configured(self) -> bool:
+        return self.enabled and len(self.name) <= FEED_NAME_MAX
+
+    def not_configured_reason(self) -> str:
+        if len(self.name) > FEED_NAME_MAX:
+            return f"cloud name {self.cloud!r} is too long for a feed name (at most {FEED_NAME_MAX} characters)"
+        return "PRICING_SKYPILOT_ENABLED is off"
+
+    def urls(self) -> tuple[str, str]:
+        path = f"{self.version}/{self.cloud}/vms.csv"
+        return f"{self.base_url.rstrip('/')}/{path}", f"{self.mirror_url.rstrip('/')}/{path}"
+
     def fetch(self, *, progress: Progress) -> Iterator[OfferRecord | Rejection]:
         session = http.session()
-        for index, cloud in enumerate(self.clouds):
-            progress(index, len(self.clouds), f"SkyPilot {cloud}")
-            url = CATALOG_URL.format(cloud=cloud)
-            response = http.get(session, url, what=f"SkyPilot catalog {cloud}")
-            yield from parse_catalog(cloud, response.text, url=url)
-        progress(len(self.clouds), len(self.clouds), "SkyPilot: all clouds read")
+        primary, mirror = self.urls()
+        progress(0, 1, f"SkyPilot {self.cloud} {self.version}")
+        what = f"SkyPilot catalog {self.version} {self.cloud}"
+        try:
+            response, url = http.get(session, primary, what=what), primary
+        except FeedNotFound as error:
+            raise FeedNotConfigured(
+                f"SkyPilot has no {self.version} catalog for {self.cloud!r} ({error}); "
+                "remove it from PRICING_SKYPILOT_CLOUDS or name a cloud the catalog holds"
+            ) from error
+        except FeedNetworkError:
+            if mirror == primary:
+                raise
+            # SkyPilot falls back to its S3 mirror when GitHub rate-limits it (skypilot#5438).
+            response, url = http.get(session, mirror, what=f"{what} (mirror)"), mirror
+        observed_at = file_timestamp(session, response, url=url, path=f"catalogs/{self.version}/{self.cloud}/vms.csv")
+        yield from parse_catalog(self.cloud, response.text, url=url, observed_at=observed_at)
+        progress(1, 1, f"SkyPilot {self.cloud}: read")
 
 
-def parse_catalog(cloud: str, text: str, *, url: str) -> Iterator[OfferRecord | Rejection]:
+def file_timestamp(
+    session: requests.Session, response: requests.Response, *, url: str, path: str
+) -> dt.datetime | None:
+    """When the catalog file last changed: Last-Modified (S3 sends it), else the GitHub commit date
+    of the file; None when neither is available (the offers then say the date is unknown)."""
+    header = response.headers.get("Last-Modified")
+    if header:
+        try:
+            return parsedate_to_datetime(header).astimezone(dt.UTC)
+        except (TypeError, ValueError):
+            pass
+    if not url.startswith(GITHUB_RAW_PREFIX):
+        return None
+    try:
+        commits = http.get_json(
+            session, COMMITS_API, what="SkyPilot catalog commit date", params={"path": path, "per_page": 1}
+        )
+        return parse_datetime(commits[0]["commit"]["committer"]["date"])
+    except (FeedError, LookupError, TypeError):
+        return None  # the prices are still good; only their date is unknown
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRow:
+    instance: str
+    region: str
+    accelerator: str
+    gpu: str | None
+    gpu_count: Decimal
+    vcpus: int | None
+    memory_gib: Decimal | None
+    prices: dict[str, Decimal]
+
+
+class BadCell(ValueError):
+    def __init__(self, column: str, value: Any) -> None:
+        super().__init__(f"{column}={value!r}")
+        self.column = column
+
+
+def _number(row: dict[str, str], column: str, *, required: bool = False) -> Decimal | None:
+    raw = (row.get(column) or "").strip()
+    if not raw:
+        if required:
+            raise BadCell(column, raw)
+        return None
+    value = to_decimal(raw)
+    if value is None:
+        raise BadCell(column, raw)
+    return value
+
+
+def gpu_memory_mib(raw: str | None) -> int | None:
+    """Memory per GPU from GpuInfo ("{'Gpus': [{..., 'MemoryInfo': {'SizeInMiB': 81920}}], ...}")."""
+    if not (raw or "").strip():
+        return None
+    try:
+        info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
+        size = float(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
+    except (ValueError, SyntaxError, LookupError, TypeError, MemoryError, RecursionError):
+        raise BadCell("GpuInfo", raw[:80]) from None
+    # RunPod's v8 catalog writes GB under SizeInMiB ('SizeInMiB': 80 for an A100 80GB); no GPU has
+    # under 1 GiB, so a value that small is GiB.
+    return int(size * 1024 if 0 < size < MIN_GPU_MIB else size)
+
+
+def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
+    """One catalog row, every cell checked; BadCell names the first unreadable one."""
+    accelerator = row["AcceleratorName"].strip()
+    vcpus = _number(row, "vCPUs")
+    if vcpus is not None and vcpus != vcpus.to_integral_value():
+        raise BadCell("vCPUs", row.get("vCPUs"))
+    mib = gpu_memory_mib(row.get("GpuInfo"))
+    gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
+    if gpu == "h100-sxm" and PCIE_INSTANCE.search(row["InstanceType"]):
+        gpu = "h100-pcie"  # Lambda's gpu_1x_h100_pcie is listed as plain 'H100' with 80 GB
+    prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
+    return CatalogRow(
+        instance=row["InstanceType"],
+        region=row["Region"],
+        accelerator=accelerator,
+        gpu=gpu,
+        gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
+        vcpus=int(vcpus) if vcpus is not None else None,
+        memory_gib=_number(row, "MemoryGiB"),
+        prices={market: price for market, price in prices.items() if price is not None},
+    )
+
+
+def parse_catalog(
+    cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
+) -> Iterator[OfferRecord | Rejection]:
     reader = csv.DictReader(io.StringIO(text))
     missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
     if missing:
         raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
     provider = PROVIDER_OF_CLOUD.get(cloud, cloud)
-    cheapest: dict[tuple[str, str, str], tuple[Decimal, dict[str, str]]] = {}
+    cheapest: dict[tuple[str, str, str], tuple[Decimal, CatalogRow]] = {}
     for line, row in enumerate(reader, start=2):
         if None in row or any(row.get(column) is None for column in REQUIRED_COLUMNS):
             yield Rejection("malformed_row", f"skypilot {cloud} line {line}: wrong number of cells (truncated?)")
             continue
-        if not row["AcceleratorName"]:
+        if not row["AcceleratorName"].strip():
             yield Rejection("no_accelerator", f"skypilot {cloud} {row['InstanceType']}")
             continue
-        for market, column in PRICE_COLUMN.items():
-            raw = row.get(column) or ""
-            if not raw.strip():
-                continue  # this instance has no price on that market
-            price = to_decimal(raw)
-            if price is None:
-                yield Rejection("malformed_row", f"skypilot {cloud} line {line}: {column}={raw!r}")
-                continue
-            key = (row["InstanceType"], row["Region"], market)
+        try:
+            parsed = parse_row(cloud, row)
+        except BadCell as error:
+            yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
+            continue
+        for market, price in parsed.prices.items():
+            key = (parsed.instance, parsed.region, market)
             if key not in cheapest or price < cheapest[key][0]:
-                cheapest[key] = (price, row)
-    for (instance, region, market), (price, row) in cheapest.items():
-        accelerator = row["AcceleratorName"]
+                cheapest[key] = (price, parsed)
+    dated = f"catalog file dated {observed_at:%Y-%m-%d}" if observed_at else "catalog file date unknown"
+    for (instance, region, market), (price, parsed) in cheapest.items():
         yield OfferRecord(
             provider=provider,
             instance_type=instance,
             region=region,
             market=market,
-            gpu_name=accelerator,
-            gpu=GPU_OVERRIDES.get((cloud, accelerator)),
-            gpu_count=to_decimal(row["AcceleratorCount"]) or Decimal(0),
+            gpu_name=parsed.accelerator,
+            gpu=parsed.gpu or canonical_gpu(parsed.accelerator),
+            gpu_count=parsed.gpu_count,
             usd_per_hour=price,
-            vcpus=int(float(row["vCPUs"])) if (row.get("vCPUs") or "").strip() else None,
-            memory_gib=to_decimal(row.get("MemoryGiB")) if (row.get("MemoryGiB") or "").strip() else None,
-            source=f"SkyPilot catalog {url} {PRICE_COLUMN[market]} (catalog states no date)",
+            vcpus=parsed.vcpus,
+            memory_gib=parsed.memory_gib,
+            observed_at=observed_at,
+            source=f"SkyPilot catalog {url} {PRICE_COLUMN[market]} ({dated})",
         )
 
 
 def from_settings() -> SkyPilotFeed:
     return SkyPilotFeed(enabled=settings.PRICING_SKYPILOT_ENABLED, clouds=list(settings.PRICING_SKYPILOT_CLOUDS))
+
+
+def cloud_from_settings(cloud: str) -> SkyPilotCloudFeed:
+    return SkyPilotCloudFeed(
+        cloud=cloud,
+        enabled=settings.PRICING_SKYPILOT_ENABLED,
+        base_url=settings.PRICING_SKYPILOT_CATALOG_URL,
+        mirror_url=settings.PRICING_SKYPILOT_MIRROR_URL,
+    )
+
+
+def records_from_files(paths: list[Path], *, cloud: str | None) -> list[OfferRecord | Rejection]:
+    """Saved catalog CSVs of one cloud (`import_prices --cloud`), each dated by the file's own mtime."""
+    if not cloud:
+        raise FeedDataError("the SkyPilot catalog files need --cloud (e.g. --cloud cudo): the CSV does not name it")
+    records: list[OfferRecord | Rejection] = []
+    for path in paths:
+        try:
+            records.extend(parse_catalog(cloud, read_text(path), url=str(path), observed_at=file_mtime(path)))
+        except FeedDataError as error:
+            raise FeedFileError(path, str(error)) from error
+    return records

@@ -18,7 +18,7 @@ def fixture_text(name: str) -> str:
 
 def lambda_payload_with_regions(count: int) -> dict[str, Any]:
     """The recorded Lambda response with its 8x H100 type offered in `count` regions and nothing else."""
-    payload = fixture_json("lambda_instance_types.json")
+    payload = fixture_json("written/lambda_instance_types.json")
     entry = copy.deepcopy(payload["data"]["gpu_8x_h100_sxm5"])
     entry["regions_with_capacity_available"] = [
         {"name": f"region-{index}", "description": f"Region {index}"} for index in range(count)

@@ -115,3 +115,22 @@ def test_price_freshness_says_snapshot_not_live(bundled: str) -> None:
     assert fresh["snapshot_compiled_on"] == dt.date(2026, 12, 2)
     assert "snapshot compiled 2026-12-02" in fresh["label"]
     assert isinstance(fresh["newest_observed_at"], dt.datetime | pd.Timestamp)
+
+
+def test_an_undated_offer_cheaper_than_every_dated_one_says_so(bundled: str) -> None:
+    """The snapshot's SkyPilot rows have no source date; AWS rows are dated (2026-01-21)."""
+    frame = offers_frame(gpu="h100-sxm", markets=["on_demand"])
+    dated = frame[frame["observed_at"].notna()]
+    undated = frame[frame["observed_at"].isna()]
+    assert not dated.empty and not undated.empty
+    floor = dated["usd_per_gpu_hour"].min()
+    cheaper = undated[undated["usd_per_gpu_hour"] < floor]
+    dearer = undated[undated["usd_per_gpu_hour"] >= floor]
+    assert not cheaper.empty  # the bundled data has such rows, so the rule is exercised
+    ref = dated.sort_values("usd_per_gpu_hour").iloc[0]
+    note = f"the cheapest dated on_demand offer of h100-sxm is {ref['provider']} {ref['instance']}"
+    assert cheaper["source"].str.contains("[undated price;", regex=False).all()
+    assert cheaper["source"].str.contains(note, regex=False).all()
+    assert not dearer["source"].str.contains("[undated price;", regex=False).any()
+    assert not dated["source"].str.contains("[undated price;", regex=False).any()
+    assert cheaper["stale"].all()  # shown as undated: no date, flagged stale

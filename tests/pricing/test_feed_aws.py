@@ -61,36 +61,36 @@ def _products_params(region: str, token: str | None = None) -> dict:
 
 
 def _queue_good_run(stubs: dict[str, Stubber]) -> None:
-    page1 = fixture_json("aws_get_products_us_east_1_page1.json")
+    page1 = fixture_json("written/aws_get_products_us_east_1_page1.json")
     stubs["pricing"].add_response("get_products", page1, _products_params("us-east-1"))
     stubs["pricing"].add_response(
         "get_products",
-        fixture_json("aws_get_products_us_east_1_page2.json"),
+        fixture_json("written/aws_get_products_us_east_1_page2.json"),
         _products_params("us-east-1", page1["NextToken"]),
     )
     east_types = ["g5.2xlarge", "g6.xlarge", "p4d.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"]
     stubs["us-east-1"].add_response(
         "describe_instance_types",
-        fixture_json("aws_describe_instance_types_us_east_1.json"),
+        fixture_json("written/aws_describe_instance_types_us_east_1.json"),
         {"InstanceTypes": east_types},
     )
     stubs["us-east-1"].add_response(
         "describe_spot_price_history",
-        _spot("aws_spot_price_history_us_east_1.json"),
+        _spot("written/aws_spot_price_history_us_east_1.json"),
         {"InstanceTypes": east_types, "ProductDescriptions": ["Linux/UNIX"], "StartTime": ANY},
     )
     stubs["pricing"].add_response(
-        "get_products", fixture_json("aws_get_products_us_west_2.json"), _products_params("us-west-2")
+        "get_products", fixture_json("written/aws_get_products_us_west_2.json"), _products_params("us-west-2")
     )
     west_types = ["g5.2xlarge", "p4d.24xlarge"]
     stubs["us-west-2"].add_response(
         "describe_instance_types",
-        fixture_json("aws_describe_instance_types_us_west_2.json"),
+        fixture_json("written/aws_describe_instance_types_us_west_2.json"),
         {"InstanceTypes": west_types},
     )
     stubs["us-west-2"].add_response(
         "describe_spot_price_history",
-        _spot("aws_spot_price_history_us_west_2.json"),
+        _spot("written/aws_spot_price_history_us_west_2.json"),
         {"InstanceTypes": west_types, "ProductDescriptions": ["Linux/UNIX"], "StartTime": ANY},
     )
 
@@ -102,7 +102,13 @@ def test_a_full_run_reads_prices_gpus_and_spot_and_counts_the_traps(feed: AwsFee
     for stubber in stubs.values():
         stubber.assert_no_pending_responses()
     rejections = {reason: entry["count"] for reason, entry in run.rejections.items()}
-    assert rejections == {"capacity_block": 1, "not_linux": 1, "not_box_usage": 1}
+    assert rejections == {
+        "capacity_block": 1,
+        "not_linux": 1,
+        "not_box_usage": 1,
+        "reserved_variant_not_modelled": 1,  # a convertible/upfront term: an alternative, counted not kept
+    }
+    assert "1yr/standard/All Upfront" in run.rejections["reserved_variant_not_modelled"]["examples"][0]
     p5 = Offer.objects.get(instance_type="p5.48xlarge", region="us-east-1", market="on_demand")
     assert (p5.gpu, p5.gpu_count, p5.usd_per_hour, p5.usd_per_gpu_hour) == (
         "h100-sxm",
@@ -144,7 +150,7 @@ def test_access_denied_is_a_failure_not_a_retry(feed: AwsFeed, stubs: dict[str, 
 
 
 def test_a_truncated_price_list_page_fails_the_run(feed: AwsFeed, stubs: dict[str, Stubber]) -> None:
-    page = fixture_json("aws_get_products_us_east_1_page1.json")
+    page = fixture_json("written/aws_get_products_us_east_1_page1.json")
     page["PriceList"][0] = page["PriceList"][0][:400]  # the JSON string was cut off
     stubs["pricing"].add_response("get_products", page, _products_params("us-east-1"))
     run = feed_refresh(name="aws")

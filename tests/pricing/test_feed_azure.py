@@ -27,14 +27,14 @@ def feed(monkeypatch: pytest.MonkeyPatch) -> AzureFeed:
 
 
 def _register_pages() -> None:
-    responses.get(API_URL, json=fixture_json("azure_page1.json"))
-    responses.get(NEXT, json=fixture_json("azure_page2_empty_next_link.json"))
+    responses.get(API_URL, json=fixture_json("written/azure_page1.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page2_empty_next_link.json"))
 
 
 @responses.activate
 def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     run = feed_refresh(name="azure")
     assert run.status == FeedRun.Status.SUCCESS, run.error
     first_query = parse_qs(urlsplit(responses.calls[0].request.url).query)
@@ -63,9 +63,9 @@ def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
 @responses.activate
 def test_fractional_gpus_refresh_idempotently(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     feed_refresh(name="azure")
     second = feed_refresh(name="azure")
     assert (second.created, second.changed, second.unchanged) == (0, 0, 6)
@@ -74,10 +74,10 @@ def test_fractional_gpus_refresh_idempotently(feed: AzureFeed) -> None:
 @responses.activate
 def test_a_truncated_page_fails_the_run_and_keeps_offers(feed: AzureFeed) -> None:
     _register_pages()
-    responses.get(NEXT, json=fixture_json("azure_page3_empty.json"))
+    responses.get(NEXT, json=fixture_json("written/azure_page3_empty.json"))
     assert feed_refresh(name="azure").status == FeedRun.Status.SUCCESS
     before = list(Offer.objects.values_list("id", "usd_per_hour"))
-    page = fixture_json("azure_page1.json")
+    page = fixture_json("written/azure_page1.json")
     page["Items"] = page["Items"][:2]  # the body was cut: Count still says 5
     responses.replace(responses.GET, API_URL, json=page)
     run = feed_refresh(name="azure")
@@ -106,3 +106,48 @@ def test_a_page_without_items_is_truncated_not_empty(feed: AzureFeed) -> None:
 )
 def test_sku_names_map_to_gpus(sku: str, expected: tuple[str, Decimal] | None) -> None:
     assert gpu_of_sku(sku) == expected
+
+
+@pytest.mark.parametrize(
+    ("arm_sku", "expected"),
+    [
+        ("Standard_ND96isr_H100_v5", ("h100-sxm", Decimal(8))),
+        ("Standard_ND96is_H100_v5", ("h100-sxm", Decimal(8))),
+        ("Standard_ND96isr_H200_v5", ("h200", Decimal(8))),
+        ("Standard_NC40ads_H100_v5", ("h100-pcie", Decimal(1))),
+        ("Standard_NC80adis_H100_v5", ("h100-pcie", Decimal(2))),
+        ("Standard_NCC40ads_H100_v5", ("h100-pcie", Decimal(1))),
+        ("Standard_ND128isr_NDR_GB200_v6", ("gb200", Decimal(4))),
+        ("Standard_ND96is_MI300X_v5", ("mi300x", Decimal(8))),
+        ("Standard_D4s_v3", None),
+    ],
+)
+def test_nd_h100_v5_and_its_relatives_have_a_gpu_and_count(arm_sku: str, expected: tuple | None) -> None:
+    assert gpu_of_sku(arm_sku) == expected
+
+
+# Items in the shape a live capture of 2026-09-16 recorded for eastus (price-feeds.md 5.4): the meter
+# spelled "ND96isrH100v5", Spot and Low Priority marked only in meterName, Windows only in productName.
+CAPTURED = [
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 98.32},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5",
+     "productName": "Virtual Machines NDsr H100 v5 Series Windows", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 102.736},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5 Spot",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 18.169536},
+    {"armRegionName": "eastus", "armSkuName": "Standard_ND96isr_H100_v5", "meterName": "ND96isrH100v5 Low Priority",
+     "productName": "Virtual Machines NDsr H100 v5 Series", "type": "Consumption",
+     "unitOfMeasure": "1 Hour", "currencyCode": "USD", "retailPrice": 20.0},
+]  # fmt: skip
+
+
+def test_spot_and_low_priority_are_read_from_the_meter_name_when_sku_name_is_absent() -> None:
+    items = [entry for item in CAPTURED for entry in azure.item_records(item)]
+    offers = {o.market: o for o in items if hasattr(o, "market")}
+    reasons = sorted(r.reason for r in items if not hasattr(r, "market"))
+    assert reasons == ["low_priority", "not_linux"]
+    assert offers["on_demand"].usd_per_hour == Decimal("98.32") and offers["on_demand"].gpu == "h100-sxm"
+    assert offers["spot"].usd_per_hour == Decimal("18.169536")

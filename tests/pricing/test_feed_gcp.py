@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 
 import pytest
 import responses
 from responses import matchers
 
-from pricing.feeds.gcp import API_URL, unit_price
+from pricing.feeds.base import OfferRecord, Rejection
+from pricing.feeds.gcp import API_URL, assemble, machine_types, unit_price
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_refresh
 from tests.pricing.helpers import fixture_json
@@ -22,13 +24,13 @@ def _api_key(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 def _register_pages() -> None:
-    page1 = fixture_json("gcp_skus_page1.json")
+    page1 = fixture_json("written/gcp_skus_page1.json")
     responses.get(
         API_URL, json=page1, match=[matchers.query_param_matcher({"currencyCode": "USD", "pageSize": "5000"})]
     )
     responses.get(
         API_URL,
-        json=fixture_json("gcp_skus_page2.json"),
+        json=fixture_json("written/gcp_skus_page2.json"),
         match=[
             matchers.query_param_matcher(
                 {"currencyCode": "USD", "pageSize": "5000", "pageToken": page1["nextPageToken"]}
@@ -39,7 +41,7 @@ def _register_pages() -> None:
 
 
 def test_units_plus_nanos() -> None:
-    sku = fixture_json("gcp_skus_page1.json")["skus"][0]
+    sku = fixture_json("written/gcp_skus_page1.json")["skus"][0]
     assert unit_price(sku) == (Decimal("2.933908"), "h", "USD")
 
 
@@ -79,3 +81,82 @@ def test_the_api_key_never_reaches_the_error_text() -> None:
     run = feed_refresh(name="gcp")
     assert run.status == FeedRun.Status.FAILED and run.retryable
     assert "recorded-key" not in run.error
+
+
+# GCP SKU descriptions as GCP writes them: SkyPilot's fetch_gcp.py (price-feeds.md 1.3) matches them by
+# the substrings 'A100 80GB GPU', 'H200 141GB GPU' (no vendor prefix) and 'Nvidia B200 (1 gpu slice)';
+# the full strings are the ones public GCP-pricing projects test against. The records around them are
+# the written A100 SKUs of written/gcp_skus_page1.json with only the description changed.
+def _skus_with(descriptions: dict[str, str]) -> list[dict]:
+    skus = fixture_json("written/gcp_skus_page1.json")["skus"]
+    by_description = {sku["description"]: sku for sku in skus}
+    extra = []
+    for template, description in descriptions.items():
+        sku = copy.deepcopy(by_description[template])
+        sku["description"] = description
+        extra.append(sku)
+    return skus + extra
+
+
+def _by_reason(items: list) -> dict[str, list[str]]:
+    reasons: dict[str, list[str]] = {}
+    for item in items:
+        if isinstance(item, Rejection):
+            reasons.setdefault(item.reason, []).append(item.detail)
+    return reasons
+
+
+def test_real_a100_80gb_and_h200_descriptions_find_their_machine_types() -> None:
+    on_demand = "Nvidia Tesla A100 GPU running in Americas"
+    items = list(
+        assemble(
+            _skus_with(
+                {
+                    on_demand: "Nvidia Tesla A100 80GB GPU running in Americas",
+                    "Spot Preemptible Nvidia Tesla A100 GPU running in Americas": "H200 141GB GPU running in Americas",
+                }
+            ),
+            machine_types(),
+        )
+    )
+    offers = {(o.instance_type, o.region, o.market): o for o in items if isinstance(o, OfferRecord)}
+    ultra = offers[("a2-ultragpu-8g", "us-central1", "on_demand")]
+    assert ultra.gpu == "a100-80gb" and ultra.gpu_count == 8
+    assert "'Nvidia Tesla A100 80GB GPU running in Americas'" in ultra.source
+    reasons = _by_reason(items)
+    assert "gpu_sku_without_machine_type" not in reasons  # neither real string is lost any more
+    # The H200 SKU is recognised (a3-ultragpu-8g); its A3 Ultra host SKUs are not on the page.
+    assert any("a3-ultragpu-8g" in detail for detail in reasons["missing_host_sku"])
+
+
+def test_a_dws_flex_start_gpu_sku_is_counted_and_does_not_replace_the_on_demand_price() -> None:
+    on_demand = "Nvidia Tesla A100 GPU running in Americas"
+    plain = [o for o in assemble(_skus_with({}), machine_types()) if isinstance(o, OfferRecord)]
+    dws = "Nvidia Tesla A100 GPU attached to DWS Defined Duration VMs running in Americas"
+    items = list(assemble(_skus_with({on_demand: dws}), machine_types()))
+    reasons = _by_reason(items)
+    assert reasons["special_mode_sku"] == [f"gcp {dws}"]
+    after = [o for o in items if isinstance(o, OfferRecord)]
+    assert [(o.key, o.usd_per_hour) for o in after] == [(o.key, o.usd_per_hour) for o in plain]
+
+
+@pytest.mark.parametrize(
+    ("description", "machine"),
+    [
+        ("Nvidia Tesla A100 80GB GPU running in Americas", "a2-ultragpu-1g"),
+        ("Nvidia A100 80GB GPU running in Americas", "a2-ultragpu-1g"),
+        ("Nvidia Tesla A100 GPU running in Americas", "a2-highgpu-1g"),
+        ("H200 141GB GPU running in Belgium", "a3-ultragpu-8g"),
+        ("Nvidia H100 80GB GPU running in Americas", "a3-highgpu-8g"),
+        ("Nvidia H100 80GB Mega GPU running in Frankfurt", "a3-megagpu-8g"),
+        ("A4 Nvidia B200 (1 gpu slice) running in Netherlands", "a4-highgpu-8g"),
+        ("Nvidia L4 GPU running in Netherlands", "g2-standard-4"),
+    ],
+)
+def test_each_real_gpu_description_maps_to_its_machine_type(description: str, machine: str) -> None:
+    machines = [m for m in machine_types() if m.name == machine]
+    sku = copy.deepcopy(fixture_json("written/gcp_skus_page1.json")["skus"][0])
+    sku["description"] = description
+    items = list(assemble([sku], machines))
+    # Recognised: only the host SKUs are missing (this page has none for the series), never the GPU.
+    assert {item.reason for item in items if isinstance(item, Rejection)} == {"missing_host_sku"}

@@ -1,30 +1,45 @@
-"""The SkyPilot catalog adapter through `requests`, answered by a recorded v7 runpod vms.csv excerpt."""
+"""The SkyPilot catalog adapter through `requests`, answered by recorded catalog rows.
+
+Fixtures (sources in fixtures/README.md): verbatim rows of SkyPilot's runpod catalog and of Cudo's
+v7 and v8 catalogs (skypilot-org/skypilot-catalog). Each cloud is its own feed run.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
 import responses
 
-from pricing.feeds.skypilot import CATALOG_URL
+from pricing.feeds import UnknownFeed, feed_units
+from pricing.feeds.skypilot import COMMITS_API, catalog_version, catalog_versions, cloud_from_settings, parse_catalog
 from pricing.models import FeedRun, Offer
-from pricing.services import feed_refresh
+from pricing.services import feed_refresh, feeds_refresh
 from tests.pricing.helpers import fixture_text
 
 pytestmark = pytest.mark.django_db
-RUNPOD = CATALOG_URL.format(cloud="runpod")
+GITHUB = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"
+MIRROR = "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs"
+RUNPOD = f"{GITHUB}/v8/runpod/vms.csv"
+CUDO = f"{GITHUB}/v8/cudo/vms.csv"
+COMMIT_DATE = "2026-11-28T14:05:09Z"
 
 
 @pytest.fixture(autouse=True)
-def _one_cloud(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PRICING_SKYPILOT_CLOUDS = ["runpod"]
+def _clouds(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_SKYPILOT_CLOUDS = ["runpod", "cudo"]
+
+
+def _commit_date(path: str = "", date: str = COMMIT_DATE) -> None:
+    responses.get(COMMITS_API, json=[{"sha": "0" * 40, "commit": {"committer": {"date": date}}}])
 
 
 @responses.activate
-def test_catalog_rows_become_on_demand_and_spot_offers() -> None:
-    responses.get(RUNPOD, body=fixture_text("skypilot_runpod_vms.csv"))
-    run = feed_refresh(name="skypilot")
+def test_catalog_rows_become_on_demand_and_spot_offers_dated_by_the_file() -> None:
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    _commit_date()
+    run = feed_refresh(name="skypilot:runpod")
     assert run.status == FeedRun.Status.SUCCESS, run.error
     assert {reason: entry["count"] for reason, entry in run.rejections.items()} == {
         "no_accelerator": 1,
@@ -39,28 +54,150 @@ def test_catalog_rows_become_on_demand_and_spot_offers() -> None:
         8,
         Decimal("1.19"),
     )
-    assert "catalog states no date" in offer.source
+    # The catalog file's own commit date, not the time it was read.
+    assert offer.observed_at == dt.datetime(2026, 11, 28, 14, 5, 9, tzinfo=dt.UTC)
+    assert "catalog file dated 2026-11-28" in offer.source and "/v8/runpod/" in offer.source
     assert Offer.objects.get(instance_type="1x_H100_SECURE").gpu == "h100-pcie"
     assert Offer.objects.get(instance_type="1x_H100-SXM_SECURE", market="on_demand").gpu == "h100-sxm"
     assert Offer.objects.get(instance_type="1x_RTX4090_SECURE", market="on_demand").usd_per_hour == Decimal("0.69")
 
 
 @responses.activate
+def test_a_second_read_of_the_same_file_keeps_its_date() -> None:
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    _commit_date()
+    feed_refresh(name="skypilot:runpod")
+    run = feed_refresh(name="skypilot:runpod")
+    assert run.status == FeedRun.Status.SUCCESS and run.unchanged == run.accepted
+    assert set(Offer.objects.values_list("observed_at", flat=True)) == {
+        dt.datetime(2026, 11, 28, 14, 5, 9, tzinfo=dt.UTC)
+    }
+
+
+@responses.activate
+def test_gpu_memory_decides_the_id_a100_80gb_and_nvl_is_not_sxm() -> None:
+    records = list(parse_catalog("cudo", fixture_text("skypilot_cudo_v7_vms.csv"), url="cudo-v7"))
+    gpu = {(r.instance_type, r.region): r.canonical_gpu for r in records if hasattr(r, "canonical_gpu")}
+    assert gpu[("epyc-genoa-a100-pcie_1x2v4gb", "no-kristiansand-1")] == "a100-80gb"  # 'A100', 81920 MiB
+    assert gpu[("intel-ice-lake-a100-pci_1x2v4gb", "us-carlsbad-1")] == "a100-80gb"
+    assert gpu[("epyc-genoa-h100-nvl-pcie_1x2v4gb", "au-melbourne-1")] == "h100-pcie"  # 'H100', 96256 MiB
+    assert gpu[("epyc-genoa-h100-nvl-pcie_2x8v16gb", "au-melbourne-1")] == "h100-pcie"
+    assert gpu[("sapphire-rapids-h100_1x2v4gb", "no-kristiansand-1")] == "h100-sxm"  # 'H100-SXM', 81920 MiB
+    assert gpu[("intel-broadwell-v100_1x2v4gb", "us-newyork-1")] == "v100-16gb"  # 16384 MiB
+
+
+@responses.activate
+def test_a_bad_cell_is_one_counted_rejection_and_the_rest_is_kept() -> None:
+    text = fixture_text("skypilot_cudo_v7_vms.csv")
+    broken = text.replace(
+        "epyc-genoa-l40s-compute_1x2v4gb,L40S,1.0,2,4,", "epyc-genoa-l40s-compute_1x2v4gb,L40S,1.0,abc,4,"
+    )
+    broken = broken.replace("'SizeInMiB': 16384}}]", "'SizeInMiB': 16384}}")  # an unclosed GpuInfo literal
+    assert broken.count("abc") == 1
+    responses.get(CUDO, body=broken)
+    _commit_date()
+    run = feed_refresh(name="skypilot:cudo")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    counts = {reason: entry["count"] for reason, entry in run.rejections.items()}
+    assert counts == {"bad_cell_vCPUs": 1, "bad_cell_GpuInfo": 1, "unknown_gpu": 2}  # + A40, A800
+    assert "vCPUs='abc'" in run.rejections["bad_cell_vCPUs"]["examples"][0]
+    assert run.accepted == 11 - 4
+    assert not Offer.objects.filter(instance_type="epyc-genoa-l40s-compute_1x2v4gb").exists()
+
+
+@responses.activate
+def test_one_cloud_failing_is_that_clouds_failed_run_and_the_others_are_kept() -> None:
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    responses.get(CUDO, body=fixture_text("skypilot_cudo_v7_vms.csv"))
+    _commit_date()
+    assert [run.status for run in feeds_refresh(name="skypilot")] == [FeedRun.Status.SUCCESS] * 2
+    cudo_offers = Offer.objects.filter(feed="skypilot:cudo", withdrawn_at__isnull=True).count()
+    responses.replace(responses.GET, CUDO, status=500)
+    responses.add(responses.GET, f"{MIRROR}/v8/cudo/vms.csv", status=500)
+    runpod, cudo = feeds_refresh(name="skypilot")
+    assert (runpod.feed, runpod.status) == ("skypilot:runpod", FeedRun.Status.SUCCESS)
+    assert (cudo.feed, cudo.status) == ("skypilot:cudo", FeedRun.Status.FAILED)
+    assert "HTTP 500" in cudo.error and cudo.retryable
+    assert Offer.objects.filter(feed="skypilot:cudo", withdrawn_at__isnull=True).count() == cudo_offers
+
+
+@responses.activate
+def test_a_rate_limited_catalog_is_read_from_skypilots_mirror_with_its_last_modified() -> None:
+    responses.get(CUDO, status=429)
+    responses.get(
+        f"{MIRROR}/v8/cudo/vms.csv",
+        body=fixture_text("skypilot_cudo_v8_vms.csv"),
+        headers={"Last-Modified": "Wed, 25 Nov 2026 07:00:00 GMT"},
+    )
+    run = feed_refresh(name="skypilot:cudo")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    offer = Offer.objects.get(instance_type="sapphire-rapids-h100_1x2v4gb")
+    assert offer.observed_at == dt.datetime(2026, 11, 25, 7, 0, tzinfo=dt.UTC)
+    assert MIRROR in offer.source
+
+
+@responses.activate
+def test_a_cloud_without_a_catalog_is_reported_and_the_others_refresh(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_SKYPILOT_CLOUDS = ["runpod", "coreweave"]
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    responses.get(f"{GITHUB}/v8/coreweave/vms.csv", status=404)
+    _commit_date()
+    runpod, coreweave = feeds_refresh(name="skypilot")
+    assert runpod.status == FeedRun.Status.SUCCESS
+    assert coreweave.status == FeedRun.Status.NOT_CONFIGURED
+    assert "no v8 catalog for 'coreweave'" in coreweave.error
+
+
+def test_each_cloud_reads_the_newest_catalog_version_that_exists_for_it() -> None:
+    assert catalog_version("runpod") == "v8"
+    assert catalog_version("fluidstack") == "v6"  # the catalog repository has no v7/v8 fluidstack
+    assert catalog_version("a-cloud-not-listed") == "v8"  # what SkyPilot itself reads
+    assert cloud_from_settings("fluidstack").urls()[0] == f"{GITHUB}/v6/fluidstack/vms.csv"
+    assert feed_units("skypilot") == ["skypilot:runpod", "skypilot:cudo"]
+
+
+@responses.activate
+def test_an_html_error_page_is_not_a_catalog() -> None:
+    responses.get(RUNPOD, body="<html><body>rate limited</body></html>")
+    run = feed_refresh(name="skypilot:runpod")
+    assert run.status == FeedRun.Status.FAILED and "missing columns" in run.error
+
+
+@responses.activate
 def test_a_truncated_catalog_counts_the_broken_row_and_the_shrink_guard_keeps_offers() -> None:
-    text = fixture_text("skypilot_runpod_vms.csv")
+    text = fixture_text("written/skypilot_runpod_vms.csv")
     responses.get(RUNPOD, body=text)
-    assert feed_refresh(name="skypilot").status == FeedRun.Status.SUCCESS
+    _commit_date()
+    assert feed_refresh(name="skypilot:runpod").status == FeedRun.Status.SUCCESS
     before = list(Offer.objects.values_list("id", "usd_per_hour", "withdrawn_at"))
     cut = text[: text.index("1x_H100-SXM_SECURE") + 30]  # the download stopped mid-row
     responses.replace(responses.GET, RUNPOD, body=cut)
-    run = feed_refresh(name="skypilot")
+    run = feed_refresh(name="skypilot:runpod")
     assert run.status == FeedRun.Status.REJECTED
     assert run.rejections["malformed_row"]["count"] == 1
     assert list(Offer.objects.values_list("id", "usd_per_hour", "withdrawn_at")) == before
 
 
 @responses.activate
-def test_an_html_error_page_is_not_a_catalog() -> None:
-    responses.get(RUNPOD, body="<html><body>rate limited</body></html>")
-    run = feed_refresh(name="skypilot")
-    assert run.status == FeedRun.Status.FAILED and "missing columns" in run.error
+def test_offers_the_single_skypilot_feed_wrote_before_the_split_are_withdrawn_for_that_cloud() -> None:
+    responses.get(RUNPOD, body=fixture_text("written/skypilot_runpod_vms.csv"))
+    _commit_date()
+    feed_refresh(name="skypilot:runpod")
+    gone = Offer.objects.filter(provider__slug="runpod").first()
+    Offer.objects.filter(id=gone.id).update(feed="skypilot", instance_type="9x_GONE_SECURE")
+    other = Offer.objects.filter(provider__slug="runpod").exclude(id=gone.id).first()
+    run = feed_refresh(name="skypilot:runpod")
+    assert run.status == FeedRun.Status.SUCCESS
+    assert Offer.objects.get(id=gone.id).withdrawn_at is not None  # the old group feed's leftover
+    assert Offer.objects.get(id=other.id).withdrawn_at is None
+
+
+def test_every_cloud_of_the_default_configuration_has_a_catalog_version_on_record() -> None:
+    from advisor import settings as defaults  # the shipped defaults, not the test overrides
+
+    listed = catalog_versions()
+    missing = [cloud for cloud in defaults.PRICING_SKYPILOT_CLOUDS if cloud not in listed]
+    assert missing == [], f"default clouds with no known catalog: {missing}"
+    assert feed_units("aws") == ["aws"] and feed_units("skypilot:cudo") == ["skypilot:cudo"]
+    with pytest.raises(UnknownFeed):
+        feed_units("aws:us-east-1")

@@ -20,7 +20,7 @@ from tests.pricing.helpers import as_json, fixture_json
 def test_a_concurrent_refresh_of_the_same_feed_is_skipped(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
     fetching, release = threading.Event(), threading.Event()
-    body = as_json(fixture_json("lambda_instance_types.json"))
+    body = as_json(fixture_json("written/lambda_instance_types.json"))
 
     def slow_answer(request: object) -> tuple[int, dict[str, str], str]:
         fetching.set()

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 import responses
+from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
 
@@ -108,7 +109,7 @@ def test_staff_refresh_runs_the_feed_and_the_status_json_reports_it(
     django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
 ) -> None:
     settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     client.force_login(staff_user)
     assert "Refresh now" in client.get("/prices/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
@@ -169,7 +170,8 @@ def test_feeds_api_lists_every_feed_and_the_snapshot(client: Client, user, bundl
         finished_at=timezone.now(),
     )
     feeds = {feed["name"]: feed for feed in client.get("/api/v1/feeds").json()}
-    assert set(feeds) == {"aws", "azure", "gcp", "lambda", "skypilot", "snapshot"}
+    clouds = {f"skypilot:{cloud}" for cloud in django_settings.PRICING_SKYPILOT_CLOUDS}
+    assert set(feeds) == {"aws", "azure", "gcp", "lambda", "skypilot", "snapshot"} | clouds
     assert feeds["aws"]["status"] == "failed" and "Throttling" in feeds["aws"]["error"]
     assert feeds["gcp"]["status"] == "never_run" and feeds["gcp"]["configured"] is False
     assert feeds["snapshot"]["status"] == "success" and feeds["snapshot"]["last_run"]["accepted"] == 485

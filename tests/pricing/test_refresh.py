@@ -38,7 +38,7 @@ def _snapshot_of_offers() -> list[tuple]:
 
 @responses.activate
 def test_a_good_run_validates_every_record_and_reports_rejections() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     run = feed_refresh(name="lambda")
     assert run.status == FeedRun.Status.SUCCESS, run.error
     assert (run.fetched, run.accepted, run.rejected, run.created) == (8, 6, 2, 6)
@@ -60,7 +60,7 @@ def test_a_good_run_validates_every_record_and_reports_rejections() -> None:
 
 @responses.activate
 def test_the_same_refresh_twice_changes_nothing_and_appends_no_history() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     feed_refresh(name="lambda")
     before = _snapshot_of_offers()
     history = PriceObservation.objects.count()
@@ -73,7 +73,7 @@ def test_the_same_refresh_twice_changes_nothing_and_appends_no_history() -> None
 
 @responses.activate
 def test_a_price_change_appends_one_history_row() -> None:
-    payload = fixture_json("lambda_instance_types.json")
+    payload = fixture_json("written/lambda_instance_types.json")
     responses.get(API_URL, json=payload)
     feed_refresh(name="lambda")
     payload["data"]["gpu_1x_gh200"]["instance_type"]["price_cents_per_hour"] = 199
@@ -87,7 +87,7 @@ def test_a_price_change_appends_one_history_row() -> None:
 
 @responses.activate
 def test_an_offer_the_feed_stops_listing_is_withdrawn_not_deleted() -> None:
-    payload = fixture_json("lambda_instance_types.json")
+    payload = fixture_json("written/lambda_instance_types.json")
     responses.get(API_URL, json=payload)
     feed_refresh(name="lambda")
     del payload["data"]["gpu_1x_a10"]
@@ -100,7 +100,7 @@ def test_an_offer_the_feed_stops_listing_is_withdrawn_not_deleted() -> None:
 
 
 def _good_first_run() -> list[tuple]:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     assert feed_refresh(name="lambda").status == FeedRun.Status.SUCCESS
     responses.reset()
     return _snapshot_of_offers()
@@ -130,7 +130,7 @@ def test_network_faults_keep_the_previous_offers_and_are_retryable(fault, expect
     ("body", "expected"),
     [
         ('{"data": {"gpu_8x_h100_sxm5": {"instance_type": ', "malformed JSON"),
-        (fixture_text("lambda_instance_types.json")[:900], "malformed JSON"),
+        (fixture_text("written/lambda_instance_types.json")[:900], "malformed JSON"),
         ("<html><body>Maintenance</body></html>", "malformed JSON"),
         ('{"error": {"code": "global/unknown"}}', "no 'data' object"),
     ],
@@ -191,7 +191,7 @@ def test_a_second_refresh_while_one_holds_the_lock_does_nothing() -> None:
 @responses.activate
 def test_an_expired_lock_is_taken_over_and_released_afterwards() -> None:
     FeedLock.objects.create(feed="lambda", token="crashed-worker", expires_at=timezone.now() - dt.timedelta(seconds=1))
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     assert feed_refresh(name="lambda").status == FeedRun.Status.SUCCESS
     assert not FeedLock.objects.filter(feed="lambda").exists()
 
@@ -202,7 +202,7 @@ def test_a_live_feed_takes_over_a_snapshot_offer_and_the_snapshot_never_overwrit
 
     snap = Offer.objects.get(provider__slug="lambda", instance_type="gpu_8x_h100_sxm5", region="us-east-1")
     assert snap.is_snapshot
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     feed_refresh(name="lambda")
     snap.refresh_from_db()
     assert not snap.is_snapshot and snap.feed == "lambda"

@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 
 from pricing import tasks
 from pricing.feeds.lambda_cloud import API_URL
+from pricing.feeds.skypilot import COMMITS_API
 from pricing.models import FeedRun, Offer
-from tests.pricing.helpers import fixture_json
+from tests.pricing.helpers import fixture_json, fixture_text
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +41,9 @@ def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
     with mock.patch.object(tasks.refresh_feed, "retry", side_effect=Retry()) as retry, pytest.raises(Retry):
         tasks.refresh_feed("lambda")  # called as a worker would, not eagerly
     assert retry.call_args.kwargs["countdown"] >= 60
+    assert isinstance(retry.call_args.kwargs["exc"], tasks.FeedRunRetryable)  # Celery's autoretry_for
     assert FeedRun.objects.get(feed="lambda").status == FeedRun.Status.FAILED
+    assert len(responses.calls) == 1 + django_settings.PRICING_HTTP_RETRIES  # urllib3 retried each request first
 
 
 @responses.activate
@@ -54,7 +57,7 @@ def test_a_data_failure_is_not_retried() -> None:
 
 @responses.activate
 def test_refresh_all_runs_every_feed_in_eager_mode() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     assert tasks.refresh_all.delay().get() == list(django_settings.PRICING_REFRESH_HOURS)
     statuses = dict(FeedRun.objects.values_list("feed", "status"))
     assert statuses["lambda"] == FeedRun.Status.SUCCESS
@@ -72,7 +75,7 @@ def test_beat_has_one_entry_per_feed() -> None:
 
 @responses.activate
 def test_command_prints_progress_and_a_summary() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     out = StringIO()
     call_command("refresh_prices", "--feed", "lambda", stdout=out)
     text = out.getvalue()
@@ -83,7 +86,7 @@ def test_command_prints_progress_and_a_summary() -> None:
 
 @responses.activate
 def test_command_fails_loudly_when_a_feed_fails_and_keeps_offers() -> None:
-    responses.get(API_URL, json=fixture_json("lambda_instance_types.json"))
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
     call_command("refresh_prices", "--feed", "lambda", stdout=StringIO())
     responses.replace(responses.GET, API_URL, status=500)
     out = StringIO()
@@ -91,3 +94,19 @@ def test_command_fails_loudly_when_a_feed_fails_and_keeps_offers() -> None:
         call_command("refresh_prices", "--feed", "lambda", stdout=out)
     assert "HTTP 500" in out.getvalue()
     assert Offer.objects.filter(feed="lambda", withdrawn_at__isnull=True).count() == 6
+
+
+@responses.activate
+def test_command_refreshes_each_skypilot_cloud_and_names_the_one_that_failed(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PRICING_SKYPILOT_ENABLED = True
+    settings.PRICING_SKYPILOT_CLOUDS = ["cudo", "runpod"]
+    base = settings.PRICING_SKYPILOT_CATALOG_URL
+    responses.get(f"{base}/v8/cudo/vms.csv", body=fixture_text("skypilot_cudo_v8_vms.csv"))
+    responses.get(f"{base}/v8/runpod/vms.csv", status=404)
+    responses.get(COMMITS_API, status=403)  # rate-limited: the offers stay, their date is unknown
+    out = StringIO()
+    call_command("refresh_prices", "--feed", "skypilot", stdout=out)
+    text = out.getvalue()
+    assert "skypilot:cudo: Success: 6 fetched, 6 accepted" in text
+    assert "skypilot:runpod: Not configured" in text and "no v8 catalog for 'runpod'" in text
+    assert "catalog file date unknown" in Offer.objects.filter(feed="skypilot:cudo").first().source

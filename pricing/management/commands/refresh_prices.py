@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from pricing.feeds import FEED_NAMES
 from pricing.models import FeedRun
-from pricing.services import feed_refresh
+from pricing.services import feeds_refresh
 
 BAR_WIDTH = 30
 
@@ -52,11 +52,11 @@ class Command(BaseCommand):
         failed = []
         for name in names:
             bar = ProgressBar(self.stdout, name)
-            run = feed_refresh(name=name, progress=bar)
-            bar.close()
-            self.stdout.write(self._summary(run))
-            if run.status in (FeedRun.Status.FAILED, FeedRun.Status.REJECTED):
-                failed.append(name)
+            for run in feeds_refresh(name=name, progress=bar):  # a group (skypilot): one run per cloud
+                bar.close()
+                self.stdout.write(self._summary(run))
+                if run.status in (FeedRun.Status.FAILED, FeedRun.Status.REJECTED):
+                    failed.append(run.feed)
         if failed:
             raise CommandError(f"{len(failed)} feed(s) did not refresh: {', '.join(failed)} (previous offers kept)")
 

@@ -1,0 +1,58 @@
+"""`python manage.py import_prices --feed NAME [--cloud C] FILE...`: offers from provider payloads saved to files.
+
+The same adapter, validation and ingest as a refresh; prints one JSON summary:
+{"accepted": n, "rejected": {reason: n}, "offers": [{provider, instance, region, market, gpu,
+gpu_count, usd_per_gpu_hour}]}. Exit status 2 naming the file on unreadable input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from pricing.feeds import FEED_NAMES, UnknownFeed
+from pricing.feeds.base import FeedError, FeedFileError
+from pricing.services import ImportResult, feed_import
+
+
+class Command(BaseCommand):
+    help = "Import cloud GPU prices from provider payloads saved to files (air-gapped sites, negotiated price sheets)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--feed", choices=FEED_NAMES, required=True, help="the adapter that reads the files")
+        parser.add_argument("--cloud", help="the SkyPilot cloud the catalog CSVs are for (skypilot only)")
+        parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            result = feed_import(name=options["feed"], paths=options["files"], cloud=options["cloud"])
+        except FeedFileError as error:
+            raise CommandError(f"cannot import {error.path}: {error}", returncode=2) from error
+        except FeedError as error:
+            raise CommandError(str(error), returncode=2) from error
+        except UnknownFeed as error:
+            raise CommandError(error.args[0], returncode=2) from error
+        self.stdout.write(json.dumps(summary(result), indent=2))
+
+
+def summary(result: ImportResult) -> dict[str, Any]:
+    checked = result.checked
+    return {
+        "accepted": len(checked.accepted),
+        "rejected": {reason: entry["count"] for reason, entry in checked.rejections.items()},
+        "offers": [
+            {
+                "provider": offer.record.provider,
+                "instance": offer.record.instance_type,
+                "region": offer.record.region,
+                "market": offer.record.market,
+                "gpu": offer.gpu,
+                "gpu_count": float(offer.gpu_count),
+                "usd_per_gpu_hour": float(offer.usd_per_gpu_hour),
+            }
+            for offer in checked.accepted
+        ],
+    }

@@ -1,0 +1,147 @@
+"""`import_prices` on real SkyPilot catalog rows (fixtures/README.md) and on the written feed payloads."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from pricing.models import FeedRun, Offer
+from tests.pricing.helpers import FIXTURES
+
+pytestmark = pytest.mark.django_db
+
+
+def _import(*args: str | Path) -> dict:
+    out = StringIO()
+    call_command("import_prices", *[str(arg) for arg in args], stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_real_cudo_v8_rows_give_the_right_gpu_ids_and_the_offers_the_file_holds() -> None:
+    # Rows of the v8 Cudo catalog the adapter's other tests do not use.
+    result = _import("--feed", "skypilot", "--cloud", "cudo", FIXTURES / "skypilot_cudo_v8_vms.csv")
+    offers = {(o["instance"], o["region"]): o for o in result["offers"]}
+    assert result["accepted"] == 6 and result["rejected"] == {}
+    assert len(offers) == 6  # Cudo rows have no SpotPrice: one on-demand offer per row
+    assert offers[("epyc-genoa-l40s-graphics_4x32v64gb", "no-kristiansand-1")]["usd_per_gpu_hour"] == 0.9876
+    assert offers[("epyc-genoa-a100-pcie_1x4v8gb", "no-kristiansand-1")]["gpu"] == "a100-80gb"  # 'A100', 81920 MiB
+    assert offers[("intel-ice-lake-a100-pci_8x64v128gb", "us-carlsbad-1")] == {
+        "provider": "cudo",
+        "instance": "intel-ice-lake-a100-pci_8x64v128gb",
+        "region": "us-carlsbad-1",
+        "market": "on_demand",
+        "gpu": "a100-80gb",
+        "gpu_count": 8.0,
+        "usd_per_gpu_hour": 1.4436,
+    }
+    assert offers[("sapphire-rapids-h100_1x2v4gb", "ca-montreal-3")]["gpu"] == "h100-sxm"
+    assert offers[("intel-broadwell-v100_2x8v16gb", "us-newyork-1")]["gpu"] == "v100-16gb"
+    assert offers[("ice-lake-rtx-a6000_1x2v4gb", "se-stockholm-1")]["usd_per_gpu_hour"] == 0.4698
+    stored = Offer.objects.get(instance_type="intel-ice-lake-a100-pci_8x64v128gb")
+    assert stored.feed == "skypilot:cudo" and "imported from skypilot_cudo_v8_vms.csv" in stored.source
+    assert FeedRun.objects.get(feed="skypilot:cudo").accepted == 6
+
+
+def test_real_cudo_v7_rows_nvl_is_not_sxm_and_unknown_gpus_are_counted() -> None:
+    result = _import("--feed", "skypilot", "--cloud", "cudo", FIXTURES / "skypilot_cudo_v7_vms.csv")
+    gpus = {o["instance"]: o["gpu"] for o in result["offers"]}
+    assert gpus["epyc-genoa-h100-nvl-pcie_1x2v4gb"] == "h100-pcie"
+    assert gpus["epyc-genoa-h100-nvl-pcie_2x8v16gb"] == "h100-pcie"
+    assert result["rejected"] == {"unknown_gpu": 2}  # A40 and A800: no GPU id for them
+
+
+def test_the_other_feeds_read_their_saved_payloads_through_the_same_adapter() -> None:
+    written = FIXTURES / "written"
+    lam = _import("--feed", "lambda", written / "lambda_instance_types.json")
+    assert lam["accepted"] == 6 and lam["rejected"] == {"unknown_gpu": 1, "non_positive_price": 1}
+    azure = _import("--feed", "azure", written / "azure_page1.json", written / "azure_page2_empty_next_link.json")
+    assert azure["accepted"] == 6
+    gcp = _import("--feed", "gcp", written / "gcp_skus_page1.json", written / "gcp_skus_page2.json")
+    assert {o["instance"] for o in gcp["offers"]} >= {"a2-highgpu-1g", "g2-standard-4"}
+    aws = _import(
+        "--feed",
+        "aws",
+        written / "aws_get_products_us_east_1_page1.json",
+        written / "aws_describe_instance_types_us_east_1.json",
+    )
+    p5 = [o for o in aws["offers"] if o["instance"] == "p5.48xlarge" and o["market"] == "on_demand"]
+    assert p5 and p5[0]["gpu"] == "h100-sxm" and p5[0]["gpu_count"] == 8.0
+
+
+def test_an_unreadable_file_exits_2_naming_it_and_stores_nothing(tmp_path: Path) -> None:
+    good = FIXTURES / "skypilot_cudo_v8_vms.csv"
+    html = tmp_path / "rate-limited.csv"
+    html.write_text("<html><body>rate limited</body></html>")
+    with pytest.raises(CommandError, match=r"rate-limited\.csv") as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "cudo", str(good), str(html), stdout=StringIO())
+    assert caught.value.returncode == 2
+    missing = tmp_path / "nope.json"
+    with pytest.raises(CommandError, match=r"nope\.json") as caught:
+        call_command("import_prices", "--feed", "lambda", str(missing), stdout=StringIO())
+    assert caught.value.returncode == 2
+    not_json = tmp_path / "page.json"
+    not_json.write_text("{truncated")
+    with pytest.raises(CommandError, match=r"page\.json.*not JSON"):
+        call_command("import_prices", "--feed", "azure", str(not_json), stdout=StringIO())
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+def test_skypilot_files_need_the_cloud() -> None:
+    with pytest.raises(CommandError, match="--cloud") as caught:
+        call_command(
+            "import_prices", "--feed", "skypilot", str(FIXTURES / "skypilot_cudo_v8_vms.csv"), stdout=StringIO()
+        )
+    assert caught.value.returncode == 2
+
+
+def test_real_runpod_v8_rows_gb_written_as_mib_still_give_a100_80gb() -> None:
+    result = _import("--feed", "skypilot", "--cloud", "runpod", FIXTURES / "skypilot_runpod_v8_vms.csv")
+    offers = {(o["instance"], o["region"], o["market"]): o for o in result["offers"]}
+    # Two data centres in IN collapse to one offer per market; spot equals on demand in this file.
+    assert set(offers) == {
+        (instance, region, market)
+        for instance, region in [
+            ("1x_A100-80GB_SECURE", "IN"),
+            ("1x_A100-80GB_SECURE", "US"),
+            ("2x_A100-80GB_SECURE", "US"),
+        ]
+        for market in ("on_demand", "spot")
+    }
+    assert {o["gpu"] for o in offers.values()} == {"a100-80gb"}  # 'SizeInMiB': 80 is 80 GB, not 80 MiB
+    assert offers[("2x_A100-80GB_SECURE", "US", "spot")]["usd_per_gpu_hour"] == 1.39
+
+
+def test_a_real_cloud_billing_page_prices_a2_highgpu_as_host_plus_gpu() -> None:
+    result = _import("--feed", "gcp", FIXTURES / "gcp_skus_opencost_page.json")
+    offers = {(o["instance"], o["region"]): o for o in result["offers"]}
+    assert {region for _, region in offers} == {"us-central1", "us-east1", "us-west1"}
+    assert {instance for instance, _ in offers} == {
+        "a2-highgpu-1g",
+        "a2-highgpu-2g",
+        "a2-highgpu-4g",
+        "a2-highgpu-8g",
+        "a2-megagpu-16g",
+    }
+    # 12 vCPU x $0.031611 + 85 GiB x $0.004237 + 1 x $2.933908 (GCP's list price for a2-highgpu-1g is $3.67/h)
+    one = offers[("a2-highgpu-1g", "us-central1")]
+    assert (one["gpu"], one["market"], one["usd_per_gpu_hour"]) == ("a100-40gb", "on_demand", 3.673385)
+    assert result["rejected"] == {}
+
+
+def test_a_cloud_name_too_long_for_a_feed_name_is_refused_before_anything_is_stored() -> None:
+    with pytest.raises(CommandError, match="longer than 20 characters") as caught:
+        call_command(
+            "import_prices",
+            "--feed",
+            "skypilot",
+            "--cloud",
+            "a-cloud-with-a-long-name",
+            str(FIXTURES / "skypilot_cudo_v8_vms.csv"),
+            stdout=StringIO(),
+        )
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()
