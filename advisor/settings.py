@@ -212,14 +212,16 @@ for _feed, _hours in PRICING_REFRESH_HOURS.items():
     }
 
 if REDIS_URL:
-    # Degrades to misses while Redis is down (advisor/cache.py): throttles and pages keep answering.
+    # django-redis with IGNORE_EXCEPTIONS (advisor/cache.py): while Redis is down reads miss and writes are
+    # dropped, so throttles and pages keep answering; short timeouts keep a dead Redis from stalling requests.
     CACHES = {
         "default": {
             "BACKEND": "advisor.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2},
         }
     }
+    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
