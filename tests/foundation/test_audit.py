@@ -46,7 +46,9 @@ def test_a_clean_report_is_audited() -> None:
 
 def test_the_locks_are_read_by_public_version(tmp_path: Path) -> None:
     lock = tmp_path / "lock.txt"
-    lock.write_text("torch==2.13.0+cpu \\\n    --hash=sha256:ab\n    # via x\nDjango==5.2.19 \\\n    --hash=sha256:cd\n")
+    lock.write_text(
+        "torch==2.13.0+cpu \\\n    --hash=sha256:ab\n    # via x\nDjango==5.2.19 \\\n    --hash=sha256:cd\n"
+    )
     assert audit.locked_pins((lock,)) == {"torch": "2.13.0", "django": "5.2.19"}
 
 
