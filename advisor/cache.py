@@ -11,9 +11,15 @@ ignored add/incr/delete), so callers such as the login limiter can compare count
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from django_redis.cache import RedisCache
+
+# How often an outage is logged: django-redis logs every ignored error with its traceback, and
+# during an outage every request meets several (throttles, login counts).
+WARN_EVERY_S = 60.0
 
 
 class ResilientRedisCache(RedisCache):
@@ -42,3 +48,18 @@ class ResilientRedisCache(RedisCache):
 
     def touch(self, *args: Any, **kwargs: Any) -> bool:
         return bool(super().touch(*args, **kwargs))
+
+
+class OncePerInterval(logging.Filter):
+    """Let one record through per WARN_EVERY_S; the rest of an outage's identical errors are dropped."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__(name)
+        self._last = -WARN_EVERY_S
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self._last < WARN_EVERY_S:
+            return False
+        self._last = now
+        return True

@@ -16,6 +16,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 # DRF's SimpleRateThrottle reads only the first letter of the period; we accept the spellings it documents.
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$", re.IGNORECASE)
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -135,6 +136,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """Comma-separated identifiers such as region or cloud names: lowercase letters, digits, - and _."""
+    names = env_list(name, default)
+    for item in names:
+        if not _NAME.match(item):
+            raise ConfigurationError(
+                f"{name} entry {item!r} is not a name; use lowercase letters, digits, '-' and '_' (e.g. us-east-1)"
+            )
+    return names
 
 
 def env_origins(name: str, default: list[str]) -> list[str]:

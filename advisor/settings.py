@@ -17,6 +17,7 @@ from advisor.env import (
     env_fraction,
     env_int,
     env_list,
+    env_names,
     env_origins,
     env_rate,
     env_str,
@@ -176,14 +177,16 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 # --- Price feeds (pricing/). A feed without credentials is reported as "not configured". ---
 PRICING_AWS_ACCESS_KEY_ID = env_str("PRICING_AWS_ACCESS_KEY_ID")  # empty: boto3's own credential chain
 PRICING_AWS_SECRET_ACCESS_KEY = env_str("PRICING_AWS_SECRET_ACCESS_KEY")
-PRICING_AWS_REGIONS = env_list("PRICING_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
+PRICING_AWS_REGIONS = env_names("PRICING_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
 PRICING_AZURE_ENABLED = env_bool("PRICING_AZURE_ENABLED", default=True)  # public API, no credentials
-PRICING_AZURE_REGIONS = env_list("PRICING_AZURE_REGIONS", ["eastus", "westus2", "westeurope"])
+PRICING_AZURE_REGIONS = env_names("PRICING_AZURE_REGIONS", ["eastus", "westus2", "westeurope"])
 PRICING_GCP_API_KEY = env_str("PRICING_GCP_API_KEY")
 PRICING_LAMBDA_API_KEY = env_str("PRICING_LAMBDA_API_KEY")
 PRICING_SKYPILOT_ENABLED = env_bool("PRICING_SKYPILOT_ENABLED", default=True)  # public CSVs, no credentials
 # Clouds without a direct feed here; each becomes its own provider.
-PRICING_SKYPILOT_CLOUDS = env_list("PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"])
+PRICING_SKYPILOT_CLOUDS = env_names(
+    "PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"]
+)
 PRICING_HTTP_TIMEOUT_S = env_int("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
 PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
 # Offers older than this (or undated) are flagged stale.
@@ -211,6 +214,8 @@ for _feed, _hours in PRICING_REFRESH_HOURS.items():
         "options": {"expires": _hours * 3600.0 / 2},
     }
 
+# Errors the Redis cache ignores are still logged (once a minute: LOGGING below).
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 if REDIS_URL:
     # django-redis with IGNORE_EXCEPTIONS (advisor/cache.py): while Redis is down reads miss and writes are
     # dropped, so throttles and pages keep answering; short timeouts keep a dead Redis from stalling requests.
@@ -221,7 +226,6 @@ if REDIS_URL:
             "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2},
         }
     }
-    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -288,6 +292,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"once_a_minute": {"()": "advisor.cache.OncePerInterval"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A Redis outage: one logged error (with its traceback) a minute, not one per cache call.
+    "loggers": {"django_redis.cache": {"filters": ["once_a_minute"]}},
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", choices=LOG_LEVELS)},
 }

@@ -147,3 +147,21 @@ def test_the_resilient_cache_degrades_when_redis_is_down() -> None:
     assert cache.delete("a") is False
     cache.clear()
     assert time.monotonic() - started < 10
+
+
+def test_a_redis_outage_is_logged_once_a_minute_not_per_call(caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    from advisor.cache import OncePerInterval, ResilientRedisCache
+
+    logger = logging.getLogger("django_redis.cache")
+    (throttle,) = [f for f in logger.filters if isinstance(f, OncePerInterval)]
+    throttle._last = float("-inf")
+    cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1}})
+    with caplog.at_level(logging.ERROR, logger="django_redis.cache"):
+        for _ in range(5):
+            cache.get("a")
+            cache.incr("a")
+    logged = [r for r in caplog.records if r.name == "django_redis.cache"]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None  # the one record keeps the traceback that says why
