@@ -4,6 +4,8 @@ never a pass; a known vulnerability fails unless justified; the locks are audite
 from __future__ import annotations
 
 import importlib.util
+import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,3 +68,23 @@ def test_both_real_locks_pin_every_package_with_a_hash() -> None:
 def test_the_test_lock_runs_the_runtime_locks_versions() -> None:
     runtime, test = (audit.locked_pins((lock,)) for lock in audit.LOCKS)
     assert {name: test.get(name) for name in runtime} == runtime
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+", 1)[0]))
+
+
+def test_pyproject_floors_are_the_tested_release_series_and_torch_is_not_pinned() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    locked = {name.replace("_", "-"): version for name, version in audit.locked_pins((audit.LOCKS[1],)).items()}
+    for requirement in declared:
+        match = re.match(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?(.*)$", requirement)
+        assert match, requirement
+        name, specifiers = match.group(1).lower(), match.group(2)
+        assert "==" not in specifiers, f"{requirement}: ranges in pyproject, exact versions in the locks"
+        floor = re.search(r">=\s*([\d.]+)", specifiers)
+        assert floor, f"{requirement}: no floor"
+        tested = _release(locked[name])
+        # The floor names the release series the lock pins: no older, untested series is claimed.
+        assert tested[: len(_release(floor.group(1)))] == _release(floor.group(1)), (requirement, locked[name])
