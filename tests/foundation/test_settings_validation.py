@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from advisor import env as env_module
 from advisor.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url
 from tests.foundation.test_project import _production_env
 
@@ -66,7 +67,9 @@ def test_a_bad_value_stops_check_with_one_line_naming_it(variable: str, value: s
 
 def test_every_value_in_env_example_is_accepted_and_every_variable_is_read() -> None:
     pairs = [line.split("=", 1) for line in ENV_EXAMPLE.read_text().splitlines() if line and not line.startswith("#")]
+    # settings.py reads each variable, or env.py does for settings (DJANGO_ENV, through deployment()).
     settings_source = Path(importlib.import_module(settings.SETTINGS_MODULE).__file__ or "").read_text()
+    settings_source += Path(env_module.__file__ or "").read_text()
     unread = [
         name
         for name, _ in pairs
