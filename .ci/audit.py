@@ -1,26 +1,38 @@
-"""Audit the installed dependencies with pip-audit; fail on a known vulnerability that is not
-justified in requirements/audit-exceptions.txt.
+"""Audit the locked dependencies (requirements/runtime.txt and test.txt) with pip-audit.
 
-pip-audit reports "No known vulnerabilities found" and exits 0 even when it could not reach its
-vulnerability service (every package "not found on PyPI"): that is not a pass. This script says so
-loudly and, unless AUDIT_REQUIRED=1, does not fail the build for it (an offline CI machine is not a
-vulnerable dependency). Exit status: 0 clean or unreachable, 1 vulnerable, 2 pip-audit itself failed.
+Outcomes, each with its own exit status so that a caller cannot mistake one for another:
+  0  AUDITED: every locked package was looked up, no known vulnerability (or only justified ones);
+  1  VULNERABLE: a known vulnerability not justified in requirements/audit-exceptions.txt;
+  2  pip-audit itself failed (bad lock, crash);
+  3  NOT AUDITED: the vulnerability service could not be reached (offline machine, a proxy that
+     does not serve PyPI's JSON API), or some package could not be looked up. That is not a pass.
 
-    .venv/bin/python .ci/audit.py
+`make test` runs it as a report (3 is printed, not counted as a passing check); `make audit` runs
+it with --strict (pip-audit --strict: any package it cannot audit fails) for machines that can reach
+the service.
+
+A local version label is audited as its public release: torch 2.13.0+cpu is the CPU build of
+torch 2.13.0, carries the same code and advisories, and PyPI's JSON API only knows the public name.
+
+    .venv/bin/python .ci/audit.py [--strict]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+LOCKS = (ROOT / "requirements" / "runtime.txt", ROOT / "requirements" / "test.txt")
 EXCEPTIONS = ROOT / "requirements" / "audit-exceptions.txt"
 PIP_AUDIT = Path(sys.executable).with_name("pip-audit")
-UNREACHABLE_SHARE = 0.5  # more skipped than this: the service was not reached
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+AUDITED, VULNERABLE, FAILED, NOT_AUDITED = 0, 1, 2, 3
 
 
 def exceptions() -> dict[str, str]:
@@ -36,46 +48,75 @@ def exceptions() -> dict[str, str]:
     return found
 
 
-def main() -> int:
-    result = subprocess.run(  # noqa: S603 - our own venv's pip-audit, fixed arguments
-        [str(PIP_AUDIT), "--format", "json", "--progress-spinner", "off", "--skip-editable"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+def locked_pins(locks: tuple[Path, ...] = LOCKS) -> dict[str, str]:
+    """name -> public version over all locks (a local label such as +cpu dropped)."""
+    pins: dict[str, str] = {}
+    for lock in locks:
+        for line in lock.read_text().splitlines():
+            match = PIN.match(line.strip())
+            if match:
+                pins[match.group(1).lower()] = match.group(2).split("+", 1)[0]
+    return pins
+
+
+def run_pip_audit(pins: dict[str, str], *, strict: bool) -> subprocess.CompletedProcess[str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write("".join(f"{name}=={version}\n" for name, version in sorted(pins.items())))
+    command = [str(PIP_AUDIT), "--format", "json", "--progress-spinner", "off", "--disable-pip", "--no-deps"]
+    command += ["--strict"] if strict else []
+    command += ["-r", handle.name]
     try:
-        report = json.loads(result.stdout)
-    except json.JSONDecodeError:
-        print(f"pip-audit failed (exit {result.returncode}):\n{result.stderr[-2000:]}")
-        return 2
+        return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)  # noqa: S603
+    finally:
+        Path(handle.name).unlink()
+
+
+def judge(report: dict[str, object], allowed: dict[str, str]) -> tuple[int, list[str]]:
+    """The outcome and the lines that say it, from pip-audit's JSON report."""
     dependencies = report.get("dependencies", [])
+    assert isinstance(dependencies, list)
     skipped = [d for d in dependencies if d.get("skip_reason")]
-    audited = len(dependencies) - len(skipped)
-    if dependencies and len(skipped) > UNREACHABLE_SHARE * len(dependencies):
-        print(
-            f"pip-audit: NOT AUDITED: {len(skipped)} of {len(dependencies)} packages could not be looked up "
-            f"(first: {skipped[0]['skip_reason']}). The vulnerability service is unreachable from this machine "
-            "(offline or behind a proxy that does not serve PyPI's JSON API); this is not a clean result."
-        )
-        return 1 if os.environ.get("AUDIT_REQUIRED") == "1" else 0
-    allowed = exceptions()
-    vulnerable = []
+    lines, vulnerable = [], []
     for dependency in dependencies:
         for vuln in dependency.get("vulns", []):
             ids = {vuln["id"], *vuln.get("aliases", [])}
             justified = ids & allowed.keys()
             label = f"{dependency['name']} {dependency['version']}: {vuln['id']} (fixed in {vuln.get('fix_versions')})"
             if justified:
-                print(f"pip-audit: accepted {label}: {allowed[next(iter(justified))]}")
+                lines.append(f"pip-audit: accepted {label}: {allowed[next(iter(justified))]}")
             else:
                 vulnerable.append(label)
     if vulnerable:
-        print("pip-audit: known vulnerabilities:\n  " + "\n  ".join(vulnerable))
-        return 1
-    note = f" ({len(skipped)} skipped: " + ", ".join(d["name"] for d in skipped) + ")" if skipped else ""
-    print(f"pip-audit: {audited} packages audited, no known vulnerabilities{note}")
-    return 0
+        return VULNERABLE, [*lines, "pip-audit: VULNERABLE:\n  " + "\n  ".join(vulnerable)]
+    if skipped:
+        names = ", ".join(d["name"] for d in skipped[:8]) + (" ..." if len(skipped) > 8 else "")
+        return NOT_AUDITED, [
+            *lines,
+            f"pip-audit: NOT AUDITED: {len(skipped)} of {len(dependencies)} locked packages could not be looked up "
+            f"({names}; first reason: {skipped[0]['skip_reason']}). This is not a pass: run `make audit` on a "
+            "machine that reaches PyPI's JSON API.",
+        ]
+    return AUDITED, [*lines, f"pip-audit: AUDITED: {len(dependencies)} locked packages, no known vulnerabilities"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--strict", action="store_true", help="pip-audit --strict: a package it cannot audit fails")
+    args = parser.parse_args(argv)
+    result = run_pip_audit(locked_pins(), strict=args.strict)
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        tail = result.stderr.strip()[-2000:]
+        if args.strict and result.returncode != 0:
+            # --strict stops at the first package it cannot look up: unreachable is a failure here.
+            print(f"pip-audit --strict: NOT AUDITED (exit {result.returncode}): {tail}")
+            return NOT_AUDITED
+        print(f"pip-audit failed (exit {result.returncode}):\n{tail}")
+        return FAILED
+    outcome, lines = judge(report, exceptions())
+    print("\n".join(lines))
+    return outcome
 
 
 if __name__ == "__main__":

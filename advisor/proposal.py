@@ -105,6 +105,17 @@ def render_proposal_html(
     return render_to_string("proposal/proposal.html", context)
 
 
+# Debian/Ubuntu package names; the Makefile's pdf-deps target installs or names the same ones.
+PDF_UNAVAILABLE = (
+    "PDF proposals are unavailable on this server: WeasyPrint needs the Pango library "
+    "(Debian/Ubuntu: apt-get install libpango-1.0-0 libpangoft2-1.0-0; `make run` installs or names it)"
+)
+
+
+class PdfUnavailable(RuntimeError):
+    """The PDF renderer cannot run here (a system library is missing); every other page still works."""
+
+
 def render_proposal_pdf(
     *,
     advice: dict[str, Any],
@@ -115,7 +126,10 @@ def render_proposal_pdf(
     """The PDF proposal of one Advice dict (``Advice.to_dict()``): cover (decision, amount, date), summary,
     totals per year and over the horizon, approval block, assumptions, charts, per-size table, price
     sources, calibration accuracy and method notes; page numbers in the footer."""
-    from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
+    try:
+        from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
+    except (ImportError, OSError) as error:  # WeasyPrint raises OSError when it cannot load Pango
+        raise PdfUnavailable(f"{PDF_UNAVAILABLE} ({error})") from error
 
     html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on, issued=issued)
     return HTML(string=html, base_url=None).write_pdf()

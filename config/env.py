@@ -1,21 +1,36 @@
-"""Typed reading of environment variables: a bad value stops start-up with a message that names it."""
+"""Typed reading of environment variables: a bad value stops start-up with one line that names the
+variable and what it allows (manage.py prints it without a traceback)."""
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+# DRF's SimpleRateThrottle reads only the first letter of the period; we accept the spellings it documents.
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$", re.IGNORECASE)
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
-class ConfigurationError(RuntimeError):
+class ConfigurationError(ImproperlyConfigured):
     """An environment variable holds a value the app cannot use."""
 
 
 def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
+
+
+def env_set(name: str) -> bool:
+    """Whether the variable is set to something other than blanks."""
+    return bool(os.environ.get(name, "").strip())
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -30,17 +45,90 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ConfigurationError(f"{name}={raw!r} is not a boolean; use one of 1/0, true/false, yes/no, on/off")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def _bounds(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"between {minimum} and {maximum}"
+    if minimum is not None:
+        return f"at least {minimum}"
+    return f"at most {maximum}"
+
+
+def _check_range(name: str, value: float, minimum: float | None, maximum: float | None) -> None:
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise ConfigurationError(f"{name}={value} must be {_bounds(minimum, maximum)}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigurationError(f"{name}={raw!r} is not an integer") from None
-    if minimum is not None and value < minimum:
-        raise ConfigurationError(f"{name}={value} must be at least {minimum}")
+        allowed = f" {_bounds(minimum, maximum)}" if minimum is not None or maximum is not None else ""
+        raise ConfigurationError(f"{name}={raw!r} is not an integer; use a whole number{allowed}") from None
+    _check_range(name, value, minimum, maximum)
     return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        allowed = f" {_bounds(minimum, maximum)}" if minimum is not None or maximum is not None else ""
+        raise ConfigurationError(f"{name}={raw!r} is not a number; use a decimal number{allowed}")
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+def env_fraction(name: str, default: float) -> float:
+    """A share in 0..1 (0.5 is half)."""
+    return env_float(name, default, minimum=0.0, maximum=1.0)
+
+
+def env_choice(name: str, default: str, *, choices: Iterable[str]) -> str:
+    """One of `choices`, matched without regard to case and returned as spelled in `choices`."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    allowed = tuple(choices)
+    by_lower = {choice.lower(): choice for choice in allowed}
+    if raw.strip().lower() not in by_lower:
+        raise ConfigurationError(f"{name}={raw!r} is not allowed; use one of {', '.join(allowed)}")
+    return by_lower[raw.strip().lower()]
+
+
+def env_rate(name: str, default: str) -> str:
+    """A DRF throttle rate such as 60/minute (periods: second, minute, hour, day)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    match = _RATE.match(raw)
+    if not match or int(match.group(1)) < 1:
+        raise ConfigurationError(
+            f"{name}={raw!r} is not a rate; use COUNT/PERIOD with COUNT >= 1 and PERIOD one of second, minute, "
+            "hour, day (e.g. 60/minute)"
+        )
+    return f"{int(match.group(1))}/{match.group(2).lower()}"
+
+
+def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
+    """A URL whose scheme is one of `schemes` (empty stays empty: the feature is off)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    allowed = tuple(schemes)
+    parts = urlsplit(raw.strip())
+    if parts.scheme.lower() not in allowed or not (parts.netloc or parts.path):
+        raise ConfigurationError(
+            f"{name}={raw!r} is not a URL this app can use; use {' or '.join(s + '://...' for s in allowed)}"
+        )
+    return raw.strip()
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -48,6 +136,48 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_names(name: str, default: list[str]) -> list[str]:
+    """Comma-separated identifiers such as region or cloud names: lowercase letters, digits, - and _."""
+    names = env_list(name, default)
+    for item in names:
+        if not _NAME.match(item):
+            raise ConfigurationError(
+                f"{name} entry {item!r} is not a name; use lowercase letters, digits, '-' and '_' (e.g. us-east-1)"
+            )
+    return names
+
+
+def env_origins(name: str, default: list[str]) -> list[str]:
+    """Comma-separated origins, each with its scheme (https://advisor.example.com), as Django requires."""
+    origins = env_list(name, default)
+    for origin in origins:
+        if urlsplit(origin).scheme not in {"http", "https"} or not urlsplit(origin).netloc:
+            raise ConfigurationError(f"{name} entry {origin!r} is not an origin; use https://host[:port]")
+    return origins
+
+
+def require_order(smaller: tuple[str, float], larger: tuple[str, float]) -> None:
+    """Two settings that must keep their order (a soft limit under its hard limit, a floor under a cap)."""
+    if not smaller[1] < larger[1]:
+        raise ConfigurationError(f"{smaller[0]}={smaller[1]} must be less than {larger[0]}={larger[1]}")
+
+
+DEPLOYMENTS = ("development", "production")
+
+
+def deployment() -> str:
+    """'production' or 'development'. DJANGO_ENV says so explicitly; unset, a server is recognised by what
+    only a server sets (DEBUG switched off, DATABASE_URL or REDIS_URL), and a bare checkout is development."""
+    explicit = env_choice("DJANGO_ENV", "", choices=DEPLOYMENTS)
+    if explicit:
+        return explicit
+    if env_bool("DEBUG", default=False):
+        return "development"
+    if env_set("DEBUG") or env_set("DATABASE_URL") or env_set("REDIS_URL"):
+        return "production"
+    return "development"
 
 
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
@@ -80,4 +210,6 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
             "CONN_HEALTH_CHECKS": True,
             "ATOMIC_REQUESTS": False,
         }
-    raise ConfigurationError(f"DATABASE_URL={url!r}: scheme {scheme!r} is not supported; use sqlite:/// or postgres://")
+    raise ConfigurationError(
+        f"DATABASE_URL={url!r}: scheme {scheme!r} is not supported; use sqlite:///PATH or postgres://USER@HOST:PORT/NAME"
+    )

@@ -2,23 +2,59 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
-from config.env import ConfigurationError, database_from_url, env_bool, env_int, env_list, env_str
+from config.env import (
+    LOG_LEVELS,
+    ConfigurationError,
+    database_from_url,
+    deployment,
+    env_bool,
+    env_choice,
+    env_float,
+    env_fraction,
+    env_int,
+    env_list,
+    env_names,
+    env_origins,
+    env_rate,
+    env_str,
+    env_url,
+    require_order,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# development (a bare checkout, or DEBUG=1) or production (see config.env.deployment and the README).
+DEPLOYMENT = deployment()
+PRODUCTION = DEPLOYMENT == "production"
 DEBUG = env_bool("DEBUG", default=False)
+if PRODUCTION and DEBUG:
+    raise ConfigurationError("DEBUG=1 is not allowed with DJANGO_ENV=production; unset DEBUG or set it to 0")
 CI = env_bool("CI", default=False)
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ConfigurationError("SECRET_KEY is required when DEBUG is off (set DEBUG=1 for local development)")
-    SECRET_KEY = "insecure-development-key-only-used-when-DEBUG-is-on"  # noqa: S105
+    if PRODUCTION:
+        raise ConfigurationError(
+            "SECRET_KEY is required in production (DEBUG=0, DATABASE_URL or REDIS_URL set, or DJANGO_ENV=production);"
+            " for local use unset those or set DJANGO_ENV=development"
+        )
+    SECRET_KEY = "insecure-development-key-for-a-local-checkout-only"  # noqa: S105
+    # Once per process tree: runserver's reloader child inherits the marker.
+    if not os.environ.get("GPU_ADVISOR_DEV_NOTICE"):
+        os.environ["GPU_ADVISOR_DEV_NOTICE"] = "1"
+        print(
+            "GPU Advisor: development mode (no SECRET_KEY): a local development key, "
+            + ("SQLite" if not os.environ.get("DATABASE_URL") else "DATABASE_URL")
+            + ", tasks in-process. Set DJANGO_ENV=production and SECRET_KEY on a server.",
+            file=sys.stderr,
+        )
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -66,7 +102,8 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_from_url(env_str("DATABASE_URL", "sqlite:///db.sqlite3"), base_dir=BASE_DIR)}
+_DATABASE_URL = env_str("DATABASE_URL").strip() or "sqlite:///db.sqlite3"
+DATABASES = {"default": database_from_url(_DATABASE_URL, base_dir=BASE_DIR)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -98,7 +135,7 @@ STORAGES = {
     "staticfiles": {
         # Hashed names need `collectstatic` first (make serve-prod does it); tests and runserver skip it.
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if env_bool("STATIC_MANIFEST", default=not DEBUG)
+        if env_bool("STATIC_MANIFEST", default=PRODUCTION)
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
@@ -112,7 +149,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 MAX_UPLOAD_ROWS = env_int("MAX_UPLOAD_ROWS", 20_000, minimum=1)
 
 # --- Redis: Celery broker, result backend and cache. Without it tasks run in-process. ---
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"))
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -124,6 +161,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 12 * 60, minimum=1)
+# The soft limit raises inside the task so it can clean up; past the hard limit the worker is killed.
+require_order(
+    ("CELERY_TASK_SOFT_TIME_LIMIT", CELERY_TASK_SOFT_TIME_LIMIT), ("CELERY_TASK_TIME_LIMIT", CELERY_TASK_TIME_LIMIT)
+)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -136,23 +177,31 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 # --- Price feeds (pricing/). A feed without credentials is reported as "not configured". ---
 PRICING_AWS_ACCESS_KEY_ID = env_str("PRICING_AWS_ACCESS_KEY_ID")  # empty: boto3's own credential chain
 PRICING_AWS_SECRET_ACCESS_KEY = env_str("PRICING_AWS_SECRET_ACCESS_KEY")
-PRICING_AWS_REGIONS = env_list("PRICING_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
+PRICING_AWS_REGIONS = env_names("PRICING_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
 PRICING_AZURE_ENABLED = env_bool("PRICING_AZURE_ENABLED", default=True)  # public API, no credentials
-PRICING_AZURE_REGIONS = env_list("PRICING_AZURE_REGIONS", ["eastus", "westus2", "westeurope"])
+PRICING_AZURE_REGIONS = env_names("PRICING_AZURE_REGIONS", ["eastus", "westus2", "westeurope"])
 PRICING_GCP_API_KEY = env_str("PRICING_GCP_API_KEY")
 PRICING_LAMBDA_API_KEY = env_str("PRICING_LAMBDA_API_KEY")
 PRICING_SKYPILOT_ENABLED = env_bool("PRICING_SKYPILOT_ENABLED", default=True)  # public CSVs, no credentials
 # Clouds without a direct feed here; each becomes its own provider.
-PRICING_SKYPILOT_CLOUDS = env_list("PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"])
-# The catalog base SkyPilot reads and its S3 mirror (sky/skylet/constants.py HOSTED_CATALOG_DIR_URL[_S3_MIRROR]).
-PRICING_SKYPILOT_CATALOG_URL = env_str(
-    "PRICING_SKYPILOT_CATALOG_URL", "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"
+PRICING_SKYPILOT_CLOUDS = env_names(
+    "PRICING_SKYPILOT_CLOUDS", ["runpod", "vast", "fluidstack", "cudo", "nebius", "oci"]
 )
-PRICING_SKYPILOT_MIRROR_URL = env_str(
-    "PRICING_SKYPILOT_MIRROR_URL", "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs"
+# The catalog base SkyPilot reads and its S3 mirror (sky/skylet/constants.py HOSTED_CATALOG_DIR_URL[_S3_MIRROR]).
+PRICING_SKYPILOT_CATALOG_URL = env_url(
+    "PRICING_SKYPILOT_CATALOG_URL",
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs",
+    schemes=("https", "http"),
+)
+PRICING_SKYPILOT_MIRROR_URL = env_url(
+    "PRICING_SKYPILOT_MIRROR_URL",
+    "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs",
+    schemes=("https", "http"),
 )
 # Lambda's API moved from cloud.lambdalabs.com to cloud.lambda.ai (docs.lambda.ai/api/cloud).
-PRICING_LAMBDA_API_URL = env_str("PRICING_LAMBDA_API_URL", "https://cloud.lambda.ai/api/v1/instance-types")
+PRICING_LAMBDA_API_URL = env_url(
+    "PRICING_LAMBDA_API_URL", "https://cloud.lambda.ai/api/v1/instance-types", schemes=("https", "http")
+)
 PRICING_HTTP_TIMEOUT_S = env_int("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
 # Per-request transport retries (429, 5xx, connection errors): count, backoff base (s), Retry-After cap (s).
 PRICING_HTTP_RETRIES = env_int("PRICING_HTTP_RETRIES", 3, minimum=0)
@@ -162,10 +211,14 @@ PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
 # Offers older than this (or undated) are flagged stale.
 PRICING_STALE_AFTER_HOURS = env_int("PRICING_STALE_AFTER_HOURS", 48, minimum=1)
 # A run that accepts fewer offers than this share of the last successful run is rejected, keeping the old offers.
-PRICING_MIN_FRACTION_OF_LAST_RUN = float(env_str("PRICING_MIN_FRACTION_OF_LAST_RUN", "0.5"))
+PRICING_MIN_FRACTION_OF_LAST_RUN = env_fraction("PRICING_MIN_FRACTION_OF_LAST_RUN", 0.5)
 # Plausible USD per GPU-hour: the bundled snapshot spans $0.062 to $15.98 per GPU-hour; about 3x margin each way.
-PRICING_MIN_USD_PER_GPU_HOUR = float(env_str("PRICING_MIN_USD_PER_GPU_HOUR", "0.02"))
-PRICING_MAX_USD_PER_GPU_HOUR = float(env_str("PRICING_MAX_USD_PER_GPU_HOUR", "50"))
+PRICING_MIN_USD_PER_GPU_HOUR = env_float("PRICING_MIN_USD_PER_GPU_HOUR", 0.02, minimum=0.0)
+PRICING_MAX_USD_PER_GPU_HOUR = env_float("PRICING_MAX_USD_PER_GPU_HOUR", 50.0, minimum=0.0)
+require_order(
+    ("PRICING_MIN_USD_PER_GPU_HOUR", PRICING_MIN_USD_PER_GPU_HOUR),
+    ("PRICING_MAX_USD_PER_GPU_HOUR", PRICING_MAX_USD_PER_GPU_HOUR),
+)
 PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60)
 # Beat: one entry per feed, every N hours (SkyPilot refreshes its catalog every 7 h; list prices move daily).
 PRICING_REFRESH_HOURS = {
@@ -180,13 +233,16 @@ for _feed, _hours in PRICING_REFRESH_HOURS.items():
         "options": {"expires": _hours * 3600.0 / 2},
     }
 
+# Errors the Redis cache ignores are still logged (once a minute: LOGGING below).
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 if REDIS_URL:
-    # Degrades to misses while Redis is down (core/cache.py): throttles and pages keep answering.
+    # django-redis with IGNORE_EXCEPTIONS (core/cache.py): while Redis is down reads miss and writes are
+    # dropped, so throttles and pages keep answering; short timeouts keep a dead Redis from stalling requests.
     CACHES = {
         "default": {
             "BACKEND": "core.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2},
         }
     }
 else:
@@ -219,11 +275,11 @@ REST_FRAMEWORK = {
         "advisor.api.throttles.ScopedThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "anon": env_str("API_THROTTLE_ANON", "60/minute"),
-        "user": env_str("API_THROTTLE_USER", "2000/hour"),
+        "anon": env_rate("API_THROTTLE_ANON", "60/minute"),
+        "user": env_rate("API_THROTTLE_USER", "2000/hour"),
         # CPU-heavy: each advice runs the estimator over every size; each PDF renders a document.
-        "advice": env_str("API_THROTTLE_ADVICE", "600/hour"),
-        "pdf": env_str("API_THROTTLE_PDF", "120/hour"),
+        "advice": env_rate("API_THROTTLE_ADVICE", "600/hour"),
+        "pdf": env_rate("API_THROTTLE_PDF", "120/hour"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -238,13 +294,13 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Security: strict unless DEBUG. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER. ---
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
-CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=PRODUCTION)
 SESSION_COOKIE_HTTPONLY = True
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
-SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION
+SECURE_HSTS_PRELOAD = PRODUCTION
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -255,6 +311,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"once_a_minute": {"()": "core.cache.OncePerInterval"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # A Redis outage: one logged error (with its traceback) a minute, not one per cache call.
+    "loggers": {"django_redis.cache": {"filters": ["once_a_minute"]}},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", choices=LOG_LEVELS)},
 }

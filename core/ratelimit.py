@@ -5,10 +5,15 @@ LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_S, further attempts answer 429 wi
 and a message saying when to retry (a correct password does not bypass it). Counts live in the
 cache (Redis in production, so every gunicorn worker shares them); when the cache is down the
 limiter reads 0 and lets attempts through rather than lock everyone out.
+
+Each attempt first takes a slot with one atomic increment and gives it back when the sign-in
+succeeds (or when another counter refused it), so concurrent failures cannot all pass a check
+made before any of them was counted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Callable
@@ -37,14 +42,8 @@ def retry_after_s(window_s: int) -> int:
     return max(1, window_s - int(time.time() % window_s))
 
 
-def count(*, scope: str, identity: str, limit: Limit) -> int:
-    """Hits recorded in the current window."""
-    return int(cache.get(_key(scope, identity, limit.window_s), 0) or 0)
-
-
-def hit(*, scope: str, identity: str, limit: Limit) -> int:
-    """Record one hit and return the window's count (0 when the cache is unavailable)."""
-    key = _key(scope, identity, limit.window_s)
+def _hit(key: str, *, limit: Limit) -> int:
+    """Record one hit on `key` atomically and return the window's count (0 when the cache is unavailable)."""
     if cache.add(key, 1, timeout=limit.window_s + 1):
         return 1
     try:
@@ -54,8 +53,22 @@ def hit(*, scope: str, identity: str, limit: Limit) -> int:
         return 1
 
 
-def exceeded(*, scope: str, identity: str, limit: Limit) -> bool:
-    return count(scope=scope, identity=identity, limit=limit) >= limit.count
+def release(keys: list[str]) -> None:
+    """Give back the slots `reserve` took (an attempt that turned out not to count)."""
+    for key in keys:
+        with contextlib.suppress(ValueError):  # the window expired meanwhile: nothing left to give back
+            cache.decr(key)
+
+
+def reserve(*, identities: list[tuple[str, str]], limit: Limit) -> list[str] | None:
+    """Take one slot on every counter with one atomic increment each; the keys taken, or None (and nothing
+    kept) when any counter was already full."""
+    keys = [_key(scope, identity, limit.window_s) for scope, identity in identities]
+    counts = [_hit(key, limit=limit) for key in keys]
+    if all(taken <= limit.count for taken in counts):
+        return keys
+    release(keys)
+    return None
 
 
 def client_address(request: HttpRequest) -> str:
@@ -74,25 +87,37 @@ def token_create_limit() -> Limit:
 def token_create_allowed(*, user_id: int) -> int | None:
     """Count one token creation for the user; None when allowed, else the seconds to wait."""
     limit = token_create_limit()
-    if exceeded(scope="token-create", identity=str(user_id), limit=limit):
+    if reserve(identities=[("token-create", str(user_id))], limit=limit) is None:
         return retry_after_s(limit.window_s)
-    hit(scope="token-create", identity=str(user_id), limit=limit)
     return None
+
+
+def login_identities(request: HttpRequest) -> list[tuple[str, str]]:
+    """The counters a sign-in attempt takes a slot on: its address and, when given, the username."""
+    username = (request.POST.get("username") or "").strip().lower()
+    return [("login-ip", client_address(request))] + ([("login-user", username)] if username else [])
+
+
+# The request attribute that carries the slots a sign-in attempt took, for the success path to give back.
+SLOTS_ATTRIBUTE = "login_limit_slots"
+
+
+def reserve_login(request: HttpRequest) -> bool:
+    slots = reserve(identities=login_identities(request), limit=login_limit())
+    setattr(request, SLOTS_ATTRIBUTE, slots or [])
+    return slots is not None
+
+
+def release_login(request: HttpRequest) -> None:
+    release(getattr(request, SLOTS_ATTRIBUTE, []))
 
 
 class RateLimitedLoginView(LoginView):
     """Django's login view with failed attempts limited per address and per username."""
 
-    def _identities(self) -> list[tuple[str, str]]:
-        username = (self.request.POST.get("username") or "").strip().lower()
-        identities = [("login-ip", client_address(self.request))]
-        if username:
-            identities.append(("login-user", username))
-        return identities
-
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         limit = login_limit()
-        if any(exceeded(scope=scope, identity=identity, limit=limit) for scope, identity in self._identities()):
+        if not reserve_login(request):
             # An unbound form: the submitted password is never checked while the limit holds.
             form = self.get_form_class()(request=request)
             form.full_clean()
@@ -104,11 +129,10 @@ class RateLimitedLoginView(LoginView):
             return response
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form):
-        limit = login_limit()
-        for scope, identity in self._identities():
-            hit(scope=scope, identity=identity, limit=limit)
-        return super().form_invalid(form)
+    def form_valid(self, form):  # type: ignore[no-untyped-def]
+        # Only failures count: a successful sign-in gives its slot back.
+        release_login(self.request)
+        return super().form_valid(form)
 
 
 def login_rate_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -119,18 +143,15 @@ def login_rate_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         if request.method != "POST":
             return view(request, *args, **kwargs)
         limit = login_limit()
-        username = (request.POST.get("username") or "").strip().lower()
-        identities = [("login-ip", client_address(request))] + ([("login-user", username)] if username else [])
-        if any(exceeded(scope=scope, identity=identity, limit=limit) for scope, identity in identities):
+        if not reserve_login(request):
             wait = retry_after_s(limit.window_s)
             message = escape(f"Too many failed sign-in attempts. Try again in {wait} seconds.")
             response = HttpResponse(f"<!doctype html><title>Too many attempts</title><p>{message}</p>", status=429)
             response["Retry-After"] = str(wait)
             return response
         response = view(request, *args, **kwargs)
-        if response.status_code == 200:  # the form again: the credentials were refused
-            for scope, identity in identities:
-                hit(scope=scope, identity=identity, limit=limit)
+        if response.status_code != 200:  # not the form again: the credentials were accepted
+            release_login(request)
         return response
 
     return limited

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from advisor.proposal import PdfUnavailable
 from core.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 from core.problems import PROBLEM_CONTENT_TYPE, problem
@@ -113,6 +114,12 @@ class DatabaseUnavailable(exceptions.APIException):
     wait = RETRY_AFTER_S  # Retry-After
 
 
+class RendererUnavailable(exceptions.APIException):
+    """A system library a renderer needs is missing on this server (the PDF's Pango)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     request = context.get("request")
     instance = request.get_full_path() if request is not None else ""
@@ -121,7 +128,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     elif isinstance(exc, DjangoPermissionDenied | Http404):
         exc = exceptions.PermissionDenied() if isinstance(exc, DjangoPermissionDenied) else exceptions.NotFound()
 
-    if database_unavailable(exc):
+    if isinstance(exc, PdfUnavailable):
+        exc = RendererUnavailable(detail=str(exc))
+    elif database_unavailable(exc):
         # The connection dropped mid-request: the atomic write rolled back; say so, and when to retry.
         logger.error("database unavailable in %s: %s", instance, exc)
         exc = DatabaseUnavailable()

@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -20,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from advisor import proposals as proposal_store
 from advisor import scenarios as store
 from advisor.models import Scenario, ShareLink
-from advisor.proposal import render_proposal_pdf
+from advisor.proposal import PdfUnavailable, render_proposal_pdf
 from advisor.web import forms as planner_forms
 from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
@@ -110,7 +111,10 @@ def _own_scenario(request: HttpRequest, scenario_id: int) -> Scenario:
 
 
 def _pdf_response(*, advice: dict[str, Any], name: str) -> HttpResponse:
-    pdf = render_proposal_pdf(advice=advice, scenario_name=name)
+    try:
+        pdf = render_proposal_pdf(advice=advice, scenario_name=name)
+    except PdfUnavailable as error:
+        return HttpResponse(render_to_string("503.html", {"detail": str(error)}), status=503)
     response = HttpResponse(pdf, content_type="application/pdf")
     filename = f"{slugify(name) or 'scenario'}-proposal.pdf"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -36,7 +36,7 @@ def redis_down(settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
         "default": {
             "BACKEND": "core.cache.ResilientRedisCache",
             "LOCATION": url,
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
         }
     }
     settings.REDIS_URL = url
@@ -121,7 +121,7 @@ def test_the_resilient_cache_is_a_plain_redis_cache_while_redis_answers(redis_ur
     cache = ResilientRedisCache(redis_url, {"TIMEOUT": 120, "KEY_PREFIX": f"resilient-test-{uuid.uuid4().hex[:8]}"})
     cache.set("a", {"x": 1})
     assert cache.get("a") == {"x": 1}
-    client = cache._cache.get_client(cache.make_and_validate_key("a"))
+    client = cache.client.get_client()
     assert 100 < client.ttl(cache.make_and_validate_key("a")) <= 120  # the default timeout, not "forever"
     cache.set("b", 1, timeout=5)
     assert 0 < client.ttl(cache.make_and_validate_key("b")) <= 5
@@ -137,7 +137,7 @@ def test_the_resilient_cache_is_a_plain_redis_cache_while_redis_answers(redis_ur
 def test_the_resilient_cache_degrades_when_redis_is_down() -> None:
     from core.cache import ResilientRedisCache
 
-    cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"socket_connect_timeout": 1}})
+    cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1}})
     started = time.monotonic()
     cache.set("a", 1)
     assert cache.get("a", "fallback") == "fallback"
@@ -147,3 +147,24 @@ def test_the_resilient_cache_degrades_when_redis_is_down() -> None:
     assert cache.delete("a") is False
     cache.clear()
     assert time.monotonic() - started < 10
+
+
+def test_a_redis_outage_is_logged_once_a_minute_not_per_call(caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    from core.cache import OncePerInterval, ResilientRedisCache
+
+    logger = logging.getLogger("django_redis.cache")
+    # Settings install it; a test that re-applies LOGGING (a Celery worker's setup) may have added a second.
+    throttles = [f for f in logger.filters if isinstance(f, OncePerInterval)]
+    assert throttles
+    for throttle in throttles:
+        throttle._last = float("-inf")
+    cache = ResilientRedisCache(f"redis://127.0.0.1:{_closed_port()}/0", {"OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1}})
+    with caplog.at_level(logging.ERROR, logger="django_redis.cache"):
+        for _ in range(5):
+            cache.get("a")
+            cache.incr("a")
+    logged = [r for r in caplog.records if r.name == "django_redis.cache"]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None  # the one record keeps the traceback that says why
