@@ -1,8 +1,9 @@
 """Every scenario in examples/ advises through the real command line: `manage.py advise examples/X.json`.
 
 Each runs in a fresh process against a fresh SQLite database that `manage.py bootstrap` filled, as on a
-first run. The environment is the test environment (tests/environment.py) with the database pointed at
-a temporary file; running with no environment at all depends on the embedded-default settings change."""
+first run. The environment is bare, as on a fresh clone: no SECRET_KEY, DEBUG or REDIS_URL, only the
+database pointed at a temporary file (with DJANGO_ENV=development, since a DATABASE_URL alone would mark a
+server), so the embedded default (a local development key, tasks in-process) is what runs."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+# Scenario files; fleet-*.json are Fleet Plan inputs for `plan_fleet` (tests/advisor/fleet).
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.json") if not p.name.startswith("fleet-"))
 
 
 def _env(database: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PYTEST_XDIST_WORKER")}
-    return {**env, "DATABASE_URL": f"sqlite:///{database}", "DJANGO_SETTINGS_MODULE": "config.settings"}
+    kept = {k: os.environ[k] for k in ("PATH", "HOME", "PYTHONPATH", "LANG") if k in os.environ}
+    return {**kept, "DJANGO_ENV": "development", "DATABASE_URL": f"sqlite:///{database}"}
 
 
 def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -35,6 +37,7 @@ def first_run_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = _env(tmp_path_factory.mktemp("examples") / "db.sqlite3")
     done = _manage(env, "bootstrap")
     assert done.returncode == 0, done.stderr
+    assert "development mode" in done.stderr
     return env
 
 
