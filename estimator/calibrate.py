@@ -29,8 +29,9 @@ from scipy.optimize import least_squares
 
 from estimator import model
 from estimator.prediction import _FAMILY, _PEAK, FAMILIES, Solution, run_queries, solve
-from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv
-from estimator.specs import DATA_DIR
+from estimator.runs import ProfiledRun, RowError, RunValidationError, effective_stack, read_runs_csv
+from estimator.specs import DATA_DIR, get_gpu
+from estimator.workload import derive_architecture
 
 DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
@@ -354,69 +355,92 @@ def fit(
         "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {LOSS_SCALE}",
     }
     if held_out:
-        report.update(_held_out_report(problem, x, runs))
+        report.update(_held_out_report(problem, runs))
     return Calibration(name=name, params=_params(problem, x), report=report)
+
+
+def config_family(run: ProfiledRun) -> str:
+    """Runs that are twins of one another (same stack, GPU family, precision, architecture and sequence length; only
+    the GPU count, batch, layout or release differ): held out together, or a twin would leak the answer."""
+    arch = derive_architecture(run.params_b)
+    layers = run.layers or arch["layers"]
+    hidden = run.hidden or arch["hidden"]
+    family = get_gpu(run.gpu).family
+    return f"{effective_stack(run) or 'unknown'}/{family}/{run.precision}/L{layers}xH{hidden}/s{run.seq_len}"
+
+
+def stack_label(run: ProfiledRun) -> str:
+    return effective_stack(run) or "unknown"
 
 
 @dataclass(frozen=True)
 class HeldOut:
-    """Held-out predictions of tokens/s, one per run: leave-one-out and leave-one-source-out (NaN when there is a
-    single source), for the model and for the naive baseline on the same splits."""
+    """Held-out predictions of tokens/s, one per run: each group of ``labels`` predicted by a fit from scratch (from
+    the prior, layouts searched again) on the other groups, and the constant-MFU baseline on the same splits."""
 
     measured: np.ndarray
-    loo: np.ndarray
-    loso: np.ndarray
-    baseline_loo: np.ndarray
-    baseline_loso: np.ndarray
+    labels: np.ndarray
+    predicted: np.ndarray
+    baseline: np.ndarray
+
+    def errors(self) -> dict[str, float]:
+        return _errors(self.predicted, self.measured)
+
+    def baseline_errors(self) -> dict[str, float]:
+        return _errors(self.baseline, self.measured)
+
+    def per_group(self) -> dict[str, dict[str, float]]:
+        return {
+            str(label): {
+                "runs": int(np.count_nonzero(self.labels == label)),
+                **_errors(self.predicted[self.labels == label], self.measured[self.labels == label]),
+                "baseline_median_ape": _errors(
+                    self.baseline[self.labels == label], self.measured[self.labels == label]
+                )["median_ape"],
+            }
+            for label in sorted(set(self.labels))
+        }
 
 
-def held_out_predictions(problem: _Problem, x_full: np.ndarray, sources: Sequence[str]) -> HeldOut:
-    """Refit without each run (warm-started from the full fit, layouts as resolved by it), and without each source
-    (a full fit, layouts searched again); predict what was left out."""
-    measured = problem.measured
-    count = measured.size
-    every = np.arange(count)
-    loo = np.empty(count)
-    baseline_loo = np.empty(count)
-    theta = model.unpack_parameters(_params(problem, x_full), FAMILIES)
-    cases = _fixed_layout_cases(problem, solve(problem.queries, theta, require_fit=False))
-    for i in range(count):
-        train = every != i
-        x = _least_squares(problem, cases, x_full, every[train])
-        loo[i] = _predict(problem, x, np.array([i]))[0]
-        baseline_loo[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
-    source_array = np.asarray(sources, dtype=object)
-    loso = np.full(count, np.nan)
-    baseline_loso = np.full(count, np.nan)
-    if len(set(sources)) > 1:
-        for source in sorted(set(sources)):
-            held = source_array == source
-            x, _ = _fit_params(problem, every[~held])
-            loso[held] = _predict(problem, x, every[held])
-            baseline_loso[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
-    return HeldOut(measured, loo, loso, baseline_loo, baseline_loso)
+def held_out_predictions(problem: _Problem, labels: Sequence[str]) -> HeldOut:
+    """Refit without each group of ``labels`` (from the prior, layouts searched again) and predict it."""
+    label_array = np.asarray(labels, dtype=object)
+    every = np.arange(problem.measured.size)
+    predicted = np.full(every.size, np.nan)
+    baseline = np.full(every.size, np.nan)
+    for label in sorted(set(labels)):
+        held = label_array == label
+        if held.all():  # nothing to train on
+            continue
+        x, _ = _fit_params(problem, every[~held])
+        predicted[held] = _predict(problem, x, every[held])
+        baseline[held] = naive_mfu_baseline(problem.queries, problem.measured, ~held)[held]
+    return HeldOut(problem.measured, label_array, predicted, baseline)
 
 
-def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
-    sources = [run.source for run in runs]
-    held = held_out_predictions(problem, x_full, sources)
-    measured, loo = held.measured, held.loo
+def _held_out_report(problem: _Problem, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+    families = held_out_predictions(problem, [config_family(run) for run in runs])
+    stacks = held_out_predictions(problem, [stack_label(run) for run in runs])
+    measured, loo = families.measured, families.predicted
     log_error = np.log(loo / measured)
     low, high = np.quantile(log_error, INTERVAL_QUANTILES)
-    loo_errors = _errors(loo, measured)
+    loo_errors = families.errors()
     gpus = np.array([run.gpu for run in runs])
     per_gpu = {
         gpu: {"runs": int(np.count_nonzero(gpus == gpu)), **_errors(loo[gpus == gpu], measured[gpus == gpu])}
         for gpu in sorted(set(gpus))
     }
     report: dict[str, Any] = {
+        "held_out": "leave-one-config-family-out: twins (same stack, GPU family, precision, architecture, sequence "
+        "length) held out together, each fold refitted from the prior with layouts searched again",
         "loo_mape": loo_errors["mape"],
         "loo_median_ape": loo_errors["median_ape"],
         "loo_p90_ape": loo_errors["p90_ape"],
+        "config_families": len(set(families.labels)),
         "per_gpu": per_gpu,
-        "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(held.baseline_loo, measured)},
+        "baseline": {"name": "constant MFU per GPU and precision", "loo": families.baseline_errors()},
         "prediction_interval": {
-            "from": "leave-one-out log errors of tokens/s",
+            "from": "leave-one-config-family-out log errors of tokens/s",
             "log_sigma": float(np.std(log_error)),
             "p10_multiplier": float(np.exp(-high)),
             "p90_multiplier": float(np.exp(-low)),
@@ -432,32 +456,28 @@ def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[Profi
             for run, m, p in zip(runs, measured, loo, strict=True)
         ],
     }
-    if np.all(np.isfinite(held.loso)):
-        loso_errors = _errors(held.loso, measured)
-        source_array = np.asarray(sources, dtype=object)
+    if len(set(stacks.labels)) > 1:
+        stack_errors = stacks.errors()
         report.update(
             {
-                "loso_mape": loso_errors["mape"],
-                "loso_median_ape": loso_errors["median_ape"],
-                "loso_p90_ape": loso_errors["p90_ape"],
-                "per_source": {
-                    source: {
-                        "runs": int(np.count_nonzero(source_array == source)),
-                        **_errors(held.loso[source_array == source], measured[source_array == source]),
-                    }
-                    for source in sorted(set(sources))
-                },
+                "stack_out_mape": stack_errors["mape"],
+                "stack_out_median_ape": stack_errors["median_ape"],
+                "stack_out_p90_ape": stack_errors["p90_ape"],
+                "per_stack": stacks.per_group(),
             }
         )
-        report["baseline"]["loso"] = _errors(held.baseline_loso, measured)
+        report["baseline"]["stack_out"] = stacks.baseline_errors()
     return report
 
 
-def cross_validate(runs: Sequence[ProfiledRun], *, prior: Calibration | None = None) -> HeldOut:
-    """Held-out predictions for ``runs`` (what the accuracy bench prints), fitted as :func:`fit` does."""
+def cross_validate(runs: Sequence[ProfiledRun], *, prior: Calibration | None = None) -> dict[str, HeldOut]:
+    """Held-out predictions for ``runs`` (what the accuracy bench prints), each fold fitted as :func:`fit` does:
+    ``config_family`` (twins held out together) and ``stack`` (leave-one-stack-out)."""
     problem = _problem(run_queries(runs), measured_tokens_per_s(runs), prior.params if prior else {})
-    x, _ = _fit_params(problem, np.arange(len(runs)))
-    return held_out_predictions(problem, x, [run.source for run in runs])
+    return {
+        "config_family": held_out_predictions(problem, [config_family(run) for run in runs]),
+        "stack": held_out_predictions(problem, [stack_label(run) for run in runs]),
+    }
 
 
 def public_runs() -> list[ProfiledRun]:

@@ -19,7 +19,7 @@ from typing import Final
 import numpy as np
 
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, STRATEGIES
+from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -45,6 +45,8 @@ COLUMNS: Final[tuple[str, ...]] = (
     "step_time_s",
     "source",
 )
+# Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack",)
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
 LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
 PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
@@ -70,6 +72,17 @@ _INT_COLUMNS: Final[tuple[str, ...]] = (
     "cp",
 )
 _FLOAT_COLUMNS: Final[tuple[str, ...]] = ("inter_node_gbps", "params_b", "tokens_per_s", "step_time_s")
+# Stacks of rows published without a `stack` cell, recognised from their `source` (first match wins).
+SOURCE_STACKS: Final[tuple[tuple[str, str], ...]] = (
+    ("llm-foundry", "llm-foundry"),
+    ("nemo", "nemo"),
+    ("megatron-bridge", "nemo"),
+    ("megatron", "megatron-lm"),
+    ("narayanan", "megatron-lm"),
+    ("deepspeed", "deepspeed"),
+    ("maxtext", "maxtext"),
+    ("torchtitan", "torchtitan"),
+)
 # More errors than this in one file are summarised: the first ones are what a user fixes first.
 MAX_ERRORS: Final[int] = 50
 
@@ -124,6 +137,7 @@ class ProfiledRun:
     tokens_per_s: float | None = None
     step_time_s: float | None = None
     source: str = ""
+    stack: str | None = None  # software stack (workload.STACKS); None = unknown
     cells: Mapping[str, str] = field(default_factory=dict)  # the row as read (all columns, extra ones included)
 
     @property
@@ -212,6 +226,12 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             allowed = ", ".join(CHECKPOINTING)
             got = text["activation_checkpointing"]
             bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
+    stack = text.get("stack", "").lower()
+    if stack and stack != "unknown":
+        if stack in STACKS:
+            values["stack"] = stack
+        else:
+            bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
     if len(errors) > start:
         return None
     _check_consistency(values, bad)
@@ -253,6 +273,17 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
         return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def stack_from_source(source: str) -> str | None:
+    """The stack a published row's ``source`` names (SOURCE_STACKS), or None when it names none."""
+    text = source.lower()
+    return next((stack for key, stack in SOURCE_STACKS if key in text), None)
+
+
+def effective_stack(run: ProfiledRun) -> str | None:
+    """The row's ``stack`` cell, else the stack its source names, else None (unknown)."""
+    return run.stack if run.stack is not None else stack_from_source(run.source)
 
 
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:

@@ -111,3 +111,16 @@ def test_writer_keeps_extra_columns_and_fills_blank_layout_cells() -> None:
     assert row["tp"] == "2", "a given layout cell is kept"
     assert (row["strategy"], row["micro_batch"], row["activation_checkpointing"]) == ("zero1", "8", "false")
     assert row["predicted_tokens_per_s"] == "1234.5" and row["fits_memory"] == "true"
+
+
+def test_stack_column_is_optional_validated_and_inferred_from_the_source() -> None:
+    from estimator.runs import effective_stack
+
+    (run,) = read_runs_csv("gpu,num_gpus,params_b,seq_len,global_batch,stack\na100-80gb,8,1.3,2048,512,NeMo\n")
+    assert run.stack == "nemo"
+    ((row, column, message),) = _errors(
+        "gpu,num_gpus,params_b,seq_len,global_batch,stack\na100-80gb,8,1.3,2048,512,jax\n"
+    )
+    assert (row, column) == (1, "stack") and "megatron-lm" in message and "empty (unknown)" in message
+    stacks = {effective_stack(r) for r in public_runs()}
+    assert stacks == {"llm-foundry", "nemo", "megatron-lm"}
