@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from estimator import model
 from estimator.specs import PRECISIONS, all_gpus
-from estimator.workload import Cluster, TrainingJob, WorkloadError
+from estimator.workload import STACKS, Cluster, TrainingJob, WorkloadError
 
 if TYPE_CHECKING:
     from estimator.calibrate import Calibration
@@ -53,13 +53,36 @@ MAX_CANDIDATES_PER_CHUNK: Final[int] = 500_000
 _GPUS = all_gpus()
 FAMILIES: Final[tuple[str, ...]] = tuple(dict.fromkeys(g.family for g in _GPUS))
 GPU_INDEX: Final[dict[str, int]] = {g.id: i for i, g in enumerate(_GPUS)}
-_PEAK = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
+PEAK_FLOPS: Final[np.ndarray] = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
 _MEMORY = np.array([g.memory_gb * 1e9 for g in _GPUS])
 _HBM = np.array([g.memory_bw_gbps * 1e9 for g in _GPUS])
 # Datasheets quote bidirectional scale-up bandwidth; a ring collective moves data one way per link.
 _NVL = np.array([g.nvlink_gbps * 1e9 / 2 for g in _GPUS])
-_FAMILY = np.array([FAMILIES.index(g.family) for g in _GPUS])
+GPU_FAMILY: Final[np.ndarray] = np.array([FAMILIES.index(g.family) for g in _GPUS])
 _PRECISION_INDEX = {p: i for i, p in enumerate(PRECISIONS)}
+STACK_INDEX: Final[dict[str, int]] = {s: i for i, s in enumerate(STACKS)}
+UNKNOWN_STACK: Final[int] = len(STACKS)  # index of the prior-mean entry of theta["stack_eff"]
+# Family peak used to find the nearest calibrated family of an uncalibrated one: the 16-bit dense peak.
+_FAMILY_PEAK = {
+    f: max(g.peak_tflops.get("bf16", g.peak_tflops.get("fp16", 0.0)) for g in _GPUS if g.family == f) for f in FAMILIES
+}
+
+
+def nearest_calibrated_family(family: str, calibrated: Sequence[str]) -> str | None:
+    """The calibrated family whose 16-bit peak is closest (in ratio) to ``family``'s, or None when none is.
+
+    An uncalibrated family then predicts with that family's efficiencies applied to its own published peaks, i.e.
+    throughput scaled by the peak ratio."""
+    if family in calibrated or not calibrated:
+        return None
+    own = _FAMILY_PEAK[family]
+    return min(sorted(calibrated), key=lambda other: abs(np.log(_FAMILY_PEAK[other] / own)))
+
+
+def borrowed_families(calibrated: Sequence[str]) -> dict[str, str]:
+    """Every uncalibrated family -> the calibrated family it borrows efficiencies from."""
+    pairs = {f: nearest_calibrated_family(f, calibrated) for f in FAMILIES}
+    return {f: other for f, other in pairs.items() if other is not None}
 
 
 @dataclass(frozen=True)
@@ -136,6 +159,10 @@ def _code(value: object, codes: dict[str, int]) -> int:
     return OPEN if value is None else codes[str(value)]
 
 
+def _stack_code(stack: str | None) -> int:
+    return UNKNOWN_STACK if stack is None else STACK_INDEX[stack]
+
+
 def _int_or_open(value: int | None) -> int:
     return OPEN if value is None else int(value)
 
@@ -164,6 +191,9 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "hidden": full(job.hidden),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
+        "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
+        "stack": full(_stack_code(job.stack)).astype(np.int64),
+        "vp": full(1).astype(np.int64),
         "seq": full(job.seq_len),
         "global_batch": full(job.global_batch),
         "strategy": full(_code(job.strategy, model.STRATEGY_CODES)).astype(np.int64),
@@ -177,6 +207,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
+    from estimator.runs import effective_stack, virtual_stages
     from estimator.specs import get_gpu
     from estimator.workload import derive_architecture
 
@@ -193,6 +224,10 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         for key, attr in (("layers", "layers"), ("hidden", "hidden"), ("heads", "heads"), ("vocab", "vocab")):
             value = getattr(run, attr)
             rows[key].append(arch[attr] if value is None else value)
+        # An ffn cell alone is honoured; without one the ffn follows the (given or derived) hidden size as derived.
+        rows["ffn"].append(run.ffn_hidden or rows["hidden"][-1] * arch["ffn_hidden"] / arch["hidden"])
+        rows["stack"].append(_stack_code(effective_stack(run)))
+        rows["vp"].append(virtual_stages(run))
         rows["seq"].append(run.seq_len)
         rows["global_batch"].append(run.global_batch)
         rows["strategy"].append(_code(run.strategy, model.STRATEGY_CODES))
@@ -218,6 +253,9 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "hidden",
     "heads",
     "vocab",
+    "ffn",
+    "stack",
+    "vp",
     "seq",
     "global_batch",
     "strategy",
@@ -227,7 +265,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "mb",
     "ac",
 )
-_INT_KEYS: Final[tuple[str, ...]] = ("gpu", "precision", "n", "strategy", "tp", "pp", "cp", "mb", "ac")
+_INT_KEYS: Final[tuple[str, ...]] = ("gpu", "precision", "n", "stack", "vp", "strategy", "tp", "pp", "cp", "mb", "ac")
 _SEARCH: Final[dict[str, tuple[int, ...]]] = {
     "strategy": STRATEGY_OPTIONS,
     "tp": TP_OPTIONS,
@@ -294,16 +332,16 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "gpn", "node_bw", "params", "layers", "hidden", "heads")}
-    cases.update({k: q[k][query] for k in ("vocab", "seq", "global_batch")})
+    cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "vp", "seq", "global_batch")})
     cases.update(
         {
-            "peak": _PEAK[gpu, precision],
+            "peak": PEAK_FLOPS[gpu, precision],
             # Attention runs at the 16-bit peak in fp8 recipes; fp32/tf32 jobs keep their own.
-            "peak_attn": _PEAK[gpu, np.where(fp8, _PRECISION_INDEX["bf16"], precision)],
+            "peak_attn": PEAK_FLOPS[gpu, np.where(fp8, _PRECISION_INDEX["bf16"], precision)],
             "memory": _MEMORY[gpu],
             "hbm": _HBM[gpu],
             "nvl": _NVL[gpu],
-            "family": _FAMILY[gpu],
+            "family": GPU_FAMILY[gpu],
             "fp8": fp8,
             "fp32": precision <= _PRECISION_INDEX["tf32"],
             "strategy": layout["strategy"],
@@ -376,7 +414,7 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
     step = per_query(time, np.nan, np.float64)
     step = np.where(np.isfinite(step) & (fits_q | (not require_fit)), step, np.nan)
     tokens = q["global_batch"] * q["seq"] / step
-    peak = _PEAK[q["gpu"], q["precision"]]
+    peak = PEAK_FLOPS[q["gpu"], q["precision"]]
     per_token = 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
     mfu = per_token * tokens / (q["n"] * peak)
     memory_q = np.where(per_query(valid, False, bool), per_query(memory, np.nan, np.float64), np.nan)

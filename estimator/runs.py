@@ -46,7 +46,7 @@ COLUMNS: Final[tuple[str, ...]] = (
     "source",
 )
 # Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
-OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack",)
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", "virtual_pipeline")
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
 LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
 PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
@@ -232,6 +232,14 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             values["stack"] = stack
         else:
             bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
+    virtual = text.get("virtual_pipeline", "")
+    if virtual:
+        try:
+            ok = float(virtual) == int(float(virtual)) >= 1
+        except ValueError:
+            ok = False
+        if not ok:
+            bad("virtual_pipeline", f"must be a positive integer (1 = no interleaving) or empty; got {virtual!r}")
     if len(errors) > start:
         return None
     _check_consistency(values, bad)
@@ -279,6 +287,13 @@ def stack_from_source(source: str) -> str | None:
     """The stack a published row's ``source`` names (SOURCE_STACKS), or None when it names none."""
     text = source.lower()
     return next((stack for key, stack in SOURCE_STACKS if key in text), None)
+
+
+def virtual_stages(run: ProfiledRun) -> int:
+    """Virtual pipeline stages per GPU of an interleaved schedule (optional ``virtual_pipeline`` cell; 1 = plain 1F1B).
+    Validated when the row is read."""
+    raw = run.cells.get("virtual_pipeline", "")
+    return int(float(raw)) if raw else 1
 
 
 def effective_stack(run: ProfiledRun) -> str | None:

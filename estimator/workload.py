@@ -135,6 +135,9 @@ class TrainingJob:
             raise WorkloadError("precision", f"must be one of {', '.join(PRECISIONS)}; got {self.precision!r}")
         put(self, "precision", precision)
         derived = derive_architecture(self.params_b)
+        if self.hidden is not None and self.ffn_hidden is None:
+            # The ffn follows the given hidden size (ffn = 4 x hidden), not the one params_b would imply.
+            derived["ffn_hidden"] = FFN_PER_HIDDEN * int(_positive_int("hidden", self.hidden) or 0)
         for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
             value = _positive_int(name, getattr(self, name), optional=True)
             put(self, name, derived[name] if value is None else value)
