@@ -49,6 +49,8 @@ Z90: Final[float] = 1.2816
 CLUSTER_PARAMETERS: Final[tuple[str, ...]] = ("cluster_eff", "fabric_eff", "nvlink_eff", "overlap")
 # A user's calibration trusts the public fit's values this tightly (prior widths of the cluster parameters).
 REFINE_WIDTHS: Final[dict[str, float]] = {"cluster_eff": 0.3, "fabric_eff": 0.3, "nvlink_eff": 0.2, "overlap": 0.3}
+# Starting fabric shares (of the prior's effective bandwidth) tried by a refinement besides the prior itself.
+REFINE_FABRIC_SHARES: Final[tuple[float, ...]] = (1.0, 1 / 3, 1 / 10)
 # Residual trend with size flagged above this change of log error per doubling of GPUs.
 TREND_FLAG_PER_DOUBLING: Final[float] = 0.03
 
@@ -480,16 +482,18 @@ def refine(
     queries = run_queries(runs)
     names = tuple(dict.fromkeys([*prior.params, *fitting.parameter_names(queries), *CLUSTER_PARAMETERS]))
     base = fitting.build_problem(queries, measured, names=names, prior=prior.params, widths=REFINE_WIDTHS)
+    # Fit every cluster parameter, then keep free only those the runs pin down at that fit (judged at the fit, not at
+    # the prior: a fabric whose cost the prior hides behind overlap only shows once overlap may move), and refit.
     candidates = base.freeing(CLUSTER_PARAMETERS)
-    x0 = candidates.prior.copy()
-    cases = fitting.fixed_layout_cases(queries, _solve(candidates, x0))
-    ratio = fitting.posterior_ratio(candidates, cases, x0)
+    every = np.arange(measured.size)
+    x_all, solution = fitting.fit_rows(candidates, every, starts=_refine_starts(candidates))
+    cases = fitting.fixed_layout_cases(queries, solution)
+    ratio = fitting.posterior_ratio(candidates, cases, x_all)
     identified = [
         n for n, r in zip(names, ratio, strict=True) if n in CLUSTER_PARAMETERS and r < fitting.IDENTIFIED_RATIO
     ]
     problem = candidates.freeing(identified)
-    every = np.arange(measured.size)
-    x, solution = fitting.fit_rows(problem, every)
+    x, solution = fitting.fit_rows(problem, every, starts=_refine_starts(problem))
     in_sample = fitting.predict_rows(problem, x, every)
     params = {**prior.params, **problem.params(x)}
     report: dict[str, Any] = {
@@ -516,10 +520,22 @@ def refine(
     return Calibration(name=name, params=params, report=report)
 
 
-def _solve(problem: fitting.Problem, x: np.ndarray) -> Any:
-    from estimator.prediction import solve
-
-    return solve(problem.queries, problem.theta(x), require_fit=False)
+def _refine_starts(problem: fitting.Problem) -> list[dict[str, float]]:
+    """Extra starting points for a refinement: a public fit that hides all communication (overlap near 1) has no
+    gradient toward a slow fabric, so also start from fabrics delivering a third and a tenth of the prior, with half
+    the overlap."""
+    free = {n for n, f in zip(problem.names, problem.free, strict=True) if f}
+    prior = problem.params(problem.prior)
+    starts = []
+    for share in REFINE_FABRIC_SHARES:
+        start = {}
+        if "fabric_eff" in free:
+            start["fabric_eff"] = prior["fabric_eff"] * share
+        if "overlap" in free:
+            start["overlap"] = prior["overlap"] * 0.5
+        if start:
+            starts.append(start)
+    return starts
 
 
 def _merged_mfu(prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, list[float]]:

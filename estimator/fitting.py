@@ -72,9 +72,9 @@ IDENTIFIED_RATIO: Final[float] = 0.7
 # A fitted value within this fraction of its range from a bound is reported "at_bound".
 BOUND_MARGIN: Final[float] = 0.01
 _STEP: Final[float] = 1e-6
-# Relative change of cost / parameters at which the fit stops: 1e-5 of a ~10% log error is far below what the data
+# Relative change of cost / parameters at which the fit stops: 1e-4 of a ~10% log error is far below what the data
 # resolve, and an order of magnitude fewer iterations than scipy's 1e-8 default.
-FIT_TOLERANCE: Final[float] = 1e-5
+FIT_TOLERANCE: Final[float] = 1e-4
 
 
 @dataclass(frozen=True)
@@ -242,13 +242,13 @@ def _theta_gather(problem: Problem) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return gather
 
 
-def least_squares_fit(problem: Problem, cases: model.Cases, x0: np.ndarray) -> np.ndarray:
-    """Penalised soft-L1 fit of the free parameters over fixed layouts, from ``x0``."""
+def least_squares_fit(problem: Problem, cases: model.Cases, x0: np.ndarray) -> tuple[np.ndarray, float]:
+    """Penalised soft-L1 fit of the free parameters over fixed layouts, from ``x0``: (parameters, final cost)."""
     residuals = _Residuals(problem, cases)
     if residuals.free.size == 0:
-        return problem.prior.copy()
+        return problem.prior.copy(), 0.0
     lower, upper = problem.lower[residuals.free], problem.upper[residuals.free]
-    start = np.clip(x0[residuals.free], lower + 1e-9 * (upper - lower), upper - 1e-9 * (upper - lower))
+    start = np.clip(x0[residuals.free], lower + 1e-6 * (upper - lower), upper - 1e-6 * (upper - lower))
     result = least_squares(
         residuals,
         start,
@@ -260,12 +260,15 @@ def least_squares_fit(problem: Problem, cases: model.Cases, x0: np.ndarray) -> n
         ftol=FIT_TOLERANCE,
         xtol=FIT_TOLERANCE,
     )
-    return residuals.full(result.x)
+    return residuals.full(result.x), float(result.cost)
 
 
-def fit_rows(problem: Problem, rows: np.ndarray) -> tuple[np.ndarray, Solution]:
+def fit_rows(
+    problem: Problem, rows: np.ndarray, *, starts: Sequence[Mapping[str, float]] = ()
+) -> tuple[np.ndarray, Solution]:
     """Fit on ``rows`` from the prior (never from another fit: held-out folds stay independent); open layout cells
-    are searched LAYOUT_ROUNDS times."""
+    are searched LAYOUT_ROUNDS times. ``starts``: extra starting points (parameter overrides of the prior) for
+    problems with several local minima; the lowest cost wins."""
     sub = problem.rows(rows)
     x = problem.prior.copy()
     layout: tuple[np.ndarray, ...] = ()
@@ -275,7 +278,14 @@ def fit_rows(problem: Problem, rows: np.ndarray) -> tuple[np.ndarray, Solution]:
         if layout and all(np.array_equal(a, b) for a, b in zip(again, layout, strict=True)):
             break  # the search chose the same layouts: refitting would give the same parameters
         layout = again
-        x = least_squares_fit(sub, fixed_layout_cases(sub.queries, solution), x)
+        cases = fixed_layout_cases(sub.queries, solution)
+        candidates = [least_squares_fit(sub, cases, x)]
+        for override in starts:
+            x0 = x.copy()
+            for name, value in override.items():
+                x0[problem.names.index(name)] = value
+            candidates.append(least_squares_fit(sub, cases, x0))
+        x = min(candidates, key=lambda pair: pair[1])[0]
     return x, solution
 
 

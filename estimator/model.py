@@ -9,20 +9,25 @@ Model summary (sources in reference/estimator.md):
 
 * Memory per GPU: weights, gradients and Adam states (mixed precision 2 + 2 + 12 bytes/param, fp32 4 + 4 + 8),
   divided by tp x pp and sharded over the data-parallel group per strategy (ZeRO paper, Rajbhandari et al. 2020);
-  activations per layer 34·s·b·h/t bytes (Korthikanti et al. 2022, tensor + sequence parallel, FlashAttention so the
-  5·a·s/h score term is not stored), 2·s·b·h/t with full recomputation plus one layer's working set; the first
+  activations per layer 32·s·b·h/t bytes (Korthikanti et al. 2022's 34 for tensor + sequence parallel without dropout
+  masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h),
+  2·s·b·h/t with full recomputation plus one layer's working set; the first
   pipeline stage holds min(pp, microbatches) microbatches in flight; fp32 logits of the micro-batch; a fixed reserve.
 * Compute: 6·P FLOP per token plus causal attention 6·L·s·h (Megatron-Core counting), plus one extra forward
   (2·P + 2·L·s·h) with full recomputation or the attention core (2·L·s·h) with selective, at
-  peak x efficiency: matmuls at base x family multiplier x h/(h + hidden_knee) (x fp8_gain x h/(h + fp8_knee)) of the
-  precision's peak, the attention core at base x family multiplier x attention_eff of the 16-bit peak.
+  peak x efficiency: matmuls at eff_base x family x stack x cluster multipliers x h/(h + hidden_knee)
+  (x fp8_gain x h/(h + fp8_knee)) of the precision's peak, the attention core at attention_eff x family_attention x
+  stack x cluster of the 16-bit peak; memory-bound elementwise traffic per layer at the HBM bandwidth plus a fixed
+  per-layer launch overhead.
 * Communication: hierarchical collectives (NVLink inside a node, the node's share of the fabric between nodes),
   alpha-beta costs with ring factors (nccl-tests PERFORMANCE.md); volume per strategy (DDP/ZeRO-1 all-reduce once per
   optimizer step, ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gather x2 + reduce-scatter per micro-batch =
-  1.5x DDP, HSDP ZeRO-3 inside the node plus an all-reduce of the shard across nodes); tensor-parallel all-reduces
-  (4 per layer per micro-batch, 6 with full recomputation); context-parallel K/V ring; pipeline point-to-point.
-* Step: (m + pp - 1) micro-batch slots (1F1B bubble, Narayanan et al. 2021) + communication not hidden behind
-  compute (overlap fraction of the backward pass) + the optimizer update (memory bound).
+  1.5x DDP issued per layer, so its latency grows with layers x group size; HSDP ZeRO-3 inside the node plus an
+  all-reduce of the shard across nodes); tensor-parallel all-reduces (4 per layer per micro-batch, 6 with full
+  recomputation); context-parallel K/V ring; pipeline point-to-point (v times with v virtual stages).
+* Step: (m + (p - 1) / v) micro-batch slots (1F1B bubble, interleaved with v virtual stages: Narayanan et al. 2021)
+  + communication not hidden behind compute (overlap fraction of the backward pass) + the optimizer update
+  (memory bound).
 """
 
 from __future__ import annotations
@@ -53,8 +58,10 @@ AC_NONE, AC_SELECTIVE, AC_FULL = range(3)
 MIXED_STATE_BYTES: Final[tuple[float, float, float]] = (2.0, 2.0, 12.0)
 FP32_STATE_BYTES: Final[tuple[float, float, float]] = (4.0, 4.0, 8.0)
 # Korthikanti et al. 2022 Table 2: activations per layer with tensor + sequence parallelism, 16-bit activations,
-# without the attention-score term (FlashAttention, used by every run in the calibration set).
-ACTIVATION_BYTES_PER_SBH: Final[float] = 34.0
+# without the attention-score term (FlashAttention, used by every run in the calibration set): 34 s·b·h, of which
+# 2 s·b·h are the 1-byte masks of the attention-output and MLP-output dropouts. Current LLM pretraining recipes (MPT,
+# Llama, NeMo/Megatron-Core GPT recipes) train with dropout 0 and store no masks: 32.
+ACTIVATION_BYTES_PER_SBH: Final[float] = 32.0
 # Full recomputation keeps only each layer's 16-bit input (2 bytes per element).
 CHECKPOINT_BYTES_PER_SBH: Final[float] = 2.0
 # Cross-entropy materialises the micro-batch's logits in fp32 (llm-analysis counts the same buffer).
@@ -154,17 +161,19 @@ def memory_per_gpu(c: Cases) -> FloatArray:
     full_layer = activation_bytes_per_sbh(c) * sbh / tp
     stored = np.where(ac == AC_FULL, CHECKPOINT_BYTES_PER_SBH * sbh / tp, full_layer)
     micro = _f(c["global_batch"]) / (dp * mb)
-    # Interleaved schedules keep (1 + (p - 1) / (p v)) times the 1F1B activations in flight (Korthikanti 2022 §4.2.3).
+    # Interleaved schedules (v > 1) keep (1 + (p - 1) / (p v)) times the 1F1B activations in flight (Korthikanti
+    # 2022 §4.2.3).
     vp = _f(c["vp"])
-    in_flight = np.where(pp > 1, np.minimum(pp, micro) * (1.0 + (pp - 1.0) / (pp * vp)), 1.0)
+    interleave = np.where(vp > 1, 1.0 + (pp - 1.0) / (pp * vp), 1.0)
+    in_flight = np.where(pp > 1, np.minimum(pp, micro) * interleave, 1.0)
     activations = act_scale * (layers_stage * in_flight * stored + np.where(ac == AC_FULL, full_layer, 0.0))
     logits = LOGIT_BYTES * mb * _f(c["seq"]) / cp * _f(c["vocab"]) / tp
     return states + activations + logits + MEMORY_RESERVE_BYTES
 
 
 def activation_bytes_per_sbh(c: Cases) -> FloatArray:
-    """Stored activation bytes per s·b·h of one layer: Korthikanti's 34 for ffn = 4h, plus 4 bytes (fc1 output and
-    activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below)."""
+    """Stored activation bytes per s·b·h of one layer: ACTIVATION_BYTES_PER_SBH for ffn = 4h, plus 4 bytes (fc1
+    output and activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below)."""
     return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / _f(c["hidden"]) - 4.0)
 
 

@@ -18,7 +18,7 @@ memory (so users see how far off it is); ``memory_per_gpu_gb`` is then that layo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -144,6 +144,10 @@ class Prediction:
     interval_log_sigma: float
     p10_multiplier: float
     p90_multiplier: float
+    # Notes the advisor shows: uncalibrated GPU family (borrowed calibration), unknown stack, MFU capped.
+    warnings: tuple[str, ...] = ()
+    # GPUs each size actually uses (fewer where no layout fits: see use_fewer_gpus_when_infeasible)
+    gpus_used: npt.NDArray[np.int64] | None = None
 
     def smallest_fitting_size(self) -> int | None:
         """Fewest GPUs among the predicted sizes that hold the job, or None when none does."""
@@ -444,7 +448,17 @@ def _layout_per_query(
 def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibration: Calibration) -> Prediction:
     """Predict ``job`` on each GPU count in ``sizes`` (1-D) with ``calibration``; see :class:`Prediction`."""
     q = job_queries(job, cluster, sizes)
-    s = solve(q, calibration.theta())
+    count = q["n"].size
+    grid = reference_sizes(int(q["n"].max()), int(cluster.gpus_per_node))  # type: ignore[arg-type]
+    extended = job_queries(job, cluster, np.concatenate([q["n"], grid]))
+    reference = np.arange(extended["n"].size) >= count
+    theta = calibration.theta()
+    s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
+    s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
+    s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
+    gpus_used = used[:count]
+    tokens, capped = cap_mfu(q, s.tokens_per_s, calibration)
+    s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
     if feasible.size:
@@ -453,7 +467,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     else:
         scaling = np.full(q["n"].size, np.nan)
     labels = s.layout_labels()
-    interval = calibration.interval()
+    interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None)
     return Prediction(
         gpus=q["n"],
         nodes=-(-q["n"] // int(cluster.gpus_per_node)),  # type: ignore[arg-type]
@@ -472,9 +486,149 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
         interval_log_sigma=interval["log_sigma"],
         p10_multiplier=interval["p10_multiplier"],
         p90_multiplier=interval["p90_multiplier"],
+        warnings=prediction_warnings(job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q),
+        gpus_used=gpus_used,
     )
 
 
+def prediction_warnings(
+    job: TrainingJob,
+    cluster: Cluster,
+    calibration: Calibration,
+    *,
+    capped: bool = False,
+    gpus_used: np.ndarray | None = None,
+    q: dict[str, np.ndarray] | None = None,
+) -> tuple[str, ...]:
+    """What the advisor should show next to a prediction: borrowed calibration, unknown stack, MFU cap, sizes whose
+    fastest option leaves GPUs idle."""
+    notes = []
+    if gpus_used is not None and q is not None:
+        idle = [f"{n} GPUs -> {m}" for n, m in zip(q["n"], gpus_used, strict=True) if m < n]
+        if idle:
+            notes.append(
+                "the global batch does not divide well at some sizes; their fastest option runs on fewer GPUs ("
+                + ", ".join(idle[:5])
+                + (", ..." if len(idle) > 5 else "")
+                + ")"
+            )
+    family = cluster.gpu.family
+    source = calibration.borrowed_families().get(family)
+    if source is not None:
+        notes.append(
+            f"{cluster.gpu.id}: no calibration runs on the {family} family; predicted from the calibrated {source} "
+            f"family's efficiencies applied to {cluster.gpu.id}'s published peaks (expect a wider error)"
+        )
+    if job.stack is None or not calibration.has_stack(job.stack):
+        which = "unknown" if job.stack is None else f"{job.stack!r} (no calibration runs)"
+        notes.append(
+            f"software stack {which}: predicted with the stacks' prior mean; "
+            "the interval includes the spread between stacks"
+        )
+    if capped:
+        notes.append(
+            "some sizes were capped at the highest MFU ever measured on this GPU family "
+            f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
+        )
+    return tuple(notes)
+
+
+def cap_mfu(
+    q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
+) -> tuple[np.ndarray, np.ndarray]:
+    """tokens/s no higher than the family's highest measured MFU allows; (tokens/s, which were capped)."""
+    caps = calibration.family_mfu_max()
+    family_cap = np.array([caps.get(f, np.inf) for f in FAMILIES])[GPU_FAMILY[q["gpu"]]]
+    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / _model_flops_per_token(q)
+    capped = np.isfinite(tokens_per_s) & (tokens_per_s > limit)
+    return np.where(capped, limit, tokens_per_s), capped
+
+
+def _model_flops_per_token(q: dict[str, np.ndarray]) -> np.ndarray:
+    return 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
+
+
+def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
+    return _model_flops_per_token(q) * tokens_per_s / (q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]])
+
+
+def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:
+    """The sizes every prediction compares itself with (depending only on the cluster, so a size's answer does not
+    depend on which other sizes were asked): powers of two, every whole number of nodes up to 64 nodes, then 8 steps
+    per doubling (k x 2^j nodes, k = 8..15)."""
+    powers = 2 ** np.arange(int(np.log2(max(largest, 1))) + 1)
+    nodes = np.arange(1, 65)
+    coarse = (np.arange(8, 16)[None, :] * 2 ** np.arange(3, 31)[:, None]).ravel()
+    sizes = np.concatenate([powers, gpus_per_node * nodes, gpus_per_node * coarse])
+    return np.unique(sizes[sizes <= largest]).astype(np.int64)
+
+
+def use_fewer_gpus_when_infeasible(
+    q: dict[str, np.ndarray], s: Solution, reference: np.ndarray
+) -> tuple[Solution, np.ndarray]:
+    """A size with no feasible layout (the batch or the heads do not divide it; memory never shrinks with more GPUs)
+    runs the fastest smaller ``reference`` size's job and leaves GPUs idle. A feasible size that is slower than a
+    smaller one keeps its own answer: that is the fabric's knee, which users must see. Returns the solution and the
+    GPUs each query actually uses."""
+    used = q["n"].copy()
+    candidates = np.flatnonzero(reference & s.fits_memory)
+    if candidates.size == 0:
+        return s, used
+    candidates = candidates[np.argsort(q["n"][candidates], kind="stable")]
+    tokens = s.tokens_per_s[candidates]
+    # Running best among reference sizes, in size order (index into candidates of the fastest so far).
+    running = np.zeros(candidates.size, dtype=np.int64)
+    for k in range(1, candidates.size):
+        running[k] = k if tokens[k] > tokens[running[k - 1]] else running[k - 1]
+    below = np.searchsorted(q["n"][candidates], q["n"], side="left") - 1  # last reference size strictly smaller
+    source = np.where(below >= 0, candidates[running[np.maximum(below, 0)]], -1)
+    take = (source >= 0) & ~s.fits_memory
+    fields = {f: getattr(s, f).copy() for f in Solution.__dataclass_fields__}
+    for name in fields:
+        fields[name][take] = fields[name][source[take]]
+    used[take] = q["n"][source[take]]
+    return Solution(**fields), used
+
+
+def keep_smaller_layouts(
+    q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], reference: np.ndarray
+) -> Solution:
+    """Each size also tries the layouts (strategy, tp, pp, cp, checkpointing) chosen at smaller ``reference`` sizes,
+    micro-batch searched again, and keeps the faster: adding GPUs never loses throughput by switching layout family."""
+    chosen = np.flatnonzero(s.fits_memory & reference)
+    if chosen.size == 0:
+        return s
+    keys = ("strategy", "tp", "pp", "cp", "ac")
+    every = np.stack([s.strategy, s.tp, s.pp, s.cp, s.activation_checkpointing], axis=1)[chosen]
+    # Each distinct layout once, with the smallest size that chose it.
+    by_size = np.argsort(q["n"][chosen], kind="stable")
+    layout, first = np.unique(every[by_size], axis=0, return_index=True)
+    first_n = q["n"][chosen][by_size][first]
+    query, source = np.meshgrid(np.arange(q["n"].size), np.arange(layout.shape[0]), indexing="ij")
+    pairs = first_n[source] < q["n"][query]
+    query, source = query[pairs], source[pairs]
+    if query.size == 0:
+        return s
+    alt = {k: v[query].copy() for k, v in q.items()}
+    for column, key in enumerate(keys):
+        alt[key] = layout[source, column]
+    alternatives = solve(alt, theta)
+    best = np.where(s.fits_memory, s.step_time_s, np.inf)
+    better = alternatives.fits_memory & (alternatives.step_time_s < best[query] * (1.0 - 1e-9))
+    if not np.any(better):
+        return s
+    fields = {f: getattr(s, f).copy() for f in Solution.__dataclass_fields__}
+    order = np.argsort(alternatives.step_time_s[better], kind="stable")[::-1]  # fastest written last wins
+    index, rows = query[better][order], np.flatnonzero(better)[order]
+    for name in fields:
+        fields[name][index] = getattr(alternatives, name)[rows]
+    return Solution(**fields)
+
+
 def predict_runs(runs: Sequence[ProfiledRun], calibration: Calibration) -> Solution:
-    """Predict every profiled-run row (open layout cells searched) with ``calibration``."""
-    return solve(run_queries(runs), calibration.theta())
+    """Predict every profiled-run row (open layout cells searched) with ``calibration``; tokens/s capped at the
+    family's highest measured MFU."""
+    q = run_queries(runs)
+    s = solve(q, calibration.theta())
+    tokens, _ = cap_mfu(q, s.tokens_per_s, calibration)
+    return replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
