@@ -357,7 +357,7 @@ def _residual_rows(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted:
 def cross_validate(runs: Sequence[ProfiledRun]) -> dict[str, HeldOut]:
     """Held-out predictions for ``runs`` (what the accuracy bench prints), each fold fitted as :func:`fit` does:
     ``config_family`` (twins held out together) and ``stack`` (leave-one-stack-out)."""
-    problem = _public_problem(runs)
+    problem = _public_fit(runs)[0]
     return {
         "config_family": held_out_predictions(problem, [config_family(run) for run in runs]),
         "stack": held_out_predictions(problem, [stack_label(run) for run in runs]),
@@ -444,10 +444,8 @@ def fit(
     if prior is not None:
         return refine(prior=prior, runs=runs, name=name, held_out=held_out)
     started = time.perf_counter()
-    problem = _public_problem(runs)
+    problem, x, solution, cases, held = _public_fit(runs)
     every = np.arange(problem.measured.size)
-    x, solution = fitting.fit_rows(problem, every)
-    cases = fitting.fixed_layout_cases(problem.queries, solution)
     in_sample = fitting.predict_rows(problem, x, every)
     params = problem.params(x)
     report: dict[str, Any] = {
@@ -458,6 +456,9 @@ def fit(
         "memory_model_misses": int(np.count_nonzero(~solution.fits_memory)),
         "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {fitting.LOSS_SCALE}, equal weight per stack",
         "parameters": fitting.parameter_report(problem, cases, x),
+        "held_at_prior": {
+            n: "not identified by the runs and pushed to a bound by the fit: held at its physical prior" for n in held
+        },
         "between_stack_log_sigma": _between_stack_sigma(params),
         "family_mfu": family_mfu_range(problem.queries, problem.measured),
         "coverage": coverage(runs),
@@ -467,6 +468,30 @@ def fit(
         report.update(_held_out_report(problem, runs))
     report["fit_seconds"] = time.perf_counter() - started
     return Calibration(name=name, params=params, report=report)
+
+
+def _public_fit(
+    runs: Sequence[ProfiledRun],
+) -> tuple[fitting.Problem, np.ndarray, Any, model.Cases, list[str]]:
+    """The public fit: (problem with its final free set, parameters, layouts, their case table, parameters held)."""
+    problem = _public_problem(runs)
+    every = np.arange(problem.measured.size)
+    x, solution = fitting.fit_rows(problem, every)
+    cases = fitting.fixed_layout_cases(problem.queries, solution)
+    # A parameter the runs do not identify that the fit still pushes to a bound is held at its physical prior (and the
+    # report says so): otherwise it drifts wherever other misfits push it (communication "free" when nothing in the
+    # data is communication-bound). Held-out folds keep the same free set.
+    held = _unidentified_at_bounds(problem, cases, x)
+    if held:
+        problem = problem.freeing([n for n, f in zip(problem.names, problem.free, strict=True) if f and n not in held])
+        x, solution = fitting.fit_rows(problem, every)
+        cases = fitting.fixed_layout_cases(problem.queries, solution)
+    return problem, x, solution, cases, held
+
+
+def _unidentified_at_bounds(problem: fitting.Problem, cases: Any, x: np.ndarray) -> list[str]:
+    entries = fitting.parameter_report(problem, cases, x)
+    return [e["name"] for e in entries if e["free"] and e["at_bound"] and not e["moved_by_data"]]
 
 
 def refine(
