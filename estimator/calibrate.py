@@ -21,6 +21,7 @@ Regenerate the shipped default (``estimator/data/default_calibration.json``) fro
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -288,7 +289,7 @@ def _fold_problem(problem: fitting.Problem, train: np.ndarray) -> fitting.Proble
     held at its prior: 1.0 for a stack, the published ratio for a family)."""
     informed = set(fitting.parameter_names({k: v[train] for k, v in problem.queries.items()}))
     free = problem.free & np.array([name in informed for name in problem.names])
-    return fitting.Problem(**{**problem.__dict__, "free": free})
+    return dataclasses.replace(problem, free=free)
 
 
 def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[str, Any]:

@@ -147,8 +147,18 @@ def build_problem(
         start, width, lo, hi, log = _prior_of(name)
         value = min(max(float(prior.get(name, start)), lo), hi)
         rows.append((value, widths.get(name, width), lo, hi, log, name not in CLUSTER_ONLY))
-    value, width, lo, hi, log, free = (np.array(column) for column in zip(*rows, strict=True))
-    return Problem(queries, measured, tuple(names), value, lo, hi, width, log.astype(bool), free.astype(bool))
+    columns = [np.array(column) for column in zip(*rows, strict=True)]
+    return Problem(
+        queries,
+        measured,
+        tuple(names),
+        prior=columns[0].astype(np.float64),
+        lower=columns[2].astype(np.float64),
+        upper=columns[3].astype(np.float64),
+        width=columns[1].astype(np.float64),
+        log_prior=columns[4].astype(bool),
+        free=columns[5].astype(bool),
+    )
 
 
 def stack_weights(queries: Mapping[str, np.ndarray]) -> np.ndarray:

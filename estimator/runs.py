@@ -226,6 +226,18 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             allowed = ", ".join(CHECKPOINTING)
             got = text["activation_checkpointing"]
             bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
+    _parse_optional(text, values, bad)
+    if len(errors) > start:
+        return None
+    _check_consistency(values, bad)
+    if len(errors) > start:
+        return None
+    values["source"] = text.get("source", "")
+    return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
+
+
+def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """The OPTIONAL_COLUMNS: ``stack`` (STACKS or empty/unknown) and ``virtual_pipeline`` (a positive integer)."""
     stack = text.get("stack", "").lower()
     if stack and stack != "unknown":
         if stack in STACKS:
@@ -235,18 +247,12 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
     virtual = text.get("virtual_pipeline", "")
     if virtual:
         try:
-            ok = float(virtual) == int(float(virtual)) >= 1
+            number = float(virtual)
+            ok = math.isfinite(number) and number == int(number) >= 1
         except ValueError:
             ok = False
         if not ok:
             bad("virtual_pipeline", f"must be a positive integer (1 = no interleaving) or empty; got {virtual!r}")
-    if len(errors) > start:
-        return None
-    _check_consistency(values, bad)
-    if len(errors) > start:
-        return None
-    values["source"] = text.get("source", "")
-    return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
 
 
 def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) -> None:

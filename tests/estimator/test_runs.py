@@ -124,3 +124,13 @@ def test_stack_column_is_optional_validated_and_inferred_from_the_source() -> No
     assert (row, column) == (1, "stack") and "megatron-lm" in message and "empty (unknown)" in message
     stacks = {effective_stack(r) for r in public_runs()}
     assert stacks == {"llm-foundry", "nemo", "megatron-lm", "torchtitan"}
+
+
+def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> None:
+    from estimator.prediction import run_queries
+
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,pp,virtual_pipeline\n"
+    runs = read_runs_csv(header + "h100-sxm,16,70,4096,64,4,2\nh100-sxm,16,70,4096,64,4,\n")
+    assert list(run_queries(runs)["vp"]) == [2, 1]
+    ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
+    assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
