@@ -73,15 +73,16 @@ _INT_COLUMNS: Final[tuple[str, ...]] = (
 )
 _FLOAT_COLUMNS: Final[tuple[str, ...]] = ("inter_node_gbps", "params_b", "tokens_per_s", "step_time_s")
 # Stacks of rows published without a `stack` cell, recognised from their `source` (first match wins).
+# Framework names first, "megatron" last: other stacks' sources may mention Megatron in passing.
 SOURCE_STACKS: Final[tuple[tuple[str, str], ...]] = (
     ("llm-foundry", "llm-foundry"),
+    ("torchtitan", "torchtitan"),
+    ("maxtext", "maxtext"),
     ("nemo", "nemo"),
     ("megatron-bridge", "nemo"),
-    ("megatron", "megatron-lm"),
-    ("narayanan", "megatron-lm"),
     ("deepspeed", "deepspeed"),
-    ("maxtext", "maxtext"),
-    ("torchtitan", "torchtitan"),
+    ("narayanan", "megatron-lm"),
+    ("megatron", "megatron-lm"),
 )
 # More errors than this in one file are summarised: the first ones are what a user fixes first.
 MAX_ERRORS: Final[int] = 50

@@ -134,3 +134,12 @@ def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> N
     assert list(run_queries(runs)["vp"]) == [2, 1]
     ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
     assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
+
+
+def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of_megatron() -> None:
+    from estimator.runs import stack_from_source
+
+    assert stack_from_source("torchtitan docs: less memory than Megatron-style recompute") == "torchtitan"
+    assert stack_from_source("Narayanan et al. 2021 / NVIDIA Megatron-LM README") == "megatron-lm"
+    assert stack_from_source("NVIDIA NeMo / Megatron-Bridge performance summary") == "nemo"
+    assert stack_from_source("a blog post") is None
