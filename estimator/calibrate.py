@@ -50,6 +50,8 @@ Z90: Final[float] = 1.2816
 CLUSTER_PARAMETERS: Final[tuple[str, ...]] = ("cluster_eff", "fabric_eff", "nvlink_eff", "overlap")
 # A user's calibration trusts the public fit's values this tightly (prior widths of the cluster parameters).
 REFINE_WIDTHS: Final[dict[str, float]] = {"cluster_eff": 0.3, "fabric_eff": 0.3, "nvlink_eff": 0.2, "overlap": 0.3}
+# A refinement's held-out figure: one fold per run up to this many runs, else this many folds of config families.
+REFINE_MAX_FOLDS: Final[int] = 10
 # Starting fabric shares (of the prior's effective bandwidth) tried by a refinement besides the prior itself.
 REFINE_FABRIC_SHARES: Final[tuple[float, ...]] = (1.0, 1 / 3, 1 / 10)
 # Residual trend with size flagged above this change of log error per doubling of GPUs.
@@ -572,19 +574,58 @@ def _merged_mfu(prior: Calibration, queries: Mapping[str, np.ndarray], measured:
     return merged
 
 
+def refine_folds(runs: Sequence[ProfiledRun]) -> tuple[np.ndarray, str]:
+    """Held-out folds of a refinement: one per run for up to REFINE_MAX_FOLDS runs (a handful of one job at several
+    sizes), else REFINE_MAX_FOLDS folds of whole config families (twins together, families dealt round-robin)."""
+    if len(runs) <= REFINE_MAX_FOLDS:
+        return np.arange(len(runs)), "leave-one-run-out"
+    labels = [config_family(run) for run in runs]
+    index = {label: i % REFINE_MAX_FOLDS for i, label in enumerate(sorted(set(labels)))}
+    folds = np.array([index[label] for label in labels])
+    return folds, f"{len(set(folds.tolist()))}-fold by config family (twins held out together)"
+
+
 def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray) -> dict[str, Any]:
+    folds, how = refine_folds(runs)
     every = np.arange(measured.size)
     loo = np.empty(measured.size)
     baseline = np.empty(measured.size)
-    for i in every:
+    starts = _refine_starts(problem)
+    for fold in np.unique(folds):
+        held = folds == fold
+        if held.all():  # a single config family: nothing to train on, fall back to one run per fold
+            return _refine_held_out_by_run(problem, runs, measured)
+        x, _ = fitting.fit_rows(problem, every[~held], starts=starts)
+        loo[held] = fitting.predict_rows(problem, x, every[held])
+        baseline[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
+    return _refine_held_out_report(runs, measured, loo, baseline, how)
+
+
+def _refine_held_out_by_run(
+    problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray
+) -> dict[str, Any]:
+    every = np.arange(measured.size)
+    loo = np.empty(measured.size)
+    baseline = np.empty(measured.size)
+    starts = _refine_starts(problem)
+    for i in every[: REFINE_MAX_FOLDS * 10]:
         train = every != i
-        x, _ = fitting.fit_rows(problem, every[train])
+        x, _ = fitting.fit_rows(problem, every[train], starts=starts)
         loo[i] = fitting.predict_rows(problem, x, np.array([i]))[0]
         baseline[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
+    count = min(measured.size, REFINE_MAX_FOLDS * 10)
+    return _refine_held_out_report(
+        runs[:count], measured[:count], loo[:count], baseline[:count], f"leave-one-run-out (first {count} runs)"
+    )
+
+
+def _refine_held_out_report(
+    runs: Sequence[ProfiledRun], measured: np.ndarray, loo: np.ndarray, baseline: np.ndarray, how: str
+) -> dict[str, Any]:
     loo_errors = _errors(loo, measured)
     gpus = np.array([run.gpu for run in runs])
     return {
-        "held_out": "leave-one-run-out, each refinement from the prior calibration",
+        "held_out": f"{how}; each refinement from the prior calibration, same starting points as the fit",
         "loo_mape": loo_errors["mape"],
         "loo_median_ape": loo_errors["median_ape"],
         "loo_p90_ape": loo_errors["p90_ape"],
@@ -593,7 +634,7 @@ def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], meas
             for gpu in sorted(set(gpus))
         },
         "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(baseline, measured)},
-        "prediction_interval": _interval(measured, loo, "leave-one-run-out log errors of tokens/s"),
+        "prediction_interval": _interval(measured, loo, f"{how} log errors of tokens/s"),
         "residuals": _residual_rows(runs, measured, loo),
     }
 
