@@ -1,14 +1,17 @@
 """Calibration: fit the step-time model's free parameters to profiled runs, and report held-out accuracy.
 
-``fit(runs, *, name)`` -> :class:`Calibration` (plain JSON-able data: parameters + report). The fit is a robust
-least-squares on log error of tokens/s (``scipy.optimize.least_squares``, soft-L1 loss) with weak priors that keep
-parameters the runs cannot identify at their physical defaults (``model.PARAMETER_BOUNDS``) or, when a ``prior``
-calibration is given (a user's few runs on top of the shipped default), at that calibration's values.
+``fit(runs, *, name)`` -> :class:`Calibration` (plain JSON-able data: parameters + report), the public fit of the
+shipped default: a penalised robust least-squares on log error of tokens/s (``estimator.fitting``), rows weighted so
+every software stack counts the same, physical priors on what the runs cannot identify, a random-effect stack term.
+``refine(prior=..., runs=...)`` -> a user's calibration: the public fit kept as the prior, only the parameters of the
+user's cluster (fabric and NVLink efficiency, overlap, cluster/stack efficiency) moved, and only those the runs
+identify; ``fit(runs, prior=...)`` does the same.
 
-The report gives in-sample and leave-one-out errors (each run predicted by a fit without it), leave-one-source-out
-errors (each ``source`` predicted by a fit on the others) when there are several sources, the per-GPU breakdown, the
-naive baseline "constant MFU per GPU and precision" on the same splits, and a P10/P90 interval from the leave-one-out
-log errors.
+The report gives held-out errors that do not leak: leave-one-config-family-out (twins held out together) as
+``loo_*``, leave-one-stack-out as ``stack_out_*``, each fold refitted from the prior with layouts searched again, beside
+the naive baseline "constant MFU per GPU and precision" fitted on the same folds; the per-parameter table (prior,
+fitted, moved by the data, at a bound); measured vs predicted scaling efficiency by GPU count with the residual trend
+with size; the range the runs cover; the measured MFU range per GPU family (predictions are capped at its maximum).
 
 Regenerate the shipped default (``estimator/data/default_calibration.json``) from ``estimator/data/public_runs.csv``:
 
@@ -18,51 +21,41 @@ Regenerate the shipped default (``estimator/data/default_calibration.json``) fro
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
-from scipy.optimize import least_squares
 
-from estimator import model
-from estimator.prediction import _FAMILY, _PEAK, FAMILIES, Solution, run_queries, solve
-from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv
-from estimator.specs import DATA_DIR
+from estimator import fitting, model
+from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
+from estimator.runs import ProfiledRun, RowError, RunValidationError, effective_stack, read_runs_csv
+from estimator.specs import DATA_DIR, get_gpu
+from estimator.workload import derive_architecture
 
 DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
 DEFAULT_NAME: Final[str] = "default (public runs)"
-FORMAT_VERSION: Final[int] = 1
-# Robust loss scale: log errors beyond ~10% count linearly, so a few odd published rows cannot drag the fit.
-LOSS_SCALE: Final[float] = 0.1
-# Prior widths (the fit pays 1 unit of squared residual for moving this far from the prior value): a fraction of
-# each parameter's allowed range, and 0.5 in log space for family multipliers (a factor of ~1.6).
-PRIOR_RANGE_FRACTION: Final[float] = 0.5
-FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
-# How much more a prior calibration's values are trusted than the built-in starting values.
-PRIOR_CALIBRATION_WEIGHT: Final[float] = 10.0
+FORMAT_VERSION: Final[int] = 2
 MIN_RUNS: Final[int] = 2
-FAMILY_BOUNDS: Final[tuple[float, float]] = (0.3, 3.0)
-# Published facts used as priors (reference/estimator.md, "What published measurements say"):
-# FP8 is 1.3-1.5x faster than BF16 at the same configuration -> fp8_gain ~0.7 of the 2x fp8 peak, +-0.1;
-# H100 is 2.0-2.4x faster than A100 per GPU in BF16 while its peak is 989/312 = 3.17x -> Hopper efficiency
-# ~2.2/3.17 = 0.69 of A100's. Family priors are (centre, log width); the widths are tight (0.03) so a family's
-# efficiency follows the published ratio unless many of its runs say otherwise: without that, one software stack's
-# runs (NeMo fp8) set the whole family's efficiency and another stack's (llm-foundry bf16) is mispredicted when
-# held out. No published Blackwell ratio is at hand: Blackwell is centred on Hopper's value with a loose width.
-# FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023, arXiv 2307.08691) but ~35% of H100 peak (FlashAttention-3,
-# Shah et al. 2024, arXiv 2407.08608; both figures as quoted by secondary summaries, checked 2026-12-02): relative to
-# the families' matmul ratio (0.69) that is (35 / 62) / 0.69 ~= 0.82 for Hopper's attention kernels.
-ATTENTION_PRIORS: dict[str, tuple[float, float]] = {"a100": (1.0, 0.05), "hopper": (0.82, 0.05)}
-PRIOR_WIDTHS: dict[str, float] = {"fp8_gain": 0.1}
-FAMILY_PRIORS: dict[str, tuple[float, float]] = {"a100": (1.0, 0.03), "hopper": (0.69, 0.03), "blackwell": (0.69, 0.1)}
-# Two rounds: search open layout cells with the prior parameters, fit, search again with the fit, refit.
-LAYOUT_ROUNDS: Final[int] = 2
 # The P10/P90 band: quantiles of the held-out log errors.
 INTERVAL_QUANTILES: Final[tuple[float, float]] = (0.1, 0.9)
+# z of the 90th percentile of a normal: widens the band of an unknown stack by the between-stack spread.
+Z90: Final[float] = 1.2816
+# What a user's runs may move (cluster-specific); everything else stays at the public fit.
+CLUSTER_PARAMETERS: Final[tuple[str, ...]] = ("cluster_eff", "fabric_eff", "nvlink_eff", "overlap")
+# A user's calibration trusts the public fit's values this tightly (prior widths of the cluster parameters).
+REFINE_WIDTHS: Final[dict[str, float]] = {"cluster_eff": 0.3, "fabric_eff": 0.3, "nvlink_eff": 0.2, "overlap": 0.3}
+# A refinement's held-out figure: one fold per run up to this many runs, else this many folds of config families.
+REFINE_MAX_FOLDS: Final[int] = 10
+# Starting fabric shares (of the prior's effective bandwidth) tried by a refinement besides the prior itself.
+REFINE_FABRIC_SHARES: Final[tuple[float, ...]] = (1.0, 1 / 3, 1 / 10)
+# Residual trend with size flagged above this change of log error per doubling of GPUs.
+TREND_FLAG_PER_DOUBLING: Final[float] = 0.03
 
 
 class CalibrationError(ValueError):
@@ -75,24 +68,51 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """Fitted parameters (``params``: name -> value, see model.PARAMETER_BOUNDS and family_eff.<family>) and
+    """Fitted parameters (``params``: name -> value, see model.PARAMETER_BOUNDS and the <prefix><group> multipliers) and
     the fit ``report``. JSON-safe through to_dict()/from_dict()."""
 
     name: str
     params: Mapping[str, float]
     report: Mapping[str, Any] = field(default_factory=dict)
 
-    def theta(self) -> dict[str, object]:
-        return model.unpack_parameters(self.params, FAMILIES)
+    def calibrated_families(self) -> tuple[str, ...]:
+        return tuple(
+            sorted(k.removeprefix(model.FAMILY_PREFIX) for k in self.params if k.startswith(model.FAMILY_PREFIX))
+        )
 
-    def interval(self) -> dict[str, float]:
-        """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none)."""
+    def borrowed_families(self) -> dict[str, str]:
+        """Uncalibrated family -> the nearest calibrated family whose efficiencies it uses (scaled by its own peaks)."""
+        return borrowed_families(self.calibrated_families())
+
+    def theta(self) -> dict[str, object]:
+        return model.unpack_parameters(self.params, FAMILIES, borrowed=self.borrowed_families())
+
+    def has_stack(self, stack: str | None) -> bool:
+        return stack is not None and (model.STACK_PREFIX + stack) in self.params
+
+    def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]:
+        """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none).
+
+        A stack the calibration has no multiplier for (``known_stack=False``, or ``stack`` given and not fitted) is
+        predicted with the stacks' prior mean: its band adds the between-stack spread (in quadrature)."""
         band = self.report.get("prediction_interval") or {}
-        return {
-            "log_sigma": float(band.get("log_sigma", 0.0)),
-            "p10_multiplier": float(band.get("p10_multiplier", 1.0)),
-            "p90_multiplier": float(band.get("p90_multiplier", 1.0)),
-        }
+        sigma = float(band.get("log_sigma", 0.0))
+        p10, p90 = float(band.get("p10_multiplier", 1.0)), float(band.get("p90_multiplier", 1.0))
+        unknown = not known_stack or (stack is not None and not self.has_stack(stack))
+        between = float(self.report.get("between_stack_log_sigma", 0.0)) if unknown else 0.0
+        if between > 0:
+            widened = math.hypot(sigma, between)
+            extra = Z90 * (widened - sigma)
+            sigma, p10, p90 = widened, p10 * math.exp(-extra), p90 * math.exp(extra)
+        return {"log_sigma": sigma, "p10_multiplier": p10, "p90_multiplier": p90}
+
+    def family_mfu_max(self) -> dict[str, float]:
+        """Highest MFU measured per calibrated family (borrowing families take their source's)."""
+        table = {k: float(v[1]) for k, v in (self.report.get("family_mfu") or {}).items()}
+        for family, source in self.borrowed_families().items():
+            if source in table:
+                table.setdefault(family, table[source])
+        return table
 
     @property
     def runs(self) -> int:
@@ -123,10 +143,8 @@ class Calibration:
             raise CalibrationError("params", "must be an object of parameter name -> number")
         clean: dict[str, float] = {}
         for key, value in params.items():
-            if key not in model.PARAMETER_BOUNDS and not str(key).startswith(
-                (model.FAMILY_PREFIX, model.ATTENTION_PREFIX)
-            ):
-                prefixes = [model.FAMILY_PREFIX + "<family>", model.ATTENTION_PREFIX + "<family>"]
+            if key not in model.PARAMETER_BOUNDS and not str(key).startswith(model.PARAMETER_PREFIXES):
+                prefixes = [prefix + "<group>" for prefix in model.PARAMETER_PREFIXES]
                 allowed = ", ".join([*model.PARAMETER_BOUNDS, *prefixes])
                 raise CalibrationError(f"params/{key}", f"unknown parameter; allowed: {allowed}")
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -162,158 +180,37 @@ def measured_tokens_per_s(runs: Sequence[ProfiledRun]) -> np.ndarray:
     return np.array([run.measured_tokens_per_s for run in runs], dtype=np.float64)
 
 
-# --------------------------------------------------------------------------------------------------- fitting core
-
-
-@dataclass(frozen=True)
-class _Problem:
-    queries: dict[str, np.ndarray]
-    measured: np.ndarray
-    names: tuple[str, ...]
-    prior: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    width: np.ndarray
-    log_prior: np.ndarray  # True where the prior residual is in log space (family multipliers)
-    prior_weight: float
-
-
-def _problem(queries: dict[str, np.ndarray], measured: np.ndarray, prior: Mapping[str, float]) -> _Problem:
-    """The fit problem; a ``prior`` calibration (non-empty) is trusted PRIOR_CALIBRATION_WEIGHT times more than the
-    built-in starting values, so a handful of a user's runs adjust the default instead of replacing it."""
-    families = sorted({FAMILIES[i] for i in np.unique(_FAMILY[queries["gpu"]])})
-    names = (
-        *model.PARAMETER_BOUNDS,
-        *(model.FAMILY_PREFIX + f for f in families),
-        *(model.ATTENTION_PREFIX + f for f in families),
-    )
-    lower, upper, init, width, log_prior = [], [], [], [], []
-    for name in names:
-        if name in model.PARAMETER_BOUNDS:
-            start, lo, hi = model.PARAMETER_BOUNDS[name]
-            width.append(PRIOR_WIDTHS.get(name, (hi - lo) * PRIOR_RANGE_FRACTION))
-            log_prior.append(False)
-        else:
-            if name.startswith(model.ATTENTION_PREFIX):
-                family = name.removeprefix(model.ATTENTION_PREFIX)
-                start, family_width = ATTENTION_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
-            else:
-                family = name.removeprefix(model.FAMILY_PREFIX)
-                start, family_width = FAMILY_PRIORS.get(family, (1.0, FAMILY_PRIOR_LOG_WIDTH))
-            lo, hi = FAMILY_BOUNDS
-            width.append(family_width)
-            log_prior.append(True)
-        lower.append(lo)
-        upper.append(hi)
-        init.append(min(max(float(prior.get(name, start)), lo), hi))
-    return _Problem(
-        queries,
-        measured,
-        names,
-        np.array(init),
-        np.array(lower),
-        np.array(upper),
-        np.array(width),
-        np.array(log_prior),
-        PRIOR_CALIBRATION_WEIGHT * LOSS_SCALE if prior else LOSS_SCALE,
-    )
-
-
-def _params(problem: _Problem, x: np.ndarray) -> dict[str, float]:
-    return {name: float(v) for name, v in zip(problem.names, x, strict=True)}
-
-
-def _fixed_layout_cases(problem: _Problem, solution: Solution) -> model.Cases:
-    from estimator.prediction import case_table
-
-    layout = {
-        "strategy": solution.strategy,
-        "tp": solution.tp,
-        "pp": solution.pp,
-        "cp": solution.cp,
-        "mb": solution.micro_batch,
-        "ac": solution.activation_checkpointing,
-    }
-    return case_table(problem.queries, np.arange(problem.measured.size), layout)
-
-
-def _least_squares(problem: _Problem, cases: model.Cases, x0: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    tokens_per_step = (cases["global_batch"] * cases["seq"])[rows]
-    sub = {k: v[rows] for k, v in cases.items()}
-    log_measured = np.log(problem.measured[rows])
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        theta = model.unpack_parameters(_params(problem, x), FAMILIES)
-        predicted = tokens_per_step / model.step_time(sub, theta)
-        data = np.log(predicted) - log_measured
-        prior = np.where(
-            problem.log_prior,
-            (np.log(x) - np.log(problem.prior)) / problem.width,
-            (x - problem.prior) / problem.width,
-        )
-        return np.concatenate([data, prior * problem.prior_weight])
-
-    result = least_squares(
-        residuals,
-        np.clip(x0, problem.lower, problem.upper),
-        bounds=(problem.lower, problem.upper),
-        loss="soft_l1",
-        f_scale=LOSS_SCALE,
-        x_scale=np.maximum(np.abs(x0), 1e-3),
-    )
-    return result.x
-
-
-def _fit_params(problem: _Problem, rows: np.ndarray) -> tuple[np.ndarray, Solution]:
-    """Fit on ``rows`` of the problem; open layout cells are searched LAYOUT_ROUNDS times."""
-    x = problem.prior.copy()
-    sub_queries = {k: v[rows] for k, v in problem.queries.items()}
-    sub_problem = _Problem(sub_queries, problem.measured[rows], *_tail(problem))
-    for _ in range(LAYOUT_ROUNDS):
-        theta = model.unpack_parameters(_params(problem, x), FAMILIES)
-        solution = solve(sub_queries, theta, require_fit=False)
-        cases = _fixed_layout_cases(sub_problem, solution)
-        x = _least_squares(sub_problem, cases, x, np.arange(rows.size))
-    return x, solution
-
-
-def _tail(problem: _Problem) -> tuple[Any, ...]:
-    return (
-        problem.names,
-        problem.prior,
-        problem.lower,
-        problem.upper,
-        problem.width,
-        problem.log_prior,
-        problem.prior_weight,
-    )
-
-
-def _predict(problem: _Problem, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    theta = model.unpack_parameters(_params(problem, x), FAMILIES)
-    sub = {k: v[rows] for k, v in problem.queries.items()}
-    return solve(sub, theta, require_fit=False).tokens_per_s
+def _check_runs(runs: Sequence[ProfiledRun]) -> np.ndarray:
+    if len(runs) < MIN_RUNS:
+        message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
+        raise RunValidationError([RowError(0, "runs", message)])
+    return measured_tokens_per_s(runs)
 
 
 # --------------------------------------------------------------------------------------------------- baseline
 
 
+def model_flops_per_token(queries: Mapping[str, np.ndarray]) -> np.ndarray:
+    return 6.0 * queries["params"] + 6.0 * queries["layers"] * queries["seq"] * queries["hidden"]
+
+
+def measured_mfu(queries: Mapping[str, np.ndarray], measured: np.ndarray) -> np.ndarray:
+    capacity = queries["n"] * PEAK_FLOPS[queries["gpu"], queries["precision"]]
+    return measured * model_flops_per_token(queries) / capacity
+
+
 def naive_mfu_baseline(queries: dict[str, np.ndarray], measured: np.ndarray, train: np.ndarray) -> np.ndarray:
     """Predicted tokens/s for every query from the median MFU of ``train`` rows with the same GPU and precision
     (falling back to the same GPU, then to all training rows)."""
-    per_token = 6.0 * queries["params"] + 6.0 * queries["layers"] * queries["seq"] * queries["hidden"]
-    capacity = queries["n"] * _PEAK[queries["gpu"], queries["precision"]]
-    mfu = measured * per_token / capacity
+    capacity = queries["n"] * PEAK_FLOPS[queries["gpu"], queries["precision"]]
+    mfu = measured_mfu(queries, measured)
     predicted_mfu = np.full(measured.size, np.median(mfu[train]))
     for key in (("gpu",), ("gpu", "precision")):  # coarse to fine: the finer group overrides
         group = np.stack([queries[k] for k in key], axis=1)
         for value in np.unique(group[train], axis=0):
             members = np.all(group == value, axis=1)
             predicted_mfu[members] = np.median(mfu[train & members])
-    return predicted_mfu * capacity / per_token
-
-
-# --------------------------------------------------------------------------------------------------- public API
+    return predicted_mfu * capacity / model_flops_per_token(queries)
 
 
 def _errors(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
@@ -325,6 +222,218 @@ def _errors(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:
     }
 
 
+# --------------------------------------------------------------------------------------------------- held out
+
+
+def config_family(run: ProfiledRun) -> str:
+    """Runs that are twins of one another (same stack, GPU family, precision, architecture and sequence length; only
+    the GPU count, batch, layout or release differ): held out together, or a twin would leak the answer."""
+    arch = derive_architecture(run.params_b)
+    layers = run.layers or arch["layers"]
+    hidden = run.hidden or arch["hidden"]
+    family = get_gpu(run.gpu).family
+    return f"{effective_stack(run) or 'unknown'}/{family}/{run.precision}/L{layers}xH{hidden}/s{run.seq_len}"
+
+
+def stack_label(run: ProfiledRun) -> str:
+    return effective_stack(run) or "unknown"
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Held-out predictions of tokens/s, one per run: each group of ``labels`` predicted by a fit from scratch (from
+    the prior, layouts searched again) on the other groups, and the constant-MFU baseline on the same splits."""
+
+    measured: np.ndarray
+    labels: np.ndarray
+    predicted: np.ndarray
+    baseline: np.ndarray
+
+    def errors(self) -> dict[str, float]:
+        return _errors(self.predicted, self.measured)
+
+    def baseline_errors(self) -> dict[str, float]:
+        return _errors(self.baseline, self.measured)
+
+    def per_group(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for label in sorted(set(self.labels)):
+            sel = self.labels == label
+            out[str(label)] = {
+                "runs": int(np.count_nonzero(sel)),
+                **_errors(self.predicted[sel], self.measured[sel]),
+                "baseline_median_ape": _errors(self.baseline[sel], self.measured[sel])["median_ape"],
+            }
+        return out
+
+
+def held_out_predictions(problem: fitting.Problem, labels: Sequence[str]) -> HeldOut:
+    """Refit without each group of ``labels`` (from the prior, layouts searched again) and predict it. A held-out
+    stack has no fitted multiplier in its fold: it predicts with the prior mean, as an unknown stack would."""
+    label_array = np.asarray(labels, dtype=object)
+    every = np.arange(problem.measured.size)
+    predicted = np.full(every.size, np.nan)
+    baseline = np.full(every.size, np.nan)
+    for label in sorted(set(labels)):
+        held = label_array == label
+        if held.all():  # nothing to train on
+            continue
+        train = every[~held]
+        fold = _fold_problem(problem, train)
+        x, _ = fitting.fit_rows(fold, train)
+        predicted[held] = fitting.predict_rows(fold, x, every[held])
+        baseline[held] = naive_mfu_baseline(problem.queries, problem.measured, ~held)[held]
+    return HeldOut(problem.measured, label_array, predicted, baseline)
+
+
+def _fold_problem(problem: fitting.Problem, train: np.ndarray) -> fitting.Problem:
+    """The problem restricted to the parameters the training rows inform (a held-out stack's or family's multiplier is
+    held at its prior: 1.0 for a stack, the published ratio for a family)."""
+    informed = set(fitting.parameter_names({k: v[train] for k, v in problem.queries.items()}))
+    free = problem.free & np.array([name in informed for name in problem.names])
+    return dataclasses.replace(problem, free=free)
+
+
+def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[str, Any]:
+    log_error = np.log(predicted / measured)
+    low, high = np.quantile(log_error, INTERVAL_QUANTILES)
+    return {
+        "from": source,
+        "log_sigma": float(np.std(log_error)),
+        "p10_multiplier": float(np.exp(-high)),
+        "p90_multiplier": float(np.exp(-low)),
+    }
+
+
+def _held_out_report(problem: fitting.Problem, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+    families = held_out_predictions(problem, [config_family(run) for run in runs])
+    stacks = held_out_predictions(problem, [stack_label(run) for run in runs])
+    measured, loo = families.measured, families.predicted
+    loo_errors = families.errors()
+    gpus = np.array([run.gpu for run in runs])
+    report: dict[str, Any] = {
+        "held_out": "leave-one-config-family-out: twins (same stack, GPU family, precision, architecture, sequence "
+        "length) held out together, each fold refitted from the prior with layouts searched again",
+        "loo_mape": loo_errors["mape"],
+        "loo_median_ape": loo_errors["median_ape"],
+        "loo_p90_ape": loo_errors["p90_ape"],
+        "config_families": len(set(families.labels)),
+        "per_gpu": {
+            gpu: {"runs": int(np.count_nonzero(gpus == gpu)), **_errors(loo[gpus == gpu], measured[gpus == gpu])}
+            for gpu in sorted(set(gpus))
+        },
+        "baseline": {"name": "constant MFU per GPU and precision", "loo": families.baseline_errors()},
+        "prediction_interval": _interval(measured, loo, "leave-one-config-family-out log errors of tokens/s"),
+        "residuals": _residual_rows(runs, measured, loo),
+    }
+    if len(set(stacks.labels)) > 1:
+        stack_errors = stacks.errors()
+        report.update(
+            {
+                "stack_out_mape": stack_errors["mape"],
+                "stack_out_median_ape": stack_errors["median_ape"],
+                "stack_out_p90_ape": stack_errors["p90_ape"],
+                "per_stack": stacks.per_group(),
+                "unknown_stack_interval": _interval(
+                    measured, stacks.predicted, "leave-one-stack-out log errors of tokens/s (a stack never seen)"
+                ),
+            }
+        )
+        report["baseline"]["stack_out"] = stacks.baseline_errors()
+    return report
+
+
+def _residual_rows(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted: np.ndarray) -> list[dict[str, Any]]:
+    return [
+        {
+            "row": run.row,
+            "gpu": run.gpu,
+            "num_gpus": run.num_gpus,
+            "source": run.source,
+            "measured_tokens_per_s": float(m),
+            "predicted_tokens_per_s": float(p),
+        }
+        for run, m, p in zip(runs, measured, predicted, strict=True)
+    ]
+
+
+def cross_validate(runs: Sequence[ProfiledRun]) -> dict[str, HeldOut]:
+    """Held-out predictions for ``runs`` (what the accuracy bench prints), each fold fitted as :func:`fit` does:
+    ``config_family`` (twins held out together) and ``stack`` (leave-one-stack-out)."""
+    problem = _public_fit(runs)[0]
+    return {
+        "config_family": held_out_predictions(problem, [config_family(run) for run in runs]),
+        "stack": held_out_predictions(problem, [stack_label(run) for run in runs]),
+    }
+
+
+# --------------------------------------------------------------------------------------------------- fit reports
+
+
+def coverage(runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+    """The range the runs cover (Advice warns when a scenario leaves it)."""
+    return {
+        "params_b": [min(r.params_b for r in runs), max(r.params_b for r in runs)],
+        "num_gpus": [min(r.num_gpus for r in runs), max(r.num_gpus for r in runs)],
+        "seq_len": [min(r.seq_len for r in runs), max(r.seq_len for r in runs)],
+        "gpus": sorted({r.gpu for r in runs}),
+        "stacks": sorted({stack_label(r) for r in runs}),
+    }
+
+
+def scaling_report(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted: np.ndarray) -> dict[str, Any]:
+    """Measured vs predicted scaling efficiency by GPU count (per config family with several counts: per-GPU tokens/s
+    relative to its smallest count) and the trend of log(predicted/measured) with log2(GPUs), flagged when the error
+    changes by more than TREND_FLAG_PER_DOUBLING per doubling."""
+    labels = np.array([config_family(r) for r in runs], dtype=object)
+    gpus = np.array([r.num_gpus for r in runs], dtype=np.float64)
+    curves = []
+    for label in sorted(set(labels)):
+        sel = np.flatnonzero(labels == label)
+        if np.unique(gpus[sel]).size < 2:
+            continue
+        sel = sel[np.argsort(gpus[sel], kind="stable")]
+        ref = sel[0]
+        curves.append(
+            {
+                "config_family": str(label),
+                "gpus": gpus[sel].astype(int).tolist(),
+                "measured": (measured[sel] / gpus[sel] / (measured[ref] / gpus[ref])).tolist(),
+                "predicted": (predicted[sel] / gpus[sel] / (predicted[ref] / gpus[ref])).tolist(),
+            }
+        )
+    log_error = np.log(predicted / measured)
+    doubling = np.log2(gpus)
+    slope = float(np.polyfit(doubling, log_error, 1)[0]) if np.unique(doubling).size > 1 else 0.0
+    return {
+        "scaling_efficiency": curves,
+        "residual_trend_per_doubling": slope,
+        "residual_trend_flagged": bool(abs(slope) > TREND_FLAG_PER_DOUBLING),
+    }
+
+
+def family_mfu_range(queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, list[float]]:
+    """[min, max] measured MFU per GPU family (predictions are capped at the family's max)."""
+    mfu = measured_mfu(queries, measured)
+    family = GPU_FAMILY[queries["gpu"]]
+    return {FAMILIES[f]: [float(mfu[family == f].min()), float(mfu[family == f].max())] for f in np.unique(family)}
+
+
+def _between_stack_sigma(params: Mapping[str, float]) -> float:
+    """Spread (sd of log) of the fitted stack multipliers, at least the prior's: what an unknown stack may be off by."""
+    logs = [math.log(v) for k, v in params.items() if k.startswith(model.STACK_PREFIX)]
+    spread = float(np.std(logs)) if len(logs) > 1 else 0.0
+    return max(spread, fitting.STACK_PRIOR_LOG_WIDTH)
+
+
+# --------------------------------------------------------------------------------------------------- public API
+
+
+def _public_problem(runs: Sequence[ProfiledRun]) -> fitting.Problem:
+    queries = run_queries(runs)
+    return fitting.build_problem(queries, _check_runs(runs), names=fitting.parameter_names(queries))
+
+
 def fit(
     runs: Sequence[ProfiledRun],
     *,
@@ -334,130 +443,200 @@ def fit(
 ) -> Calibration:
     """Fit a calibration to ``runs`` (each needs tokens_per_s or step_time_s).
 
-    ``prior``: start from and regularise toward this calibration (users' own runs on top of the default);
-    ``held_out``: compute leave-one-out and leave-one-source-out figures (one refit per run / source)."""
-    if len(runs) < MIN_RUNS:
-        message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
-        raise RunValidationError([RowError(0, "runs", message)])
-    measured = measured_tokens_per_s(runs)
-    queries = run_queries(runs)
-    problem = _problem(queries, measured, prior.params if prior else {})
-    every = np.arange(measured.size)
-    x, solution = _fit_params(problem, every)
-    in_sample = _predict(problem, x, every)
+    Without ``prior``: the public fit (held-out folds when ``held_out``). With ``prior``: :func:`refine`."""
+    if prior is not None:
+        return refine(prior=prior, runs=runs, name=name, held_out=held_out)
+    started = time.perf_counter()
+    problem, x, solution, cases, held = _public_fit(runs)
+    every = np.arange(problem.measured.size)
+    in_sample = fitting.predict_rows(problem, x, every)
+    params = problem.params(x)
     report: dict[str, Any] = {
         "runs": len(runs),
+        "sources": sorted({run.source for run in runs}),
+        "in_sample_mape": _errors(in_sample, problem.measured)["mape"],
+        "in_sample_median_ape": _errors(in_sample, problem.measured)["median_ape"],
+        "memory_model_misses": int(np.count_nonzero(~solution.fits_memory)),
+        "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {fitting.LOSS_SCALE}, equal weight per stack",
+        "parameters": fitting.parameter_report(problem, cases, x),
+        "held_at_prior": {
+            n: "not identified by the runs and pushed to a bound by the fit: held at its physical prior" for n in held
+        },
+        "between_stack_log_sigma": _between_stack_sigma(params),
+        "family_mfu": family_mfu_range(problem.queries, problem.measured),
+        "coverage": coverage(runs),
+        **scaling_report(runs, problem.measured, in_sample),
+    }
+    if held_out:
+        report.update(_held_out_report(problem, runs))
+    report["fit_seconds"] = time.perf_counter() - started
+    return Calibration(name=name, params=params, report=report)
+
+
+def _public_fit(
+    runs: Sequence[ProfiledRun],
+) -> tuple[fitting.Problem, np.ndarray, Any, model.Cases, list[str]]:
+    """The public fit: (problem with its final free set, parameters, layouts, their case table, parameters held)."""
+    problem = _public_problem(runs)
+    every = np.arange(problem.measured.size)
+    x, solution = fitting.fit_rows(problem, every)
+    cases = fitting.fixed_layout_cases(problem.queries, solution)
+    # A parameter the runs do not identify that the fit still pushes to a bound is held at its physical prior (and the
+    # report says so): otherwise it drifts wherever other misfits push it (communication "free" when nothing in the
+    # data is communication-bound). Held-out folds keep the same free set.
+    held = _unidentified_at_bounds(problem, cases, x)
+    if held:
+        problem = problem.freeing([n for n, f in zip(problem.names, problem.free, strict=True) if f and n not in held])
+        x, solution = fitting.fit_rows(problem, every)
+        cases = fitting.fixed_layout_cases(problem.queries, solution)
+    return problem, x, solution, cases, held
+
+
+def _unidentified_at_bounds(problem: fitting.Problem, cases: Any, x: np.ndarray) -> list[str]:
+    entries = fitting.parameter_report(problem, cases, x)
+    return [e["name"] for e in entries if e["free"] and e["at_bound"] and not e["moved_by_data"]]
+
+
+def refine(
+    *, prior: Calibration, runs: Sequence[ProfiledRun], name: str = "refined", held_out: bool = True
+) -> Calibration:
+    """A user's calibration: ``prior`` (the public fit) refined by ``runs`` of one cluster.
+
+    Only CLUSTER_PARAMETERS may move (the cluster/stack efficiency, the fabric's and NVLink's effective bandwidth,
+    the overlap), each only if the runs identify it (posterior sd below fitting.IDENTIFIED_RATIO of its prior width at
+    the prior); the report's ``kept_at_prior`` names those the runs cannot move, with the reason. Held out: each run
+    predicted by a refinement without it."""
+    measured = _check_runs(runs)
+    queries = run_queries(runs)
+    names = tuple(dict.fromkeys([*prior.params, *fitting.parameter_names(queries), *CLUSTER_PARAMETERS]))
+    base = fitting.build_problem(queries, measured, names=names, prior=prior.params, widths=REFINE_WIDTHS)
+    # Fit every cluster parameter, then keep free only those the runs pin down at that fit (judged at the fit, not at
+    # the prior: a fabric whose cost the prior hides behind overlap only shows once overlap may move), and refit.
+    candidates = base.freeing(CLUSTER_PARAMETERS)
+    every = np.arange(measured.size)
+    x_all, solution = fitting.fit_rows(candidates, every, starts=_refine_starts(candidates))
+    cases = fitting.fixed_layout_cases(queries, solution)
+    ratio = fitting.posterior_ratio(candidates, cases, x_all)
+    identified = [
+        n for n, r in zip(names, ratio, strict=True) if n in CLUSTER_PARAMETERS and r < fitting.IDENTIFIED_RATIO
+    ]
+    problem = candidates.freeing(identified)
+    x, solution = fitting.fit_rows(problem, every, starts=_refine_starts(problem))
+    in_sample = fitting.predict_rows(problem, x, every)
+    params = {**prior.params, **problem.params(x)}
+    report: dict[str, Any] = {
+        "runs": len(runs),
+        "refines": prior.name,
         "sources": sorted({run.source for run in runs}),
         "in_sample_mape": _errors(in_sample, measured)["mape"],
         "in_sample_median_ape": _errors(in_sample, measured)["median_ape"],
         "memory_model_misses": int(np.count_nonzero(~solution.fits_memory)),
-        "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {LOSS_SCALE}",
+        "parameters": [p for p in fitting.parameter_report(problem, cases, x) if p["name"] in CLUSTER_PARAMETERS],
+        "moved": identified,
+        "kept_at_prior": {
+            n: "the runs do not identify it (too few runs, or no sizes that exercise it): the prior value is kept"
+            for n in CLUSTER_PARAMETERS
+            if n not in identified
+        },
+        "family_mfu": _merged_mfu(prior, queries, measured),
+        "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
+        "coverage": coverage(runs),
+        **scaling_report(runs, measured, in_sample),
     }
     if held_out:
-        report.update(_held_out_report(problem, x, runs))
-    return Calibration(name=name, params=_params(problem, x), report=report)
+        report.update(_refine_held_out(problem, runs, measured))
+    return Calibration(name=name, params=params, report=report)
 
 
-@dataclass(frozen=True)
-class HeldOut:
-    """Held-out predictions of tokens/s, one per run: leave-one-out and leave-one-source-out (NaN when there is a
-    single source), for the model and for the naive baseline on the same splits."""
+def _refine_starts(problem: fitting.Problem) -> list[dict[str, float]]:
+    """Extra starting points for a refinement: a public fit that hides all communication (overlap near 1) has no
+    gradient toward a slow fabric, so also start from fabrics delivering a third and a tenth of the prior, with half
+    the overlap."""
+    free = {n for n, f in zip(problem.names, problem.free, strict=True) if f}
+    prior = problem.params(problem.prior)
+    starts = []
+    for share in REFINE_FABRIC_SHARES:
+        start = {}
+        if "fabric_eff" in free:
+            start["fabric_eff"] = prior["fabric_eff"] * share
+        if "overlap" in free:
+            start["overlap"] = prior["overlap"] * 0.5
+        if start:
+            starts.append(start)
+    return starts
 
-    measured: np.ndarray
-    loo: np.ndarray
-    loso: np.ndarray
-    baseline_loo: np.ndarray
-    baseline_loso: np.ndarray
+
+def _merged_mfu(prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, list[float]]:
+    merged = {k: list(v) for k, v in (prior.report.get("family_mfu") or {}).items()}
+    for family, (low, high) in family_mfu_range(queries, measured).items():
+        old = merged.get(family, [low, high])
+        merged[family] = [min(old[0], low), max(old[1], high)]
+    return merged
 
 
-def held_out_predictions(problem: _Problem, x_full: np.ndarray, sources: Sequence[str]) -> HeldOut:
-    """Refit without each run (warm-started from the full fit, layouts as resolved by it), and without each source
-    (a full fit, layouts searched again); predict what was left out."""
-    measured = problem.measured
-    count = measured.size
-    every = np.arange(count)
-    loo = np.empty(count)
-    baseline_loo = np.empty(count)
-    theta = model.unpack_parameters(_params(problem, x_full), FAMILIES)
-    cases = _fixed_layout_cases(problem, solve(problem.queries, theta, require_fit=False))
-    for i in range(count):
+def refine_folds(runs: Sequence[ProfiledRun]) -> tuple[np.ndarray, str]:
+    """Held-out folds of a refinement: one per run for up to REFINE_MAX_FOLDS runs (a handful of one job at several
+    sizes), else REFINE_MAX_FOLDS folds of whole config families (twins together, families dealt round-robin)."""
+    if len(runs) <= REFINE_MAX_FOLDS:
+        return np.arange(len(runs)), "leave-one-run-out"
+    labels = [config_family(run) for run in runs]
+    index = {label: i % REFINE_MAX_FOLDS for i, label in enumerate(sorted(set(labels)))}
+    folds = np.array([index[label] for label in labels])
+    return folds, f"{len(set(folds.tolist()))}-fold by config family (twins held out together)"
+
+
+def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray) -> dict[str, Any]:
+    folds, how = refine_folds(runs)
+    every = np.arange(measured.size)
+    loo = np.empty(measured.size)
+    baseline = np.empty(measured.size)
+    starts = _refine_starts(problem)
+    for fold in np.unique(folds):
+        held = folds == fold
+        if held.all():  # a single config family: nothing to train on, fall back to one run per fold
+            return _refine_held_out_by_run(problem, runs, measured)
+        x, _ = fitting.fit_rows(problem, every[~held], starts=starts)
+        loo[held] = fitting.predict_rows(problem, x, every[held])
+        baseline[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
+    return _refine_held_out_report(runs, measured, loo, baseline, how)
+
+
+def _refine_held_out_by_run(
+    problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray
+) -> dict[str, Any]:
+    every = np.arange(measured.size)
+    loo = np.empty(measured.size)
+    baseline = np.empty(measured.size)
+    starts = _refine_starts(problem)
+    for i in every[: REFINE_MAX_FOLDS * 10]:
         train = every != i
-        x = _least_squares(problem, cases, x_full, every[train])
-        loo[i] = _predict(problem, x, np.array([i]))[0]
-        baseline_loo[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
-    source_array = np.asarray(sources, dtype=object)
-    loso = np.full(count, np.nan)
-    baseline_loso = np.full(count, np.nan)
-    if len(set(sources)) > 1:
-        for source in sorted(set(sources)):
-            held = source_array == source
-            x, _ = _fit_params(problem, every[~held])
-            loso[held] = _predict(problem, x, every[held])
-            baseline_loso[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
-    return HeldOut(measured, loo, loso, baseline_loo, baseline_loso)
+        x, _ = fitting.fit_rows(problem, every[train], starts=starts)
+        loo[i] = fitting.predict_rows(problem, x, np.array([i]))[0]
+        baseline[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
+    count = min(measured.size, REFINE_MAX_FOLDS * 10)
+    return _refine_held_out_report(
+        runs[:count], measured[:count], loo[:count], baseline[:count], f"leave-one-run-out (first {count} runs)"
+    )
 
 
-def _held_out_report(problem: _Problem, x_full: np.ndarray, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
-    sources = [run.source for run in runs]
-    held = held_out_predictions(problem, x_full, sources)
-    measured, loo = held.measured, held.loo
-    log_error = np.log(loo / measured)
-    low, high = np.quantile(log_error, INTERVAL_QUANTILES)
+def _refine_held_out_report(
+    runs: Sequence[ProfiledRun], measured: np.ndarray, loo: np.ndarray, baseline: np.ndarray, how: str
+) -> dict[str, Any]:
     loo_errors = _errors(loo, measured)
     gpus = np.array([run.gpu for run in runs])
-    per_gpu = {
-        gpu: {"runs": int(np.count_nonzero(gpus == gpu)), **_errors(loo[gpus == gpu], measured[gpus == gpu])}
-        for gpu in sorted(set(gpus))
-    }
-    report: dict[str, Any] = {
+    return {
+        "held_out": f"{how}; each refinement from the prior calibration, same starting points as the fit",
         "loo_mape": loo_errors["mape"],
         "loo_median_ape": loo_errors["median_ape"],
         "loo_p90_ape": loo_errors["p90_ape"],
-        "per_gpu": per_gpu,
-        "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(held.baseline_loo, measured)},
-        "prediction_interval": {
-            "from": "leave-one-out log errors of tokens/s",
-            "log_sigma": float(np.std(log_error)),
-            "p10_multiplier": float(np.exp(-high)),
-            "p90_multiplier": float(np.exp(-low)),
+        "per_gpu": {
+            gpu: {"runs": int(np.count_nonzero(gpus == gpu)), **_errors(loo[gpus == gpu], measured[gpus == gpu])}
+            for gpu in sorted(set(gpus))
         },
-        "residuals": [
-            {
-                "row": run.row,
-                "gpu": run.gpu,
-                "source": run.source,
-                "measured_tokens_per_s": float(m),
-                "predicted_tokens_per_s": float(p),
-            }
-            for run, m, p in zip(runs, measured, loo, strict=True)
-        ],
+        "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(baseline, measured)},
+        "prediction_interval": _interval(measured, loo, f"{how} log errors of tokens/s"),
+        "residuals": _residual_rows(runs, measured, loo),
     }
-    if np.all(np.isfinite(held.loso)):
-        loso_errors = _errors(held.loso, measured)
-        source_array = np.asarray(sources, dtype=object)
-        report.update(
-            {
-                "loso_mape": loso_errors["mape"],
-                "loso_median_ape": loso_errors["median_ape"],
-                "loso_p90_ape": loso_errors["p90_ape"],
-                "per_source": {
-                    source: {
-                        "runs": int(np.count_nonzero(source_array == source)),
-                        **_errors(held.loso[source_array == source], measured[source_array == source]),
-                    }
-                    for source in sorted(set(sources))
-                },
-            }
-        )
-        report["baseline"]["loso"] = _errors(held.baseline_loso, measured)
-    return report
-
-
-def cross_validate(runs: Sequence[ProfiledRun], *, prior: Calibration | None = None) -> HeldOut:
-    """Held-out predictions for ``runs`` (what the accuracy bench prints), fitted as :func:`fit` does."""
-    problem = _problem(run_queries(runs), measured_tokens_per_s(runs), prior.params if prior else {})
-    x, _ = _fit_params(problem, np.arange(len(runs)))
-    return held_out_predictions(problem, x, [run.source for run in runs])
 
 
 def public_runs() -> list[ProfiledRun]:
@@ -479,7 +658,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = json.dumps(calibration.to_dict(), indent=1, sort_keys=True)
     if args.write_default:
         (DATA_DIR / DEFAULT_FILE).write_text(document + "\n", encoding="utf-8")
-    print(json.dumps({k: calibration.report[k] for k in ("runs", "loo_mape", "loo_median_ape", "loo_p90_ape")}))
+    keys = ("runs", "loo_mape", "loo_median_ape", "loo_p90_ape", "stack_out_median_ape", "fit_seconds")
+    print(json.dumps({k: calibration.report.get(k) for k in keys}))
     return 0
 
 

@@ -9,29 +9,37 @@ Model summary (sources in reference/estimator.md):
 
 * Memory per GPU: weights, gradients and Adam states (mixed precision 2 + 2 + 12 bytes/param, fp32 4 + 4 + 8),
   divided by tp x pp and sharded over the data-parallel group per strategy (ZeRO paper, Rajbhandari et al. 2020);
-  activations per layer 34·s·b·h/t bytes (Korthikanti et al. 2022, tensor + sequence parallel, FlashAttention so the
-  5·a·s/h score term is not stored), 2·s·b·h/t with full recomputation plus one layer's working set; the first
+  activations per layer 32·s·b·h/t bytes (Korthikanti et al. 2022's 34 for tensor + sequence parallel without dropout
+  masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h),
+  2·s·b·h/t with full recomputation plus one layer's working set; the first
   pipeline stage holds min(pp, microbatches) microbatches in flight; fp32 logits of the micro-batch; a fixed reserve.
 * Compute: 6·P FLOP per token plus causal attention 6·L·s·h (Megatron-Core counting), plus one extra forward
   (2·P + 2·L·s·h) with full recomputation or the attention core (2·L·s·h) with selective, at
-  peak x efficiency: matmuls at base x family multiplier x h/(h + hidden_knee) (x fp8_gain x h/(h + fp8_knee)) of the
-  precision's peak, the attention core at base x family multiplier x attention_eff of the 16-bit peak.
+  peak x efficiency: matmuls at eff_base x family x stack x cluster multipliers x h/(h + hidden_knee)
+  (x fp8_gain x h/(h + fp8_knee)) of the precision's peak, the attention core at attention_eff x family_attention x
+  stack x cluster of the 16-bit peak; memory-bound elementwise traffic per layer at the HBM bandwidth plus a fixed
+  per-layer launch overhead.
 * Communication: hierarchical collectives (NVLink inside a node, the node's share of the fabric between nodes),
   alpha-beta costs with ring factors (nccl-tests PERFORMANCE.md); volume per strategy (DDP/ZeRO-1 all-reduce once per
   optimizer step, ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gather x2 + reduce-scatter per micro-batch =
-  1.5x DDP, HSDP ZeRO-3 inside the node plus an all-reduce of the shard across nodes); tensor-parallel all-reduces
-  (4 per layer per micro-batch, 6 with full recomputation); context-parallel K/V ring; pipeline point-to-point.
-* Step: (m + pp - 1) micro-batch slots (1F1B bubble, Narayanan et al. 2021) + communication not hidden behind
-  compute (overlap fraction of the backward pass) + the optimizer update (memory bound).
+  1.5x DDP issued per layer, so its latency grows with layers x group size; HSDP ZeRO-3 inside the node plus an
+  all-reduce of the shard across nodes); tensor-parallel all-reduces (4 per layer per micro-batch, 6 with full
+  recomputation); context-parallel K/V ring; pipeline point-to-point (v times with v virtual stages).
+* Step: (m + (p - 1) / v) micro-batch slots (1F1B bubble, interleaved with v virtual stages: Narayanan et al. 2021)
+  + communication not hidden behind compute (overlap fraction of the backward pass) + the optimizer update
+  (memory bound).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+
+from estimator.workload import STACKS
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -50,8 +58,10 @@ AC_NONE, AC_SELECTIVE, AC_FULL = range(3)
 MIXED_STATE_BYTES: Final[tuple[float, float, float]] = (2.0, 2.0, 12.0)
 FP32_STATE_BYTES: Final[tuple[float, float, float]] = (4.0, 4.0, 8.0)
 # Korthikanti et al. 2022 Table 2: activations per layer with tensor + sequence parallelism, 16-bit activations,
-# without the attention-score term (FlashAttention, used by every run in the calibration set).
-ACTIVATION_BYTES_PER_SBH: Final[float] = 34.0
+# without the attention-score term (FlashAttention, used by every run in the calibration set): 34 s·b·h, of which
+# 2 s·b·h are the 1-byte masks of the attention-output and MLP-output dropouts. Current LLM pretraining recipes (MPT,
+# Llama, NeMo/Megatron-Core GPT recipes) train with dropout 0 and store no masks: 32.
+ACTIVATION_BYTES_PER_SBH: Final[float] = 32.0
 # Full recomputation keeps only each layer's 16-bit input (2 bytes per element).
 CHECKPOINT_BYTES_PER_SBH: Final[float] = 2.0
 # Cross-entropy materialises the micro-batch's logits in fp32 (llm-analysis counts the same buffer).
@@ -66,27 +76,58 @@ OPTIMIZER_BYTES_PER_PARAM: Final[float] = 32.0
 # Backward is 2/3 of a micro-batch's compute (fwd : bwd = 1 : 2), the window a once-per-step sync can hide behind.
 BACKWARD_FRACTION: Final[float] = 2.0 / 3.0
 
-# Calibrated parameters: name -> (initial value, lower bound, upper bound). Family efficiency multipliers are added as
-# "family_eff.<family>" for each family in the fit data. Units in the name (_us = microseconds).
+# Calibrated parameters: name -> (prior value, lower bound, upper bound). Family efficiency multipliers are added as
+# "family_eff.<family>" / "family_attention.<family>" for each family in the fit data and stack multipliers as
+# "stack_eff.<stack>" for each stack. Units in the name (_us = microseconds). Prior widths and their sources are in
+# estimator.calibrate (PRIOR_WIDTHS); a parameter the data cannot identify stays at its prior value.
 PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
     "eff_base": (0.5, 0.05, 1.0),  # achieved fraction of dense peak on large matmuls
     "hidden_knee": (256.0, 0.0, 8192.0),  # hidden size at which matmul efficiency halves
-    "attention_eff": (0.6, 0.1, 2.0),  # attention-core efficiency relative to matmul efficiency
-    "fp8_gain": (0.7, 0.3, 1.0),  # fp8 efficiency relative to bf16 efficiency (against the 2x fp8 peak)
+    # Attention core (FlashAttention fwd+bwd) as a fraction of the 16-bit dense peak, before family/stack multipliers:
+    # FlashAttention-2 fwd+bwd reaches ~50-70% of A100 peak at head dim 128 (Dao 2023, arXiv 2307.08691 Fig. 4-7).
+    "attention_eff": (0.55, 0.1, 1.0),
+    # fp8 matmul efficiency relative to bf16 (against the 2x fp8 peak): published fp8/bf16 speed-ups of 1.3-1.5x at
+    # equal configuration (reference/estimator.md) with attention and other work left in bf16 -> ~0.7 on matmuls.
+    "fp8_gain": (0.7, 0.3, 1.0),
     "fp8_knee": (1024.0, 0.0, 32768.0),  # hidden size at which the fp8 gain halves (cast/scaling overhead)
     "overlap": (0.7, 0.0, 1.0),  # fraction of the overlap window that hides communication
     "tp_overlap": (0.3, 0.0, 1.0),  # fraction of tensor-parallel communication hidden behind GEMMs
     "exposed_floor": (0.1, 0.0, 1.0),  # fraction of data-parallel communication never hidden
-    "recompute_fraction": (1.0, 0.3, 1.0),  # share of an extra forward paid by full activation recomputation
+    # Share of an extra forward paid by full activation recomputation (above 1: the recomputed forward also repeats
+    # its memory-bound work and tensor-parallel collectives).
+    "recompute_fraction": (1.0, 0.5, 1.3),
     "nvlink_eff": (0.7, 0.2, 1.0),  # achieved / one-way scale-up bandwidth (vidur: 0.58 A100, 0.81 H100 at 64 MB)
-    "fabric_eff": (0.8, 0.2, 1.0),  # achieved / nominal scale-out bandwidth
+    "fabric_eff": (0.8, 0.05, 1.0),  # achieved / nominal scale-out bandwidth (Calculon IB tier: 0.9)
     "collective_latency_us": (20.0, 1.0, 500.0),  # per ring step (Calculon: 10 us NVLink, 20 us IB)
-    "layer_overhead_us": (30.0, 0.0, 2000.0),  # memory-bound work and launches per layer per micro-batch
+    "layer_overhead_us": (30.0, 0.0, 2000.0),  # kernel launches and host sync per layer per micro-batch
+    # Memory-bound traffic of one layer (norms, residuals, activation function, rotary, dropout; forward + backward)
+    # per token x hidden element, at the GPU's memory bandwidth: each of ~10 elementwise kernels reads and writes
+    # 16-bit tensors of s·b·h (assumption; the fit moves it where long sequences and small hidden sizes show it).
+    "elementwise_bytes": (60.0, 0.0, 400.0),
+    # Efficiency of one user's cluster and stack relative to the public fit; fixed at 1 in the default calibration,
+    # freed by estimator.calibrate.refine when a user's runs identify it.
+    "cluster_eff": (1.0, 0.3, 3.0),
 }
 FAMILY_PREFIX: Final[str] = "family_eff."
-# Per-family attention-kernel efficiency relative to the family's matmul efficiency (FlashAttention reaches a smaller
-# share of peak on newer GPUs than GEMMs do).
+# Per-family attention-kernel efficiency relative to attention_eff (FlashAttention reaches a different share of peak
+# on each GPU generation than GEMMs do).
 ATTENTION_PREFIX: Final[str] = "family_attention."
+# Per-stack efficiency multiplier (a random effect around 1.0: unknown stacks predict with the prior mean).
+STACK_PREFIX: Final[str] = "stack_eff."
+PARAMETER_PREFIXES: Final[tuple[str, ...]] = (FAMILY_PREFIX, ATTENTION_PREFIX, STACK_PREFIX)
+# theta entries that are tables by group (family or stack index); per case they become (cases, groups).
+GROUP_TABLES: Final[tuple[str, ...]] = ("family_eff", "family_attention", "stack_eff")
+
+
+def _p(theta: Mapping[str, object], name: str) -> FloatArray:
+    """A parameter: a scalar, or (K, 1) for K parameter sets evaluated at once."""
+    return np.asarray(theta[name], dtype=np.float64)
+
+
+def _by(theta: Mapping[str, object], name: str, index: np.ndarray) -> FloatArray:
+    """A per-group parameter (family, stack) for each case: table[group], or table[:, group] for K parameter sets."""
+    table = np.asarray(theta[name], dtype=np.float64)
+    return table[..., index]
 
 
 def _f(x: np.ndarray) -> FloatArray:
@@ -117,13 +158,23 @@ def memory_per_gpu(c: Cases) -> FloatArray:
     )
     act_scale = np.where(fp32, 2.0, 1.0)  # fp32 activations take twice the bytes
     sbh = mb * _f(c["seq"]) / cp * _f(c["hidden"])
-    full_layer = ACTIVATION_BYTES_PER_SBH * sbh / tp
+    full_layer = activation_bytes_per_sbh(c) * sbh / tp
     stored = np.where(ac == AC_FULL, CHECKPOINT_BYTES_PER_SBH * sbh / tp, full_layer)
     micro = _f(c["global_batch"]) / (dp * mb)
-    in_flight = np.where(pp > 1, np.minimum(pp, micro), 1.0)
+    # Interleaved schedules (v > 1) keep (1 + (p - 1) / (p v)) times the 1F1B activations in flight (Korthikanti
+    # 2022 §4.2.3).
+    vp = _f(c["vp"])
+    interleave = np.where(vp > 1, 1.0 + (pp - 1.0) / (pp * vp), 1.0)
+    in_flight = np.where(pp > 1, np.minimum(pp, micro) * interleave, 1.0)
     activations = act_scale * (layers_stage * in_flight * stored + np.where(ac == AC_FULL, full_layer, 0.0))
     logits = LOGIT_BYTES * mb * _f(c["seq"]) / cp * _f(c["vocab"]) / tp
     return states + activations + logits + MEMORY_RESERVE_BYTES
+
+
+def activation_bytes_per_sbh(c: Cases) -> FloatArray:
+    """Stored activation bytes per s·b·h of one layer: ACTIVATION_BYTES_PER_SBH for ffn = 4h, plus 4 bytes (fc1
+    output and activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below)."""
+    return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / _f(c["hidden"]) - 4.0)
 
 
 def _shard_degree(c: Cases, dp: FloatArray) -> FloatArray:
@@ -152,115 +203,49 @@ def model_flops_per_token(c: Cases) -> FloatArray:
 
 
 def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
-    """Seconds per optimizer step for every case. ``theta`` from :func:`unpack_parameters`.
+    """Seconds per optimizer step for every case. ``theta`` from :func:`unpack_parameters`; it may also hold K
+    parameter sets at once (scalars of shape (K, 1), group tables (K, groups)), as the vectorised Jacobian passes it:
+    the answer is then (K, cases).
 
     Two rank placements are timed and the faster is kept, as a user would configure it: Megatron's default
     order (tensor, context, data parallel inside the node; pipeline stages outermost, across nodes once the
     job spans nodes) and the pipeline packed inside a node (tensor x context x pipeline <= GPUs per node) with
-    data parallelism across nodes. Each placement charges every collective to the links it really crosses."""
-    return np.minimum(_step_time(c, theta, pipeline_in_node=False), _step_time(c, theta, pipeline_in_node=True))
+    data parallelism across nodes. Each placement charges every collective to the links it really crosses; they
+    differ only for pipelined cases that can be packed, so only those are timed twice."""
+    time = _step_time(c, theta, pipeline_in_node=False)
+    pp = c["pp"]
+    packable = (pp > 1) & (c["tp"] * c["cp"] * pp <= c["gpn"])
+    if np.any(packable):
+        sub = {k: v[packable] for k, v in c.items()}
+        time[..., packable] = np.minimum(time[..., packable], _step_time(sub, theta, pipeline_in_node=True))
+    return time
 
 
 def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool) -> FloatArray:
     n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
-    seq, hidden, layers = _f(c["seq"]), _f(c["hidden"]), _f(c["layers"])
-    strat, ac = c["strategy"], c["ac"]
+    layers = _f(c["layers"])
     gpn = _f(c["gpn"])
     dp = n / (tp * pp * cp)
     micro = _f(c["global_batch"]) / (dp * mb)
     layers_stage = np.ceil(layers / pp)
-    stage_share = layers_stage / layers
-    fp32 = c["fp32"].astype(bool)
-    act_bytes = np.where(fp32, 4.0, 2.0)
-
-    # Compute per micro-batch on one GPU: matmuls at the precision's peak, attention core at the 16-bit peak
-    # (FlashAttention runs in bf16/fp16 even in fp8 recipes), each at its own calibrated efficiency.
-    params = _f(c["params"])
-    attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
-    # Full recomputation repeats the forward pass (2 FLOP/param/token); recompute_fraction is how much of that
-    # extra forward a framework actually pays (some keep the cheapest-to-store outputs).
-    recompute = float(theta["recompute_fraction"])  # type: ignore[arg-type]
-    linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * recompute * params, 0.0)
-    attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [recompute * attn, attn], default=0.0)
-    share = mb * seq / (tp * cp) * stage_share
-    family_eff = np.asarray(theta["family_eff"], dtype=np.float64)[c["family"]]
-    base = float(theta["eff_base"]) * family_eff  # type: ignore[arg-type]
-    # Small GEMMs run below peak; fp8 adds per-element scaling/cast work that only large hidden sizes amortise.
-    fp8_knee = float(theta["fp8_knee"])  # type: ignore[arg-type]
-    fp8_factor = float(theta["fp8_gain"]) * hidden / (hidden + fp8_knee)  # type: ignore[arg-type]
-    eff_linear = (
-        base
-        * hidden
-        / (hidden + float(theta["hidden_knee"]))  # type: ignore[arg-type]
-        * np.where(c["fp8"].astype(bool), fp8_factor, 1.0)
+    t_compute = _compute_time(c, theta, layers_stage / layers)
+    links = _Links(
+        nvl=_f(c["nvl"]) * _p(theta, "nvlink_eff"),
+        nic=_f(c["node_bw"]) / gpn * _p(theta, "fabric_eff"),  # per-GPU share of the node's fabric
+        alpha=_p(theta, "collective_latency_us") * 1e-6,
     )
-    family_attention = np.asarray(theta["family_attention"], dtype=np.float64)[c["family"]]
-    eff_attention = base * float(theta["attention_eff"]) * family_attention  # type: ignore[arg-type]
-    t_compute = share * (linear_tok / (_f(c["peak"]) * eff_linear) + attn_tok / (_f(c["peak_attn"]) * eff_attention))
-
-    nvl = _f(c["nvl"]) * float(theta["nvlink_eff"])  # type: ignore[arg-type]
-    nic = _f(c["node_bw"]) / gpn * float(theta["fabric_eff"])  # type: ignore[arg-type]  # per-GPU share
-    alpha = float(theta["collective_latency_us"]) * 1e-6  # type: ignore[arg-type]
-    overlap = float(theta["overlap"])  # type: ignore[arg-type]
-
-    # Tensor parallel: all-reduces of the micro-batch activations, inside the node when tp x cp fits in one.
-    tp_bw = np.where(tp <= gpn, nvl, nic)
-    n_tp = np.where(ac == AC_FULL, 6.0, 4.0) * layers_stage
-    tp_msg = mb * seq / cp * hidden * act_bytes
-    t_tp = np.where(tp > 1, n_tp * (2 * (tp - 1) / tp * tp_msg / tp_bw + 2 * (tp - 1) * alpha), 0.0)
-    # Context parallel: K and V chunks travel the ring (cp - 1) times forward, twice that backward.
-    cp_bw = np.where(tp * cp <= gpn, nvl, nic)
-    cp_msg = 2.0 * mb * seq / cp * hidden * act_bytes / tp
-    t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (cp_msg / cp_bw + alpha), 0.0)
-    # Pipeline: activations forward and gradients backward between stages (sequence-parallel scattered).
-    packed = (tp * cp * pp <= gpn) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
-    # Outermost pipeline stages are neighbours inside a node only when the whole job fits in one node.
-    pp_bw = np.where(packed | (n <= gpn), nvl, nic)
-    pp_msg = mb * seq / cp * hidden * act_bytes / tp
-    t_pp = np.where(pp > 1, 2.0 * (pp_msg / pp_bw + alpha), 0.0)
-    layer_overhead = float(theta["layer_overhead_us"]) * 1e-6 * layers_stage  # type: ignore[arg-type]
-    tp_overlap = float(theta["tp_overlap"])  # type: ignore[arg-type]
-    floor = float(theta["exposed_floor"])  # type: ignore[arg-type]
+    overlap, floor = _p(theta, "overlap"), _p(theta, "exposed_floor")
+    t_tp, t_p2p = _model_parallel_comm(c, links, layers_stage, pipeline_in_node=pipeline_in_node)
     # Point-to-point traffic hides behind this micro-batch's compute at most: what exceeds it is exposed,
     # so a slow fabric between pipeline stages always shows (overlap alone would make it free).
-    t_p2p = t_cp + t_pp
     t_p2p_exposed = np.maximum(floor * t_p2p, t_p2p - overlap * t_compute)
-    t_micro = t_compute + layer_overhead + (1.0 - tp_overlap) * t_tp + t_p2p_exposed
-    t_pipeline = (micro + pp - 1.0) * t_micro
+    elementwise = _p(theta, "elementwise_bytes") * mb * _f(c["seq"]) / (cp * tp) * _f(c["hidden"]) / _f(c["hbm"])
+    layer_overhead = (_p(theta, "layer_overhead_us") * 1e-6 + elementwise) * layers_stage
+    t_micro = t_compute + layer_overhead + (1.0 - _p(theta, "tp_overlap")) * t_tp + t_p2p_exposed
+    # 1F1B bubble (p - 1) micro-batch slots; interleaved with v virtual stages (p - 1) / v (Narayanan 2021 §2.2.2).
+    t_pipeline = (micro + (pp - 1.0) / _f(c["vp"])) * t_micro
 
-    # Data parallel: hierarchical collectives over the DP group (tp, cp innermost; then dp; then pp).
-    grad_bytes = np.where(fp32, 4.0, 2.0) * _f(c["params"]) / (tp * pp)
-    # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
-    in_node = np.clip(np.floor(gpn / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
-    nodes = np.maximum(dp / in_node, 1.0)
-
-    def collective(volume: FloatArray | float, size: FloatArray, group_in_node: FloatArray, group_nodes: FloatArray):
-        """Ring-collective time for ``volume`` passes of ``size`` bytes (1 pass = reduce-scatter or all-gather)."""
-        intra = (group_in_node - 1.0) / group_in_node * size / nvl
-        inter = (group_nodes - 1.0) / group_nodes * size / group_in_node / nic
-        return volume * (intra + inter + alpha * (group_in_node - 1.0 + group_nodes - 1.0))
-
-    hsdp_in_node = _shard_degree(c, dp)
-    hsdp_nodes = np.maximum(dp / hsdp_in_node, 1.0)
-    one = np.ones_like(dp)
-    per_step = np.select(
-        [strat <= ZERO1, strat == ZERO2, strat == HSDP],
-        [
-            collective(2.0, grad_bytes, in_node, nodes),
-            collective(1.0, grad_bytes, in_node, nodes),  # final all-gather of the updated weights
-            collective(2.0, grad_bytes / hsdp_in_node, one, hsdp_nodes),  # shard all-reduce across nodes
-        ],
-        default=0.0,
-    )
-    per_micro = np.select(
-        [strat == ZERO2, strat == ZERO3, strat == HSDP],
-        [
-            collective(1.0, grad_bytes, in_node, nodes),
-            collective(3.0, grad_bytes, in_node, nodes),
-            collective(3.0, grad_bytes, hsdp_in_node, one),
-        ],
-        default=0.0,
-    )
+    per_step, per_micro = _data_parallel_comm(c, links, dp, layers_stage, pipeline_in_node=pipeline_in_node)
     # Some communication is always exposed (the first all-gather before compute starts, the last reduce after it).
     per_step_exposed = np.maximum(floor * per_step, per_step - overlap * BACKWARD_FRACTION * t_compute)
     per_micro_exposed = micro * np.maximum(floor * per_micro, per_micro - overlap * t_compute)
@@ -268,18 +253,136 @@ def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool)
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
     per_micro_exposed = np.where(dp_off, 0.0, per_micro_exposed)
 
+    strat = c["strategy"]
     optimizer_shard = _f(c["params"]) / (tp * pp) / np.where(strat == DDP, 1.0, _shard_degree(c, dp))
     t_optimizer = OPTIMIZER_BYTES_PER_PARAM * optimizer_shard / _f(c["hbm"])
     return t_pipeline + per_step_exposed + per_micro_exposed + t_optimizer
 
 
-def unpack_parameters(params: Mapping[str, float], families: tuple[str, ...]) -> dict[str, object]:
-    """Calibration parameters -> the ``theta`` step_time uses (family multipliers as an array by family index).
+def _compute_time(c: Cases, theta: Mapping[str, object], stage_share: FloatArray) -> FloatArray:
+    """Seconds of compute per micro-batch on one GPU: matmuls at the precision's peak, the attention core at the
+    16-bit peak (FlashAttention runs in bf16/fp16 even in fp8 recipes), each at its own efficiency."""
+    seq, hidden, layers = _f(c["seq"]), _f(c["hidden"]), _f(c["layers"])
+    ac = c["ac"]
+    params = _f(c["params"])
+    attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
+    # Full recomputation repeats the forward pass (2 FLOP/param/token); recompute_fraction is how much of that
+    # extra forward a framework actually pays (some keep the cheapest-to-store outputs).
+    recompute = _p(theta, "recompute_fraction")
+    linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * recompute * params, 0.0)
+    attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [recompute * attn, attn], default=0.0)
+    share = _f(c["mb"]) * seq / (_f(c["tp"]) * _f(c["cp"])) * stage_share
+    stack = _by(theta, "stack_eff", c["stack"]) * _p(theta, "cluster_eff")
+    base = _p(theta, "eff_base") * _by(theta, "family_eff", c["family"]) * stack
+    # Small GEMMs run below peak; fp8 adds per-element scaling/cast work that only large hidden sizes amortise.
+    fp8_factor = _p(theta, "fp8_gain") * hidden / (hidden + _p(theta, "fp8_knee"))
+    eff_linear = base * hidden / (hidden + _p(theta, "hidden_knee")) * np.where(c["fp8"].astype(bool), fp8_factor, 1.0)
+    eff_attention = _p(theta, "attention_eff") * _by(theta, "family_attention", c["family"]) * stack
+    return share * (linear_tok / (_f(c["peak"]) * eff_linear) + attn_tok / (_f(c["peak_attn"]) * eff_attention))
 
-    Families with no fitted multiplier use 1.0 (the base efficiency): they had no runs in the calibration data."""
-    theta: dict[str, object] = {name: float(params.get(name, init)) for name, (init, _, _) in PARAMETER_BOUNDS.items()}
-    theta["family_eff"] = np.array([float(params.get(FAMILY_PREFIX + f, 1.0)) for f in families], dtype=np.float64)
-    theta["family_attention"] = np.array(
-        [float(params.get(ATTENTION_PREFIX + f, 1.0)) for f in families], dtype=np.float64
+
+@dataclass(frozen=True)
+class _Links:
+    nvl: FloatArray  # achieved scale-up bandwidth per GPU, one way [bytes/s]
+    nic: FloatArray  # achieved scale-out bandwidth per GPU [bytes/s]
+    alpha: FloatArray  # latency per ring step [s]
+
+    def collective(
+        self, volume: float, size: FloatArray, in_node: FloatArray, nodes: FloatArray, calls: FloatArray | float
+    ) -> FloatArray:
+        """Hierarchical ring collective: ``volume`` passes (1 = reduce-scatter or all-gather) of ``size`` bytes, issued
+        as ``calls`` separate collectives, each paying one latency per ring step inside and between nodes."""
+        intra = (in_node - 1.0) / in_node * size / self.nvl
+        inter = (nodes - 1.0) / nodes * size / in_node / self.nic
+        return volume * (intra + inter) + calls * self.alpha * (in_node - 1.0 + nodes - 1.0)
+
+
+def _model_parallel_comm(
+    c: Cases, links: _Links, layers_stage: FloatArray, *, pipeline_in_node: bool
+) -> tuple[FloatArray, FloatArray]:
+    """(tensor-parallel seconds, context + pipeline point-to-point seconds) per micro-batch."""
+    n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
+    gpn = _f(c["gpn"])
+    act_bytes = np.where(c["fp32"].astype(bool), 4.0, 2.0)
+    tokens_bytes = mb * _f(c["seq"]) / cp * _f(c["hidden"]) * act_bytes
+    # Tensor parallel: all-reduces of the micro-batch activations, inside the node when tp fits in one.
+    tp_bw = np.where(tp <= gpn, links.nvl, links.nic)
+    n_tp = np.where(c["ac"] == AC_FULL, 6.0, 4.0) * layers_stage
+    t_tp = np.where(tp > 1, n_tp * (2 * (tp - 1) / tp * tokens_bytes / tp_bw + 2 * (tp - 1) * links.alpha), 0.0)
+    # Context parallel: K and V chunks travel the ring (cp - 1) times forward, twice that backward.
+    cp_bw = np.where(tp * cp <= gpn, links.nvl, links.nic)
+    t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (2.0 * tokens_bytes / tp / cp_bw + links.alpha), 0.0)
+    # Pipeline: activations forward and gradients backward between stages (sequence-parallel scattered); interleaved
+    # schedules cross every stage boundary v times.
+    packed = (tp * cp * pp <= gpn) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
+    # Outermost pipeline stages are neighbours inside a node only when the whole job fits in one node.
+    pp_bw = np.where(packed | (n <= gpn), links.nvl, links.nic)
+    t_pp = np.where(pp > 1, 2.0 * _f(c["vp"]) * (tokens_bytes / tp / pp_bw + links.alpha), 0.0)
+    return t_tp, t_cp + t_pp
+
+
+def _data_parallel_comm(
+    c: Cases, links: _Links, dp: FloatArray, layers_stage: FloatArray, *, pipeline_in_node: bool
+) -> tuple[FloatArray, FloatArray]:
+    """(seconds per optimizer step, seconds per micro-batch) of data-parallel collectives before any overlap.
+
+    Hierarchical over the DP group (tp, cp innermost; then dp; then pp). ZeRO-3/FSDP gather each layer's weights
+    forward and backward and reduce-scatter its gradients: 3 collectives per layer per micro-batch, each paying the
+    ring latency of the whole group, so latency grows with the group size (what makes ZeRO-3 at thousands of GPUs
+    communication-bound, Narayanan 2021 Table 2)."""
+    tp, pp, cp = _f(c["tp"]), _f(c["pp"]), _f(c["cp"])
+    strat = c["strategy"]
+    packed = (tp * cp * pp <= _f(c["gpn"])) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
+    grad_bytes = np.where(c["fp32"].astype(bool), 4.0, 2.0) * _f(c["params"]) / (tp * pp)
+    # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
+    in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
+    nodes = np.maximum(dp / in_node, 1.0)
+    hsdp_in_node = _shard_degree(c, dp)
+    hsdp_nodes = np.maximum(dp / hsdp_in_node, 1.0)
+    one = np.ones_like(dp)
+    per_layer = 3.0 * layers_stage
+    per_step = np.select(
+        [strat <= ZERO1, strat == ZERO2, strat == HSDP],
+        [
+            links.collective(2.0, grad_bytes, in_node, nodes, 2.0),
+            links.collective(1.0, grad_bytes, in_node, nodes, 1.0),  # final all-gather of the updated weights
+            links.collective(2.0, grad_bytes / hsdp_in_node, one, hsdp_nodes, 2.0),  # shard all-reduce across nodes
+        ],
+        default=0.0,
     )
+    per_micro = np.select(
+        [strat == ZERO2, strat == ZERO3, strat == HSDP],
+        [
+            links.collective(1.0, grad_bytes, in_node, nodes, 1.0),
+            links.collective(3.0, grad_bytes, in_node, nodes, per_layer),
+            links.collective(3.0, grad_bytes, hsdp_in_node, one, per_layer),
+        ],
+        default=0.0,
+    )
+    return per_step, per_micro
+
+
+def unpack_parameters(
+    params: Mapping[str, float],
+    families: tuple[str, ...],
+    stacks: tuple[str, ...] = STACKS,
+    *,
+    borrowed: Mapping[str, str] | None = None,
+) -> dict[str, object]:
+    """Calibration parameters -> the ``theta`` step_time uses (family and stack multipliers as arrays by index).
+
+    Families with no fitted multiplier take the multipliers of ``borrowed[family]`` (the nearest calibrated family)
+    or 1.0; stacks with no fitted multiplier, and the unknown stack (index len(stacks)), take 1.0, the prior mean."""
+    theta: dict[str, object] = {name: float(params.get(name, init)) for name, (init, _, _) in PARAMETER_BOUNDS.items()}
+    borrowed = borrowed or {}
+
+    def family_value(prefix: str, family: str) -> float:
+        key = prefix + family
+        if key not in params and family in borrowed:
+            key = prefix + borrowed[family]
+        return float(params.get(key, 1.0))
+
+    theta["family_eff"] = np.array([family_value(FAMILY_PREFIX, f) for f in families], dtype=np.float64)
+    theta["family_attention"] = np.array([family_value(ATTENTION_PREFIX, f) for f in families], dtype=np.float64)
+    theta["stack_eff"] = np.array([float(params.get(STACK_PREFIX + s, 1.0)) for s in (*stacks, "")], dtype=np.float64)
     return theta

@@ -18,7 +18,7 @@ memory (so users see how far off it is); ``memory_per_gpu_gb`` is then that layo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from estimator import model
 from estimator.specs import PRECISIONS, all_gpus
-from estimator.workload import Cluster, TrainingJob, WorkloadError
+from estimator.workload import STACKS, Cluster, TrainingJob, WorkloadError
 
 if TYPE_CHECKING:
     from estimator.calibrate import Calibration
@@ -53,13 +53,36 @@ MAX_CANDIDATES_PER_CHUNK: Final[int] = 500_000
 _GPUS = all_gpus()
 FAMILIES: Final[tuple[str, ...]] = tuple(dict.fromkeys(g.family for g in _GPUS))
 GPU_INDEX: Final[dict[str, int]] = {g.id: i for i, g in enumerate(_GPUS)}
-_PEAK = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
+PEAK_FLOPS: Final[np.ndarray] = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
 _MEMORY = np.array([g.memory_gb * 1e9 for g in _GPUS])
 _HBM = np.array([g.memory_bw_gbps * 1e9 for g in _GPUS])
 # Datasheets quote bidirectional scale-up bandwidth; a ring collective moves data one way per link.
 _NVL = np.array([g.nvlink_gbps * 1e9 / 2 for g in _GPUS])
-_FAMILY = np.array([FAMILIES.index(g.family) for g in _GPUS])
+GPU_FAMILY: Final[np.ndarray] = np.array([FAMILIES.index(g.family) for g in _GPUS])
 _PRECISION_INDEX = {p: i for i, p in enumerate(PRECISIONS)}
+STACK_INDEX: Final[dict[str, int]] = {s: i for i, s in enumerate(STACKS)}
+UNKNOWN_STACK: Final[int] = len(STACKS)  # index of the prior-mean entry of theta["stack_eff"]
+# Family peak used to find the nearest calibrated family of an uncalibrated one: the 16-bit dense peak.
+_FAMILY_PEAK = {
+    f: max(g.peak_tflops.get("bf16", g.peak_tflops.get("fp16", 0.0)) for g in _GPUS if g.family == f) for f in FAMILIES
+}
+
+
+def nearest_calibrated_family(family: str, calibrated: Sequence[str]) -> str | None:
+    """The calibrated family whose 16-bit peak is closest (in ratio) to ``family``'s, or None when none is.
+
+    An uncalibrated family then predicts with that family's efficiencies applied to its own published peaks, i.e.
+    throughput scaled by the peak ratio."""
+    if family in calibrated or not calibrated:
+        return None
+    own = _FAMILY_PEAK[family]
+    return min(sorted(calibrated), key=lambda other: abs(np.log(_FAMILY_PEAK[other] / own)))
+
+
+def borrowed_families(calibrated: Sequence[str]) -> dict[str, str]:
+    """Every uncalibrated family -> the calibrated family it borrows efficiencies from."""
+    pairs = {f: nearest_calibrated_family(f, calibrated) for f in FAMILIES}
+    return {f: other for f, other in pairs.items() if other is not None}
 
 
 @dataclass(frozen=True)
@@ -99,7 +122,8 @@ class Prediction:
     """One entry per cluster size (times in seconds, memory in GB, fractions in 0..1).
 
     fits_memory is False where no layout fits (or divides the size); there step_time_s, tokens_per_s, mfu and
-    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the smallest size that fits.
+    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the smallest size that fits
+    (at most 1).
     The interval multipliers turn tokens_per_s into a P10..P90 band from the calibration's held-out errors:
     tokens_per_s * p10_multiplier .. tokens_per_s * p90_multiplier (interval_log_sigma = std of log error).
     """
@@ -121,6 +145,10 @@ class Prediction:
     interval_log_sigma: float
     p10_multiplier: float
     p90_multiplier: float
+    # Notes the advisor shows: uncalibrated GPU family (borrowed calibration), unknown stack, MFU capped.
+    warnings: tuple[str, ...] = ()
+    # GPUs each size actually uses (fewer where no layout fits: see use_fewer_gpus_when_infeasible)
+    gpus_used: npt.NDArray[np.int64] | None = None
 
     def smallest_fitting_size(self) -> int | None:
         """Fewest GPUs among the predicted sizes that hold the job, or None when none does."""
@@ -134,6 +162,10 @@ def smallest_fitting_size(prediction: Prediction) -> int | None:
 
 def _code(value: object, codes: dict[str, int]) -> int:
     return OPEN if value is None else codes[str(value)]
+
+
+def _stack_code(stack: str | None) -> int:
+    return UNKNOWN_STACK if stack is None else STACK_INDEX[stack]
 
 
 def _int_or_open(value: int | None) -> int:
@@ -164,6 +196,9 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "hidden": full(job.hidden),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
+        "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
+        "stack": full(_stack_code(job.stack)).astype(np.int64),
+        "vp": full(1).astype(np.int64),
         "seq": full(job.seq_len),
         "global_batch": full(job.global_batch),
         "strategy": full(_code(job.strategy, model.STRATEGY_CODES)).astype(np.int64),
@@ -177,6 +212,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
+    from estimator.runs import effective_stack, virtual_stages
     from estimator.specs import get_gpu
     from estimator.workload import derive_architecture
 
@@ -193,6 +229,10 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         for key, attr in (("layers", "layers"), ("hidden", "hidden"), ("heads", "heads"), ("vocab", "vocab")):
             value = getattr(run, attr)
             rows[key].append(arch[attr] if value is None else value)
+        # An ffn cell alone is honoured; without one the ffn follows the (given or derived) hidden size as derived.
+        rows["ffn"].append(run.ffn_hidden or rows["hidden"][-1] * arch["ffn_hidden"] / arch["hidden"])
+        rows["stack"].append(_stack_code(effective_stack(run)))
+        rows["vp"].append(virtual_stages(run))
         rows["seq"].append(run.seq_len)
         rows["global_batch"].append(run.global_batch)
         rows["strategy"].append(_code(run.strategy, model.STRATEGY_CODES))
@@ -218,6 +258,9 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "hidden",
     "heads",
     "vocab",
+    "ffn",
+    "stack",
+    "vp",
     "seq",
     "global_batch",
     "strategy",
@@ -227,7 +270,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "mb",
     "ac",
 )
-_INT_KEYS: Final[tuple[str, ...]] = ("gpu", "precision", "n", "strategy", "tp", "pp", "cp", "mb", "ac")
+_INT_KEYS: Final[tuple[str, ...]] = ("gpu", "precision", "n", "stack", "vp", "strategy", "tp", "pp", "cp", "mb", "ac")
 _SEARCH: Final[dict[str, tuple[int, ...]]] = {
     "strategy": STRATEGY_OPTIONS,
     "tp": TP_OPTIONS,
@@ -294,16 +337,16 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "gpn", "node_bw", "params", "layers", "hidden", "heads")}
-    cases.update({k: q[k][query] for k in ("vocab", "seq", "global_batch")})
+    cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "vp", "seq", "global_batch")})
     cases.update(
         {
-            "peak": _PEAK[gpu, precision],
+            "peak": PEAK_FLOPS[gpu, precision],
             # Attention runs at the 16-bit peak in fp8 recipes; fp32/tf32 jobs keep their own.
-            "peak_attn": _PEAK[gpu, np.where(fp8, _PRECISION_INDEX["bf16"], precision)],
+            "peak_attn": PEAK_FLOPS[gpu, np.where(fp8, _PRECISION_INDEX["bf16"], precision)],
             "memory": _MEMORY[gpu],
             "hbm": _HBM[gpu],
             "nvl": _NVL[gpu],
-            "family": _FAMILY[gpu],
+            "family": GPU_FAMILY[gpu],
             "fp8": fp8,
             "fp32": precision <= _PRECISION_INDEX["tf32"],
             "strategy": layout["strategy"],
@@ -376,7 +419,7 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
     step = per_query(time, np.nan, np.float64)
     step = np.where(np.isfinite(step) & (fits_q | (not require_fit)), step, np.nan)
     tokens = q["global_batch"] * q["seq"] / step
-    peak = _PEAK[q["gpu"], q["precision"]]
+    peak = PEAK_FLOPS[q["gpu"], q["precision"]]
     per_token = 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
     mfu = per_token * tokens / (q["n"] * peak)
     memory_q = np.where(per_query(valid, False, bool), per_query(memory, np.nan, np.float64), np.nan)
@@ -406,16 +449,28 @@ def _layout_per_query(
 def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibration: Calibration) -> Prediction:
     """Predict ``job`` on each GPU count in ``sizes`` (1-D) with ``calibration``; see :class:`Prediction`."""
     q = job_queries(job, cluster, sizes)
-    s = solve(q, calibration.theta())
+    count = q["n"].size
+    grid = reference_sizes(int(q["n"].max()), int(cluster.gpus_per_node))  # type: ignore[arg-type]
+    extended = job_queries(job, cluster, np.concatenate([q["n"], grid]))
+    reference = np.arange(extended["n"].size) >= count
+    theta = calibration.theta()
+    s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
+    s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
+    s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
+    gpus_used = used[:count]
+    tokens, capped = cap_mfu(q, s.tokens_per_s, calibration)
+    s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
     if feasible.size:
         reference = per_gpu[feasible[np.argmin(q["n"][feasible])]]
-        scaling = per_gpu / reference
+        # A fraction (DESIGN.md): the few-tenths-of-a-percent per-GPU gains the model can show at larger sizes
+        # (optimizer states sharded over more GPUs, a larger micro-batch fitting) are below its error and read as 1.
+        scaling = np.minimum(per_gpu / reference, 1.0)
     else:
         scaling = np.full(q["n"].size, np.nan)
     labels = s.layout_labels()
-    interval = calibration.interval()
+    interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None)
     return Prediction(
         gpus=q["n"],
         nodes=-(-q["n"] // int(cluster.gpus_per_node)),  # type: ignore[arg-type]
@@ -434,9 +489,149 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
         interval_log_sigma=interval["log_sigma"],
         p10_multiplier=interval["p10_multiplier"],
         p90_multiplier=interval["p90_multiplier"],
+        warnings=prediction_warnings(job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q),
+        gpus_used=gpus_used,
     )
 
 
+def prediction_warnings(
+    job: TrainingJob,
+    cluster: Cluster,
+    calibration: Calibration,
+    *,
+    capped: bool = False,
+    gpus_used: np.ndarray | None = None,
+    q: dict[str, np.ndarray] | None = None,
+) -> tuple[str, ...]:
+    """What the advisor should show next to a prediction: borrowed calibration, unknown stack, MFU cap, sizes whose
+    fastest option leaves GPUs idle."""
+    notes = []
+    if gpus_used is not None and q is not None:
+        idle = [f"{n} GPUs -> {m}" for n, m in zip(q["n"], gpus_used, strict=True) if m < n]
+        if idle:
+            notes.append(
+                "the global batch does not divide well at some sizes; their fastest option runs on fewer GPUs ("
+                + ", ".join(idle[:5])
+                + (", ..." if len(idle) > 5 else "")
+                + ")"
+            )
+    family = cluster.gpu.family
+    source = calibration.borrowed_families().get(family)
+    if source is not None:
+        notes.append(
+            f"{cluster.gpu.id}: no calibration runs on the {family} family; predicted from the calibrated {source} "
+            f"family's efficiencies applied to {cluster.gpu.id}'s published peaks (expect a wider error)"
+        )
+    if job.stack is None or not calibration.has_stack(job.stack):
+        which = "unknown" if job.stack is None else f"{job.stack!r} (no calibration runs)"
+        notes.append(
+            f"software stack {which}: predicted with the stacks' prior mean; "
+            "the interval includes the spread between stacks"
+        )
+    if capped:
+        notes.append(
+            "some sizes were capped at the highest MFU ever measured on this GPU family "
+            f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
+        )
+    return tuple(notes)
+
+
+def cap_mfu(
+    q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
+) -> tuple[np.ndarray, np.ndarray]:
+    """tokens/s no higher than the family's highest measured MFU allows; (tokens/s, which were capped)."""
+    caps = calibration.family_mfu_max()
+    family_cap = np.array([caps.get(f, np.inf) for f in FAMILIES])[GPU_FAMILY[q["gpu"]]]
+    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / _model_flops_per_token(q)
+    capped = np.isfinite(tokens_per_s) & (tokens_per_s > limit)
+    return np.where(capped, limit, tokens_per_s), capped
+
+
+def _model_flops_per_token(q: dict[str, np.ndarray]) -> np.ndarray:
+    return 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
+
+
+def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
+    return _model_flops_per_token(q) * tokens_per_s / (q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]])
+
+
+def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:
+    """The sizes every prediction compares itself with (depending only on the cluster, so a size's answer does not
+    depend on which other sizes were asked): powers of two, every whole number of nodes up to 64 nodes, then 8 steps
+    per doubling (k x 2^j nodes, k = 8..15)."""
+    powers = 2 ** np.arange(int(np.log2(max(largest, 1))) + 1)
+    nodes = np.arange(1, 65)
+    coarse = (np.arange(8, 16)[None, :] * 2 ** np.arange(3, 31)[:, None]).ravel()
+    sizes = np.concatenate([powers, gpus_per_node * nodes, gpus_per_node * coarse])
+    return np.unique(sizes[sizes <= largest]).astype(np.int64)
+
+
+def use_fewer_gpus_when_infeasible(
+    q: dict[str, np.ndarray], s: Solution, reference: np.ndarray
+) -> tuple[Solution, np.ndarray]:
+    """A size with no feasible layout (the batch or the heads do not divide it; memory never shrinks with more GPUs)
+    runs the fastest smaller ``reference`` size's job and leaves GPUs idle. A feasible size that is slower than a
+    smaller one keeps its own answer: that is the fabric's knee, which users must see. Returns the solution and the
+    GPUs each query actually uses."""
+    used = q["n"].copy()
+    candidates = np.flatnonzero(reference & s.fits_memory)
+    if candidates.size == 0:
+        return s, used
+    candidates = candidates[np.argsort(q["n"][candidates], kind="stable")]
+    tokens = s.tokens_per_s[candidates]
+    # Running best among reference sizes, in size order (index into candidates of the fastest so far).
+    running = np.zeros(candidates.size, dtype=np.int64)
+    for k in range(1, candidates.size):
+        running[k] = k if tokens[k] > tokens[running[k - 1]] else running[k - 1]
+    below = np.searchsorted(q["n"][candidates], q["n"], side="left") - 1  # last reference size strictly smaller
+    source = np.where(below >= 0, candidates[running[np.maximum(below, 0)]], -1)
+    take = (source >= 0) & ~s.fits_memory
+    fields = {f: getattr(s, f).copy() for f in Solution.__dataclass_fields__}
+    for name in fields:
+        fields[name][take] = fields[name][source[take]]
+    used[take] = q["n"][source[take]]
+    return Solution(**fields), used
+
+
+def keep_smaller_layouts(
+    q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], reference: np.ndarray
+) -> Solution:
+    """Each size also tries the layouts (strategy, tp, pp, cp, checkpointing) chosen at smaller ``reference`` sizes,
+    micro-batch searched again, and keeps the faster: adding GPUs never loses throughput by switching layout family."""
+    chosen = np.flatnonzero(s.fits_memory & reference)
+    if chosen.size == 0:
+        return s
+    keys = ("strategy", "tp", "pp", "cp", "ac")
+    every = np.stack([s.strategy, s.tp, s.pp, s.cp, s.activation_checkpointing], axis=1)[chosen]
+    # Each distinct layout once, with the smallest size that chose it.
+    by_size = np.argsort(q["n"][chosen], kind="stable")
+    layout, first = np.unique(every[by_size], axis=0, return_index=True)
+    first_n = q["n"][chosen][by_size][first]
+    query, source = np.meshgrid(np.arange(q["n"].size), np.arange(layout.shape[0]), indexing="ij")
+    pairs = first_n[source] < q["n"][query]
+    query, source = query[pairs], source[pairs]
+    if query.size == 0:
+        return s
+    alt = {k: v[query].copy() for k, v in q.items()}
+    for column, key in enumerate(keys):
+        alt[key] = layout[source, column]
+    alternatives = solve(alt, theta)
+    best = np.where(s.fits_memory, s.step_time_s, np.inf)
+    better = alternatives.fits_memory & (alternatives.step_time_s < best[query] * (1.0 - 1e-9))
+    if not np.any(better):
+        return s
+    fields = {f: getattr(s, f).copy() for f in Solution.__dataclass_fields__}
+    order = np.argsort(alternatives.step_time_s[better], kind="stable")[::-1]  # fastest written last wins
+    index, rows = query[better][order], np.flatnonzero(better)[order]
+    for name in fields:
+        fields[name][index] = getattr(alternatives, name)[rows]
+    return Solution(**fields)
+
+
 def predict_runs(runs: Sequence[ProfiledRun], calibration: Calibration) -> Solution:
-    """Predict every profiled-run row (open layout cells searched) with ``calibration``."""
-    return solve(run_queries(runs), calibration.theta())
+    """Predict every profiled-run row (open layout cells searched) with ``calibration``; tokens/s capped at the
+    family's highest measured MFU."""
+    q = run_queries(runs)
+    s = solve(q, calibration.theta())
+    tokens, _ = cap_mfu(q, s.tokens_per_s, calibration)
+    return replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))

@@ -19,7 +19,7 @@ from typing import Final
 import numpy as np
 
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, STRATEGIES
+from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -45,6 +45,8 @@ COLUMNS: Final[tuple[str, ...]] = (
     "step_time_s",
     "source",
 )
+# Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", "virtual_pipeline")
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
 LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
 PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
@@ -70,6 +72,18 @@ _INT_COLUMNS: Final[tuple[str, ...]] = (
     "cp",
 )
 _FLOAT_COLUMNS: Final[tuple[str, ...]] = ("inter_node_gbps", "params_b", "tokens_per_s", "step_time_s")
+# Stacks of rows published without a `stack` cell, recognised from their `source` (first match wins).
+# Framework names first, "megatron" last: other stacks' sources may mention Megatron in passing.
+SOURCE_STACKS: Final[tuple[tuple[str, str], ...]] = (
+    ("llm-foundry", "llm-foundry"),
+    ("torchtitan", "torchtitan"),
+    ("maxtext", "maxtext"),
+    ("nemo", "nemo"),
+    ("megatron-bridge", "nemo"),
+    ("deepspeed", "deepspeed"),
+    ("narayanan", "megatron-lm"),
+    ("megatron", "megatron-lm"),
+)
 # More errors than this in one file are summarised: the first ones are what a user fixes first.
 MAX_ERRORS: Final[int] = 50
 
@@ -124,6 +138,7 @@ class ProfiledRun:
     tokens_per_s: float | None = None
     step_time_s: float | None = None
     source: str = ""
+    stack: str | None = None  # software stack (workload.STACKS); None = unknown
     cells: Mapping[str, str] = field(default_factory=dict)  # the row as read (all columns, extra ones included)
 
     @property
@@ -212,6 +227,7 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             allowed = ", ".join(CHECKPOINTING)
             got = text["activation_checkpointing"]
             bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
+    _parse_optional(text, values, bad)
     if len(errors) > start:
         return None
     _check_consistency(values, bad)
@@ -219,6 +235,25 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
         return None
     values["source"] = text.get("source", "")
     return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
+
+
+def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """The OPTIONAL_COLUMNS: ``stack`` (STACKS or empty/unknown) and ``virtual_pipeline`` (a positive integer)."""
+    stack = text.get("stack", "").lower()
+    if stack and stack != "unknown":
+        if stack in STACKS:
+            values["stack"] = stack
+        else:
+            bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
+    virtual = text.get("virtual_pipeline", "")
+    if virtual:
+        try:
+            number = float(virtual)
+            ok = math.isfinite(number) and number == int(number) >= 1
+        except ValueError:
+            ok = False
+        if not ok:
+            bad("virtual_pipeline", f"must be a positive integer (1 = no interleaving) or empty; got {virtual!r}")
 
 
 def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) -> None:
@@ -253,6 +288,24 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
         return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def stack_from_source(source: str) -> str | None:
+    """The stack a published row's ``source`` names (SOURCE_STACKS), or None when it names none."""
+    text = source.lower()
+    return next((stack for key, stack in SOURCE_STACKS if key in text), None)
+
+
+def virtual_stages(run: ProfiledRun) -> int:
+    """Virtual pipeline stages per GPU of an interleaved schedule (optional ``virtual_pipeline`` cell; 1 = plain 1F1B).
+    Validated when the row is read."""
+    raw = run.cells.get("virtual_pipeline", "")
+    return int(float(raw)) if raw else 1
+
+
+def effective_stack(run: ProfiledRun) -> str | None:
+    """The row's ``stack`` cell, else the stack its source names, else None (unknown)."""
+    return run.stack if run.stack is not None else stack_from_source(run.source)
 
 
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:

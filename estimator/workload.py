@@ -15,6 +15,8 @@ from estimator.specs import PRECISIONS, GpuSpec
 
 STRATEGIES: Final[tuple[str, ...]] = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
 CHECKPOINTING: Final[tuple[str, ...]] = ("false", "selective", "true")
+# Software stacks (DESIGN.md, profiled-run CSV `stack`); None / empty = unknown, predicted with the stacks' prior mean.
+STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
 
 # Architecture derivation when only params_b is known. Sources: GPT-3 175B (96 layers, hidden 12288),
 # Llama 2 7B/13B (32 x 4096, 40 x 5120) all have hidden/layers = 128 and head dim 128; ffn = 4 x hidden is the
@@ -63,6 +65,18 @@ def normalize_checkpointing(value: object) -> str | None:
     raise WorkloadError("activation_checkpointing", f"must be one of true, false, selective; got {value!r}")
 
 
+def normalize_stack(value: object) -> str | None:
+    """A stack name as the CSV writes it (lower case), or None for empty/unknown; WorkloadError otherwise."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if not text or text == "unknown":
+        return None
+    if text in STACKS:
+        return text
+    raise WorkloadError("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {value!r}")
+
+
 def derive_architecture(params_b: float) -> dict[str, int]:
     """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters.
 
@@ -90,7 +104,8 @@ class TrainingJob:
     precision: fp32, tf32, bf16, fp16 or fp8 (mixed precision with fp32 optimizer states except fp32/tf32);
     layers/hidden/heads/ffn_hidden/vocab: architecture, derived from params_b when None;
     strategy (ddp, zero1, zero2, zero3, fsdp = zero3, hsdp), tp, pp, cp, micro_batch and
-    activation_checkpointing ("true", "false", "selective"; booleans accepted): None means "search it".
+    activation_checkpointing ("true", "false", "selective"; booleans accepted): None means "search it";
+    stack: the software stack (one of STACKS), None = unknown (the stacks' prior mean, a wider interval).
     """
 
     params_b: float
@@ -108,6 +123,7 @@ class TrainingJob:
     cp: int | None = None
     micro_batch: int | None = None
     activation_checkpointing: str | bool | None = None
+    stack: str | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -119,6 +135,9 @@ class TrainingJob:
             raise WorkloadError("precision", f"must be one of {', '.join(PRECISIONS)}; got {self.precision!r}")
         put(self, "precision", precision)
         derived = derive_architecture(self.params_b)
+        if self.hidden is not None and self.ffn_hidden is None:
+            # The ffn follows the given hidden size (ffn = 4 x hidden), not the one params_b would imply.
+            derived["ffn_hidden"] = FFN_PER_HIDDEN * int(_positive_int("hidden", self.hidden) or 0)
         for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
             value = _positive_int(name, getattr(self, name), optional=True)
             put(self, name, derived[name] if value is None else value)
@@ -136,6 +155,7 @@ class TrainingJob:
         if self.tp is not None and self.heads % self.tp:  # type: ignore[operator]
             raise WorkloadError("tp", f"must divide heads ({self.heads}); got {self.tp}")
         put(self, "activation_checkpointing", normalize_checkpointing(self.activation_checkpointing))
+        put(self, "stack", normalize_stack(self.stack))
 
     @property
     def params(self) -> float:

@@ -42,13 +42,20 @@ def test_held_out_report_has_every_figure_and_an_ordered_interval() -> None:
     assert band["p10_multiplier"] <= 1.0 <= band["p90_multiplier"]
 
 
-def test_the_shipped_default_reports_leave_one_out_and_leave_one_source_out() -> None:
+def test_the_shipped_default_reports_held_out_stacks_and_config_families() -> None:
     default = load_default()
     report = default.report
-    assert report["runs"] == len(public_runs()) == 240
-    assert len(report["per_source"]) == 14
+    assert report["runs"] == len(public_runs()) == 246
+    # Twins held out together: far fewer folds than runs; one fold per stack.
+    assert 100 < report["config_families"] < 246
+    assert set(report["per_stack"]) == {"llm-foundry", "nemo", "megatron-lm", "torchtitan"}
     assert report["loo_median_ape"] < report["baseline"]["loo"]["median_ape"]
+    assert "stack_out" in report["baseline"] and report["stack_out_median_ape"] > 0
     assert 0 < report["prediction_interval"]["log_sigma"] < 1
+    names = {p["name"] for p in report["parameters"]}
+    assert set(default.params) == names
+    for entry in report["parameters"]:
+        assert {"prior", "fitted", "moved_by_data", "at_bound"} <= set(entry), entry["name"]
 
 
 def test_calibration_documents_round_trip_through_json() -> None:

@@ -29,7 +29,7 @@ def _errors(text: str) -> list[tuple[int, str, str]]:
 
 def test_the_shipped_public_runs_are_valid() -> None:
     runs = public_runs()
-    assert len(runs) == 240
+    assert len(runs) == 246
     assert all(run.measured_tokens_per_s and run.measured_tokens_per_s > 0 for run in runs)
 
 
@@ -111,3 +111,35 @@ def test_writer_keeps_extra_columns_and_fills_blank_layout_cells() -> None:
     assert row["tp"] == "2", "a given layout cell is kept"
     assert (row["strategy"], row["micro_batch"], row["activation_checkpointing"]) == ("zero1", "8", "false")
     assert row["predicted_tokens_per_s"] == "1234.5" and row["fits_memory"] == "true"
+
+
+def test_stack_column_is_optional_validated_and_inferred_from_the_source() -> None:
+    from estimator.runs import effective_stack
+
+    (run,) = read_runs_csv("gpu,num_gpus,params_b,seq_len,global_batch,stack\na100-80gb,8,1.3,2048,512,NeMo\n")
+    assert run.stack == "nemo"
+    ((row, column, message),) = _errors(
+        "gpu,num_gpus,params_b,seq_len,global_batch,stack\na100-80gb,8,1.3,2048,512,jax\n"
+    )
+    assert (row, column) == (1, "stack") and "megatron-lm" in message and "empty (unknown)" in message
+    stacks = {effective_stack(r) for r in public_runs()}
+    assert stacks == {"llm-foundry", "nemo", "megatron-lm", "torchtitan"}
+
+
+def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> None:
+    from estimator.prediction import run_queries
+
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,pp,virtual_pipeline\n"
+    runs = read_runs_csv(header + "h100-sxm,16,70,4096,64,4,2\nh100-sxm,16,70,4096,64,4,\n")
+    assert list(run_queries(runs)["vp"]) == [2, 1]
+    ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
+    assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
+
+
+def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of_megatron() -> None:
+    from estimator.runs import stack_from_source
+
+    assert stack_from_source("torchtitan docs: less memory than Megatron-style recompute") == "torchtitan"
+    assert stack_from_source("Narayanan et al. 2021 / NVIDIA Megatron-LM README") == "megatron-lm"
+    assert stack_from_source("NVIDIA NeMo / Megatron-Bridge performance summary") == "nemo"
+    assert stack_from_source("a blog post") is None

@@ -1,0 +1,354 @@
+"""The fit itself: penalised robust least squares of the step-time model on profiled runs, fast enough to refit per
+held-out fold.
+
+A :class:`Problem` holds the query table, the measured tokens/s, and one entry per parameter: its prior value and width
+(the fit pays one unit of squared, LOSS_SCALE-normalised residual for moving one width away), its bounds, and whether it
+is free. Residuals are log(predicted / measured tokens/s), weighted so that every software stack has the same total
+weight; priors are residual rows too (Gaussian in the parameter, or in its log for multipliers).
+
+Speed: the residuals of all rows come from one vectorised ``model.step_time`` call, and the forward-difference
+Jacobian from ONE call on the case table tiled once per free parameter (each tile with its own parameter set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from estimator import model
+from estimator.prediction import FAMILIES, GPU_FAMILY, UNKNOWN_STACK, Solution, case_table, solve
+from estimator.workload import STACKS
+
+# Robust loss scale: log errors beyond ~10% count linearly, so a few odd published rows cannot drag the fit.
+LOSS_SCALE: Final[float] = 0.1
+# Prior widths (one LOSS_SCALE-normalised unit of squared residual per width moved), with their sources. Parameters
+# not listed get half their allowed range: the data decide them.
+PRIOR_WIDTHS: Final[dict[str, float]] = {
+    # FlashAttention-2 fwd+bwd 50-70% of A100 peak (Dao 2023): centre 0.55, +-0.1.
+    "attention_eff": 0.1,
+    # fp8/bf16 speed-up 1.3-1.5x at equal configuration (reference/estimator.md): matmul gain 0.7 +- 0.05.
+    "fp8_gain": 0.05,
+    # vidur NCCL busbw at 64 MB: 0.58 (A100) to 0.81 (H100) of one-way NVLink peak: 0.7 +- 0.1.
+    "nvlink_eff": 0.1,
+    # Calculon's IB tier efficiency 0.9, nccl-tests busbw of healthy fabrics 0.7-0.9 of line rate: 0.8 +- 0.1.
+    "fabric_eff": 0.1,
+    # Overlap of data-parallel communication with backward: frameworks bucket and overlap (DDP, ZeRO, FSDP
+    # prefetch) but never perfectly: 0.7 +- 0.15.
+    "overlap": 0.15,
+    # Full recomputation pays about one extra forward (Korthikanti 2022, HFU = 4/3 MFU): 1.0 +- 0.15.
+    "recompute_fraction": 0.15,
+    "layer_overhead_us": 30.0,
+    "elementwise_bytes": 40.0,
+    "collective_latency_us": 20.0,
+}
+PRIOR_RANGE_FRACTION: Final[float] = 0.5
+# Family multipliers: (centre, log width). H100 is 2.0-2.4x faster than A100 per GPU in BF16 while its peak is
+# 989/312 = 3.17x -> Hopper matmul efficiency ~2.2/3.17 = 0.69 of A100's (reference/estimator.md); no published
+# Blackwell ratio is at hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is
+# A100's FlashAttention-2 figure): FlashAttention-2 on H100 ~35% of peak, FlashAttention-3 / cuDNN 50-75% (Shah et al.
+# 2024, arXiv 2407.08608): centre 0.8, loose.
+FAMILY_PRIORS: Final[dict[str, tuple[float, float]]] = {
+    "a100": (1.0, 0.03),
+    "hopper": (0.69, 0.03),
+    "blackwell": (0.69, 0.1),
+}
+ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.8, 0.25)}
+FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
+# Stack multipliers are a random effect around 1 (the prior mean that unknown stacks predict with). Width: published
+# MFU of the same model on the same GPU differs by ~20% between stacks and releases (llm-foundry vs NeMo vs
+# Megatron-2021 tables in public_runs.csv; assumption, checked against the fitted spread in the report).
+STACK_PRIOR_LOG_WIDTH: Final[float] = 0.2
+MULTIPLIER_BOUNDS: Final[tuple[float, float]] = (0.3, 3.0)
+# Parameters only a user's own cluster identifies; the default (public) fit keeps them at their prior.
+CLUSTER_ONLY: Final[tuple[str, ...]] = ("cluster_eff",)
+# Two rounds: search open layout cells with the prior parameters, fit, search again with the fit, refit.
+LAYOUT_ROUNDS: Final[int] = 2
+# A parameter whose posterior sd is below this fraction of its prior width was moved (identified) by the data.
+IDENTIFIED_RATIO: Final[float] = 0.7
+# A fitted value within this fraction of its range from a bound is reported "at_bound".
+BOUND_MARGIN: Final[float] = 0.01
+_STEP: Final[float] = 1e-6
+# Relative change of cost / parameters at which the fit stops: 1e-4 of a ~10% log error is far below what the data
+# resolve, and an order of magnitude fewer iterations than scipy's 1e-8 default.
+FIT_TOLERANCE: Final[float] = 1e-4
+
+
+@dataclass(frozen=True)
+class Problem:
+    queries: dict[str, np.ndarray]
+    measured: np.ndarray
+    names: tuple[str, ...]
+    prior: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    width: np.ndarray
+    log_prior: np.ndarray  # True where the prior residual is in log space (multipliers)
+    free: np.ndarray  # False = held at its prior value
+
+    def params(self, x: np.ndarray) -> dict[str, float]:
+        return {name: float(v) for name, v in zip(self.names, x, strict=True)}
+
+    def theta(self, x: np.ndarray) -> dict[str, object]:
+        return model.unpack_parameters(self.params(x), FAMILIES)
+
+    def rows(self, rows: np.ndarray) -> Problem:
+        return replace(self, queries={k: v[rows] for k, v in self.queries.items()}, measured=self.measured[rows])
+
+    def freeing(self, names: Sequence[str]) -> Problem:
+        """The same problem with only ``names`` free."""
+        return replace(self, free=np.array([name in names for name in self.names]))
+
+
+def _prior_of(name: str) -> tuple[float, float, float, float, bool]:
+    """(value, width, lower, upper, log) of a parameter's built-in prior."""
+    if name in model.PARAMETER_BOUNDS:
+        start, lo, hi = model.PARAMETER_BOUNDS[name]
+        return start, PRIOR_WIDTHS.get(name, (hi - lo) * PRIOR_RANGE_FRACTION), lo, hi, False
+    lo, hi = MULTIPLIER_BOUNDS
+    if name.startswith(model.STACK_PREFIX):
+        return 1.0, STACK_PRIOR_LOG_WIDTH, lo, hi, True
+    if name.startswith(model.ATTENTION_PREFIX):
+        start, width = ATTENTION_PRIORS.get(name.removeprefix(model.ATTENTION_PREFIX), (1.0, FAMILY_PRIOR_LOG_WIDTH))
+    else:
+        start, width = FAMILY_PRIORS.get(name.removeprefix(model.FAMILY_PREFIX), (1.0, FAMILY_PRIOR_LOG_WIDTH))
+    return start, width, lo, hi, True
+
+
+def parameter_names(queries: Mapping[str, np.ndarray]) -> tuple[str, ...]:
+    """Every parameter the runs of ``queries`` can inform: the global ones, one multiplier (matmul and attention) per
+    GPU family present, one per known stack present."""
+    families = sorted({FAMILIES[i] for i in np.unique(GPU_FAMILY[queries["gpu"]])})
+    stacks = sorted({STACKS[i] for i in np.unique(queries["stack"]) if i != UNKNOWN_STACK})
+    return (
+        *model.PARAMETER_BOUNDS,
+        *(model.FAMILY_PREFIX + f for f in families),
+        *(model.ATTENTION_PREFIX + f for f in families),
+        *(model.STACK_PREFIX + s for s in stacks),
+    )
+
+
+def build_problem(
+    queries: dict[str, np.ndarray],
+    measured: np.ndarray,
+    *,
+    names: Sequence[str],
+    prior: Mapping[str, float] | None = None,
+    widths: Mapping[str, float] | None = None,
+) -> Problem:
+    """The fit problem over ``names``: priors are the built-in ones, or ``prior`` values (a calibration refined by a
+    user's runs) with ``widths`` overriding the built-in widths. CLUSTER_ONLY parameters start fixed."""
+    prior, widths = prior or {}, widths or {}
+    rows = []
+    for name in names:
+        start, width, lo, hi, log = _prior_of(name)
+        value = min(max(float(prior.get(name, start)), lo), hi)
+        rows.append((value, widths.get(name, width), lo, hi, log, name not in CLUSTER_ONLY))
+    columns = [np.array(column) for column in zip(*rows, strict=True)]
+    return Problem(
+        queries,
+        measured,
+        tuple(names),
+        prior=columns[0].astype(np.float64),
+        lower=columns[2].astype(np.float64),
+        upper=columns[3].astype(np.float64),
+        width=columns[1].astype(np.float64),
+        log_prior=columns[4].astype(bool),
+        free=columns[5].astype(bool),
+    )
+
+
+def stack_weights(queries: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Row weights giving every stack (unknown counted as one) the same total weight, summing to the row count: one
+    stack's 200 rows do not outvote another's 10."""
+    stacks = queries["stack"]
+    labels, inverse, counts = np.unique(stacks, return_inverse=True, return_counts=True)
+    return stacks.size / (labels.size * counts[inverse])
+
+
+def _prior_residual(problem: Problem, x: np.ndarray) -> np.ndarray:
+    shift = np.where(problem.log_prior, np.log(x) - np.log(problem.prior), x - problem.prior)
+    return shift / problem.width * LOSS_SCALE
+
+
+def _prior_jacobian(problem: Problem, x: np.ndarray) -> np.ndarray:
+    return np.where(problem.log_prior, 1.0 / x, 1.0) / problem.width * LOSS_SCALE
+
+
+def fixed_layout_cases(queries: dict[str, np.ndarray], solution: Solution) -> model.Cases:
+    layout = {
+        "strategy": solution.strategy,
+        "tp": solution.tp,
+        "pp": solution.pp,
+        "cp": solution.cp,
+        "mb": solution.micro_batch,
+        "ac": solution.activation_checkpointing,
+    }
+    return case_table(queries, np.arange(queries["n"].size), layout)
+
+
+class _Residuals:
+    """Weighted log residuals of tokens/s over fixed layouts, and their Jacobian from one tiled model evaluation."""
+
+    def __init__(self, problem: Problem, cases: model.Cases) -> None:
+        self.problem = problem
+        self.cases = cases
+        self.count = problem.measured.size
+        self.log_target = np.log(problem.measured) - np.log(cases["global_batch"] * cases["seq"])
+        self.sqrt_w = np.sqrt(stack_weights(problem.queries))
+        self.free = np.flatnonzero(problem.free)
+        self.gather = _theta_gather(problem)
+
+    def full(self, z: np.ndarray) -> np.ndarray:
+        x = self.problem.prior.copy()
+        x[self.free] = z
+        return x
+
+    def data(self, x: np.ndarray) -> np.ndarray:
+        # log(predicted tokens/s) - log(measured) = -log(step time) - (log measured - log tokens per step)
+        log_step = np.log(model.step_time(self.cases, self.problem.theta(x)))
+        return self.sqrt_w * (-log_step - self.log_target)
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        x = self.full(z)
+        return np.concatenate([self.data(x), _prior_residual(self.problem, x)[self.free]])
+
+    def jacobian(self, z: np.ndarray) -> np.ndarray:
+        x = self.full(z)
+        k = self.free.size
+        steps = _STEP * np.maximum(np.abs(x[self.free]), 1e-3)
+        steps = np.where(x[self.free] + steps > self.problem.upper[self.free], -steps, steps)
+        sets = np.repeat(x[None, :], k + 1, axis=0)
+        sets[np.arange(1, k + 1), self.free] += steps
+        log_step = np.log(model.step_time(self.cases, self._batched_theta(sets)))  # (k + 1, rows)
+        data = -(log_step[1:] - log_step[0]) / steps[:, None] * self.sqrt_w[None, :]
+        prior = np.diag(_prior_jacobian(self.problem, x)[self.free])
+        return np.concatenate([data.T, prior])
+
+    def _batched_theta(self, sets: np.ndarray) -> dict[str, object]:
+        """theta holding every parameter set of ``sets`` (K, parameters): scalars (K, 1), group tables (K, groups)."""
+        out: dict[str, object] = {}
+        for key, (columns, constants) in self.gather.items():
+            values = np.where(columns >= 0, sets[:, np.maximum(columns, 0)], constants)
+            out[key] = values if key in model.GROUP_TABLES else values[:, :1]
+        return out
+
+
+def _theta_gather(problem: Problem) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """For each theta entry: which column of a parameter vector feeds each of its values (-1 = a constant, given).
+
+    Found by probing unpack_parameters with distinct markers, so it follows whatever mapping it implements."""
+    markers = np.arange(1, len(problem.names) + 1, dtype=np.float64) * 1e3 + 0.5
+    probed = problem.theta(markers)
+    gather = {}
+    for key, value in probed.items():
+        array = np.atleast_1d(np.asarray(value, dtype=np.float64))
+        index = np.rint((array - 0.5) / 1e3).astype(np.int64) - 1
+        is_marker = np.isclose(array, markers[np.clip(index, 0, len(markers) - 1)]) & (index >= 0)
+        gather[key] = (np.where(is_marker, index, -1), np.where(is_marker, 0.0, array))
+    return gather
+
+
+def least_squares_fit(problem: Problem, cases: model.Cases, x0: np.ndarray) -> tuple[np.ndarray, float]:
+    """Penalised soft-L1 fit of the free parameters over fixed layouts, from ``x0``: (parameters, final cost)."""
+    residuals = _Residuals(problem, cases)
+    if residuals.free.size == 0:
+        return problem.prior.copy(), 0.0
+    lower, upper = problem.lower[residuals.free], problem.upper[residuals.free]
+    start = np.clip(x0[residuals.free], lower + 1e-6 * (upper - lower), upper - 1e-6 * (upper - lower))
+    result = least_squares(
+        residuals,
+        start,
+        jac=residuals.jacobian,
+        bounds=(lower, upper),
+        loss="soft_l1",
+        f_scale=LOSS_SCALE,
+        x_scale=np.maximum(np.abs(start), 1e-3),
+        ftol=FIT_TOLERANCE,
+        xtol=FIT_TOLERANCE,
+    )
+    return residuals.full(result.x), float(result.cost)
+
+
+def fit_rows(
+    problem: Problem, rows: np.ndarray, *, starts: Sequence[Mapping[str, float]] = ()
+) -> tuple[np.ndarray, Solution]:
+    """Fit on ``rows`` from the prior (never from another fit: held-out folds stay independent); open layout cells
+    are searched LAYOUT_ROUNDS times. ``starts``: extra starting points (parameter overrides of the prior) for
+    problems with several local minima; the lowest cost wins."""
+    sub = problem.rows(rows)
+    x = problem.prior.copy()
+    layout: tuple[np.ndarray, ...] = ()
+    for _ in range(LAYOUT_ROUNDS):
+        solution = solve(sub.queries, sub.theta(x), require_fit=False)
+        again = _layout_of(solution)
+        if layout and all(np.array_equal(a, b) for a, b in zip(again, layout, strict=True)):
+            break  # the search chose the same layouts: refitting would give the same parameters
+        layout = again
+        cases = fixed_layout_cases(sub.queries, solution)
+        candidates = [least_squares_fit(sub, cases, x)]
+        for override in starts:
+            x0 = x.copy()
+            for name, value in override.items():
+                x0[problem.names.index(name)] = value
+            candidates.append(least_squares_fit(sub, cases, x0))
+        x = min(candidates, key=lambda pair: pair[1])[0]
+    return x, solution
+
+
+def _layout_of(solution: Solution) -> tuple[np.ndarray, ...]:
+    return (
+        solution.strategy,
+        solution.tp,
+        solution.pp,
+        solution.cp,
+        solution.micro_batch,
+        solution.activation_checkpointing,
+    )
+
+
+def predict_rows(problem: Problem, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    sub = problem.rows(rows)
+    return solve(sub.queries, sub.theta(x), require_fit=False).tokens_per_s
+
+
+def posterior_ratio(problem: Problem, cases: model.Cases, x: np.ndarray) -> np.ndarray:
+    """Per free parameter: posterior sd / prior sd from the Gauss-Newton curvature at ``x`` (1 = the data say nothing
+    about it, small = the data pin it down). NaN for fixed parameters."""
+    residuals = _Residuals(problem, cases)
+    ratio = np.full(len(problem.names), np.nan)
+    if residuals.free.size == 0:
+        return ratio
+    jac = residuals.jacobian(x[residuals.free])
+    precision = jac.T @ jac
+    prior_precision = _prior_jacobian(problem, x)[residuals.free] ** 2
+    covariance = np.linalg.pinv(precision)
+    ratio[residuals.free] = np.sqrt(np.clip(np.diag(covariance) * prior_precision, 0.0, None))
+    return ratio
+
+
+def parameter_report(problem: Problem, cases: model.Cases, x: np.ndarray) -> list[dict[str, Any]]:
+    """One entry per parameter: prior, width, fitted value, whether the data moved it and whether it sits at a bound."""
+    ratio = posterior_ratio(problem, cases, x)
+    entries = []
+    for i, name in enumerate(problem.names):
+        margin = BOUND_MARGIN * (problem.upper[i] - problem.lower[i])
+        shift = np.log(x[i] / problem.prior[i]) if problem.log_prior[i] else x[i] - problem.prior[i]
+        entries.append(
+            {
+                "name": name,
+                "prior": float(problem.prior[i]),
+                "prior_width": float(problem.width[i]),
+                "prior_width_in": "log" if problem.log_prior[i] else "value",
+                "fitted": float(x[i]),
+                "free": bool(problem.free[i]),
+                "shift_in_widths": float(shift / problem.width[i]),
+                "posterior_to_prior_sd": None if np.isnan(ratio[i]) else float(ratio[i]),
+                "moved_by_data": bool(problem.free[i] and ratio[i] < IDENTIFIED_RATIO),
+                "at_bound": bool(x[i] <= problem.lower[i] + margin or x[i] >= problem.upper[i] - margin),
+            }
+        )
+    return entries

@@ -1,0 +1,170 @@
+"""Estimator v2 (issue 13) and cluster calibration (issue 14): stacks, priors, uncalibrated families, monotone sweeps,
+the memory model on runs that ran, and a user's refinement extrapolating a generated cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from estimator import model, predict, synthetic
+from estimator.calibrate import Calibration, fit, load_default, public_runs, refine
+from estimator.prediction import case_table, job_queries, run_queries, solve
+from estimator.runs import read_runs_csv
+from estimator.specs import get_gpu
+from estimator.workload import Cluster, TrainingJob, WorkloadError
+
+
+@pytest.fixture(scope="module")
+def calibration() -> Calibration:
+    return load_default()
+
+
+def test_every_published_run_is_predicted_to_fit_in_memory(calibration: Calibration) -> None:
+    # Issue 13: 12 llm-foundry FSDP runs without checkpointing really ran on 40/80 GB and were refused.
+    solution = solve(run_queries(public_runs()), calibration.theta(), require_fit=False)
+    assert solution.fits_memory.all()
+
+
+def test_ffn_hidden_changes_the_memory_need() -> None:
+    header = "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,seq_len,global_batch,micro_batch,strategy,tp,pp,cp\n"
+    row = "a100-80gb,8,1.3,24,2048,16,{ffn},2048,64,8,ddp,1,1,1\n"
+    runs = read_runs_csv(header + row.format(ffn=8192) + row.format(ffn=16384))
+    q = run_queries(runs)
+    assert list(q["ffn"]) == [8192, 16384]
+    layout = {k: q[k] for k in ("strategy", "tp", "pp", "cp", "mb")} | {"ac": np.zeros(2, dtype=np.int64)}
+    memory = model.memory_per_gpu(case_table(q, np.arange(2), layout))
+    # 4 bytes per s·b per extra ffn unit per layer: 24 layers x 8 x 2048 tokens x 8192 units x 4 bytes.
+    assert memory[1] - memory[0] == pytest.approx(24 * 8 * 2048 * 8192 * 4.0)
+
+
+def test_sweep_curves_never_lose_throughput_when_gpus_are_added(calibration: Calibration) -> None:
+    sizes = np.arange(8, 257, 8)
+    drops = []
+    for params_b, gpu, seq, batch, strategy in itertools.product(
+        (1.3, 7, 30), ("a100-80gb", "h100-sxm"), (2048, 8192), (256, 1024), (None, "fsdp")
+    ):
+        job = TrainingJob(params_b=params_b, seq_len=seq, global_batch=batch, strategy=strategy)
+        result = predict(job, Cluster(get_gpu(gpu)), sizes, calibration)
+        tokens = result.tokens_per_s[result.fits_memory]
+        if np.any(np.diff(tokens) < 0):
+            drops.append((params_b, gpu, seq, batch, strategy))
+        assert np.all(result.gpus_used <= result.gpus)
+    assert drops == []
+
+
+def test_batch_that_does_not_divide_runs_on_fewer_gpus_and_says_so(calibration: Calibration) -> None:
+    job = TrainingJob(params_b=1.3, seq_len=2048, global_batch=64, strategy="ddp", tp=1, pp=1, cp=1)
+    result = predict(job, Cluster(get_gpu("a100-80gb")), [64, 72], calibration)
+    # 64 sequences cannot be split over 72 data-parallel ranks: 72 GPUs run the 64-GPU job, 8 idle.
+    assert list(result.gpus_used) == [64, 64]
+    assert result.tokens_per_s[1] == pytest.approx(result.tokens_per_s[0])
+    assert any("fewer GPUs" in note and "72 GPUs -> 64" in note for note in result.warnings)
+
+
+def test_uncalibrated_families_borrow_the_nearest_family_and_say_so(calibration: Calibration) -> None:
+    assert calibration.borrowed_families()["cdna3"] == "hopper"
+    assert calibration.borrowed_families()["volta"] == "a100"
+    job = TrainingJob(params_b=7, seq_len=4096, global_batch=512)
+    sizes = [8, 16, 64]
+    mi300x = predict(job, Cluster(get_gpu("mi300x")), sizes, calibration)
+    h100 = predict(job, Cluster(get_gpu("h100-sxm")), sizes, calibration)
+    assert any("cdna3" in note and "hopper" in note for note in mi300x.warnings)
+    assert not any("no calibration runs on the" in note for note in h100.warnings)
+    # Hopper's efficiencies on MI300X's peaks: its MFU is in Hopper's measured range, never above it.
+    hopper_max = calibration.family_mfu_max()["hopper"]
+    assert np.nanmax(mi300x.mfu) <= hopper_max + 1e-9
+    assert np.nanmax(mi300x.mfu) > 0.5 * np.nanmax(h100.mfu)
+
+
+def test_no_prediction_exceeds_the_family_measured_mfu(calibration: Calibration) -> None:
+    caps = calibration.family_mfu_max()
+    for gpu in ("a100-80gb", "h100-sxm", "b200", "l40s", "v100-32gb", "mi300x"):
+        spec = get_gpu(gpu)
+        precision = "bf16" if "bf16" in spec.peak_tflops else "fp16"
+        job = TrainingJob(params_b=0.35, seq_len=1024, global_batch=1024, precision=precision)
+        result = predict(job, Cluster(spec), [1, 8, 64], calibration)
+        assert np.nanmax(result.mfu) <= caps[spec.family] + 1e-9, gpu
+
+
+def test_stack_is_a_job_field_and_unknown_stacks_get_a_wider_interval(calibration: Calibration) -> None:
+    with pytest.raises(WorkloadError) as info:
+        TrainingJob(params_b=7, seq_len=4096, global_batch=512, stack="jax")
+    assert info.value.field == "stack"
+    cluster = Cluster(get_gpu("h100-sxm"))
+    known = predict(TrainingJob(params_b=7, seq_len=4096, global_batch=512, stack="nemo"), cluster, [64], calibration)
+    unknown = predict(TrainingJob(params_b=7, seq_len=4096, global_batch=512), cluster, [64], calibration)
+    assert unknown.p90_multiplier / unknown.p10_multiplier > known.p90_multiplier / known.p10_multiplier
+    assert unknown.interval_log_sigma > known.interval_log_sigma
+    assert any("stack unknown" in note for note in unknown.warnings)
+    # The fitted stack multiplier reaches the prediction.
+    ratio = calibration.params["stack_eff.nemo"]
+    assert known.tokens_per_s[0] != pytest.approx(unknown.tokens_per_s[0], rel=1e-3) or ratio == pytest.approx(1.0)
+
+
+def test_interleaved_pipeline_shrinks_the_bubble_and_keeps_more_activations(calibration: Calibration) -> None:
+    job = TrainingJob(params_b=70, seq_len=4096, global_batch=64, strategy="zero1", tp=8, pp=8, cp=1, micro_batch=1)
+    q = job_queries(job, Cluster(get_gpu("h100-sxm")), [64, 64])
+    q["vp"] = np.array([1, 4])
+    layout = {"strategy": q["strategy"], "tp": q["tp"], "pp": q["pp"], "cp": q["cp"], "mb": q["mb"]}
+    cases = case_table(q, np.arange(2), layout | {"ac": np.zeros(2, dtype=np.int64)})
+    plain, interleaved = model.step_time(cases, calibration.theta())
+    assert interleaved < plain
+    memory = model.memory_per_gpu(cases)
+    assert memory[1] > memory[0]
+
+
+def test_zero3_gathers_pay_a_latency_per_layer_that_grows_with_the_group(calibration: Calibration) -> None:
+    # A tiny model on near-infinite links with nothing overlapped: what is left of a step is the per-layer gather and
+    # reduce-scatter latency, 3 x layers x alpha x ring steps (7 inside the node + nodes - 1 between nodes).
+    job = TrainingJob(params_b=0.01, seq_len=8, global_batch=1, layers=48, hidden=128, heads=1, vocab=1)
+    job = dataclasses.replace(job, strategy="zero3", tp=1, pp=1, cp=1, micro_batch=1)
+    cluster = Cluster(get_gpu("a100-80gb"), inter_node_gbps=1e9)
+    theta = calibration.theta() | {"overlap": 0.0, "exposed_floor": 1.0}
+    times = []
+    for n in (64, 1024):
+        q = job_queries(dataclasses.replace(job, global_batch=n), cluster, [n])
+        layout = {"strategy": q["strategy"], "tp": q["tp"], "pp": q["pp"], "cp": q["cp"], "mb": q["mb"]}
+        cases = case_table(q, np.arange(1), layout | {"ac": np.zeros(1, dtype=np.int64)})
+        cases["nvl"] = np.array([1e18])
+        times.append(float(model.step_time(cases, theta)[0]))
+    alpha = theta["collective_latency_us"] * 1e-6  # type: ignore[operator]
+    expected_growth = 3 * 48 * alpha * ((7 + 127) - (7 + 7))
+    assert times[1] - times[0] == pytest.approx(expected_growth, rel=0.05)
+
+
+def test_parameter_report_flags_priors_fits_and_bounds() -> None:
+    runs = [r for r in public_runs() if r.gpu == "a100-40gb"][:30]
+    report = fit(runs, name="small", held_out=False).report
+    entries = {p["name"]: p for p in report["parameters"]}
+    assert entries["cluster_eff"]["free"] is False and entries["cluster_eff"]["fitted"] == 1.0
+    assert entries["eff_base"]["moved_by_data"] is True
+    # No fp8 row in these runs: nothing identifies the fp8 gain, it stays at its prior.
+    assert entries["fp8_gain"]["moved_by_data"] is False
+    assert entries["fp8_gain"]["fitted"] == pytest.approx(entries["fp8_gain"]["prior"], abs=1e-3)
+    assert {"scaling_efficiency", "residual_trend_flagged", "coverage", "family_mfu"} <= set(report)
+    assert report["coverage"]["gpus"] == ["a100-40gb"]
+
+
+def test_refined_calibration_extrapolates_a_generated_cluster_within_15_percent(calibration: Calibration) -> None:
+    measured = synthetic.measured_runs(calibration)
+    user = refine(prior=calibration, runs=measured, name="team")
+    errors = synthetic.extrapolation_errors(calibration, user)
+    assert np.max(np.abs(errors["user"])) <= 0.15
+    assert np.max(np.abs(errors["public"])) > 0.3  # the public fit alone does not know this fabric
+    assert "fabric_eff" in user.report["moved"]
+    assert user.params["fabric_eff"] < 0.5 * calibration.params["fabric_eff"]
+    # Everything not cluster-specific is the public fit's.
+    assert user.params["eff_base"] == calibration.params["eff_base"]
+    curves = user.report["scaling_efficiency"]
+    assert curves and curves[0]["gpus"] == list(synthetic.MEASURED_SIZES)
+
+
+def test_too_few_runs_to_move_a_parameter_keep_the_prior_and_say_which(calibration: Calibration) -> None:
+    runs = synthetic.measured_runs(calibration)[:2]  # 1 and 2 GPUs: inside one node, the fabric is never used
+    user = fit(runs, name="two runs", prior=calibration)
+    assert "fabric_eff" in user.report["kept_at_prior"]
+    assert user.params["fabric_eff"] == calibration.params["fabric_eff"]
+    assert user.report["runs"] == 2 and "loo_mape" in user.report
