@@ -198,9 +198,8 @@ def test_usage_is_divisible_demand_on_owned_gpus() -> None:
     assert any("divisible" in w for w in doc["warnings"])
 
 
-def test_two_hundred_jobs_plan_quickly() -> None:
-    import time
-
+def test_two_hundred_jobs_plan_whole() -> None:
+    # Speed is measured in bench/fleet.py (a ratio to one advise() call), not timed here.
     rng = np.random.default_rng(1)
     jobs = [
         Job(
@@ -213,11 +212,12 @@ def test_two_hundred_jobs_plan_quickly() -> None:
         )
         for k in range(200)
     ]
-    start = time.perf_counter()
     doc = plan_fleet(jobs=jobs, prices=PRICES).to_dict()
-    elapsed = time.perf_counter() - start
     assert len(doc["jobs"]) == 200
-    assert elapsed < 5.0  # generous for a shared CI core; bench/fleet.py reports the real ratio
+    assert all(j["owned_runs"] + j["rented_runs"] == j["runs_per_year"] for j in doc["jobs"])
+    recommendation = doc["recommendation"]
+    assert sum(t["usd_per_year"] for t in recommendation["tiers"]) == pytest.approx(recommendation["usd_per_year"])
+    assert recommendation["usd_per_year"] == pytest.approx(min(o["usd_per_year"] for o in doc["options"]))
 
 
 def test_cost_spread_follows_the_price_alternatives() -> None:
