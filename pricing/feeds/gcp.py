@@ -125,74 +125,122 @@ def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterato
     gpus: dict[tuple[str, str, str], Component] = {}  # (gpu sku pattern, market, region)
     patterns = {pattern for machine in machines for pattern in machine.gpu_skus}
     for sku in skus:
-        category = sku.get("category") or {}
-        if category.get("resourceFamily") != "Compute":
-            continue  # storage, network, licences: not machine prices
-        description = str(sku.get("description", ""))
-        group = category.get("resourceGroup", "")
-        market = (
-            "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType"))
-        )
-        host = HOST.search(description)
-        is_gpu = group == "GPU"
-        if not is_gpu and not host:
-            continue  # host SKUs of machine series without GPUs
-        if market is None:
-            yield Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
-            continue
-        price, unit, currency = unit_price(sku)
-        if price is None:
-            yield Rejection("malformed_record", f"gcp {description}: no unit price")
-            continue
-        if currency != "USD":
-            yield Rejection("currency_not_usd", f"gcp {description}: {currency}")
-            continue
-        component = Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime")))
-        regions = [str(region) for region in sku.get("serviceRegions") or []]
-        if is_gpu:
-            pattern = next((p for p in patterns if p in description.lower()), None)
-            if pattern is None:
-                yield Rejection("gpu_sku_without_machine_type", f"gcp {description}")
-                continue
-            if unit != "h":
-                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
-                continue
-            for region in regions:
-                gpus[(pattern, market, region)] = component
-        else:
-            series, kind = host.group(1).upper(), "ram" if host.group(2).lower() == "ram" else "core"
-            if unit != ("GiBy.h" if kind == "ram" else "h"):
-                yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
-                continue
-            for region in regions:
-                hosts[(series, kind, market, region)] = component
+        yield from _index_sku(sku, patterns=patterns, hosts=hosts, gpus=gpus)
     for machine in machines:
-        for (pattern, market, region), gpu in sorted(gpus.items()):
-            if pattern not in machine.gpu_skus:
-                continue
-            series = machine.host_series.upper()
-            core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
-            if core is None or ram is None:
-                yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
-                continue
-            price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
-            yield OfferRecord(
-                provider="gcp",
-                instance_type=machine.name,
-                region=region,
-                market=market,
-                gpu_name=machine.gpu,
-                gpu=machine.gpu,
-                gpu_count=Decimal(machine.gpu_count),
-                usd_per_hour=price,
-                vcpus=machine.vcpus,
-                memory_gib=machine.memory_gib,
-                effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
-                source=(
-                    f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
-                    f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
-                ),
-            )
+        yield from _machine_offers(machine, hosts=hosts, gpus=gpus)
+
+
+def _index_sku(
+    sku: dict[str, Any],
+    *,
+    patterns: set[str],
+    hosts: dict[tuple[str, str, str, str], Component],
+    gpus: dict[tuple[str, str, str], Component],
+) -> Iterator[Rejection]:
+    """File one SKU's unit price under `hosts` or `gpus` (per region); reject what cannot be priced."""
+    category: dict[str, Any] = sku.get("category") or {}
+    if category.get("resourceFamily") != "Compute":
+        return  # storage, network, licences: not machine prices
+    description = str(sku.get("description", ""))
+    group = category.get("resourceGroup", "")
+    market = (
+        "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType", ""))
+    )
+    host = HOST.search(description)
+    is_gpu = group == "GPU"
+    if not is_gpu and not host:
+        return  # host SKUs of machine series without GPUs
+    if market is None:
+        yield Rejection("unsupported_usage_type", f"gcp {description}: {category.get('usageType')}")
+        return
+    price, unit, currency = unit_price(sku)
+    if price is None:
+        yield Rejection("malformed_record", f"gcp {description}: no unit price")
+        return
+    if currency != "USD":
+        yield Rejection("currency_not_usd", f"gcp {description}: {currency}")
+        return
+    component = Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime")))
+    regions = [str(region) for region in sku.get("serviceRegions") or []]
+    if is_gpu:
+        yield from _index_gpu(component, unit=unit, market=market, regions=regions, patterns=patterns, gpus=gpus)
+    else:
+        assert host is not None  # a SKU that is not a GPU got here only with a host match
+        yield from _index_host(component, host=host, unit=unit, market=market, regions=regions, hosts=hosts)
+
+
+def _index_gpu(
+    component: Component,
+    *,
+    unit: str,
+    market: str,
+    regions: list[str],
+    patterns: set[str],
+    gpus: dict[tuple[str, str, str], Component],
+) -> Iterator[Rejection]:
+    description = component.description
+    pattern = next((p for p in patterns if p in description.lower()), None)
+    if pattern is None:
+        yield Rejection("gpu_sku_without_machine_type", f"gcp {description}")
+        return
+    if unit != "h":
+        yield Rejection("unsupported_unit", f"gcp {description}: {unit}")
+        return
+    for region in regions:
+        gpus[(pattern, market, region)] = component
+
+
+def _index_host(
+    component: Component,
+    *,
+    host: re.Match[str],
+    unit: str,
+    market: str,
+    regions: list[str],
+    hosts: dict[tuple[str, str, str, str], Component],
+) -> Iterator[Rejection]:
+    series, kind = host.group(1).upper(), "ram" if host.group(2).lower() == "ram" else "core"
+    if unit != ("GiBy.h" if kind == "ram" else "h"):
+        yield Rejection("unsupported_unit", f"gcp {component.description}: {unit}")
+        return
+    for region in regions:
+        hosts[(series, kind, market, region)] = component
+
+
+def _machine_offers(
+    machine: MachineType,
+    *,
+    hosts: dict[tuple[str, str, str, str], Component],
+    gpus: dict[tuple[str, str, str], Component],
+) -> Iterator[OfferRecord | Rejection]:
+    """One offer per (region, market) where the machine's GPU SKU and its host series' core and RAM SKUs are all
+    priced."""
+    for (pattern, market, region), gpu in sorted(gpus.items()):
+        if pattern not in machine.gpu_skus:
+            continue
+        series = machine.host_series.upper()
+        core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
+        if core is None or ram is None:
+            yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
+            continue
+        price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
+        yield OfferRecord(
+            provider="gcp",
+            instance_type=machine.name,
+            region=region,
+            market=market,
+            gpu_name=machine.gpu,
+            gpu=machine.gpu,
+            gpu_count=Decimal(machine.gpu_count),
+            usd_per_hour=price,
+            vcpus=machine.vcpus,
+            memory_gib=machine.memory_gib,
+            effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
+            source=(
+                f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
+                f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
+            ),
+        )
 
 
 def from_settings() -> GcpFeed:
