@@ -164,6 +164,7 @@ def _config_from_args(args: argparse.Namespace, device: str, memory_gb: float | 
     shape = replace(shape, **overrides)
     if shape.hidden % shape.heads:
         raise ValueError(f"--hidden {shape.hidden} must be divisible by --heads {shape.heads}")
+    sizes: tuple[int, ...]
     if on_gpu:
         sizes = (MIB, 16 * MIB, 64 * MIB) if args.quick else (MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB)
     else:
