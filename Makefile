@@ -36,10 +36,10 @@ test: install e2e-deps
 	$(BIN)/lint-imports
 	$(BIN)/python .ci/audit.py
 	SECRET_KEY=check-only DEBUG=0 $(BIN)/python manage.py makemigrations --check --dry-run
+	DEBUG=1 $(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-# Types: strict on advisor/advice, normal elsewhere ([tool.mypy] in pyproject.toml). Not yet part of `make test`:
-# the rest of the code still has errors to fix first (issue 19).
+# Types: strict on advisor/advice, normal elsewhere ([tool.mypy] in pyproject.toml); also run by `make test`.
 typecheck: install
 	DEBUG=1 $(BIN)/mypy
 
