@@ -113,9 +113,7 @@ def default_calibration_row() -> CalibrationRow:
     return row
 
 
-def calibration_for_user(
-    *, user: User | AnonymousUser | None
-) -> tuple[CalibrationRow, calibrate.Calibration]:
+def calibration_for_user(*, user: User | AnonymousUser | None) -> tuple[CalibrationRow, calibrate.Calibration]:
     """The user's active calibration (row and parsed), else the default; anonymous or None users get the default."""
     row: CalibrationRow | None = None
     if user is not None and user.is_authenticated:

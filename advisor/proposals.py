@@ -84,9 +84,7 @@ def _advise(*, user: User, document: dict[str, Any]) -> tuple[dict[str, Any], Ca
     return advice, row
 
 
-def _issue(
-    *, user: User, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any
-) -> Proposal:
+def _issue(*, user: User, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any) -> Proposal:
     advice, calibration = _advise(user=user, document=document)
     provenance = _provenance(advice=advice, calibration=calibration)
     return Proposal.objects.create(
