@@ -72,14 +72,14 @@ test: $(TEST_STAMP) e2e-deps pdf-deps
 	$(BIN)/lint-imports
 	$(BIN)/deptry .
 	SECRET_KEY=check-only DEBUG=0 $(BIN)/python manage.py makemigrations --check --dry-run
+	DEBUG=1 $(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 	@echo "== checks passed: ruff, import contracts, deptry, migrations, pytest. Dependency audit (report only):"
 	@$(BIN)/python .ci/audit.py; status=$$?; \
 	  if [ $$status -eq 3 ]; then echo "== dependency audit: NOT AUDITED (not a pass; run make audit where PyPI is reachable)"; \
 	  elif [ $$status -ne 0 ]; then exit $$status; fi
 
-# Types: strict on advisor/advice, normal elsewhere ([tool.mypy] in pyproject.toml). Not yet part of `make test`:
-# the rest of the code still has errors to fix first (issue 19).
+# Types: strict on advisor/advice, normal elsewhere ([tool.mypy] in pyproject.toml); also run by `make test`.
 typecheck: $(TEST_STAMP)
 	DEBUG=1 $(BIN)/mypy
 

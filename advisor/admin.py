@@ -33,5 +33,5 @@ class ProposalAdmin(admin.ModelAdmin):
     list_display = ["pk", "scenario_name", "owner", "issued_at", "content_hash"]
     readonly_fields = [f.name for f in Proposal._meta.fields]
 
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request, obj=None) -> bool:
         return False

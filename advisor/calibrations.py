@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
+from core.fields import char_max_length
 from estimator import calibrate
 from estimator.runs import ProfiledRun
 
-NAME_MAX_LENGTH = CalibrationRow._meta.get_field("name").max_length
+NAME_MAX_LENGTH = char_max_length(CalibrationRow, "name")
 
 
 class CalibrationNameError(ValueError):
@@ -67,7 +68,7 @@ def _clean_name(name: str) -> str:
 
 def calibration_create(
     *,
-    owner: AbstractBaseUser | None,
+    owner: User | None,
     name: str,
     runs: Sequence[ProfiledRun],
     replace: bool = False,
@@ -96,7 +97,7 @@ def calibration_create(
         raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name") from None
 
 
-def calibration_activate(*, user: AbstractBaseUser, calibration: CalibrationRow) -> None:
+def calibration_activate(*, user: User, calibration: CalibrationRow) -> None:
     """Make ``calibration`` (the user's own, a shared one or the default) the one the user's predictions use."""
     if calibration.owner_id is not None and calibration.owner_id != user.pk:
         raise CalibrationNotAvailable("calibration: not found")
@@ -112,9 +113,7 @@ def default_calibration_row() -> CalibrationRow:
     return row
 
 
-def calibration_for_user(
-    *, user: AbstractBaseUser | AnonymousUser | None
-) -> tuple[CalibrationRow, calibrate.Calibration]:
+def calibration_for_user(*, user: User | AnonymousUser | None) -> tuple[CalibrationRow, calibrate.Calibration]:
     """The user's active calibration (row and parsed), else the default; anonymous or None users get the default."""
     row: CalibrationRow | None = None
     if user is not None and user.is_authenticated:

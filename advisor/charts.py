@@ -111,7 +111,7 @@ def _nice_ticks(low: float, high: float, *, count: int = 5) -> list[float]:
             step *= multiple
             break
     start = math.floor(low / step) * step
-    ticks = []
+    ticks: list[float] = []
     value = start
     while value <= high + step * 0.5 and len(ticks) < 12:
         ticks.append(round(value, 10))
@@ -242,7 +242,7 @@ def _series(frame: _Frame, series: Series) -> list[str]:
 
 def _legend(frame: _Frame, items: Sequence[tuple[str, str]]) -> list[str]:
     parts = []
-    x = frame.left
+    x: float = frame.left
     for label, color in items:
         parts.append(f'<rect x="{x:.1f}" y="10" width="12" height="4" fill="{color}"/>')
         parts.append(_text(x + 16, 16, label, anchor="start"))

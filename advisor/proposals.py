@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -71,7 +71,7 @@ def _provenance(*, advice: Mapping[str, Any], calibration: Calibration) -> dict[
     }
 
 
-def _advise(*, user: AbstractBaseUser, document: dict[str, Any]) -> tuple[dict[str, Any], Calibration]:
+def _advise(*, user: User, document: dict[str, Any]) -> tuple[dict[str, Any], Calibration]:
     """The Advice of ``document`` with the user's active calibration; raises ScenarioError."""
     from advisor.advice import advise  # the pipeline pulls in the estimator and pricing: load on first use
     from advisor.calibrations import calibration_for_user
@@ -84,9 +84,7 @@ def _advise(*, user: AbstractBaseUser, document: dict[str, Any]) -> tuple[dict[s
     return advice, row
 
 
-def _issue(
-    *, user: AbstractBaseUser, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any
-) -> Proposal:
+def _issue(*, user: User, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any) -> Proposal:
     advice, calibration = _advise(user=user, document=document)
     provenance = _provenance(advice=advice, calibration=calibration)
     return Proposal.objects.create(
@@ -103,7 +101,7 @@ def _issue(
 
 
 @transaction.atomic
-def issue_proposal(*, user: AbstractBaseUser, scenario_id: int) -> Proposal:
+def issue_proposal(*, user: User, scenario_id: int) -> Proposal:
     """Freeze the Advice of the user's saved scenario as it stands now.
 
     Raises Scenario.DoesNotExist for another user's scenario and ScenarioError for a stored document
@@ -113,7 +111,7 @@ def issue_proposal(*, user: AbstractBaseUser, scenario_id: int) -> Proposal:
 
 
 @transaction.atomic
-def recompute_proposal(*, user: AbstractBaseUser, proposal_id: int) -> Proposal:
+def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
     """A new proposal from the same inputs as the given one, with today's prices and calibration."""
     previous = proposal_for_user(user=user, proposal_id=proposal_id)
     return _issue(
@@ -136,16 +134,16 @@ def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
 # --- selectors ---
 
 
-def proposals_for_user(*, user: AbstractBaseUser) -> QuerySet[Proposal]:
+def proposals_for_user(*, user: User) -> QuerySet[Proposal]:
     return Proposal.objects.filter(owner=user)
 
 
-def proposal_for_user(*, user: AbstractBaseUser, proposal_id: int) -> Proposal:
+def proposal_for_user(*, user: User, proposal_id: int) -> Proposal:
     """Raises Proposal.DoesNotExist for a missing id and for another user's proposal alike."""
     return Proposal.objects.select_related("scenario", "recomputed_from").get(owner=user, pk=proposal_id)
 
 
-def proposals_for_scenario(*, user: AbstractBaseUser, scenario_id: int) -> QuerySet[Proposal]:
+def proposals_for_scenario(*, user: User, scenario_id: int) -> QuerySet[Proposal]:
     """The user's proposals of one of their scenarios; raises Scenario.DoesNotExist like scenario_for_user."""
     scenario = scenario_for_user(user=user, scenario_id=scenario_id)
     return proposals_for_user(user=user).filter(scenario=scenario)

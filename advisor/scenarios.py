@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from advisor.models import Scenario, ScenarioVersion, ShareLink
+from core.fields import char_max_length
 
-NAME_MAX_LENGTH = Scenario._meta.get_field("name").max_length
+NAME_MAX_LENGTH = char_max_length(Scenario, "name")
 
 
 class ScenarioNameError(ValueError):
@@ -40,7 +41,7 @@ def _record_version(scenario: Scenario) -> ScenarioVersion:
 
 
 @transaction.atomic
-def scenario_create(*, owner: AbstractBaseUser, name: str, document: dict[str, Any]) -> Scenario:
+def scenario_create(*, owner: User, name: str, document: dict[str, Any]) -> Scenario:
     scenario = Scenario.objects.create(owner=owner, name=clean_name(name), document=document)
     _record_version(scenario)
     return scenario
@@ -64,7 +65,7 @@ def scenario_rename(*, scenario: Scenario, name: str) -> Scenario:
     return scenario_update(scenario=scenario, name=name)
 
 
-def scenario_duplicate(*, scenario: Scenario, owner: AbstractBaseUser, name: str | None = None) -> Scenario:
+def scenario_duplicate(*, scenario: Scenario, owner: User, name: str | None = None) -> Scenario:
     return scenario_create(
         owner=owner, name=name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH], document=scenario.document
     )
@@ -93,11 +94,11 @@ def share_link_revoke(*, link: ShareLink) -> None:
 # --- selectors ---
 
 
-def scenarios_for_user(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+def scenarios_for_user(*, user: User) -> QuerySet[Scenario]:
     return Scenario.objects.filter(owner=user)
 
 
-def scenario_for_user(*, user: AbstractBaseUser, scenario_id: int) -> Scenario:
+def scenario_for_user(*, user: User, scenario_id: int) -> Scenario:
     """Raises Scenario.DoesNotExist for a missing id and for another user's scenario alike."""
     return Scenario.objects.get(owner=user, pk=scenario_id)
 

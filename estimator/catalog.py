@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
-from typing import Final
+from typing import Final, TypedDict
 
 DATA_FILE: Final[str] = "data/models.csv"
 # DESIGN.md: geometry implying a parameter count more than 15% from params_b is refused.
@@ -246,11 +246,20 @@ def _nearest_dense_shape(params_b: float) -> ModelGeometry | None:
     return best if abs(best.params_b / params_b - 1.0) <= GEOMETRY_TOLERANCE else None
 
 
+class _Dimensions(TypedDict):
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    vocab: int
+
+
 def _complete(
     params_b: float,
     given: Mapping[str, int | None],
     assumed: list[str],
-) -> dict[str, int]:
+) -> _Dimensions:
     """Fill missing layers/hidden/heads/kv_heads/ffn_hidden/vocab with the fallback rules."""
     hidden = given.get("hidden") or _width_for(params_b)
     heads = given.get("heads") or max(1, hidden // DEFAULT_HEAD_DIM)

@@ -181,6 +181,8 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         raise WorkloadError("sizes", "every size must be a positive whole number of GPUs")
     cluster.gpu.peak_flops(job.precision)  # raises UnsupportedPrecisionError naming the precision
     count = n.size
+    # Optional only as inputs: Cluster.__post_init__ fills both from the GPU's typical server.
+    assert cluster.gpus_per_node is not None and cluster.inter_node_gbps is not None
 
     def full(value: float) -> np.ndarray:
         return np.full(count, value)
@@ -411,7 +413,7 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
     answered = query[chosen]
 
     def per_query(values: np.ndarray, fill: float, dtype: type) -> np.ndarray:
-        out = np.full(count, fill, dtype=dtype)
+        out: np.ndarray = np.full(count, fill, dtype=dtype)
         out[answered] = values[chosen]
         return out
 

@@ -164,6 +164,7 @@ def _config_from_args(args: argparse.Namespace, device: str, memory_gb: float | 
     shape = replace(shape, **overrides)
     if shape.hidden % shape.heads:
         raise ValueError(f"--hidden {shape.hidden} must be divisible by --heads {shape.heads}")
+    sizes: tuple[int, ...]
     if on_gpu:
         sizes = (MIB, 16 * MIB, 64 * MIB) if args.quick else (MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB)
     else:
@@ -312,6 +313,13 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     if report is None:  # a torchrun rank other than 0: rank 0 writes the outputs
         return 0
 
+    return _write_outputs(report, args=args, gpu_id=gpu_id, on_gpu=on_gpu, stdout=stdout, stderr=stderr)
+
+
+def _write_outputs(
+    report: ProfileReport, *, args: argparse.Namespace, gpu_id: str | None, on_gpu: bool, stdout: TextIO, stderr: TextIO
+) -> int:
+    """Summary, optional JSON report and the profiled-run rows (CSV file or stdout); the exit code."""
     # Fractions of a datasheet peak only mean something when the devices are that GPU.
     peaks = get_gpu(gpu_id).peak_tflops if gpu_id is not None and on_gpu else None
     summarize(report, stderr, peaks)

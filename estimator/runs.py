@@ -177,6 +177,22 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             values["gpu"] = spec.id
         except UnknownGpuError:
             bad("gpu", f"unknown gpu {text['gpu']!r}; valid ids: {', '.join(GPU_IDS)}")
+    _parse_ints(text, values, bad)
+    _parse_floats(text, values, bad)
+    _parse_precision(text, values, bad)
+    _parse_options(text, values, bad)
+    _parse_optional(text, values, bad)
+    if len(errors) > start:
+        return None
+    _check_consistency(values, bad)
+    if len(errors) > start:
+        return None
+    values["source"] = text.get("source", "")
+    return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
+
+
+def _parse_ints(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """Whole positive numbers (counts, sizes)."""
     for column in _INT_COLUMNS:
         raw = text.get(column, "")
         if not raw:
@@ -190,6 +206,10 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             bad(column, f"must be a positive integer (at least 1), got {raw!r}")
             continue
         values[column] = int(number)
+
+
+def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """Positive numbers (bandwidth, model size, throughput or step time)."""
     for column in _FLOAT_COLUMNS:
         raw = text.get(column, "")
         if not raw:
@@ -203,6 +223,10 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             bad(column, f"must be a positive number, got {raw!r}")
             continue
         values[column] = number
+
+
+def _parse_precision(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """The precision, defaulted, and one the GPU supports."""
     precision = text.get("precision", "").lower() or DEFAULT_PRECISION
     if precision not in PRECISIONS:
         bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {text['precision']!r}")
@@ -213,6 +237,10 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
                 get_gpu(str(values["gpu"])).peak_flops(precision)
             except UnsupportedPrecisionError as exc:
                 bad("precision", str(exc))
+
+
+def _parse_options(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
+    """Strategy and activation checkpointing: one of the known values, or empty for the search."""
     strategy = text.get("strategy", "").lower()
     if strategy:
         if strategy in STRATEGIES:
@@ -227,14 +255,6 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             allowed = ", ".join(CHECKPOINTING)
             got = text["activation_checkpointing"]
             bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
-    _parse_optional(text, values, bad)
-    if len(errors) > start:
-        return None
-    _check_consistency(values, bad)
-    if len(errors) > start:
-        return None
-    values["source"] = text.get("source", "")
-    return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
 
 
 def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:

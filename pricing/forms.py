@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from pricing.feeds import FEED_NAMES
@@ -18,10 +20,12 @@ class OfferFilterForm(forms.Form):
     region = forms.CharField(required=False, max_length=60)
     sort = forms.ChoiceField(required=False, choices=list(SORTS.items()))
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["gpu"].choices = [("", "Any GPU"), *((gpu, gpu) for gpu in CANONICAL_GPUS)]
-        self.fields["provider"].choices = [("", "Any provider"), *Provider.objects.values_list("slug", "name")]
+        gpu_field, provider_field = self.fields["gpu"], self.fields["provider"]
+        assert isinstance(gpu_field, forms.ChoiceField) and isinstance(provider_field, forms.ChoiceField)
+        gpu_field.choices = [("", "Any GPU"), *((gpu, gpu) for gpu in CANONICAL_GPUS)]
+        provider_field.choices = [("", "Any provider"), *Provider.objects.values_list("slug", "name")]
 
     def clean_region(self) -> str:
         region = self.cleaned_data["region"].strip()

@@ -252,8 +252,14 @@ _EXISTING_FIELDS = (
 )
 
 
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field)  # only concrete fields have a column (not reverse relations)
+    return connection.ops.quote_name(field.column)
+
+
 def _columns(model: type[models.Model], names: Iterable[str]) -> list[str]:
-    return [connection.ops.quote_name(model._meta.get_field(name).column) for name in names]
+    return [_column(model, name) for name in names]
 
 
 def _insert_sql(model: type[models.Model], names: tuple[str, ...]) -> str:
@@ -408,8 +414,8 @@ def ingest_offers(
                     provider_id__in={key[0] for key in new_items},
                     instance_type__in={key[1] for key in new_items},
                 ).values_list("id", "provider_id", "instance_type", "region", "market")
-                for offer_id, *key in created:
-                    new = new_items.get(tuple(key))
+                for offer_id, provider_id, instance_type, region, market in created:
+                    new = new_items.get((provider_id, instance_type, region, market))
                     if new is not None:
                         history.append(_history_row(offer_id, new[0], new[1], db_now, run_id))
             if updates:

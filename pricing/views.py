@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
@@ -97,7 +99,7 @@ def refresh(request: HttpRequest) -> HttpResponse:
 @require_GET
 def feed_status(request: HttpRequest) -> JsonResponse:
     """Each feed's last run with its progress, for the page's progress bars."""
-    feeds = []
+    feeds: list[dict[str, Any]] = []
     for status in selectors.feed_statuses():
         run = status.last_run
         feeds.append(

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Q, Subquery
 
@@ -24,7 +24,7 @@ ADVICE_CACHE_TTL_S = 300
 _KEY_VERSION = 1
 
 
-def _inputs_version(*, user: AbstractBaseUser) -> list[Any]:
+def _inputs_version(*, user: User) -> list[Any]:
     """One query: the user's calibration (active, else the default; id and fit figures) and the newest feed run."""
     fields = ("id", "runs", "loo_mape", "created_at", "is_default")
     active = ActiveCalibration.objects.filter(user=user).values("calibration_id")[:1]
@@ -38,15 +38,16 @@ def _inputs_version(*, user: AbstractBaseUser) -> list[Any]:
         default_calibration_row()  # loads the shipped calibration when bootstrap has not run yet
         return _inputs_version(user=user)
     # The active calibration wins over the default (it is the default itself when none is active).
-    return list(min(rows, key=lambda row: row[4]))
+    chosen = min(rows, key=lambda row: row[4])
+    return list(chosen)
 
 
-def advice_cache_key(*, document: Any, user: AbstractBaseUser) -> str:
+def advice_cache_key(*, document: Any, user: User) -> str:
     text = json.dumps([_KEY_VERSION, document, _inputs_version(user=user)], sort_keys=True, default=str)
     return "advice:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def cached_advice_for(*, document: Any, user: AbstractBaseUser) -> dict[str, Any]:
+def cached_advice_for(*, document: Any, user: User) -> dict[str, Any]:
     """advice_for(document, user), from the cache when the same inputs were answered recently.
     Invalid documents are not cached (advice_for raises ScenarioError every time)."""
     key = advice_cache_key(document=document, user=user)

@@ -8,7 +8,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from advisor.calibrations import default_calibration_row
@@ -18,18 +18,18 @@ from estimator.prediction import predict_runs
 from estimator.runs import PREDICTED_COLUMNS, ProfiledRun, write_predictions_csv
 
 
-def calibrations_visible_to(*, user: AbstractBaseUser) -> QuerySet[Calibration]:
+def calibrations_visible_to(*, user: User) -> QuerySet[Calibration]:
     return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True)).order_by(
         "-is_default", "-created_at", "-id"
     )
 
 
-def calibration_visible_to(*, user: AbstractBaseUser, calibration_id: int) -> Calibration:
+def calibration_visible_to(*, user: User, calibration_id: int) -> Calibration:
     """Raises Calibration.DoesNotExist for a missing id and for another user's calibration alike."""
     return calibrations_visible_to(user=user).get(pk=calibration_id)
 
 
-def active_calibration_id(*, user: AbstractBaseUser) -> int:
+def active_calibration_id(*, user: User) -> int:
     active = ActiveCalibration.objects.filter(user=user).values_list("calibration_id", flat=True).first()
     return active if active is not None else default_calibration_row().pk
 

@@ -48,7 +48,7 @@ def pointer_from_path(path: str) -> str:
 class FieldErrors(exceptions.APIException):
     """Bad input, already located: a list of {"pointer", "detail"} (plus optional "code", "parameter")."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     default_detail = "The request has invalid fields; see errors."
     default_code = "invalid"
 
@@ -152,8 +152,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             errors = validation_errors(exc.detail)
         elif isinstance(exc, exceptions.ParseError):
             errors = [{"pointer": pointer(), "detail": str(exc.detail), "code": "parse_error"}]
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            extra["retry_after_s"] = int(exc.wait + 0.999)
+        # Throttled sets .wait in __init__; the DRF stubs do not declare it.
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
+            extra["retry_after_s"] = int(exc.wait + 0.999)  # type: ignore[attr-defined]
         response.data = problem(
             status_code=response.status_code, detail=_detail_text(exc), instance=instance, errors=errors, **extra
         )

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 
 
 class ContentNegotiation(DefaultContentNegotiation):
     """`?format=` naming a representation the endpoint lacks is a 406 that lists the ones it has (DRF says 404)."""
 
-    def filter_renderers(self, renderers: list[Any], format: str) -> list[Any]:
+    def filter_renderers(self, renderers: Iterable[BaseRenderer], format: str) -> list[BaseRenderer]:
+        renderers = list(renderers)  # read twice below
         matching = [renderer for renderer in renderers if renderer.format == format]
         if not matching:
             available = ", ".join(renderer.format for renderer in renderers)

@@ -18,6 +18,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from advisor.models import ApiToken
+from core.auth import signed_in_user
 from core.ratelimit import token_create_allowed
 
 
@@ -29,13 +30,13 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         action = request.POST.get("action")
-        wait = token_create_allowed(user_id=request.user.pk) if action == "create" else None
+        wait = token_create_allowed(user_id=signed_in_user(request).pk) if action == "create" else None
         if wait is not None:
             context["name_error"] = f"Too many tokens created; try again in {wait} seconds."
             status = 429
         elif action == "create":
             try:
-                issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
+                issued = api_token_create(user=signed_in_user(request), name=request.POST.get("name", ""))
             except TokenNameError as error:
                 context["name_error"] = f"Name: {error}."
                 context["name_value"] = request.POST.get("name", "")[:NAME_MAX_LENGTH]
@@ -46,7 +47,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
                 context["new_token"] = issued.token
         elif action == "revoke":
             try:
-                token = api_token_for_user(user=request.user, token_id=int(request.POST.get("token_id", "")))
+                token = api_token_for_user(user=signed_in_user(request), token_id=int(request.POST.get("token_id", "")))
             except (ValueError, ApiToken.DoesNotExist):
                 messages.error(request, "No such token.")
             else:
@@ -56,5 +57,5 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         else:
             messages.error(request, "Unknown action.")
             return redirect("api-tokens")
-    context["tokens"] = api_tokens_for_user(user=request.user)
+    context["tokens"] = api_tokens_for_user(user=signed_in_user(request))
     return render(request, "api/tokens.html", context, status=status)

@@ -4,6 +4,7 @@ estimator.runs with each bad cell reported as a pointer (`#/runs/<row-1>/<column
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -31,7 +32,7 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     if csv_body:
         if data.count("\n") > limit + 1:
             raise FieldErrors([{"pointer": pointer("csv"), "detail": f"at most {limit} rows", "code": "too_many"}])
-        parse = read_runs_csv
+        parse: Callable[[Any], list[ProfiledRun]] = read_runs_csv
         payload: Any = data
     else:
         if not isinstance(data, dict):

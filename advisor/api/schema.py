@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
@@ -36,7 +36,8 @@ class ProblemSerializer(serializers.Serializer):
     status = serializers.IntegerField()
     detail = serializers.CharField()
     instance = serializers.CharField(help_text="The request path and query.")
-    errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")
+    # The stub sees a clash with Serializer.errors; DRF's SerializerMetaclass moves declared fields off the class.
+    errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")  # type: ignore[assignment]
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
 
@@ -57,7 +58,7 @@ _ERROR_DESCRIPTIONS = {
 
 
 class ProblemAutoSchema(AutoSchema):
-    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses

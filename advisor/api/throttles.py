@@ -18,7 +18,8 @@ class _RatesAtRequestTime:
         rates = api_settings.DEFAULT_THROTTLE_RATES
         if self.scope not in rates:
             raise ImproperlyConfigured(f"No throttle rate set for scope {self.scope!r}")
-        return rates[self.scope]
+        # The DRF stubs type the rates as numbers; DRF parses them as "<count>/<period>" strings.
+        return rates[self.scope]  # type: ignore[return-value]
 
 
 class AnonThrottle(_RatesAtRequestTime, AnonRateThrottle):

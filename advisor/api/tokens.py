@@ -10,15 +10,16 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.models import ApiToken
+from core.fields import char_max_length
 
 KEY_PREFIX = "gpa_"
 PREFIX_LENGTH = 12
-NAME_MAX_LENGTH = ApiToken._meta.get_field("name").max_length
+NAME_MAX_LENGTH = char_max_length(ApiToken, "name")
 # last_used_at is a hint for the token page, not an audit log: write it at most this often.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -46,7 +47,7 @@ def clean_token_name(name: str) -> str:
     return cleaned
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> IssuedToken:
+def api_token_create(*, user: User, name: str) -> IssuedToken:
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=clean_token_name(name), prefix=key[:PREFIX_LENGTH], digest=_digest(key)
@@ -82,10 +83,10 @@ def api_token_authenticate(*, key: str) -> ApiToken | None:
 # --- selectors ---
 
 
-def api_tokens_for_user(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+def api_tokens_for_user(*, user: User) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user)
 
 
-def api_token_for_user(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+def api_token_for_user(*, user: User, token_id: int) -> ApiToken:
     """Raises ApiToken.DoesNotExist for a missing id and for another user's token alike."""
     return ApiToken.objects.get(user=user, pk=token_id)

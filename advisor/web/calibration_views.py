@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from advisor.charts import chart_residuals
 from advisor.models import ActiveCalibration, Calibration
+from core.auth import signed_in_user
 from estimator.runs import RunValidationError, read_runs_csv
 
 MAX_ERRORS_SHOWN = 20
@@ -66,7 +67,8 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                     raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.")
                 from advisor.calibrations import calibration_create
 
-                calibration = calibration_create(owner=request.user, name=form.cleaned_data["name"], runs=runs)
+                owner = signed_in_user(request)
+                calibration = calibration_create(owner=owner, name=form.cleaned_data["name"], runs=runs)
             except RunValidationError as error:
                 row_errors = [str(e) for e in error.errors[:MAX_ERRORS_SHOWN]]
                 if len(error.errors) > MAX_ERRORS_SHOWN:
@@ -149,6 +151,6 @@ def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpRespo
     calibration = _own_or_default(request, calibration_id)
     from advisor.calibrations import calibration_activate as activate
 
-    activate(user=request.user, calibration=calibration)
+    activate(user=signed_in_user(request), calibration=calibration)
     messages.success(request, f"Your scenarios now use “{calibration.name}”.")
     return redirect("calibration-detail", calibration_id=calibration.pk)

@@ -404,6 +404,7 @@ class PlannerForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         if (
             data.get("kind", "training") == "training"
             and data.get("tokens_b") is None
@@ -421,7 +422,7 @@ class PlannerForm(forms.Form):
         for name, pointer in POINTERS.items():
             if name in skip:
                 continue
-            value = data.get(name)
+            value: Any = data.get(name)
             if value is None or value == "" or value == []:
                 if name != "markets":
                     continue

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from advisor.scenario import ScenarioError, parse_scenario
 
@@ -20,14 +19,14 @@ def validate(*, document: dict[str, Any]) -> dict[str, Any]:
     return parse_scenario(document).to_dict()
 
 
-def _calibration(user: AbstractBaseUser | AnonymousUser | None) -> Any:
+def _calibration(user: User | AnonymousUser | None) -> Any:
     from advisor.calibrations import calibration_for_user
 
     _, calibration = calibration_for_user(user=user if user is not None and user.is_authenticated else None)
     return calibration
 
 
-def advice_for(*, document: dict[str, Any], user: AbstractBaseUser | AnonymousUser | None = None) -> dict[str, Any]:
+def advice_for(*, document: dict[str, Any], user: User | AnonymousUser | None = None) -> dict[str, Any]:
     """The Advice JSON of ``document`` with the user's active calibration (the default one for anonymous users)."""
     from advisor.advice import advise
 

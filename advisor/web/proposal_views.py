@@ -22,11 +22,12 @@ from advisor.scenario import ScenarioError
 from advisor.web.presenters import results_context
 from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
 from advisor.xlsx import proposal_workbook
+from core.auth import signed_in_user
 
 
 def _own_proposal(request: HttpRequest, proposal_id: int) -> Proposal:
     try:
-        return store.proposal_for_user(user=request.user, proposal_id=proposal_id)
+        return store.proposal_for_user(user=signed_in_user(request), proposal_id=proposal_id)
     except Proposal.DoesNotExist:
         raise Http404("No such proposal") from None
 
@@ -46,7 +47,7 @@ def proposal_document(*, proposal: Proposal) -> dict[str, Any]:
 
 def _issue_or_message(request: HttpRequest, scenario_id: int) -> Proposal | None:
     try:
-        return store.issue_proposal(user=request.user, scenario_id=scenario_id)
+        return store.issue_proposal(user=signed_in_user(request), scenario_id=scenario_id)
     except Scenario.DoesNotExist:
         raise Http404("No such scenario") from None
     except ScenarioError as error:
@@ -141,7 +142,7 @@ def proposal_xlsx(request: HttpRequest, proposal_id: int) -> HttpResponse:
 def proposal_recompute(request: HttpRequest, proposal_id: int) -> HttpResponse:
     previous = _own_proposal(request, proposal_id)
     try:
-        fresh = store.recompute_proposal(user=request.user, proposal_id=previous.pk)
+        fresh = store.recompute_proposal(user=signed_in_user(request), proposal_id=previous.pk)
     except ScenarioError as error:
         messages.error(request, "These inputs no longer validate: " + "; ".join(e["message"] for e in error.errors))
         return redirect("proposal-detail", proposal_id=previous.pk)

@@ -27,6 +27,7 @@ from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
 from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
 from advisor.web.presenters import compare_columns, freshness, results_context
+from core.auth import signed_in_user
 
 PENDING_KEY = "planner_pending"
 
@@ -75,7 +76,7 @@ def _calculate(request: HttpRequest, form: PlannerForm, *, editing: Scenario | N
 
 
 def _error_items(form: PlannerForm) -> list[tuple[str, list[str]]]:
-    return [(field, list(errors)) for field, errors in form.errors.items()]
+    return [(field, [str(error) for error in errors]) for field, errors in form.errors.items()]
 
 
 def _planner_page(
@@ -105,7 +106,7 @@ def _planner_page(
 
 def _own_scenario(request: HttpRequest, scenario_id: int) -> Scenario:
     try:
-        return store.scenario_for_user(user=request.user, scenario_id=scenario_id)
+        return store.scenario_for_user(user=signed_in_user(request), scenario_id=scenario_id)
     except Scenario.DoesNotExist:
         raise Http404("No such scenario") from None
 
@@ -198,7 +199,7 @@ def planner_save(request: HttpRequest) -> HttpResponse:
         scenario = store.scenario_update(scenario=editing, name=document["name"], document=document)
         messages.success(request, f"Saved “{scenario.name}” as a new version; earlier versions are kept.")
     else:
-        scenario = store.scenario_create(owner=request.user, name=document["name"], document=document)
+        scenario = store.scenario_create(owner=signed_in_user(request), name=document["name"], document=document)
         messages.success(request, f"Saved “{scenario.name}”.")
     request.session.pop(PENDING_KEY, None)
     if request.POST.get("then") == "issue":
@@ -212,7 +213,7 @@ def planner_save(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def scenario_list(request: HttpRequest) -> HttpResponse:
-    scenarios = store.scenarios_for_user(user=request.user)
+    scenarios = store.scenarios_for_user(user=signed_in_user(request))
     return render(request, "scenarios/list.html", {"scenarios": scenarios})
 
 
@@ -225,7 +226,7 @@ def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
         "scenario": scenario,
         "versions": store.scenario_versions(scenario=scenario),
         "share_links": store.active_share_links(scenario=scenario),
-        "proposals": proposal_store.proposals_for_scenario(user=request.user, scenario_id=scenario.pk)[:20],
+        "proposals": proposal_store.proposals_for_scenario(user=signed_in_user(request), scenario_id=scenario.pk)[:20],
         "scenario_errors": errors,
         "pdf_url": reverse("scenario-proposal", kwargs={"scenario_id": scenario.pk}),
     }
@@ -253,7 +254,7 @@ def scenario_rename(request: HttpRequest, scenario_id: int) -> HttpResponse:
 @require_POST
 def scenario_duplicate(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
-    copy = store.scenario_duplicate(scenario=scenario, owner=request.user)
+    copy = store.scenario_duplicate(scenario=scenario, owner=signed_in_user(request))
     messages.success(request, f"Duplicated as “{copy.name}”.")
     return redirect("scenario-detail", scenario_id=copy.pk)
 
@@ -312,7 +313,7 @@ def share_create(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
     # A share link shows a frozen proposal: what the reader opens is what was shared, whatever prices do next.
     try:
-        proposal = proposal_store.issue_proposal(user=request.user, scenario_id=scenario.pk)
+        proposal = proposal_store.issue_proposal(user=signed_in_user(request), scenario_id=scenario.pk)
     except ScenarioError as error:
         messages.error(request, "This scenario no longer validates: " + "; ".join(e["message"] for e in error.errors))
         return redirect("scenario-detail", scenario_id=scenario.pk)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 from estimator.catalog import CatalogError, resolve_model
@@ -155,7 +155,7 @@ def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None =
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    values: Sequence[Sequence[float]] = (
+    values = (
         est.output_tokens_per_s,
         est.ttft_s,
         est.tpot_s,

@@ -34,7 +34,8 @@ class OfferSerializer(serializers.Serializer):
     observed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the price was observed; null when the source gives no date."
     )
-    source = serializers.CharField(help_text="Where the number comes from (feed or snapshot file, field used).")
+    # The stub sees a clash with Field.source; DRF's SerializerMetaclass moves declared fields off the class.
+    source = serializers.CharField(help_text="Where the number comes from (feed or snapshot file, field used).")  # type: ignore[assignment]
 
 
 class FeedRunSerializer(serializers.Serializer):
@@ -56,7 +57,8 @@ class FeedRunSerializer(serializers.Serializer):
 
 class FeedSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    # The stub sees a clash with Field.label; DRF's SerializerMetaclass moves declared fields off the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     configured = serializers.BooleanField()
     status = serializers.SerializerMethodField(help_text="The last run's status, or 'never_run'.")
     error = serializers.SerializerMethodField(help_text="The last run's error, empty when it succeeded.")

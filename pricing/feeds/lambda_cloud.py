@@ -73,7 +73,7 @@ class LambdaFeed:
 
 def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
     instance = entry.get("instance_type") if isinstance(entry, dict) else None
-    if not isinstance(instance, dict):
+    if not isinstance(entry, dict) or not isinstance(instance, dict):
         yield Rejection("malformed_record", f"lambda {key}: no instance_type")
         return
     name = instance.get("name") or key

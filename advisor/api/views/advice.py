@@ -24,11 +24,12 @@ from advisor.api.views.scenarios import owned_scenario
 from advisor.proposal import render_proposal_pdf
 from advisor.scenario import ScenarioError
 from core.api.renderers import PDFRenderer
+from core.auth import signed_in_user
 
 
 def advice_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), status_code: int = 400) -> dict:
     try:
-        return cached_advice_for(document=document, user=request.user)
+        return cached_advice_for(document=document, user=signed_in_user(request))
     except ScenarioError as error:
         detail = "The scenario is invalid; see errors."
         raise FieldErrors(scenario_error_entries(error, at=at), detail=detail, status_code=status_code) from error

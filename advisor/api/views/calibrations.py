@@ -25,6 +25,7 @@ from advisor.api.views.base import query_params
 from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
+from core.auth import signed_in_user
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 
 
@@ -63,7 +64,8 @@ class CalibrationDetailSerializer(CalibrationSerializer):
 class ResidualSerializer(serializers.Serializer):
     row = serializers.IntegerField()
     gpu = serializers.CharField()
-    source = serializers.CharField(allow_blank=True)
+    # The stub sees a clash with Field.source; DRF's SerializerMetaclass moves declared fields off the class.
+    source = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     measured_tokens_per_s = serializers.FloatField()
     predicted_tokens_per_s = serializers.FloatField(allow_null=True)
 
@@ -90,11 +92,11 @@ _CSV_BODY = {"type": "string", "description": "CSV text with a header row."}
 
 
 def _context(request: Request) -> dict[str, Any]:
-    return {"active_id": active_calibration_id(user=request.user), "request": request}
+    return {"active_id": active_calibration_id(user=signed_in_user(request)), "request": request}
 
 
 def _owned_or_shared(request: Request, calibration_id: int) -> Calibration:
-    return calibration_visible_to(user=request.user, calibration_id=calibration_id)
+    return calibration_visible_to(user=signed_in_user(request), calibration_id=calibration_id)
 
 
 class CalibrationListView(GenericAPIView):
@@ -103,7 +105,7 @@ class CalibrationListView(GenericAPIView):
     parser_classes = [JSONParser, CSVTextParser]
 
     def get_queryset(self) -> QuerySet[Calibration]:
-        return calibrations_visible_to(user=self.request.user)
+        return calibrations_visible_to(user=signed_in_user(self.request))
 
     @property
     def throttle_scope(self) -> str | None:
@@ -143,7 +145,7 @@ class CalibrationListView(GenericAPIView):
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
         runs = runs_or_400(data, other_fields=("name",))
         try:
-            row = calibration_create(owner=request.user, name=name, runs=runs)
+            row = calibration_create(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:
             raise runs_problem(error, csv_body=isinstance(data, str)) from error
         except CalibrationNameError as error:
@@ -187,7 +189,7 @@ class CalibrationActivateView(GenericAPIView):
     )
     def post(self, request: Request, calibration_id: int) -> Response:
         row = _owned_or_shared(request, calibration_id)
-        calibration_activate(user=request.user, calibration=row)
+        calibration_activate(user=signed_in_user(request), calibration=row)
         return Response(CalibrationSerializer(row, context=_context(request)).data)
 
 
@@ -228,7 +230,8 @@ class EstimateView(GenericAPIView):
             except Calibration.DoesNotExist as error:
                 raise QueryParameterErrors({"calibration": ["no such calibration"]}) from error
         else:
-            row = calibration_visible_to(user=request.user, calibration_id=active_calibration_id(user=request.user))
+            user = signed_in_user(request)
+            row = calibration_visible_to(user=user, calibration_id=active_calibration_id(user=user))
         rows = estimate_rows(runs=runs_or_400(request.data), calibration=row)
         calibration = CalibrationSerializer(row, context=_context(request)).data
         return Response({"calibration": calibration, "count": len(rows), "results": rows})

@@ -23,7 +23,8 @@ class GpuSerializer(serializers.Serializer):
     inter_node_gbps = serializers.FloatField(help_text="Scale-out bandwidth of one typical server, Gb/s.")
     tdp_w = serializers.FloatField()
     server_power_kw = serializers.FloatField()
-    source = serializers.CharField()
+    # The stub sees a clash with Field.source; DRF's SerializerMetaclass moves declared fields off the class.
+    source = serializers.CharField()  # type: ignore[assignment]
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

@@ -27,6 +27,7 @@ from advisor.scenario import ScenarioError
 from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
 from advisor.xlsx import proposal_workbook
 from core.api.renderers import PDFRenderer
+from core.auth import signed_in_user
 
 
 class ProposalSerializer(serializers.ModelSerializer):
@@ -75,7 +76,7 @@ class XLSXRenderer(BaseRenderer):
 
 def owned_proposal(request: Request, proposal_id: int) -> Proposal:
     """The user's proposal; another user's (or a missing) id raises Proposal.DoesNotExist -> 404."""
-    return proposal_for_user(user=request.user, proposal_id=proposal_id)
+    return proposal_for_user(user=signed_in_user(request), proposal_id=proposal_id)
 
 
 class ScenarioProposalListView(GenericAPIView):
@@ -87,7 +88,7 @@ class ScenarioProposalListView(GenericAPIView):
         responses=ProposalListItemSerializer(many=True),
     )
     def get(self, request: Request, scenario_id: int) -> Response:
-        page = self.paginate_queryset(proposals_for_scenario(user=request.user, scenario_id=scenario_id))
+        page = self.paginate_queryset(proposals_for_scenario(user=signed_in_user(request), scenario_id=scenario_id))
         return self.get_paginated_response(ProposalListItemSerializer(page, many=True).data)
 
     @extend_schema(
@@ -100,7 +101,7 @@ class ScenarioProposalListView(GenericAPIView):
     )
     def post(self, request: Request, scenario_id: int) -> Response:
         try:
-            proposal = issue_proposal(user=request.user, scenario_id=scenario_id)
+            proposal = issue_proposal(user=signed_in_user(request), scenario_id=scenario_id)
         except ScenarioError as error:
             raise FieldErrors(
                 scenario_error_entries(error, at=("scenario",)),

@@ -21,6 +21,7 @@ from advisor.scenarios import (
     scenarios_for_user,
 )
 from core.api.renderers import JSON_AND_CSV
+from core.auth import signed_in_user
 
 
 def _validated_input(request: Request) -> tuple[str, dict]:
@@ -36,7 +37,7 @@ def _name_error(error: ScenarioNameError) -> FieldErrors:
 
 def owned_scenario(request: Request, scenario_id: int) -> Scenario:
     """The user's scenario; another user's (or a missing) id raises Scenario.DoesNotExist -> 404."""
-    return scenario_for_user(user=request.user, scenario_id=scenario_id)
+    return scenario_for_user(user=signed_in_user(request), scenario_id=scenario_id)
 
 
 class ScenarioListView(GenericAPIView):
@@ -44,7 +45,7 @@ class ScenarioListView(GenericAPIView):
     renderer_classes = JSON_AND_CSV
 
     def get_queryset(self) -> QuerySet[Scenario]:
-        return scenarios_for_user(user=self.request.user)
+        return scenarios_for_user(user=signed_in_user(self.request))
 
     @extend_schema(summary="Your saved scenarios, newest first", responses=ScenarioListItemSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -59,7 +60,7 @@ class ScenarioListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         name, document = _validated_input(request)
         try:
-            scenario = scenario_create(owner=request.user, name=name, document=document)
+            scenario = scenario_create(owner=signed_in_user(request), name=name, document=document)
         except ScenarioNameError as error:
             raise _name_error(error) from error
         location = reverse("v1:scenario-detail", kwargs={"scenario_id": scenario.pk}, request=request)
@@ -73,7 +74,7 @@ class ScenarioDetailView(GenericAPIView):
     lookup_url_kwarg = "scenario_id"  # get_object() (also used by OPTIONS) looks up pk=scenario_id in get_queryset()
 
     def get_queryset(self) -> QuerySet[Scenario]:
-        return scenarios_for_user(user=self.request.user).annotate(version_count=Count("versions"))
+        return scenarios_for_user(user=signed_in_user(self.request)).annotate(version_count=Count("versions"))
 
     @extend_schema(summary="One of your scenarios", responses=ScenarioOutputSerializer)
     def get(self, request: Request, scenario_id: int) -> Response:

@@ -17,6 +17,7 @@ from advisor.api.tokens import (
     api_tokens_for_user,
 )
 from core.api.renderers import JSON_AND_CSV
+from core.auth import signed_in_user
 from core.ratelimit import token_create_allowed
 
 
@@ -25,7 +26,7 @@ class TokenListView(GenericAPIView):
     renderer_classes = JSON_AND_CSV
 
     def get_queryset(self):
-        return api_tokens_for_user(user=self.request.user)
+        return api_tokens_for_user(user=signed_in_user(self.request))
 
     @extend_schema(summary="Your API tokens (active and revoked)", responses=TokenSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -40,11 +41,11 @@ class TokenListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         data = TokenCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        wait = token_create_allowed(user_id=request.user.pk)
+        wait = token_create_allowed(user_id=signed_in_user(request).pk)
         if wait is not None:
             raise Throttled(wait=wait, detail=f"Too many tokens created; try again in {wait} seconds.")
         try:
-            issued = api_token_create(user=request.user, name=data.validated_data["name"])
+            issued = api_token_create(user=signed_in_user(request), name=data.validated_data["name"])
         except TokenNameError as error:
             raise FieldErrors([{"pointer": pointer("name"), "detail": str(error), "code": "invalid"}]) from error
         body = {**TokenSerializer(issued.token).data, "key": issued.key}
@@ -56,9 +57,9 @@ class TokenDetailView(GenericAPIView):
 
     @extend_schema(summary="One of your tokens", responses=TokenSerializer)
     def get(self, request: Request, token_id: int) -> Response:
-        return Response(TokenSerializer(api_token_for_user(user=request.user, token_id=token_id)).data)
+        return Response(TokenSerializer(api_token_for_user(user=signed_in_user(request), token_id=token_id)).data)
 
     @extend_schema(summary="Revoke a token (it stays listed, revoked)", responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
-        api_token_revoke(token=api_token_for_user(user=request.user, token_id=token_id))
+        api_token_revoke(token=api_token_for_user(user=signed_in_user(request), token_id=token_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -22,7 +22,8 @@ class Command(BaseCommand):
         if not username:
             raise CommandError("USERNAME must not be empty")
         user_model = get_user_model()
-        user, created = user_model.objects.get_or_create(**{user_model.USERNAME_FIELD: username})
+        lookup: dict[str, Any] = {user_model.USERNAME_FIELD: username}
+        user, created = user_model.objects.get_or_create(**lookup)
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
