@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
@@ -129,7 +130,7 @@ class RateLimitedLoginView(LoginView):
             return response
         return super().post(request, *args, **kwargs)
 
-    def form_valid(self, form):  # type: ignore[no-untyped-def]
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         # Only failures count: a successful sign-in gives its slot back.
         release_login(self.request)
         return super().form_valid(form)
