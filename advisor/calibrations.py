@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
+from advisor.textcheck import clean_name
 from estimator import calibrate
 from estimator.runs import ProfiledRun
 
@@ -57,12 +58,10 @@ def ensure_default_calibration() -> str:
 
 
 def _clean_name(name: str) -> str:
-    cleaned = (name or "").strip()
-    if not cleaned:
-        raise CalibrationNameError("name: must not be empty")
-    if len(cleaned) > NAME_MAX_LENGTH:
-        raise CalibrationNameError(f"name: at most {NAME_MAX_LENGTH} characters")
-    return cleaned
+    try:
+        return clean_name(name, max_length=NAME_MAX_LENGTH)
+    except ValueError as error:
+        raise CalibrationNameError(f"name: {error}") from None
 
 
 def calibration_create(

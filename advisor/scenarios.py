@@ -14,6 +14,7 @@ from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from advisor.models import Scenario, ScenarioVersion, ShareLink
+from advisor.textcheck import clean_name
 
 NAME_MAX_LENGTH = Scenario._meta.get_field("name").max_length
 
@@ -23,12 +24,10 @@ class ScenarioNameError(ValueError):
 
 
 def _clean_name(name: str) -> str:
-    cleaned = (name or "").strip()
-    if not cleaned:
-        raise ScenarioNameError("name: must not be empty")
-    if len(cleaned) > NAME_MAX_LENGTH:
-        raise ScenarioNameError(f"name: at most {NAME_MAX_LENGTH} characters (got {len(cleaned)})")
-    return cleaned
+    try:
+        return clean_name(name, max_length=NAME_MAX_LENGTH)
+    except ValueError as error:
+        raise ScenarioNameError(f"name: {error}") from None
 
 
 def _record_version(scenario: Scenario) -> ScenarioVersion:

@@ -110,6 +110,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 MAX_UPLOAD_ROWS = env_int("MAX_UPLOAD_ROWS", 20_000, minimum=1)
+# Nesting of a JSON body (a scenario is 4 deep): deeper bodies are refused before parsing, so no parser recurses.
+MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32, minimum=8)
+# Problems listed in one error response; the rest are counted (`errors_omitted`), keeping error bodies small.
+MAX_ERRORS_PER_RESPONSE = env_int("MAX_ERRORS_PER_RESPONSE", 100, minimum=1)
 
 # --- Redis: Celery broker, result backend and cache. Without it tasks run in-process. ---
 REDIS_URL = env_str("REDIS_URL")
