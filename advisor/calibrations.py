@@ -122,3 +122,22 @@ def calibration_for_user(
     if row is None:
         row = default_calibration_row()
     return row, calibrate.Calibration.from_dict(row.document)
+
+
+def calibration_named(*, name: str, owner: AbstractBaseUser | None = None) -> CalibrationRow:
+    """The calibration called ``name`` for the commands: the owner's own first, then a shared one (owner null,
+    the default included), then the only user calibration of that name; CalibrationNotAvailable says why not."""
+    rows = list(CalibrationRow.objects.filter(name=name.strip()).select_related("owner").order_by("pk"))
+    for wanted in (
+        [row for row in rows if owner is not None and row.owner_id == owner.pk],
+        [row for row in rows if row.owner_id is None],
+    ):
+        if wanted:
+            return wanted[0]
+    if len(rows) == 1 and owner is None:
+        return rows[0]
+    if not rows:
+        known = ", ".join(sorted(CalibrationRow.objects.values_list("name", flat=True).distinct())[:20])
+        raise CalibrationNotAvailable(f"no calibration named {name!r}; known: {known}")
+    owners = ", ".join(sorted({row.owner.get_username() for row in rows if row.owner is not None}))
+    raise CalibrationNotAvailable(f"{len(rows)} calibrations are named {name!r} (owners: {owners}); pass --owner")

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from advisor.charts import chart_residuals
 from advisor.models import ActiveCalibration, Calibration
-from estimator.runs import RunValidationError, read_runs_csv
+from advisor.runs_csv import TooManyRows, read_runs_text
+from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
 
@@ -41,7 +42,8 @@ class CalibrationUploadForm(forms.Form):
 
 
 def _visible(user: Any) -> Any:
-    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True, is_default=True))
+    # Shared calibrations (the default, and those `manage.py calibrate` stores without --owner) are everyone's.
+    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True))
 
 
 def _active_id(user: Any) -> int | None:
@@ -61,9 +63,10 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
         form = CalibrationUploadForm(request.POST, request.FILES)
         if form.is_valid():
             try:
-                runs = read_runs_csv(form.cleaned_data["runs"])
-                if len(runs) > settings.MAX_UPLOAD_ROWS:
-                    raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.")
+                try:
+                    runs = read_runs_text(form.cleaned_data["runs"], max_rows=settings.MAX_UPLOAD_ROWS)
+                except TooManyRows:
+                    raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.") from None
                 from advisor.calibrations import calibration_create
 
                 calibration = calibration_create(owner=request.user, name=form.cleaned_data["name"], runs=runs)

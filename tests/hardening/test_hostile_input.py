@@ -4,6 +4,8 @@ before anything reaches the database, so the answers are the same on SQLite and 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import Any
 
@@ -122,3 +124,81 @@ def test_errors_per_response_are_capped_with_a_count_of_the_rest(api, settings) 
     answer = _problem(_send(api, "post", "/api/v1/advice", json.dumps(document).encode()))
     assert len(answer["errors"]) == settings.MAX_ERRORS_PER_RESPONSE
     assert answer["errors_omitted"] == 200_000 - settings.MAX_ERRORS_PER_RESPONSE
+
+
+# --- CSV bodies and uploads ------------------------------------------------------------------------
+
+
+def _public_csv(rows: int) -> str:
+    from tests.hardening.test_upload_limits import _csv
+
+    return _csv(rows)
+
+
+def _with_cell(text: str, row: int, column: str, value: str) -> str:
+    """``text`` with data row ``row`` (1-based), cell ``column``, replaced by ``value`` written raw (unquoted)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    rows[row][rows[0].index(column)] = "\x1f"  # a placeholder the writer leaves alone
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().replace("\x1f", value)
+
+
+CSV_URLS = ["/api/v1/calibrations?name=hostile", "/api/v1/estimate"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", CSV_URLS)
+def test_cr_only_line_ends_are_accepted(api, url: str) -> None:  # type: ignore[no-untyped-def]
+    response = api.generic("POST", url, _public_csv(6).replace("\n", "\r"), content_type="text/csv")
+    assert response.status_code in (200, 201, 202), response.content[:300]
+
+
+MALFORMED = {
+    "unterminated quote": (lambda text: _with_cell(text, 4, "source", '"never closed'), "#/csv/4", "unterminated"),
+    "cell over 131,072 characters": (
+        lambda text: _with_cell(text, 3, "source", "x" * 131_073),
+        "#/csv/3",
+        "longer than 131,072 characters",
+    ),
+    "NUL in a cell": (lambda text: _with_cell(text, 1, "source", "a\x00b"), "#/csv/1/source", "NUL"),
+    "text after a closing quote": (lambda text: _with_cell(text, 2, "gpu", '"a100"x'), "#/csv/2", "malformed CSV"),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", MALFORMED)
+@pytest.mark.parametrize("url", CSV_URLS)
+def test_malformed_csv_is_refused_naming_the_row(api, url: str, label: str) -> None:  # type: ignore[no-untyped-def]
+    make, where, words = MALFORMED[label]
+    answer = _problem(api.generic("POST", url, make(_public_csv(4)), content_type="text/csv"))
+    assert answer["errors"][0]["pointer"] == where
+    assert words in answer["errors"][0]["detail"]
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label", MALFORMED)
+def test_malformed_csv_upload_on_the_page_is_refused_naming_the_row(user, label: str) -> None:  # type: ignore[no-untyped-def]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    make, where, words = MALFORMED[label]
+    web = Client()
+    web.force_login(user)
+    upload = SimpleUploadedFile("runs.csv", make(_public_csv(4)).encode(), content_type="text/csv")
+    response = web.post("/calibrations/", {"name": "hostile", "runs": upload})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f"row {where.split('/')[2]}" in page and words.split()[0] in page
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+@pytest.mark.django_db
+def test_estimate_refuses_one_row_over_the_limit_without_a_trailing_newline(api, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MAX_UPLOAD_ROWS = 5
+    over = _public_csv(6).rstrip("\n")
+    answer = _problem(api.generic("POST", "/api/v1/estimate", over, content_type="text/csv"))
+    assert answer["errors"][0] == {"pointer": "#/csv", "detail": "at most 5 rows", "code": "too_many"}
+    at_limit = _public_csv(5).rstrip("\n")
+    assert api.generic("POST", "/api/v1/estimate", at_limit, content_type="text/csv").status_code == 200
