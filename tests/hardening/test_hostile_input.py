@@ -202,3 +202,13 @@ def test_estimate_refuses_one_row_over_the_limit_without_a_trailing_newline(api,
     assert answer["errors"][0] == {"pointer": "#/csv", "detail": "at most 5 rows", "code": "too_many"}
     at_limit = _public_csv(5).rstrip("\n")
     assert api.generic("POST", "/api/v1/estimate", at_limit, content_type="text/csv").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_params_b_below_the_documented_minimum(api) -> None:  # type: ignore[no-untyped-def]
+    document = scenario()
+    document["workload"]["model"] = {"params_b": 0.0001}
+    answer = _problem(api.post("/api/v1/advice", document, format="json"))
+    assert [error["pointer"] for error in answer["errors"]] == ["#/workload/model/params_b"]
+    document["workload"]["model"] = {"params_b": 0.001}
+    assert api.post("/api/v1/advice", document, format="json").status_code == 200
