@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery.result import AsyncResult
@@ -16,28 +17,37 @@ from rest_framework.reverse import reverse
 from advisor.api.permissions import IsStaff
 from advisor.api.serializers import TaskSerializer
 from advisor.celery import app
-from advisor.queueing import QueueUnavailable, enqueue
+from advisor.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
 
-
-def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "task_id": result.id,
-        "status": result.state,
-        "status_url": reverse("v1:task-detail", kwargs={"task_id": result.id}, request=request),
-    }
-    if result.state == "SUCCESS":
-        body["result"] = result.result
-    elif result.state == "FAILURE":
-        body["error"] = f"{type(result.result).__name__}: {result.result}"
-    return body
+logger = logging.getLogger(__name__)
 
 
 class QueueDown(APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The task queue is not answering."
     wait = 60  # Retry-After
+
+
+def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
+    """The task's state from the result backend (Redis); 503 with Retry-After when that does not answer."""
+    try:
+        state = result.state
+        outcome = result.result if state in ("SUCCESS", "FAILURE") else None
+    except OUTAGE_ERRORS as error:
+        logger.warning("task %s: result backend unavailable: %s: %s", result.id, type(error).__name__, error)
+        raise QueueDown("The task store (Redis) is not answering; try again in a minute.") from error
+    body: dict[str, Any] = {
+        "task_id": result.id,
+        "status": state,
+        "status_url": reverse("v1:task-detail", kwargs={"task_id": result.id}, request=request),
+    }
+    if state == "SUCCESS":
+        body["result"] = outcome
+    elif state == "FAILURE":
+        body["error"] = f"{type(outcome).__name__}: {outcome}"
+    return body
 
 
 class FeedRefreshView(GenericAPIView):
