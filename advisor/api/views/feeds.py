@@ -8,7 +8,7 @@ from typing import Any
 from celery.result import AsyncResult
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +17,7 @@ from rest_framework.reverse import reverse
 from advisor.api.permissions import IsStaff
 from advisor.api.serializers import TaskSerializer
 from advisor.celery import app
+from advisor.models import Calibration
 from advisor.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
@@ -71,9 +72,15 @@ class FeedRefreshView(GenericAPIView):
 
 
 class TaskDetailView(GenericAPIView):
-    permission_classes = [IsStaff]
     serializer_class = TaskSerializer
 
-    @extend_schema(summary="A background task's state and result (staff)", responses=TaskSerializer)
+    @extend_schema(
+        summary="A background task's state and result (staff: any task; others: their calibration fits)",
+        responses=TaskSerializer,
+    )
     def get(self, request: Request, task_id: str) -> Response:
+        user = request.user
+        if not user.is_staff and not Calibration.objects.filter(owner=user, task_id=task_id).exists():
+            # The same answer whether or not the id exists: task ids are not enumerable through this.
+            raise PermissionDenied("Only staff, or the owner of a calibration the task fits, can see a task.")
         return Response(task_status(request, AsyncResult(task_id, app=app)))
