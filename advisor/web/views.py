@@ -24,6 +24,7 @@ from advisor.web import forms as planner_forms
 from advisor.web.forms import PlannerForm
 from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
 from advisor.web.presenters import compare_columns, freshness, results_context
+from advisor.web.throttling import throttled
 
 PENDING_KEY = "planner_pending"
 
@@ -155,6 +156,7 @@ def planner(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@throttled("advice")
 def planner_results(request: HttpRequest) -> HttpResponse:
     """The results fragment the planner's script swaps in as inputs change (422 with the errors)."""
     form = _planner_form(request.POST)
@@ -165,6 +167,7 @@ def planner_results(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@throttled("pdf")
 def planner_proposal(request: HttpRequest) -> HttpResponse:
     """The PDF proposal of the scenario on screen (no need to save it first)."""
     form = _planner_form(request.POST)
@@ -273,6 +276,7 @@ def scenario_restore(request: HttpRequest, scenario_id: int, number: int) -> Htt
 
 @login_required
 @require_GET
+@throttled("pdf")
 def scenario_proposal(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
     advice, errors = _advice_or_errors(scenario=scenario)
@@ -341,6 +345,7 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_GET
+@throttled("pdf")
 def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
     advice, _ = _advice_or_errors(scenario=scenario)
