@@ -44,9 +44,20 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "advisor.security_headers.SecurityHeadersMiddleware",
     # Last, so it sees view exceptions first: a dropped database connection answers 503.
     "advisor.middleware.DatabaseUnavailableMiddleware",
 ]
+
+# Content-Security-Policy of every response: all from this site, no inline script or style (templates keep
+# scripts in static/js and styles in static/css; Swagger UI's data: images and icons are the one exception).
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+# Pages showing a user's scenarios, or a scenario through a share link: never cached by browsers or proxies.
+NO_STORE_PATH_PREFIXES = ("/scenarios/", "/s/", "/api/v1/scenarios")
 
 ROOT_URLCONF = "advisor.urls"
 WSGI_APPLICATION = "advisor.wsgi.application"

@@ -64,3 +64,85 @@ def test_the_planner_fragment_uses_the_advice_rate(rates) -> None:  # type: igno
     for _ in range(3):
         assert web.post("/plan/results/", form).status_code == 200
     _assert_throttled(web.post("/plan/results/", form))
+
+
+# --- headers ----------------------------------------------------------------------------------------
+
+
+def test_every_page_and_the_api_carry_the_content_security_policy(settings, user) -> None:  # type: ignore[no-untyped-def]
+    web = Client()
+    web.force_login(user)
+    for path in ["/", "/plan/", "/prices/", "/calibrations/", "/scenarios/", "/api/docs/", "/api/v1/gpus", "/healthz"]:
+        response = web.get(path)
+        assert response.status_code == 200, path
+        policy = response["Content-Security-Policy"]
+        assert policy == settings.CONTENT_SECURITY_POLICY, path
+        assert "script-src 'self';" in policy and "'unsafe-inline'" not in policy
+
+
+def test_the_api_docs_page_has_no_inline_script_or_style() -> None:
+    page = Client().get("/api/docs/").content.decode()
+    assert "<style" not in page
+    assert "<script>" not in page and "<script src=" in page
+
+
+def test_share_and_scenario_pages_are_never_stored(user) -> None:  # type: ignore[no-untyped-def]
+    saved = store.scenario_create(owner=user, name="private", document=scenario())
+    link = store.share_link_create(scenario=saved)
+    owner = Client()
+    owner.force_login(user)
+    for client, path in [
+        (owner, "/scenarios/"),
+        (owner, f"/scenarios/{saved.pk}/"),
+        (Client(), f"/s/{link.token}/"),
+    ]:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert "no-store" in response["Cache-Control"], path
+    assert "no-store" not in Client().get("/prices/").get("Cache-Control", "")
+
+
+def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{tmp_path}/db.sqlite3"),
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "advisor.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+                    headers = response.headers
+                break
+            except urllib.error.HTTPError as error:  # a 503 (no database here) still carries the headers
+                headers = error.headers
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read().decode() if server.stderr else ""
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.3)
+        assert headers.get("Server") is None, headers.get("Server")
+        assert headers.get("Content-Security-Policy")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
