@@ -6,8 +6,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import mimetypes
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.core.exceptions import SuspiciousFileOperation
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -71,4 +78,44 @@ def render_proposal_pdf(*, advice: dict[str, Any], scenario_name: str, generated
     from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
 
     html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on)
-    return HTML(string=html, base_url=None).write_pdf()
+    return HTML(string=html, base_url=PROPOSAL_BASE_URL, url_fetcher=static_only_fetcher()).write_pdf()
+
+
+# Relative URLs in the proposal resolve against this origin, which proposal_url_fetcher maps to static files.
+PROPOSAL_BASE_URL = "https://proposal.invalid/"
+
+
+class RefusedURL(ValueError):
+    """WeasyPrint logs it and leaves the resource out."""
+
+
+def static_file_for(url: str) -> Path:
+    """The static file a proposal URL names; RefusedURL for anything else (no file://, no network, no traversal).
+
+    The proposal escapes every value today; this keeps a future template slip from reading the server's files or
+    making the server fetch URLs."""
+    parts = urlsplit(url)
+    prefix = urlsplit(settings.STATIC_URL).path
+    if f"{parts.scheme}://{parts.netloc}/" != PROPOSAL_BASE_URL or not parts.path.startswith(prefix):
+        raise RefusedURL(f"the proposal may load only static files, not {url[:200]!r}")
+    try:
+        found = finders.find(unquote(parts.path.removeprefix(prefix)))
+    except SuspiciousFileOperation:
+        found = None
+    if not found or isinstance(found, list):
+        raise RefusedURL(f"no static file {parts.path[:200]!r}")
+    return Path(found)
+
+
+@functools.cache
+def static_only_fetcher() -> Any:
+    """WeasyPrint's URL fetcher narrowed to static_file_for (built on first use: importing WeasyPrint is slow)."""
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    class StaticOnlyFetcher(URLFetcher):
+        def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:
+            path = static_file_for(url)
+            mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            return URLFetcherResponse(url, path.read_bytes(), {"Content-Type": mime_type})
+
+    return StaticOnlyFetcher()

@@ -146,3 +146,74 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+# --- the PDF printer's URL fetcher ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "http://169.254.169.254/latest/meta-data/",
+        "https://example.com/static/css/app.css",
+        "https://proposal.invalid/etc/passwd",
+        "https://proposal.invalid/static/../../advisor/settings.py",
+        "https://proposal.invalid/static/%2e%2e/%2e%2e/advisor/settings.py",
+        "https://proposal.invalid/static/css/no-such.css",
+    ],
+)
+def test_the_pdf_url_fetcher_refuses_everything_but_static_files(url: str) -> None:
+    from advisor.proposal import RefusedURL, static_file_for, static_only_fetcher
+
+    with pytest.raises(RefusedURL):
+        static_file_for(url)
+    with pytest.raises(RefusedURL):
+        static_only_fetcher().fetch(url)
+
+
+def test_the_pdf_url_fetcher_serves_static_files() -> None:
+    from advisor.proposal import PROPOSAL_BASE_URL, static_only_fetcher
+
+    fetched = static_only_fetcher().fetch(PROPOSAL_BASE_URL + "static/css/app.css")
+    assert fetched.content_type == "text/css" and b"svg.chart.history" in fetched.read()
+
+
+def test_weasyprint_prints_with_the_fetcher_and_reads_no_file(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from weasyprint import HTML
+
+    from advisor import proposal
+
+    fetcher = proposal.static_only_fetcher()
+    asked: list[str] = []
+    original = type(fetcher).fetch
+
+    def spy(self: Any, url: str, headers: Any = None) -> Any:
+        asked.append(url)
+        return original(self, url, headers)
+
+    monkeypatch.setattr(type(fetcher), "fetch", spy)
+    html = '<p>x</p><img src="file:///etc/hostname"><link rel="stylesheet" href="/static/css/app.css">'
+    pdf = HTML(string=html, base_url=proposal.PROPOSAL_BASE_URL, url_fetcher=fetcher).write_pdf()
+    assert pdf.startswith(b"%PDF")
+    assert "file:///etc/hostname" in asked and proposal.PROPOSAL_BASE_URL + "static/css/app.css" in asked
+
+
+def test_the_proposal_pdf_is_printed_with_the_static_only_fetcher(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import weasyprint
+
+    from advisor import proposal
+    from advisor.advice import advise
+    from pricing.services import load_bundled_data
+
+    used: list[Any] = []
+    real = weasyprint.HTML
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        used.append(kwargs.get("url_fetcher"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(weasyprint, "HTML", recording)
+    load_bundled_data()
+    pdf = proposal.render_proposal_pdf(advice=advise(scenario()).to_dict(), scenario_name="fetcher")
+    assert pdf.startswith(b"%PDF") and used == [proposal.static_only_fetcher()]
