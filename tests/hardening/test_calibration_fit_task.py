@@ -140,3 +140,38 @@ def _web(user: Any) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def test_the_report_page_renders_the_refinement_fields_it_finds(user) -> None:  # type: ignore[no-untyped-def]
+    """Scaling efficiency by GPU count, the residual trend, moved and kept parameters, coverage: each shown when the
+    stored report has it (and the page still renders without them, as for the shipped default)."""
+    default = calibrations.default_calibration_row()
+    report = {
+        **default.document["report"],
+        "refines": default.name,
+        "scaling_efficiency": [
+            {
+                "config_family": "1.3B ddp a100-80gb",
+                "gpus": [1, 8, 32],
+                "measured": [1, 0.9, 0.67],
+                "predicted": [1, 0.92, 0.7],
+            }
+        ],
+        "residual_trend_per_doubling": 0.06,
+        "residual_trend_flagged": True,
+        "moved": ["fabric_efficiency"],
+        "kept_at_prior": {"overlap": "the runs do not identify it"},
+        "parameters": [{"name": "fabric_efficiency", "value": 0.33, "prior": 0.8}],
+        "coverage": {"num_gpus": [1, 32], "gpus": ["a100-80gb"]},
+    }
+    row = Calibration.objects.create(
+        owner=user, name="refined", document={**default.document, "report": report}, runs=6, loo_mape=0.05
+    )
+    page = _web(user).get(f"/calibrations/{row.pk}/").content.decode()
+    assert 'data-testid="scaling-efficiency"' in page and "67.0%" in page and "70.0%" in page
+    assert 'data-testid="residual-trend-flag"' in page
+    assert "Moved by your runs: fabric_efficiency" in page and "overlap kept at the prior" in page
+    assert 'data-testid="parameters"' in page and "0.33" in page
+    assert "1 \u2013 32" in page and "a100-80gb" in page
+    plain = _web(user).get(f"/calibrations/{default.pk}/").content.decode()
+    assert 'data-testid="fit-summary"' in plain and 'data-testid="residual-trend-flag"' not in plain
