@@ -212,3 +212,20 @@ def test_the_api_refuses_params_b_below_the_documented_minimum(api) -> None:  # 
     assert [error["pointer"] for error in answer["errors"]] == ["#/workload/model/params_b"]
     document["workload"]["model"] = {"params_b": 0.001}
     assert api.post("/api/v1/advice", document, format="json").status_code == 200
+
+
+@pytest.mark.django_db
+def test_web_rename_and_token_pages_refuse_nul(user, saved) -> None:  # type: ignore[no-untyped-def]
+    """A form body cannot carry an unpaired surrogate at all (its UTF-8 bytes are invalid and decode to U+FFFD);
+    NUL arrives as %00 and is refused by the same name check as the API."""
+    from django.test import Client
+
+    web = Client()
+    web.force_login(user)
+    response = web.post(f"/scenarios/{saved}/rename/", {"name": "a\x00b"}, follow=True)
+    assert response.status_code == 200 and "NUL" in response.content.decode()
+    assert Scenario.objects.get(pk=saved).name == "mine"
+    tokens = ApiToken.objects.count()
+    response = web.post("/account/tokens/", {"action": "create", "name": "a\x00b"})
+    assert response.status_code == 400 and "NUL" in response.content.decode()
+    assert ApiToken.objects.count() == tokens
