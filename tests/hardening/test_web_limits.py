@@ -111,7 +111,10 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
     import urllib.request
     from pathlib import Path
 
+    from django.conf import settings
+
     root = Path(__file__).resolve().parents[2]
+    wsgi_app = settings.WSGI_APPLICATION.replace(".application", ":application")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -121,7 +124,7 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{tmp_path}/db.sqlite3"),
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "advisor.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [sys.executable, "-m", "gunicorn", wsgi_app, "--bind", f"127.0.0.1:{port}", "--workers", "1"],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
