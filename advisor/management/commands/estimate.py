@@ -57,10 +57,10 @@ def owner_option(options: dict[str, Any]) -> Any:
     return owner
 
 
-def calibration_option(options: dict[str, Any]) -> calibrate.Calibration:
-    """The calibration ``--calibration``/``--owner`` name, else the shipped default; exit 2 naming the option."""
+def calibration_option(options: dict[str, Any]) -> calibrate.Calibration | None:
+    """The calibration ``--calibration``/``--owner`` name (None without it); exit 2 naming the option."""
     if not options.get("calibration"):
-        return calibration_for_user(user=None)[1]
+        return None
     owner = owner_option(options)
     try:
         row = calibration_named(name=options["calibration"], owner=owner)
@@ -82,7 +82,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
-        calibration = calibration_option(options)
+        calibration = calibration_option(options) or calibration_for_user(user=None)[1]
         solution = predict_runs(runs, calibration)
         text = write_predictions_csv(
             runs,
