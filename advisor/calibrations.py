@@ -6,19 +6,26 @@ The estimator fits and serialises calibrations (``estimator.calibrate``); this m
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
+from advisor.textcheck import clean_name
 from core.fields import char_max_length
+from core.queueing import QueueUnavailable, enqueue
 from estimator import calibrate
-from estimator.runs import ProfiledRun
+from estimator.runs import ProfiledRun, RunValidationError, runs_from_records
+
+logger = logging.getLogger(__name__)
 
 NAME_MAX_LENGTH = char_max_length(CalibrationRow, "name")
+PENDING, FITTING, READY, FAILED = (str(state) for state in CalibrationRow.State)
 
 
 class CalibrationNameError(ValueError):
@@ -29,6 +36,10 @@ class CalibrationNameError(ValueError):
 
 class CalibrationNotAvailable(LookupError):
     """The calibration is another user's: callers answer 404."""
+
+
+class CalibrationNotReady(ValueError):
+    """The calibration is still being fitted, or its fit failed: it cannot be used yet (callers answer 409)."""
 
 
 def _row_fields(document: dict[str, Any]) -> dict[str, Any]:
@@ -58,12 +69,38 @@ def ensure_default_calibration() -> str:
 
 
 def _clean_name(name: str) -> str:
-    cleaned = (name or "").strip()
-    if not cleaned:
-        raise CalibrationNameError("name: must not be empty")
-    if len(cleaned) > NAME_MAX_LENGTH:
-        raise CalibrationNameError(f"name: at most {NAME_MAX_LENGTH} characters")
+    try:
+        return clean_name(name, max_length=NAME_MAX_LENGTH)
+    except ValueError as error:
+        raise CalibrationNameError(f"name: {error}") from None
+
+
+def _unused_name(*, owner: User | None, name: str, replace: bool) -> str:
+    cleaned = _clean_name(name)
+    existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
+    if existing.exists() and not replace:
+        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
     return cleaned
+
+
+def _store(*, owner: User | None, name: str, fields: dict[str, Any], replace: bool) -> CalibrationRow:
+    """Insert, or with ``replace`` overwrite the owner's calibration of that name, in one transaction."""
+    try:
+        with transaction.atomic():
+            row = CalibrationRow.objects.filter(owner=owner, name=name, is_default=False).first() if replace else None
+            if row is not None:
+                for key, value in fields.items():
+                    setattr(row, key, value)
+                row.save(update_fields=[*fields])
+                return row
+            return CalibrationRow.objects.create(owner=owner, name=name, **fields)
+    except IntegrityError:  # a concurrent request took the name between the check and the insert
+        raise CalibrationNameError(f"name: {name!r} is already used; choose another name") from None
+
+
+def _fitted_fields(runs: Sequence[ProfiledRun], name: str) -> dict[str, Any]:
+    fitted = calibrate.fit(runs, name=name, prior=calibrate.load_default())
+    return {**_row_fields(fitted.to_dict()), "state": READY, "error": "", "pending_runs": None}
 
 
 def calibration_create(
@@ -77,30 +114,65 @@ def calibration_create(
 
     ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
     same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError."""
-    cleaned = _clean_name(name)
-    existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
-    if existing.exists() and not replace:
-        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
-    fitted = calibrate.fit(runs, name=cleaned, prior=calibrate.load_default())
-    fields = _row_fields(fitted.to_dict())
+    cleaned = _unused_name(owner=owner, name=name, replace=replace)
+    return _store(owner=owner, name=cleaned, fields=_fitted_fields(runs, cleaned), replace=replace)
+
+
+def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -> CalibrationRow:
+    """An upload: up to CALIBRATION_INLINE_MAX_RUNS runs are fitted now (state ready); more are stored with their
+    validated runs and fitted by the ``fit_calibration`` task (state pending; in the embedded mode the task runs
+    in-process, so the row comes back ready). QueueUnavailable (nothing stored) when the queue does not answer."""
+    if len(runs) <= settings.CALIBRATION_INLINE_MAX_RUNS:
+        return calibration_create(owner=owner, name=name, runs=runs)
+    from advisor.tasks import fit_calibration  # the task module imports these services
+
+    cleaned = _unused_name(owner=owner, name=name, replace=False)
+    pending = {
+        "document": {},
+        "runs": len(runs),
+        "loo_mape": 0.0,
+        "state": PENDING,
+        "error": "",
+        "pending_runs": [dict(run.cells) for run in runs],
+    }
+    row = _store(owner=owner, name=cleaned, fields=pending, replace=False)
     try:
-        with transaction.atomic():
-            if replace:
-                row = existing.first()
-                if row is not None:
-                    for key, value in fields.items():
-                        setattr(row, key, value)
-                    row.save(update_fields=[*fields])
-                    return row
-            return CalibrationRow.objects.create(owner=owner, name=cleaned, **fields)
-    except IntegrityError:  # a concurrent request took the name between the check and the insert
-        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name") from None
+        result = enqueue(fit_calibration, row.pk)
+    except QueueUnavailable:
+        row.delete()
+        raise
+    CalibrationRow.objects.filter(pk=row.pk, state__in=[PENDING, FITTING]).update(task_id=result.id)
+    row.refresh_from_db()
+    return row
+
+
+def calibration_fit_pending(*, calibration_id: int) -> dict[str, Any]:
+    """Fit a pending calibration from its stored runs (the task's body). Idempotent: a ready or missing row is left
+    alone, a redelivered task refits from the same runs. A fit that cannot run (too few or unusable runs) marks the
+    row failed with the reason; the row is never left half-written."""
+    claimed = CalibrationRow.objects.filter(pk=calibration_id, state__in=[PENDING, FITTING, FAILED]).update(
+        state=FITTING
+    )
+    row = CalibrationRow.objects.filter(pk=calibration_id).first()
+    if not claimed or row is None:
+        return {"calibration_id": calibration_id, "state": row.state if row else "missing"}
+    try:
+        fields = _fitted_fields(runs_from_records(row.pending_runs or []), row.name)
+    except RunValidationError as error:
+        fields = {"state": FAILED, "error": str(error)}
+    except Exception:
+        logger.exception("fitting calibration %s failed", calibration_id)
+        fields = {"state": FAILED, "error": "the fit failed unexpectedly; it has been logged"}
+    CalibrationRow.objects.filter(pk=calibration_id).update(**fields)
+    return {"calibration_id": calibration_id, "state": fields["state"], "error": fields.get("error", "")}
 
 
 def calibration_activate(*, user: User, calibration: CalibrationRow) -> None:
     """Make ``calibration`` (the user's own, a shared one or the default) the one the user's predictions use."""
     if calibration.owner_id is not None and calibration.owner_id != user.pk:
         raise CalibrationNotAvailable("calibration: not found")
+    if calibration.state != READY:
+        raise CalibrationNotReady(f"calibration: {calibration.name!r} is {calibration.get_state_display().lower()}")
     ActiveCalibration.objects.update_or_create(user=user, defaults={"calibration": calibration})
 
 
@@ -119,6 +191,31 @@ def calibration_for_user(*, user: User | AnonymousUser | None) -> tuple[Calibrat
     if user is not None and user.is_authenticated:
         active = ActiveCalibration.objects.select_related("calibration").filter(user=user).first()
         row = active.calibration if active is not None else None
-    if row is None:
+    if row is None or row.state != READY:
         row = default_calibration_row()
     return row, calibrate.Calibration.from_dict(row.document)
+
+
+def calibration_named(*, name: str, owner: User | None = None) -> CalibrationRow:
+    """The calibration called ``name`` for the commands: the owner's own first, then a shared one (owner null,
+    the default included), then the only user calibration of that name; CalibrationNotAvailable says why not."""
+    rows = list(CalibrationRow.objects.filter(name=name.strip()).select_related("owner").order_by("pk"))
+    rows = [row for row in rows if row.state == READY]
+    for wanted in (
+        [row for row in rows if owner is not None and row.owner_id == owner.pk],
+        [row for row in rows if row.owner_id is None],
+    ):
+        if wanted:
+            return wanted[0]
+    if len(rows) == 1 and owner is None:
+        return rows[0]
+    if not rows:
+        known = ", ".join(sorted(CalibrationRow.objects.values_list("name", flat=True).distinct())[:20])
+        raise CalibrationNotAvailable(f"no calibration named {name!r}; known: {known}")
+    owners = ", ".join(sorted({row.owner.get_username() for row in rows if row.owner is not None}))
+    raise CalibrationNotAvailable(f"{len(rows)} calibrations are named {name!r} (owners: {owners}); pass --owner")
+
+
+def owns_calibration_task(user: Any, task_id: str) -> bool:
+    """Whether ``task_id`` fits one of ``user``'s calibrations (settings.TASK_VIEWERS: they may poll it)."""
+    return bool(user.is_authenticated) and CalibrationRow.objects.filter(owner=user, task_id=task_id).exists()

@@ -18,6 +18,12 @@ class Calibration(models.Model):
 
     owner is null for the calibration the product ships; a user's own fits belong to them."""
 
+    class State(models.TextChoices):
+        PENDING = "pending", "Queued for fitting"
+        FITTING = "fitting", "Fitting"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Fit failed"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="calibrations"
     )
@@ -27,6 +33,11 @@ class Calibration(models.Model):
     loo_mape = models.FloatField(help_text="Leave-one-out mean absolute percentage error of tokens/s, as a fraction.")
     is_default = models.BooleanField(default=False, help_text="The shipped calibration used when a user chose none.")
     created_at = models.DateTimeField(auto_now_add=True)
+    # A large upload is fitted by the fit_calibration task: until then the row holds the validated runs.
+    state = models.CharField(max_length=8, choices=State.choices, default=State.READY)
+    task_id = models.CharField(max_length=64, blank=True, default="", help_text="The fit task, while one is queued.")
+    error = models.TextField(blank=True, default="", help_text="Why the fit failed (state failed).")
+    pending_runs = models.JSONField(null=True, blank=True, help_text="Validated run records awaiting the fit.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -6,8 +6,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import mimetypes
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.core.exceptions import SuspiciousFileOperation
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -132,7 +139,7 @@ def render_proposal_pdf(
         raise PdfUnavailable(f"{PDF_UNAVAILABLE} ({error})") from error
 
     html = render_proposal_html(advice=advice, scenario_name=scenario_name, generated_on=generated_on, issued=issued)
-    return HTML(string=html, base_url=None).write_pdf()
+    return HTML(string=html, base_url=PROPOSAL_BASE_URL, url_fetcher=static_only_fetcher()).write_pdf()
 
 
 def frozen_proposal_pdf(*, proposal: Any) -> bytes:
@@ -153,3 +160,43 @@ def issued_fields(*, proposal: Any) -> dict[str, Any]:
         "issued_at": proposal.issued_at.strftime("%Y-%m-%d %H:%M UTC"),
         "content_hash": proposal.content_hash,
     }
+
+
+# Relative URLs in the proposal resolve against this origin, which proposal_url_fetcher maps to static files.
+PROPOSAL_BASE_URL = "https://proposal.invalid/"
+
+
+class RefusedURL(ValueError):
+    """WeasyPrint logs it and leaves the resource out."""
+
+
+def static_file_for(url: str) -> Path:
+    """The static file a proposal URL names; RefusedURL for anything else (no file://, no network, no traversal).
+
+    The proposal escapes every value today; this keeps a future template slip from reading the server's files or
+    making the server fetch URLs."""
+    parts = urlsplit(url)
+    prefix = urlsplit(settings.STATIC_URL).path
+    if f"{parts.scheme}://{parts.netloc}/" != PROPOSAL_BASE_URL or not parts.path.startswith(prefix):
+        raise RefusedURL(f"the proposal may load only static files, not {url[:200]!r}")
+    try:
+        found = finders.find(unquote(parts.path.removeprefix(prefix)))
+    except SuspiciousFileOperation:
+        found = None
+    if not found or isinstance(found, list):
+        raise RefusedURL(f"no static file {parts.path[:200]!r}")
+    return Path(found)
+
+
+@functools.cache
+def static_only_fetcher() -> Any:
+    """WeasyPrint's URL fetcher narrowed to static_file_for (built on first use: importing WeasyPrint is slow)."""
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
+
+    class StaticOnlyFetcher(URLFetcher):
+        def fetch(self, url: str, headers: Any = None) -> URLFetcherResponse:
+            path = static_file_for(url)
+            mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            return URLFetcherResponse(url, path.read_bytes(), {"Content-Type": mime_type})
+
+    return StaticOnlyFetcher()

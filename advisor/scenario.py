@@ -31,6 +31,10 @@ class Default:
     source: str
 
 
+# The smallest model the estimator is meant for: 1M parameters (below it the fixed per-step overheads dominate and
+# the FLOP model says nothing); the planner form, the JSON schema and the API all use this bound.
+MIN_PARAMS_B: Final[float] = 0.001
+
 # Every default that does not come from the ownership-defaults table, with its unit and source.
 DEFAULTS: Final[Mapping[str, Default]] = {
     "/name": Default("Untitled scenario", "text", "placeholder"),
@@ -508,9 +512,9 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     if not isinstance(value, dict):
         return None
     if m.get("params_b") is None:
-        c.fail(f"{where}/params_b", "required: billions of parameters, a number > 0 and <= 100000")
+        c.fail(f"{where}/params_b", f"required: billions of parameters, a number >= {MIN_PARAMS_B} and <= 100000")
         return None
-    params_b = c.number(m["params_b"], f"{where}/params_b", minimum=0, maximum=100_000, exclusive_minimum=True)
+    params_b = c.number(m["params_b"], f"{where}/params_b", minimum=MIN_PARAMS_B, maximum=100_000)
     seq_len = c.number(get(m, "seq_len", where), f"{where}/seq_len", minimum=1, maximum=10_000_000, integer=True)
     given: dict[str, int] = {}
     for key in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):

@@ -14,6 +14,7 @@ from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from advisor.models import Scenario, ScenarioVersion, ShareLink
+from advisor.textcheck import clean_name as clean_text
 from core.fields import char_max_length
 
 NAME_MAX_LENGTH = char_max_length(Scenario, "name")
@@ -24,13 +25,12 @@ class ScenarioNameError(ValueError):
 
 
 def clean_name(name: str) -> str:
-    """A saved item's name, stripped; ScenarioNameError when empty or too long (scenarios and fleets)."""
-    cleaned = (name or "").strip()
-    if not cleaned:
-        raise ScenarioNameError("name: must not be empty")
-    if len(cleaned) > NAME_MAX_LENGTH:
-        raise ScenarioNameError(f"name: at most {NAME_MAX_LENGTH} characters (got {len(cleaned)})")
-    return cleaned
+    """A saved item's name, stripped and checked (no NUL or unpaired surrogates); ScenarioNameError when empty
+    or too long (scenarios and fleets)."""
+    try:
+        return clean_text(name, max_length=NAME_MAX_LENGTH)
+    except ValueError as error:
+        raise ScenarioNameError(f"name: {error}") from None
 
 
 def _record_version(scenario: Scenario) -> ScenarioVersion:

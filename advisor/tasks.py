@@ -2,8 +2,16 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from advisor.calibrations import calibration_fit_pending
+
 
 @shared_task(name="advisor.ping")
 def ping(payload: str) -> dict[str, str]:
     """Round trip used by health checks and the worker integration test."""
     return {"pong": payload}
+
+
+@shared_task(name="advisor.fit_calibration")
+def fit_calibration(calibration_id: int) -> dict[str, object]:
+    """Fit an uploaded calibration off the request; idempotent (a redelivered task refits the same stored runs)."""
+    return calibration_fit_pending(calibration_id=calibration_id)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from pricing.feeds import FEED_NAMES, feed_units, get_feed
 from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault
-from pricing.services import OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
+from pricing.services import INTERRUPTED_PREFIX, OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
 
 OFFER_COLUMNS = [
     "provider",
@@ -248,6 +248,23 @@ class FeedStatus:
     last_run: FeedRun | None
     last_success: FeedRun | None
     stale: bool
+
+
+def run_error_category(run: FeedRun) -> str:
+    """A short, fixed description of why a run did not succeed, safe to show anyone (the error text itself can
+    hold hosts, URLs or exception details and stays in the admin and the logs); "" for a run without error."""
+    if not run.error:
+        return ""
+    if run.status == FeedRun.Status.FAILED:
+        if run.retryable:
+            return "network error; will retry"
+        return "interrupted" if run.error.startswith(INTERRUPTED_PREFIX) else "failed"
+    categories: dict[str, str] = {
+        FeedRun.Status.NOT_CONFIGURED: "not configured",
+        FeedRun.Status.REJECTED: "prices refused by checks; previous offers kept",
+        FeedRun.Status.SKIPPED: "another refresh was running",
+    }
+    return categories.get(str(run.status), "failed")
 
 
 def feed_statuses() -> list[FeedStatus]:

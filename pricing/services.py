@@ -541,12 +541,31 @@ def feed_lock_acquire(*, feed: str, ttl_s: int | None = None) -> str | None:
             if holder and _holder_is_dead(holder):
                 taken_over = FeedLock.objects.filter(feed=feed, token=holder).update(token=token, expires_at=expires_at)
         if taken_over:
-            FeedRun.objects.filter(feed=feed, status=FeedRun.Status.RUNNING).update(
-                status=FeedRun.Status.FAILED,
-                finished_at=now,
-                error="the refresh stopped without finishing (its worker died); nothing it started was kept",
-            )
+            _fail_running(feed=feed, now=now)
         return token if taken_over else None
+
+
+INTERRUPTED_PREFIX = "the refresh stopped without finishing"
+
+
+def _fail_running(*, feed: str, now: dt.datetime) -> int:
+    return FeedRun.objects.filter(feed=feed, status=FeedRun.Status.RUNNING).update(
+        status=FeedRun.Status.FAILED,
+        finished_at=now,
+        error=f"{INTERRUPTED_PREFIX} (its worker died); nothing it started was kept",
+    )
+
+
+def fail_orphaned_runs() -> int:
+    """Mark failed the "running" runs whose refresh is gone: no lock held for the feed, an expired lock, or a lock
+    whose holder process died; without this a killed worker's run shows "running" until the next refresh."""
+    now = timezone.now()
+    failed = 0
+    for feed in FeedRun.objects.filter(status=FeedRun.Status.RUNNING).values_list("feed", flat=True).distinct():
+        lock = FeedLock.objects.filter(feed=feed).first()
+        if lock is None or lock.expires_at < now or _holder_is_dead(lock.token):
+            failed += _fail_running(feed=feed, now=now)
+    return failed
 
 
 def feed_lock_release(*, feed: str, token: str) -> None:

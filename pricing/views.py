@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from pricing import selectors
+from pricing import selectors, services
 from pricing.charts import history_svg
 from pricing.forms import SORTS, OfferFilterForm, RefreshForm
 from pricing.models import FeedRun, Offer
@@ -98,7 +98,8 @@ def refresh(request: HttpRequest) -> HttpResponse:
 @never_cache
 @require_GET
 def feed_status(request: HttpRequest) -> JsonResponse:
-    """Each feed's last run with its progress, for the page's progress bars."""
+    """Each feed's last run with its progress, for the page's progress bars; errors as a short category."""
+    services.fail_orphaned_runs()
     feeds: list[dict[str, Any]] = []
     for status in selectors.feed_statuses():
         run = status.last_run
@@ -116,7 +117,7 @@ def feed_status(request: HttpRequest) -> JsonResponse:
                     "finished_at": run.finished_at,
                     "accepted": run.accepted,
                     "rejected": run.rejected,
-                    "error": run.error,
+                    "error": selectors.run_error_category(run),
                     "progress": selectors.run_progress(run),
                 },
                 "last_success_at": status.last_success.finished_at if status.last_success else None,

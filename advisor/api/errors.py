@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -152,6 +153,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             errors = validation_errors(exc.detail)
         elif isinstance(exc, exceptions.ParseError):
             errors = [{"pointer": pointer(), "detail": str(exc.detail), "code": "parse_error"}]
+        if errors is not None and len(errors) > settings.MAX_ERRORS_PER_RESPONSE:
+            # A body with 200,000 bad items must not produce a 100 MB answer: the first ones, and a count.
+            extra["errors_omitted"] = len(errors) - settings.MAX_ERRORS_PER_RESPONSE
+            errors = errors[: settings.MAX_ERRORS_PER_RESPONSE]
         # Throttled sets .wait in __init__; the DRF stubs do not declare it.
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
             extra["retry_after_s"] = int(exc.wait + 0.999)  # type: ignore[attr-defined]

@@ -10,12 +10,14 @@ from typing import Any
 from django.conf import settings
 
 from advisor.api.errors import FieldErrors, pointer
+from advisor.runs_csv import TooManyRows, check_runs_csv
 from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv, runs_from_records
 
 
 def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
     if csv_body:
-        where = pointer("csv", error.row, error.column)
+        # A malformed record (bad quoting, an oversized cell) has a row but no column to blame.
+        where = pointer("csv", error.row, error.column) if error.column else pointer("csv", error.row)
     elif error.row == 0:
         where = pointer("runs")
     else:
@@ -30,10 +32,13 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     csv_body = isinstance(data, str)
     limit = settings.MAX_UPLOAD_ROWS
     if csv_body:
-        if data.count("\n") > limit + 1:
-            raise FieldErrors([{"pointer": pointer("csv"), "detail": f"at most {limit} rows", "code": "too_many"}])
+        try:
+            payload: Any = check_runs_csv(data, max_rows=limit)
+        except TooManyRows as error:
+            raise FieldErrors([{"pointer": pointer("csv"), "detail": str(error), "code": "too_many"}]) from None
+        except RunValidationError as error:
+            raise runs_problem(error, csv_body=True) from None
         parse: Callable[[Any], list[ProfiledRun]] = read_runs_csv
-        payload: Any = data
     else:
         if not isinstance(data, dict):
             detail = 'must be an object {"runs": [...]} (JSON) or a text/csv body'

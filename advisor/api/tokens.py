@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.models import ApiToken
+from advisor.textcheck import clean_name
 from core.fields import char_max_length
 
 KEY_PREFIX = "gpa_"
@@ -39,12 +40,10 @@ def _digest(key: str) -> str:
 
 
 def clean_token_name(name: str) -> str:
-    cleaned = (name or "").strip()
-    if not cleaned:
-        raise TokenNameError("must not be empty")
-    if len(cleaned) > NAME_MAX_LENGTH:
-        raise TokenNameError(f"at most {NAME_MAX_LENGTH} characters (got {len(cleaned)})")
-    return cleaned
+    try:
+        return clean_name(name, max_length=NAME_MAX_LENGTH)
+    except ValueError as error:
+        raise TokenNameError(str(error)) from None
 
 
 def api_token_create(*, user: User, name: str) -> IssuedToken:

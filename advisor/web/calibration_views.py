@@ -13,12 +13,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from advisor.calibrations import CalibrationNotReady, calibration_submit
 from advisor.charts import chart_residuals
 from advisor.models import ActiveCalibration, Calibration
+from advisor.runs_csv import TooManyRows, read_runs_text
 from core.auth import signed_in_user
-from estimator.runs import RunValidationError, read_runs_csv
+from core.queueing import QueueUnavailable
+from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
+# How often a page showing a fit in progress reloads itself: a 240-run fit takes tens of seconds.
+FIT_POLL_S = 5
 
 
 class CalibrationUploadForm(forms.Form):
@@ -42,7 +47,8 @@ class CalibrationUploadForm(forms.Form):
 
 
 def _visible(user: Any) -> Any:
-    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True, is_default=True))
+    # Shared calibrations (the default, and those `manage.py calibrate` stores without --owner) are everyone's.
+    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True))
 
 
 def _active_id(user: Any) -> int | None:
@@ -62,13 +68,12 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
         form = CalibrationUploadForm(request.POST, request.FILES)
         if form.is_valid():
             try:
-                runs = read_runs_csv(form.cleaned_data["runs"])
-                if len(runs) > settings.MAX_UPLOAD_ROWS:
-                    raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.")
-                from advisor.calibrations import calibration_create
-
+                try:
+                    runs = read_runs_text(form.cleaned_data["runs"], max_rows=settings.MAX_UPLOAD_ROWS)
+                except TooManyRows:
+                    raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.") from None
                 owner = signed_in_user(request)
-                calibration = calibration_create(owner=owner, name=form.cleaned_data["name"], runs=runs)
+                calibration = calibration_submit(owner=owner, name=form.cleaned_data["name"], runs=runs)
             except RunValidationError as error:
                 row_errors = [str(e) for e in error.errors[:MAX_ERRORS_SHOWN]]
                 if len(error.errors) > MAX_ERRORS_SHOWN:
@@ -76,8 +81,13 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                 form.add_error("runs", f"{len(error.errors)} problem(s) in the file; see the list below.")
             except (forms.ValidationError, ValueError) as error:
                 form.add_error("runs" if isinstance(error, forms.ValidationError) else "name", str(error))
+            except QueueUnavailable as error:
+                form.add_error(None, str(error))
             else:
-                messages.success(request, f"Fitted “{calibration.name}” on {calibration.runs} runs.")
+                if calibration.state == Calibration.State.READY:
+                    messages.success(request, f"Fitted “{calibration.name}” on {calibration.runs} runs.")
+                else:
+                    messages.info(request, f"“{calibration.name}” ({calibration.runs} runs) is being fitted.")
                 return redirect("calibration-detail", calibration_id=calibration.pk)
         status = 400
     context = {
@@ -130,6 +140,55 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],
+        **_refinement_report(report),
+    }
+
+
+def _pct_list(values: Any) -> list[str]:
+    return [_pct(value) for value in values or []]
+
+
+def _table(records: Any) -> dict[str, Any] | None:
+    """A list of flat dicts (e.g. the fitted parameters) as columns (keys in first-seen order) and rows."""
+    if not isinstance(records, list) or not all(isinstance(record, dict) for record in records) or not records:
+        return None
+    columns = list(dict.fromkeys(key for record in records for key in record))
+    return {"columns": columns, "rows": [[record.get(column, "") for column in columns] for record in records]}
+
+
+def _refinement_report(report: dict[str, Any]) -> dict[str, Any]:
+    """What a refining fit adds, each only when the stored report has it: measured vs predicted scaling efficiency by
+    GPU count, the residual trend with size, the parameters (which moved, which kept the prior, and why), the range
+    the runs cover."""
+    scaling = [
+        {
+            "family": curve.get("config_family", ""),
+            "rows": [
+                {"gpus": gpus, "measured": measured, "predicted": predicted}
+                for gpus, measured, predicted in zip(
+                    curve.get("gpus") or [],
+                    _pct_list(curve.get("measured")),
+                    _pct_list(curve.get("predicted")),
+                    strict=False,
+                )
+            ],
+        }
+        for curve in report.get("scaling_efficiency") or []
+        if isinstance(curve, dict)
+    ]
+    trend = report.get("residual_trend_per_doubling")
+    flagged = bool(report.get("residual_trend_flagged"))
+    raw_coverage = report.get("coverage")
+    coverage: dict[str, Any] = raw_coverage if isinstance(raw_coverage, dict) else {}
+    return {
+        "scaling": scaling,
+        # log(predicted/measured) per doubling of GPUs: about the fractional error it adds per doubling.
+        "trend": None if trend is None else {"per_doubling": _pct(trend), "flagged": flagged},
+        "parameters": _table(report.get("parameters")),
+        "moved": list(report.get("moved") or []),
+        "kept_at_prior": sorted((report.get("kept_at_prior") or {}).items()),
+        "coverage": [(key, value) for key, value in coverage.items()],
+        "refines": report.get("refines"),
     }
 
 
@@ -141,6 +200,7 @@ def calibration_detail(request: HttpRequest, calibration_id: int) -> HttpRespons
         "calibration": calibration,
         "report": fit_report(calibration),
         "is_active": _active_id(request.user) == calibration.pk,
+        "refresh_s": FIT_POLL_S,
     }
     return render(request, "calibrations/detail.html", context)
 
@@ -151,6 +211,10 @@ def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpRespo
     calibration = _own_or_default(request, calibration_id)
     from advisor.calibrations import calibration_activate as activate
 
-    activate(user=signed_in_user(request), calibration=calibration)
-    messages.success(request, f"Your scenarios now use “{calibration.name}”.")
+    try:
+        activate(user=signed_in_user(request), calibration=calibration)
+    except CalibrationNotReady as error:
+        messages.error(request, f"Cannot use it yet: {str(error).removeprefix('calibration: ')}.")
+    else:
+        messages.success(request, f"Your scenarios now use “{calibration.name}”.")
     return redirect("calibration-detail", calibration_id=calibration.pk)

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 
+from advisor.scenario import MIN_PARAMS_B
 from pricing.models import MARKET_PHRASES, Market
 
 try:  # The GPU catalog lives in the estimator; the planner lists what it knows.
@@ -257,7 +258,7 @@ class PlannerForm(forms.Form):
     params_b = _number(
         "Model size (billions of parameters)",
         required=True,
-        min_value=0.001,
+        min_value=MIN_PARAMS_B,
         max_value=100_000,
         help_text="Total parameters, e.g. 7 for a 7B model.",
     )

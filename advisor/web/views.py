@@ -27,6 +27,7 @@ from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
 from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
 from advisor.web.presenters import compare_columns, freshness, results_context
+from advisor.web.throttling import throttled
 from core.auth import signed_in_user
 
 PENDING_KEY = "planner_pending"
@@ -162,6 +163,7 @@ def planner(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@throttled("advice")
 def planner_results(request: HttpRequest) -> HttpResponse:
     """The results fragment the planner's script swaps in as inputs change (422 with the errors)."""
     form = _planner_form(request.POST)
@@ -172,6 +174,7 @@ def planner_results(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@throttled("pdf")
 def planner_proposal(request: HttpRequest) -> HttpResponse:
     """The PDF proposal of the scenario on screen (no need to save it first)."""
     form = _planner_form(request.POST)
@@ -283,6 +286,7 @@ def scenario_restore(request: HttpRequest, scenario_id: int, number: int) -> Htt
 
 @login_required
 @require_GET
+@throttled("pdf")
 def scenario_proposal(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
     advice, errors = _advice_or_errors(scenario=scenario)
@@ -364,6 +368,7 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_GET
+@throttled("pdf")
 def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
     proposal = proposal_store.proposal_for_share_token(token=token)

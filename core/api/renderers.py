@@ -10,8 +10,9 @@ from typing import Any
 
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): text starting with these.
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): text starting with these, after any leading
+# spaces, including the fullwidth forms (U+FF1D, U+FF0B, U+FF0D, U+FF20) that spreadsheets fold to ASCII.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 class ProblemJSONRenderer(JSONRenderer):
@@ -38,7 +39,7 @@ def _cell(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+    if isinstance(value, str) and value.lstrip(" ").startswith(_FORMULA_STARTS):
         return "'" + value
     return value
 
@@ -50,7 +51,8 @@ def rows_to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
         columns.update(dict.fromkeys(row))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\r\n")
-    writer.writeheader()
+    # Column names come from data too (extra CSV columns a user uploaded): escaped like any cell.
+    writer.writerow({key: _cell(key) for key in columns})
     for row in flat:
         writer.writerow({key: _cell(value) for key, value in row.items()})
     return buffer.getvalue()

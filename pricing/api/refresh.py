@@ -2,42 +2,63 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import current_app as app
 from celery.result import AsyncResult
+from django.conf import settings
+from django.utils.module_loading import import_string
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from core.api.permissions import IsStaff
-from core.queueing import QueueUnavailable, enqueue
+from core.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
 from pricing.api.serializers import TaskSerializer
 from pricing.feeds import FEED_NAMES
 from pricing.tasks import refresh_feed
 
+logger = logging.getLogger(__name__)
 
-def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "task_id": result.id,
-        "status": result.state,
-        "status_url": reverse("v1:task-detail", kwargs={"task_id": result.id}, request=request),
-    }
-    if result.state == "SUCCESS":
-        body["result"] = result.result
-    elif result.state == "FAILURE":
-        body["error"] = f"{type(result.result).__name__}: {result.result}"
-    return body
+
+def may_see_task(user: Any, task_id: str) -> bool:
+    """Staff see every task; anyone else only a task one of ``settings.TASK_VIEWERS`` grants them (dotted
+    paths of ``(user, task_id) -> bool``: the advisor's calibration fits), so pricing needs no import of the apps
+    whose tasks these are."""
+    if user.is_staff:
+        return True
+    return any(import_string(path)(user, task_id) for path in settings.TASK_VIEWERS)
 
 
 class QueueDown(APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The task queue is not answering."
     wait = 60  # Retry-After
+
+
+def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
+    """The task's state from the result backend (Redis); 503 with Retry-After when that does not answer."""
+    try:
+        state = result.state
+        outcome = result.result if state in ("SUCCESS", "FAILURE") else None
+    except OUTAGE_ERRORS as error:
+        logger.warning("task %s: result backend unavailable: %s: %s", result.id, type(error).__name__, error)
+        raise QueueDown("The task store (Redis) is not answering; try again in a minute.") from error
+    body: dict[str, Any] = {
+        "task_id": result.id,
+        "status": state,
+        "status_url": reverse("v1:task-detail", kwargs={"task_id": result.id}, request=request),
+    }
+    if state == "SUCCESS":
+        body["result"] = outcome
+    elif state == "FAILURE":
+        body["error"] = f"{type(outcome).__name__}: {outcome}"
+    return body
 
 
 class FeedRefreshView(GenericAPIView):
@@ -61,9 +82,14 @@ class FeedRefreshView(GenericAPIView):
 
 
 class TaskDetailView(GenericAPIView):
-    permission_classes = [IsStaff]
     serializer_class = TaskSerializer
 
-    @extend_schema(summary="A background task's state and result (staff)", responses=TaskSerializer)
+    @extend_schema(
+        summary="A background task's state and result (staff: any task; others: their calibration fits)",
+        responses=TaskSerializer,
+    )
     def get(self, request: Request, task_id: str) -> Response:
+        if not may_see_task(request.user, task_id):
+            # The same answer whether or not the id exists: task ids are not enumerable through this.
+            raise PermissionDenied("Only staff, or the owner of a calibration the task fits, can see a task.")
         return Response(task_status(request, AsyncResult(task_id, app=app)))

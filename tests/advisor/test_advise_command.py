@@ -49,7 +49,7 @@ def test_prints_the_advice_json(tmp_path: Path) -> None:
     [
         (
             '{"workload": {"kind": "training", "model": {"params_b": -1}, "tokens": 1e10}, "gpu": "h100-sxm"}',
-            "/workload/model/params_b: must be a number greater than 0",
+            "/workload/model/params_b: must be a number at least 0.001",
         ),
         (
             '{"workload": {"kind": "training", "model": {"params_b": 1}, "tokens": 1e10}, "gpu": "h100-sxm", "x": 1}',

@@ -145,3 +145,54 @@ def test_active_calibration_per_user(user, other_user) -> None:  # type: ignore[
     assert calibration_for_user(user=other_user)[0] == default_row
     with pytest.raises(CalibrationNotAvailable):
         calibration_activate(user=other_user, calibration=mine)
+
+
+@pytest.mark.django_db
+def test_calibrate_with_owner_is_listed_on_the_pages_and_used_by_estimate_and_advise(tmp_path: Path, user) -> None:  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    from tests.api.examples import scenario
+
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(6), encoding="utf-8")
+    _run("calibrate", "--runs", str(runs), "--name", "shared fit")
+    _run("calibrate", "--runs", str(runs), "--name", "alices fit", "--owner", "alice")
+    assert CalibrationRow.objects.get(name="alices fit").owner == user
+    assert CalibrationRow.objects.get(name="shared fit").owner is None
+    web = Client()
+    web.force_login(user)
+    page = web.get("/calibrations/").content.decode()
+    assert "shared fit" in page and "alices fit" in page
+
+    default_out, _ = _run("estimate", "--runs", str(runs))
+    named_out, _ = _run("estimate", "--runs", str(runs), "--calibration", "alices fit", "--owner", "alice")
+    assert default_out != named_out  # a fit on these runs predicts them differently from the shipped default
+    document = tmp_path / "scenario.json"
+    document.write_text(json.dumps(scenario()), encoding="utf-8")
+    advice, _ = _run("advise", str(document), "--calibration", "shared fit")
+    assert json.loads(advice)["calibration"]["name"] == "shared fit"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("command", ["estimate", "advise"])
+def test_an_unknown_calibration_name_exits_2_naming_the_option(tmp_path: Path, command: str) -> None:
+    from tests.api.examples import scenario
+
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(2), encoding="utf-8")
+    document = tmp_path / "scenario.json"
+    document.write_text(json.dumps(scenario()), encoding="utf-8")
+    args = ["--runs", str(runs)] if command == "estimate" else [str(document)]
+    with pytest.raises(CommandError) as raised:
+        _run(command, *args, "--calibration", "nope")
+    assert raised.value.returncode == 2
+    assert "--calibration: no calibration named 'nope'" in str(raised.value)
+
+
+@pytest.mark.django_db
+def test_calibrate_with_an_unknown_owner_exits_2(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(6), encoding="utf-8")
+    with pytest.raises(CommandError, match="--owner: no user 'ghost'"):
+        _run("calibrate", "--runs", str(runs), "--owner", "ghost")
+    assert not CalibrationRow.objects.filter(is_default=False).exists()

@@ -104,7 +104,7 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
     ("doc", "pointer", "says"),
     [
         ({**MINIMAL, "colour": "red"}, "/colour", "unknown field"),
-        (with_("/workload/model/params_b", -1), "/workload/model/params_b", "greater than 0"),
+        (with_("/workload/model/params_b", -1), "/workload/model/params_b", "at least 0.001"),
         (with_("/workload/model/params_b", "7"), "/workload/model/params_b", "got string"),
         (with_("/workload/model/params_b", True), "/workload/model/params_b", "got boolean"),
         (with_("/workload/model/params_b", float("nan")), "/workload/model/params_b", "nan"),
@@ -192,7 +192,7 @@ def test_any_json_value_anywhere_parses_or_names_a_field(path: str, value: Any) 
 
 @settings(max_examples=100)
 @given(
-    params_b=st.floats(1e-6, 100_000),
+    params_b=st.floats(0.001, 100_000),
     tokens=st.floats(1, 1e16),
     gpu=st.sampled_from(GPU_IDS),
     utilization=st.floats(1e-9, 1),

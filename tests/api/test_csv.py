@@ -34,3 +34,12 @@ def test_single_object_and_empty_list() -> None:
     assert _parse({"a": 1}) == [{"a": "1"}]
     assert CSVRenderer().render([]) == b"\r\n"
     assert flatten_row({"a": {"b": {"c": 1}}}) == {"a.b.c": 1}
+
+
+def test_header_cells_and_fullwidth_or_spaced_formula_starts_are_neutralized() -> None:
+    rows = [{"=cmd()": "\uff1dHYPERLINK(1)", "note": "  =SUM(A1)", "plus": "\uff0b1", "at": "\uff20x", "ok": "a=b"}]
+    parsed = _parse(rows)
+    assert list(parsed[0]) == ["'=cmd()", "note", "plus", "at", "ok"]
+    assert parsed[0]["'=cmd()"] == "'\uff1dHYPERLINK(1)"
+    assert parsed[0]["note"] == "'  =SUM(A1)" and parsed[0]["plus"] == "'\uff0b1" and parsed[0]["at"] == "'\uff20x"
+    assert parsed[0]["ok"] == "a=b"

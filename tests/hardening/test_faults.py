@@ -6,6 +6,7 @@ through a small TCP proxy this test starts between Django and the server.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 import uuid
@@ -168,3 +169,71 @@ def test_a_redis_outage_is_logged_once_a_minute_not_per_call(caplog) -> None:  #
     logged = [r for r in caplog.records if r.name == "django_redis.cache"]
     assert len(logged) == 1
     assert logged[0].exc_info is not None  # the one record keeps the traceback that says why
+
+
+@pytest.mark.django_db
+def test_with_redis_down_a_task_status_answers_503_with_retry_after(redis_down, staff_user) -> None:  # type: ignore[no-untyped-def]
+    api = APIClient()
+    api.force_authenticate(staff_user)
+    started = time.monotonic()
+    response = api.get(f"/api/v1/tasks/{uuid.uuid4()}")
+    assert response.status_code == 503, response.content[:500]
+    assert response["Content-Type"].startswith("application/problem+json")
+    assert int(response["Retry-After"]) > 0
+    assert "Redis" in response.json()["detail"]
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.django_db
+def test_healthz_with_the_database_down_says_so_without_connection_details(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from django.db import OperationalError, connection
+
+    secret = 'connection to server at "db.internal" (10.1.2.3), port 5432 failed: Connection refused'
+
+    def refuse() -> None:
+        raise OperationalError(secret)
+
+    monkeypatch.setattr(connection, "cursor", refuse)
+    response = Client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "error", "database": "unavailable"}
+    assert "10.1.2.3" not in response.content.decode() and "5432" not in response.content.decode()
+    assert int(response["Retry-After"]) > 0
+
+
+@pytest.mark.django_db
+def test_feed_status_json_shows_an_error_category_not_the_exception_text() -> None:
+    from pricing.models import FeedRun
+
+    FeedRun.objects.create(
+        feed="aws",
+        status=FeedRun.Status.FAILED,
+        error="unexpected ConnectionError: HTTPSConnectionPool(host='10.9.9.9', port=8443): Max retries exceeded",
+    )
+    feeds = {f["feed"]: f for f in Client().get("/prices/feeds/status.json").json()["feeds"]}
+    assert feeds["aws"]["last_run"]["error"] == "failed"
+    assert "10.9.9.9" not in json.dumps(feeds)
+
+
+@pytest.mark.django_db
+def test_a_running_feed_run_whose_holder_is_gone_is_shown_failed() -> None:
+    from pricing.models import FeedRun
+
+    orphan = FeedRun.objects.create(feed="aws")  # "running", and no refresh holds the feed's lock
+    feeds = {f["feed"]: f for f in Client().get("/prices/feeds/status.json").json()["feeds"]}
+    assert feeds["aws"]["last_run"]["status"] == "failed"
+    assert feeds["aws"]["last_run"]["error"] == "interrupted"
+    orphan.refresh_from_db()
+    assert orphan.status == FeedRun.Status.FAILED and orphan.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_a_running_feed_run_with_a_live_holder_stays_running() -> None:
+    from pricing import services
+    from pricing.models import FeedRun
+
+    token = services.feed_lock_acquire(feed="aws")
+    assert token is not None
+    FeedRun.objects.create(feed="aws")
+    assert services.fail_orphaned_runs() == 0
+    assert FeedRun.objects.get(feed="aws").status == FeedRun.Status.RUNNING

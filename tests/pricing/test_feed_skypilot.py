@@ -193,7 +193,7 @@ def test_offers_the_single_skypilot_feed_wrote_before_the_split_are_withdrawn_fo
 
 
 def test_every_cloud_of_the_default_configuration_has_a_catalog_version_on_record() -> None:
-    from advisor import settings as defaults  # the shipped defaults, not the test overrides
+    from config import settings as defaults  # the shipped defaults, not the test overrides
 
     listed = catalog_versions()
     missing = [cloud for cloud in defaults.PRICING_SKYPILOT_CLOUDS if cloud not in listed]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery import current_app as app
+from celery.result import AsyncResult
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,11 +25,24 @@ from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import runs_or_400, runs_problem
 from advisor.api.views.base import query_params
-from advisor.calibrations import NAME_MAX_LENGTH, CalibrationNameError, calibration_activate, calibration_create
+from advisor.calibrations import (
+    NAME_MAX_LENGTH,
+    CalibrationNameError,
+    CalibrationNotReady,
+    calibration_activate,
+    calibration_submit,
+)
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
+from core.queueing import QueueUnavailable
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
+from pricing.api.refresh import QueueDown, task_status
+
+
+class NotReady(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The calibration is still being fitted, or its fit failed."
 
 
 class CalibrationSerializer(serializers.ModelSerializer):
@@ -36,8 +52,9 @@ class CalibrationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Calibration
-        fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at"]
+        fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at", "state", "error"]
         read_only_fields = fields
+        extra_kwargs = {"state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."}}
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
@@ -131,7 +148,14 @@ class CalibrationListView(GenericAPIView):
             )
         ],
         request={"application/json": OpenApiRequest(_JSON_FIT), "text/csv": OpenApiRequest(_CSV_BODY)},
-        responses={201: CalibrationDetailSerializer},
+        responses={
+            201: CalibrationDetailSerializer,
+            202: OpenApiResponse(
+                CalibrationDetailSerializer,
+                description="A large upload: stored with state pending; the body adds task_id and status_url "
+                "(GET it, or this calibration, until state is ready or failed).",
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         data = request.data
@@ -145,7 +169,7 @@ class CalibrationListView(GenericAPIView):
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
         runs = runs_or_400(data, other_fields=("name",))
         try:
-            row = calibration_create(owner=signed_in_user(request), name=name, runs=runs)
+            row = calibration_submit(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:
             raise runs_problem(error, csv_body=isinstance(data, str)) from error
         except CalibrationNameError as error:
@@ -153,9 +177,19 @@ class CalibrationListView(GenericAPIView):
             if isinstance(data, str):
                 raise QueryParameterErrors({"name": [detail]}) from error
             raise FieldErrors([{"pointer": pointer("name"), "detail": detail}]) from error
+        except QueueUnavailable as error:
+            raise QueueDown(str(error)) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
-        body = CalibrationDetailSerializer(row, context=_context(request)).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
+        body = dict(CalibrationDetailSerializer(row, context=_context(request)).data)
+        if row.state == Calibration.State.READY:
+            return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
+        if row.state == Calibration.State.FAILED:  # fitted in-process (embedded mode) and the runs could not be fitted
+            row.delete()
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": body["error"], "code": "cannot_fit"}])
+        # A large upload: the fit runs in a task; poll the task (or the calibration's state).
+        task = task_status(request, AsyncResult(row.task_id, app=app))
+        body.update(task_id=task["task_id"], status_url=task["status_url"])
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})
 
 
 class CalibrationDetailView(GenericAPIView):
@@ -189,7 +223,10 @@ class CalibrationActivateView(GenericAPIView):
     )
     def post(self, request: Request, calibration_id: int) -> Response:
         row = _owned_or_shared(request, calibration_id)
-        calibration_activate(user=signed_in_user(request), calibration=row)
+        try:
+            calibration_activate(user=signed_in_user(request), calibration=row)
+        except CalibrationNotReady as error:
+            raise NotReady(str(error).removeprefix("calibration: ")) from error
         return Response(CalibrationSerializer(row, context=_context(request)).data)
 
 
@@ -232,6 +269,8 @@ class EstimateView(GenericAPIView):
         else:
             user = signed_in_user(request)
             row = calibration_visible_to(user=user, calibration_id=active_calibration_id(user=user))
+        if row.state != Calibration.State.READY:
+            raise QueryParameterErrors({"calibration": [f"not ready: {row.get_state_display().lower()}"]})
         rows = estimate_rows(runs=runs_or_400(request.data), calibration=row)
         calibration = CalibrationSerializer(row, context=_context(request)).data
         return Response({"calibration": calibration, "count": len(rows), "results": rows})

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.advice import advise
+from advisor.management.commands.estimate import add_calibration_arguments, calibration_option
 from advisor.scenario import ScenarioError
 
 INVALID_INPUT = 2
@@ -24,6 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("scenario", help="path of a Scenario JSON file, or - for standard input")
         parser.add_argument("--compact", action="store_true", help="one line instead of indented JSON")
+        add_calibration_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["scenario"]
@@ -39,7 +41,7 @@ class Command(BaseCommand):
                 returncode=INVALID_INPUT,
             ) from exc
         try:
-            advice = advise(document)
+            advice = advise(document, calibration=calibration_option(options))
         except ScenarioError as exc:
             lines = "\n".join(f"  {e['pointer'] or '/'}: {e['message']}" for e in exc.errors)
             raise CommandError(f"{path}: invalid scenario\n{lines}", returncode=INVALID_INPUT) from exc

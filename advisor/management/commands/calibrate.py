@@ -1,4 +1,5 @@
-"""python manage.py calibrate --runs IN.csv [--name NAME]: fit and store a calibration, print its JSON report."""
+"""python manage.py calibrate --runs IN.csv [--name NAME] [--owner USERNAME]: fit and store a calibration (shared, or
+the owner's), listed on /calibrations/; print its JSON report."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.calibrations import CalibrationNameError, calibration_create
-from advisor.management.commands.estimate import BAD_INPUT, read_text_argument, runs_or_exit
+from advisor.management.commands.estimate import BAD_INPUT, owner_option, read_text_argument, runs_or_exit
 from estimator.runs import RunValidationError
 
 
@@ -22,12 +23,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--runs", required=True, help="profiled-run CSV with tokens_per_s or step_time_s")
         parser.add_argument("--name", help="calibration name (default: the file name); an existing name is replaced")
+        parser.add_argument("--owner", help="username that owns it (default: shared with every user)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
         name = options.get("name") or Path(options["runs"]).stem or "calibration"
+        owner = owner_option(options)
         try:
-            row = calibration_create(owner=None, name=name, runs=runs, replace=True)
+            row = calibration_create(owner=owner, name=name, runs=runs, replace=True)
         except RunValidationError as error:
             lines = "\n".join(f"  {e}" for e in error.errors)
             raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=BAD_INPUT) from None

@@ -1,4 +1,5 @@
-"""python manage.py estimate --runs IN.csv [--out OUT.csv]: predict every profiled-run row."""
+"""python manage.py estimate --runs IN.csv [--calibration NAME [--owner USERNAME]] [--out OUT.csv]: predict every
+profiled-run row with the named calibration (default: the shipped one)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from advisor.calibrations import calibration_for_user
+from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
+from advisor.runs_csv import read_runs_text
+from estimator import calibrate
 from estimator.prediction import predict_runs
-from estimator.runs import RunValidationError, read_runs_csv, write_predictions_csv
+from estimator.runs import RunValidationError, write_predictions_csv
 
 # The contract of DESIGN.md: bad input exits with status 2.
 BAD_INPUT = 2
@@ -29,10 +33,40 @@ def read_text_argument(path: str, option: str) -> str:
 def runs_or_exit(text: str) -> list:
     """Validated runs, or a CommandError (exit 2) listing every bad row and column."""
     try:
-        return read_runs_csv(text)
+        # A file has no upload limit: only the CSV checks (quoting, cell size, characters) apply.
+        return read_runs_text(text, max_rows=sys.maxsize)
     except RunValidationError as error:
         lines = "\n".join(f"  {e}" for e in error.errors)
         raise CommandError(f"{len(error.errors)} invalid value(s) in --runs:\n{lines}", returncode=BAD_INPUT) from None
+
+
+def add_calibration_arguments(parser: CommandParser) -> None:
+    parser.add_argument(
+        "--calibration", help="calibration name, as listed on /calibrations/ (default: the shipped one)"
+    )
+    parser.add_argument("--owner", help="username whose calibration --calibration names (default: a shared one)")
+
+
+def owner_option(options: dict[str, Any]) -> Any:
+    """The user ``--owner`` names (None without it); exit 2 when there is no such user."""
+    if not options.get("owner"):
+        return None
+    owner = get_user_model().objects.filter(username=options["owner"]).first()
+    if owner is None:
+        raise CommandError(f"--owner: no user {options['owner']!r}", returncode=BAD_INPUT)
+    return owner
+
+
+def calibration_option(options: dict[str, Any]) -> calibrate.Calibration | None:
+    """The calibration ``--calibration``/``--owner`` name (None without it); exit 2 naming the option."""
+    if not options.get("calibration"):
+        return None
+    owner = owner_option(options)
+    try:
+        row = calibration_named(name=options["calibration"], owner=owner)
+    except CalibrationNotAvailable as error:
+        raise CommandError(f"--calibration: {error}", returncode=BAD_INPUT) from None
+    return calibrate.Calibration.from_dict(row.document)
 
 
 class Command(BaseCommand):
@@ -44,10 +78,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--runs", required=True, help="profiled-run CSV (DESIGN.md schema); - for stdin")
         parser.add_argument("--out", help="output CSV path (default: stdout)")
+        add_calibration_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
-        _, calibration = calibration_for_user(user=None)
+        calibration = calibration_option(options) or calibration_for_user(user=None)[1]
         solution = predict_runs(runs, calibration)
         text = write_predictions_csv(
             runs,

@@ -1,0 +1,67 @@
+"""Profiled-run CSV text from outside (API body, web upload, command file), checked as CSV before
+estimator.runs reads it: every way a file can be malformed becomes a RunValidationError naming the row
+(and the column when one is to blame), never a csv.Error or a 500.
+
+- Line ends: CRLF, LF and CR-only (old Mac exports) are all accepted.
+- Refused: an unterminated quote or stray characters after a closing quote (strict CSV), a cell over
+  csv.field_size_limit() characters, NUL or unpaired surrogates in a cell, more than ``max_rows`` rows
+  (counted as CSV records, so a last line without a newline counts too)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from advisor.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
+from estimator.runs import MAX_ERRORS, ProfiledRun, RowError, RunValidationError, read_runs_csv
+
+
+class TooManyRows(ValueError):
+    """More data rows than the limit; ``limit`` is the most allowed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"at most {limit} rows")
+        self.limit = limit
+
+
+def _malformed(row: int, error: csv.Error) -> RowError:
+    message = str(error)
+    if "field larger than field limit" in message:
+        message = f"a cell is longer than {csv.field_size_limit():,} characters"
+    elif "unexpected end of data" in message:
+        message = 'unterminated quoted cell (a " opens a cell that never closes)'
+    else:
+        message = f"malformed CSV: {message}; quote cells that contain commas, quotes or line breaks"
+    return RowError(row, "", message)
+
+
+def check_runs_csv(text: str, *, max_rows: int) -> str:
+    """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows."""
+    normalized = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    reader = csv.reader(io.StringIO(normalized, newline=""), strict=True)
+    header: list[str] = []
+    errors: list[RowError] = []
+    row = 0  # 0 = the header, as in RowError
+    try:
+        for row, cells in enumerate(reader):
+            if row == 0:
+                header = [cell.strip() for cell in cells]
+            elif row > max_rows:
+                raise TooManyRows(max_rows)
+            for index, cell in enumerate(cells):
+                if has_bad_characters(cell):
+                    column = header[index] if index < len(header) and header[index] else f"column {index + 1}"
+                    errors.append(RowError(row, column, BAD_CHARACTER_DETAIL))
+            if len(errors) >= MAX_ERRORS:
+                break
+    except csv.Error as error:
+        # The reader failed on the record after the last one it returned.
+        errors.append(_malformed(row + 1 if header else 0, error))
+    if errors:
+        raise RunValidationError(errors)
+    return normalized
+
+
+def read_runs_text(text: str, *, max_rows: int) -> list[ProfiledRun]:
+    """Checked CSV text -> validated runs; RunValidationError (row, column, what is allowed) or TooManyRows."""
+    return read_runs_csv(check_runs_csv(text, max_rows=max_rows))

@@ -1,0 +1,55 @@
+"""Characters no stored text may hold: NUL (PostgreSQL text and jsonb refuse it) and unpaired UTF-16
+surrogates (not encodable as UTF-8, so neither the database nor a response can carry them).
+
+Checked at every boundary (API bodies and queries, CSV cells, web forms, commands) before anything
+reaches the database, so SQLite and PostgreSQL answer the same 400."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+_BAD = re.compile("[\x00\ud800-\udfff]")
+
+BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (U+D800-U+DFFF)"
+
+
+def has_bad_characters(value: str) -> bool:
+    return _BAD.search(value) is not None
+
+
+def visible(value: str) -> str:
+    """``value`` with each bad character written as a backslash escape (safe to echo in an error)."""
+    if not has_bad_characters(value):
+        return value
+    return _BAD.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
+
+
+def bad_strings(value: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+    """Paths (JSON pointer tokens) of every string, key included, in a parsed JSON value that holds a bad character."""
+    if isinstance(value, str):
+        if has_bad_characters(value):
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            # A bad key is reported too, with its bad characters escaped so the error body stays valid UTF-8.
+            token = visible(key)
+            if token != key:
+                yield (*path, token)
+            yield from bad_strings(item, (*path, token))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from bad_strings(item, (*path, index))
+
+
+def clean_name(name: str | None, *, max_length: int) -> str:
+    """A stored name, stripped: not empty, at most ``max_length`` characters, no bad character (else ValueError)."""
+    cleaned = (name or "").strip()
+    if not cleaned:
+        raise ValueError("must not be empty")
+    if len(cleaned) > max_length:
+        raise ValueError(f"at most {max_length} characters (got {len(cleaned)})")
+    if has_bad_characters(cleaned):
+        raise ValueError(BAD_CHARACTER_DETAIL)
+    return cleaned

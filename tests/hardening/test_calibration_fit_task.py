@@ -1,0 +1,177 @@
+"""Calibration fits off the request (issues 18.1 and 14): uploads over CALIBRATION_INLINE_MAX_RUNS are
+validated synchronously, stored, and fitted by the idempotent `fit_calibration(calibration_id)` task.
+The API answers 202 with a task to poll (201 when the fit already finished: small uploads, or the
+embedded mode where tasks run in-process); the pages show the state; a queue outage stores nothing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+from typing import Any
+
+import pytest
+from celery import current_app as app
+from celery.result import AsyncResult
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
+
+from advisor import calibrations
+from advisor.models import Calibration
+from advisor.tasks import fit_calibration
+from core.queueing import QueueUnavailable
+from tests.hardening.test_upload_limits import _csv
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(user) -> APIClient:  # type: ignore[no-untyped-def]
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def large(settings) -> str:  # type: ignore[no-untyped-def]
+    """An upload over the inline limit (kept small so the fit stays quick)."""
+    settings.CALIBRATION_INLINE_MAX_RUNS = 3
+    return _csv(6)
+
+
+@pytest.fixture
+def queued(monkeypatch) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+    """A broker that takes the task and a worker that has not run it yet."""
+    sent: list[tuple[Any, ...]] = []
+
+    def enqueue(task: Any, *args: Any) -> AsyncResult:
+        sent.append((task.name, *args))
+        return AsyncResult(str(uuid.uuid4()), app=app)
+
+    monkeypatch.setattr(calibrations, "enqueue", enqueue)
+    return sent
+
+
+def test_a_large_upload_answers_202_with_a_task_and_the_worker_fits_it(api, large, queued, user, other_user) -> None:  # type: ignore[no-untyped-def]
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 202, response.content[:300]
+    body = response.json()
+    assert body["state"] == "pending" and body["runs"] == 6
+    row = Calibration.objects.get(pk=body["id"])
+    assert queued == [("advisor.fit_calibration", row.pk)]
+    assert row.task_id == body["task_id"] and body["status_url"].endswith(f"/api/v1/tasks/{row.task_id}")
+    assert len(row.pending_runs) == 6
+    # The owner may poll the task; another user may not (the same 403 as for any task that is not theirs).
+    assert api.get(body["status_url"]).json()["status"] == "PENDING"
+    other = APIClient()
+    other.force_authenticate(other_user)
+    assert other.get(body["status_url"]).status_code == 403
+    # Not usable until fitted.
+    assert api.post(f"/api/v1/calibrations/{row.pk}/activate").status_code == 409
+    page = _web(user).get(f"/calibrations/{row.pk}/").content.decode()
+    assert 'data-state="pending"' in page and 'http-equiv="refresh"' in page
+
+    result = fit_calibration(row.pk)
+    assert result == {"calibration_id": row.pk, "state": "ready", "error": ""}
+    row.refresh_from_db()
+    assert row.state == "ready" and row.pending_runs is None and row.document["params"]
+    document = row.document
+    assert fit_calibration(row.pk)["state"] == "ready"  # idempotent: a redelivered task changes nothing
+    row.refresh_from_db()
+    assert row.document == document
+    assert api.post(f"/api/v1/calibrations/{row.pk}/activate").status_code == 200
+    assert 'data-testid="fit-summary"' in _web(user).get(f"/calibrations/{row.pk}/").content.decode()
+
+
+def test_in_the_embedded_mode_a_large_upload_is_fitted_in_process(api, large) -> None:  # type: ignore[no-untyped-def]
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 201, response.content[:300]
+    assert response.json()["state"] == "ready"
+    assert Calibration.objects.get(name="big").state == "ready"
+
+
+def test_small_uploads_are_fitted_in_the_request(api, settings, queued) -> None:  # type: ignore[no-untyped-def]
+    settings.CALIBRATION_INLINE_MAX_RUNS = 24
+    response = api.post("/api/v1/calibrations?name=small", data=_csv(6), content_type="text/csv")
+    assert response.status_code == 201
+    assert queued == []
+
+
+def test_with_the_queue_down_a_large_upload_answers_503_and_stores_nothing(api, large, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def down(*args: Any) -> None:
+        raise QueueUnavailable(OSError("connection refused"))
+
+    monkeypatch.setattr(calibrations, "enqueue", down)
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("application/problem+json") and int(response["Retry-After"]) > 0
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+def test_runs_that_cannot_be_fitted_mark_the_calibration_failed_with_the_reason(api, large, queued) -> None:  # type: ignore[no-untyped-def]
+    # Valid rows without a measured throughput pass validation but cannot be fitted.
+    records = list(csv.DictReader(io.StringIO(large)))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({**record, "tokens_per_s": "", "step_time_s": ""} for record in records)
+    response = api.post("/api/v1/calibrations?name=unmeasured", data=out.getvalue(), content_type="text/csv")
+    assert response.status_code == 202, response.content[:300]
+    row = Calibration.objects.get(name="unmeasured")
+    assert fit_calibration(row.pk)["state"] == "failed"
+    row.refresh_from_db()
+    assert row.state == "failed" and "tokens_per_s" in row.error
+    assert api.get(f"/api/v1/calibrations/{row.pk}").json()["error"] == row.error
+
+
+def test_the_page_upload_of_a_large_file_shows_the_fit_in_progress(user, large, queued) -> None:  # type: ignore[no-untyped-def]
+    web = _web(user)
+    upload = SimpleUploadedFile("runs.csv", large.encode(), content_type="text/csv")
+    response = web.post("/calibrations/", {"name": "from the page", "runs": upload}, follow=True)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "is being fitted" in page and 'data-state="pending"' in page
+    listing = web.get("/calibrations/").content.decode()
+    assert "Queued for fitting" in listing
+
+
+def _web(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_the_report_page_renders_the_refinement_fields_it_finds(user) -> None:  # type: ignore[no-untyped-def]
+    """Scaling efficiency by GPU count, the residual trend, moved and kept parameters, coverage: each shown when the
+    stored report has it (and the page still renders without them, as for the shipped default)."""
+    default = calibrations.default_calibration_row()
+    report = {
+        **default.document["report"],
+        "refines": default.name,
+        "scaling_efficiency": [
+            {
+                "config_family": "1.3B ddp a100-80gb",
+                "gpus": [1, 8, 32],
+                "measured": [1, 0.9, 0.67],
+                "predicted": [1, 0.92, 0.7],
+            }
+        ],
+        "residual_trend_per_doubling": 0.06,
+        "residual_trend_flagged": True,
+        "moved": ["fabric_efficiency"],
+        "kept_at_prior": {"overlap": "the runs do not identify it"},
+        "parameters": [{"name": "fabric_efficiency", "value": 0.33, "prior": 0.8}],
+        "coverage": {"num_gpus": [1, 32], "gpus": ["a100-80gb"]},
+    }
+    row = Calibration.objects.create(
+        owner=user, name="refined", document={**default.document, "report": report}, runs=6, loo_mape=0.05
+    )
+    page = _web(user).get(f"/calibrations/{row.pk}/").content.decode()
+    assert 'data-testid="scaling-efficiency"' in page and "67.0%" in page and "70.0%" in page
+    assert 'data-testid="residual-trend-flag"' in page
+    assert "Moved by your runs: fabric_efficiency" in page and "overlap kept at the prior" in page
+    assert 'data-testid="parameters"' in page and "0.33" in page
+    assert "1 \u2013 32" in page and "a100-80gb" in page
+    plain = _web(user).get(f"/calibrations/{default.pk}/").content.decode()
+    assert 'data-testid="fit-summary"' in plain and 'data-testid="residual-trend-flag"' not in plain
