@@ -217,7 +217,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
     "DESCRIPTION": "Rent or buy GPUs: advice, prices, calibrations and proposals.",
     "VERSION": "1.0.0",
+    # 3.1: schemas are JSON Schema 2020-12, so the Scenario and Advice JSON Schemas embed unchanged.
+    "OAS_VERSION": "3.1.0",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Last: embeds the Scenario/Advice JSON Schemas after drf-spectacular's own (in-place) post-processing.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "advisor.api.schema.embed_documents"],
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

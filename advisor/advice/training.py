@@ -208,7 +208,14 @@ def _layout(sizes: SizePredictions, i: int) -> dict[str, Any]:
         v = sizes.at(k)[i]
         v = v.item() if hasattr(v, "item") else v
         layout[k] = None if (isinstance(v, int) and v < 0) or v == "" else v
+    # The estimator labels checkpointing "true"/"false"/"selective"; the Scenario takes true/false/"selective",
+    # so a size's layout can be fed back as workload.parallelism.
+    checkpointing = layout["activation_checkpointing"]
+    layout["activation_checkpointing"] = _CHECKPOINTING.get(checkpointing, checkpointing)
     return layout
+
+
+_CHECKPOINTING: Final[Mapping[Any, bool]] = {"true": True, "false": False}
 
 
 def _rent_document(

@@ -19,6 +19,7 @@ from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors
 from advisor.api.scenario_input import scenario_error_entries
+from advisor.api.schema import AdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
 from advisor.models import Proposal
 from advisor.proposal import frozen_proposal_pdf
@@ -32,7 +33,7 @@ from core.api.renderers import PDFRenderer
 class ProposalSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
     recomputed_from_id = serializers.IntegerField(allow_null=True, read_only=True)
-    advice = serializers.JSONField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
+    advice = AdviceDocumentField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
     provenance = serializers.JSONField(
         read_only=True, help_text="Offers, hardware quote and calibration the Advice used, with sources and dates."
     )
