@@ -28,6 +28,11 @@ _SCENARIO_MARKER = "x-scenario-document"
 NormalizedScenario = Annotated[dict[str, Any], WithJsonSchema({_SCENARIO_MARKER: True})]
 
 
+# A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
+# that refuses the other branches (true/false), an enum into an attempt that falls through to them.
+Selective = Annotated[Literal["selective"], WithJsonSchema({"type": "string", "enum": ["selective"]})]
+
+
 class Closed(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -187,7 +192,7 @@ class Layout(Closed):
     pp: int | None
     cp: int | None
     micro_batch: int | None
-    activation_checkpointing: bool | Literal["selective"] | None
+    activation_checkpointing: bool | Selective | None
 
 
 class MarketCost(Closed):

@@ -122,7 +122,8 @@ def advice_components() -> dict[str, Any]:
             scenario_ref="#/components/schemas/Scenario",
         )
         for name, part in schema.pop("$defs", {}).items():
-            components[ADVICE_DEF_PREFIX + name] = part
+            # Generators name classes by title: it must be the (prefixed) component name too.
+            components[ADVICE_DEF_PREFIX + name] = {**part, "title": ADVICE_DEF_PREFIX + name}
         components[schema.pop("title")] = embeddable(schema)
     return components
 
