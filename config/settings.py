@@ -186,7 +186,8 @@ REST_FRAMEWORK = {
         "advisor.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Then: query parameters the OpenAPI document does not declare are a 400 (core/api/query.py).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "core.api.query.KnownQueryParameters"],
     "DEFAULT_SCHEMA_CLASS": "advisor.api.schema.ProblemAutoSchema",
     # JSON out (tabular views add CSV); /api/docs/ is the interactive browser, not DRF's browsable API.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -213,6 +214,10 @@ REST_FRAMEWORK = {
         "pdf": env_str("API_THROTTLE_PDF", "120/hour"),
     },
 }
+# How long a POST's Idempotency-Key is remembered (draft-ietf-httpapi-idempotency-key-header: keys expire; 24 h
+# is Stripe's documented retention, stripe.com/docs/api/idempotent_requests, read 2026-12).
+IDEMPOTENCY_KEY_TTL_S = env_int("IDEMPOTENCY_KEY_TTL_S", 24 * 3600, minimum=60)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
     "DESCRIPTION": "Rent or buy GPUs: advice, prices, calibrations and proposals.",

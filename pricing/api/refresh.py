@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from core.api.permissions import IsStaff
+from core.api.query import KnownQueryParameters
 from core.queueing import QueueUnavailable, enqueue
 from pricing.api.serializers import TaskSerializer
 from pricing.feeds import FEED_NAMES
@@ -41,7 +42,7 @@ class QueueDown(APIException):
 
 
 class FeedRefreshView(GenericAPIView):
-    permission_classes = [IsStaff]
+    permission_classes = [IsStaff, KnownQueryParameters]
     serializer_class = TaskSerializer
 
     @extend_schema(
@@ -61,7 +62,7 @@ class FeedRefreshView(GenericAPIView):
 
 
 class TaskDetailView(GenericAPIView):
-    permission_classes = [IsStaff]
+    permission_classes = [IsStaff, KnownQueryParameters]
     serializer_class = TaskSerializer
 
     @extend_schema(summary="A background task's state and result (staff)", responses=TaskSerializer)
