@@ -138,7 +138,11 @@ def advice_union() -> dict[str, Any]:
     }
 
 
+GUIDE_PATH = Path(__file__).resolve().parent / "guide.md"
+
+
 def embed_documents(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    result.setdefault("info", {})["description"] = GUIDE_PATH.read_text(encoding="utf-8")
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in list(schemas.items()):
         if schema.get(DOCUMENT_MARKER) == "Scenario":

@@ -83,3 +83,10 @@ def test_activation_checkpointing_is_boolean_or_selective(client) -> None:  # ty
     ac = training["properties"]["parallelism"]["properties"]["activation_checkpointing"]
     assert "enum" not in ac
     assert {"type": "boolean"} in ac["oneOf"] and {"type": "string", "enum": ["selective"]} in ac["oneOf"], ac
+
+
+def test_the_docs_carry_the_integration_guide(client) -> None:  # type: ignore[no-untyped-def]
+    description = _served(client)["info"]["description"]
+    steps = ("Generate a client", "Authenticate", "Create a scenario", "Read the recommendation", "Issue a proposal")
+    for step in steps:
+        assert step in description, step
