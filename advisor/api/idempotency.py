@@ -24,7 +24,7 @@ from advisor.api.errors import FieldErrors
 from advisor.models import IdempotentResponse
 
 HEADER = "Idempotency-Key"
-MAX_KEY_LENGTH = IdempotentResponse._meta.get_field("key").max_length
+MAX_KEY_LENGTH: int = IdempotentResponse._meta.get_field("key").max_length or 255
 REPLAYED_HEADERS = ("Location", "ETag")
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(

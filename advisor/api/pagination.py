@@ -65,6 +65,7 @@ class Pagination(PageNumberPagination):
         if self.past_end is None:
             return super().get_paginated_response(data)
         count, last = self.past_end
+        assert self.request is not None  # set by paginate_queryset
         url = self.request.build_absolute_uri()
         previous = replace_query_param(url, self.page_query_param, last) if count else None
         return Response({"count": count, "next": None, "previous": previous, "results": data})
