@@ -169,5 +169,25 @@ class Proposal(models.Model):
         return f"proposal {self.pk} of {self.scenario_name}"
 
 
+class IdempotentResponse(models.Model):
+    """The first response to a POST sent with an `Idempotency-Key`, kept per user for a day (the key's
+    lifetime, settings.IDEMPOTENCY_KEY_TTL_S): a retry with the same key and body gets it back instead of
+    creating a second object."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of method, path and canonical JSON body.")
+    status_code = models.PositiveSmallIntegerField()
+    body = models.JSONField()
+    headers = models.JSONField(default=dict, help_text="Location and ETag of the first response.")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "key"], name="idempotency_key_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status_code})"
+
+
 # Saved fleet plans live with the fleet code; imported here so the app registry and migrations see them.
 from advisor.fleet.models import Fleet, FleetVersion  # noqa: E402, F401

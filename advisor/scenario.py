@@ -347,6 +347,19 @@ def _lists(value: Any) -> Any:
 # --- parsing -----------------------------------------------------------------------------------
 
 
+def _known_providers_only(c: _Checker, where: str, given: list[Any], slugs: list[str]) -> None:
+    """An unknown provider would silently price nothing and flip the advice to "buy": refuse it by name."""
+    if not slugs:
+        return
+    from pricing.selectors import known_provider_slugs
+
+    known = known_provider_slugs()
+    for i, p in enumerate(given):
+        slug = p.strip().lower() if isinstance(p, str) else None
+        if slug in slugs and slug not in known:
+            c.fail(f"{where}/providers/{i}", f"unknown provider {p!r}; known providers: {', '.join(sorted(known))}")
+
+
 def ownership_defaults() -> dict[str, float]:
     """Ownership-cost defaults (years, discount rate, ...) from the pricing catalog, by key."""
     from pricing.selectors import ownership_defaults as catalog_defaults
@@ -628,6 +641,7 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
                 provs.append(p.strip().lower())
             else:
                 c.fail(f"{where}/providers/{i}", f"must be a provider slug such as 'aws' or 'lambda'; got {p!r}")
+        _known_providers_only(c, where, providers, provs)
     markets = get(r, "markets", where)
     mkts: list[str] = []
     if not isinstance(markets, list) or not markets:

@@ -276,7 +276,8 @@ REST_FRAMEWORK = {
         "advisor.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Then: query parameters the OpenAPI document does not declare are a 400 (core/api/query.py).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "core.api.query.KnownQueryParameters"],
     "DEFAULT_SCHEMA_CLASS": "advisor.api.schema.ProblemAutoSchema",
     # JSON out (tabular views add CSV); /api/docs/ is the interactive browser, not DRF's browsable API.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -303,11 +304,19 @@ REST_FRAMEWORK = {
         "pdf": env_rate("API_THROTTLE_PDF", "120/hour"),
     },
 }
+# How long a POST's Idempotency-Key is remembered (draft-ietf-httpapi-idempotency-key-header: keys expire; 24 h
+# is Stripe's documented retention, stripe.com/docs/api/idempotent_requests, read 2026-12).
+IDEMPOTENCY_KEY_TTL_S = env_int("IDEMPOTENCY_KEY_TTL_S", 24 * 3600, minimum=60)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
     "DESCRIPTION": "Rent or buy GPUs: advice, prices, calibrations and proposals.",
     "VERSION": "1.0.0",
+    # 3.1: schemas are JSON Schema 2020-12, so the Scenario and Advice JSON Schemas embed unchanged.
+    "OAS_VERSION": "3.1.0",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Last: embeds the Scenario/Advice JSON Schemas after drf-spectacular's own (in-place) post-processing.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "advisor.api.schema.embed_documents"],
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -15,8 +15,14 @@ from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from pricing.feeds import FEED_NAMES, feed_units, get_feed
-from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault
-from pricing.services import INTERRUPTED_PREFIX, OWNERSHIP_DEFAULTS_CSV, SNAPSHOT_CSV, progress_cache_key
+from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault, Provider
+from pricing.services import (
+    INTERRUPTED_PREFIX,
+    OWNERSHIP_DEFAULTS_CSV,
+    PROVIDER_NAMES,
+    SNAPSHOT_CSV,
+    progress_cache_key,
+)
 
 OFFER_COLUMNS = [
     "provider",
@@ -295,3 +301,8 @@ def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:
         for row in offer.history.order_by("recorded_at", "id")
     ]
     return sorted(points, key=lambda point: point[0])
+
+
+def known_provider_slugs() -> frozenset[str]:
+    """Every provider a Scenario may name in rent.providers: those in the catalog and those a feed names."""
+    return frozenset(PROVIDER_NAMES) | frozenset(Provider.objects.values_list("slug", flat=True))

@@ -46,7 +46,7 @@ from scipy.special import gammaln
 
 from advisor import economics as ec
 from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_document, json_safe, money, num
-from advisor.advice.offers import rental_offers
+from advisor.advice.offers import price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.scenario import Scenario, ScenarioError, parse_scenario
 from estimator import inference as inf
@@ -514,7 +514,7 @@ def _prices_as_of(
     s: Scenario,
     frame: pd.DataFrame,
     size_docs: list[dict[str, Any]],
-    freshness: Mapping[str, Any],
+    freshness: dict[str, Any],
     now: dt.datetime,
     warnings: list[str],
 ) -> str | None:
@@ -528,15 +528,8 @@ def _prices_as_of(
                 f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
                 "not a live feed."
             )
-    observed = sorted({o["observed_at"] for o in used if o["observed_at"]})
-    if s.rent.usd_per_gpu_hour is not None:
-        return now.date().isoformat()  # a manual quote is today's price
-    if observed:
-        return str(observed[0][:10])
-    if used:  # undated snapshot rows: no newer than the snapshot's compile date
-        compiled = freshness.get("snapshot_compiled_on")
-        return str(compiled) if compiled else None
-    return None
+    prices_as_of, freshness["kind"] = price_dates(s, size_docs, freshness, now, warnings)
+    return prices_as_of
 
 
 def _outlook(

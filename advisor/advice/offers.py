@@ -100,23 +100,52 @@ def offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
     }
 
 
-def oldest_price_date(
-    s: Scenario, size_docs: list[dict[str, Any]], freshness: Mapping[str, Any], now: dt.datetime
-) -> tuple[str | None, str]:
-    """(date of the oldest price used, kind: manual | live | snapshot | mixed | none).
+def quoted_offers(size_docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every offer an Advice quotes: each size's headline offer and the offers of its other markets."""
+    found: list[dict[str, Any]] = []
 
-    Undated snapshot rows fall back to the snapshot's compile date (the prices are no newer than that)."""
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "usd_per_gpu_hour" in node and "provider" in node and "observed_at" in node:
+                found.append(node)
+                return
+            for value in node.values():
+                walk(value)
+
+    for doc in size_docs:
+        walk(doc.get("rent"))
+    return found
+
+
+def price_dates(
+    s: Scenario, size_docs: list[dict[str, Any]], freshness: dict[str, Any], now: dt.datetime, warnings: list[str]
+) -> tuple[str | None, str]:
+    """(prices_as_of, kind: manual | live | snapshot | mixed | none), for training and inference alike.
+
+    prices_as_of is the oldest observation among the offers the Advice quotes. Offers without an observation
+    date are counted and named in `freshness` (undated_offers, undated) and in a warning; only when none is
+    dated does it fall back to the snapshot's compile date (those prices are no newer than that)."""
     if s.rent.usd_per_gpu_hour is not None:
         return iso(now.date()), "manual"
-    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
+    # The same offer may be quoted at several sizes: count it once, by its natural key.
+    used = {(o["provider"], o["instance"], o["region"], o["market"]): o for o in quoted_offers(size_docs)}
     if not used:
         return None, "none"
-    snapshot = {bool(o["is_snapshot"]) for o in used}
+    snapshot = {bool(o["is_snapshot"]) for o in used.values()}
     kind = "mixed" if len(snapshot) == 2 else "snapshot" if True in snapshot else "live"
-    dated = sorted(o["observed_at"] for o in used if o["observed_at"])
-    if dated:
-        return dated[0][:10], kind
-    return freshness.get("snapshot_compiled_on"), kind
+    undated = sorted(" ".join(str(part or "-") for part in key) for key, o in used.items() if not o["observed_at"])
+    freshness["undated_offers"] = len(undated)
+    freshness["undated"] = undated
+    dated = sorted(o["observed_at"] for o in used.values() if o["observed_at"])
+    as_of = dated[0][:10] if dated else freshness.get("snapshot_compiled_on")
+    if undated:
+        named = "; ".join(undated[:3]) + (f"; and {len(undated) - 3} more" if len(undated) > 3 else "")
+        meaning = "counts the dated ones only" if dated else "is the snapshot's compile date (an upper bound)"
+        warnings.append(
+            f"{len(undated)} of the {len(used)} offers quoted carry no observation date ({named}): "
+            f"prices as of {as_of} {meaning}."
+        )
+    return as_of, kind
 
 
 @dataclass(frozen=True)

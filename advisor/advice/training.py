@@ -27,10 +27,10 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   / GPUs added) at or above ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
   at the scenario's utilization.
 - Uncertainty: ``MC_SAMPLES`` draws (fixed seed, so the same scenario gives the same advice) of
-  the throughput error (log-normal with the calibration's held-out log sigma) times the rental
-  price (uniform over the ``MC_PRICE_ALTERNATIVES`` cheapest eligible offers of the chosen market:
-  the cheapest may have no capacity)
-  -> P10/P50/P90 of run hours, cost per run and break-even.
+  the throughput error (log-normal with the calibration's held-out log sigma) -> P10/P50/P90 of run
+  hours and cost per run (rented: at the quoted price, so the quoted cost lies inside its band);
+  break-even also draws the rental price (uniform over the ``MC_PRICE_ALTERNATIVES`` cheapest
+  eligible offers of the chosen market: the cheapest may have no capacity).
 - Sensitivity: each input moved -20% and +20% (utilization capped at 1), the change of
   "owned minus rented cost per run" at the recommended size; the six largest swings.
 """
@@ -59,7 +59,7 @@ from advisor.advice.documents import (
     num,
     pct,
 )
-from advisor.advice.offers import RentPricing, offer_document, oldest_price_date, price_rent
+from advisor.advice.offers import RentPricing, offer_document, price_dates, price_rent
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
@@ -208,7 +208,14 @@ def _layout(sizes: SizePredictions, i: int) -> dict[str, Any]:
         v = sizes.at(k)[i]
         v = v.item() if hasattr(v, "item") else v
         layout[k] = None if (isinstance(v, int) and v < 0) or v == "" else v
+    # The estimator labels checkpointing "true"/"false"/"selective"; the Scenario takes true/false/"selective",
+    # so a size's layout can be fed back as workload.parallelism.
+    checkpointing = layout["activation_checkpointing"]
+    layout["activation_checkpointing"] = _CHECKPOINTING.get(checkpointing, checkpointing)
     return layout
+
+
+_CHECKPOINTING: Final[Mapping[Any, bool]] = {"true": True, "false": False}
 
 
 def _rent_document(
@@ -483,7 +490,7 @@ def advise_training(
     _prediction_warnings(s, sizes, warnings)
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
     _price_warnings(s, rent, gpus, size_docs, freshness, warnings)
-    prices_as_of, freshness["kind"] = oldest_price_date(s, size_docs, freshness, now)
+    prices_as_of, freshness["kind"] = price_dates(s, size_docs, freshness, now, warnings)
 
     # Cumulative cost, NPV and sensitivity at the recommended size.
     cumulative = npv = None

@@ -139,8 +139,9 @@ def monte_carlo_quantiles(
     rent: RentPricing,
     hw: Hardware | None,
 ) -> dict[str, np.ndarray]:
-    """Throughput error x price spread of each size's headline market -> (P10, P50, P90) per size of run hours,
-    rented cost per run and, when owning is priced, owned cost per run and break-even."""
+    """Throughput error (and, for break-even, the price spread of each size's headline market) -> (P10, P50, P90)
+    per size of run hours, rented cost per run at the quoted price and, when owning is priced, owned cost per run
+    and break-even."""
     rng = np.random.default_rng(MC_SEED)
     throughput = np.exp(rng.normal(0.0, log_sigma, size=(MC_SAMPLES, 1)))
     draws = rng.random(size=(MC_SAMPLES, len(gpus)))
@@ -164,6 +165,13 @@ def monte_carlo_quantiles(
         price_factor=factor,
         overrides={"throughput_factor": throughput},
     )
+    # The rental cost band is at the price the Advice quotes (throughput error only), so the quoted cost per run
+    # is its median and lies inside P10..P90; the spread over the next-cheapest offers (the quoted one may have
+    # no capacity) stays in the break-even band.
+    at_quote = rent.headline_costs(
+        s=s, gpus=gpus, nodes=nodes, tokens_per_s=tokens_per_s, hw=hw, overrides={"throughput_factor": throughput}
+    )
+    mc = {**mc, "rent_usd_per_run": at_quote["rent_usd_per_run"]}
     sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
     stacked = np.stack(np.broadcast_arrays(*(inf_if_not_finite(mc[k]) for k in sampled)))
     with np.errstate(invalid="ignore"):
@@ -177,6 +185,6 @@ def uncertainty_document(*, log_sigma: float) -> dict[str, Any]:
         "seed": MC_SEED,
         "throughput_log_sigma": log_sigma,
         "price_alternatives": MC_PRICE_ALTERNATIVES,
-        "method": "throughput log-normal (calibration held-out log error) x rental price uniform over the "
-        "cheapest eligible offers of the chosen market",
+        "method": "throughput log-normal (calibration held-out log error); rental cost per run at the quoted "
+        "price; break-even also over a rental price uniform over the cheapest eligible offers of the chosen market",
     }

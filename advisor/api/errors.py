@@ -22,6 +22,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from advisor.proposal import PdfUnavailable
+from core.api.query import UnknownQueryParameters
 from core.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 from core.problems import PROBLEM_CONTENT_TYPE, problem
@@ -147,7 +148,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         assert isinstance(exc, exceptions.APIException)
         extra: dict[str, Any] = {}
         errors: list[dict[str, Any]] | None = None
-        if isinstance(exc, FieldErrors):
+        if isinstance(exc, FieldErrors | UnknownQueryParameters):
             errors = exc.errors
         elif isinstance(exc, exceptions.ValidationError):
             errors = validation_errors(exc.detail)

@@ -2,20 +2,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from advisor.api.errors import QueryParameterErrors
 
 
 class Pagination(PageNumberPagination):
     """`?page=N&page_size=M` (M from 1 to 500, default 50); responses carry count, next, previous, results.
-    A page or page size out of range is a 400 naming the parameter, not a silent default."""
+    A page size out of range or a page number below 1 is a 400 naming the parameter, not a silent default; a page
+    past the end is an empty page (count still says how many there are)."""
 
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+    past_end: tuple[int, int] | None = None  # (count, last page) when the page asked for is past the end
 
     def get_page_size(self, request: Request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
@@ -32,13 +35,40 @@ class Pagination(PageNumberPagination):
         return size
 
     def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> list[Any] | None:
+        raw = request.query_params.get(self.page_query_param)
+        number = self._requested_page(raw)
+        self.past_end = None
+        if number is not None:
+            paginator = self.django_paginator_class(queryset, self.get_page_size(request))
+            if number > paginator.num_pages:
+                # Past the end is an empty page, not an error: a client paging while rows are deleted, or asking
+                # for page 2 of what just became one page, reads "nothing more" rather than failing.
+                self.request = request
+                self.past_end = (paginator.count, paginator.num_pages)
+                return []
+        return super().paginate_queryset(queryset, request, view)
+
+    def _requested_page(self, raw: str | None) -> int | None:
+        if raw is None or raw in self.last_page_strings:
+            return None
         try:
-            return super().paginate_queryset(queryset, request, view)
-        except NotFound as error:
-            pages = self.django_paginator_class(queryset, self.get_page_size(request)).num_pages
-            raw = request.query_params.get(self.page_query_param)
-            detail = f"must be a page number from 1 to {pages} (or 'last'); got {raw!r}"
-            raise QueryParameterErrors({self.page_query_param: [detail]}) from error
+            number = int(raw)
+        except ValueError:
+            number = 0
+        if number < 1:
+            raise QueryParameterErrors(
+                {self.page_query_param: [f"must be a page number from 1 (or 'last'); got {raw!r}"]}
+            )
+        return number
+
+    def get_paginated_response(self, data: Any) -> Response:
+        if self.past_end is None:
+            return super().get_paginated_response(data)
+        count, last = self.past_end
+        assert self.request is not None  # set by paginate_queryset
+        url = self.request.build_absolute_uri()
+        previous = replace_query_param(url, self.page_query_param, last) if count else None
+        return Response({"count": count, "next": None, "previous": previous, "results": data})
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         """Document the ranges enforced above, so a schema-valid page number is never refused as malformed."""

@@ -12,6 +12,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from advisor.advice.models import ADVICE_MODELS, advice_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -80,46 +81,77 @@ class ProblemAutoSchema(AutoSchema):
         return response
 
 
-# --- the Scenario JSON Schema (advisor/schemas/scenario.schema.json, draft 2020-12) as OpenAPI 3.0 ---
+# --- the Scenario JSON Schema (advisor/schemas/scenario.schema.json, draft 2020-12) in OpenAPI 3.1 ---
 
 SCENARIO_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scenario.schema.json"
 
 
-def json_schema_to_openapi30(node: Any) -> Any:
-    """Draft 2020-12 -> the OpenAPI 3.0 dialect: `type: [T, "null"]` -> `nullable`, `const` -> one-value
-    `enum`, numeric `exclusiveMinimum/Maximum` -> boolean flags; `$schema`/`$id` dropped."""
-    if isinstance(node, list):
-        return [json_schema_to_openapi30(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in ("$schema", "$id"):
-            continue
-        if key == "properties":
-            out[key] = {name: json_schema_to_openapi30(sub) for name, sub in value.items()}
-        elif key == "type" and isinstance(value, list):
-            types = [t for t in value if t != "null"]
-            if len(types) != 1:
-                raise ValueError(f"cannot express type {value!r} in OpenAPI 3.0")
-            out["type"] = types[0]
-            if "null" in value:
-                out["nullable"] = True
-        elif key == "const":
-            out["enum"] = [value]
-        elif key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
-            out["minimum" if key == "exclusiveMinimum" else "maximum"] = value
-            out[key] = True
-        else:
-            out[key] = json_schema_to_openapi30(value)
-    if out.get("nullable") and "enum" in out and None not in out["enum"]:
-        out["enum"] = [*out["enum"], None]
-    return out
+def embeddable(schema: dict[str, Any]) -> dict[str, Any]:
+    """A draft 2020-12 document as an OpenAPI 3.1 component: 3.1 schemas ARE JSON Schema, so only the
+    document-level keywords go (`$schema`, `$id`, and `title`, which generators would use as a second,
+    clashing class name: the component's name is the title)."""
+    return {key: value for key, value in schema.items() if key not in ("$schema", "$id", "title")}
 
 
 @functools.cache
+def _scenario_schema_text() -> str:
+    return json.dumps(embeddable(json.loads(SCENARIO_SCHEMA_PATH.read_text(encoding="utf-8"))))
+
+
 def scenario_openapi_schema() -> dict[str, Any]:
-    return json_schema_to_openapi30(json.loads(SCENARIO_SCHEMA_PATH.read_text(encoding="utf-8")))
+    """A fresh copy on every call: drf-spectacular rewrites component dicts in place (enum extraction,
+    request/response split), so a shared cached dict would change between two fetches of the document."""
+    return json.loads(_scenario_schema_text())
+
+
+# --- the typed documents (Scenario, Advice) as components ---
+# drf-spectacular post-processes the components it builds (enum extraction rewrites them in place), so the
+# extensions below only leave a marker and the hook `embed_documents` (the last post-processing hook) puts a
+# fresh copy of each JSON Schema there: the document is the same on every fetch.
+
+DOCUMENT_MARKER = "x-gpu-advisor-document"
+ADVICE_DEF_PREFIX = "Advice"  # the Advice models' parts ("Offer", "Layout") would clash with serializer names
+
+
+def advice_components() -> dict[str, Any]:
+    """TrainingAdvice, InferenceAdvice and their parts, generated from advisor.advice.models."""
+    components: dict[str, Any] = {}
+    for kind in ADVICE_MODELS:
+        schema = advice_json_schema(
+            kind,
+            ref_template=f"#/components/schemas/{ADVICE_DEF_PREFIX}{{model}}",
+            scenario_ref="#/components/schemas/Scenario",
+        )
+        for name, part in schema.pop("$defs", {}).items():
+            # Generators name classes by title: it must be the (prefixed) component name too.
+            components[ADVICE_DEF_PREFIX + name] = {**part, "title": ADVICE_DEF_PREFIX + name}
+        components[schema.pop("title")] = embeddable(schema)
+    return components
+
+
+def advice_union() -> dict[str, Any]:
+    names = {kind: model.model_config.get("title") or model.__name__ for kind, model in ADVICE_MODELS.items()}
+    refs = {kind: f"#/components/schemas/{name}" for kind, name in names.items()}
+    return {
+        "description": "The Advice: its shape depends on the Scenario's workload.kind.",
+        "oneOf": [{"$ref": ref} for ref in refs.values()],
+        "discriminator": {"propertyName": "kind", "mapping": refs},
+    }
+
+
+GUIDE_PATH = Path(__file__).resolve().parent / "guide.md"
+
+
+def embed_documents(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    result.setdefault("info", {})["description"] = GUIDE_PATH.read_text(encoding="utf-8")
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in list(schemas.items()):
+        if schema.get(DOCUMENT_MARKER) == "Scenario":
+            schemas[name] = {"title": name, **scenario_openapi_schema()}
+        elif schema.get(DOCUMENT_MARKER) == "Advice":
+            schemas[name] = advice_union()
+            schemas.update(advice_components())
+    return result
 
 
 class ScenarioDocument(serializers.Serializer):
@@ -133,9 +165,28 @@ class ScenarioDocumentExtension(OpenApiSerializerExtension):
         return "Scenario"
 
     def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
-        return scenario_openapi_schema()
+        return {DOCUMENT_MARKER: "Scenario"}
 
 
 @extend_schema_field(ScenarioDocument)
 class ScenarioDocumentField(serializers.JSONField):
     """A Scenario JSON object; its content is validated by advisor.scenario, not here."""
+
+
+class AdviceDocument(serializers.Serializer):
+    """Placeholder for the Advice JSON (training or inference) in the schema."""
+
+
+class AdviceDocumentExtension(OpenApiSerializerExtension):
+    target_class = AdviceDocument
+
+    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
+        return "Advice"
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
+        return {DOCUMENT_MARKER: "Advice"}
+
+
+@extend_schema_field(AdviceDocument)
+class AdviceDocumentField(serializers.JSONField):
+    """An Advice JSON object as advisor.advice produced it."""

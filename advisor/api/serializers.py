@@ -85,35 +85,3 @@ class ScenarioListItemSerializer(serializers.ModelSerializer):
         model = Scenario
         fields = ["id", "name", "created_at", "updated_at"]
         read_only_fields = fields
-
-
-class RecommendationSerializer(serializers.Serializer):
-    action = serializers.ChoiceField(
-        choices=["rent", "buy"], allow_null=True, help_text="null when no size fits or nothing can be priced."
-    )
-    gpus = serializers.IntegerField(allow_null=True)
-    reasons = serializers.ListField(child=serializers.CharField())
-
-
-class CalibrationSummarySerializer(serializers.Serializer):
-    name = serializers.CharField()
-    runs = serializers.IntegerField()
-    loo_mape = serializers.FloatField(allow_null=True)
-
-
-class AdviceSerializer(serializers.Serializer):
-    """The Advice JSON of DESIGN.md (documented here; produced by advisor.advice.advise)."""
-
-    scenario = serializers.DictField(help_text="The Scenario, normalized, with every default filled in.")
-    sizes = serializers.ListField(
-        child=serializers.DictField(),
-        help_text="One entry per candidate size. Training: gpus, nodes, layout, fits_memory, memory_per_gpu_gb, "
-        "step_time_s, tokens_per_s, mfu, scaling_efficiency, run_hours, rent {offer, usd_per_run}, buy {capex_usd, "
-        "usd_per_year, usd_per_gpu_hour_at_utilization, usd_per_run, break_even_utilization, "
-        "break_even_hours_per_year}. Inference: gpus, tp, replicas, output_tokens_per_s, meets_latency, "
-        "rent {offer, usd_per_month}, buy {usd_per_month, break_even_utilization}, usd_per_million_output_tokens.",
-    )
-    recommendation = RecommendationSerializer()
-    prices_as_of = serializers.CharField(allow_null=True, help_text="Date of the oldest price used.")
-    calibration = CalibrationSummarySerializer()
-    warnings = serializers.ListField(child=serializers.CharField())

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from core.api.permissions import IsStaff
+from core.api.query import KnownQueryParameters
 from core.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
 from pricing.api.serializers import TaskSerializer
 from pricing.feeds import FEED_NAMES
@@ -62,7 +63,7 @@ def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
 
 
 class FeedRefreshView(GenericAPIView):
-    permission_classes = [IsStaff]
+    permission_classes = [IsStaff, KnownQueryParameters]
     serializer_class = TaskSerializer
 
     @extend_schema(

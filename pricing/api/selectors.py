@@ -10,7 +10,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 
 from pricing.models import HardwareQuote, Offer, PriceObservation
 
@@ -25,6 +25,15 @@ def hardware_quotes(*, gpu: str | None = None) -> QuerySet[HardwareQuote]:
 def offer_by_id(*, offer_id: int) -> Offer:
     """Any offer, current or withdrawn (history outlives the listing). Raises Offer.DoesNotExist."""
     return Offer.objects.select_related("provider").get(pk=offer_id)
+
+
+def offers_last_modified(*, offers: QuerySet[Offer]) -> dt.datetime | None:
+    """When the list of `offers` last changed: an offer appeared, changed price or was confirmed, or (any
+    offer) was withdrawn. Withdrawals are counted over the whole catalog, so the date is never too early."""
+    current = offers.aggregate(seen=Max("first_seen_at"), priced=Max("price_changed_at"), observed=Max("observed_at"))
+    gone = Offer.objects.aggregate(gone=Max("withdrawn_at"))
+    moments = [moment for moment in (*current.values(), *gone.values()) if moment is not None]
+    return max(moments) if moments else None
 
 
 def offer_observations(*, offer: Offer) -> QuerySet[PriceObservation]:

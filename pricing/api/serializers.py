@@ -23,6 +23,10 @@ class OfferQuery(serializers.Serializer):
 
 
 class OfferSerializer(serializers.Serializer):
+    """An offer's natural key is (provider, instance, region, market): a refresh updates the offer with the same
+    key in place, so its `id` is stable across refreshes and opens /api/v1/offers/{id}/history."""
+
+    id = serializers.IntegerField(help_text="Stable id: GET /api/v1/offers/{id}/history is its price history.")
     provider = serializers.CharField(source="provider.slug")
     instance = serializers.CharField(source="instance_type")
     region = serializers.CharField(help_text="Empty when the provider prices the instance the same everywhere.")

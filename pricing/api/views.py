@@ -9,9 +9,10 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.api.conditional import conditional_response
 from core.api.renderers import JSON_AND_CSV
 from pricing import selectors
-from pricing.api.selectors import offer_by_id, offer_observations
+from pricing.api.selectors import offer_by_id, offer_observations, offers_last_modified
 from pricing.api.serializers import FeedSerializer, OfferQuery, OfferSerializer, PriceObservationSerializer
 from pricing.models import Offer
 
@@ -23,6 +24,8 @@ class OfferListApi(GenericAPIView):
 
     @extend_schema(
         summary="Current cloud GPU offers, cheapest per GPU-hour first",
+        description="Each offer's `id` is stable (natural key: provider, instance, region, market) and opens "
+        "`/offers/{id}/history`. Responses carry `ETag` and `Last-Modified`; send `If-None-Match` to get a 304.",
         parameters=[OfferQuery],
         responses=OfferSerializer(many=True),
     )
@@ -37,7 +40,9 @@ class OfferListApi(GenericAPIView):
             markets=[filters["market"]] if "market" in filters else None,
         ).order_by("usd_per_gpu_hour", "id")
         page = self.paginate_queryset(offers)
-        return self.get_paginated_response(OfferSerializer(page, many=True).data)
+        body = self.get_paginated_response(OfferSerializer(page, many=True).data).data
+        changed = offers_last_modified(offers=offers)
+        return conditional_response(request, body, variant=request.accepted_media_type, last_modified=changed)
 
 
 class FeedListApi(GenericAPIView):

@@ -102,8 +102,12 @@ def test_list_is_paginated_and_owner_scoped(alice, bob) -> None:  # type: ignore
         for item in alice.get(f"/api/v1/scenarios?page_size=2&page={p}").json()["results"]
     }
     assert names == {f"s{i}" for i in range(5)}
+    past_end = alice.get("/api/v1/scenarios?page_size=2&page=99")
+    assert past_end.status_code == 200
+    assert past_end.json()["count"] == 5 and past_end.json()["results"] == [] and past_end.json()["next"] is None
+    assert "page=3" in past_end.json()["previous"]
     for query, parameter in (
-        ("page=99", "page"),
+        ("page=0", "page"),
         ("page=x", "page"),
         ("page_size=0", "page_size"),
         ("page_size=501", "page_size"),
@@ -111,4 +115,4 @@ def test_list_is_paginated_and_owner_scoped(alice, bob) -> None:  # type: ignore
     ):
         body = assert_problem(alice.get(f"/api/v1/scenarios?{query}"), 400, f"#/{parameter}")
         assert body["errors"][0]["parameter"] == parameter
-    assert "from 1 to 3" in alice.get("/api/v1/scenarios?page=9&page_size=2").json()["errors"][0]["detail"]
+    assert "from 1" in alice.get("/api/v1/scenarios?page=-1&page_size=2").json()["errors"][0]["detail"]

@@ -51,3 +51,42 @@ def test_docs_page_has_no_cdn(client) -> None:  # type: ignore[no-untyped-def]
     assert any(asset.endswith(".js") for asset in assets), assets
     for asset in assets:
         assert client.get(asset).status_code == 200, asset
+
+
+def _served(client) -> dict:  # type: ignore[no-untyped-def]
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_served_document_is_identical_on_every_fetch_and_resolves(client) -> None:  # type: ignore[no-untyped-def]
+    from openapi_spec_validator import validate
+
+    first = _served(client)
+    assert client.get("/api/docs/").status_code == 200
+    second = _served(client)
+    assert first == second
+    assert first["openapi"].startswith("3.1")
+    for document in (first, second):
+        validate(document)  # resolves every $ref: a dangling one raises
+
+
+def test_component_titles_are_distinct(client) -> None:  # type: ignore[no-untyped-def]
+    components = _served(client)["components"]["schemas"]
+    titles = [schema["title"] for schema in components.values() if "title" in schema]
+    assert len(titles) == len(set(titles)), titles
+
+
+def test_activation_checkpointing_is_boolean_or_selective(client) -> None:  # type: ignore[no-untyped-def]
+    scenario = _served(client)["components"]["schemas"]["Scenario"]
+    training = next(w for w in scenario["properties"]["workload"]["oneOf"] if "tokens" in w["properties"])
+    ac = training["properties"]["parallelism"]["properties"]["activation_checkpointing"]
+    assert "enum" not in ac
+    assert {"type": "boolean"} in ac["oneOf"] and {"type": "string", "enum": ["selective"]} in ac["oneOf"], ac
+
+
+def test_the_docs_carry_the_integration_guide(client) -> None:  # type: ignore[no-untyped-def]
+    description = _served(client)["info"]["description"]
+    steps = ("Generate a client", "Authenticate", "Create a scenario", "Read the recommendation", "Issue a proposal")
+    for step in steps:
+        assert step in description, step

@@ -137,7 +137,7 @@ def test_offers_api_fields_filters_and_pagination(client: Client, user, bundled:
     data = response.json()
     assert data["count"] == Offer.objects.filter(gpu="h100-sxm", market="on_demand").count()
     first = data["results"][0]
-    assert list(first) == CONTRACT_FIELDS
+    assert list(first) == ["id", *CONTRACT_FIELDS]
     assert first["gpu"] == "h100-sxm" and first["market"] == "on_demand"
     prices = [row["usd_per_gpu_hour"] for row in data["results"]]
     assert prices == sorted(prices)

@@ -18,8 +18,7 @@ from advisor.api.advice_cache import cached_advice_for
 from advisor.api.errors import FieldErrors
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
-from advisor.api.schema import ScenarioDocument
-from advisor.api.serializers import AdviceSerializer
+from advisor.api.schema import AdviceDocument, ScenarioDocument
 from advisor.api.views.scenarios import owned_scenario
 from advisor.proposal import render_proposal_pdf
 from advisor.scenario import ScenarioError
@@ -42,27 +41,27 @@ def saved_advice(request: Request, scenario_id: int) -> tuple[str, dict]:
 
 
 class AdviceView(GenericAPIView):
-    serializer_class = AdviceSerializer
+    serializer_class = AdviceDocument
     parser_classes = [JSONParser]
     throttle_scope = "advice"
 
     @extend_schema(
         summary="Advice for a Scenario (stateless): rent or buy, and how many GPUs",
         request=ScenarioDocument,
-        responses={200: AdviceSerializer},
+        responses={200: AdviceDocument},
     )
     def post(self, request: Request) -> Response:
         return Response(advice_or_400(request, request.data))
 
 
 class ScenarioAdviceView(GenericAPIView):
-    serializer_class = AdviceSerializer
+    serializer_class = AdviceDocument
     throttle_scope = "advice"
 
     @extend_schema(
         summary="Advice for one of your saved scenarios",
         responses={
-            200: AdviceSerializer,
+            200: AdviceDocument,
             409: OpenApiResponse(description="The saved document no longer validates; errors point into it."),
         },
     )

@@ -18,7 +18,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from advisor.api.scenario_input import scenario_error_entries
+from advisor.api.schema import AdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
 from advisor.models import Proposal
 from advisor.proposal import frozen_proposal_pdf
@@ -33,7 +35,7 @@ from core.auth import signed_in_user
 class ProposalSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
     recomputed_from_id = serializers.IntegerField(allow_null=True, read_only=True)
-    advice = serializers.JSONField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
+    advice = AdviceDocumentField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
     provenance = serializers.JSONField(
         read_only=True, help_text="Offers, hardware quote and calibration the Advice used, with sources and dates."
     )
@@ -94,12 +96,17 @@ class ScenarioProposalListView(GenericAPIView):
     @extend_schema(
         summary="Issue a frozen proposal: the scenario's Advice with today's prices, stored as issued",
         request=None,
+        parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: ProposalSerializer,
             409: OpenApiResponse(description="The saved document no longer validates; errors point into it."),
+            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
         },
     )
     def post(self, request: Request, scenario_id: int) -> Response:
+        return idempotent(request, lambda: self._issue(request, scenario_id))
+
+    def _issue(self, request: Request, scenario_id: int) -> Response:
         try:
             proposal = issue_proposal(user=signed_in_user(request), scenario_id=scenario_id)
         except ScenarioError as error:

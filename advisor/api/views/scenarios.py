@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from django.db.models import Count, QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -9,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors, pointer
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from advisor.api.scenario_input import parse_scenario_or_400
 from advisor.api.serializers import ScenarioInputSerializer, ScenarioListItemSerializer, ScenarioOutputSerializer
 from advisor.models import Scenario
@@ -20,8 +22,24 @@ from advisor.scenarios import (
     scenario_update,
     scenarios_for_user,
 )
+from core.api.conditional import conditional_response, entity_tag, require_if_match
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
+
+ETAG_HEADER = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    response=[200, 201],
+    description="The version of this representation (send it as If-Match to replace it).",
+)
+IF_MATCH_PARAMETER = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="The ETag of the version you edited: a stale one is a 412 and nothing is saved.",
+)
 
 
 def _validated_input(request: Request) -> tuple[str, dict]:
@@ -55,18 +73,24 @@ class ScenarioListView(GenericAPIView):
     @extend_schema(
         summary="Save a scenario",
         request=ScenarioInputSerializer,
-        responses={201: ScenarioOutputSerializer},
+        parameters=[IDEMPOTENCY_PARAMETER, ETAG_HEADER],
+        responses={
+            201: ScenarioOutputSerializer,
+            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+        },
     )
     def post(self, request: Request) -> Response:
+        return idempotent(request, lambda: self._create(request))
+
+    def _create(self, request: Request) -> Response:
         name, document = _validated_input(request)
         try:
             scenario = scenario_create(owner=signed_in_user(request), name=name, document=document)
         except ScenarioNameError as error:
             raise _name_error(error) from error
         location = reverse("v1:scenario-detail", kwargs={"scenario_id": scenario.pk}, request=request)
-        return Response(
-            ScenarioOutputSerializer(scenario).data, status=status.HTTP_201_CREATED, headers={"Location": location}
-        )
+        data = ScenarioOutputSerializer(scenario).data
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location, "ETag": entity_tag(data)})
 
 
 class ScenarioDetailView(GenericAPIView):
@@ -76,23 +100,33 @@ class ScenarioDetailView(GenericAPIView):
     def get_queryset(self) -> QuerySet[Scenario]:
         return scenarios_for_user(user=signed_in_user(self.request)).annotate(version_count=Count("versions"))
 
-    @extend_schema(summary="One of your scenarios", responses=ScenarioOutputSerializer)
+    @extend_schema(
+        summary="One of your scenarios (its ETag goes in If-Match when you replace it)",
+        parameters=[ETAG_HEADER],
+        responses=ScenarioOutputSerializer,
+    )
     def get(self, request: Request, scenario_id: int) -> Response:
-        return Response(ScenarioOutputSerializer(self.get_object()).data)
+        return conditional_response(request, ScenarioOutputSerializer(self.get_object()).data)
 
     @extend_schema(
         summary="Replace a scenario's name and document (the previous state is kept as a version)",
         request=ScenarioInputSerializer,
-        responses=ScenarioOutputSerializer,
+        parameters=[IF_MATCH_PARAMETER, ETAG_HEADER],
+        responses={
+            200: ScenarioOutputSerializer,
+            412: OpenApiResponse(description="If-Match names a version that is no longer the current one."),
+        },
     )
     def put(self, request: Request, scenario_id: int) -> Response:
-        scenario = owned_scenario(request, scenario_id)
+        current = self.get_object()
+        require_if_match(request, entity_tag(ScenarioOutputSerializer(current).data))
         name, document = _validated_input(request)
         try:
-            scenario = scenario_update(scenario=scenario, name=name, document=document)
+            scenario = scenario_update(scenario=current, name=name, document=document)
         except ScenarioNameError as error:
             raise _name_error(error) from error
-        return Response(ScenarioOutputSerializer(scenario).data)
+        data = ScenarioOutputSerializer(self.get_queryset().get(pk=scenario.pk)).data
+        return Response(data, headers={"ETag": entity_tag(data)})
 
     @extend_schema(summary="Delete a scenario and its versions", responses={204: None})
     def delete(self, request: Request, scenario_id: int) -> Response:

@@ -1,0 +1,451 @@
+"""The Advice documents (training and inference) as typed models: the ONE definition of their shape.
+
+``advisor/schemas/advice.schema.json`` and ``advice-inference.schema.json`` are generated from these
+(``manage.py generate_schemas``; a test fails when the committed files differ) and the OpenAPI components
+of ``/api/v1/advice`` are the same schemas. Every object is closed (``extra="forbid"``): a key the pipeline
+adds without adding it here fails the schema tests, so the documentation cannot drift again.
+
+The pipeline still builds plain dicts (``to_dict()``); these models describe and validate them. Fields
+marked "issue 15" are produced by the comparison/no-fit work and are optional until it lands.
+Money is USD, times are in the unit named, fractions are 0..1 unless said otherwise; a number that cannot
+be computed is null (never NaN), and a warning says why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import GenerateJsonSchema
+
+Market = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+NonNegative = Annotated[float, Field(ge=0)]
+# The normalized Scenario: its schema is the Scenario document's, referenced rather than copied (the marker
+# becomes a $ref in advice_json_schema: pydantic cannot hold a reference to a schema outside its own $defs).
+_SCENARIO_MARKER = "x-scenario-document"
+NormalizedScenario = Annotated[dict[str, Any], WithJsonSchema({_SCENARIO_MARKER: True})]
+
+
+# A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
+# that refuses the other branches (true/false), an enum into an attempt that falls through to them.
+Selective = Annotated[Literal["selective"], WithJsonSchema({"type": "string", "enum": ["selective"]})]
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- shared by training and inference -------------------------------------------------------------
+
+
+class GpuSummary(Closed):
+    id: str
+    name: str
+    memory_gb: NonNegative
+    peak_tflops: NonNegative | None = Field(description="Dense peak TFLOP/s at the scenario's precision.")
+    precision: str | None = None
+    source: str | None = None
+
+
+class Offer(Closed):
+    """One rental offer as the Advice uses it."""
+
+    provider: str
+    instance: str | None
+    region: str | None
+    market: Market
+    gpu_count: NonNegative
+    usd_per_hour: NonNegative = Field(description="Price of the whole instance per hour.")
+    usd_per_gpu_hour: NonNegative
+    usd_per_used_gpu_hour: NonNegative = Field(
+        description="Price per GPU-hour of the GPUs the job uses (a partly used instance costs in full)."
+    )
+    observed_at: str | None = Field(description="When the price was observed (ISO 8601); null: undated.")
+    source: str
+    is_snapshot: bool = Field(description="From the bundled snapshot rather than a live feed.")
+    stale: bool
+    id: int | None = Field(default=None, description="The offer's id: GET /api/v1/offers/{id}/history.")
+
+
+class BreakEvenAgainst(Closed):
+    market: Market | None
+    usd_per_gpu_hour: NonNegative | None
+
+
+class Recommendation(Closed):
+    action: Literal["rent", "buy", "none"] | None = Field(
+        description="null (or none) when no size fits or nothing can be priced."
+    )
+    gpus: int | None
+    reasons: list[str]
+    knee_threshold: NonNegative | None = Field(
+        default=None, description="Scaling efficiency below which more GPUs are not worth it."
+    )
+    closest: int | dict[str, Any] | None = Field(
+        default=None, description="issue 15: with action none, the size that comes closest."
+    )
+    relax: list[str | dict[str, Any]] | None = Field(
+        default=None, description="issue 15: with action none, what to change so a size fits."
+    )
+
+
+class PriceFreshness(Closed):
+    live: bool
+    snapshot: bool
+    live_offers: int
+    snapshot_offers: int
+    newest_observed_at: str | None
+    newest_live_observed_at: str | None
+    snapshot_compiled_on: str | None
+    stale: bool
+    stale_after_hours: int
+    label: str
+    kind: Literal["manual", "live", "snapshot", "mixed", "none"] | None = None
+    undated_offers: int | None = Field(default=None, description="Offers used that carry no observation date.")
+    undated: list[str] | None = Field(default=None, description="provider/instance/region of the undated offers.")
+
+
+class HardwareQuote(Closed):
+    gpu: str
+    gpus_per_server: int
+    name: str | None = None
+    usd: NonNegative | None
+    quoted_on: str | None
+    source: str
+    power_kw: NonNegative | None
+    idle_power_kw: NonNegative | None = None
+    networking_usd_per_node: NonNegative | None = None
+    scaled_to_gpus_per_node: int | None = None
+    idle_assumption: str | None = None
+    manual: bool | None = Field(default=None, description="The scenario's own capex_usd, not a catalog quote.")
+
+
+class CalibrationSummary(Closed):
+    name: str
+    runs: int
+    loo_mape: NonNegative | None = Field(description="Leave-one-out mean absolute percentage error (fraction).")
+    baseline_loo_mape: NonNegative | None = None
+    source: str | None = None
+
+
+class CumulativeCost(Closed):
+    gpus: int
+    months: list[int]
+    rent_usd: list[float | None]
+    buy_usd: list[float | None]
+    crossover_month: int | None
+    utilization: Fraction | None = None
+    rent_market: Market | None = None
+
+
+class PresentCost(Closed):
+    gpus: int
+    discount_rate: float
+    years: float
+    rent_present_cost_usd: float | None
+    buy_present_cost_usd: float | None
+
+
+class Sensitivity(Closed):
+    input: str
+    unit: str
+    metric: str
+    base_input: float | None
+    low_input: float | None
+    high_input: float | None
+    base: float | None
+    low: float | None
+    high: float | None
+    swing: float | None
+
+
+class Assumption(Closed):
+    pointer: str = Field(description="JSON pointer of the Scenario field the value stands for.")
+    value: float | int | str | list[int | str] | None
+    unit: str
+    source: str | None
+    as_of: str | None = None
+
+
+class Alternative(Closed):
+    """issue 15: one GPU of ``compare_gpus``."""
+
+    gpu: str
+    gpus: int | None
+    run_hours: NonNegative | None
+    rent_usd_per_run: NonNegative | None
+    buy_usd_per_run: NonNegative | None
+    break_even_utilization: NonNegative | None
+    fits_memory: bool
+
+
+# --- training --------------------------------------------------------------------------------------
+
+
+class Layout(Closed):
+    """The parallel layout chosen at this size, in the types ``workload.parallelism`` takes."""
+
+    strategy: str | None
+    tp: int | None
+    pp: int | None
+    cp: int | None
+    micro_batch: int | None
+    activation_checkpointing: bool | Selective | None
+
+
+class MarketCost(Closed):
+    offer: Offer
+    usd_per_busy_gpu_hour: NonNegative | None
+    wall_hours: NonNegative | None
+    usd_per_run: NonNegative | None
+    lost_fraction: Fraction | None = Field(default=None, description="Spot: work lost to preemption.")
+
+
+class TrainingRent(Closed):
+    market: Market | None
+    offer: Offer | None
+    usd_per_run: NonNegative | None
+    usd_per_run_p10: NonNegative | None = None
+    usd_per_run_p50: NonNegative | None = None
+    usd_per_run_p90: NonNegative | None = None
+    by_market: dict[Market, MarketCost | None]
+
+
+class TrainingBuy(Closed):
+    capex_usd: NonNegative | None
+    usd_per_year: NonNegative | None
+    variable_usd_per_busy_gpu_hour: NonNegative | None = None
+    usd_per_gpu_hour_at_utilization: NonNegative | None
+    usd_per_run: NonNegative | None
+    usd_per_run_p10: NonNegative | None = None
+    usd_per_run_p50: NonNegative | None = None
+    usd_per_run_p90: NonNegative | None = None
+    break_even_against: BreakEvenAgainst | None = None
+    break_even_utilization: NonNegative | None = Field(
+        description="u* = A / (N * 8760 * (r - v)); above 1: never breaks even."
+    )
+    break_even_hours_per_year: NonNegative | None
+    break_even_utilization_p10: NonNegative | None = None
+    break_even_utilization_p50: NonNegative | None = None
+    break_even_utilization_p90: NonNegative | None = None
+    breaks_even: bool | None = None
+    break_even_by_market: dict[Market, NonNegative | None] | None = Field(default=None, description="issue 15.")
+    utilization: Fraction | None = Field(
+        default=None, description="issue 15: the utilization used (given, or implied by runs_per_year)."
+    )
+
+
+class TrainingSize(Closed):
+    gpus: int
+    nodes: int
+    layout: Layout
+    fits_memory: bool
+    memory_per_gpu_gb: NonNegative | None
+    step_time_s: NonNegative | None
+    tokens_per_s: NonNegative | None
+    mfu: Fraction | None
+    scaling_efficiency: NonNegative | None = Field(description="Ratio to the smallest fitting size; may exceed 1.")
+    run_hours: NonNegative | None
+    run_hours_p10: NonNegative | None = None
+    run_hours_p50: NonNegative | None = None
+    run_hours_p90: NonNegative | None = None
+    rent: TrainingRent
+    buy: TrainingBuy
+
+
+class TrainingUncertainty(Closed):
+    samples: int
+    quantiles: list[Fraction]
+    seed: int
+    throughput_log_sigma: NonNegative | None
+    price_alternatives: int
+    method: str
+
+
+class TrainingAdvice(Closed):
+    """Output of advise() for ``workload.kind == "training"`` (POST /api/v1/advice, ``manage.py advise``)."""
+
+    model_config = ConfigDict(title="TrainingAdvice")
+
+    advice_version: Literal[1]
+    kind: Literal["training"]
+    generated_at: str
+    scenario: NormalizedScenario
+    gpu: GpuSummary
+    sizes: list[TrainingSize]
+    recommendation: Recommendation
+    prices_as_of: str | None = Field(description="Date of the oldest price observation used.")
+    price_freshness: PriceFreshness
+    hardware_quote: HardwareQuote | None
+    calibration: CalibrationSummary
+    warnings: list[str]
+    cumulative_cost: CumulativeCost | None
+    npv: PresentCost | None = None
+    sensitivity: list[Sensitivity]
+    uncertainty: TrainingUncertainty
+    assumptions: list[Assumption] = Field(default_factory=list)
+    alternatives: list[Alternative] | None = Field(default=None, description="issue 15: with compare_gpus.")
+
+
+# --- inference -------------------------------------------------------------------------------------
+
+
+class InferenceModel(Closed):
+    params_b: NonNegative
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    experts: int | None = None
+    active_experts: int | None = None
+
+
+class TrafficProfile(Closed):
+    shape: str
+    served_mean_requests_per_s: NonNegative
+    output_tokens_per_month: NonNegative
+
+
+class InferenceRent(Closed):
+    offer: Offer | None
+    usd_per_month: NonNegative | None
+    usd_per_million_output_tokens: NonNegative | None = None
+    base_replicas: int | None = None
+    base_market: Market | None = None
+    burst_replicas_mean: NonNegative | None = None
+    burst_market: Market | None = None
+    by_market: dict[Market, Offer | None] | None = None
+
+
+class InferenceBuy(Closed):
+    gpus_owned: int | None = None
+    nodes: int | None = None
+    capex_usd: NonNegative | None = None
+    usd_per_year: NonNegative | None = None
+    usd_per_month: NonNegative | None
+    utilization: Fraction | None = None
+    usd_per_gpu_hour_at_utilization: NonNegative | None = None
+    usd_per_million_output_tokens: NonNegative | None = None
+    break_even_against: BreakEvenAgainst | None = None
+    break_even_utilization: NonNegative | None
+    break_even_hours_per_year: NonNegative | None = None
+    breaks_even: bool | None = None
+    break_even_by_market: dict[Market, NonNegative | None] | None = Field(default=None, description="issue 15.")
+
+
+class InferenceSize(Closed):
+    gpus: int | None
+    nodes: int | None = None
+    tp: int
+    replicas: int | None
+    replicas_mean: int | None = None
+    fits_memory: bool | None = None
+    meets_latency: bool
+    weights_gb_per_gpu: NonNegative | None = None
+    batch: int | None = None
+    max_batch: int | None = None
+    ttft_s: NonNegative | None = None
+    tpot_s: NonNegative | None = None
+    replica_output_tokens_per_s: NonNegative | None = None
+    replica_requests_per_s: NonNegative | None = None
+    output_tokens_per_s: NonNegative | None
+    rent: InferenceRent
+    buy: InferenceBuy
+    usd_per_million_output_tokens: NonNegative | None
+
+
+class InferenceUncertainty(Closed):
+    method: str
+    loo_mape: NonNegative | None = None
+
+
+class InferenceAdvice(Closed):
+    """Output of advise() for ``workload.kind == "inference"``: sizes are deployments (tp x replicas)."""
+
+    model_config = ConfigDict(title="InferenceAdvice")
+
+    advice_version: Literal[1]
+    kind: Literal["inference"]
+    generated_at: str
+    scenario: NormalizedScenario
+    gpu: GpuSummary
+    model: InferenceModel
+    traffic_profile: TrafficProfile
+    sizes: list[InferenceSize]
+    recommendation: Recommendation
+    prices_as_of: str | None = Field(description="Date of the oldest price observation used.")
+    price_freshness: PriceFreshness
+    hardware_quote: HardwareQuote | None
+    calibration: CalibrationSummary
+    warnings: list[str]
+    cumulative_cost: CumulativeCost | None
+    npv: PresentCost | None = None
+    sensitivity: list[Sensitivity]
+    uncertainty: InferenceUncertainty
+    assumptions: list[Assumption] = Field(default_factory=list)
+    alternatives: list[Alternative] | None = Field(default=None, description="issue 15: with compare_gpus.")
+
+
+ADVICE_MODELS: dict[str, type[Closed]] = {"training": TrainingAdvice, "inference": InferenceAdvice}
+
+
+SCHEMA_BASE_URI = "https://gpu-advisor.local/schemas/"
+_DESCRIPTIONS = {
+    "training": "Output of advisor.advice.advise(...).to_dict(), `manage.py advise` and POST /api/v1/advice for a "
+    "training Scenario (DESIGN.md).",
+    "inference": "Output of advisor.advice.advise(...).to_dict(), `manage.py advise` and POST /api/v1/advice for "
+    "an inference Scenario (DESIGN.md).",
+}
+_UNITS = (
+    "Generated from advisor/advice/models.py (manage.py generate_schemas); do not edit. Money in USD, times in the "
+    "unit named, fractions 0..1 unless said otherwise; a number that cannot be computed is null, never NaN, and a "
+    "warning says why. Every object is closed."
+)
+ADVICE_SCHEMA_FILES = {"training": "advice.schema.json", "inference": "advice-inference.schema.json"}
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    """Field titles ("Usd Per Run") add nothing to the field's name and make client generators invent
+    classes; the models' titles (the component names) stay."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def _with_scenario_ref(node: Any, scenario_ref: str) -> Any:
+    if isinstance(node, list):
+        return [_with_scenario_ref(item, scenario_ref) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get(_SCENARIO_MARKER):
+        return {"$ref": scenario_ref}
+    return {key: _with_scenario_ref(value, scenario_ref) for key, value in node.items()}
+
+
+def advice_json_schema(
+    kind: str, *, ref_template: str = "#/$defs/{model}", scenario_ref: str = "scenario.schema.json"
+) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one Advice kind, generated from its model; `ref_template` and
+    `scenario_ref` place it elsewhere (the OpenAPI document keeps every model under #/components/schemas)."""
+    schema = _with_scenario_ref(
+        ADVICE_MODELS[kind].model_json_schema(
+            mode="validation", ref_template=ref_template, schema_generator=_NoFieldTitles
+        ),
+        scenario_ref,
+    )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_BASE_URI + ADVICE_SCHEMA_FILES[kind],
+        **schema,
+        "description": f"{_DESCRIPTIONS[kind]} {_UNITS}",
+    }
+
+
+def generated_schema_files() -> dict[str, str]:
+    """file name in advisor/schemas/ -> its text, exactly as committed."""
+    return {
+        ADVICE_SCHEMA_FILES[kind]: json.dumps(advice_json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+        for kind in ADVICE_MODELS
+    }

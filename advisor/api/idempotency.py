@@ -1,0 +1,91 @@
+"""`Idempotency-Key` on POST (draft-ietf-httpapi-idempotency-key-header): a client that retries a create
+after a timeout sends the same key, and gets the first response back instead of a second object.
+
+Keys are per user and remembered for settings.IDEMPOTENCY_KEY_TTL_S. The same key with a different request
+(method, path or body) is a 422: the client is confused, and replaying either answer would be wrong."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import exceptions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from advisor.api.errors import FieldErrors
+from advisor.models import IdempotentResponse
+from core.auth import signed_in_user
+
+HEADER = "Idempotency-Key"
+MAX_KEY_LENGTH: int = IdempotentResponse._meta.get_field("key").max_length or 255
+REPLAYED_HEADERS = ("Location", "ETag")
+
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    HEADER,
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=f"Any unique string (a UUID) of up to {MAX_KEY_LENGTH} characters. A retry with the same key and "
+    "body within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing.",
+)
+
+
+class KeyReused(exceptions.APIException):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_detail = f"This {HEADER} was already used for a different request; use a new key for a new request."
+    default_code = "idempotency_key_reused"
+
+
+def _fingerprint(request: Request) -> str:
+    body = json.dumps(request.data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(f"{request.method} {request.path}\n{body}".encode()).hexdigest()
+
+
+def _replay(stored: IdempotentResponse, fingerprint: str) -> Response:
+    if stored.fingerprint != fingerprint:
+        raise KeyReused()
+    return Response(stored.body, status=stored.status_code, headers={**stored.headers, "Idempotent-Replayed": "true"})
+
+
+def idempotent(request: Request, create: Callable[[], Response]) -> Response:
+    """Run `create` once per (user, key); a retry gets the stored first response. Without the header: plain."""
+    key = request.headers.get(HEADER)
+    if key is None:
+        return create()
+    if not key.strip() or len(key) > MAX_KEY_LENGTH:
+        raise FieldErrors(
+            [{"pointer": "#", "parameter": HEADER, "detail": f"must be 1 to {MAX_KEY_LENGTH} characters"}],
+            detail=f"The {HEADER} header is invalid.",
+        )
+    owner = signed_in_user(request)
+    fingerprint = _fingerprint(request)
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.IDEMPOTENCY_KEY_TTL_S)
+    mine = IdempotentResponse.objects.filter(owner=owner)
+    mine.filter(created_at__lt=cutoff).delete()
+    stored = mine.filter(key=key).first()
+    if stored is not None:
+        return _replay(stored, fingerprint)
+    try:
+        with transaction.atomic():
+            response = create()
+            if status.is_success(response.status_code):
+                IdempotentResponse.objects.create(
+                    owner=owner,
+                    key=key,
+                    fingerprint=fingerprint,
+                    status_code=response.status_code,
+                    body=response.data,
+                    headers={name: response[name] for name in REPLAYED_HEADERS if response.has_header(name)},
+                )
+    except IntegrityError:
+        # A concurrent request with the same key won the race; its create was kept and ours rolled back.
+        return _replay(mine.get(key=key), fingerprint)
+    return response

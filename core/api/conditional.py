@@ -1,0 +1,56 @@
+"""HTTP validators (RFC 9110 section 8.8 and 13): an `ETag` computed from the representation a client
+gets, `If-None-Match` -> 304 on reads, `If-Match` -> 412 on writes when the client's copy is stale."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from django.utils.http import http_date
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+
+
+class PreconditionFailed(exceptions.APIException):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_detail = "If-Match does not match the current version: read it again (GET gives its ETag) and retry."
+    default_code = "precondition_failed"
+
+
+def entity_tag(data: Any, *, variant: str = "") -> str:
+    """A strong ETag of a representation: the same data in the same media type, the same tag."""
+    canonical = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
+    return '"' + hashlib.sha256(f"{variant}\n{canonical}".encode()).hexdigest()[:32] + '"'
+
+
+def _tags(header: str) -> list[str]:
+    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
+
+
+def require_if_match(request: Request, current: str) -> None:
+    """Without If-Match the write goes ahead (the header is optional); with it, only when it names `current`."""
+    header = request.headers.get("If-Match")
+    if header is None:
+        return
+    tags = _tags(header)
+    if "*" not in tags and current not in tags:
+        raise PreconditionFailed()
+
+
+def conditional_response(
+    request: Request, data: Any, *, variant: str = "", last_modified: dt.datetime | None = None
+) -> Response:
+    """200 with ETag (and Last-Modified), or 304 without a body when If-None-Match already names the tag."""
+    tag = entity_tag(data, variant=variant)
+    headers = {"ETag": tag}
+    if last_modified is not None:
+        headers["Last-Modified"] = http_date(last_modified.timestamp())
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None and ("*" in _tags(if_none_match) or tag in _tags(if_none_match)):
+        return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    return Response(data, headers={**headers, "Vary": "Accept"})

@@ -1,0 +1,77 @@
+"""Unknown query parameters are a 400 naming them, not silently ignored: `?gpus=h100-sxm` (for `?gpu=`)
+would otherwise list every offer, and the caller would never know its filter did nothing.
+
+What a request may carry is exactly what the OpenAPI document declares for its operation (plus `format`,
+the renderer override), so the contract and the behaviour cannot drift apart."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Any
+
+from rest_framework import exceptions
+from rest_framework.permissions import BasePermission
+
+if TYPE_CHECKING:  # rest_framework.views imports the permission settings: importing it here would be a cycle
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+ALWAYS_ALLOWED = frozenset({"format"})
+_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+class UnknownQueryParameters(exceptions.ValidationError):
+    """400: `errors` has one entry per unknown parameter, naming it and listing the allowed ones."""
+
+    def __init__(self, unknown: list[str], allowed: frozenset[str]):
+        listed = ", ".join(sorted(allowed)) or "none"
+        detail = f"unknown query parameter; allowed here: {listed}"
+        super().__init__({name: [detail] for name in unknown})
+        self.errors = [
+            {
+                "pointer": "#/" + name.replace("~", "~0").replace("/", "~1"),
+                "parameter": name,
+                "detail": detail,
+                "code": "unknown_parameter",
+            }
+            for name in unknown
+        ]
+
+
+@functools.cache
+def documented_query_parameters() -> dict[tuple[str, str], frozenset[str]]:
+    """(path as in the document, method) -> the query parameter names the OpenAPI document declares."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = SchemaGenerator(api_version="v1").get_schema(request=None, public=True)
+    declared: dict[tuple[str, str], frozenset[str]] = {}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            if isinstance(operation, dict) and "responses" in operation:
+                names = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"}
+                declared[(path, method.upper())] = frozenset(names)
+    return declared
+
+
+def allowed_query_parameters(request: Request) -> frozenset[str] | None:
+    """The documented parameters of the request's operation; None when the operation is not documented."""
+    match = getattr(request, "resolver_match", None)
+    if match is None or match.route is None:
+        return None
+    path = "/" + _CONVERTER.sub(r"{\1}", match.route).lstrip("^").rstrip("$")
+    declared = documented_query_parameters().get((path, request.method or "GET"))
+    return None if declared is None else declared | ALWAYS_ALLOWED
+
+
+class KnownQueryParameters(BasePermission):
+    """Not a permission in the authorization sense: DRF's permission step is the one every API view runs
+    after authentication, so an anonymous caller still gets its 401 first."""
+
+    def has_permission(self, request: Request, view: APIView) -> Any:
+        allowed = allowed_query_parameters(request)
+        if allowed is not None:
+            unknown = sorted(set(request.query_params) - allowed)
+            if unknown:
+                raise UnknownQueryParameters(unknown, allowed)
+        return True

@@ -1,0 +1,158 @@
+"""HTTP conventions an integrator relies on: unknown query parameters refused by name, stable offer ids that
+open their history, ETag/Last-Modified on offers, ETag + If-Match on scenarios, Idempotency-Key on POST,
+a page past the end is empty, unknown providers refused, and an advised layout can be fed back."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from advisor.models import IdempotentResponse, Proposal, Scenario
+from pricing.models import Offer
+from tests.api.conftest import assert_problem
+from tests.api.examples import scenario
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _catalog(db: None) -> None:
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+
+
+@pytest.mark.parametrize(
+    ("url", "unknown"),
+    [
+        ("/api/v1/offers?gpus=h100-sxm", ["gpus"]),
+        ("/api/v1/offers?gpu=h100-sxm&region=us-east-1", ["region"]),
+        ("/api/v1/scenarios?sort=name&q=x", ["q", "sort"]),
+        ("/api/v1/feeds?verbose=1", ["verbose"]),
+    ],
+)
+def test_unknown_query_parameters_are_named(alice, url, unknown) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(alice.get(url), 400)
+    assert sorted(error["parameter"] for error in body["errors"]) == unknown
+    assert "allowed here" in body["errors"][0]["detail"]
+
+
+def test_documented_parameters_still_pass_and_anonymous_callers_get_401_first(alice, anon) -> None:  # type: ignore[no-untyped-def]
+    assert alice.get("/api/v1/offers?gpu=h100-sxm&market=spot&page=1&page_size=5&format=json").status_code == 200
+    assert alice.get("/api/v1/gpus?format=csv").status_code == 200
+    assert anon.get("/api/v1/offers?gpus=h100-sxm").status_code == 401
+
+
+def test_offers_have_stable_ids_that_open_their_history(alice) -> None:  # type: ignore[no-untyped-def]
+    offers = alice.get("/api/v1/offers?gpu=h100-sxm").json()["results"]
+    first = offers[0]
+    row = Offer.objects.get(pk=first["id"])
+    assert (row.provider.slug, row.instance_type, row.region, row.market) == (
+        first["provider"],
+        first["instance"],
+        first["region"],
+        first["market"],
+    )
+    history = alice.get(f"/api/v1/offers/{first['id']}/history")
+    assert history.status_code == 200 and history.json()["count"] >= 1
+    # Reloading the same catalog (a refresh) keeps the ids: the natural key finds the same rows.
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    again = alice.get("/api/v1/offers?gpu=h100-sxm").json()["results"]
+    assert [offer["id"] for offer in again] == [offer["id"] for offer in offers]
+
+
+def test_offers_carry_etag_and_last_modified(alice) -> None:  # type: ignore[no-untyped-def]
+    first = alice.get("/api/v1/offers?gpu=h100-sxm")
+    assert first.status_code == 200 and first["ETag"].startswith('"') and first["Last-Modified"].endswith("GMT")
+    unchanged = alice.get("/api/v1/offers?gpu=h100-sxm", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    other = alice.get("/api/v1/offers?gpu=a100-80gb")
+    assert other["ETag"] != first["ETag"]
+    Offer.objects.filter(pk=first.json()["results"][0]["id"]).update(usd_per_gpu_hour=999)
+    changed = alice.get("/api/v1/offers?gpu=h100-sxm", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert changed.status_code == 200 and changed["ETag"] != first["ETag"]
+
+
+def test_a_page_past_the_end_is_an_empty_page(alice) -> None:  # type: ignore[no-untyped-def]
+    total = alice.get("/api/v1/offers?gpu=h100-sxm&page_size=10").json()["count"]
+    past = alice.get("/api/v1/offers?gpu=h100-sxm&page_size=10&page=999")
+    assert past.status_code == 200
+    assert past.json()["results"] == [] and past.json()["count"] == total and past.json()["next"] is None
+
+
+def _save(client, name: str = "plan", **headers):  # type: ignore[no-untyped-def]
+    return client.post("/api/v1/scenarios", {"name": name, "scenario": scenario()}, format="json", **headers)
+
+
+def test_two_posts_with_one_idempotency_key_create_one_scenario(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    first = _save(alice, HTTP_IDEMPOTENCY_KEY="retry-1")
+    second = _save(alice, HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert first.status_code == second.status_code == 201
+    assert second.json() == first.json() and second["Location"] == first["Location"]
+    assert second["Idempotent-Replayed"] == "true"
+    assert Scenario.objects.count() == 1
+    # Keys are per user; the same key with another body is refused, not replayed.
+    assert _save(bob, HTTP_IDEMPOTENCY_KEY="retry-1").status_code == 201
+    assert_problem(_save(alice, "other", HTTP_IDEMPOTENCY_KEY="retry-1"), 422)
+    assert Scenario.objects.count() == 2
+    # Without a key every POST creates.
+    _save(alice)
+    assert Scenario.objects.count() == 3
+
+
+def test_idempotency_keys_expire(alice, settings) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    _save(alice, HTTP_IDEMPOTENCY_KEY="k")
+    IdempotentResponse.objects.update(created_at=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
+    assert _save(alice, HTTP_IDEMPOTENCY_KEY="k").status_code == 201
+    assert Scenario.objects.count() == 2 and IdempotentResponse.objects.count() == 1
+
+
+def test_proposal_post_is_idempotent(alice) -> None:  # type: ignore[no-untyped-def]
+    saved = _save(alice).json()
+    url = f"/api/v1/scenarios/{saved['id']}/proposals"
+    first = alice.post(url, HTTP_IDEMPOTENCY_KEY="issue-1")
+    second = alice.post(url, HTTP_IDEMPOTENCY_KEY="issue-1")
+    assert first.status_code == second.status_code == 201 and first.json()["id"] == second.json()["id"]
+    assert Proposal.objects.count() == 1
+
+
+def test_scenarios_carry_an_etag_and_put_honours_if_match(alice) -> None:  # type: ignore[no-untyped-def]
+    created = _save(alice)
+    url = f"/api/v1/scenarios/{created.json()['id']}"
+    fetched = alice.get(url)
+    assert fetched["ETag"] == created["ETag"]
+    assert alice.get(url, HTTP_IF_NONE_MATCH=fetched["ETag"]).status_code == 304
+    body = {"name": "renamed", "scenario": scenario()}
+    updated = alice.put(url, body, format="json", HTTP_IF_MATCH=fetched["ETag"])
+    assert updated.status_code == 200 and updated["ETag"] != fetched["ETag"]
+    stale = alice.put(url, {**body, "name": "lost update"}, format="json", HTTP_IF_MATCH=fetched["ETag"])
+    assert_problem(stale, 412)
+    assert alice.get(url).json()["name"] == "renamed"
+    assert alice.put(url, {**body, "name": "no header"}, format="json").status_code == 200
+
+
+def test_unknown_provider_ids_are_refused_listing_the_known_ones(alice) -> None:  # type: ignore[no-untyped-def]
+    doc = scenario(rent={"providers": ["aws", "nosuch"]})
+    body = assert_problem(alice.post("/api/v1/advice", doc, format="json"), 400, "#/rent/providers/1")
+    detail = body["errors"][0]["detail"]
+    assert "nosuch" in detail and "aws" in detail and "lambda" in detail
+    assert alice.post("/api/v1/advice", scenario(rent={"providers": ["aws"]}), format="json").status_code == 200
+
+
+def test_an_advised_layout_is_accepted_as_workload_parallelism(alice) -> None:  # type: ignore[no-untyped-def]
+    doc = scenario(cluster_sizes=[1, 8, 16])
+    advice = alice.post("/api/v1/advice", doc, format="json").json()
+    fitting = [size for size in advice["sizes"] if size["fits_memory"]]
+    assert fitting
+    for size in fitting:
+        again = copy.deepcopy(doc)
+        again["cluster_sizes"] = [size["gpus"]]
+        again["workload"]["parallelism"] = size["layout"]
+        response = alice.post("/api/v1/advice", again, format="json")
+        assert response.status_code == 200, (size["layout"], response.content[:500])
+        assert response.json()["sizes"][0]["layout"] == size["layout"]
