@@ -224,13 +224,12 @@ def _gpu_name_and_count(
     instance: str, gpus: dict[str, tuple[str, Decimal, int]], attributes: dict[str, Any] | None
 ) -> tuple[str, Decimal]:
     if instance in GPU_FIXUPS:
-        gpu, count = GPU_FIXUPS[instance]
-        return gpu, Decimal(count)
+        gpu, fixed_count = GPU_FIXUPS[instance]
+        return gpu, Decimal(fixed_count)
     if instance in gpus:
         name, count, _ = gpus[instance]
         return name, count
-    count = to_decimal((attributes or {}).get("gpu")) or Decimal(0)
-    return "", count
+    return "", to_decimal((attributes or {}).get("gpu")) or Decimal(0)
 
 
 def _price_records(

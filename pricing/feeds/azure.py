@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import requests
 from django.conf import settings
 
 from pricing.feeds import http
@@ -120,7 +121,7 @@ class AzureFeed:
                 yield from item_records(item)
         progress(len(self.regions), len(self.regions), "Azure: all regions read")
 
-    def _items(self, session: object, region: str) -> Iterator[dict]:
+    def _items(self, session: requests.Session, region: str) -> Iterator[dict]:
         url = f"{API_URL}?{urlencode({'$filter': gpu_filter(region)})}"
         skip = 0
         for page in range(1, self.max_pages + 1):

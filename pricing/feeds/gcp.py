@@ -173,7 +173,8 @@ def _collect(sku: dict[str, Any], patterns: list[str], hosts: Hosts, gpus: Gpus)
     is_gpu = category.get("resourceGroup", "") == "GPU"
     if not is_gpu and not host:
         return  # host SKUs of machine series without GPUs
-    market = "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(category.get("usageType"))
+    usage = str(category.get("usageType"))
+    market = "spot" if description.lower().startswith("spot preemptible") else MARKETS.get(usage)
     priced = _priced(sku, description, market)
     if isinstance(priced, Rejection):
         yield priced

@@ -205,7 +205,7 @@ def _number(row: dict[str, str], column: str, *, required: bool = False) -> Deci
 
 def gpu_memory_mib(raw: str | None) -> int | None:
     """Memory per GPU from GpuInfo ("{'Gpus': [{..., 'MemoryInfo': {'SizeInMiB': 81920}}], ...}")."""
-    if not (raw or "").strip():
+    if raw is None or not raw.strip():
         return None
     try:
         info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
