@@ -5,7 +5,8 @@
   NextToken (price-feeds.md 5.1). Capacity Block products (priced $0, `marketoption` not OnDemand),
   Windows rows and usage types other than box usage are counted as rejections.
 - GPU model, count and memory from EC2 `describe_instance_types` (with SkyPilot's fix-ups: p5en
-  reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported).
+  reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported; a GPU slice such as
+  g6f reports Count 0 and its fraction in GpuPartitionSize).
 - Spot from EC2 `describe_spot_price_history` (Linux/UNIX, now): the cheapest zone per region.
 Credentials: PRICING_AWS_ACCESS_KEY_ID/SECRET, or boto3's default chain.
 """
@@ -88,6 +89,11 @@ def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     name = str(first.get("Name") or "")
     mib = int((first.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
     count = to_decimal(first.get("Count"))
+    partition, logical = to_decimal(first.get("GpuPartitionSize")), to_decimal(first.get("LogicalGpuCount"))
+    if not count and partition and logical:
+        # A slice of one GPU (g6f, gr6f): EC2 reports Count 0 and the slice as GpuPartitionSize of
+        # LogicalGpuCount GPUs (moto's DescribeInstanceTypes record: g6f.large 0.125 of an L4).
+        count = partition * logical
     if count is None:
         return None
     name = canonical_gpu_by_memory(name, mib) or name  # memory decides A100 40/80 GB, V100 16/32 GB

@@ -1,7 +1,7 @@
 """The AWS adapter on real recorded payloads (fixtures/README.md names each source).
 
-- `aws_describe_instance_types_moto.json`: moto's record of EC2 DescribeInstanceTypes (p4d, p4de,
-  p5, p5.4xlarge, p5e, p5en), answered through botocore's Stubber.
+- `aws_describe_instance_types_moto.json`: moto's record of EC2 DescribeInstanceTypes (g6f slices
+  of an L4, p4d, p4de, p5, p5.4xlarge, p5e, p5en), answered through botocore's Stubber.
 - `aws_spot_price_history_botocore_example.json`, `aws_get_products_botocore_example.json`: the
   example responses AWS ships in botocore's service data.
 - `aws_offer_file_us_east_1_opencost.json`: OpenCost's excerpt of the EC2 bulk offer file
@@ -30,6 +30,7 @@ from tests.pricing.helpers import FIXTURES, fixture_json
 
 INSTANCE_TYPES = "aws_describe_instance_types_moto.json"
 OFFER_FILE = "aws_offer_file_us_east_1_opencost.json"
+G6F_TYPES = ["g6f.2xlarge", "g6f.4xlarge", "g6f.large", "g6f.xlarge"]
 P_TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5e.48xlarge", "p5en.48xlarge"]
 
 
@@ -43,25 +44,35 @@ def feed(monkeypatch: pytest.MonkeyPatch) -> AwsFeed:
 
 def test_real_describe_instance_types_give_gpu_ids_by_memory(feed: AwsFeed) -> None:
     with Stubber(feed.client("ec2", "us-east-1")) as stub:
-        stub.add_response("describe_instance_types", fixture_json(INSTANCE_TYPES), {"InstanceTypes": P_TYPES})
-        gpus = feed._gpu_info("us-east-1", P_TYPES)
+        stub.add_response(
+            "describe_instance_types", fixture_json(INSTANCE_TYPES), {"InstanceTypes": G6F_TYPES + P_TYPES}
+        )
+        gpus = feed._gpu_info("us-east-1", G6F_TYPES + P_TYPES)
         stub.assert_no_pending_responses()
-    assert {name: (gpu, int(count), mib) for name, (gpu, count, mib) in gpus.items()} == {
-        "p4d.24xlarge": ("a100-40gb", 8, 40960),  # both report "A100": memory decides
-        "p4de.24xlarge": ("a100-80gb", 8, 81920),
-        "p5.48xlarge": ("h100-sxm", 8, 81920),
-        "p5.4xlarge": ("h100-sxm", 1, 81920),
-        "p5e.48xlarge": ("h200", 8, 144384),
-        "p5en.48xlarge": ("h200", 8, 144384),  # this record names the GPU; SkyPilot saw "NVIDIA" (#4652)
+    assert gpus == {
+        # A g6f is a slice of one L4: EC2 says Count 0 and gives the slice as GpuPartitionSize.
+        "g6f.2xlarge": ("l4", Decimal("0.25"), 5722),
+        "g6f.4xlarge": ("l4", Decimal("0.5"), 11444),
+        "g6f.large": ("l4", Decimal("0.125"), 2861),
+        "g6f.xlarge": ("l4", Decimal("0.125"), 2861),
+        "p4d.24xlarge": ("a100-40gb", Decimal(8), 40960),  # both report "A100": memory decides
+        "p4de.24xlarge": ("a100-80gb", Decimal(8), 81920),
+        "p5.48xlarge": ("h100-sxm", Decimal(8), 81920),
+        "p5.4xlarge": ("h100-sxm", Decimal(1), 81920),
+        "p5e.48xlarge": ("h200", Decimal(8), 144384),
+        "p5en.48xlarge": ("h200", Decimal(8), 144384),  # this record names the GPU; SkyPilot saw "NVIDIA" (#4652)
     }
     records = [
         OfferRecord(
             provider="aws", instance_type=name, region="us-east-1", market="on_demand", gpu_name=gpu,
-            gpu=aws.GPU_FIXUPS.get(name, (None, 0))[0], gpu_count=count, usd_per_hour=Decimal(50), source="test",
+            gpu=aws.GPU_FIXUPS.get(name, (None, 0))[0], gpu_count=count, usd_per_hour=4 * count, source="test",
         )
         for name, (gpu, count, _) in gpus.items()
     ]  # fmt: skip
-    assert {o.record.instance_type: o.record.canonical_gpu for o in validate_all(records).accepted} == {
+    checked = validate_all(records)
+    assert checked.rejections == {}
+    assert {o.record.instance_type: o.record.canonical_gpu for o in checked.accepted} == {
+        **dict.fromkeys(G6F_TYPES, "l4"),
         "p4d.24xlarge": "a100-40gb",
         "p4de.24xlarge": "a100-80gb",
         "p5.48xlarge": "h100-sxm",
