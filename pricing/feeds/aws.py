@@ -5,7 +5,8 @@
   NextToken (price-feeds.md 5.1). Capacity Block products (priced $0, `marketoption` not OnDemand),
   Windows rows and usage types other than box usage are counted as rejections.
 - GPU model, count and memory from EC2 `describe_instance_types` (with SkyPilot's fix-ups: p5en
-  reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported).
+  reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported; a GPU slice such as
+  g6f reports Count 0 and its fraction in GpuPartitionSize).
 - Spot from EC2 `describe_spot_price_history` (Linux/UNIX, now): the cheapest zone per region.
 Credentials: PRICING_AWS_ACCESS_KEY_ID/SECRET, or boto3's default chain.
 """
@@ -54,6 +55,9 @@ RETRYABLE_CODES = {
 }
 BOX_USAGE = re.compile(r"^(?:[A-Z0-9]+-)?BoxUsage:")  # no prefix in us-east-1, USW2- / EU- elsewhere
 RESERVED_MARKETS = {"1yr": "reserved_1y", "3yr": "reserved_3y"}
+# Products that are instances: a Price List page or offer file also lists storage, load balancers,
+# data transfer... (botocore's own GetProducts example is an EBS volume), which are no offers.
+INSTANCE_FAMILIES = {"Compute Instance", "Compute Instance (bare metal)"}
 # Instance types whose EC2 GPU info needs fixing (price-feeds.md 1.1 and 2.2).
 GPU_FIXUPS: dict[str, tuple[str, int]] = {
     "p5en.48xlarge": ("h200", 8),
@@ -85,6 +89,11 @@ def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     name = str(first.get("Name") or "")
     mib = int((first.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
     count = to_decimal(first.get("Count"))
+    partition, logical = to_decimal(first.get("GpuPartitionSize")), to_decimal(first.get("LogicalGpuCount"))
+    if not count and partition and logical:
+        # A slice of one GPU (g6f, gr6f): EC2 reports Count 0 and the slice as GpuPartitionSize of
+        # LogicalGpuCount GPUs (moto's DescribeInstanceTypes record: g6f.large 0.125 of an L4).
+        count = partition * logical
     if count is None:
         return None
     name = canonical_gpu_by_memory(name, mib) or name  # memory decides A100 40/80 GB, V100 16/32 GB
@@ -226,8 +235,7 @@ def _gpu_name_and_count(
     if instance in gpus:
         name, count, _ = gpus[instance]
         return name, count
-    count = to_decimal((attributes or {}).get("gpu")) or Decimal(0)
-    return "", count
+    return "", to_decimal((attributes or {}).get("gpu")) or Decimal(0)
 
 
 def _price_records(
@@ -236,6 +244,9 @@ def _price_records(
     attributes = product["product"]["attributes"]
     instance = attributes.get("instanceType", "")
     where = f"aws {instance or '?'} {region}"
+    family = product["product"].get("productFamily")
+    if family not in INSTANCE_FAMILIES or not instance:
+        return [Rejection("not_compute_instance", f"{where}: productFamily {family!r}")]
     if attributes.get("operatingSystem") != "Linux":
         return [Rejection("not_linux", f"{where}: {attributes.get('operatingSystem')}")]
     if attributes.get("marketoption", "OnDemand") != "OnDemand":
@@ -314,10 +325,48 @@ def from_settings() -> AwsFeed:
     return AwsFeed(session=session, regions=list(settings.PRICING_AWS_REGIONS), max_pages=settings.PRICING_MAX_PAGES)
 
 
+def offer_file_products(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The products of a bulk offer file (`.../offers/v1.0/aws/AmazonEC2/current/{region}/index.json`),
+    each in the `get_products` PriceList item shape: the file keeps products and terms apart, keyed
+    by SKU; a PriceList item carries one product with its own terms."""
+    terms = payload.get("terms") or {}
+    for sku, product in (payload.get("products") or {}).items():
+        yield {
+            "product": product,
+            "serviceCode": payload.get("offerCode", ""),
+            "terms": {kind: (terms.get(kind) or {}).get(sku, {}) for kind in ("OnDemand", "Reserved")},
+            "version": payload.get("version", ""),
+            "publicationDate": payload.get("publicationDate", ""),
+        }
+
+
+def _file_products(path: Path, payload: Any) -> list[dict[str, Any]]:
+    """The products one saved file holds: a `get_products` page or a bulk offer file."""
+    if isinstance(payload, dict) and isinstance(payload.get("products"), dict):
+        items: list[Any] = list(offer_file_products(payload))
+    elif isinstance(payload, dict) and isinstance(payload.get("PriceList"), list):
+        items = payload["PriceList"]
+    else:
+        raise FeedFileError(
+            path,
+            "not an AWS get_products page ('PriceList'), offer file ('products') nor describe_instance_types",
+        )
+    products = []
+    for raw in items:
+        try:
+            product = json.loads(raw) if isinstance(raw, str) else raw
+            product["product"]["attributes"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise FeedFileError(path, f"malformed product ({error})") from error
+        products.append(product)
+    return products
+
+
 def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
-    """Saved `get_products` pages ({"PriceList": [...]}) for `import_prices`, with any saved
-    `describe_instance_types` responses ({"InstanceTypes": [...]}) among the files giving the GPUs."""
-    products: list[tuple[dict[str, Any], Any]] = []
+    """Saved `get_products` pages ({"PriceList": [...]}) or bulk offer files ({"products": ..., "terms":
+    ...}) for `import_prices`, with any saved `describe_instance_types` responses ({"InstanceTypes":
+    [...]}) among the files giving the GPUs."""
+    products: list[dict[str, Any]] = []
     gpus: dict[str, tuple[str, Decimal, int]] = {}
     for path in paths:
         payload = read_json(path)
@@ -327,17 +376,9 @@ def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[O
                 if gpu:
                     gpus[str(info.get("InstanceType"))] = gpu
             continue
-        if not isinstance(payload, dict) or not isinstance(payload.get("PriceList"), list):
-            raise FeedFileError(path, "not an AWS get_products page (no 'PriceList') nor describe_instance_types")
-        for raw in payload["PriceList"]:
-            try:
-                product = json.loads(raw) if isinstance(raw, str) else raw
-                product["product"]["attributes"]
-            except (ValueError, KeyError, TypeError) as error:
-                raise FeedFileError(path, f"malformed product ({error})") from error
-            products.append((product, raw))
+        products.extend(_file_products(path, payload))
     records: list[OfferRecord | Rejection] = []
-    for product, raw in products:
+    for product in products:
         region = str(product["product"]["attributes"].get("regionCode") or "")
-        records.extend(_price_records(product, raw, region, gpus))
+        records.extend(_price_records(product, product, region, gpus))
     return records

@@ -37,6 +37,11 @@ from pricing.feeds.base import (
 API_URL = "https://prices.azure.com/api/retail/prices"
 HOURS_PER_YEAR = Decimal(8760)
 RESERVATION_YEARS = {"1 Year": ("reserved_1y", 1), "3 Years": ("reserved_3y", 3)}
+# Windows rows end their productName in " Windows", but some H100 series in " Win" ("Virtual
+# Machines NCCadsv5 Srs Win", SkyPilot fetch_azure.py); Cloud Services (classic) rows are no VMs
+# one can rent as such. SkyPilot's fetcher drops the same three spellings.
+WINDOWS_PRODUCT = re.compile(r" Win(?:dows)?\b")
+CLOUD_SERVICES_PRODUCT = re.compile(r"(?:^| )Cloud ?Services\b")
 
 # (pattern on the ARM SKU name, canonical GPU, GPU count from the vCPU number or a fixed count).
 # Counts: Azure VM size docs for each series (NDsr H100 v5, ND H200 v5, NDm A100 v4, NC A100 v4,
@@ -152,8 +157,11 @@ def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
     sku_name = " ".join(str(item.get(key) or "") for key in ("skuName", "meterName"))
     price_type = str(item.get("type") or "")
     where = f"azure {sku or '?'} {region or '-'}"
-    if "Windows" in product:
+    if WINDOWS_PRODUCT.search(product):
         yield Rejection("not_linux", f"{where}: {product}")
+        return
+    if CLOUD_SERVICES_PRODUCT.search(product):
+        yield Rejection("cloud_services", f"{where}: {product}")
         return
     if "Low Priority" in sku_name:
         yield Rejection("low_priority", f"{where}: {sku_name}")

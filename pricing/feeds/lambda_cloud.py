@@ -72,10 +72,10 @@ class LambdaFeed:
 
 
 def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
-    instance = entry.get("instance_type") if isinstance(entry, dict) else None
-    if not isinstance(entry, dict) or not isinstance(instance, dict):
+    if not isinstance(entry, dict) or not isinstance(entry.get("instance_type"), dict):
         yield Rejection("malformed_record", f"lambda {key}: no instance_type")
         return
+    instance = entry["instance_type"]
     name = instance.get("name") or key
     cents = to_decimal(instance.get("price_cents_per_hour"))
     specs = instance.get("specs") or {}

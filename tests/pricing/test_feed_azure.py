@@ -151,3 +151,34 @@ def test_spot_and_low_priority_are_read_from_the_meter_name_when_sku_name_is_abs
     assert reasons == ["low_priority", "not_linux"]
     assert offers["on_demand"].usd_per_hour == Decimal("98.32") and offers["on_demand"].gpu == "h100-sxm"
     assert offers["spot"].usd_per_hour == Decimal("18.169536")
+
+
+# Real productName spellings from SkyPilot's fetch_azure.py (get_pricing_df): some H100 series end
+# their Windows product in " Win", not " Windows" ("Virtual Machines NCCadsv5 Srs Win"), and Cloud
+# Services rows share the Virtual Machines service. The items around them are written.
+def _item(product: str, price: float) -> dict:
+    return {"armRegionName": "eastus2", "armSkuName": "Standard_NCC40ads_H100_v5", "meterName": "NCC40ads H100 v5",
+            "skuName": "NCC40ads H100 v5", "productName": product, "type": "Consumption", "unitOfMeasure": "1 Hour",
+            "currencyCode": "USD", "retailPrice": price}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("product", "reason"),
+    [
+        ("Virtual Machines NCCadsv5 Srs Win", "not_linux"),
+        ("Virtual Machines NDsr H100 v5 Series Windows", "not_linux"),
+        ("Cloud Services NCCadsv5 Srs", "cloud_services"),
+        ("Virtual Machines NCCadsv5 Srs Cloud Services", "cloud_services"),
+        ("Virtual Machines NCCadsv5 Srs CloudServices", "cloud_services"),
+    ],
+)
+def test_windows_and_cloud_services_rows_are_counted_in_every_real_spelling(product: str, reason: str | None) -> None:
+    [record] = list(azure.item_records(_item(product, 8.82)))
+    assert getattr(record, "reason", None) == reason
+
+
+def test_the_linux_row_of_a_win_series_is_kept_and_its_win_twin_is_not() -> None:
+    records = [r for p, price in (("Virtual Machines NCCadsv5 Srs", 6.98), ("Virtual Machines NCCadsv5 Srs Win", 8.82))
+               for r in azure.item_records(_item(p, price))]  # fmt: skip
+    offers = [r for r in records if hasattr(r, "market")]
+    assert [(o.gpu, o.gpu_count, o.usd_per_hour) for o in offers] == [("h100-pcie", Decimal(1), Decimal("6.98"))]
