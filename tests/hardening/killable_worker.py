@@ -57,8 +57,12 @@ class FakeFeed:
 
 def install_fake_feed() -> None:
     import pricing.services as services
+    import pricing.tasks as tasks
 
     real_get_feed = services.get_feed
+    real_feed_units = tasks.feed_units
+    # The task asks which units a feed name refreshes (a group fans out); the fake feed is one unit.
+    tasks.feed_units = lambda name: [FEED] if name == FEED else real_feed_units(name)  # type: ignore[assignment]
     price = Decimal(os.environ.get("FAKE_PRICE", "1"))
     services.get_feed = lambda name: FakeFeed(price) if name == FEED else real_get_feed(name)  # type: ignore[assignment]
     marker = os.environ.get("PAUSE_MARKER")
