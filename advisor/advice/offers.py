@@ -243,3 +243,26 @@ def price_rent(*, s: Scenario, gpus: np.ndarray, nodes: np.ndarray, tokens_per_s
         be_market=be_market,
         spot_lost=spot_lost,
     )
+
+
+def break_even_by_market(
+    *, s: Scenario, rent: RentPricing, base: Mapping[str, np.ndarray], gpus: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Break-even utilization (DESIGN.md: u* = A / (N 8760 (r - v))) against each market's cheapest price per used
+    GPU-hour at each size: floating markets levelized like the headline, spot per useful hour (price / (1 - lost)).
+    A manual rent quote is keyed ``manual_quote``. Infinite where the market has no offer or never breaks even."""
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m in rent.markets:
+            price = rent.used_price[m] * (base["level"] if m in FLOATING_MARKETS else 1.0)
+            if m == "spot":
+                price = price / np.maximum(1e-12, 1.0 - rent.spot_lost)
+            be = ec.break_even_utilization(
+                yearly_fixed_usd=base["yearly_fixed"],
+                gpus=gpus,
+                rent_usd_per_gpu_hour=price,
+                variable_usd_per_gpu_hour=base["variable"],
+            )
+            key = "manual_quote" if s.rent.usd_per_gpu_hour is not None else m
+            out[key] = np.where(np.isfinite(be) & (be > 0), be, np.inf)
+    return out

@@ -89,10 +89,19 @@ class ScenarioListItemSerializer(serializers.ModelSerializer):
 
 class RecommendationSerializer(serializers.Serializer):
     action = serializers.ChoiceField(
-        choices=["rent", "buy"], allow_null=True, help_text="null when no size fits or nothing can be priced."
+        choices=["rent", "buy", "none"],
+        allow_null=True,
+        help_text="none: no deployment meets the latency targets (see closest and relax); null when no size fits or "
+        "nothing can be priced.",
     )
     gpus = serializers.IntegerField(allow_null=True)
     reasons = serializers.ListField(child=serializers.CharField())
+    closest = serializers.DictField(
+        required=False, allow_null=True, help_text="With none: the deployment nearest the targets and its latency."
+    )
+    relax = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="With none: what would meet the targets, checked."
+    )
 
 
 class CalibrationSummarySerializer(serializers.Serializer):
@@ -114,6 +123,12 @@ class AdviceSerializer(serializers.Serializer):
         "rent {offer, usd_per_month}, buy {usd_per_month, break_even_utilization}, usd_per_million_output_tokens.",
     )
     recommendation = RecommendationSerializer()
+    alternatives = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="With compare_gpus: one per GPU {gpu, gpus, run_hours, rent_usd_per_run, buy_usd_per_run, "
+        "break_even_utilization, fits_memory} at that GPU's recommended size.",
+    )
     prices_as_of = serializers.CharField(allow_null=True, help_text="Date of the oldest price used.")
     calibration = CalibrationSummarySerializer()
     warnings = serializers.ListField(child=serializers.CharField())
