@@ -530,8 +530,9 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     recommended = _get(advice, "recommendation", "gpus")
     size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
-    # Inference derives how busy owned GPUs are from the traffic; training plans it.
-    planned = _get(size, "buy", "utilization") if size is not None and _is_inference(advice) else None
+    # The utilization the advice used at this size: derived from the traffic (inference), implied by the runs a
+    # year or given (training); older documents carry only the scenario's.
+    planned = _get(size, "buy", "utilization") if size is not None else None
     utilization = float(planned or _get(advice, "scenario", "utilization") or 0.6)
     title = "Owned cost per GPU-hour vs utilization"
     if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
@@ -561,10 +562,13 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
                 f"rent {MARKET_LABELS.get(market, market)}", [0.0, 1.0], [price, price], color, dash="6 4", points=False
             )
         )
-        if price > v:
+        # The advice's own break-even against this market (the same number the headline and the PDF quote).
+        u_star = _get(size, "buy", "break_even_by_market", market)
+        if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
             u_star = f / (price - v)
-            if u_star <= 1:
-                markers.append(Marker(u_star, price, f"break-even {format_percent(u_star)}", color, label_below=True))
+        if u_star is not None and u_star <= 1:
+            label = f"break-even vs {MARKET_LABELS.get(market, market)} {format_percent(u_star)}"
+            markers.append(Marker(u_star, f / u_star + v, label, color, label_below=True))
     markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
     return _line_chart(
         testid="chart-breakeven",

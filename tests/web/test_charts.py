@@ -77,12 +77,18 @@ def test_break_even_chart_marks_each_crossing_and_the_plan(example_advice: dict[
     f, v = charts.owned_cost_curve(size=size, utilization=advice["scenario"]["utilization"])
     # A rental price that makes owning pay at exactly 50% utilization.
     size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
+    size["buy"]["break_even_by_market"] = {"on_demand": 0.5}
     svg = str(charts.chart_breakeven(advice=advice).svg)
-    assert "break-even 50%" in svg
+    assert "break-even vs on-demand 50%" in svg  # the market it is measured against, named
     assert f"planned {advice['scenario']['utilization'] * 100:.0f}%" in svg
     # A price below the owned cost at full utilization never breaks even: no marker.
     size["rent"]["by_market"] = {"spot": {"offer": {"usd_per_gpu_hour": (f + v) * 0.9, "market": "spot"}}}
+    size["buy"]["break_even_by_market"] = {"spot": None}
     assert "break-even" not in str(charts.chart_breakeven(advice=advice).svg)
+    # Documents from before break_even_by_market: the crossing is computed from the price line.
+    size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
+    del size["buy"]["break_even_by_market"]
+    assert "break-even vs on-demand 50%" in str(charts.chart_breakeven(advice=advice).svg)
 
 
 def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
