@@ -60,7 +60,14 @@ from advisor.advice.documents import (
     num,
     pct,
 )
-from advisor.advice.offers import RentPricing, break_even_by_market, offer_document, oldest_price_date, price_rent
+from advisor.advice.offers import (
+    RentPricing,
+    break_even_by_market,
+    capacity_warning,
+    offer_document,
+    oldest_price_date,
+    price_rent,
+)
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
@@ -382,6 +389,8 @@ def _price_warnings(
             )
         elif any(o["stale"] for o in used_rows):
             warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    if (capacity := capacity_warning(size_docs)) is not None:
+        warnings.append(capacity)
     spot_lost = rent.spot_lost
     if "spot" in rent.markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])

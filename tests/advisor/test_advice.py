@@ -499,3 +499,22 @@ def test_compare_gpus_gives_one_alternative_per_gpu_at_its_recommended_size(
     fp8["workload"]["precision"] = "fp8"
     rows = advise(fp8, calibration=calibration, now=NOW).to_dict()["alternatives"]
     assert "fp8" in rows[1]["not_compared"] and rows[1]["gpus"] is None
+
+
+def test_a_size_is_priced_only_at_offers_that_can_supply_it(catalog: dict[str, Any]) -> None:
+    # Vast.ai offers are one machine each (pricing/data/capacity_caps.csv, sourced): an 8-GPU host at $1/GPU-hour
+    # prices the 8-GPU size but not 16 or 32 GPUs, which fall back to offers whose capacity is unknown, with a warning.
+    vast = Provider.objects.create(slug="vast", name="Vast.ai")
+    _offer(vast, "8x-H100-host", "on_demand", 8, 8.0)
+    doc = advise(scenario(), now=NOW).to_dict()
+    validate(doc)
+    eight = by_gpus(doc, 8)["rent"]["by_market"]["on_demand"]["offer"]
+    assert eight["provider"] == "vast" and eight["max_gpus"] == 8
+    for n in (16, 32):
+        offer = by_gpus(doc, n)["rent"]["by_market"]["on_demand"]["offer"]
+        assert offer["provider"] != "vast" and offer["max_gpus"] is None
+    capacity = [w for w in doc["warnings"] if w.startswith("Capacity unknown")]
+    assert len(capacity) == 1 and "16, 32" in capacity[0]
+    # A manual quote covers any size: no capacity warning.
+    quoted = advise(scenario(rent={"usd_per_gpu_hour": 3.0}), now=NOW).to_dict()
+    assert not any(w.startswith("Capacity unknown") for w in quoted["warnings"])
