@@ -45,6 +45,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from advisor import economics as ec
+from advisor import formatting as fmt
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
@@ -443,8 +444,9 @@ def _unmet_reasons(
     else:
         fastest = min(fits, key=lambda d: d.tpot_s)
         reasons.append(
-            f"No deployment meets TTFT {latency.ttft_p95_s:g} s and TPOT {latency.tpot_p95_s:g} s: the fastest "
-            f"(TP {fastest.tp}) reaches {fastest.ttft_s:.3g} s and {fastest.tpot_s:.3g} s per token at batch 1."
+            f"No deployment meets TTFT {fmt.duration_s(latency.ttft_p95_s)} and TPOT "
+            f"{fmt.duration_s(latency.tpot_p95_s)}: the fastest (TP {fastest.tp}) reaches "
+            f"{fmt.duration_s(fastest.ttft_s)} and {fmt.duration_s(fastest.tpot_s)} per token at batch 1."
         )
     warnings.append("No deployment meets the latency targets on this GPU.")
 

@@ -11,6 +11,7 @@ from typing import Any, Final
 import numpy as np
 
 from advisor import economics as ec
+from advisor import formatting as fmt
 from advisor.advice.documents import money, n_gpus, pct
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES
@@ -79,7 +80,7 @@ def _run_time_reasons(
         return
     busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
     reasons.append(
-        f"One run of {w.tokens:.3g} tokens takes {doc['run_hours']:,.0f} hours "
+        f"One run of {fmt.tokens(w.tokens)} takes {doc['run_hours']:,.0f} hours "
         f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
         f"keep the cluster busy {pct(busy)} of the year."
     )

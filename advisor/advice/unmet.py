@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from advisor import formatting as fmt
 from advisor.scenario import Scenario
 from estimator import inference as inf
 from estimator.specs import GPU_IDS, get_gpu
@@ -94,7 +95,8 @@ def relax_options(
         out.append(
             _entry(
                 "latency_targets",
-                f"accept a p95 TTFT of {looser[0]:g} s and TPOT of {looser[1]:g} s (targets {ttft:g} s and {tpot:g} s)",
+                f"accept a p95 TTFT of {fmt.duration_s(looser[0])} and TPOT of {fmt.duration_s(looser[1])} "
+                f"(targets {fmt.duration_s(ttft)} and {fmt.duration_s(tpot)})",
                 d,
                 ttft_p95_s=looser[0],
                 tpot_p95_s=looser[1],
