@@ -373,6 +373,19 @@ class Scenario:
 _TRAINING_ONLY: Final[tuple[str, ...]] = ("tokens", "global_batch", "parallelism", "runs_per_year")
 
 
+def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
+    """The same scenario on another GPU (``compare_gpus``): network and cluster sizes that were defaulted follow
+    that GPU's server; ScenarioError when the scenario cannot run on it (a precision it lacks)."""
+    doc = s.to_dict()
+    doc.update(gpu=gpu, compare_gpus=[])
+    for key in ("gpus_per_node", "inter_node_gbps"):
+        if f"/network/{key}" in s.defaults_used:
+            doc["network"][key] = None
+    if "/cluster_sizes" in s.defaults_used:
+        doc["cluster_sizes"] = None
+    return parse_scenario(doc, defaults={k: float(getattr(s.buy, k)) for k in OWNERSHIP_KEYS})
+
+
 def _lists(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _lists(v) for k, v in value.items()}

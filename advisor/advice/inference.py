@@ -58,7 +58,7 @@ from advisor.advice.documents import (
 from advisor.advice.offers import rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
-from advisor.scenario import Scenario, ScenarioError, parse_scenario
+from advisor.scenario import Scenario, ScenarioError, parse_scenario, scenario_for_gpu
 from estimator import inference as inf
 from estimator.specs import get_gpu
 from pricing import selectors
@@ -793,8 +793,44 @@ def advise_inference(
                 "loo_mape": cal.loo_mape,
             },
             "assumptions": assumptions_used(s),
+            "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
         }
     )
+
+
+def _alternative_row(gpu: str, size_docs: list[Mapping[str, Any]], rec_gpus: int | None) -> dict[str, Any]:
+    """``{gpu, gpus, rent_usd_per_month, buy_usd_per_month, usd_per_million_output_tokens, meets_latency,
+    fits_memory}`` at the recommended deployment (nulls and meets_latency false when none meets the targets)."""
+    doc = next((d for d in size_docs if rec_gpus is not None and d["gpus"] == rec_gpus and d["meets_latency"]), None)
+    return {
+        "gpu": gpu,
+        "gpus": doc["gpus"] if doc else None,
+        "rent_usd_per_month": doc["rent"]["usd_per_month"] if doc else None,
+        "buy_usd_per_month": doc["buy"]["usd_per_month"] if doc else None,
+        "usd_per_million_output_tokens": doc["usd_per_million_output_tokens"] if doc else None,
+        "meets_latency": doc is not None,
+        "fits_memory": any(d["fits_memory"] for d in size_docs),
+    }
+
+
+def _alternatives(
+    s: Scenario, size_docs: list[dict[str, Any]], rec_gpus: int | None, *, now: dt.datetime, calibration: Any
+) -> list[dict[str, Any]]:
+    """With ``compare_gpus``: the plan's GPU, then each other GPU at its recommended deployment, from the same
+    pipeline run on that GPU; a GPU the scenario cannot run on is listed with the reason."""
+    if not s.compare_gpus:
+        return []
+    rows = [_alternative_row(s.gpu, list(size_docs), rec_gpus)]
+    for gpu in s.compare_gpus:
+        if gpu == s.gpu:
+            continue
+        try:
+            other = advise_inference(scenario_for_gpu(s, gpu), now=now, calibration=calibration)
+        except ScenarioError as exc:
+            rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
+            continue
+        rows.append(_alternative_row(gpu, other["sizes"], other["recommendation"]["gpus"]))
+    return rows
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
-from advisor.scenario import OWNERSHIP_KEYS, Scenario, ScenarioError, ownership_defaults, parse_scenario
+from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
 from estimator.calibrate import Calibration, load_default
 from estimator.specs import get_gpu
@@ -558,19 +558,6 @@ def advise_training(
             _alternatives(s, own=alternative_row(s.gpu, size_docs, knee), calibration=calibration, now=now)
         ),
     )
-
-
-def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
-    """The same scenario on another GPU: network and cluster sizes that were defaulted follow that GPU's server."""
-    doc = s.to_dict()
-    doc.update(gpu=gpu, compare_gpus=[])
-    if "/network/gpus_per_node" in s.defaults_used:
-        doc["network"]["gpus_per_node"] = None
-    if "/network/inter_node_gbps" in s.defaults_used:
-        doc["network"]["inter_node_gbps"] = None
-    if "/cluster_sizes" in s.defaults_used:
-        doc["cluster_sizes"] = None
-    return parse_scenario(doc, defaults={k: float(getattr(s.buy, k)) for k in OWNERSHIP_KEYS})
 
 
 def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int | None) -> dict[str, Any]:

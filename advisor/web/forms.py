@@ -433,7 +433,7 @@ class PlannerForm(forms.Form):
         return [part.strip().lower() for part in raw.split(",") if part.strip()]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         if (
             data.get("kind", "training") == "training"
             and data.get("tokens_b") is None

@@ -555,19 +555,36 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest run marked."""
+    """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
+    compares cost per run, inference cost per month."""
+    monthly = is_inference(advice)
     rows = []
     for alt in advice.get("alternatives") or []:
-        costs = [c for c in (alt.get("rent_usd_per_run"), alt.get("buy_usd_per_run")) if c is not None]
+        rent, buy = (
+            (alt.get("rent_usd_per_month"), alt.get("buy_usd_per_month"))
+            if monthly
+            else (alt.get("rent_usd_per_run"), alt.get("buy_usd_per_run"))
+        )
+        costs = [c for c in (rent, buy) if c is not None]
+        if alt.get("not_compared"):
+            note = alt["not_compared"]
+        elif not alt.get("fits_memory"):
+            note = "does not fit in memory"
+        elif monthly and not alt.get("meets_latency"):
+            note = "no deployment meets the latency targets"
+        else:
+            note = ""
         rows.append(
             {
                 "gpu": alt.get("gpu"),
-                "size": fmt.count(alt.get("gpus"), "GPU") if alt.get("gpus") else "no size holds the model",
-                "run_time": hours(alt.get("run_hours")),
-                "rent_per_run": usd_exact(alt.get("rent_usd_per_run")),
-                "buy_per_run": usd_exact(alt.get("buy_usd_per_run")),
-                "break_even": break_even_text(alt.get("break_even_utilization")),
-                "note": alt.get("not_compared") or ("" if alt.get("fits_memory") else "does not fit in memory"),
+                "size": fmt.count(alt.get("gpus"), "GPU") if alt.get("gpus") else "none",
+                "run_time": usd_cents(alt.get("usd_per_million_output_tokens"))
+                if monthly
+                else hours(alt.get("run_hours")),
+                "rent": usd_exact(rent),
+                "buy": usd_exact(buy),
+                "break_even": break_even_text(alt.get("break_even_utilization")) if not monthly else "",
+                "note": note,
                 "best_cost": min(costs) if costs else None,
                 "cheapest": False,
             }
