@@ -720,9 +720,47 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
     )
 
 
+def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
+    """Training with compare_gpus: each GPU at its recommended size as a point, time per run against the cheaper
+    of renting and owning per run (lower left is better); None without alternatives."""
+    rows = [
+        (
+            a["gpu"],
+            float(a["run_hours"]),
+            min(c for c in (a["rent_usd_per_run"], a["buy_usd_per_run"]) if c is not None),
+        )
+        for a in advice.get("alternatives") or []
+        if a.get("run_hours") is not None
+        and (a.get("rent_usd_per_run") is not None or a.get("buy_usd_per_run") is not None)
+    ]
+    if _is_inference(advice) or not advice.get("alternatives"):
+        return None
+    title = "GPU types: cost and time per run"
+    if not rows:
+        return Chart(testid="chart-alternatives", title=title, svg=mark_safe(""), caption="No GPU could be priced.")
+    hours = [h for _, h, _ in rows]
+    colored = [(gpu, h, usd, _PALETTE[i % len(_PALETTE)]) for i, (gpu, h, usd) in enumerate(rows)]
+    return _line_chart(
+        testid="chart-alternatives",
+        title=title,
+        series=[Series(gpu, [h], [usd], color, points=True) for gpu, h, usd, color in colored],
+        x_label="hours per run (each GPU at its recommended size)",
+        y_label="USD per run (cheaper of renting and owning)",
+        y_format=format_usd,
+        x_format=format_hours,
+        x_ticks=sorted(set(hours)),
+        y_min=0,
+        markers=[Marker(h, usd, gpu, color) for gpu, h, usd, color in colored],
+        caption="Lower left is cheaper and faster.",
+    )
+
+
+_PALETTE = [ACCENT, BUY, RENT, "#7048e8", "#e67700", "#0c8599"]
+
+
 def advice_charts(*, advice: dict[str, Any]) -> list[Chart]:
     """The charts of one Advice, in the order the page and the PDF show them."""
-    return [
+    charts = [
         chart_cost(advice=advice),
         chart_run_time(advice=advice),
         chart_scaling(advice=advice),
@@ -730,3 +768,5 @@ def advice_charts(*, advice: dict[str, Any]) -> list[Chart]:
         chart_cumulative(advice=advice),
         chart_tornado(advice=advice),
     ]
+    alternatives = chart_alternatives(advice=advice)
+    return charts + ([alternatives] if alternatives is not None else [])

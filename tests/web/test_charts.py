@@ -135,3 +135,35 @@ def test_money_format_keeps_the_sign() -> None:
     assert charts.format_usd(-25_000) == "-$25k"
     assert charts.format_usd(1_234_567) == "$1.23M"
     assert re.fullmatch(r"\$2\.45", charts.format_usd(2.45))
+
+
+def test_alternatives_chart_places_each_gpu_at_its_time_and_cost(example_advice: dict[str, Any]) -> None:
+    assert charts.chart_alternatives(advice=example_advice) is None  # no compare_gpus: no chart
+    advice = copy.deepcopy(example_advice)
+    advice["alternatives"] = [
+        {
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "run_hours": 100.0,
+            "rent_usd_per_run": 20_000.0,
+            "buy_usd_per_run": 15_000.0,
+            "break_even_utilization": 0.5,
+            "fits_memory": True,
+        },
+        {
+            "gpu": "a100-80gb",
+            "gpus": 64,
+            "run_hours": 300.0,
+            "rent_usd_per_run": 30_000.0,
+            "buy_usd_per_run": None,
+            "break_even_utilization": None,
+            "fits_memory": True,
+        },
+    ]
+    chart = charts.chart_alternatives(advice=advice)
+    assert chart is not None and chart.testid == "chart-alternatives"
+    svg = str(chart.svg)
+    assert "h100-sxm" in svg and "a100-80gb" in svg
+    assert chart in charts.advice_charts(advice=advice) or chart.testid in [
+        c.testid for c in charts.advice_charts(advice=advice)
+    ]
