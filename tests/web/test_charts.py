@@ -164,6 +164,4 @@ def test_alternatives_chart_places_each_gpu_at_its_time_and_cost(example_advice:
     assert chart is not None and chart.testid == "chart-alternatives"
     svg = str(chart.svg)
     assert "h100-sxm" in svg and "a100-80gb" in svg
-    assert chart in charts.advice_charts(advice=advice) or chart.testid in [
-        c.testid for c in charts.advice_charts(advice=advice)
-    ]
+    assert "chart-alternatives" in [c.testid for c in charts.advice_charts(advice=advice)]
