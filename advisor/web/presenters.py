@@ -80,6 +80,16 @@ def offer_text(offer: dict[str, Any] | None) -> str:
     return f"{where or 'unnamed offer'} {market} at ${price:,.2f}/GPU-h"
 
 
+def spot_overhead_text(size: dict[str, Any]) -> str:
+    """Beside a spot price: the run time lost to interruptions (Young/Daly), which the cost per run includes."""
+    if _get(size, "rent", "market") != "spot":
+        return ""
+    lost = _get(size, "rent", "by_market", "spot", "lost_fraction")
+    if lost is None or not 0 <= lost < 1:
+        return ""
+    return f", +{fmt.percent(lost / (1 - lost), digits=1)} run time lost to interruptions"
+
+
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = _get(advice, "recommendation", "gpus")
     rows = []
@@ -102,7 +112,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "run_time": hours(size.get("run_hours")),
                 "run_time_band": band,
                 "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
-                "rent_offer": offer_text(_get(size, "rent", "offer")),
+                "rent_offer": offer_text(_get(size, "rent", "offer")) + spot_overhead_text(size),
                 "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
                 "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                 "mfu": percent(size.get("mfu")),

@@ -165,3 +165,17 @@ def test_alternatives_chart_places_each_gpu_at_its_time_and_cost(example_advice:
     svg = str(chart.svg)
     assert "h100-sxm" in svg and "a100-80gb" in svg
     assert "chart-alternatives" in [c.testid for c in charts.advice_charts(advice=advice)]
+
+
+def test_spot_price_shows_its_interruption_overhead(example_advice: dict[str, Any]) -> None:
+    from advisor.web.presenters import size_rows
+
+    advice = copy.deepcopy(example_advice)
+    size = advice["sizes"][0]
+    size["rent"]["market"] = "spot"
+    size["rent"]["offer"] = {"provider": "acme", "instance": "8x", "market": "spot", "usd_per_gpu_hour": 2.0}
+    size["rent"]["by_market"] = {"spot": {"lost_fraction": 0.2}}
+    row = size_rows(advice=advice)[0]
+    assert row["rent_offer"].endswith("+25.0% run time lost to interruptions")  # 0.2 / (1 - 0.2)
+    size["rent"]["market"] = "on_demand"  # the same offer bought on demand carries no such overhead
+    assert "interruptions" not in size_rows(advice=advice)[0]["rent_offer"]
