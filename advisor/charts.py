@@ -536,8 +536,9 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     sizes = _sizes(advice)
     recommended = _get(advice, "recommendation", "gpus")
     size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
-    # Inference derives how busy owned GPUs are from the traffic; training plans it.
-    planned = _get(size, "buy", "utilization") if size is not None and _is_inference(advice) else None
+    # The utilization the advice used at this size: derived from the traffic (inference), implied by the runs a
+    # year or given (training); older documents carry only the scenario's.
+    planned = _get(size, "buy", "utilization") if size is not None else None
     utilization = float(planned or _get(advice, "scenario", "utilization") or 0.6)
     title = "Owned cost per GPU-hour vs utilization"
     if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
@@ -567,10 +568,13 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
                 f"rent {MARKET_LABELS.get(market, market)}", [0.0, 1.0], [price, price], color, dash="6 4", points=False
             )
         )
-        if price > v:
+        # The advice's own break-even against this market (the same number the headline and the PDF quote).
+        u_star = _get(size, "buy", "break_even_by_market", market)
+        if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
             u_star = f / (price - v)
-            if u_star <= 1:
-                markers.append(Marker(u_star, price, f"break-even {format_percent(u_star)}", color, label_below=True))
+        if u_star is not None and u_star <= 1:
+            label = f"break-even vs {MARKET_LABELS.get(market, market)} {format_percent(u_star)}"
+            markers.append(Marker(u_star, f / u_star + v, label, color, label_below=True))
     markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
     return _line_chart(
         testid="chart-breakeven",
@@ -722,9 +726,47 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
     )
 
 
+def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
+    """Training with compare_gpus: each GPU at its recommended size as a point, time per run against the cheaper
+    of renting and owning per run (lower left is better); None without alternatives."""
+    rows = [
+        (
+            a["gpu"],
+            float(a["run_hours"]),
+            min(c for c in (a["rent_usd_per_run"], a["buy_usd_per_run"]) if c is not None),
+        )
+        for a in advice.get("alternatives") or []
+        if a.get("run_hours") is not None
+        and (a.get("rent_usd_per_run") is not None or a.get("buy_usd_per_run") is not None)
+    ]
+    if _is_inference(advice) or not advice.get("alternatives"):
+        return None
+    title = "GPU types: cost and time per run"
+    if not rows:
+        return Chart(testid="chart-alternatives", title=title, svg=mark_safe(""), caption="No GPU could be priced.")
+    hours = [h for _, h, _ in rows]
+    colored = [(gpu, h, usd, _PALETTE[i % len(_PALETTE)]) for i, (gpu, h, usd) in enumerate(rows)]
+    return _line_chart(
+        testid="chart-alternatives",
+        title=title,
+        series=[Series(gpu, [h], [usd], color, points=True) for gpu, h, usd, color in colored],
+        x_label="hours per run (each GPU at its recommended size)",
+        y_label="USD per run (cheaper of renting and owning)",
+        y_format=format_usd,
+        x_format=format_hours,
+        x_ticks=sorted(set(hours)),
+        y_min=0,
+        markers=[Marker(h, usd, gpu, color) for gpu, h, usd, color in colored],
+        caption="Lower left is cheaper and faster.",
+    )
+
+
+_PALETTE = [ACCENT, BUY, RENT, "#7048e8", "#e67700", "#0c8599"]
+
+
 def advice_charts(*, advice: dict[str, Any]) -> list[Chart]:
     """The charts of one Advice, in the order the page and the PDF show them."""
-    return [
+    charts = [
         chart_cost(advice=advice),
         chart_run_time(advice=advice),
         chart_scaling(advice=advice),
@@ -732,3 +774,5 @@ def advice_charts(*, advice: dict[str, Any]) -> list[Chart]:
         chart_cumulative(advice=advice),
         chart_tornado(advice=advice),
     ]
+    alternatives = chart_alternatives(advice=advice)
+    return charts + ([alternatives] if alternatives is not None else [])

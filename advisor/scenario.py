@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
+from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, model_ids, resolve_model
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, get_gpu
-from estimator.workload import STRATEGIES, derive_architecture
+from estimator.workload import STRATEGIES
 from pricing.models import Market
 
 
@@ -41,13 +42,17 @@ DEFAULTS: Final[Mapping[str, Default]] = {
     "/workload/model/seq_len": Default(
         4096, "tokens", "Llama 2 context length (Touvron et al. 2023); DESIGN.md example"
     ),
-    "/workload/model/layers": Default(None, "count", "derived from params_b: estimator.workload.derive_architecture"),
+    "/workload/model/layers": Default(
+        None, "count", "the catalog entry /workload/model/name, else derived from params_b: estimator.catalog"
+    ),
+    "/workload/stack": Default(None, "training stack", "DESIGN.md profiled-run CSV: empty = unknown"),
     "/workload/global_batch": Default(
         1024, "sequences", "DESIGN.md example; Llama 2 trained with 4M-token batches = 1024 x 4096"
     ),
     "/workload/precision": Default("bf16", "precision", "DESIGN.md example; the usual mixed precision since A100"),
     "/workload/parallelism/strategy": Default("auto", "strategy", "DESIGN.md: searched per cluster size"),
     "/workload/runs_per_year": Default(4, "runs/year", "DESIGN.md example"),
+    "/compare_gpus": Default([], "GPU ids", "no comparison unless asked"),
     "/workload/traffic": Default(
         {"peak_requests_per_s": 50, "mean_requests_per_s": 20, "input_tokens": 1000, "output_tokens": 200},
         "requests/s, tokens",
@@ -62,7 +67,12 @@ DEFAULTS: Final[Mapping[str, Default]] = {
     "/network/gpus_per_node": Default(None, "GPUs", "the GPU's typical server (estimator.specs, gpus.csv)"),
     "/network/inter_node_gbps": Default(None, "Gb/s per node", "the GPU's typical server (estimator.specs, gpus.csv)"),
     "/rent/providers": Default([], "provider slugs", "DESIGN.md: [] means all"),
-    "/rent/markets": Default(list(Market.values), "markets", "DESIGN.md: all markets"),
+    "/rent/markets": Default(
+        list(Market.values),
+        "markets",
+        "DESIGN.md: all markets; training leaves spot out unless listed (every interruption restarts the whole "
+        "synchronous job, cost-model.md 4.4)",
+    ),
     "/rent/usd_per_gpu_hour": Default(None, "USD/GPU-hour", "DESIGN.md: null = use the price catalog"),
     "/rent/price_decline_per_year": Default(
         0.0,
@@ -86,7 +96,12 @@ DEFAULTS: Final[Mapping[str, Default]] = {
         "USD/GPU-year",
         "open-source stack; NVIDIA AI Enterprise would be $4,500/GPU/yr (cost-model.md 1.2)",
     ),
-    "/utilization": Default(0.6, "fraction of the year busy", "DESIGN.md example"),
+    "/utilization": Default(
+        0.6,
+        "fraction of the year busy",
+        "DESIGN.md example; for training with /workload/runs_per_year given it is implied per size instead: "
+        "min(1, runs_per_year x run_hours / 8760) (null in the normalized scenario)",
+    ),
 }
 
 OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
@@ -101,6 +116,19 @@ OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
 KINDS: Final[tuple[str, ...]] = ("training", "inference")
 MARKETS: Final[tuple[str, ...]] = tuple(Market.values)
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
+# DESIGN.md profiled-run CSV `stack` column; recorded with the scenario (the estimator does not yet use it).
+STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
+MAX_COMPARE_GPUS: Final[int] = len(GPU_IDS)
+_MODEL_GEOMETRY: Final[tuple[str, ...]] = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "experts",
+    "active_experts",
+)
 MAX_CLUSTER_SIZES: Final[int] = 32
 MAX_GPUS: Final[int] = 65_536
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
@@ -223,6 +251,9 @@ def _fmt(x: float) -> str:
 
 @dataclass(frozen=True)
 class Model:
+    """``params_b`` is the catalog's count for a named model; ``implied_params_b`` what the geometry adds up to;
+    ``assumed`` what was derived rather than given (both reported in the Advice, not part of the Scenario JSON)."""
+
     params_b: float
     layers: int
     hidden: int
@@ -230,6 +261,12 @@ class Model:
     ffn_hidden: int
     vocab: int
     seq_len: int
+    name: str | None = None
+    kv_heads: int | None = None
+    experts: int = 0
+    active_experts: int = 0
+    implied_params_b: float = field(default=0.0, compare=False)
+    assumed: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -261,6 +298,7 @@ class Workload:
     kind: str
     model: Model
     precision: str
+    stack: str | None = None
     # training
     tokens: float | None = None
     global_batch: int | None = None
@@ -319,7 +357,8 @@ class Scenario:
     network: Network
     rent: Rent
     buy: Buy
-    utilization: float
+    utilization: float | None  # None: implied per size by runs_per_year (training)
+    compare_gpus: tuple[str, ...] = ()
     defaults_used: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -327,6 +366,8 @@ class Scenario:
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
         workload = doc["workload"]
+        for key in ("implied_params_b", "assumed"):
+            workload["model"].pop(key)
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
             workload.pop(key)
@@ -334,6 +375,19 @@ class Scenario:
 
 
 _TRAINING_ONLY: Final[tuple[str, ...]] = ("tokens", "global_batch", "parallelism", "runs_per_year")
+
+
+def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
+    """The same scenario on another GPU (``compare_gpus``): network and cluster sizes that were defaulted follow
+    that GPU's server; ScenarioError when the scenario cannot run on it (a precision it lacks)."""
+    doc = s.to_dict()
+    doc.update(gpu=gpu, compare_gpus=[])
+    for key in ("gpus_per_node", "inter_node_gbps"):
+        if f"/network/{key}" in s.defaults_used:
+            doc["network"][key] = None
+    if "/cluster_sizes" in s.defaults_used:
+        doc["cluster_sizes"] = None
+    return parse_scenario(doc, defaults={k: float(getattr(s.buy, k)) for k in OWNERSHIP_KEYS})
 
 
 def _lists(value: Any) -> Any:
@@ -394,7 +448,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     top = c.obj(
         document,
         "",
-        ("name", "workload", "gpu", "cluster_sizes", "network", "rent", "buy", "utilization"),
+        ("name", "workload", "gpu", "compare_gpus", "cluster_sizes", "network", "rent", "buy", "utilization"),
     )
     if document is None or not isinstance(document, dict):
         if document is None:
@@ -445,8 +499,12 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
 
     sizes = _cluster_sizes(c, top.get("cluster_sizes"), gpus_per_node, used)
     rent = _rent(c, top.get("rent"), get)
+    if rent is not None and workload is not None and workload.kind == "training" and "/rent/markets" in used:
+        # A synchronous training job restarts whole on every interruption: spot only when asked for.
+        rent = replace(rent, markets=tuple(m for m in rent.markets if m != Market.SPOT.value))
     buy = _buy(c, top.get("buy"), get, defaults, used)
-    utilization = c.number(get(top, "utilization", ""), "/utilization", minimum=0, maximum=1, exclusive_minimum=True)
+    compare = _compare_gpus(c, top.get("compare_gpus"), used)
+    utilization = _utilization(c, top, workload, get, used)
 
     if c.errors:
         raise ScenarioError(c.errors)
@@ -459,13 +517,14 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         network=Network(gpus_per_node=gpus_per_node, inter_node_gbps=inter_node_gbps),
         rent=rent,
         buy=buy,
-        utilization=float(utilization),  # type: ignore[arg-type]
+        utilization=utilization,
+        compare_gpus=compare,
         defaults_used=tuple(used),
     )
 
 
 def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Workload | None:
-    common = ("kind", "model", "precision")
+    common = ("kind", "model", "precision", "stack")
     training = (*common, *_TRAINING_ONLY)
     inference = (*common, "traffic", "latency")
     if not isinstance(value, dict):
@@ -480,12 +539,13 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
             "/workload/precision",
             f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
+    stack = None if w.get("stack") in (None, "") else c.choice(w.get("stack"), "/workload/stack", STACKS)
     if kind == "inference":
         traffic = _traffic(c, w.get("traffic"), get)
         latency = _latency(c, w.get("latency"), get)
         if model is None or precision is None or traffic is None or latency is None:
             return None
-        return Workload(kind=kind, model=model, precision=precision, traffic=traffic, latency=latency)
+        return Workload(kind=kind, model=model, precision=precision, stack=stack, traffic=traffic, latency=latency)
     if w.get("tokens") is None:
         c.fail("/workload/tokens", "required for training: the tokens one run processes, a number > 0 and <= 1e16")
         tokens = None
@@ -508,6 +568,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
         kind="training",
         model=model,  # type: ignore[arg-type]
         precision=precision,  # type: ignore[arg-type]
+        stack=stack,
         tokens=float(tokens),  # type: ignore[arg-type]
         global_batch=int(global_batch),  # type: ignore[arg-type]
         parallelism=par,
@@ -516,31 +577,73 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
 
 
 def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
+    """A catalog model (``name``) or ``params_b`` with optional geometry, derived where missing by
+    estimator.catalog; geometry implying a size more than 15% from params_b is refused naming /workload/model."""
     where = "/workload/model"
-    fields = ("params_b", "layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len")
+    fields = ("params_b", "name", "seq_len", *_MODEL_GEOMETRY)
     if value is None:
-        c.fail(where, "required: an object with params_b (billions of parameters)")
+        c.fail(where, "required: an object with a catalog name or params_b (billions of parameters)")
         return None
     m = c.obj(value, where, fields)
     if not isinstance(value, dict):
         return None
-    if m.get("params_b") is None:
-        c.fail(f"{where}/params_b", f"required: billions of parameters, a number >= {MIN_PARAMS_B} and <= 100000")
+    name = m.get("name")
+    if name is not None and (not isinstance(name, str) or name.strip().lower() not in model_ids()):
+        c.fail(f"{where}/name", f"must be one of {', '.join(model_ids())}; got {_kind(name)}")
         return None
-    params_b = c.number(m["params_b"], f"{where}/params_b", minimum=MIN_PARAMS_B, maximum=100_000)
+    if name is None and m.get("params_b") is None:
+        allowed = f"a number >= {MIN_PARAMS_B} and <= 100000"
+        c.fail(f"{where}/params_b", f"required without a catalog name: billions of parameters, {allowed}")
+        return None
+    params_b = c.optional(
+        m, "params_b", where, lambda v, w: c.number(v, w, minimum=MIN_PARAMS_B, maximum=100_000)
+    )
     seq_len = c.number(get(m, "seq_len", where), f"{where}/seq_len", minimum=1, maximum=10_000_000, integer=True)
     given: dict[str, int] = {}
-    for key in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
-        v = c.optional(m, key, where, lambda v, w: c.number(v, w, minimum=1, maximum=10_000_000, integer=True))
+    for key in _MODEL_GEOMETRY:
+        low = 0 if key in ("experts", "active_experts") else 1
+
+        def read(v: Any, w: str, low: int = low) -> float | int | None:
+            return c.number(v, w, minimum=low, maximum=10_000_000, integer=True)
+
+        v = c.optional(m, key, where, read)
         if v is not None:
             given[key] = int(v)
-    if params_b is None or seq_len is None:
+    if seq_len is None or (m.get("params_b") is not None and params_b is None):
         return None
-    arch = {**derive_architecture(float(params_b)), **given}
-    if arch["hidden"] % arch["heads"]:
-        c.fail(f"{where}/heads", f"must divide hidden ({arch['hidden']}); got {arch['heads']}")
+    try:
+        geometry = _geometry(name, params_b, given)
+    except CatalogError as exc:
+        c.fail(where if exc.field in ("model", "name") else f"{where}/{exc.field}", str(exc).split(": ", 1)[1])
         return None
-    return Model(params_b=float(params_b), seq_len=int(seq_len), **arch)
+    return Model(
+        params_b=geometry.params_b,
+        seq_len=int(seq_len),
+        name=geometry.id or None,
+        kv_heads=geometry.kv_heads,
+        experts=geometry.experts,
+        active_experts=geometry.active_experts,
+        implied_params_b=round(geometry.params() / 1e9, 3),
+        assumed=geometry.assumed,
+        **architecture_dict(geometry),
+    )
+
+
+def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> ModelGeometry:
+    """The catalog entry (geometry given beside a name must be the catalog's own) or a checked derivation."""
+    if name:
+        model = resolve_model(name=name, params_b=params_b)
+        for key, v in given.items():
+            if v != getattr(model, key):
+                raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {v} (leave it out)")
+        return model
+    assert params_b is not None
+    derived = derive_geometry(params_b=float(params_b))
+    if all(v == getattr(derived, key) for key, v in given.items()):
+        # Nothing given, or the derivation itself (a normalized scenario read back): nothing contradicts params_b;
+        # small models' derived shapes can sit past 15% (embeddings), and the implied size is reported.
+        return derived
+    return resolve_model(params_b=float(params_b), **dict(given))  # type: ignore[arg-type]
 
 
 def _parallelism(
@@ -599,6 +702,35 @@ def _latency(c: _Checker, value: Any, get: Callable[..., Any]) -> Latency | None
     if None in got.values():
         return None
     return Latency(**got)  # type: ignore[arg-type]
+
+
+def _compare_gpus(c: _Checker, value: Any, used: list[str]) -> tuple[str, ...]:
+    where = "/compare_gpus"
+    if value is None or value == []:
+        used.append(where)
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_COMPARE_GPUS:
+        c.fail(
+            where, f"must be an array of at most {MAX_COMPARE_GPUS} GPU ids ({', '.join(GPU_IDS)}); got {_kind(value)}"
+        )
+        return ()
+    ids: list[str] = []
+    for i, item in enumerate(value):
+        gpu = c.choice(item, f"{where}/{i}", GPU_IDS)
+        if gpu and gpu not in ids:
+            ids.append(gpu)
+    return tuple(ids)
+
+
+def _utilization(
+    c: _Checker, top: dict[str, Any], workload: Workload | None, get: Callable[..., Any], used: list[str]
+) -> float | None:
+    """The given utilization; omitted with runs_per_year given (training): None, implied per size by the advice."""
+    runs_given = "/workload/runs_per_year" not in used
+    if top.get("utilization") is None and workload is not None and workload.kind == "training" and runs_given:
+        return None
+    u = c.number(get(top, "utilization", ""), "/utilization", minimum=0, maximum=1, exclusive_minimum=True)
+    return None if u is None else float(u)
 
 
 def _cluster_sizes(c: _Checker, value: Any, gpus_per_node: int, used: list[str]) -> tuple[int, ...]:

@@ -75,6 +75,25 @@ def is_stale(offer: Offer, *, before: dt.datetime | None = None) -> bool:
     return offer.observed_at is None or offer.observed_at < (before or stale_before())
 
 
+CAPACITY_CSV = OWNERSHIP_DEFAULTS_CSV.parent / "capacity_caps.csv"
+
+
+@functools.cache
+def capacity_caps() -> dict[tuple[str, str], tuple[int, str]]:
+    """(provider, market or "*") -> (instances of one offer rentable at once, source), from the sourced
+    pricing/data/capacity_caps.csv; providers without a row have unknown capacity."""
+    with CAPACITY_CSV.open(encoding="utf-8") as handle:
+        rows = csv.DictReader(line for line in handle if not line.startswith("#"))
+        return {(r["provider"], r["market"]): (int(r["max_instances"]), r["source"]) for r in rows}
+
+
+def offer_max_gpus(*, provider: str, market: str, gpu_count: float) -> float | None:
+    """GPUs one offer can supply at once (instance GPUs x the provider's cap), or None when unpublished."""
+    caps = capacity_caps()
+    cap = caps.get((provider, market)) or caps.get((provider, "*"))
+    return None if cap is None else float(gpu_count) * cap[0]
+
+
 def offers_frame(*, gpu: str, providers: list[str] | None = None, markets: list[str] | None = None) -> pd.DataFrame:
     """One row per current offer of `gpu`; money in USD per hour, `observed_at` tz-aware or NaT."""
     rows = list(

@@ -13,6 +13,14 @@ from advisor.advice.ownership import Hardware
 from advisor.scenario import Scenario
 
 
+def implied_utilization(*, runs_per_year: float, run_hours: Any) -> np.ndarray:
+    """The fraction of the year the runs keep a cluster busy: min(1, runs_per_year x run_hours / 8760); 0 where
+    the run time is unknown (the size does not fit), so nothing downstream divides by it unnoticed."""
+    with np.errstate(invalid="ignore"):
+        busy = runs_per_year * np.asarray(run_hours, dtype=float) / ec.HOURS_PER_YEAR
+    return np.where(np.isfinite(busy), np.minimum(busy, 1.0), 0.0)
+
+
 def costs(
     *,
     s: Scenario,
@@ -29,12 +37,12 @@ def costs(
 ) -> dict[str, np.ndarray]:
     """Cost per run renting and owning, owned $/GPU-hour and break-even, broadcast over every argument.
 
+    Utilization: the scenario's, or (``s.utilization`` None) implied per size by ``implied_utilization``.
     ``overrides`` replaces scenario inputs (sensitivity): utilization, tokens, capex_per_node,
     power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year, discount_rate,
     years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor."""
     o = dict(overrides or {})
     b = s.buy
-    u = np.minimum(np.asarray(o.get("utilization", s.utilization), dtype=float), 1.0)
     years = o.get("years", b.years)
     rate = o.get("discount_rate", b.discount_rate)
     level = ec.levelized_rent_usd_per_gpu_hour(
@@ -45,6 +53,12 @@ def costs(
     tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         run_hours = tokens / tps / ec.SECONDS_PER_HOUR
+    given_u = o.get("utilization", s.utilization)
+    u = (
+        implied_utilization(runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours)
+        if given_u is None
+        else np.minimum(np.asarray(given_u, dtype=float), 1.0)
+    )
     price = np.asarray(rent_price, dtype=float) * rent_factor * np.where(floating, level, 1.0)
     rent_rate = np.where(reserved, ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=price, utilization=u), price)
     rent_hours = ec.spot_wall_hours(run_hours=run_hours, lost_fraction=spot_lost)
@@ -54,6 +68,7 @@ def costs(
         "rent_rate": rent_rate,
         "rent_usd_per_run": ec.usd_per_run(gpus=gpus, run_hours=rent_hours, usd_per_gpu_hour=rent_rate),
         "level": level,
+        "utilization": np.broadcast_arrays(u, run_hours)[0],
     }
     if hw is None:
         return out

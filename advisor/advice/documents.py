@@ -128,3 +128,23 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
                 }
             )
     return out
+
+
+def model_document(s: Scenario) -> dict[str, Any]:
+    """The model the advice ran: catalog name (or null), the given size, the size its geometry implies, the
+    geometry and what was assumed rather than given."""
+    m = s.workload.model
+    return {
+        "name": m.name,
+        "params_b": m.params_b,
+        "implied_params_b": m.implied_params_b,
+        "layers": m.layers,
+        "hidden": m.hidden,
+        "heads": m.heads,
+        "kv_heads": m.kv_heads,
+        "ffn_hidden": m.ffn_hidden,
+        "vocab": m.vocab,
+        "experts": m.experts,
+        "active_experts": m.active_experts,
+        "assumed": list(m.assumed),
+    }

@@ -26,7 +26,7 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
 - Recommendation: among deployments that fit and meet the latency targets, the cheapest monthly option (rent or
-  buy) and its GPU count.
+  buy) and its GPU count; ``"none"`` when none meets them, with ``closest`` and ``relax`` (advisor.advice.unmet).
 """
 
 from __future__ import annotations
@@ -45,10 +45,20 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from advisor import economics as ec
-from advisor.advice.documents import ADVICE_VERSION, assumptions_used, json_document, json_safe, money, num
+from advisor import formatting as fmt
+from advisor.advice.documents import (
+    ADVICE_VERSION,
+    assumptions_used,
+    json_document,
+    json_safe,
+    model_document,
+    money,
+    num,
+)
 from advisor.advice.offers import price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
-from advisor.scenario import Scenario, ScenarioError, parse_scenario
+from advisor.advice.unmet import closest_deployment, closest_document, relax_options
+from advisor.scenario import Scenario, ScenarioError, parse_scenario, scenario_for_gpu
 from estimator import inference as inf
 from estimator.specs import get_gpu
 from pricing import selectors
@@ -187,8 +197,18 @@ def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int
     return value, np.where(np.isfinite(value), names, None)
 
 
-def _deployments(s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibration) -> list[Any]:
-    """The estimator's deployment per TP degree that fits a node; its input errors become ScenarioErrors."""
+def _deployments(
+    s: Scenario,
+    model: inf.ServedModel,
+    cal: inf.InferenceCalibration,
+    *,
+    gpu: str | None = None,
+    precision: str | None = None,
+    tps: list[int] | None = None,
+    targets: tuple[float, float] | None = None,
+) -> list[Any]:
+    """The estimator's deployment per TP degree that fits a node (the scenario's GPU and precision unless given);
+    its input errors become ScenarioErrors."""
     w = s.workload
     traffic, latency = w.traffic, w.latency
     assert traffic is not None and latency is not None
@@ -197,21 +217,31 @@ def _deployments(s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibrat
         return list(
             inf.size_deployments(
                 model=model,
-                gpu=s.gpu,
-                precision=w.precision,
+                gpu=gpu or s.gpu,
+                precision=precision or w.precision,
                 input_tokens=traffic.input_tokens,
                 output_tokens=traffic.output_tokens,
                 peak_requests_per_s=traffic.peak_requests_per_s,
                 mean_requests_per_s=traffic.mean_requests_per_s,
-                ttft_p95_s=latency.ttft_p95_s,
-                tpot_p95_s=latency.tpot_p95_s,
-                tps=[t for t in inf.TP_DEGREES if t <= gpn] or [1],
+                ttft_p95_s=targets[0] if targets else latency.ttft_p95_s,
+                tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
+                tps=tps or [t for t in inf.TP_DEGREES if t <= gpn] or [1],
                 calibration=cal,
             )
         )
     except inf.InferenceError as exc:
         where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
         raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+
+
+def served_model(s: Scenario) -> inf.ServedModel:
+    """The catalog model (MoE and attention layout included) or the scenario's checked geometry."""
+    m = s.workload.model
+    if m.name:
+        return inf.ServedModel.from_catalog(m.name)
+    return inf.ServedModel.from_params(
+        params_b=m.params_b, layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads
+    )
 
 
 @dataclass(frozen=True)
@@ -414,21 +444,43 @@ def _unmet_reasons(
     else:
         fastest = min(fits, key=lambda d: d.tpot_s)
         reasons.append(
-            f"No deployment meets TTFT {latency.ttft_p95_s:g} s and TPOT {latency.tpot_p95_s:g} s: the fastest "
-            f"(TP {fastest.tp}) reaches {fastest.ttft_s:.3g} s and {fastest.tpot_s:.3g} s per token at batch 1."
+            f"No deployment meets TTFT {fmt.duration_s(latency.ttft_p95_s)} and TPOT "
+            f"{fmt.duration_s(latency.tpot_p95_s)}: the fastest (TP {fastest.tp}) reaches "
+            f"{fmt.duration_s(fastest.ttft_s)} and {fmt.duration_s(fastest.tpot_s)} per token at batch 1."
         )
     warnings.append("No deployment meets the latency targets on this GPU.")
+
+
+def _unmet(
+    s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibration, deployments: list[Any], reasons: list[str]
+) -> dict[str, Any]:
+    """``closest`` (the deployment nearest the targets, with the latency it reaches) and ``relax`` (what would meet
+    them, each checked by sizing again); the first relaxation that meets the targets closes the reasons."""
+    latency = s.workload.latency
+    assert latency is not None
+    targets = {"ttft_target": latency.ttft_p95_s, "tpot_target": latency.tpot_p95_s}
+    near = closest_deployment(deployments, **targets)
+
+    def size(
+        *, gpu: str, precision: str, tps: list[int] | None, targets: tuple[float, float] | None = None
+    ) -> list[Any]:
+        return _deployments(s, model, cal, gpu=gpu, precision=precision, tps=tps, targets=targets)
+
+    relax = relax_options(s, model=model, closest=near, size=size)
+    meeting = [r["text"] for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
+    reasons.append(
+        "What would meet the targets: " + "; or ".join(meeting) + "."
+        if meeting
+        else "Only looser latency targets meet them on the GPUs and precisions checked."
+    )
+    return {"closest": closest_document(near, **targets) if near is not None else None, "relax": relax}
 
 
 def _rent_reason(doc: Mapping[str, Any]) -> str:
     rent_m = doc["rent"]["usd_per_month"]
     n_base = doc["rent"]["base_replicas"]
     base_words = MARKET_PHRASES.get(doc["rent"]["base_market"] or "", "")
-    base_txt = (
-        f"{n_base} {'replica' if n_base == 1 else 'replicas'} {base_words}"
-        if n_base
-        else "no reserved base"
-    )
+    base_txt = f"{n_base} {'replica' if n_base == 1 else 'replicas'} {base_words}" if n_base else "no reserved base"
     burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
     burst_txt = (
         f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
@@ -485,7 +537,8 @@ def _recommend(
     memory_gb: float,
     warnings: list[str],
 ) -> tuple[str | None, int | None, list[str]]:
-    """The cheapest monthly option among deployments that fit and meet the targets: (action, GPUs, reasons)."""
+    """The cheapest monthly option among deployments that fit and meet the targets: (action, GPUs, reasons);
+    action "none" when no deployment meets them (``_unmet`` then says what comes nearest)."""
     reasons: list[str] = []
     candidates = [
         (cost, j, kind)
@@ -496,7 +549,7 @@ def _recommend(
     ]
     if not ok.any():
         _unmet_reasons(s, deployments, memory_gb, reasons, warnings)
-        return None, None, reasons
+        return "none", None, reasons
     if not candidates:
         j = int(np.argmax(ok))
         rec_gpus = size_docs[j]["gpus"]
@@ -613,9 +666,7 @@ def advise_inference(
     traffic = w.traffic
     spec = get_gpu(s.gpu)
     gpn = s.network.gpus_per_node
-    model = inf.ServedModel.from_params(
-        params_b=w.model.params_b, layers=w.model.layers, hidden=w.model.hidden, heads=w.model.heads
-    )
+    model = served_model(s)
     deployments = _deployments(s, model, cal)
     tps = [d.tp for d in deployments]
     k = len(deployments)
@@ -663,6 +714,9 @@ def advise_inference(
             )
 
     action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
+    recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
+    if action == "none":
+        recommendation.update(_unmet(s, model, cal, deployments, reasons))
     warnings.append(
         "Latency is the model's steady-state value compared with the p95 targets: the TensorRT-LLM tables it is "
         "calibrated on publish throughput only, not latency distributions."
@@ -675,7 +729,7 @@ def advise_inference(
 
     # Cumulative cash and present cost at the recommendation.
     cumulative = npv = None
-    if rec_gpus is not None and hw is not None and action is not None:
+    if rec_gpus is not None and hw is not None and action in ("rent", "buy"):
         j = next(i for i, doc in enumerate(size_docs) if ok[i] and doc["gpus"] == rec_gpus)
         doc = size_docs[j]
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
@@ -696,6 +750,7 @@ def advise_inference(
                 "source": spec.source,
             },
             "model": {
+                **model_document(s),
                 "params_b": model.params_b,
                 "layers": model.layers,
                 "hidden": model.hidden,
@@ -711,7 +766,7 @@ def advise_inference(
                 "output_tokens_per_month": tokens_per_month,
             },
             "sizes": size_docs,
-            "recommendation": {"action": action, "gpus": rec_gpus, "reasons": reasons},
+            "recommendation": recommendation,
             "prices_as_of": prices_as_of,
             "price_freshness": freshness,
             "hardware_quote": hw.document if hw else None,
@@ -731,8 +786,44 @@ def advise_inference(
                 "loo_mape": cal.loo_mape,
             },
             "assumptions": assumptions_used(s),
+            "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
         }
     )
+
+
+def _alternative_row(gpu: str, size_docs: list[Mapping[str, Any]], rec_gpus: int | None) -> dict[str, Any]:
+    """``{gpu, gpus, rent_usd_per_month, buy_usd_per_month, usd_per_million_output_tokens, meets_latency,
+    fits_memory}`` at the recommended deployment (nulls and meets_latency false when none meets the targets)."""
+    doc = next((d for d in size_docs if rec_gpus is not None and d["gpus"] == rec_gpus and d["meets_latency"]), None)
+    return {
+        "gpu": gpu,
+        "gpus": doc["gpus"] if doc else None,
+        "rent_usd_per_month": doc["rent"]["usd_per_month"] if doc else None,
+        "buy_usd_per_month": doc["buy"]["usd_per_month"] if doc else None,
+        "usd_per_million_output_tokens": doc["usd_per_million_output_tokens"] if doc else None,
+        "meets_latency": doc is not None,
+        "fits_memory": any(d["fits_memory"] for d in size_docs),
+    }
+
+
+def _alternatives(
+    s: Scenario, size_docs: list[dict[str, Any]], rec_gpus: int | None, *, now: dt.datetime, calibration: Any
+) -> list[dict[str, Any]]:
+    """With ``compare_gpus``: the plan's GPU, then each other GPU at its recommended deployment, from the same
+    pipeline run on that GPU; a GPU the scenario cannot run on is listed with the reason."""
+    if not s.compare_gpus:
+        return []
+    rows = [_alternative_row(s.gpu, list(size_docs), rec_gpus)]
+    for gpu in s.compare_gpus:
+        if gpu == s.gpu:
+            continue
+        try:
+            other = advise_inference(scenario_for_gpu(s, gpu), now=now, calibration=calibration)
+        except ScenarioError as exc:
+            rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
+            continue
+        rows.append(_alternative_row(gpu, other["sizes"], other["recommendation"]["gpus"]))
+    return rows
 
 
 @dataclass(frozen=True)

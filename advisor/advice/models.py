@@ -67,11 +67,60 @@ class Offer(Closed):
     is_snapshot: bool = Field(description="From the bundled snapshot rather than a live feed.")
     stale: bool
     id: int | None = Field(default=None, description="The offer's id: GET /api/v1/offers/{id}/history.")
+    max_gpus: int | None = Field(
+        default=None,
+        description="The most GPUs the offer can supply at once (instance GPUs x a sourced per-provider cap); "
+        "null: unknown (a warning names sizes priced at such offers).",
+    )
 
 
 class BreakEvenAgainst(Closed):
     market: Market | None
     usd_per_gpu_hour: NonNegative | None
+
+
+class ClosestDeployment(Closed):
+    """The fitting deployment nearest the targets, with the latency it reaches."""
+
+    tp: int
+    gpus_per_replica: int
+    ttft_s: NonNegative | None
+    tpot_s: NonNegative | None
+    ttft_target_s: NonNegative
+    tpot_target_s: NonNegative
+    meets_latency: bool
+
+
+class RelaxOption(Closed):
+    """One change that would meet the targets (or come nearer), with what sizing again reaches."""
+
+    change: str = Field(description="latency_targets, precision, tensor_parallel or gpu.")
+    text: str
+    meets_latency: bool
+    tp: int | None
+    ttft_s: NonNegative | None
+    tpot_s: NonNegative | None
+    ttft_p95_s: NonNegative | None = None
+    tpot_p95_s: NonNegative | None = None
+    precision: str | None = None
+    gpu: str | None = None
+
+
+class ModelGeometry(Closed):
+    """The model the advice ran: catalog name (or null), the given size, the size its geometry implies."""
+
+    name: str | None
+    params_b: NonNegative | None
+    implied_params_b: NonNegative | None
+    layers: int | None
+    hidden: int | None
+    heads: int | None
+    kv_heads: int | None
+    ffn_hidden: int | None
+    vocab: int | None
+    experts: int | None
+    active_experts: int | None
+    assumed: list[str]
 
 
 class Recommendation(Closed):
@@ -83,11 +132,11 @@ class Recommendation(Closed):
     knee_threshold: NonNegative | None = Field(
         default=None, description="Scaling efficiency below which more GPUs are not worth it."
     )
-    closest: int | dict[str, Any] | None = Field(
-        default=None, description="issue 15: with action none, the size that comes closest."
+    closest: ClosestDeployment | None = Field(
+        default=None, description="Inference, action none: the deployment nearest the latency targets."
     )
-    relax: list[str | dict[str, Any]] | None = Field(
-        default=None, description="issue 15: with action none, what to change so a size fits."
+    relax: list[RelaxOption] | None = Field(
+        default=None, description="Inference, action none: what would meet the targets, each checked by sizing again."
     )
 
 
@@ -170,15 +219,30 @@ class Assumption(Closed):
 
 
 class Alternative(Closed):
-    """issue 15: one GPU of ``compare_gpus``."""
+    """Training, with ``compare_gpus``: one GPU at its recommended size."""
 
     gpu: str
     gpus: int | None
     run_hours: NonNegative | None
     rent_usd_per_run: NonNegative | None
+    rent_market: Market | None = None
     buy_usd_per_run: NonNegative | None
     break_even_utilization: NonNegative | None
     fits_memory: bool
+    not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
+
+
+class InferenceAlternative(Closed):
+    """Inference, with ``compare_gpus``: one GPU at its recommended deployment."""
+
+    gpu: str
+    gpus: int | None
+    rent_usd_per_month: NonNegative | None
+    buy_usd_per_month: NonNegative | None
+    usd_per_million_output_tokens: NonNegative | None
+    meets_latency: bool
+    fits_memory: bool
+    not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
 
 
 # --- training --------------------------------------------------------------------------------------
@@ -231,9 +295,11 @@ class TrainingBuy(Closed):
     break_even_utilization_p50: NonNegative | None = None
     break_even_utilization_p90: NonNegative | None = None
     breaks_even: bool | None = None
-    break_even_by_market: dict[Market, NonNegative | None] | None = Field(default=None, description="issue 15.")
+    break_even_by_market: dict[str, NonNegative | None] | None = Field(
+        default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
+    )
     utilization: Fraction | None = Field(
-        default=None, description="issue 15: the utilization used (given, or implied by runs_per_year)."
+        default=None, description="The utilization used: given, or implied by runs_per_year x run_hours / 8760."
     )
 
 
@@ -286,18 +352,26 @@ class TrainingAdvice(Closed):
     sensitivity: list[Sensitivity]
     uncertainty: TrainingUncertainty
     assumptions: list[Assumption] = Field(default_factory=list)
-    alternatives: list[Alternative] | None = Field(default=None, description="issue 15: with compare_gpus.")
+    alternatives: list[Alternative] | None = Field(default=None, description="With compare_gpus: one row per GPU.")
+    model: ModelGeometry | None = None
 
 
 # --- inference -------------------------------------------------------------------------------------
 
 
 class InferenceModel(Closed):
+    name: str | None = None
     params_b: NonNegative
+    implied_params_b: NonNegative | None = None
     layers: int
     hidden: int
     heads: int
     kv_heads: int
+    ffn_hidden: int | None = None
+    vocab: int | None = None
+    experts: int | None = None
+    active_experts: int | None = None
+    assumed: list[str] = Field(default_factory=list)
     experts: int | None = None
     active_experts: int | None = None
 
@@ -332,7 +406,9 @@ class InferenceBuy(Closed):
     break_even_utilization: NonNegative | None
     break_even_hours_per_year: NonNegative | None = None
     breaks_even: bool | None = None
-    break_even_by_market: dict[Market, NonNegative | None] | None = Field(default=None, description="issue 15.")
+    break_even_by_market: dict[str, NonNegative | None] | None = Field(
+        default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
+    )
 
 
 class InferenceSize(Closed):
@@ -385,7 +461,9 @@ class InferenceAdvice(Closed):
     sensitivity: list[Sensitivity]
     uncertainty: InferenceUncertainty
     assumptions: list[Assumption] = Field(default_factory=list)
-    alternatives: list[Alternative] | None = Field(default=None, description="issue 15: with compare_gpus.")
+    alternatives: list[InferenceAlternative] | None = Field(
+        default=None, description="With compare_gpus: one row per GPU."
+    )
 
 
 ADVICE_MODELS: dict[str, type[Closed]] = {"training": TrainingAdvice, "inference": InferenceAdvice}

@@ -30,7 +30,19 @@ class MarketPrices:
 
 
 def rental_offers(s: Scenario) -> pd.DataFrame:
-    """The offers a scenario may rent: its manual quote as a one-row frame, else the catalog's for its GPU."""
+    """The offers a scenario may rent: its manual quote as a one-row frame, else the catalog's for its GPU, each
+    with ``max_gpus``: the GPUs it can supply at once where the provider's cap is sourced (NaN: unknown; the
+    manual quote is taken as covering any size)."""
+    frame = _offers(s)
+    frame["max_gpus"] = [
+        selectors.offer_max_gpus(provider=p, market=m, gpu_count=c) if s.rent.usd_per_gpu_hour is None else None
+        for p, m, c in zip(frame["provider"], frame["market"], frame["gpu_count"], strict=True)
+    ]
+    frame["max_gpus"] = frame["max_gpus"].astype(float)
+    return frame
+
+
+def _offers(s: Scenario) -> pd.DataFrame:
     if s.rent.usd_per_gpu_hour is not None:
         return pd.DataFrame(
             [
@@ -64,7 +76,10 @@ def market_prices(s: Scenario, gpus: np.ndarray) -> MarketPrices:
         instances = np.ceil(n / count)
         price = hourly * instances / n
     manual = s.rent.usd_per_gpu_hour is not None
-    eligible = (count >= np.minimum(n, gpn)) | manual
+    # An offer supplies a size only if it holds a whole node (or the whole job) and, where the provider's cap is
+    # known, enough instances at once; an unknown cap (NaN) does not exclude it (the advice warns instead).
+    capacity = frame["max_gpus"].to_numpy(dtype=float)[:, None]
+    eligible = ((count >= np.minimum(n, gpn)) & ~(capacity < n)) | manual
     price = np.where(eligible & np.isfinite(price) & (price > 0), price, np.inf)
     per_market: dict[str, np.ndarray] = {}
     rows: dict[str, np.ndarray] = {}
@@ -93,6 +108,7 @@ def offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
         "usd_per_hour": float(r["usd_per_hour"]),
         "usd_per_gpu_hour": float(r["usd_per_gpu_hour"]),
         "usd_per_used_gpu_hour": used_price,
+        "max_gpus": None if pd.isna(r.get("max_gpus")) else int(r["max_gpus"]),
         "observed_at": iso(r["observed_at"]),
         "source": r["source"],
         "is_snapshot": bool(r["is_snapshot"]),
@@ -271,4 +287,49 @@ def price_rent(*, s: Scenario, gpus: np.ndarray, nodes: np.ndarray, tokens_per_s
         be_price=be_price,
         be_market=be_market,
         spot_lost=spot_lost,
+    )
+
+
+def break_even_by_market(
+    *, s: Scenario, rent: RentPricing, base: Mapping[str, np.ndarray], gpus: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Break-even utilization (DESIGN.md: u* = A / (N 8760 (r - v))) against each market's cheapest price per used
+    GPU-hour at each size: floating markets levelized like the headline, spot per useful hour (price / (1 - lost)).
+    A manual rent quote is keyed ``manual_quote``. Infinite where the market has no offer or never breaks even."""
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m in rent.markets:
+            price = rent.used_price[m] * (base["level"] if m in FLOATING_MARKETS else 1.0)
+            if m == "spot":
+                price = price / np.maximum(1e-12, 1.0 - rent.spot_lost)
+            be = ec.break_even_utilization(
+                yearly_fixed_usd=base["yearly_fixed"],
+                gpus=gpus,
+                rent_usd_per_gpu_hour=price,
+                variable_usd_per_gpu_hour=base["variable"],
+            )
+            key = "manual_quote" if s.rent.usd_per_gpu_hour is not None else m
+            out[key] = np.where(np.isfinite(be) & (be > 0), be, np.inf)
+    return out
+
+
+def capacity_warning(size_docs: list[dict[str, Any]]) -> str | None:
+    """One warning naming the sizes priced at an offer whose capacity is unpublished and that need more than one
+    instance of it (no provider promises that many at once)."""
+    unknown = [
+        (d["gpus"], o)
+        for d in size_docs
+        if (o := d["rent"]["offer"]) is not None
+        and o["max_gpus"] is None
+        and o["provider"] != "manual quote"
+        and d["gpus"] > o["gpu_count"]
+    ]
+    if not unknown:
+        return None
+    sizes = ", ".join(str(n) for n, _ in unknown)
+    providers = ", ".join(dict.fromkeys(o["provider"] for _, o in unknown))
+    return (
+        f"Capacity unknown: the sizes of {sizes} GPUs are priced at {providers} offers as if that many instances "
+        "were available at once; the providers publish no limit (pricing/data/capacity_caps.csv lists the known "
+        "ones). Confirm capacity before relying on these prices."
     )

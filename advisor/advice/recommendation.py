@@ -11,6 +11,7 @@ from typing import Any, Final
 import numpy as np
 
 from advisor import economics as ec
+from advisor import formatting as fmt
 from advisor.advice.documents import money, n_gpus, pct
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES
@@ -79,11 +80,11 @@ def _run_time_reasons(
         return
     busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
     reasons.append(
-        f"One run of {w.tokens:.3g} tokens takes {doc['run_hours']:,.0f} hours "
+        f"One run of {fmt.tokens(w.tokens)} takes {doc['run_hours']:,.0f} hours "
         f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
         f"keep the cluster busy {pct(busy)} of the year."
     )
-    if busy > s.utilization:
+    if s.utilization is not None and busy > s.utilization:
         warnings.append(
             f"{w.runs_per_year:g} runs a year need {pct(busy)} of the year on {n_gpus(rec_gpus)}, more than "
             f"the {pct(s.utilization)} utilization assumed for owning (/utilization)."
@@ -106,16 +107,27 @@ def _own_reasons(
         be_words = f"break-even would need {pct(raw_be)} utilization, more than the whole year"
     else:
         be_words = "the rental price does not even cover the owned energy cost, so owning never breaks even"
+    u = doc["buy"]["utilization"]
+    basis = "given" if s.utilization is not None else f"implied by {s.workload.runs_per_year:g} runs a year"
+    against = MARKET_PHRASES.get(doc["buy"]["break_even_against"]["market"] or "", "the rental price")
     reasons.append(
-        f"At {pct(s.utilization)} utilization an owned GPU-hour costs "
+        f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
         f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
-        f"{be_words}."
+        f"{be_words} against renting {against}."
     )
-    if be is None or s.utilization < be:
+    if be is None or u < be:
         warnings.append(
-            f"Utilization {pct(s.utilization)} is below break-even "
+            f"Utilization {pct(u)} is below break-even against renting {against} "
             f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."
         )
+
+
+def _per_run_comparison(doc: Mapping[str, Any]) -> str:
+    """Both costs per run the choice was made on, at the size's utilization."""
+    rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]
+    if rent_run is None or own_run is None:
+        return ""
+    return f" ({money(rent_run)} a run renting against {money(own_run)} owning at {pct(doc['buy']['utilization'])})"
 
 
 def _action(doc: Mapping[str, Any]) -> str | None:
@@ -159,7 +171,7 @@ def _chosen_size_reasons(
     if action is None:
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
     else:
-        reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}.")
+        reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
     return action
 
 

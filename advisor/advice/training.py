@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -55,15 +55,23 @@ from advisor.advice.documents import (
     iso,
     json_document,
     json_safe,
+    model_document,
     n_gpus,
     num,
     pct,
 )
-from advisor.advice.offers import RentPricing, offer_document, price_dates, price_rent
+from advisor.advice.offers import (
+    RentPricing,
+    break_even_by_market,
+    capacity_warning,
+    offer_document,
+    price_dates,
+    price_rent,
+)
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
-from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario
+from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
 from estimator.calibrate import Calibration, load_default
 from estimator.specs import get_gpu
@@ -90,6 +98,7 @@ class Advice:
     sensitivity: tuple[Mapping[str, Any], ...]
     uncertainty: Mapping[str, Any]
     assumptions: tuple[Mapping[str, Any], ...] = field(default=())
+    alternatives: tuple[Mapping[str, Any], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         return json_document(
@@ -99,6 +108,7 @@ class Advice:
                 "generated_at": iso(self.generated_at),
                 "scenario": self.scenario.to_dict(),
                 "gpu": self.gpu,
+                "model": model_document(self.scenario),
                 "sizes": list(self.sizes),
                 "recommendation": self.recommendation,
                 "prices_as_of": self.prices_as_of,
@@ -111,6 +121,7 @@ class Advice:
                 "sensitivity": list(self.sensitivity),
                 "uncertainty": self.uncertainty,
                 "assumptions": list(self.assumptions),
+                "alternatives": list(self.alternatives),
             }
         )
 
@@ -261,11 +272,18 @@ _UNPRICED_BUY: Final[Mapping[str, Any]] = {
     "break_even_utilization": None,
     "break_even_hours_per_year": None,
     "breaks_even": False,
+    "utilization": None,
+    "break_even_by_market": {},
 }
 
 
 def _buy_document(
-    i: int, ok: bool, rent: RentPricing, base: Mapping[str, np.ndarray], quantiles: Mapping[str, np.ndarray]
+    i: int,
+    ok: bool,
+    rent: RentPricing,
+    base: Mapping[str, np.ndarray],
+    quantiles: Mapping[str, np.ndarray],
+    by_market: Mapping[str, np.ndarray],
 ) -> dict[str, Any]:
     own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
     be = float(base["break_even"][i])
@@ -279,7 +297,9 @@ def _buy_document(
         "usd_per_run_p10": num(own_q[0][i]) if ok and own_q is not None else None,
         "usd_per_run_p50": num(own_q[1][i]) if ok and own_q is not None else None,
         "usd_per_run_p90": num(own_q[2][i]) if ok and own_q is not None else None,
+        "utilization": fraction(base["utilization"][i]),
         "break_even_against": {"market": rent.be_market[i] or None, "usd_per_gpu_hour": num(rent.be_price[i])},
+        "break_even_by_market": {m: fraction(u[i]) if ok and u[i] <= 1.0 else None for m, u in by_market.items()},
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
         "break_even_utilization_p10": fraction(be_q[0][i]) if be_q is not None and ok else None,
@@ -291,6 +311,7 @@ def _buy_document(
 
 def _size_documents(
     *,
+    s: Scenario,
     sizes: SizePredictions,
     rent: RentPricing,
     base: Mapping[str, np.ndarray],
@@ -300,11 +321,12 @@ def _size_documents(
     frame = rent.market.offers
     columns = {c: frame[c].to_numpy() for c in frame.columns}
     run_q = quantiles["run_hours"]
+    by_market = break_even_by_market(s=s, rent=rent, base=base, gpus=sizes.gpus) if hw is not None else {}
     size_docs: list[dict[str, Any]] = []
     for i, n in enumerate(sizes.gpus):
         ok = bool(sizes.feasible[i])
         rent_doc = _rent_document(i, ok, rent, base, quantiles["rent_usd_per_run"], columns)
-        buy_doc = _buy_document(i, ok, rent, base, quantiles) if hw is not None else dict(_UNPRICED_BUY)
+        buy_doc = _buy_document(i, ok, rent, base, quantiles, by_market) if hw is not None else dict(_UNPRICED_BUY)
         size_docs.append(
             {
                 "gpus": int(n),
@@ -374,6 +396,8 @@ def _price_warnings(
             )
         elif any(o["stale"] for o in used_rows):
             warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    if (capacity := capacity_warning(size_docs)) is not None:
+        warnings.append(capacity)
     spot_lost = rent.spot_lost
     if "spot" in rent.markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])
@@ -392,7 +416,8 @@ def _ownership_outlook(
     """Cumulative cost by month and the present cost of renting and of owning the size at index ``i``."""
     gpus, nodes = sizes.gpus, sizes.nodes
     rec_gpus = int(gpus[i])
-    busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * s.utilization
+    u = float(base["utilization"][i])
+    busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * u
     running = (
         ec.yearly_running_cost_usd(
             capex_usd=base["capex"][i],
@@ -408,7 +433,7 @@ def _ownership_outlook(
         + float(base["variable"]) * busy_per_year
     )
     rent_rate_now = float(rent.head_price[i]) * (
-        1.0 / s.utilization if rent.head_reserved[i] else 1.0
+        1.0 / u if rent.head_reserved[i] else 1.0
     )  # before levelizing: the chart applies the yearly decline month by month
     if rent.head_spot[i]:
         rent_rate_now /= max(1e-12, 1.0 - float(rent.spot_lost[i]))
@@ -430,7 +455,7 @@ def _ownership_outlook(
         "rent_usd": rent_cum,
         "buy_usd": own_cum,
         "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
-        "utilization": s.utilization,
+        "utilization": u,
         "rent_market": rent.markets[rent.headline[i]],
     }
     rent_pv, own_pv = ec.npv_rent_and_own_usd(
@@ -476,7 +501,7 @@ def advise_training(
     quantiles = monte_carlo_quantiles(
         s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, log_sigma=log_sigma, rent=rent, hw=hw
     )
-    size_docs = _size_documents(sizes=sizes, rent=rent, base=base, quantiles=quantiles, hw=hw)
+    size_docs = _size_documents(s=s, sizes=sizes, rent=rent, base=base, quantiles=quantiles, hw=hw)
     recommendation, knee = recommend(
         s=s,
         memory_gb=spec.memory_gb,
@@ -510,6 +535,7 @@ def advise_training(
             spot_lost=rent.spot_lost,
             be_price=rent.be_price,
             hw=hw,
+            utilization=float(base["utilization"][knee]),
         )
 
     return Advice(
@@ -535,7 +561,47 @@ def advise_training(
         sensitivity=tuple(sensitivity),
         uncertainty=uncertainty_document(log_sigma=log_sigma),
         assumptions=tuple(assumptions_used(s)),
+        alternatives=tuple(
+            _alternatives(s, own=alternative_row(s.gpu, size_docs, knee), calibration=calibration, now=now)
+        ),
     )
+
+
+def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int | None) -> dict[str, Any]:
+    """``{gpu, gpus, run_hours, rent_usd_per_run, buy_usd_per_run, break_even_utilization, fits_memory}`` at the
+    recommended size (the knee); nulls and fits_memory false when no size holds the model."""
+    doc = size_docs[knee] if knee is not None else None
+    return {
+        "gpu": gpu,
+        "gpus": doc["gpus"] if doc else None,
+        "run_hours": doc["run_hours"] if doc else None,
+        "rent_usd_per_run": doc["rent"]["usd_per_run"] if doc else None,
+        "rent_market": doc["rent"]["market"] if doc else None,
+        "buy_usd_per_run": doc["buy"]["usd_per_run"] if doc else None,
+        "break_even_utilization": doc["buy"]["break_even_utilization"] if doc else None,
+        "fits_memory": bool(doc and doc["fits_memory"]),
+    }
+
+
+def _alternatives(
+    s: Scenario, *, own: dict[str, Any], calibration: Calibration, now: dt.datetime
+) -> list[dict[str, Any]]:
+    """With ``compare_gpus``: the plan's own GPU, then each other GPU at its recommended size from the same pipeline
+    run on that GPU. A GPU the scenario cannot run on (a precision it lacks) is listed with the reason."""
+    if not s.compare_gpus:
+        return []
+    rows = [own]
+    for gpu in s.compare_gpus:
+        if gpu == s.gpu:
+            continue
+        try:
+            other = advise_training(scenario_for_gpu(s, gpu), calibration=calibration, now=now)
+        except ScenarioError as exc:
+            rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
+            continue
+        knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
+        rows.append(alternative_row(gpu, other.sizes, knee))
+    return rows
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

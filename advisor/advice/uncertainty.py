@@ -64,13 +64,15 @@ def sensitivity_rows(
     spot_lost: np.ndarray,
     be_price: np.ndarray,
     hw: Hardware,
+    utilization: float,
 ) -> list[dict[str, Any]]:
-    """Owned minus rented cost per run at size ``i`` with each input at -20% and +20%, in one vectorized call."""
+    """Owned minus rented cost per run at size ``i`` with each input at -20% and +20%, in one vectorized call.
+    ``utilization``: the one used at that size (given, or implied by runs_per_year)."""
     shown = {"rent_factor": float(head_price[i]), "throughput_factor": float(tps[i])}  # factors shown as values
     base_values: dict[str, float] = {
         "rent_factor": 1.0,
         "throughput_factor": 1.0,
-        "utilization": s.utilization,
+        "utilization": utilization,
         "capex_per_node": hw.capex_per_node,
         "years": s.buy.years,
         "discount_rate": s.buy.discount_rate,

@@ -23,6 +23,12 @@ try:  # The GPU catalog lives in the estimator; the planner lists what it knows.
 except ImportError:  # pragma: no cover - only while the estimator package is incomplete
     GPU_CHOICES = []
 
+from estimator.catalog import catalog as model_catalog
+
+MODEL_CHOICES = [("", "by size (below)")] + [
+    (m.id, f"{m.id} ({m.params_b:g}B{', MoE' if m.is_moe else ''})") for m in model_catalog().values()
+]
+
 PRECISIONS = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32")]
 STRATEGIES = [
     ("auto", "auto: fastest feasible layout per size"),
@@ -39,6 +45,7 @@ MARKETS = [(market, MARKET_PHRASES[market]) for market in Market.values]
 # Form field -> JSON pointer in the Scenario document. One table, used both ways.
 POINTERS: dict[str, str] = {
     "name": "/name",
+    "model_name": "/workload/model/name",
     "params_b": "/workload/model/params_b",
     "layers": "/workload/model/layers",
     "hidden": "/workload/model/hidden",
@@ -72,6 +79,7 @@ POINTERS: dict[str, str] = {
     "software_usd_per_gpu_year": "/buy/software_usd_per_gpu_year",
     "price_decline_pct": "/rent/price_decline_per_year",
     "utilization_pct": "/utilization",
+    "compare_gpus": "/compare_gpus",
     "kind": "/workload/kind",
     "peak_requests_per_s": "/workload/traffic/peak_requests_per_s",
     "mean_requests_per_s": "/workload/traffic/mean_requests_per_s",
@@ -110,7 +118,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "workload",
         "Workload",
-        ["name", "kind", "params_b", "tokens_b", "runs_per_year"],
+        ["name", "kind", "model_name", "params_b", "tokens_b", "runs_per_year"],
         ["seq_len", "global_batch", "precision", "layers", "hidden", "heads"],
     ),
     (
@@ -123,7 +131,16 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "cluster",
         "Cluster",
         ["gpu", "cluster_sizes"],
-        ["gpus_per_node", "inter_node_gbps", "strategy", "tp", "pp", "micro_batch", "activation_checkpointing"],
+        [
+            "compare_gpus",
+            "gpus_per_node",
+            "inter_node_gbps",
+            "strategy",
+            "tp",
+            "pp",
+            "micro_batch",
+            "activation_checkpointing",
+        ],
     ),
     ("renting", "Renting", ["markets", "rent_usd_per_gpu_hour"], ["providers", "price_decline_pct"]),
     (
@@ -224,9 +241,10 @@ BASE_INITIAL: dict[str, Any] = {
     "activation_checkpointing": "",
     "runs_per_year": 4,
     "cluster_sizes": "8, 16, 32, 64, 128",
-    "markets": list(Market.values),
+    # Training leaves spot out unless asked (every interruption restarts the whole job); utilization left empty
+    # is implied per size by the runs a year.
+    "markets": [m for m in Market.values if m != Market.SPOT.value],
     "staff_usd_per_year": 0,
-    "utilization_pct": 60,
     "kind": "training",
 }
 # Ownership fields left empty take the pricing catalog's defaults; the form shows them as placeholders.
@@ -255,12 +273,17 @@ class PlannerForm(forms.Form):
     name = forms.CharField(
         label="Scenario name", max_length=200, required=False, help_text="Shown on saved scenarios and the PDF cover."
     )
+    model_name = forms.ChoiceField(
+        label="Model",
+        choices=MODEL_CHOICES,
+        required=False,
+        help_text="A published model (its geometry from the catalog), or empty to give the size.",
+    )
     params_b = _number(
         "Model size (billions of parameters)",
-        required=True,
         min_value=MIN_PARAMS_B,
         max_value=100_000,
-        help_text="Total parameters, e.g. 7 for a 7B model.",
+        help_text="Total parameters, e.g. 7 for a 7B model; the geometry is derived when the size changes.",
     )
     kind = forms.ChoiceField(
         label="Workload kind", choices=KINDS, help_text="Training runs a job to completion; inference serves requests."
@@ -371,7 +394,14 @@ class PlannerForm(forms.Form):
         "Utilization (% of the year busy)",
         min_value=1,
         max_value=100,
-        help_text="Share of the year the owned cluster does useful work.",
+        help_text="Share of the year the owned cluster does useful work; empty = implied by the runs a year.",
+    )
+    compare_gpus = forms.MultipleChoiceField(
+        label="Compare with GPUs",
+        choices=GPU_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Other GPU types to price at their own best size beside this plan.",
     )
 
     def __init__(self, *args: Any, ownership_defaults: dict[str, float] | None = None, **kwargs: Any) -> None:
@@ -404,14 +434,15 @@ class PlannerForm(forms.Form):
         return [part.strip().lower() for part in raw.split(",") if part.strip()]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        assert data is not None  # Form.clean returns cleaned_data
+        data = super().clean() or {}
         if (
             data.get("kind", "training") == "training"
             and data.get("tokens_b") is None
             and "tokens_b" not in self.errors
         ):
             self.add_error("tokens_b", "Training needs the tokens one run processes.")
+        if not data.get("model_name") and data.get("params_b") is None and "params_b" not in self.errors:
+            self.add_error("params_b", "Give the model size, or choose a published model.")
         return data
 
     def to_scenario(self) -> dict[str, Any]:
@@ -446,6 +477,12 @@ def merge_into(existing: dict[str, Any], edited: dict[str, Any]) -> dict[str, An
 
     Every field the form manages comes from ``edited``; one the user emptied falls back to its default."""
     merged = copy.deepcopy(existing)
+    size_of = ("/workload/model/params_b", "/workload/model/name")
+    if any(_get(existing, p) != _get(edited, p) for p in size_of):
+        # A new size or model: geometry the form does not show belonged to the old one (issue 15: a 70B plan
+        # computed with 7B geometry), so the new one is derived instead.
+        for key in ("ffn_hidden", "vocab", "kv_heads", "experts", "active_experts"):
+            _delete(merged, f"/workload/model/{key}")
     for pointer in POINTERS.values():
         _delete(merged, pointer)
     for pointer in POINTERS.values():
@@ -519,7 +556,10 @@ def preset_initial(key: str) -> dict[str, Any]:
 
 
 def field_for_pointer(pointer: str) -> str | None:
-    """The form field that edits the JSON value at ``pointer`` (or one of its parents), if any."""
+    """The form field that edits the JSON value at ``pointer`` (or one of its parents), if any; an error on the
+    whole model (geometry contradicting the size) lands on the size."""
+    if pointer == "/workload/model":
+        return "params_b"
     candidates = sorted(POINTERS.items(), key=lambda item: -len(item[1]))
     for name, field_pointer in candidates:
         if pointer == field_pointer or pointer.startswith(field_pointer + "/"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import charts
+from advisor import formatting as fmt
 from advisor.charts import format_hours, format_percent, format_usd
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -58,7 +59,7 @@ def hours(value: Any) -> str:
 def layout_text(layout: dict[str, Any] | None) -> str:
     if not layout:
         return "n/a"
-    parts = [STRATEGY_LABELS.get(str(layout.get("strategy")), str(layout.get("strategy") or "?"))]
+    parts = [STRATEGY_LABELS.get(str(layout.get("strategy")), str(layout.get("strategy") or "layout searched"))]
     for key, label in (("tp", "TP"), ("pp", "PP"), ("cp", "CP")):
         if layout.get(key) not in (None, 1):
             parts.append(f"{label} {layout[key]}")
@@ -76,7 +77,17 @@ def offer_text(offer: dict[str, Any] | None) -> str:
     market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
     price = offer.get("usd_per_gpu_hour") or 0
     where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part)
-    return f"{where or '?'} {market} at ${price:,.2f}/GPU-h"
+    return f"{where or 'unnamed offer'} {market} at ${price:,.2f}/GPU-h"
+
+
+def spot_overhead_text(size: dict[str, Any]) -> str:
+    """Beside a spot price: the run time lost to interruptions (Young/Daly), which the cost per run includes."""
+    if _get(size, "rent", "market") != "spot":
+        return ""
+    lost = _get(size, "rent", "by_market", "spot", "lost_fraction")
+    if lost is None or not 0 <= lost < 1:
+        return ""
+    return f", +{fmt.percent(lost / (1 - lost), digits=1)} run time lost to interruptions"
 
 
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
@@ -101,7 +112,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "run_time": hours(size.get("run_hours")),
                 "run_time_band": band,
                 "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
-                "rent_offer": offer_text(_get(size, "rent", "offer")),
+                "rent_offer": offer_text(_get(size, "rent", "offer")) + spot_overhead_text(size),
                 "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
                 "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                 "mfu": percent(size.get("mfu")),
@@ -121,37 +132,62 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _rent_plan_text(rent: dict[str, Any]) -> str:
+    """ "2 base on 1-year reserved + 0.40 burst on on-demand (mean)"; "not priced" when renting has no plan."""
+    if rent.get("usd_per_month") is None:
+        return "not priced"
+    base, base_market = rent.get("base_replicas"), MARKET_LABELS.get(rent.get("base_market") or "", "")
+    plan = f"{fmt.plain(base)} base on {base_market}" if base and base_market else "no reserved base"
+    burst, burst_market = rent.get("burst_replicas_mean"), MARKET_LABELS.get(rent.get("burst_market") or "", "")
+    if burst and burst_market:
+        plan += f" + {burst:.2f} burst on {burst_market} (mean)"
+    return plan
+
+
+def _deployment_text(size: dict[str, Any]) -> str:
+    """ "TP 8 x 3 replicas (mean 2), batch 16"; a deployment that cannot serve the traffic says why instead."""
+    tp = f"TP {fmt.plain(size.get('tp'))}"
+    if not size.get("fits_memory"):
+        return f"{tp}: does not fit in memory"
+    if size.get("replicas") is None:
+        return f"{tp}: misses the latency targets"
+    text = f"{tp} x {fmt.count(size['replicas'], 'replica')}"
+    if size.get("replicas_mean") is not None:
+        text += f" (mean {fmt.plain(size['replicas_mean'])})"
+    return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
+
+
 def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = _get(advice, "recommendation", "gpus")
     rows = []
     marked = False
     for size in advice.get("sizes", []):
-        is_recommended = not marked and size.get("gpus") == recommended
+        # Only a deployment that fits and meets the targets can be the recommended one.
+        is_recommended = (
+            not marked
+            and recommended is not None
+            and size.get("gpus") == recommended
+            and bool(size.get("meets_latency") and size.get("fits_memory"))
+        )
         marked = marked or is_recommended
         rent = size.get("rent") or {}
-        burst = rent.get("burst_replicas_mean")
-        plan = f"{rent.get('base_replicas', '?')} base on {MARKET_LABELS.get(rent.get('base_market', ''), '?')}"
-        if burst:
-            plan += f" + {burst:.2f} burst on {MARKET_LABELS.get(rent.get('burst_market', ''), '?')} (mean)"
         ttft, tpot = size.get("ttft_s"), size.get("tpot_s")
         rows.append(
             {
-                "gpus": size.get("gpus"),
-                "layout": f"TP {size.get('tp', '?')} x {size.get('replicas', '?')} replicas"
-                + (f" (mean {size['replicas_mean']})" if size.get("replicas_mean") is not None else "")
-                + (f", batch {size['batch']}" if size.get("batch") is not None else ""),
+                "gpus": size.get("gpus") if size.get("gpus") is not None else "n/a",
+                "layout": _deployment_text(size),
                 "latency": "n/a"
                 if ttft is None or tpot is None
-                else f"TTFT {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms",
+                else f"TTFT {fmt.duration_s(ttft)}, TPOT {fmt.duration_s(tpot)}",
                 "meets_latency": bool(size.get("meets_latency")),
                 "fits_memory": bool(size.get("fits_memory")),
                 "throughput": "n/a"
                 if size.get("output_tokens_per_s") is None
                 else f"{size['output_tokens_per_s']:,.0f} tok/s",
                 "rent_per_month": usd(rent.get("usd_per_month")),
-                "rent_plan": plan,
+                "rent_plan": _rent_plan_text(rent),
                 "buy_per_month": usd(_get(size, "buy", "usd_per_month")),
-                "buy_gpus": _get(size, "buy", "gpus_owned"),
+                "buy_gpus": _get(size, "buy", "gpus_owned") or "",
                 "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
                 "break_even": break_even_text(_get(size, "buy", "break_even_utilization")),
                 "recommended": is_recommended,
@@ -173,15 +209,51 @@ def usd_cents(value: Any) -> str:
     return "n/a" if value is None else f"${float(value):,.2f}"
 
 
+ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the targets"}
+
+
+def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
+    """Action none: the deployment that comes nearest, the latency it reaches, and what would meet the targets."""
+    recommendation = advice.get("recommendation") or {}
+    closest = recommendation.get("closest") or {}
+    relax = [r for r in recommendation.get("relax") or [] if r.get("meets_latency")]
+    figures = []
+    if closest:
+        figures.append(
+            {
+                "key": "closest",
+                "label": "Nearest deployment",
+                "value": f"TP {fmt.plain(closest.get('tp'))}",
+                "note": f"TTFT {fmt.duration_s(closest.get('ttft_s'))} (target "
+                f"{fmt.duration_s(closest.get('ttft_target_s'))}), TPOT {fmt.duration_s(closest.get('tpot_s'))} "
+                f"(target {fmt.duration_s(closest.get('tpot_target_s'))})",
+            }
+        )
+    figures += [
+        {"key": f"relax_{i}", "label": "Would meet the targets", "value": r.get("text", ""), "note": ""}
+        for i, r in enumerate(relax)
+    ]
+    return {
+        "action": "none",
+        "action_label": ACTION_LABELS["none"],
+        "gpus": None,
+        "reasons": recommendation.get("reasons") or [],
+        "figures": figures,
+    }
+
+
 def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
     recommendation = advice.get("recommendation") or {}
     action = recommendation.get("action")
+    if action == "none":
+        return _unmet_headline(advice)
     size = recommended_size(advice=advice) or {}
     chosen, other = ("buy", "rent") if action == "buy" else ("rent", "buy")
     words = {"buy": "owned", "rent": "rented"}
+    replicas = fmt.count(size.get("replicas"), "replica") if size.get("replicas") is not None else "no replicas"
     return {
         "action": action,
-        "action_label": {"buy": "Buy", "rent": "Rent"}.get(action or "", "No recommendation"),
+        "action_label": ACTION_LABELS.get(action or "", "No recommendation"),
         "gpus": recommendation.get("gpus"),
         "reasons": recommendation.get("reasons") or [],
         "figures": [
@@ -195,16 +267,34 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "key": "usd_per_million_output_tokens",
                 "label": "Cost per million output tokens",
                 "value": usd_cents(_get(size, chosen, "usd_per_million_output_tokens")),
-                "note": f"TP {size.get('tp', '?')} x {size.get('replicas', '?')} replicas at the peak",
+                "note": f"TP {fmt.plain(size.get('tp'))} x {replicas} at the peak",
             },
             {
                 "key": "break_even",
-                "label": "Break-even utilization",
+                "label": f"Break-even utilization {break_even_market_words(size)}",
                 "value": break_even_text(_get(size, "buy", "break_even_utilization")),
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
         ],
     }
+
+
+def break_even_market_words(size: dict[str, Any]) -> str:
+    """Which price the break-even compares against: "vs on-demand", "vs your quote"."""
+    market = _get(size, "buy", "break_even_against", "market") or _get(size, "buy", "break_even_market")
+    offer = _get(size, "rent", "offer") or {}
+    if offer.get("provider") == "manual quote":
+        return "vs your rental quote"
+    return f"vs {MARKET_LABELS[market]}" if market in MARKET_LABELS else ""
+
+
+def utilization_words(*, advice: dict[str, Any], size: dict[str, Any]) -> str:
+    """ "planned 60%" (given) or "implied 77% by 4 runs a year"."""
+    used = _get(size, "buy", "utilization")
+    if _get(advice, "scenario", "utilization") is None and used is not None:
+        runs = _get(advice, "scenario", "workload", "runs_per_year")
+        return f"{percent(used)} busy, implied by {fmt.count(runs, 'run')} a year"
+    return f"planned {percent(used if used is not None else _get(advice, 'scenario', 'utilization'))}"
 
 
 def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +308,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
     return {
         "action": action,
-        "action_label": {"buy": "Buy", "rent": "Rent"}.get(action or "", "No recommendation"),
+        "action_label": ACTION_LABELS.get(action or "", "No recommendation"),
         "gpus": recommendation.get("gpus"),
         "reasons": recommendation.get("reasons") or [],
         "figures": [
@@ -232,13 +322,13 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
                 "key": "run_time",
                 "label": "Time per run",
                 "value": hours(size.get("run_hours")),
-                "note": f"{size.get('gpus', '?')} GPUs on {size.get('nodes', '?')} nodes",
+                "note": fmt.gpus_on_nodes(size.get("gpus"), size.get("nodes")) if size else "",
             },
             {
                 "key": "break_even",
-                "label": "Break-even utilization",
+                "label": f"Break-even utilization {break_even_market_words(size)}".strip(),
                 "value": break_even_text(_get(size, "buy", "break_even_utilization")),
-                "note": f"planned {percent(_get(advice, 'scenario', 'utilization'))}",
+                "note": utilization_words(advice=advice, size=size),
             },
         ],
     }
@@ -254,14 +344,14 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
             ("Owned cost per month", usd_exact(_get(size, "buy", "usd_per_month"))),
             ("Rented cost per million output tokens", usd_cents(_get(size, "rent", "usd_per_million_output_tokens"))),
             ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
-            ("Break-even utilization", break_even_text(break_even, digits=1)),
+            (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
         ]
     run_hours = size.get("run_hours")
     return [
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
         ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
-        ("Break-even utilization", break_even_text(break_even, digits=1)),
+        (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
     ]
 
 
@@ -290,8 +380,8 @@ def calibration_line(*, advice: dict[str, Any]) -> str:
         return "Estimates are uncalibrated."
     mape = calibration.get("loo_mape")
     accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
-    runs, name = calibration.get("runs", "?"), calibration.get("name", "?")
-    return f"Throughput calibrated on {runs} profiled runs ('{name}'): {accuracy}."
+    runs, name = fmt.count(calibration.get("runs"), "profiled run"), calibration.get("name") or "unnamed"
+    return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
 
 
 ASSUMPTION_POINTERS = {
@@ -337,6 +427,19 @@ def _g(value: Any) -> str:
     return "n/a" if value is None else str(value)
 
 
+def _geometry_text(model: dict[str, Any]) -> str:
+    """ "80 layers x 8192 hidden, 64 heads (8 KV heads): 70.6B parameters implied"; what was assumed follows."""
+    dims = {
+        k: model.get(k) if isinstance(model.get(k), int) else "n/a" for k in ("layers", "hidden", "heads", "kv_heads")
+    }
+    text = f"{dims['layers']} layers x {dims['hidden']} hidden, {dims['heads']} heads ({dims['kv_heads']} KV heads)"
+    if model.get("experts"):
+        text += f", {model['active_experts']} of {model['experts']} experts per token"
+    text += f": {fmt.plain(model.get('implied_params_b'))}B parameters implied"
+    assumed = model.get("assumed") or []
+    return text + (f"; assumed {'; '.join(assumed)}" if assumed else "")
+
+
 def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     scenario = advice.get("scenario") or {}
     workload = scenario.get("workload") or {}
@@ -348,8 +451,13 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = [
         ("Workload", f"{workload.get('kind', 'training')}, {_g(model.get('params_b'))}B parameters"),
     ]
+    if model.get("name"):
+        rows[0] = ("Workload", f"{workload.get('kind', 'training')}, {model['name']} ({_g(model.get('params_b'))}B)")
+    implied = _get(advice, "model", "implied_params_b")
+    if implied:
+        rows.append(("Model geometry", _geometry_text(advice.get("model") or {})))
     if workload.get("tokens") is not None:
-        rows.append(("Tokens per run", f"{workload['tokens'] / 1e9:,.0f} billion"))
+        rows.append(("Tokens per run", fmt.tokens(workload["tokens"])))
     traffic, latency = workload.get("traffic"), workload.get("latency")
     if traffic:
         rows += [
@@ -405,7 +513,9 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
-    if not traffic:
+    if not traffic and scenario.get("utilization") is None:
+        rows.append(("Utilization", f"implied per size by {fmt.count(workload.get('runs_per_year'), 'run')} a year"))
+    elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
 
@@ -444,7 +554,7 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     if quote:
         sources.append(
             {
-                "what": f"purchase of one {quote.get('gpus_per_server', '?')}-GPU {quote.get('gpu', '')} server",
+                "what": f"purchase of one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
                 "market": "purchase",
                 "price": usd_exact(quote.get("usd")),
                 "observed_at": quote.get("quoted_on") or "n/a",
@@ -454,8 +564,60 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return sources
 
 
+def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
+    compares cost per run, inference cost per month."""
+    monthly = is_inference(advice)
+    rows = []
+    for alt in advice.get("alternatives") or []:
+        rent, buy = (
+            (alt.get("rent_usd_per_month"), alt.get("buy_usd_per_month"))
+            if monthly
+            else (alt.get("rent_usd_per_run"), alt.get("buy_usd_per_run"))
+        )
+        costs = [c for c in (rent, buy) if c is not None]
+        if alt.get("not_compared"):
+            note = alt["not_compared"]
+        elif not alt.get("fits_memory"):
+            note = "does not fit in memory"
+        elif monthly and not alt.get("meets_latency"):
+            note = "no deployment meets the latency targets"
+        else:
+            note = ""
+        rows.append(
+            {
+                "gpu": alt.get("gpu"),
+                "size": fmt.count(alt.get("gpus"), "GPU") if alt.get("gpus") else "none",
+                "run_time": usd_cents(alt.get("usd_per_million_output_tokens"))
+                if monthly
+                else hours(alt.get("run_hours")),
+                "rent": usd_exact(rent),
+                "buy": usd_exact(buy),
+                "break_even": break_even_text(alt.get("break_even_utilization")) if not monthly else "",
+                "note": note,
+                "best_cost": min(costs) if costs else None,
+                "cheapest": False,
+            }
+        )
+    priced = [r for r in rows if r["best_cost"] is not None]
+    if priced:
+        min(priced, key=lambda r: r["best_cost"])["cheapest"] = True
+    return rows
+
+
+def model_line(*, advice: dict[str, Any]) -> str:
+    """The model the numbers are for, with the size its geometry implies (so a contradiction is visible)."""
+    model = advice.get("model") or {}
+    if not model.get("implied_params_b"):
+        return ""
+    name = f"{model['name']}: " if model.get("name") else ""
+    return f"Model {name}{_geometry_text(model)}."
+
+
 def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {
+        "model_line": model_line(advice=advice),
+        "alternatives": alternative_rows(advice=advice),
         "advice": advice,
         "headline": headline(advice=advice),
         "key_figures": key_figures(advice=advice),

@@ -86,6 +86,22 @@
   if (kind) kind.addEventListener("change", showKind);
   showKind();
 
+  // Geometry follows the size: typing a new size clears layers/hidden/heads (the server derives them from the
+  // catalog's shapes and the results show the size they imply); choosing a published model clears them all.
+  var geometry = ["layers", "hidden", "heads"];
+  function clear(names) {
+    names.forEach(function (name) {
+      var input = form.querySelector("[name=" + name + "]");
+      if (input) input.value = "";
+    });
+  }
+  var size = form.querySelector("[name=params_b]");
+  var modelName = form.querySelector("[name=model_name]");
+  if (size) size.addEventListener("input", function () { clear(geometry.concat(["model_name"])); });
+  if (modelName) modelName.addEventListener("change", function () {
+    if (modelName.value) clear(geometry.concat(["params_b"]));
+  });
+
   form.addEventListener("input", schedule);
   form.addEventListener("change", schedule);
   form.addEventListener("submit", function (event) {

@@ -55,6 +55,8 @@ def scenario(**overrides: Any) -> dict[str, Any]:
         "workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e11, "runs_per_year": 4},
         "gpu": "h100-sxm",
         "cluster_sizes": [1, 8, 16, 32],
+        # Every market asked for: training leaves spot out unless listed.
+        "rent": {"markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]},
         "buy": dict(BUY),
         "utilization": 0.6,
     }
@@ -132,7 +134,13 @@ def test_every_number_traces_to_offer_quote_and_calibration(catalog: dict[str, A
 
     # The estimator's numbers are passed through unchanged.
     p = predict(
-        TrainingJob(params_b=7, seq_len=4096, global_batch=1024),
+        # The geometry the scenario derived from params_b (estimator.catalog; reported as doc["model"]).
+        TrainingJob(
+            params_b=7,
+            seq_len=4096,
+            global_batch=1024,
+            **{k: doc["model"][k] for k in ("layers", "hidden", "heads", "ffn_hidden", "vocab")},
+        ),
         Cluster(gpu=get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=3200),
         [1, 8, 16, 32],
         calibration,
@@ -414,3 +422,99 @@ def test_break_even_falls_back_to_the_cheapest_market_without_on_demand(catalog:
     eight = by_gpus(doc, 8)
     assert eight["rent"]["by_market"]["on_demand"] is None
     assert eight["buy"]["break_even_against"] == {"market": "reserved_1y", "usd_per_gpu_hour": pytest.approx(3.0)}
+
+
+# --- issue 15: advice that agrees with itself ------------------------------------------------------------------
+
+
+def test_break_even_is_given_per_market_and_names_the_one_quoted(catalog: dict[str, Any]) -> None:
+    doc = advise(scenario(), now=NOW).to_dict()
+    validate(doc)
+    size = by_gpus(doc, 8)
+    buy = size["buy"]
+    assert buy["break_even_against"]["market"] == "on_demand"
+    by_market = buy["break_even_by_market"]
+    assert set(by_market) == {"on_demand", "spot", "reserved_1y", "reserved_3y"}
+    assert by_market["on_demand"] == pytest.approx(buy["break_even_utilization"])
+    # DESIGN.md: u* = A / (N 8760 (r - v)), r the market's price: $3.00 reserved 1 year for this size.
+    expected = buy["usd_per_year"] / (8 * 8760 * (3.0 - buy["variable_usd_per_busy_gpu_hour"]))
+    assert by_market["reserved_1y"] == (pytest.approx(expected) if expected <= 1 else None)
+    assert by_market["reserved_3y"] is None  # no 3-year offer in the catalog
+    reasons = " ".join(doc["recommendation"]["reasons"])
+    assert "against renting on-demand" in reasons
+
+
+def test_utilization_omitted_is_implied_by_the_runs_and_drives_the_choice(catalog: dict[str, Any]) -> None:
+    doc = scenario(utilization=None)
+    doc["workload"]["runs_per_year"] = 40
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    for size in advice["sizes"]:
+        if size["run_hours"] is None:
+            assert size["buy"]["usd_per_run"] is None
+            continue
+        u = min(1.0, 40 * size["run_hours"] / 8760)
+        assert size["buy"]["utilization"] == pytest.approx(u)
+        # Reserved terms are paid all year: per busy hour at the implied utilization, $3.00 / u.
+        assert size["rent"]["by_market"]["reserved_1y"]["usd_per_busy_gpu_hour"] == pytest.approx(3.0 / u)
+    rec = advice["recommendation"]
+    chosen = by_gpus(advice, rec["gpus"])
+    cheaper = "rent" if chosen["rent"]["usd_per_run"] <= chosen["buy"]["usd_per_run"] else "buy"
+    assert rec["action"] == cheaper
+    assert any("implied by 40 runs a year" in r for r in rec["reasons"])
+    # The same plan with the utilization given keeps it, and the owned cost per run differs accordingly.
+    given = advise(scenario(), now=NOW).to_dict()
+    assert by_gpus(given, 8)["buy"]["utilization"] == 0.6
+
+
+def test_training_leaves_spot_out_unless_asked(catalog: dict[str, Any]) -> None:
+    doc = scenario()
+    doc.pop("rent")
+    advice = advise(doc, now=NOW).to_dict()
+    assert "spot" not in advice["scenario"]["rent"]["markets"]
+    assert all(s["rent"]["market"] != "spot" and "spot" not in s["rent"]["by_market"] for s in advice["sizes"])
+    asked = advise(scenario(), now=NOW).to_dict()
+    spot = by_gpus(asked, 16)["rent"]["by_market"]["spot"]
+    assert spot["lost_fraction"] > 0  # the interruption overhead shown beside the spot price
+
+
+def test_compare_gpus_gives_one_alternative_per_gpu_at_its_recommended_size(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    doc = advise(scenario(compare_gpus=["a100-80gb"]), calibration=calibration, now=NOW).to_dict()
+    validate(doc)
+    rows = doc["alternatives"]
+    assert [r["gpu"] for r in rows] == ["h100-sxm", "a100-80gb"]
+    own = by_gpus(doc, doc["recommendation"]["gpus"])
+    assert rows[0]["run_hours"] == pytest.approx(own["run_hours"])
+    assert rows[0]["rent_usd_per_run"] == pytest.approx(own["rent"]["usd_per_run"])
+    # The A100 row is the same pipeline on that GPU (no A100 offers here, so renting is not priced).
+    other = advise(scenario(gpu="a100-80gb"), calibration=calibration, now=NOW).to_dict()
+    same = by_gpus(other, rows[1]["gpus"])
+    assert rows[1]["gpus"] == other["recommendation"]["gpus"]
+    assert rows[1]["run_hours"] == pytest.approx(same["run_hours"])
+    assert rows[1]["rent_usd_per_run"] is None and rows[1]["fits_memory"]
+    # Asking for a precision a compared GPU lacks lists it with the reason instead of failing the plan.
+    fp8 = scenario(compare_gpus=["a100-80gb"])
+    fp8["workload"]["precision"] = "fp8"
+    rows = advise(fp8, calibration=calibration, now=NOW).to_dict()["alternatives"]
+    assert "fp8" in rows[1]["not_compared"] and rows[1]["gpus"] is None
+
+
+def test_a_size_is_priced_only_at_offers_that_can_supply_it(catalog: dict[str, Any]) -> None:
+    # Vast.ai offers are one machine each (pricing/data/capacity_caps.csv, sourced): an 8-GPU host at $1/GPU-hour
+    # prices the 8-GPU size but not 16 or 32 GPUs, which fall back to offers whose capacity is unknown, with a warning.
+    vast = Provider.objects.create(slug="vast", name="Vast.ai")
+    _offer(vast, "8x-H100-host", "on_demand", 8, 8.0)
+    doc = advise(scenario(), now=NOW).to_dict()
+    validate(doc)
+    eight = by_gpus(doc, 8)["rent"]["by_market"]["on_demand"]["offer"]
+    assert eight["provider"] == "vast" and eight["max_gpus"] == 8
+    for n in (16, 32):
+        offer = by_gpus(doc, n)["rent"]["by_market"]["on_demand"]["offer"]
+        assert offer["provider"] != "vast" and offer["max_gpus"] is None
+    capacity = [w for w in doc["warnings"] if w.startswith("Capacity unknown")]
+    assert len(capacity) == 1 and "16, 32" in capacity[0]
+    # A manual quote covers any size: no capacity warning.
+    quoted = advise(scenario(rent={"usd_per_gpu_hour": 3.0}), now=NOW).to_dict()
+    assert not any(w.startswith("Capacity unknown") for w in quoted["warnings"])

@@ -111,3 +111,74 @@ def test_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(SCENARIO)))
     advice = json.loads(run("-"))
     assert advice["scenario"]["rent"]["usd_per_gpu_hour"] == 3.0
+
+
+# --- issue 15 through the command ------------------------------------------------------------------------------
+
+QUOTES = {"rent": {"usd_per_gpu_hour": 3.0}, "buy": {"capex_usd": 250_000}}
+
+
+@pytest.mark.django_db
+def test_refuses_70b_with_7b_geometry_naming_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    model = {"params_b": 70, "layers": 32, "hidden": 4096, "heads": 32}
+    path.write_text(json.dumps({**SCENARIO, "workload": {**SCENARIO["workload"], "model": model}}))
+    with pytest.raises(CommandError) as caught:
+        run(path)
+    assert caught.value.returncode == 2
+    assert "/workload/model:" in str(caught.value) and "15%" in str(caught.value)
+
+
+@pytest.mark.django_db
+def test_uses_the_utilization_implied_by_runs_per_year(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    workload = {**SCENARIO["workload"], "tokens": 1e11, "runs_per_year": 12}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload}))
+    advice = json.loads(run(path))
+    assert advice["scenario"]["utilization"] is None
+    for size in advice["sizes"]:
+        implied = min(1.0, 12 * size["run_hours"] / 8760)
+        assert size["buy"]["utilization"] == pytest.approx(implied)
+        # The owned cost per GPU-hour is the one at that utilization.
+        fixed_share = size["buy"]["usd_per_year"] / (size["gpus"] * 8760 * implied)
+        owned = fixed_share + size["buy"]["variable_usd_per_busy_gpu_hour"]
+        assert size["buy"]["usd_per_gpu_hour_at_utilization"] == pytest.approx(owned)
+    reasons = " ".join(advice["recommendation"]["reasons"])
+    assert "implied by 12 runs a year" in reasons and "a run renting against" in reasons
+
+
+@pytest.mark.django_db
+def test_returns_alternatives_for_compare_gpus(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**SCENARIO, **QUOTES, "compare_gpus": ["a100-80gb", "h200"]}))
+    advice = json.loads(run(path))
+    rows = {a["gpu"]: a for a in advice["alternatives"]}
+    assert list(rows) == ["h100-sxm", "a100-80gb", "h200"]
+    rec = advice["recommendation"]["gpus"]
+    own = next(s for s in advice["sizes"] if s["gpus"] == rec)
+    assert rows["h100-sxm"]["gpus"] == rec and rows["h100-sxm"]["run_hours"] == pytest.approx(own["run_hours"])
+    # A100 is slower per GPU than H100 at the same quotes: a run takes longer at the same size.
+    if rows["a100-80gb"]["gpus"] == rec:
+        assert rows["a100-80gb"]["run_hours"] > own["run_hours"]
+    for row in rows.values():
+        assert row["fits_memory"] and row["rent_usd_per_run"] > 0 and row["buy_usd_per_run"] > 0
+
+
+@pytest.mark.django_db
+def test_unreachable_inference_target_answers_none_with_closest(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    scenario = {
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "llama-3.1-70b"},
+            "latency": {"ttft_p95_s": 0.05, "tpot_p95_s": 0.05},
+        },
+        "gpu": "h100-sxm",
+        **QUOTES,
+    }
+    path.write_text(json.dumps(scenario))
+    advice = json.loads(run(path))
+    rec = advice["recommendation"]
+    assert rec["action"] == "none" and rec["gpus"] is None
+    assert rec["closest"]["ttft_s"] > 0.05 and rec["relax"]
+    assert "None" not in json.dumps(rec["reasons"])

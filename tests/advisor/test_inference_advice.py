@@ -253,9 +253,36 @@ def test_tight_per_token_target_raises_the_gpu_count(catalog: dict[str, Any]):
 
 def test_unreachable_latency_gives_no_recommendation_and_says_why(catalog: dict[str, Any]):
     doc = advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.0005}), now=NOW)
-    assert doc["recommendation"]["action"] is None and doc["recommendation"]["gpus"] is None
-    assert "No deployment meets" in doc["recommendation"]["reasons"][0]
+    rec = doc["recommendation"]
+    assert rec["action"] == "none" and rec["gpus"] is None
+    assert "No deployment meets" in rec["reasons"][0]
     assert all(not s["meets_latency"] for s in doc["sizes"])
+    # The nearest deployment with the latency it reaches, and the looser target that it would meet.
+    closest = rec["closest"]
+    assert closest["tpot_s"] > 0.0005 and closest["tpot_target_s"] == 0.0005 and not closest["meets_latency"]
+    assert closest["tp"] in [s["tp"] for s in doc["sizes"] if s["fits_memory"]]
+    looser = rec["relax"][0]
+    assert looser["change"] == "latency_targets" and looser["meets_latency"]
+    assert closest["tpot_s"] <= looser["tpot_p95_s"] <= closest["tpot_s"] * 1.1  # rounded up to 2 digits
+    assert "None" not in json.dumps(rec["reasons"]) and "?" not in " ".join(rec["reasons"])
+
+
+def test_70b_at_a_50_ms_ttft_answers_none_with_what_would_meet_it(catalog: dict[str, Any]):
+    """Issue 20's last case: a 70B plan whose TTFT target no layout reaches says so, names the nearest layout and
+    checks each way out by sizing again (FP8, a bigger GPU), rather than reporting the target met."""
+    doc = advise_inference(
+        scenario(model={"name": "llama-3.1-70b"}, latency={"ttft_p95_s": 0.05, "tpot_p95_s": 0.05}), now=NOW
+    )
+    rec = doc["recommendation"]
+    assert rec["action"] == "none"
+    assert rec["closest"]["ttft_s"] > 0.05
+    changes = {r["change"]: r for r in rec["relax"]}
+    assert {"latency_targets", "precision", "gpu"} <= set(changes)
+    assert changes["latency_targets"]["meets_latency"]  # the nearest layout meets what it reaches
+    for r in rec["relax"]:  # an option that meets the targets carries the latency it reaches
+        if r["meets_latency"]:
+            assert r["ttft_s"] <= r.get("ttft_p95_s", 0.05) and r["tpot_s"] <= r.get("tpot_p95_s", 0.05)
+    assert doc["model"]["name"] == "llama-3.1-70b" and doc["model"]["kv_heads"] == 8
 
 
 def test_manual_quotes_price_without_a_catalog(db: None):

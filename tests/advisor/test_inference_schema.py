@@ -67,8 +67,13 @@ def bundled_catalog(db: None) -> None:
         _scenario(8, "l40s", tpot_s=0.01),
         _scenario(8, "a100-80gb", peak=0.5),
         _scenario(8, "h200", rent={"usd_per_gpu_hour": 2.5}, buy={"capex_usd": 250_000}),
+        _scenario(70, "h100-sxm", compare_gpus=["h200", "a100-80gb"]),
+        {
+            **_scenario(70, "h100-sxm"),
+            "workload": {**_scenario(70, "h100-sxm")["workload"], "latency": {"ttft_p95_s": 0.05, "tpot_p95_s": 0.05}},
+        },
     ],
-    ids=["8b-h100", "70b-h100", "tight-latency-l40s", "tiny-traffic", "manual-quotes"],
+    ids=["8b-h100", "70b-h100", "tight-latency-l40s", "tiny-traffic", "manual-quotes", "compare-gpus", "unreachable"],
 )
 def test_inference_advice_validates_and_is_json_safe(bundled_catalog: None, scenario: dict[str, Any]) -> None:
     document = advise(scenario).to_dict()
@@ -83,3 +88,14 @@ def test_the_schema_rejects_a_training_advice_shape() -> None:
         (Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json").read_text()
     )
     assert list(VALIDATOR.iter_errors(training)), "a training Advice must not pass as inference"
+
+
+def test_compare_gpus_gives_one_row_per_gpu_from_the_same_pipeline(bundled_catalog: None) -> None:
+    document = advise(_scenario(70, "h100-sxm", compare_gpus=["h200"])).to_dict()
+    rows = {r["gpu"]: r for r in document["alternatives"]}
+    assert list(rows) == ["h100-sxm", "h200"]
+    alone = advise(_scenario(70, "h200")).to_dict()
+    assert rows["h200"]["gpus"] == alone["recommendation"]["gpus"]
+    chosen = next(s for s in alone["sizes"] if s["gpus"] == alone["recommendation"]["gpus"] and s["meets_latency"])
+    assert rows["h200"]["rent_usd_per_month"] == pytest.approx(chosen["rent"]["usd_per_month"])
+    assert rows["h100-sxm"]["gpus"] == document["recommendation"]["gpus"]

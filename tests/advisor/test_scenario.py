@@ -76,7 +76,11 @@ def test_minimal_scenario_fills_every_default() -> None:
     assert d["workload"]["model"]["layers"] > 0 and d["workload"]["model"]["ffn_hidden"] > 0
     assert d["network"] == {"gpus_per_node": 8, "inter_node_gbps": 3200.0}
     assert d["cluster_sizes"] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-    assert d["rent"]["markets"] == ["on_demand", "spot", "reserved_1y", "reserved_3y"]
+    # Training leaves spot out unless asked (issue 15); inference and an explicit list keep it.
+    assert d["rent"]["markets"] == ["on_demand", "reserved_1y", "reserved_3y"]
+    assert "spot" in parse(with_("/rent/markets", ["spot", "on_demand"])).rent.markets
+    inference = {"workload": {"kind": "inference", "model": {"params_b": 7}}, "gpu": "h100-sxm"}
+    assert parse(inference).rent.markets == ("on_demand", "spot", "reserved_1y", "reserved_3y")
     assert d["rent"]["providers"] == [] and d["rent"]["usd_per_gpu_hour"] is None
     assert {k: d["buy"][k] for k in CATALOG} == CATALOG  # ownership defaults come from the catalog
     assert d["buy"]["capex_usd"] is None and d["utilization"] == 0.6
@@ -211,3 +215,56 @@ def test_extreme_valid_numbers_parse(params_b: float, tokens: float, gpu: str, u
         assert [err["pointer"] for err in e.errors] == ["/workload/precision"]
         return
     assert parse(s.to_dict()) == s
+
+
+# --- issue 15: model catalog, 15% geometry rule, stack, compare_gpus, utilization from runs ---------------
+
+
+def test_named_model_takes_the_catalog_geometry_and_reads_back() -> None:
+    s = parse(with_("/workload/model", {"name": "llama-3.1-70b"}))
+    m = s.workload.model
+    assert (m.name, m.layers, m.hidden, m.heads, m.kv_heads) == ("llama-3.1-70b", 80, 8192, 64, 8)
+    assert m.params_b == pytest.approx(70.6, rel=0.01)
+    assert parse(s.to_dict()) == s
+    jsonschema.validate(s.to_dict(), SCHEMA)
+
+
+def test_seventy_b_with_seven_b_geometry_is_refused_naming_the_model() -> None:
+    doc = with_("/workload/model", {"params_b": 70, "layers": 32, "hidden": 4096, "heads": 32})
+    found = errors(doc)
+    assert list(found) == ["/workload/model"]
+    assert "15%" in found["/workload/model"] and "70B" in found["/workload/model"]
+
+
+def test_params_b_alone_derives_the_catalog_shape_and_reports_the_implied_size() -> None:
+    m = parse(with_("/workload/model", {"params_b": 70})).workload.model
+    assert (m.layers, m.hidden) == (80, 8192)
+    assert m.implied_params_b == pytest.approx(70, rel=0.02)
+
+
+def test_named_model_contradicted_by_params_b_or_geometry_is_refused() -> None:
+    assert "/workload/model" in errors(with_("/workload/model", {"name": "llama-3.1-8b", "params_b": 70}))
+    assert "/workload/model/layers" in errors(with_("/workload/model", {"name": "llama-3.1-8b", "layers": 80}))
+    assert "llama-3.1-8b" in errors(with_("/workload/model", {"name": "llama-9"}))["/workload/model/name"]
+
+
+def test_moe_catalog_model_keeps_total_and_active_parameters() -> None:
+    m = parse(with_("/workload/model", {"name": "deepseek-v3"})).workload.model
+    assert m.experts > m.active_experts > 0
+    assert m.params_b > 600
+
+
+def test_stack_and_compare_gpus_are_checked() -> None:
+    s = parse(with_("/compare_gpus", ["a100-80gb", "h200", "a100-80gb"], with_("/workload/stack", "nemo")))
+    assert s.workload.stack == "nemo" and s.compare_gpus == ("a100-80gb", "h200")
+    assert "/workload/stack" in errors(with_("/workload/stack", "pytorch-lightning"))
+    assert "/compare_gpus/0" in errors(with_("/compare_gpus", ["h1000"]))
+
+
+def test_utilization_is_implied_by_runs_per_year_only_when_omitted() -> None:
+    implied = parse(with_("/workload/runs_per_year", 4))
+    assert implied.utilization is None and implied.to_dict()["utilization"] is None
+    assert parse(implied.to_dict()).utilization is None
+    given = parse(with_("/utilization", 0.5, with_("/workload/runs_per_year", 4)))
+    assert given.utilization == 0.5
+    assert parse(MINIMAL).utilization == DEFAULTS["/utilization"].value  # neither given: the default

@@ -190,3 +190,38 @@ def test_inference_preset_and_kind_switch(page: Any, live_server: Any, artifacts
     for testid in CHARTS:
         assert page.get_by_test_id(testid).is_visible(), testid
     page.screenshot(path=str(artifacts / "results-inference.png"), full_page=True)
+
+
+def test_size_change_derives_geometry_and_the_break_even_market_is_named(
+    page: Any, live_server: Any, artifacts: Path
+) -> None:
+    """Issue 15 in the browser: typing 70 into the 7B preset clears its 7B geometry (the server derives the 70B
+    shape and the results say which size it implies); headline, chart and PDF name the break-even market."""
+    page.goto(f"{live_server.url}/plan/")
+    page.get_by_test_id("scenario-form").wait_for()
+    page.get_by_text("More workload options").click()
+    assert page.get_by_label("Layers").input_value() == "32"
+    page.get_by_label("Model size (billions of parameters)").fill("70")
+    for label in ("Layers", "Hidden size", "Attention heads"):
+        assert page.get_by_label(label).input_value() == "", label
+    page.get_by_label("Cluster sizes (GPUs)").fill("64, 128, 256")
+    _calculate(page)
+    implied = page.get_by_test_id("model-implied")
+    implied.wait_for()
+    page.wait_for_function(
+        "() => (document.querySelector('[data-testid=model-implied]') || {}).textContent.includes('80 layers')"
+    )
+    assert "80 layers x 8192 hidden" in implied.inner_text()
+    label = page.locator('[data-figure="break_even"] dt').inner_text()
+    assert re.search(r"Break-even utilization vs (on-demand|1-year reserved|3-year reserved)", label), label
+    market = label.split(" vs ", 1)[1]
+    note = page.locator('[data-figure="break_even"] dd span').inner_text()
+    assert "implied by 4 runs a year" in note
+    chart = page.get_by_test_id("chart-breakeven").inner_html()
+    assert f"rent {market}" in chart
+    page.screenshot(path=str(artifacts / "planner-70b.png"), full_page=True)
+    with page.expect_download() as info:
+        page.get_by_test_id("download-pdf").click()
+    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(Path(info.value.path()).read_bytes())).pages)
+    assert f"Break-even utilization vs {market}" in text
+    assert "None" not in text

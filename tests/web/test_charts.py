@@ -77,12 +77,18 @@ def test_break_even_chart_marks_each_crossing_and_the_plan(example_advice: dict[
     f, v = charts.owned_cost_curve(size=size, utilization=advice["scenario"]["utilization"])
     # A rental price that makes owning pay at exactly 50% utilization.
     size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
+    size["buy"]["break_even_by_market"] = {"on_demand": 0.5}
     svg = str(charts.chart_breakeven(advice=advice).svg)
-    assert "break-even 50%" in svg
+    assert "break-even vs on-demand 50%" in svg  # the market it is measured against, named
     assert f"planned {advice['scenario']['utilization'] * 100:.0f}%" in svg
     # A price below the owned cost at full utilization never breaks even: no marker.
     size["rent"]["by_market"] = {"spot": {"offer": {"usd_per_gpu_hour": (f + v) * 0.9, "market": "spot"}}}
+    size["buy"]["break_even_by_market"] = {"spot": None}
     assert "break-even" not in str(charts.chart_breakeven(advice=advice).svg)
+    # Documents from before break_even_by_market: the crossing is computed from the price line.
+    size["rent"]["by_market"] = {"on_demand": {"offer": {"usd_per_gpu_hour": f / 0.5 + v, "market": "on_demand"}}}
+    del size["buy"]["break_even_by_market"]
+    assert "break-even vs on-demand 50%" in str(charts.chart_breakeven(advice=advice).svg)
 
 
 def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
@@ -129,3 +135,47 @@ def test_money_format_keeps_the_sign() -> None:
     assert charts.format_usd(-25_000) == "-$25k"
     assert charts.format_usd(1_234_567) == "$1.23M"
     assert re.fullmatch(r"\$2\.45", charts.format_usd(2.45))
+
+
+def test_alternatives_chart_places_each_gpu_at_its_time_and_cost(example_advice: dict[str, Any]) -> None:
+    assert charts.chart_alternatives(advice=example_advice) is None  # no compare_gpus: no chart
+    advice = copy.deepcopy(example_advice)
+    advice["alternatives"] = [
+        {
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "run_hours": 100.0,
+            "rent_usd_per_run": 20_000.0,
+            "buy_usd_per_run": 15_000.0,
+            "break_even_utilization": 0.5,
+            "fits_memory": True,
+        },
+        {
+            "gpu": "a100-80gb",
+            "gpus": 64,
+            "run_hours": 300.0,
+            "rent_usd_per_run": 30_000.0,
+            "buy_usd_per_run": None,
+            "break_even_utilization": None,
+            "fits_memory": True,
+        },
+    ]
+    chart = charts.chart_alternatives(advice=advice)
+    assert chart is not None and chart.testid == "chart-alternatives"
+    svg = str(chart.svg)
+    assert "h100-sxm" in svg and "a100-80gb" in svg
+    assert "chart-alternatives" in [c.testid for c in charts.advice_charts(advice=advice)]
+
+
+def test_spot_price_shows_its_interruption_overhead(example_advice: dict[str, Any]) -> None:
+    from advisor.web.presenters import size_rows
+
+    advice = copy.deepcopy(example_advice)
+    size = advice["sizes"][0]
+    size["rent"]["market"] = "spot"
+    size["rent"]["offer"] = {"provider": "acme", "instance": "8x", "market": "spot", "usd_per_gpu_hour": 2.0}
+    size["rent"]["by_market"] = {"spot": {"lost_fraction": 0.2}}
+    row = size_rows(advice=advice)[0]
+    assert row["rent_offer"].endswith("+25.0% run time lost to interruptions")  # 0.2 / (1 - 0.2)
+    size["rent"]["market"] = "on_demand"  # the same offer bought on demand carries no such overhead
+    assert "interruptions" not in size_rows(advice=advice)[0]["rent_offer"]

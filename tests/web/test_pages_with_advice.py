@@ -284,3 +284,75 @@ def test_training_without_tokens_is_an_inline_error(client: Client) -> None:
     response = client.post("/plan/", _planner_data(tokens_b=""))
     assert response.status_code == 400
     assert "Training needs the tokens one run processes." in response.content.decode()
+
+
+# --- issue 15: the page and the PDF agree with the advice -------------------------------------------------------
+
+
+def _visible_text(html: str) -> str:
+    """What a reader sees: tags, scripts, styles and attribute values (URLs with '?') left out."""
+    import re
+
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def _pdf_text(content: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages)
+
+
+def test_seventy_b_typed_into_the_7b_preset_is_refused_next_to_the_size(client: Client) -> None:
+    response = client.post("/plan/", _planner_data(params_b="70"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    error = html.split('id="error-params_b" role="alert">', 1)[1].split("</span>", 1)[0]
+    assert "15%" in error and "70B" in error
+    # With the geometry cleared (what the page's script does when the size changes) the plan is a 70B one.
+    response = client.post("/plan/results/", _planner_data(params_b="70", layers="", hidden="", heads=""))
+    assert response.status_code == 200
+    assert "80 layers x 8192 hidden" in _visible_text(response.content.decode())
+
+
+def test_unreachable_inference_target_reads_as_none_on_the_page_and_in_the_pdf(client: Client, user: Any) -> None:
+    overrides = {"model_name": "llama-3.1-70b", "params_b": "", "layers": "", "hidden": "", "heads": ""}
+    overrides |= {"ttft_p95_s": "0.05", "tpot_p95_s": "0.05"}
+    data = _planner_data("8b-serving", **overrides)
+    response = client.post("/plan/results/", data)
+    assert response.status_code == 200, response.content.decode()[:2000]
+    text = _visible_text(response.content.decode())
+    assert "No deployment meets the targets" in text and "Nearest deployment" in text
+    assert "serve FP8 weights" in text
+    assert "recommended" not in text  # no row that misses the targets is marked
+    assert "None" not in text and "?" not in text
+    scenario = store.scenario_create(owner=user, name="Fast 70B", document=_document("8b-serving", **overrides))
+    client.force_login(user)
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert pdf.status_code == 200
+    printed = _pdf_text(pdf.content)
+    assert "No deployment meets the targets" in printed
+    assert "None" not in printed and "?" not in printed
+
+
+def test_break_even_market_and_implied_utilization_are_named_on_the_page_and_in_the_pdf(
+    client: Client, user: Any
+) -> None:
+    data = _planner_data(compare_gpus=["a100-80gb"])
+    advice = advice_for(document=_document(compare_gpus=["a100-80gb"]))
+    size = next(s for s in advice["sizes"] if s["gpus"] == advice["recommendation"]["gpus"])
+    market = size["buy"]["break_even_against"]["market"]
+    words = {"on_demand": "on-demand", "reserved_1y": "1-year reserved", "reserved_3y": "3-year reserved"}[market]
+    html = client.post("/plan/results/", data).content.decode()
+    text = _visible_text(html)
+    assert f"Break-even utilization vs {words}" in text
+    assert "implied by 4 runs a year" in text
+    assert 'data-testid="alternatives-table"' in html and 'data-gpu="a100-80gb"' in html
+    chart = html.split('data-testid="chart-breakeven"', 1)[1]
+    if size["buy"]["break_even_by_market"].get(market) is not None:
+        assert f"break-even vs {words}" in chart
+    assert "None" not in text and "?" not in text
+    scenario = store.scenario_create(owner=user, name="Mine", document=_document(compare_gpus=["a100-80gb"]))
+    client.force_login(user)
+    printed = _pdf_text(client.get(f"/scenarios/{scenario.pk}/proposal.pdf").content)
+    assert f"Break-even utilization vs {words}" in printed
+    assert "a100-80gb" in printed
+    assert "None" not in printed and "?" not in printed

@@ -26,8 +26,13 @@ def test_preset_round_trips_to_the_same_scenario() -> None:
     assert document["workload"]["tokens"] == preset["workload"]["tokens"]
     assert document["workload"]["model"]["params_b"] == 7
     assert document["cluster_sizes"] == preset["cluster_sizes"]
-    assert document["utilization"] == pytest.approx(0.6)
-    parse_scenario(document)  # the validator accepts what the form builds
+    # The 7B preset gives no utilization: each size uses the one its 4 runs a year imply (issue 15).
+    assert "utilization" not in document and document["workload"]["runs_per_year"] == 4
+    assert parse_scenario(document).utilization is None  # the validator accepts what the form builds
+    assert forms.PlannerForm(_data(utilization_pct=60)).is_valid()
+    given = forms.PlannerForm(_data(utilization_pct=60))
+    given.is_valid()
+    assert given.to_scenario()["utilization"] == pytest.approx(0.6)
 
 
 @pytest.mark.parametrize("key", list(forms.PRESETS))
@@ -94,7 +99,30 @@ def test_merge_keeps_unshown_fields_and_drops_the_other_kinds() -> None:
     assert merged["workload"]["kind"] == "inference"
     assert "tokens" not in merged["workload"]
     assert "parallelism" not in merged["workload"]
-    assert merged["workload"]["model"]["ffn_hidden"] == 11008
+    # The size changed (7 -> 8): the saved 7B FFN width no longer describes the model and is dropped.
+    assert "ffn_hidden" not in merged["workload"]["model"]
     assert merged["rent"]["spot"] == {"checkpoint_s": 300}
     assert merged["workload"]["traffic"]["peak_requests_per_s"] == 50
     parse_scenario(merged)
+    # The same size keeps the geometry the planner does not show.
+    same = forms.merge_into(
+        {**saved, "workload": {**saved["workload"], "model": {"params_b": 8, "ffn_hidden": 14336}}}, form.to_scenario()
+    )
+    assert same["workload"]["model"]["ffn_hidden"] == 14336
+    parse_scenario(same)
+
+
+def test_published_model_or_size_and_the_model_error_lands_on_the_size() -> None:
+    named = forms.PlannerForm(_data(model_name="llama-3.1-70b", params_b="", layers="", hidden="", heads=""))
+    assert named.is_valid(), named.errors
+    assert named.to_scenario()["workload"]["model"] == {"name": "llama-3.1-70b", "seq_len": 4096}
+    neither = forms.PlannerForm(_data(model_name="", params_b=""))
+    assert not neither.is_valid() and "params_b" in neither.errors
+    assert forms.field_for_pointer("/workload/model") == "params_b"
+
+
+def test_training_form_leaves_spot_unchecked_and_compares_gpus() -> None:
+    assert "spot" not in forms.preset_initial("7b-pretrain")["markets"]
+    form = forms.PlannerForm(_data(compare_gpus=["a100-80gb", "h200"]))
+    assert form.is_valid(), form.errors
+    assert form.to_scenario()["compare_gpus"] == ["a100-80gb", "h200"]

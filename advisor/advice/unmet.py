@@ -1,0 +1,137 @@
+"""When no deployment meets the latency targets: the one that comes nearest (``closest``) and what would meet the
+targets (``relax``), each change checked by running the same estimator again, never guessed.
+
+``closest`` is the fitting deployment with the smallest worst ratio of reached to targeted p95 latency
+(max(TTFT / target, TPOT / target)). ``relax`` lists, in this order: looser targets (the p95 latencies the closest
+deployment reaches), FP8 weights (when the plan runs 16-bit and the GPU has an FP8 peak), more tensor
+parallelism (when the scenario's node held the TP degrees back), and a bigger GPU (the next GPUs by memory
+bandwidth that meet the targets). Each entry says whether that change alone meets the targets."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from advisor import formatting as fmt
+from advisor.scenario import Scenario
+from estimator import inference as inf
+from estimator.specs import GPU_IDS, get_gpu
+
+SIXTEEN_BIT: Final[tuple[str, ...]] = ("bf16", "fp16")
+MAX_BIGGER_GPUS: Final[int] = 2  # GPUs suggested beside the plan's (the next ones up by memory bandwidth)
+
+Sizer = Callable[..., list[Any]]
+
+
+def round_up(x: float, digits: int = 2) -> float:
+    """``x`` rounded up to ``digits`` significant digits (a target a person would write that ``x`` still meets)."""
+    scale = 10 ** (math.floor(math.log10(x)) - digits + 1)
+    return float(f"{math.ceil(x / scale - 1e-9) * scale:.{digits}g}")
+
+
+def _worst_ratio(d: Any, ttft_target: float, tpot_target: float) -> float:
+    ratio = max(d.ttft_s / ttft_target, d.tpot_s / tpot_target)
+    return ratio if math.isfinite(ratio) else math.inf
+
+
+def closest_deployment(deployments: Sequence[Any], *, ttft_target: float, tpot_target: float) -> Any | None:
+    """The fitting deployment nearest to the targets, or None when none fits in memory."""
+    fits = [d for d in deployments if d.fits_memory]
+    if not fits:
+        return None
+    return min(fits, key=lambda d: (_worst_ratio(d, ttft_target, tpot_target), d.tp))
+
+
+def closest_document(d: Any, *, ttft_target: float, tpot_target: float) -> dict[str, Any]:
+    """``{tp, gpus_per_replica, ttft_s, tpot_s, ttft_target_s, tpot_target_s, meets_latency}`` of a deployment:
+    the latencies it reaches at its smallest batch (one request at a time), nothing that needs the targets met."""
+    return {
+        "tp": int(d.tp),
+        "gpus_per_replica": int(d.tp),
+        "ttft_s": float(d.ttft_s),
+        "tpot_s": float(d.tpot_s),
+        "ttft_target_s": ttft_target,
+        "tpot_target_s": tpot_target,
+        "meets_latency": bool(d.meets_latency),
+    }
+
+
+def _best(deployments: Sequence[Any], ttft: float, tpot: float) -> Any | None:
+    meeting = [d for d in deployments if d.fits_memory and d.meets_latency]
+    if meeting:
+        return min(meeting, key=lambda d: d.tp)
+    return closest_deployment(deployments, ttft_target=ttft, tpot_target=tpot)
+
+
+def _entry(change: str, text: str, d: Any | None, **extra: Any) -> dict[str, Any]:
+    return {
+        "change": change,
+        "text": text,
+        "meets_latency": bool(d is not None and d.fits_memory and d.meets_latency),
+        "tp": int(d.tp) if d is not None else None,
+        "ttft_s": float(d.ttft_s) if d is not None and math.isfinite(d.ttft_s) else None,
+        "tpot_s": float(d.tpot_s) if d is not None and math.isfinite(d.tpot_s) else None,
+        **extra,
+    }
+
+
+def relax_options(
+    s: Scenario,
+    *,
+    model: Any,
+    closest: Any | None,
+    size: Sizer,
+) -> list[dict[str, Any]]:
+    """What would meet the targets. ``size(gpu=, precision=, tps=)`` runs the estimator's sizing for the scenario's
+    traffic and targets with one thing changed (the caller binds the rest)."""
+    latency = s.workload.latency
+    assert latency is not None
+    ttft, tpot = latency.ttft_p95_s, latency.tpot_p95_s
+    out: list[dict[str, Any]] = []
+    if closest is not None and math.isfinite(closest.ttft_s) and math.isfinite(closest.tpot_s):
+        looser = (max(ttft, round_up(closest.ttft_s)), max(tpot, round_up(closest.tpot_s)))
+        d = _best(size(gpu=s.gpu, precision=s.workload.precision, tps=None, targets=looser), *looser)
+        out.append(
+            _entry(
+                "latency_targets",
+                f"accept a p95 TTFT of {fmt.duration_s(looser[0])} and TPOT of {fmt.duration_s(looser[1])} "
+                f"(targets {fmt.duration_s(ttft)} and {fmt.duration_s(tpot)})",
+                d,
+                ttft_p95_s=looser[0],
+                tpot_p95_s=looser[1],
+            )
+        )
+    spec = get_gpu(s.gpu)
+    if s.workload.precision in SIXTEEN_BIT and "fp8" in spec.peak_tflops:
+        d = _best(size(gpu=s.gpu, precision="fp8", tps=None), ttft, tpot)
+        out.append(_entry("precision", "serve FP8 weights", d, precision="fp8"))
+    node_tps = [t for t in inf.TP_DEGREES if t <= spec.gpus_per_node]
+    if max(node_tps) > s.network.gpus_per_node:
+        d = _best(size(gpu=s.gpu, precision=s.workload.precision, tps=node_tps), ttft, tpot)
+        out.append(_entry("tensor_parallel", f"a node of {spec.gpus_per_node} GPUs for TP up to {max(node_tps)}", d))
+    out.extend(_bigger_gpus(s, size=size, ttft=ttft, tpot=tpot))
+    return out
+
+
+def _bigger_gpus(s: Scenario, *, size: Sizer, ttft: float, tpot: float) -> list[dict[str, Any]]:
+    spec = get_gpu(s.gpu)
+    bigger = sorted(
+        (g for g in (get_gpu(i) for i in GPU_IDS) if g.memory_bw_gbps > spec.memory_bw_gbps),
+        key=lambda g: g.memory_bw_gbps,
+    )
+    out: list[dict[str, Any]] = []
+    for g in bigger:
+        if s.workload.precision not in g.peak_tflops:
+            continue
+        try:
+            d = _best(size(gpu=g.id, precision=s.workload.precision, tps=None), ttft, tpot)
+        except (inf.InferenceError, ValueError):
+            continue
+        if d is not None and d.meets_latency:
+            out.append(_entry("gpu", f"a bigger GPU: {g.name}", d, gpu=g.id))
+        if len(out) >= MAX_BIGGER_GPUS:
+            break
+    if not out and bigger:
+        out.append(_entry("gpu", "no faster GPU in the catalog meets the targets either", None))
+    return out

@@ -1,0 +1,98 @@
+"""Numbers as a person writes them, for every rendering of an Advice (planner page, saved scenarios, PDF):
+"1T tokens", "1 node", "an 8-GPU node", "50 ms". One module so the page and the PDF say the same thing.
+
+Every function takes a number or None and returns text; None (a figure that does not exist) becomes
+``MISSING``, never "None" or "?"."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+MISSING: Final[str] = "n/a"
+# Short scale (English): thousand, million, billion, trillion, quadrillion.
+_SCALE: Final[tuple[tuple[float, str], ...]] = ((1e15, "P"), (1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def plain(value: Any, *, digits: int = 3) -> str:
+    """A number with at most ``digits`` significant digits and no trailing zeros (7.0 -> 7, 0.0500 -> 0.05)."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    if number.is_integer() and abs(number) < 1e15:
+        return f"{int(number):,}"
+    return f"{number:.{digits}g}"
+
+
+def short(value: Any, *, digits: int = 3) -> str:
+    """1e12 -> "1T", 1.5e13 -> "15T", 7e9 -> "7B", 950 -> "950"."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    for scale, suffix in _SCALE:
+        if abs(number) >= scale:
+            return f"{plain(number / scale, digits=digits)}{suffix}"
+    return plain(number, digits=digits)
+
+
+def tokens(value: Any) -> str:
+    """A token count: "1T tokens", "300B tokens"."""
+    return MISSING if _finite(value) is None else f"{short(value)} tokens"
+
+
+def count(value: Any, singular: str, plural: str | None = None) -> str:
+    """ "1 node", "2 nodes", "1 replica"."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    word = singular if number == 1 else (plural or singular + "s")
+    return f"{plain(number)} {word}"
+
+
+def article(phrase: str) -> str:
+    """ "a" or "an" as the phrase is spoken: an 8-GPU node, an 11-GPU node, a 4-GPU node, an hour."""
+    spoken = phrase.lstrip()
+    digits = spoken[: len(spoken) - len(spoken.lstrip("0123456789"))]
+    if digits:
+        return "an" if digits.startswith("8") or digits in ("11", "18") else "a"
+    return "an" if spoken[:1].lower() in tuple("aeiou") or spoken.lower().startswith("hour") else "a"
+
+
+def node_of(gpus_per_node: Any) -> str:
+    """ "an 8-GPU node", "a 4-GPU node"."""
+    number = _finite(gpus_per_node)
+    if number is None:
+        return "a node"
+    phrase = f"{plain(number)}-GPU node"
+    return f"{article(phrase)} {phrase}"
+
+
+def gpus_on_nodes(gpus: Any, nodes: Any) -> str:
+    """ "8 GPUs on 1 node", "64 GPUs on 8 nodes", "1 GPU"."""
+    if _finite(gpus) is None:
+        return MISSING
+    text = count(gpus, "GPU")
+    return text if _finite(nodes) is None else f"{text} on {count(nodes, 'node')}"
+
+
+def duration_s(value: Any) -> str:
+    """A latency: "50 ms" below a second, "1.2 s" above."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    if abs(number) < 1:
+        return f"{plain(number * 1000, digits=2)} ms"
+    return f"{plain(number, digits=3)} s"
+
+
+def percent(value: Any, *, digits: int = 0) -> str:
+    number = _finite(value)
+    return MISSING if number is None else f"{number * 100:.{digits}f}%"
