@@ -3,11 +3,13 @@ hardware quotes, and the state of a background refresh task."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from pricing import selectors
 from pricing.gpus import CANONICAL_GPUS
-from pricing.models import HardwareQuote, Market, PriceObservation, Provider
+from pricing.models import FeedRun, HardwareQuote, Market, PriceObservation, Provider
 
 
 class OfferQuery(serializers.Serializer):
@@ -42,6 +44,17 @@ class OfferSerializer(serializers.Serializer):
     source = serializers.CharField(help_text="Where the number comes from (feed or snapshot file, field used).")  # type: ignore[assignment]
 
 
+ERROR_HELP = "Staff see the error text; everyone else a short category (it can name hosts and exception details)."
+
+
+def visible_error(run: FeedRun, request: Any) -> str:
+    """The run's error as this caller may see it: the text for staff, the category otherwise."""
+    user = getattr(request, "user", None)
+    if user is not None and user.is_staff:
+        return run.error
+    return selectors.run_error_category(run)
+
+
 class FeedRunSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -56,7 +69,10 @@ class FeedRunSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField()
     withdrawn = serializers.IntegerField()
     warnings = serializers.ListField(child=serializers.CharField())
-    error = serializers.CharField(allow_blank=True)
+    error = serializers.SerializerMethodField(help_text=ERROR_HELP)
+
+    def get_error(self, run: FeedRun) -> str:
+        return visible_error(run, self.context.get("request"))
 
 
 class FeedSerializer(serializers.Serializer):
@@ -65,7 +81,7 @@ class FeedSerializer(serializers.Serializer):
     label = serializers.CharField()  # type: ignore[assignment]
     configured = serializers.BooleanField()
     status = serializers.SerializerMethodField(help_text="The last run's status, or 'never_run'.")
-    error = serializers.SerializerMethodField(help_text="The last run's error, empty when it succeeded.")
+    error = serializers.SerializerMethodField(help_text="The last run's error, empty when it succeeded. " + ERROR_HELP)
     stale = serializers.BooleanField(help_text="No successful run within PRICING_STALE_AFTER_HOURS.")
     last_run = FeedRunSerializer(allow_null=True)
     last_success_at = serializers.SerializerMethodField()
@@ -74,7 +90,7 @@ class FeedSerializer(serializers.Serializer):
         return feed.last_run.status if feed.last_run else "never_run"
 
     def get_error(self, feed: selectors.FeedStatus) -> str:
-        return feed.last_run.error if feed.last_run else ""
+        return visible_error(feed.last_run, self.context.get("request")) if feed.last_run else ""
 
     def get_last_success_at(self, feed: selectors.FeedStatus) -> str | None:
         run = feed.last_success

@@ -55,7 +55,7 @@ class FeedListApi(GenericAPIView):
         responses=FeedSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        return Response(FeedSerializer(selectors.feed_statuses(), many=True).data)
+        return Response(FeedSerializer(selectors.feed_statuses(), many=True, context={"request": request}).data)
 
 
 class OfferHistoryView(GenericAPIView):
