@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 NAME_MAX_LENGTH = char_max_length(CalibrationRow, "name")
 PENDING, FITTING, READY, FAILED = (str(state) for state in CalibrationRow.State)
+FIT_TASK = "advisor.fit_calibration"  # advisor/tasks.py
 
 
 class CalibrationNameError(ValueError):
@@ -124,7 +126,8 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
     in-process, so the row comes back ready). QueueUnavailable (nothing stored) when the queue does not answer."""
     if len(runs) <= settings.CALIBRATION_INLINE_MAX_RUNS:
         return calibration_create(owner=owner, name=name, runs=runs)
-    from advisor.tasks import fit_calibration  # the task module imports these services
+    # By name: the task module imports these services, so importing it here would make a cycle.
+    fit_calibration = current_app.tasks[FIT_TASK]
 
     cleaned = _unused_name(owner=owner, name=name, replace=False)
     pending = {
