@@ -258,3 +258,35 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- Serving that holds (issue 25): embedded SQLite, PostgreSQL timeouts, sessions, HEAD. ---
+# SQLite: WAL lets readers run beside the one writer; writes take the lock at BEGIN (IMMEDIATE), so
+# two concurrent saves queue for up to SQLITE_BUSY_TIMEOUT_S instead of failing "database is locked".
+SQLITE_BUSY_TIMEOUT_S = env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1)
+# PostgreSQL: give up connecting (and answer 503) after this; cancel any statement running longer.
+DATABASE_CONNECT_TIMEOUT_S = env_int("DATABASE_CONNECT_TIMEOUT_S", 3, minimum=1)
+DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=100)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": SQLITE_BUSY_TIMEOUT_S,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(  # type: ignore[union-attr]
+        {
+            "connect_timeout": DATABASE_CONNECT_TIMEOUT_S,
+            "options": f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}",
+        }
+    )
+# Sessions (anonymous planner state included) expire; beat clears the expired rows daily.
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
+CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
+    "task": "core.tasks.clear_expired_sessions",
+    "schedule": 24 * 3600.0,
+    "options": {"expires": 12 * 3600.0},
+}
+# After a Redis or broker failure, skip it for this long instead of waiting on every call (core/breaker.py).
+DEPENDENCY_BREAKER_OPEN_S = env_int("DEPENDENCY_BREAKER_OPEN_S", 15, minimum=1)
+# First, so every GET view also answers HEAD (core/head.py).
+MIDDLEWARE = ["core.head.HeadAsGetMiddleware", *MIDDLEWARE]
