@@ -65,7 +65,7 @@ beat: install
 
 serve-prod: install
 	$(BIN)/python manage.py collectstatic --noinput
-	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 3
+	$(BIN)/gunicorn -c config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
 bench: install
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap
