@@ -290,3 +290,12 @@ CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
 DEPENDENCY_BREAKER_OPEN_S = env_int("DEPENDENCY_BREAKER_OPEN_S", 15, minimum=1)
 # First, so every GET view also answers HEAD (core/head.py).
 MIDDLEWARE = ["core.head.HeadAsGetMiddleware", *MIDDLEWARE]
+# Redis as cache: after one failure every call skips it for the window above (core/breaker.py).
+# Redis as broker and result store: bounded socket waits, so an enqueue or a task status read answers 503 at once.
+if REDIS_URL:
+    from core.breaker import cache_with_breaker
+
+    CACHES["default"] = cache_with_breaker(CACHES["default"])
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
+    CELERY_REDIS_SOCKET_TIMEOUT = 2
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
