@@ -363,7 +363,7 @@ def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
     proposal = proposal_store.proposal_for_share_token(token=token)
     if proposal is not None:
-        return proposal_views.frozen_pdf_response(proposal=proposal)
+        return proposal_views.frozen_pdf_response(proposal=proposal, shared=True)
     advice, _ = _advice_or_errors(scenario=scenario)
     if advice is None:
         raise Http404("This scenario cannot be computed any more")

@@ -44,7 +44,8 @@ class TokenListView(GenericAPIView):
         if wait is not None:
             raise Throttled(wait=wait, detail=f"Too many tokens created; try again in {wait} seconds.")
         try:
-            issued = api_token_create(user=request.user, name=data.validated_data["name"])
+            # request.auth is the ApiToken when the call was made with a key (None for a session).
+            issued = api_token_create(user=request.user, name=data.validated_data["name"], created_by=request.auth)
         except TokenNameError as error:
             raise FieldErrors([{"pointer": pointer("name"), "detail": str(error), "code": "invalid"}]) from error
         body = {**TokenSerializer(issued.token).data, "key": issued.key}
