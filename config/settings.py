@@ -281,6 +281,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
 # Sessions (anonymous planner state included) expire; beat clears the expired rows daily.
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
+# The only user-sized thing kept for an anonymous visitor: the planner input across sign-in (advisor/web/pending.py).
+ANONYMOUS_SESSION_MAX_BYTES = env_int("ANONYMOUS_SESSION_MAX_BYTES", 16 * 1024, minimum=1024)
 CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
     "task": "core.tasks.clear_expired_sessions",
     "schedule": 24 * 3600.0,
