@@ -301,3 +301,8 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
     CELERY_REDIS_SOCKET_TIMEOUT = 2
     CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+# Work budget of one synchronous request (core/api/budget.py): above it the API answers 413 naming the limit.
+# /api/v1/estimate: candidate layouts searched (about 1.1 us each on one core: 2M is about 2 s).
+ESTIMATE_MAX_LAYOUTS = env_int("ESTIMATE_MAX_LAYOUTS", 2_000_000, minimum=1)
+# Extra (non-schema) CSV/JSON columns of profiled runs, echoed back in estimates.
+MAX_EXTRA_COLUMNS = env_int("MAX_EXTRA_COLUMNS", 50, minimum=0)

@@ -281,6 +281,9 @@ def read_runs_csv(text: str) -> list[ProfiledRun]:
     """Parse and validate profiled-run CSV text (header + one row per run)."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     header = [h.strip() for h in (reader.fieldnames or [])]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:  # csv.DictReader would silently keep the last of them
+        raise RunValidationError([RowError(0, h, "column appears more than once in the header") for h in repeated])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise RunValidationError([RowError(0, c, "required column is missing from the header") for c in missing])
