@@ -18,6 +18,7 @@ from typing import Final
 
 import numpy as np
 
+from estimator.bounds import RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import CHECKPOINTING, STRATEGIES
 
@@ -174,6 +175,9 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
         if not math.isfinite(number) or number != int(number) or number < 1:
             bad(column, f"must be a positive integer (at least 1), got {raw!r}")
             continue
+        if number > RUN_COLUMN_MAXIMUM[column]:
+            bad(column, f"must be an integer from 1 to {RUN_COLUMN_MAXIMUM[column]:,.0f}, got {raw!r}")
+            continue
         values[column] = int(number)
     for column in _FLOAT_COLUMNS:
         raw = text.get(column, "")
@@ -186,6 +190,9 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             continue
         if not math.isfinite(number) or number <= 0:
             bad(column, f"must be a positive number, got {raw!r}")
+            continue
+        if number > RUN_COLUMN_MAXIMUM[column]:
+            bad(column, f"must be a number above 0 and at most {RUN_COLUMN_MAXIMUM[column]:,g}, got {raw!r}")
             continue
         values[column] = number
     precision = text.get("precision", "").lower() or DEFAULT_PRECISION
