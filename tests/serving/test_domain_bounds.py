@@ -235,3 +235,29 @@ def test_a_run_column_above_its_bound_names_the_column(client, column, value) ->
     assert response.status_code == 400, response.content[:500]
     pointers = [error["pointer"] for error in json.loads(response.content)["errors"]]
     assert f"#/csv/1/{column}" in pointers, pointers
+
+
+# --- dates at the calendar's ends ---
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "until=0001-01-01",
+        "since=0001-01-01",
+        "until=9999-12-31",
+        "since=9999-12-30&until=9999-12-31",
+        "since=1999-01-01",
+    ],
+)
+def test_price_history_dates_outside_the_data_are_400_naming_the_parameter(client, query) -> None:  # type: ignore[no-untyped-def]
+    response = client.get(f"/api/v1/gpus/h100-sxm/price-history?{query}")
+    assert response.status_code == 400, response.content[:500]
+    body = json.loads(response.content)
+    named = {error.get("parameter") or error["pointer"] for error in body["errors"]}
+    assert named & {"since", "until", "#/since", "#/until"}, body
+
+
+def test_price_history_inside_the_range_still_answers(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/api/v1/gpus/h100-sxm/price-history?since=2024-01-01&until=2024-02-01")
+    assert response.status_code == 200, response.content[:500]
