@@ -306,3 +306,5 @@ if REDIS_URL:
 ESTIMATE_MAX_LAYOUTS = env_int("ESTIMATE_MAX_LAYOUTS", 2_000_000, minimum=1)
 # Extra (non-schema) CSV/JSON columns of profiled runs, echoed back in estimates.
 MAX_EXTRA_COLUMNS = env_int("MAX_EXTRA_COLUMNS", 50, minimum=0)
+# Fleet plans: jobs given as a workload (each one advice run, ~50 ms or more) in one synchronous plan.
+FLEET_MAX_WORKLOAD_JOBS = env_int("FLEET_MAX_WORKLOAD_JOBS", 100, minimum=1)

@@ -73,3 +73,18 @@ def test_a_repeated_csv_header_is_refused(alice) -> None:  # type: ignore[no-unt
     response = alice.post("/api/v1/estimate", _csv(header, row, 1), content_type="text/csv")
     body = assert_problem(response, 400)
     assert any("params_b" in e["pointer"] and "more than once" in e["detail"] for e in body["errors"]), body
+
+
+def test_a_fleet_plan_with_too_many_workload_jobs_is_refused_before_any_advice(alice, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from advisor.fleet import pricing
+    from tests.advisor.fleet.figures import fleet
+
+    def no_advice(*args: object, **kwargs: object) -> None:
+        raise AssertionError("advice ran although the plan is over budget")
+
+    monkeypatch.setattr(pricing, "advise", no_advice)
+    workload = {"kind": "training", "model": {"params_b": 1}, "tokens": 2e10}
+    jobs = [{"name": f"j{i}", "gpus": 16, "workload": workload} for i in range(500)]  # well inside MAX_JOBS
+    response = alice.post("/api/v1/fleet-plans", fleet(*jobs), format="json")
+    body = assert_problem(response, 400, "#/jobs")
+    assert "FLEET_MAX_WORKLOAD_JOBS" in str(body["errors"])
