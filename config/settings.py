@@ -279,6 +279,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "options": f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}",
         }
     )
+    # The ASGI server runs each request's view on its own thread, so a connection kept per thread is
+    # never reused and piles up: Django's docs say to disable persistent connections under ASGI.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE_S", 0, minimum=0)
 # Sessions (anonymous planner state included) expire; beat clears the expired rows daily.
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
 # The only user-sized thing kept for an anonymous visitor: the planner input across sign-in (advisor/web/pending.py).

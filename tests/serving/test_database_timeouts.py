@@ -24,7 +24,8 @@ try:
 except OperationalError as error:
     outcome = type(error).__name__
 print(json.dumps({"outcome": outcome, "elapsed": time.monotonic() - started,
-                  "options": settings.DATABASES["default"].get("OPTIONS", {})}))
+                  "options": settings.DATABASES["default"].get("OPTIONS", {}),
+                  "conn_max_age": settings.DATABASES["default"]["CONN_MAX_AGE"]}))
 """
 
 
@@ -50,3 +51,4 @@ def test_a_hung_database_is_given_up_after_the_connect_timeout() -> None:
     assert result["elapsed"] < 5, result
     assert result["options"]["connect_timeout"] == 1
     assert result["options"]["options"] == "-c statement_timeout=5000"
+    assert result["conn_max_age"] == 0  # no per-thread persistent connections under the ASGI server
