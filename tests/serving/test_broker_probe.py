@@ -42,3 +42,22 @@ def test_a_hung_broker_costs_one_bounded_probe_then_nothing() -> None:
     assert first < 10, first
     assert all(elapsed < 0.1 for elapsed, _ in later), later
     assert all(1 <= error.retry_after_s <= 30 for _, error in later)
+
+
+@pytest.mark.django_db
+def test_the_refresh_endpoint_answers_503_with_retry_after_at_once(carol) -> None:  # type: ignore[no-untyped-def]
+    from config.celery import app
+
+    with hung_server() as port, celery_broker(f"redis://127.0.0.1:{port}/0"):
+        app.conf.broker_transport_options = {"socket_timeout": 1, "socket_connect_timeout": 1}
+        try:
+            carol.post("/api/v1/feeds/aws/refresh")  # trips the breaker (one bounded probe)
+            started = time.perf_counter()
+            response = carol.post("/api/v1/feeds/aws/refresh")
+            elapsed = time.perf_counter() - started
+        finally:
+            app.conf.broker_transport_options = {}
+    assert response.status_code == 503, response.content[:500]
+    assert response["Content-Type"].startswith("application/problem+json")
+    assert int(response["Retry-After"]) > 0
+    assert elapsed < 0.5, elapsed
