@@ -119,7 +119,7 @@ beat: $(RUNTIME_STAMP)
 
 serve-prod: $(RUNTIME_STAMP)
 	$(BIN)/python manage.py collectstatic --noinput
-	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 3
+	$(BIN)/gunicorn -c config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
 bench: $(TEST_STAMP)
 	$(RUN_ENV) $(BIN)/python manage.py bootstrap

@@ -127,6 +127,11 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The token whose key created this one (None: made from a signed-in session or the CLI).
+    # Revoking a token revokes what it created, so a leaked key cannot leave live keys behind.
+    created_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="created_tokens", editable=False
+    )
 
     class Meta:
         ordering = ["-created_at"]

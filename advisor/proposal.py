@@ -142,21 +142,26 @@ def render_proposal_pdf(
     return HTML(string=html, base_url=PROPOSAL_BASE_URL, url_fetcher=static_only_fetcher()).write_pdf()
 
 
-def frozen_proposal_pdf(*, proposal: Any) -> bytes:
-    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice, dated the day it was issued."""
+def frozen_proposal_pdf(*, proposal: Any, shared: bool = False) -> bytes:
+    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice, dated the day it was issued.
+
+    ``shared``: read through a share link, so the owner's account name is left out (it was not shared)."""
     return render_proposal_pdf(
         advice=proposal.advice,
         scenario_name=proposal.scenario_name,
         generated_on=proposal.issued_at.date(),
-        issued=issued_fields(proposal=proposal),
+        issued=issued_fields(proposal=proposal, shared=shared),
     )
 
 
-def issued_fields(*, proposal: Any) -> dict[str, Any]:
+SHARED_PREPARED_BY = "shared link"
+
+
+def issued_fields(*, proposal: Any, shared: bool = False) -> dict[str, Any]:
     owner = proposal.owner
     return {
         "id": proposal.pk,
-        "prepared_by": owner.get_full_name() or owner.get_username(),
+        "prepared_by": SHARED_PREPARED_BY if shared else owner.get_full_name() or owner.get_username(),
         "issued_at": proposal.issued_at.strftime("%Y-%m-%d %H:%M UTC"),
         "content_hash": proposal.content_hash,
     }

@@ -12,3 +12,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("advisor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# core is not a Django app; its housekeeping tasks (core/tasks.py) are found explicitly.
+app.autodiscover_tasks(["core"])

@@ -347,3 +347,56 @@ LOGGING = {
     "loggers": {"django_redis.cache": {"filters": ["once_a_minute"]}},
     "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", choices=LOG_LEVELS)},
 }
+
+# --- Serving that holds (issue 25): embedded SQLite, PostgreSQL timeouts, sessions, HEAD. ---
+# SQLite: WAL lets readers run beside the one writer; writes take the lock at BEGIN (IMMEDIATE), so
+# two concurrent saves queue for up to SQLITE_BUSY_TIMEOUT_S instead of failing "database is locked".
+SQLITE_BUSY_TIMEOUT_S = env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1)
+# PostgreSQL: give up connecting (and answer 503) after this; cancel any statement running longer.
+DATABASE_CONNECT_TIMEOUT_S = env_int("DATABASE_CONNECT_TIMEOUT_S", 3, minimum=1)
+DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=100)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": SQLITE_BUSY_TIMEOUT_S,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(  # type: ignore[union-attr]
+        {
+            "connect_timeout": DATABASE_CONNECT_TIMEOUT_S,
+            "options": f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}",
+        }
+    )
+    # The ASGI server runs each request's view on its own thread, so a connection kept per thread is
+    # never reused and piles up: Django's docs say to disable persistent connections under ASGI.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE_S", 0, minimum=0)
+# Sessions (anonymous planner state included) expire; beat clears the expired rows daily.
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
+# The only user-sized thing kept for an anonymous visitor: the planner input across sign-in (advisor/web/pending.py).
+ANONYMOUS_SESSION_MAX_BYTES = env_int("ANONYMOUS_SESSION_MAX_BYTES", 16 * 1024, minimum=1024)
+CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
+    "task": "core.tasks.clear_expired_sessions",
+    "schedule": 24 * 3600.0,
+    "options": {"expires": 12 * 3600.0},
+}
+# After a Redis or broker failure, skip it for this long instead of waiting on every call (core/breaker.py).
+DEPENDENCY_BREAKER_OPEN_S = env_int("DEPENDENCY_BREAKER_OPEN_S", 15, minimum=1)
+# First, so every GET view also answers HEAD (core/head.py).
+MIDDLEWARE = ["core.head.HeadAsGetMiddleware", *MIDDLEWARE]
+# Redis as cache: after one failure every call skips it for the window above (core/breaker.py).
+# Redis as broker and result store: bounded socket waits, so an enqueue or a task status read answers 503 at once.
+if REDIS_URL:
+    from core.breaker import cache_with_breaker
+
+    CACHES["default"] = cache_with_breaker(CACHES["default"])
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 2, "socket_connect_timeout": 2}
+    CELERY_REDIS_SOCKET_TIMEOUT = 2
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+# Work budget of one synchronous request (core/api/budget.py): above it the API answers 413 naming the limit.
+# /api/v1/estimate: candidate layouts searched (about 1.1 us each on one core: 2M is about 2 s).
+ESTIMATE_MAX_LAYOUTS = env_int("ESTIMATE_MAX_LAYOUTS", 2_000_000, minimum=1)
+# Extra (non-schema) CSV/JSON columns of profiled runs, echoed back in estimates.
+MAX_EXTRA_COLUMNS = env_int("MAX_EXTRA_COLUMNS", 50, minimum=0)
+# Fleet plans: jobs given as a workload (each one advice run, ~50 ms or more) in one synchronous plan.
+FLEET_MAX_WORKLOAD_JOBS = env_int("FLEET_MAX_WORKLOAD_JOBS", 100, minimum=1)

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from celery import Task
 from celery import current_app as app
 from celery.result import AsyncResult
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import RedisError
+
+from core.breaker import breaker_for
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +31,9 @@ OUTAGE_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, RedisEr
 class QueueUnavailable(Exception):
     """The task queue does not answer; nothing was queued."""
 
-    def __init__(self, cause: BaseException) -> None:
+    def __init__(self, cause: BaseException, *, retry_after_s: int = 60) -> None:
         self.cause = cause
+        self.retry_after_s = retry_after_s
         super().__init__(
             "The task queue (Redis) is not answering, so the task could not be queued and nothing was started. "
             "Try again in a minute; an operator can run it now with `manage.py refresh_prices`."
@@ -40,10 +44,18 @@ def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
     """`task.delay(*args, **kwargs)` that fails fast with QueueUnavailable when the broker is down."""
     if app.conf.task_always_eager:
         return task.delay(*args, **kwargs)
+    # After a failure the broker is skipped for a short window: the next requests answer 503 at once.
+    location = urlsplit(str(app.conf.broker_url))
+    broker = breaker_for(f"task broker {location.hostname}:{location.port}")
     try:
+        broker.check()
         with app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1, timeout=PROBE_TIMEOUT_S)
-        return task.apply_async(args=args, kwargs=kwargs, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+        result = task.apply_async(args=args, kwargs=kwargs, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
     except OUTAGE_ERRORS as error:
+        if not broker.is_open():
+            broker.record_failure(error)
         logger.warning("could not queue %s: %s: %s", task.name, type(error).__name__, error)
-        raise QueueUnavailable(error) from error
+        raise QueueUnavailable(error, retry_after_s=broker.retry_after_s()) from error
+    broker.record_success()
+    return result

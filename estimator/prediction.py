@@ -370,15 +370,26 @@ def _complexity(layout: dict[str, np.ndarray]) -> np.ndarray:
     return rank * 3 + layout["ac"]
 
 
+def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
+    """Candidate layouts per query before pruning: the product of the grid sizes of its open fields."""
+    bound = np.ones(q["n"].size)
+    for key, options in _SEARCH.items():
+        bound *= np.where(q[key] == OPEN, len(options), 1)
+    return bound
+
+
+def run_search_size(runs: Sequence[ProfiledRun]) -> int:
+    """Candidate layouts `predict_runs` would evaluate for these rows: its work, known before doing it."""
+    return int(search_bound(run_queries(runs)).sum())
+
+
 def solve(q: dict[str, np.ndarray], theta: dict[str, object], *, require_fit: bool = True) -> Solution:
     """Best feasible layout and its prediction for every query of the table ``q``.
 
     ``require_fit=False`` (calibration on published runs) still prefers layouts that fit, but when none does it
     predicts the fastest layout that divides the GPUs instead of answering NaN: the run did happen.
     Queries are answered in chunks of at most MAX_CANDIDATES_PER_CHUNK candidates (before pruning) to bound memory."""
-    bound = np.ones(q["n"].size)
-    for key, options in _SEARCH.items():
-        bound *= np.where(q[key] == OPEN, len(options), 1)
+    bound = search_bound(q)
     chunk_of = (np.cumsum(bound) - 1) // MAX_CANDIDATES_PER_CHUNK
     if chunk_of.size == 0 or chunk_of[-1] == 0:
         return _solve_chunk(q, theta, require_fit=require_fit)

@@ -18,6 +18,7 @@ from typing import Final
 
 import numpy as np
 
+from estimator.bounds import RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
 
@@ -205,6 +206,9 @@ def _parse_ints(text: Mapping[str, str], values: dict[str, object], bad: Callabl
         if not math.isfinite(number) or number != int(number) or number < 1:
             bad(column, f"must be a positive integer (at least 1), got {raw!r}")
             continue
+        if number > RUN_COLUMN_MAXIMUM[column]:
+            bad(column, f"must be an integer from 1 to {RUN_COLUMN_MAXIMUM[column]:,.0f}, got {raw!r}")
+            continue
         values[column] = int(number)
 
 
@@ -221,6 +225,9 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
             continue
         if not math.isfinite(number) or number <= 0:
             bad(column, f"must be a positive number, got {raw!r}")
+            continue
+        if number > RUN_COLUMN_MAXIMUM[column]:
+            bad(column, f"must be a number above 0 and at most {RUN_COLUMN_MAXIMUM[column]:,g}, got {raw!r}")
             continue
         values[column] = number
 
@@ -354,6 +361,9 @@ def read_runs_csv(text: str) -> list[ProfiledRun]:
     """Parse and validate profiled-run CSV text (header + one row per run)."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     header = [h.strip() for h in (reader.fieldnames or [])]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:  # csv.DictReader would silently keep the last of them
+        raise RunValidationError([RowError(0, h, "column appears more than once in the header") for h in repeated])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise RunValidationError([RowError(0, c, "required column is missing from the header") for c in missing])

@@ -8,13 +8,15 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from advisor.calibrations import default_calibration_row
 from advisor.models import ActiveCalibration, Calibration
+from core.api.budget import require_within_budget
 from estimator import calibrate
-from estimator.prediction import predict_runs
+from estimator.prediction import predict_runs, run_search_size
 from estimator.runs import PREDICTED_COLUMNS, ProfiledRun, write_predictions_csv
 
 
@@ -37,6 +39,13 @@ def active_calibration_id(*, user: User) -> int:
 def estimate_rows(*, runs: Sequence[ProfiledRun], calibration: Calibration) -> list[dict[str, Any]]:
     """Each run's row with the predicted columns and the chosen layout, as `manage.py estimate` writes them;
     predicted values as numbers (null when the run does not fit in memory), fits_memory as a boolean."""
+    require_within_budget(
+        work=run_search_size(runs),
+        limit=settings.ESTIMATE_MAX_LAYOUTS,
+        unit="candidate layouts (each row's open layout fields multiply the search)",
+        setting="ESTIMATE_MAX_LAYOUTS",
+        advice="Give tp, pp, cp, micro_batch, strategy and activation_checkpointing, or send fewer rows.",
+    )
     solution = predict_runs(runs, calibrate.Calibration.from_dict(calibration.document))
     text = write_predictions_csv(
         runs,

@@ -11,7 +11,15 @@ from django.conf import settings
 
 from advisor.api.errors import FieldErrors, pointer
 from advisor.runs_csv import TooManyRows, check_runs_csv
-from estimator.runs import ProfiledRun, RowError, RunValidationError, read_runs_csv, runs_from_records
+from estimator.runs import (
+    COLUMNS,
+    ProfiledRun,
+    RowError,
+    RunValidationError,
+    header_of,
+    read_runs_csv,
+    runs_from_records,
+)
 
 
 def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
@@ -55,9 +63,15 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
             raise FieldErrors([{"pointer": pointer("runs"), "detail": f"at most {limit} rows", "code": "too_many"}])
         parse = runs_from_records
     try:
-        return parse(payload)
+        runs = parse(payload)
     except RunValidationError as error:
         raise runs_problem(error, csv_body=csv_body) from error
+    # Extra columns are echoed in the answer: cap them, so the output stays the size of a real table.
+    extra = len(header_of(runs)) - len(COLUMNS)
+    if extra > settings.MAX_EXTRA_COLUMNS:
+        detail = f"at most {settings.MAX_EXTRA_COLUMNS} columns beyond the schema's (MAX_EXTRA_COLUMNS); got {extra}"
+        raise FieldErrors([{"pointer": pointer("csv" if csv_body else "runs"), "detail": detail, "code": "too_many"}])
+    return runs
 
 
 def runs_problem(error: RunValidationError, *, csv_body: bool) -> FieldErrors:

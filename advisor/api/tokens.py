@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -46,18 +47,28 @@ def clean_token_name(name: str) -> str:
         raise TokenNameError(str(error)) from None
 
 
-def api_token_create(*, user: User, name: str) -> IssuedToken:
+def api_token_create(*, user: User, name: str, created_by: ApiToken | None = None) -> IssuedToken:
+    """A new token; `created_by` is the token whose key made the request (revoking it revokes this one)."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=clean_token_name(name), prefix=key[:PREFIX_LENGTH], digest=_digest(key)
+        user=user,
+        name=clean_token_name(name),
+        prefix=key[:PREFIX_LENGTH],
+        digest=_digest(key),
+        created_by=created_by,
     )
     return IssuedToken(token=token, key=key)
 
 
+@transaction.atomic
 def api_token_revoke(*, token: ApiToken) -> ApiToken:
-    if token.revoked_at is None:
-        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        token.refresh_from_db(fields=["revoked_at"])
+    """Revoke the token and every token created with it, directly or through others."""
+    now = timezone.now()
+    level = [token.pk]
+    while level:
+        ApiToken.objects.filter(pk__in=level, revoked_at__isnull=True).update(revoked_at=now)
+        level = list(ApiToken.objects.filter(created_by__in=level).values_list("pk", flat=True))
+    token.refresh_from_db(fields=["revoked_at"])
     return token
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from statistics import NormalDist
 from typing import Any, Final
 
+from django.conf import settings
 from django.utils import timezone
 
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
@@ -21,6 +22,7 @@ from advisor.fleet.demand import HOURS, Job
 from advisor.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.fleet.plan import FleetPlan, cost_spread, plan_fleet
 from advisor.fleet.pricing import PricedBase, price_alternatives, resolve_job, tier_prices
+from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration
 
 FLEET_PLAN_VERSION: Final[int] = 1
@@ -90,10 +92,23 @@ def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: F
     return {**spread, "throughput_log_sigma": sigma, "price_alternatives": MC_PRICE_ALTERNATIVES}
 
 
+def _within_budget(fleet: FleetInput) -> None:
+    """Each job given as a workload costs one run of the advice pipeline: count them before running any."""
+    limit = settings.FLEET_MAX_WORKLOAD_JOBS
+    priced_jobs = sum(job.scenario is not None for job in fleet.jobs)
+    if priced_jobs > limit:
+        message = (
+            f"at most {limit:,} jobs given as a workload in one plan (FLEET_MAX_WORKLOAD_JOBS), each is one run of "
+            f"the estimator; got {priced_jobs:,}. Give gpus and hours for the others."
+        )
+        raise ScenarioError([{"pointer": "/jobs", "message": message}])
+
+
 def plan_for_input(
     fleet: FleetInput, *, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run."""
+    _within_budget(fleet)
     priced = tier_prices(base=fleet.base, calibration=calibration)
     jobs = [resolve_job(job, index=i, calibration=calibration) for i, job in enumerate(fleet.jobs)]
     usage = fleet.usage.usage if fleet.usage else None

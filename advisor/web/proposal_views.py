@@ -112,8 +112,8 @@ def proposal_detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
     return render(request, "proposals/detail.html", context)
 
 
-def frozen_pdf_response(*, proposal: Proposal) -> HttpResponse:
-    response = HttpResponse(frozen_proposal_pdf(proposal=proposal), content_type="application/pdf")
+def frozen_pdf_response(*, proposal: Proposal, shared: bool = False) -> HttpResponse:
+    response = HttpResponse(frozen_proposal_pdf(proposal=proposal, shared=shared), content_type="application/pdf")
     filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.pdf"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

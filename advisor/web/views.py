@@ -25,6 +25,7 @@ from advisor.proposal import PdfUnavailable, render_proposal_pdf
 from advisor.web import forms as planner_forms
 from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
+from advisor.web.pending import pending_planner_input
 from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, ownership_defaults_or_none
 from advisor.web.presenters import compare_columns, freshness, results_context
 from advisor.web.throttling import throttled
@@ -189,7 +190,9 @@ def planner_proposal(request: HttpRequest) -> HttpResponse:
 def planner_save(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         # Keep what was typed across the login and bring it back to the planner.
-        request.session[PENDING_KEY] = {k: v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
+        pending = pending_planner_input(request.POST)
+        if pending is not None:
+            request.session[PENDING_KEY] = pending
         next_url = f"{reverse('planner')}?restore=1"
         return redirect(f"{reverse('login')}?{urlencode({'next': next_url})}")
     form = _planner_form(request.POST)
@@ -373,7 +376,7 @@ def shared_proposal(request: HttpRequest, token: str) -> HttpResponse:
     scenario = _shared_scenario(token)
     proposal = proposal_store.proposal_for_share_token(token=token)
     if proposal is not None:
-        return proposal_views.frozen_pdf_response(proposal=proposal)
+        return proposal_views.frozen_pdf_response(proposal=proposal, shared=True)
     advice, _ = _advice_or_errors(scenario=scenario)
     if advice is None:
         raise Http404("This scenario cannot be computed any more")

@@ -184,6 +184,7 @@ json_values = st.recursive(
 
 # No deadline: a parse does a database query (known providers), and a loaded CI core is no measure of speed
 # (bench/ measures speed); the property is that every value parses or names its field.
+@pytest.mark.django_db  # a rent.providers value is checked against the stored providers
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(path=st.sampled_from(sorted(p for p in DEFAULTS if not p.startswith("/workload/traffic"))), value=json_values)
 def test_any_json_value_anywhere_parses_or_names_a_field(path: str, value: Any) -> None:

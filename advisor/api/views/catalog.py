@@ -41,6 +41,10 @@ class HardwareQuoteListView(GenericAPIView):
         return self.get_paginated_response(HardwareQuoteSerializer(page, many=True).data)
 
 
+# No cloud sold GPU-hours before AWS's first GPU instance (cg1.4xlarge, November 2010).
+HISTORY_EARLIEST = dt.date(2010, 11, 1)
+
+
 class GpuPriceHistoryQuery(serializers.Serializer):
     since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
@@ -52,6 +56,12 @@ class GpuPriceHistoryQuery(serializers.Serializer):
     )
 
     def validate(self, attrs: dict) -> dict:
+        # Dates outside the data's range are refused: none can have a price, and the calendar's ends overflow.
+        latest = timezone.now().date() + dt.timedelta(days=1)
+        for name in ("since", "until"):
+            day = attrs.get(name)
+            if day is not None and not HISTORY_EARLIEST <= day <= latest:
+                raise serializers.ValidationError({name: [f"must be from {HISTORY_EARLIEST} to {latest}; got {day}"]})
         until = attrs.get("until") or timezone.now().date()
         since = attrs.get("since") or until - dt.timedelta(days=90)
         if since > until:

@@ -45,7 +45,9 @@ class TokenListView(GenericAPIView):
         if wait is not None:
             raise Throttled(wait=wait, detail=f"Too many tokens created; try again in {wait} seconds.")
         try:
-            issued = api_token_create(user=signed_in_user(request), name=data.validated_data["name"])
+            # request.auth is the ApiToken when the call was made with a key (None for a session).
+            user, name = signed_in_user(request), data.validated_data["name"]
+            issued = api_token_create(user=user, name=name, created_by=request.auth)
         except TokenNameError as error:
             raise FieldErrors([{"pointer": pointer("name"), "detail": str(error), "code": "invalid"}]) from error
         body = {**TokenSerializer(issued.token).data, "key": issued.key}

@@ -1,0 +1,39 @@
+"""Upper bounds of every quantity a profiled-run row or a Scenario gives: one definition.
+
+Values outside them are refused with the field named, instead of overflowing the model's
+arithmetic (a params_b of 1e300 made the step-time arithmetic infinite and then failed converting
+it). They are the Scenario's own limits (advisor/scenario.py), generous beside any real job: the
+largest published training runs use ~16k-100k GPUs, ~2T parameters and 128k-token sequences.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_GPUS: Final[int] = 65_536  # GPUs in one job; also bounds tp, pp, cp and micro_batch
+MAX_PARAMS_B: Final[float] = 100_000.0  # billions of parameters
+MAX_GEOMETRY: Final[int] = 10_000_000  # seq_len, layers, hidden, heads, ffn_hidden, vocab, global_batch
+MAX_GPUS_PER_NODE: Final[int] = 72  # the largest NVLink domain sold (GB200 NVL72)
+MAX_INTER_NODE_GBPS: Final[float] = 100_000.0  # per node; 8 x 800 Gb/s NICs is 6,400
+MAX_TOKENS_PER_S: Final[float] = 1e12  # a measured job's throughput; 65,536 GPUs x 1e5 tokens/s is 6.6e9
+MAX_STEP_TIME_S: Final[float] = 1e7  # about 116 days for one step
+
+RUN_COLUMN_MAXIMUM: Final[dict[str, float]] = {
+    "num_gpus": MAX_GPUS,
+    "gpus_per_node": MAX_GPUS_PER_NODE,
+    "inter_node_gbps": MAX_INTER_NODE_GBPS,
+    "params_b": MAX_PARAMS_B,
+    "layers": MAX_GEOMETRY,
+    "hidden": MAX_GEOMETRY,
+    "heads": MAX_GEOMETRY,
+    "ffn_hidden": MAX_GEOMETRY,
+    "vocab": MAX_GEOMETRY,
+    "seq_len": MAX_GEOMETRY,
+    "global_batch": MAX_GEOMETRY,
+    "micro_batch": MAX_GPUS,
+    "tp": MAX_GPUS,
+    "pp": MAX_GPUS,
+    "cp": MAX_GPUS,
+    "tokens_per_s": MAX_TOKENS_PER_S,
+    "step_time_s": MAX_STEP_TIME_S,
+}
