@@ -97,10 +97,10 @@ def main() -> int:
     from django.core.management import call_command
 
     from advisor.advice import advise
-    from advisor.fleet.document import parse_fleet
-    from advisor.fleet.plan import plan_fleet
-    from advisor.fleet.pricing import resolve_job, tier_prices
-    from advisor.fleet.service import fleet_plan
+    from advisor.advice.fleet.document import parse_fleet
+    from advisor.advice.fleet.plan import plan_fleet
+    from advisor.advice.fleet.pricing import resolve_job, tier_prices
+    from advisor.advice.fleet.service import fleet_plan
     from advisor.scenario import parse_scenario
     from pricing.services import load_bundled_data
 

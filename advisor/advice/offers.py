@@ -4,7 +4,7 @@ cheapest eligible offer per market and size, and the offer documents."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,15 +100,71 @@ def offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class SizeOffers:
+    """One market's offers able to supply a cluster of a given size (the rule of ``market_prices``)."""
+
+    market: str
+    usd_per_used_gpu_hour: np.ndarray  # every eligible offer's price per used GPU-hour, ascending
+    cheapest: dict[str, Any]  # the offer document of the cheapest
+
+
+def offers_for_size(s: Scenario, *, gpus: int) -> dict[str, SizeOffers]:
+    """Per market of the scenario (in its order), the offers able to supply ``gpus`` GPUs, priced per used
+    GPU-hour as ``market_prices`` prices them; markets without such an offer are left out."""
+    market = market_prices(s, np.array([gpus]))
+    columns = {c: market.offers[c].to_numpy() for c in market.offers.columns}
+    out: dict[str, SizeOffers] = {}
+    for m, rows in market.rows.items():
+        row = int(rows[0])
+        if row < 0:
+            continue
+        table = market.per_used_gpu_hour[m][:, 0]
+        prices = np.sort(table[np.isfinite(table)])
+        cheapest = offer_document({c: v[row] for c, v in columns.items()}, float(prices[0]))
+        out[m] = SizeOffers(market=m, usd_per_used_gpu_hour=prices, cheapest=cheapest)
+    return out
+
+
+def price_warnings(
+    s: Scenario, *, offers: pd.DataFrame, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]
+) -> list[str]:
+    """What to say about the prices: no offers at all, ``used`` offers from the bundled snapshot, or stale."""
+    if s.rent.usd_per_gpu_hour is not None:
+        return []
+    out = []
+    if offers.empty:
+        out.append(
+            f"No rental offers for {s.gpu}"
+            + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
+            + f" in {', '.join(s.rent.markets)}: the rent side is not priced (give /rent/usd_per_gpu_hour)."
+        )
+    if any(o["is_snapshot"] for o in used):
+        out.append(
+            f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
+            "not a live feed."
+        )
+    elif any(o["stale"] for o in used):
+        out.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    return out
+
+
 def oldest_price_date(
     s: Scenario, size_docs: list[dict[str, Any]], freshness: Mapping[str, Any], now: dt.datetime
 ) -> tuple[str | None, str]:
-    """(date of the oldest price used, kind: manual | live | snapshot | mixed | none).
+    """(date of the oldest price used, kind: manual | live | snapshot | mixed | none) of the size documents."""
+    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
+    return oldest_offer_date(s, used, freshness, now)
+
+
+def oldest_offer_date(
+    s: Scenario, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any], now: dt.datetime
+) -> tuple[str | None, str]:
+    """(date of the oldest of the ``used`` offer documents, kind: manual | live | snapshot | mixed | none).
 
     Undated snapshot rows fall back to the snapshot's compile date (the prices are no newer than that)."""
     if s.rent.usd_per_gpu_hour is not None:
         return iso(now.date()), "manual"
-    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
     if not used:
         return None, "none"
     snapshot = {bool(o["is_snapshot"]) for o in used}

@@ -59,7 +59,7 @@ from advisor.advice.documents import (
     num,
     pct,
 )
-from advisor.advice.offers import RentPricing, offer_document, oldest_price_date, price_rent
+from advisor.advice.offers import RentPricing, offer_document, oldest_price_date, price_rent, price_warnings
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
@@ -352,21 +352,8 @@ def _price_warnings(
     warnings: list[str],
 ) -> None:
     """Offers missing, from the snapshot or stale; spot unusable at some size."""
-    if s.rent.usd_per_gpu_hour is None:
-        if rent.market.offers.empty:
-            warnings.append(
-                f"No rental offers for {s.gpu}"
-                + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
-                + f" in {', '.join(s.rent.markets)}: the rent side is not priced (give /rent/usd_per_gpu_hour)."
-            )
-        used_rows = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
-        if any(o["is_snapshot"] for o in used_rows):
-            warnings.append(
-                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
-                "not a live feed."
-            )
-        elif any(o["stale"] for o in used_rows):
-            warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
+    warnings.extend(price_warnings(s, offers=rent.market.offers, used=used, freshness=freshness))
     spot_lost = rent.spot_lost
     if "spot" in rent.markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])

@@ -1,7 +1,7 @@
 """Saved fleets: services (writes) and selectors (reads), versioned and owner-scoped like scenarios.
 
 Every write keeps the new state as a FleetVersion; reads are scoped to the owner, so another user's
-fleet does not exist for you. Documents are validated (``advisor.fleet.document.parse_fleet``) by
+fleet does not exist for you. Documents are validated (``advisor.advice.fleet.document.parse_fleet``) by
 the caller before they reach these functions, so nothing invalid is stored."""
 
 from __future__ import annotations

@@ -15,10 +15,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from advisor.advice.fleet.document import parse_fleet, with_usage_csv
+from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.fleet.charts import fleet_charts
-from advisor.fleet.document import parse_fleet, with_usage_csv
 from advisor.fleet.models import Fleet
-from advisor.fleet.service import HELIOS_ATTRIBUTION, fleet_plan_for
+from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError
 from advisor.scenarios import ScenarioNameError
@@ -76,7 +77,7 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
 def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | None:
     name = (request.POST.get("name") or "").strip() or (document.get("name") if isinstance(document, dict) else "")
     try:
-        parse_fleet(document)  # nothing invalid is stored
+        parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
         if editing is not None:
             fleet = fleet_update(fleet=editing, name=name, document=document)
             messages.success(request, f"Saved “{fleet.name}” as a new version; earlier versions are kept.")

@@ -22,10 +22,9 @@ from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.serializers import StrictSerializer, TextField
 from advisor.api.views.advice import FirstRenderer
-from advisor.fleet.document import parse_fleet
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import render_fleet_pdf
-from advisor.fleet.service import fleet_plan_for
+from advisor.fleet.service import fleet_plan_for, validate_fleet_for
 from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
 from advisor.scenario import ScenarioError
 from advisor.scenarios import NAME_MAX_LENGTH, ScenarioNameError
@@ -85,8 +84,8 @@ def plan_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), st
 def _validated_input(request: Request) -> tuple[str, dict]:
     data = FleetInputSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    try:
-        parse_fleet(data.validated_data["fleet"])
+    try:  # nothing that could not be planned is stored (a workload whose run outlasts a year, one that does not fit)
+        validate_fleet_for(document=data.validated_data["fleet"], user=request.user)
     except ScenarioError as error:
         raise _invalid(error, at=("fleet",)) from error
     return data.validated_data["name"], data.validated_data["fleet"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
-from advisor.fleet.placement import place
-from advisor.fleet.plan import TierPrices, plan_fleet
+from advisor.advice.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
+from advisor.advice.fleet.placement import place
+from advisor.advice.fleet.plan import TierPrices, plan_fleet
 
 # $2.50 per GPU-hour; a $438,000 8-GPU node kept 5 years, no other cost: $87,600 a node-year, u* = 0.5.
 NODE_YEAR = 438_000 / 5
@@ -221,7 +221,7 @@ def test_two_hundred_jobs_plan_quickly() -> None:
 
 
 def test_cost_spread_follows_the_price_alternatives() -> None:
-    from advisor.fleet.plan import cost_spread
+    from advisor.advice.fleet.plan import cost_spread
 
     plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
     # One price: no spread at all; the quantiles are the plan's own figures.

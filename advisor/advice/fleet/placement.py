@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from advisor.fleet.demand import HOURS, Runs, occupancy
+from advisor.advice.fleet.demand import HOURS, Runs, occupancy
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ Tiers (money in USD per year, as in the Advice):
 Two answers: the load-duration answer owns the demand level (in whole nodes) exceeded in more than
 u* of the year (break-even utilization of the marginal node against the on-demand price): a bound
 that treats demand as divisible and ignores waiting. The simulated answer places whole runs
-(``advisor.fleet.placement``) for every candidate size and takes the cheapest.
+(``advisor.advice.fleet.placement``) for every candidate size and takes the cheapest.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from advisor import economics as ec
-from advisor.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
-from advisor.fleet.placement import Placement, place, rented_series
+from advisor.advice.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
+from advisor.advice.fleet.placement import Placement, place, rented_series
 
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
@@ -47,7 +47,7 @@ RUNS_LISTED: Final[int] = 400
 
 @dataclass(frozen=True)
 class TierPrices:
-    """What each tier costs, from the advice pipeline (``advisor.fleet.pricing``) or given directly."""
+    """What each tier costs, from the advice pipeline (``advisor.advice.fleet.pricing``) or given directly."""
 
     gpus_per_node: int
     owned_one_node_usd_per_year: float  # fixed yearly cost of one node
@@ -192,7 +192,7 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, u_star: float
         return 0
     top = math.ceil(float(demand.max(initial=0.0)) / gpn - 1e-9)
     levels = np.arange(1, top + 1) * gpn
-    hours = load_duration(demand, levels)
+    hours = load_duration(demand, levels.astype(float))
     worth = levels[hours > u_star * HOURS]
     return int(worth.max()) if worth.size else 0
 
