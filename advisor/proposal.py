@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import results_context, usd_exact
 
 METHOD_NOTES = [
@@ -136,7 +137,12 @@ def render_proposal_pdf(
 
 
 def frozen_proposal_pdf(*, proposal: Any) -> bytes:
-    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice, dated the day it was issued."""
+    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice (or Fleet Plan), dated the day
+    it was issued."""
+    if proposal.kind == "fleet":
+        return render_fleet_pdf(
+            plan=proposal.advice, fleet_name=proposal.scenario_name, generated_on=proposal.issued_at.date()
+        )
     return render_proposal_pdf(
         advice=proposal.advice,
         scenario_name=proposal.scenario_name,
