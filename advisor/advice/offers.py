@@ -127,13 +127,14 @@ def offers_for_size(s: Scenario, *, gpus: int) -> dict[str, SizeOffers]:
 
 
 def price_warnings(
-    s: Scenario, *, offers: pd.DataFrame, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]
+    s: Scenario, *, any_offers: bool, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]
 ) -> list[str]:
-    """What to say about the prices: no offers at all, ``used`` offers from the bundled snapshot, or stale."""
+    """What to say about the prices: no offers at all (``any_offers`` false), ``used`` offers from the bundled
+    snapshot, or stale."""
     if s.rent.usd_per_gpu_hour is not None:
         return []
     out = []
-    if offers.empty:
+    if not any_offers:
         out.append(
             f"No rental offers for {s.gpu}"
             + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")

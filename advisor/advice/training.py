@@ -353,7 +353,7 @@ def _price_warnings(
 ) -> None:
     """Offers missing, from the snapshot or stale; spot unusable at some size."""
     used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
-    warnings.extend(price_warnings(s, offers=rent.market.offers, used=used, freshness=freshness))
+    warnings.extend(price_warnings(s, any_offers=not rent.market.offers.empty, used=used, freshness=freshness))
     spot_lost = rent.spot_lost
     if "spot" in rent.markets and (spot_lost >= 1).any():
         too_big = int(gpus[np.flatnonzero(spot_lost >= 1)[0]])

@@ -107,6 +107,24 @@ class Options:
     rented_gpu_hours: NDArray[np.float64]
     spot_runs: NDArray[np.bool_]  # (S, R)
 
+    def merged(self, other: Options) -> Options:
+        """These options and another's over different sizes, as one (sizes ascending, as ``Placement.merged``)."""
+        order = np.argsort(np.concatenate([self.owned_gpus, other.owned_gpus]), kind="stable")
+
+        def join(a: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
+            return np.concatenate([a, b])[order]
+
+        return Options(
+            owned_gpus=join(self.owned_gpus, other.owned_gpus),
+            usd_per_year=join(self.usd_per_year, other.usd_per_year),
+            tier_usd={t: join(v, other.tier_usd[t]) for t, v in self.tier_usd.items()},
+            tier_gpus={t: join(v, other.tier_gpus[t]) for t, v in self.tier_gpus.items()},
+            tier_gpu_hours={t: join(v, other.tier_gpu_hours[t]) for t, v in self.tier_gpu_hours.items()},
+            owned_utilization=join(self.owned_utilization, other.owned_utilization),
+            rented_gpu_hours=join(self.rented_gpu_hours, other.rented_gpu_hours),
+            spot_runs=join(self.spot_runs, other.spot_runs),
+        )
+
     def only(self, owned_gpus: Sequence[int]) -> Options:
         """These options restricted to the given owned sizes (all of which must be among them)."""
         pick = np.searchsorted(self.owned_gpus, np.asarray(owned_gpus))
@@ -180,9 +198,10 @@ def _search(
         best = int(sizes[int(np.argmin(options.usd_per_year))])
         near = np.arange(best - (stride - 1) * gpn, best + stride * gpn, gpn)
         near = near[(near > 0) & (near < sizes[-1]) & ~np.isin(near, sizes)]
-        if near.size:
-            placement = placement.merged(place(runs=runs, owned_gpus=near, usage=usage))
-            options = _price_options(runs=runs, placement=placement, prices=prices)
+        if near.size:  # each size is priced on its own placement: only the new ones need pricing
+            fine = place(runs=runs, owned_gpus=near, usage=usage)
+            placement = placement.merged(fine)
+            options = options.merged(_price_options(runs=runs, placement=fine, prices=prices))
     return placement, options
 
 

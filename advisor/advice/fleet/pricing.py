@@ -14,6 +14,7 @@ inference workload is sized by the inference path and serves all year.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,7 +27,7 @@ from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
-from advisor.advice.offers import offers_for_size, oldest_offer_date, price_warnings, rental_offers
+from advisor.advice.offers import SizeOffers, offers_for_size, oldest_offer_date, price_warnings, rental_offers
 from advisor.advice.ownership import hardware
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
 from advisor.scenario import Scenario, ScenarioError
@@ -46,6 +47,7 @@ class PricedBase:
     hardware_quote: Any
     offers: dict[str, Any]  # market -> the offer document the tier is priced at
     throughput_log_sigma: float | None
+    price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
 
 
 def tier_prices(
@@ -83,7 +85,9 @@ def tier_prices(
     )
     used = [o.cheapest for o in markets.values()]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
-    warnings += price_warnings(base, offers=rental_offers(base), used=used, freshness=freshness)
+    # Only when no offer can supply a node is it worth asking whether there are offers at all.
+    any_offers = bool(markets) or not rental_offers(base).empty
+    warnings += price_warnings(base, any_offers=any_offers, used=used, freshness=freshness)
     return PricedBase(
         prices=prices,
         prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],
@@ -91,6 +95,7 @@ def tier_prices(
         hardware_quote=None if hw is None else json_safe(hw.document),
         offers={m: o.cheapest for m, o in markets.items()},
         throughput_log_sigma=float((calibration or load_default()).interval()["log_sigma"]),
+        price_alternatives=price_alternatives(markets),
     )
 
 
@@ -143,11 +148,11 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
     return _job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months)
 
 
-def price_alternatives(*, base: Scenario) -> dict[str, list[float]]:
-    """Per market, the cheapest few offers' prices per used GPU-hour of a one-node cluster as factors of the
+def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[float]]:
+    """Per market, the cheapest few offers' prices per used GPU-hour (of ``offers_for_size``) as factors of the
     cheapest (the advice's price spread: the cheapest offer may have no capacity)."""
     out = {}
-    for market, offers in offers_for_size(base, gpus=base.network.gpus_per_node).items():
+    for market, offers in markets.items():
         prices = offers.usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
         out[market] = (prices / prices[0]).tolist()
     return out

@@ -20,7 +20,7 @@ from django.utils import timezone
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import FleetPlan, cost_spread, plan_fleet
-from advisor.advice.fleet.pricing import PricedBase, price_alternatives, resolve_job, tier_prices
+from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from estimator.calibrate import Calibration
 
@@ -82,7 +82,7 @@ def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: F
     spread = cost_spread(
         options=options,
         hours_factors=factors,
-        price_factors=price_alternatives(base=fleet.base),
+        price_factors=priced.price_alternatives,
         log_sigma=sigma,
         samples=MC_SAMPLES,
         seed=MC_SEED,

@@ -104,7 +104,8 @@ def test_offers_for_size_keeps_the_whole_node_rule_of_market_prices() -> None:
 @pytest.mark.django_db
 def test_price_alternatives_are_factors_of_the_cheapest_eligible_offers() -> None:
     base = parse_fleet(CATALOG).base
-    alternatives = price_alternatives(base=base)
+    alternatives = tier_prices(base=base).price_alternatives
+    assert alternatives == price_alternatives(offers_for_size(base, gpus=8))
     assert alternatives
     for market, factors in alternatives.items():
         prices = offers_for_size(base, gpus=8)[market].usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
