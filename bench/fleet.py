@@ -6,9 +6,9 @@ The mix (fixed seed): steady serving bases (all year), fine-tunes and evaluation
 some interruptible, some allowed to wait), and pretraining runs in given months, on H100 SXM with
 every provider and market of the bundled price snapshot (loaded into a throwaway SQLite database).
 Prints the median of ``fleet_plan()`` (parse, the tier prices from the advice's ownership costs and
-offers, demand, placement over every candidate owned size, tiers, uncertainty, document), of the pure core ``plan_fleet()``
-alone, and of one ``advise()`` of a 7B scenario at 10 sizes, with the ratios. The issue's target:
-a 200-job mix plans in well under a second of compute. Times are CPU seconds of this process
+offers, demand, placement over every candidate owned size, tiers, uncertainty, document), of the
+pure core ``plan_fleet()`` alone, and of one ``advise()`` of a 7B scenario at 10 sizes, with the
+ratios. The issue's target: a 200-job mix plans in well under a second of compute. Times are CPU seconds of this process
 (``time.process_time``), so other work on a shared machine does not count.
 """
 
