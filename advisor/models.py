@@ -150,9 +150,25 @@ class Proposal(models.Model):
 
     Nothing here is recomputed when prices change; "recompute with today's prices" issues a new
     proposal (``recomputed_from`` points at the one it replaces). ``scenario`` may be deleted later:
-    the proposal keeps its own copy of the scenario's name and document."""
+    the proposal keeps its own copy of the scenario's name and document.
+
+    A fleet proposal (``kind`` "fleet") freezes a saved fleet's Fleet Plan the same way: ``fleet`` instead of
+    ``scenario``, the fleet's name and Fleet Plan input in ``scenario_name`` / ``scenario_document``, the Fleet
+    Plan JSON in ``advice``."""
+
+    KIND_SCENARIO = "scenario"
+    KIND_FLEET = "fleet"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="proposals")
+    kind = models.CharField(
+        max_length=16,
+        choices=[(KIND_SCENARIO, "Scenario advice"), (KIND_FLEET, "Fleet plan")],
+        default=KIND_SCENARIO,
+        help_text="What was frozen: a scenario's Advice or a saved fleet's Fleet Plan.",
+    )
+    fleet = models.ForeignKey(
+        "advisor.Fleet", null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals"
+    )
     scenario = models.ForeignKey(Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals")
     scenario_name = models.CharField(max_length=200)
     scenario_document = models.JSONField(help_text="The Scenario JSON as it was when the proposal was issued.")

@@ -19,6 +19,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import results_context, usd_exact
 
 METHOD_NOTES = [
@@ -143,9 +144,14 @@ def render_proposal_pdf(
 
 
 def frozen_proposal_pdf(*, proposal: Any, shared: bool = False) -> bytes:
-    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice, dated the day it was issued.
+    """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice (or Fleet Plan), dated the day
+    it was issued.
 
     ``shared``: read through a share link, so the owner's account name is left out (it was not shared)."""
+    if proposal.kind == "fleet":
+        return render_fleet_pdf(
+            plan=proposal.advice, fleet_name=proposal.scenario_name, generated_on=proposal.issued_at.date()
+        )
     return render_proposal_pdf(
         advice=proposal.advice,
         scenario_name=proposal.scenario_name,

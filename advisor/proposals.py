@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.fleet.store import fleet_for_user
 from advisor.models import Calibration, Proposal, Scenario, ShareLink
 from advisor.scenarios import scenario_for_user
 
@@ -46,9 +47,10 @@ def _offers_in(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def offers_used(*, advice: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The distinct offers the Advice quotes, each with its price, source and observation date."""
+    """The distinct offers the Advice (or a Fleet Plan: its tier prices) quotes, each with its price, source and
+    observation date."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for offer in _offers_in(advice.get("sizes") or []):
+    for offer in _offers_in(advice.get("sizes") or advice.get("tier_prices") or []):
         seen.setdefault(tuple(offer.get(k) for k in OFFER_KEY), offer)
     return [seen[key] for key in sorted(seen, key=lambda k: tuple(str(part) for part in k))]
 
@@ -58,7 +60,7 @@ def _provenance(*, advice: Mapping[str, Any], calibration: Calibration) -> dict[
         "offers": offers_used(advice=advice),
         "prices_as_of": advice.get("prices_as_of"),
         "price_freshness": advice.get("price_freshness"),
-        "hardware_quote": advice.get("hardware_quote"),
+        "hardware_quote": advice.get("hardware_quote", (advice.get("tier_prices") or {}).get("hardware_quote")),
         "calibration": {
             "id": calibration.pk,
             "name": calibration.name,
@@ -84,11 +86,30 @@ def _advise(*, user: User, document: dict[str, Any]) -> tuple[dict[str, Any], Ca
     return advice, row
 
 
-def _issue(*, user: User, scenario: Scenario | None, name: str, document: dict[str, Any], **extra: Any) -> Proposal:
-    advice, calibration = _advise(user=user, document=document)
+def _fleet_plan(*, user: User, document: dict[str, Any]) -> tuple[dict[str, Any], Calibration]:
+    """The Fleet Plan of ``document`` with the user's active calibration; raises ScenarioError."""
+    from advisor.advice.fleet.service import fleet_plan  # the pipeline: load on first use, like _advise
+    from advisor.calibrations import calibration_for_user
+
+    row, calibration = calibration_for_user(user=user)
+    return json.loads(_canonical(fleet_plan(document, calibration=calibration))), row
+
+
+def _issue(
+    *,
+    user: User,
+    scenario: Scenario | None,
+    name: str,
+    document: dict[str, Any],
+    kind: str = Proposal.KIND_SCENARIO,
+    **extra: Any,
+) -> Proposal:
+    compute = _fleet_plan if kind == Proposal.KIND_FLEET else _advise
+    advice, calibration = compute(user=user, document=document)
     provenance = _provenance(advice=advice, calibration=calibration)
     return Proposal.objects.create(
         owner=user,
+        kind=kind,
         scenario=scenario,
         scenario_name=name,
         scenario_document=document,
@@ -111,6 +132,18 @@ def issue_proposal(*, user: User, scenario_id: int) -> Proposal:
 
 
 @transaction.atomic
+def issue_fleet_proposal(*, user: User, fleet_id: int) -> Proposal:
+    """Freeze the Fleet Plan of the user's saved fleet as it stands now (the fleet's name and input are copied).
+
+    Raises Fleet.DoesNotExist for another user's fleet and ScenarioError for a stored document the current rules
+    reject."""
+    fleet = fleet_for_user(user=user, fleet_id=fleet_id)
+    return _issue(
+        user=user, scenario=None, fleet=fleet, kind=Proposal.KIND_FLEET, name=fleet.name, document=fleet.document
+    )
+
+
+@transaction.atomic
 def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
     """A new proposal from the same inputs as the given one, with today's prices and calibration."""
     previous = proposal_for_user(user=user, proposal_id=proposal_id)
@@ -119,6 +152,8 @@ def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
         scenario=previous.scenario,
         name=previous.scenario_name,
         document=previous.scenario_document,
+        kind=previous.kind,
+        fleet=previous.fleet,
         recomputed_from=previous,
     )
 
@@ -126,6 +161,8 @@ def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
 def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
     """A read-only link to this frozen proposal. Raises ValueError when its scenario was deleted
     (links belong to a scenario and go with it)."""
+    if proposal.kind == Proposal.KIND_FLEET:
+        raise ValueError("a fleet proposal is not shared by link; send its PDF")
     if proposal.scenario_id is None:
         raise ValueError("the scenario of this proposal was deleted; it can no longer be shared")
     return ShareLink.objects.create(scenario_id=proposal.scenario_id, proposal=proposal)

@@ -5,10 +5,10 @@
 The mix (fixed seed): steady serving bases (all year), fine-tunes and evaluations (many short runs,
 some interruptible, some allowed to wait), and pretraining runs in given months, on H100 SXM with
 every provider and market of the bundled price snapshot (loaded into a throwaway SQLite database).
-Prints the median of ``fleet_plan()`` (parse, one probe ``advise()`` for the tier prices, demand,
-placement over every candidate owned size, tiers, document), of the pure core ``plan_fleet()``
-alone, and of one ``advise()`` of a 7B scenario at 10 sizes, with the ratios. The issue's target:
-a 200-job mix plans in well under a second of compute. Times are CPU seconds of this process
+Prints the median of ``fleet_plan()`` (parse, the tier prices from the advice's ownership costs and
+offers, demand, placement over every candidate owned size, tiers, uncertainty, document), of the
+pure core ``plan_fleet()`` alone, and of one ``advise()`` of a 7B scenario at 10 sizes, with the
+ratios. The issue's target: a 200-job mix plans in well under a second of compute. Times are CPU seconds of this process
 (``time.process_time``), so other work on a shared machine does not count.
 """
 
@@ -97,10 +97,10 @@ def main() -> int:
     from django.core.management import call_command
 
     from advisor.advice import advise
-    from advisor.fleet.document import parse_fleet
-    from advisor.fleet.plan import plan_fleet
-    from advisor.fleet.pricing import resolve_job, tier_prices
-    from advisor.fleet.service import fleet_plan
+    from advisor.advice.fleet.document import parse_fleet
+    from advisor.advice.fleet.plan import plan_fleet
+    from advisor.advice.fleet.pricing import resolve_job, tier_prices
+    from advisor.advice.fleet.service import fleet_plan
     from advisor.scenario import parse_scenario
     from pricing.services import load_bundled_data
 

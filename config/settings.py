@@ -362,7 +362,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("OPTIONS", {}).update(  # type: ignore[union-attr]
+    _options: dict[str, object] = DATABASES["default"].setdefault("OPTIONS", {})  # type: ignore[assignment]
+    _options.update(
         {
             "connect_timeout": DATABASE_CONNECT_TIMEOUT_S,
             "options": f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}",

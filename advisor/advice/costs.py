@@ -21,6 +21,58 @@ def implied_utilization(*, runs_per_year: float, run_hours: Any) -> np.ndarray:
     return np.where(np.isfinite(busy), np.minimum(busy, 1.0), 0.0)
 
 
+def rent_level(*, s: Scenario, overrides: Mapping[str, Any] | None = None) -> Any:
+    """The factor that levelizes an on-demand or spot price over the ownership horizon (the scenario's yearly
+    price decline, discounted at its rate over its years; 1 without a decline). ``overrides``: years,
+    discount_rate."""
+    o = overrides or {}
+    return ec.levelized_rent_usd_per_gpu_hour(
+        usd_per_gpu_hour=1.0,
+        decline_per_year=s.rent.price_decline_per_year,
+        discount_rate=o.get("discount_rate", s.buy.discount_rate),
+        years=o.get("years", s.buy.years),
+    )
+
+
+def ownership_costs(
+    *, s: Scenario, nodes: Any, hw: Hardware, overrides: Mapping[str, Any] | None = None
+) -> dict[str, np.ndarray]:
+    """What owning ``nodes`` nodes costs, broadcast over ``nodes`` and the overrides: ``capex`` (the fabric only
+    when the cluster spans nodes), ``yearly_fixed`` (paid whether busy or not: capex annuity, colocation,
+    support, staff, software, idle energy) and ``variable`` (the energy of a busy GPU-hour over idle).
+    ``overrides``: capex_per_node, power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year,
+    discount_rate, years, residual_fraction, staff_usd_per_year."""
+    o = overrides or {}
+    b = s.buy
+    n_nodes = np.asarray(nodes, dtype=float)
+    per_node = np.asarray(o.get("capex_per_node", hw.capex_per_node), dtype=float)
+    capex = n_nodes * (per_node + np.where(n_nodes > 1, hw.fabric_per_node, 0.0))
+    pue = o.get("pue", b.pue)
+    kwh = o.get("power_usd_per_kwh", b.power_usd_per_kwh)
+    gpn = s.network.gpus_per_node
+    fixed = ec.yearly_fixed_cost_usd(
+        capex_usd=capex,
+        years=o.get("years", b.years),
+        discount_rate=o.get("discount_rate", b.discount_rate),
+        residual_fraction=o.get("residual_fraction", b.residual_fraction),
+        contracted_kw=n_nodes * hw.load_kw_per_node,
+        colo_usd_per_kw_month=o.get("colo_usd_per_kw_month", b.colo_usd_per_kw_month),
+        support_fraction_per_year=o.get("support_fraction_per_year", b.support_fraction_per_year),
+        staff_usd_per_year=o.get("staff_usd_per_year", b.staff_usd_per_year),
+        software_usd_per_year=b.software_usd_per_gpu_year * n_nodes * gpn,
+        idle_kw=n_nodes * hw.idle_kw_per_node,
+        pue=pue,
+        power_usd_per_kwh=kwh,
+    )
+    variable = ec.variable_usd_per_gpu_hour(
+        load_kw_per_gpu=hw.load_kw_per_node / gpn,
+        idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
+        pue=pue,
+        power_usd_per_kwh=kwh,
+    )
+    return {"capex": capex, "yearly_fixed": fixed, "variable": np.asarray(variable, dtype=float)}
+
+
 def costs(
     *,
     s: Scenario,
@@ -42,12 +94,7 @@ def costs(
     power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year, discount_rate,
     years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor."""
     o = dict(overrides or {})
-    b = s.buy
-    years = o.get("years", b.years)
-    rate = o.get("discount_rate", b.discount_rate)
-    level = ec.levelized_rent_usd_per_gpu_hour(
-        usd_per_gpu_hour=1.0, decline_per_year=s.rent.price_decline_per_year, discount_rate=rate, years=years
-    )
+    level = rent_level(s=s, overrides=o)
     rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
     tps = np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float)
     tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
@@ -72,38 +119,14 @@ def costs(
     }
     if hw is None:
         return out
-    n_nodes = np.asarray(nodes, dtype=float)
-    per_node = np.asarray(o.get("capex_per_node", hw.capex_per_node), dtype=float)
-    capex = n_nodes * (per_node + np.where(n_nodes > 1, hw.fabric_per_node, 0.0))
-    pue = o.get("pue", b.pue)
-    kwh = o.get("power_usd_per_kwh", b.power_usd_per_kwh)
-    gpn = s.network.gpus_per_node
-    fixed = ec.yearly_fixed_cost_usd(
-        capex_usd=capex,
-        years=years,
-        discount_rate=rate,
-        residual_fraction=o.get("residual_fraction", b.residual_fraction),
-        contracted_kw=n_nodes * hw.load_kw_per_node,
-        colo_usd_per_kw_month=o.get("colo_usd_per_kw_month", b.colo_usd_per_kw_month),
-        support_fraction_per_year=o.get("support_fraction_per_year", b.support_fraction_per_year),
-        staff_usd_per_year=o.get("staff_usd_per_year", b.staff_usd_per_year),
-        software_usd_per_year=b.software_usd_per_gpu_year * n_nodes * gpn,
-        idle_kw=n_nodes * hw.idle_kw_per_node,
-        pue=pue,
-        power_usd_per_kwh=kwh,
-    )
-    variable = ec.variable_usd_per_gpu_hour(
-        load_kw_per_gpu=hw.load_kw_per_node / gpn,
-        idle_kw_per_gpu=hw.idle_kw_per_node / gpn,
-        pue=pue,
-        power_usd_per_kwh=kwh,
-    )
+    owning = ownership_costs(s=s, nodes=nodes, hw=hw, overrides=o)
+    fixed, variable = owning["yearly_fixed"], owning["variable"]
     owned = ec.owned_usd_per_gpu_hour(
         yearly_fixed_usd=fixed, gpus=gpus, utilization=u, variable_usd_per_gpu_hour=variable
     )
     be_price = np.asarray(break_even_price, dtype=float) * rent_factor * level
     out.update(
-        capex=capex,
+        capex=owning["capex"],
         yearly_fixed=fixed,
         variable=variable,
         owned_rate=owned,

@@ -372,8 +372,6 @@ class InferenceModel(Closed):
     experts: int | None = None
     active_experts: int | None = None
     assumed: list[str] = Field(default_factory=list)
-    experts: int | None = None
-    active_experts: int | None = None
 
 
 class TrafficProfile(Closed):

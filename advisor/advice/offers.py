@@ -4,7 +4,7 @@ cheapest eligible offer per market and size, and the offer documents."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +116,56 @@ def offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class SizeOffers:
+    """One market's offers able to supply a cluster of a given size (the rule of ``market_prices``)."""
+
+    market: str
+    usd_per_used_gpu_hour: np.ndarray  # every eligible offer's price per used GPU-hour, ascending
+    cheapest: dict[str, Any]  # the offer document of the cheapest
+
+
+def offers_for_size(s: Scenario, *, gpus: int) -> dict[str, SizeOffers]:
+    """Per market of the scenario (in its order), the offers able to supply ``gpus`` GPUs, priced per used
+    GPU-hour as ``market_prices`` prices them; markets without such an offer are left out."""
+    market = market_prices(s, np.array([gpus]))
+    columns = {c: market.offers[c].to_numpy() for c in market.offers.columns}
+    out: dict[str, SizeOffers] = {}
+    for m, rows in market.rows.items():
+        row = int(rows[0])
+        if row < 0:
+            continue
+        table = market.per_used_gpu_hour[m][:, 0]
+        prices = np.sort(table[np.isfinite(table)])
+        cheapest = offer_document({c: v[row] for c, v in columns.items()}, float(prices[0]))
+        out[m] = SizeOffers(market=m, usd_per_used_gpu_hour=prices, cheapest=cheapest)
+    return out
+
+
+def price_warnings(
+    s: Scenario, *, any_offers: bool, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]
+) -> list[str]:
+    """What to say about the prices: no offers at all (``any_offers`` false), ``used`` offers from the bundled
+    snapshot, or stale."""
+    if s.rent.usd_per_gpu_hour is not None:
+        return []
+    out = []
+    if not any_offers:
+        out.append(
+            f"No rental offers for {s.gpu}"
+            + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
+            + f" in {', '.join(s.rent.markets)}: the rent side is not priced (give /rent/usd_per_gpu_hour)."
+        )
+    if any(o["is_snapshot"] for o in used):
+        out.append(
+            f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
+            "not a live feed."
+        )
+    elif any(o["stale"] for o in used):
+        out.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    return out
+
+
 def quoted_offers(size_docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every offer an Advice quotes: each size's headline offer and the offers of its other markets."""
     found: list[dict[str, Any]] = []
@@ -141,10 +191,28 @@ def price_dates(
     prices_as_of is the oldest observation among the offers the Advice quotes. Offers without an observation
     date are counted and named in `freshness` (undated_offers, undated) and in a warning; only when none is
     dated does it fall back to the snapshot's compile date (those prices are no newer than that)."""
+    return offers_dates(s, quoted_offers(size_docs), freshness, now, warnings)
+
+
+def oldest_offer_date(
+    s: Scenario, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any], now: dt.datetime
+) -> tuple[str | None, str]:
+    """(date of the oldest of the ``used`` offer documents, kind), as ``price_dates`` says it (the fleet plan)."""
+    return offers_dates(s, list(used), dict(freshness), now, [])
+
+
+def offers_dates(
+    s: Scenario,
+    offers: Sequence[Mapping[str, Any]],
+    freshness: dict[str, Any],
+    now: dt.datetime,
+    warnings: list[str],
+) -> tuple[str | None, str]:
+    """``price_dates`` of a list of offer documents (``freshness`` and ``warnings`` are added to)."""
     if s.rent.usd_per_gpu_hour is not None:
         return iso(now.date()), "manual"
     # The same offer may be quoted at several sizes: count it once, by its natural key.
-    used = {(o["provider"], o["instance"], o["region"], o["market"]): o for o in quoted_offers(size_docs)}
+    used = {(o["provider"], o["instance"], o["region"], o["market"]): o for o in offers}
     if not used:
         return None, "none"
     snapshot = {bool(o["is_snapshot"]) for o in used.values()}

@@ -67,6 +67,7 @@ from advisor.advice.offers import (
     offer_document,
     price_dates,
     price_rent,
+    price_warnings,
 )
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
@@ -381,21 +382,8 @@ def _price_warnings(
     warnings: list[str],
 ) -> None:
     """Offers missing, from the snapshot or stale; spot unusable at some size."""
-    if s.rent.usd_per_gpu_hour is None:
-        if rent.market.offers.empty:
-            warnings.append(
-                f"No rental offers for {s.gpu}"
-                + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
-                + f" in {', '.join(s.rent.markets)}: the rent side is not priced (give /rent/usd_per_gpu_hour)."
-            )
-        used_rows = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
-        if any(o["is_snapshot"] for o in used_rows):
-            warnings.append(
-                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
-                "not a live feed."
-            )
-        elif any(o["stale"] for o in used_rows):
-            warnings.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
+    warnings.extend(price_warnings(s, any_offers=not rent.market.offers.empty, used=used, freshness=freshness))
     if (capacity := capacity_warning(size_docs)) is not None:
         warnings.append(capacity)
     spot_lost = rent.spot_lost

@@ -42,6 +42,7 @@ urlpatterns = [
     path("fleets/<int:fleet_id>", fleets.FleetDetailView.as_view(), name="fleet-detail"),
     path("fleets/<int:fleet_id>/plan", fleets.SavedFleetPlanView.as_view(), name="fleet-saved-plan"),
     path("fleets/<int:fleet_id>/plan.pdf", fleets.FleetProposalView.as_view(), name="fleet-proposal"),
+    path("fleets/<int:fleet_id>/proposals", proposals.FleetProposalListView.as_view(), name="fleet-proposals"),
     path("tokens", tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/<int:token_id>", tokens.TokenDetailView.as_view(), name="token-detail"),
     # Offers, offer history, feeds, feed refresh, tasks: pricing owns them; mounted in this namespace (versioning).

@@ -9,8 +9,8 @@ from typing import Any, Final
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.fleet.charts import fleet_charts
-from advisor.fleet.service import HELIOS_ATTRIBUTION
 
 METHOD_NOTES: Final[list[str]] = [
     "Demand: every run of every job on an hourly calendar of one 8760-hour year (runs start in their months or "

@@ -1,14 +1,14 @@
 """Saved fleets: services (writes) and selectors (reads), versioned and owner-scoped like scenarios.
 
 Every write keeps the new state as a FleetVersion; reads are scoped to the owner, so another user's
-fleet does not exist for you. Documents are validated (``advisor.fleet.document.parse_fleet``) by
+fleet does not exist for you. Documents are validated (``advisor.advice.fleet.document.parse_fleet``) by
 the caller before they reach these functions, so nothing invalid is stored."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max, QuerySet
 
@@ -22,7 +22,7 @@ def _record_version(fleet: Fleet) -> FleetVersion:
 
 
 @transaction.atomic
-def fleet_create(*, owner: AbstractBaseUser, name: str, document: dict[str, Any]) -> Fleet:
+def fleet_create(*, owner: User, name: str, document: dict[str, Any]) -> Fleet:
     fleet = Fleet.objects.create(owner=owner, name=clean_name(name), document=document)
     _record_version(fleet)
     return fleet
@@ -45,11 +45,11 @@ def fleet_delete(*, fleet: Fleet) -> None:
     fleet.delete()
 
 
-def fleets_for_user(*, user: AbstractBaseUser) -> QuerySet[Fleet]:
+def fleets_for_user(*, user: User) -> QuerySet[Fleet]:
     return Fleet.objects.filter(owner=user)
 
 
-def fleet_for_user(*, user: AbstractBaseUser, fleet_id: int) -> Fleet:
+def fleet_for_user(*, user: User, fleet_id: int) -> Fleet:
     """The user's fleet; another user's (or a missing) id raises Fleet.DoesNotExist."""
     return fleets_for_user(user=user).get(pk=fleet_id)
 

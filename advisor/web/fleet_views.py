@@ -15,13 +15,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from advisor.advice.fleet.document import parse_fleet, with_usage_csv
+from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.fleet.charts import fleet_charts
-from advisor.fleet.document import parse_fleet, with_usage_csv
 from advisor.fleet.models import Fleet
-from advisor.fleet.service import HELIOS_ATTRIBUTION, fleet_plan_for
+from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError
 from advisor.scenarios import ScenarioNameError
+from core.auth import signed_in_user
 
 EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
 EXAMPLE_FLEET: Final[Path] = EXAMPLES / "fleet-2027.json"
@@ -39,7 +41,7 @@ def _example_text() -> str:
 def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]:
     upload = request.FILES.get("usage_file")
     if upload is not None:
-        if upload.size > MAX_USAGE_UPLOAD_BYTES:
+        if (upload.size or 0) > MAX_USAGE_UPLOAD_BYTES:
             return None, [{"pointer": "/usage/csv", "message": f"at most {MAX_USAGE_UPLOAD_BYTES:,} bytes"}]
         try:
             return upload.read().decode("utf-8"), []
@@ -76,12 +78,12 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
 def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | None:
     name = (request.POST.get("name") or "").strip() or (document.get("name") if isinstance(document, dict) else "")
     try:
-        parse_fleet(document)  # nothing invalid is stored
+        parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
         if editing is not None:
             fleet = fleet_update(fleet=editing, name=name, document=document)
             messages.success(request, f"Saved “{fleet.name}” as a new version; earlier versions are kept.")
         else:
-            fleet = fleet_create(owner=request.user, name=name or "Untitled fleet", document=document)
+            fleet = fleet_create(owner=signed_in_user(request), name=name or "Untitled fleet", document=document)
             messages.success(request, f"Saved “{fleet.name}”.")
     except (ScenarioError, ScenarioNameError) as error:
         messages.error(request, f"Not saved: {error}")

@@ -16,6 +16,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
 from advisor import proposals as store
+from advisor.fleet.charts import fleet_charts
 from advisor.models import Proposal, Scenario
 from advisor.proposal import frozen_proposal_pdf
 from advisor.scenario import ScenarioError
@@ -98,6 +99,8 @@ def _difference_rows(*, before: dict[str, Any], after: dict[str, Any]) -> list[d
 @require_GET
 def proposal_detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
     proposal = _own_proposal(request, proposal_id)
+    if proposal.kind == Proposal.KIND_FLEET:
+        return _fleet_proposal_detail(request, proposal)
     context: dict[str, Any] = {
         "proposal": proposal,
         "share_links": store.proposal_share_links(proposal=proposal),
@@ -110,6 +113,17 @@ def proposal_detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
         **results_context(advice=proposal.advice),
     }
     return render(request, "proposals/detail.html", context)
+
+
+def _fleet_proposal_detail(request: HttpRequest, proposal: Proposal) -> HttpResponse:
+    plan = proposal.advice
+    context = {
+        "proposal": proposal,
+        "plan": plan,
+        "charts": fleet_charts(plan=plan),
+        "later": proposal.recomputations.order_by("-issued_at").first(),
+    }
+    return render(request, "fleet/proposal_detail.html", context)
 
 
 def frozen_pdf_response(*, proposal: Proposal, shared: bool = False) -> HttpResponse:
@@ -129,6 +143,9 @@ def proposal_pdf(request: HttpRequest, proposal_id: int) -> HttpResponse:
 @require_GET
 def proposal_xlsx(request: HttpRequest, proposal_id: int) -> HttpResponse:
     proposal = _own_proposal(request, proposal_id)
+    if proposal.kind == Proposal.KIND_FLEET:
+        messages.error(request, "A fleet proposal has no spreadsheet; download its PDF.")
+        return redirect("proposal-detail", proposal_id=proposal.pk)
     response = HttpResponse(
         proposal_workbook(proposal=proposal_document(proposal=proposal)), content_type=XLSX_MEDIA_TYPE
     )

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# Scenario files; fleet-*.json are Fleet Plan inputs for `plan_fleet` (tests/advisor/fleet).
-EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.json") if not p.name.startswith("fleet-"))
+# fleet-*.json are Fleet Plan inputs, not Scenarios: they plan through `manage.py plan_fleet` (below).
+FLEETS = sorted((ROOT / "examples").glob("fleet-*.json"))
+EXAMPLES = [p for p in sorted((ROOT / "examples").glob("*.json")) if p not in FLEETS]
 
 
 def _env(database: Path) -> dict[str, str]:
@@ -63,3 +64,15 @@ def test_example_advises(path: Path, first_run_env: dict[str, str]) -> None:
     if document["workload"]["kind"] == "training":
         assert [s["gpus"] for s in advice["sizes"]] == document["cluster_sizes"]
         assert all(s["run_hours"] > 0 for s in advice["sizes"] if s["fits_memory"])
+
+
+@pytest.mark.parametrize("path", FLEETS, ids=[p.stem for p in FLEETS])
+def test_fleet_example_plans(path: Path, first_run_env: dict[str, str]) -> None:
+    document: dict[str, Any] = json.loads(path.read_text())
+    done = _manage(first_run_env, "plan_fleet", str(path.relative_to(ROOT)))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["fleet"]["name"] == document["name"]
+    assert len(plan["jobs"]) == len(document["jobs"]) and plan["prices_as_of"]
+    rec = plan["recommendation"]
+    assert sum(t["usd_per_year"] for t in rec["tiers"]) == pytest.approx(rec["usd_per_year"])

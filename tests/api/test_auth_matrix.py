@@ -12,10 +12,12 @@ from rest_framework.test import APIClient
 
 from advisor.api.tokens import api_token_create
 from advisor.calibrations import default_calibration_row
+from advisor.fleet.store import fleet_create
 from advisor.models import Calibration
-from advisor.proposals import issue_proposal
+from advisor.proposals import issue_fleet_proposal, issue_proposal
 from advisor.scenarios import scenario_create
 from pricing.models import Offer, PriceObservation, Provider
+from tests.advisor.fleet.figures import BASE_AND_WEEK
 from tests.api.conftest import PROBLEM
 from tests.api.examples import scenario
 
@@ -62,6 +64,9 @@ ENDPOINTS: list[tuple[str, str, Any, str | None, str, int]] = [
     ("post", "/api/v1/tokens", {"name": "n"}, "json", SHARED, 201),
     ("get", "/api/v1/tokens/{token}", None, None, OWNED, 200),
     ("delete", "/api/v1/tokens/{token}", None, None, OWNED, 204),
+    ("post", "/api/v1/fleets/{fleet}/proposals", None, None, OWNED, 201),
+    ("get", "/api/v1/proposals/{fleet_proposal}", None, None, OWNED, 200),
+    ("get", "/api/v1/proposals/{fleet_proposal}/proposal.pdf", None, None, OWNED, 200),
 ]
 
 
@@ -96,6 +101,8 @@ def objects(user) -> dict[str, int]:  # type: ignore[no-untyped-def]
         "default_calibration": default.pk,
         "token": api_token_create(user=user, name="alices").token.pk,
         "offer": offer.pk,
+        "fleet": (fleet := fleet_create(owner=user, name="alices", document=BASE_AND_WEEK)).pk,
+        "fleet_proposal": issue_fleet_proposal(user=user, fleet_id=fleet.pk).pk,
     }
 
 

@@ -47,6 +47,25 @@ def test_bad_input_is_a_problem_naming_the_field(alice, document: dict, where: s
     assert Fleet.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("tokens", "params_b", "where"),
+    [(1e15, 7, "#/fleet/jobs/0/workload"), (1e12, 70, "#/fleet/jobs/0/gpus")],
+    ids=["run-longer-than-a-year", "does-not-fit"],
+)
+def test_a_workload_that_cannot_run_is_refused_when_saving(alice, tokens: float, params_b: float, where: str) -> None:  # type: ignore[no-untyped-def]
+    """Parsing alone accepts these (the run hours come from the estimator): the save runs the same checks as the
+    plan, so nothing is stored that /plan would answer with a conflict."""
+    document = fleet({"gpus": 8, "workload": {"kind": "training", "model": {"params_b": params_b}, "tokens": tokens}})
+    response = alice.post("/api/v1/fleets", {"name": "too long", "fleet": document}, format="json")
+    assert_problem(response, 400, where)
+    assert Fleet.objects.count() == 0
+    saved = alice.post("/api/v1/fleets", {"name": "ok", "fleet": BASE_AND_WEEK}, format="json").json()
+    put = alice.put(f"/api/v1/fleets/{saved['id']}", {"name": "too long", "fleet": document}, format="json")
+    assert_problem(put, 400, where)
+    assert Fleet.objects.get(pk=saved["id"]).versions.count() == 1
+    assert Fleet.objects.get(pk=saved["id"]).document == BASE_AND_WEEK
+
+
 def test_saved_fleets_are_versioned_and_planned(alice) -> None:  # type: ignore[no-untyped-def]
     created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
     assert created.status_code == 201, created.content
@@ -94,8 +113,8 @@ def test_saved_fleet_as_pdf(alice, bob) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_pdf_html_carries_the_plan_and_both_pictures() -> None:
+    from advisor.advice.fleet.service import fleet_plan
     from advisor.fleet.proposal import render_fleet_html
-    from advisor.fleet.service import fleet_plan
 
     html = render_fleet_html(plan=fleet_plan(BASE_AND_WEEK), fleet_name="2027 base")
     assert "Own 32 GPUs: $457,920 a year" in html

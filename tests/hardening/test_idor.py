@@ -60,6 +60,7 @@ def alices(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     proposal = proposal_store.issue_proposal(user=user, scenario_id=saved.pk)
     fleet = fleet_create(owner=user, name="secret-fleet-of-alice", document=BASE_AND_WEEK)
     fleet_update(fleet=fleet, name="secret-fleet-of-alice v2")
+    fleet_proposal = proposal_store.issue_fleet_proposal(user=user, fleet_id=fleet.pk)
     return {
         "scenario": saved,
         "link": link,
@@ -67,12 +68,13 @@ def alices(user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         "token": token,
         "proposal": proposal,
         "fleet": fleet,
+        "fleet_proposal": fleet_proposal,
     }
 
 
 def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
     s, link, c, t = ids["scenario"], ids["link"], ids["calibration"], ids["token"]
-    p, f = ids["proposal"], ids["fleet"]
+    p, f, fp = ids["proposal"], ids["fleet"], ids["fleet_proposal"]
     planner_form = {**forms.preset_initial("7b-pretrain"), "scenario_id": s}
     return {
         # pages
@@ -85,8 +87,8 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "share-create": [("post", f"/scenarios/{s}/share/", {})],
         "share-revoke": [("post", f"/scenarios/{s}/share/{link}/revoke/", {})],
         "proposal-issue": [("post", f"/scenarios/{s}/proposals/", {})],
-        "proposal-detail": [("get", f"/proposals/{p}/", {})],
-        "proposal-pdf": [("get", f"/proposals/{p}/proposal.pdf", {})],
+        "proposal-detail": [("get", f"/proposals/{p}/", {}), ("get", f"/proposals/{fp}/", {})],
+        "proposal-pdf": [("get", f"/proposals/{p}/proposal.pdf", {}), ("get", f"/proposals/{fp}/proposal.pdf", {})],
         "proposal-xlsx": [("get", f"/proposals/{p}/proposal.xlsx", {})],
         "proposal-recompute": [("post", f"/proposals/{p}/recompute/", {})],
         "proposal-share": [("post", f"/proposals/{p}/share/", {})],
@@ -114,8 +116,12 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "v1:proposal-detail": [
             ("get", f"/api/v1/proposals/{p}", {}),
             ("get", f"/api/v1/proposals/{p}?format=xlsx", {}),
+            ("get", f"/api/v1/proposals/{fp}", {}),
         ],
-        "v1:proposal-pdf": [("get", f"/api/v1/proposals/{p}/proposal.pdf", {})],
+        "v1:proposal-pdf": [
+            ("get", f"/api/v1/proposals/{p}/proposal.pdf", {}),
+            ("get", f"/api/v1/proposals/{fp}/proposal.pdf", {}),
+        ],
         "v1:calibration-detail": [("get", f"/api/v1/calibrations/{c}", {})],
         "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
         "v1:calibration-activate": [("post", f"/api/v1/calibrations/{c}/activate", {})],
@@ -127,6 +133,7 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         ],
         "v1:fleet-saved-plan": [("get", f"/api/v1/fleets/{f}/plan", {})],
         "v1:fleet-proposal": [("get", f"/api/v1/fleets/{f}/plan.pdf", {})],
+        "v1:fleet-proposals": [("post", f"/api/v1/fleets/{f}/proposals", {})],
     }
 
 
@@ -147,7 +154,18 @@ def _routes_with_ids() -> set[str]:
 @pytest.mark.django_db
 def test_every_route_with_an_id_is_swept_or_explained() -> None:
     swept = set(
-        _sweep({"scenario": 1, "link": 1, "calibration": 1, "token": 1, "proposal": 1, "fleet": 1, "bobs_scenario": 2})
+        _sweep(
+            {
+                "scenario": 1,
+                "link": 1,
+                "calibration": 1,
+                "token": 1,
+                "proposal": 1,
+                "fleet": 1,
+                "fleet_proposal": 1,
+                "bobs_scenario": 2,
+            }
+        )
     )
     unaccounted = _routes_with_ids() - swept - set(NOT_OWNED)
     assert not unaccounted, f"object routes nobody checks for IDOR: {sorted(unaccounted)}"
@@ -166,6 +184,7 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
         "token": alices["token"].pk,
         "proposal": alices["proposal"].pk,
         "fleet": alices["fleet"].pk,
+        "fleet_proposal": alices["fleet_proposal"].pk,
         "bobs_scenario": bobs.pk,
     }
     web = Client()
@@ -193,7 +212,7 @@ def test_another_users_objects_answer_404_everywhere_and_stay_unchanged(alices, 
     assert Calibration.objects.filter(pk=ids["calibration"]).exists()
     assert not ActiveCalibration.objects.filter(user=other_user, calibration_id=ids["calibration"]).exists()
     assert Scenario.objects.filter(owner=other_user).count() == 1  # no duplicate of alice's was made
-    assert Proposal.objects.count() == 1  # no proposal issued or recomputed from alice's
+    assert Proposal.objects.count() == 2  # alice's two; no proposal issued or recomputed from alice's
     assert not alices["proposal"].share_links.exists()
     fleet = Fleet.objects.get(pk=ids["fleet"])
     assert (fleet.name, fleet.versions.count()) == ("secret-fleet-of-alice v2", 2)

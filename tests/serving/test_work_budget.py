@@ -76,7 +76,7 @@ def test_a_repeated_csv_header_is_refused(alice) -> None:  # type: ignore[no-unt
 
 
 def test_a_fleet_plan_with_too_many_workload_jobs_is_refused_before_any_advice(alice, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from advisor.fleet import pricing
+    from advisor.advice.fleet import pricing
     from tests.advisor.fleet.figures import fleet
 
     def no_advice(*args: object, **kwargs: object) -> None:

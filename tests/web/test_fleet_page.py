@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from advisor.models import Fleet
+from advisor.models import Fleet, Proposal
 from tests.advisor.fleet.figures import BASE_AND_WEEK, FIGURES, fleet
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +70,30 @@ def test_example_usage_shows_its_attribution(client) -> None:  # type: ignore[no
     html = post(client, document, example_usage="1").content.decode()
     assert 'data-testid="usage-attribution"' in html
     assert "CC BY 4.0" in html and "Helios trace" in html
+
+
+@pytest.mark.django_db
+def test_a_fleet_proposal_has_its_own_page_and_pdf_but_no_workbook(client, user) -> None:  # type: ignore[no-untyped-def]
+    from advisor.fleet.store import fleet_create
+    from advisor.proposals import issue_fleet_proposal
+
+    proposal = issue_fleet_proposal(
+        user=user, fleet_id=fleet_create(owner=user, name="2027", document=BASE_AND_WEEK).pk
+    )
+    client.force_login(user)
+    page = client.get(f"/proposals/{proposal.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "fleet plan" in html and "Own 32 GPUs: $457,920 a year" in html
+    pdf = client.get(f"/proposals/{proposal.pk}/proposal.pdf")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    workbook = client.get(f"/proposals/{proposal.pk}/proposal.xlsx", follow=True)
+    assert "A fleet proposal has no spreadsheet" in workbook.content.decode()
+    again = client.post(f"/proposals/{proposal.pk}/recompute/")
+    assert again.status_code == 302
+    fresh = Proposal.objects.exclude(pk=proposal.pk).get()
+    assert (
+        fresh.kind == "fleet"
+        and fresh.recomputed_from_id == proposal.pk
+        and fresh.advice == proposal.advice | {"generated_at": fresh.advice["generated_at"]}
+    )

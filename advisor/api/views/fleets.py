@@ -22,14 +22,14 @@ from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.serializers import StrictSerializer, TextField
 from advisor.api.views.advice import FirstRenderer
-from advisor.fleet.document import parse_fleet
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import render_fleet_pdf
-from advisor.fleet.service import fleet_plan_for
+from advisor.fleet.service import fleet_plan_for, validate_fleet_for
 from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
 from advisor.scenario import ScenarioError
 from advisor.scenarios import NAME_MAX_LENGTH, ScenarioNameError
 from core.api.renderers import PDFRenderer
+from core.auth import signed_in_user
 
 
 class FleetPlanSerializer(serializers.Serializer):
@@ -77,7 +77,7 @@ def _invalid(error: ScenarioError, *, at: tuple[str, ...] = (), status_code: int
 
 def plan_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), status_code: int = 400) -> dict:
     try:
-        return fleet_plan_for(document=document, user=request.user)
+        return fleet_plan_for(document=document, user=signed_in_user(request))
     except ScenarioError as error:
         raise _invalid(error, at=at, status_code=status_code) from error
 
@@ -85,8 +85,8 @@ def plan_or_400(request: Request, document: Any, *, at: tuple[str, ...] = (), st
 def _validated_input(request: Request) -> tuple[str, dict]:
     data = FleetInputSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    try:
-        parse_fleet(data.validated_data["fleet"])
+    try:  # nothing that could not be planned is stored (a workload whose run outlasts a year, one that does not fit)
+        validate_fleet_for(document=data.validated_data["fleet"], user=signed_in_user(request))
     except ScenarioError as error:
         raise _invalid(error, at=("fleet",)) from error
     return data.validated_data["name"], data.validated_data["fleet"]
@@ -114,7 +114,7 @@ class FleetListView(GenericAPIView):
     serializer_class = FleetListItemSerializer
 
     def get_queryset(self) -> QuerySet[Fleet]:
-        return fleets_for_user(user=self.request.user)
+        return fleets_for_user(user=signed_in_user(self.request))
 
     @extend_schema(summary="Your saved fleets, newest first", responses=FleetListItemSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -125,7 +125,7 @@ class FleetListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         name, document = _validated_input(request)
         try:
-            fleet = fleet_create(owner=request.user, name=name, document=document)
+            fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)
         except ScenarioNameError as error:
             raise _name_error(error) from error
         location = reverse("v1:fleet-detail", kwargs={"fleet_id": fleet.pk}, request=request)
@@ -139,7 +139,7 @@ class FleetDetailView(GenericAPIView):
     lookup_url_kwarg = "fleet_id"
 
     def get_queryset(self) -> QuerySet[Fleet]:
-        return fleets_for_user(user=self.request.user).annotate(version_count=Count("versions"))
+        return fleets_for_user(user=signed_in_user(self.request)).annotate(version_count=Count("versions"))
 
     @extend_schema(summary="One of your fleets", responses=FleetOutputSerializer)
     def get(self, request: Request, fleet_id: int) -> Response:
@@ -151,7 +151,7 @@ class FleetDetailView(GenericAPIView):
         responses=FleetOutputSerializer,
     )
     def put(self, request: Request, fleet_id: int) -> Response:
-        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
         name, document = _validated_input(request)
         try:
             fleet = fleet_update(fleet=fleet, name=name, document=document)
@@ -161,7 +161,7 @@ class FleetDetailView(GenericAPIView):
 
     @extend_schema(summary="Delete a fleet and its versions", responses={204: None})
     def delete(self, request: Request, fleet_id: int) -> Response:
-        fleet_delete(fleet=fleet_for_user(user=request.user, fleet_id=fleet_id))
+        fleet_delete(fleet=fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -171,7 +171,7 @@ class SavedFleetPlanView(GenericAPIView):
 
     @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanSerializer)
     def get(self, request: Request, fleet_id: int) -> Response:
-        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
         # A stored document the current rules reject is a conflict, not the caller's bad request.
         return Response(plan_or_400(request, fleet.document, at=("fleet",), status_code=409))
 
@@ -186,7 +186,7 @@ class FleetProposalView(GenericAPIView):
         responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiResponse(description="As /plan.")},
     )
     def get(self, request: Request, fleet_id: int) -> HttpResponse:
-        fleet = fleet_for_user(user=request.user, fleet_id=fleet_id)
+        fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
         plan = plan_or_400(request, fleet.document, at=("fleet",), status_code=409)
         response = HttpResponse(render_fleet_pdf(plan=plan, fleet_name=fleet.name), content_type="application/pdf")
         response["Content-Disposition"] = f'attachment; filename="{slugify(fleet.name) or "fleet"}-plan.pdf"'

@@ -11,6 +11,7 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotAcceptable
 from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -24,7 +25,7 @@ from advisor.api.schema import AdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
 from advisor.models import Proposal
 from advisor.proposal import frozen_proposal_pdf
-from advisor.proposals import issue_proposal, proposal_for_user, proposals_for_scenario
+from advisor.proposals import issue_fleet_proposal, issue_proposal, proposal_for_user, proposals_for_scenario
 from advisor.scenario import ScenarioError
 from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
 from advisor.xlsx import proposal_workbook
@@ -34,8 +35,11 @@ from core.auth import signed_in_user
 
 class ProposalSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
+    fleet_id = serializers.IntegerField(allow_null=True, read_only=True)
     recomputed_from_id = serializers.IntegerField(allow_null=True, read_only=True)
-    advice = AdviceDocumentField(read_only=True, help_text="The Advice JSON as issued (never recomputed).")
+    advice = AdviceDocumentField(
+        read_only=True, help_text="The Advice JSON (kind fleet: the Fleet Plan JSON) as issued (never recomputed)."
+    )
     provenance = serializers.JSONField(
         read_only=True, help_text="Offers, hardware quote and calibration the Advice used, with sources and dates."
     )
@@ -44,7 +48,9 @@ class ProposalSerializer(serializers.ModelSerializer):
         model = Proposal
         fields = [
             "id",
+            "kind",
             "scenario_id",
+            "fleet_id",
             "scenario_name",
             "issued_at",
             "content_hash",
@@ -115,10 +121,36 @@ class ScenarioProposalListView(GenericAPIView):
                 detail="The saved scenario is invalid; see errors.",
                 status_code=status.HTTP_409_CONFLICT,
             ) from error
-        location = reverse("v1:proposal-detail", kwargs={"proposal_id": proposal.pk}, request=request)
-        return Response(
-            ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED, headers={"Location": location}
-        )
+        return created(request, proposal)
+
+
+def created(request: Request, proposal: Proposal) -> Response:
+    location = reverse("v1:proposal-detail", kwargs={"proposal_id": proposal.pk}, request=request)
+    return Response(ProposalSerializer(proposal).data, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+class FleetProposalListView(GenericAPIView):
+    serializer_class = ProposalSerializer
+    throttle_scope = "advice"
+
+    @extend_schema(
+        summary="Issue a frozen fleet proposal: the saved fleet's Fleet Plan with today's prices, stored as issued",
+        request=None,
+        responses={
+            201: ProposalSerializer,
+            409: OpenApiResponse(description="The saved fleet no longer plans; errors point into it."),
+        },
+    )
+    def post(self, request: Request, fleet_id: int) -> Response:
+        try:
+            proposal = issue_fleet_proposal(user=signed_in_user(request), fleet_id=fleet_id)
+        except ScenarioError as error:
+            raise FieldErrors(
+                scenario_error_entries(error, at=("fleet",)),
+                detail="The saved fleet is invalid; see errors.",
+                status_code=status.HTTP_409_CONFLICT,
+            ) from error
+        return created(request, proposal)
 
 
 class ProposalDetailView(GenericAPIView):
@@ -131,8 +163,11 @@ class ProposalDetailView(GenericAPIView):
     )
     def get(self, request: Request, proposal_id: int) -> Response:
         proposal = owned_proposal(request, proposal_id)
+        xlsx = getattr(request.accepted_renderer, "format", "") == "xlsx"
+        if xlsx and proposal.kind == Proposal.KIND_FLEET:
+            raise NotAcceptable("A fleet proposal has no workbook: read it as JSON or as its PDF.")
         response = Response(ProposalSerializer(proposal).data)
-        if getattr(request.accepted_renderer, "format", "") == "xlsx":
+        if xlsx:
             filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.xlsx"
             response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

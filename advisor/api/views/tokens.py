@@ -16,6 +16,7 @@ from advisor.api.tokens import (
     api_token_revoke,
     api_tokens_for_user,
 )
+from advisor.models import ApiToken
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
 from core.ratelimit import token_create_allowed
@@ -47,7 +48,8 @@ class TokenListView(GenericAPIView):
         try:
             # request.auth is the ApiToken when the call was made with a key (None for a session).
             user, name = signed_in_user(request), data.validated_data["name"]
-            issued = api_token_create(user=user, name=name, created_by=request.auth)
+            creator = request.auth if isinstance(request.auth, ApiToken) else None
+            issued = api_token_create(user=user, name=name, created_by=creator)
         except TokenNameError as error:
             raise FieldErrors([{"pointer": pointer("name"), "detail": str(error), "code": "invalid"}]) from error
         body = {**TokenSerializer(issued.token).data, "key": issued.key}

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from advisor.fleet.service import fleet_plan
+from advisor.advice.fleet.service import fleet_plan
 from advisor.scenario import ScenarioError
 
 INVALID_INPUT = 2

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from advisor.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
-from advisor.fleet.placement import place
-from advisor.fleet.plan import TierPrices, plan_fleet
+from advisor.advice.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
+from advisor.advice.fleet.placement import place
+from advisor.advice.fleet.plan import TierPrices, plan_fleet
 
 # $2.50 per GPU-hour; a $438,000 8-GPU node kept 5 years, no other cost: $87,600 a node-year, u* = 0.5.
 NODE_YEAR = 438_000 / 5
@@ -221,7 +221,7 @@ def test_two_hundred_jobs_plan_whole() -> None:
 
 
 def test_cost_spread_follows_the_price_alternatives() -> None:
-    from advisor.fleet.plan import cost_spread
+    from advisor.advice.fleet.plan import cost_spread
 
     plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
     # One price: no spread at all; the quantiles are the plan's own figures.
@@ -250,3 +250,35 @@ def test_duration_curve_is_a_step_function_of_sorted_demand() -> None:
     curve = doc.to_dict()["demand"]["duration_curve"]
     # 80 GPUs for 376 h (overlap), then 48 until 4,000 h, 32 until 7,624 h, 0 for the rest of the year.
     assert curve == [[0, 80], [376, 80], [376, 48], [4000, 48], [4000, 32], [7624, 32], [7624, 0], [8760, 0]]
+
+
+def test_coarse_to_fine_search_prices_each_size_as_a_direct_simulation_would() -> None:
+    """More candidates than MAX_CANDIDATES: sizes searched every few nodes, then node by node around the cheapest;
+    the merged options equal one simulation of exactly those sizes (each size's cost depends on its own year only)."""
+    prices = TierPrices(
+        gpus_per_node=8,
+        owned_one_node_usd_per_year=NODE_YEAR,
+        owned_per_node_usd_per_year=NODE_YEAR,
+        owned_base_usd_per_year=0.0,
+        on_demand_usd_per_gpu_hour=2.50,
+        spot_usd_per_gpu_hour=1.0,
+        reserved_usd_per_gpu_hour={"reserved_1y": 1.6},
+    )
+    jobs = [
+        Job("base", 200, 8760),
+        Job("fine-tunes", 64, 300, runs_per_year=12, max_wait_hours=48),
+        Job("evals", 16, 6, runs_per_year=300, interruptible=True),
+        Job("pretrain", 1024, 700, months=(3,)),
+    ]
+    searched = plan_fleet(jobs=jobs, prices=prices)
+    sizes = searched.options.owned_gpus
+    assert np.unique(np.diff(sizes)).size > 1  # coarse stride and node-by-node steps both present
+    direct = plan_fleet(jobs=jobs, prices=prices, owned_gpus=sizes.tolist())
+    assert np.array_equal(direct.options.owned_gpus, sizes)
+    assert np.allclose(direct.options.usd_per_year, searched.options.usd_per_year)
+    for tier in searched.options.tier_usd:
+        assert np.allclose(direct.options.tier_usd[tier], searched.options.tier_usd[tier])
+        assert np.allclose(direct.options.tier_gpus[tier], searched.options.tier_gpus[tier])
+    assert np.array_equal(direct.placement.on_owned, searched.placement.on_owned)
+    assert np.array_equal(direct.options.spot_runs, searched.options.spot_runs)
+    assert searched.recommended == direct.recommended

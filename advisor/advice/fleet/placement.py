@@ -12,14 +12,13 @@ the rest of it is rented.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from advisor.fleet.demand import HOURS, Runs, occupancy
+from advisor.advice.fleet.demand import HOURS, Runs, occupancy
 
 
 @dataclass(frozen=True)
@@ -59,26 +58,16 @@ def _window(load: NDArray[np.int32], first: int, start: int, length: int) -> NDA
     return np.concatenate([load[start:, first:], load[: end - HOURS, first:]], axis=0)
 
 
-def _occupy(load: NDArray[np.int32], columns: slice | NDArray[np.int64], start: int, slots: int, need: int) -> None:
+def _occupy(
+    load: NDArray[np.int32], columns: slice | NDArray[np.int64], start: int, slots: int, need: int | NDArray[np.int32]
+) -> None:
+    """Add ``need`` GPUs (a number, or one per column) to ``slots`` hours of the columns from ``start`` (cyclic)."""
     end = start + slots
     if end <= HOURS:
         load[start:end, columns] += need
     else:
         load[start:, columns] += need
         load[: end - HOURS, columns] += need
-
-
-def _columns(first: int, fits: NDArray[np.bool_]) -> slice | NDArray[np.int64]:
-    """The columns where the run fits: a slice when they are contiguous (the usual case: every size from
-    some size up), else an index array."""
-    if fits[0]:
-        return slice(first, None) if fits.all() else first + np.flatnonzero(fits)
-    hits = np.flatnonzero(fits)
-    if not hits.size:
-        return slice(0, 0)
-    if hits[-1] - hits[0] + 1 == hits.size:
-        return slice(first + int(hits[0]), first + int(hits[-1]) + 1)
-    return first + hits
 
 
 def _later(
@@ -102,21 +91,30 @@ def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float6
     load = np.zeros((HOURS, n_sizes), dtype=np.int32)
     owned = np.zeros((n_runs, n_sizes), dtype=bool)  # run-major while placing: each run writes one row
     waited = np.zeros((n_runs, n_sizes), dtype=np.int32)
-    size_list = sizes.tolist()
     gpus, slot_list, starts = runs.gpus.tolist(), runs.slots.tolist(), runs.start.tolist()
     waits = np.minimum(runs.max_wait, HOURS - runs.slots).tolist()
+    firsts = np.searchsorted(sizes, runs.gpus, side="left").tolist()  # the sizes that can hold each run at all
+    # GPUs that may already be busy for a run still to fit, per distinct run size (a handful).
+    rooms = {need: sizes[first:] - need for need, first in set(zip(gpus, firsts, strict=True))}
+    # The loop is the plan's hot path (one pass per run, most runs short): per-run work is kept to a few
+    # numpy calls on views of the load; a run that fits only some sizes adds a 0/need row over the window.
     for r in range(n_runs):
-        need = gpus[r]
-        first = bisect_left(size_list, need)  # the sizes that can hold the run at all
+        first = firsts[r]
         if first == n_sizes:
             continue
-        slots, start, wait = slot_list[r], starts[r], waits[r]
-        room = sizes[first:] - need  # GPUs that may already be busy for the run still to fit
-        fits = _window(load, first, start, slots).max(axis=0) <= room
+        need, slots, start, wait = gpus[r], slot_list[r], starts[r], waits[r]
+        room = rooms[need]
+        end = start + slots
+        window = load[start:end, first:] if end <= HOURS else _window(load, first, start, slots)
+        fits = window.max(axis=0) <= room
+        everywhere = bool(fits.all())
         owned[r, first:] = fits
-        columns = _columns(first, fits)
-        _occupy(load, columns, start, slots, need)
-        if not wait or (isinstance(columns, slice) and columns == slice(first, None)):
+        add = need if everywhere else fits.astype(np.int32) * need
+        if end <= HOURS:
+            window += add  # a view of the load
+        else:
+            _occupy(load, slice(first, None), start, slots, add)
+        if not wait or everywhere:
             continue
         blocked = np.flatnonzero(~fits)
         window = _window(load, first, start, slots + wait)[:, blocked]

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from advisor.fleet.demand import HOURS, Usage, hourly_usage
+from advisor.advice.fleet.demand import HOURS, Usage, hourly_usage
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from estimator.specs import UnknownGpuError, get_gpu
 
@@ -192,7 +192,10 @@ def parse_fleet(document: Any, *, defaults: Mapping[str, float] | None = None) -
     if top is None:
         raise ScenarioError(e.errors or [{"pointer": "", "message": "must be a Fleet Plan object"}])
     defaults = ownership_defaults() if defaults is None else defaults
-    shared = {"name": DEFAULT_NAME, **{k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top}}
+    shared: dict[str, Any] = {
+        "name": DEFAULT_NAME,
+        **{k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top},
+    }
     base: Scenario | None = None
     try:
         base = parse_scenario({**shared, "workload": _probe(top)}, defaults=defaults)
@@ -349,7 +352,9 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     if missing:
         raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
     pending = "gpus_pending" in fields
-    times, busy, queued = [], [], []
+    times: list[float] = []
+    busy: list[float] = []
+    queued: list[float] = []
     for row_number, row in enumerate(reader, start=2):
         if row_number - 1 > MAX_USAGE_ROWS:
             raise ValueError(f"at most {MAX_USAGE_ROWS:,} rows")
@@ -411,7 +416,8 @@ def with_usage_csv(document: Any, text: str) -> Any:
     """The document with ``usage.csv`` set to ``text`` (the CLI's ``--usage FILE``), keeping its growth."""
     if not isinstance(document, dict):
         return document
-    usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
+    given = document.get("usage")
+    usage: dict[str, Any] = given if isinstance(given, dict) else {}
     return {**document, "usage": {**usage, "csv": text}}
 
 

@@ -16,7 +16,7 @@ Tiers (money in USD per year, as in the Advice):
 Two answers: the load-duration answer owns the demand level (in whole nodes) exceeded in more than
 u* of the year (break-even utilization of the marginal node against the on-demand price): a bound
 that treats demand as divisible and ignores waiting. The simulated answer places whole runs
-(``advisor.fleet.placement``) for every candidate size and takes the cheapest.
+(``advisor.advice.fleet.placement``) for every candidate size and takes the cheapest.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from advisor import economics as ec
-from advisor.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
-from advisor.fleet.placement import Placement, place, rented_series
+from advisor.advice.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
+from advisor.advice.fleet.placement import Placement, place, rented_series
 
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
@@ -47,7 +47,7 @@ RUNS_LISTED: Final[int] = 400
 
 @dataclass(frozen=True)
 class TierPrices:
-    """What each tier costs, from the advice pipeline (``advisor.fleet.pricing``) or given directly."""
+    """What each tier costs, from the advice pipeline (``advisor.advice.fleet.pricing``) or given directly."""
 
     gpus_per_node: int
     owned_one_node_usd_per_year: float  # fixed yearly cost of one node
@@ -106,6 +106,24 @@ class Options:
     owned_utilization: NDArray[np.float64]
     rented_gpu_hours: NDArray[np.float64]
     spot_runs: NDArray[np.bool_]  # (S, R)
+
+    def merged(self, other: Options) -> Options:
+        """These options and another's over different sizes, as one (sizes ascending, as ``Placement.merged``)."""
+        order = np.argsort(np.concatenate([self.owned_gpus, other.owned_gpus]), kind="stable")
+
+        def join(a: NDArray[Any], b: NDArray[Any]) -> NDArray[Any]:
+            return np.concatenate([a, b])[order]
+
+        return Options(
+            owned_gpus=join(self.owned_gpus, other.owned_gpus),
+            usd_per_year=join(self.usd_per_year, other.usd_per_year),
+            tier_usd={t: join(v, other.tier_usd[t]) for t, v in self.tier_usd.items()},
+            tier_gpus={t: join(v, other.tier_gpus[t]) for t, v in self.tier_gpus.items()},
+            tier_gpu_hours={t: join(v, other.tier_gpu_hours[t]) for t, v in self.tier_gpu_hours.items()},
+            owned_utilization=join(self.owned_utilization, other.owned_utilization),
+            rented_gpu_hours=join(self.rented_gpu_hours, other.rented_gpu_hours),
+            spot_runs=join(self.spot_runs, other.spot_runs),
+        )
 
     def only(self, owned_gpus: Sequence[int]) -> Options:
         """These options restricted to the given owned sizes (all of which must be among them)."""
@@ -180,9 +198,10 @@ def _search(
         best = int(sizes[int(np.argmin(options.usd_per_year))])
         near = np.arange(best - (stride - 1) * gpn, best + stride * gpn, gpn)
         near = near[(near > 0) & (near < sizes[-1]) & ~np.isin(near, sizes)]
-        if near.size:
-            placement = placement.merged(place(runs=runs, owned_gpus=near, usage=usage))
-            options = _price_options(runs=runs, placement=placement, prices=prices)
+        if near.size:  # each size is priced on its own placement: only the new ones need pricing
+            fine = place(runs=runs, owned_gpus=near, usage=usage)
+            placement = placement.merged(fine)
+            options = options.merged(_price_options(runs=runs, placement=fine, prices=prices))
     return placement, options
 
 
@@ -192,7 +211,7 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, u_star: float
         return 0
     top = math.ceil(float(demand.max(initial=0.0)) / gpn - 1e-9)
     levels = np.arange(1, top + 1) * gpn
-    hours = load_duration(demand, levels)
+    hours = load_duration(demand, levels.astype(float))
     worth = levels[hours > u_star * HOURS]
     return int(worth.max()) if worth.size else 0
 

@@ -1,0 +1,159 @@
+"""The fleet's tier prices and run hours, from the advice pipeline's own functions (not a second copy of them).
+
+Owning: ``advisor.advice.ownership.hardware`` (the hardware quote or the manual capex) and
+``advisor.advice.costs.ownership_costs`` at one, two and three nodes give the yearly fixed cost of ownership
+(capex annuity, fabric when the cluster spans nodes, colo, support, staff, software, idle energy) and the energy
+of a busy GPU-hour. Owned cost is linear in nodes beyond one (the fabric starts at two nodes, staff is paid
+once), so the three sizes give it for every size. Renting: ``advisor.advice.offers.offers_for_size`` at one node
+(whole-node instances, or the manual quote) gives each market's cheapest price per used GPU-hour, on demand and
+spot levelized over the horizon like the Advice (``costs.rent_level``), commitments as quoted. A job given as a
+training workload takes its run hours from ``advise()`` at its size (the same number the Advice shows); an
+inference workload is sized by the inference path and serves all year.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+from django.utils import timezone
+
+from advisor.advice import advise
+from advisor.advice.costs import ownership_costs, rent_level
+from advisor.advice.documents import json_safe
+from advisor.advice.fleet.demand import HOURS, Job
+from advisor.advice.fleet.document import JobSpec, job_scenario
+from advisor.advice.fleet.plan import RESERVED, TierPrices
+from advisor.advice.offers import SizeOffers, offers_for_size, oldest_offer_date, price_warnings, rental_offers
+from advisor.advice.ownership import hardware
+from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
+from advisor.scenario import Scenario, ScenarioError
+from estimator.calibrate import Calibration, load_default
+from pricing import selectors
+
+# Node counts the owned cost is read at: one node, and two multi-node sizes for its per-node slope and base.
+OWNED_COST_NODES: Final[tuple[int, ...]] = (1, 2, 3)
+FLOATING: Final[tuple[str, ...]] = ("on_demand", "spot")
+
+
+@dataclass(frozen=True)
+class PricedBase:
+    prices: TierPrices
+    prices_as_of: str | None
+    warnings: tuple[str, ...]
+    hardware_quote: Any
+    offers: dict[str, Any]  # market -> the offer document the tier is priced at
+    throughput_log_sigma: float | None
+    price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
+
+
+def tier_prices(
+    *, base: Scenario, calibration: Calibration | None = None, now: dt.datetime | None = None
+) -> PricedBase:
+    """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from."""
+    gpn = base.network.gpus_per_node
+    warnings: list[str] = []
+    hw = hardware(base, warnings)
+    if hw is None:
+        one = per_node = multi_base = np.inf
+        variable = 0.0
+    else:
+        owning = ownership_costs(s=base, nodes=np.array(OWNED_COST_NODES), hw=hw)
+        fixed = owning["yearly_fixed"].tolist()
+        one, per_node = fixed[0], fixed[2] - fixed[1]
+        multi_base = fixed[1] - 2 * per_node
+        variable = float(owning["variable"])
+    markets = offers_for_size(base, gpus=gpn)
+    level = float(rent_level(s=base))
+    cheapest = {m: float(o.usd_per_used_gpu_hour[0]) for m, o in markets.items()}
+    spot = base.rent.spot
+    prices = TierPrices(
+        gpus_per_node=gpn,
+        owned_one_node_usd_per_year=one,
+        owned_per_node_usd_per_year=per_node,
+        owned_base_usd_per_year=multi_base,
+        owned_variable_usd_per_gpu_hour=variable,
+        on_demand_usd_per_gpu_hour=cheapest["on_demand"] * level if "on_demand" in cheapest else None,
+        spot_usd_per_gpu_hour=cheapest["spot"] * level if "spot" in cheapest else None,
+        reserved_usd_per_gpu_hour={m: cheapest[m] for m in RESERVED if m in cheapest},
+        spot_interruptions_per_node_hour=spot.interruptions_per_node_hour,
+        spot_checkpoint_s=spot.checkpoint_s,
+        spot_restart_s=spot.restart_s,
+    )
+    used = [o.cheapest for o in markets.values()]
+    freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
+    # Only when no offer can supply a node is it worth asking whether there are offers at all.
+    any_offers = bool(markets) or not rental_offers(base).empty
+    warnings += price_warnings(base, any_offers=any_offers, used=used, freshness=freshness)
+    return PricedBase(
+        prices=prices,
+        prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],
+        warnings=tuple(warnings),
+        hardware_quote=None if hw is None else json_safe(hw.document),
+        offers={m: o.cheapest for m, o in markets.items()},
+        # As advise() gets it: the estimator is given no stack, so the band includes the between-stack spread.
+        throughput_log_sigma=float((calibration or load_default()).interval(known_stack=False)["log_sigma"]),
+        price_alternatives=price_alternatives(markets),
+    )
+
+
+def _inference_size(job: JobSpec, where: str, calibration: Calibration | None) -> int:
+    assert job.scenario is not None
+    rec = advise(job.scenario, calibration=calibration).to_dict()["recommendation"]
+    if not rec.get("gpus"):
+        raise ScenarioError([{"pointer": f"{where}/workload", "message": "no deployment meets its latency targets"}])
+    return int(rec["gpus"])
+
+
+def _job(spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, months: tuple[int, ...]) -> Job:
+    return Job(
+        name=spec.name,
+        gpus=gpus,
+        run_hours=run_hours,
+        runs_per_year=runs_per_year,
+        months=months,
+        max_wait_hours=round(spec.max_wait_days * 24),
+        interruptible=spec.interruptible,
+    )
+
+
+def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = None) -> Job:
+    """The core's Job: hours given, or from the advice pipeline at the job's size."""
+    where = f"/jobs/{index}"
+    if job.scenario is None:
+        assert job.gpus is not None and job.hours is not None
+        return _job(job, gpus=job.gpus, run_hours=job.hours, runs_per_year=job.runs_per_year, months=job.months)
+    if job.scenario.workload.kind == "inference":
+        gpus = job.gpus or _inference_size(job, where, calibration)
+        return _job(job, gpus=gpus, run_hours=float(HOURS), runs_per_year=1, months=())
+    assert job.gpus is not None
+    size = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()["sizes"][0]
+    hours = size["run_hours"]
+    if hours is None:
+        raise ScenarioError(
+            [{"pointer": f"{where}/gpus", "message": f"the model does not fit in the memory of {job.gpus} GPUs"}]
+        )
+    if hours > HOURS:
+        raise ScenarioError(
+            [
+                {
+                    "pointer": f"{where}/workload",
+                    "message": f"one run takes {hours:,.0f} hours on {job.gpus} GPUs: a run must fit in a year "
+                    f"({HOURS:,} hours); use more GPUs or fewer tokens",
+                }
+            ]
+        )
+    return _job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months)
+
+
+def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[float]]:
+    """Per market, the cheapest few offers' prices per used GPU-hour (of ``offers_for_size``) as factors of the
+    cheapest (the advice's price spread: the cheapest offer may have no capacity)."""
+    out = {}
+    for market, offers in markets.items():
+        prices = offers.usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
+        out[market] = (prices / prices[0]).tolist()
+    return out

@@ -1,0 +1,169 @@
+"""``fleet_plan(document) -> Fleet Plan JSON``: the one door the CLI, the API and the page go through
+(``advisor.fleet.service`` adds the user's calibration).
+
+Parse (``advisor.advice.fleet.document``), price the tiers and resolve the jobs through the advice pipeline
+(``advisor.advice.fleet.pricing``), plan (``advisor.advice.fleet.plan``), and add what the pipeline knows: the
+normalized input, the prices and when they were observed, and the price warnings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from statistics import NormalDist
+from typing import Any, Final
+
+from django.conf import settings
+from django.utils import timezone
+
+from advisor.advice.fleet.demand import HOURS, Job
+from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
+from advisor.advice.fleet.plan import FleetPlan, cost_spread, plan_fleet
+from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
+from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
+from advisor.scenario import ScenarioError
+from estimator.calibrate import Calibration
+
+FLEET_PLAN_VERSION: Final[int] = 1
+HELIOS_ATTRIBUTION: Final[str] = (
+    "GPU demand profile derived from the Helios trace (SenseTime; Earth cluster, May 2020), published with Hu et "
+    'al., "Characterization and Prediction of Deep Learning Workloads in Large-Scale GPU Datacenters", SC \'21, '
+    "https://doi.org/10.1145/3458817.3476223 - data from github.com/S-Lab-System-Group/HeliosData and "
+    "github.com/S-Lab-System-Group/HeliosArtifact (c) NTU S-Lab, licensed CC BY 4.0 "
+    "(https://creativecommons.org/licenses/by/4.0/). Changed: summed over 16 virtual clusters, averaged per hour, "
+    "outage hours left out. Not endorsed by the authors."
+)
+
+
+def _prices_document(priced: PricedBase) -> dict[str, Any]:
+    p = priced.prices
+    return {
+        "gpus_per_node": p.gpus_per_node,
+        "owned_usd_per_year_one_node": p.owned_one_node_usd_per_year,
+        "owned_usd_per_year_per_node": p.owned_per_node_usd_per_year,
+        "owned_usd_per_year_base": p.owned_base_usd_per_year,
+        "owned_variable_usd_per_gpu_hour": p.owned_variable_usd_per_gpu_hour,
+        "on_demand_usd_per_gpu_hour": p.on_demand_usd_per_gpu_hour,
+        "spot_usd_per_gpu_hour": p.spot_usd_per_gpu_hour,
+        "reserved_usd_per_gpu_hour": dict(p.reserved_usd_per_gpu_hour),
+        "offers": priced.offers,
+        "hardware_quote": priced.hardware_quote,
+    }
+
+
+def _finite(value: Any) -> Any:
+    """JSON-safe: an infinite cost (a tier that cannot be priced) becomes null."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: FleetPlan) -> dict[str, Any]:
+    """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
+    the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
+    predicted = [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
+    sigma = float(priced.throughput_log_sigma or 0.0) if any(predicted) else 0.0
+    sizes = plan.options.owned_gpus.tolist()
+    factors, options = [1.0], [plan.options]
+    if sigma > 0:
+        for q in (QUANTILES[0], QUANTILES[-1]):
+            factor = math.exp(-NormalDist(0.0, sigma).inv_cdf(q))  # slower throughput -> longer runs
+            scaled = [
+                replace(job, run_hours=min(job.run_hours * factor, float(HOURS))) if p else job
+                for job, p in zip(jobs, predicted, strict=True)
+            ]
+            again = plan_fleet(jobs=scaled, prices=plan.prices, usage=plan.usage, owned_gpus=sizes)
+            factors.append(factor)
+            options.append(again.options.only(sizes))
+    spread = cost_spread(
+        options=options,
+        hours_factors=factors,
+        price_factors=priced.price_alternatives,
+        log_sigma=sigma,
+        samples=MC_SAMPLES,
+        seed=MC_SEED,
+        quantiles=QUANTILES,
+    )
+    return {**spread, "throughput_log_sigma": sigma, "price_alternatives": MC_PRICE_ALTERNATIVES}
+
+
+def within_budget(fleet: FleetInput) -> None:
+    """Each job given as a workload costs one run of the advice pipeline: count them before running any."""
+    limit = settings.FLEET_MAX_WORKLOAD_JOBS
+    priced_jobs = sum(job.scenario is not None for job in fleet.jobs)
+    if priced_jobs > limit:
+        message = (
+            f"at most {limit:,} jobs given as a workload in one plan (FLEET_MAX_WORKLOAD_JOBS), each is one run of "
+            f"the estimator; got {priced_jobs:,}. Give gpus and hours for the others."
+        )
+        raise ScenarioError([{"pointer": "/jobs", "message": message}])
+
+
+def resolve_jobs(fleet: FleetInput, *, calibration: Calibration | None = None) -> list[Job]:
+    """The core's jobs of a validated input, run hours from the advice pipeline for workload jobs. Raises
+    ScenarioError naming the job's field when a workload cannot run (does not fit, or a run outlasts a year)."""
+    return [resolve_job(job, index=i, calibration=calibration) for i, job in enumerate(fleet.jobs)]
+
+
+def validate_fleet(
+    document: Any, *, calibration: Calibration | None = None, defaults: Mapping[str, float] | None = None
+) -> FleetInput:
+    """What may be saved: a valid Fleet Plan input whose every job can run (the checks ``fleet_plan`` makes
+    before planning, so a saved fleet never answers its plan with a conflict). Raises ScenarioError."""
+    fleet = parse_fleet(document, defaults=defaults)
+    within_budget(fleet)
+    resolve_jobs(fleet, calibration=calibration)
+    return fleet
+
+
+def plan_for_input(
+    fleet: FleetInput, *, calibration: Calibration | None = None, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run or the
+    plan is over the work budget (checked before any work)."""
+    within_budget(fleet)
+    priced = tier_prices(base=fleet.base, calibration=calibration, now=now)
+    jobs = resolve_jobs(fleet, calibration=calibration)
+    usage = fleet.usage.usage if fleet.usage else None
+    plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
+    doc = plan.to_dict()
+    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan)
+    warnings = [*priced.warnings, *doc.pop("warnings")]
+    if fleet.usage is not None and fleet.usage.has_pending:
+        warnings.append(
+            f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "
+            "runs later, so adding it would double-count; it is an upper bound."
+        )
+    out: dict[str, Any] = _finite(
+        {
+            "fleet_plan_version": FLEET_PLAN_VERSION,
+            "generated_at": (now or timezone.now()).isoformat(),
+            "fleet": fleet.to_dict(),
+            "gpu": fleet.base.gpu,
+            **doc,
+            "tier_prices": _prices_document(priced),
+            "prices_as_of": priced.prices_as_of,
+            "warnings": list(dict.fromkeys(warnings)),
+        }
+    )
+    return out
+
+
+def fleet_plan(
+    document: Any,
+    *,
+    usage_csv: str | None = None,
+    calibration: Calibration | None = None,
+    defaults: Mapping[str, float] | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Validate a Fleet Plan input (decoded JSON) and plan it. Raises ScenarioError naming each bad field."""
+    if usage_csv is not None:
+        document = with_usage_csv(document, usage_csv)
+    return plan_for_input(parse_fleet(document, defaults=defaults), calibration=calibration, now=now)

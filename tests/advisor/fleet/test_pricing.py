@@ -1,0 +1,113 @@
+"""The fleet's tier prices come from the advice package's public functions and equal what ``advise()`` says
+for the same gpu, network, rent and buy (ownership at one to three nodes, each market's price at one node)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from advisor.advice import advise
+from advisor.advice.costs import ownership_costs, rent_level
+from advisor.advice.fleet.document import parse_fleet
+from advisor.advice.fleet.pricing import price_alternatives, tier_prices
+from advisor.advice.offers import market_prices, offers_for_size
+from advisor.advice.ownership import hardware
+from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
+from tests.advisor.fleet.figures import fleet
+
+CATALOG: dict[str, Any] = {
+    "name": "catalog prices",
+    "gpu": "h100-sxm",
+    "rent": {"price_decline_per_year": 0.15},
+    "buy": {"staff_usd_per_year": 120_000, "colo_usd_per_kw_month": 150},
+    "jobs": [{"name": "base", "gpus": 16, "hours": 8760}],
+}
+
+
+@pytest.fixture(autouse=True)
+def _catalog(db: None) -> None:
+    """The bundled price snapshot and hardware quotes, as a fresh install loads them."""
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+
+
+def _advice_sizes(document: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    base = parse_fleet(document).base
+    gpn = base.network.gpus_per_node
+    doc = advise(replace(base, cluster_sizes=(gpn, 2 * gpn, 3 * gpn))).to_dict()
+    return base, doc["sizes"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("document", [CATALOG, fleet({"gpus": 8, "hours": 100})], ids=["catalog", "manual"])
+def test_tier_prices_equal_what_advise_says(document: dict[str, Any]) -> None:
+    base, sizes = _advice_sizes(document)
+    priced = tier_prices(base=base)
+    p = priced.prices
+    fixed = [s["buy"]["usd_per_year"] for s in sizes]
+    assert p.owned_fixed_usd_per_year(np.array([8, 16, 24])) == pytest.approx(fixed, rel=1e-12)
+    assert p.owned_variable_usd_per_gpu_hour == pytest.approx(sizes[0]["buy"]["variable_usd_per_busy_gpu_hour"])
+    markets = sizes[0]["rent"]["by_market"]
+    priced_markets = {m for m, v in markets.items() if v}
+    assert set(priced.offers) == priced_markets
+    for m in priced_markets:
+        assert priced.offers[m] == markets[m]["offer"]
+    if "on_demand" in priced_markets:
+        assert p.on_demand_usd_per_gpu_hour == pytest.approx(markets["on_demand"]["usd_per_busy_gpu_hour"])
+    if "spot" in priced_markets:
+        assert p.spot_usd_per_gpu_hour == pytest.approx(markets["spot"]["usd_per_busy_gpu_hour"])
+    for m in ("reserved_1y", "reserved_3y"):
+        if m in priced_markets:
+            assert p.reserved_usd_per_gpu_hour[m] == pytest.approx(markets[m]["offer"]["usd_per_used_gpu_hour"])
+
+
+@pytest.mark.django_db
+def test_catalog_prices_are_levelized_and_dated() -> None:
+    base = parse_fleet(CATALOG).base
+    priced = tier_prices(base=base)
+    assert 0 < float(rent_level(s=base)) < 1  # a 15% yearly decline lowers the levelized price
+    on_demand = offers_for_size(base, gpus=8)["on_demand"]
+    assert priced.prices.on_demand_usd_per_gpu_hour == pytest.approx(
+        float(on_demand.usd_per_used_gpu_hour[0]) * float(rent_level(s=base))
+    )
+    assert priced.prices_as_of is not None
+
+
+@pytest.mark.django_db
+def test_ownership_costs_are_linear_beyond_one_node() -> None:
+    base = parse_fleet(CATALOG).base
+    hw = hardware(base, [])
+    assert hw is not None
+    fixed = ownership_costs(s=base, nodes=np.arange(1, 9), hw=hw)["yearly_fixed"]
+    steps = np.diff(fixed[1:])
+    assert steps == pytest.approx(np.full(steps.size, steps[0]))
+    assert fixed[1] - fixed[0] > steps[0]  # the fabric starts at two nodes and staff is paid once
+    assert ownership_costs(s=base, nodes=0, hw=hw)["yearly_fixed"] == pytest.approx(base.buy.staff_usd_per_year)
+
+
+@pytest.mark.django_db
+def test_offers_for_size_keeps_the_whole_node_rule_of_market_prices() -> None:
+    base = parse_fleet(CATALOG).base
+    for gpus in (8, 64):
+        table = market_prices(base, np.array([gpus]))
+        for market, offers in offers_for_size(base, gpus=gpus).items():
+            column = table.per_used_gpu_hour[market][:, 0]
+            assert offers.usd_per_used_gpu_hour.tolist() == sorted(column[np.isfinite(column)].tolist())
+            assert offers.cheapest["usd_per_used_gpu_hour"] == offers.usd_per_used_gpu_hour[0]
+            assert offers.cheapest["gpu_count"] >= 8  # single-GPU VMs do not make a node
+
+
+@pytest.mark.django_db
+def test_price_alternatives_are_factors_of_the_cheapest_eligible_offers() -> None:
+    base = parse_fleet(CATALOG).base
+    alternatives = tier_prices(base=base).price_alternatives
+    assert alternatives == price_alternatives(offers_for_size(base, gpus=8))
+    assert alternatives
+    for market, factors in alternatives.items():
+        prices = offers_for_size(base, gpus=8)[market].usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
+        assert factors == pytest.approx((prices / prices[0]).tolist())
+        assert factors[0] == 1.0 and factors == sorted(factors) and len(factors) <= MC_PRICE_ALTERNATIVES
