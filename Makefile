@@ -69,12 +69,13 @@ user: install
 # not counted as a passing check (`make audit` is the check, where a vulnerability database answers).
 test: $(TEST_STAMP) e2e-deps pdf-deps
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/deptry .
 	SECRET_KEY=check-only DEBUG=0 $(BIN)/python manage.py makemigrations --check --dry-run
 	DEBUG=1 $(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
-	@echo "== checks passed: ruff, import contracts, deptry, migrations, pytest. Dependency audit (report only):"
+	@echo "== checks passed: ruff (lint, format), import contracts, deptry, migrations, mypy, pytest. Dependency audit (report only):"
 	@$(BIN)/python .ci/audit.py; status=$$?; \
 	  if [ $$status -eq 3 ]; then echo "== dependency audit: NOT AUDITED (not a pass; run make audit where PyPI is reachable)"; \
 	  elif [ $$status -ne 0 ]; then exit $$status; fi

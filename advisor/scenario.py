@@ -595,9 +595,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         allowed = f"a number >= {MIN_PARAMS_B} and <= 100000"
         c.fail(f"{where}/params_b", f"required without a catalog name: billions of parameters, {allowed}")
         return None
-    params_b = c.optional(
-        m, "params_b", where, lambda v, w: c.number(v, w, minimum=MIN_PARAMS_B, maximum=100_000)
-    )
+    params_b = c.optional(m, "params_b", where, lambda v, w: c.number(v, w, minimum=MIN_PARAMS_B, maximum=100_000))
     seq_len = c.number(get(m, "seq_len", where), f"{where}/seq_len", minimum=1, maximum=10_000_000, integer=True)
     given: dict[str, int] = {}
     for key in _MODEL_GEOMETRY:

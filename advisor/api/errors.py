@@ -29,6 +29,7 @@ from core.problems import PROBLEM_CONTENT_TYPE, problem
 
 logger = logging.getLogger(__name__)
 
+
 def escape_pointer_token(token: object) -> str:
     return str(token).replace("~", "~0").replace("/", "~1")
 
