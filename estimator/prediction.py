@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,8 +29,23 @@ from estimator.specs import PRECISIONS, all_gpus
 from estimator.workload import STACKS, Cluster, TrainingJob, WorkloadError
 
 if TYPE_CHECKING:
-    from estimator.calibrate import Calibration
     from estimator.runs import ProfiledRun
+
+
+class Calibration(Protocol):
+    """What predicting needs of a fitted calibration (``estimator.calibrate.Calibration`` is one); a protocol so
+    that prediction does not import the fitting module that imports it."""
+
+    def theta(self) -> dict[str, object]: ...
+
+    def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]: ...
+
+    def borrowed_families(self) -> dict[str, str]: ...
+
+    def has_stack(self, stack: str | None) -> bool: ...
+
+    def family_mfu_max(self) -> dict[str, float]: ...
+
 
 # Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021);
 # pipeline depths up to 64 cover the 1T-parameter Megatron run; micro-batches are powers of two.
