@@ -55,7 +55,7 @@ from advisor.advice.documents import (
     money,
     num,
 )
-from advisor.advice.offers import price_dates, rental_offers
+from advisor.advice.offers import offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import Scenario, ScenarioError, parse_scenario, scenario_for_gpu
@@ -158,31 +158,6 @@ def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame,
         best_price[m] = value
         best_row[m] = np.where(np.isfinite(value), idx[pick], -1)
     return frame, best_price, best_row
-
-
-def _utc_iso(stamp: pd.Timestamp) -> str:
-    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    return str(stamp.isoformat()).replace("+00:00", "Z")
-
-
-def _offer_doc(frame: pd.DataFrame, row: int, used_price: float) -> dict[str, Any]:
-    """One offer of the frame, with the price per GPU-hour the deployment actually pays (whole instances)."""
-    r = frame.iloc[row]
-    observed = r["observed_at"]
-    return {
-        "provider": r["provider"],
-        "instance": r["instance"],
-        "region": r["region"],
-        "market": r["market"],
-        "gpu_count": float(r["gpu_count"]),
-        "usd_per_hour": float(r["usd_per_hour"]),
-        "usd_per_gpu_hour": float(r["usd_per_gpu_hour"]),
-        "usd_per_used_gpu_hour": used_price,
-        "observed_at": None if observed is None or pd.isna(observed) else _utc_iso(pd.Timestamp(observed)),
-        "source": r["source"],
-        "is_snapshot": bool(r["is_snapshot"]),
-        "stale": bool(r["stale"]),
-    }
 
 
 def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int) -> tuple[Any, Any]:
@@ -349,9 +324,13 @@ def _rent_document(
         market = burst_market[i] if plan.split["burst_mean"][i] > 0 or base[i] == 0 else base_market[i]
         market = market or base_market[i]
         row = int(best_row[market][i]) if market else -1
-        offer = _offer_doc(frame, row, float(best_price[market][i])) if row >= 0 else None
+        offer = offer_document(frame.iloc[row], float(best_price[market][i])) if row >= 0 else None
     by_market = {
-        m: (_offer_doc(frame, int(best_row[m][i]), float(best_price[m][i])) if good and best_row[m][i] >= 0 else None)
+        m: (
+            offer_document(frame.iloc[int(best_row[m][i])], float(best_price[m][i]))
+            if good and best_row[m][i] >= 0
+            else None
+        )
         for m in s.rent.markets
     }
     return {
