@@ -6,7 +6,9 @@ class AdvisorConfig(AppConfig):
     verbose_name = "GPU Advisor"
 
     def ready(self) -> None:
-        from advisor import signals  # noqa: F401 - connects the receivers
         # Registers the app's Celery tasks in every process (web too, not only workers that autodiscover): the
         # calibration services enqueue the fit task by name.
-        from advisor import tasks  # noqa: F401
+        from advisor import (
+            signals,  # noqa: F401 - connects the receivers
+            tasks,  # noqa: F401
+        )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
+from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
 from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, model_ids, resolve_model
 from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, get_gpu
 from estimator.workload import STRATEGIES
@@ -118,7 +119,6 @@ MARKETS: Final[tuple[str, ...]] = tuple(Market.values)
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
 # DESIGN.md profiled-run CSV `stack` column; recorded with the scenario (the estimator does not yet use it).
 STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
-MAX_COMPARE_GPUS: Final[int] = len(GPU_IDS)
 _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
     "layers",
     "hidden",
@@ -129,7 +129,6 @@ _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
     "experts",
     "active_experts",
 )
-MAX_CLUSTER_SIZES: Final[int] = 32
 MAX_GPUS: Final[int] = 65_536
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -763,19 +762,26 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
     r = c.obj(value, where, ("providers", "markets", "usd_per_gpu_hour", "price_decline_per_year", "spot"))
     providers = get(r, "providers", where)
     provs: list[str] = []
-    if not isinstance(providers, list):
-        c.fail(f"{where}/providers", f"must be an array of provider slugs ([] = all); got {_kind(providers)}")
+    if not isinstance(providers, list) or len(providers) > MAX_PROVIDERS:
+        c.fail(
+            f"{where}/providers",
+            f"must be an array of at most {MAX_PROVIDERS} provider slugs ([] = all); got {_kind(providers)}",
+        )
     else:
         for i, p in enumerate(providers):
             if isinstance(p, str) and _SLUG.match(p.strip().lower()):
-                provs.append(p.strip().lower())
+                if p.strip().lower() not in provs:
+                    provs.append(p.strip().lower())
             else:
                 c.fail(f"{where}/providers/{i}", f"must be a provider slug such as 'aws' or 'lambda'; got {p!r}")
         _known_providers_only(c, where, providers, provs)
     markets = get(r, "markets", where)
     mkts: list[str] = []
-    if not isinstance(markets, list) or not markets:
-        c.fail(f"{where}/markets", f"must be a non-empty array of {', '.join(MARKETS)}; got {_kind(markets)}")
+    if not isinstance(markets, list) or not markets or len(markets) > MAX_MARKETS:
+        c.fail(
+            f"{where}/markets",
+            f"must be a non-empty array of at most {MAX_MARKETS} of {', '.join(MARKETS)}; got {_kind(markets)}",
+        )
     else:
         for i, m in enumerate(markets):
             chosen = c.choice(m, f"{where}/markets/{i}", MARKETS)

@@ -269,3 +269,19 @@ def test_utilization_is_implied_by_runs_per_year_only_when_omitted() -> None:
     given = parse(with_("/utilization", 0.5, with_("/workload/runs_per_year", 4)))
     assert given.utilization == 0.5
     assert parse(MINIMAL).utilization == DEFAULTS["/utilization"].value  # neither given: the default
+
+
+@pytest.mark.django_db
+def test_every_list_in_a_scenario_has_a_cap() -> None:
+    from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
+
+    too_many = {
+        "/rent/providers": ["aws"] * (MAX_PROVIDERS + 1),
+        "/rent/markets": ["on_demand"] * (MAX_MARKETS + 1),
+        "/compare_gpus": ["h100-sxm"] * (MAX_COMPARE_GPUS + 1),
+        "/cluster_sizes": list(range(8, 8 * (MAX_CLUSTER_SIZES + 2), 8)),
+    }
+    for pointer, value in too_many.items():
+        found = errors(with_(pointer, value))
+        assert pointer in found, (pointer, found)
+        assert "at most" in found[pointer]
