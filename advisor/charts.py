@@ -726,6 +726,38 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
     )
 
 
+def _fractions(values: Any) -> list[float | None]:
+    return [float(v) if isinstance(v, int | float) and math.isfinite(v) else None for v in values or []]
+
+
+def chart_scaling_efficiency(*, curves: Sequence[dict[str, Any]]) -> Chart:
+    """Calibration fit: measured (solid) and predicted (dashed) scaling efficiency by GPU count, one colour per
+    configuration (the report's ``scaling_efficiency`` curves: gpus, measured, predicted as fractions)."""
+    palette = [ACCENT, RENT, BUY, "#ae3ec9", "#7048e8", "#e8590c", "#0b7285", "#5c940d"]
+    series: list[Series] = []
+    for i, curve in enumerate(c for c in curves if c.get("gpus")):
+        color = palette[i % len(palette)]
+        xs = [float(g) for g in curve["gpus"]]
+        family = str(curve.get("config_family") or f"runs {i + 1}")
+        series.append(Series(label=f"{family}: measured", xs=xs, ys=_fractions(curve.get("measured")), color=color))
+        series.append(
+            Series(label=f"{family}: predicted", xs=xs, ys=_fractions(curve.get("predicted")), color=color, dash="5 4")
+        )
+    return _line_chart(
+        testid="chart-scaling-efficiency",
+        title="Scaling efficiency by GPU count, measured and predicted",
+        series=series,
+        x_label="GPUs",
+        y_label="scaling efficiency",
+        y_format=format_percent,
+        x_log2=True,
+        y_min=0.0,
+        y_max=1.0,
+        caption="Solid: measured; dashed: predicted. Tokens/s per GPU relative to the smallest run of each "
+        "configuration; where the lines part, the fit misses your cluster's knee.",
+    )
+
+
 def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
     """Training with compare_gpus: each GPU at its recommended size as a point, time per run against the cheaper
     of renting and owning per run (lower left is better); None without alternatives."""

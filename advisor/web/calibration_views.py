@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from advisor.calibrations import CalibrationNotReady, calibration_submit
-from advisor.charts import chart_residuals
+from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyRows, read_runs_text
 from core.auth import signed_in_user
@@ -176,12 +176,14 @@ def _refinement_report(report: dict[str, Any]) -> dict[str, Any]:
         for curve in report.get("scaling_efficiency") or []
         if isinstance(curve, dict)
     ]
+    curves = [c for c in report.get("scaling_efficiency") or [] if isinstance(c, dict)]
     trend = report.get("residual_trend_per_doubling")
     flagged = bool(report.get("residual_trend_flagged"))
     raw_coverage = report.get("coverage")
     coverage: dict[str, Any] = raw_coverage if isinstance(raw_coverage, dict) else {}
     return {
         "scaling": scaling,
+        "scaling_chart": chart_scaling_efficiency(curves=curves) if scaling else None,
         # log(predicted/measured) per doubling of GPUs: about the fractional error it adds per doubling.
         "trend": None if trend is None else {"per_doubling": _pct(trend), "flagged": flagged},
         "parameters": _table(report.get("parameters")),

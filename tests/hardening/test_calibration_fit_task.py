@@ -169,6 +169,10 @@ def test_the_report_page_renders_the_refinement_fields_it_finds(user) -> None:  
     )
     page = _web(user).get(f"/calibrations/{row.pk}/").content.decode()
     assert 'data-testid="scaling-efficiency"' in page and "67.0%" in page and "70.0%" in page
+    # The same curves drawn: measured solid, predicted dashed, on a log2 GPU axis with the three counts as ticks.
+    chart = page.split('data-testid="chart-scaling-efficiency"', 1)[1].split("</figure>", 1)[0]
+    assert "<svg" in chart and 'stroke-dasharray="5 4"' in chart
+    assert all(f">{gpus}<" in chart for gpus in (1, 8, 32))
     assert 'data-testid="residual-trend-flag"' in page
     assert "Moved by your runs: fabric_efficiency" in page and "overlap kept at the prior" in page
     assert 'data-testid="parameters"' in page and "0.33" in page
