@@ -355,12 +355,13 @@ SQLITE_BUSY_TIMEOUT_S = env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1)
 # PostgreSQL: give up connecting (and answer 503) after this; cancel any statement running longer.
 DATABASE_CONNECT_TIMEOUT_S = env_int("DATABASE_CONNECT_TIMEOUT_S", 3, minimum=1)
 DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=100)
+SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": SQLITE_BUSY_TIMEOUT_S,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["OPTIONS"] = {
-        "transaction_mode": "IMMEDIATE",
-        "timeout": SQLITE_BUSY_TIMEOUT_S,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
+    DATABASES["default"]["OPTIONS"] = dict(SQLITE_OPTIONS)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _options: dict[str, object] = DATABASES["default"].setdefault("OPTIONS", {})  # type: ignore[assignment]
     _options.update(

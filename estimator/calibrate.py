@@ -381,6 +381,39 @@ def coverage(runs: Sequence[ProfiledRun]) -> dict[str, Any]:
     }
 
 
+def coverage_warnings(
+    calibration: Calibration, *, params_b: float, num_gpus: Sequence[int], seq_len: int, gpu: str
+) -> list[str]:
+    """Where a prediction leaves the range the calibration's runs cover (its report's ``coverage``): model size,
+    GPU count, sequence length, GPU type. Empty for a calibration without a coverage record."""
+    cov = calibration.report.get("coverage") or {}
+    out: list[str] = []
+    name = calibration.name
+    for label, value, key, unit in (
+        ("model size", params_b, "params_b", "B parameters"),
+        ("sequence", seq_len, "seq_len", " tokens"),
+    ):
+        span = cov.get(key)
+        if span and not span[0] <= value <= span[1]:
+            out.append(
+                f"The {label} ({value:g}{unit}) is outside the {span[0]:g}-{span[1]:g}{unit} the calibration "
+                f"'{name}' was fitted on: the prediction extrapolates."
+            )
+    span = cov.get("num_gpus")
+    if span and num_gpus:
+        beyond = [n for n in num_gpus if not span[0] <= n <= span[1]]
+        if beyond:
+            listed = ", ".join(str(n) for n in beyond[:5]) + (", ..." if len(beyond) > 5 else "")
+            out.append(
+                f"Sizes of {listed} GPUs are outside the {span[0]}-{span[1]} GPUs the calibration '{name}' was "
+                "fitted on: their scaling is extrapolated."
+            )
+    covered = cov.get("gpus")
+    if covered and gpu not in covered:
+        out.append(f"The calibration '{name}' has no run on {gpu} (it covers {', '.join(covered)}).")
+    return out
+
+
 def scaling_report(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted: np.ndarray) -> dict[str, Any]:
     """Measured vs predicted scaling efficiency by GPU count (per config family with several counts: per-GPU tokens/s
     relative to its smallest count) and the trend of log(predicted/measured) with log2(GPUs), flagged when the error

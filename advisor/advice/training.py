@@ -74,7 +74,7 @@ from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
-from estimator.calibrate import Calibration, load_default
+from estimator.calibrate import Calibration, coverage_warnings, load_default
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
@@ -173,6 +173,7 @@ def _training_job(s: Scenario) -> TrainingJob:
         cp=par.cp,
         micro_batch=par.micro_batch,
         activation_checkpointing=par.activation_checkpointing,
+        stack=w.stack,
     )
 
 
@@ -350,8 +351,21 @@ def _size_documents(
     return size_docs
 
 
-def _prediction_warnings(s: Scenario, sizes: SizePredictions, warnings: list[str]) -> None:
-    """A model that fits on one GPU; a fabric that makes leaving the node scale badly."""
+def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calibration, warnings: list[str]) -> None:
+    """What the estimator says of its own prediction (borrowed GPU family, unknown stack, MFU cap, idle GPUs),
+    where the scenario leaves the range the calibration's runs cover, a model that fits on one GPU, and a fabric
+    that makes leaving the node scale badly."""
+    warnings.extend(note[0].upper() + note[1:] + "." for note in sizes.prediction.warnings)
+    w = s.workload
+    warnings.extend(
+        coverage_warnings(
+            calibration,
+            params_b=w.model.params_b,
+            num_gpus=[int(n) for n in sizes.gpus],
+            seq_len=w.model.seq_len,
+            gpu=s.gpu,
+        )
+    )
     spec = get_gpu(s.gpu)
     gpus, tps, feasible = sizes.gpus, sizes.tokens_per_s, sizes.feasible
     if sizes.fits_one:
@@ -500,7 +514,7 @@ def advise_training(
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
-    _prediction_warnings(s, sizes, warnings)
+    _prediction_warnings(s, sizes, calibration, warnings)
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
     _price_warnings(s, rent, gpus, size_docs, freshness, warnings)
     prices_as_of, freshness["kind"] = price_dates(s, size_docs, freshness, now, warnings)

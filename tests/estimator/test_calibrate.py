@@ -88,3 +88,22 @@ def test_fit_needs_measured_runs() -> None:
     assert (info.value.errors[0].row, info.value.errors[0].column) == (1, "tokens_per_s")
     with pytest.raises(RunValidationError, match="at least 2 runs"):
         fit(runs[:1], name="x")
+
+
+def test_coverage_warnings_name_what_leaves_the_range_of_the_runs() -> None:
+    import dataclasses
+
+    from estimator.calibrate import coverage_warnings, load_default
+
+    default = load_default()
+    coverage = {"params_b": [1.3, 13.0], "num_gpus": [1, 32], "seq_len": [2048, 2048], "gpus": ["a100-80gb"]}
+    team = dataclasses.replace(default, name="team", report={**default.report, "coverage": coverage})
+    inside = coverage_warnings(team, params_b=7, num_gpus=[8, 16, 32], seq_len=2048, gpu="a100-80gb")
+    assert inside == []
+    outside = coverage_warnings(team, params_b=70, num_gpus=[16, 64, 128], seq_len=4096, gpu="h100-sxm")
+    text = " ".join(outside)
+    assert len(outside) == 4
+    assert "70B parameters" in text and "1.3-13B" in text
+    assert "64, 128 GPUs" in text and "1-32 GPUs" in text
+    assert "4096 tokens" in text
+    assert "no run on h100-sxm" in text

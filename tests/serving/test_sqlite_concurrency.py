@@ -79,10 +79,15 @@ def test_concurrent_saves_all_succeed_on_sqlite(tmp_path: Path) -> None:
 
 
 def _wrapper_settings(database: Path) -> dict:
+    """An SQLite connection as the embedded default configures it, whatever database the suite runs on (CI:
+    PostgreSQL): the keys Django fills in, the SQLite engine and file, and the settings' SQLite options."""
+    from django.conf import settings
     from django.db import connections
 
     config = dict(connections["default"].settings_dict)
-    return {**config, "NAME": str(database), "TEST": {}}
+    config.update(ENGINE="django.db.backends.sqlite3", NAME=str(database), TEST={})
+    config.update(USER="", PASSWORD="", HOST="", PORT="", OPTIONS=dict(settings.SQLITE_OPTIONS))
+    return config
 
 
 def test_read_then_write_transactions_queue_instead_of_failing(tmp_path: Path, django_db_blocker) -> None:  # type: ignore[no-untyped-def]
