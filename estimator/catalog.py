@@ -114,11 +114,12 @@ class ModelGeometry:
     def _embedding_params(self) -> float:
         return float(self.vocab * self.hidden * (1 if self.tied else 2))
 
-    def params(self) -> float:
-        """Total parameters implied by the geometry [parameters, not billions]."""
+    def _params_through(self, experts: int) -> float:
+        """Attention, dense MLPs, ``experts`` routed experts (+ shared ones and the router) per MoE layer, and
+        the embeddings [parameters]."""
         dense, moe = self._layer_counts()
         expert = self._mlp(self.moe_ffn_hidden or self.ffn_hidden)
-        moe_layer = (self.experts + self.shared_experts) * expert + self.hidden * self.experts
+        moe_layer = (experts + self.shared_experts) * expert + self.hidden * self.experts
         return (
             self.layers * self.attention_params_per_layer()
             + dense * self._mlp(self.ffn_hidden)
@@ -126,17 +127,13 @@ class ModelGeometry:
             + self._embedding_params()
         )
 
+    def params(self) -> float:
+        """Total parameters implied by the geometry [parameters, not billions]."""
+        return self._params_through(self.experts)
+
     def active_params(self) -> float:
         """Parameters one token passes through (all of them for a dense model) [parameters]."""
-        dense, moe = self._layer_counts()
-        expert = self._mlp(self.moe_ffn_hidden or self.ffn_hidden)
-        moe_layer = (self.active_experts + self.shared_experts) * expert + self.hidden * self.experts
-        return (
-            self.layers * self.attention_params_per_layer()
-            + dense * self._mlp(self.ffn_hidden)
-            + moe * moe_layer
-            + self._embedding_params()
-        )
+        return self._params_through(self.active_experts)
 
     def expert_params(self) -> float:
         """Parameters of all routed experts (what expert parallelism spreads over GPUs) [parameters]."""
