@@ -136,3 +136,32 @@ def costs(
         ),
     )
     return out
+
+
+def cumulative_document(
+    *,
+    gpus: int | None,
+    months: int,
+    rent_usd_per_month: float,
+    rent_decline_per_year: float,
+    capex_usd: float,
+    own_usd_per_month: float,
+    residual_usd: float,
+) -> dict[str, Any]:
+    """The Advice's ``cumulative_cost``: renting and owning paid month by month over the horizon, and the month
+    owning becomes the cheaper (training and inference alike)."""
+    rent_cum, own_cum = ec.cumulative_cost_by_month(
+        months=months,
+        rent_usd_per_month=rent_usd_per_month,
+        rent_decline_per_year=rent_decline_per_year,
+        capex_usd=capex_usd,
+        own_usd_per_month=own_usd_per_month,
+        residual_usd=residual_usd,
+    )
+    return {
+        "gpus": gpus,
+        "months": list(range(months + 1)),
+        "rent_usd": rent_cum,
+        "buy_usd": own_cum,
+        "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
+    }

@@ -46,6 +46,7 @@ from scipy.special import gammaln
 
 from advisor import economics as ec
 from advisor import formatting as fmt
+from advisor.advice.costs import cumulative_document
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
@@ -593,7 +594,8 @@ def _outlook(
         + own["variable"] * busy_gpu_hours_year[j]
     )  # cash each year: running costs and the energy of busy GPU-hours
     residual = float(own["capex"][j]) * b.residual_fraction
-    rent_cum, own_cum = ec.cumulative_cost_by_month(
+    cumulative = cumulative_document(
+        gpus=rec_gpus,
         months=months,
         rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
         rent_decline_per_year=s.rent.price_decline_per_year,
@@ -601,13 +603,6 @@ def _outlook(
         own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
         residual_usd=residual,
     )
-    cumulative = {
-        "gpus": rec_gpus,
-        "months": list(range(months + 1)),
-        "rent_usd": rent_cum,
-        "buy_usd": own_cum,
-        "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
-    }
     rent_pv, own_pv = ec.npv_rent_and_own_usd(
         rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
         rent_decline_per_year=s.rent.price_decline_per_year,

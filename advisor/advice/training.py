@@ -47,6 +47,7 @@ import numpy as np
 from django.utils import timezone
 
 from advisor import economics as ec
+from advisor.advice.costs import cumulative_document
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
@@ -443,20 +444,16 @@ def _ownership_outlook(
     months = max(1, round(s.buy.years * ec.MONTHS_PER_YEAR))
     residual = float(base["capex"][i]) * s.buy.residual_fraction
     decline = s.rent.price_decline_per_year if rent.head_floating[i] else 0.0
-    rent_cum, own_cum = ec.cumulative_cost_by_month(
-        months=months,
-        rent_usd_per_month=rent_per_year / ec.MONTHS_PER_YEAR,
-        rent_decline_per_year=decline,
-        capex_usd=float(base["capex"][i]),
-        own_usd_per_month=float(running) / ec.MONTHS_PER_YEAR,
-        residual_usd=residual,
-    )
     cumulative = {
-        "gpus": rec_gpus,
-        "months": list(range(months + 1)),
-        "rent_usd": rent_cum,
-        "buy_usd": own_cum,
-        "crossover_month": ec.crossover_month(rent_cumulative_usd=rent_cum, own_cumulative_usd=own_cum),
+        **cumulative_document(
+            gpus=rec_gpus,
+            months=months,
+            rent_usd_per_month=rent_per_year / ec.MONTHS_PER_YEAR,
+            rent_decline_per_year=decline,
+            capex_usd=float(base["capex"][i]),
+            own_usd_per_month=float(running) / ec.MONTHS_PER_YEAR,
+            residual_usd=residual,
+        ),
         "utilization": u,
         "rent_market": rent.markets[rent.headline[i]],
     }
