@@ -96,7 +96,7 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(
-        f"gunicorn {options.workers} sync workers on 127.0.0.1, {options.clients} clients, "
+        f"gunicorn {options.workers} ASGI workers on 127.0.0.1, {options.clients} clients, "
         f"{options.seconds:g} s per load, {os.cpu_count()} CPUs shared by clients and server"
     )
     print(f"{'endpoint':44} {'req/s':>8} {'n':>6} {'errors':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")

