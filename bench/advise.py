@@ -12,16 +12,13 @@ alone for the same sizes, and their ratio. Issue 5's target: ``advise()`` under 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from djangokit import median_seconds, setup_django  # noqa: E402
 
 TARGET_MS = 50.0
 SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -35,13 +32,7 @@ SCENARIO = {
 
 
 def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm caches (imports, spec table, query plans)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return median_seconds(fn, repeats) * 1000
 
 
 def main() -> int:
@@ -49,15 +40,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-advise-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    setup_django(prefix="bench-advise-")
     from advisor.advice import advise
     from advisor.scenario import parse_scenario
     from estimator import predict
@@ -65,10 +48,7 @@ def main() -> int:
     from estimator.specs import get_gpu
     from estimator.workload import Cluster, TrainingJob
     from pricing.selectors import hardware_quote, offers_frame, price_freshness
-    from pricing.services import load_bundled_data
 
-    call_command("migrate", interactive=False, verbosity=0)
-    print(load_bundled_data())
     calibration = load_default()
     scenario = parse_scenario(SCENARIO)
     offers = offers_frame(gpu="h100-sxm")

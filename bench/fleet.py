@@ -15,10 +15,7 @@ ratios. The issue's target: a 200-job mix plans in well under a second of comput
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +25,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from djangokit import median_seconds, setup_django  # noqa: E402
 
 TARGET_S = 1.0
 ADVISE_SCENARIO = {
@@ -72,13 +70,7 @@ def job_mix(n: int, seed: int = 2027) -> list[dict[str, Any]]:
 
 def median_s(fn: Callable[[], object], repeats: int) -> float:
     """Median CPU seconds of this process (the machine may be shared: wall time would count other work)."""
-    fn()  # warm caches (imports, spec table, query plans)
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
+    return median_seconds(fn, repeats, clock=time.process_time)
 
 
 def main() -> int:
@@ -87,25 +79,14 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=200)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-fleet-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    setup_django(prefix="bench-fleet-")
     from advisor.advice import advise
     from advisor.advice.fleet.document import parse_fleet
     from advisor.advice.fleet.plan import plan_fleet
     from advisor.advice.fleet.pricing import resolve_job, tier_prices
     from advisor.advice.fleet.service import fleet_plan
     from advisor.scenario import parse_scenario
-    from pricing.services import load_bundled_data
 
-    call_command("migrate", interactive=False, verbosity=0)
-    print(load_bundled_data())
     document = {"name": "bench: 200-job mix", "gpu": "h100-sxm", "jobs": job_mix(args.jobs)}
     fleet = parse_fleet(document)
     priced = tier_prices(base=fleet.base)

@@ -19,9 +19,7 @@ scratch PostgreSQL database: it is migrated and its pricing tables are emptied).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -30,26 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from djangokit import setup_django  # noqa: E402
 
 PROVIDERS = ["aws", "azure", "gcp", "lambda", "runpod", "vast", "nebius", "oci", "cudo", "fluidstack"]
 REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "ap-south-1"]
 MARKETS = ["on_demand", "spot", "reserved_1y", "reserved_3y"]
-
-
-def setup_django(database_url: str | None) -> None:
-    if database_url is None:
-        database_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='bench-ingest-')) / 'bench.sqlite3'}"
-        database_url = database_url.replace("sqlite:///", "sqlite:////", 1)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("DEBUG", "0")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[object]:
@@ -174,7 +157,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
-    setup_django(args.database_url)
+    setup_django(prefix="bench-ingest-", database_url=args.database_url, load_data=False, env={"DEBUG": "0"})
     from django.db import connection
 
     print(

@@ -12,15 +12,14 @@ results fragment under 150 ms, PDF under 2 s.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from djangokit import setup_django  # noqa: E402
 
 FRAGMENT_TARGET_MS = 150.0
 PDF_TARGET_MS = 2000.0
@@ -53,28 +52,16 @@ def main() -> int:
     parser.add_argument("--pdf-repeats", type=int, default=5)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="bench-web-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-0123456789")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
-    import django
-
-    django.setup()
+    setup_django(prefix="bench-web-", env={"ALLOWED_HOSTS": "testserver", "SECURE_SSL_REDIRECT": "0"})
     import logging
 
-    from django.core.management import call_command
     from django.test import Client
 
     from advisor.calibrations import ensure_default_calibration
     from advisor.web import forms
-    from pricing.services import load_bundled_data
 
     logging.getLogger("weasyprint").setLevel(logging.WARNING)
     logging.getLogger("fontTools").setLevel(logging.WARNING)
-    call_command("migrate", verbosity=0, interactive=False)
-    load_bundled_data()
     ensure_default_calibration()
 
     data = dict(forms.preset_initial("7b-pretrain"))
