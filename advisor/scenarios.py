@@ -10,55 +10,23 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.models import Scenario, ScenarioVersion, ShareLink
-from advisor.textcheck import clean_name as clean_text
+from advisor.versioned import versioned_create, versioned_update
 from core.fields import char_max_length
 
 NAME_MAX_LENGTH = char_max_length(Scenario, "name")
 
 
-class ScenarioNameError(ValueError):
-    """The name is empty or too long."""
-
-
-def clean_name(name: str) -> str:
-    """A saved item's name, stripped and checked (no NUL or unpaired surrogates); ScenarioNameError when empty
-    or too long (scenarios and fleets)."""
-    try:
-        return clean_text(name, max_length=NAME_MAX_LENGTH)
-    except ValueError as error:
-        raise ScenarioNameError(f"name: {error}") from None
-
-
-def _record_version(scenario: Scenario) -> ScenarioVersion:
-    last = scenario.versions.aggregate(last=Max("number"))["last"] or 0
-    return ScenarioVersion.objects.create(
-        scenario=scenario, number=last + 1, name=scenario.name, document=scenario.document
-    )
-
-
-@transaction.atomic
 def scenario_create(*, owner: User, name: str, document: dict[str, Any]) -> Scenario:
-    scenario = Scenario.objects.create(owner=owner, name=clean_name(name), document=document)
-    _record_version(scenario)
-    return scenario
+    return versioned_create(objects=Scenario.objects, owner=owner, name=name, document=document)
 
 
-@transaction.atomic
 def scenario_update(*, scenario: Scenario, name: str | None = None, document: dict[str, Any] | None = None) -> Scenario:
     """Overwrite name and/or document; the new state becomes the next version."""
-    # Lock the row so two concurrent saves get distinct version numbers.
-    locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
-    if name is not None:
-        locked.name = clean_name(name)
-    if document is not None:
-        locked.document = document
-    locked.save()
-    _record_version(locked)
-    return locked
+    return versioned_update(objects=Scenario.objects, item=scenario, name=name, document=document)
 
 
 def scenario_rename(*, scenario: Scenario, name: str) -> Scenario:

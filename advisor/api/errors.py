@@ -22,6 +22,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from advisor.proposal import PdfUnavailable
+from advisor.versioned import DocumentNameError
 from core.api.query import UnknownQueryParameters
 from core.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
@@ -59,6 +60,11 @@ class FieldErrors(exceptions.APIException):
         super().__init__(detail or self.default_detail)
         self.status_code = status_code
         self.errors = [dict(error) for error in errors]
+
+
+def name_field_errors(error: DocumentNameError) -> FieldErrors:
+    """A saved item's bad `name` (scenario or fleet) as the 400 naming the field."""
+    return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
 
 
 class QueryParameterErrors(FieldErrors):

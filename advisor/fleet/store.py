@@ -9,36 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 
 from advisor.fleet.models import Fleet, FleetVersion
-from advisor.scenarios import clean_name
+from advisor.versioned import versioned_create, versioned_update
 
 
-def _record_version(fleet: Fleet) -> FleetVersion:
-    last = fleet.versions.aggregate(last=Max("number"))["last"] or 0
-    return FleetVersion.objects.create(fleet=fleet, number=last + 1, name=fleet.name, document=fleet.document)
-
-
-@transaction.atomic
 def fleet_create(*, owner: User, name: str, document: dict[str, Any]) -> Fleet:
-    fleet = Fleet.objects.create(owner=owner, name=clean_name(name), document=document)
-    _record_version(fleet)
-    return fleet
+    return versioned_create(objects=Fleet.objects, owner=owner, name=name, document=document)
 
 
-@transaction.atomic
 def fleet_update(*, fleet: Fleet, name: str | None = None, document: dict[str, Any] | None = None) -> Fleet:
     """Overwrite name and/or document; the new state becomes the next version."""
-    locked = Fleet.objects.select_for_update().get(pk=fleet.pk)  # distinct version numbers under concurrency
-    if name is not None:
-        locked.name = clean_name(name)
-    if document is not None:
-        locked.document = document
-    locked.save()
-    _record_version(locked)
-    return locked
+    return versioned_update(objects=Fleet.objects, item=fleet, name=name, document=document)
 
 
 def fleet_delete(*, fleet: Fleet) -> None:

@@ -22,7 +22,7 @@ from advisor.fleet.models import Fleet
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError
-from advisor.scenarios import ScenarioNameError
+from advisor.versioned import DocumentNameError
 from core.auth import signed_in_user
 
 EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
@@ -85,7 +85,7 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
         else:
             fleet = fleet_create(owner=signed_in_user(request), name=name or "Untitled fleet", document=document)
             messages.success(request, f"Saved “{fleet.name}”.")
-    except (ScenarioError, ScenarioNameError) as error:
+    except (ScenarioError, DocumentNameError) as error:
         messages.error(request, f"Not saved: {error}")
         return None
     return redirect(f"{reverse('fleet')}?id={fleet.pk}")

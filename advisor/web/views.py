@@ -22,6 +22,7 @@ from advisor import proposals as proposal_store
 from advisor import scenarios as store
 from advisor.models import Scenario, ShareLink
 from advisor.proposal import PdfUnavailable, render_proposal_pdf
+from advisor.versioned import DocumentNameError
 from advisor.web import forms as planner_forms
 from advisor.web import proposal_views
 from advisor.web.forms import PlannerForm
@@ -249,7 +250,7 @@ def scenario_rename(request: HttpRequest, scenario_id: int) -> HttpResponse:
     try:
         document = {**scenario.document, "name": name.strip()}
         store.scenario_update(scenario=scenario, name=name, document=document)
-    except store.ScenarioNameError as error:
+    except DocumentNameError as error:
         messages.error(request, str(error).replace("name: ", "Name ", 1))
     else:
         messages.success(request, "Renamed.")

@@ -4,6 +4,7 @@ import pytest
 
 from advisor import scenarios
 from advisor.models import Scenario
+from advisor.versioned import DocumentNameError
 
 DOCUMENT = {"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12}, "gpu": "h100-sxm"}
 
@@ -32,9 +33,9 @@ def test_another_users_scenario_does_not_exist_for_you(user, other_user) -> None
 
 @pytest.mark.django_db
 def test_names_are_validated(user) -> None:
-    with pytest.raises(scenarios.ScenarioNameError, match="must not be empty"):
+    with pytest.raises(DocumentNameError, match="must not be empty"):
         scenarios.scenario_create(owner=user, name="   ", document=DOCUMENT)
-    with pytest.raises(scenarios.ScenarioNameError, match="at most 200"):
+    with pytest.raises(DocumentNameError, match="at most 200"):
         scenarios.scenario_create(owner=user, name="x" * 201, document=DOCUMENT)
 
 

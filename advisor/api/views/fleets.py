@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from advisor.api.errors import FieldErrors, pointer
+from advisor.api.errors import FieldErrors, name_field_errors
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.serializers import StrictSerializer, TextField
@@ -27,7 +27,8 @@ from advisor.fleet.proposal import render_fleet_pdf
 from advisor.fleet.service import fleet_plan_for, validate_fleet_for
 from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
 from advisor.scenario import ScenarioError
-from advisor.scenarios import NAME_MAX_LENGTH, ScenarioNameError
+from advisor.scenarios import NAME_MAX_LENGTH
+from advisor.versioned import DocumentNameError
 from core.api.renderers import PDFRenderer
 from core.auth import signed_in_user
 
@@ -92,10 +93,6 @@ def _validated_input(request: Request) -> tuple[str, dict]:
     return data.validated_data["name"], data.validated_data["fleet"]
 
 
-def _name_error(error: ScenarioNameError) -> FieldErrors:
-    return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
-
-
 class FleetPlanView(GenericAPIView):
     serializer_class = FleetPlanSerializer
     parser_classes = [JSONParser]
@@ -126,8 +123,8 @@ class FleetListView(GenericAPIView):
         name, document = _validated_input(request)
         try:
             fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)
-        except ScenarioNameError as error:
-            raise _name_error(error) from error
+        except DocumentNameError as error:
+            raise name_field_errors(error) from error
         location = reverse("v1:fleet-detail", kwargs={"fleet_id": fleet.pk}, request=request)
         return Response(
             FleetOutputSerializer(fleet).data, status=status.HTTP_201_CREATED, headers={"Location": location}
@@ -155,8 +152,8 @@ class FleetDetailView(GenericAPIView):
         name, document = _validated_input(request)
         try:
             fleet = fleet_update(fleet=fleet, name=name, document=document)
-        except ScenarioNameError as error:
-            raise _name_error(error) from error
+        except DocumentNameError as error:
+            raise name_field_errors(error) from error
         return Response(FleetOutputSerializer(fleet).data)
 
     @extend_schema(summary="Delete a fleet and its versions", responses={204: None})

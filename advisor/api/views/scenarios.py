@@ -9,19 +9,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from advisor.api.errors import FieldErrors, pointer
+from advisor.api.errors import name_field_errors
 from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from advisor.api.scenario_input import parse_scenario_or_400
 from advisor.api.serializers import ScenarioInputSerializer, ScenarioListItemSerializer, ScenarioOutputSerializer
 from advisor.models import Scenario
 from advisor.scenarios import (
-    ScenarioNameError,
     scenario_create,
     scenario_delete,
     scenario_for_user,
     scenario_update,
     scenarios_for_user,
 )
+from advisor.versioned import DocumentNameError
 from core.api.conditional import conditional_response, entity_tag, require_if_match
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
@@ -47,10 +47,6 @@ def _validated_input(request: Request) -> tuple[str, dict]:
     data.is_valid(raise_exception=True)
     parse_scenario_or_400(data.validated_data["scenario"], at=("scenario",))
     return data.validated_data["name"], data.validated_data["scenario"]
-
-
-def _name_error(error: ScenarioNameError) -> FieldErrors:
-    return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
 
 
 def owned_scenario(request: Request, scenario_id: int) -> Scenario:
@@ -86,8 +82,8 @@ class ScenarioListView(GenericAPIView):
         name, document = _validated_input(request)
         try:
             scenario = scenario_create(owner=signed_in_user(request), name=name, document=document)
-        except ScenarioNameError as error:
-            raise _name_error(error) from error
+        except DocumentNameError as error:
+            raise name_field_errors(error) from error
         location = reverse("v1:scenario-detail", kwargs={"scenario_id": scenario.pk}, request=request)
         data = ScenarioOutputSerializer(scenario).data
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location, "ETag": entity_tag(data)})
@@ -123,8 +119,8 @@ class ScenarioDetailView(GenericAPIView):
         name, document = _validated_input(request)
         try:
             scenario = scenario_update(scenario=current, name=name, document=document)
-        except ScenarioNameError as error:
-            raise _name_error(error) from error
+        except DocumentNameError as error:
+            raise name_field_errors(error) from error
         data = ScenarioOutputSerializer(self.get_queryset().get(pk=scenario.pk)).data
         return Response(data, headers={"ETag": entity_tag(data)})
 

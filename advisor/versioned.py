@@ -1,0 +1,67 @@
+"""Owner-scoped documents kept with every version (saved scenarios and saved fleets).
+
+Each write stores the new state as the next version through the model's `versions` relation, so an
+overwrite loses nothing; the row is locked while numbering so concurrent saves get distinct numbers.
+Names are checked by `advisor.textcheck.clean_name` with the saved item's own maximum length."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from django.db import models, transaction
+from django.db.models import Manager, Max
+
+from advisor.textcheck import clean_name as clean_text
+from core.fields import char_max_length
+
+
+class DocumentNameError(ValueError):
+    """The name is empty or too long."""
+
+
+class VersionedDocument(Protocol):
+    pk: Any
+    name: str
+    document: Any
+    versions: Any  # the reverse relation of the version model (related_name="versions")
+
+    def save(self, *args: Any, **kwargs: Any) -> None: ...
+
+
+DocumentT = TypeVar("DocumentT", bound=models.Model)
+
+
+def clean_document_name(name: str, *, model: type[models.Model]) -> str:
+    """A saved item's name, stripped and checked (no NUL or unpaired surrogates); DocumentNameError when
+    empty or longer than the model's `name` column."""
+    try:
+        return clean_text(name, max_length=char_max_length(model, "name"))
+    except ValueError as error:
+        raise DocumentNameError(f"name: {error}") from None
+
+
+def record_version(item: VersionedDocument) -> Any:
+    last = item.versions.aggregate(last=Max("number"))["last"] or 0
+    return item.versions.create(number=last + 1, name=item.name, document=item.document)
+
+
+@transaction.atomic
+def versioned_create(*, objects: Manager[DocumentT], owner: Any, name: str, document: Any) -> DocumentT:
+    item = objects.create(owner=owner, name=clean_document_name(name, model=objects.model), document=document)
+    record_version(item)  # type: ignore[arg-type]
+    return item
+
+
+@transaction.atomic
+def versioned_update(
+    *, objects: Manager[DocumentT], item: DocumentT, name: str | None = None, document: Any | None = None
+) -> DocumentT:
+    """Overwrite name and/or document; the new state becomes the next version."""
+    locked: Any = objects.select_for_update().get(pk=item.pk)
+    if name is not None:
+        locked.name = clean_document_name(name, model=objects.model)
+    if document is not None:
+        locked.document = document
+    locked.save()
+    record_version(locked)
+    return locked
