@@ -76,6 +76,12 @@ def catalog_version(cloud: str) -> str:
     return catalog_versions().get(cloud, SKYPILOT_SCHEMA_VERSION)
 
 
+def known_parts() -> list[str]:
+    """The clouds a `skypilot:<cloud>` feed may name: those SkyPilot's catalog repository holds
+    (`skypilot_catalogs.csv`) and those configured in PRICING_SKYPILOT_CLOUDS."""
+    return sorted(set(catalog_versions()) | set(settings.PRICING_SKYPILOT_CLOUDS))
+
+
 def feed_name(cloud: str) -> str:
     return f"{FEED_PREFIX}{cloud}"
 
