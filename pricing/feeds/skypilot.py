@@ -267,6 +267,9 @@ def parse_catalog(
         except BadCell as error:
             yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
             continue
+        if not parsed.prices:
+            yield Rejection("no_price", f"skypilot {cloud} line {line}: {parsed.instance}: neither Price nor SpotPrice")
+            continue
         for market, price in parsed.prices.items():
             key = (parsed.instance, parsed.region, market)
             if key not in cheapest or price < cheapest[key][0]:

@@ -6,25 +6,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('pricing', '0001_initial'),
+        ("pricing", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='feedlock',
-            name='feed',
+            model_name="feedlock",
+            name="feed",
             field=models.CharField(max_length=40, unique=True),
         ),
         migrations.AlterField(
-            model_name='feedrun',
-            name='feed',
+            model_name="feedrun",
+            name="feed",
             field=models.CharField(db_index=True, max_length=40),
         ),
         migrations.AlterField(
-            model_name='offer',
-            name='feed',
-            field=models.CharField(db_index=True, help_text='The feed that last wrote this offer.', max_length=40),
+            model_name="offer",
+            name="feed",
+            field=models.CharField(db_index=True, help_text="The feed that last wrote this offer.", max_length=40),
         ),
     ]

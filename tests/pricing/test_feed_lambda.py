@@ -4,7 +4,6 @@ response example of Lambda's own API documentation goes through the live path.""
 from __future__ import annotations
 
 import csv
-
 from decimal import Decimal
 
 import pytest

@@ -220,7 +220,7 @@ def test_every_known_clouds_feed_name_fits_the_feed_columns(cloud: str) -> None:
 
 
 def test_a_cloud_the_catalog_does_not_hold_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(UnknownFeedPart, match="skypilot:cudo.*skypilot:vast"):
+    with pytest.raises(UnknownFeedPart, match=r"skypilot:cudo.*skypilot:vast"):
         refreshable("skypilot:nosuchcloud")
     with pytest.raises(UnknownFeedPart, match="'aws' has no parts"):
         refreshable("aws:us-east-1")
