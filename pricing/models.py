@@ -60,7 +60,7 @@ class Offer(models.Model):
     observed_at = models.DateTimeField(null=True, blank=True)
     effective_at = models.DateTimeField(null=True, blank=True)
     source = models.TextField()
-    feed = models.CharField(max_length=20, db_index=True, help_text="The feed that last wrote this offer.")
+    feed = models.CharField(max_length=40, db_index=True, help_text="The feed that last wrote this offer.")
     is_snapshot = models.BooleanField(default=False)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     price_changed_at = models.DateTimeField()
@@ -109,7 +109,7 @@ class FeedRun(models.Model):
         NOT_CONFIGURED = "not_configured", "Not configured"
         SKIPPED = "skipped", "Skipped (another refresh of this feed is running)"
 
-    feed = models.CharField(max_length=20, db_index=True)
+    feed = models.CharField(max_length=40, db_index=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
@@ -139,7 +139,7 @@ class FeedRun(models.Model):
 class FeedLock(models.Model):
     """One row per feed while a refresh holds it: the database lock that keeps refreshes apart."""
 
-    feed = models.CharField(max_length=20, unique=True)
+    feed = models.CharField(max_length=40, unique=True)
     token = models.CharField(max_length=40)
     expires_at = models.DateTimeField()
 

@@ -694,10 +694,14 @@ def _snapshot_records(path: Path) -> Iterator[OfferRecord | Rejection]:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             count = to_decimal(row["gpu_count"])
             price = to_decimal(row["usd_per_hour"])
+            try:
+                observed = dt.date.fromisoformat(row["observed_on"]) if row["observed_on"] else None
+            except ValueError:
+                yield Rejection("unreadable_row", f"{path.name} line {line}: observed_on {row['observed_on']!r}")
+                continue
             if count is None or price is None:
                 yield Rejection("unreadable_row", f"{path.name} line {line}: gpu_count/usd_per_hour")
                 continue
-            observed = dt.date.fromisoformat(row["observed_on"]) if row["observed_on"] else None
             yield OfferRecord(
                 provider=row["provider"],
                 instance_type=row["instance_type"],

@@ -21,7 +21,7 @@ from core.api.permissions import IsStaff
 from core.api.query import KnownQueryParameters
 from core.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
 from pricing.api.serializers import TaskSerializer
-from pricing.feeds import FEED_NAMES
+from pricing.feeds import UnknownFeed, UnknownFeedPart, refreshable
 from pricing.tasks import refresh_feed
 
 logger = logging.getLogger(__name__)
@@ -62,18 +62,31 @@ def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
     return body
 
 
+class UnknownFeedPartError(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "The feed has no such part."
+    default_code = "unknown_feed_part"
+
+
 class FeedRefreshView(GenericAPIView):
     permission_classes = [IsStaff, KnownQueryParameters]
     serializer_class = TaskSerializer
 
     @extend_schema(
-        summary="Refresh one price feed now (staff); answers the task id and a status URL",
+        summary=(
+            "Refresh one price feed, or one part of a group such as skypilot:cudo, now (staff); "
+            "answers the task id and a status URL"
+        ),
         request=None,
         responses={202: TaskSerializer},
     )
     def post(self, request: Request, feed: str) -> Response:
-        if feed not in FEED_NAMES:
-            raise NotFound(f"Unknown feed {feed!r}; feeds: {', '.join(FEED_NAMES)}.")
+        try:
+            refreshable(feed)
+        except UnknownFeed as error:
+            raise NotFound(f"{error.args[0]}.") from error
+        except UnknownFeedPart as error:
+            raise UnknownFeedPartError(f"{error}.") from error
         try:
             result = enqueue(refresh_feed, feed)
         except QueueUnavailable as error:

@@ -23,11 +23,17 @@ FEED_MODULES: dict[str, str] = {
 }
 FEED_NAMES: tuple[str, ...] = tuple(FEED_MODULES)
 PART_SEPARATOR = ":"
-FEED_NAME_MAX = 20  # the length of FeedRun.feed, Offer.feed and FeedLock.feed
+# The length of FeedRun.feed, Offer.feed and FeedLock.feed: 20 was too short for "skypilot:" and the
+# SkyPilot catalog's longest cloud ("skypilot:primeintellect" is 23); migration 0002 widened them.
+FEED_NAME_MAX = 40
 
 
 class UnknownFeed(KeyError):
     pass
+
+
+class UnknownFeedPart(ValueError):
+    """The feed exists but has no such part (a cloud SkyPilot's catalog does not hold), or no parts at all."""
 
 
 def get_feed(name: str) -> Feed:
@@ -48,6 +54,24 @@ def _known(name: str) -> tuple[str, str, str]:
 
 def _is_group_module(group: str) -> bool:
     return hasattr(import_module(FEED_MODULES[group]), "cloud_from_settings")
+
+
+def refreshable(name: str) -> str:
+    """`name` when a refresh of it can run: a feed, or a known part of a group (`skypilot:cudo`).
+    UnknownFeed names the feeds; UnknownFeedPart names the group's known parts."""
+    group, _, part = name.partition(PART_SEPARATOR)
+    if group not in FEED_MODULES:
+        raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
+    if not part:
+        return name
+    if not _is_group_module(group):
+        raise UnknownFeedPart(f"feed {group!r} has no parts; refresh it as {group!r}")
+    known: list[str] = import_module(FEED_MODULES[group]).known_parts()
+    if part not in known:
+        raise UnknownFeedPart(
+            f"{group} has no part {part!r}; known: {', '.join(f'{group}{PART_SEPARATOR}{p}' for p in known)}"
+        )
+    return name
 
 
 def feed_units(name: str) -> list[str]:

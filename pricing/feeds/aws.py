@@ -261,6 +261,8 @@ def _price_records(
     version = product.get("version", "")
     records: list[OfferRecord | Rejection] = []
     terms = product.get("terms") or {}
+    if not (terms.get("OnDemand") or terms.get("Reserved")):
+        return [Rejection("no_price_terms", f"{where}: neither an OnDemand nor a Reserved term")]
 
     def offer(market: str, term: dict[str, Any], price: Decimal, currency: str, term_name: str) -> OfferRecord:
         return OfferRecord(

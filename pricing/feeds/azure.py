@@ -13,10 +13,11 @@ Windows, Low Priority and DevTest rows are counted as rejections with their reas
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
@@ -117,11 +118,10 @@ class AzureFeed:
         session = http.session()
         for index, region in enumerate(self.regions):
             progress(index, len(self.regions), f"Azure {region}")
-            for item in self._items(session, region):
-                yield from item_records(item)
+            yield from page_records(self._items(session, region), where=f"Azure prices {region}")
         progress(len(self.regions), len(self.regions), "Azure: all regions read")
 
-    def _items(self, session: requests.Session, region: str) -> Iterator[dict]:
+    def _items(self, session: requests.Session, region: str) -> Iterator[Any]:
         url = f"{API_URL}?{urlencode({'$filter': gpu_filter(region)})}"
         skip = 0
         for page in range(1, self.max_pages + 1):
@@ -134,7 +134,7 @@ class AzureFeed:
                 raise FeedDataError(
                     f"Azure prices {region} page {page}: truncated page, Count says {count} but {len(items)} items"
                 )
-            yield from (item for item in items if isinstance(item, dict))
+            yield from items
             if not items:
                 return
             skip += len(items)
@@ -146,6 +146,15 @@ class AzureFeed:
             else:
                 return
         raise FeedDataError(f"Azure prices {region}: more than {self.max_pages} pages; refusing a partial set")
+
+
+def page_records(items: Iterable[Any], *, where: str) -> Iterator[OfferRecord | Rejection]:
+    """The records of a page's `Items`; an item that is no JSON object is one counted malformed record."""
+    for item in items:
+        if isinstance(item, dict):
+            yield from item_records(item)
+        else:
+            yield Rejection("malformed_record", f"{where}: item {str(item)[:60]!r} is not an object")
 
 
 def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
@@ -214,6 +223,5 @@ def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[O
         items = payload.get("Items") if isinstance(payload, dict) else payload
         if not isinstance(items, list):
             raise FeedFileError(path, "not an Azure Retail Prices page: no 'Items' list")
-        for item in items:
-            records.extend(item_records(item) if isinstance(item, dict) else [Rejection("malformed_record", str(path))])
+        records.extend(page_records(items, where=str(path)))
     return records

@@ -113,10 +113,10 @@ class GcpFeed:
         skus = self._skus(progress)
         yield from assemble(skus, machine_types())
 
-    def _skus(self, progress: Progress) -> list[dict[str, Any]]:
+    def _skus(self, progress: Progress) -> list[Any]:
         session = http.session()
         session.headers["X-Goog-Api-Key"] = self.api_key  # a header, so the key never appears in error text
-        skus: list[dict[str, Any]] = []
+        skus: list[Any] = []
         token = ""
         for page in range(1, self.max_pages + 1):
             params = {"currencyCode": "USD", "pageSize": 5000}
@@ -126,7 +126,7 @@ class GcpFeed:
             payload = http.get_json(session, API_URL, what=f"GCP SKUs page {page}", params=params)
             if not isinstance(payload, dict) or not isinstance(payload.get("skus"), list):
                 raise FeedDataError(f"GCP SKUs page {page}: truncated page, no 'skus' list")
-            skus.extend(sku for sku in payload["skus"] if isinstance(sku, dict))
+            skus.extend(payload["skus"])  # anything that is no object is counted by _collect
             token = payload.get("nextPageToken") or ""
             if not token:
                 return skus
@@ -137,7 +137,7 @@ Hosts = dict[tuple[str, str, str, str], Component]  # (series, core|ram, market,
 Gpus = dict[tuple[str, str, str], Component]  # (gpu sku pattern, market, region)
 
 
-def assemble(skus: list[dict[str, Any]], machines: list[MachineType]) -> Iterator[OfferRecord | Rejection]:
+def assemble(skus: list[Any], machines: list[MachineType]) -> Iterator[OfferRecord | Rejection]:
     hosts: Hosts = {}
     gpus: Gpus = {}
     # Longest first, so a pattern inside a longer one ("h100 80gb gpu" in "h100 80gb mega gpu") loses.
@@ -163,8 +163,13 @@ def _priced(sku: dict[str, Any], description: str, market: str | None) -> tuple[
     return Component(price, description, parse_datetime(sku["pricingInfo"][0].get("effectiveTime"))), unit
 
 
-def _collect(sku: dict[str, Any], patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterator[Rejection]:
-    """File one SKU as a GPU or host component per region, or yield why it was dropped."""
+def _collect(sku: Any, patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterator[Rejection]:
+    """File one SKU as a GPU or host component per region, or yield why it was dropped. SKUs of other
+    resources (storage, network, licences, host cores of machine series without GPUs) are no offers
+    and are passed over without a count: the Compute Engine catalog lists tens of thousands."""
+    if not isinstance(sku, dict):
+        yield Rejection("malformed_record", f"gcp SKU {str(sku)[:60]!r} is not an object")
+        return
     category = sku.get("category") or {}
     if category.get("resourceFamily") != "Compute":
         return  # storage, network, licences: not machine prices
@@ -181,6 +186,9 @@ def _collect(sku: dict[str, Any], patterns: list[str], hosts: Hosts, gpus: Gpus)
         return
     component, unit = priced
     regions = [str(region) for region in sku.get("serviceRegions") or []]
+    if not regions:
+        yield Rejection("no_service_region", f"gcp {description}: no serviceRegions")
+        return
     if is_gpu:
         pattern = next((p for p in patterns if p in description.lower()), None)
         if pattern is None:
@@ -233,10 +241,10 @@ def from_settings() -> GcpFeed:
 
 def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[OfferRecord | Rejection]:
     """Saved Cloud Billing SKU pages ({"skus": [...]}) for `import_prices`, assembled together."""
-    skus: list[dict[str, Any]] = []
+    skus: list[Any] = []
     for path in paths:
         payload = read_json(path)
         if not isinstance(payload, dict) or not isinstance(payload.get("skus"), list):
             raise FeedFileError(path, "not a Cloud Billing SKU page: no 'skus' list")
-        skus.extend(sku for sku in payload["skus"] if isinstance(sku, dict))
+        skus.extend(payload["skus"])
     return list(assemble(skus, machine_types()))

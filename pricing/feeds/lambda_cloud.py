@@ -85,7 +85,9 @@ def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferReco
     if cents is None or count is None:
         yield Rejection("malformed_record", f"lambda {name}: price or GPU count missing")
         return
-    regions = [r.get("name", "") for r in entry.get("regions_with_capacity_available") or [] if isinstance(r, dict)]
+    # Regions are {"name", "description"} objects (the API documentation); a bare name is read as one too.
+    listed = entry.get("regions_with_capacity_available") or []
+    regions = [str(r.get("name", "")) if isinstance(r, dict) else str(r) for r in listed if isinstance(r, dict | str)]
     for region in regions or [""]:
         yield OfferRecord(
             provider="lambda",

@@ -76,6 +76,12 @@ def catalog_version(cloud: str) -> str:
     return catalog_versions().get(cloud, SKYPILOT_SCHEMA_VERSION)
 
 
+def known_parts() -> list[str]:
+    """The clouds a `skypilot:<cloud>` feed may name: those SkyPilot's catalog repository holds
+    (`skypilot_catalogs.csv`) and those configured in PRICING_SKYPILOT_CLOUDS."""
+    return sorted(set(catalog_versions()) | set(settings.PRICING_SKYPILOT_CLOUDS))
+
+
 def feed_name(cloud: str) -> str:
     return f"{FEED_PREFIX}{cloud}"
 
@@ -260,6 +266,9 @@ def parse_catalog(
             parsed = parse_row(cloud, row)
         except BadCell as error:
             yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
+            continue
+        if not parsed.prices:
+            yield Rejection("no_price", f"skypilot {cloud} line {line}: {parsed.instance}: neither Price nor SpotPrice")
             continue
         for market, price in parsed.prices.items():
             key = (parsed.instance, parsed.region, market)

@@ -35,6 +35,26 @@ def test_refresh_is_staff_only_and_names_known_feeds(alice, carol) -> None:  # t
     assert carol.get("/api/v1/tasks/unknown-id").json()["status"] == "PENDING"
 
 
+def test_staff_refresh_of_one_skypilot_cloud_runs_that_cloud(carol, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Off, so the run records "not configured" without the network; the name is the catalog's longest cloud.
+    monkeypatch.setattr("django.conf.settings.PRICING_SKYPILOT_ENABLED", False)
+    response = carol.post("/api/v1/feeds/skypilot:primeintellect/refresh")
+    assert response.status_code == 202, response.content
+    result = carol.get(response.json()["status_url"]).json()["result"]
+    assert result["feed"] == "skypilot:primeintellect"
+    run = FeedRun.objects.get(pk=result["run_id"])
+    assert (run.feed, run.status) == ("skypilot:primeintellect", FeedRun.Status.NOT_CONFIGURED)
+
+
+def test_refresh_of_an_unknown_part_is_400_naming_the_known_ones(carol) -> None:  # type: ignore[no-untyped-def]
+    body = assert_problem(carol.post("/api/v1/feeds/skypilot:nosuchcloud/refresh"), 400)
+    assert "'nosuchcloud'" in body["detail"]
+    assert "skypilot:cudo" in body["detail"] and "skypilot:runpod" in body["detail"]
+    body = assert_problem(carol.post("/api/v1/feeds/aws:us-east-1/refresh"), 400)
+    assert "'aws' has no parts" in body["detail"]
+    assert not FeedRun.objects.exists()
+
+
 def test_feeds_and_offers_as_csv(alice) -> None:  # type: ignore[no-untyped-def]
     from pricing.services import load_bundled_data
 

@@ -11,8 +11,8 @@ import responses
 from pricing.feeds import azure
 from pricing.feeds.azure import API_URL, AzureFeed, gpu_of_sku
 from pricing.models import FeedRun, Offer
-from pricing.services import feed_refresh
-from tests.pricing.helpers import fixture_json
+from pricing.services import feed_import, feed_refresh
+from tests.pricing.helpers import FIXTURES, fixture_json
 
 pytestmark = pytest.mark.django_db
 NEXT = "https://prices.azure.com:443/api/retail/prices"
@@ -182,3 +182,54 @@ def test_the_linux_row_of_a_win_series_is_kept_and_its_win_twin_is_not() -> None
                for r in azure.item_records(_item(p, price))]  # fmt: skip
     offers = [r for r in records if hasattr(r, "market")]
     assert [(o.gpu, o.gpu_count, o.usd_per_hour) for o in offers] == [("h100-pcie", Decimal(1), Decimal("6.98"))]
+
+
+# Recorded Retail Prices responses (fixtures/README.md): ten ND rows of a live eastus response kept by
+# mrmonroe90/compute-price-tracker, and the three sample items of Microsoft's API documentation page.
+REAL_EASTUS = "azure_retail_eastus_nd_compute_price_tracker.json"
+DOCS_EXAMPLES = "azure_retail_prices_docs_examples.json"
+
+
+@responses.activate
+def test_a_recorded_eastus_nd_response_through_the_live_path() -> None:
+    feed = AzureFeed(enabled=True, regions=["eastus"])
+    responses.get(API_URL, json=fixture_json(REAL_EASTUS))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(azure, "from_settings", lambda: feed)
+        run = feed_refresh(name="azure")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert len(responses.calls) == 1  # NextPageLink null on a short page: the last page
+    assert (run.fetched, run.accepted) == (10, 5)
+    # Windows rows of every kind (Low Priority, DevTest, Spot) and the Linux Low Priority row.
+    assert {reason: entry["count"] for reason, entry in run.rejections.items()} == {"not_linux": 4, "low_priority": 1}
+    offers = {(o.instance_type, o.market): o for o in Offer.objects.filter(feed="azure")}
+    assert set(offers) == {
+        ("Standard_ND96isr_H100_v5", "on_demand"),
+        ("Standard_ND96isr_H100_v5", "reserved_1y"),
+        ("Standard_ND96isr_H100_v5", "reserved_3y"),
+        ("Standard_ND96is_H100_v5", "on_demand"),
+        ("Standard_ND96asr_v4", "spot"),
+    }
+    h100 = offers[("Standard_ND96isr_H100_v5", "on_demand")]
+    assert (h100.gpu, h100.gpu_count, h100.usd_per_gpu_hour) == ("h100-sxm", 8, Decimal("12.29"))
+    assert h100.effective_at.date().isoformat() == "2023-12-01"
+    # Reservation rows carry the whole term's price under unitOfMeasure "1 Hour".
+    one_year = offers[("Standard_ND96isr_H100_v5", "reserved_1y")].usd_per_hour
+    assert one_year == (Decimal("551221") / 8760).quantize(Decimal("0.000001"))
+    three_years = offers[("Standard_ND96isr_H100_v5", "reserved_3y")].usd_per_hour
+    assert three_years == (Decimal("1134310") / (3 * 8760)).quantize(Decimal("0.000001"))
+    nd_is = offers[("Standard_ND96is_H100_v5", "on_demand")]
+    assert (nd_is.gpu, nd_is.usd_per_hour) == ("h100-sxm", Decimal("88.488"))
+    a100 = offers[("Standard_ND96asr_v4", "spot")]
+    assert (a100.gpu, a100.gpu_count, a100.usd_per_hour) == ("a100-40gb", 8, Decimal("5.98334"))
+
+
+def test_the_documentation_sample_items_are_each_counted_by_reason() -> None:
+    result = feed_import(name="azure", paths=[FIXTURES / DOCS_EXAMPLES])
+    # F16s Spot (DevTest and Consumption, "FS Series Windows") and a reserved E64 v4: no GPU VM.
+    assert (result.run.fetched, result.run.accepted) == (3, 0)
+    assert {reason: entry["count"] for reason, entry in result.run.rejections.items()} == {
+        "not_linux": 2,
+        "unknown_gpu": 1,
+    }
+    assert result.run.status == FeedRun.Status.REJECTED

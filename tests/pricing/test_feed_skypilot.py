@@ -12,9 +12,16 @@ from decimal import Decimal
 import pytest
 import responses
 
-from pricing.feeds import UnknownFeed, feed_units
-from pricing.feeds.skypilot import COMMITS_API, catalog_version, catalog_versions, cloud_from_settings, parse_catalog
-from pricing.models import FeedRun, Offer
+from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
+from pricing.feeds.skypilot import (
+    COMMITS_API,
+    catalog_version,
+    catalog_versions,
+    cloud_from_settings,
+    feed_name,
+    parse_catalog,
+)
+from pricing.models import FeedLock, FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
 from tests.pricing.helpers import fixture_text
 
@@ -201,3 +208,21 @@ def test_every_cloud_of_the_default_configuration_has_a_catalog_version_on_recor
     assert feed_units("aws") == ["aws"] and feed_units("skypilot:cudo") == ["skypilot:cudo"]
     with pytest.raises(UnknownFeed):
         feed_units("aws:us-east-1")
+
+
+@pytest.mark.parametrize("cloud", sorted(catalog_versions()))
+def test_every_known_clouds_feed_name_fits_the_feed_columns(cloud: str) -> None:
+    name = feed_name(cloud)
+    assert refreshable(name) == name
+    # SQLite does not enforce a varchar's length, so the columns are checked against the names here.
+    for model in (Offer, FeedRun, FeedLock):
+        assert model._meta.get_field("feed").max_length == FEED_NAME_MAX >= len(name), (model, name)
+
+
+def test_a_cloud_the_catalog_does_not_hold_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(UnknownFeedPart, match=r"skypilot:cudo.*skypilot:vast"):
+        refreshable("skypilot:nosuchcloud")
+    with pytest.raises(UnknownFeedPart, match="'aws' has no parts"):
+        refreshable("aws:us-east-1")
+    with pytest.raises(UnknownFeed):
+        refreshable("nope:cudo")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from pricing.feeds import FEED_NAME_MAX
 from pricing.models import FeedRun, Offer
 from tests.pricing.helpers import FIXTURES
 
@@ -133,13 +134,13 @@ def test_a_real_cloud_billing_page_prices_a2_highgpu_as_host_plus_gpu() -> None:
 
 
 def test_a_cloud_name_too_long_for_a_feed_name_is_refused_before_anything_is_stored() -> None:
-    with pytest.raises(CommandError, match="longer than 20 characters") as caught:
+    with pytest.raises(CommandError, match=f"longer than {FEED_NAME_MAX} characters") as caught:
         call_command(
             "import_prices",
             "--feed",
             "skypilot",
             "--cloud",
-            "a-cloud-with-a-long-name",
+            "a-cloud-whose-name-does-not-fit-the-column",
             str(FIXTURES / "skypilot_cudo_v8_vms.csv"),
             stdout=StringIO(),
         )
