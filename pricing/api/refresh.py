@@ -37,9 +37,18 @@ def may_see_task(user: Any, task_id: str) -> bool:
 
 
 class QueueDown(APIException):
+    """503; DRF sends `wait` as Retry-After: the broker breaker's remaining window when it is known."""
+
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The task queue is not answering."
-    wait = 60  # Retry-After
+
+    def __init__(self, detail: str, *, wait: int = 60) -> None:
+        super().__init__(detail)
+        self.wait = wait
+
+    @classmethod
+    def from_unavailable(cls, error: QueueUnavailable) -> QueueDown:
+        return cls(str(error), wait=error.retry_after_s)
 
 
 def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
@@ -90,7 +99,7 @@ class FeedRefreshView(GenericAPIView):
         try:
             result = enqueue(refresh_feed, feed)
         except QueueUnavailable as error:
-            raise QueueDown(str(error)) from error
+            raise QueueDown.from_unavailable(error) from error
         body = task_status(request, result)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 

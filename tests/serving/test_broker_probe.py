@@ -59,5 +59,6 @@ def test_the_refresh_endpoint_answers_503_with_retry_after_at_once(carol) -> Non
             app.conf.broker_transport_options = {}
     assert response.status_code == 503, response.content[:500]
     assert response["Content-Type"].startswith("application/problem+json")
-    assert int(response["Retry-After"]) > 0
+    # The breaker's remaining window (30 s here), not a fixed minute.
+    assert 1 <= int(response["Retry-After"]) <= 30, response["Retry-After"]
     assert elapsed < 0.5, elapsed

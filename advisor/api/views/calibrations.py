@@ -178,7 +178,7 @@ class CalibrationListView(GenericAPIView):
                 raise QueryParameterErrors({"name": [detail]}) from error
             raise FieldErrors([{"pointer": pointer("name"), "detail": detail}]) from error
         except QueueUnavailable as error:
-            raise QueueDown(str(error)) from error
+            raise QueueDown.from_unavailable(error) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
         body = dict(CalibrationDetailSerializer(row, context=_context(request)).data)
         if row.state == Calibration.State.READY:
