@@ -78,18 +78,28 @@ def read_data_csv(name: str) -> list[dict[str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Fabric:
-    """Collective cost of one fabric: latency [s] and achieved bus bandwidth / one-way link bandwidth."""
+    """Collective cost of one fabric: NCCL latency [s] and achieved bus bandwidth / one-way link bandwidth, and the
+    same for the serving engine's custom all-reduce kernel where the fabric has one (0 = none)."""
 
     name: str
     latency_s: float
     busbw_efficiency: float
     source: str
+    custom_latency_s: float = 0.0
+    custom_busbw_efficiency: float = 0.0
 
 
 @cache
 def fabrics() -> dict[str, Fabric]:
     return {
-        r["fabric"]: Fabric(r["fabric"], float(r["latency_s"]), float(r["busbw_efficiency"]), r["source"])
+        r["fabric"]: Fabric(
+            r["fabric"],
+            float(r["latency_s"]),
+            float(r["busbw_efficiency"]),
+            r["source"],
+            custom_latency_s=float(r["custom_latency_s"] or 0.0),
+            custom_busbw_efficiency=float(r["custom_busbw_efficiency"] or 0.0),
+        )
         for r in read_data_csv("fabrics.csv")
     }
 
@@ -339,8 +349,10 @@ class ServingCases:
     mem_bw: FloatArray  # bytes/s per GPU
     mem_bytes: FloatArray  # per GPU
     link_bw: FloatArray  # one-way bytes/s per GPU of the group's collective path
-    ar_latency: FloatArray  # s per collective
+    ar_latency: FloatArray  # s per collective (NCCL)
     busbw_eff: FloatArray
+    custom_ar_latency: FloatArray  # s per collective, the engine's custom all-reduce (0: none on this path)
+    custom_busbw_eff: FloatArray
     runtime_bytes: FloatArray  # per GPU, serving stack
     kv_fraction: FloatArray
     kv_of_total: BoolArray
@@ -415,6 +427,8 @@ def build_cases(
         link_bw=arr([bw * 1e9 for bw, _ in paths]),
         ar_latency=arr([f.latency_s for _, f in paths]),
         busbw_eff=arr([f.busbw_efficiency for _, f in paths]),
+        custom_ar_latency=arr([f.custom_latency_s for _, f in paths]),
+        custom_busbw_eff=arr([f.custom_busbw_efficiency for _, f in paths]),
         runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),

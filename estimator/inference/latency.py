@@ -5,9 +5,11 @@ Vectorised over cases (and a grid per case). The queueing model, on top of estim
 
 * In flight: ``B = min(N, cap)`` requests (cap = KV capacity, at most the engine's batch limit). Throughput
   ``X(B)`` tokens/s and mean TPOT ``B / X(B)`` (prefills of arriving requests interleaved) as the model gives.
-* TTFT of an admitted request: its prefill on the busy replica (``solo_prefill``) plus one decode step, plus the wait
-  for the prefill "server": other requests' prefills arrive at ``X(B) / osl`` per second, each taking ``prefill_s``;
-  M/D/1 mean wait ``rho S / (2 (1 - rho))`` (Poisson arrivals, equal prompts).
+* TTFT of an admitted request (continuous batching with chunked prefill, a token budget of ``max_num_tokens`` per
+  step): the wait for the step in progress and for other requests' prefills, then its own prefill chunks, each in a
+  step that also runs the decode batch. Other requests' prompts arrive at ``X(B) / osl`` per second and keep the
+  prefill "server" busy for ``chunks x (chunk + decode step)`` each; M/D/1 mean wait ``rho S / (2 (1 - rho))``
+  (Poisson arrivals, equal prompts), plus half a decode step when no prefill is under way.
 * Closed loop past the cap: Little's law; each of the N clients cycles in ``N / X_req``; the part not spent in service
   is spent waiting for a batch slot, and that wait is part of TTFT (what the NIM measurements show past saturation).
 * Open loop at rate ``lambda``: in flight ``B = lambda x (TTFT + (osl - 1) TPOT(B))`` (fixed point); waiting for a slot
@@ -60,12 +62,26 @@ def _tail(mean_wait: FloatArray, rho: FloatArray) -> FloatArray:
     return np.where(rho > TAIL, mean_wait / rho * np.log(rho / TAIL), 0.0)
 
 
-def _prefill_wait(c: ServingCases, theta: Mapping[str, float], req_rate: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """(mean, p95) wait of a prompt for the prefill capacity at ``req_rate`` requests/s (M/D/1)."""
-    s = col(prefill_s(c, theta), req_rate)
-    rho = np.clip(req_rate * s, 0.0, 0.999)
-    mean = rho * s / (2.0 * (1.0 - rho))
-    return mean, _tail(mean, rho)
+def _prefill_wait(
+    c: ServingCases, theta: Mapping[str, float], req_rate: FloatArray, step: FloatArray, in_flight: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(mean, p95) wait of a new prompt before its own first prefill chunk starts, at ``req_rate`` requests/s with
+    plain decode steps of ``step`` seconds and ``in_flight`` requests (itself included). The prefill "server" is busy
+    for every step that carries prompt tokens, and such a step also runs the whole decode batch; prompts pack into
+    steps of ``max_num_tokens`` tokens, so one prompt costs its prefill plus ``input_tokens / max_num_tokens`` decode
+    steps, utilisation ``rho = rate of the others x that``. M/D/1 (Poisson arrivals, equal prompts):
+    ``rho S / (2 (1 - rho))``; when no prefill is under way the prompt still waits for the end of the decode step in
+    progress (half a step on average)."""
+    share = col(c.isl / c.max_num_tokens, req_rate)
+    service = col(prefill_s(c, theta), req_rate) + share * step
+    # Closed loop (finite source): a prompt queues only behind the other B - 1 requests' prompts.
+    others_rate = req_rate * (1.0 - 1.0 / np.maximum(in_flight, 1.0))
+    rho = np.clip(others_rate * service, 0.0, 0.999)
+    queue = rho * service / (2.0 * (1.0 - rho))
+    # A step is in progress only when other requests are in flight (a lone client finds the engine idle).
+    others = np.clip(in_flight - 1.0, 0.0, 1.0)
+    idle_step = others * (1.0 - rho) * step / 2.0
+    return queue + idle_step, _tail(queue, rho) + idle_step
 
 
 def _tpot_p95(c: ServingCases, theta: Mapping[str, float], batch: FloatArray, req_rate: FloatArray) -> FloatArray:
@@ -83,8 +99,11 @@ def _in_service(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) 
     tput = throughput_at_batch(c, theta, b)
     req = tput / col(c.osl, b)
     tpot = b / np.maximum(tput, 1e-12)
-    wait, wait95 = _prefill_wait(c, theta, req)
-    base = col(solo_prefill_s(c, theta), b) + decode_step_s(c, theta, b)
+    step = decode_step_s(c, theta, b)
+    wait, wait95 = _prefill_wait(c, theta, req, step, b)
+    # Its own prefill, each chunk in a step that also carries the decode batch (the first token comes out of the
+    # step that finishes the prompt).
+    base = col(solo_prefill_s(c, theta), b) + col(prefill_chunks(c), b) * step
     return {
         "tput": tput,
         "req": req,

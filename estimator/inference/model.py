@@ -14,7 +14,8 @@ TensorRT-LLM perf-overview tables; nccl-tests PERFORMANCE.md; vidur all-reduce m
   reads only the experts its tokens route to: with ``b`` tokens routed to ``k`` of ``E`` experts uniformly, a
   fraction ``1 - (1 - k/E)^b`` of the experts is touched.
 * Prefill (compute bound): ``2 P_active s + attention(s^2 / 2)`` FLOPs plus its all-reduces.
-* All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv).
+* All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv), the
+  cheaper of NCCL's line and the engine's custom NVLink kernel's line where the fabric has one.
 """
 
 from __future__ import annotations
@@ -99,10 +100,16 @@ def max_batch(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
 
 
 def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
-    """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU)."""
+    """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU). Each is the cheaper of
+    NCCL and the engine's custom one-shot kernel (the engine picks by message size): the custom kernel's low latency
+    wins for decode-sized messages, NCCL's bandwidth for prefill-sized ones."""
     tp = col(c.tp, tokens)
-    bytes_ = tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
-    one = col(c.ar_latency, tokens) + 2.0 * (tp - 1.0) / tp * bytes_ / col(c.link_bw * c.busbw_eff, tokens)
+    moved = 2.0 * (tp - 1.0) / tp * tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
+    nccl = col(c.ar_latency, tokens) + moved / col(c.link_bw * c.busbw_eff, tokens)
+    has_custom = col(c.custom_busbw_eff, tokens) > 0.0
+    custom_bw = col(c.link_bw * np.where(c.custom_busbw_eff > 0.0, c.custom_busbw_eff, 1.0), tokens)
+    custom = np.where(has_custom, col(c.custom_ar_latency, tokens) + moved / custom_bw, np.inf)
+    one = np.minimum(nccl, custom)
     return np.where(tp > 1.0, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
 
 
@@ -141,7 +148,7 @@ def prefill_flops(c: ServingCases) -> FloatArray:
 def prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     """Prefill work of one request inside a busy batch [s]: its compute and the bandwidth part of its all-reduces
     (weights are read anyway for the decode step it rides on; collective latency is paid by that step)."""
-    ar = allreduce_s(c, c.isl) - np.where(c.tp > 1.0, ALLREDUCES_PER_LAYER * c.layers * c.ar_latency, 0.0)
+    ar = allreduce_s(c, c.isl) - allreduce_s(c, np.zeros_like(c.isl))
     return prefill_flops(c) / flop_rate(c, theta) + ar
 
 
@@ -157,7 +164,7 @@ def solo_prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     chunks = prefill_chunks(c)
     weights_s = weights_read_bytes(c, np.minimum(c.isl, c.max_num_tokens)) / (c.tp * c.mem_bw * t["mem_eff"])
     compute_s = prefill_flops(c) / flop_rate(c, t)
-    ar_latency = np.where(c.tp > 1.0, ALLREDUCES_PER_LAYER * c.layers * c.ar_latency * (chunks - 1.0), 0.0)
+    ar_latency = allreduce_s(c, np.zeros_like(c.isl)) * (chunks - 1.0)
     return (
         np.maximum(compute_s, chunks * weights_s)
         + allreduce_s(c, c.isl)

@@ -122,6 +122,30 @@ def test_all_reduce_is_latency_plus_bytes_over_bandwidth_from_the_fabric_table()
     assert inf.allreduce_s(c, tokens)[0] == pytest.approx(2 * 80 * one, rel=1e-9)
 
 
+def test_decode_sized_all_reduces_take_the_engines_custom_kernel_and_prefill_sized_ones_nccl():
+    """TensorRT-LLM/vLLM/SGLang replace NCCL by a one-shot NVLink kernel for small messages (sglang PR #2904: ~6 us
+    on 8 H100s vs NCCL's ~36 us); the engine takes the cheaper path, so an all-reduce is the lower of the two lines."""
+    c = cases("llama-3.1-70b", tp=8)
+    hopper = inf.fabrics()["nvlink-hopper"]
+    assert 0 < hopper.custom_latency_s < hopper.latency_s and 0 < hopper.custom_busbw_efficiency < 1
+
+    def line(latency: float, eff: float, tokens: float) -> float:
+        return latency + 2 * 7 / 8 * tokens * 8192 * 2 / (450e9 * eff)
+
+    small, large = 8.0, 8192.0
+    custom_small = line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, small)
+    nccl_large = line(hopper.latency_s, hopper.busbw_efficiency, large)
+    assert custom_small < line(hopper.latency_s, hopper.busbw_efficiency, small)
+    assert nccl_large < line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, large)
+    got = inf.allreduce_s(c, np.array([small, large]))
+    assert got == pytest.approx(2 * 80 * np.array([custom_small, nccl_large]), rel=1e-9)
+    # No custom kernel without NVLink P2P: L40S groups pay NCCL over PCIe even for one token.
+    pcie = inf.fabrics()["pcie"]
+    assert pcie.custom_latency_s == 0
+    l40s = cases("llama-3.1-70b", gpu="l40s", tp=4)
+    assert inf.allreduce_s(l40s, np.array([1.0]))[0] > 2 * 80 * pcie.latency_s
+
+
 # --- latency under load -------------------------------------------------------------------------------
 
 
@@ -151,6 +175,18 @@ def test_open_loop_queues_near_capacity_and_is_unbounded_beyond_it():
     assert np.all(np.diff(ttft[:4]) > 0) and np.isinf(ttft[4]) and load.saturated[0, 4]
     assert load.output_tokens_per_s[0, 1] == pytest.approx(rates[0, 1] * 200)
     assert load.in_flight[0, 0] < load.in_flight[0, 3]
+
+
+def test_a_lone_client_finds_the_engine_idle_and_others_add_a_step_in_progress_and_their_prefills():
+    c = cases("llama-3.3-70b", tp=2, isl=1000, osl=1000)
+    load = inf.closed_loop(c, CAL.params, np.array([[1.0, 2.0, 32.0]]))
+    step1 = inf.decode_step_s(c, CAL.params, np.array([1.0]))[0]
+    # One client: its prefill (one chunk of <= max_num_tokens) in a step of its own, nothing to wait for.
+    assert load.ttft_s[0, 0] == pytest.approx(inf.solo_prefill_s(c, CAL.params)[0] + step1, rel=1e-9)
+    # A second client adds at least half a decode step on average (the step in progress) to the wait.
+    step2 = inf.decode_step_s(c, CAL.params, np.array([2.0]))[0]
+    assert load.ttft_s[0, 1] - inf.solo_prefill_s(c, CAL.params)[0] - step2 > 0.4 * step2
+    assert load.ttft_s[0, 2] > load.ttft_s[0, 1]
 
 
 def test_vectorised_load_equals_one_by_one():
