@@ -29,7 +29,7 @@ def _errors(text: str) -> list[tuple[int, str, str]]:
 
 def test_the_shipped_public_runs_are_valid() -> None:
     runs = public_runs()
-    assert len(runs) == 246
+    assert len(runs) == 258
     assert all(run.measured_tokens_per_s and run.measured_tokens_per_s > 0 for run in runs)
 
 
