@@ -288,13 +288,26 @@ class _Links:
     alpha: FloatArray  # latency per ring step [s]
 
     def collective(
-        self, volume: float, size: FloatArray, in_node: FloatArray, nodes: FloatArray, calls: FloatArray | float
+        self,
+        volume: float,
+        size: FloatArray,
+        in_node: FloatArray,
+        nodes: FloatArray,
+        calls: FloatArray | float,
+        *,
+        ring_only: bool = False,
     ) -> FloatArray:
-        """Hierarchical ring collective: ``volume`` passes (1 = reduce-scatter or all-gather) of ``size`` bytes, issued
-        as ``calls`` separate collectives, each paying one latency per ring step inside and between nodes."""
+        """Ring collective over ``in_node`` x ``nodes`` GPUs: ``volume`` passes (1 = reduce-scatter or all-gather) of
+        ``size`` bytes, issued as ``calls`` separate collectives. Bandwidth: NVLink inside the node, the node's fabric
+        share between nodes (NCCL runs one ring per NIC, so a node's NICs carry the inter-node part in parallel).
+        Latency: all-reduce pays one step per ring hop inside and between nodes (NCCL's tree/hierarchical algorithms);
+        all-gather and reduce-scatter (``ring_only``) exist in NCCL only as a flat ring over every rank, so each call
+        pays (GPUs - 1) steps: what makes ZeRO-3/FSDP over thousands of GPUs latency-bound (NCCL docs, "Algorithms":
+        Tree is implemented for AllReduce only)."""
         intra = (in_node - 1.0) / in_node * size / self.nvl
         inter = (nodes - 1.0) / nodes * size / in_node / self.nic
-        return volume * (intra + inter) + calls * self.alpha * (in_node - 1.0 + nodes - 1.0)
+        steps = in_node * nodes - 1.0 if ring_only else in_node - 1.0 + nodes - 1.0
+        return volume * (intra + inter) + calls * self.alpha * steps
 
 
 def _model_parallel_comm(
@@ -345,7 +358,8 @@ def _data_parallel_comm(
         [strat <= ZERO1, strat == ZERO2, strat == HSDP],
         [
             links.collective(2.0, grad_bytes, in_node, nodes, 2.0),
-            links.collective(1.0, grad_bytes, in_node, nodes, 1.0),  # final all-gather of the updated weights
+            # final all-gather of the updated weights
+            links.collective(1.0, grad_bytes, in_node, nodes, 1.0, ring_only=True),
             links.collective(2.0, grad_bytes / hsdp_in_node, one, hsdp_nodes, 2.0),  # shard all-reduce across nodes
         ],
         default=0.0,
@@ -353,9 +367,9 @@ def _data_parallel_comm(
     per_micro = np.select(
         [strat == ZERO2, strat == ZERO3, strat == HSDP],
         [
-            links.collective(1.0, grad_bytes, in_node, nodes, 1.0),
-            links.collective(3.0, grad_bytes, in_node, nodes, per_layer),
-            links.collective(3.0, grad_bytes, hsdp_in_node, one, per_layer),
+            links.collective(1.0, grad_bytes, in_node, nodes, 1.0, ring_only=True),
+            links.collective(3.0, grad_bytes, in_node, nodes, per_layer, ring_only=True),
+            links.collective(3.0, grad_bytes, hsdp_in_node, one, per_layer, ring_only=True),
         ],
         default=0.0,
     )

@@ -23,7 +23,7 @@ from advisor.calibrations import (
     ensure_default_calibration,
 )
 from advisor.models import Calibration as CalibrationRow
-from estimator.calibrate import load_default
+from estimator.calibrate import load_default, public_runs
 from estimator.runs import COLUMNS, read_runs_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def test_default_calibration_loader_is_idempotent() -> None:
     second = ensure_default_calibration()
     assert "loaded" in first and "already loaded" in second
     row = CalibrationRow.objects.get(is_default=True)
-    assert row.owner is None and row.runs == 246
+    assert row.owner is None and row.runs == len(public_runs())
     assert row.loo_mape == pytest.approx(load_default().report["loo_mape"])
 
 
@@ -133,7 +133,7 @@ def test_calibrate_needs_measured_throughput(tmp_path: Path) -> None:
 @pytest.mark.django_db
 def test_active_calibration_per_user(user, other_user) -> None:  # type: ignore[no-untyped-def]
     default_row, default = calibration_for_user(user=None)
-    assert default_row.is_default and default.runs == 246
+    assert default_row.is_default and default.runs == len(public_runs())
     runs = read_runs_csv(_public_rows(4, gpu="h100-sxm"))
     mine = calibration_create(owner=user, name="mine", runs=runs)
     with pytest.raises(CalibrationNameError):

@@ -45,10 +45,10 @@ def test_held_out_report_has_every_figure_and_an_ordered_interval() -> None:
 def test_the_shipped_default_reports_held_out_stacks_and_config_families() -> None:
     default = load_default()
     report = default.report
-    assert report["runs"] == len(public_runs()) == 246
+    assert report["runs"] == len(public_runs()) == 260
     # Twins held out together: far fewer folds than runs; one fold per stack.
-    assert 100 < report["config_families"] < 246
-    assert set(report["per_stack"]) == {"llm-foundry", "nemo", "megatron-lm", "torchtitan"}
+    assert 100 < report["config_families"] < 260
+    assert set(report["per_stack"]) == {"llm-foundry", "nemo", "megatron-lm", "torchtitan", "deepspeed", "other"}
     assert report["loo_median_ape"] < report["baseline"]["loo"]["median_ape"]
     assert "stack_out" in report["baseline"] and report["stack_out_median_ape"] > 0
     assert 0 < report["prediction_interval"]["log_sigma"] < 1
