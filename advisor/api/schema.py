@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
+from advisor.scenario_model import scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -81,27 +80,11 @@ class ProblemAutoSchema(AutoSchema):
         return response
 
 
-# --- the Scenario JSON Schema (advisor/schemas/scenario.schema.json, draft 2020-12) in OpenAPI 3.1 ---
-
-SCENARIO_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scenario.schema.json"
-
-
 def embeddable(schema: dict[str, Any]) -> dict[str, Any]:
     """A draft 2020-12 document as an OpenAPI 3.1 component: 3.1 schemas ARE JSON Schema, so only the
     document-level keywords go (`$schema`, `$id`, and `title`, which generators would use as a second,
     clashing class name: the component's name is the title)."""
     return {key: value for key, value in schema.items() if key not in ("$schema", "$id", "title")}
-
-
-@functools.cache
-def _scenario_schema_text() -> str:
-    return json.dumps(embeddable(json.loads(SCENARIO_SCHEMA_PATH.read_text(encoding="utf-8"))))
-
-
-def scenario_openapi_schema() -> dict[str, Any]:
-    """A fresh copy on every call: drf-spectacular rewrites component dicts in place (enum extraction,
-    request/response split), so a shared cached dict would change between two fetches of the document."""
-    return json.loads(_scenario_schema_text())
 
 
 # --- the typed documents (Scenario, Advice) as components ---
@@ -111,6 +94,22 @@ def scenario_openapi_schema() -> dict[str, Any]:
 
 DOCUMENT_MARKER = "x-gpu-advisor-document"
 ADVICE_DEF_PREFIX = "Advice"  # the Advice models' parts ("Offer", "Layout") would clash with serializer names
+SCENARIO_DEF_PREFIX = "Scenario"  # the Scenario's parts ("Network", "Rent") likewise
+
+
+def _components(schema: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A generated schema's $defs as components named prefix + model name (its title: generators name
+    classes by title, so it must be the component name too)."""
+    return {prefix + name: {**part, "title": prefix + name} for name, part in schema.pop("$defs", {}).items()}
+
+
+def scenario_components() -> dict[str, Any]:
+    """Scenario and its parts (the training and inference workloads, ...), generated from
+    advisor.scenario_model: a fresh dict on every call (drf-spectacular post-processing rewrites dicts in place)."""
+    schema = scenario_json_schema(ref_template=f"#/components/schemas/{SCENARIO_DEF_PREFIX}{{model}}")
+    components = _components(schema, SCENARIO_DEF_PREFIX)
+    components["Scenario"] = {"title": "Scenario", **embeddable(schema)}
+    return components
 
 
 def advice_components() -> dict[str, Any]:
@@ -122,9 +121,7 @@ def advice_components() -> dict[str, Any]:
             ref_template=f"#/components/schemas/{ADVICE_DEF_PREFIX}{{model}}",
             scenario_ref="#/components/schemas/Scenario",
         )
-        for name, part in schema.pop("$defs", {}).items():
-            # Generators name classes by title: it must be the (prefixed) component name too.
-            components[ADVICE_DEF_PREFIX + name] = {**part, "title": ADVICE_DEF_PREFIX + name}
+        components.update(_components(schema, ADVICE_DEF_PREFIX))
         components[schema.pop("title")] = embeddable(schema)
     return components
 
@@ -147,7 +144,9 @@ def embed_documents(result: dict[str, Any], generator: Any, **kwargs: Any) -> di
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in list(schemas.items()):
         if schema.get(DOCUMENT_MARKER) == "Scenario":
-            schemas[name] = {"title": name, **scenario_openapi_schema()}
+            parts = scenario_components()
+            schemas[name] = {**parts.pop("Scenario"), "title": name}
+            schemas.update(parts)
         elif schema.get(DOCUMENT_MARKER) == "Advice":
             schemas[name] = advice_union()
             schemas.update(advice_components())
