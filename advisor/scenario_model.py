@@ -58,7 +58,8 @@ Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
 class Closed(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Strict: JSON types as the schema says them (the string "false" is not a boolean, "7" not a number).
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 class WorkloadModel(Closed):

@@ -44,7 +44,8 @@ def real_advice(django_db_setup, django_db_blocker) -> dict[str, dict[str, Any]]
 
 def test_committed_schemas_are_the_generated_ones() -> None:
     assert stale_schema_files() == []
-    assert set(generated_schema_files()) == {"scenario.schema.json", *ADVICE_SCHEMA_FILES.values()}
+    documents = {"scenario.schema.json", "fleet.schema.json", "fleet-plan.schema.json"}
+    assert set(generated_schema_files()) == {*documents, *ADVICE_SCHEMA_FILES.values()}
 
 
 def test_a_hand_edit_is_caught(tmp_path: Path) -> None:

@@ -48,6 +48,8 @@ MODELS = [
     "scenario_training_workload",
     "scenario_inference_workload",
     "scenario_parallelism",
+    "fleet_plan_input",
+    "fleet_plan",
     "training_advice",
     "inference_advice",
     "offer",
