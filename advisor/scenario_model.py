@@ -42,11 +42,13 @@ PROVIDER_SLUG: Final[str] = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
 SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]
-CatalogModel = Literal[tuple(model_ids())]  # type: ignore[misc]
+MODEL_IDS: Final[tuple[str, ...]] = tuple(model_ids())
+MARKET_IDS: Final[tuple[str, ...]] = tuple(Market.values)
+CatalogModel = Literal[MODEL_IDS]  # type: ignore[valid-type]
 Precision = Literal[PRECISIONS]  # type: ignore[valid-type]
 Strategy = Literal[LAYOUT_STRATEGIES]  # type: ignore[valid-type]
 Stack = Literal[STACKS]  # type: ignore[valid-type]
-MarketId = Literal[tuple(Market.values)]  # type: ignore[misc]
+MarketId = Literal[MARKET_IDS]  # type: ignore[valid-type]
 # A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
 # that refuses the other branches (true/false), an enum into an attempt that falls through to them.
 Selective = Annotated[Literal["selective"], WithJsonSchema({"type": "string", "enum": ["selective"]})]
