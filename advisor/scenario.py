@@ -19,11 +19,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
-from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
-from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, model_ids, resolve_model
-from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, get_gpu
-from estimator.workload import STRATEGIES
+from advisor.scenario_model import (
+    KINDS,
+    LAYOUT_STRATEGIES,
+    MAX_GPUS,
+    MIN_PARAMS_B,
+    STACKS,
+    Rule,
+    rule,
+)
+from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, resolve_model
+from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
+
+# Re-exported: the bounds and choices are defined once, in advisor.scenario_model (the typed Scenario).
+__all__ = ["KINDS", "LAYOUT_STRATEGIES", "MAX_GPUS", "MIN_PARAMS_B", "STACKS"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +42,6 @@ class Default:
     unit: str
     source: str
 
-
-# The smallest model the estimator is meant for: 1M parameters (below it the fixed per-step overheads dominate and
-# the FLOP model says nothing); the planner form, the JSON schema and the API all use this bound.
-MIN_PARAMS_B: Final[float] = 0.001
 
 # Every default that does not come from the ownership-defaults table, with its unit and source.
 DEFAULTS: Final[Mapping[str, Default]] = {
@@ -114,11 +120,7 @@ OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
     "colo_usd_per_kw_month",
     "support_fraction_per_year",
 )
-KINDS: Final[tuple[str, ...]] = ("training", "inference")
 MARKETS: Final[tuple[str, ...]] = tuple(Market.values)
-LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
-# DESIGN.md profiled-run CSV `stack` column; recorded with the scenario (the estimator does not yet use it).
-STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
 _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
     "layers",
     "hidden",
@@ -129,9 +131,7 @@ _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
     "experts",
     "active_experts",
 )
-MAX_GPUS: Final[int] = 65_536
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 __doc__ = (__doc__ or "") + "\n".join(
     f"- ``{pointer}``: {d.value!r} ({d.unit}; {d.source})" for pointer, d in DEFAULTS.items()
@@ -156,6 +156,30 @@ class _Checker:
 
     def __init__(self) -> None:
         self.errors: list[dict[str, str]] = []
+        self.kind = "training"  # which workload's rules /workload/... fields follow
+
+    def rule(self, where: str) -> Rule:
+        return rule(where, self.kind)
+
+    def fields(self, value: Any, where: str) -> dict[str, Any]:
+        """``value`` as the object at ``where``, its allowed fields from the model."""
+        return self.obj(value, where, self.rule(where).fields)
+
+    def bounded(self, value: Any, where: str, rule_at: str | None = None) -> float | int | None:
+        """A number within the model's bounds for ``rule_at`` (default: ``where``; array items as ``.../-``)."""
+        r = self.rule(rule_at or where)
+        assert r.minimum is not None and r.maximum is not None, rule_at or where
+        return self.number(
+            value,
+            where,
+            minimum=r.minimum,
+            maximum=r.maximum,
+            exclusive_minimum=r.exclusive_minimum,
+            integer=r.integer,
+        )
+
+    def chosen(self, value: Any, where: str, rule_at: str | None = None) -> str | None:
+        return self.choice(value, where, self.rule(rule_at or where).choices)
 
     def fail(self, where: str, message: str) -> None:
         self.errors.append({"pointer": where, "message": message})
@@ -219,6 +243,12 @@ class _Checker:
     def optional(self, source: dict[str, Any], key: str, where: str, read: Callable[[Any, str], Any]) -> Any:
         value = source.get(key)
         return None if value is None else read(value, f"{where}/{key}")
+
+
+def _max_length(where: str) -> int:
+    length = rule(where).max_length
+    assert length is not None, where
+    return length
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -444,11 +474,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     Raises ScenarioError listing every problem with its JSON pointer."""
     c = _Checker()
     used: list[str] = []
-    top = c.obj(
-        document,
-        "",
-        ("name", "workload", "gpu", "compare_gpus", "cluster_sizes", "network", "rent", "buy", "utilization"),
-    )
+    top = c.fields(document, "")
     if document is None or not isinstance(document, dict):
         if document is None:
             c.fail("", "must be a Scenario object; got null")
@@ -460,35 +486,29 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
             return _default(f"{where}/{key}")
         return source[key]
 
-    name = c.text(get(top, "name", ""), "/name", max_length=200)
+    name = c.text(get(top, "name", ""), "/name", max_length=_max_length("/name"))
 
     # GPU first: network defaults depend on it.
     gpu_id: str | None = None
     spec = None
+    gpu_ids = c.rule("/gpu").choices
     if "gpu" not in top or top["gpu"] is None:
-        c.fail("/gpu", f"required; one of {', '.join(GPU_IDS)}")
+        c.fail("/gpu", f"required; one of {', '.join(gpu_ids)}")
     else:
         try:
             spec = get_gpu(top["gpu"]) if isinstance(top["gpu"], str) else None
         except UnknownGpuError:
             spec = None
         if spec is None:
-            c.fail("/gpu", f"must be one of {', '.join(GPU_IDS)}; got {top['gpu']!r}")
+            c.fail("/gpu", f"must be one of {', '.join(gpu_ids)}; got {top['gpu']!r}")
         else:
             gpu_id = spec.id
 
     workload = _workload(c, top.get("workload"), get, spec)
 
-    net_in = c.obj(top.get("network"), "/network", ("gpus_per_node", "inter_node_gbps"))
-    gpn = c.optional(
-        net_in, "gpus_per_node", "/network", lambda v, w: c.number(v, w, minimum=1, maximum=72, integer=True)
-    )
-    bw = c.optional(
-        net_in,
-        "inter_node_gbps",
-        "/network",
-        lambda v, w: c.number(v, w, minimum=0, maximum=100_000, exclusive_minimum=True),
-    )
+    net_in = c.fields(top.get("network"), "/network")
+    gpn = c.optional(net_in, "gpus_per_node", "/network", c.bounded)
+    bw = c.optional(net_in, "inter_node_gbps", "/network", c.bounded)
     if net_in.get("gpus_per_node") is None:
         used.append("/network/gpus_per_node")
     if net_in.get("inter_node_gbps") is None:
@@ -523,22 +543,20 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
 
 
 def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Workload | None:
-    common = ("kind", "model", "precision", "stack")
-    training = (*common, *_TRAINING_ONLY)
-    inference = (*common, "traffic", "latency")
     if not isinstance(value, dict):
         c.fail("/workload", f"required: an object with kind and model (and tokens for training); got {_kind(value)}")
         return None
     kind = c.choice(value.get("kind"), "/workload/kind", KINDS)
-    w = c.obj(value, "/workload", inference if kind == "inference" else training)
+    c.kind = kind or "training"
+    w = c.fields(value, "/workload")
     model = _model(c, w.get("model"), get)
-    precision = c.choice(get(w, "precision", "/workload"), "/workload/precision", PRECISIONS)
+    precision = c.chosen(get(w, "precision", "/workload"), "/workload/precision")
     if precision and spec is not None and precision not in spec.peak_tflops:
         c.fail(
             "/workload/precision",
             f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
-    stack = None if w.get("stack") in (None, "") else c.choice(w.get("stack"), "/workload/stack", STACKS)
+    stack = None if w.get("stack") in (None, "") else c.chosen(w.get("stack"), "/workload/stack")
     if kind == "inference":
         traffic = _traffic(c, w.get("traffic"), get)
         latency = _latency(c, w.get("latency"), get)
@@ -546,20 +564,17 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
             return None
         return Workload(kind=kind, model=model, precision=precision, stack=stack, traffic=traffic, latency=latency)
     if w.get("tokens") is None:
-        c.fail("/workload/tokens", "required for training: the tokens one run processes, a number > 0 and <= 1e16")
+        r = c.rule("/workload/tokens")
+        c.fail(
+            "/workload/tokens",
+            f"required for training: the tokens one run processes, a number > {_fmt(r.minimum or 0)} and "
+            f"<= {_fmt(r.maximum or 0)}",
+        )
         tokens = None
     else:
-        tokens = c.number(w["tokens"], "/workload/tokens", minimum=0, maximum=1e16, exclusive_minimum=True)
-    global_batch = c.number(
-        get(w, "global_batch", "/workload"), "/workload/global_batch", minimum=1, maximum=10_000_000, integer=True
-    )
-    runs = c.number(
-        get(w, "runs_per_year", "/workload"),
-        "/workload/runs_per_year",
-        minimum=0,
-        maximum=100_000,
-        exclusive_minimum=True,
-    )
+        tokens = c.bounded(w["tokens"], "/workload/tokens")
+    global_batch = c.bounded(get(w, "global_batch", "/workload"), "/workload/global_batch")
+    runs = c.bounded(get(w, "runs_per_year", "/workload"), "/workload/runs_per_year")
     par = _parallelism(c, w.get("parallelism"), get, global_batch, model)
     if None in (kind, model, precision, tokens, global_batch, runs, par):
         return None
@@ -579,31 +594,27 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     """A catalog model (``name``) or ``params_b`` with optional geometry, derived where missing by
     estimator.catalog; geometry implying a size more than 15% from params_b is refused naming /workload/model."""
     where = "/workload/model"
-    fields = ("params_b", "name", "seq_len", *_MODEL_GEOMETRY)
     if value is None:
         c.fail(where, "required: an object with a catalog name or params_b (billions of parameters)")
         return None
-    m = c.obj(value, where, fields)
+    m = c.fields(value, where)
     if not isinstance(value, dict):
         return None
     name = m.get("name")
-    if name is not None and (not isinstance(name, str) or name.strip().lower() not in model_ids()):
-        c.fail(f"{where}/name", f"must be one of {', '.join(model_ids())}; got {_kind(name)}")
+    names = c.rule(f"{where}/name").choices
+    if name is not None and (not isinstance(name, str) or name.strip().lower() not in names):
+        c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}")
         return None
     if name is None and m.get("params_b") is None:
-        allowed = f"a number >= {MIN_PARAMS_B} and <= 100000"
+        r = c.rule(f"{where}/params_b")
+        allowed = f"a number >= {_fmt(r.minimum or 0)} and <= {_fmt(r.maximum or 0)}"
         c.fail(f"{where}/params_b", f"required without a catalog name: billions of parameters, {allowed}")
         return None
-    params_b = c.optional(m, "params_b", where, lambda v, w: c.number(v, w, minimum=MIN_PARAMS_B, maximum=100_000))
-    seq_len = c.number(get(m, "seq_len", where), f"{where}/seq_len", minimum=1, maximum=10_000_000, integer=True)
+    params_b = c.optional(m, "params_b", where, c.bounded)
+    seq_len = c.bounded(get(m, "seq_len", where), f"{where}/seq_len")
     given: dict[str, int] = {}
     for key in _MODEL_GEOMETRY:
-        low = 0 if key in ("experts", "active_experts") else 1
-
-        def read(v: Any, w: str, low: int = low) -> float | int | None:
-            return c.number(v, w, minimum=low, maximum=10_000_000, integer=True)
-
-        v = c.optional(m, key, where, read)
+        v = c.optional(m, key, where, c.bounded)
         if v is not None:
             given[key] = int(v)
     if seq_len is None or (m.get("params_b") is not None and params_b is None):
@@ -647,11 +658,11 @@ def _parallelism(
     c: _Checker, value: Any, get: Callable[..., Any], global_batch: Any, model: Model | None
 ) -> Parallelism | None:
     where = "/workload/parallelism"
-    p = c.obj(value, where, ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing"))
-    strategy = c.choice(get(p, "strategy", where), f"{where}/strategy", LAYOUT_STRATEGIES)
+    p = c.fields(value, where)
+    strategy = c.chosen(get(p, "strategy", where), f"{where}/strategy")
     ints: dict[str, int | None] = {}
     for key in ("tp", "pp", "cp", "micro_batch"):
-        v = c.optional(p, key, where, lambda v, w: c.number(v, w, minimum=1, maximum=MAX_GPUS, integer=True))
+        v = c.optional(p, key, where, c.bounded)
         ints[key] = None if v is None else int(v)
     if ints["micro_batch"] and isinstance(global_batch, int) and ints["micro_batch"] > global_batch:
         c.fail(f"{where}/micro_batch", f"must not exceed global_batch ({global_batch}); got {ints['micro_batch']}")
@@ -669,16 +680,10 @@ def _parallelism(
 def _traffic(c: _Checker, value: Any, get: Callable[..., Any]) -> Traffic | None:
     where = "/workload/traffic"
     keys = ("peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens")
-    t = c.obj(value, where, keys)
+    t = c.fields(value, where)
     base = _default(where)
-    rates = {
-        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=0, maximum=1e7, exclusive_minimum=True)
-        for k in keys[:2]
-    }
-    tokens = {
-        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=1, maximum=10_000_000, integer=True)
-        for k in keys[2:]
-    }
+    rates = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[:2]}
+    tokens = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[2:]}
     peak, mean = rates["peak_requests_per_s"], rates["mean_requests_per_s"]
     if peak is not None and mean is not None and mean > peak:
         c.fail(f"{where}/mean_requests_per_s", f"must not exceed peak_requests_per_s ({peak:g}); got {mean:g}")
@@ -690,12 +695,9 @@ def _traffic(c: _Checker, value: Any, get: Callable[..., Any]) -> Traffic | None
 
 def _latency(c: _Checker, value: Any, get: Callable[..., Any]) -> Latency | None:
     where = "/workload/latency"
-    t = c.obj(value, where, ("ttft_p95_s", "tpot_p95_s"))
+    t = c.fields(value, where)
     base = _default(where)
-    got = {
-        k: c.number(_or(t.get(k), base[k]), f"{where}/{k}", minimum=0, maximum=3600, exclusive_minimum=True)
-        for k in ("ttft_p95_s", "tpot_p95_s")
-    }
+    got = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in ("ttft_p95_s", "tpot_p95_s")}
     if None in got.values():
         return None
     return Latency(**got)  # type: ignore[arg-type]
@@ -706,14 +708,17 @@ def _compare_gpus(c: _Checker, value: Any, used: list[str]) -> tuple[str, ...]:
     if value is None or value == []:
         used.append(where)
         return ()
-    if not isinstance(value, list) or len(value) > MAX_COMPARE_GPUS:
+    r = c.rule(where)
+    assert r.items is not None
+    if not isinstance(value, list) or len(value) > (r.max_items or 0):
         c.fail(
-            where, f"must be an array of at most {MAX_COMPARE_GPUS} GPU ids ({', '.join(GPU_IDS)}); got {_kind(value)}"
+            where,
+            f"must be an array of at most {r.max_items} GPU ids ({', '.join(r.items.choices)}); got {_kind(value)}",
         )
         return ()
     ids: list[str] = []
     for i, item in enumerate(value):
-        gpu = c.choice(item, f"{where}/{i}", GPU_IDS)
+        gpu = c.choice(item, f"{where}/{i}", r.items.choices)
         if gpu and gpu not in ids:
             ids.append(gpu)
     return tuple(ids)
@@ -726,7 +731,7 @@ def _utilization(
     runs_given = "/workload/runs_per_year" not in used
     if top.get("utilization") is None and workload is not None and workload.kind == "training" and runs_given:
         return None
-    u = c.number(get(top, "utilization", ""), "/utilization", minimum=0, maximum=1, exclusive_minimum=True)
+    u = c.bounded(get(top, "utilization", ""), "/utilization")
     return None if u is None else float(u)
 
 
@@ -735,15 +740,16 @@ def _cluster_sizes(c: _Checker, value: Any, gpus_per_node: int, used: list[str])
     if value is None or value == []:
         used.append(where)
         return default_cluster_sizes(gpus_per_node=gpus_per_node)
+    cap = c.rule(where).max_items
     if not isinstance(value, list):
-        c.fail(where, f"must be an array of 1 to {MAX_CLUSTER_SIZES} GPU counts; got {_kind(value)}")
+        c.fail(where, f"must be an array of 1 to {cap} GPU counts; got {_kind(value)}")
         return ()
-    if len(value) > MAX_CLUSTER_SIZES:
-        c.fail(where, f"at most {MAX_CLUSTER_SIZES} sizes; got {len(value)}")
+    if len(value) > (cap or 0):
+        c.fail(where, f"at most {cap} sizes; got {len(value)}")
         return ()
     sizes: set[int] = set()
     for i, item in enumerate(value):
-        n = c.number(item, f"{where}/{i}", minimum=1, maximum=MAX_GPUS, integer=True)
+        n = c.bounded(item, f"{where}/{i}", f"{where}/-")
         if n is None:
             continue
         if n > gpus_per_node and n % gpus_per_node:
@@ -759,17 +765,19 @@ def _cluster_sizes(c: _Checker, value: Any, gpus_per_node: int, used: list[str])
 
 def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
     where = "/rent"
-    r = c.obj(value, where, ("providers", "markets", "usd_per_gpu_hour", "price_decline_per_year", "spot"))
+    r = c.fields(value, where)
     providers = get(r, "providers", where)
     provs: list[str] = []
-    if not isinstance(providers, list) or len(providers) > MAX_PROVIDERS:
+    max_providers = c.rule(f"{where}/providers").max_items or 0
+    slug = c.rule(f"{where}/providers/-").pattern or ""
+    if not isinstance(providers, list) or len(providers) > max_providers:
         c.fail(
             f"{where}/providers",
-            f"must be an array of at most {MAX_PROVIDERS} provider slugs ([] = all); got {_kind(providers)}",
+            f"must be an array of at most {max_providers} provider slugs ([] = all); got {_kind(providers)}",
         )
     else:
         for i, p in enumerate(providers):
-            if isinstance(p, str) and _SLUG.match(p.strip().lower()):
+            if isinstance(p, str) and re.match(slug, p.strip().lower()):
                 if p.strip().lower() not in provs:
                     provs.append(p.strip().lower())
             else:
@@ -777,29 +785,26 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
         _known_providers_only(c, where, providers, provs)
     markets = get(r, "markets", where)
     mkts: list[str] = []
-    if not isinstance(markets, list) or not markets or len(markets) > MAX_MARKETS:
+    rm = c.rule(f"{where}/markets")
+    assert rm.items is not None
+    if not isinstance(markets, list) or len(markets) < (rm.min_items or 0) or len(markets) > (rm.max_items or 0):
         c.fail(
             f"{where}/markets",
-            f"must be a non-empty array of at most {MAX_MARKETS} of {', '.join(MARKETS)}; got {_kind(markets)}",
+            f"must be a non-empty array of at most {rm.max_items} of {', '.join(rm.items.choices)}; "
+            f"got {_kind(markets)}",
         )
     else:
         for i, m in enumerate(markets):
-            chosen = c.choice(m, f"{where}/markets/{i}", MARKETS)
+            chosen = c.choice(m, f"{where}/markets/{i}", rm.items.choices)
             if chosen and chosen not in mkts:
                 mkts.append(chosen)
-    price = c.optional(
-        r, "usd_per_gpu_hour", where, lambda v, w: c.number(v, w, minimum=0, maximum=10_000, exclusive_minimum=True)
-    )
-    decline = c.number(
-        get(r, "price_decline_per_year", where), f"{where}/price_decline_per_year", minimum=0, maximum=0.9
-    )
-    s = c.obj(r.get("spot"), f"{where}/spot", ("interruptions_per_node_hour", "checkpoint_s", "restart_s"))
+    price = c.optional(r, "usd_per_gpu_hour", where, c.bounded)
+    decline = c.bounded(get(r, "price_decline_per_year", where), f"{where}/price_decline_per_year")
     sw = f"{where}/spot"
-    rate = c.number(
-        get(s, "interruptions_per_node_hour", sw), f"{sw}/interruptions_per_node_hour", minimum=0, maximum=10
-    )
-    ckpt = c.number(get(s, "checkpoint_s", sw), f"{sw}/checkpoint_s", minimum=0, maximum=86_400)
-    restart = c.number(get(s, "restart_s", sw), f"{sw}/restart_s", minimum=0, maximum=86_400)
+    s = c.fields(r.get("spot"), sw)
+    rate = c.bounded(get(s, "interruptions_per_node_hour", sw), f"{sw}/interruptions_per_node_hour")
+    ckpt = c.bounded(get(s, "checkpoint_s", sw), f"{sw}/checkpoint_s")
+    restart = c.bounded(get(s, "restart_s", sw), f"{sw}/restart_s")
     if None in (decline, rate, ckpt, restart):
         return None
     return Rent(
@@ -811,29 +816,29 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
     )
 
 
-# Allowed ranges of the buy fields: (minimum, maximum, exclusive minimum).
-_BUY_RANGES: Final[dict[str, tuple[float, float, bool]]] = {
-    "capex_usd": (0, 1e10, True),
-    "years": (0, 30, True),
-    "discount_rate": (0, 1, False),
-    "residual_fraction": (0, 1, False),
-    "power_usd_per_kwh": (0, 10, False),
-    "pue": (1, 5, False),
-    "colo_usd_per_kw_month": (0, 100_000, False),
-    "support_fraction_per_year": (0, 1, False),
-    "staff_usd_per_year": (0, 1e9, False),
-    "software_usd_per_gpu_year": (0, 1e6, False),
-}
+# The buy fields that are numbers (their bounds in advisor.scenario_model.Buy).
+_BUY_NUMBERS: Final[tuple[str, ...]] = (
+    "capex_usd",
+    "years",
+    "discount_rate",
+    "residual_fraction",
+    "power_usd_per_kwh",
+    "pue",
+    "colo_usd_per_kw_month",
+    "support_fraction_per_year",
+    "staff_usd_per_year",
+    "software_usd_per_gpu_year",
+)
 
 
 def _buy(
     c: _Checker, value: Any, get: Callable[..., Any], defaults: Mapping[str, float] | None, used: list[str]
 ) -> Buy | None:
     where = "/buy"
-    b = c.obj(value, where, ("server", *_BUY_RANGES))
+    b = c.fields(value, where)
     catalog: Mapping[str, float] | None = defaults
     out: dict[str, Any] = {}
-    for key, (lo, hi, exclusive) in _BUY_RANGES.items():
+    for key in _BUY_NUMBERS:
         raw = b.get(key)
         if raw is None and key in OWNERSHIP_KEYS:
             if catalog is None:
@@ -848,8 +853,8 @@ def _buy(
             if raw is None:  # a nullable field (capex_usd)
                 out[key] = None
                 continue
-        out[key] = c.number(raw, f"{where}/{key}", minimum=lo, maximum=hi, exclusive_minimum=exclusive)
-    server = c.optional(b, "server", where, lambda v, w: c.text(v, w, max_length=120))
-    if any(out.get(k) is None for k in _BUY_RANGES if k != "capex_usd"):
+        out[key] = c.bounded(raw, f"{where}/{key}")
+    server = c.optional(b, "server", where, lambda v, w: c.text(v, w, max_length=_max_length(w)))
+    if any(out.get(k) is None for k in _BUY_NUMBERS if k != "capex_usd"):
         return None
     return Buy(server=server, **out)

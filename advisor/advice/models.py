@@ -13,11 +13,12 @@ be computed is null (never NaN), and a warning says why.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
-from pydantic.json_schema import GenerateJsonSchema
+
+from advisor.scenario_model import Selective, Strategy
+from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
 
 Market = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
@@ -26,11 +27,6 @@ NonNegative = Annotated[float, Field(ge=0)]
 # becomes a $ref in advice_json_schema: pydantic cannot hold a reference to a schema outside its own $defs).
 _SCENARIO_MARKER = "x-scenario-document"
 NormalizedScenario = Annotated[dict[str, Any], WithJsonSchema({_SCENARIO_MARKER: True})]
-
-
-# A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
-# that refuses the other branches (true/false), an enum into an attempt that falls through to them.
-Selective = Annotated[Literal["selective"], WithJsonSchema({"type": "string", "enum": ["selective"]})]
 
 
 class Closed(BaseModel):
@@ -251,7 +247,7 @@ class InferenceAlternative(Closed):
 class Layout(Closed):
     """The parallel layout chosen at this size, in the types ``workload.parallelism`` takes."""
 
-    strategy: str | None
+    strategy: Strategy | None
     tp: int | None
     pp: int | None
     cp: int | None
@@ -467,7 +463,6 @@ class InferenceAdvice(Closed):
 ADVICE_MODELS: dict[str, type[Closed]] = {"training": TrainingAdvice, "inference": InferenceAdvice}
 
 
-SCHEMA_BASE_URI = "https://gpu-advisor.local/schemas/"
 _DESCRIPTIONS = {
     "training": "Output of advisor.advice.advise(...).to_dict(), `manage.py advise` and POST /api/v1/advice for a "
     "training Scenario (DESIGN.md).",
@@ -480,14 +475,6 @@ _UNITS = (
     "warning says why. Every object is closed."
 )
 ADVICE_SCHEMA_FILES = {"training": "advice.schema.json", "inference": "advice-inference.schema.json"}
-
-
-class _NoFieldTitles(GenerateJsonSchema):
-    """Field titles ("Usd Per Run") add nothing to the field's name and make client generators invent
-    classes; the models' titles (the component names) stay."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
 
 
 def _with_scenario_ref(node: Any, scenario_ref: str) -> Any:
@@ -507,12 +494,12 @@ def advice_json_schema(
     `scenario_ref` place it elsewhere (the OpenAPI document keeps every model under #/components/schemas)."""
     schema = _with_scenario_ref(
         ADVICE_MODELS[kind].model_json_schema(
-            mode="validation", ref_template=ref_template, schema_generator=_NoFieldTitles
+            mode="validation", ref_template=ref_template, schema_generator=NoFieldTitles
         ),
         scenario_ref,
     )
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DRAFT_2020_12,
         "$id": SCHEMA_BASE_URI + ADVICE_SCHEMA_FILES[kind],
         **schema,
         "description": f"{_DESCRIPTIONS[kind]} {_UNITS}",
@@ -521,7 +508,4 @@ def advice_json_schema(
 
 def generated_schema_files() -> dict[str, str]:
     """file name in advisor/schemas/ -> its text, exactly as committed."""
-    return {
-        ADVICE_SCHEMA_FILES[kind]: json.dumps(advice_json_schema(kind), indent=2, ensure_ascii=False) + "\n"
-        for kind in ADVICE_MODELS
-    }
+    return {ADVICE_SCHEMA_FILES[kind]: schema_text(advice_json_schema(kind)) for kind in ADVICE_MODELS}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,7 +10,9 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from advisor.advice.fleet.models import FLEET_PLAN_SCHEMA_FILE, FLEET_SCHEMA_FILE, fleet_json_schema
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
+from advisor.scenario_model import scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -81,27 +81,11 @@ class ProblemAutoSchema(AutoSchema):
         return response
 
 
-# --- the Scenario JSON Schema (advisor/schemas/scenario.schema.json, draft 2020-12) in OpenAPI 3.1 ---
-
-SCENARIO_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scenario.schema.json"
-
-
 def embeddable(schema: dict[str, Any]) -> dict[str, Any]:
     """A draft 2020-12 document as an OpenAPI 3.1 component: 3.1 schemas ARE JSON Schema, so only the
     document-level keywords go (`$schema`, `$id`, and `title`, which generators would use as a second,
     clashing class name: the component's name is the title)."""
     return {key: value for key, value in schema.items() if key not in ("$schema", "$id", "title")}
-
-
-@functools.cache
-def _scenario_schema_text() -> str:
-    return json.dumps(embeddable(json.loads(SCENARIO_SCHEMA_PATH.read_text(encoding="utf-8"))))
-
-
-def scenario_openapi_schema() -> dict[str, Any]:
-    """A fresh copy on every call: drf-spectacular rewrites component dicts in place (enum extraction,
-    request/response split), so a shared cached dict would change between two fetches of the document."""
-    return json.loads(_scenario_schema_text())
 
 
 # --- the typed documents (Scenario, Advice) as components ---
@@ -111,6 +95,22 @@ def scenario_openapi_schema() -> dict[str, Any]:
 
 DOCUMENT_MARKER = "x-gpu-advisor-document"
 ADVICE_DEF_PREFIX = "Advice"  # the Advice models' parts ("Offer", "Layout") would clash with serializer names
+SCENARIO_DEF_PREFIX = "Scenario"  # the Scenario's parts ("Network", "Rent") likewise
+
+
+def _components(schema: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A generated schema's $defs as components named prefix + model name (its title: generators name
+    classes by title, so it must be the component name too)."""
+    return {prefix + name: {**part, "title": prefix + name} for name, part in schema.pop("$defs", {}).items()}
+
+
+def scenario_components() -> dict[str, Any]:
+    """Scenario and its parts (the training and inference workloads, ...), generated from
+    advisor.scenario_model: a fresh dict on every call (drf-spectacular post-processing rewrites dicts in place)."""
+    schema = scenario_json_schema(ref_template=f"#/components/schemas/{SCENARIO_DEF_PREFIX}{{model}}")
+    components = _components(schema, SCENARIO_DEF_PREFIX)
+    components["Scenario"] = {"title": "Scenario", **embeddable(schema)}
+    return components
 
 
 def advice_components() -> dict[str, Any]:
@@ -122,9 +122,7 @@ def advice_components() -> dict[str, Any]:
             ref_template=f"#/components/schemas/{ADVICE_DEF_PREFIX}{{model}}",
             scenario_ref="#/components/schemas/Scenario",
         )
-        for name, part in schema.pop("$defs", {}).items():
-            # Generators name classes by title: it must be the (prefixed) component name too.
-            components[ADVICE_DEF_PREFIX + name] = {**part, "title": ADVICE_DEF_PREFIX + name}
+        components.update(_components(schema, ADVICE_DEF_PREFIX))
         components[schema.pop("title")] = embeddable(schema)
     return components
 
@@ -142,51 +140,97 @@ def advice_union() -> dict[str, Any]:
 GUIDE_PATH = Path(__file__).resolve().parent / "guide.md"
 
 
+def _rehomed(node: Any, names: dict[str, str]) -> Any:
+    """``node`` with its `#/$defs/X` references pointing at the components named ``names[X]``."""
+    if isinstance(node, list):
+        return [_rehomed(item, names) for item in node]
+    if isinstance(node, str) and node.startswith("#/$defs/"):
+        return "#/components/schemas/" + names[node.removeprefix("#/$defs/")]
+    if not isinstance(node, dict):
+        return node
+    return {key: _rehomed(value, names) for key, value in node.items()}
+
+
+def fleet_components(file_name: str) -> dict[str, Any]:
+    """FleetPlanInput or FleetPlan and their own parts; the parts they share with the Scenario and the Advice
+    (network, rent, workloads, offers...) are the Scenario's and the Advice's components, not copies."""
+    schema = fleet_json_schema(file_name)
+    shared = {name: SCENARIO_DEF_PREFIX + name for name in scenario_json_schema()["$defs"]}
+    for kind in ADVICE_MODELS:
+        shared.update({name: ADVICE_DEF_PREFIX + name for name in advice_json_schema(kind).get("$defs", {})})
+    defs = schema.pop("$defs", {})
+    names = {name: shared.get(name, name) for name in defs}
+    components = {name: {**_rehomed(part, names), "title": name} for name, part in defs.items() if name not in shared}
+    components[schema["title"]] = embeddable(_rehomed(schema, names))
+    return components
+
+
+def proposal_advice() -> dict[str, Any]:
+    return {
+        "description": "The document the proposal froze: kind scenario, the Advice (TrainingAdvice or "
+        "InferenceAdvice, by its `kind`); kind fleet, the Fleet Plan.",
+        "oneOf": [
+            {"$ref": "#/components/schemas/TrainingAdvice"},
+            {"$ref": "#/components/schemas/InferenceAdvice"},
+            {"$ref": "#/components/schemas/FleetPlan"},
+        ],
+    }
+
+
 def embed_documents(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    """Replace each document marker with its generated schema (fresh on every fetch), adding the components
+    it refers to."""
     result.setdefault("info", {})["description"] = GUIDE_PATH.read_text(encoding="utf-8")
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
-    for name, schema in list(schemas.items()):
-        if schema.get(DOCUMENT_MARKER) == "Scenario":
-            schemas[name] = {"title": name, **scenario_openapi_schema()}
-        elif schema.get(DOCUMENT_MARKER) == "Advice":
-            schemas[name] = advice_union()
-            schemas.update(advice_components())
+    markers = {name: schema[DOCUMENT_MARKER] for name, schema in schemas.items() if DOCUMENT_MARKER in schema}
+    if not markers:
+        return result
+    # Every document refers to the Scenario's parts, the fleet and proposal documents to the Advice's too.
+    parts = scenario_components()
+    scenario = parts.pop("Scenario")
+    schemas.update(parts)
+    schemas.update(advice_components())
+    schemas.update(fleet_components(FLEET_SCHEMA_FILE))
+    schemas.update(fleet_components(FLEET_PLAN_SCHEMA_FILE))
+    replacements = {
+        "Scenario": scenario,
+        "Advice": advice_union(),
+        "FleetPlanInput": schemas["FleetPlanInput"],
+        "FleetPlan": schemas["FleetPlan"],
+        "ProposalAdvice": proposal_advice(),
+    }
+    for name, marker in markers.items():
+        schemas[name] = {**replacements[marker], "title": name}
     return result
 
 
-class ScenarioDocument(serializers.Serializer):
-    """Placeholder for the Scenario JSON in the schema; advisor.scenario.parse_scenario validates it."""
+def _document(name: str, doc: str) -> tuple[type[serializers.Serializer], type[serializers.JSONField]]:
+    """A JSON field documented as the typed document ``name``: a placeholder serializer whose extension leaves the
+    marker that `embed_documents` replaces with the generated schema (one function for every document)."""
+    placeholder = type(f"{name}Document", (serializers.Serializer,), {"__doc__": doc})
+
+    def get_name(self: OpenApiSerializerExtension, auto_schema: AutoSchema, direction: str) -> str:
+        return name
+
+    def map_serializer(self: OpenApiSerializerExtension, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
+        return {DOCUMENT_MARKER: name}
+
+    # Defining the subclass registers it with drf-spectacular.
+    type(
+        f"{name}DocumentExtension",
+        (OpenApiSerializerExtension,),
+        {"target_class": placeholder, "get_name": get_name, "map_serializer": map_serializer},
+    )
+    field = type(f"{name}DocumentField", (serializers.JSONField,), {"__doc__": doc})
+    return placeholder, extend_schema_field(placeholder)(field)
 
 
-class ScenarioDocumentExtension(OpenApiSerializerExtension):
-    target_class = ScenarioDocument
-
-    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
-        return "Scenario"
-
-    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
-        return {DOCUMENT_MARKER: "Scenario"}
-
-
-@extend_schema_field(ScenarioDocument)
-class ScenarioDocumentField(serializers.JSONField):
-    """A Scenario JSON object; its content is validated by advisor.scenario, not here."""
-
-
-class AdviceDocument(serializers.Serializer):
-    """Placeholder for the Advice JSON (training or inference) in the schema."""
-
-
-class AdviceDocumentExtension(OpenApiSerializerExtension):
-    target_class = AdviceDocument
-
-    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
-        return "Advice"
-
-    def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
-        return {DOCUMENT_MARKER: "Advice"}
-
-
-@extend_schema_field(AdviceDocument)
-class AdviceDocumentField(serializers.JSONField):
-    """An Advice JSON object as advisor.advice produced it."""
+ScenarioDocument, ScenarioDocumentField = _document("Scenario", "A Scenario JSON object (advisor.scenario validates).")
+AdviceDocument, AdviceDocumentField = _document("Advice", "An Advice JSON object (training or inference).")
+FleetInputDocument, FleetInputDocumentField = _document(
+    "FleetPlanInput", "A Fleet Plan input; advisor.advice.fleet validates it."
+)
+FleetPlanDocument, FleetPlanDocumentField = _document("FleetPlan", "A Fleet Plan (the plan_fleet output).")
+ProposalAdviceDocument, ProposalAdviceDocumentField = _document(
+    "ProposalAdvice", "What a proposal froze: an Advice (scenario proposals) or a Fleet Plan (fleet proposals)."
+)

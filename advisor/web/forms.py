@@ -12,35 +12,41 @@ import re
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 
-from advisor.scenario import MIN_PARAMS_B
+from advisor.scenario_model import Rule, rule
+from estimator.catalog import catalog as model_catalog
+from estimator.specs import all_gpus
 from pricing.models import MARKET_PHRASES, Market
 
-try:  # The GPU catalog lives in the estimator; the planner lists what it knows.
-    from estimator.specs import all_gpus
 
-    GPU_CHOICES = [(spec.id, f"{spec.name} ({spec.id})") for spec in all_gpus()]
-except ImportError:  # pragma: no cover - only while the estimator package is incomplete
-    GPU_CHOICES = []
+def _choices(pointer: str, labels: dict[str, str]) -> list[tuple[str, str]]:
+    """The model's allowed values at ``pointer`` (in its order), each with its label here."""
+    r = rule(pointer)
+    values = (r.items or r).choices
+    return [(value, labels.get(value, value)) for value in values]
 
-from estimator.catalog import catalog as model_catalog
 
-MODEL_CHOICES = [("", "by size (below)")] + [
-    (m.id, f"{m.id} ({m.params_b:g}B{', MoE' if m.is_moe else ''})") for m in model_catalog().values()
-]
-
-PRECISIONS = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("tf32", "tf32"), ("fp32", "fp32")]
-STRATEGIES = [
-    ("auto", "auto: fastest feasible layout per size"),
-    ("ddp", "DDP (full replicas)"),
-    ("zero1", "ZeRO-1"),
-    ("zero2", "ZeRO-2"),
-    ("zero3", "ZeRO-3"),
-    ("fsdp", "FSDP (= ZeRO-3)"),
-    ("hsdp", "HSDP (sharded in node, replicated across)"),
-]
+# Choices are the Scenario model's (advisor.scenario_model); only their labels are the form's.
+GPU_CHOICES = _choices("/gpu", {spec.id: f"{spec.name} ({spec.id})" for spec in all_gpus()})
+MODEL_LABELS = {m.id: f"{m.id} ({m.params_b:g}B{', MoE' if m.is_moe else ''})" for m in model_catalog().values()}
+MODEL_CHOICES = [("", "by size (below)"), *_choices("/workload/model/name", MODEL_LABELS)]
+PRECISIONS = _choices("/workload/precision", {})
+STRATEGIES = _choices(
+    "/workload/parallelism/strategy",
+    {
+        "auto": "auto: fastest feasible layout per size",
+        "ddp": "DDP (full replicas)",
+        "zero1": "ZeRO-1",
+        "zero2": "ZeRO-2",
+        "zero3": "ZeRO-3",
+        "fsdp": "FSDP (= ZeRO-3)",
+        "hsdp": "HSDP (sharded in node, replicated across)",
+    },
+)
+# activation_checkpointing is true, false or "selective" (the model's union); the form sends them as text.
 CHECKPOINTING = [("", "auto"), ("false", "off"), ("selective", "selective"), ("true", "full")]
-MARKETS = [(market, MARKET_PHRASES[market]) for market in Market.values]
+MARKETS = _choices("/rent/markets", dict(MARKET_PHRASES))
 
 # Form field -> JSON pointer in the Scenario document. One table, used both ways.
 POINTERS: dict[str, str] = {
@@ -261,17 +267,54 @@ CATALOG_FIELDS = {
 _SIZES_RE = re.compile(r"^\s*\d+(\s*[,\s]\s*\d+)*\s*$")
 
 
-def _number(label: str, *, help_text: str, required: bool = False, **kwargs: Any) -> forms.FloatField:
-    return forms.FloatField(label=label, help_text=help_text, required=required, **kwargs)
+def field_rule(name: str) -> Rule:
+    """The Scenario model's rule for the form field ``name`` (the JSON field it edits)."""
+    return rule(POINTERS[name], "inference" if name in INFERENCE_ONLY else "training")
 
 
-def _integer(label: str, *, help_text: str, required: bool = False, **kwargs: Any) -> forms.IntegerField:
-    return forms.IntegerField(label=label, help_text=help_text, required=required, **kwargs)
+def _in_form_units(name: str, bound: float) -> float:
+    """A JSON bound in the form's units (percent, billions of tokens), without float noise (0.9 / 0.01)."""
+    return float(f"{bound / SCALES.get(name, 1):.12g}")
+
+
+class _Above:
+    """An exclusive minimum (Django's min_value is inclusive)."""
+
+    def __init__(self, bound: float) -> None:
+        self.bound = bound
+
+    def __call__(self, value: float) -> None:
+        if value is not None and value <= self.bound:
+            raise ValidationError(f"Ensure this value is greater than {self.bound:g}.", code="min_value")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Above) and other.bound == self.bound
+
+
+def _bounded(name: str, label: str, *, help_text: str) -> forms.Field:
+    """A number field whose type (integer or not) and bounds are the Scenario model's for the JSON field it
+    edits, in the form's units: the HTML min/max/step and the server-side check come from the same rule."""
+    r = field_rule(name)
+    kwargs: dict[str, Any] = {"label": label, "help_text": help_text, "required": False}
+    if r.maximum is not None:
+        kwargs["max_value"] = _in_form_units(name, r.maximum)
+    if r.minimum is not None and not r.exclusive_minimum:
+        kwargs["min_value"] = _in_form_units(name, r.minimum)
+    field: forms.Field = (forms.IntegerField if r.integer else forms.FloatField)(**kwargs)
+    if r.minimum is not None and r.exclusive_minimum:
+        low = _in_form_units(name, r.minimum)
+        field.validators.append(_Above(low))
+        # The browser's min is inclusive: it lets the bound through and the server names it.
+        field.widget.attrs.update({"min": low, "data-exclusive-min": "true"})
+    return field
 
 
 class PlannerForm(forms.Form):
     name = forms.CharField(
-        label="Scenario name", max_length=200, required=False, help_text="Shown on saved scenarios and the PDF cover."
+        label="Scenario name",
+        max_length=rule("/name").max_length,
+        required=False,
+        help_text="Shown on saved scenarios and the PDF cover.",
     )
     model_name = forms.ChoiceField(
         label="Model",
@@ -279,31 +322,28 @@ class PlannerForm(forms.Form):
         required=False,
         help_text="A published model (its geometry from the catalog), or empty to give the size.",
     )
-    params_b = _number(
+    params_b = _bounded(
+        "params_b",
         "Model size (billions of parameters)",
-        min_value=MIN_PARAMS_B,
-        max_value=100_000,
         help_text="Total parameters, e.g. 7 for a 7B model; the geometry is derived when the size changes.",
     )
     kind = forms.ChoiceField(
         label="Workload kind", choices=KINDS, help_text="Training runs a job to completion; inference serves requests."
     )
-    tokens_b = _number(
-        "Training tokens (billions)",
-        min_value=0.000001,
-        help_text="Tokens processed by one run: 1000 = 1T tokens.",
+    tokens_b = _bounded(
+        "tokens_b", "Training tokens (billions)", help_text="Tokens processed by one run: 1000 = 1T tokens."
     )
-    seq_len = _integer("Sequence length (tokens)", min_value=1, help_text="Tokens per training sequence.")
-    global_batch = _integer(
-        "Global batch (sequences)", min_value=1, help_text="Sequences per optimizer step across all GPUs."
+    seq_len = _bounded("seq_len", "Sequence length (tokens)", help_text="Tokens per training sequence.")
+    global_batch = _bounded(
+        "global_batch", "Global batch (sequences)", help_text="Sequences per optimizer step across all GPUs."
     )
     precision = forms.ChoiceField(label="Precision", choices=PRECISIONS, help_text="Arithmetic of the matmuls.")
-    runs_per_year = _number(
-        "Runs per year", min_value=0.001, help_text="How often this job runs; it sets how busy an owned cluster is."
+    runs_per_year = _bounded(
+        "runs_per_year", "Runs per year", help_text="How often this job runs; it sets how busy an owned cluster is."
     )
-    layers = _integer("Layers", min_value=1, help_text="Optional: derived from the model size when empty.")
-    hidden = _integer("Hidden size", min_value=1, help_text="Optional: model width.")
-    heads = _integer("Attention heads", min_value=1, help_text="Optional.")
+    layers = _bounded("layers", "Layers", help_text="Optional: derived from the model size when empty.")
+    hidden = _bounded("hidden", "Hidden size", help_text="Optional: model width.")
+    heads = _bounded("heads", "Attention heads", help_text="Optional.")
 
     gpu = forms.ChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
     cluster_sizes = forms.CharField(
@@ -311,21 +351,20 @@ class PlannerForm(forms.Form):
         max_length=200,
         help_text="Candidate sizes to compare, separated by commas, e.g. 8, 16, 32.",
     )
-    gpus_per_node = _integer(
+    gpus_per_node = _bounded(
+        "gpus_per_node",
         "GPUs per node",
-        min_value=1,
-        max_value=72,
         help_text="GPUs in one server (NVLink domain); empty = the GPU's typical server.",
     )
-    inter_node_gbps = _number(
+    inter_node_gbps = _bounded(
+        "inter_node_gbps",
         "Scale-out bandwidth per node (Gb/s)",
-        min_value=0.001,
         help_text="Network between nodes: 8 x 400 Gb/s InfiniBand = 3200; empty = the typical server.",
     )
     strategy = forms.ChoiceField(label="Sharding strategy", choices=STRATEGIES, help_text="auto picks per size.")
-    tp = _integer("Tensor parallel (GPUs)", min_value=1, help_text="Optional: empty = chosen per size.")
-    pp = _integer("Pipeline stages", min_value=1, help_text="Optional: empty = chosen per size.")
-    micro_batch = _integer("Micro-batch (sequences)", min_value=1, help_text="Optional: per GPU per step.")
+    tp = _bounded("tp", "Tensor parallel (GPUs)", help_text="Optional: empty = chosen per size.")
+    pp = _bounded("pp", "Pipeline stages", help_text="Optional: empty = chosen per size.")
+    micro_batch = _bounded("micro_batch", "Micro-batch (sequences)", help_text="Optional: per GPU per step.")
     activation_checkpointing = forms.ChoiceField(
         label="Activation checkpointing", choices=CHECKPOINTING, required=False, help_text="Trades compute for memory."
     )
@@ -340,60 +379,60 @@ class PlannerForm(forms.Form):
     providers = forms.CharField(
         label="Providers", required=False, max_length=300, help_text="Comma-separated ids (e.g. aws, gcp); empty = all."
     )
-    rent_usd_per_gpu_hour = _number(
+    rent_usd_per_gpu_hour = _bounded(
+        "rent_usd_per_gpu_hour",
         "Your rental quote (USD per GPU-hour)",
-        min_value=0.0001,
         help_text="Optional: a negotiated price that overrides the catalog.",
     )
-    price_decline_pct = _number(
+    price_decline_pct = _bounded(
+        "price_decline_pct",
         "Rental price decline (% per year)",
-        min_value=0,
-        max_value=90,
         help_text="Expected yearly fall of rental prices over the horizon; empty = none.",
     )
 
-    capex_usd = _number(
+    capex_usd = _bounded(
+        "capex_usd",
         "Purchase price of one node (USD)",
-        min_value=1,
         help_text="Optional: all-in quote for one server of 'GPUs per node' GPUs; empty = catalog quote.",
     )
-    years = _number("Service life (years)", min_value=0.5, max_value=15, help_text="Depreciation horizon.")
-    discount_rate_pct = _number("Discount rate (% per year)", min_value=0, max_value=100, help_text="Cost of capital.")
-    residual_pct = _number(
-        "Residual value (% of capex)", min_value=0, max_value=100, help_text="Resale value at the end of life."
-    )
-    power_usd_per_kwh = _number("Electricity (USD per kWh)", min_value=0, help_text="Price of energy.")
-    pue = _number("PUE", min_value=1, max_value=3, help_text="Facility overhead: 1.3 = 30% extra energy for cooling.")
-    colo_usd_per_kw_month = _number(
+    years = _bounded("years", "Service life (years)", help_text="Depreciation horizon.")
+    discount_rate_pct = _bounded("discount_rate_pct", "Discount rate (% per year)", help_text="Cost of capital.")
+    residual_pct = _bounded("residual_pct", "Residual value (% of capex)", help_text="Resale value at the end of life.")
+    power_usd_per_kwh = _bounded("power_usd_per_kwh", "Electricity (USD per kWh)", help_text="Price of energy.")
+    pue = _bounded("pue", "PUE", help_text="Facility overhead: 1.3 = 30% extra energy for cooling.")
+    colo_usd_per_kw_month = _bounded(
+        "colo_usd_per_kw_month",
         "Colocation (USD per kW-month)",
-        min_value=0,
         help_text="Rack space and power capacity, billed on contracted kW.",
     )
-    support_pct = _number(
-        "Support (% of capex per year)", min_value=0, max_value=100, help_text="Vendor support and spares."
+    support_pct = _bounded("support_pct", "Support (% of capex per year)", help_text="Vendor support and spares.")
+    staff_usd_per_year = _bounded(
+        "staff_usd_per_year", "Staff (USD per year)", help_text="Operations people for the cluster."
     )
-    staff_usd_per_year = _number("Staff (USD per year)", min_value=0, help_text="Operations people for the cluster.")
-    software_usd_per_gpu_year = _number(
-        "Software (USD per GPU-year)", min_value=0, help_text="Licences, e.g. an enterprise AI stack; empty = none."
-    )
-
-    peak_requests_per_s = _number(
-        "Peak traffic (requests per second)", min_value=0.0001, help_text="Inference: the busiest moment of the day."
-    )
-    mean_requests_per_s = _number(
-        "Mean traffic (requests per second)", min_value=0.0001, help_text="Inference: the average over a day."
-    )
-    input_tokens = _integer("Prompt length (tokens)", min_value=1, help_text="Inference: input tokens per request.")
-    output_tokens = _integer("Answer length (tokens)", min_value=1, help_text="Inference: output tokens per request.")
-    ttft_p95_s = _number("Time to first token, p95 (seconds)", min_value=0.001, help_text="Inference latency target.")
-    tpot_p95_s = _number(
-        "Time per output token, p95 (seconds)", min_value=0.0001, help_text="Inference latency target."
+    software_usd_per_gpu_year = _bounded(
+        "software_usd_per_gpu_year",
+        "Software (USD per GPU-year)",
+        help_text="Licences, e.g. an enterprise AI stack; empty = none.",
     )
 
-    utilization_pct = _number(
+    peak_requests_per_s = _bounded(
+        "peak_requests_per_s",
+        "Peak traffic (requests per second)",
+        help_text="Inference: the busiest moment of the day.",
+    )
+    mean_requests_per_s = _bounded(
+        "mean_requests_per_s", "Mean traffic (requests per second)", help_text="Inference: the average over a day."
+    )
+    input_tokens = _bounded("input_tokens", "Prompt length (tokens)", help_text="Inference: input tokens per request.")
+    output_tokens = _bounded(
+        "output_tokens", "Answer length (tokens)", help_text="Inference: output tokens per request."
+    )
+    ttft_p95_s = _bounded("ttft_p95_s", "Time to first token, p95 (seconds)", help_text="Inference latency target.")
+    tpot_p95_s = _bounded("tpot_p95_s", "Time per output token, p95 (seconds)", help_text="Inference latency target.")
+
+    utilization_pct = _bounded(
+        "utilization_pct",
         "Utilization (% of the year busy)",
-        min_value=1,
-        max_value=100,
         help_text="Share of the year the owned cluster does useful work; empty = implied by the runs a year.",
     )
     compare_gpus = forms.MultipleChoiceField(
@@ -421,12 +460,14 @@ class PlannerForm(forms.Form):
         if not _SIZES_RE.match(raw or ""):
             raise forms.ValidationError("Enter whole numbers of GPUs separated by commas, e.g. 8, 16, 32.")
         sizes = sorted({int(part) for part in re.split(r"[,\s]+", raw.strip()) if part})
-        if not sizes or sizes[0] < 1:
-            raise forms.ValidationError("Every size needs at least 1 GPU.")
-        if len(sizes) > 16:
-            raise forms.ValidationError("At most 16 sizes at once.")
-        if sizes[-1] > 100_000:
-            raise forms.ValidationError("At most 100,000 GPUs.")
+        r = rule("/cluster_sizes")
+        assert r.items is not None and r.items.minimum is not None and r.items.maximum is not None
+        if not sizes or sizes[0] < r.items.minimum:
+            raise forms.ValidationError(f"Every size needs at least {r.items.minimum:g} GPU.")
+        if len(sizes) > (r.max_items or 0):
+            raise forms.ValidationError(f"At most {r.max_items} sizes at once.")
+        if sizes[-1] > r.items.maximum:
+            raise forms.ValidationError(f"At most {r.items.maximum:,.0f} GPUs.")
         return sizes
 
     def clean_providers(self) -> list[str]:

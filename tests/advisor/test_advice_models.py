@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from referencing import Registry, Resource
 
 from advisor.advice import advise
-from advisor.advice.models import ADVICE_MODELS, ADVICE_SCHEMA_FILES, generated_schema_files
-from advisor.management.commands.generate_schemas import stale_schema_files
+from advisor.advice.models import ADVICE_MODELS, ADVICE_SCHEMA_FILES
+from advisor.management.commands.generate_schemas import generated_schema_files, stale_schema_files
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "advisor" / "schemas"
@@ -44,16 +44,22 @@ def real_advice(django_db_setup, django_db_blocker) -> dict[str, dict[str, Any]]
 
 def test_committed_schemas_are_the_generated_ones() -> None:
     assert stale_schema_files() == []
-    assert set(generated_schema_files()) == set(ADVICE_SCHEMA_FILES.values())
+    documents = {"scenario.schema.json", "fleet.schema.json", "fleet-plan.schema.json"}
+    assert set(generated_schema_files()) == {*documents, *ADVICE_SCHEMA_FILES.values()}
 
 
 def test_a_hand_edit_is_caught(tmp_path: Path) -> None:
     for name, text in generated_schema_files().items():
         (tmp_path / name).write_text(text)
     assert stale_schema_files(tmp_path) == []
-    edited = tmp_path / "advice.schema.json"
-    edited.write_text(edited.read_text().replace('"additionalProperties": false', '"additionalProperties": true', 1))
-    assert stale_schema_files(tmp_path) == ["advice.schema.json"]
+    for name in ("advice.schema.json", "scenario.schema.json"):
+        edited = tmp_path / name
+        text = edited.read_text()
+        edited.write_text(text.replace('"additionalProperties": false', '"additionalProperties": true', 1))
+        assert stale_schema_files(tmp_path) == [name]
+        edited.write_text(text)
+    (tmp_path / "scenario.schema.json").unlink()
+    assert stale_schema_files(tmp_path) == ["scenario.schema.json"]
 
 
 def test_check_command_passes_on_the_committed_files() -> None:

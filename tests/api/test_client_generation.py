@@ -41,7 +41,19 @@ content_type_overrides:
   application/pdf: application/octet-stream
   application/vnd.openxmlformats-officedocument.spreadsheetml.sheet: application/octet-stream
 """
-MODELS = ["scenario", "scenario_request", "scenario_output", "training_advice", "inference_advice", "offer"]
+MODELS = [
+    "scenario",
+    "scenario_request",
+    "scenario_output",
+    "scenario_training_workload",
+    "scenario_inference_workload",
+    "scenario_parallelism",
+    "fleet_plan_input",
+    "fleet_plan",
+    "training_advice",
+    "inference_advice",
+    "offer",
+]
 
 
 @pytest.fixture
@@ -107,6 +119,15 @@ def test_generated_models_read_real_responses(generated, alice) -> None:  # type
     inference_doc = Path(__file__).resolve().parents[2] / "examples" / "inference-service.json"
     inference = alice.post("/api/v1/advice", json.loads(inference_doc.read_text()), format="json").json()
     assert models.InferenceAdvice.from_dict(inference).sizes[0].tp == inference["sizes"][0]["tp"]
+
+    # The Scenario model reads both workloads into their own classes (the discriminator on workload.kind), and
+    # an advised layout goes back into workload.parallelism in the client's types.
+    typed = models.Scenario.from_dict(training["scenario"])
+    assert isinstance(typed.workload, models.ScenarioTrainingWorkload)
+    assert isinstance(models.Scenario.from_dict(inference["scenario"]).workload, models.ScenarioInferenceWorkload)
+    layout = {k: v for k, v in training["sizes"][0]["layout"].items() if v is not None}
+    fed_back = models.ScenarioParallelism.from_dict(layout)
+    assert fed_back.to_dict() == layout
 
 
 @pytest.mark.django_db(transaction=True)

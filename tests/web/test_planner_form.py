@@ -126,3 +126,87 @@ def test_training_form_leaves_spot_unchecked_and_compares_gpus() -> None:
     form = forms.PlannerForm(_data(compare_gpus=["a100-80gb", "h200"]))
     assert form.is_valid(), form.errors
     assert form.to_scenario()["compare_gpus"] == ["a100-80gb", "h200"]
+
+
+# --- issue 23: the form's limits are the Scenario model's (advisor.scenario_model), no second copy ---------------
+
+
+def _number_fields() -> list[str]:
+    form = forms.PlannerForm()
+    return [
+        name
+        for name in forms.POINTERS
+        if isinstance(form.fields[name], forms.forms.IntegerField | forms.forms.FloatField)
+    ]
+
+
+def test_every_number_field_has_the_model_bounds_type_and_step() -> None:
+    from advisor.scenario_model import rule
+
+    form = forms.PlannerForm()
+    names = _number_fields()
+    assert len(names) >= 30, names
+    for name in names:
+        field = form.fields[name]
+        attrs = {**field.widget_attrs(field.widget), **field.widget.attrs}
+        r = rule(forms.POINTERS[name], "inference" if name in forms.INFERENCE_ONLY else "training")
+        scale = forms.SCALES.get(name, 1)
+        assert (type(field) is forms.forms.IntegerField) == r.integer, name  # FloatField subclasses IntegerField
+        assert attrs.get("step") == (None if r.integer else "any"), (name, attrs)
+        assert r.minimum is not None and r.maximum is not None, name
+        assert float(attrs["min"]) == pytest.approx(r.minimum / scale), (name, attrs)
+        assert float(attrs["max"]) == pytest.approx(r.maximum / scale), (name, attrs)
+        assert (attrs.get("data-exclusive-min") == "true") == r.exclusive_minimum, (name, attrs)
+
+
+@pytest.mark.parametrize("name", _number_fields())
+def test_the_form_and_the_validator_agree_at_every_bound(name: str) -> None:
+    """At each bound and just past it the form and parse_scenario accept or refuse together."""
+    from advisor.scenario import ScenarioError
+
+    r = forms.field_rule(name)
+    scale = forms.SCALES.get(name, 1)
+    assert r.minimum is not None and r.maximum is not None
+    step = 1 if r.integer else max(abs(r.maximum), 1) * 1e-6
+    kind = "inference" if name in forms.INFERENCE_ONLY else "training"
+    base = forms.preset_initial("8b-serving" if kind == "inference" else "7b-pretrain")
+    for value in (r.minimum, r.minimum - step, r.maximum, r.maximum + step):
+        shown = value / scale if not r.integer else int(value)
+        form = forms.PlannerForm({**base, name: shown})
+        form_ok = form.is_valid()
+        document = forms.PlannerForm(base)
+        assert document.is_valid(), document.errors
+        scenario = document.to_scenario()
+        forms._set(scenario, forms.POINTERS[name], value)
+        try:
+            parse_scenario(scenario)
+            parser_ok = True
+        except ScenarioError as error:
+            # Cross-field rules (tp divides heads, mean <= peak...) are not bounds: only "must be a number..." counts.
+            parser_ok = not any(
+                e["pointer"] == forms.POINTERS[name] and e["message"].startswith("must be a") for e in error.errors
+            )
+        assert form_ok == parser_ok, (name, value, form.errors if not form_ok else "form accepts")
+
+
+def test_choices_are_the_model_values() -> None:
+    from advisor.scenario_model import rule
+
+    form = forms.PlannerForm()
+    for name in ("gpu", "precision", "strategy", "markets", "compare_gpus"):
+        r = rule(forms.POINTERS[name])
+        values = [value for value, _ in form.fields[name].choices]
+        assert sorted(values) == sorted((r.items or r).choices), name
+    names = [value for value, _ in form.fields["model_name"].choices if value]
+    assert names == list(rule("/workload/model/name").choices)
+
+
+def test_the_smallest_model_is_the_same_for_the_form_and_the_api() -> None:
+    from advisor.scenario import ScenarioError
+
+    assert not forms.PlannerForm(_data(params_b="0.0005")).is_valid()
+    assert forms.PlannerForm(_data(params_b="0.001")).is_valid()
+    with pytest.raises(ScenarioError):
+        parse_scenario(
+            {"workload": {"kind": "training", "model": {"params_b": 0.0005}, "tokens": 1e9}, "gpu": "h100-sxm"}
+        )

@@ -28,28 +28,26 @@ from typing import Any, Final
 import numpy as np
 
 from advisor.advice.fleet.demand import HOURS, Usage, hourly_usage
+from advisor.advice.fleet.models import (
+    MAX_GROWTH,
+    MAX_JOBS,
+    MAX_OWNED_SIZES,
+    MAX_RUNS_PER_JOB,
+    MAX_WAIT_DAYS,
+    FleetJob,
+    FleetPlanInput,
+    FleetUsage,
+)
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from estimator.specs import UnknownGpuError, get_gpu
 
-FLEET_FIELDS: Final[tuple[str, ...]] = ("name", "gpu", "network", "rent", "buy", "jobs", "usage", "owned_gpus")
-JOB_FIELDS: Final[tuple[str, ...]] = (
-    "name",
-    "gpus",
-    "hours",
-    "workload",
-    "runs_per_year",
-    "months",
-    "max_wait_days",
-    "interruptible",
-)
-USAGE_FIELDS: Final[tuple[str, ...]] = ("csv", "growth")
-MAX_JOBS: Final[int] = 10_000
-MAX_RUNS_PER_JOB: Final[int] = int(HOURS)  # one an hour
+# The fields and caps are the typed Fleet Plan's (advisor.advice.fleet.models, from which its JSON Schema is
+# generated); this module adds the defaults and the cross-field rules.
+FLEET_FIELDS: Final[tuple[str, ...]] = tuple(FleetPlanInput.model_fields)
+JOB_FIELDS: Final[tuple[str, ...]] = tuple(FleetJob.model_fields)
+USAGE_FIELDS: Final[tuple[str, ...]] = tuple(FleetUsage.model_fields)
 MAX_RUNS: Final[int] = 100_000  # all jobs together: bounds the placement loop
-MAX_OWNED_SIZES: Final[int] = 512
 MAX_USAGE_ROWS: Final[int] = 600_000  # over a year of minute samples
-MAX_WAIT_DAYS: Final[float] = 365.0
-MAX_GROWTH: Final[float] = 100.0
 DEFAULT_NAME: Final[str] = "Untitled fleet"
 # The Scenario needs a workload to validate the shared sections; the fleet's rent/buy sections and the
 # tier prices do not depend on it. A small model that fits one GPU of any catalog type.

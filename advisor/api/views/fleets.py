@@ -20,6 +20,7 @@ from rest_framework.reverse import reverse
 from advisor.api.errors import FieldErrors, name_field_errors
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
+from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
 from advisor.api.serializers import StrictSerializer, TextField
 from advisor.api.views.advice import FirstRenderer
 from advisor.fleet.models import Fleet
@@ -33,24 +34,13 @@ from core.api.renderers import PDFRenderer
 from core.auth import signed_in_user
 
 
-class FleetPlanSerializer(serializers.Serializer):
-    """The Fleet Plan output of DESIGN.md (documented fields; the document carries more)."""
-
-    demand = serializers.DictField(help_text="peak_gpus, gpu_hours_per_year, load_duration [[gpus, hours at or above]]")
-    options = serializers.ListField(child=serializers.DictField(), help_text="One per candidate owned size.")
-    recommendation = serializers.DictField(help_text="owned_gpus, usd_per_year, tiers, savings, reasons")
-    jobs = serializers.ListField(child=serializers.DictField(), help_text="Each job's runs and where they went.")
-    prices_as_of = serializers.CharField(allow_null=True)
-    warnings = serializers.ListField(child=serializers.CharField())
-
-
 class FleetInputSerializer(StrictSerializer):
     name = TextField(max_length=NAME_MAX_LENGTH)
-    fleet = serializers.JSONField(help_text="Fleet Plan input JSON (see DESIGN.md); unknown fields are an error.")
+    fleet = FleetInputDocumentField(help_text="Fleet Plan input JSON (see DESIGN.md); unknown fields are an error.")
 
 
 class FleetOutputSerializer(serializers.ModelSerializer):
-    fleet = serializers.JSONField(source="document", read_only=True, help_text="The Fleet Plan input as saved.")
+    fleet = FleetInputDocumentField(source="document", read_only=True, help_text="The Fleet Plan input as saved.")
     version = serializers.SerializerMethodField(help_text="How many times it has been saved.")
 
     class Meta:
@@ -94,14 +84,14 @@ def _validated_input(request: Request) -> tuple[str, dict]:
 
 
 class FleetPlanView(GenericAPIView):
-    serializer_class = FleetPlanSerializer
+    serializer_class = FleetPlanDocument
     parser_classes = [JSONParser]
     throttle_scope = "advice"
 
     @extend_schema(
         summary="Fleet plan (stateless): how many GPUs to own, commit to and rent for a year's job mix",
-        request=OpenApiTypes.OBJECT,
-        responses={200: FleetPlanSerializer},
+        request=FleetInputDocument,
+        responses={200: FleetPlanDocument},
     )
     def post(self, request: Request) -> Response:
         return Response(plan_or_400(request, request.data))
@@ -163,10 +153,10 @@ class FleetDetailView(GenericAPIView):
 
 
 class SavedFleetPlanView(GenericAPIView):
-    serializer_class = FleetPlanSerializer
+    serializer_class = FleetPlanDocument
     throttle_scope = "advice"
 
-    @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanSerializer)
+    @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanDocument)
     def get(self, request: Request, fleet_id: int) -> Response:
         fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
         # A stored document the current rules reject is a conflict, not the caller's bad request.

@@ -21,7 +21,7 @@ from rest_framework.reverse import reverse
 from advisor.api.errors import FieldErrors
 from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from advisor.api.scenario_input import scenario_error_entries
-from advisor.api.schema import AdviceDocumentField
+from advisor.api.schema import ProposalAdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
 from advisor.models import Proposal
 from advisor.proposal import frozen_proposal_pdf
@@ -37,7 +37,7 @@ class ProposalSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
     fleet_id = serializers.IntegerField(allow_null=True, read_only=True)
     recomputed_from_id = serializers.IntegerField(allow_null=True, read_only=True)
-    advice = AdviceDocumentField(
+    advice = ProposalAdviceDocumentField(
         read_only=True, help_text="The Advice JSON (kind fleet: the Fleet Plan JSON) as issued (never recomputed)."
     )
     provenance = serializers.JSONField(

@@ -9,9 +9,17 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from advisor.advice.models import generated_schema_files
+from advisor.advice.fleet.models import generated_schema_files as fleet_files
+from advisor.advice.models import generated_schema_files as advice_files
+from advisor.scenario_model import generated_schema_files as scenario_files
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
+def generated_schema_files() -> dict[str, str]:
+    """Every generated file in advisor/schemas/ -> its text: the Scenario, the Advice (training, inference), the
+    Fleet Plan (input and plan)."""
+    return {**scenario_files(), **advice_files(), **fleet_files()}
 
 
 def stale_schema_files(directory: Path = SCHEMAS_DIR) -> list[str]:
