@@ -8,9 +8,11 @@
 2. Tables never fitted (checked: no row of them is in the calibration table): TensorRT-LLM v0.9 static-batch tables
    (Llama-2 7B/70B, Mistral 7B, Mixtral 8x7B MoE) at the measured batch, with the full calibration.
 3. Latency under load, never fitted: NVIDIA NIM v1.8.0 closed-loop measurements (Llama 3.1 8B TP1, Llama 3.3 70B TP2,
-   H100 FP8, concurrency 1-250, five request shapes): TTFT and TPOT, beside the no-queueing baseline (TTFT = the
-   request's own prefill + one decode step; TPOT = one plain decode step at min(concurrency, batch cap), no prefill
-   of other requests in it).
+   H100 FP8, concurrency 1-250, five request shapes): TTFT and TPOT of the simulated synchronised closed loop
+   (estimator.inference.simulate: the clients start together, as genai-perf's do), beside the queueing formula
+   (estimator.inference.latency.closed_loop, random arrivals) and the no-queueing baseline (TTFT = the request's own
+   prefill + one decode step; TPOT = one plain decode step at min(concurrency, batch cap), no prefill of other
+   requests in it).
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def nim_latency(params: dict[str, float]) -> None:
         stacks=[r["stack"] for r in rows],
     )
     n = np.asarray([float(r["concurrency"]) for r in rows])
-    load = inf.closed_loop(cases, params, n)
+    load = inf.simulate_closed_loop(cases, params, n)
+    formula = inf.closed_loop(cases, params, n)
     ttft = np.asarray([float(r["ttft_ms"]) for r in rows]) / 1e3
     tpot = np.asarray([float(r["itl_ms"]) for r in rows]) / 1e3
     tput = np.asarray([float(r["output_tok_per_s"]) for r in rows])
@@ -111,11 +114,14 @@ def nim_latency(params: dict[str, float]) -> None:
     naive_tpot = decode_step_s(cases, params, b)  # a plain decode step: no other request's prefill in it
     print("\n3. Unseen latency under load: NIM v1.8.0 closed loop, H100 FP8 (concurrency 1-250):")
     for name, pred, meas, limit in (
-        ("TTFT model", load.ttft_s, ttft, TTFT_TARGET),
+        ("TTFT model (simulated closed loop)", load.ttft_s, ttft, TTFT_TARGET),
+        ("TTFT queueing formula", formula.ttft_s, ttft, TTFT_TARGET),
         ("TTFT no-queueing baseline", naive_ttft, ttft, TTFT_TARGET),
-        ("TPOT model", load.tpot_s, tpot, TPOT_TARGET),
+        ("TPOT model (simulated closed loop)", load.tpot_s, tpot, TPOT_TARGET),
+        ("TPOT queueing formula", formula.tpot_s, tpot, TPOT_TARGET),
         ("TPOT plain-decode-step baseline", naive_tpot, tpot, TPOT_TARGET),
-        ("output tokens/s model", load.output_tokens_per_s, tput, 0.10),
+        ("output tokens/s model (simulated)", load.output_tokens_per_s, tput, 0.10),
+        ("output tokens/s queueing formula", formula.output_tokens_per_s, tput, 0.10),
     ):
         within = np.mean(inf.ape(pred, meas) <= limit)
         print(summary(f"  {name}", pred, meas) + f"  within {limit:.0%}: {within:5.1%}")
@@ -124,10 +130,11 @@ def nim_latency(params: dict[str, float]) -> None:
         k = names == m
         hits = [
             f"{label} within {limit:.0%}: model {np.mean(inf.ape(p[k], y[k]) <= limit):5.1%} "
+            f"formula {np.mean(inf.ape(f[k], y[k]) <= limit):5.1%} "
             f"baseline {np.mean(inf.ape(q[k], y[k]) <= limit):5.1%}"
-            for label, p, q, y, limit in (
-                ("TTFT", load.ttft_s, naive_ttft, ttft, TTFT_TARGET),
-                ("TPOT", load.tpot_s, naive_tpot, tpot, TPOT_TARGET),
+            for label, p, f, q, y, limit in (
+                ("TTFT", load.ttft_s, formula.ttft_s, naive_ttft, ttft, TTFT_TARGET),
+                ("TPOT", load.tpot_s, formula.tpot_s, naive_tpot, tpot, TPOT_TARGET),
             )
         ]
         print(f"    {m:<14} " + " | ".join(hits))

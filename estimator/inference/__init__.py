@@ -4,7 +4,8 @@ size, request shape and serving stack). No Django, no prices.
 
 Modules: ``data`` (precisions, GPUs and their fabric, serving stacks, served models from estimator.catalog, the
 case table), ``model`` (memory, decode step, prefill, throughput; mixture of experts), ``latency`` (TTFT/TPOT under
-closed- and open-loop load with queueing, p95), ``fit`` (calibration on the TensorRT-LLM tables, held-out error,
+closed- and open-loop load with queueing formulas, p95), ``simulate`` (the synchronised closed loop a benchmark runs,
+simulated step by step), ``fit`` (calibration on the TensorRT-LLM tables, held-out error,
 baseline), ``sizing`` (best operating point under p95 targets, replicas, point estimates).
 """
 
@@ -63,6 +64,7 @@ from estimator.inference.model import (
     throughput_at_batch,
     weight_bytes_total,
 )
+from estimator.inference.simulate import simulate_closed_loop
 from estimator.inference.sizing import (
     Deployment,
     PointEstimate,
@@ -130,6 +132,7 @@ __all__ = [
     "serving_gpu",
     "serving_stack",
     "serving_stacks",
+    "simulate_closed_loop",
     "size_deployments",
     "solo_prefill_s",
     "static_batch_throughput",

@@ -191,6 +191,7 @@ class ServingStack:
     max_num_tokens: int
     max_batch: int
     source: str
+    chunked_prefill: bool = True
 
 
 @cache
@@ -204,6 +205,7 @@ def serving_stacks() -> dict[str, ServingStack]:
             max_num_tokens=int(r["max_num_tokens"]),
             max_batch=int(r["max_batch"]),
             source=r["source"],
+            chunked_prefill=r["chunked_prefill"].strip() == "1",
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -358,6 +360,7 @@ class ServingCases:
     kv_of_total: BoolArray
     max_num_tokens: FloatArray
     engine_max_batch: FloatArray
+    chunked_prefill: BoolArray  # prompts split over steps at the token budget
     tp: FloatArray  # GPUs in the group (tensor x expert parallel)
     isl: FloatArray
     osl: FloatArray
@@ -434,6 +437,7 @@ def build_cases(
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
         max_num_tokens=arr([s.max_num_tokens for s in stack_rows]),
         engine_max_batch=arr([s.max_batch for s in stack_rows]),
+        chunked_prefill=np.asarray([s.chunked_prefill for s in stack_rows]),
         tp=arr(tps),
         isl=arr(input_tokens),
         osl=arr(output_tokens),

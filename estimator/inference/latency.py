@@ -1,5 +1,8 @@
 """Latency under load: TTFT and TPOT (mean and p95) of one replica at a given concurrency (closed loop: N clients
 each sending its next request when the last one finished) or a given request rate (open loop: Poisson arrivals).
+These are queueing formulas with random (Poisson-like) arrivals: smooth and cheap, what the sizing grid uses. A
+benchmark's closed loop (clients that start together with identical requests) is simulated step by step in
+estimator.inference.simulate instead.
 
 Vectorised over cases (and a grid per case). The queueing model, on top of estimator.inference.model:
 

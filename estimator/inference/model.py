@@ -127,17 +127,35 @@ def weights_read_bytes(c: ServingCases, tokens: FloatArray) -> FloatArray:
     return dense + col(c.expert_params * c.weight_bytes, tokens) * touched
 
 
-def decode_step_s(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
-    """One decode step of ``batch`` requests [s]; ``batch`` has shape (n,) or (n, g) for a grid per case."""
+def engine_step_s(
+    c: ServingCases,
+    theta: Mapping[str, float],
+    *,
+    decode: FloatArray,
+    context: FloatArray,
+    prefill: FloatArray | float = 0.0,
+    prefill_attention: FloatArray | float = 0.0,
+) -> FloatArray:
+    """One engine step [s] that generates one token for each of ``decode`` requests holding ``context`` context
+    tokens in total (the KV cache they read), and runs ``prefill`` prompt tokens whose causal attention spans
+    ``prefill_attention`` (token, earlier token) pairs. Memory, compute, all-reduces and overheads add up (Calculon's
+    ``no_overlap``); the weights are read once for all the step's tokens. Shapes (n,) or (n, g)."""
     t = theta_of(theta)
+    d = np.asarray(decode, dtype=np.float64)
+    tokens = d + prefill
+    kv_read = context * col(kv_bytes_per_token(c), d)
+    mem_s = (weights_read_bytes(c, tokens) + kv_read) / col(c.tp * c.mem_bw * t["mem_eff"], d)
+    flops = 2.0 * col(c.active_params, d) * tokens + col(c.attn_flops_per_ctx, d) * (context + prefill_attention)
+    compute_s = flops / col(flop_rate(c, t), d)
+    overhead = 10.0 ** t["log10_step_overhead_s"] + d * 10.0 ** t["log10_request_overhead_s"]
+    return mem_s + compute_s + allreduce_s(c, tokens) + overhead
+
+
+def decode_step_s(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+    """One decode step of ``batch`` requests at the mean context (input + half the output) [s]; ``batch`` has shape
+    (n,) or (n, g) for a grid per case."""
     b = np.asarray(batch, dtype=np.float64)
-    ctx = col(c.isl + c.osl / 2.0, b)
-    kv_read = b * ctx * col(kv_bytes_per_token(c), b)
-    mem_s = (weights_read_bytes(c, b) + kv_read) / col(c.tp * c.mem_bw * t["mem_eff"], b)
-    flops = b * (2.0 * col(c.active_params, b) + col(c.attn_flops_per_ctx, b) * ctx)
-    compute_s = flops / col(flop_rate(c, t), b)
-    overhead = 10.0 ** t["log10_step_overhead_s"] + b * 10.0 ** t["log10_request_overhead_s"]
-    return mem_s + compute_s + allreduce_s(c, b) + overhead
+    return engine_step_s(c, theta, decode=b, context=b * col(c.isl + c.osl / 2.0, b))
 
 
 def prefill_flops(c: ServingCases) -> FloatArray:

@@ -30,6 +30,7 @@ from estimator.inference.data import (
 from estimator.inference.fit import InferenceCalibration, default_calibration
 from estimator.inference.latency import closed_loop
 from estimator.inference.model import max_batch, weight_bytes_total
+from estimator.inference.simulate import simulate_closed_loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +226,8 @@ class PointEstimate:
 def estimate_points(
     points: Sequence[ServingPoint], *, calibration: InferenceCalibration | None = None
 ) -> PointEstimate:
-    """Closed-loop estimate of every point in one vectorised pass."""
+    """Every point as a benchmark measures it (its clients start together with identical requests: the synchronised
+    closed loop of estimator.inference.simulate), in one vectorised pass."""
     cal = calibration or default_calibration()
     cases = build_cases(
         models=[p.model for p in points],
@@ -236,7 +238,7 @@ def estimate_points(
         output_tokens=[p.output_tokens for p in points],
         stacks=[p.stack for p in points] if any(p.stack for p in points) else (),
     )
-    load = closed_loop(cases, cal.params, np.asarray([p.concurrency for p in points], dtype=np.float64))
+    load = simulate_closed_loop(cases, cal.params, np.asarray([p.concurrency for p in points], dtype=np.float64))
     return PointEstimate(
         output_tokens_per_s=load.output_tokens_per_s,
         ttft_s=load.ttft_s,

@@ -1,0 +1,218 @@
+"""The closed loop as a benchmark runs it (genai-perf / NIM benchmarking, trtllm-bench's concurrency mode): ``N``
+clients all start at t = 0 with identical requests, and each sends its next request the moment the last one returns.
+Whether the cohort stays together or spreads out is decided by the engine's scheduler, so it is simulated, step by
+step and deterministically (vectorised over cases and over clients):
+
+* admission, first come first served, while fewer than ``cap`` requests are in flight (the KV capacity with the
+  whole request's KV reserved, as TensorRT-LLM's GUARANTEED_NO_EVICT does, capped by the engine's max batch);
+* every step: one token for each request past its prompt, then prompt tokens of admitted requests in arrival order
+  up to the step's token budget (``max_num_tokens``, decode tokens included), a prompt split over steps when the
+  stack chunks prefill (serving_stacks.csv); the step's time is estimator.inference.model.engine_step_s of that
+  token mix;
+* the step that finishes a prompt returns the first token; a request returns with its last output token.
+
+A run of steps that only decode (no prompt to schedule, no request returning) is taken as one jump: its time is
+linear in the growing context, so the work is bounded by events (a few per request per round), not by tokens, and is
+capped at ``MAX_EVENTS``. Past twice the batch cap a request waits for every slot that frees, so the engine sees the
+same thing at any larger concurrency: ``2 x cap`` clients are simulated and the rest add their turn in the queue,
+``extra clients / requests per s`` (Little's law), to every TTFT. The first round (each client's first request, all
+sent at t = 0) is warm-up; means, p95 and throughput come from the next ``MEASURED_ROUNDS`` rounds. Mean TPOT is
+genai-perf's inter-token latency: per request (last token - first token) / (output_tokens - 1), averaged over
+requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.inference.data import FloatArray, ServingCases
+from estimator.inference.latency import LoadPoint
+from estimator.inference.model import engine_step_s, max_batch
+
+WARMUP_ROUNDS: Final[int] = 1
+MEASURED_ROUNDS: Final[int] = 3
+MAX_EVENTS: Final[int] = 20_000  # bound on the loop; a case not done by then reports what it measured so far
+TAIL_QUANTILE: Final[float] = 0.95
+SATURATED_CLIENTS: Final[float] = 2.0  # clients simulated per batch slot at most (the rest only queue)
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class _Clients:
+    """Simulation state, one row per case and one column per client (arrays updated in place)."""
+
+    active: npt.NDArray[np.bool_]  # the column is one of the case's clients
+    admitted: npt.NDArray[np.bool_]  # its current request holds a batch slot
+    prefill_left: FloatArray  # prompt tokens of the current request not yet run
+    decode_left: FloatArray  # output tokens after the first still to generate
+    ticket: FloatArray  # arrival order of the current request (first come first served)
+    sent_at: FloatArray
+    first_at: FloatArray
+    done: IntArray  # requests returned
+    ttft: FloatArray  # per client and round [s]; NaN until measured
+    tpot: FloatArray
+
+
+@dataclass(frozen=True, slots=True)
+class _Totals:
+    """Per-case clock, output tokens and in-flight integral, plus their values at the warm-up's and the run's end."""
+
+    now: FloatArray  # rows: clock [s], output tokens, in-flight x seconds
+    warm: FloatArray
+    end: FloatArray
+    warmed: npt.NDArray[np.bool_]
+    ended: npt.NDArray[np.bool_]
+
+
+def _rank(key: FloatArray, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+    """(order, rank): the columns of each row sorted by ``key`` with unmasked ones last, and each column's place."""
+    order = np.argsort(np.where(mask, key, np.inf), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(key.shape[1]), key.shape), axis=1)
+    return order, rank
+
+
+def _admit(s: _Clients, cap: FloatArray) -> None:
+    """Admit waiting requests in arrival order while slots are free."""
+    waiting = s.active & ~s.admitted
+    room = cap - s.admitted.sum(axis=1)
+    _, rank = _rank(s.ticket, waiting)
+    s.admitted[waiting & (rank < room[:, None])] = True
+
+
+def _prefill_allotment(c: ServingCases, s: _Clients, decoding: npt.NDArray[np.bool_]) -> FloatArray:
+    """Prompt tokens each client's request runs this step: the budget left after the decode tokens, to prompts in
+    arrival order; without chunking a prompt runs whole once it fits (the first one always: an engine built for it)."""
+    pending = s.admitted & (s.prefill_left > 0)
+    order, _ = _rank(s.ticket, pending)
+    left = np.take_along_axis(np.where(pending, s.prefill_left, 0.0), order, axis=1)
+    before = np.cumsum(left, axis=1) - left
+    budget = np.maximum(c.max_num_tokens - decoding.sum(axis=1), 0.0)[:, None]
+    chunked = np.clip(budget - before, 0.0, left)
+    whole = np.where((before + left <= budget) | (before == 0.0), left, 0.0)
+    allot = np.zeros_like(left)
+    np.put_along_axis(allot, order, np.where(c.chunked_prefill[:, None], chunked, whole), axis=1)
+    return allot
+
+
+def _record(c: ServingCases, s: _Clients, finished: npt.NDArray[np.bool_], now: FloatArray) -> None:
+    """Store the returning requests' TTFT and TPOT by round and send each client's next request."""
+    rows, cols = np.nonzero(finished)
+    j = s.done[rows, cols]
+    keep = j < s.ttft.shape[2]
+    r, k, jj = rows[keep], cols[keep], j[keep]
+    s.ttft[r, k, jj] = s.first_at[r, k] - s.sent_at[r, k]
+    gaps = np.maximum(c.osl[r] - 1.0, 1.0)
+    s.tpot[r, k, jj] = np.where(c.osl[r] > 1.0, (now[r] - s.first_at[r, k]) / gaps, 0.0)
+    s.done[finished] += 1
+    next_ticket = s.ticket.max(axis=1, initial=0.0)[:, None] + np.cumsum(finished, axis=1)
+    s.ticket[finished] = next_ticket[finished]
+    s.sent_at[finished] = np.broadcast_to(now[:, None], finished.shape)[finished]
+    s.prefill_left[finished] = np.broadcast_to(c.isl[:, None], finished.shape)[finished]
+    s.decode_left[finished] = np.broadcast_to(c.osl[:, None] - 1.0, finished.shape)[finished]
+    s.admitted[finished] = False
+
+
+def _step(c: ServingCases, theta: Mapping[str, float], s: _Clients, cap: FloatArray, t: _Totals) -> None:
+    """One scheduler step, or a jump over a run of decode-only steps, for every case."""
+    _admit(s, cap)
+    decoding = s.admitted & (s.prefill_left <= 0) & (s.decode_left > 0)
+    allot = _prefill_allotment(c, s, decoding)
+    n_dec = decoding.sum(axis=1).astype(np.float64)
+    prompt = allot.sum(axis=1)
+    # Decode-only: nothing changes until the next request returns, so take those steps at once.
+    nearest = np.where(decoding, s.decode_left, np.inf).min(axis=1, initial=np.inf)
+    k = np.where((prompt == 0.0) & np.isfinite(nearest), nearest, 1.0)
+    ctx = np.where(decoding, c.isl[:, None] + c.osl[:, None] - s.decode_left, 0.0).sum(axis=1)
+    done_before = c.isl[:, None] - s.prefill_left
+    pairs = (allot * done_before + allot**2 / 2.0).sum(axis=1)
+    dt = k * engine_step_s(
+        c, theta, decode=n_dec, context=ctx + n_dec * (k - 1.0) / 2.0, prefill=prompt, prefill_attention=pairs
+    )
+    t.now[0] += dt
+    t.now[2] += s.admitted.sum(axis=1) * dt
+    s.decode_left[decoding] -= np.broadcast_to(k[:, None], decoding.shape)[decoding]
+    np.subtract(s.prefill_left, allot, out=s.prefill_left)
+    first = (allot > 0) & (s.prefill_left <= 0)
+    s.first_at[first] = np.broadcast_to(t.now[0][:, None], first.shape)[first]
+    t.now[1] += n_dec * k + first.sum(axis=1)
+    finished = (decoding | first) & (s.decode_left <= 0)
+    _record(c, s, finished, t.now[0])
+
+
+def _snapshot(s: _Clients, t: _Totals) -> None:
+    """Note the totals when every client has finished its warm-up rounds, and again when it has finished all."""
+    for rounds, at, flag in ((WARMUP_ROUNDS, t.warm, t.warmed), (s.ttft.shape[2], t.end, t.ended)):
+        reached = np.all((s.done >= rounds) | ~s.active, axis=1) & ~flag
+        at[:, reached] = t.now[:, reached]
+        flag |= reached
+
+
+def simulate_closed_loop(c: ServingCases, theta: Mapping[str, float], concurrency: FloatArray) -> LoadPoint:
+    """The synchronised closed loop of ``concurrency`` clients per case ((n,), whole clients): mean and p95 TTFT and
+    TPOT [s], output tokens/s and requests/s of the replica, mean requests in flight. Cases whose weights do not fit
+    answer infinite latency and zero throughput, as estimator.inference.latency.closed_loop does."""
+    n = np.maximum(np.floor(np.asarray(concurrency, dtype=np.float64)), 1.0)
+    cap = np.floor(max_batch(c, theta))
+    fits = cap >= 1.0
+    clients = np.where(fits, np.minimum(n, SATURATED_CLIENTS * np.maximum(cap, 1.0)), 0.0)
+    width = int(max(clients.max(initial=0.0), 1.0))
+    shape = (len(c), width)
+    active = np.arange(width)[None, :] < clients[:, None]
+    rounds = WARMUP_ROUNDS + MEASURED_ROUNDS
+    s = _Clients(
+        active=active,
+        admitted=np.zeros(shape, dtype=bool),
+        prefill_left=np.where(active, c.isl[:, None], 0.0),
+        decode_left=np.where(active, c.osl[:, None] - 1.0, 0.0),
+        ticket=np.broadcast_to(np.arange(width, dtype=np.float64), shape).copy(),
+        sent_at=np.zeros(shape),
+        first_at=np.zeros(shape),
+        done=np.zeros(shape, dtype=np.int64),
+        ttft=np.full((*shape, rounds), np.nan),
+        tpot=np.full((*shape, rounds), np.nan),
+    )
+    t = _Totals(np.zeros((3, len(c))), np.zeros((3, len(c))), np.zeros((3, len(c))), ~fits, ~fits)
+    for _ in range(MAX_EVENTS):
+        if t.ended.all():
+            break
+        _step(c, theta, s, np.maximum(cap, 1.0), t)
+        _snapshot(s, t)
+    t.end[:, ~t.ended] = t.now[:, ~t.ended]  # capped: what was measured so far
+    load = _load_point(c, s, t, n, cap, fits)
+    queued = np.where(load.requests_per_s > 0, (n - clients) / np.maximum(load.requests_per_s, 1e-12), 0.0)
+    return replace(load, ttft_s=load.ttft_s + queued, ttft_p95_s=load.ttft_p95_s + queued)
+
+
+def _load_point(
+    c: ServingCases, s: _Clients, t: _Totals, clients: FloatArray, cap: FloatArray, fits: npt.NDArray[np.bool_]
+) -> LoadPoint:
+    span = np.maximum(t.end - t.warm, 0.0)
+    seconds = np.where(span[0] > 0, span[0], np.inf)
+    tput = span[1] / seconds
+    measured = s.ttft[:, :, WARMUP_ROUNDS:].reshape(len(c), -1)
+    itl = s.tpot[:, :, WARMUP_ROUNDS:].reshape(len(c), -1)
+    some = fits & np.isfinite(measured).any(axis=1)
+    safe = np.where(some[:, None], measured, 0.0)
+    safe_itl = np.where(some[:, None], itl, 0.0)
+
+    def stat(x: FloatArray, q: float | None) -> FloatArray:
+        value = np.nanmean(x, axis=1) if q is None else np.nanquantile(x, q, axis=1)
+        return np.where(some, value, np.inf)
+
+    return LoadPoint(
+        in_flight=np.where(fits, span[2] / seconds, 0.0),
+        saturated=(clients > cap) | ~fits,
+        output_tokens_per_s=np.where(some, tput, 0.0),
+        requests_per_s=np.where(some, tput / c.osl, 0.0),
+        ttft_s=stat(safe, None),
+        tpot_s=stat(safe_itl, None),
+        ttft_p95_s=stat(safe, TAIL_QUANTILE),
+        tpot_p95_s=stat(safe_itl, TAIL_QUANTILE),
+    )

@@ -1,0 +1,159 @@
+"""The synchronised closed loop (estimator.inference.simulate): clients that start together with identical requests,
+scheduled step by step under the engine's token budget and batch cap."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from estimator import inference as inf
+from estimator.inference import simulate
+from estimator.inference.model import engine_step_s
+
+CAL = inf.default_calibration()
+
+
+def cases(name: str, *, tp: int = 1, isl: float = 1000, osl: float = 100, stack: str = "trtllm") -> inf.ServingCases:
+    return inf.build_cases(
+        models=[inf.ServedModel.from_catalog(name)],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["fp8"],
+        tps=[tp],
+        input_tokens=[isl],
+        output_tokens=[osl],
+        stacks=[stack],
+    )
+
+
+def one(x: float) -> np.ndarray:
+    return np.array([x])
+
+
+def test_a_lone_client_gets_one_prefill_step_then_one_decode_step_per_token():
+    c = cases("llama-3.1-8b", isl=1000, osl=100)
+    load = inf.simulate_closed_loop(c, CAL.params, one(1))
+    prefill = engine_step_s(c, CAL.params, decode=one(0), context=one(0), prefill=1000.0, prefill_attention=1000**2 / 2)
+    assert load.ttft_s[0] == pytest.approx(prefill[0], rel=1e-9)
+    # 99 decode steps at contexts 1001..1099: mean context 1050.
+    decode = engine_step_s(c, CAL.params, decode=one(1), context=one(1050.0))
+    assert load.tpot_s[0] == pytest.approx(decode[0], rel=1e-9)
+    assert load.output_tokens_per_s[0] == pytest.approx(100 / (prefill[0] + 99 * decode[0]), rel=1e-9)
+    assert load.in_flight[0] == pytest.approx(1.0)
+
+
+def test_short_prompts_keep_the_cohort_together_in_one_prefill_step():
+    # 16 x 200 tokens fit one step of 8192: every round, all prompts run together in one step with no decode in it.
+    c = cases("llama-3.1-8b", isl=200, osl=50)
+    load = inf.simulate_closed_loop(c, CAL.params, one(16))
+    cohort = engine_step_s(
+        c, CAL.params, decode=one(0), context=one(0), prefill=16 * 200.0, prefill_attention=16 * 200**2 / 2
+    )
+    assert load.ttft_s[0] == pytest.approx(cohort[0], rel=1e-9)
+    assert load.ttft_p95_s[0] == pytest.approx(load.ttft_s[0], rel=1e-9)
+
+
+def test_prompts_longer_than_the_budget_stagger_the_cohort_so_later_rounds_wait_less():
+    # 8 x 5000 tokens need 5 steps of 8192: the first round waits for the cohort's prefill; afterwards the requests
+    # return one after another and each prompt meets at most the one before it.
+    c = cases("llama-3.1-8b", isl=5000, osl=500)
+    load = inf.simulate_closed_loop(c, CAL.params, one(8))
+    solo = inf.simulate_closed_loop(c, CAL.params, one(1)).ttft_s[0]
+    whole_cohort = engine_step_s(
+        c, CAL.params, decode=one(0), context=one(0), prefill=8 * 5000.0, prefill_attention=8 * 5000**2 / 2
+    )[0]
+    assert solo < load.ttft_s[0] < 0.5 * whole_cohort
+    assert load.ttft_p95_s[0] >= load.ttft_s[0]
+
+
+def test_closed_loop_obeys_littles_law_and_saturates_at_the_batch_cap():
+    c = cases("llama-3.1-8b", isl=20000, osl=200)
+    cap = np.floor(inf.max_batch(c, CAL.params))[0]
+    n = np.array([4.0, cap, 3 * cap, 6 * cap])
+    load = inf.simulate_closed_loop(c.take(np.zeros(4, dtype=np.int64)), CAL.params, n)
+    # Each client's cycle is one request: clients = requests/s x (TTFT + (osl - 1) x TPOT).
+    cycle = load.ttft_s + 199 * load.tpot_s
+    assert n == pytest.approx(load.requests_per_s * cycle, rel=0.03)
+    assert load.saturated.tolist() == [False, False, True, True]
+    assert load.in_flight[2] == pytest.approx(cap, rel=1e-3)
+    # Past the cap the engine runs the same full batch: same throughput and TPOT, TTFT grows by the queue.
+    assert load.output_tokens_per_s[3] == pytest.approx(load.output_tokens_per_s[2], rel=1e-9)
+    assert load.tpot_s[3] == pytest.approx(load.tpot_s[2], rel=1e-9)
+    assert load.ttft_s[3] - load.ttft_s[2] == pytest.approx(3 * cap / load.requests_per_s[2], rel=1e-9)
+    assert np.all(np.diff(load.ttft_s) > 0)
+
+
+def test_simulating_more_clients_than_twice_the_cap_changes_nothing_but_the_queue():
+    c = cases("llama-3.1-8b", isl=20000, osl=200)
+    cap = np.floor(inf.max_batch(c, CAL.params))[0]
+    full = simulate.SATURATED_CLIENTS
+    try:
+        simulate.SATURATED_CLIENTS = 10.0  # type: ignore[misc]
+        every_client = inf.simulate_closed_loop(c, CAL.params, one(5 * cap))
+    finally:
+        simulate.SATURATED_CLIENTS = full  # type: ignore[misc]
+    shortcut = inf.simulate_closed_loop(c, CAL.params, one(5 * cap))
+    assert shortcut.ttft_s[0] == pytest.approx(every_client.ttft_s[0], rel=0.02)
+    assert shortcut.output_tokens_per_s[0] == pytest.approx(every_client.output_tokens_per_s[0], rel=0.01)
+
+
+def test_a_model_that_does_not_fit_answers_infinite_latency_and_no_throughput():
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog("llama-3.1-70b")],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["bf16"],
+        tps=[1],
+        input_tokens=[1000],
+        output_tokens=[100],
+    )
+    load = inf.simulate_closed_loop(c, CAL.params, one(8))
+    assert np.isinf(load.ttft_s[0]) and np.isinf(load.tpot_p95_s[0]) and load.output_tokens_per_s[0] == 0
+
+
+def test_without_chunked_prefill_a_prompt_waits_for_a_step_it_fits_whole():
+    base = cases("llama-3.1-8b", isl=5000, osl=200)
+    whole = dataclasses.replace(base, chunked_prefill=np.array([False]))
+    chunked = inf.simulate_closed_loop(base, CAL.params, one(3))
+    unchunked = inf.simulate_closed_loop(whole, CAL.params, one(3))
+    # Round one, unchunked: one 5000-token prompt per 8192-token step; chunked packs 8192 tokens per step, so the
+    # cohort's last prompt finishes earlier. The totals differ, so the schedules really differ.
+    assert unchunked.ttft_s[0] != pytest.approx(chunked.ttft_s[0], rel=1e-3)
+
+
+def test_vectorised_simulation_equals_one_by_one():
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog(m) for m in ("llama-3.1-8b", "mixtral-8x7b", "llama-3.3-70b")],
+        gpus=[inf.serving_gpu(g) for g in ("h100-sxm", "h200", "h100-sxm")],
+        precisions=["fp8"] * 3,
+        tps=[1, 2, 2],
+        input_tokens=[200, 1000, 5000],
+        output_tokens=[200, 300, 100],
+        stacks=["nim", "trtllm", "vllm"],
+    )
+    n = np.array([10.0, 40.0, 30.0])
+    together = inf.simulate_closed_loop(c, CAL.params, n)
+    for i in range(3):
+        alone = inf.simulate_closed_loop(c.take(np.array([i])), CAL.params, n[i : i + 1])
+        assert alone.ttft_s[0] == pytest.approx(together.ttft_s[i], rel=1e-12)
+        assert alone.tpot_p95_s[0] == pytest.approx(together.tpot_p95_s[i], rel=1e-12)
+        assert alone.output_tokens_per_s[0] == pytest.approx(together.output_tokens_per_s[i], rel=1e-12)
+
+
+def test_nim_70b_long_prompts_are_reproduced_by_the_simulated_benchmark():
+    """NIM v1.8.0, Llama 3.3 70B FP8 TP2 on H100, 5000 in / 500 out (never fitted): prompts longer than half the
+    token budget stagger the cohort one prefill step apart; past the batch cap TTFT is the queue (35 s at 150
+    clients, 89 s at 250)."""
+    from estimator.inference.data import read_data_csv
+
+    rows = [
+        r for r in read_data_csv("nim_latency.csv") if r["model"] == "llama-3.3-70b" and r["input_tokens"] == "5000"
+    ]
+    c = cases("llama-3.3-70b", tp=2, isl=5000, osl=500, stack="nim")
+    n = np.array([float(r["concurrency"]) for r in rows])
+    load = inf.simulate_closed_loop(c.take(np.zeros(len(rows), dtype=np.int64)), CAL.params, n)
+    ttft = np.array([float(r["ttft_ms"]) / 1e3 for r in rows])
+    tpot = np.array([float(r["itl_ms"]) / 1e3 for r in rows])
+    hits = np.abs(load.ttft_s / ttft - 1) <= 0.35
+    assert hits[n >= 150].all() and hits.sum() >= 6
+    assert np.all(np.abs(load.tpot_s / tpot - 1) < 0.25)
