@@ -59,16 +59,21 @@ PRIOR_WIDTHS: Final[dict[str, float]] = {
     "collective_latency_us": 20.0,
 }
 PRIOR_RANGE_FRACTION: Final[float] = 0.5
-# Family multipliers: (centre, log width). H100 is 2.0-2.4x faster than A100 per GPU in BF16 while its peak is
-# 989/312 = 3.17x -> Hopper matmul efficiency ~2.2/3.17 = 0.69 of A100's (reference/estimator.md); no published
-# Blackwell ratio is at hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is
-# A100's FlashAttention-2 figure; a stack's faster or slower kernel is its stack_attention multiplier, stacks.csv):
+# Family multipliers: (centre, log width). family_eff scales GEMM efficiency only (attention, memory-bound work and
+# communication have their own terms), so its prior is the measured GEMM ratio, not an end-to-end speed-up:
+# microsoft/vidur data/profiling/compute/{a100,h100}/meta-llama/Llama-2-70b-hf/mlp.csv (@ 25e529de / 683364e9),
+# 4,096 tokens, tp 1: the QKV, output, gated-up and down projections reach 0.77/0.74/0.77/0.77 of A100's 312 TFLOP/s
+# and 0.71/0.71/0.69/0.74 of H100's 989 TFLOP/s, a per-peak ratio of 0.89-0.96: 0.93 +- 0.05. (End-to-end, H100 is
+# only 2.0-2.4x A100 in BF16, reference/estimator.md: attention and elementwise work do not scale with the GEMM peak,
+# and 2023 stacks were immature on Hopper, which their stack_eff carries.) No published Blackwell GEMM ratio is at
+# hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is A100's
+# FlashAttention-2 figure; a stack's faster or slower kernel is its stack_attention multiplier, stacks.csv):
 # FlashAttention-2 reaches only ~35% of H100 peak (Shah et al. 2024, arXiv 2407.08608, abstract) against ~55% on A100:
 # 0.35 / 0.55 = 0.64.
 FAMILY_PRIORS: Final[dict[str, tuple[float, float]]] = {
     "a100": (1.0, 0.03),
-    "hopper": (0.69, 0.03),
-    "blackwell": (0.69, 0.1),
+    "hopper": (0.93, 0.05),
+    "blackwell": (0.93, 0.1),
 }
 ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.64, 0.15)}
 FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
