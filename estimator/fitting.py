@@ -61,9 +61,10 @@ PRIOR_WIDTHS: Final[dict[str, float]] = {
 PRIOR_RANGE_FRACTION: Final[float] = 0.5
 # Family multipliers: (centre, log width). family_eff scales GEMM efficiency only (attention, memory-bound work and
 # communication have their own terms), so its prior is the measured GEMM ratio, not an end-to-end speed-up:
-# microsoft/vidur data/profiling/compute/{a100,h100}/meta-llama/Llama-2-70b-hf/mlp.csv (@ 25e529de / 683364e9),
-# 4,096 tokens, tp 1: the QKV, output, gated-up and down projections reach 0.77/0.74/0.77/0.77 of A100's 312 TFLOP/s
-# and 0.71/0.71/0.69/0.74 of H100's 989 TFLOP/s, a per-peak ratio of 0.89-0.96: 0.93 +- 0.05. (End-to-end, H100 is
+# microsoft/vidur data/profiling/compute/{a100,h100}/<model>/mlp.csv (a100 @ 25e529de, h100 @ 683364e9), 4,096 tokens,
+# tp 1, the QKV, output, gated-up and down projections: Llama-2-70B 0.77/0.74/0.77/0.76 of A100's 312 TFLOP/s and
+# 0.71/0.70/0.69/0.73 of H100's 989; Qwen-72B 0.72/0.71/0.75/0.73 and 0.65/0.71/0.70/0.75. Per-peak H100/A100 ratio
+# 0.89-1.02 over the 8 GEMMs, mean 0.94, sd 0.045: 0.94 +- 0.05. (End-to-end, H100 is
 # only 2.0-2.4x A100 in BF16, reference/estimator.md: attention and elementwise work do not scale with the GEMM peak,
 # and 2023 stacks were immature on Hopper, which their stack_eff carries.) No published Blackwell GEMM ratio is at
 # hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is A100's
@@ -72,8 +73,8 @@ PRIOR_RANGE_FRACTION: Final[float] = 0.5
 # 0.35 / 0.55 = 0.64.
 FAMILY_PRIORS: Final[dict[str, tuple[float, float]]] = {
     "a100": (1.0, 0.03),
-    "hopper": (0.93, 0.05),
-    "blackwell": (0.93, 0.1),
+    "hopper": (0.94, 0.05),
+    "blackwell": (0.94, 0.1),
 }
 ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.64, 0.15)}
 FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
