@@ -1,8 +1,8 @@
 """Calibration: fit the step-time model's free parameters to profiled runs, and report held-out accuracy.
 
 ``fit(runs, *, name)`` -> :class:`Calibration` (plain JSON-able data: parameters + report), the public fit of the
-shipped default: a penalised robust least-squares on log error of tokens/s (``estimator.fitting``), rows weighted so
-every software stack counts the same, physical priors on what the runs cannot identify, a random-effect stack term.
+shipped default: a penalised robust least-squares on log error of tokens/s (``estimator.fitting``), one unit-weight
+residual per run, physical priors on what the runs cannot identify, a random-effect stack term.
 ``refine(prior=..., runs=...)`` -> a user's calibration: the public fit kept as the prior, only the parameters of the
 user's cluster (fabric and NVLink efficiency, overlap, cluster/stack efficiency) moved, and only those the runs
 identify; ``fit(runs, prior=...)`` does the same.
@@ -452,11 +452,24 @@ def family_mfu_range(queries: Mapping[str, np.ndarray], measured: np.ndarray) ->
     return {FAMILIES[f]: [float(mfu[family == f].min()), float(mfu[family == f].max())] for f in np.unique(family)}
 
 
-def _between_stack_sigma(params: Mapping[str, float]) -> float:
-    """Spread (sd of log) of the fitted stack multipliers, at least the prior's: what an unknown stack may be off by."""
+def fitted_stack_spread(params: Mapping[str, float]) -> float:
+    """Spread (sd of log) of the fitted stack multipliers (0 with fewer than two)."""
     logs = [math.log(v) for k, v in params.items() if k.startswith(model.STACK_PREFIX)]
-    spread = float(np.std(logs)) if len(logs) > 1 else 0.0
-    return max(spread, fitting.STACK_PRIOR_LOG_WIDTH)
+    return float(np.std(logs)) if len(logs) > 1 else 0.0
+
+
+def _between_stack_sigma(params: Mapping[str, float]) -> float:
+    """What an unknown stack may be off by: the fitted stack multipliers' spread, at least the prior's."""
+    return max(fitted_stack_spread(params), fitting.STACK_PRIOR_LOG_WIDTH)
+
+
+def _within_stack_sigma(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted: np.ndarray) -> float:
+    """Pooled sd of the in-sample log errors around each stack's mean: the per-run noise the fit assumes is
+    fitting.LOSS_SCALE."""
+    log_error = np.log(predicted / measured)
+    labels = np.array([stack_label(run) for run in runs], dtype=object)
+    centred = np.concatenate([log_error[labels == s] - log_error[labels == s].mean() for s in set(labels.tolist())])
+    return float(np.sqrt(np.mean(centred**2)))
 
 
 # --------------------------------------------------------------------------------------------------- public API
@@ -490,12 +503,15 @@ def fit(
         "in_sample_mape": _errors(in_sample, problem.measured)["mape"],
         "in_sample_median_ape": _errors(in_sample, problem.measured)["median_ape"],
         "memory_model_misses": int(np.count_nonzero(~solution.fits_memory)),
-        "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {fitting.LOSS_SCALE}, equal weight per stack",
+        "loss": f"soft_l1 on log(predicted/measured tokens/s), scale {fitting.LOSS_SCALE} (the within-stack sigma), "
+        f"unit weight per run, random stack effects of width {fitting.STACK_PRIOR_LOG_WIDTH}",
         "parameters": fitting.parameter_report(problem, cases, x),
         "held_at_prior": {
             n: "not identified by the runs and pushed to a bound by the fit: held at its physical prior" for n in held
         },
         "between_stack_log_sigma": _between_stack_sigma(params),
+        "fitted_stack_log_spread": fitted_stack_spread(params),
+        "within_stack_log_sigma": _within_stack_sigma(runs, problem.measured, in_sample),
         "family_mfu": family_mfu_range(problem.queries, problem.measured),
         "coverage": coverage(runs),
         **scaling_report(runs, problem.measured, in_sample),

@@ -3,8 +3,16 @@ held-out fold.
 
 A :class:`Problem` holds the query table, the measured tokens/s, and one entry per parameter: its prior value and width
 (the fit pays one unit of squared, LOSS_SCALE-normalised residual for moving one width away), its bounds, and whether it
-is free. Residuals are log(predicted / measured tokens/s), weighted so that every software stack has the same total
-weight; priors are residual rows too (Gaussian in the parameter, or in its log for multipliers).
+is free. Residuals are log(predicted / measured tokens/s), one per run with unit weight; priors are residual rows too
+(Gaussian in the parameter, or in its log for multipliers).
+
+Weights: the model is a random-effects model. Each stack's level is its own multiplier (stack_eff, prior width tau =
+STACK_PRIOR_LOG_WIDTH) and every run carries the within-stack noise sigma = LOSS_SCALE (the pooled within-stack residual
+sd of the public fit is ~0.1, reported as within_stack_log_sigma). The penalised fit of that model gives each stack's
+mean the textbook weight n_s / (sigma^2 + n_s tau^2) in the prior mean that an unseen stack predicts with (nearly equal
+per stack when tau >> sigma, proportional to n_s for small stacks), and lets every run inform the shared physics within
+its stack. Weighting rows 1/n_s on top (every stack the same total weight) double-counts: it gave a single run the
+weight of 43 runs (a 1.5% noise), so a one-run stack's effect was never shrunk toward the mean.
 
 Speed: the residuals of all rows come from one vectorised ``model.step_time`` call, and the forward-difference
 Jacobian from ONE call on the case table tiled once per free parameter (each tile with its own parameter set).
@@ -21,7 +29,7 @@ from scipy.optimize import least_squares
 
 from estimator import model
 from estimator.prediction import FAMILIES, GPU_FAMILY, UNKNOWN_STACK, Solution, case_table, solve
-from estimator.workload import STACKS
+from estimator.workload import STACKS, stack_properties
 
 # Robust loss scale: log errors beyond ~10% count linearly, so a few odd published rows cannot drag the fit.
 LOSS_SCALE: Final[float] = 0.1
@@ -36,6 +44,11 @@ PRIOR_WIDTHS: Final[dict[str, float]] = {
     "nvlink_eff": 0.1,
     # Calculon's IB tier efficiency 0.9, nccl-tests busbw of healthy fabrics 0.7-0.9 of line rate: 0.8 +- 0.1.
     "fabric_eff": 0.1,
+    # Share of tensor-parallel collectives hidden behind GEMMs by stacks that overlap them (stacks.csv): split
+    # all-gather/reduce-scatter + GEMM pipelines hide all but one of the tp chunks (Wang et al. 2023, ASPLOS,
+    # "Overlap communication with dependent computation via decomposition"; Transformer Engine userbuffers):
+    # 1 - 1/tp = 0.75 at tp = 4, +- 0.1.
+    "tp_overlap": 0.1,
     # Overlap of data-parallel communication with backward: frameworks bucket and overlap (DDP, ZeRO, FSDP
     # prefetch) but never perfectly: 0.7 +- 0.15.
     "overlap": 0.15,
@@ -46,23 +59,34 @@ PRIOR_WIDTHS: Final[dict[str, float]] = {
     "collective_latency_us": 20.0,
 }
 PRIOR_RANGE_FRACTION: Final[float] = 0.5
-# Family multipliers: (centre, log width). H100 is 2.0-2.4x faster than A100 per GPU in BF16 while its peak is
-# 989/312 = 3.17x -> Hopper matmul efficiency ~2.2/3.17 = 0.69 of A100's (reference/estimator.md); no published
-# Blackwell ratio is at hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is
-# A100's FlashAttention-2 figure): FlashAttention-2 on H100 ~35% of peak, FlashAttention-3 / cuDNN 50-75% (Shah et al.
-# 2024, arXiv 2407.08608): centre 0.8, loose.
+# Family multipliers: (centre, log width). family_eff scales GEMM efficiency only (attention, memory-bound work and
+# communication have their own terms), so its prior is the measured GEMM ratio, not an end-to-end speed-up:
+# microsoft/vidur data/profiling/compute/{a100,h100}/<model>/mlp.csv (a100 @ 25e529de, h100 @ 683364e9), 4,096 tokens,
+# tp 1, the QKV, output, gated-up and down projections: Llama-2-70B 0.77/0.74/0.77/0.76 of A100's 312 TFLOP/s and
+# 0.71/0.70/0.69/0.73 of H100's 989; Qwen-72B 0.72/0.71/0.75/0.73 and 0.65/0.71/0.70/0.75. Per-peak H100/A100 ratio
+# 0.89-1.02 over the 8 GEMMs, mean 0.94, sd 0.045: 0.94 +- 0.05. (End-to-end, H100 is
+# only 2.0-2.4x A100 in BF16, reference/estimator.md: attention and elementwise work do not scale with the GEMM peak,
+# and 2023 stacks were immature on Hopper, which their stack_eff carries.) No published Blackwell GEMM ratio is at
+# hand: centred on Hopper's with a looser width. Attention (relative to attention_eff, which is A100's
+# FlashAttention-2 figure; a stack's faster or slower kernel is its stack_attention multiplier, stacks.csv):
+# FlashAttention-2 reaches only ~35% of H100 peak (Shah et al. 2024, arXiv 2407.08608, abstract) against ~55% on A100:
+# 0.35 / 0.55 = 0.64.
 FAMILY_PRIORS: Final[dict[str, tuple[float, float]]] = {
     "a100": (1.0, 0.03),
-    "hopper": (0.69, 0.03),
-    "blackwell": (0.69, 0.1),
+    "hopper": (0.94, 0.05),
+    "blackwell": (0.94, 0.1),
 }
-ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.8, 0.25)}
+ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.64, 0.15)}
 FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
-# Stack multipliers are a random effect around 1 (the prior mean that unknown stacks predict with). Width: published
-# MFU of the same model on the same GPU differs by ~20% between stacks and releases (llm-foundry vs NeMo vs
-# Megatron-2021 tables in public_runs.csv; assumption, checked against the fitted spread in the report).
+# Stack multipliers are a random effect around 1 (the prior mean that unknown stacks predict with); the width is the
+# between-stack spread tau: published MFU of the same model on the same GPU differs by ~20% between stacks and releases
+# (llm-foundry vs NeMo vs Megatron-2021 tables in public_runs.csv). The fitted stack effects spread by sd ~0.15 in log
+# once attention kernels and tensor-parallel overlap are stack properties (the report's between_stack_log_sigma; a
+# test keeps the two within a factor of 2).
 STACK_PRIOR_LOG_WIDTH: Final[float] = 0.2
 MULTIPLIER_BOUNDS: Final[tuple[float, float]] = (0.3, 3.0)
+# Attention kernels relative to FlashAttention-2: unfused attention with materialised scores runs at a fraction of it.
+STACK_ATTENTION_BOUNDS: Final[tuple[float, float]] = (0.1, 3.0)
 # Parameters the public fit holds at their physical prior (build_problem starts them fixed; a user's refinement frees
 # the cluster ones, estimator.calibrate.CLUSTER_PARAMETERS):
 # - cluster_eff, fabric_eff, nvlink_eff, overlap, collective_latency_us: properties of one cluster's network and
@@ -126,6 +150,9 @@ def _prior_of(name: str) -> tuple[float, float, float, float, bool]:
     lo, hi = MULTIPLIER_BOUNDS
     if name.startswith(model.STACK_PREFIX):
         return 1.0, STACK_PRIOR_LOG_WIDTH, lo, hi, True
+    if name.startswith(model.STACK_ATTENTION_PREFIX):
+        kernel = stack_properties()[name.removeprefix(model.STACK_ATTENTION_PREFIX)]
+        return kernel.attention_vs_fa2, kernel.attention_log_width, *STACK_ATTENTION_BOUNDS, True
     if name.startswith(model.ATTENTION_PREFIX):
         start, width = ATTENTION_PRIORS.get(name.removeprefix(model.ATTENTION_PREFIX), (1.0, FAMILY_PRIOR_LOG_WIDTH))
     else:
@@ -143,6 +170,7 @@ def parameter_names(queries: Mapping[str, np.ndarray]) -> tuple[str, ...]:
         *(model.FAMILY_PREFIX + f for f in families),
         *(model.ATTENTION_PREFIX + f for f in families),
         *(model.STACK_PREFIX + s for s in stacks),
+        *(model.STACK_ATTENTION_PREFIX + s for s in stacks),
     )
 
 
@@ -176,14 +204,6 @@ def build_problem(
     )
 
 
-def stack_weights(queries: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Row weights giving every stack (unknown counted as one) the same total weight, summing to the row count: one
-    stack's 200 rows do not outvote another's 10."""
-    stacks = queries["stack"]
-    labels, inverse, counts = np.unique(stacks, return_inverse=True, return_counts=True)
-    return stacks.size / (labels.size * counts[inverse])
-
-
 def _prior_residual(problem: Problem, x: np.ndarray) -> np.ndarray:
     shift = np.where(problem.log_prior, np.log(x) - np.log(problem.prior), x - problem.prior)
     return shift / problem.width * LOSS_SCALE
@@ -213,7 +233,6 @@ class _Residuals:
         self.cases = cases
         self.count = problem.measured.size
         self.log_target = np.log(problem.measured) - np.log(cases["global_batch"] * cases["seq"])
-        self.sqrt_w = np.sqrt(stack_weights(problem.queries))
         self.free = np.flatnonzero(problem.free)
         self.gather = _theta_gather(problem)
 
@@ -225,7 +244,7 @@ class _Residuals:
     def data(self, x: np.ndarray) -> np.ndarray:
         # log(predicted tokens/s) - log(measured) = -log(step time) - (log measured - log tokens per step)
         log_step = np.log(model.step_time(self.cases, self.problem.theta(x)))
-        return self.sqrt_w * (-log_step - self.log_target)
+        return -log_step - self.log_target
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         x = self.full(z)
@@ -239,7 +258,7 @@ class _Residuals:
         sets = np.repeat(x[None, :], k + 1, axis=0)
         sets[np.arange(1, k + 1), self.free] += steps
         log_step = np.log(model.step_time(self.cases, self._batched_theta(sets)))  # (k + 1, rows)
-        data = -(log_step[1:] - log_step[0]) / steps[:, None] * self.sqrt_w[None, :]
+        data = -(log_step[1:] - log_step[0]) / steps[:, None]
         prior = np.diag(_prior_jacobian(self.problem, x)[self.free])
         return np.concatenate([data.T, prior])
 

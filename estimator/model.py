@@ -17,14 +17,16 @@ Model summary (sources in reference/estimator.md):
   (2·P + 2·L·s·h) with full recomputation or the attention core (2·L·s·h) with selective, at
   peak x efficiency: matmuls at eff_base x family x stack x cluster multipliers x h/(h + hidden_knee)
   (x fp8_gain x h/(h + fp8_knee)) of the precision's peak, the attention core at attention_eff x family_attention x
-  stack x cluster of the 16-bit peak; memory-bound elementwise traffic per layer at the HBM bandwidth plus a fixed
+  stack_attention (the stack's attention kernel relative to FlashAttention-2, estimator/data/stacks.csv) x cluster of
+  the 16-bit peak; memory-bound elementwise traffic per layer at the HBM bandwidth plus a fixed
   per-layer launch overhead.
 * Communication: hierarchical collectives (NVLink inside a node, the node's share of the fabric between nodes),
   alpha-beta costs with ring factors (nccl-tests PERFORMANCE.md); volume per strategy (DDP/ZeRO-1 all-reduce once per
   optimizer step, ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gather x2 + reduce-scatter per micro-batch =
   1.5x DDP issued per layer, so its latency grows with layers x group size; HSDP ZeRO-3 inside the node plus an
   all-reduce of the shard across nodes); tensor-parallel all-reduces (4 per layer per micro-batch, 6 with full
-  recomputation); context-parallel K/V ring; pipeline point-to-point (v times with v virtual stages).
+  recomputation; hidden behind GEMMs only in stacks that overlap them, estimator/data/stacks.csv); context-parallel
+  K/V ring; pipeline point-to-point (v times with v virtual stages).
 * Step: (m + (p - 1) / v) micro-batch slots (1F1B bubble, interleaved with v virtual stages: Narayanan et al. 2021)
   + communication not hidden behind compute (overlap fraction of the backward pass) + the optimizer update
   (memory bound).
@@ -39,7 +41,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from estimator.workload import STACKS
+from estimator.workload import STACKS, UNKNOWN_STACK_ROW, stack_properties
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -91,7 +93,8 @@ PARAMETER_BOUNDS: Final[dict[str, tuple[float, float, float]]] = {
     "fp8_gain": (0.7, 0.3, 1.0),
     "fp8_knee": (1024.0, 0.0, 32768.0),  # hidden size at which the fp8 gain halves (cast/scaling overhead)
     "overlap": (0.7, 0.0, 1.0),  # fraction of the overlap window that hides communication
-    "tp_overlap": (0.3, 0.0, 1.0),  # fraction of tensor-parallel communication hidden behind GEMMs
+    # Fraction of tensor-parallel communication hidden behind GEMMs, in stacks that overlap it (stacks.csv).
+    "tp_overlap": (0.75, 0.0, 1.0),
     "exposed_floor": (0.1, 0.0, 1.0),  # fraction of data-parallel communication never hidden
     # Share of an extra forward paid by full activation recomputation (above 1: the recomputed forward also repeats
     # its memory-bound work and tensor-parallel collectives).
@@ -112,11 +115,22 @@ FAMILY_PREFIX: Final[str] = "family_eff."
 # Per-family attention-kernel efficiency relative to attention_eff (FlashAttention reaches a different share of peak
 # on each GPU generation than GEMMs do).
 ATTENTION_PREFIX: Final[str] = "family_attention."
-# Per-stack efficiency multiplier (a random effect around 1.0: unknown stacks predict with the prior mean).
+# Per-stack efficiency multiplier of matmuls and memory-bound work (a random effect around 1.0: unknown stacks predict
+# with the prior mean).
 STACK_PREFIX: Final[str] = "stack_eff."
-PARAMETER_PREFIXES: Final[tuple[str, ...]] = (FAMILY_PREFIX, ATTENTION_PREFIX, STACK_PREFIX)
+# Per-stack attention-kernel throughput relative to FlashAttention-2 on the same GPU (prior centred on the stack's
+# published kernel, estimator/data/stacks.csv; unseen stacks keep that centre).
+STACK_ATTENTION_PREFIX: Final[str] = "stack_attention."
+PARAMETER_PREFIXES: Final[tuple[str, ...]] = (FAMILY_PREFIX, ATTENTION_PREFIX, STACK_PREFIX, STACK_ATTENTION_PREFIX)
 # theta entries that are tables by group (family or stack index); per case they become (cases, groups).
-GROUP_TABLES: Final[tuple[str, ...]] = ("family_eff", "family_attention", "stack_eff")
+# tp_overlap_share is a constant (stacks.csv tp_comm_overlap): whether a stack overlaps tensor-parallel collectives.
+GROUP_TABLES: Final[tuple[str, ...]] = (
+    "family_eff",
+    "family_attention",
+    "stack_eff",
+    "stack_attention",
+    "tp_overlap_share",
+)
 
 
 def _p(theta: Mapping[str, object], name: str) -> FloatArray:
@@ -241,7 +255,9 @@ def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool)
     t_p2p_exposed = np.maximum(floor * t_p2p, t_p2p - overlap * t_compute)
     elementwise = _p(theta, "elementwise_bytes") * mb * _f(c["seq"]) / (cp * tp) * _f(c["hidden"]) / _f(c["hbm"])
     layer_overhead = (_p(theta, "layer_overhead_us") * 1e-6 + elementwise) * layers_stage
-    t_micro = t_compute + layer_overhead + (1.0 - _p(theta, "tp_overlap")) * t_tp + t_p2p_exposed
+    # Only stacks that overlap tensor-parallel collectives with GEMMs hide any of them (stacks.csv tp_comm_overlap).
+    tp_hidden = _p(theta, "tp_overlap") * _by(theta, "tp_overlap_share", c["stack"])
+    t_micro = t_compute + layer_overhead + (1.0 - tp_hidden) * t_tp + t_p2p_exposed
     # 1F1B bubble (p - 1) micro-batch slots; interleaved with v virtual stages (p - 1) / v (Narayanan 2021 §2.2.2).
     t_pipeline = (micro + (pp - 1.0) / _f(c["vp"])) * t_micro
 
@@ -272,12 +288,13 @@ def _compute_time(c: Cases, theta: Mapping[str, object], stage_share: FloatArray
     linear_tok = 6.0 * params + np.where(ac == AC_FULL, 2.0 * recompute * params, 0.0)
     attn_tok = 3.0 * attn + np.select([ac == AC_FULL, ac == AC_SELECTIVE], [recompute * attn, attn], default=0.0)
     share = _f(c["mb"]) * seq / (_f(c["tp"]) * _f(c["cp"])) * stage_share
-    stack = _by(theta, "stack_eff", c["stack"]) * _p(theta, "cluster_eff")
-    base = _p(theta, "eff_base") * _by(theta, "family_eff", c["family"]) * stack
+    cluster = _p(theta, "cluster_eff")
+    base = _p(theta, "eff_base") * _by(theta, "family_eff", c["family"]) * _by(theta, "stack_eff", c["stack"]) * cluster
     # Small GEMMs run below peak; fp8 adds per-element scaling/cast work that only large hidden sizes amortise.
     fp8_factor = _p(theta, "fp8_gain") * hidden / (hidden + _p(theta, "fp8_knee"))
     eff_linear = base * hidden / (hidden + _p(theta, "hidden_knee")) * np.where(c["fp8"].astype(bool), fp8_factor, 1.0)
-    eff_attention = _p(theta, "attention_eff") * _by(theta, "family_attention", c["family"]) * stack
+    kernel = _by(theta, "stack_attention", c["stack"])
+    eff_attention = _p(theta, "attention_eff") * _by(theta, "family_attention", c["family"]) * kernel * cluster
     return share * (linear_tok / (_f(c["peak"]) * eff_linear) + attn_tok / (_f(c["peak_attn"]) * eff_attention))
 
 
@@ -386,7 +403,8 @@ def unpack_parameters(
     """Calibration parameters -> the ``theta`` step_time uses (family and stack multipliers as arrays by index).
 
     Families with no fitted multiplier take the multipliers of ``borrowed[family]`` (the nearest calibrated family)
-    or 1.0; stacks with no fitted multiplier, and the unknown stack (index len(stacks)), take 1.0, the prior mean."""
+    or 1.0; stacks with no fitted multiplier, and the unknown stack (index len(stacks)), take 1.0, the prior mean, for
+    stack_eff and their published kernel's prior centre (stacks.csv) for stack_attention."""
     theta: dict[str, object] = {name: float(params.get(name, init)) for name, (init, _, _) in PARAMETER_BOUNDS.items()}
     borrowed = borrowed or {}
 
@@ -399,4 +417,10 @@ def unpack_parameters(
     theta["family_eff"] = np.array([family_value(FAMILY_PREFIX, f) for f in families], dtype=np.float64)
     theta["family_attention"] = np.array([family_value(ATTENTION_PREFIX, f) for f in families], dtype=np.float64)
     theta["stack_eff"] = np.array([float(params.get(STACK_PREFIX + s, 1.0)) for s in (*stacks, "")], dtype=np.float64)
+    properties = stack_properties()
+    rows = [properties[s] for s in (*stacks, UNKNOWN_STACK_ROW)]
+    theta["stack_attention"] = np.array(
+        [float(params.get(STACK_ATTENTION_PREFIX + row.stack, row.attention_vs_fa2)) for row in rows], dtype=np.float64
+    )
+    theta["tp_overlap_share"] = np.array([row.tp_comm_overlap for row in rows], dtype=np.float64)
     return theta

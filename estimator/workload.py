@@ -7,16 +7,60 @@ by the rule in :func:`derive_architecture`.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Final
 
-from estimator.specs import PRECISIONS, GpuSpec
+from estimator.specs import DATA_DIR, PRECISIONS, GpuSpec
 
 STRATEGIES: Final[tuple[str, ...]] = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
 CHECKPOINTING: Final[tuple[str, ...]] = ("false", "selective", "true")
 # Software stacks (DESIGN.md, profiled-run CSV `stack`); None / empty = unknown, predicted with the stacks' prior mean.
 STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
+# The row of estimator/data/stacks.csv that describes a stack left empty.
+UNKNOWN_STACK_ROW: Final[str] = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class StackProperties:
+    """What a software stack's documentation says about it (estimator/data/stacks.csv, sources per row).
+
+    attention_vs_fa2: prior centre of its attention kernel's throughput relative to FlashAttention-2 on the same GPU;
+    attention_log_width: that prior's width (log); tp_comm_overlap: 1 = tensor-parallel collectives overlapped with
+    GEMMs, 0 = on the critical path, 0.5 = undocumented."""
+
+    stack: str
+    attention_kernel: str
+    attention_vs_fa2: float
+    attention_log_width: float
+    tp_comm_overlap: float
+    source: str
+
+
+@cache
+def stack_properties() -> dict[str, StackProperties]:
+    """Every stack of STACKS and the ``unknown`` row, read once from estimator/data/stacks.csv."""
+    text = (DATA_DIR / "stacks.csv").read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    table = {
+        row["stack"]: StackProperties(
+            stack=row["stack"],
+            attention_kernel=row["attention_kernel"],
+            attention_vs_fa2=float(row["attention_vs_fa2"]),
+            attention_log_width=float(row["attention_log_width"]),
+            tp_comm_overlap=float(row["tp_comm_overlap"]),
+            source=row["source"],
+        )
+        for row in csv.DictReader(io.StringIO(body))
+    }
+    missing = (set(STACKS) | {UNKNOWN_STACK_ROW}) - set(table)
+    if missing:
+        raise ValueError(f"estimator/data/stacks.csv lacks rows for {', '.join(sorted(missing))}")
+    return table
+
 
 # Architecture derivation when only params_b is known. Sources: GPT-3 175B (96 layers, hidden 12288),
 # Llama 2 7B/13B (32 x 4096, 40 x 5120) all have hidden/layers = 128 and head dim 128; ffn = 4 x hidden is the
