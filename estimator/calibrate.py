@@ -40,7 +40,10 @@ from estimator.workload import derive_architecture
 DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
 DEFAULT_NAME: Final[str] = "default (public runs)"
-FORMAT_VERSION: Final[int] = 2
+# The estimator's parameter set a calibration was fitted for. 3: attention kernel and tensor-parallel overlap per
+# software stack (data/stacks.csv); a calibration of an earlier format still loads and predicts, but its parameters
+# were fitted without those terms, so the Advice says so (stale_calibration_warning).
+FORMAT_VERSION: Final[int] = 3
 MIN_RUNS: Final[int] = 2
 # The P10/P90 band: quantiles of the held-out log errors.
 INTERVAL_QUANTILES: Final[tuple[float, float]] = (0.1, 0.9)
@@ -74,6 +77,7 @@ class Calibration:
     name: str
     params: Mapping[str, float]
     report: Mapping[str, Any] = field(default_factory=dict)
+    fitted_format: int = FORMAT_VERSION
 
     def calibrated_families(self) -> tuple[str, ...]:
         return tuple(
@@ -125,7 +129,7 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": FORMAT_VERSION,
+            "format": self.fitted_format,
             "name": self.name,
             "params": {k: float(v) for k, v in self.params.items()},
             "report": _json_safe(self.report),
@@ -153,7 +157,16 @@ class Calibration:
         report = document.get("report", {})
         if not isinstance(report, Mapping):
             raise CalibrationError("report", "must be an object")
-        return cls(name=name.strip(), params=clean, report=dict(report))
+        fitted_format = document.get("format", 1)
+        if isinstance(fitted_format, bool) or not isinstance(fitted_format, int) or not fitted_format >= 1:
+            raise CalibrationError(
+                "format", f"must be a whole number from 1 to {FORMAT_VERSION}, got {fitted_format!r}"
+            )
+        if fitted_format > FORMAT_VERSION:
+            raise CalibrationError(
+                "format", f"{fitted_format} is newer than this estimator's {FORMAT_VERSION}: upgrade GPU Advisor"
+            )
+        return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format)
 
 
 def _json_safe(value: Any) -> Any:
@@ -379,6 +392,17 @@ def coverage(runs: Sequence[ProfiledRun]) -> dict[str, Any]:
         "gpus": sorted({r.gpu for r in runs}),
         "stacks": sorted({stack_label(r) for r in runs}),
     }
+
+
+def stale_calibration_warning(calibration: Calibration) -> str | None:
+    """A note when the calibration was fitted for an earlier estimator format (its numbers may shift)."""
+    if calibration.fitted_format >= FORMAT_VERSION:
+        return None
+    return (
+        f"The calibration '{calibration.name}' was fitted by an earlier estimator (format {calibration.fitted_format}; "
+        f"this one is format {FORMAT_VERSION}, which adds each software stack's attention kernel and tensor-parallel "
+        "overlap): its predictions are less reliable than its report says. Upload its runs again to refit it."
+    )
 
 
 def coverage_warnings(

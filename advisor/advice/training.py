@@ -75,7 +75,7 @@ from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
-from estimator.calibrate import Calibration, coverage_warnings, load_default
+from estimator.calibrate import Calibration, coverage_warnings, load_default, stale_calibration_warning
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
@@ -357,6 +357,9 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     where the scenario leaves the range the calibration's runs cover, a model that fits on one GPU, and a fabric
     that makes leaving the node scale badly."""
     warnings.extend(note[0].upper() + note[1:] + "." for note in sizes.prediction.warnings)
+    stale = stale_calibration_warning(calibration)
+    if stale:
+        warnings.append(stale)
     w = s.workload
     warnings.extend(
         coverage_warnings(

@@ -518,3 +518,17 @@ def test_a_size_is_priced_only_at_offers_that_can_supply_it(catalog: dict[str, A
     # A manual quote covers any size: no capacity warning.
     quoted = advise(scenario(rent={"usd_per_gpu_hour": 3.0}), now=NOW).to_dict()
     assert not any(w.startswith("Capacity unknown") for w in quoted["warnings"])
+
+
+def test_a_calibration_fitted_for_an_earlier_estimator_says_so(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    from estimator.calibrate import FORMAT_VERSION
+
+    current = advise(scenario(), calibration=calibration, now=NOW).to_dict()
+    assert not any("earlier estimator" in w for w in current["warnings"])
+    stored = {**calibration.to_dict(), "format": FORMAT_VERSION - 1}  # as a row saved before this format
+    old = Calibration.from_dict(stored)
+    warnings = advise(scenario(), calibration=old, now=NOW).to_dict()["warnings"]
+    stale = [w for w in warnings if "earlier estimator" in w]
+    assert len(stale) == 1 and calibration.name in stale[0] and f"format {FORMAT_VERSION - 1}" in stale[0]
