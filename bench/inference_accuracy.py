@@ -6,7 +6,9 @@
    (every row of a model refitted without it) and by serving stack (TensorRT-LLM v0.14 vs v1.0 tables). Baseline: a
    constant fraction of the memory bandwidth turned into tokens, ``f x tp x BW / weight bytes``, refitted the same way.
 2. Tables never fitted (checked: no row of them is in the calibration table): TensorRT-LLM v0.9 static-batch tables
-   (Llama-2 7B/70B, Mistral 7B, Mixtral 8x7B MoE) at the measured batch, with the full calibration.
+   (Llama-2 7B/70B, Mistral 7B, Mixtral 8x7B MoE) at the measured batch, with the full calibration, as that engine
+   version ran them (serving stack trtllm_v0.9: XQA only for 8 query heads per KV head, 16-bit experts) and as its
+   gptSessionBenchmark sends them (identical prompts, greedy: one expert routing per step).
 3. Latency under load, never fitted: NVIDIA NIM v1.8.0 closed-loop measurements (Llama 3.1 8B TP1, Llama 3.3 70B TP2,
    H100 FP8, concurrency 1-250, five request shapes): TTFT and TPOT of the simulated synchronised closed loop
    (estimator.inference.simulate: the clients start together, as genai-perf's do), beside the queueing formula
@@ -73,10 +75,12 @@ def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
         tps=[int(r["tp"]) for r in rows],
         input_tokens=[float(r["isl"]) for r in rows],
         output_tokens=[float(r["osl"]) for r in rows],
+        stacks=[r["stack"] for r in rows],
     )
     batch = np.asarray([float(r["batch"]) for r in rows])
     measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
-    pred = inf.static_batch_throughput(cases, params, batch)
+    # gptSessionBenchmark (v0.9) fills every prompt with padId and samples greedily: identical requests.
+    pred = inf.static_batch_throughput(cases, params, batch, identical_requests=True)
     base = inf.baseline_predict(cases, inf.baseline_fit(table))
     print("\n2. Unseen tables: TensorRT-LLM v0.9 static batch at the measured batch (whole-group output tokens/s):")
     print(summary("  model", pred, measured))

@@ -50,10 +50,17 @@ TP_DEGREES: Final[tuple[int, ...]] = (1, 2, 4, 8)
 MOE_MULTI_NODE_DEGREES: Final[tuple[int, ...]] = (16, 32)
 DEFAULT_KV_HEADS: Final[int] = 8
 DEFAULT_STACK: Final[str] = "trtllm"
+EXPERT_FALLBACK_PRECISION: Final[str] = "fp16"  # routed experts of an engine without FP8 expert GEMMs
 # Activation buffer width per token in units of hidden (residual, QKV, attention output) and of ffn/tp (gated up
 # projection): see serving_stacks.csv.
 ACTIVATION_HIDDEN_WIDTHS: Final[float] = 4.0
 ACTIVATION_FFN_WIDTHS: Final[float] = 2.0
+# CUDA C++ Programming Guide, "Arithmetic Instructions" throughput table (results per clock per SM): 32-bit FP
+# fused multiply-add 128 on compute capability 8.6/8.9/9.0 (64 on 8.0, gpus.csv fp32_lanes_per_sm), "all other type
+# conversions" 16 on 8.x and 9.0. A decode-attention kernel on CUDA cores converts each 8-bit KV element it reads to
+# 16/32-bit before its dot product: 16 conversions per clock per SM = fp32 peak x 16 / (2 x lanes) per second.
+CONVERSIONS_PER_CLOCK_PER_SM: Final[float] = 16.0
+DEFAULT_FP32_LANES_PER_SM: Final[float] = 128.0
 
 
 class InferenceError(ValueError):
@@ -119,6 +126,7 @@ class ServingGpu:
     gpus_per_node: int
     scale_out_gbps: float = 50.0
     fabric: str = "nvlink-hopper"
+    convert_per_s: float = 0.0  # CUDA-core type conversions per second (8-bit KV dequantization); 0 = unknown
 
     def peak_flops(self, precision: str) -> float:
         column = PRECISIONS[precision][2]
@@ -162,6 +170,8 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         peaks["fp4"] = float(extra["fp4_tflops"])
     if extra.get("visible_memory_mib"):
         memory_gb = float(extra["visible_memory_mib"]) * 2**20 / 1e9
+    lanes = float(extra.get("fp32_lanes_per_sm") or DEFAULT_FP32_LANES_PER_SM)
+    sm_clocks_per_s = peaks.get("fp32", 0.0) * 1e12 / (2.0 * lanes)  # SMs x clock, from the FP32 peak
     return ServingGpu(
         id=key,
         memory_gb=memory_gb,
@@ -172,6 +182,7 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         gpus_per_node=gpn,
         scale_out_gbps=scale_out / max(gpn, 1),
         fabric=_fabric_for(nvlink),
+        convert_per_s=sm_clocks_per_s * CONVERSIONS_PER_CLOCK_PER_SM,
     )
 
 
@@ -192,6 +203,18 @@ class ServingStack:
     max_batch: int
     source: str
     chunked_prefill: bool = True
+    gqa_kernel_groups: tuple[int, ...] | None = None  # query heads per KV head read once per KV head; None = all
+    fp8_experts: bool = True  # routed experts run in FP8 when the deployment is FP8 (else 16-bit experts)
+
+    def shares_kv_reads(self, group: float) -> bool:
+        """Whether the engine has a grouped-query decode kernel (XQA-style: each KV head read once for its ``group``
+        query heads) for this group size."""
+        return self.gqa_kernel_groups is None or int(group) in self.gqa_kernel_groups
+
+
+def _groups(text: str) -> tuple[int, ...] | None:
+    text = text.strip().lower()
+    return None if text in ("", "all") else tuple(int(g) for g in text.split("/"))
 
 
 @cache
@@ -206,6 +229,8 @@ def serving_stacks() -> dict[str, ServingStack]:
             max_batch=int(r["max_batch"]),
             source=r["source"],
             chunked_prefill=r["chunked_prefill"].strip() == "1",
+            gqa_kernel_groups=_groups(r["gqa_kernel_groups"]),
+            fp8_experts=r["moe_fp8_experts"].strip() == "1",
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -264,6 +289,17 @@ class ServedModel:
         if self.latent_kv:
             return self.kv_elements * tp
         return 2.0 * self.layers * max(self.kv_heads, tp) * self.head_dim
+
+    def kv_converted_per_token(self, stack: ServingStack) -> float:
+        """8-bit KV elements decode attention converts on CUDA cores per context token, summed over the group. The
+        masked MHA kernel (multi-head attention, and grouped-query attention the engine has no XQA kernel for) runs
+        one query head per thread block and converts every KV element for every query head: 2 x layers x heads x
+        head_dim. XQA feeds the KV cache to tensor cores once per KV head (on Hopper as FP8 directly: TensorRT-LLM
+        supportConfigQGMMA), and MLA's latent is shared by all heads the same way: no CUDA-core conversion counted."""
+        group = self.heads / max(self.kv_heads, 1)
+        if self.latent_kv or (group > 1 and stack.shares_kv_reads(group)):
+            return 0.0
+        return 2.0 * self.layers * self.heads * self.head_dim
 
     @classmethod
     def from_geometry(cls, g: ModelGeometry) -> ServedModel:
@@ -346,8 +382,13 @@ class ServingCases:
     attn_flops_per_ctx: FloatArray  # attention FLOPs per token per context token
     weight_bytes: FloatArray  # bytes per parameter
     kv_bytes: FloatArray  # bytes per KV element
+    kv_converted: FloatArray  # 8-bit KV elements decode attention converts per context token (0: 16-bit KV)
+    convert_rate: FloatArray  # type conversions/s per GPU on CUDA cores
     low_precision: BoolArray  # fp8/fp4 efficiency group
     peak_flops: FloatArray  # per GPU
+    expert_weight_bytes: FloatArray  # bytes per routed-expert parameter
+    expert_low_precision: BoolArray  # the routed experts' GEMMs in the fp8/fp4 efficiency group
+    expert_peak_flops: FloatArray  # per GPU, the routed experts' GEMMs
     mem_bw: FloatArray  # bytes/s per GPU
     mem_bytes: FloatArray  # per GPU
     link_bw: FloatArray  # one-way bytes/s per GPU of the group's collective path
@@ -405,6 +446,11 @@ def build_cases(
         if p not in PRECISIONS:
             raise InferenceError("precision", f"must be one of {', '.join(PRECISIONS)}; got {p!r}")
     stack_rows = [serving_stack(s) for s in stacks]
+    # An engine without FP8 expert kernels keeps a FP8 deployment's routed experts in 16 bits (serving_stacks.csv).
+    expert_precisions = [
+        EXPERT_FALLBACK_PRECISION if p == "fp8" and not s.fp8_experts else p
+        for p, s in zip(precisions, stack_rows, strict=True)
+    ]
     paths = [_collective_path(g, int(t)) for g, t in zip(gpus, tps, strict=True)]
 
     def arr(values: Sequence[float]) -> FloatArray:
@@ -423,8 +469,18 @@ def build_cases(
         attn_flops_per_ctx=arr([m.attn_flops_per_ctx or 4.0 * m.layers * m.hidden for m in models]),
         weight_bytes=arr([PRECISIONS[p][0] for p in precisions]),
         kv_bytes=arr([PRECISIONS[p][1] for p in precisions]),
+        kv_converted=arr(
+            [
+                m.kv_converted_per_token(s) if PRECISIONS[p][1] < ACTIVATION_BYTES else 0.0
+                for m, s, p in zip(models, stack_rows, precisions, strict=True)
+            ]
+        ),
+        convert_rate=arr([g.convert_per_s for g in gpus]),
         low_precision=np.asarray([PRECISIONS[p][3] == 1 for p in precisions]),
         peak_flops=arr([g.peak_flops(p) for g, p in zip(gpus, precisions, strict=True)]),
+        expert_weight_bytes=arr([PRECISIONS[p][0] for p in expert_precisions]),
+        expert_low_precision=np.asarray([PRECISIONS[p][3] == 1 for p in expert_precisions]),
+        expert_peak_flops=arr([g.peak_flops(p) for g, p in zip(gpus, expert_precisions, strict=True)]),
         mem_bw=arr([g.memory_bw_gbps * 1e9 for g in gpus]),
         mem_bytes=arr([g.memory_gb * 1e9 for g in gpus]),
         link_bw=arr([bw * 1e9 for bw, _ in paths]),

@@ -12,7 +12,13 @@ TensorRT-LLM perf-overview tables; nccl-tests PERFORMANCE.md; vidur all-reduce m
   a roofline max): weights read + KV read over the group's bandwidth, FLOPs of the active parameters and attention
   over the group's compute, TP all-reduces from the fabric, and a fitted fixed + per-request overhead. A MoE step
   reads only the experts its tokens route to: with ``b`` tokens routed to ``k`` of ``E`` experts uniformly, a
-  fraction ``1 - (1 - k/E)^b`` of the experts is touched.
+  fraction ``1 - (1 - k/E)^b`` of the experts is touched (identical requests, as a static-batch benchmark sends,
+  route alike: one routing per step). Routed experts run at their own width and rate: 16-bit on an engine without
+  FP8 MoE GEMMs (serving_stacks.csv moe_fp8_experts).
+* Decode attention over an 8-bit KV cache: the larger of reading it and converting it on CUDA cores (16 conversions
+  per clock per SM, CUDA C++ Programming Guide); the masked MHA kernel converts every element once per query head,
+  which binds on Hopper for grouped-query models an engine has no XQA kernel for (serving_stacks.csv
+  gqa_kernel_groups).
 * Prefill (compute bound): ``2 P_active s + attention(s^2 / 2)`` FLOPs plus its all-reduces.
 * All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv), the
   cheaper of NCCL's line and the engine's custom NVLink kernel's line where the fabric has one.
@@ -64,9 +70,10 @@ def col(x: FloatArray | BoolArray, like: FloatArray) -> np.ndarray:
 
 def weight_bytes_total(c: ServingCases) -> FloatArray:
     """Weights of the whole model, every expert included [bytes]; the embedding and LM head stay 16-bit in fp8/fp4
-    checkpoints."""
+    checkpoints; routed experts at their own width (16-bit where the engine has no FP8 expert GEMMs)."""
     emb = c.embedding_params * np.maximum(c.weight_bytes, EMBEDDING_MIN_BYTES)
-    return (c.params - c.embedding_params) * c.weight_bytes + emb
+    experts = c.expert_params * c.expert_weight_bytes
+    return (c.params - c.embedding_params - c.expert_params) * c.weight_bytes + experts + emb
 
 
 def kv_bytes_per_token(c: ServingCases) -> FloatArray:
@@ -113,18 +120,37 @@ def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
     return np.where(tp > 1.0, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
 
 
-def flop_rate(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
-    """Achieved FLOP/s of the whole group."""
+def flop_rate(c: ServingCases, theta: Mapping[str, float], *, experts: bool = False) -> FloatArray:
+    """Achieved FLOP/s of the whole group: of its dense GEMMs and attention, or (``experts``) of its routed experts'
+    GEMMs."""
     t = theta_of(theta)
-    return c.tp * c.peak_flops * np.where(c.low_precision, t["flop_eff_8"], t["flop_eff_16"])
+    low, peak = (c.expert_low_precision, c.expert_peak_flops) if experts else (c.low_precision, c.peak_flops)
+    return c.tp * peak * np.where(low, t["flop_eff_8"], t["flop_eff_16"])
+
+
+def gemm_s(c: ServingCases, theta: Mapping[str, float], tokens: FloatArray) -> FloatArray:
+    """Compute time of the parameter GEMMs for ``tokens`` tokens [s]: the dense part of the active parameters and
+    the routed experts' part, each at its own precision's rate."""
+    expert_active = c.expert_params * c.route_fraction
+    dense = 2.0 * col(c.active_params - expert_active, tokens) * tokens / col(flop_rate(c, theta), tokens)
+    routed = 2.0 * col(expert_active, tokens) * tokens / col(flop_rate(c, theta, experts=True), tokens)
+    return dense + routed
 
 
 def weights_read_bytes(c: ServingCases, tokens: FloatArray) -> FloatArray:
     """Weight bytes one step over ``tokens`` tokens reads: everything but the routed experts, plus the experts
     those tokens route to (uniform routing)."""
     touched = 1.0 - (1.0 - col(c.route_fraction, tokens)) ** np.maximum(tokens, 1.0)
-    dense = col(weight_bytes_total(c) - c.expert_params * c.weight_bytes, tokens)
-    return dense + col(c.expert_params * c.weight_bytes, tokens) * touched
+    experts = c.expert_params * c.expert_weight_bytes
+    return col(weight_bytes_total(c) - experts, tokens) + col(experts, tokens) * touched
+
+
+def decode_attention_s(c: ServingCases, context: FloatArray, bandwidth: FloatArray) -> FloatArray:
+    """Decode attention over ``context`` cached tokens [s]: reading their KV cache at ``bandwidth``, or, for an
+    8-bit KV cache, converting its elements on CUDA cores when that takes longer (the kernel overlaps the two)."""
+    read_s = context * col(kv_bytes_per_token(c), context) / bandwidth
+    rate = col(c.tp * np.where(c.convert_rate > 0.0, c.convert_rate, np.inf), context)
+    return np.maximum(read_s, context * col(c.kv_converted, context) / rate)
 
 
 def engine_step_s(
@@ -135,39 +161,44 @@ def engine_step_s(
     context: FloatArray,
     prefill: FloatArray | float = 0.0,
     prefill_attention: FloatArray | float = 0.0,
+    routed: FloatArray | float | None = None,
 ) -> FloatArray:
     """One engine step [s] that generates one token for each of ``decode`` requests holding ``context`` context
     tokens in total (the KV cache they read), and runs ``prefill`` prompt tokens whose causal attention spans
     ``prefill_attention`` (token, earlier token) pairs. Memory, compute, all-reduces and overheads add up (Calculon's
-    ``no_overlap``); the weights are read once for all the step's tokens. Shapes (n,) or (n, g)."""
+    ``no_overlap``); the weights are read once for all the step's tokens. ``routed``: tokens whose mixture-of-experts
+    routing is independent (None: all of them; identical requests route identically). Shapes (n,) or (n, g)."""
     t = theta_of(theta)
     d = np.asarray(decode, dtype=np.float64)
     tokens = d + prefill
-    kv_read = context * col(kv_bytes_per_token(c), d)
-    mem_s = (weights_read_bytes(c, tokens) + kv_read) / col(c.tp * c.mem_bw * t["mem_eff"], d)
-    flops = 2.0 * col(c.active_params, d) * tokens + col(c.attn_flops_per_ctx, d) * (context + prefill_attention)
-    compute_s = flops / col(flop_rate(c, t), d)
+    bandwidth = col(c.tp * c.mem_bw * t["mem_eff"], d)
+    weights = weights_read_bytes(c, tokens if routed is None else np.minimum(tokens, routed))
+    mem_s = weights / bandwidth + decode_attention_s(c, context, bandwidth)
+    attention = col(c.attn_flops_per_ctx, d) * (context + prefill_attention)
+    compute_s = gemm_s(c, t, tokens) + attention / col(flop_rate(c, t), d)
     overhead = 10.0 ** t["log10_step_overhead_s"] + d * 10.0 ** t["log10_request_overhead_s"]
     return mem_s + compute_s + allreduce_s(c, tokens) + overhead
 
 
-def decode_step_s(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+def decode_step_s(
+    c: ServingCases, theta: Mapping[str, float], batch: FloatArray, *, routed: FloatArray | float | None = None
+) -> FloatArray:
     """One decode step of ``batch`` requests at the mean context (input + half the output) [s]; ``batch`` has shape
-    (n,) or (n, g) for a grid per case."""
+    (n,) or (n, g) for a grid per case; ``routed`` as engine_step_s."""
     b = np.asarray(batch, dtype=np.float64)
-    return engine_step_s(c, theta, decode=b, context=b * col(c.isl + c.osl / 2.0, b))
+    return engine_step_s(c, theta, decode=b, context=b * col(c.isl + c.osl / 2.0, b), routed=routed)
 
 
-def prefill_flops(c: ServingCases) -> FloatArray:
-    """FLOPs of one request's prefill: active-parameter GEMMs plus causal attention over its input."""
-    return 2.0 * c.active_params * c.isl + c.attn_flops_per_ctx * c.isl**2 / 2.0
+def prefill_compute_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Compute time of one request's prefill [s]: parameter GEMMs plus causal attention over its input."""
+    return gemm_s(c, theta, c.isl) + c.attn_flops_per_ctx * c.isl**2 / 2.0 / flop_rate(c, theta)
 
 
 def prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     """Prefill work of one request inside a busy batch [s]: its compute and the bandwidth part of its all-reduces
     (weights are read anyway for the decode step it rides on; collective latency is paid by that step)."""
     ar = allreduce_s(c, c.isl) - allreduce_s(c, np.zeros_like(c.isl))
-    return prefill_flops(c) / flop_rate(c, theta) + ar
+    return prefill_compute_s(c, theta) + ar
 
 
 def prefill_chunks(c: ServingCases) -> FloatArray:
@@ -181,7 +212,7 @@ def solo_prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     t = theta_of(theta)
     chunks = prefill_chunks(c)
     weights_s = weights_read_bytes(c, np.minimum(c.isl, c.max_num_tokens)) / (c.tp * c.mem_bw * t["mem_eff"])
-    compute_s = prefill_flops(c) / flop_rate(c, t)
+    compute_s = prefill_compute_s(c, t)
     ar_latency = allreduce_s(c, np.zeros_like(c.isl)) * (chunks - 1.0)
     return (
         np.maximum(compute_s, chunks * weights_s)
@@ -205,12 +236,16 @@ def max_throughput(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     return throughput_at_batch(c, theta, max_batch(c, theta))
 
 
-def static_batch_throughput(c: ServingCases, theta: Mapping[str, float], batch: FloatArray) -> FloatArray:
+def static_batch_throughput(
+    c: ServingCases, theta: Mapping[str, float], batch: FloatArray, *, identical_requests: bool = False
+) -> FloatArray:
     """Output tokens/s of one replica running ``batch`` requests together from prefill to their last token (the
-    static-batch benchmark: all prompts prefilled, then output_tokens decode steps at the full batch)."""
+    static-batch benchmark: all prompts prefilled, then output_tokens decode steps at the full batch).
+    ``identical_requests``: every request has the same prompt and greedy sampling, so all decode tokens of a step
+    route to the same experts (TensorRT-LLM's gptSessionBenchmark fills every prompt with padId and samples top-1)."""
     b = np.asarray(batch, dtype=np.float64)
     prefill = (
         b * prefill_s(c, theta) + allreduce_s(c, np.zeros_like(b)) + 10.0 ** theta_of(theta)["log10_step_overhead_s"]
     )
-    total = prefill + c.osl * decode_step_s(c, theta, b)
+    total = prefill + c.osl * decode_step_s(c, theta, b, routed=1.0 if identical_requests else None)
     return b * c.osl / total
