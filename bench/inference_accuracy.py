@@ -9,7 +9,11 @@
    (Llama-2 7B/70B, Mistral 7B, Mixtral 8x7B MoE) at the measured batch, with the full calibration, as that engine
    version ran them (serving stack trtllm_v0.9: XQA only for 8 query heads per KV head, 16-bit experts) and as its
    gptSessionBenchmark sends them (identical prompts, greedy: one expert routing per step).
-3. Latency under load, never fitted: NVIDIA NIM v1.8.0 closed-loop measurements (Llama 3.1 8B TP1, Llama 3.3 70B TP2,
+3. A second unseen table, in-flight batching at maximum throughput: TensorRT-LLM v0.15.0 perf-overview rows of the
+   models the calibration has never seen (Mistral 7B; Mixtral 8x7B and 8x22B, MoE) on H100 (FP8 and 16-bit), A100
+   SXM/PCIe (16-bit) and L40S (FP8), TP 1-8 (trtllm_v0.15_unseen_throughput.csv), with the full calibration, beside
+   the same naive baseline.
+4. Latency under load, never fitted: NVIDIA NIM v1.8.0 closed-loop measurements (Llama 3.1 8B TP1, Llama 3.3 70B TP2,
    H100 FP8, concurrency 1-250, five request shapes): TTFT and TPOT of the simulated synchronised closed loop
    (estimator.inference.simulate: the clients start together, as genai-perf's do), beside the queueing formula
    (estimator.inference.latency.closed_loop, random arrivals) and the no-queueing baseline (TTFT = the request's own
@@ -96,6 +100,33 @@ def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     print(f"  rows whose measured batch the model says fits in memory: {fits.sum()} of {len(rows)}")
 
 
+UNSEEN_MAX_THROUGHPUT_FILE = "trtllm_v0.15_unseen_throughput.csv"
+
+
+def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    rows = read_data_csv(UNSEEN_MAX_THROUGHPUT_FILE)
+    unseen = inf.load_table(rows)
+    assert not set(unseen.models) & set(table.models), "unseen-table models must be unseen by the calibration"
+    pred = inf.max_throughput(unseen.cases, params)
+    base = inf.baseline_predict(unseen.cases, inf.baseline_fit(table))
+    measured = unseen.measured
+    print("\n3. Unseen table: TensorRT-LLM v0.15 max throughput, in-flight batching (whole-group output tokens/s):")
+    print(summary("  model", pred, measured))
+    print(summary("  baseline", base, measured))
+    models = np.asarray(unseen.models)
+    for m in dict.fromkeys(models):
+        print(summary(f"    {m}: model", pred[models == m], measured[models == m]))
+    # Multi-GPU groups without NVLink (A100 PCIe, L40S): their all-reduce cost is the least-measured input.
+    pcie = np.asarray([int(r["tp"]) > 1 and inf.serving_gpu(table_gpu(r["gpu"])).pcie for r in rows])
+    print(summary("    NVLink or one GPU: model", pred[~pcie], measured[~pcie]))
+    print(summary("    PCIe groups (tp > 1): model", pred[pcie], measured[pcie]))
+    print(f"    PCIe groups: median predicted/measured {np.median(pred[pcie] / measured[pcie]):.2f}")
+    e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
+    print(target("median", float(np.median(e_model)), float(np.median(e_base)), THROUGHPUT_MEDIAN_TARGET))
+    moe = np.isin(models, ["mixtral-8x7b", "mixtral-8x22b"])
+    print(target("MoE median", float(np.median(e_model[moe])), float(np.median(e_base[moe])), MOE_TARGET))
+
+
 def nim_latency(params: dict[str, float]) -> None:
     rows = read_data_csv("nim_latency.csv")
     cases = inf.build_cases(
@@ -116,7 +147,7 @@ def nim_latency(params: dict[str, float]) -> None:
     b = np.minimum(n, np.maximum(np.floor(inf.max_batch(cases, params)), 1.0))
     naive_ttft = inf.solo_prefill_s(cases, params) + decode_step_s(cases, params, b)
     naive_tpot = decode_step_s(cases, params, b)  # a plain decode step: no other request's prefill in it
-    print("\n3. Unseen latency under load: NIM v1.8.0 closed loop, H100 FP8 (concurrency 1-250):")
+    print("\n4. Unseen latency under load: NIM v1.8.0 closed loop, H100 FP8 (concurrency 1-250):")
     for name, pred, meas, limit in (
         ("TTFT model (simulated closed loop)", load.ttft_s, ttft, TTFT_TARGET),
         ("TTFT queueing formula", formula.ttft_s, ttft, TTFT_TARGET),
@@ -158,6 +189,7 @@ def main() -> int:
     print(f"calibration rows {len(table.cases)}; fitted {', '.join(f'{k}={v:.4g}' for k, v in params.items())}\n")
     calibration_table(table, params)
     static_batch(table, params)
+    unseen_max_throughput(table, params)
     nim_latency(params)
     return 0
 

@@ -1,0 +1,49 @@
+"""The second unseen table (TensorRT-LLM v0.15.0 max throughput, in-flight batching, for models the calibration has
+never seen: Mistral 7B, Mixtral 8x7B / 8x22B) is held out: the fit never reads it, none of its models is in the
+calibration table, and the calibrated model predicts it far better than the naive bandwidth baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator import inference as inf
+from estimator.inference.data import read_data_csv
+from estimator.inference.fit import TABLE_FILE
+
+UNSEEN_FILE = "trtllm_v0.15_unseen_throughput.csv"
+CAL = inf.default_calibration()
+
+
+def test_the_unseen_table_is_not_the_fitted_table_and_shares_no_model_with_it():
+    unseen = inf.load_table(read_data_csv(UNSEEN_FILE))
+    fitted = inf.load_table()  # what inf.fit reads by default
+    assert UNSEEN_FILE != TABLE_FILE
+    assert len(fitted.measured) == len(read_data_csv(TABLE_FILE))
+    assert set(unseen.models) == {"mistral-7b", "mixtral-8x7b", "mixtral-8x22b"}
+    assert not set(unseen.models) & set(fitted.models)
+
+
+def test_every_unseen_row_is_a_published_measurement_with_its_source():
+    rows = read_data_csv(UNSEEN_FILE)
+    assert len(rows) == 216  # 3 models x the v0.15 table's H100/A100/L40S columns (GH200 left out)
+    assert {r["source"] for r in rows} == {"trtllm_v0.15"}
+    assert all(float(r["output_tok_per_s"]) > 0 for r in rows)
+    # One transcribed value checked against the published table: Mixtral 8x7B, H100 FP8, TP2, 128/128.
+    row = next(
+        r
+        for r in rows
+        if (r["model"], r["gpu"], r["precision"], r["tp"], r["isl"], r["osl"])
+        == ("mixtral-8x7b", "H100-80GB-SXM", "FP8", "2", "128", "128")
+    )
+    assert float(row["output_tok_per_s"]) == 27155.63
+
+
+def test_the_model_beats_the_naive_baseline_on_the_unseen_table():
+    table = inf.load_table()
+    unseen = inf.load_table(read_data_csv(UNSEEN_FILE))
+    model = inf.ape(inf.max_throughput(unseen.cases, CAL.params), unseen.measured)
+    baseline = inf.ape(inf.baseline_predict(unseen.cases, inf.baseline_fit(table)), unseen.measured)
+    moe = np.isin(np.asarray(unseen.models), ["mixtral-8x7b", "mixtral-8x22b"])
+    assert np.median(model) < np.median(baseline) / 3.0
+    assert np.median(model) <= 0.15  # measured 13.2% (bench section 3); the issue's 10% is not met here yet
+    assert np.median(model[moe]) <= 0.25  # the issue's MoE target
