@@ -19,6 +19,9 @@
    (estimator.inference.latency.closed_loop, random arrivals) and the no-queueing baseline (TTFT = the request's own
    prefill + one decode step; TPOT = one plain decode step at min(concurrency, batch cap), no prefill of other
    requests in it).
+5. Latency under random arrivals, never fitted: TensorRT-LLM v0.14 online-serving table (Triton backend, Llama 3.1
+   8B/70B BF16 on H100/H200, requests at a fixed rate; trtllm_online_serving.csv): TTFT and TPOT of the open-loop
+   queueing formula (estimator.inference.latency.open_loop) at each finite rate, beside the no-queueing baseline.
 """
 
 from __future__ import annotations
@@ -39,6 +42,19 @@ TTFT_TARGET = 0.35
 TPOT_TARGET = 0.20
 THROUGHPUT_MEDIAN_TARGET = 0.10  # issue 20: unseen tables at the measured batch, median error
 MOE_TARGET = 0.25  # issue 20: the mixture-of-experts model's median error on the unseen tables
+
+
+def row_cases(rows: list[dict[str, str]], *, isl: str, osl: str) -> inf.ServingCases:
+    """A published table's rows as serving cases (stack column or TensorRT-LLM; ``isl``/``osl``: the length columns)."""
+    return inf.build_cases(
+        models=[table_model(r["model"]) for r in rows],
+        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
+        precisions=[r["precision"].lower() for r in rows],
+        tps=[int(r["tp"]) for r in rows],
+        input_tokens=[float(r[isl]) for r in rows],
+        output_tokens=[float(r[osl]) for r in rows],
+        stacks=[r.get("stack") or "trtllm" for r in rows],
+    )
 
 
 def target(name: str, value: float, baseline: float, limit: float) -> str:
@@ -72,15 +88,7 @@ def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     rows = read_data_csv("trtllm_v0.9_static_batch.csv")
     seen = set(table.models)
     assert not any(r["model"] in seen for r in rows), "static-batch models must be unseen by the calibration"
-    cases = inf.build_cases(
-        models=[table_model(r["model"]) for r in rows],
-        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
-        precisions=[r["precision"].lower() for r in rows],
-        tps=[int(r["tp"]) for r in rows],
-        input_tokens=[float(r["isl"]) for r in rows],
-        output_tokens=[float(r["osl"]) for r in rows],
-        stacks=[r["stack"] for r in rows],
-    )
+    cases = row_cases(rows, isl="isl", osl="osl")
     batch = np.asarray([float(r["batch"]) for r in rows])
     measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
     # gptSessionBenchmark (v0.9) fills every prompt with padId and samples greedily: identical requests.
@@ -129,15 +137,7 @@ def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) ->
 
 def nim_latency(params: dict[str, float]) -> None:
     rows = read_data_csv("nim_latency.csv")
-    cases = inf.build_cases(
-        models=[table_model(r["model"]) for r in rows],
-        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
-        precisions=[r["precision"].lower() for r in rows],
-        tps=[int(r["tp"]) for r in rows],
-        input_tokens=[float(r["input_tokens"]) for r in rows],
-        output_tokens=[float(r["output_tokens"]) for r in rows],
-        stacks=[r["stack"] for r in rows],
-    )
+    cases = row_cases(rows, isl="input_tokens", osl="output_tokens")
     n = np.asarray([float(r["concurrency"]) for r in rows])
     load = inf.simulate_closed_loop(cases, params, n)
     formula = inf.closed_loop(cases, params, n)
@@ -183,6 +183,39 @@ def nim_latency(params: dict[str, float]) -> None:
             print(f"    {m} {s:>10}: TTFT pred/meas {ratio_t} | TPOT {ratio_p}")
 
 
+ONLINE_SERVING_FILE = "trtllm_online_serving.csv"
+
+
+def online_serving(params: dict[str, float]) -> None:
+    published = read_data_csv(ONLINE_SERVING_FILE)
+    rows = [r for r in published if r["qps"] != "INF"]  # INF: all 500 requests at once, a burst rather than a rate
+    cases = row_cases(rows, isl="input_tokens", osl="output_tokens")
+    rate = np.asarray([float(r["qps"]) for r in rows])
+    load = inf.open_loop(cases, params, rate)
+    ttft = np.asarray([float(r["ttft_ms"]) for r in rows]) / 1e3
+    itl = np.asarray([float(r["itl_ms"]) for r in rows]) / 1e3
+    n = np.minimum(np.maximum(rate * (ttft + (cases.osl - 1.0) * itl), 1.0), np.floor(inf.max_batch(cases, params)))
+    naive_ttft = inf.solo_prefill_s(cases, params) + decode_step_s(cases, params, n)
+    naive_tpot = decode_step_s(cases, params, n)
+    print(
+        f"\n5. Unseen latency, open loop: TensorRT-LLM v0.14 online serving (Triton backend, BF16, H100/H200), "
+        f"the {len(rows)} rows at a finite rate:"
+    )
+    over = ~np.isfinite(load.ttft_s)  # the formula: the rate is at or above capacity (the queue grows without bound)
+    for name, pred, meas, limit in (
+        ("TTFT open-loop queueing formula", load.ttft_s, ttft, TTFT_TARGET),
+        ("TTFT no-queueing baseline (in flight: measured, Little)", naive_ttft, ttft, TTFT_TARGET),
+        ("TPOT open-loop queueing formula", load.tpot_s, itl, TPOT_TARGET),
+        ("TPOT plain-decode-step baseline", naive_tpot, itl, TPOT_TARGET),
+    ):
+        within = np.mean(np.isfinite(pred) & (inf.ape(pred, meas) <= limit))  # infinite: a miss
+        shown = np.isfinite(pred)
+        print(summary(f"  {name}", pred[shown], meas[shown]) + f"  within {limit:.0%} of all: {within:5.1%}")
+    finite = ", ".join(f"{x:.0f}" for x in ttft[over] * 1e3)
+    print(f"  over capacity by the formula (infinite, left out of the error figures): {over.sum()} rows")
+    print(f"    their measured TTFT [ms] (500 requests: the queue stops growing when they run out): {finite}")
+
+
 def main() -> int:
     table = inf.load_table()
     params = inf.fit(table)
@@ -191,6 +224,7 @@ def main() -> int:
     static_batch(table, params)
     unseen_max_throughput(table, params)
     nim_latency(params)
+    online_serving(params)
     return 0
 
 
