@@ -19,6 +19,12 @@ same thing at any larger concurrency: ``2 x cap`` clients are simulated and the 
 sent at t = 0) is warm-up; means, p95 and throughput come from the next ``MEASURED_ROUNDS`` rounds. Mean TPOT is
 genai-perf's inter-token latency: per request (last token - first token) / (output_tokens - 1), averaged over
 requests.
+
+The benchmark's TTFT is taken at the client, from sending the request to receiving the first token, so it also holds
+the serving frontend's tokenization, the first token's de-tokenization, queueing and network latency (NIM for LLM
+Benchmarking Guide, "Metrics", docs.nvidia.com/nim/benchmarking/llm/latest/metrics.html). None of that is simulated:
+at one client the NIM table's TTFT is within 0.2-3.4 ms of the simulated engine time for Llama 3.1 8B (and within the
+model's own error for 70B), so the fixed part is a few ms per request; how it grows with load is not published.
 """
 
 from __future__ import annotations
