@@ -87,6 +87,14 @@ def unseen_section(public: list[ProfiledRun]) -> None:
             f"  {stack:<14} {sel.sum():4d}  {np.median(model_ape[sel]):12.1%} {np.quantile(model_ape[sel], 0.9):6.1%}"
             f"  {np.median(base_ape[sel]):15.1%} {np.quantile(base_ape[sel], 0.9):6.1%}"
         )
+    every_stack = all(
+        np.median(model_ape[check.stacks == stack]) < np.median(base_ape[check.stacks == stack]) for stack in stacks
+    )
+    median_met = np.median(model_ape) <= TARGET_STACK_MEDIAN
+    print(
+        f"  issue 13 targets on these runs: median <= 15%: {'yes' if median_met else 'NO'}; "
+        f"below the baseline on every stack: {'yes' if every_stack else 'NO'}"
+    )
     print(
         f"  measured inside the predicted P10-P90 band: {check.within_band.mean():.0%} "
         f"(by stack: {', '.join(f'{s} {check.within_band[check.stacks == s].mean():.0%}' for s in stacks)}); "
