@@ -23,10 +23,10 @@ Model summary (sources in reference/estimator.md):
 * Communication: hierarchical collectives (NVLink inside a node, the node's share of the fabric between nodes),
   alpha-beta costs with ring factors (nccl-tests PERFORMANCE.md); volume per strategy (DDP/ZeRO-1 all-reduce once per
   optimizer step, ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gather x2 + reduce-scatter per micro-batch =
-  1.5x DDP issued per layer, so its latency grows with layers x group size; HSDP ZeRO-3 inside the node plus an
-  all-reduce of the shard across nodes); tensor-parallel all-reduces (4 per layer per micro-batch, 6 with full
-  recomputation; hidden behind GEMMs only in stacks that overlap them, estimator/data/stacks.csv); context-parallel
-  K/V ring; pipeline point-to-point (v times with v virtual stages).
+  1.5x DDP issued per layer, so its latency grows with layers x group size; HSDP ZeRO-3 inside the fewest whole
+  nodes that hold the states plus an all-reduce of the shard across the replicas); tensor-parallel all-reduces (4 per
+  layer per micro-batch, 6 with full recomputation; hidden behind GEMMs only in stacks that overlap them,
+  estimator/data/stacks.csv); context-parallel K/V ring; pipeline point-to-point (v times with v virtual stages).
 * Step: (m + (p - 1) / v) micro-batch slots (1F1B bubble, interleaved with v virtual stages: Narayanan et al. 2021)
   + communication not hidden behind compute (overlap fraction of the backward pass) + the optimizer update
   (memory bound).
@@ -150,6 +150,34 @@ def _f(x: np.ndarray) -> FloatArray:
 
 def memory_per_gpu(c: Cases) -> FloatArray:
     """Bytes per GPU (the most loaded one: first pipeline stage) for every case."""
+    n, tp, pp, cp = (_f(c[k]) for k in ("n", "tp", "pp", "cp"))
+    dp = n / (tp * pp * cp)
+    return _state_bytes(c, _shard_degree(c, dp)) + _working_bytes(c)
+
+
+def _state_bytes(c: Cases, shard: FloatArray) -> FloatArray:
+    """Weights, gradients and optimizer states per GPU, ZeRO-sharded over ``shard`` GPUs per the strategy."""
+    tp, pp = _f(c["tp"]), _f(c["pp"])
+    strat = c["strategy"]
+    params_shard = _f(c["params"]) / (tp * pp)
+    fp32 = c["fp32"].astype(bool)
+    w_b = np.where(fp32, FP32_STATE_BYTES[0], MIXED_STATE_BYTES[0])
+    g_b = np.where(fp32, FP32_STATE_BYTES[1], MIXED_STATE_BYTES[1])
+    k_b = np.where(fp32, FP32_STATE_BYTES[2], MIXED_STATE_BYTES[2])
+    return np.select(
+        [strat == DDP, strat == ZERO1, strat == ZERO2],
+        [
+            (w_b + g_b + k_b) * params_shard,
+            (w_b + g_b) * params_shard + k_b * params_shard / shard,
+            w_b * params_shard + (g_b + k_b) * params_shard / shard,
+        ],
+        default=(w_b + g_b + k_b) * params_shard / shard,
+    )
+
+
+def _working_bytes(c: Cases) -> FloatArray:
+    """Everything per GPU besides the (sharded) states: activations in flight, logits, the reserve and, for
+    ZeRO-3/FSDP/HSDP, the prefetched unsharded layers."""
     n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
     strat, ac = c["strategy"], c["ac"]
     dp = n / (tp * pp * cp)
@@ -157,19 +185,7 @@ def memory_per_gpu(c: Cases) -> FloatArray:
     params_shard = _f(c["params"]) / (tp * pp)
     fp32 = c["fp32"].astype(bool)
     w_b = np.where(fp32, FP32_STATE_BYTES[0], MIXED_STATE_BYTES[0])
-    g_b = np.where(fp32, FP32_STATE_BYTES[1], MIXED_STATE_BYTES[1])
-    k_b = np.where(fp32, FP32_STATE_BYTES[2], MIXED_STATE_BYTES[2])
-    shard = _shard_degree(c, dp)
-    states = np.select(
-        [strat == DDP, strat == ZERO1, strat == ZERO2],
-        [
-            (w_b + g_b + k_b) * params_shard,
-            (w_b + g_b) * params_shard + k_b * params_shard / shard,
-            w_b * params_shard + (g_b + k_b) * params_shard / shard,
-        ],
-        default=(w_b + g_b + k_b) * params_shard / shard
-        + ZERO3_PREFETCH_LAYERS * w_b * params_shard / np.maximum(layers_stage, 1.0),
-    )
+    prefetch = np.where(strat >= ZERO3, ZERO3_PREFETCH_LAYERS * w_b * params_shard / np.maximum(layers_stage, 1.0), 0.0)
     act_scale = np.where(fp32, 2.0, 1.0)  # fp32 activations take twice the bytes
     sbh = mb * _f(c["seq"]) / cp * _f(c["hidden"])
     full_layer = activation_bytes_per_sbh(c) * sbh / tp
@@ -182,7 +198,7 @@ def memory_per_gpu(c: Cases) -> FloatArray:
     in_flight = np.where(pp > 1, np.minimum(pp, micro) * interleave, 1.0)
     activations = act_scale * (layers_stage * in_flight * stored + np.where(ac == AC_FULL, full_layer, 0.0))
     logits = LOGIT_BYTES * mb * _f(c["seq"]) / cp * _f(c["vocab"]) / tp
-    return states + activations + logits + MEMORY_RESERVE_BYTES
+    return prefetch + activations + logits + MEMORY_RESERVE_BYTES
 
 
 def activation_bytes_per_sbh(c: Cases) -> FloatArray:
@@ -192,9 +208,22 @@ def activation_bytes_per_sbh(c: Cases) -> FloatArray:
 
 
 def _shard_degree(c: Cases, dp: FloatArray) -> FloatArray:
-    """Over how many GPUs ZeRO shards states: the DP group, or (HSDP) the DP ranks inside one node."""
-    in_node = np.maximum(1.0, np.floor(_f(c["gpn"]) / (_f(c["tp"]) * _f(c["cp"]))))
-    return np.where(c["strategy"] == HSDP, np.minimum(dp, in_node), dp)
+    """Over how many GPUs ZeRO shards states: the DP group, or (HSDP) the fewest GPUs that hold the sharded states
+    next to the working memory, in whole nodes doubling from one (the data-parallel ranks inside a node first), at
+    most the DP group. That is how hybrid sharding is configured at scale: PyTorch HSDP's (replicate, shard) device
+    mesh, MaxText's ici_fsdp x dcn_fsdp with dcn_data_parallelism across the rest (e.g. AI-Hypercomputer/maxtext
+    configs/a3/llama_2_70b: FSDP over 16 nodes, 8 replicas). Without the GPU's memory in the table: one node."""
+    in_node = np.minimum(dp, np.maximum(1.0, np.floor(_f(c["gpn"]) / (_f(c["tp"]) * _f(c["cp"])))))
+    hsdp = c["strategy"] == HSDP
+    if "memory" not in c or not np.any(hsdp):
+        return np.where(hsdp, in_node, dp)
+    room = _f(c["memory"]) - _working_bytes(c)  # bytes
+    unsharded = _state_bytes(c, np.ones_like(dp))
+    nodes = np.where(room > 0, np.ceil(unsharded / np.maximum(room, 1.0) / in_node), np.inf)
+    doubled = in_node * 2.0 ** np.ceil(np.log2(np.maximum(nodes, 1.0)))
+    # A group that does not divide the data-parallel ranks cannot tile them: shard over all of them instead.
+    group = np.where(np.isfinite(doubled) & (doubled < dp) & (np.mod(dp, doubled) == 0), doubled, dp)
+    return np.where(hsdp, group, dp)
 
 
 def layout_valid(c: Cases) -> npt.NDArray[np.bool_]:
@@ -367,8 +396,12 @@ def _data_parallel_comm(
     # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
     in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
     nodes = np.maximum(dp / in_node, 1.0)
-    hsdp_in_node = _shard_degree(c, dp)
-    hsdp_nodes = np.maximum(dp / hsdp_in_node, 1.0)
+    # HSDP: ZeRO-3 inside a shard group (its node part over NVLink, the rest over the fabric), then an all-reduce of
+    # each GPU's shard across the group's replicas.
+    shard = _shard_degree(c, dp)
+    replicas = np.maximum(dp / shard, 1.0)
+    shard_in_node = np.minimum(shard, in_node)
+    shard_nodes = np.maximum(shard / shard_in_node, 1.0)
     one = np.ones_like(dp)
     per_layer = 3.0 * layers_stage
     per_step = np.select(
@@ -377,7 +410,7 @@ def _data_parallel_comm(
             links.collective(2.0, grad_bytes, in_node, nodes, 2.0),
             # final all-gather of the updated weights
             links.collective(1.0, grad_bytes, in_node, nodes, 1.0, ring_only=True),
-            links.collective(2.0, grad_bytes / hsdp_in_node, one, hsdp_nodes, 2.0),  # shard all-reduce across nodes
+            links.collective(2.0, grad_bytes / shard, one, replicas, 2.0),  # shard all-reduce across the replicas
         ],
         default=0.0,
     )
@@ -386,7 +419,7 @@ def _data_parallel_comm(
         [
             links.collective(1.0, grad_bytes, in_node, nodes, 1.0, ring_only=True),
             links.collective(3.0, grad_bytes, in_node, nodes, per_layer, ring_only=True),
-            links.collective(3.0, grad_bytes, hsdp_in_node, one, per_layer, ring_only=True),
+            links.collective(3.0, grad_bytes, shard_in_node, shard_nodes, per_layer, ring_only=True),
         ],
         default=0.0,
     )

@@ -70,6 +70,7 @@ FAMILIES: Final[tuple[str, ...]] = tuple(dict.fromkeys(g.family for g in _GPUS))
 GPU_INDEX: Final[dict[str, int]] = {g.id: i for i, g in enumerate(_GPUS)}
 PEAK_FLOPS: Final[np.ndarray] = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
 _MEMORY = np.array([g.memory_gb * 1e9 for g in _GPUS])
+_NVLINK_DOMAIN = np.array([g.nvlink_domain for g in _GPUS])
 _HBM = np.array([g.memory_bw_gbps * 1e9 for g in _GPUS])
 # Datasheets quote bidirectional scale-up bandwidth; a ring collective moves data one way per link.
 _NVL = np.array([g.nvlink_gbps * 1e9 / 2 for g in _GPUS])
@@ -353,7 +354,13 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     gpu = q["gpu"][query]
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
-    cases: model.Cases = {k: q[k][query] for k in ("n", "gpn", "node_bw", "params", "layers", "hidden", "heads")}
+    cases: model.Cases = {k: q[k][query] for k in ("n", "params", "layers", "hidden", "heads")}
+    # The model's "node" is the NVLink domain: collectives inside it run over NVLink. Where the domain spans servers
+    # (GB200 NVL72) it is the domain, and its fabric bandwidth is its servers' together (the per-GPU share unchanged).
+    server = q["gpn"][query]
+    domain = np.maximum(server, _NVLINK_DOMAIN[gpu])
+    cases["gpn"] = domain
+    cases["node_bw"] = q["node_bw"][query] * domain / server
     cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "vp", "seq", "global_batch")})
     cases.update(
         {

@@ -47,6 +47,8 @@ class GpuSpec:
         nvlink_gbps: per-GPU scale-up bandwidth, bidirectional aggregate as datasheets quote it [GB/s]
             (PCIe x16 for GPUs without NVLink/xGMI).
         gpus_per_node: GPUs in the typical server.
+        nvlink_domain: GPUs sharing one NVLink/NVSwitch scale-up domain (GB200 NVL72: 72 across 18 four-GPU trays);
+            gpus_per_node where the domain is the server (an empty cell).
         inter_node_gbps: scale-out bandwidth of one typical server [Gb/s] (8 x 400 Gb/s NDR = 3200).
         tdp_w: board power [W]; server_power_kw: typical server maximum power [kW].
         source: where the numbers come from.
@@ -64,6 +66,7 @@ class GpuSpec:
     tdp_w: float
     server_power_kw: float
     source: str
+    nvlink_domain: int = 0  # 0 = gpus_per_node (set by the loader from the csv)
 
     def supported_precisions(self) -> tuple[str, ...]:
         return tuple(p for p in PRECISIONS if p in self.peak_tflops)
@@ -97,6 +100,7 @@ def _parse(row: dict[str, str]) -> GpuSpec:
         tdp_w=float(row["tdp_w"]),
         server_power_kw=float(row["server_power_kw"]),
         source=row["source"],
+        nvlink_domain=int(row.get("nvlink_domain") or row["gpus_per_node"]),
     )
 
 

@@ -187,3 +187,33 @@ def test_zero3_at_fixed_batch_is_predicted_communication_bound_as_published() ->
     zero3, ptd = per_gpu["zero3"], per_gpu["ddp"]
     assert np.all(np.diff(zero3) < 0) and zero3[-1] < 0.8 * zero3[0]
     assert ptd[-1] > 0.9 * ptd[0]
+
+
+def test_an_nvl72_rack_keeps_collectives_on_nvlink_across_its_trays(calibration: Calibration) -> None:
+    # GB200 NVL72: 18 four-GPU trays in one 72-GPU NVLink domain. A 64-GPU FSDP job never touches the scale-out
+    # fabric there, so its speed does not depend on it; on 8-GPU B200 servers the same job crosses 8 nodes and does.
+    job = TrainingJob(
+        params_b=70.6,
+        seq_len=8192,
+        global_batch=128,
+        layers=80,
+        hidden=8192,
+        heads=64,
+        ffn_hidden=28672,
+        vocab=128256,
+        precision="fp8",
+        strategy="fsdp",
+        tp=1,
+        pp=1,
+        cp=1,
+        micro_batch=2,
+        activation_checkpointing=True,
+    )
+
+    def rate(gpu: str, gbps: float) -> float:
+        cluster = Cluster(get_gpu(gpu), gpus_per_node=get_gpu(gpu).gpus_per_node, inter_node_gbps=gbps)
+        return float(predict(job, cluster, [64], calibration).tokens_per_s[0])
+
+    assert get_gpu("gb200").gpus_per_node == 4 and get_gpu("gb200").nvlink_domain == 72
+    assert rate("gb200", 400) == pytest.approx(rate("gb200", 3200), rel=1e-9)
+    assert rate("b200", 400) < 0.9 * rate("b200", 3200)

@@ -1,0 +1,89 @@
+"""The check on published runs the calibration has never seen (issue 13: "the same accuracy is met on published runs
+the project has never seen").
+
+``estimator/data/unseen_runs.csv`` holds published training-throughput measurements that are NOT in
+``public_runs.csv`` (sources per row; estimator/data/README.md). Nothing that fits reads it: ``estimator.calibrate``
+fits ``public_runs()`` only, and a test asserts the fit never opens this file. :func:`unseen_check` predicts every
+row with a calibration (the shipped default in ``bench/estimator_accuracy.py``) beside the constant-MFU baseline
+fitted on the public runs, so both see exactly the same data.
+
+Rows predict as the product predicts: layout cells the source publishes are kept, open ones searched; a published
+layout the memory model thinks would not fit is still predicted (the run happened, as in the fit); tokens/s capped at
+the family's highest measured MFU (``prediction.cap_mfu``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from estimator.calibrate import measured_mfu, measured_tokens_per_s, naive_mfu_baseline
+from estimator.prediction import Calibration, Solution, cap_mfu, run_queries, solve
+from estimator.runs import ProfiledRun, effective_stack, read_runs_csv
+from estimator.specs import DATA_DIR
+
+UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
+
+
+def unseen_runs() -> list[ProfiledRun]:
+    """Published runs kept out of every fit (estimator/data/unseen_runs.csv; sources in its `source` column)."""
+    return read_runs_csv((DATA_DIR / UNSEEN_RUNS_FILE).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class UnseenCheck:
+    """Per unseen run: measured and predicted tokens/s, the baseline's, the stack label, the measured MFU, whether
+    the prediction was capped at the family's MFU maximum, whether the measurement falls inside the prediction's
+    P10-P90 band (widened by the between-stack spread for a stack the calibration has no runs of), and the layout
+    the prediction used (``solution``)."""
+
+    measured: np.ndarray
+    predicted: np.ndarray
+    baseline: np.ndarray
+    stacks: np.ndarray
+    measured_mfu: np.ndarray
+    capped: np.ndarray
+    within_band: np.ndarray
+    solution: Solution
+
+    @property
+    def model_ape(self) -> np.ndarray:
+        return np.abs(self.predicted / self.measured - 1.0)
+
+    @property
+    def baseline_ape(self) -> np.ndarray:
+        return np.abs(self.baseline / self.measured - 1.0)
+
+
+def unseen_check(
+    *, calibration: Calibration, public: Sequence[ProfiledRun], unseen: Sequence[ProfiledRun]
+) -> UnseenCheck:
+    """Predict ``unseen`` with ``calibration`` and with the constant-MFU-per-(GPU, precision) baseline fitted on
+    ``public`` (the calibration's own training rows)."""
+    every = [*public, *unseen]
+    queries = run_queries(every)
+    measured = measured_tokens_per_s(every)
+    train = np.arange(len(every)) < len(public)
+    baseline = naive_mfu_baseline(queries, measured, train)[~train]
+    q = run_queries(unseen)
+    solution = solve(q, calibration.theta(), require_fit=False)
+    predicted, capped = cap_mfu(q, solution.tokens_per_s, calibration)
+    stacks = np.array([effective_stack(run) or "unknown" for run in unseen], dtype=object)
+    bands = [
+        calibration.interval(stack=effective_stack(run), known_stack=effective_stack(run) is not None) for run in unseen
+    ]
+    low = predicted * np.array([band["p10_multiplier"] for band in bands])
+    high = predicted * np.array([band["p90_multiplier"] for band in bands])
+    return UnseenCheck(
+        measured=measured[~train],
+        predicted=predicted,
+        baseline=baseline,
+        stacks=stacks,
+        measured_mfu=measured_mfu(q, measured[~train]),
+        capped=capped,
+        within_band=(measured[~train] >= low) & (measured[~train] <= high),
+        solution=solution,
+    )
