@@ -41,7 +41,7 @@ STRATEGIES = _choices(
         "zero2": "ZeRO-2",
         "zero3": "ZeRO-3",
         "fsdp": "FSDP (= ZeRO-3)",
-        "hsdp": "HSDP (sharded in node, replicated across)",
+        "hsdp": "HSDP (sharded over the fewest whole nodes that hold the states, replicated across the rest)",
     },
 )
 # activation_checkpointing is true, false or "selective" (the model's union); the form sends them as text.
