@@ -48,6 +48,7 @@ MODELS = [
     "scenario_training_workload",
     "scenario_inference_workload",
     "scenario_parallelism",
+    "scenario_workload_model",
     "fleet_plan_input",
     "fleet_plan",
     "training_advice",
@@ -124,6 +125,11 @@ def test_generated_models_read_real_responses(generated, alice) -> None:  # type
     # an advised layout goes back into workload.parallelism in the client's types.
     typed = models.Scenario.from_dict(training["scenario"])
     assert isinstance(typed.workload, models.ScenarioTrainingWorkload)
+    # The model is ONE class with its geometry typed (not a name-only and a params_b-only class with the rest
+    # left in additional_properties).
+    model = typed.workload.model
+    assert isinstance(model, models.ScenarioWorkloadModel) and not hasattr(model, "additional_properties")
+    assert (model.params_b, model.layers) == (training["scenario"]["workload"]["model"]["params_b"], 32)
     assert isinstance(models.Scenario.from_dict(inference["scenario"]).workload, models.ScenarioInferenceWorkload)
     layout = {k: v for k, v in training["sizes"][0]["layout"].items() if v is not None}
     fed_back = models.ScenarioParallelism.from_dict(layout)
