@@ -192,7 +192,10 @@ class Rent(Closed):
 
 class Buy(Closed):
     server: Annotated[str, Field(max_length=120)] | None = Field(
-        default=None, description="a hardware quote name; null = the newest catalog quote for the GPU"
+        default=None,
+        description="a hardware quote name for the GPU (GET /api/v1/hardware-quotes; another is refused when "
+        "the advice is computed); "
+        "null = the newest catalog quote for the GPU",
     )
     capex_usd: Annotated[float, Field(gt=0, le=1e10)] | None = Field(
         default=None, description="all-in purchase price of ONE node; null = the hardware quote"
@@ -233,8 +236,10 @@ class Scenario(Closed):
 _DESCRIPTION: Final[str] = (
     "Input of advise(), POST /api/v1/advice and saved scenarios (DESIGN.md). Null means the documented default "
     "(advisor/scenario.py DEFAULTS). Cross-field rules (sizes above one node must be whole nodes, micro_batch <= "
-    "global_batch, tp divides heads, mean <= peak requests, precision supported by the GPU, known provider slugs, "
-    "geometry within 15% of params_b) are checked by advisor.scenario.parse_scenario. Generated from "
+    "global_batch, tp divides heads, mean <= peak requests, precision supported by the GPU, geometry given beside a "
+    "catalog name is the catalog's, geometry within 15% of params_b) and the known provider slugs "
+    "(stored data) are checked by advisor.scenario.parse_scenario; buy.server must name a stored hardware quote "
+    "for the GPU, checked when the advice is computed. Each is a 400 naming the field. Generated from "
     "advisor/scenario_model.py (manage.py generate_schemas); do not edit."
 )
 

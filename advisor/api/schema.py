@@ -75,6 +75,14 @@ class ProblemAutoSchema(AutoSchema):
                 response["content"]["text/csv"] = {"schema": CSV_SCHEMA}
         return responses
 
+    def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
+        # A serializer that refuses unknown fields (advisor.api.serializers.StrictSerializer) is a closed object:
+        # clients then know an extra field is a 400, not ignored.
+        if getattr(serializer, "refuses_unknown_fields", False) and schema.get("type") == "object":
+            schema["additionalProperties"] = False
+        return schema
+
     def _problem(self, code: str, description: str) -> dict[str, Any]:
         response = self._get_response_for_code(ProblemSerializer, code, media_types=[PROBLEM_CONTENT_TYPE])
         response["description"] = description

@@ -110,8 +110,8 @@ def test_scenario_workloads_are_a_union_discriminated_by_kind(client) -> None:  
     # Every object of the Scenario is closed, as the parser refuses unknown fields.
     for name, schema in components.items():
         if name.startswith("Scenario") and schema.get("type") == "object" and "properties" in schema:
-            if name in ("ScenarioInputRequest", "ScenarioListItem", "ScenarioOutput", "ScenarioRequest"):
-                continue  # serializers around the document, not the document
+            if name in ("ScenarioListItem", "ScenarioOutput"):
+                continue  # responses: what the server writes, not what it reads
             assert schema.get("additionalProperties") is False, name
 
 
@@ -120,3 +120,42 @@ def test_the_docs_carry_the_integration_guide(client) -> None:  # type: ignore[n
     steps = ("Generate a client", "Authenticate", "Create a scenario", "Read the recommendation", "Issue a proposal")
     for step in steps:
         assert step in description, step
+
+
+# Request bodies the server closes (unknown fields are a 400 naming them), with a valid body to add a field to.
+CLOSED_BODIES = [
+    ("/api/v1/scenarios", "ScenarioInputRequest", {"name": "x", "scenario": {"gpu": "h100-sxm"}}),
+    ("/api/v1/fleets", "FleetInputRequest", {"name": "x", "fleet": {"gpu": "h100-sxm"}}),
+    ("/api/v1/tokens", "TokenCreateRequest", {"name": "x"}),
+    ("/api/v1/estimate", None, {"runs": []}),
+    ("/api/v1/calibrations", None, {"name": "x", "runs": []}),
+]
+
+
+@pytest.mark.parametrize(("path", "component", "body"), CLOSED_BODIES)
+def test_request_bodies_the_server_closes_are_closed_in_the_schema(path, component, body, client, alice) -> None:  # type: ignore[no-untyped-def]
+    from tests.api.conftest import assert_problem
+
+    document = _served(client)
+    schema = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    if component is not None:
+        assert schema == {"$ref": f"#/components/schemas/{component}"}
+        schema = document["components"]["schemas"][component]
+    assert schema["additionalProperties"] is False, (path, schema)
+    assert_problem(alice.post(path, {**body, "colour": "red"}, format="json"), 400, "#/colour")
+
+
+def test_the_idempotency_key_schema_is_what_the_server_accepts(client, alice) -> None:  # type: ignore[no-untyped-def]
+    from advisor.api.idempotency import MAX_KEY_LENGTH
+    from tests.api.conftest import assert_problem
+    from tests.api.examples import scenario
+
+    parameters = _served(client)["paths"]["/api/v1/scenarios"]["post"]["parameters"]
+    key = next(p for p in parameters if p["name"] == "Idempotency-Key")["schema"]
+    assert key == {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"}
+    body = {"name": "keyed", "scenario": scenario()}
+    for refused in ("", "   ", "k" * (MAX_KEY_LENGTH + 1)):
+        response = alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=refused)
+        assert_problem(response, 400)
+    for accepted in ("k", " k ", "k" * MAX_KEY_LENGTH):
+        assert alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=accepted).status_code == 201

@@ -92,13 +92,16 @@ _RUNS_DOC = (
     ' or as JSON `{"runs": [{column: value, ...}, ...]}`.'
 )
 _RUN_RECORD = {"type": "object", "additionalProperties": True, "description": "One profiled run: CSV column -> value."}
+# Closed, as runs_input refuses any other top-level field.
 _JSON_RUNS = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {"runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1}},
     "required": ["runs"],
 }
 _JSON_FIT = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {
         "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"},
         "runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1},
