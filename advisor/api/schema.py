@@ -75,6 +75,29 @@ class ProblemAutoSchema(AutoSchema):
                 response["content"]["text/csv"] = {"schema": CSV_SCHEMA}
         return responses
 
+    def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
+        body: dict[str, Any] | None = super()._get_request_body(direction)
+        # Every operation here that declares a body refuses a request without one (400 naming the missing fields);
+        # drf-spectacular marks it required only when the serializer lists required fields, which the documents
+        # (Scenario, Fleet Plan input) and the raw run schemas do not.
+        if body is not None:
+            body["required"] = True
+        return body
+
+    def _get_serializer_field_meta(self, field: Any, direction: Any) -> dict[str, Any]:
+        meta: dict[str, Any] = super()._get_serializer_field_meta(field, direction)
+        # A non-blank CharField trims whitespace before its blank check, so "   " is refused too: say "not all
+        # blank" (minLength 1, which drf-spectacular writes, lets it through).
+        if (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and not field.allow_blank
+            and field.trim_whitespace
+            and not field.read_only
+        ):
+            meta["pattern"] = r"\S"
+        return meta
+
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
         # A serializer that refuses unknown fields (advisor.api.serializers.StrictSerializer) is a closed object:

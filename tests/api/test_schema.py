@@ -159,3 +159,19 @@ def test_the_idempotency_key_schema_is_what_the_server_accepts(client, alice) ->
         assert_problem(response, 400)
     for accepted in ("k", " k ", "k" * MAX_KEY_LENGTH):
         assert alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=accepted).status_code == 201
+
+
+def test_every_declared_request_body_is_required_as_the_server_requires_it(client, alice) -> None:  # type: ignore[no-untyped-def]
+    from tests.api.conftest import assert_problem
+
+    paths = _served(client)["paths"]
+    bodies = {
+        (method, path): operation["requestBody"]
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+        if method != "parameters" and "requestBody" in operation
+    }
+    assert ("post", "/api/v1/advice") in bodies and ("post", "/api/v1/fleet-plans") in bodies
+    assert [key for key, body in bodies.items() if body.get("required") is not True] == []
+    for path in ("/api/v1/advice", "/api/v1/fleet-plans", "/api/v1/estimate", "/api/v1/calibrations"):
+        assert_problem(alice.post(path, content_type="application/json"), 400)
