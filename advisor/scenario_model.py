@@ -78,8 +78,10 @@ class Closed(BaseModel):
 
 
 class WorkloadModel(Closed):
-    """A catalog name, or params_b with optional geometry; geometry implying a size more than 15% from params_b is
-    refused (/workload/model)."""
+    """A catalog name, or params_b with optional geometry. Cross-field rules (estimator.catalog), each a 400 naming
+    the field: geometry implying a size more than 15% from params_b is refused (/workload/model); beside a name,
+    geometry must be the catalog's and params_b within 15% of its count; heads divide hidden, kv_heads divide heads,
+    1 <= active_experts <= experts, and experts need layers and hidden."""
 
     # "Without params_b, a name": if/then rather than anyOf of two partial objects, which client generators turn
     # into two classes holding only `name` or only `params_b` (the geometry left untyped).
