@@ -235,21 +235,21 @@ class _Checker:
         self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}")
         return None
 
-    def text(self, value: Any, where: str, *, max_length: int) -> str | None:
-        if not isinstance(value, str) or len(value) > max_length:
-            self.fail(where, f"must be a string of at most {max_length} characters; got {_kind(value)}")
+    def text(self, value: Any, where: str) -> str | None:
+        """Free text within the model's length and pattern (no NUL) for ``where``."""
+        r = self.rule(where)
+        assert r.max_length is not None and r.pattern is not None, where
+        if not isinstance(value, str) or len(value) > r.max_length:
+            self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
+            return None
+        if not re.fullmatch(r.pattern, value):
+            self.fail(where, "must not contain NUL characters")
             return None
         return value
 
     def optional(self, source: dict[str, Any], key: str, where: str, read: Callable[[Any, str], Any]) -> Any:
         value = source.get(key)
         return None if value is None else read(value, f"{where}/{key}")
-
-
-def _max_length(where: str) -> int:
-    length = rule(where).max_length
-    assert length is not None, where
-    return length
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -487,7 +487,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
             return _default(f"{where}/{key}")
         return source[key]
 
-    name = c.text(get(top, "name", ""), "/name", max_length=_max_length("/name"))
+    name = c.text(get(top, "name", ""), "/name")
 
     # GPU first: network defaults depend on it.
     gpu_id: str | None = None
@@ -856,7 +856,7 @@ def _buy(
                 out[key] = None
                 continue
         out[key] = c.bounded(raw, f"{where}/{key}")
-    server = c.optional(b, "server", where, lambda v, w: c.text(v, w, max_length=_max_length(w)))
+    server = c.optional(b, "server", where, c.text)
     if any(out.get(k) is None for k in _BUY_NUMBERS if k != "capex_usd"):
         return None
     return Buy(server=server, **out)

@@ -45,6 +45,10 @@ STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspe
 # Provider slugs; the parser lower-cases them before matching (a provider's id is case-insensitive).
 PROVIDER_SLUG: Final[str] = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
 SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
+# Free text holds no NUL (the API refuses it in any string before anything is stored: PostgreSQL text cannot hold
+# it). Unpaired surrogates are refused too, but a pattern cannot say so: ECMA-262 patterns without the u flag see
+# UTF-16 code units, where every character above U+FFFF is a surrogate pair.
+NO_NUL: Final[str] = r"^[^\x00]*$"
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]
 MODEL_IDS: Final[tuple[str, ...]] = tuple(model_ids())
@@ -193,7 +197,7 @@ class Rent(Closed):
 
 
 class Buy(Closed):
-    server: Annotated[str, Field(max_length=120)] | None = Field(
+    server: Annotated[str, Field(max_length=120, pattern=NO_NUL)] | None = Field(
         default=None,
         description="a hardware quote name for the GPU (GET /api/v1/hardware-quotes; another is refused when "
         "the advice is computed); "
@@ -216,7 +220,7 @@ class Buy(Closed):
 class Scenario(Closed):
     model_config = ConfigDict(title="Scenario")
 
-    name: Annotated[str, Field(max_length=200)] | None = None
+    name: Annotated[str, Field(max_length=200, pattern=NO_NUL)] | None = None
     workload: Workload
     gpu: GpuId
     compare_gpus: Annotated[list[GpuId], Field(max_length=MAX_COMPARE_GPUS)] | None = Field(

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from advisor.advice.fleet.models import FLEET_PLAN_SCHEMA_FILE, FLEET_SCHEMA_FILE, fleet_json_schema
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
-from advisor.scenario_model import scenario_json_schema
+from advisor.scenario_model import NO_NUL, scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -41,6 +41,9 @@ class ProblemSerializer(serializers.Serializer):
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")  # type: ignore[assignment]
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
+
+# Text with a character that is neither blank nor NUL, and no NUL anywhere.
+NOT_BLANK_NO_NUL = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 CSV_SCHEMA = {
     "type": "string",
@@ -86,16 +89,12 @@ class ProblemAutoSchema(AutoSchema):
 
     def _get_serializer_field_meta(self, field: Any, direction: Any) -> dict[str, Any]:
         meta: dict[str, Any] = super()._get_serializer_field_meta(field, direction)
-        # A non-blank CharField trims whitespace before its blank check, so "   " is refused too: say "not all
-        # blank" (minLength 1, which drf-spectacular writes, lets it through).
-        if (
-            direction == "request"
-            and isinstance(field, serializers.CharField)
-            and not field.allow_blank
-            and field.trim_whitespace
-            and not field.read_only
-        ):
-            meta["pattern"] = r"\S"
+        # What the server refuses in a text field it reads: NUL in any string (advisor.api.parsers, before anything
+        # is stored), and, when the field may not be blank, all-blank text (a CharField trims whitespace before its
+        # blank check; the minLength 1 drf-spectacular writes lets "   " through).
+        if direction == "request" and isinstance(field, serializers.CharField) and not field.read_only:
+            blank_refused = not field.allow_blank and field.trim_whitespace
+            meta["pattern"] = NOT_BLANK_NO_NUL if blank_refused else NO_NUL
         return meta
 
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:

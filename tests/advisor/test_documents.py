@@ -87,6 +87,9 @@ def test_every_example_and_preset_scenario_round_trips(name: str) -> None:
         ("/rent/markets", ["On_Demand"]),
         ("/rent/providers", [" aws"]),
         ("/workload/model", {"name": "Llama-2-7B"}),
+        # Free text holds no NUL (the API refuses it in any string).
+        ("/name", "a\x00b"),
+        ("/buy/server", "dgx\x00"),
         # Without params_b, a catalog name.
         ("/workload/model", {}),
         ("/workload/model", {"name": None, "params_b": None, "layers": 32}),

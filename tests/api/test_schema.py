@@ -175,3 +175,21 @@ def test_every_declared_request_body_is_required_as_the_server_requires_it(clien
     assert [key for key, body in bodies.items() if body.get("required") is not True] == []
     for path in ("/api/v1/advice", "/api/v1/fleet-plans", "/api/v1/estimate", "/api/v1/calibrations"):
         assert_problem(alice.post(path, content_type="application/json"), 400)
+
+
+@pytest.mark.parametrize(
+    ("component", "field"),
+    [("ScenarioInputRequest", "name"), ("FleetInputRequest", "name"), ("TokenCreateRequest", "name")],
+)
+def test_text_the_server_refuses_is_refused_by_the_schema(client, alice, component, field) -> None:  # type: ignore[no-untyped-def]
+    """NUL in any string (advisor.api.parsers) and all-blank names (DRF trims, then refuses blank): the pattern
+    says both, read as JSON Schema reads it (a search, not a full match)."""
+    pattern = _served(client)["components"]["schemas"][component]["properties"][field]["pattern"]
+    for refused in ("a\x00b", "   ", "\x00"):
+        assert re.search(pattern, refused) is None, refused
+    for accepted in ("7B pretraining", " padded ", "x"):
+        assert re.search(pattern, accepted), accepted
+    from tests.api.conftest import assert_problem
+
+    assert_problem(alice.post("/api/v1/tokens", {"name": "a\x00b"}, format="json"), 400, "#/name")
+    assert_problem(alice.post("/api/v1/tokens", {"name": "   "}, format="json"), 400, "#/name")
