@@ -229,26 +229,27 @@ class _Checker:
         return int(number) if integer else number
 
     def choice(self, value: Any, where: str, allowed: tuple[str, ...]) -> str | None:
-        if isinstance(value, str) and value.strip().lower() in allowed:
-            return value.strip().lower()
+        # Exactly as listed, as the schema's enum says: a document is stored as given and returned as saved.
+        if isinstance(value, str) and value in allowed:
+            return value
         self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}")
         return None
 
-    def text(self, value: Any, where: str, *, max_length: int) -> str | None:
-        if not isinstance(value, str) or len(value) > max_length:
-            self.fail(where, f"must be a string of at most {max_length} characters; got {_kind(value)}")
+    def text(self, value: Any, where: str) -> str | None:
+        """Free text within the model's length and pattern (no NUL) for ``where``."""
+        r = self.rule(where)
+        assert r.max_length is not None and r.pattern is not None, where
+        if not isinstance(value, str) or len(value) > r.max_length:
+            self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
+            return None
+        if not re.fullmatch(r.pattern, value):
+            self.fail(where, "must not contain NUL characters")
             return None
         return value
 
     def optional(self, source: dict[str, Any], key: str, where: str, read: Callable[[Any, str], Any]) -> Any:
         value = source.get(key)
         return None if value is None else read(value, f"{where}/{key}")
-
-
-def _max_length(where: str) -> int:
-    length = rule(where).max_length
-    assert length is not None, where
-    return length
 
 
 def _or(value: Any, default: Any) -> Any:
@@ -438,7 +439,7 @@ def _known_providers_only(c: _Checker, where: str, given: list[Any], slugs: list
 
     known = known_provider_slugs()
     for i, p in enumerate(given):
-        slug = p.strip().lower() if isinstance(p, str) else None
+        slug = p.lower() if isinstance(p, str) else None
         if slug in slugs and slug not in known:
             c.fail(f"{where}/providers/{i}", f"unknown provider {p!r}; known providers: {', '.join(sorted(known))}")
 
@@ -486,7 +487,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
             return _default(f"{where}/{key}")
         return source[key]
 
-    name = c.text(get(top, "name", ""), "/name", max_length=_max_length("/name"))
+    name = c.text(get(top, "name", ""), "/name")
 
     # GPU first: network defaults depend on it.
     gpu_id: str | None = None
@@ -496,7 +497,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         c.fail("/gpu", f"required; one of {', '.join(gpu_ids)}")
     else:
         try:
-            spec = get_gpu(top["gpu"]) if isinstance(top["gpu"], str) else None
+            spec = get_gpu(top["gpu"]) if top["gpu"] in gpu_ids else None
         except UnknownGpuError:
             spec = None
         if spec is None:
@@ -556,7 +557,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
             "/workload/precision",
             f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
-    stack = None if w.get("stack") in (None, "") else c.chosen(w.get("stack"), "/workload/stack")
+    stack = None if w.get("stack") is None else c.chosen(w.get("stack"), "/workload/stack")
     if kind == "inference":
         traffic = _traffic(c, w.get("traffic"), get)
         latency = _latency(c, w.get("latency"), get)
@@ -602,7 +603,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         return None
     name = m.get("name")
     names = c.rule(f"{where}/name").choices
-    if name is not None and (not isinstance(name, str) or name.strip().lower() not in names):
+    if name is not None and name not in names:
         c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}")
         return None
     if name is None and m.get("params_b") is None:
@@ -777,9 +778,10 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
         )
     else:
         for i, p in enumerate(providers):
-            if isinstance(p, str) and re.match(slug, p.strip().lower()):
-                if p.strip().lower() not in provs:
-                    provs.append(p.strip().lower())
+            # fullmatch: the schema's `$` (ECMA-262) is the end of the text, Python's `$` also matches before "\n".
+            if isinstance(p, str) and re.fullmatch(slug, p):
+                if p.lower() not in provs:
+                    provs.append(p.lower())
             else:
                 c.fail(f"{where}/providers/{i}", f"must be a provider slug such as 'aws' or 'lambda'; got {p!r}")
         _known_providers_only(c, where, providers, provs)
@@ -854,7 +856,7 @@ def _buy(
                 out[key] = None
                 continue
         out[key] = c.bounded(raw, f"{where}/{key}")
-    server = c.optional(b, "server", where, lambda v, w: c.text(v, w, max_length=_max_length(w)))
+    server = c.optional(b, "server", where, c.text)
     if any(out.get(k) is None for k in _BUY_NUMBERS if k != "capex_usd"):
         return None
     return Buy(server=server, **out)

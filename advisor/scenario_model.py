@@ -4,8 +4,13 @@ Generated from it: ``advisor/schemas/scenario.schema.json`` (``manage.py generat
 committed file differs), the OpenAPI components of the Scenario (advisor/api/schema.py) and the planner form's
 limits (advisor/web/forms.py). ``advisor.scenario.parse_scenario`` reads every bound, choice and field list it
 checks from here through :func:`rule`, and keeps what a schema cannot say: the defaults (with their sources,
-advisor/scenario.py ``DEFAULTS``), the normalization (choices trimmed and lower-cased, duplicates dropped) and the
-cross-field rules (named in the schema's description).
+advisor/scenario.py ``DEFAULTS``), the normalization (provider slugs lower-cased, duplicates dropped, 8.0 read as 8)
+and the cross-field rules (named in the schema's description).
+
+One rule for values, the schema's, held by all three (the schema, this model, the parser): a choice is one of the
+listed strings exactly (no other case, no surrounding spaces: the server stores a document as given and returns it,
+so a value it accepted outside the enum would break a generated client on the way back); an integer is what JSON
+Schema calls one, so 8.0 is the integer 8 (JSON has one number type; JavaScript and schemathesis send 8.0).
 
 This describes the document as given: every field but ``workload.kind``, ``workload.model`` (a catalog name or
 ``params_b``), ``workload.tokens`` (training) and ``gpu`` may be null or left out, meaning its documented default.
@@ -18,7 +23,7 @@ import functools
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
 from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
@@ -37,9 +42,13 @@ KINDS: Final[tuple[str, ...]] = ("training", "inference")
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
 # DESIGN.md profiled-run CSV `stack` column.
 STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
-# Provider slugs; the parser lower-cases and trims before matching.
+# Provider slugs; the parser lower-cases them before matching (a provider's id is case-insensitive).
 PROVIDER_SLUG: Final[str] = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
 SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
+# Free text holds no NUL (the API refuses it in any string before anything is stored: PostgreSQL text cannot hold
+# it). Unpaired surrogates are refused too, but a pattern cannot say so: ECMA-262 patterns without the u flag see
+# UTF-16 code units, where every character above U+FFFF is a surrogate pair.
+NO_NUL: Final[str] = r"^[^\x00]*$"
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]
 MODEL_IDS: Final[tuple[str, ...]] = tuple(model_ids())
@@ -53,9 +62,17 @@ MarketId = Literal[MARKET_IDS]  # type: ignore[valid-type]
 # that refuses the other branches (true/false), an enum into an attempt that falls through to them.
 Selective = Annotated[Literal["selective"], WithJsonSchema({"type": "string", "enum": ["selective"]})]
 
-Dimension = Annotated[int, Field(ge=1, le=MAX_DIMENSION)]
-Experts = Annotated[int, Field(ge=0, le=MAX_DIMENSION)]
-Gpus = Annotated[int, Field(ge=1, le=MAX_GPUS)]
+
+def _integral(value: Any) -> Any:
+    """8.0 as the integer 8, as JSON Schema's `integer` takes it (the strict model would refuse the float)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# After the bounds in Annotated, so that it runs first and the bounds stay in the JSON Schema.
+INTEGRAL: Final = BeforeValidator(_integral)
+Dimension = Annotated[int, Field(ge=1, le=MAX_DIMENSION), INTEGRAL]
+Experts = Annotated[int, Field(ge=0, le=MAX_DIMENSION), INTEGRAL]
+Gpus = Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
@@ -65,15 +82,17 @@ class Closed(BaseModel):
 
 
 class WorkloadModel(Closed):
-    """A catalog name, or params_b with optional geometry; geometry implying a size more than 15% from params_b is
-    refused (/workload/model)."""
+    """A catalog name, or params_b with optional geometry. Cross-field rules (estimator.catalog), each a 400 naming
+    the field: geometry implying a size more than 15% from params_b is refused (/workload/model); beside a name,
+    geometry must be the catalog's and params_b within 15% of its count; heads divide hidden, kv_heads divide heads,
+    1 <= active_experts <= experts, and experts need layers and hidden."""
 
+    # "Without params_b, a name": if/then rather than anyOf of two partial objects, which client generators turn
+    # into two classes holding only `name` or only `params_b` (the geometry left untyped).
     model_config = ConfigDict(
         json_schema_extra={
-            "anyOf": [
-                {"required": ["name"], "properties": {"name": {"type": "string"}}},
-                {"required": ["params_b"], "properties": {"params_b": {"type": "number"}}},
-            ]
+            "if": {"properties": {"params_b": {"type": "null"}}},
+            "then": {"required": ["name"], "properties": {"name": {"type": "string"}}},
         }
     )
 
@@ -151,7 +170,7 @@ WORKLOADS: Final[dict[str, type[Closed]]] = {"training": TrainingWorkload, "infe
 
 
 class Network(Closed):
-    gpus_per_node: Annotated[int, Field(ge=1, le=72)] | None = Field(
+    gpus_per_node: Annotated[int, Field(ge=1, le=72), INTEGRAL] | None = Field(
         default=None, description="GPUs in one server (NVLink domain); null = the GPU's typical server"
     )
     inter_node_gbps: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
@@ -178,8 +197,11 @@ class Rent(Closed):
 
 
 class Buy(Closed):
-    server: Annotated[str, Field(max_length=120)] | None = Field(
-        default=None, description="a hardware quote name; null = the newest catalog quote for the GPU"
+    server: Annotated[str, Field(max_length=120, pattern=NO_NUL)] | None = Field(
+        default=None,
+        description="a hardware quote name for the GPU (GET /api/v1/hardware-quotes; another is refused when "
+        "the advice is computed); "
+        "null = the newest catalog quote for the GPU",
     )
     capex_usd: Annotated[float, Field(gt=0, le=1e10)] | None = Field(
         default=None, description="all-in purchase price of ONE node; null = the hardware quote"
@@ -198,7 +220,7 @@ class Buy(Closed):
 class Scenario(Closed):
     model_config = ConfigDict(title="Scenario")
 
-    name: Annotated[str, Field(max_length=200)] | None = None
+    name: Annotated[str, Field(max_length=200, pattern=NO_NUL)] | None = None
     workload: Workload
     gpu: GpuId
     compare_gpus: Annotated[list[GpuId], Field(max_length=MAX_COMPARE_GPUS)] | None = Field(
@@ -220,8 +242,10 @@ class Scenario(Closed):
 _DESCRIPTION: Final[str] = (
     "Input of advise(), POST /api/v1/advice and saved scenarios (DESIGN.md). Null means the documented default "
     "(advisor/scenario.py DEFAULTS). Cross-field rules (sizes above one node must be whole nodes, micro_batch <= "
-    "global_batch, tp divides heads, mean <= peak requests, precision supported by the GPU, known provider slugs, "
-    "geometry within 15% of params_b) are checked by advisor.scenario.parse_scenario. Generated from "
+    "global_batch, tp divides heads, mean <= peak requests, precision supported by the GPU, geometry given beside a "
+    "catalog name is the catalog's, geometry within 15% of params_b) and the known provider slugs "
+    "(stored data) are checked by advisor.scenario.parse_scenario; buy.server must name a stored hardware quote "
+    "for the GPU, checked when the advice is computed. Each is a 400 naming the field. Generated from "
     "advisor/scenario_model.py (manage.py generate_schemas); do not edit."
 )
 

@@ -13,7 +13,7 @@ be computed is null (never NaN), and a warning says why.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -27,6 +27,14 @@ NonNegative = Annotated[float, Field(ge=0)]
 # becomes a $ref in advice_json_schema: pydantic cannot hold a reference to a schema outside its own $defs).
 _SCENARIO_MARKER = "x-scenario-document"
 NormalizedScenario = Annotated[dict[str, Any], WithJsonSchema({_SCENARIO_MARKER: True})]
+
+
+PRICES_AS_OF: Final[str] = (
+    "YYYY-MM-DD: the oldest observation date among the offers the Advice quotes (an offer quoted at several sizes "
+    "counts once). Undated offers are counted and named in price_freshness (undated_offers, undated) and a warning; "
+    "when none is dated, the snapshot's compile date (an upper bound: those prices are no newer); with a manual "
+    "rent.usd_per_gpu_hour, the day of the advice; null when no offer is quoted."
+)
 
 
 class Closed(BaseModel):
@@ -338,7 +346,7 @@ class TrainingAdvice(Closed):
     gpu: GpuSummary
     sizes: list[TrainingSize]
     recommendation: Recommendation
-    prices_as_of: str | None = Field(description="Date of the oldest price observation used.")
+    prices_as_of: str | None = Field(description=PRICES_AS_OF)
     price_freshness: PriceFreshness
     hardware_quote: HardwareQuote | None
     calibration: CalibrationSummary
@@ -445,7 +453,7 @@ class InferenceAdvice(Closed):
     traffic_profile: TrafficProfile
     sizes: list[InferenceSize]
     recommendation: Recommendation
-    prices_as_of: str | None = Field(description="Date of the oldest price observation used.")
+    prices_as_of: str | None = Field(description=PRICES_AS_OF)
     price_freshness: PriceFreshness
     hardware_quote: HardwareQuote | None
     calibration: CalibrationSummary

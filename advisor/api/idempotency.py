@@ -14,7 +14,6 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, status
 from rest_framework.request import Request
@@ -30,11 +29,13 @@ REPLAYED_HEADERS = ("Location", "ETag")
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
     HEADER,
-    OpenApiTypes.STR,
+    # What `idempotent` accepts: 1 to MAX_KEY_LENGTH characters, not all blank.
+    {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"},
     location=OpenApiParameter.HEADER,
     required=False,
     description=f"Any unique string (a UUID) of up to {MAX_KEY_LENGTH} characters. A retry with the same key and "
-    "body within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing.",
+    "body within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the "
+    "same key with another body is a 422 (which keys were used is the server's state, not the schema's).",
 )
 
 

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from advisor.advice.fleet.models import FLEET_PLAN_SCHEMA_FILE, FLEET_SCHEMA_FILE, fleet_json_schema
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
-from advisor.scenario_model import scenario_json_schema
+from advisor.scenario_model import NO_NUL, scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -41,6 +41,9 @@ class ProblemSerializer(serializers.Serializer):
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")  # type: ignore[assignment]
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
+
+# Text with a character that is neither blank nor NUL, and no NUL anywhere.
+NOT_BLANK_NO_NUL = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 CSV_SCHEMA = {
     "type": "string",
@@ -74,6 +77,33 @@ class ProblemAutoSchema(AutoSchema):
             if "text/csv" in response.get("content", {}):
                 response["content"]["text/csv"] = {"schema": CSV_SCHEMA}
         return responses
+
+    def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
+        body: dict[str, Any] | None = super()._get_request_body(direction)
+        # Every operation here that declares a body refuses a request without one (400 naming the missing fields);
+        # drf-spectacular marks it required only when the serializer lists required fields, which the documents
+        # (Scenario, Fleet Plan input) and the raw run schemas do not.
+        if body is not None:
+            body["required"] = True
+        return body
+
+    def _get_serializer_field_meta(self, field: Any, direction: Any) -> dict[str, Any]:
+        meta: dict[str, Any] = super()._get_serializer_field_meta(field, direction)
+        # What the server refuses in a text field it reads: NUL in any string (advisor.api.parsers, before anything
+        # is stored), and, when the field may not be blank, all-blank text (a CharField trims whitespace before its
+        # blank check; the minLength 1 drf-spectacular writes lets "   " through).
+        if direction == "request" and isinstance(field, serializers.CharField) and not field.read_only:
+            blank_refused = not field.allow_blank and field.trim_whitespace
+            meta["pattern"] = NOT_BLANK_NO_NUL if blank_refused else NO_NUL
+        return meta
+
+    def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
+        # A serializer that refuses unknown fields (advisor.api.serializers.StrictSerializer) is a closed object:
+        # clients then know an extra field is a 400, not ignored.
+        if getattr(serializer, "refuses_unknown_fields", False) and schema.get("type") == "object":
+            schema["additionalProperties"] = False
+        return schema
 
     def _problem(self, code: str, description: str) -> dict[str, Any]:
         response = self._get_response_for_code(ProblemSerializer, code, media_types=[PROBLEM_CONTENT_TYPE])

@@ -16,6 +16,9 @@ from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
 class StrictSerializer(serializers.Serializer):
     """Unknown fields are an error (named by pointer), not silently ignored."""
 
+    # Read by advisor.api.schema.ProblemAutoSchema: the schema says the object is closed.
+    refuses_unknown_fields = True
+
     def to_internal_value(self, data):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))

@@ -77,21 +77,86 @@ def test_every_example_and_preset_scenario_round_trips(name: str) -> None:
         ("/buy/pue", 0.9),
         ("/utilization", 0),
         ("/cluster_sizes", list(range(1, 40))),
+        # A choice is one of the listed strings exactly: the server returns a document as saved, and a generated
+        # client refuses any other spelling on the way back.
+        ("/gpu", "H100-SXM"),
+        ("/gpu", " h100-sxm"),
+        ("/workload/kind", "Training"),
+        ("/workload/precision", "BF16"),
+        ("/workload/stack", ""),
+        ("/rent/markets", ["On_Demand"]),
+        ("/rent/providers", [" aws"]),
+        ("/workload/model", {"name": "Llama-2-7B"}),
+        # Free text holds no NUL (the API refuses it in any string).
+        ("/name", "a\x00b"),
+        ("/buy/server", "dgx\x00"),
+        # Without params_b, a catalog name.
+        ("/workload/model", {}),
+        ("/workload/model", {"name": None, "params_b": None, "layers": 32}),
+        # An integer is JSON Schema's: 8.0 is one, 8.5 is not.
+        ("/workload/parallelism/tp", 2.5),
+        ("/cluster_sizes", [8.5]),
     ],
 )
 def test_the_schema_the_model_and_the_parser_refuse_the_same_values(path: str, value: Any) -> None:
-    document = json.loads(json.dumps(DESIGN_EXAMPLE))
-    *parents, last = path.strip("/").split("/")
-    node = document
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[last] = value
+    document = _with(path, value)
     assert _valid(SCENARIO_SCHEMA, document) != []
     with pytest.raises(ValidationError):
         Scenario.model_validate(document)
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(document, defaults=CATALOG)
     assert any(e["pointer"].startswith(path) for e in caught.value.errors), caught.value.errors
+
+
+def test_a_provider_slug_ends_where_the_text_ends() -> None:
+    """The schema's pattern ends in `$`, which JSON Schema reads as ECMA-262 does: the end of the text. Python's `$`
+    (the jsonschema package) also matches before a final newline; the model and the parser read it as ECMA-262."""
+    document = _with("/rent/providers", ["aws\n"])
+    with pytest.raises(ValidationError):
+        Scenario.model_validate(document)
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(document, defaults=CATALOG)
+    assert [e["pointer"] for e in caught.value.errors] == ["/rent/providers/0"]
+
+
+def _with(path: str, value: Any) -> dict[str, Any]:
+    document = json.loads(json.dumps(DESIGN_EXAMPLE))
+    *parents, last = path.strip("/").split("/")
+    node = document
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    return document
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "read", "expected"),
+    [
+        ("/cluster_sizes", [8.0, 16.0], lambda s: s.cluster_sizes, (8, 16)),
+        ("/workload/parallelism/tp", 2.0, lambda s: s.workload.parallelism.tp, 2),
+        ("/workload/global_batch", 512.0, lambda s: s.workload.global_batch, 512),
+        ("/workload/model/layers", 32.0, lambda s: s.workload.model.layers, 32),
+        ("/network/gpus_per_node", 8.0, lambda s: s.network.gpus_per_node, 8),
+        ("/rent/providers", ["AWS"], lambda s: s.rent.providers, ("aws",)),
+        ("/workload/model", {"name": "llama-2-7b", "params_b": None}, lambda s: s.workload.model.name, "llama-2-7b"),
+    ],
+)
+@pytest.mark.django_db
+def test_the_schema_the_model_and_the_parser_accept_the_same_values(
+    path: str, value: Any, read: Any, expected: Any
+) -> None:
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()  # the known provider ids
+    document = _with(path, value)
+    assert _valid(SCENARIO_SCHEMA, document) == []
+    Scenario.model_validate(document)
+    got = read(parse_scenario(document, defaults=CATALOG))
+    # Read as the integers (and the lower-cased provider id) the advice computes with.
+    assert got == expected
+    assert [type(v) for v in (got if isinstance(got, tuple) else [got])] == [
+        type(v) for v in (expected if isinstance(expected, tuple) else [expected])
+    ]
 
 
 def test_an_advised_layout_is_a_valid_parallelism() -> None:

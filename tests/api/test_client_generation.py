@@ -48,6 +48,7 @@ MODELS = [
     "scenario_training_workload",
     "scenario_inference_workload",
     "scenario_parallelism",
+    "scenario_workload_model",
     "fleet_plan_input",
     "fleet_plan",
     "training_advice",
@@ -124,6 +125,11 @@ def test_generated_models_read_real_responses(generated, alice) -> None:  # type
     # an advised layout goes back into workload.parallelism in the client's types.
     typed = models.Scenario.from_dict(training["scenario"])
     assert isinstance(typed.workload, models.ScenarioTrainingWorkload)
+    # The model is ONE class with its geometry typed (not a name-only and a params_b-only class with the rest
+    # left in additional_properties).
+    model = typed.workload.model
+    assert isinstance(model, models.ScenarioWorkloadModel) and not hasattr(model, "additional_properties")
+    assert (model.params_b, model.layers) == (training["scenario"]["workload"]["model"]["params_b"], 32)
     assert isinstance(models.Scenario.from_dict(inference["scenario"]).workload, models.ScenarioInferenceWorkload)
     layout = {k: v for k, v in training["sizes"][0]["layout"].items() if v is not None}
     fed_back = models.ScenarioParallelism.from_dict(layout)
@@ -161,3 +167,127 @@ def test_the_integration_guide_flow_runs_with_the_generated_client(generated, li
     pdf = importlib.import_module("gpu_advisor_client.api.v1.v1_proposals_proposal_pdf_retrieve")
     document = pdf.sync(proposal.id, client=client)
     assert document.payload.read().startswith(b"%PDF")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_purchasing_flow_runs_through_the_generated_models(generated, live_server, user) -> None:  # type: ignore[no-untyped-def]
+    """A procurement tool's whole flow, every request built from the generated classes (no dicts) and every answer
+    read into them: training and inference scenarios, their advice, a size's layout pinned with PUT + If-Match,
+    a proposal and its PDF, offers and one offer's history by id, a fleet saved and planned."""
+    from advisor.api.tokens import api_token_create
+    from advisor.calibrations import ensure_default_calibration
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    ensure_default_calibration()
+    m = importlib.import_module("gpu_advisor_client.models")
+    api = {
+        name: importlib.import_module(f"gpu_advisor_client.api.v1.v1_{name}")
+        for name in (
+            "advice_create",
+            "scenarios_create",
+            "scenarios_retrieve",
+            "scenarios_update",
+            "scenarios_advice_retrieve",
+            "scenarios_proposals_create",
+            "proposals_proposal_pdf_retrieve",
+            "offers_list",
+            "offers_history_list",
+            "fleets_create",
+            "fleets_plan_retrieve",
+            "fleet_plans_create",
+        )
+    }
+    client = importlib.import_module("gpu_advisor_client").AuthenticatedClient(
+        base_url=live_server.url,
+        token=api_token_create(user=user, name="procurement").key,
+        prefix="Token",
+        raise_on_unexpected_status=True,
+    )
+    training = m.ScenarioRequest(
+        gpu=m.ScenarioRequestGpu.H100_SXM,
+        workload=m.ScenarioTrainingWorkload(
+            kind="training",
+            model=m.ScenarioWorkloadModel(params_b=7.0, layers=32, hidden=4096, heads=32),
+            tokens=1e12,
+            precision=m.ScenarioTrainingWorkloadPrecisionType0.BF16,
+        ),
+        cluster_sizes=[8, 16, 32],
+        rent=m.ScenarioRent(markets=[m.ScenarioRentMarketsType0Item.ON_DEMAND]),
+    )
+    inference = m.ScenarioRequest(
+        gpu=m.ScenarioRequestGpu.H100_SXM,
+        workload=m.ScenarioInferenceWorkload(
+            kind="inference",
+            model=m.ScenarioWorkloadModel(name=m.ScenarioWorkloadModelNameType0.LLAMA_3_1_8B),
+            traffic=m.ScenarioTraffic(peak_requests_per_s=50.0, mean_requests_per_s=20.0),
+        ),
+        cluster_sizes=[1, 2, 4, 8],
+    )
+    assert isinstance(api["advice_create"].sync(client=client, body=training), m.TrainingAdvice)
+    assert isinstance(api["advice_create"].sync(client=client, body=inference), m.InferenceAdvice)
+
+    saved = {}
+    for kind, document in (("training", training), ("inference", inference)):
+        body = m.ScenarioInputRequest(name=f"{kind} flow", scenario=document)
+        saved[kind] = api["scenarios_create"].sync(client=client, body=body, idempotency_key=f"flow-{kind}")
+        assert isinstance(saved[kind], m.ScenarioOutput)
+    inference_advice = api["scenarios_advice_retrieve"].sync(saved["inference"].id, client=client)
+    assert isinstance(inference_advice, m.InferenceAdvice) and inference_advice.sizes
+
+    # Pin the recommended size's layout: the Advice's layout in the Scenario's types, then PUT with If-Match.
+    advice = api["scenarios_advice_retrieve"].sync(saved["training"].id, client=client)
+    assert isinstance(advice, m.TrainingAdvice)
+    size = next(s for s in advice.sizes if s.gpus == advice.recommendation.gpus)
+    layout = size.layout
+    checkpointing = layout.activation_checkpointing
+    training.workload.parallelism = m.ScenarioParallelism(
+        strategy=m.ScenarioParallelismStrategyType0(layout.strategy.value),
+        tp=layout.tp,
+        pp=layout.pp,
+        cp=layout.cp,
+        micro_batch=layout.micro_batch,
+        activation_checkpointing=checkpointing
+        if checkpointing is None or isinstance(checkpointing, bool)
+        else m.ScenarioParallelismActivationCheckpointingType1(checkpointing.value),
+    )
+    training.cluster_sizes = [size.gpus]
+    current = api["scenarios_retrieve"].sync_detailed(saved["training"].id, client=client)
+    body = m.ScenarioInputRequest(name="training flow, pinned", scenario=training)
+    put = api["scenarios_update"].sync_detailed(
+        saved["training"].id, client=client, body=body, if_match=current.headers["ETag"]
+    )
+    assert isinstance(put.parsed, m.ScenarioOutput) and put.parsed.version == current.parsed.version + 1
+    stale = api["scenarios_update"].sync_detailed(
+        saved["training"].id, client=client, body=body, if_match=current.headers["ETag"]
+    )
+    assert stale.status_code == 412 and isinstance(stale.parsed, m.Problem)
+    pinned = api["scenarios_advice_retrieve"].sync(saved["training"].id, client=client)
+    assert [s.layout.to_dict() for s in pinned.sizes] == [layout.to_dict()]
+    assert isinstance(put.parsed.scenario.workload.model, m.ScenarioWorkloadModel)
+    assert put.parsed.scenario.workload.model.layers == 32
+
+    proposal = api["scenarios_proposals_create"].sync(saved["training"].id, client=client, idempotency_key="flow-p")
+    assert isinstance(proposal, m.Proposal) and isinstance(proposal.advice, m.TrainingAdvice)
+    pdf = api["proposals_proposal_pdf_retrieve"].sync(proposal.id, client=client)
+    assert pdf.payload.read().startswith(b"%PDF")
+
+    offers = api["offers_list"].sync(client=client, gpu=m.V1OffersListGpu.H100_SXM, page_size=5)
+    assert isinstance(offers, m.PaginatedOfferList) and offers.results
+    history = api["offers_history_list"].sync(offers.results[0].id, client=client)
+    assert isinstance(history, m.PaginatedPriceObservationList) and history.count >= 1
+    assert history.results[0].usd_per_gpu_hour > 0
+
+    fleet = m.FleetPlanInputRequest(
+        gpu=m.FleetPlanInputRequestGpu.H100_SXM,
+        jobs=[
+            m.FleetJob(name="serving", gpus=32, hours=8760.0),
+            m.FleetJob(name="fine-tunes", gpus=8, hours=36.0, runs_per_year=50, max_wait_days=3.0),
+            m.FleetJob(name="pretraining", gpus=64, runs_per_year=2, workload=training.workload),
+        ],
+    )
+    stored = api["fleets_create"].sync(client=client, body=m.FleetInputRequest(name="2027", fleet=fleet))
+    assert isinstance(stored, m.FleetOutput)
+    plan = api["fleets_plan_retrieve"].sync(stored.id, client=client)
+    assert isinstance(plan, m.FleetPlan) and len(plan.jobs) == 3
+    assert isinstance(api["fleet_plans_create"].sync(client=client, body=fleet), m.FleetPlan)

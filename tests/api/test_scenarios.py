@@ -116,3 +116,26 @@ def test_list_is_paginated_and_owner_scoped(alice, bob) -> None:  # type: ignore
         body = assert_problem(alice.get(f"/api/v1/scenarios?{query}"), 400, f"#/{parameter}")
         assert body["errors"][0]["parameter"] == parameter
     assert "from 1" in alice.get("/api/v1/scenarios?page=-1&page_size=2").json()["errors"][0]["detail"]
+
+
+def test_a_saved_scenario_comes_back_valid_against_the_served_schema(alice, client) -> None:  # type: ignore[no-untyped-def]
+    """A document is stored as given and returned as saved, so the server takes only what the schema allows: a
+    choice spelled otherwise is a 400 (it used to be saved, then broke a generated client on GET), 8.0 is an
+    integer and is kept."""
+    import jsonschema
+
+    refused = scenario(gpu="H100-SXM", workload={"kind": "Training", "model": {"params_b": 1}, "tokens": 1e9})
+    assert_problem(
+        alice.post("/api/v1/scenarios", {"name": "x", "scenario": refused}, format="json"),
+        400,
+        "#/scenario/gpu",
+        "#/scenario/workload/kind",
+    )
+    created = alice.post("/api/v1/scenarios", {"name": "x", "scenario": scenario(cluster_sizes=[8.0])}, format="json")
+    assert created.status_code == 201, created.content
+    fetched = alice.get(f"/api/v1/scenarios/{created.json()['id']}").json()
+    components = client.get("/api/schema/?format=json").json()["components"]
+    output = {"$ref": "#/components/schemas/ScenarioOutput", "components": components}
+    validator = jsonschema.Draft202012Validator(output)
+    assert [e.message for e in validator.iter_errors(fetched)] == []
+    assert fetched["scenario"]["cluster_sizes"] == [8]

@@ -110,8 +110,8 @@ def test_scenario_workloads_are_a_union_discriminated_by_kind(client) -> None:  
     # Every object of the Scenario is closed, as the parser refuses unknown fields.
     for name, schema in components.items():
         if name.startswith("Scenario") and schema.get("type") == "object" and "properties" in schema:
-            if name in ("ScenarioInputRequest", "ScenarioListItem", "ScenarioOutput", "ScenarioRequest"):
-                continue  # serializers around the document, not the document
+            if name in ("ScenarioListItem", "ScenarioOutput"):
+                continue  # responses: what the server writes, not what it reads
             assert schema.get("additionalProperties") is False, name
 
 
@@ -120,3 +120,76 @@ def test_the_docs_carry_the_integration_guide(client) -> None:  # type: ignore[n
     steps = ("Generate a client", "Authenticate", "Create a scenario", "Read the recommendation", "Issue a proposal")
     for step in steps:
         assert step in description, step
+
+
+# Request bodies the server closes (unknown fields are a 400 naming them), with a valid body to add a field to.
+CLOSED_BODIES = [
+    ("/api/v1/scenarios", "ScenarioInputRequest", {"name": "x", "scenario": {"gpu": "h100-sxm"}}),
+    ("/api/v1/fleets", "FleetInputRequest", {"name": "x", "fleet": {"gpu": "h100-sxm"}}),
+    ("/api/v1/tokens", "TokenCreateRequest", {"name": "x"}),
+    ("/api/v1/estimate", None, {"runs": []}),
+    ("/api/v1/calibrations", None, {"name": "x", "runs": []}),
+]
+
+
+@pytest.mark.parametrize(("path", "component", "body"), CLOSED_BODIES)
+def test_request_bodies_the_server_closes_are_closed_in_the_schema(path, component, body, client, alice) -> None:  # type: ignore[no-untyped-def]
+    from tests.api.conftest import assert_problem
+
+    document = _served(client)
+    schema = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    if component is not None:
+        assert schema == {"$ref": f"#/components/schemas/{component}"}
+        schema = document["components"]["schemas"][component]
+    assert schema["additionalProperties"] is False, (path, schema)
+    assert_problem(alice.post(path, {**body, "colour": "red"}, format="json"), 400, "#/colour")
+
+
+def test_the_idempotency_key_schema_is_what_the_server_accepts(client, alice) -> None:  # type: ignore[no-untyped-def]
+    from advisor.api.idempotency import MAX_KEY_LENGTH
+    from tests.api.conftest import assert_problem
+    from tests.api.examples import scenario
+
+    parameters = _served(client)["paths"]["/api/v1/scenarios"]["post"]["parameters"]
+    key = next(p for p in parameters if p["name"] == "Idempotency-Key")["schema"]
+    assert key == {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"}
+    body = {"name": "keyed", "scenario": scenario()}
+    for refused in ("", "   ", "k" * (MAX_KEY_LENGTH + 1)):
+        response = alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=refused)
+        assert_problem(response, 400)
+    for accepted in ("k", " k ", "k" * MAX_KEY_LENGTH):
+        assert alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=accepted).status_code == 201
+
+
+def test_every_declared_request_body_is_required_as_the_server_requires_it(client, alice) -> None:  # type: ignore[no-untyped-def]
+    from tests.api.conftest import assert_problem
+
+    paths = _served(client)["paths"]
+    bodies = {
+        (method, path): operation["requestBody"]
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+        if method != "parameters" and "requestBody" in operation
+    }
+    assert ("post", "/api/v1/advice") in bodies and ("post", "/api/v1/fleet-plans") in bodies
+    assert [key for key, body in bodies.items() if body.get("required") is not True] == []
+    for path in ("/api/v1/advice", "/api/v1/fleet-plans", "/api/v1/estimate", "/api/v1/calibrations"):
+        assert_problem(alice.post(path, content_type="application/json"), 400)
+
+
+@pytest.mark.parametrize(
+    ("component", "field"),
+    [("ScenarioInputRequest", "name"), ("FleetInputRequest", "name"), ("TokenCreateRequest", "name")],
+)
+def test_text_the_server_refuses_is_refused_by_the_schema(client, alice, component, field) -> None:  # type: ignore[no-untyped-def]
+    """NUL in any string (advisor.api.parsers) and all-blank names (DRF trims, then refuses blank): the pattern
+    says both, read as JSON Schema reads it (a search, not a full match)."""
+    pattern = _served(client)["components"]["schemas"][component]["properties"][field]["pattern"]
+    for refused in ("a\x00b", "   ", "\x00"):
+        assert re.search(pattern, refused) is None, refused
+    for accepted in ("7B pretraining", " padded ", "x"):
+        assert re.search(pattern, accepted), accepted
+    from tests.api.conftest import assert_problem
+
+    assert_problem(alice.post("/api/v1/tokens", {"name": "a\x00b"}, format="json"), 400, "#/name")
+    assert_problem(alice.post("/api/v1/tokens", {"name": "   "}, format="json"), 400, "#/name")

@@ -24,6 +24,7 @@ from advisor.api.calibration_access import (
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import runs_or_400, runs_problem
+from advisor.api.schema import NOT_BLANK_NO_NUL
 from advisor.api.views.base import query_params
 from advisor.calibrations import (
     NAME_MAX_LENGTH,
@@ -92,15 +93,18 @@ _RUNS_DOC = (
     ' or as JSON `{"runs": [{column: value, ...}, ...]}`.'
 )
 _RUN_RECORD = {"type": "object", "additionalProperties": True, "description": "One profiled run: CSV column -> value."}
+# Closed, as runs_input refuses any other top-level field.
 _JSON_RUNS = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {"runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1}},
     "required": ["runs"],
 }
 _JSON_FIT = {
     "type": "object",
+    "additionalProperties": False,
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": NOT_BLANK_NO_NUL},
         "runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1},
     },
     "required": ["name", "runs"],
@@ -143,7 +147,7 @@ class CalibrationListView(GenericAPIView):
         parameters=[
             OpenApiParameter(
                 "name",
-                {"type": "string", "minLength": 1, "pattern": r"\S"},
+                {"type": "string", "minLength": 1, "pattern": NOT_BLANK_NO_NUL},
                 description="Name, for a text/csv body.",
             )
         ],
