@@ -35,7 +35,7 @@ from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
 from estimator.runs import ProfiledRun, RowError, RunValidationError, effective_stack, read_runs_csv
 from estimator.specs import DATA_DIR, get_gpu
-from estimator.workload import derive_architecture
+from estimator.workload import POOLED_STACKS, derive_architecture
 
 DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
@@ -49,9 +49,6 @@ MIN_RUNS: Final[int] = 2
 INTERVAL_QUANTILES: Final[tuple[float, float]] = (0.1, 0.9)
 # z of the 90th percentile of a normal: widens the band of an unknown stack by the between-stack spread.
 Z90: Final[float] = 1.2816
-# Stack labels that pool several different software stacks under one fitted multiplier (stacks.csv: "other" = a
-# stack not documented here): a run labelled so is, for its band, a stack the calibration has not seen.
-POOLED_STACKS: Final[frozenset[str]] = frozenset({"other"})
 # What a user's runs may move (cluster-specific); everything else stays at the public fit.
 CLUSTER_PARAMETERS: Final[tuple[str, ...]] = ("cluster_eff", "fabric_eff", "nvlink_eff", "overlap")
 # A user's calibration trusts the public fit's values this tightly (prior widths of the cluster parameters).

@@ -252,3 +252,16 @@ def test_the_unknown_stack_band_is_judged_without_the_held_out_stack_itself(cali
     assert coverage["mean_over_stacks"] == 0.5
     # The shipped default: the unknown-stack band holds most of each held-out stack's runs (issue 13: ~80%).
     assert 0.7 <= calibration.report["unknown_stack_coverage"]["mean_over_stacks"] <= 0.97
+
+
+def test_the_pooled_other_stack_says_its_interval_includes_the_spread_between_stacks(
+    calibration: Calibration,
+) -> None:
+    cluster = Cluster(get_gpu("h100-sxm"))
+    job = TrainingJob(params_b=7, seq_len=4096, global_batch=512, precision="fp8")
+    other = predict(dataclasses.replace(job, stack="other"), cluster, [64], calibration)
+    nemo = predict(dataclasses.replace(job, stack="nemo"), cluster, [64], calibration)
+    assert calibration.has_stack("other")
+    assert any("pools several different stacks" in note for note in other.warnings)
+    assert not any("spread between stacks" in note for note in nemo.warnings)
+    assert other.interval_log_sigma > nemo.interval_log_sigma
