@@ -29,7 +29,14 @@ import numpy as np
 # Run as a script from anywhere: the repository root first on the path, so `estimator` is this checkout's.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from estimator.calibrate import HeldOut, cross_validate, load_default, measured_tokens_per_s, public_runs
+from estimator.calibrate import (
+    HeldOut,
+    cross_validate,
+    load_default,
+    measured_tokens_per_s,
+    public_runs,
+    unknown_stack_coverage,
+)
 from estimator.model import CHECKPOINT_LABELS, STRATEGY_LABELS
 from estimator.prediction import predict_runs, run_queries, solve
 from estimator.runs import ProfiledRun, virtual_stages
@@ -133,7 +140,15 @@ def main() -> None:
     stack_median, every_stack = split_table("Leave-one-stack-out (tokens/s)", held["stack"])
     print(
         f"  targets: median <= 15%: {'yes' if stack_median <= TARGET_STACK_MEDIAN else 'NO'}; "
-        f"below the baseline on every stack: {'yes' if every_stack else 'NO'}\n"
+        f"below the baseline on every stack: {'yes' if every_stack else 'NO'}"
+    )
+    default = load_default()
+    coverage = unknown_stack_coverage(held["stack"], params=default.params, band=default.report["prediction_interval"])
+    print(
+        f"  unknown-stack P10-P90 band (between-stack spread without the held-out stack itself) holds "
+        f"{coverage['mean_over_stacks']:.0%} of each held-out stack's runs, mean over stacks (target ~80%; "
+        + ", ".join(f"{s} {v:.0%}" for s, v in coverage["per_stack"].items())
+        + ")\n"
     )
     family_median, _ = split_table("Leave-one-config-family-out (tokens/s)", held["config_family"])
     print(f"  target: median <= 8%: {'yes' if family_median <= TARGET_FAMILY_MEDIAN else 'NO'}")

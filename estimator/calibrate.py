@@ -35,7 +35,7 @@ from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
 from estimator.runs import ProfiledRun, RowError, RunValidationError, effective_stack, read_runs_csv
 from estimator.specs import DATA_DIR, get_gpu
-from estimator.workload import derive_architecture
+from estimator.workload import POOLED_STACKS, derive_architecture
 
 DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
@@ -102,13 +102,29 @@ class Calibration:
         band = self.report.get("prediction_interval") or {}
         sigma = float(band.get("log_sigma", 0.0))
         p10, p90 = float(band.get("p10_multiplier", 1.0)), float(band.get("p90_multiplier", 1.0))
-        unknown = not known_stack or (stack is not None and not self.has_stack(stack))
-        between = float(self.report.get("between_stack_log_sigma", 0.0)) if unknown else 0.0
+        between = self.stack_effect_sigma(stack=stack, known_stack=known_stack)
         if between > 0:
             widened = math.hypot(sigma, between)
             extra = Z90 * (widened - sigma)
             sigma, p10, p90 = widened, p10 * math.exp(-extra), p90 * math.exp(extra)
         return {"log_sigma": sigma, "p10_multiplier": p10, "p90_multiplier": p90}
+
+    def stack_effect_sigma(self, *, stack: str | None = None, known_stack: bool = True) -> float:
+        """sd (log) of the part of ``stack``'s effect the calibration does not pin down, added to the band.
+
+        No runs of the stack (``known_stack=False``, or ``stack`` not fitted) or a pooled label (``other``: several
+        different stacks under one multiplier): the whole between-stack spread. A fitted stack: the posterior sd of
+        its effect from its k config families (normal-normal: tau*s/sqrt(s^2 + k*tau^2), s = the per-family sd of
+        the config-family-out errors), so a stack known from one recipe keeps most of the spread and one known from a
+        hundred keeps almost none. ``stack=None`` with ``known_stack=True`` (the generic band) adds nothing."""
+        tau = float(self.report.get("between_stack_log_sigma", 0.0))
+        if not known_stack or (stack is not None and (stack in POOLED_STACKS or not self.has_stack(stack))):
+            return tau
+        families = (self.report.get("stack_config_families") or {}).get(stack or "", 0)
+        if stack is None or families <= 0:  # the generic band, or a calibration without per-stack counts
+            return 0.0
+        s = float((self.report.get("prediction_interval") or {}).get("log_sigma", 0.0))
+        return tau * s / math.sqrt(s * s + families * tau * tau) if s > 0 else 0.0
 
     def family_mfu_max(self) -> dict[str, float]:
         """Highest MFU measured per calibrated family (borrowing families take their source's)."""
@@ -318,7 +334,9 @@ def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[
     }
 
 
-def _held_out_report(problem: fitting.Problem, runs: Sequence[ProfiledRun]) -> dict[str, Any]:
+def _held_out_report(
+    problem: fitting.Problem, runs: Sequence[ProfiledRun], params: Mapping[str, float]
+) -> dict[str, Any]:
     families = held_out_predictions(problem, [config_family(run) for run in runs])
     stacks = held_out_predictions(problem, [stack_label(run) for run in runs])
     measured, loo = families.measured, families.predicted
@@ -349,6 +367,12 @@ def _held_out_report(problem: fitting.Problem, runs: Sequence[ProfiledRun]) -> d
                 "per_stack": stacks.per_group(),
                 "unknown_stack_interval": _interval(
                     measured, stacks.predicted, "leave-one-stack-out log errors of tokens/s (a stack never seen)"
+                ),
+                "stack_out_log_offsets": stack_out_offsets(stacks),
+                # The unknown-stack band: tau from the held-out stacks' offsets, and how often it held them.
+                "between_stack_log_sigma": _between_stack_sigma(params, stack_out_offsets(stacks)),
+                "unknown_stack_coverage": unknown_stack_coverage(
+                    stacks, params=params, band=report["prediction_interval"]
                 ),
             }
         )
@@ -482,9 +506,45 @@ def fitted_stack_spread(params: Mapping[str, float]) -> float:
     return float(np.std(logs)) if len(logs) > 1 else 0.0
 
 
-def _between_stack_sigma(params: Mapping[str, float]) -> float:
-    """What an unknown stack may be off by: the fitted stack multipliers' spread, at least the prior's."""
-    return max(fitted_stack_spread(params), fitting.STACK_PRIOR_LOG_WIDTH)
+def _between_stack_sigma(params: Mapping[str, float], offsets: Mapping[str, float] | None = None) -> float:
+    """What an unknown stack may be off by: the larger of the fitted stack multipliers' spread (shrunk toward the
+    prior mean, so an underestimate), the prior's width, and the RMS over stacks of the leave-one-stack-out offsets
+    (``stack_out_offsets``: each stack predicted by a fit that never saw it, one number per stack so llm-foundry's
+    198 runs count once)."""
+    measured = math.sqrt(float(np.mean(np.square(list(offsets.values()))))) if offsets else 0.0
+    return max(fitted_stack_spread(params), fitting.STACK_PRIOR_LOG_WIDTH, measured)
+
+
+def stack_out_offsets(held: HeldOut) -> dict[str, float]:
+    """Per held-out stack: the mean log(predicted/measured) of its runs when no run of it was in the fit."""
+    log_error = np.log(held.predicted / held.measured)
+    return {str(s): float(log_error[held.labels == s].mean()) for s in sorted(set(held.labels.tolist()))}
+
+
+def unknown_stack_coverage(held: HeldOut, *, params: Mapping[str, float], band: Mapping[str, float]) -> dict[str, Any]:
+    """Share of each held-out stack's runs inside the P10-P90 band an unknown stack gets (``Calibration.interval``:
+    the config-family-out ``band`` widened by tau in quadrature), with tau computed WITHOUT that stack's offset, so no
+    stack's band is widened by its own miss. Per stack and the mean over stacks (each stack weighted once)."""
+    offsets = stack_out_offsets(held)
+    sigma = float(band["log_sigma"])
+    share = {}
+    for stack in offsets:
+        tau = _between_stack_sigma(params, {k: v for k, v in offsets.items() if k != stack})
+        extra = Z90 * (math.hypot(sigma, tau) - sigma)
+        sel = held.labels == stack
+        low = held.predicted[sel] * float(band["p10_multiplier"]) * math.exp(-extra)
+        high = held.predicted[sel] * float(band["p90_multiplier"]) * math.exp(extra)
+        share[stack] = float(np.mean((held.measured[sel] >= low) & (held.measured[sel] <= high)))
+    return {"per_stack": share, "mean_over_stacks": float(np.mean(list(share.values()))) if share else float("nan")}
+
+
+def stack_config_families(runs: Sequence[ProfiledRun]) -> dict[str, int]:
+    """Config families (twins together) per stack label in ``runs``: how many independent recipes pin each stack's
+    effect."""
+    families: dict[str, set[str]] = {}
+    for run in runs:
+        families.setdefault(stack_label(run), set()).add(config_family(run))
+    return {stack: len(f) for stack, f in sorted(families.items())}
 
 
 def _within_stack_sigma(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted: np.ndarray) -> float:
@@ -536,12 +596,13 @@ def fit(
         "between_stack_log_sigma": _between_stack_sigma(params),
         "fitted_stack_log_spread": fitted_stack_spread(params),
         "within_stack_log_sigma": _within_stack_sigma(runs, problem.measured, in_sample),
+        "stack_config_families": stack_config_families(runs),
         "family_mfu": family_mfu_range(problem.queries, problem.measured),
         "coverage": coverage(runs),
         **scaling_report(runs, problem.measured, in_sample),
     }
     if held_out:
-        report.update(_held_out_report(problem, runs))
+        report.update(_held_out_report(problem, runs, params))
     report["fit_seconds"] = time.perf_counter() - started
     return Calibration(name=name, params=params, report=report)
 
@@ -613,6 +674,7 @@ def refine(
         },
         "family_mfu": _merged_mfu(prior, queries, measured),
         "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
+        "stack_config_families": prior.report.get("stack_config_families", {}),
         "coverage": coverage(runs),
         **scaling_report(runs, measured, in_sample),
     }

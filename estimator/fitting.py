@@ -76,7 +76,17 @@ FAMILY_PRIORS: Final[dict[str, tuple[float, float]]] = {
     "hopper": (0.94, 0.05),
     "blackwell": (0.94, 0.1),
 }
-ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {"a100": (1.0, 0.1), "hopper": (0.64, 0.15)}
+# Blackwell: attention does not scale with the doubled tensor-core peak (exponential units and shared-memory bandwidth
+# unchanged from H100): cuDNN 9.13 reaches ~1,240 TFLOP/s on B200 BF16 (FlashAttention-4 paper abstract and
+# together.ai/blog/flashattention-4, 2026: FA4 up to 1,613 TFLOP/s = 71% of 2.25 PFLOP/s, 1.3x cuDNN 9.13), i.e.
+# 55% of peak, against ~75% for FlashAttention-3-class kernels on H100 (Shah et al. 2024: 740 TFLOP/s of 989). The
+# stack kernel multiplier (stacks.csv) is shared by families, so Blackwell's is Hopper's x 0.55/0.75: 0.64 x 0.73 =
+# 0.47, log width 0.3 (forward-pass "up to" figures; the backward pass is slower on B200).
+ATTENTION_PRIORS: Final[dict[str, tuple[float, float]]] = {
+    "a100": (1.0, 0.1),
+    "hopper": (0.64, 0.15),
+    "blackwell": (0.47, 0.3),
+}
 FAMILY_PRIOR_LOG_WIDTH: Final[float] = 0.5
 # Stack multipliers are a random effect around 1 (the prior mean that unknown stacks predict with); the width is the
 # between-stack spread tau: published MFU of the same model on the same GPU differs by ~20% between stacks and releases

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from estimator import model
 from estimator.specs import PRECISIONS, all_gpus
-from estimator.workload import STACKS, Cluster, TrainingJob, WorkloadError
+from estimator.workload import POOLED_STACKS, STACKS, Cluster, TrainingJob, WorkloadError
 
 if TYPE_CHECKING:
     from estimator.runs import ProfiledRun
@@ -561,6 +561,11 @@ def prediction_warnings(
         which = "unknown" if job.stack is None else f"{job.stack!r} (no calibration runs)"
         notes.append(
             f"software stack {which}: predicted with the stacks' prior mean; "
+            "the interval includes the spread between stacks"
+        )
+    elif job.stack in POOLED_STACKS:
+        notes.append(
+            f"software stack {job.stack!r} pools several different stacks under one fitted multiplier; "
             "the interval includes the spread between stacks"
         )
     if capped:

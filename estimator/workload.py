@@ -22,6 +22,10 @@ CHECKPOINTING: Final[tuple[str, ...]] = ("false", "selective", "true")
 STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
 # The row of estimator/data/stacks.csv that describes a stack left empty.
 UNKNOWN_STACK_ROW: Final[str] = "unknown"
+# Labels that pool several different software stacks under one fitted multiplier (stacks.csv: "other" = a stack not
+# documented here, e.g. LLaMA-65B's own code and Paxml): for its uncertainty, a run so labelled is a stack the
+# calibration has not seen.
+POOLED_STACKS: Final[frozenset[str]] = frozenset({"other"})
 
 
 @dataclass(frozen=True, slots=True)

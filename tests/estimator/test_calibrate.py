@@ -45,10 +45,12 @@ def test_held_out_report_has_every_figure_and_an_ordered_interval() -> None:
 def test_the_shipped_default_reports_held_out_stacks_and_config_families() -> None:
     default = load_default()
     report = default.report
-    assert report["runs"] == len(public_runs()) == 260
+    assert report["runs"] == len(public_runs()) == 279
     # Twins held out together: far fewer folds than runs; one fold per stack.
-    assert 100 < report["config_families"] < 260
-    assert set(report["per_stack"]) == {"llm-foundry", "nemo", "megatron-lm", "torchtitan", "deepspeed", "other"}
+    assert 100 < report["config_families"] < 279
+    stacks = {"llm-foundry", "nemo", "megatron-lm", "torchtitan", "deepspeed", "maxtext", "other"}
+    assert set(report["per_stack"]) == stacks == set(report["stack_config_families"])
+    assert sum(report["stack_config_families"].values()) == report["config_families"]
     assert report["loo_median_ape"] < report["baseline"]["loo"]["median_ape"]
     assert "stack_out" in report["baseline"] and report["stack_out_median_ape"] > 0
     assert 0 < report["prediction_interval"]["log_sigma"] < 1

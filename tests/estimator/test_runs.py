@@ -29,7 +29,7 @@ def _errors(text: str) -> list[tuple[int, str, str]]:
 
 def test_the_shipped_public_runs_are_valid() -> None:
     runs = public_runs()
-    assert len(runs) == 260
+    assert len(runs) == 279
     assert all(run.measured_tokens_per_s and run.measured_tokens_per_s > 0 for run in runs)
 
 
@@ -123,7 +123,7 @@ def test_stack_column_is_optional_validated_and_inferred_from_the_source() -> No
     )
     assert (row, column) == (1, "stack") and "megatron-lm" in message and "empty (unknown)" in message
     stacks = {effective_stack(r) for r in public_runs()}
-    assert stacks == {"llm-foundry", "nemo", "megatron-lm", "torchtitan", "deepspeed", "other"}
+    assert stacks == {"llm-foundry", "nemo", "megatron-lm", "torchtitan", "deepspeed", "maxtext", "other"}
 
 
 def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> None:

@@ -67,11 +67,11 @@ def test_a_stack_without_runs_keeps_its_published_attention_kernel() -> None:
 
 
 def test_one_run_stacks_move_only_the_stack_mean_not_the_shared_physics() -> None:
-    # The BLOOM (deepspeed) and LLaMA (other) rows are one run each. With random stack effects and one unit-weight
-    # residual per run they re-centre the stacks' mean (eff_base, which an unseen stack predicts with, by about one
-    # stack's share) and leave every other shared parameter and every other stack's fitted level where it was.
+    # The BLOOM (deepspeed) and MaxText Llama 2 7B (maxtext) rows are one run each. With random stack effects and one
+    # unit-weight residual per run they re-centre the stacks' mean (eff_base, which an unseen stack predicts with, by
+    # about one stack's share) and leave every other shared parameter and every other stack's fitted level where it was.
     runs = public_runs()
-    single = {"deepspeed", "other"}
+    single = {"deepspeed", "maxtext"}
     assert sum(stack_label(r) in single for r in runs) == 2
     with_them = fit(runs, name="all", held_out=False).params
     without = fit([r for r in runs if stack_label(r) not in single], name="without", held_out=False).params
