@@ -74,6 +74,8 @@ Dimension = Annotated[int, Field(ge=1, le=MAX_DIMENSION), INTEGRAL]
 Experts = Annotated[int, Field(ge=0, le=MAX_DIMENSION), INTEGRAL]
 Gpus = Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL]
 Fraction = Annotated[float, Field(ge=0, le=1)]
+# A saved document's name (scenarios and fleets: their `name` column holds 200 characters).
+DocumentName = Annotated[str, Field(max_length=200, pattern=NO_NUL)]
 
 
 class Closed(BaseModel):
@@ -220,7 +222,7 @@ class Buy(Closed):
 class Scenario(Closed):
     model_config = ConfigDict(title="Scenario")
 
-    name: Annotated[str, Field(max_length=200, pattern=NO_NUL)] | None = None
+    name: DocumentName | None = None
     workload: Workload
     gpu: GpuId
     compare_gpus: Annotated[list[GpuId], Field(max_length=MAX_COMPARE_GPUS)] | None = Field(

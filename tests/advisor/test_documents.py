@@ -187,6 +187,36 @@ def test_every_fleet_input_validates_against_its_schema_and_model(name: str) -> 
     FleetPlanInput.model_validate(normalized)
 
 
+def _fleet_with_job(**job: Any) -> dict[str, Any]:
+    return {"gpu": "h100-sxm", "jobs": [{"gpus": 8, "hours": 100, **job}]}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("document", "accepted"),
+    [
+        (_fleet_with_job(gpus=8.0), True),  # JSON Schema's integer takes 8.0
+        (_fleet_with_job(runs_per_year=2.0, months=[3.0]), True),
+        (_fleet_with_job(gpus=8.5), False),
+        (_fleet_with_job(name="a\x00b"), False),  # free text holds no NUL
+        ({"gpu": "h100-sxm", "name": "a\x00b", "jobs": [{"gpus": 8, "hours": 100}]}, False),
+    ],
+)
+def test_the_fleet_model_schema_and_parser_agree(document: dict[str, Any], accepted: bool) -> None:
+    assert (_valid(FLEET_SCHEMA, document) == []) is accepted
+    try:
+        FleetPlanInput.model_validate(document)
+        model_accepts = True
+    except ValidationError:
+        model_accepts = False
+    try:
+        parse_fleet(document, defaults=CATALOG)
+        parser_accepts = True
+    except ScenarioError:
+        parser_accepts = False
+    assert model_accepts is parser_accepts is accepted
+
+
 @pytest.mark.django_db
 def test_a_real_fleet_plan_is_the_typed_closed_document(tmp_path: Path) -> None:
     from pricing.services import load_bundled_data

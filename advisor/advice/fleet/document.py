@@ -21,6 +21,7 @@ import csv
 import datetime as dt
 import io
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -30,6 +31,7 @@ import numpy as np
 from advisor.advice.fleet.demand import HOURS, Usage, hourly_usage
 from advisor.advice.fleet.models import (
     MAX_GROWTH,
+    MAX_JOB_NAME,
     MAX_JOBS,
     MAX_OWNED_SIZES,
     MAX_RUNS_PER_JOB,
@@ -39,6 +41,7 @@ from advisor.advice.fleet.models import (
     FleetUsage,
 )
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
+from advisor.scenario_model import NO_NUL
 from estimator.specs import UnknownGpuError, get_gpu
 
 # The fields and caps are the typed Fleet Plan's (advisor.advice.fleet.models, from which its JSON Schema is
@@ -246,8 +249,8 @@ def _job(
         return None
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
-    if not isinstance(name, str) or not 0 < len(name) <= 200:
-        e.fail(f"{where}/name", f"must be a string of 1 to 200 characters; got {name!r}")
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NO_NUL, name):
+        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL; got {name!r}")
     workload = j.get("workload")
     inference = isinstance(workload, dict) and workload.get("kind") == "inference"
     gpus = None

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from advisor.advice.fleet.demand import HOURS
 from advisor.advice.models import HardwareQuote, Offer
 from advisor.scenario_model import (
+    INTEGRAL,
     MAX_GPUS,
+    NO_NUL,
     Buy,
+    Closed,
+    DocumentName,
     GpuId,
     Network,
     Rent,
@@ -26,6 +30,7 @@ from advisor.scenario_model import (
 from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
 
 MAX_JOBS: Final[int] = 10_000
+MAX_JOB_NAME: Final[int] = 200
 MAX_RUNS_PER_JOB: Final[int] = int(HOURS)  # one an hour
 MAX_OWNED_SIZES: Final[int] = 512
 MAX_WAIT_DAYS: Final[float] = 365.0
@@ -37,21 +42,16 @@ Tier = Literal["owned", "reserved_1y", "reserved_3y", "on_demand", "spot"]
 Number = float | None  # a cost that cannot be computed (a tier with no price) is null
 
 
-class Closed(BaseModel):
-    # Strict: JSON types as the schema says them (the string "false" is not a boolean, "7" not a number).
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
 # --- the input ------------------------------------------------------------------------------------------
 
 
 class FleetJob(Closed):
     """One job of the year's mix: ``gpus`` and either ``hours`` or a Scenario ``workload``."""
 
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+    name: Annotated[str, Field(min_length=1, max_length=MAX_JOB_NAME, pattern=NO_NUL)] | None = Field(
         default=None, description='default "job N"'
     )
-    gpus: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = Field(
+    gpus: Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL] | None = Field(
         default=None,
         description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized)",
     )
@@ -62,10 +62,10 @@ class FleetJob(Closed):
         default=None,
         description="a Scenario workload (runs_per_year on the job, not here): run hours from the advice pipeline",
     )
-    runs_per_year: Annotated[int, Field(ge=1, le=MAX_RUNS_PER_JOB)] | None = Field(
+    runs_per_year: Annotated[int, Field(ge=1, le=MAX_RUNS_PER_JOB), INTEGRAL] | None = Field(
         default=None, description="default 1"
     )
-    months: Annotated[list[Annotated[int, Field(ge=1, le=12)]], Field(min_length=1)] | None = Field(
+    months: Annotated[list[Annotated[int, Field(ge=1, le=12), INTEGRAL]], Field(min_length=1)] | None = Field(
         default=None, description="months (1-12) the runs start in; default: spread evenly over the year"
     )
     max_wait_days: Annotated[float, Field(ge=0, le=MAX_WAIT_DAYS)] | None = Field(
@@ -86,7 +86,7 @@ class FleetUsage(Closed):
 class FleetPlanInput(Closed):
     model_config = ConfigDict(title="FleetPlanInput")
 
-    name: Annotated[str, Field(max_length=200)] | None = None
+    name: DocumentName | None = None
     gpu: GpuId
     network: Network | None = None
     rent: Rent | None = None
@@ -94,7 +94,9 @@ class FleetPlanInput(Closed):
     jobs: Annotated[list[FleetJob], Field(max_length=MAX_JOBS)] | None = None
     usage: FleetUsage | None = None
     owned_gpus: (
-        Annotated[list[Annotated[int, Field(ge=0, le=MAX_GPUS)]], Field(min_length=1, max_length=MAX_OWNED_SIZES)]
+        Annotated[
+            list[Annotated[int, Field(ge=0, le=MAX_GPUS), INTEGRAL]], Field(min_length=1, max_length=MAX_OWNED_SIZES)
+        ]
         | None
     ) = Field(
         default=None, description="candidate owned sizes (whole nodes); default: every whole node from 0 to the peak"
