@@ -20,7 +20,8 @@ from advisor.scenarios import scenario_create
 from tests.api.examples import scenario
 
 EXAMPLES = int(os.environ.get("FUZZ_ALL_EXAMPLES", "4"))
-# Two checks are left out, each for a known and accepted reason (everything else runs):
+# Two checks are left out here, each for a known and accepted reason (everything else runs); on the operations
+# that take a Scenario, tests/api/test_fuzz_scenario_rules.py runs both and names each accepted disagreement:
 # - positive_data_acceptance: some rules depend on data or on several fields at once and cannot be
 #   written in the schema (a `buy.server` must name a stored hardware quote, cluster sizes above one
 #   node must be whole nodes, a page must exist, profiled-run cells must name known GPUs); those
