@@ -15,9 +15,6 @@ import re
 from typing import Any
 
 import pytest
-import schemathesis
-from drf_spectacular.generators import SchemaGenerator
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.specs.openapi.checks import (
@@ -27,9 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from advisor.api.tokens import api_token_create
-from advisor.scenarios import scenario_create
-from tests.api.examples import scenario
+from tests.api import fuzzing
 
 EXAMPLES = int(os.environ.get("FUZZ_SCENARIO_EXAMPLES", "15"))
 OPERATIONS = ["v1_advice_create", "v1_scenarios_create", "v1_scenarios_update"]
@@ -80,7 +75,7 @@ def _explained(case: Any, status: int, body: dict[str, Any], failure: Failure) -
     return status < 300 and failure.code == "ST201" and (case.query or {}).get("format") == ""
 
 
-schema = schemathesis.openapi.from_dict(SchemaGenerator(api_version="v1").get_schema(request=None, public=True))
+schema = fuzzing.served_schema()
 scenario_schema = schema.include(operation_id=OPERATIONS)
 
 
@@ -91,13 +86,9 @@ def live_client(live_server, django_user_model, settings) -> dict[str, Any]:  # 
 
     load_bundled_data()
     ensure_default_calibration()
-    rates = dict.fromkeys(("anon", "user", "advice", "pdf"), "100000/min")
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    user = django_user_model.objects.create_user(username="integrator", password="x")
-    for i in range(3):  # so generated ids sometimes name a saved scenario
-        scenario_create(owner=user, name=f"saved {i}", document=scenario())
-    key = api_token_create(user=user, name="fuzz").key
-    return {"base_url": live_server.url, "headers": {"Authorization": f"Token {key}"}}
+    return fuzzing.live_client(
+        live_server=live_server, django_user_model=django_user_model, settings=settings, username="integrator"
+    )
 
 
 def test_the_scenario_operations_are_selected() -> None:
@@ -108,17 +99,7 @@ def test_the_scenario_operations_are_selected() -> None:
 
 @pytest.mark.django_db(transaction=True)
 @scenario_schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.filter_too_much,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-    derandomize=True,
-)
+@fuzzing.bounded(EXAMPLES)
 def test_the_server_accepts_what_the_scenario_schema_allows_and_refuses_the_rest(case, live_client) -> None:  # type: ignore[no-untyped-def]
     response = case.call(base_url=live_client["base_url"], headers=live_client["headers"])
     case.validate_response(

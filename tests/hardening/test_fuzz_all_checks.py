@@ -10,14 +10,9 @@ import os
 from typing import Any
 
 import pytest
-import schemathesis
-from drf_spectacular.generators import SchemaGenerator
-from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from advisor.api.tokens import api_token_create
-from advisor.scenarios import scenario_create
-from tests.api.examples import scenario
+from tests.api import fuzzing
 
 EXAMPLES = int(os.environ.get("FUZZ_ALL_EXAMPLES", "4"))
 # Two checks are left out here, each for a known and accepted reason (everything else runs); on the operations
@@ -30,36 +25,26 @@ EXAMPLES = int(os.environ.get("FUZZ_ALL_EXAMPLES", "4"))
 #   filter" and is answered, although the schema's enum does not list "".
 EXCLUDED = [positive_data_acceptance, negative_data_rejection]
 
-schema = schemathesis.openapi.from_dict(SchemaGenerator(api_version="v1").get_schema(request=None, public=True))
+schema = fuzzing.served_schema()
 
 
 @pytest.fixture
 def fuzz_client(live_server, django_user_model, settings, monkeypatch) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     # A real feed refresh would reach the network: the task is replaced, the endpoint is not.
     monkeypatch.setattr("pricing.tasks.refresh_feed.delay", _fake_delay)
-    rates = dict.fromkeys(("anon", "user", "advice", "pdf"), "100000/min")
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     settings.TOKEN_CREATE_MAX = 100_000
-    user = django_user_model.objects.create_user(username="fuzz-all", password="x", is_staff=True)
-    for i in range(3):
-        scenario_create(owner=user, name=f"fuzz {i}", document=scenario())
-    key = api_token_create(user=user, name="fuzz-all").key
-    return {"base_url": live_server.url, "headers": {"Authorization": f"Token {key}"}}
+    return fuzzing.live_client(
+        live_server=live_server,
+        django_user_model=django_user_model,
+        settings=settings,
+        username="fuzz-all",
+        is_staff=True,
+    )
 
 
 @pytest.mark.django_db(transaction=True)
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.filter_too_much,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-    derandomize=True,
-)
+@fuzzing.bounded(EXAMPLES)
 def test_api_passes_every_schemathesis_check(case, fuzz_client) -> None:  # type: ignore[no-untyped-def]
     response = case.call(base_url=fuzz_client["base_url"], headers=fuzz_client["headers"])
     case.validate_response(response, headers=fuzz_client["headers"], excluded_checks=EXCLUDED)
@@ -113,23 +98,13 @@ def _hostile_variants(case: Any) -> list[dict[str, Any]]:
 
 # One generated request per operation, varied below; schemathesis' coverage phase (hundreds of explicit
 # boundary cases per operation) already runs in the test above.
-hostile_schema = schemathesis.openapi.from_dict(SchemaGenerator(api_version="v1").get_schema(request=None, public=True))
+hostile_schema = fuzzing.served_schema()
 hostile_schema.config.phases.coverage.enabled = False
 
 
 @pytest.mark.django_db(transaction=True)
 @hostile_schema.parametrize()
-@settings(
-    max_examples=1,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.filter_too_much,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-    derandomize=True,
-)
+@fuzzing.bounded(1)
 def test_hostile_strings_in_every_field_never_cause_a_server_error(case, fuzz_client) -> None:  # type: ignore[no-untyped-def]
     for variant in _hostile_variants(case):
         hostile = case.operation.Case(
