@@ -41,9 +41,11 @@ DEFAULT_FILE: Final[str] = "default_calibration.json"
 PUBLIC_RUNS_FILE: Final[str] = "public_runs.csv"
 DEFAULT_NAME: Final[str] = "default (public runs)"
 # The estimator's parameter set a calibration was fitted for. 3: attention kernel and tensor-parallel overlap per
-# software stack (data/stacks.csv); a calibration of an earlier format still loads and predicts, but its parameters
-# were fitted without those terms, so the Advice says so (stale_calibration_warning).
-FORMAT_VERSION: Final[int] = 3
+# software stack (data/stacks.csv); 4: ZeRO-3/FSDP collectives prefetched per layer in the stacks that document it
+# (stacks.csv fsdp_prefetch; exposed_floor now applies to the others only). A calibration of an earlier format still
+# loads and predicts, but its parameters were fitted without those terms, so the Advice says so
+# (stale_calibration_warning).
+FORMAT_VERSION: Final[int] = 4
 MIN_RUNS: Final[int] = 2
 # The P10/P90 band: quantiles of the held-out log errors.
 INTERVAL_QUANTILES: Final[tuple[float, float]] = (0.1, 0.9)
@@ -424,8 +426,9 @@ def stale_calibration_warning(calibration: Calibration) -> str | None:
         return None
     return (
         f"The calibration '{calibration.name}' was fitted by an earlier estimator (format {calibration.fitted_format}; "
-        f"this one is format {FORMAT_VERSION}, which adds each software stack's attention kernel and tensor-parallel "
-        "overlap): its predictions are less reliable than its report says. Upload its runs again to refit it."
+        f"this one is format {FORMAT_VERSION}, which adds each software stack's attention kernel, tensor-parallel "
+        "overlap and per-layer FSDP prefetch): its predictions are less reliable than its report says. Upload its "
+        "runs again to refit it."
     )
 
 

@@ -28,8 +28,9 @@ Model summary (sources in reference/estimator.md):
   layer per micro-batch, 6 with full recomputation; hidden behind GEMMs only in stacks that overlap them,
   estimator/data/stacks.csv); context-parallel K/V ring; pipeline point-to-point (v times with v virtual stages).
 * Step: (m + (p - 1) / v) micro-batch slots (1F1B bubble, interleaved with v virtual stages: Narayanan et al. 2021)
-  + communication not hidden behind compute (overlap fraction of the backward pass) + the optimizer update
-  (memory bound).
+  + communication not hidden behind compute (overlap fraction of the backward pass; a fitted fraction never hidden,
+  except in stacks that prefetch ZeRO-3/FSDP collectives per layer, where only the first all-gather and the last
+  reduce-scatter wait: stacks.csv fsdp_prefetch) + the optimizer update (memory bound).
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ GROUP_TABLES: Final[tuple[str, ...]] = (
     "stack_eff",
     "stack_attention",
     "tp_overlap_share",
+    "fsdp_prefetch_share",
 )
 
 
@@ -292,16 +294,48 @@ def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool)
 
     per_step, per_micro = _data_parallel_comm(c, links, dp, layers_stage, pipeline_in_node=pipeline_in_node)
     # Some communication is always exposed (the first all-gather before compute starts, the last reduce after it).
-    per_step_exposed = np.maximum(floor * per_step, per_step - overlap * BACKWARD_FRACTION * t_compute)
-    per_micro_exposed = micro * np.maximum(floor * per_micro, per_micro - overlap * t_compute)
+    strat = c["strategy"]
+    layers_issued = np.maximum(layers_stage, 1.0)
+    # ZeRO-3/FSDP: all-gather forward, all-gather and reduce-scatter backward, per layer and micro-batch (the first
+    # and last of the 3 x layers wait); HSDP's all-reduce of each layer's gradient shard across the replicas follows
+    # that layer's reduce-scatter in the last backward (the last layer's waits).
+    per_step_exposed = _exposed(
+        c, theta, per_step, BACKWARD_FRACTION * t_compute, edge_fraction=1.0 / layers_issued, per_layer=strat == HSDP
+    )
+    per_micro_exposed = micro * _exposed(
+        c, theta, per_micro, t_compute, edge_fraction=2.0 / (3.0 * layers_issued), per_layer=strat >= ZERO3
+    )
     dp_off = dp <= 1.0
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
     per_micro_exposed = np.where(dp_off, 0.0, per_micro_exposed)
 
-    strat = c["strategy"]
     optimizer_shard = _f(c["params"]) / (tp * pp) / np.where(strat == DDP, 1.0, _shard_degree(c, dp))
     t_optimizer = OPTIMIZER_BYTES_PER_PARAM * optimizer_shard / _f(c["hbm"])
     return t_pipeline + per_step_exposed + per_micro_exposed + t_optimizer
+
+
+def _exposed(
+    c: Cases,
+    theta: Mapping[str, object],
+    traffic: FloatArray,
+    window: FloatArray,
+    *,
+    edge_fraction: FloatArray,
+    per_layer: npt.NDArray[np.bool_],
+) -> FloatArray:
+    """Seconds of data-parallel ``traffic`` not hidden behind ``window`` seconds of compute.
+
+    Without per-layer prefetch a fitted fraction (exposed_floor) is never hidden. A stack that issues ZeRO-3/FSDP
+    collectives per layer ahead of use (stacks.csv fsdp_prefetch: PyTorch FSDP/FSDP2, XLA's pipelined all-gather and
+    reduce-scatter) gathers the next layer while this one computes: only the first and last collectives
+    (``edge_fraction`` of the traffic) wait, the rest hides behind compute up to the overlap fraction. ``per_layer``:
+    the cases whose traffic is issued per layer; an undocumented stack takes the two structures halfway."""
+    overlap, floor = _p(theta, "overlap"), _p(theta, "exposed_floor")
+    unprefetched = np.maximum(floor * traffic, traffic - overlap * window)
+    edge = traffic * edge_fraction
+    prefetched = edge + np.maximum(0.0, traffic - edge - overlap * window)
+    share = np.where(per_layer, _by(theta, "fsdp_prefetch_share", c["stack"]), 0.0)
+    return share * prefetched + (1.0 - share) * unprefetched
 
 
 def _compute_time(c: Cases, theta: Mapping[str, object], stage_share: FloatArray) -> FloatArray:
@@ -456,4 +490,5 @@ def unpack_parameters(
         [float(params.get(STACK_ATTENTION_PREFIX + row.stack, row.attention_vs_fa2)) for row in rows], dtype=np.float64
     )
     theta["tp_overlap_share"] = np.array([row.tp_comm_overlap for row in rows], dtype=np.float64)
+    theta["fsdp_prefetch_share"] = np.array([row.fsdp_prefetch for row in rows], dtype=np.float64)
     return theta

@@ -34,13 +34,16 @@ class StackProperties:
 
     attention_vs_fa2: prior centre of its attention kernel's throughput relative to FlashAttention-2 on the same GPU;
     attention_log_width: that prior's width (log); tp_comm_overlap: 1 = tensor-parallel collectives overlapped with
-    GEMMs, 0 = on the critical path, 0.5 = undocumented."""
+    GEMMs, 0 = on the critical path, 0.5 = undocumented; fsdp_prefetch: 1 = ZeRO-3/FSDP collectives prefetched per
+    layer behind compute (only a micro-batch's first all-gather and last reduce-scatter exposed), 0 = not, 0.5 =
+    undocumented."""
 
     stack: str
     attention_kernel: str
     attention_vs_fa2: float
     attention_log_width: float
     tp_comm_overlap: float
+    fsdp_prefetch: float
     source: str
 
 
@@ -56,6 +59,7 @@ def stack_properties() -> dict[str, StackProperties]:
             attention_vs_fa2=float(row["attention_vs_fa2"]),
             attention_log_width=float(row["attention_log_width"]),
             tp_comm_overlap=float(row["tp_comm_overlap"]),
+            fsdp_prefetch=float(row["fsdp_prefetch"]),
             source=row["source"],
         )
         for row in csv.DictReader(io.StringIO(body))
