@@ -11,7 +11,7 @@ PROBLEM = "application/problem+json"
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     """The user fixtures set passwords; PBKDF2's deliberate slowness only slows this suite down."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

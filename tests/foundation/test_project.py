@@ -60,7 +60,7 @@ def test_no_migrations_are_missing() -> None:
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
 
 
-def _production_env() -> dict[str, str]:
+def production_env() -> dict[str, str]:
     # Test-only switches (e.g. DJANGO_ALLOW_ASYNC_UNSAFE set for Playwright) must not leak into "production".
     test_only = ("SECURE_", "SESSION_COOKIE", "CSRF_COOKIE", "DJANGO_ALLOW_ASYNC_UNSAFE")
     env = {k: v for k, v in os.environ.items() if not k.startswith(test_only)}
@@ -76,7 +76,7 @@ def test_production_configuration_passes_check_deploy_without_warnings() -> None
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
-        env=_production_env(),
+        env=production_env(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -86,7 +86,7 @@ def test_production_configuration_passes_check_deploy_without_warnings() -> None
 
 
 def test_settings_refuse_to_start_without_secret_key_when_debug_is_off() -> None:
-    env = _production_env()
+    env = production_env()
     env.pop("SECRET_KEY")
     result = subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
@@ -96,7 +96,7 @@ def test_settings_refuse_to_start_without_secret_key_when_debug_is_off() -> None
 
 
 def test_settings_fail_loudly_on_a_bad_boolean() -> None:
-    env = _production_env()
+    env = production_env()
     env["DEBUG"] = "maybe"
     result = subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from config import env as env_module
 from config.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url
-from tests.foundation.test_project import _production_env
+from tests.foundation.test_project import production_env
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_EXAMPLE = ROOT / ".env.example"
@@ -54,7 +54,7 @@ def _bare_env(**extra: str) -> dict[str, str]:
     ],
 )
 def test_a_bad_value_stops_check_with_one_line_naming_it(variable: str, value: str, allowed: str) -> None:
-    env = _production_env()
+    env = production_env()
     env[variable] = value
     result = _check(env)
     assert result.returncode == 2, result.stdout + result.stderr

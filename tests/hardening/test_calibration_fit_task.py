@@ -21,7 +21,7 @@ from advisor import calibrations
 from advisor.models import Calibration
 from advisor.tasks import fit_calibration
 from core.queueing import QueueUnavailable
-from tests.hardening.test_upload_limits import _csv
+from tests.hardening.test_upload_limits import runs_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def api(user) -> APIClient:  # type: ignore[no-untyped-def]
 def large(settings) -> str:  # type: ignore[no-untyped-def]
     """An upload over the inline limit (kept small so the fit stays quick)."""
     settings.CALIBRATION_INLINE_MAX_RUNS = 3
-    return _csv(6)
+    return runs_csv(6)
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_in_the_embedded_mode_a_large_upload_is_fitted_in_process(api, large) ->
 
 def test_small_uploads_are_fitted_in_the_request(api, settings, queued) -> None:  # type: ignore[no-untyped-def]
     settings.CALIBRATION_INLINE_MAX_RUNS = 24
-    response = api.post("/api/v1/calibrations?name=small", data=_csv(6), content_type="text/csv")
+    response = api.post("/api/v1/calibrations?name=small", data=runs_csv(6), content_type="text/csv")
     assert response.status_code == 201
     assert queued == []
 

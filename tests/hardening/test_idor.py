@@ -22,6 +22,7 @@ from advisor.fleet.store import fleet_create, fleet_update
 from advisor.models import ActiveCalibration, ApiToken, Calibration, Fleet, Proposal, Scenario, ShareLink
 from advisor.web import forms
 from tests.advisor.fleet.figures import BASE_AND_WEEK
+from tests.api.conftest import fast_password_hashing  # noqa: F401 (autouse: the users here set passwords)
 from tests.api.examples import scenario
 
 # Routes with an id that are not per-user objects, and why.
@@ -36,11 +37,6 @@ NOT_OWNED = {
     "shared": "capability link: the unguessable token is the permission (test_security.py)",
     "shared-proposal": "capability link: the unguessable token is the permission (test_security.py)",
 }
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -17,15 +17,11 @@ from django.urls import reverse
 
 from advisor import scenarios as store
 from advisor.models import new_share_token
+from tests.api.conftest import fast_password_hashing  # noqa: F401 (autouse: the users here set passwords)
 from tests.api.examples import scenario
-from tests.foundation.test_project import _production_env
+from tests.foundation.test_project import production_env
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 # --- production settings --------------------------------------------------------------------------
@@ -41,7 +37,7 @@ def test_production_settings_are_strict() -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
-        env=_production_env(),
+        env=production_env(),
         capture_output=True,
         text=True,
         timeout=120,

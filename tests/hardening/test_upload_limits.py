@@ -20,7 +20,7 @@ ROWS_LIMIT = 5
 BYTES_LIMIT = 4096
 
 
-def _csv(rows: int) -> str:
+def runs_csv(rows: int) -> str:
     with PUBLIC_RUNS.open(newline="") as handle:
         reader = csv.DictReader(handle)
         fieldnames = reader.fieldnames or []
@@ -49,7 +49,7 @@ def api(user) -> APIClient:  # type: ignore[no-untyped-def]
 
 def _padded_csv() -> str:
     """Few rows, many bytes: a long ignored extra column."""
-    text = _csv(2)
+    text = runs_csv(2)
     header, *rows = text.splitlines()
     return "\n".join([header + ",note", *(row + "," + "x" * BYTES_LIMIT for row in rows)]) + "\n"
 
@@ -70,7 +70,7 @@ def test_calibration_page_refuses_a_file_over_the_row_limit(limits, settings, us
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
     web = Client()
     web.force_login(user)
-    many = SimpleUploadedFile("runs.csv", _csv(ROWS_LIMIT + 1).encode(), content_type="text/csv")
+    many = SimpleUploadedFile("runs.csv", runs_csv(ROWS_LIMIT + 1).encode(), content_type="text/csv")
     response = web.post("/calibrations/", {"name": "too many", "runs": many})
     assert response.status_code == 400
     assert f"At most {ROWS_LIMIT} rows per upload." in response.content.decode()
@@ -90,7 +90,7 @@ def test_api_refuses_a_csv_body_over_the_size_limit(limits, api, url: str) -> No
 @pytest.mark.parametrize("url", ["/api/v1/calibrations?name=x", "/api/v1/estimate"])
 def test_api_refuses_a_csv_body_over_the_row_limit(limits, settings, api, url: str) -> None:  # type: ignore[no-untyped-def]
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-    response = api.generic("POST", url, _csv(ROWS_LIMIT + 3), content_type="text/csv")
+    response = api.generic("POST", url, runs_csv(ROWS_LIMIT + 3), content_type="text/csv")
     assert response.status_code == 400, response.content[:300]
     errors = response.json()["errors"]
     assert errors[0]["pointer"] == "#/csv"
@@ -100,7 +100,7 @@ def test_api_refuses_a_csv_body_over_the_row_limit(limits, settings, api, url: s
 @pytest.mark.django_db
 def test_api_refuses_a_json_runs_list_over_the_row_limit(limits, settings, api) -> None:  # type: ignore[no-untyped-def]
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-    runs = [dict(row) for row in csv.DictReader(io.StringIO(_csv(ROWS_LIMIT + 1)))]
+    runs = [dict(row) for row in csv.DictReader(io.StringIO(runs_csv(ROWS_LIMIT + 1)))]
     response = api.post("/api/v1/estimate", {"runs": runs}, format="json")
     assert response.status_code == 400
     expected = {"pointer": "#/runs", "detail": f"at most {ROWS_LIMIT} rows", "code": "too_many"}
@@ -110,7 +110,7 @@ def test_api_refuses_a_json_runs_list_over_the_row_limit(limits, settings, api) 
 @pytest.mark.django_db
 def test_a_row_count_at_the_limit_is_accepted(limits, settings, api) -> None:  # type: ignore[no-untyped-def]
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-    response = api.generic("POST", "/api/v1/estimate", _csv(ROWS_LIMIT), content_type="text/csv")
+    response = api.generic("POST", "/api/v1/estimate", runs_csv(ROWS_LIMIT), content_type="text/csv")
     assert response.status_code == 200, response.content[:300]
 
 
