@@ -86,7 +86,8 @@ def read_data_csv(name: str) -> list[dict[str, str]]:
 @dataclass(frozen=True, slots=True)
 class Fabric:
     """Collective cost of one fabric: NCCL latency [s] and achieved bus bandwidth / one-way link bandwidth, and the
-    same for the serving engine's custom all-reduce kernel where the fabric has one (0 = none)."""
+    same for the serving engine's custom all-reduce kernel where the fabric has one (0 = none). ``max_ranks``: the
+    largest group the row was measured on (0 = any); a larger group uses the ``wide_fabric`` row."""
 
     name: str
     latency_s: float
@@ -94,6 +95,8 @@ class Fabric:
     source: str
     custom_latency_s: float = 0.0
     custom_busbw_efficiency: float = 0.0
+    max_ranks: int = 0
+    wide_fabric: str = ""
 
 
 @cache
@@ -106,6 +109,8 @@ def fabrics() -> dict[str, Fabric]:
             r["source"],
             custom_latency_s=float(r["custom_latency_s"] or 0.0),
             custom_busbw_efficiency=float(r["custom_busbw_efficiency"] or 0.0),
+            max_ranks=int(r["max_ranks"] or 0),
+            wide_fabric=r["wide_fabric"],
         )
         for r in read_data_csv("fabrics.csv")
     }
@@ -419,11 +424,15 @@ class ServingCases:
 
 def _collective_path(gpu: ServingGpu, tp: int) -> tuple[float, Fabric]:
     """One-way bandwidth per GPU [GB/s] and fabric of a group of ``tp`` GPUs: scale-up inside a node, the scale-out
-    network once the group spans nodes (expert parallelism over nodes)."""
+    network once the group spans nodes (expert parallelism over nodes); a group larger than the fabric row was
+    measured on takes its wide row (8 PCIe GPUs span both CPU sockets)."""
     table = fabrics()
     if tp > gpu.gpus_per_node:
         return min(gpu.link_gbps, gpu.scale_out_gbps), table["scale-out"]
-    return gpu.link_gbps, table[gpu.fabric]
+    row = table[gpu.fabric]
+    if row.max_ranks and tp > row.max_ranks:
+        row = table[row.wide_fabric]
+    return gpu.link_gbps, row
 
 
 def build_cases(

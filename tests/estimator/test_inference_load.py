@@ -146,6 +146,26 @@ def test_decode_sized_all_reduces_take_the_engines_custom_kernel_and_prefill_siz
     assert inf.allreduce_s(l40s, np.array([1.0]))[0] > 2 * 80 * pcie.latency_s
 
 
+def test_eight_pcie_gpus_cross_the_cpu_sockets_and_reach_less_bus_bandwidth_than_four():
+    """fabrics.csv: the 4-rank PCIe row is measured on 4 GPUs; 8 GPUs of a PCIe server span both sockets and reach
+    0.80 of its bus bandwidth (NVIDIA/nccl issue #1639), so a TP8 group pays the wide row and a TP4 group does not."""
+    table = inf.fabrics()
+    narrow, wide = table["pcie"], table[table["pcie"].wide_fabric]
+    assert narrow.max_ranks == 4 and wide.busbw_efficiency < narrow.busbw_efficiency and wide.source
+    tokens = np.array([2048.0])
+
+    def line(fabric: inf.Fabric, n: int) -> float:
+        return fabric.latency_s + 2 * (n - 1) / n * 2048 * 8192 * 2 / (
+            cases("llama-3.1-70b", gpu="l40s", tp=n).link_bw[0] * fabric.busbw_efficiency
+        )
+
+    for n, fabric in ((4, narrow), (8, wide)):
+        got = inf.allreduce_s(cases("llama-3.1-70b", gpu="l40s", tp=n), tokens)[0]
+        assert got == pytest.approx(2 * 80 * line(fabric, n), rel=1e-9)
+    # NVLink rows were measured on 8 ranks: an 8-GPU H100 group keeps its row.
+    assert table["nvlink-hopper"].max_ranks == 0
+
+
 # --- latency under load -------------------------------------------------------------------------------
 
 
