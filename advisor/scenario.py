@@ -819,18 +819,7 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
 
 
 # The buy fields that are numbers (their bounds in advisor.scenario_model.Buy).
-_BUY_NUMBERS: Final[tuple[str, ...]] = (
-    "capex_usd",
-    "years",
-    "discount_rate",
-    "residual_fraction",
-    "power_usd_per_kwh",
-    "pue",
-    "colo_usd_per_kw_month",
-    "support_fraction_per_year",
-    "staff_usd_per_year",
-    "software_usd_per_gpu_year",
-)
+_BUY_NUMBERS: Final[tuple[str, ...]] = ("capex_usd", *OWNERSHIP_KEYS, "staff_usd_per_year", "software_usd_per_gpu_year")
 
 
 def _buy(
