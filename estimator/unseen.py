@@ -21,16 +21,36 @@ from typing import Final
 import numpy as np
 
 from estimator.calibrate import measured_mfu, measured_tokens_per_s, naive_mfu_baseline
+from estimator.model import STRATEGY_LABELS
 from estimator.prediction import Calibration, Solution, cap_mfu, run_queries, solve
 from estimator.runs import ProfiledRun, effective_stack, read_runs_csv
 from estimator.specs import DATA_DIR
 
 UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
+# Each file is a separate hold-out, reported on its own: once a set has been used to find model bugs it is no longer
+# pristine, so a later file (unseen_runs_2.csv: Hugging Face nanotron's Ultra-Scale Playbook sweep, another stack)
+# checks what the first one's fixes did to runs nobody looked at.
+UNSEEN_RUNS_FILES: Final[tuple[str, ...]] = (UNSEEN_RUNS_FILE, "unseen_runs_2.csv")
+# Layout classes the bench reports per unseen set: sharded data parallelism first (ZeRO-3/FSDP/HSDP, whatever else
+# the run uses), then pipeline (pp > 1), then tensor (tp > 1), else plain/ZeRO-1/2 data parallelism.
+LAYOUT_CLASSES: Final[tuple[str, ...]] = ("FSDP", "PP", "TP", "DP")
+_SHARDED_STRATEGIES: Final[frozenset[str]] = frozenset({"zero3", "fsdp", "hsdp"})
 
 
-def unseen_runs() -> list[ProfiledRun]:
-    """Published runs kept out of every fit (estimator/data/unseen_runs.csv; sources in its `source` column)."""
-    return read_runs_csv((DATA_DIR / UNSEEN_RUNS_FILE).read_text(encoding="utf-8"))
+def unseen_runs(file: str = UNSEEN_RUNS_FILE) -> list[ProfiledRun]:
+    """Published runs kept out of every fit (one of UNSEEN_RUNS_FILES in estimator/data; sources per row)."""
+    if file not in UNSEEN_RUNS_FILES:
+        raise ValueError(f"file must be one of {', '.join(UNSEEN_RUNS_FILES)}; got {file!r}")
+    return read_runs_csv((DATA_DIR / file).read_text(encoding="utf-8"))
+
+
+def layout_classes(solution: Solution) -> np.ndarray:
+    """Each prediction's layout class (LAYOUT_CLASSES) from the layout it used (published cells, else searched)."""
+    strategies = np.array([*STRATEGY_LABELS, ""], dtype=object)[np.where(solution.strategy < 0, -1, solution.strategy)]
+    sharded = np.isin(strategies, list(_SHARDED_STRATEGIES))
+    return np.select(
+        [sharded, solution.pp > 1, solution.tp > 1], list(LAYOUT_CLASSES[:3]), default=LAYOUT_CLASSES[3]
+    ).astype(object)
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,10 @@ class UnseenCheck:
     capped: np.ndarray
     within_band: np.ndarray
     solution: Solution
+
+    @property
+    def layout_classes(self) -> np.ndarray:
+        return layout_classes(self.solution)
 
     @property
     def model_ape(self) -> np.ndarray:
