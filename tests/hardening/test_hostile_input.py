@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from advisor.models import ApiToken, Calibration, Scenario
 from tests.api.examples import scenario
+from tests.hardening.test_upload_limits import runs_csv
 
 PROBLEM = "application/problem+json"
 # (method, path) of every endpoint that takes a JSON body; ids are filled in by the fixture.
@@ -110,9 +111,8 @@ def test_a_bad_key_is_named_with_its_characters_escaped(api) -> None:  # type: i
 
 @pytest.mark.django_db
 def test_nul_in_a_query_calibration_name_is_refused(api) -> None:  # type: ignore[no-untyped-def]
-    from tests.hardening.test_upload_limits import _csv
 
-    response = api.post("/api/v1/calibrations?name=a%00b", data=_csv(3), content_type="text/csv")
+    response = api.post("/api/v1/calibrations?name=a%00b", data=runs_csv(3), content_type="text/csv")
     answer = _problem(response)
     assert answer["errors"][0]["parameter"] == "name"
     assert not Calibration.objects.filter(is_default=False).exists()
@@ -127,12 +127,6 @@ def test_errors_per_response_are_capped_with_a_count_of_the_rest(api, settings) 
 
 
 # --- CSV bodies and uploads ------------------------------------------------------------------------
-
-
-def _public_csv(rows: int) -> str:
-    from tests.hardening.test_upload_limits import _csv
-
-    return _csv(rows)
 
 
 def _with_cell(text: str, row: int, column: str, value: str) -> str:
@@ -150,7 +144,7 @@ CSV_URLS = ["/api/v1/calibrations?name=hostile", "/api/v1/estimate"]
 @pytest.mark.django_db
 @pytest.mark.parametrize("url", CSV_URLS)
 def test_cr_only_line_ends_are_accepted(api, url: str) -> None:  # type: ignore[no-untyped-def]
-    response = api.generic("POST", url, _public_csv(6).replace("\n", "\r"), content_type="text/csv")
+    response = api.generic("POST", url, runs_csv(6).replace("\n", "\r"), content_type="text/csv")
     assert response.status_code in (200, 201, 202), response.content[:300]
 
 
@@ -171,7 +165,7 @@ MALFORMED = {
 @pytest.mark.parametrize("url", CSV_URLS)
 def test_malformed_csv_is_refused_naming_the_row(api, url: str, label: str) -> None:  # type: ignore[no-untyped-def]
     make, where, words = MALFORMED[label]
-    answer = _problem(api.generic("POST", url, make(_public_csv(4)), content_type="text/csv"))
+    answer = _problem(api.generic("POST", url, make(runs_csv(4)), content_type="text/csv"))
     assert answer["errors"][0]["pointer"] == where
     assert words in answer["errors"][0]["detail"]
     assert not Calibration.objects.filter(is_default=False).exists()
@@ -186,7 +180,7 @@ def test_malformed_csv_upload_on_the_page_is_refused_naming_the_row(user, label:
     make, where, words = MALFORMED[label]
     web = Client()
     web.force_login(user)
-    upload = SimpleUploadedFile("runs.csv", make(_public_csv(4)).encode(), content_type="text/csv")
+    upload = SimpleUploadedFile("runs.csv", make(runs_csv(4)).encode(), content_type="text/csv")
     response = web.post("/calibrations/", {"name": "hostile", "runs": upload})
     assert response.status_code == 400
     page = response.content.decode()
@@ -197,10 +191,10 @@ def test_malformed_csv_upload_on_the_page_is_refused_naming_the_row(user, label:
 @pytest.mark.django_db
 def test_estimate_refuses_one_row_over_the_limit_without_a_trailing_newline(api, settings) -> None:  # type: ignore[no-untyped-def]
     settings.MAX_UPLOAD_ROWS = 5
-    over = _public_csv(6).rstrip("\n")
+    over = runs_csv(6).rstrip("\n")
     answer = _problem(api.generic("POST", "/api/v1/estimate", over, content_type="text/csv"))
     assert answer["errors"][0] == {"pointer": "#/csv", "detail": "at most 5 rows", "code": "too_many"}
-    at_limit = _public_csv(5).rstrip("\n")
+    at_limit = runs_csv(5).rstrip("\n")
     assert api.generic("POST", "/api/v1/estimate", at_limit, content_type="text/csv").status_code == 200
 
 
