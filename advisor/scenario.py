@@ -145,6 +145,11 @@ class ScenarioError(ValueError):
         self.errors = errors
         super().__init__("; ".join(f"{e['pointer'] or '/'}: {e['message']}" for e in errors))
 
+    @property
+    def messages(self) -> str:
+        """The messages alone, joined: what a page shows under its own heading."""
+        return "; ".join(e["message"] for e in self.errors)
+
 
 def pointer(*parts: str | int) -> str:
     """RFC 6901 JSON pointer from path parts."""

@@ -13,6 +13,12 @@ from advisor.models import ApiToken, Scenario
 from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
 
 
+def saved_versions(obj: Any) -> int:
+    """How many times a saved scenario or fleet was saved (the list query annotates ``version_count``)."""
+    count = getattr(obj, "version_count", None)
+    return int(count if count is not None else obj.versions.count())
+
+
 class StrictSerializer(serializers.Serializer):
     """Unknown fields are an error (named by pointer), not silently ignored."""
 
@@ -80,7 +86,7 @@ class ScenarioOutputSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_version(self, obj: Scenario) -> int:
-        return getattr(obj, "version_count", None) or obj.versions.count()
+        return saved_versions(obj)
 
 
 class ScenarioListItemSerializer(serializers.ModelSerializer):

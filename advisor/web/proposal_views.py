@@ -52,7 +52,7 @@ def _issue_or_message(request: HttpRequest, scenario_id: int) -> Proposal | None
     except Scenario.DoesNotExist:
         raise Http404("No such scenario") from None
     except ScenarioError as error:
-        messages.error(request, "This scenario no longer validates: " + "; ".join(e["message"] for e in error.errors))
+        messages.error(request, "This scenario no longer validates: " + error.messages)
         return None
 
 
@@ -161,7 +161,7 @@ def proposal_recompute(request: HttpRequest, proposal_id: int) -> HttpResponse:
     try:
         fresh = store.recompute_proposal(user=signed_in_user(request), proposal_id=previous.pk)
     except ScenarioError as error:
-        messages.error(request, "These inputs no longer validate: " + "; ".join(e["message"] for e in error.errors))
+        messages.error(request, "These inputs no longer validate: " + error.messages)
         return redirect("proposal-detail", proposal_id=previous.pk)
     messages.success(request, f"Recomputed with today's prices as proposal {fresh.pk}; proposal {previous.pk} is kept.")
     return redirect("proposal-detail", proposal_id=fresh.pk)

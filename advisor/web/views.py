@@ -323,7 +323,7 @@ def share_create(request: HttpRequest, scenario_id: int) -> HttpResponse:
     try:
         proposal = proposal_store.issue_proposal(user=signed_in_user(request), scenario_id=scenario.pk)
     except ScenarioError as error:
-        messages.error(request, "This scenario no longer validates: " + "; ".join(e["message"] for e in error.errors))
+        messages.error(request, "This scenario no longer validates: " + error.messages)
         return redirect("scenario-detail", scenario_id=scenario.pk)
     link = proposal_store.proposal_share_link_create(proposal=proposal)
     url = request.build_absolute_uri(reverse("shared", kwargs={"token": link.token}))

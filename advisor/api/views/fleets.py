@@ -21,7 +21,7 @@ from advisor.api.errors import FieldErrors, name_field_errors
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
-from advisor.api.serializers import StrictSerializer, TextField
+from advisor.api.serializers import StrictSerializer, TextField, saved_versions
 from advisor.api.views.advice import FirstRenderer
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import render_fleet_pdf
@@ -48,8 +48,7 @@ class FleetOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "fleet", "version", "created_at", "updated_at"]
 
     def get_version(self, obj: Fleet) -> int:
-        count = getattr(obj, "version_count", None)
-        return int(count if count is not None else obj.versions.count())
+        return saved_versions(obj)
 
 
 class FleetListItemSerializer(serializers.ModelSerializer):
