@@ -41,7 +41,7 @@ def job_mix(n: int, seed: int = 2027) -> list[dict[str, Any]]:
     for k in range(n):
         kind = rng.choice(["serving", "fine-tune", "eval", "pretrain"], p=[0.1, 0.45, 0.35, 0.1])
         if kind == "serving":
-            job = {"gpus": int(rng.choice([8, 16, 32])), "hours": 8760}
+            job: dict[str, Any] = {"gpus": int(rng.choice([8, 16, 32])), "hours": 8760}
         elif kind == "fine-tune":
             job = {
                 "gpus": int(rng.choice([8, 16, 32, 64])),

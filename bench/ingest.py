@@ -25,20 +25,24 @@ import tracemalloc
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from djangokit import setup_django  # noqa: E402
+
+if TYPE_CHECKING:
+    from pricing.services import ValidOffer
 
 PROVIDERS = ["aws", "azure", "gcp", "lambda", "runpod", "vast", "nebius", "oci", "cudo", "fluidstack"]
 REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "ap-south-1"]
 MARKETS = ["on_demand", "spot", "reserved_1y", "reserved_3y"]
 
 
-def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[object]:
+def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[ValidOffer]:
     """Validated offers, generated lazily; with changed_every=10, every 10th price is 5% higher."""
     from pricing.feeds.base import OfferRecord
-    from pricing.services import price_bounds, validate_offer
+    from pricing.services import ValidOffer, price_bounds, validate_offer
 
     bounds = price_bounds()
 
@@ -57,7 +61,10 @@ def observations(rows: int, *, tag: str, changed_every: int = 0) -> Iterator[obj
             usd_per_hour=price,
             source="bench/ingest.py synthetic",
         )
-        yield validate_offer(record, bounds=bounds)
+        offer = validate_offer(record, bounds=bounds)
+        # The synthetic prices sit inside the plausible band, so a rejection here is a bug in the bench.
+        assert isinstance(offer, ValidOffer), offer
+        yield offer
 
 
 def clear() -> None:
