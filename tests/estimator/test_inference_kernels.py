@@ -115,3 +115,31 @@ def test_unseen_v09_static_batch_tables_within_the_issue_targets():
     moe = np.array([r["model"] == "mixtral-8x7b" for r in rows])
     assert np.median(error) <= 0.10
     assert np.median(error[moe]) <= 0.25
+
+
+def test_max_throughput_tables_run_trtllm_bench_engines_whose_batch_cap_is_4096():
+    """trtllm-bench build caps max_batch_size at 4096 (tensorrt_llm/bench/build/tuning.py), not the BuildConfig
+    default 2048: short requests of a small model, whose KV cache holds more than 2048 of them, run a larger batch and
+    more tokens/s; long requests, capped by the KV cache, are unchanged."""
+    assert inf.serving_stack("trtllm_bench").max_batch == 4096 > inf.serving_stack("trtllm").max_batch
+    assert set(inf.load_table().cases.engine_max_batch) == {4096.0}
+    unseen = inf.load_table(read_data_csv("trtllm_v0.15_unseen_throughput.csv"))
+    assert set(unseen.cases.engine_max_batch) == {4096.0}
+
+    def shape(stack: str, isl: float, osl: float) -> inf.ServingCases:
+        return inf.build_cases(
+            models=[inf.ServedModel.from_catalog("llama-3.1-8b")],
+            gpus=[inf.serving_gpu("h200")],
+            precisions=["fp8"],
+            tps=[1],
+            input_tokens=[isl],
+            output_tokens=[osl],
+            stacks=[stack],
+        )
+
+    short_bench, short_default = shape("trtllm_bench", 128, 128), shape("trtllm", 128, 128)
+    assert inf.kv_capacity_requests(short_bench, CAL.params)[0] > 4096
+    assert inf.max_batch(short_bench, CAL.params)[0] == 4096 and inf.max_batch(short_default, CAL.params)[0] == 2048
+    assert inf.max_throughput(short_bench, CAL.params)[0] > inf.max_throughput(short_default, CAL.params)[0]
+    long_bench, long_default = shape("trtllm_bench", 2048, 2048), shape("trtllm", 2048, 2048)
+    assert inf.max_throughput(long_bench, CAL.params)[0] == inf.max_throughput(long_default, CAL.params)[0]
