@@ -143,3 +143,29 @@ def test_max_throughput_tables_run_trtllm_bench_engines_whose_batch_cap_is_4096(
     assert inf.max_throughput(short_bench, CAL.params)[0] > inf.max_throughput(short_default, CAL.params)[0]
     long_bench, long_default = shape("trtllm_bench", 2048, 2048), shape("trtllm", 2048, 2048)
     assert inf.max_throughput(long_bench, CAL.params)[0] == inf.max_throughput(long_default, CAL.params)[0]
+
+
+def test_the_engine_picks_its_custom_all_reduce_by_message_size_not_by_speed():
+    """TensorRT-LLM's AUTO strategy sends every message up to 16 MB (2 GPUs) / 8 MB (more) through its custom NVLink
+    kernel and NCCL only above (serving_stacks.csv custom_ar_max_mb): a 4 MB decode message on 8 H100s pays the custom
+    kernel's line although NCCL's would be cheaper; vLLM's limit is 8 MiB; PCIe groups always pay NCCL."""
+    hopper = inf.fabrics()["nvlink-hopper"]
+    assert inf.serving_stack("trtllm").custom_allreduce_limit(2) == 16e6
+    assert inf.serving_stack("trtllm").custom_allreduce_limit(8) == 8e6
+    assert inf.serving_stack("vllm").custom_allreduce_limit(8) == pytest.approx(8 * 2**20)
+
+    def line(latency: float, eff: float, message: float, ranks: int) -> float:
+        return latency + 2 * (ranks - 1) / ranks * message / (450e9 * eff)
+
+    c = cases("llama-3.1-70b", tp=8, stack="trtllm")
+    tokens = np.array([256.0, 1024.0])  # x 8192 hidden x 2 bytes: 4.2 MB (custom) and 16.8 MB (NCCL)
+    message = tokens * 8192 * 2
+    custom = line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, message[0], 8)
+    nccl = line(hopper.latency_s, hopper.busbw_efficiency, message[0], 8)
+    assert nccl < custom  # NCCL would be faster at 4 MB ...
+    expected = [custom, line(hopper.latency_s, hopper.busbw_efficiency, message[1], 8)]
+    assert inf.allreduce_s(c, tokens) == pytest.approx(2 * 80 * np.asarray(expected), rel=1e-9)  # ... it is not taken
+    # The same 16.8 MB message on 2 GPUs is above 16 MB too; 8.4 MB on 2 GPUs still takes the custom kernel.
+    two = cases("llama-3.1-70b", tp=2, stack="trtllm")
+    got = inf.allreduce_s(two, np.array([512.0]))[0]
+    assert got == pytest.approx(2 * 80 * line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, 512 * 16384, 2))
