@@ -169,3 +169,16 @@ def test_the_engine_picks_its_custom_all_reduce_by_message_size_not_by_speed():
     two = cases("llama-3.1-70b", tp=2, stack="trtllm")
     got = inf.allreduce_s(two, np.array([512.0]))[0]
     assert got == pytest.approx(2 * 80 * line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, 512 * 16384, 2))
+
+
+def test_pcie_rows_come_from_a_pcie_only_server():
+    """fabrics.csv pcie / pcie-8: NVIDIA/nccl issue #1639 (PCIe-only dual-socket server, Gen5 x16 = 64 GB/s one-way):
+    busbw 35 GB/s on 4 GPUs and 28 GB/s on 8. A ring whose every hop crosses the CPU's root complex reaches about half
+    the link, well below what NCCL reaches over NVLink."""
+    table = inf.fabrics()
+    assert table["pcie"].busbw_efficiency == pytest.approx(35 / 64, abs=1e-3)
+    assert table["pcie-8"].busbw_efficiency == pytest.approx(28 / 64, abs=1e-3)
+    # In absolute terms (one-way link x efficiency): a PCIe Gen4 ring reaches ~17.5 GB/s, NVLink 3 NCCL ~174 GB/s.
+    a100_pcie, a100 = inf.serving_gpu("a100-pcie-80gb"), inf.serving_gpu("a100-80gb")
+    pcie_bw = a100_pcie.link_gbps * table["pcie"].busbw_efficiency
+    assert pcie_bw < 0.15 * a100.link_gbps * table["nvlink-ampere"].busbw_efficiency
