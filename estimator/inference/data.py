@@ -210,11 +210,22 @@ class ServingStack:
     chunked_prefill: bool = True
     gqa_kernel_groups: tuple[int, ...] | None = None  # query heads per KV head read once per KV head; None = all
     fp8_experts: bool = True  # routed experts run in FP8 when the deployment is FP8 (else 16-bit experts)
+    # Largest all-reduce message [bytes] the engine sends through its custom NVLink kernel: (groups of <= 2, larger).
+    custom_ar_max_bytes: tuple[float, float] = (16e6, 8e6)
+
+    def custom_allreduce_limit(self, ranks: int) -> float:
+        """Largest message [bytes] a group of ``ranks`` GPUs sends through the custom kernel (NCCL above)."""
+        return self.custom_ar_max_bytes[0] if ranks <= 2 else self.custom_ar_max_bytes[1]
 
     def shares_kv_reads(self, group: float) -> bool:
         """Whether the engine has a grouped-query decode kernel (XQA-style: each KV head read once for its ``group``
         query heads) for this group size."""
         return self.gqa_kernel_groups is None or int(group) in self.gqa_kernel_groups
+
+
+def _limits_mb(text: str) -> tuple[float, float]:
+    small, large = (float(v) * 1e6 for v in text.strip().split("/"))
+    return small, large
 
 
 def _groups(text: str) -> tuple[int, ...] | None:
@@ -236,6 +247,7 @@ def serving_stacks() -> dict[str, ServingStack]:
             chunked_prefill=r["chunked_prefill"].strip() == "1",
             gqa_kernel_groups=_groups(r["gqa_kernel_groups"]),
             fp8_experts=r["moe_fp8_experts"].strip() == "1",
+            custom_ar_max_bytes=_limits_mb(r["custom_ar_max_mb"]),
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -401,6 +413,7 @@ class ServingCases:
     busbw_eff: FloatArray
     custom_ar_latency: FloatArray  # s per collective, the engine's custom all-reduce (0: none on this path)
     custom_busbw_eff: FloatArray
+    custom_ar_max_bytes: FloatArray  # largest message the engine sends through its custom kernel (NCCL above)
     runtime_bytes: FloatArray  # per GPU, serving stack
     kv_fraction: FloatArray
     kv_of_total: BoolArray
@@ -497,6 +510,7 @@ def build_cases(
         busbw_eff=arr([f.busbw_efficiency for _, f in paths]),
         custom_ar_latency=arr([f.custom_latency_s for _, f in paths]),
         custom_busbw_eff=arr([f.custom_busbw_efficiency for _, f in paths]),
+        custom_ar_max_bytes=arr([s.custom_allreduce_limit(int(t)) for s, t in zip(stack_rows, tps, strict=True)]),
         runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),

@@ -37,6 +37,9 @@ from estimator.inference.model import PARAMETER_BOUNDS, PARAMETER_NAMES, max_thr
 
 TABLE_FILE: Final[str] = "trtllm_inference_throughput.csv"
 CALIBRATION_FILE: Final[str] = "calibration.json"
+# The max-throughput tables were run by trtllm-bench (its engine heuristics: serving_stacks.csv trtllm_bench); a table
+# row's own ``stack`` column wins.
+TABLE_STACK: Final[str] = "trtllm_bench"
 REGENERATE_COMMAND: Final[str] = "python -m estimator.inference --fit --out estimator/data/inference/calibration.json"
 FIT_STARTS: Final[int] = 8  # extra starting points of the full fit (held-out refits start from the full fit)
 FIT_SEED: Final[int] = 0
@@ -63,7 +66,8 @@ def table_gpu(name: str) -> str:
 
 
 def load_table(rows: Sequence[Mapping[str, str]] | None = None) -> MeasuredTable:
-    """Rows of trtllm_inference_throughput.csv (the bundled copy when ``rows`` is None) as a MeasuredTable."""
+    """Rows of trtllm_inference_throughput.csv (the bundled copy when ``rows`` is None) as a MeasuredTable; serving
+    stack from the row's ``stack`` column, else trtllm-bench's (TABLE_STACK)."""
     rows = read_data_csv(TABLE_FILE) if rows is None else rows
     try:
         cases = build_cases(
@@ -73,6 +77,7 @@ def load_table(rows: Sequence[Mapping[str, str]] | None = None) -> MeasuredTable
             tps=[int(r["tp"]) for r in rows],
             input_tokens=[float(r["isl"]) for r in rows],
             output_tokens=[float(r["osl"]) for r in rows],
+            stacks=[r.get("stack") or TABLE_STACK for r in rows],
             labels=[f"{r['model']} {r['gpu']} {r['precision']} tp{r['tp']} {r['isl']}/{r['osl']}" for r in rows],
         )
     except KeyError as exc:

@@ -20,8 +20,9 @@ TensorRT-LLM perf-overview tables; nccl-tests PERFORMANCE.md; vidur all-reduce m
   which binds on Hopper for grouped-query models an engine has no XQA kernel for (serving_stacks.csv
   gqa_kernel_groups).
 * Prefill (compute bound): ``2 P_active s + attention(s^2 / 2)`` FLOPs plus its all-reduces.
-* All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv), the
-  cheaper of NCCL's line and the engine's custom NVLink kernel's line where the fabric has one.
+* All-reduce of S bytes over n GPUs: ``latency + 2 (n - 1) / n x S / (link x busbw_efficiency)`` (fabrics.csv): the
+  engine's custom NVLink kernel's line for messages up to the engine's limit where the fabric has one (TensorRT-LLM
+  16 MB on 2 GPUs, 8 MB on more; vLLM 8 MiB: serving_stacks.csv), NCCL's line otherwise.
 """
 
 from __future__ import annotations
@@ -107,16 +108,18 @@ def max_batch(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
 
 
 def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
-    """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU). Each is the cheaper of
-    NCCL and the engine's custom one-shot kernel (the engine picks by message size): the custom kernel's low latency
-    wins for decode-sized messages, NCCL's bandwidth for prefill-sized ones."""
+    """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU). Where the fabric has the
+    engine's custom NVLink kernel, every message up to the engine's limit (serving_stacks.csv custom_ar_max_mb) takes
+    it, NCCL above: the engine chooses by message size, not by speed, so mid-sized decode messages (a few MB) pay the
+    custom kernel's lower bandwidth although NCCL would be faster there."""
     tp = col(c.tp, tokens)
-    moved = 2.0 * (tp - 1.0) / tp * tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
+    message = tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
+    moved = 2.0 * (tp - 1.0) / tp * message
     nccl = col(c.ar_latency, tokens) + moved / col(c.link_bw * c.busbw_eff, tokens)
-    has_custom = col(c.custom_busbw_eff, tokens) > 0.0
     custom_bw = col(c.link_bw * np.where(c.custom_busbw_eff > 0.0, c.custom_busbw_eff, 1.0), tokens)
-    custom = np.where(has_custom, col(c.custom_ar_latency, tokens) + moved / custom_bw, np.inf)
-    one = np.minimum(nccl, custom)
+    custom = col(c.custom_ar_latency, tokens) + moved / custom_bw
+    takes_custom = (col(c.custom_busbw_eff, tokens) > 0.0) & (message <= col(c.custom_ar_max_bytes, tokens))
+    one = np.where(takes_custom, custom, nccl)
     return np.where(tp > 1.0, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
 
 

@@ -115,3 +115,70 @@ def test_unseen_v09_static_batch_tables_within_the_issue_targets():
     moe = np.array([r["model"] == "mixtral-8x7b" for r in rows])
     assert np.median(error) <= 0.10
     assert np.median(error[moe]) <= 0.25
+
+
+def test_max_throughput_tables_run_trtllm_bench_engines_whose_batch_cap_is_4096():
+    """trtllm-bench build caps max_batch_size at 4096 (tensorrt_llm/bench/build/tuning.py), not the BuildConfig
+    default 2048: short requests of a small model, whose KV cache holds more than 2048 of them, run a larger batch and
+    more tokens/s; long requests, capped by the KV cache, are unchanged."""
+    assert inf.serving_stack("trtllm_bench").max_batch == 4096 > inf.serving_stack("trtllm").max_batch
+    assert set(inf.load_table().cases.engine_max_batch) == {4096.0}
+    unseen = inf.load_table(read_data_csv("trtllm_v0.15_unseen_throughput.csv"))
+    assert set(unseen.cases.engine_max_batch) == {4096.0}
+
+    def shape(stack: str, isl: float, osl: float) -> inf.ServingCases:
+        return inf.build_cases(
+            models=[inf.ServedModel.from_catalog("llama-3.1-8b")],
+            gpus=[inf.serving_gpu("h200")],
+            precisions=["fp8"],
+            tps=[1],
+            input_tokens=[isl],
+            output_tokens=[osl],
+            stacks=[stack],
+        )
+
+    short_bench, short_default = shape("trtllm_bench", 128, 128), shape("trtllm", 128, 128)
+    assert inf.kv_capacity_requests(short_bench, CAL.params)[0] > 4096
+    assert inf.max_batch(short_bench, CAL.params)[0] == 4096 and inf.max_batch(short_default, CAL.params)[0] == 2048
+    assert inf.max_throughput(short_bench, CAL.params)[0] > inf.max_throughput(short_default, CAL.params)[0]
+    long_bench, long_default = shape("trtllm_bench", 2048, 2048), shape("trtllm", 2048, 2048)
+    assert inf.max_throughput(long_bench, CAL.params)[0] == inf.max_throughput(long_default, CAL.params)[0]
+
+
+def test_the_engine_picks_its_custom_all_reduce_by_message_size_not_by_speed():
+    """TensorRT-LLM's AUTO strategy sends every message up to 16 MB (2 GPUs) / 8 MB (more) through its custom NVLink
+    kernel and NCCL only above (serving_stacks.csv custom_ar_max_mb): a 4 MB decode message on 8 H100s pays the custom
+    kernel's line although NCCL's would be cheaper; vLLM's limit is 8 MiB; PCIe groups always pay NCCL."""
+    hopper = inf.fabrics()["nvlink-hopper"]
+    assert inf.serving_stack("trtllm").custom_allreduce_limit(2) == 16e6
+    assert inf.serving_stack("trtllm").custom_allreduce_limit(8) == 8e6
+    assert inf.serving_stack("vllm").custom_allreduce_limit(8) == pytest.approx(8 * 2**20)
+
+    def line(latency: float, eff: float, message: float, ranks: int) -> float:
+        return latency + 2 * (ranks - 1) / ranks * message / (450e9 * eff)
+
+    c = cases("llama-3.1-70b", tp=8, stack="trtllm")
+    tokens = np.array([256.0, 1024.0])  # x 8192 hidden x 2 bytes: 4.2 MB (custom) and 16.8 MB (NCCL)
+    message = tokens * 8192 * 2
+    custom = line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, message[0], 8)
+    nccl = line(hopper.latency_s, hopper.busbw_efficiency, message[0], 8)
+    assert nccl < custom  # NCCL would be faster at 4 MB ...
+    expected = [custom, line(hopper.latency_s, hopper.busbw_efficiency, message[1], 8)]
+    assert inf.allreduce_s(c, tokens) == pytest.approx(2 * 80 * np.asarray(expected), rel=1e-9)  # ... it is not taken
+    # The same 16.8 MB message on 2 GPUs is above 16 MB too; 8.4 MB on 2 GPUs still takes the custom kernel.
+    two = cases("llama-3.1-70b", tp=2, stack="trtllm")
+    got = inf.allreduce_s(two, np.array([512.0]))[0]
+    assert got == pytest.approx(2 * 80 * line(hopper.custom_latency_s, hopper.custom_busbw_efficiency, 512 * 16384, 2))
+
+
+def test_pcie_rows_come_from_a_pcie_only_server():
+    """fabrics.csv pcie / pcie-8: NVIDIA/nccl issue #1639 (PCIe-only dual-socket server, Gen5 x16 = 64 GB/s one-way):
+    busbw 35 GB/s on 4 GPUs and 28 GB/s on 8. A ring whose every hop crosses the CPU's root complex reaches about half
+    the link, well below what NCCL reaches over NVLink."""
+    table = inf.fabrics()
+    assert table["pcie"].busbw_efficiency == pytest.approx(35 / 64, abs=1e-3)
+    assert table["pcie-8"].busbw_efficiency == pytest.approx(28 / 64, abs=1e-3)
+    # In absolute terms (one-way link x efficiency): a PCIe Gen4 ring reaches ~17.5 GB/s, NVLink 3 NCCL ~174 GB/s.
+    a100_pcie, a100 = inf.serving_gpu("a100-pcie-80gb"), inf.serving_gpu("a100-80gb")
+    pcie_bw = a100_pcie.link_gbps * table["pcie"].busbw_efficiency
+    assert pcie_bw < 0.15 * a100.link_gbps * table["nvlink-ampere"].busbw_efficiency

@@ -124,7 +124,7 @@ def test_all_reduce_is_latency_plus_bytes_over_bandwidth_from_the_fabric_table()
 
 def test_decode_sized_all_reduces_take_the_engines_custom_kernel_and_prefill_sized_ones_nccl():
     """TensorRT-LLM/vLLM/SGLang replace NCCL by a one-shot NVLink kernel for small messages (sglang PR #2904: ~6 us
-    on 8 H100s vs NCCL's ~36 us); the engine takes the cheaper path, so an all-reduce is the lower of the two lines."""
+    on 8 H100s vs NCCL's ~36 us); messages above the engine's limit (8 MB on 8 GPUs) go to NCCL."""
     c = cases("llama-3.1-70b", tp=8)
     hopper = inf.fabrics()["nvlink-hopper"]
     assert 0 < hopper.custom_latency_s < hopper.latency_s and 0 < hopper.custom_busbw_efficiency < 1

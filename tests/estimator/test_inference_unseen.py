@@ -45,7 +45,7 @@ def test_the_model_beats_the_naive_baseline_on_the_unseen_table():
     baseline = inf.ape(inf.baseline_predict(unseen.cases, inf.baseline_fit(table)), unseen.measured)
     moe = np.isin(np.asarray(unseen.models), ["mixtral-8x7b", "mixtral-8x22b"])
     assert np.median(model) < np.median(baseline) / 3.0
-    assert np.median(model) <= 0.15  # measured 13.2% (bench section 3); the 10% is not met here yet
+    assert np.median(model) <= 0.11  # measured 9.6% (bench section 3); the target is 10%
     assert np.median(model[moe]) <= 0.25  # the MoE target
 
 
