@@ -55,6 +55,7 @@ MAX_EVENTS: Final[int] = 20_000  # bound on the loop; a case not done by then re
 TAIL_QUANTILE: Final[float] = 0.95
 SATURATED_CLIENTS: Final[float] = 2.0  # clients simulated per batch slot at most (the rest only queue)
 MAX_OPEN_LOOP_REQUESTS: Final[int] = 5_000  # requests one open-loop run simulates (one column each)
+EVENTS_PER_REQUEST: Final[int] = 10  # open loop: loop bound per request (a run takes about 3: arrival, prefill, end)
 ARRIVAL_SEED: Final[int] = 20  # fixed draws of the Poisson arrivals: the same answer on every run
 
 IntArray = npt.NDArray[np.int64]
@@ -318,7 +319,7 @@ def simulate_open_loop(
     t = _Totals(np.zeros((3, len(c))), np.zeros((3, len(c))), np.zeros((3, len(c))), ~fits, ~fits)
     slots = np.maximum(cap, 1.0)
     queued = np.zeros(len(c), dtype=bool)
-    for _ in range(MAX_EVENTS):
+    for _ in range(MAX_EVENTS + EVENTS_PER_REQUEST * requests):
         alive = s.active.any(axis=0)
         if not alive.any():
             break

@@ -109,6 +109,8 @@ def test_a_model_that_does_not_fit_answers_infinite_latency_and_no_throughput():
     )
     load = inf.simulate_closed_loop(c, CAL.params, one(8))
     assert np.isinf(load.ttft_s[0]) and np.isinf(load.tpot_p95_s[0]) and load.output_tokens_per_s[0] == 0
+    run = simulate.simulate_open_loop(c, CAL.params, one(2.0), requests=10)
+    assert np.isinf(run.ttft_s[0]) and run.requests_per_s[0] == 0 and run.saturated[0]
 
 
 def test_without_chunked_prefill_a_prompt_waits_for_a_step_it_fits_whole():
