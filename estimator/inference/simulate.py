@@ -298,6 +298,8 @@ def simulate_open_loop(
     (estimator.inference.latency.open_loop, an endless stream) answers infinite."""
     if not 1 <= requests <= MAX_OPEN_LOOP_REQUESTS:
         raise InferenceError("requests", f"must be between 1 and {MAX_OPEN_LOOP_REQUESTS}; got {requests!r}")
+    if not np.all(np.asarray(requests_per_s, dtype=np.float64) > 0):
+        raise InferenceError("requests_per_s", "must be positive (inf: every request at once)")
     cap = np.floor(max_batch(c, theta))
     fits = cap >= 1.0
     sent = arrival_times(requests_per_s, requests, poisson=poisson)

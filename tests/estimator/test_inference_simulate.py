@@ -231,6 +231,9 @@ def test_open_loop_request_count_is_checked():
     with pytest.raises(inf.InferenceError) as err:
         simulate.simulate_open_loop(c, CAL.params, one(1.0), requests=0)
     assert err.value.field == "requests"
+    with pytest.raises(inf.InferenceError) as err:
+        simulate.simulate_open_loop(c, CAL.params, one(0.0), requests=10)
+    assert err.value.field == "requests_per_s"
 
 
 def test_the_open_loop_formula_stays_near_a_long_simulated_run_at_half_capacity():
