@@ -20,8 +20,10 @@
    prefill + one decode step; TPOT = one plain decode step at min(concurrency, batch cap), no prefill of other
    requests in it).
 5. Latency under random arrivals, never fitted: TensorRT-LLM v0.14 online-serving table (Triton backend, Llama 3.1
-   8B/70B BF16 on H100/H200, requests at a fixed rate; trtllm_online_serving.csv): TTFT and TPOT of the open-loop
-   queueing formula (estimator.inference.latency.open_loop) at each finite rate, beside the no-queueing baseline.
+   8B/70B BF16 on H100/H200, requests at a fixed rate; trtllm_online_serving.csv): TTFT and TPOT of the simulated
+   run of the table's 500 requests (estimator.inference.simulate.simulate_open_loop, Poisson arrivals), beside the
+   open-loop queueing formula of an endless stream (estimator.inference.latency.open_loop, infinite past capacity)
+   and the no-queueing baseline, at each finite rate; then the simulated run at the "INF" rate (all 500 at once).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from estimator import inference as inf
 from estimator.inference.data import read_data_csv
 from estimator.inference.fit import table_gpu, table_model
 from estimator.inference.model import decode_step_s
+from estimator.inference.simulate import simulate_open_loop
 
 TTFT_TARGET = 0.35
 TPOT_TARGET = 0.20
@@ -184,6 +187,7 @@ def nim_latency(params: dict[str, float]) -> None:
 
 
 ONLINE_SERVING_FILE = "trtllm_online_serving.csv"
+ONLINE_SERVING_REQUESTS = 500  # the table's own statement: "generated using version 0.14.0, with 500 requests"
 
 
 def online_serving(params: dict[str, float]) -> None:
@@ -191,6 +195,7 @@ def online_serving(params: dict[str, float]) -> None:
     rows = [r for r in published if r["qps"] != "INF"]  # INF: all 500 requests at once, a burst rather than a rate
     cases = row_cases(rows, isl="input_tokens", osl="output_tokens")
     rate = np.asarray([float(r["qps"]) for r in rows])
+    run = simulate_open_loop(cases, params, rate, requests=ONLINE_SERVING_REQUESTS)
     load = inf.open_loop(cases, params, rate)
     ttft = np.asarray([float(r["ttft_ms"]) for r in rows]) / 1e3
     itl = np.asarray([float(r["itl_ms"]) for r in rows]) / 1e3
@@ -205,17 +210,33 @@ def online_serving(params: dict[str, float]) -> None:
     )
     over = ~np.isfinite(load.ttft_s)  # the formula: the rate is at or above capacity (the queue grows without bound)
     for name, pred, meas, limit in (
+        (f"TTFT model (simulated run of {ONLINE_SERVING_REQUESTS} requests)", run.ttft_s, ttft, TTFT_TARGET),
         ("TTFT open-loop queueing formula", load.ttft_s, ttft, TTFT_TARGET),
         ("TTFT no-queueing baseline", naive_ttft, ttft, TTFT_TARGET),
+        (f"TPOT model (simulated run of {ONLINE_SERVING_REQUESTS} requests)", run.tpot_s, itl, TPOT_TARGET),
         ("TPOT open-loop queueing formula", load.tpot_s, itl, TPOT_TARGET),
         ("TPOT plain-decode-step baseline", naive_tpot, itl, TPOT_TARGET),
     ):
         within = np.mean(np.isfinite(pred) & (inf.ape(pred, meas) <= limit))  # infinite: a miss
         shown = np.isfinite(pred)
         print(summary(f"  {name}", pred[shown], meas[shown]) + f"  within {limit:.0%} of all: {within:5.1%}")
-    finite = ", ".join(f"{x:.0f}" for x in ttft[over] * 1e3)
-    print(f"  over capacity by the formula (infinite, left out of the error figures): {over.sum()} rows")
-    print(f"    their measured TTFT [ms] (500 requests: the queue stops growing when they run out): {finite}")
+    rps = np.asarray([float(r["requests_per_s"]) for r in rows])
+    print(summary("  requests/s over the run: model (simulated)", run.requests_per_s, rps))
+    print(f"  over capacity by the formula (infinite, left out of its error figures): {over.sum()} rows")
+    pairs = ", ".join(f"{m:.0f}/{p:.0f}" for m, p in zip(ttft[over] * 1e3, run.ttft_s[over] * 1e3, strict=True))
+    print(f"    their TTFT [ms], measured/simulated (the queue stops growing when the requests run out): {pairs}")
+    burst = [r for r in published if r["qps"] == "INF"]
+    bc = row_cases(burst, isl="input_tokens", osl="output_tokens")
+    b_run = simulate_open_loop(bc, params, np.full(len(burst), np.inf), requests=ONLINE_SERVING_REQUESTS)
+    b_ttft = np.asarray([float(r["ttft_ms"]) for r in burst]) / 1e3
+    b_itl = np.asarray([float(r["itl_ms"]) for r in burst]) / 1e3
+    print(f"  the {len(burst)} INF rows (all {ONLINE_SERVING_REQUESTS} requests sent at once), simulated run:")
+    for name, pred, meas, limit in (
+        ("TTFT", b_run.ttft_s, b_ttft, TTFT_TARGET),
+        ("TPOT", b_run.tpot_s, b_itl, TPOT_TARGET),
+    ):
+        within = np.mean(inf.ape(pred, meas) <= limit)
+        print(summary(f"    {name} model (simulated burst)", pred, meas) + f"  within {limit:.0%}: {within:5.1%}")
 
 
 def main() -> int:

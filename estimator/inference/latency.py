@@ -1,8 +1,9 @@
 """Latency under load: TTFT and TPOT (mean and p95) of one replica at a given concurrency (closed loop: N clients
 each sending its next request when the last one finished) or a given request rate (open loop: Poisson arrivals).
 These are queueing formulas with random (Poisson-like) arrivals: smooth and cheap, what the sizing grid uses. A
-benchmark's closed loop (clients that start together with identical requests) is simulated step by step in
-estimator.inference.simulate instead.
+benchmark's closed loop (clients that start together with identical requests) and its open-loop run (a finite number
+of requests sent at a rate: past capacity the queue stops growing when they run out, where the formula's endless
+stream answers infinite) are simulated step by step in estimator.inference.simulate instead.
 
 Vectorised over cases (and a grid per case). The queueing model, on top of estimator.inference.model:
 

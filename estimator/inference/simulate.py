@@ -20,6 +20,15 @@ sent at t = 0) is warm-up; means, p95 and throughput come from the next ``MEASUR
 genai-perf's inter-token latency: per request (last token - first token) / (output_tokens - 1), averaged over
 requests.
 
+The open loop as an online-serving benchmark runs it (TensorRT-LLM's "Online Serving Measurements": 500 requests at
+a fixed rate): a finite number of requests, each sent once at its arrival time (Poisson from a fixed seed, or evenly
+spaced) whatever the engine does, through the same scheduler; an engine with nothing to run waits for the next
+arrival and a decode-only jump stops at it. Every request is measured. Past the engine's capacity the queue grows
+only while requests are still being sent, so the run answers a finite TTFT (the queueing formula of an endless
+stream answers infinite), and the requests/s it reports is below the send rate by the drain at the end. Only the
+window of requests between the oldest unfinished one and the next to arrive takes part in a step (views of the
+state), so a run costs about a few steps per request.
+
 The benchmark's TTFT is taken at the client, from sending the request to receiving the first token, so it also holds
 the serving frontend's tokenization, the first token's de-tokenization, queueing and network latency (NIM for LLM
 Benchmarking Guide, "Metrics", docs.nvidia.com/nim/benchmarking/llm/latest/metrics.html). None of that is simulated:
@@ -36,7 +45,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from estimator.inference.data import FloatArray, ServingCases
+from estimator.inference.data import FloatArray, InferenceError, ServingCases
 from estimator.inference.latency import LoadPoint
 from estimator.inference.model import engine_step_s, max_batch
 
@@ -45,6 +54,9 @@ MEASURED_ROUNDS: Final[int] = 3
 MAX_EVENTS: Final[int] = 20_000  # bound on the loop; a case not done by then reports what it measured so far
 TAIL_QUANTILE: Final[float] = 0.95
 SATURATED_CLIENTS: Final[float] = 2.0  # clients simulated per batch slot at most (the rest only queue)
+MAX_OPEN_LOOP_REQUESTS: Final[int] = 5_000  # requests one open-loop run simulates (one column each)
+EVENTS_PER_REQUEST: Final[int] = 10  # open loop: loop bound per request (a run takes about 3: arrival, prefill, end)
+ARRIVAL_SEED: Final[int] = 20  # fixed draws of the Poisson arrivals: the same answer on every run
 
 IntArray = npt.NDArray[np.int64]
 
@@ -63,6 +75,7 @@ class _Clients:
     done: IntArray  # requests returned
     ttft: FloatArray  # per client and round [s]; NaN until measured
     tpot: FloatArray
+    in_order: bool = False  # tickets rise with the column (an open loop: each column is one request, sent in order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +97,12 @@ def _rank(key: FloatArray, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntAr
     return order, rank
 
 
-def _admit(s: _Clients, cap: FloatArray) -> None:
-    """Admit waiting requests in arrival order while slots are free."""
-    waiting = s.active & ~s.admitted
+def _admit(s: _Clients, cap: FloatArray, now: FloatArray) -> None:
+    """Admit the requests that have arrived, in arrival order, while slots are free."""
+    waiting = s.active & ~s.admitted & (s.sent_at <= now[:, None])
     room = cap - s.admitted.sum(axis=1)
-    _, rank = _rank(s.ticket, waiting)
+    # Columns in ticket order need no sort: a waiting request's place is the number of waiting ones before it.
+    rank = np.cumsum(waiting, axis=1) - 1 if s.in_order else _rank(s.ticket, waiting)[1]
     s.admitted[waiting & (rank < room[:, None])] = True
 
 
@@ -96,19 +110,27 @@ def _prefill_allotment(c: ServingCases, s: _Clients, decoding: npt.NDArray[np.bo
     """Prompt tokens each client's request runs this step: the budget left after the decode tokens, to prompts in
     arrival order; without chunking a prompt runs whole once it fits (the first one always: an engine built for it)."""
     pending = s.admitted & (s.prefill_left > 0)
-    order, _ = _rank(s.ticket, pending)
-    left = np.take_along_axis(np.where(pending, s.prefill_left, 0.0), order, axis=1)
+    left = np.where(pending, s.prefill_left, 0.0)
+    order = None if s.in_order else _rank(s.ticket, pending)[0]
+    if order is not None:
+        left = np.take_along_axis(left, order, axis=1)
     before = np.cumsum(left, axis=1) - left
     budget = np.maximum(c.max_num_tokens - decoding.sum(axis=1), 0.0)[:, None]
     chunked = np.clip(budget - before, 0.0, left)
     whole = np.where((before + left <= budget) | (before == 0.0), left, 0.0)
-    allot = np.zeros_like(left)
-    np.put_along_axis(allot, order, np.where(c.chunked_prefill[:, None], chunked, whole), axis=1)
-    return allot
+    allot = np.where(c.chunked_prefill[:, None], chunked, whole)
+    if order is None:
+        return allot
+    unsorted = np.zeros_like(left)
+    np.put_along_axis(unsorted, order, allot, axis=1)
+    return unsorted
 
 
-def _record(c: ServingCases, s: _Clients, finished: npt.NDArray[np.bool_], now: FloatArray) -> None:
-    """Store the returning requests' TTFT and TPOT by round and send each client's next request."""
+def _record(
+    c: ServingCases, s: _Clients, finished: npt.NDArray[np.bool_], now: FloatArray, *, resend: bool = True
+) -> None:
+    """Store the returning requests' TTFT and TPOT by round and send each client's next request (``resend``; an
+    open loop's requests are sent once: a finished one leaves)."""
     rows, cols = np.nonzero(finished)
     j = s.done[rows, cols]
     keep = j < s.ttft.shape[2]
@@ -117,6 +139,10 @@ def _record(c: ServingCases, s: _Clients, finished: npt.NDArray[np.bool_], now: 
     gaps = np.maximum(c.osl[r] - 1.0, 1.0)
     s.tpot[r, k, jj] = np.where(c.osl[r] > 1.0, (now[r] - s.first_at[r, k]) / gaps, 0.0)
     s.done[finished] += 1
+    if not resend:
+        s.active[finished] = False
+        s.admitted[finished] = False
+        return
     next_ticket = s.ticket.max(axis=1, initial=0.0)[:, None] + np.cumsum(finished, axis=1)
     s.ticket[finished] = next_ticket[finished]
     s.sent_at[finished] = np.broadcast_to(now[:, None], finished.shape)[finished]
@@ -125,22 +151,33 @@ def _record(c: ServingCases, s: _Clients, finished: npt.NDArray[np.bool_], now: 
     s.admitted[finished] = False
 
 
-def _step(c: ServingCases, theta: Mapping[str, float], s: _Clients, cap: FloatArray, t: _Totals) -> None:
-    """One scheduler step, or a jump over a run of decode-only steps, for every case."""
-    _admit(s, cap)
+def _step(
+    c: ServingCases, theta: Mapping[str, float], s: _Clients, cap: FloatArray, t: _Totals, *, resend: bool = True
+) -> None:
+    """One scheduler step, or a jump over a run of decode-only steps, for every case. An engine with nothing in
+    flight waits for the next request to arrive (open loop), and a jump stops at the next arrival."""
+    upcoming = np.where(s.active & (s.sent_at > t.now[0][:, None]), s.sent_at, np.inf).min(axis=1, initial=np.inf)
+    idle = ~s.admitted.any(axis=1) & ~(s.active & (s.sent_at <= t.now[0][:, None])).any(axis=1)
+    t.now[0] = np.where(idle & np.isfinite(upcoming), np.maximum(t.now[0], upcoming), t.now[0])
+    _admit(s, cap, t.now[0])
     decoding = s.admitted & (s.prefill_left <= 0) & (s.decode_left > 0)
     allot = _prefill_allotment(c, s, decoding)
     n_dec = decoding.sum(axis=1).astype(np.float64)
     prompt = allot.sum(axis=1)
-    # Decode-only: nothing changes until the next request returns, so take those steps at once.
-    nearest = np.where(decoding, s.decode_left, np.inf).min(axis=1, initial=np.inf)
-    k = np.where((prompt == 0.0) & np.isfinite(nearest), nearest, 1.0)
     ctx = np.where(decoding, c.isl[:, None] + c.osl[:, None] - s.decode_left, 0.0).sum(axis=1)
+    # Decode-only: nothing changes until the next request returns or arrives, so take those steps at once.
+    nearest = np.where(decoding, s.decode_left, np.inf).min(axis=1, initial=np.inf)
+    one_step = engine_step_s(c, theta, decode=n_dec, context=ctx)
+    until_arrival = np.where(
+        np.isfinite(upcoming), np.ceil(np.maximum(upcoming - t.now[0], 0.0) / np.maximum(one_step, 1e-12)), np.inf
+    )
+    k = np.where((prompt == 0.0) & np.isfinite(nearest), np.clip(np.minimum(nearest, until_arrival), 1.0, None), 1.0)
     done_before = c.isl[:, None] - s.prefill_left
     pairs = (allot * done_before + allot**2 / 2.0).sum(axis=1)
     dt = k * engine_step_s(
         c, theta, decode=n_dec, context=ctx + n_dec * (k - 1.0) / 2.0, prefill=prompt, prefill_attention=pairs
     )
+    dt = np.where((n_dec > 0) | (prompt > 0), dt, 0.0)  # nothing admitted (all slots wait for an arrival): no step
     t.now[0] += dt
     t.now[2] += s.admitted.sum(axis=1) * dt
     s.decode_left[decoding] -= np.broadcast_to(k[:, None], decoding.shape)[decoding]
@@ -149,7 +186,7 @@ def _step(c: ServingCases, theta: Mapping[str, float], s: _Clients, cap: FloatAr
     s.first_at[first] = np.broadcast_to(t.now[0][:, None], first.shape)[first]
     t.now[1] += n_dec * k + first.sum(axis=1)
     finished = (decoding | first) & (s.decode_left <= 0)
-    _record(c, s, finished, t.now[0])
+    _record(c, s, finished, t.now[0], resend=resend)
 
 
 def _snapshot(s: _Clients, t: _Totals) -> None:
@@ -197,13 +234,20 @@ def simulate_closed_loop(c: ServingCases, theta: Mapping[str, float], concurrenc
 
 
 def _load_point(
-    c: ServingCases, s: _Clients, t: _Totals, clients: FloatArray, cap: FloatArray, fits: npt.NDArray[np.bool_]
+    c: ServingCases,
+    s: _Clients,
+    t: _Totals,
+    clients: FloatArray,
+    cap: FloatArray,
+    fits: npt.NDArray[np.bool_],
+    *,
+    warmup_rounds: int = WARMUP_ROUNDS,
 ) -> LoadPoint:
     span = np.maximum(t.end - t.warm, 0.0)
     seconds = np.where(span[0] > 0, span[0], np.inf)
     tput = span[1] / seconds
-    measured = s.ttft[:, :, WARMUP_ROUNDS:].reshape(len(c), -1)
-    itl = s.tpot[:, :, WARMUP_ROUNDS:].reshape(len(c), -1)
+    measured = s.ttft[:, :, warmup_rounds:].reshape(len(c), -1)
+    itl = s.tpot[:, :, warmup_rounds:].reshape(len(c), -1)
     some = fits & np.isfinite(measured).any(axis=1)
     safe = np.where(some[:, None], measured, 0.0)
     safe_itl = np.where(some[:, None], itl, 0.0)
@@ -222,3 +266,73 @@ def _load_point(
         ttft_p95_s=stat(safe, TAIL_QUANTILE),
         tpot_p95_s=stat(safe_itl, TAIL_QUANTILE),
     )
+
+
+def _window(s: _Clients, lo: int, hi: int) -> _Clients:
+    """The columns lo..hi-1 of the state, as views (in ticket order)."""
+    cut = {f: getattr(s, f)[:, lo:hi] for f in _Clients.__dataclass_fields__ if f != "in_order"}
+    return _Clients(**cut, in_order=True)
+
+
+def arrival_times(requests_per_s: FloatArray, requests: int, *, poisson: bool = True) -> FloatArray:
+    """Send times [s] of ``requests`` requests per case at ``requests_per_s`` ((n,); ``inf``: all at t = 0, a burst):
+    Poisson arrivals from a fixed seed (the same draws for every case, so the result is deterministic and cases
+    differ only by their rate), or evenly spaced. The first request is sent at t = 0."""
+    rate = np.asarray(requests_per_s, dtype=np.float64)
+    gaps = np.random.default_rng(ARRIVAL_SEED).standard_exponential(requests) if poisson else np.ones(requests)
+    gaps[0] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(np.isfinite(rate) & (rate > 0), 1.0 / rate, 0.0)
+    return np.cumsum(gaps)[None, :] * scale[:, None]
+
+
+def simulate_open_loop(
+    c: ServingCases, theta: Mapping[str, float], requests_per_s: FloatArray, *, requests: int, poisson: bool = True
+) -> LoadPoint:
+    """An open-loop benchmark run: ``requests`` requests per case sent at ``requests_per_s`` ((n,); ``inf`` sends them
+    all at once) whatever the engine does, each request sent once, the same scheduler as the closed loop. Every
+    request is measured (no warm-up): mean and p95 TTFT and TPOT [s]; output tokens/s and requests/s over the run,
+    first send to last return (what a benchmark reports, lower than the send rate by the drain at the end); mean
+    requests in flight; ``saturated`` where a request waited for a batch slot. Past the engine's capacity the queue
+    grows only while requests are still being sent, so a finite run answers a finite TTFT where the queueing formula
+    (estimator.inference.latency.open_loop, an endless stream) answers infinite."""
+    if not 1 <= requests <= MAX_OPEN_LOOP_REQUESTS:
+        raise InferenceError("requests", f"must be between 1 and {MAX_OPEN_LOOP_REQUESTS}; got {requests!r}")
+    if not np.all(np.asarray(requests_per_s, dtype=np.float64) > 0):
+        raise InferenceError("requests_per_s", "must be positive (inf: every request at once)")
+    cap = np.floor(max_batch(c, theta))
+    fits = cap >= 1.0
+    sent = arrival_times(requests_per_s, requests, poisson=poisson)
+    shape = (len(c), requests)
+    active = np.broadcast_to(fits[:, None], shape).copy()
+    s = _Clients(
+        active=active,
+        admitted=np.zeros(shape, dtype=bool),
+        prefill_left=np.where(active, c.isl[:, None], 0.0),
+        decode_left=np.where(active, c.osl[:, None] - 1.0, 0.0),
+        ticket=np.broadcast_to(np.arange(requests, dtype=np.float64), shape).copy(),
+        sent_at=sent,
+        first_at=np.zeros(shape),
+        done=np.zeros(shape, dtype=np.int64),
+        ttft=np.full((*shape, 1), np.nan),
+        tpot=np.full((*shape, 1), np.nan),
+        in_order=True,
+    )
+    t = _Totals(np.zeros((3, len(c))), np.zeros((3, len(c))), np.zeros((3, len(c))), ~fits, ~fits)
+    slots = np.maximum(cap, 1.0)
+    queued = np.zeros(len(c), dtype=bool)
+    for _ in range(MAX_EVENTS + EVENTS_PER_REQUEST * requests):
+        alive = s.active.any(axis=0)
+        if not alive.any():
+            break
+        # Only the requests between the oldest unfinished one and the next to arrive take part in a step: work on
+        # that window of columns (views: updates land in the full arrays).
+        lo = int(np.argmax(alive))
+        hi = min(requests, int((s.sent_at <= t.now[0][:, None]).sum(axis=1).max()) + 1)
+        w = _window(s, lo, max(hi, lo + 1))
+        _admit(w, slots, t.now[0])
+        queued |= (w.active & ~w.admitted & (w.sent_at <= t.now[0][:, None])).any(axis=1)
+        _step(c, theta, w, slots, t, resend=False)
+    t.end[:] = t.now
+    load = _load_point(c, s, t, np.full(len(c), float(requests)), np.full(len(c), np.inf), fits, warmup_rounds=0)
+    return replace(load, saturated=queued | ~fits)

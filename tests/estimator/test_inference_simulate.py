@@ -109,6 +109,8 @@ def test_a_model_that_does_not_fit_answers_infinite_latency_and_no_throughput():
     )
     load = inf.simulate_closed_loop(c, CAL.params, one(8))
     assert np.isinf(load.ttft_s[0]) and np.isinf(load.tpot_p95_s[0]) and load.output_tokens_per_s[0] == 0
+    run = simulate.simulate_open_loop(c, CAL.params, one(2.0), requests=10)
+    assert np.isinf(run.ttft_s[0]) and run.requests_per_s[0] == 0 and run.saturated[0]
 
 
 def test_without_chunked_prefill_a_prompt_waits_for_a_step_it_fits_whole():
@@ -157,3 +159,98 @@ def test_nim_70b_long_prompts_are_reproduced_by_the_simulated_benchmark():
     hits = np.abs(load.ttft_s / ttft - 1) <= 0.35
     assert hits[n >= 150].all() and hits.sum() >= 6
     assert np.all(np.abs(load.tpot_s / tpot - 1) < 0.25)
+
+
+# The open loop: a finite number of requests sent at a rate, whatever the engine does (online-serving benchmarks).
+
+
+def test_one_open_loop_request_is_the_lone_closed_loop_client():
+    c = cases("llama-3.1-8b", isl=1000, osl=100)
+    run = simulate.simulate_open_loop(c, CAL.params, one(1.0), requests=1)
+    lone = inf.simulate_closed_loop(c, CAL.params, one(1))
+    assert run.ttft_s[0] == pytest.approx(lone.ttft_s[0], rel=1e-9)
+    assert run.tpot_s[0] == pytest.approx(lone.tpot_s[0], rel=1e-9)
+
+
+def test_requests_sent_far_apart_each_find_the_engine_idle():
+    c = cases("llama-3.1-8b", isl=1000, osl=100)
+    lone = inf.simulate_closed_loop(c, CAL.params, one(1))
+    run = simulate.simulate_open_loop(c, CAL.params, one(0.01), requests=20, poisson=False)  # one every 100 s
+    assert run.ttft_s[0] == pytest.approx(lone.ttft_s[0], rel=1e-9)
+    assert run.ttft_p95_s[0] == pytest.approx(lone.ttft_s[0], rel=1e-9)
+    assert run.requests_per_s[0] == pytest.approx(20 / (1900 + lone.ttft_s[0] + 99 * lone.tpot_s[0]), rel=1e-6)
+
+
+def test_past_capacity_a_finite_run_queues_only_while_requests_are_sent():
+    """8B, 20000 in / 200 out: the KV cache holds ~46 requests. At 20 requests/s (several times what the engine
+    serves) the endless-stream formula answers infinite; a finite run's queue stops growing when the requests run
+    out, so its TTFT is finite and roughly doubles with twice the requests."""
+    c = cases("llama-3.1-8b", isl=20000, osl=200)
+    formula = inf.open_loop(c, CAL.params, one(20.0))
+    assert np.isinf(formula.ttft_s[0])
+    two = c.take(np.zeros(2, dtype=np.int64))
+    short = simulate.simulate_open_loop(two, CAL.params, np.array([20.0, 20.0]), requests=100)
+    long = simulate.simulate_open_loop(two, CAL.params, np.array([20.0, 20.0]), requests=200)
+    assert np.isfinite(short.ttft_s[0]) and short.saturated[0]
+    assert 1.6 < long.ttft_s[0] / short.ttft_s[0] < 2.4
+    # Served at the engine's pace, not the send rate: the run lasts about requests / capacity.
+    assert short.requests_per_s[0] < 0.5 * 20.0
+    assert long.ttft_p95_s[0] > long.ttft_s[0]
+
+
+def test_a_burst_waits_behind_the_prompts_sent_with_it():
+    c = cases("llama-3.1-8b", isl=2000, osl=50)
+    burst = simulate.simulate_open_loop(c, CAL.params, one(np.inf), requests=40)
+    lone = inf.simulate_closed_loop(c, CAL.params, one(1)).ttft_s[0]
+    # 40 x 2000 tokens take ~10 steps of 8192: the mean request waits for about half of them.
+    assert 3 * lone < burst.ttft_s[0] < 40 * lone
+    assert burst.ttft_p95_s[0] > burst.ttft_s[0]
+
+
+def test_open_loop_runs_are_deterministic_and_vectorised_runs_equal_one_by_one():
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog(m) for m in ("llama-3.1-8b", "llama-3.3-70b")],
+        gpus=[inf.serving_gpu("h100-sxm")] * 2,
+        precisions=["fp8"] * 2,
+        tps=[1, 2],
+        input_tokens=[500, 3000],
+        output_tokens=[200, 100],
+    )
+    rate = np.array([30.0, 4.0])
+    together = simulate.simulate_open_loop(c, CAL.params, rate, requests=60)
+    again = simulate.simulate_open_loop(c, CAL.params, rate, requests=60)
+    assert np.array_equal(together.ttft_s, again.ttft_s)
+    for i in range(2):
+        alone = simulate.simulate_open_loop(c.take(np.array([i])), CAL.params, rate[i : i + 1], requests=60)
+        assert alone.ttft_s[0] == pytest.approx(together.ttft_s[i], rel=1e-12)
+        assert alone.tpot_p95_s[0] == pytest.approx(together.tpot_p95_s[i], rel=1e-12)
+
+
+def test_open_loop_request_count_is_checked():
+    c = cases("llama-3.1-8b")
+    with pytest.raises(inf.InferenceError) as err:
+        simulate.simulate_open_loop(c, CAL.params, one(1.0), requests=0)
+    assert err.value.field == "requests"
+    with pytest.raises(inf.InferenceError) as err:
+        simulate.simulate_open_loop(c, CAL.params, one(0.0), requests=10)
+    assert err.value.field == "requests_per_s"
+
+
+def test_the_open_loop_formula_stays_near_a_long_simulated_run_at_half_capacity():
+    """The queueing formula (an endless Poisson stream) and the simulation of a long run describe the same engine:
+    at half the capacity they agree on mean TTFT within 30% and on TPOT within 15%."""
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog(m) for m in ("llama-3.1-8b", "llama-3.3-70b")],
+        gpus=[inf.serving_gpu("h100-sxm")] * 2,
+        precisions=["fp8"] * 2,
+        tps=[1, 2],
+        input_tokens=[500, 1000],
+        output_tokens=[200, 300],
+    )
+    capacity = inf.throughput_at_batch(c, CAL.params, np.floor(inf.max_batch(c, CAL.params))) / c.osl
+    rate = 0.5 * capacity
+    formula = inf.open_loop(c, CAL.params, rate)
+    run = simulate.simulate_open_loop(c, CAL.params, rate, requests=1000)
+    assert formula.ttft_s == pytest.approx(run.ttft_s, rel=0.3)
+    assert formula.tpot_s == pytest.approx(run.tpot_s, rel=0.15)
+    assert not run.saturated.any()
