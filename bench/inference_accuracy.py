@@ -251,6 +251,8 @@ def vllm_static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> tup
     print(summary("    model", pred, measured))
     print(summary("    baseline", base, measured))
     models = np.asarray([r["model"] for r in rows])
+    seen = sorted(set(models.tolist()) & set(table.models))  # the table is unseen; its Llama models are not
+    print(f"    models with TensorRT-LLM rows in the calibration table: {', '.join(seen)}; the others never seen")
     by_group("model", models, pred, base, measured)
     by_group("GPU", np.asarray([r["gpu"] for r in rows]), pred, base, measured)
     e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
