@@ -24,6 +24,11 @@
    run of the table's 500 requests (estimator.inference.simulate.simulate_open_loop, Poisson arrivals), beside the
    open-loop queueing formula of an endless stream (estimator.inference.latency.open_loop, infinite past capacity)
    and the no-queueing baseline, at each finite rate; then the simulated run at the "INF" rate (all 500 at once).
+6. Another serving stack, never fitted: vLLM. (a) vLLM's own CI "Latency tests" (one static batch of 8 requests, 32 in /
+   128 out, BF16; Llama 3 8B TP1, Llama 3 70B TP4, Mixtral 8x7B TP2 on H200, H100 and A100 SXM;
+   vllm_perf_benchmark_latency.csv) at the measured batch; (b) GPUStack's DeepSeek-R1 vLLM v0.11 baseline on 8 H200
+   (all prompts at once, four fixed shapes; gpustack_deepseek_r1_h200.csv) as max throughput. Both with the full
+   calibration and the serving stack vllm, beside the same naive baseline, per model and per GPU.
 """
 
 from __future__ import annotations
@@ -239,6 +244,73 @@ def online_serving(params: dict[str, float]) -> None:
         print(summary(f"    {name} model (simulated burst)", pred, meas) + f"  within {limit:.0%}: {within:5.1%}")
 
 
+VLLM_LATENCY_FILE = "vllm_perf_benchmark_latency.csv"
+VLLM_DEEPSEEK_FILE = "gpustack_deepseek_r1_h200.csv"
+
+
+def by_group(name: str, groups: np.ndarray, pred: np.ndarray, base: np.ndarray, measured: np.ndarray) -> None:
+    """Median error of the model and of the baseline, and the median predicted/measured, per value of ``groups``."""
+    for g in dict.fromkeys(groups.tolist()):
+        k = groups == g
+        print(
+            f"    {name} {g:<16} n {k.sum():2d}  model median {np.median(inf.ape(pred[k], measured[k])):6.1%}"
+            f"  baseline {np.median(inf.ape(base[k], measured[k])):6.1%}"
+            f"  model pred/meas {np.median(pred[k] / measured[k]):.2f}"
+        )
+
+
+def vllm_static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Section 6a: (model, measured) whole-group output tokens/s of vLLM's CI latency tests."""
+    rows = read_data_csv(VLLM_LATENCY_FILE)
+    cases = row_cases(rows, isl="isl", osl="osl")
+    batch = np.asarray([float(r["batch"]) for r in rows])
+    measured = batch * cases.osl / (np.asarray([float(r["mean_latency_ms"]) for r in rows]) / 1e3)
+    # benchmark_latency.py: random prompt token ids, temperature-1 sampling: tokens of a step route independently.
+    pred = inf.static_batch_throughput(cases, params, batch)
+    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    print("  (a) vLLM CI latency tests, one static batch of 8 x (32 in, 128 out), BF16 (whole-group output tokens/s):")
+    print(summary("    model", pred, measured))
+    print(summary("    baseline", base, measured))
+    models = np.asarray([r["model"] for r in rows])
+    seen = sorted(set(models.tolist()) & set(table.models))  # the table is unseen; its Llama models are not
+    print(f"    models with TensorRT-LLM rows in the calibration table: {', '.join(seen)}; the others never seen")
+    by_group("model", models, pred, base, measured)
+    by_group("GPU", np.asarray([r["gpu"] for r in rows]), pred, base, measured)
+    e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
+    print("  " + target("median", float(np.median(e_model)), float(np.median(e_base)), THROUGHPUT_MEDIAN_TARGET))
+    moe = models == "mixtral-8x7b"
+    print("  " + target("MoE median", float(np.median(e_model[moe])), float(np.median(e_base[moe])), MOE_TARGET))
+    return pred, measured
+
+
+def vllm_deepseek(table: inf.MeasuredTable, params: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Section 6b: (model, measured) output tokens/s of GPUStack's DeepSeek-R1 vLLM baseline, all prompts at once."""
+    published = read_data_csv(VLLM_DEEPSEEK_FILE)
+    n = np.asarray([float(r["num_prompts"]) for r in published])
+    rows = [
+        {**r, "isl_mean": str(float(r["total_input_tokens"]) / k), "osl_mean": str(float(r["total_output_tokens"]) / k)}
+        for r, k in zip(published, n, strict=True)
+    ]
+    cases = row_cases(rows, isl="isl_mean", osl="osl_mean")
+    measured = np.asarray([float(r["output_tok_per_s"]) for r in rows])
+    pred = inf.max_throughput(cases, params)
+    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    print("  (b) GPUStack DeepSeek-R1 (MoE, MLA) on 8 H200, vLLM v0.11 defaults, FP8, all prompts at once:")
+    print(summary("    model", pred, measured))
+    print(summary("    baseline", base, measured))
+    for r, p, m in zip(rows, pred, measured, strict=True):
+        print(f"    {r['isl']:>5}/{r['osl']:<4} measured {m:8.1f}  model {p:8.1f} ({p / m:.2f}x)")
+    return pred, measured
+
+
+def unseen_vllm(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    print("\n6. Unseen tables from another serving stack (vLLM), never fitted:")
+    dense_pred, dense_measured = vllm_static_batch(table, params)
+    moe_pred, moe_measured = vllm_deepseek(table, params)
+    both = inf.ape(np.concatenate([dense_pred, moe_pred]), np.concatenate([dense_measured, moe_measured]))
+    print(f"  both vLLM tables: n {len(both)}  median {np.median(both):6.1%}  p90 {np.quantile(both, 0.9):6.1%}")
+
+
 def main() -> int:
     table = inf.load_table()
     params = inf.fit(table)
@@ -248,6 +320,7 @@ def main() -> int:
     unseen_max_throughput(table, params)
     nim_latency(params)
     online_serving(params)
+    unseen_vllm(table, params)
     return 0
 
 

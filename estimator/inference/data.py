@@ -212,6 +212,12 @@ class ServingStack:
     fp8_experts: bool = True  # routed experts run in FP8 when the deployment is FP8 (else 16-bit experts)
     # Largest all-reduce message [bytes] the engine sends through its custom NVLink kernel: (groups of <= 2, larger).
     custom_ar_max_bytes: tuple[float, float] = (16e6, 8e6)
+    kv_cache_8bit: bool = True  # a fp8/fp4 deployment's KV cache is 8-bit by default (else the 16-bit model dtype)
+
+    def kv_bytes(self, precision: str) -> float:
+        """Bytes per KV-cache element of a ``precision`` deployment on this engine at its default KV-cache dtype."""
+        kv = PRECISIONS[precision][1]
+        return kv if self.kv_cache_8bit else max(kv, ACTIVATION_BYTES)
 
     def custom_allreduce_limit(self, ranks: int) -> float:
         """Largest message [bytes] a group of ``ranks`` GPUs sends through the custom kernel (NCCL above)."""
@@ -248,6 +254,7 @@ def serving_stacks() -> dict[str, ServingStack]:
             gqa_kernel_groups=_groups(r["gqa_kernel_groups"]),
             fp8_experts=r["moe_fp8_experts"].strip() == "1",
             custom_ar_max_bytes=_limits_mb(r["custom_ar_max_mb"]),
+            kv_cache_8bit=r["kv_cache_8bit"].strip() == "1",
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -490,10 +497,10 @@ def build_cases(
         kv_elements=arr([m.kv_elements_per_token(float(t)) for m, t in zip(models, tps, strict=True)]),
         attn_flops_per_ctx=arr([m.attn_flops_per_ctx or 4.0 * m.layers * m.hidden for m in models]),
         weight_bytes=arr([PRECISIONS[p][0] for p in precisions]),
-        kv_bytes=arr([PRECISIONS[p][1] for p in precisions]),
+        kv_bytes=arr([s.kv_bytes(p) for s, p in zip(stack_rows, precisions, strict=True)]),
         kv_converted=arr(
             [
-                m.kv_converted_per_token(s) if PRECISIONS[p][1] < ACTIVATION_BYTES else 0.0
+                m.kv_converted_per_token(s) if s.kv_bytes(p) < ACTIVATION_BYTES else 0.0
                 for m, s, p in zip(models, stack_rows, precisions, strict=True)
             ]
         ),

@@ -4,10 +4,16 @@ calibration table, and the calibrated model predicts it far better than the naiv
 
 from __future__ import annotations
 
+import builtins
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
+import pytest
 
 from estimator import inference as inf
-from estimator.inference.data import read_data_csv
+from estimator.inference.data import gpu_overrides, read_data_csv
 from estimator.inference.fit import TABLE_FILE
 
 UNSEEN_FILE = "trtllm_v0.15_unseen_throughput.csv"
@@ -86,3 +92,111 @@ def test_the_open_loop_formula_predicts_unseen_ttft_at_a_request_rate():
     assert hit.mean() >= 0.8  # measured 88.3% (bench section 5); the misses are rates the formula calls saturated
     # Where the formula calls a rate saturated, the published run shows queueing too: TTFT above 100 ms.
     assert np.all(ttft[~np.isfinite(load.ttft_s)] > 0.1)
+
+
+# --- another serving stack: vLLM (bench section 6) ----------------------------------------------------------------
+
+VLLM_LATENCY_FILE = "vllm_perf_benchmark_latency.csv"
+VLLM_DEEPSEEK_FILE = "gpustack_deepseek_r1_h200.csv"
+
+
+def vllm_cases(rows: list[dict[str, str]], isl: list[float], osl: list[float]) -> inf.ServingCases:
+    _, names = gpu_overrides()
+    return inf.build_cases(
+        models=[inf.ServedModel.from_catalog(r["model"]) for r in rows],
+        gpus=[inf.serving_gpu(names[r["gpu"]]) for r in rows],
+        precisions=[r["precision"].lower() for r in rows],
+        tps=[int(r["tp"]) for r in rows],
+        input_tokens=isl,
+        output_tokens=osl,
+        stacks=[r["stack"] for r in rows],
+    )
+
+
+@pytest.fixture
+def opened_files(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every file path read while the test runs (Path.read_text, Path.open and open)."""
+    seen: list[str] = []
+    read_text, path_open, plain_open = pathlib.Path.read_text, pathlib.Path.open, builtins.open
+
+    def spy_read_text(self: pathlib.Path, *args: Any, **kwargs: Any) -> str:
+        seen.append(str(self))
+        return read_text(self, *args, **kwargs)
+
+    def spy_path_open(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(self))
+        return path_open(self, *args, **kwargs)
+
+    def spy_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(file))
+        return plain_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "read_text", spy_read_text)
+    monkeypatch.setattr(pathlib.Path, "open", spy_path_open)
+    monkeypatch.setattr(builtins, "open", spy_open)
+    yield seen
+
+
+def test_the_fit_never_reads_the_vllm_tables(opened_files: list[str]) -> None:
+    inf.fit(inf.load_table())
+    assert any(path.endswith(TABLE_FILE) for path in opened_files)  # the spy does see the fit's reads
+    assert not [path for path in opened_files if path.endswith((VLLM_LATENCY_FILE, VLLM_DEEPSEEK_FILE))]
+
+
+def test_the_vllm_ci_latency_table_loads_and_is_transcribed() -> None:
+    rows = read_data_csv(VLLM_LATENCY_FILE)
+    assert len(rows) == 9  # 3 models x H200, H100, A100 (one Buildkite build each)
+    assert {r["stack"] for r in rows} == {"vllm"}
+    assert {(r["batch"], r["isl"], r["osl"]) for r in rows} == {("8", "32", "128")}
+    # One value checked against the published table: build 9555, latency_mixtral8x7B_tp2 on 8xH100, mean 2326.97 ms.
+    row = next(r for r in rows if (r["model"], r["gpu"]) == ("mixtral-8x7b", "H100-80GB-SXM"))
+    assert (row["tp"], float(row["mean_latency_ms"]), row["build"]) == ("2", 2326.97, "9555")
+    assert len(vllm_cases(rows, [32.0] * 9, [128.0] * 9)) == 9
+
+
+def test_the_model_predicts_vllm_static_batches_and_beats_the_naive_baseline() -> None:
+    rows = read_data_csv(VLLM_LATENCY_FILE)
+    c = vllm_cases(rows, [float(r["isl"]) for r in rows], [float(r["osl"]) for r in rows])
+    batch = np.array([float(r["batch"]) for r in rows])
+    measured = batch * c.osl / (np.array([float(r["mean_latency_ms"]) for r in rows]) / 1e3)
+    model = inf.ape(inf.static_batch_throughput(c, CAL.params, batch), measured)
+    baseline = inf.ape(inf.baseline_predict(c, inf.baseline_fit(inf.load_table())), measured)
+    moe = np.array([r["model"] == "mixtral-8x7b" for r in rows])
+    assert np.median(model) <= 0.10  # measured 8.9% (bench section 6a); the issue's target is 10%
+    assert np.median(model[moe]) <= 0.10  # measured 8.9%; the issue's MoE target is 25%
+    assert np.median(model) < np.median(baseline) / 10.0  # baseline 264.9%
+
+
+def test_the_deepseek_vllm_table_is_transcribed_and_its_miss_is_bounded_honestly() -> None:
+    rows = read_data_csv(VLLM_DEEPSEEK_FILE)
+    assert len(rows) == 4
+    n = np.array([float(r["num_prompts"]) for r in rows])
+    output = np.array([float(r["total_output_tokens"]) for r in rows])
+    # Fixed lengths: every request generated exactly osl tokens, and the published rate is tokens over duration.
+    assert np.array_equal(output, n * np.array([float(r["osl"]) for r in rows]))
+    measured = np.array([float(r["output_tok_per_s"]) for r in rows])
+    assert np.allclose(measured, output / np.array([float(r["duration_s"]) for r in rows]), rtol=0.01)
+    isl = [float(r["total_input_tokens"]) / k for r, k in zip(rows, n, strict=True)]
+    c = vllm_cases(rows, isl, list(output / n))
+    model = inf.ape(inf.max_throughput(c, CAL.params), measured)
+    # Measured 111.8% (bench section 6b): the model over-predicts DeepSeek-R1 on vLLM 2.0-3.4x. A bound, not a pass.
+    assert np.median(model) <= 1.20
+
+
+def test_vllm_and_sglang_keep_a_fp8_models_kv_cache_in_16_bits_by_default() -> None:
+    def case(stack: str) -> inf.ServingCases:
+        return inf.build_cases(
+            models=[inf.ServedModel.from_catalog("llama-3.1-70b")],
+            gpus=[inf.serving_gpu("h200")],
+            precisions=["fp8"],
+            tps=[2],
+            input_tokens=[2000.0],
+            output_tokens=[200.0],
+            stacks=[stack],
+        )
+
+    trt, vllm, sglang = case("trtllm"), case("vllm"), case("sglang")
+    # --kv-cache-dtype auto = the model's dtype (serving_stacks.csv kv_cache_8bit): twice TensorRT-LLM's FP8 bytes.
+    assert inf.kv_bytes_per_token(vllm)[0] == inf.kv_bytes_per_token(sglang)[0] == 2 * inf.kv_bytes_per_token(trt)[0]
+    assert vllm.kv_converted[0] == 0.0  # a 16-bit KV cache needs no 8-bit dequantization on CUDA cores
+    assert inf.kv_capacity_requests(vllm, CAL.params)[0] < 0.6 * inf.kv_capacity_requests(trt, CAL.params)[0]
