@@ -13,7 +13,8 @@ from django.core.management.base import CommandError
 
 from advisor.calibrations import check_measured_runs
 from advisor.models import Calibration as CalibrationRow
-from estimator.runs import read_runs_csv
+from advisor.runs_csv import check_runs_csv
+from estimator.runs import RunValidationError, read_runs_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s"
@@ -75,3 +76,78 @@ def test_measured_runs_that_can_be_true_pass() -> None:
 def test_bundled_public_runs_are_all_physically_possible() -> None:
     lines = (ROOT / "estimator" / "data" / "public_runs.csv").read_text(encoding="utf-8").splitlines()
     check_measured_runs(runs=read_runs_csv("\n".join(line for line in lines if not line.startswith("#"))))
+
+
+# ---------------------------------------------------------------------------------------- CSV shape
+
+
+@pytest.mark.parametrize(("separator", "name"), [(";", "semicolon"), ("\t", "tab")])
+def test_a_semicolon_or_tab_separated_file_is_named_as_such(tmp_path: Path, separator: str, name: str) -> None:
+    row = ["h100-sxm", "8", "7", "4096", "512", "70000"]
+    text = separator.join(RUNS_HEADER.split(",")) + "\n" + separator.join(row) + "\n"
+    message = _refused(tmp_path, "estimate", "--runs", text)
+    assert "header, column header: the header is one cell" in message and f"{name}-separated" in message
+
+
+def test_an_unquoted_thousands_separator_is_refused_not_truncated(tmp_path: Path) -> None:
+    """`1,234,567` unquoted used to be read as tokens_per_s = 1 with the rest dropped."""
+    message = _refused(tmp_path, "estimate", "--runs", f"{RUNS_HEADER}\nh100-sxm,8,7,4096,512,1,234,567\n")
+    assert "row 1, column 7: 8 cells but the header has 6 columns" in message and "'234'" in message
+
+
+@pytest.mark.django_db
+def test_trailing_empty_cells_and_blank_lines_are_accepted(tmp_path: Path) -> None:
+    text = f"{RUNS_HEADER}\r\n\r\nh100-sxm,8,7,4096,512,70000,,\r\n\r\n"
+    rows = _command(tmp_path, "estimate", "--runs", text).splitlines()
+    assert len(rows) == 2
+
+
+def test_row_numbers_skip_blank_lines_as_the_reader_does() -> None:
+    text = f"{RUNS_HEADER}\n\nh100-sxm,8,7,4096,512,1\n\nh100-sxm,8,7\x00,4096,512,1\n"
+    with pytest.raises(RunValidationError) as caught:
+        check_runs_csv(text, max_rows=10)
+    assert [(e.row, e.column) for e in caught.value.errors] == [(2, "params_b")]
+
+
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    text = "gpu,precision,model,tp,tp,concurrency,input_tokens,output_tokens\nh100-sxm,fp8,llama-3.1-8b,1,2,1,100,100\n"
+    message = _refused(tmp_path, "estimate_inference", "--points", text)
+    assert "header, column tp: column appears more than once" in message
+
+
+# ---------------------------------------------------------------------------------------- estimate_inference
+
+POINTS_HEADER = "gpu,precision,model,tp,concurrency,input_tokens,output_tokens"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        # The quote swallowed the rest of the line: the row used to be read as model 'llama-3.1-8b,1,1,100,100'.
+        ('h100-sxm,fp8,"llama-3.1-8b,1,1,100,100\n', "unterminated quoted cell"),
+        ("h100-sxm,fp8,llama-3.1-8b,1,1,100,100,junk\n", "row 1, column 8: 8 cells but the header has 7"),
+        ("h100-sxm,fp8,llama-3.1-8b,1,1,100,100\nh100-sxm,fp8,llama\x00,1,1,100,100\n", "row 2, column model: must"),
+    ],
+)
+def test_estimate_inference_checks_the_csv_like_estimate(tmp_path: Path, body: str, says: str) -> None:
+    assert says in _refused(tmp_path, "estimate_inference", "--points", f"{POINTS_HEADER}\n{body}")
+
+
+def test_estimate_inference_summarises_a_file_full_of_bad_rows(tmp_path: Path) -> None:
+    body = "".join("h100-sxm,fp8,llama-9,1,1,100,100\n" for _ in range(200))
+    message = _refused(tmp_path, "estimate_inference", "--points", f"{POINTS_HEADER}\n{body}")
+    assert "200 invalid value(s)" in message and "and 150 more" in message
+    assert message.count("unknown model") == 50
+
+
+def test_estimate_inference_unwritable_out_exits_2(tmp_path: Path) -> None:
+    with pytest.raises(CommandError) as caught:
+        _command(
+            tmp_path,
+            "estimate_inference",
+            "--points",
+            f"{POINTS_HEADER}\nh100-sxm,fp8,llama-3.1-8b,1,1,100,100\n",
+            "--out",
+            str(tmp_path / "missing" / "out.csv"),
+        )
+    assert caught.value.returncode == 2 and "--out: cannot write" in str(caught.value)
