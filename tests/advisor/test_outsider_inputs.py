@@ -5,6 +5,7 @@ Each test pins behaviour (exit 2 naming the row and column, or the file accepted
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,27 @@ def test_estimate_inference_unwritable_out_exits_2(tmp_path: Path) -> None:
             str(tmp_path / "missing" / "out.csv"),
         )
     assert caught.value.returncode == 2 and "--out: cannot write" in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------- JSON documents
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("command", ["advise", "plan_fleet"])
+def test_a_json_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, command: str) -> None:
+    """Windows editors (Notepad, PowerShell's Out-File) save UTF-8 with a BOM; json.loads refuses it."""
+    document = (
+        {"workload": {"kind": "training", "model": {"params_b": 1}, "tokens": 1e10}, "gpu": "h100-sxm"}
+        if command == "advise"
+        else {
+            "gpu": "h100-sxm",
+            "rent": {"usd_per_gpu_hour": 3.0},
+            "buy": {"capex_usd": 250_000},
+            "jobs": [{"name": "evals", "gpus": 8, "hours": 10}],
+        }
+    )
+    path = tmp_path / "document.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode())
+    out = io.StringIO()
+    call_command(command, str(path), stdout=out)
+    assert json.loads(out.getvalue())
