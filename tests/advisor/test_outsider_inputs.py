@@ -176,3 +176,24 @@ def test_a_json_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, comman
     out = io.StringIO()
     call_command(command, str(path), stdout=out)
     assert json.loads(out.getvalue())
+
+
+@pytest.mark.django_db
+def test_a_fleet_with_no_price_to_rent_or_own_exits_2_naming_the_quotes(tmp_path: Path) -> None:
+    """No offer and no hardware quote (the test database holds neither) used to crash on NaN savings (inf - inf)."""
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"gpu": "gb200", "jobs": [{"name": "evals", "gpus": 8, "hours": 10}]}))
+    with pytest.raises(CommandError) as caught:
+        call_command("plan_fleet", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2
+    assert "/rent/usd_per_gpu_hour: no price for gb200" in str(caught.value) and "buy.capex_usd" in str(caught.value)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("quote", [{"rent": {"usd_per_gpu_hour": 6.0}}, {"buy": {"capex_usd": 3_000_000}}])
+def test_a_fleet_priced_on_one_side_only_is_planned(tmp_path: Path, quote: dict) -> None:
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"gpu": "gb200", **quote, "jobs": [{"name": "evals", "gpus": 8, "hours": 10}]}))
+    out = io.StringIO()
+    call_command("plan_fleet", str(path), stdout=out)
+    assert json.loads(out.getvalue())["recommendation"]["usd_per_year"] > 0
