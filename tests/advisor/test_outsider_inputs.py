@@ -197,3 +197,29 @@ def test_a_fleet_priced_on_one_side_only_is_planned(tmp_path: Path, quote: dict)
     out = io.StringIO()
     call_command("plan_fleet", str(path), stdout=out)
     assert json.loads(out.getvalue())["recommendation"]["usd_per_year"] > 0
+
+
+@pytest.mark.django_db
+def test_a_model_that_fits_no_candidate_size_answers_action_none(tmp_path: Path) -> None:
+    """DESIGN.md: action is rent|buy|none. A 405B model on 8 or 16 GPUs used to answer action null."""
+    scenario = {
+        "workload": {"kind": "training", "model": {"params_b": 405}, "tokens": 1.5e13},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [8, 16],
+        "rent": {"usd_per_gpu_hour": 3.0},
+        "buy": {"capex_usd": 250_000},
+    }
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    out = io.StringIO()
+    call_command("advise", str(path), stdout=out)
+    advice = json.loads(out.getvalue())
+    assert not any(size["fits_memory"] for size in advice["sizes"])
+    assert advice["recommendation"]["action"] == "none" and advice["recommendation"]["gpus"] is None
+
+
+def test_the_page_headline_of_a_training_plan_that_fits_nowhere_says_so() -> None:
+    from advisor.web.presenters import headline
+
+    advice = {"scenario": {"workload": {"kind": "training"}}, "sizes": [], "recommendation": {"action": "none"}}
+    assert "fits" in headline(advice=advice)["action_label"]
