@@ -50,7 +50,15 @@ def _header_errors(header: Sequence[str]) -> list[RowError]:
                 )
                 return [RowError(0, "header", message)]
     repeated = sorted({h for h in header if h and header.count(h) > 1})
-    return [RowError(0, h, "column appears more than once in the header") for h in repeated]
+    errors = [RowError(0, h, "column appears more than once in the header") for h in repeated]
+    unnamed = [str(i + 1) for i, h in enumerate(header) if not h]
+    if len(unnamed) > 1:  # one is kept as an extra column; several would collide under the same (empty) name
+        message = (
+            f"columns {', '.join(unnamed)} have no name: name them, or delete them (trailing commas of a "
+            "spreadsheet export)"
+        )
+        errors.append(RowError(0, "header", message))
+    return errors
 
 
 def _overflow(row: int, cells: Sequence[str], header: Sequence[str]) -> RowError | None:

@@ -223,3 +223,9 @@ def test_the_page_headline_of_a_training_plan_that_fits_nowhere_says_so() -> Non
 
     advice = {"scenario": {"workload": {"kind": "training"}}, "sizes": [], "recommendation": {"action": "none"}}
     assert "fits" in headline(advice=advice)["action_label"]
+
+
+def test_several_unnamed_columns_are_named_by_position(tmp_path: Path) -> None:
+    """Two trailing commas in the header used to answer "column  appears more than once in the header"."""
+    message = _refused(tmp_path, "estimate", "--runs", f"{RUNS_HEADER},,\nh100-sxm,8,7,4096,512,70000,,\n")
+    assert "header, column header: columns 7, 8 have no name" in message
