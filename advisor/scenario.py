@@ -558,9 +558,11 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
     model = _model(c, w.get("model"), get)
     precision = c.chosen(get(w, "precision", "/workload"), "/workload/precision")
     if precision and spec is not None and precision not in spec.peak_tflops:
+        # Left out, the default applies: say so, or the user is told off for a value they never wrote.
+        given = "" if w.get("precision") is not None else f"not given, so the default {precision} applies, but "
         c.fail(
             "/workload/precision",
-            f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
+            f"{given}{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
     stack = None if w.get("stack") is None else c.chosen(w.get("stack"), "/workload/stack")
     if kind == "inference":

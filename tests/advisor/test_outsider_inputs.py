@@ -229,3 +229,21 @@ def test_several_unnamed_columns_are_named_by_position(tmp_path: Path) -> None:
     """Two trailing commas in the header used to answer "column  appears more than once in the header"."""
     message = _refused(tmp_path, "estimate", "--runs", f"{RUNS_HEADER},,\nh100-sxm,8,7,4096,512,70000,,\n")
     assert "header, column header: columns 7, 8 have no name" in message
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("precision", "says"), [(None, "not given, so the default bf16 applies"), ("bf16", "")])
+def test_a_defaulted_precision_the_gpu_lacks_is_named_as_the_default(
+    tmp_path: Path, precision: str | None, says: str
+) -> None:
+    """A V100 has no bf16: leaving precision out used to read as if the user had written bf16."""
+    workload = {"kind": "training", "model": {"params_b": 1}, "tokens": 1e10}
+    if precision:
+        workload["precision"] = precision
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps({"workload": workload, "gpu": "v100-32gb"}))
+    with pytest.raises(CommandError) as caught:
+        call_command("advise", str(path), stdout=io.StringIO())
+    message = str(caught.value)
+    assert caught.value.returncode == 2 and "/workload/precision: " in message and "supported: fp32, fp16" in message
+    assert (says in message) if says else ("not given" not in message)
