@@ -247,3 +247,20 @@ def test_a_defaulted_precision_the_gpu_lacks_is_named_as_the_default(
     message = str(caught.value)
     assert caught.value.returncode == 2 and "/workload/precision: " in message and "supported: fp32, fp16" in message
     assert (says in message) if says else ("not given" not in message)
+
+
+@pytest.mark.django_db
+def test_calibrate_from_stdin_is_not_named_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = (ROOT / "estimator" / "data" / "public_runs.csv").read_text(encoding="utf-8").splitlines()
+    rows = [line for line in lines[1:] if line.startswith("a100-40gb,")][:3]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join([lines[0], *rows]) + "\n"))
+    out = io.StringIO()
+    call_command("calibrate", "--runs", "-", stdout=out)
+    assert json.loads(out.getvalue())["name"] == "calibration"
+
+
+@pytest.mark.django_db
+def test_calibrate_bad_name_says_what_is_wrong_once(tmp_path: Path) -> None:
+    with pytest.raises(CommandError) as caught:
+        _command(tmp_path, "calibrate", "--runs", f"{RUNS_HEADER}\nh100-sxm,8,7,4096,512,70000\n", "--name", " ")
+    assert caught.value.returncode == 2 and str(caught.value) == "--name: must not be empty"
