@@ -264,3 +264,15 @@ def test_calibrate_bad_name_says_what_is_wrong_once(tmp_path: Path) -> None:
     with pytest.raises(CommandError) as caught:
         _command(tmp_path, "calibrate", "--runs", f"{RUNS_HEADER}\nh100-sxm,8,7,4096,512,70000\n", "--name", " ")
     assert caught.value.returncode == 2 and str(caught.value) == "--name: must not be empty"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("stack", ["", "unknown"])
+def test_the_csv_spelling_of_an_unknown_stack_points_at_null(tmp_path: Path, stack: str) -> None:
+    """The profiled-run CSV writes an unknown stack as an empty cell (or 'unknown'); the Scenario writes null."""
+    document = {"workload": {"kind": "training", "model": {"params_b": 1}, "tokens": 1e10, "stack": stack}}
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps({**document, "gpu": "h100-sxm"}))
+    with pytest.raises(CommandError) as caught:
+        call_command("advise", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2 and "/workload/stack: an unknown stack is null" in str(caught.value)
