@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -21,13 +22,19 @@ from advisor.textcheck import clean_name
 from core.fields import char_max_length
 from core.queueing import QueueUnavailable, enqueue
 from estimator import calibrate
-from estimator.runs import ProfiledRun, RunValidationError, runs_from_records
+from estimator.prediction import run_queries
+from estimator.runs import ProfiledRun, RowError, RunValidationError, runs_from_records
 
 logger = logging.getLogger(__name__)
 
 NAME_MAX_LENGTH = char_max_length(CalibrationRow, "name")
 PENDING, FITTING, READY, FAILED = (str(state) for state in CalibrationRow.State)
 FIT_TASK = "advisor.fit_calibration"  # advisor/tasks.py
+# A measured run doing more model FLOP/s than its GPUs' dense peak (MFU above 1) is physically impossible: a typo, a
+# wrong unit or a mixture-of-experts model counted as dense. Fitted, it would lift the family's MFU cap for every user.
+MAX_MEASURED_MFU: Final[float] = 1.0
+# tokens_per_s and step_time_s of one row must describe the same run: global_batch x seq_len tokens per step.
+MEASURES_AGREE_WITHIN: Final[float] = 0.10
 
 
 class CalibrationNameError(ValueError):
@@ -105,6 +112,47 @@ def _fitted_fields(runs: Sequence[ProfiledRun], name: str) -> dict[str, Any]:
     return {**_row_fields(fitted.to_dict()), "state": READY, "error": "", "pending_runs": None}
 
 
+def _measures_disagree(run: ProfiledRun) -> RowError | None:
+    if run.tokens_per_s is None or run.step_time_s is None:
+        return None
+    from_step = run.global_batch * run.seq_len / run.step_time_s
+    if abs(from_step / run.tokens_per_s - 1.0) <= MEASURES_AGREE_WITHIN:
+        return None
+    return RowError(
+        run.row,
+        "step_time_s",
+        f"{run.step_time_s:g} s per step of global_batch x seq_len = {run.global_batch * run.seq_len:,} tokens is "
+        f"{from_step:,.0f} tokens/s, but tokens_per_s is {run.tokens_per_s:,.0f}; they must agree within "
+        f"{MEASURES_AGREE_WITHIN:.0%} (or give only one of them)",
+    )
+
+
+def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
+    """RunValidationError naming each run whose measurement cannot be true: tokens_per_s and step_time_s that
+    disagree, or a throughput above the GPUs' peak (MFU > MAX_MEASURED_MFU). Runs without a measurement are left to
+    the fit, which names them."""
+    errors = [error for error in map(_measures_disagree, runs) if error is not None]
+    measured = [run for run in runs if run.measured_tokens_per_s is not None]
+    if measured:
+        tokens = np.array([run.measured_tokens_per_s for run in measured], dtype=np.float64)
+        mfu = calibrate.measured_mfu(run_queries(measured), tokens)
+        for run, throughput, value in zip(measured, tokens, mfu, strict=True):
+            if value > MAX_MEASURED_MFU:
+                column = "tokens_per_s" if run.tokens_per_s is not None else "step_time_s"
+                errors.append(
+                    RowError(
+                        run.row,
+                        column,
+                        f"{throughput:,.0f} tokens/s on {run.num_gpus} {run.gpu} GPU(s) is "
+                        f"{value:.0%} of their {run.precision} peak (model FLOPs of a dense {run.params_b:g}B model); "
+                        "above 100% is impossible: tokens_per_s is the whole job's tokens per second, step_time_s "
+                        "the seconds per optimizer step of global_batch sequences",
+                    )
+                )
+    if errors:
+        raise RunValidationError(sorted(errors, key=lambda e: e.row))
+
+
 def calibration_create(
     *,
     owner: User | None,
@@ -115,7 +163,9 @@ def calibration_create(
     """Fit ``runs`` (regularised toward the shipped default, so a few runs adjust rather than overfit) and store it.
 
     ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
-    same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError."""
+    same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError, and
+    so do measurements that cannot be true (``check_measured_runs``)."""
+    check_measured_runs(runs=runs)
     cleaned = _unused_name(owner=owner, name=name, replace=replace)
     return _store(owner=owner, name=cleaned, fields=_fitted_fields(runs, cleaned), replace=replace)
 
@@ -124,6 +174,7 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
     """An upload: up to CALIBRATION_INLINE_MAX_RUNS runs are fitted now (state ready); more are stored with their
     validated runs and fitted by the ``fit_calibration`` task (state pending; in the embedded mode the task runs
     in-process, so the row comes back ready). QueueUnavailable (nothing stored) when the queue does not answer."""
+    check_measured_runs(runs=runs)
     if len(runs) <= settings.CALIBRATION_INLINE_MAX_RUNS:
         return calibration_create(owner=owner, name=name, runs=runs)
     # By name: the task module imports these services, so importing it here would make a cycle.

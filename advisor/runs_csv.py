@@ -5,12 +5,16 @@ estimator.runs reads it: every way a file can be malformed becomes a RunValidati
 - Line ends: CRLF, LF and CR-only (old Mac exports) are all accepted.
 - Refused: an unterminated quote or stray characters after a closing quote (strict CSV), a cell over
   csv.field_size_limit() characters, NUL or unpaired surrogates in a cell, more than ``max_rows`` rows
-  (counted as CSV records, so a last line without a newline counts too)."""
+  (counted as CSV records, so a last line without a newline counts too), a column named twice in the header,
+  a row with more non-empty cells than the header has columns (an unquoted ``1,234`` would otherwise shift
+  or drop values silently; trailing empty cells are fine), and a header that is one cell holding ``;`` or a
+  tab (a semicolon- or tab-separated export: the columns are comma-separated)."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
 from advisor.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
 from estimator.runs import MAX_ERRORS, ProfiledRun, RowError, RunValidationError, read_runs_csv
@@ -35,19 +39,59 @@ def _malformed(row: int, error: csv.Error) -> RowError:
     return RowError(row, "", message)
 
 
+def _header_errors(header: Sequence[str]) -> list[RowError]:
+    """A header that is one cell holding another separator, or that names a column twice."""
+    if len(header) == 1:
+        for separator, name in ((";", "semicolon"), ("\t", "tab")):
+            if separator in header[0]:
+                message = (
+                    f"the header is one cell {header[0][:80]!r}: the file looks {name}-separated; "
+                    "columns must be separated by commas"
+                )
+                return [RowError(0, "header", message)]
+    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    errors = [RowError(0, h, "column appears more than once in the header") for h in repeated]
+    unnamed = [str(i + 1) for i, h in enumerate(header) if not h]
+    if len(unnamed) > 1:  # one is kept as an extra column; several would collide under the same (empty) name
+        message = (
+            f"columns {', '.join(unnamed)} have no name: name them, or delete them (trailing commas of a "
+            "spreadsheet export)"
+        )
+        errors.append(RowError(0, "header", message))
+    return errors
+
+
+def _overflow(row: int, cells: Sequence[str], header: Sequence[str]) -> RowError | None:
+    """A row with non-empty cells beyond the header's last column (trailing empty cells are ignored)."""
+    extra = [cell for cell in cells[len(header) :] if cell.strip()]
+    if not header or not extra:
+        return None
+    message = (
+        f"{len(cells)} cells but the header has {len(header)} columns (extra: {', '.join(map(repr, extra[:3]))}); "
+        'quote cells that contain commas ("1,234") or write numbers without thousands separators'
+    )
+    return RowError(row, str(len(header) + 1), message)
+
+
 def check_runs_csv(text: str, *, max_rows: int) -> str:
     """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows."""
     normalized = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     reader = csv.reader(io.StringIO(normalized, newline=""), strict=True)
     header: list[str] = []
     errors: list[RowError] = []
-    row = 0  # 0 = the header, as in RowError
+    row = -1  # 0 = the header, as in RowError; blank lines are skipped and not counted, as csv.DictReader does
     try:
-        for row, cells in enumerate(reader):
+        for cells in reader:
+            if not cells and row >= 0:
+                continue
+            row += 1
             if row == 0:
                 header = [cell.strip() for cell in cells]
+                errors.extend(_header_errors(header))
             elif row > max_rows:
                 raise TooManyRows(max_rows)
+            elif (overflow := _overflow(row, cells, header)) is not None:
+                errors.append(overflow)
             for index, cell in enumerate(cells):
                 if has_bad_characters(cell):
                     column = header[index] if index < len(header) and header[index] else f"column {index + 1}"

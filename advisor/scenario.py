@@ -548,6 +548,18 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     )
 
 
+def _stack(c: _Checker, value: Any) -> str | None:
+    """The stack as listed; the CSV's spellings of an unknown stack ("" and "unknown") are refused pointing at null."""
+    if value in ("", "unknown"):
+        allowed = ", ".join(c.rule("/workload/stack").choices)
+        c.fail(
+            "/workload/stack",
+            f"an unknown stack is null (or leave the field out), else one of {allowed}; got {value!r}",
+        )
+        return None
+    return c.chosen(value, "/workload/stack")
+
+
 def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Workload | None:
     if not isinstance(value, dict):
         c.fail("/workload", f"required: an object with kind and model (and tokens for training); got {_kind(value)}")
@@ -558,11 +570,13 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
     model = _model(c, w.get("model"), get)
     precision = c.chosen(get(w, "precision", "/workload"), "/workload/precision")
     if precision and spec is not None and precision not in spec.peak_tflops:
+        # Left out, the default applies: say so, or the user is told off for a value they never wrote.
+        given = "" if w.get("precision") is not None else f"not given, so the default {precision} applies, but "
         c.fail(
             "/workload/precision",
-            f"{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
+            f"{given}{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
-    stack = None if w.get("stack") is None else c.chosen(w.get("stack"), "/workload/stack")
+    stack = None if w.get("stack") is None else _stack(c, w.get("stack"))
     if kind == "inference":
         traffic = _traffic(c, w.get("traffic"), get)
         latency = _latency(c, w.get("latency"), get)

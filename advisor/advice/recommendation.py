@@ -187,11 +187,14 @@ def recommend(
     warnings: list[str],
 ) -> tuple[dict[str, Any], int | None]:
     """The recommendation document (action, gpus, reasons) and the index of the chosen size; adds warnings.
+    Action "none" (gpus null) when the model fits on no candidate size.
 
     ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced)."""
     knee, beyond, beyond_eff = knee_index(gpus, tokens_per_s, feasible)
     reasons: list[str] = []
-    action: str | None = None
+    # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
+    # deployment meets its targets). null stays for a size that runs but can be priced neither rented nor owned.
+    action: str | None = "none"
     rec_gpus: int | None = None
     if knee is None:
         reasons.append(

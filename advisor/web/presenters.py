@@ -210,6 +210,7 @@ def usd_cents(value: Any) -> str:
 
 
 ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the targets"}
+NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action none
 
 
 def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
@@ -308,7 +309,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
     return {
         "action": action,
-        "action_label": ACTION_LABELS.get(action or "", "No recommendation"),
+        "action_label": NO_FIT_LABEL if action == "none" else ACTION_LABELS.get(action or "", "No recommendation"),
         "gpus": recommendation.get("gpus"),
         "reasons": recommendation.get("reasons") or [],
         "figures": [

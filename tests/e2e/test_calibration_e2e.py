@@ -13,9 +13,9 @@ from advisor.models import ActiveCalibration
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bundled_data")]
 
 RUNS = """gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,source
-h100-sxm,8,7,4096,1024,380000,ours
-h100-sxm,16,7,4096,1024,740000,ours
-a100-80gb,8,7,4096,1024,130000,ours
+h100-sxm,8,7,4096,1024,76000,ours
+h100-sxm,16,7,4096,1024,148000,ours
+a100-80gb,8,7,4096,1024,26000,ours
 """
 
 

@@ -164,10 +164,10 @@ def test_calibration_upload_shows_row_errors_and_keeps_the_name(client: Client, 
 def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, other_user: Any) -> None:
     client.force_login(user)
     rows = [
-        "h100-sxm,8,7,4096,1024,380000,mine",
-        "h100-sxm,16,7,4096,1024,740000,mine",
-        "h100-sxm,32,7,4096,1024,1400000,mine",
-        "a100-80gb,8,7,4096,1024,130000,mine",
+        "h100-sxm,8,7,4096,1024,76000,mine",
+        "h100-sxm,16,7,4096,1024,148000,mine",
+        "h100-sxm,32,7,4096,1024,280000,mine",
+        "a100-80gb,8,7,4096,1024,26000,mine",
     ]
     upload = io.BytesIO((CSV_HEADER + "\n".join(rows) + "\n").encode())
     upload.name = "runs.csv"

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
-from advisor.advice.fleet.plan import FleetPlan, cost_spread, plan_fleet
+from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_fleet
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
@@ -122,6 +122,19 @@ def validate_fleet(
     return fleet
 
 
+def require_a_price(prices: TierPrices, *, gpu: str) -> None:
+    """ScenarioError naming the manual quotes when neither renting nor owning ``gpu`` has a price: every option
+    would cost infinitely much, and their differences (the savings) would be NaN."""
+    rentable = prices.floating() is not None or prices.spot_usd_per_gpu_hour is not None
+    if rentable or math.isfinite(prices.owned_one_node_usd_per_year):
+        return
+    message = (
+        f"no price for {gpu}: no rental offer and no hardware quote; give rent.usd_per_gpu_hour (price per "
+        "GPU-hour) or buy.capex_usd (all-in price of one node), or both"
+    )
+    raise ScenarioError([{"pointer": "/rent/usd_per_gpu_hour", "message": message}])
+
+
 def plan_for_input(
     fleet: FleetInput, *, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -129,6 +142,7 @@ def plan_for_input(
     plan is over the work budget (checked before any work)."""
     within_budget(fleet)
     priced = tier_prices(base=fleet.base, calibration=calibration, now=now)
+    require_a_price(priced.prices, gpu=fleet.base.gpu)
     jobs = resolve_jobs(fleet, calibration=calibration)
     usage = fleet.usage.usage if fleet.usage else None
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)

@@ -30,11 +30,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["scenario"]
         try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+            # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: cannot read the scenario file ({exc})", returncode=INVALID_INPUT) from exc
         try:
-            document = json.loads(text)
+            document = json.loads(text.removeprefix("\ufeff"))
         except json.JSONDecodeError as exc:
             raise CommandError(
                 f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} (pointer: '')",

@@ -22,12 +22,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--runs", required=True, help="profiled-run CSV with tokens_per_s or step_time_s")
-        parser.add_argument("--name", help="calibration name (default: the file name); an existing name is replaced")
+        parser.add_argument(
+            "--name",
+            help="calibration name (default: the file name, 'calibration' for stdin); an existing name is replaced",
+        )
         parser.add_argument("--owner", help="username that owns it (default: shared with every user)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
-        name = options.get("name") or Path(options["runs"]).stem or "calibration"
+        # Without --name: the file's name ("-", standard input, has none to give).
+        stem = "" if options["runs"] == "-" else Path(options["runs"]).stem
+        name = options.get("name") or stem or "calibration"
         owner = owner_option(options)
         try:
             row = calibration_create(owner=owner, name=name, runs=runs, replace=True)
@@ -35,7 +40,7 @@ class Command(BaseCommand):
             lines = "\n".join(f"  {e}" for e in error.errors)
             raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=BAD_INPUT) from None
         except CalibrationNameError as error:
-            raise CommandError(f"--name: {error}", returncode=BAD_INPUT) from None
+            raise CommandError(f"--name: {str(error).removeprefix('name: ')}", returncode=BAD_INPUT) from None
         report = {k: v for k, v in row.document["report"].items() if k != "residuals"}
         output = {"id": row.pk, "name": row.name, **report, "params": row.document["params"]}
         self.stdout.write(json.dumps(output, indent=2, sort_keys=True))

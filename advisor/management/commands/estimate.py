@@ -14,7 +14,7 @@ from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, 
 from advisor.runs_csv import read_runs_text
 from estimator import calibrate
 from estimator.prediction import predict_runs
-from estimator.runs import RunValidationError, write_predictions_csv
+from estimator.runs import MAX_ERRORS, RunValidationError, write_predictions_csv
 
 # The contract of DESIGN.md: bad input exits with status 2.
 BAD_INPUT = 2
@@ -23,11 +23,20 @@ BAD_INPUT = 2
 def read_text_argument(path: str, option: str) -> str:
     """The file's text ("-" reads stdin); a missing or unreadable file is a bad-input error naming the option."""
     if path == "-":
-        return sys.stdin.read()
+        return sys.stdin.read().removeprefix("\ufeff")
     try:
         return Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"{option}: cannot read {path}: {error}", returncode=BAD_INPUT) from None
+
+
+def invalid_rows(error: RunValidationError, option: str) -> CommandError:
+    """The exit-2 error listing the bad rows and columns of ``option``'s file (the first MAX_ERRORS of them)."""
+    lines = [f"  {e}" for e in error.errors[:MAX_ERRORS]]
+    if len(error.errors) > MAX_ERRORS:
+        lines.append(f"  ... and {len(error.errors) - MAX_ERRORS} more")
+    body = "\n".join(lines)
+    return CommandError(f"{len(error.errors)} invalid value(s) in {option}:\n{body}", returncode=BAD_INPUT)
 
 
 def runs_or_exit(text: str) -> list:
@@ -36,8 +45,15 @@ def runs_or_exit(text: str) -> list:
         # A file has no upload limit: only the CSV checks (quoting, cell size, characters) apply.
         return read_runs_text(text, max_rows=sys.maxsize)
     except RunValidationError as error:
-        lines = "\n".join(f"  {e}" for e in error.errors)
-        raise CommandError(f"{len(error.errors)} invalid value(s) in --runs:\n{lines}", returncode=BAD_INPUT) from None
+        raise invalid_rows(error, "--runs") from None
+
+
+def write_out(path: str, text: str) -> None:
+    """Write ``--out``; exit 2 naming the option when the path cannot be written."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise CommandError(f"--out: cannot write {path}: {error}", returncode=BAD_INPUT) from None
 
 
 def add_calibration_arguments(parser: CommandParser) -> None:
@@ -93,10 +109,7 @@ class Command(BaseCommand):
             layout=solution.layout_labels(),
         )
         if options.get("out"):
-            try:
-                Path(options["out"]).write_text(text, encoding="utf-8")
-            except OSError as error:
-                raise CommandError(f"--out: cannot write {options['out']}: {error}", returncode=BAD_INPUT) from None
+            write_out(options["out"], text)
             self.stderr.write(f"wrote {len(runs)} predicted rows to {options['out']}")
         else:
             self.stdout.write(text, ending="")

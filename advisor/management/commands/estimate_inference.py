@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from advisor.management.commands.estimate import BAD_INPUT, read_text_argument
+from advisor.management.commands.estimate import invalid_rows, read_text_argument, write_out
+from advisor.runs_csv import check_runs_csv
 from estimator.inference.points import estimate_points_csv
 from estimator.runs import RunValidationError
 
@@ -27,13 +28,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         text = read_text_argument(options["points"], "--points")
         try:
-            result = estimate_points_csv(text)
+            # The same CSV checks as --runs (strict quoting, NUL, a repeated column, cells beyond the header).
+            result = estimate_points_csv(check_runs_csv(text, max_rows=sys.maxsize))
         except RunValidationError as error:
-            lines = "\n".join(f"  {e}" for e in error.errors)
-            raise CommandError(
-                f"{len(error.errors)} invalid value(s) in --points:\n{lines}", returncode=BAD_INPUT
-            ) from None
+            raise invalid_rows(error, "--points") from None
         if options.get("out"):
-            Path(options["out"]).write_text(result, encoding="utf-8")
+            write_out(options["out"], result)
         else:
             self.stdout.write(result, ending="")

@@ -21,9 +21,11 @@ INVALID_INPUT = 2
 
 def _read(path: str, what: str) -> str:
     try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"{path}: cannot read the {what} ({exc})", returncode=INVALID_INPUT) from exc
+    return text.removeprefix("\ufeff")
 
 
 class Command(BaseCommand):
