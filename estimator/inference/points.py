@@ -48,12 +48,16 @@ def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int,
     return value
 
 
-def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> ServedModel | None:
+def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[ServedModel, int] | None:
+    """The served model and its published context length (0 where none is known: a model given by its geometry)."""
     name = text.get("model", "").strip()
     params_b = _number(text, "params_b", bad, row, integer=False)
     dims = {c: _number(text, c, bad, row, integer=True) for c in GEOMETRY}
     if not name and params_b is None:
         bad.append(RowError(row, "model", "give a catalog model id or params_b (with optional geometry)"))
+        return None
+    if dims["experts"] is not None and dims["active_experts"] is None:
+        bad.append(RowError(row, "active_experts", "is required with experts (how many experts a token runs through)"))
         return None
     try:
         g = resolve_model(
@@ -70,7 +74,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> ServedMode
         column = "model" if exc.field in ("name", "model") else exc.field
         bad.append(RowError(row, column, str(exc).split(": ", 1)[1]))
         return None
-    return ServedModel.from_geometry(g)
+    return ServedModel.from_geometry(g), g.max_context
 
 
 def _int(value: float | None) -> int | None:
@@ -101,12 +105,16 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
             serving_stack(stack)
         except InferenceError as exc:
             bad.append(RowError(row, "stack", str(exc).split(": ", 1)[1]))
+    # Requests and tokens are counted in whole units; a fraction of a token has no meaning to the engine.
     numbers = {
-        c: _number(text, c, bad, row, integer=c in ("tp", "concurrency"))
-        for c in ("tp", "concurrency", "input_tokens", "output_tokens")
+        c: _number(text, c, bad, row, integer=True) for c in ("tp", "concurrency", "input_tokens", "output_tokens")
     }
-    model = _model(text, bad, row)
-    if len(bad) > before or model is None:
+    resolved = _model(text, bad, row)
+    if len(bad) > before or resolved is None:
+        return None
+    model, context = resolved
+    _check_fits_model(model=model, context=context, numbers=numbers, bad=bad, row=row)
+    if len(bad) > before:
         return None
     return ServingPoint(
         model=model,
@@ -118,6 +126,25 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
         output_tokens=float(numbers["output_tokens"] or 1),
         stack=stack,
     )
+
+
+def _check_fits_model(
+    *, model: ServedModel, context: int, numbers: Mapping[str, float | None], bad: list[RowError], row: int
+) -> None:
+    """Tensor parallelism splits the attention heads across GPUs, so tp must divide them (the engines refuse other
+    degrees); a request cannot be longer than the model's published context."""
+    tp = int(numbers["tp"] or 1)
+    if model.heads % tp:
+        bad.append(RowError(row, "tp", f"must divide the model's {model.heads} attention heads; got {tp}"))
+    tokens = (numbers["input_tokens"] or 0) + (numbers["output_tokens"] or 0)
+    if context and tokens > context:
+        bad.append(
+            RowError(
+                row,
+                "input_tokens",
+                f"input_tokens + output_tokens = {tokens:.0f} exceeds {model.name}'s context of {context} tokens",
+            )
+        )
 
 
 def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[ServingPoint]]:
@@ -164,7 +191,9 @@ def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None =
         est.tpot_p95_s,
     )
     for i, row in enumerate(rows):
-        added = {c: _cell(float(v[i])) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
+        # A deployment that does not hold the model and one request's KV cache serves nothing: empty, not 0.
+        fits = est.max_concurrency[i] >= 1
+        added = {c: _cell(float(v[i]) if fits else math.inf) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
         added["max_concurrency"] = str(max(int(est.max_concurrency[i]), 0))
         writer.writerow({**row, **added})
     return out.getvalue()

@@ -37,9 +37,9 @@ def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> Non
         # p95 of per-request TPOTs may sit a hair under their mean when fewer than 5 % of requests are slower.
         assert 0 < 0.99 * float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
         assert int(r["max_concurrency"]) >= 1
-    # 141 GB of bf16 weights on one 80 GB GPU: no prediction, no capacity.
-    assert rows[3]["predicted_output_tokens_per_s"] == "0" and rows[3]["max_concurrency"] == "0"
-    assert rows[3]["predicted_ttft_s"] == ""
+    # 141 GB of bf16 weights on one 80 GB GPU: no prediction (empty cells, as for every latency), no capacity.
+    assert rows[3]["predicted_output_tokens_per_s"] == "" and rows[3]["max_concurrency"] == "0"
+    assert rows[3]["predicted_ttft_s"] == "" and rows[3]["predicted_tpot_p95_s"] == ""
 
 
 def test_the_same_deployment_at_higher_concurrency_gives_more_tokens_and_slower_tokens(tmp_path: Path) -> None:
@@ -87,3 +87,33 @@ def test_missing_column_and_unreadable_file_exit_2(tmp_path: Path) -> None:
     with pytest.raises(CommandError) as caught:
         call_command("estimate_inference", "--points", str(tmp_path / "none.csv"), stdout=io.StringIO())
     assert caught.value.returncode == 2 and "--points: cannot read" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "column", "says"),
+    [
+        # Llama 3.1 8B has 32 attention heads: tensor parallelism over 3 GPUs cannot split them.
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,3,8,1000,200,\n", "tp", "must divide the model's 32 attention heads"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,8,1000,0.5,\n", "output_tokens", "positive whole number"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,8,999.5,200,\n", "input_tokens", "positive whole number"),
+        # 131,072 tokens is Llama 3.1's published context (max_position_embeddings).
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,3000000,200,\n", "input_tokens", "context of 131072 tokens"),
+    ],
+)
+def test_a_point_the_engine_could_not_run_is_refused_naming_the_column(
+    tmp_path: Path, body: str, column: str, says: str
+) -> None:
+    with pytest.raises(CommandError) as caught:
+        run(tmp_path, body)
+    assert f"row 1, column {column}" in str(caught.value) and says in str(caught.value)
+
+
+def test_experts_without_active_experts_asks_for_them(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv"
+    path.write_text(
+        "gpu,precision,params_b,layers,hidden,heads,kv_heads,experts,tp,concurrency,input_tokens,output_tokens\n"
+        "h100-sxm,bf16,47,32,4096,32,8,8,2,8,500,200\n"
+    )
+    with pytest.raises(CommandError) as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert "row 1, column active_experts: is required with experts" in str(caught.value)
