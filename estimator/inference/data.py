@@ -296,6 +296,7 @@ class ServedModel:
     ffn_hidden: int = 0
     embedding_params_b: float = 0.0  # input embedding + LM head (kept 16-bit by fp8/fp4 quantization)
     latent_kv: bool = False  # multi-head latent attention: kv_elements is one compressed latent per token
+    moe_layers: int = 0  # layers with routed experts (0: all layers of a model with experts)
     name: str = ""
     assumed: tuple[str, ...] = ()
 
@@ -313,6 +314,19 @@ class ServedModel:
         if self.latent_kv:
             return self.kv_elements * tp
         return 2.0 * self.layers * max(self.kv_heads, tp) * self.head_dim
+
+    def routed_row_bytes(self, input_bytes: float) -> float:
+        """Activation bytes per token and GPU that a mixture-of-experts layer moves beyond a dense MLP, summed over
+        its MoE layers: each of a token's ``active_experts`` rows is read by the first grouped GEMM (``input_bytes``
+        per element: FP8 activations on FP8 experts) and written full-width (hidden, 16-bit) by the second, then read
+        again by the weighted sum over the token's experts (vLLM fused_moe: intermediate_cache3 (tokens, top_k, hidden)
+        then moe_sum; TensorRT-LLM: expanded rows, then finalizeMoeRouting). A dense MLP moves one such row per token
+        (absorbed in the calibrated efficiencies); the other ``active_experts - 1`` are counted here. Tensor
+        parallelism splits the experts' intermediate width, not these hidden-width rows: every GPU moves them all."""
+        if not self.experts:
+            return 0.0
+        layers = self.moe_layers or self.layers
+        return layers * max(self.active_experts - 1, 0) * self.hidden * (input_bytes + 2.0 * ACTIVATION_BYTES)
 
     def kv_converted_per_token(self, stack: ServingStack) -> float:
         """8-bit KV elements decode attention converts on CUDA cores per context token, summed over the group. The
@@ -338,6 +352,7 @@ class ServedModel:
             expert_params_b=g.expert_params() / 1e9 * g.params_b / max(g.params() / 1e9, 1e-9),
             experts=g.experts,
             active_experts=g.active_experts,
+            moe_layers=g.layers - g.dense_layers if g.experts else 0,
             kv_elements=g.kv_elements_per_token() if mla else 0.0,
             latent_kv=mla,
             attn_flops_per_ctx=g.attention_flops_per_token_per_context(),
@@ -399,6 +414,7 @@ class ServingCases:
     expert_params: FloatArray  # routed experts' weights (0 for dense)
     embedding_params: FloatArray  # input embedding + LM head
     route_fraction: FloatArray  # active_experts / experts (1 for dense)
+    routed_row_bytes: FloatArray  # per token and GPU: activation bytes of its routed rows beyond one (0 for dense)
     layers: FloatArray
     hidden: FloatArray
     ffn_hidden: FloatArray
@@ -491,6 +507,9 @@ def build_cases(
         expert_params=arr([m.expert_params_b * 1e9 for m in models]),
         embedding_params=arr([m.embedding_params_b * 1e9 for m in models]),
         route_fraction=arr([m.active_experts / m.experts if m.experts else 1.0 for m in models]),
+        routed_row_bytes=arr(
+            [m.routed_row_bytes(PRECISIONS[p][1]) for m, p in zip(models, expert_precisions, strict=True)]
+        ),
         layers=arr([m.layers for m in models]),
         hidden=arr([m.hidden for m in models]),
         ffn_hidden=arr([m.ffn_hidden or 3.5 * m.hidden for m in models]),

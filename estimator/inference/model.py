@@ -14,7 +14,9 @@ TensorRT-LLM perf-overview tables; nccl-tests PERFORMANCE.md; vidur all-reduce m
   reads only the experts its tokens route to: with ``b`` tokens routed to ``k`` of ``E`` experts uniformly, a
   fraction ``1 - (1 - k/E)^b`` of the experts is touched (identical requests, as a static-batch benchmark sends,
   route alike: one routing per step). Routed experts run at their own width and rate: 16-bit on an engine without
-  FP8 MoE GEMMs (serving_stacks.csv moe_fp8_experts).
+  FP8 MoE GEMMs (serving_stacks.csv moe_fp8_experts). A token's routed rows beyond the one a dense MLP moves (read
+  by the first grouped GEMM, written full-width by the second, read by the weighted sum) cost every GPU its own
+  bandwidth: tensor parallelism splits the experts' intermediate width, not these rows (ServedModel.routed_row_bytes).
 * Decode attention over an 8-bit KV cache: the larger of reading it and converting it on CUDA cores (16 conversions
   per clock per SM, CUDA C++ Programming Guide); the masked MHA kernel converts every element once per query head,
   which binds on Hopper for grouped-query models an engine has no XQA kernel for (serving_stacks.csv
@@ -132,12 +134,14 @@ def flop_rate(c: ServingCases, theta: Mapping[str, float], *, experts: bool = Fa
 
 
 def gemm_s(c: ServingCases, theta: Mapping[str, float], tokens: FloatArray) -> FloatArray:
-    """Compute time of the parameter GEMMs for ``tokens`` tokens [s]: the dense part of the active parameters and
-    the routed experts' part, each at its own precision's rate."""
+    """Time of the parameter GEMMs for ``tokens`` tokens [s]: the dense part of the active parameters and the
+    routed experts' part, each at its own precision's rate, plus the routed rows' extra activation traffic."""
     expert_active = c.expert_params * c.route_fraction
     dense = 2.0 * col(c.active_params - expert_active, tokens) * tokens / col(flop_rate(c, theta), tokens)
     routed = 2.0 * col(expert_active, tokens) * tokens / col(flop_rate(c, theta, experts=True), tokens)
-    return dense + routed
+    # The routed rows' extra activation traffic, at every GPU's own bandwidth (not split by tensor parallelism).
+    rows = tokens * col(c.routed_row_bytes / (c.mem_bw * theta_of(theta)["mem_eff"]), tokens)
+    return dense + routed + rows
 
 
 def weights_read_bytes(c: ServingCases, tokens: FloatArray) -> FloatArray:

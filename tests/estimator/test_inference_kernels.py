@@ -97,6 +97,27 @@ def test_identical_requests_route_every_decode_token_to_the_same_experts():
     )
 
 
+def test_routed_rows_move_hidden_width_activations_that_tensor_parallelism_does_not_split():
+    from estimator.inference.model import gemm_s
+
+    # DeepSeek-V3: 58 MoE layers (3 dense), 8 routed rows per token, FP8 inputs, 16-bit outputs written and summed.
+    deepseek = cases("deepseek-v3", gpu="h200", tp=8, stack="vllm")
+    assert deepseek.routed_row_bytes[0] == pytest.approx(58 * 7 * 7168 * (1.0 + 4.0))
+    mixtral_16 = cases("mixtral-8x7b", precision="fp16", tp=2)  # 16-bit experts read 2-byte rows
+    assert mixtral_16.routed_row_bytes[0] == pytest.approx(32 * 1 * 4096 * (2.0 + 4.0))
+    assert cases("llama-3.1-8b").routed_row_bytes[0] == 0.0
+    tokens = np.array([8192.0])
+    # Per GPU the FLOP time halves from TP4 to TP8; the rows' time does not, so the MoE part falls by less than half.
+    tp4, tp8 = (cases("deepseek-v3", gpu="h200", tp=t, stack="vllm") for t in (4, 8))
+    assert gemm_s(tp8, CAL.params, tokens)[0] > 0.5 * gemm_s(tp4, CAL.params, tokens)[0]
+    rows_s = tokens[0] * deepseek.routed_row_bytes[0] / (deepseek.mem_bw[0] * CAL.params["mem_eff"])
+    flops_only = gemm_s(tp8, CAL.params, tokens)[0] - rows_s
+    assert flops_only == pytest.approx(0.5 * (gemm_s(tp4, CAL.params, tokens)[0] - rows_s), rel=1e-9)
+    # A dense model's parameter GEMMs stay pure FLOPs: twice the GPUs, half the time.
+    llama = [cases("llama-3.1-70b", tp=t) for t in (4, 8)]
+    assert gemm_s(llama[1], CAL.params, tokens)[0] == pytest.approx(0.5 * gemm_s(llama[0], CAL.params, tokens)[0])
+
+
 def test_unseen_v09_static_batch_tables_within_the_issue_targets():
     """Never fitted on: median error <= 10% over the four models, Mixtral (MoE) median <= 25%."""
     rows = read_data_csv("trtllm_v0.9_static_batch.csv")
