@@ -40,8 +40,8 @@ from estimator.calibrate import (
     public_runs,
     unknown_stack_coverage,
 )
-from estimator.model import CHECKPOINT_LABELS, STRATEGY_LABELS
-from estimator.prediction import predict_runs, run_queries, solve
+from estimator.model import CHECKPOINT_LABELS, STEP_TERMS, STRATEGY_LABELS, step_time_terms
+from estimator.prediction import case_table, predict_runs, run_queries, solve
 from estimator.runs import ProfiledRun, virtual_stages
 from estimator.unseen import UNSEEN_RUNS_FILES, UnseenCheck, unseen_check, unseen_runs
 
@@ -97,7 +97,8 @@ def unseen_section(public: list[ProfiledRun], file: str) -> None:
     """The shipped default on one set of published runs it has never seen, beside the baseline fitted on the public
     runs: overall, per stack, per layout class (DP/FSDP/TP/PP of the layout the prediction used), then per run."""
     unseen = unseen_runs(file)
-    check = unseen_check(calibration=load_default(), public=public, unseen=unseen)
+    calibration = load_default()
+    check = unseen_check(calibration=calibration, public=public, unseen=unseen)
     model_ape, base_ape = check.model_ape, check.baseline_ape
     print(
         f"\nPublished runs never used in the fit (estimator/data/{file}: {len(unseen)} runs, "
@@ -118,15 +119,29 @@ def unseen_section(public: list[ProfiledRun], file: str) -> None:
         f"(by stack: {', '.join(f'{s} {check.within_band[check.stacks == s].mean():.0%}' for s in stacks)}); "
         f"{int(check.capped.sum())} predictions capped at the family's highest measured MFU"
     )
-    unseen_rows(unseen, check)
+    unseen_rows(unseen, check, step_shares(unseen, check, calibration.theta()))
 
 
-def unseen_rows(unseen: list[ProfiledRun], check: UnseenCheck) -> None:
+def step_shares(unseen: list[ProfiledRun], check: UnseenCheck, theta: dict[str, Any]) -> np.ndarray:
+    """(runs, STEP_TERMS) share of each run's predicted (uncapped) step time per term, with the layout it used."""
+    s = check.solution
+    layout = {"strategy": s.strategy, "tp": s.tp, "pp": s.pp, "cp": s.cp, "mb": s.micro_batch}
+    layout["ac"] = s.activation_checkpointing
+    cases = case_table(run_queries(unseen), np.arange(len(unseen)), layout)
+    terms = step_time_terms(cases, theta)
+    table = np.stack([terms[name] for name in STEP_TERMS], axis=1)
+    return table / table.sum(axis=1, keepdims=True)
+
+
+def unseen_rows(unseen: list[ProfiledRun], check: UnseenCheck, shares: np.ndarray) -> None:
     """One line per unseen run: what it is, the layout the prediction used, measured MFU, predicted and baseline over
-    measured (flags: C = capped at the family's MFU maximum, M = the memory model says it would not fit)."""
+    measured (flags: C = capped at the family's MFU maximum, M = the memory model says it would not fit), and where
+    the predicted step time goes (model.STEP_TERMS, % of the uncapped step)."""
     s = check.solution
     header = f"{'stack':<10} {'gpu':<9} {'prec':<4} {'GPUs':>5} {'B params':>8} {'seq':>6}"
-    print(f"  {header}  layout (searched where open)")
+    terms = " ".join(f"{name[:7]:>7}" for name in STEP_TERMS)
+    print("  (last six columns: % of the predicted, uncapped step time per term, estimator.model.STEP_TERMS)")
+    print(f"  {header}  {'layout (searched where open)':<88}{terms}")
     for i, run in enumerate(unseen):
         layout = (
             f"{STRATEGY_LABELS[s.strategy[i]]} tp{s.tp[i]} pp{s.pp[i]} cp{s.cp[i]} vp{virtual_stages(run)} "
@@ -137,7 +152,8 @@ def unseen_rows(unseen: list[ProfiledRun], check: UnseenCheck) -> None:
             f"  {check.stacks[i]:<10} {run.gpu:<9} {run.precision:<4} {run.num_gpus:5d} {run.params_b:8.1f} "
             f"{run.seq_len:6d}  {layout:<42} MFU {check.measured_mfu[i]:4.2f}  "
             f"pred/meas {check.predicted[i] / check.measured[i]:4.2f}  "
-            f"base/meas {check.baseline[i] / check.measured[i]:4.2f} {flags}"
+            f"base/meas {check.baseline[i] / check.measured[i]:4.2f} {flags:<2} "
+            + " ".join(f"{100 * share:7.0f}" for share in shares[i])
         )
 
 

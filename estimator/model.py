@@ -266,7 +266,40 @@ def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
     return time
 
 
+# What step_time_terms splits a step into (seconds per optimizer step each; they add up to step_time).
+STEP_TERMS: Final[tuple[str, ...]] = (
+    "compute",  # matmuls and attention of the micro-batch slots (1F1B bubble included)
+    "overhead",  # per-layer launches and memory-bound elementwise work, same slots
+    "tensor_parallel",  # tensor-parallel collectives not hidden behind GEMMs
+    "pipeline_p2p",  # context-parallel ring and pipeline point-to-point not hidden
+    "data_parallel",  # data-parallel / ZeRO / FSDP collectives not hidden behind compute
+    "optimizer",  # the optimizer update (memory bound)
+)
+
+
+def step_time_terms(c: Cases, theta: Mapping[str, object]) -> dict[str, FloatArray]:
+    """Where step_time's seconds go, per case (STEP_TERMS), for the rank placement step_time keeps: to diagnose a
+    prediction by term (bench/estimator_accuracy.py prints them for the runs the fit never saw)."""
+    total, terms = _step_time_and_terms(c, theta, pipeline_in_node=False, with_terms=True)
+    pp = c["pp"]
+    packable = (pp > 1) & (c["tp"] * c["cp"] * pp <= c["gpn"])
+    if np.any(packable):
+        sub = {k: v[packable] for k, v in c.items()}
+        packed_total, packed = _step_time_and_terms(sub, theta, pipeline_in_node=True, with_terms=True)
+        better = packed_total < total[..., packable]
+        for name in STEP_TERMS:
+            terms[name][..., packable] = np.where(better, packed[name], terms[name][..., packable])
+    return terms
+
+
 def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool) -> FloatArray:
+    return _step_time_and_terms(c, theta, pipeline_in_node=pipeline_in_node, with_terms=False)[0]
+
+
+def _step_time_and_terms(
+    c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool, with_terms: bool
+) -> tuple[FloatArray, dict[str, FloatArray]]:
+    """Seconds per step and, ``with_terms``, the STEP_TERMS adding up to it (skipped in the fit's hot loop)."""
     n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
     layers = _f(c["layers"])
     gpn = _f(c["gpn"])
@@ -311,7 +344,19 @@ def _step_time(c: Cases, theta: Mapping[str, object], *, pipeline_in_node: bool)
 
     optimizer_shard = _f(c["params"]) / (tp * pp) / np.where(strat == DDP, 1.0, _shard_degree(c, dp))
     t_optimizer = OPTIMIZER_BYTES_PER_PARAM * optimizer_shard / _f(c["hbm"])
-    return t_pipeline + per_step_exposed + per_micro_exposed + t_optimizer
+    total = t_pipeline + per_step_exposed + per_micro_exposed + t_optimizer
+    if not with_terms:
+        return total, {}
+    slots = micro + (pp - 1.0) / _f(c["vp"])
+    terms = {
+        "compute": slots * t_compute,
+        "overhead": slots * layer_overhead,
+        "tensor_parallel": slots * (1.0 - tp_hidden) * t_tp,
+        "pipeline_p2p": slots * t_p2p_exposed,
+        "data_parallel": per_step_exposed + per_micro_exposed,
+        "optimizer": t_optimizer,
+    }
+    return total, {name: np.broadcast_to(value, np.shape(total)).copy() for name, value in terms.items()}
 
 
 def _exposed(

@@ -156,3 +156,30 @@ def test_a_70b_model_weak_scales_to_2048_gpus_without_model_parallelism(calibrat
     per_gpu = [predict(_llama2_70b(2 * n, **layout), cluster, [n], calibration) for n in (64, 2048)]
     rates = [p.tokens_per_s[0] / n for p, n in zip(per_gpu, (64, 2048), strict=True)]
     assert rates[1] >= 0.9 * rates[0]
+
+
+def test_step_time_terms_add_up_to_the_step_and_name_the_bottleneck(calibration: Calibration) -> None:
+    # 13B on 16 H100 over 25 Gb/s Ethernet, one case per layout: DDP, tensor parallel, a pipeline that can be packed
+    # inside a node (timed in both placements) and one that cannot.
+    job = TrainingJob(params_b=13.0, seq_len=4096, global_batch=64, layers=40, hidden=5120, heads=40)
+    q = job_queries(job, Cluster(get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=25), [16])
+    layouts = [(model.DDP, 1, 1), (model.ZERO1, 4, 1), (model.ZERO1, 2, 4), (model.ZERO1, 1, 16)]
+    codes = {
+        "strategy": np.array([s for s, _, _ in layouts]),
+        "tp": np.array([t for _, t, _ in layouts]),
+        "pp": np.array([p for _, _, p in layouts]),
+        "cp": np.ones(4, dtype=np.int64),
+        "mb": np.ones(4, dtype=np.int64),
+        "ac": np.full(4, model.AC_FULL),
+    }
+    cases = case_table(q, np.zeros(4, dtype=np.int64), codes)
+    theta = calibration.theta()
+    terms = model.step_time_terms(cases, theta)
+    assert set(terms) == set(model.STEP_TERMS)
+    assert sum(terms.values()) == pytest.approx(model.step_time(cases, theta), rel=1e-12)
+    assert all(np.all(value >= 0) for value in terms.values())
+    # Plain DDP of 13B over 25 Gb/s: the gradient all-reduce is the largest term; no model-parallel traffic.
+    ddp = {name: float(value[0]) for name, value in terms.items()}
+    assert max(ddp, key=ddp.__getitem__) == "data_parallel"
+    assert ddp["tensor_parallel"] == ddp["pipeline_p2p"] == 0.0
+    assert terms["tensor_parallel"][1] > 0 and terms["pipeline_p2p"][3] > 0
