@@ -314,7 +314,8 @@ def unseen_vllm(table: inf.MeasuredTable, params: dict[str, float]) -> None:
 def main() -> int:
     table = inf.load_table()
     params = inf.fit(table)
-    print(f"calibration rows {len(table.cases)}; fitted {', '.join(f'{k}={v:.4g}' for k, v in params.items())}\n")
+    print(f"calibration rows {len(table.cases)}; fitted {', '.join(f'{k}={v:.4g}' for k, v in params.items())}")
+    print(inf.format_parameter_report(inf.parameter_report(table, params)) + "\n")
     calibration_table(table, params)
     static_batch(table, params)
     unseen_max_throughput(table, params)

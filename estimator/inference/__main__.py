@@ -1,5 +1,6 @@
 """``python -m estimator.inference --fit [--out FILE]``: fit the inference calibration on the bundled
-TensorRT-LLM table and print it (with its leave-one-out error beside the baseline's)."""
+TensorRT-LLM table and print it (with its leave-one-out error beside the baseline's, and on stderr each parameter's
+prior, fitted value and whether the table moved it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from estimator.inference.fit import calibrate, calibration_document
+from estimator.inference.fit import calibrate, calibration_document, format_parameter_report
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,11 +23,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     started = time.perf_counter()
-    text = json.dumps(calibration_document(calibrate(name=args.name)), indent=2) + "\n"
+    cal = calibrate(name=args.name)
+    text = json.dumps(calibration_document(cal), indent=2) + "\n"
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(text)
     sys.stdout.write(text)
+    sys.stderr.write("parameters (physical prior, fitted value, whether the table moved it):\n")
+    sys.stderr.write(format_parameter_report(cal.parameters) + "\n")
     sys.stderr.write(f"fitted in {time.perf_counter() - started:.1f} s\n")
     return 0
 

@@ -213,6 +213,10 @@ class ServingStack:
     # Largest all-reduce message [bytes] the engine sends through its custom NVLink kernel: (groups of <= 2, larger).
     custom_ar_max_bytes: tuple[float, float] = (16e6, 8e6)
     kv_cache_8bit: bool = True  # a fp8/fp4 deployment's KV cache is 8-bit by default (else the 16-bit model dtype)
+    # Fraction of a request's output tokens whose KV the engine holds per in-flight request, averaged over its life:
+    # 1.0 when the scheduler reserves the whole output on admission (TensorRT-LLM GUARANTEED_NO_EVICT), 0.5 when KV
+    # pages are allocated as tokens are generated (vLLM): serving_stacks.csv kv_output_reserved.
+    kv_output_reserved: float = 1.0
 
     def kv_bytes(self, precision: str) -> float:
         """Bytes per KV-cache element of a ``precision`` deployment on this engine at its default KV-cache dtype."""
@@ -255,6 +259,7 @@ def serving_stacks() -> dict[str, ServingStack]:
             fp8_experts=r["moe_fp8_experts"].strip() == "1",
             custom_ar_max_bytes=_limits_mb(r["custom_ar_max_mb"]),
             kv_cache_8bit=r["kv_cache_8bit"].strip() == "1",
+            kv_output_reserved=float(r["kv_output_reserved"]),
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -440,6 +445,7 @@ class ServingCases:
     runtime_bytes: FloatArray  # per GPU, serving stack
     kv_fraction: FloatArray
     kv_of_total: BoolArray
+    kv_output_reserved: FloatArray  # fraction of the output tokens' KV a request holds on average (serving stack)
     max_num_tokens: FloatArray
     engine_max_batch: FloatArray
     chunked_prefill: BoolArray  # prompts split over steps at the token budget
@@ -540,6 +546,7 @@ def build_cases(
         runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
+        kv_output_reserved=arr([s.kv_output_reserved for s in stack_rows]),
         max_num_tokens=arr([s.max_num_tokens for s in stack_rows]),
         engine_max_batch=arr([s.max_batch for s in stack_rows]),
         chunked_prefill=np.asarray([s.chunked_prefill for s in stack_rows]),

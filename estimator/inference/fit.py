@@ -1,7 +1,9 @@
-"""Calibration of the serving model (separate from prediction): bounded least squares on log(predicted / measured)
-output tokens/s over the bundled TensorRT-LLM max-throughput rows; held-out error by row and by group (model,
-serving stack) beside a naive baseline (a constant fraction of the memory bandwidth turned into tokens:
-``f x tp x BW / weight bytes``); the stored calibration.
+"""Calibration of the serving model (separate from prediction): penalised bounded least squares on log(predicted /
+measured) output tokens/s over the bundled TensorRT-LLM max-throughput rows, with one prior residual per parameter
+(model.PARAMETER_PRIORS: what the table cannot identify stays at its physical prior, the bounds are sanity limits);
+held-out error by row and by group (model, serving stack) beside a naive baseline (a constant fraction of the memory
+bandwidth turned into tokens: ``f x tp x BW / weight bytes``); the stored calibration with its per-parameter report
+(prior, fitted value, whether the data moved it, whether it sits at a bound).
 
 Regenerate the shipped calibration with::
 
@@ -33,7 +35,14 @@ from estimator.inference.data import (
     read_data_csv,
     serving_gpu,
 )
-from estimator.inference.model import PARAMETER_BOUNDS, PARAMETER_NAMES, max_throughput, theta_of, weight_bytes_total
+from estimator.inference.model import (
+    PARAMETER_BOUNDS,
+    PARAMETER_NAMES,
+    PARAMETER_PRIORS,
+    max_throughput,
+    theta_of,
+    weight_bytes_total,
+)
 
 TABLE_FILE: Final[str] = "trtllm_inference_throughput.csv"
 CALIBRATION_FILE: Final[str] = "calibration.json"
@@ -43,6 +52,19 @@ TABLE_STACK: Final[str] = "trtllm_bench"
 REGENERATE_COMMAND: Final[str] = "python -m estimator.inference --fit --out estimator/data/inference/calibration.json"
 FIT_STARTS: Final[int] = 8  # extra starting points of the full fit (held-out refits start from the full fit)
 FIT_SEED: Final[int] = 0
+# Log error scale of one table row: the RMS log residual of the calibration fit (the document's residual_log_sd, 0.18
+# for the shipped fit; a test keeps the two within a factor 1.5). A prior residual is (value - centre) / width x this,
+# so a parameter one width from its prior costs as much as one row off by this much.
+FIT_LOG_SIGMA: Final[float] = 0.18
+# A parameter whose posterior sd is below this fraction of its prior width was moved (identified) by the data (the
+# training fit's estimator.fitting.IDENTIFIED_RATIO).
+IDENTIFIED_RATIO: Final[float] = 0.7
+# A fitted value within this fraction of its range from a bound is reported "at_bound".
+BOUND_MARGIN: Final[float] = 0.01
+# Calibration document format: 1 = fitted kv_output_reserved, no parameter report (read: the old kv_output_reserved is
+# ignored, it is now the serving stack's fact); 2 = prior-penalised fit with its parameter report.
+CALIBRATION_FORMAT: Final[int] = 2
+_JACOBIAN_STEP: Final[float] = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,25 +129,98 @@ def _to_params(x: FloatArray) -> dict[str, float]:
     return {k: float(v) for k, v in zip(PARAMETER_NAMES, x, strict=True)}
 
 
+def _prior_arrays() -> tuple[FloatArray, FloatArray]:
+    centre = np.asarray([PARAMETER_PRIORS[k][0] for k in PARAMETER_NAMES], dtype=np.float64)
+    width = np.asarray([PARAMETER_PRIORS[k][1] for k in PARAMETER_NAMES], dtype=np.float64)
+    return centre, width
+
+
 def _log_residuals(x: FloatArray, table: MeasuredTable) -> FloatArray:
     pred = max_throughput(table.cases, _to_params(x))
     return np.log(np.maximum(pred, 1e-3)) - np.log(table.measured)
 
 
+def _penalised_residuals(x: FloatArray, table: MeasuredTable) -> FloatArray:
+    """The rows' log residuals, then one prior residual per parameter in the same units (FIT_LOG_SIGMA)."""
+    centre, width = _prior_arrays()
+    return np.concatenate([_log_residuals(x, table), (x - centre) / width * FIT_LOG_SIGMA])
+
+
 def fit(table: MeasuredTable, *, start: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Parameters minimizing the squared log error of output tokens/s on ``table`` (bounded least squares)."""
+    """Parameters minimizing the squared log error of output tokens/s on ``table`` plus the priors' penalty (bounded
+    least squares; the bounds are sanity limits the priors keep the fit away from)."""
     lo = np.asarray([b[1] for b in PARAMETER_BOUNDS.values()])
     hi = np.asarray([b[2] for b in PARAMETER_BOUNDS.values()])
     if start is not None:
         starts = [_to_vector(start)]
-    else:  # the problem has local minima: a fixed set of starts spread over the box, plus the nominal one
+    else:  # the problem has local minima: a fixed set of starts spread over the box, plus the prior's centre
         spread = np.random.default_rng(FIT_SEED).uniform(0.1, 0.9, (FIT_STARTS, lo.size))
-        starts = [np.asarray([b[0] for b in PARAMETER_BOUNDS.values()]), *(lo + (hi - lo) * spread)]
+        starts = [_prior_arrays()[0], *(lo + (hi - lo) * spread)]
     results = [
-        least_squares(_log_residuals, np.clip(x0, lo, hi), bounds=(lo, hi), args=(table,), x_scale="jac")
+        least_squares(_penalised_residuals, np.clip(x0, lo, hi), bounds=(lo, hi), args=(table,), x_scale="jac")
         for x0 in starts
     ]
     return _to_params(min(results, key=lambda r: r.cost).x)
+
+
+def _data_jacobian(x: FloatArray, table: MeasuredTable) -> FloatArray:
+    """d(row log residual) / d(parameter) at ``x`` (forward differences, stepping inward at an upper bound)."""
+    hi = np.asarray([b[2] for b in PARAMETER_BOUNDS.values()])
+    base = _log_residuals(x, table)
+    steps = _JACOBIAN_STEP * np.maximum(np.abs(x), 1.0)
+    steps = np.where(x + steps > hi, -steps, steps)
+    columns = [(_log_residuals(x + np.eye(x.size)[i] * steps[i], table) - base) / steps[i] for i in range(x.size)]
+    return np.stack(columns, axis=1)
+
+
+def parameter_report(table: MeasuredTable, params: Mapping[str, float]) -> list[dict[str, object]]:
+    """One entry per fitted parameter: its prior (centre, width, source), bounds, fitted value, shift from the prior in
+    widths, posterior sd / prior sd from the Gauss-Newton curvature at the fit (1 = the table says nothing about it),
+    whether the data moved it (that ratio below IDENTIFIED_RATIO) and whether it sits at a bound."""
+    x = _to_vector(params)
+    centre, width = _prior_arrays()
+    jac = _data_jacobian(x, table)
+    precision = jac.T @ jac / FIT_LOG_SIGMA**2 + np.diag(1.0 / width**2)
+    ratio = np.sqrt(np.clip(np.diag(np.linalg.pinv(precision)), 0.0, None)) / width
+    entries: list[dict[str, object]] = []
+    for i, name in enumerate(PARAMETER_NAMES):
+        _, lo, hi = PARAMETER_BOUNDS[name]
+        margin = BOUND_MARGIN * (hi - lo)
+        entries.append(
+            {
+                "name": name,
+                "prior": float(centre[i]),
+                "prior_width": float(width[i]),
+                "prior_source": PARAMETER_PRIORS[name][2],
+                "lower": lo,
+                "upper": hi,
+                "fitted": float(x[i]),
+                "shift_in_widths": round(float((x[i] - centre[i]) / width[i]), 3),
+                "posterior_to_prior_sd": round(float(ratio[i]), 4),
+                "moved_by_data": bool(ratio[i] < IDENTIFIED_RATIO),
+                "at_bound": bool(x[i] <= lo + margin or x[i] >= hi - margin),
+            }
+        )
+    return entries
+
+
+def format_parameter_report(entries: Sequence[Mapping[str, object]]) -> str:
+    """The parameter report as text lines: prior, fitted value, shift, whether the data moved it, bound."""
+    lines = []
+    for e in entries:
+        moved = "identified by the table" if e["moved_by_data"] else "not identified: stays at its prior"
+        bound = "; AT A BOUND" if e["at_bound"] else ""
+        lines.append(
+            f"  {e['name']:<26} prior {e['prior']:.4g} +- {e['prior_width']:.3g}  fitted {e['fitted']:.4g}"
+            f"  ({e['shift_in_widths']:+.2f} widths; posterior/prior sd {e['posterior_to_prior_sd']:.2f}:"
+            f" {moved}{bound})"
+        )
+    return "\n".join(lines)
+
+
+def residual_log_sd(table: MeasuredTable, params: Mapping[str, float]) -> float:
+    """RMS log residual of the rows at ``params`` (what FIT_LOG_SIGMA stands for)."""
+    return float(np.sqrt(np.mean(_log_residuals(_to_vector(params), table) ** 2)))
 
 
 def baseline_unit(c: ServingCases) -> FloatArray:
@@ -198,12 +293,24 @@ class InferenceCalibration:
     fitted_at: str
     command: str
     source: str
+    format: int = CALIBRATION_FORMAT
+    # Per fitted parameter: prior, fitted value, moved by the data, at a bound (parameter_report); empty in format 1.
+    parameters: tuple[Mapping[str, object], ...] = ()
+    residual_log_sd: float = 0.0
 
 
 def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
+    """A calibration document (format 1 or 2) as an InferenceCalibration. Format 1 documents (no ``format`` key) carry
+    a fitted kv_output_reserved, which is ignored: the serving stack now says how much output KV a request holds."""
     params = data["params"]
     if not isinstance(params, Mapping):
         raise InferenceError("calibration", "params must be an object")
+    fmt = data.get("format", 1)
+    if not isinstance(fmt, int) or not 1 <= fmt <= CALIBRATION_FORMAT:
+        raise InferenceError("calibration", f"unknown format {fmt!r}; known: 1..{CALIBRATION_FORMAT}")
+    report = data.get("parameters", [])
+    if not isinstance(report, list) or not all(isinstance(e, Mapping) for e in report):
+        raise InferenceError("calibration", "parameters must be a list of objects")
 
     def number(key: str) -> float:
         value = data[key]
@@ -221,6 +328,9 @@ def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
         fitted_at=str(data["fitted_at"]),
         command=str(data["command"]),
         source=str(data["source"]),
+        format=fmt,
+        parameters=tuple(report),
+        residual_log_sd=number("residual_log_sd") if "residual_log_sd" in data else 0.0,
     )
 
 
@@ -246,6 +356,8 @@ def calibrate(*, name: str = "trtllm-default", table: MeasuredTable | None = Non
         fitted_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=REGENERATE_COMMAND,
         source=f"estimator/{DATA_DIR}/{TABLE_FILE} (sources: {', '.join(sorted(set(table.sources)))})",
+        parameters=tuple(parameter_report(table, params)),
+        residual_log_sd=residual_log_sd(table, params),
     )
 
 
@@ -253,6 +365,7 @@ def calibration_document(cal: InferenceCalibration) -> dict[str, object]:
     """The JSON document of a calibration (what calibration.json holds)."""
     return {
         "name": cal.name,
+        "format": cal.format,
         "params": dict(cal.params),
         "runs": cal.runs,
         "loo_mape": round(cal.loo_mape, 4),
@@ -261,4 +374,7 @@ def calibration_document(cal: InferenceCalibration) -> dict[str, object]:
         "fitted_at": cal.fitted_at,
         "command": cal.command,
         "source": cal.source,
+        "residual_log_sd": round(cal.residual_log_sd, 4),
+        "fit_log_sigma": FIT_LOG_SIGMA,
+        "parameters": [dict(e) for e in cal.parameters],
     }

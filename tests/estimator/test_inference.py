@@ -260,6 +260,76 @@ def test_fitted_parameters_are_physical(fresh: inf.InferenceCalibration):
         assert lo <= p[name] <= hi
 
 
+def test_no_fitted_parameter_sits_at_a_bound_and_the_report_lists_each_with_its_prior():
+    doc = json.loads(resources.files("estimator").joinpath("data/inference/calibration.json").read_text())
+    assert doc["format"] == inf.CALIBRATION_FORMAT
+    report = {e["name"]: e for e in doc["parameters"]}
+    assert tuple(report) == inf.PARAMETER_NAMES
+    for name, (centre, width, source) in inf.PARAMETER_PRIORS.items():
+        entry = report[name]
+        _, lo, hi = inf.PARAMETER_BOUNDS[name]
+        assert entry["prior"] == centre and entry["prior_width"] == width and entry["prior_source"] == source
+        assert entry["fitted"] == pytest.approx(doc["params"][name])
+        assert not entry["at_bound"], name
+        margin = 0.01 * (hi - lo)
+        assert lo + margin < doc["params"][name] < hi - margin, name
+        assert isinstance(entry["moved_by_data"], bool) and 0 < entry["posterior_to_prior_sd"] <= 1 + 1e-6
+
+
+def test_priors_sit_inside_their_sanity_bounds_and_start_the_fit():
+    for name, (centre, width, source) in inf.PARAMETER_PRIORS.items():
+        start, lo, hi = inf.PARAMETER_BOUNDS[name]
+        assert start == centre and lo < centre - width and centre + width < hi and source, name
+
+
+def test_fit_log_sigma_is_the_fits_own_residual_scale(fresh: inf.InferenceCalibration):
+    assert fresh.residual_log_sd / 1.5 < inf.FIT_LOG_SIGMA < fresh.residual_log_sd * 1.5
+
+
+def test_a_parameter_the_table_cannot_identify_stays_at_its_prior():
+    """Max-throughput rows run batches of hundreds: a 100 us step overhead is invisible there, so the report says the
+    data did not move it and the fit leaves it where the prior put it (not at the 0.3 us bound it used to reach)."""
+    report = {e["name"]: e for e in CAL.parameters}
+    step = report["log10_step_overhead_s"]
+    assert not step["moved_by_data"] and abs(step["shift_in_widths"]) < 0.5
+    assert report["mem_eff"]["moved_by_data"]
+
+
+def test_a_format_1_document_still_loads_without_its_fitted_output_reservation():
+    doc = json.loads(resources.files("estimator").joinpath("data/inference/calibration.json").read_text())
+    old = {k: v for k, v in doc.items() if k not in ("format", "parameters", "residual_log_sd", "fit_log_sigma")}
+    old["params"] = {**doc["params"], "log10_step_overhead_s": -6.5, "kv_output_reserved": 1.0}
+    cal = inf.calibration_from_json(old)
+    assert cal.format == 1 and cal.parameters == ()
+    assert "kv_output_reserved" not in cal.params and cal.params["log10_step_overhead_s"] == -6.5
+    with pytest.raises(inf.InferenceError, match="format"):
+        inf.calibration_from_json({**doc, "format": inf.CALIBRATION_FORMAT + 1})
+
+
+def test_output_kv_held_per_request_is_the_serving_stacks_scheduler_policy():
+    """TensorRT-LLM (GUARANTEED_NO_EVICT) reserves the whole output on admission; vLLM pages KV in as tokens come,
+    holding half the output on average: at equal KV memory it fits (isl + osl) / (isl + osl / 2) more requests."""
+    stacks = inf.serving_stacks()
+    assert {s: stacks[s].kv_output_reserved for s in ("trtllm", "trtllm_bench", "nim", "vllm")} == {
+        "trtllm": 1.0,
+        "trtllm_bench": 1.0,
+        "nim": 1.0,
+        "vllm": 0.5,
+    }
+    model = inf.ServedModel.from_catalog("llama-3.1-8b")
+    c = inf.build_cases(
+        models=[model] * 2,
+        gpus=[inf.serving_gpu("h100-sxm")] * 2,
+        precisions=["bf16"] * 2,
+        tps=[1, 1],
+        input_tokens=[1000, 1000],
+        output_tokens=[1000, 1000],
+        stacks=["trtllm", "vllm"],
+    )
+    per_request = inf.kv_memory_bytes(c) / inf.kv_capacity_requests(c, CAL.params)
+    assert per_request[1] / per_request[0] == pytest.approx(1500 / 2000)
+
+
 def test_fit_recovers_parameters_from_synthetic_data():
     table = inf.load_table()
     truth = dict(CAL.params, mem_eff=0.7, flop_eff_16=0.6, flop_eff_8=0.45)
