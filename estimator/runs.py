@@ -2,8 +2,9 @@
 
 Row numbers in errors are 1-based *data* rows: row 1 is the first line after the CSV header (for JSON, the first
 record of the list). Empty layout cells (strategy, tp, pp, cp, micro_batch, activation_checkpointing) mean "search
-the fastest feasible layout"; other empty optional cells take documented defaults: precision bf16, architecture from
-params_b (``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
+the fastest feasible layout"; other empty optional cells take documented defaults: precision the GPU's best 16-bit
+one (bf16, or fp16 on a GPU without bf16 such as the V100: ``default_precision``), architecture from params_b
+(``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
 Extra columns are kept (and written back by ``write_predictions_csv``) but ignored.
 """
 
@@ -19,7 +20,7 @@ from typing import Final
 import numpy as np
 
 from estimator.bounds import RUN_COLUMN_MAXIMUM
-from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
+from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
 
 COLUMNS: Final[tuple[str, ...]] = (
@@ -57,6 +58,9 @@ PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
     "fits_memory",
 )
 DEFAULT_PRECISION: Final[str] = "bf16"
+# An empty precision cell means the first of these the GPU has: mixed-precision training runs in a 16-bit format, and
+# a GPU without bf16 tensor cores (V100) trains in fp16 (with loss scaling), not in bf16 it cannot run.
+DEFAULT_PRECISIONS: Final[tuple[str, ...]] = ("bf16", "fp16")
 _INT_COLUMNS: Final[tuple[str, ...]] = (
     "num_gpus",
     "gpus_per_node",
@@ -232,18 +236,28 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
         values[column] = number
 
 
+def default_precision(gpu: GpuSpec) -> str:
+    """The precision an empty cell means on ``gpu``: the first of DEFAULT_PRECISIONS it supports (bf16 where it can)."""
+    supported = gpu.supported_precisions()
+    return next((p for p in DEFAULT_PRECISIONS if p in supported), DEFAULT_PRECISION)
+
+
 def _parse_precision(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
-    """The precision, defaulted, and one the GPU supports."""
-    precision = text.get("precision", "").lower() or DEFAULT_PRECISION
+    """The precision, defaulted to the GPU's 16-bit one (``default_precision``), and one the GPU supports."""
+    given = text.get("precision", "").lower()
+    spec = get_gpu(str(values["gpu"])) if "gpu" in values else None
+    precision = given or (default_precision(spec) if spec is not None else DEFAULT_PRECISION)
     if precision not in PRECISIONS:
         bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {text['precision']!r}")
-    else:
-        values["precision"] = precision
-        if "gpu" in values:
-            try:
-                get_gpu(str(values["gpu"])).peak_flops(precision)
-            except UnsupportedPrecisionError as exc:
-                bad("precision", str(exc))
+        return
+    values["precision"] = precision
+    if spec is None:
+        return
+    try:
+        spec.peak_flops(precision)
+    except UnsupportedPrecisionError as exc:
+        # Only a written precision gets here, or a GPU with no 16-bit format at all: say which it was.
+        bad("precision", ("" if given else "empty, so the default applies, but ") + str(exc))
 
 
 def _parse_options(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:

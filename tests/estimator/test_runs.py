@@ -143,3 +143,23 @@ def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of
     assert stack_from_source("Narayanan et al. 2021 / NVIDIA Megatron-LM README") == "megatron-lm"
     assert stack_from_source("NVIDIA NeMo / Megatron-Bridge performance summary") == "nemo"
     assert stack_from_source("a blog post") is None
+
+
+def test_an_empty_precision_takes_the_gpus_16_bit_format() -> None:
+    """An empty precision on a V100 (no bf16) used to be refused as "precision 'bf16' is not supported"."""
+    from estimator.specs import all_gpus
+
+    gpus = all_gpus()
+    rows = [f"{gpu.id},8,1.3,2048,512" for gpu in gpus]
+    runs = read_runs_csv("gpu,num_gpus,params_b,seq_len,global_batch\n" + "\n".join(rows) + "\n")
+    for gpu, run in zip(gpus, runs, strict=True):
+        expected = "bf16" if "bf16" in gpu.peak_tflops else "fp16"
+        assert run.precision == expected, gpu.id
+    assert any(run.precision == "fp16" for run in runs), "gpus.csv has a GPU without bf16 (the V100)"
+
+
+def test_a_written_precision_the_gpu_lacks_is_still_refused() -> None:
+    ((row, column, message),) = _errors(
+        "gpu,num_gpus,params_b,seq_len,global_batch,precision\nv100-32gb,8,1,2048,8,bf16\n"
+    )
+    assert (row, column) == (1, "precision") and "supported: fp32, fp16" in message and "default" not in message
