@@ -419,7 +419,8 @@ def write_predictions_csv(
         fits = bool(fits_memory[i])
         row["predicted_tokens_per_s"] = f"{tokens_per_s[i]:.6g}" if fits else ""
         row["predicted_step_time_s"] = f"{step_time_s[i]:.6g}" if fits else ""
-        row["predicted_mfu"] = f"{mfu[i]:.4f}" if fits else ""
+        # Significant digits, not decimals: a tiny model's MFU is far below 0.0001 and must not print as 0.
+        row["predicted_mfu"] = f"{mfu[i]:.4g}" if fits else ""
         row["fits_memory"] = "true" if fits else "false"
         writer.writerow(row)
     return out.getvalue()

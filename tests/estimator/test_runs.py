@@ -163,3 +163,34 @@ def test_a_written_precision_the_gpu_lacks_is_still_refused() -> None:
         "gpu,num_gpus,params_b,seq_len,global_batch,precision\nv100-32gb,8,1,2048,8,bf16\n"
     )
     assert (row, column) == (1, "precision") and "supported: fp32, fp16" in message and "default" not in message
+
+
+ASSUMING = (
+    "gpu,num_gpus,params_b,seq_len,global_batch,hidden,team\n"
+    "v100-32gb,8,1.3,2048,512,,a\n"  # precision defaulted to fp16
+    "h100-sxm,8,0.001,1,8,,b\n"  # a tiny model: MFU far below 1e-4
+    "h100-sxm,8,405,8192,1024,,c\n"  # fits no layout on 8 GPUs
+    "a100-80gb,16,7,4096,512,4096,d\n"  # hidden given: the ffn follows it
+)
+
+
+def _estimate(text: str) -> str:
+    from estimator.calibrate import load_default
+    from estimator.prediction import predict_runs
+
+    runs = read_runs_csv(text)
+    s = predict_runs(runs, load_default())
+    return write_predictions_csv(
+        runs,
+        tokens_per_s=s.tokens_per_s,
+        step_time_s=s.step_time_s,
+        mfu=s.mfu,
+        fits_memory=s.fits_memory,
+        layout=s.layout_labels(),
+    )
+
+
+def test_estimate_output_prints_a_tiny_models_mfu_with_significant_digits() -> None:
+    """predicted_mfu used to print 0.0000 for a 1M-parameter model."""
+    tiny = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))[1]
+    assert tiny["fits_memory"] == "true" and float(tiny["predicted_mfu"]) > 0
