@@ -406,17 +406,19 @@ def write_predictions_csv(
 ) -> str:
     """The rows back as CSV with the predicted columns added and empty layout cells filled with the chosen layout.
 
-    ``layout`` maps each of LAYOUT_COLUMNS to one value per run. Rows that do not fit have empty predicted times."""
+    ``layout`` maps each of LAYOUT_COLUMNS to one value per run. Rows that do not fit have empty predicted times and
+    their layout cells as given."""
     out = io.StringIO()
     header = [*header_of(runs), *PREDICTED_COLUMNS]
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for i, run in enumerate(runs):
         row = {k: run.cells.get(k, "") for k in header}
-        for column in LAYOUT_COLUMNS:
+        fits = bool(fits_memory[i])
+        # A row that fits no layout keeps its layout cells as given: the search found nothing to write.
+        for column in LAYOUT_COLUMNS if fits else ():
             if not row[column]:
                 row[column] = _cell(layout[column][i])
-        fits = bool(fits_memory[i])
         row["predicted_tokens_per_s"] = f"{tokens_per_s[i]:.6g}" if fits else ""
         row["predicted_step_time_s"] = f"{step_time_s[i]:.6g}" if fits else ""
         # Significant digits, not decimals: a tiny model's MFU is far below 0.0001 and must not print as 0.

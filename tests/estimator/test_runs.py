@@ -194,3 +194,16 @@ def test_estimate_output_prints_a_tiny_models_mfu_with_significant_digits() -> N
     """predicted_mfu used to print 0.0000 for a 1M-parameter model."""
     tiny = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))[1]
     assert tiny["fits_memory"] == "true" and float(tiny["predicted_mfu"]) > 0
+
+
+def test_a_row_that_fits_no_layout_keeps_its_layout_cells_as_given() -> None:
+    """A row that fits nowhere used to get a "chosen" layout (ddp, tp=8) beside fits_memory=false."""
+    from estimator.runs import LAYOUT_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))
+    huge = rows[2]
+    assert huge["fits_memory"] == "false" and huge["predicted_tokens_per_s"] == ""
+    assert all(huge[column] == "" for column in LAYOUT_COLUMNS)
+    given = _estimate("gpu,num_gpus,params_b,seq_len,global_batch,tp,strategy\nh100-sxm,8,405,8192,1024,8,\n")
+    (row,) = list(csv.DictReader(io.StringIO(given)))
+    assert (row["fits_memory"], row["tp"], row["strategy"]) == ("false", "8", "")
