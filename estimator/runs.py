@@ -5,7 +5,9 @@ record of the list). Empty layout cells (strategy, tp, pp, cp, micro_batch, acti
 the fastest feasible layout"; other empty optional cells take documented defaults: precision the GPU's best 16-bit
 one (bf16, or fp16 on a GPU without bf16 such as the V100: ``default_precision``), architecture from params_b
 (``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
-Extra columns are kept (and written back by ``write_predictions_csv``) but ignored.
+Extra columns are kept (and written back by ``write_predictions_csv``) but ignored. ``write_predictions_csv`` writes
+what it assumed into the empty cells (``assumed_values``, and the chosen layout where one fits), so its output reads
+back as the same rows with the same predictions.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 from estimator.bounds import RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
+from estimator.workload import CHECKPOINTING, FFN_PER_HIDDEN, STACKS, STRATEGIES, derive_architecture
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -349,6 +351,38 @@ def effective_stack(run: ProfiledRun) -> str | None:
     return run.stack if run.stack is not None else stack_from_source(run.source)
 
 
+# The optional cells with a documented default (beside the layout, which is searched instead).
+DEFAULTED_COLUMNS: Final[tuple[str, ...]] = (
+    "precision",
+    "gpus_per_node",
+    "inter_node_gbps",
+    "layers",
+    "hidden",
+    "heads",
+    "ffn_hidden",
+    "vocab",
+)
+
+
+def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
+    """The documented default of each of the row's empty DEFAULTED_COLUMNS cells, as predicting uses it (one
+    definition for ``prediction.run_queries`` and the write-back): the precision ``default_precision`` chose,
+    gpus_per_node and inter_node_gbps of the GPU's typical server, the architecture derived from params_b, with an
+    empty ffn_hidden following the row's hidden (given or derived) as FFN_PER_HIDDEN x hidden."""
+    spec = get_gpu(run.gpu)
+    arch = derive_architecture(run.params_b)
+    defaults: dict[str, str | int | float] = {
+        "gpus_per_node": spec.gpus_per_node,
+        "inter_node_gbps": spec.inter_node_gbps,
+        **arch,
+        "ffn_hidden": FFN_PER_HIDDEN * (run.hidden or arch["hidden"]),
+    }
+    assumed = {k: v for k, v in defaults.items() if getattr(run, k) is None}
+    if not run.cells.get("precision", ""):  # the field always holds a precision: the cell says whether it was given
+        assumed["precision"] = run.precision
+    return assumed
+
+
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:
     """Validate JSON records (one mapping per run, keys = CSV columns); row numbers are 1-based list positions."""
     if not isinstance(records, Sequence) or isinstance(records, str | bytes):
@@ -404,18 +438,20 @@ def write_predictions_csv(
     fits_memory: np.ndarray,
     layout: Mapping[str, np.ndarray],
 ) -> str:
-    """The rows back as CSV with the predicted columns added and empty layout cells filled with the chosen layout.
+    """The rows back as CSV with the predicted columns added and every empty cell that was assumed filled in: the
+    documented defaults (``assumed_values``) and, where a layout fits, the chosen layout. A row that fits no layout
+    keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
+    output predicts the same.
 
-    ``layout`` maps each of LAYOUT_COLUMNS to one value per run. Rows that do not fit have empty predicted times and
-    their layout cells as given."""
+    ``layout`` maps each of LAYOUT_COLUMNS to one value per run."""
     out = io.StringIO()
     header = [*header_of(runs), *PREDICTED_COLUMNS]
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for i, run in enumerate(runs):
         row = {k: run.cells.get(k, "") for k in header}
+        row.update({k: _cell(v) for k, v in assumed_values(run).items()})
         fits = bool(fits_memory[i])
-        # A row that fits no layout keeps its layout cells as given: the search found nothing to write.
         for column in LAYOUT_COLUMNS if fits else ():
             if not row[column]:
                 row[column] = _cell(layout[column][i])
@@ -431,4 +467,6 @@ def write_predictions_csv(
 def _cell(value: object) -> str:
     if isinstance(value, np.integer | int):
         return str(int(value)) if int(value) > 0 else ""
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.15g}"  # exact for the bandwidths of gpus.csv; reads back as the same number
     return "" if value is None else str(value)

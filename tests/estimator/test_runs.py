@@ -190,6 +190,22 @@ def _estimate(text: str) -> str:
     )
 
 
+def test_estimate_output_writes_what_it_assumed_and_reads_back_to_the_same_predictions() -> None:
+    """The defaults of empty cells (precision, typical server, derived architecture) used to stay empty, so the output
+    did not say what was assumed."""
+    from estimator.runs import DEFAULTED_COLUMNS, LAYOUT_COLUMNS
+
+    first = _estimate(ASSUMING)
+    rows = list(csv.DictReader(io.StringIO(first)))
+    assert [r["team"] for r in rows] == ["a", "b", "c", "d"]
+    assert all(row[column] for row in rows for column in DEFAULTED_COLUMNS), "every default is written"
+    v100, _, _, given_hidden = rows
+    assert v100["precision"] == "fp16" and given_hidden["hidden"] == "4096"
+    assert int(given_hidden["ffn_hidden"]) == 4 * 4096
+    assert all(row[c] for row in rows if row["fits_memory"] == "true" for c in LAYOUT_COLUMNS)
+    assert _estimate(first) == first, "the output, read back as input, predicts (and writes) the same"
+
+
 def test_estimate_output_prints_a_tiny_models_mfu_with_significant_digits() -> None:
     """predicted_mfu used to print 0.0000 for a 1M-parameter model."""
     tiny = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))[1]
