@@ -11,7 +11,7 @@ import pytest
 from estimator import model
 from estimator.calibrate import Calibration, CalibrationError, fit, load_default, public_runs
 from estimator.prediction import FAMILIES, predict_runs, run_queries, solve
-from estimator.runs import RunValidationError
+from estimator.runs import RunValidationError, read_runs_csv
 
 
 def test_fit_recovers_throughput_generated_by_known_parameters() -> None:
@@ -109,3 +109,33 @@ def test_coverage_warnings_name_what_leaves_the_range_of_the_runs() -> None:
     assert "64, 128 GPUs" in text and "1-32 GPUs" in text
     assert "4096 tokens" in text
     assert "no run on h100-sxm" in text
+
+
+RUNS_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,gpus_per_node,inter_node_gbps,source"
+
+
+def test_a_refinements_held_out_error_holds_identical_configurations_out_together() -> None:
+    """Three identical rows used to report loo_mape 0.006: each held-out row's twin stayed in the training set."""
+    runs = read_runs_csv(RUNS_HEADER + "\n" + "h100-sxm,8,7,4096,512,70000,,,\n" * 3)
+    prior = load_default()
+    report = fit(runs, name="repeats", prior=prior).report
+    # Nothing else to refine from: each held-out prediction is the prior's own.
+    expected = predict_runs(runs, prior).tokens_per_s
+    held_out = np.array([r["predicted_tokens_per_s"] for r in report["residuals"]])
+    np.testing.assert_allclose(held_out, expected, rtol=1e-9)
+    assert report["loo_mape"] == pytest.approx(float(np.mean(np.abs(expected / 70000 - 1))))
+    assert "identical configurations held out together" in report["held_out"]
+
+
+def test_a_repeat_is_the_same_configuration_however_its_defaults_and_source_are_written() -> None:
+    from estimator.calibrate import refine_folds
+
+    runs = read_runs_csv(
+        RUNS_HEADER + "\n"
+        "h100-sxm,8,7,4096,512,70000,,,ours\n"
+        "h100-sxm,16,7,4096,512,130000,,,ours\n"
+        "h100-sxm,8,7,4096,512,69000,8,3200,another paper\n"  # the typical server spelled out
+        "h100-sxm,8,7,4096,1024,71000,,,ours\n"  # another batch: another configuration
+    )
+    folds, how = refine_folds(runs)
+    assert folds.tolist() == [0, 1, 0, 2] and "identical configurations" in how
