@@ -12,7 +12,8 @@ The report gives held-out errors that do not leak: leave-one-config-family-out (
 ``loo_*``, leave-one-stack-out as ``stack_out_*``, each fold refitted from the prior with layouts searched again, beside
 the naive baseline "constant MFU per GPU and precision" fitted on the same folds; the per-parameter table (prior,
 fitted, moved by the data, at a bound); measured vs predicted scaling efficiency by GPU count with the residual trend
-with size; the range the runs cover; the measured MFU range per GPU family (predictions are capped at its maximum).
+with size; the range the runs cover; the measured MFU range per GPU family (the public fit caps predictions at its
+maximum; a user's calibration at ``family_mfu_cap``, see ``user_mfu_caps``).
 
 Regenerate the shipped default (``estimator/data/default_calibration.json``) from ``estimator/data/public_runs.csv``:
 
@@ -68,6 +69,11 @@ REFINE_WIDTHS: Final[dict[str, float]] = {"cluster_eff": 0.3, "fabric_eff": 0.3,
 REFINE_MAX_FOLDS: Final[int] = 10
 # Starting fabric shares (of the prior's effective bandwidth) tried by a refinement besides the prior itself.
 REFINE_FABRIC_SHARES: Final[tuple[float, ...]] = (1.0, 1 / 3, 1 / 10)
+# A user's calibration caps a family's MFU at the higher of the prior's cap (its public runs' maximum, or the borrowed
+# family's where it has none) and the user's own best MFU plus this margin: a handful of one cluster's runs is not the
+# family's ceiling, and a cap at their own maximum pinned their predictions to it. 10% is the fit's per-run noise
+# (fitting.LOSS_SCALE, a 0.1 log error).
+USER_MFU_CAP_MARGIN: Final[float] = 0.10
 # Residual trend with size flagged above this change of log error per doubling of GPUs.
 TREND_FLAG_PER_DOUBLING: Final[float] = 0.03
 
@@ -138,8 +144,10 @@ class Calibration:
         return tau * s / math.sqrt(s * s + families * tau * tau) if s > 0 else 0.0
 
     def family_mfu_max(self) -> dict[str, float]:
-        """Highest MFU measured per calibrated family (borrowing families take their source's)."""
+        """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,
+        in a user's calibration, the report's ``family_mfu_cap`` (``user_mfu_caps``)."""
         table = {k: float(v[1]) for k, v in (self.report.get("family_mfu") or {}).items()}
+        table.update({k: float(v) for k, v in (self.report.get("family_mfu_cap") or {}).items()})
         for family, source in self.borrowed_families().items():
             if source in table:
                 table.setdefault(family, table[source])
@@ -699,6 +707,10 @@ def refine(
             if n not in identified
         },
         "family_mfu": _merged_mfu(prior, queries, measured),
+        "family_mfu_cap": user_mfu_caps(prior, queries, measured),
+        "family_mfu_cap_rule": "predictions are capped per GPU family at the higher of the prior's cap (the highest "
+        "MFU of the family's public runs, or of the family it borrows from when it has none) and the best MFU of "
+        f"these runs plus {USER_MFU_CAP_MARGIN:.0%}, so that a few runs of one cluster do not pin its predictions",
         "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
         "stack_config_families": prior.report.get("stack_config_families", {}),
         "coverage": coverage(runs),
@@ -733,6 +745,20 @@ def _merged_mfu(prior: Calibration, queries: Mapping[str, np.ndarray], measured:
         old = merged.get(family, [low, high])
         merged[family] = [min(old[0], low), max(old[1], high)]
     return merged
+
+
+def user_mfu_caps(prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, float]:
+    """The MFU cap per family of a user's calibration (the rule at USER_MFU_CAP_MARGIN). The public calibration's
+    guarantee, no prediction above what a family's public runs ever measured, stays: a user's runs only raise a cap,
+    never lower it. A family without public runs keeps the cap it had through its borrowed family instead of taking
+    the user's own best as its ceiling, which pinned every prediction of it there."""
+    prior_caps = prior.family_mfu_max()
+    borrowing = prior.borrowed_families()
+    # Families the runs do not touch keep the prior's cap; borrowing ones are left to borrow (family_mfu_max).
+    caps = {family: cap for family, cap in prior_caps.items() if family not in borrowing}
+    for family, (_, high) in family_mfu_range(queries, measured).items():
+        caps[family] = max(prior_caps.get(family, 0.0), high * (1.0 + USER_MFU_CAP_MARGIN))
+    return caps
 
 
 def refine_folds(runs: Sequence[ProfiledRun]) -> tuple[np.ndarray, str]:
