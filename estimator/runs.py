@@ -23,7 +23,7 @@ import numpy as np
 
 from estimator.bounds import RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, FFN_PER_HIDDEN, STACKS, STRATEGIES, derive_architecture
+from estimator.workload import CHECKPOINTING, FFN_PER_HIDDEN, HEAD_DIM, STACKS, STRATEGIES, derive_architecture
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -323,14 +323,33 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
     elif micro is not None and batch % micro:
         bad("micro_batch", f"{micro} does not divide global_batch = {batch}")
         return
-    if "hidden" in ints and "heads" in ints and ints["hidden"] % ints["heads"]:
-        bad("heads", f"{ints['heads']} does not divide hidden = {ints['hidden']}")
-        return
-    if "tp" in ints and "heads" in ints and ints["heads"] % ints["tp"]:
-        bad("tp", f"{ints['tp']} does not divide heads = {ints['heads']}")
+    if not _check_heads(ints, float(v["params_b"]), bad):  # type: ignore[arg-type]
         return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def default_heads(params_b: float, hidden: int | None) -> int:
+    """An empty heads cell: the row's hidden (given, or derived from params_b) in heads of the derivation's HEAD_DIM
+    where that divides it, else the heads derived from params_b. A given hidden is followed as the ffn follows it: the
+    heads derived from params_b alone need not divide it (hidden 2560 of a 2.7B model against 24)."""
+    arch = derive_architecture(params_b)
+    width = arch["hidden"] if hidden is None else hidden
+    return width // HEAD_DIM if width % HEAD_DIM == 0 else arch["heads"]
+
+
+def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
+    """heads divides hidden and tp divides heads, the heads given or defaulted (``default_heads``: a row must
+    not run, nor be written back, with an architecture that cannot exist); False after naming the column to fix."""
+    heads = ints.get("heads") or default_heads(params_b, ints.get("hidden"))
+    which = "" if "heads" in ints else " (the default of the empty heads cell: give heads)"
+    if "hidden" in ints and ints["hidden"] % heads:
+        bad("heads", f"{heads}{which} does not divide hidden = {ints['hidden']}")
+        return False
+    if "tp" in ints and heads % ints["tp"]:
+        bad("tp", f"{ints['tp']} does not divide heads = {heads}{which}")
+        return False
+    return True
 
 
 def stack_from_source(source: str) -> str | None:
@@ -368,13 +387,15 @@ def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
     """The documented default of each of the row's empty DEFAULTED_COLUMNS cells, as predicting uses it (one
     definition for ``prediction.run_queries`` and the write-back): the precision ``default_precision`` chose,
     gpus_per_node and inter_node_gbps of the GPU's typical server, the architecture derived from params_b, with an
-    empty ffn_hidden following the row's hidden (given or derived) as FFN_PER_HIDDEN x hidden."""
+    empty ffn_hidden following the row's hidden (given or derived) as FFN_PER_HIDDEN x hidden and empty heads as
+    ``default_heads``."""
     spec = get_gpu(run.gpu)
     arch = derive_architecture(run.params_b)
     defaults: dict[str, str | int | float] = {
         "gpus_per_node": spec.gpus_per_node,
         "inter_node_gbps": spec.inter_node_gbps,
         **arch,
+        "heads": default_heads(run.params_b, run.hidden),
         "ffn_hidden": FFN_PER_HIDDEN * (run.hidden or arch["hidden"]),
     }
     assumed = {k: v for k, v in defaults.items() if getattr(run, k) is None}

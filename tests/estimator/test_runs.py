@@ -223,3 +223,21 @@ def test_a_row_that_fits_no_layout_keeps_its_layout_cells_as_given() -> None:
     given = _estimate("gpu,num_gpus,params_b,seq_len,global_batch,tp,strategy\nh100-sxm,8,405,8192,1024,8,\n")
     (row,) = list(csv.DictReader(io.StringIO(given)))
     assert (row["fits_memory"], row["tp"], row["strategy"]) == ("false", "8", "")
+
+
+def test_empty_heads_follow_a_given_hidden_so_the_output_reads_back() -> None:
+    """A 2.7B row with hidden 2560 used to run with the 24 heads derived from params_b alone (2560 / 24 is no head
+    size), and its estimate output, heads written back, was refused on reading it again."""
+    text = "gpu,num_gpus,params_b,seq_len,global_batch,hidden\nh100-sxm,8,2.7,2048,512,2560\n"
+    first = _estimate(text)
+    (row,) = list(csv.DictReader(io.StringIO(first)))
+    assert int(row["hidden"]) % int(row["heads"]) == 0 and row["fits_memory"] == "true"
+    assert _estimate(first) == first
+
+
+def test_a_defaulted_heads_that_cannot_divide_the_given_hidden_or_tp_is_refused_naming_it() -> None:
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,hidden,tp"
+    ((row, column, message),) = _errors(f"{header}\nh100-sxm,8,2.7,2048,512,1000,\n")
+    assert (row, column) == (1, "heads") and "give heads" in message
+    ((row, column, message),) = _errors(f"{header}\nh100-sxm,10,2.7,2048,520,,5\n")
+    assert (row, column) == (1, "tp") and "give heads" in message
