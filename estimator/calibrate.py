@@ -5,13 +5,15 @@ shipped default: a penalised robust least-squares on log error of tokens/s (``es
 residual per run, physical priors on what the runs cannot identify, a random-effect stack term.
 ``refine(prior=..., runs=...)`` -> a user's calibration: the public fit kept as the prior, only the parameters of the
 user's cluster (fabric and NVLink efficiency, overlap, cluster/stack efficiency) moved, and only those the runs
-identify; ``fit(runs, prior=...)`` does the same.
+identify; ``fit(runs, prior=...)`` does the same; its ``loo_*`` figures hold out one configuration at a time
+(identical configurations, i.e. repeats of one measurement, together; ``refine_folds``).
 
 The report gives held-out errors that do not leak: leave-one-config-family-out (twins held out together) as
 ``loo_*``, leave-one-stack-out as ``stack_out_*``, each fold refitted from the prior with layouts searched again, beside
 the naive baseline "constant MFU per GPU and precision" fitted on the same folds; the per-parameter table (prior,
 fitted, moved by the data, at a bound); measured vs predicted scaling efficiency by GPU count with the residual trend
-with size; the range the runs cover; the measured MFU range per GPU family (predictions are capped at its maximum).
+with size; the range the runs cover; the measured MFU range per GPU family (the public fit caps predictions at its
+maximum; a user's calibration at ``family_mfu_cap``, see ``user_mfu_caps``).
 
 Regenerate the shipped default (``estimator/data/default_calibration.json``) from ``estimator/data/public_runs.csv``:
 
@@ -33,7 +35,15 @@ import numpy as np
 
 from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
-from estimator.runs import ProfiledRun, RowError, RunValidationError, effective_stack, read_runs_csv
+from estimator.runs import (
+    ProfiledRun,
+    RowError,
+    RunValidationError,
+    assumed_values,
+    effective_stack,
+    read_runs_csv,
+    virtual_stages,
+)
 from estimator.specs import DATA_DIR, get_gpu
 from estimator.workload import POOLED_STACKS, derive_architecture
 
@@ -59,6 +69,11 @@ REFINE_WIDTHS: Final[dict[str, float]] = {"cluster_eff": 0.3, "fabric_eff": 0.3,
 REFINE_MAX_FOLDS: Final[int] = 10
 # Starting fabric shares (of the prior's effective bandwidth) tried by a refinement besides the prior itself.
 REFINE_FABRIC_SHARES: Final[tuple[float, ...]] = (1.0, 1 / 3, 1 / 10)
+# A user's calibration caps a family's MFU at the higher of the prior's cap (its public runs' maximum, or the borrowed
+# family's where it has none) and the user's own best MFU plus this margin: a handful of one cluster's runs is not the
+# family's ceiling, and a cap at their own maximum pinned their predictions to it. 10% is the fit's per-run noise
+# (fitting.LOSS_SCALE, a 0.1 log error).
+USER_MFU_CAP_MARGIN: Final[float] = 0.10
 # Residual trend with size flagged above this change of log error per doubling of GPUs.
 TREND_FLAG_PER_DOUBLING: Final[float] = 0.03
 
@@ -129,8 +144,10 @@ class Calibration:
         return tau * s / math.sqrt(s * s + families * tau * tau) if s > 0 else 0.0
 
     def family_mfu_max(self) -> dict[str, float]:
-        """Highest MFU measured per calibrated family (borrowing families take their source's)."""
+        """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,
+        in a user's calibration, the report's ``family_mfu_cap`` (``user_mfu_caps``)."""
         table = {k: float(v[1]) for k, v in (self.report.get("family_mfu") or {}).items()}
+        table.update({k: float(v) for k, v in (self.report.get("family_mfu_cap") or {}).items()})
         for family, source in self.borrowed_families().items():
             if source in table:
                 table.setdefault(family, table[source])
@@ -264,6 +281,19 @@ def config_family(run: ProfiledRun) -> str:
     hidden = run.hidden or arch["hidden"]
     family = get_gpu(run.gpu).family
     return f"{effective_stack(run) or 'unknown'}/{family}/{run.precision}/L{layers}xH{hidden}/s{run.seq_len}"
+
+
+# What is not part of a run's configuration: its measurement, where it was published, and the row as read.
+_NOT_CONFIGURATION: Final[frozenset[str]] = frozenset({"row", "tokens_per_s", "step_time_s", "source", "cells"})
+
+
+def configuration(run: ProfiledRun) -> str:
+    """The run's whole configuration: its ``config_family`` and every other column but the measurement and the
+    source, empty cells read as their defaults. Runs with the same one are repeats of one measurement: held out
+    together (they always fall in one config family), or a repeat would leak the answer."""
+    cells = {f.name: getattr(run, f.name) for f in dataclasses.fields(run) if f.name not in _NOT_CONFIGURATION}
+    cells.update(assumed_values(run), stack=effective_stack(run), virtual_pipeline=virtual_stages(run))
+    return config_family(run) + "|" + ",".join(f"{k}={v}" for k, v in sorted(cells.items()))
 
 
 def stack_label(run: ProfiledRun) -> str:
@@ -641,8 +671,9 @@ def refine(
 
     Only CLUSTER_PARAMETERS may move (the cluster/stack efficiency, the fabric's and NVLink's effective bandwidth,
     the overlap), each only if the runs identify it (posterior sd below fitting.IDENTIFIED_RATIO of its prior width at
-    the prior); the report's ``kept_at_prior`` names those the runs cannot move, with the reason. Held out: each run
-    predicted by a refinement without it."""
+    the prior); the report's ``kept_at_prior`` names those the runs cannot move, with the reason. Held out
+    (``loo_*``): each configuration predicted by a refinement without it, identical configurations (every column but
+    the measurement and source) held out together so that a repeated run does not leak its own answer."""
     measured = _check_runs(runs)
     queries = run_queries(runs)
     names = tuple(dict.fromkeys([*prior.params, *fitting.parameter_names(queries), *CLUSTER_PARAMETERS]))
@@ -676,6 +707,10 @@ def refine(
             if n not in identified
         },
         "family_mfu": _merged_mfu(prior, queries, measured),
+        "family_mfu_cap": user_mfu_caps(prior, queries, measured),
+        "family_mfu_cap_rule": "predictions are capped per GPU family at the higher of the prior's cap (the highest "
+        "MFU of the family's public runs, or of the family it borrows from when it has none) and the best MFU of "
+        f"these runs plus {USER_MFU_CAP_MARGIN:.0%}, so that a few runs of one cluster do not pin its predictions",
         "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
         "stack_config_families": prior.report.get("stack_config_families", {}),
         "coverage": coverage(runs),
@@ -712,49 +747,74 @@ def _merged_mfu(prior: Calibration, queries: Mapping[str, np.ndarray], measured:
     return merged
 
 
+def user_mfu_caps(prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, float]:
+    """The MFU cap per family of a user's calibration (the rule at USER_MFU_CAP_MARGIN). The public calibration's
+    guarantee, no prediction above what a family's public runs ever measured, stays: a user's runs only raise a cap,
+    never lower it. A family without public runs keeps the cap it had through its borrowed family instead of taking
+    the user's own best as its ceiling, which pinned every prediction of it there."""
+    prior_caps = prior.family_mfu_max()
+    borrowing = prior.borrowed_families()
+    # Families the runs do not touch keep the prior's cap; borrowing ones are left to borrow (family_mfu_max).
+    caps = {family: cap for family, cap in prior_caps.items() if family not in borrowing}
+    for family, (_, high) in family_mfu_range(queries, measured).items():
+        caps[family] = max(prior_caps.get(family, 0.0), high * (1.0 + USER_MFU_CAP_MARGIN))
+    return caps
+
+
 def refine_folds(runs: Sequence[ProfiledRun]) -> tuple[np.ndarray, str]:
-    """Held-out folds of a refinement: one per run for up to REFINE_MAX_FOLDS runs (a handful of one job at several
-    sizes), else REFINE_MAX_FOLDS folds of whole config families (twins together, families dealt round-robin)."""
+    """Held-out folds of a refinement: one per configuration for up to REFINE_MAX_FOLDS runs (a handful of one job at
+    several sizes; identical configurations, repeats of one measurement, held out together), else REFINE_MAX_FOLDS
+    folds of whole config families (twins together, families dealt round-robin)."""
     if len(runs) <= REFINE_MAX_FOLDS:
-        return np.arange(len(runs)), "leave-one-run-out"
+        return configuration_folds(runs), "leave-one-configuration-out (identical configurations held out together)"
     labels = [config_family(run) for run in runs]
     index = {label: i % REFINE_MAX_FOLDS for i, label in enumerate(sorted(set(labels)))}
     folds = np.array([index[label] for label in labels])
     return folds, f"{len(set(folds.tolist()))}-fold by config family (twins held out together)"
 
 
+def configuration_folds(runs: Sequence[ProfiledRun]) -> np.ndarray:
+    """One fold per distinct ``configuration``, numbered in order of first appearance."""
+    labels = [configuration(run) for run in runs]
+    index = {label: i for i, label in enumerate(dict.fromkeys(labels))}
+    return np.array([index[label] for label in labels])
+
+
 def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray) -> dict[str, Any]:
     folds, how = refine_folds(runs)
+    count = len(runs)
+    if count > REFINE_MAX_FOLDS and np.unique(folds).size == 1:
+        # A single config family: nothing to train on; one configuration per fold instead, over the first runs.
+        count = min(count, REFINE_MAX_FOLDS * 10)
+        folds = configuration_folds(runs)
+        how = f"leave-one-configuration-out (first {count} runs; identical configurations held out together)"
+    loo, baseline, from_prior = _fold_predictions(problem, measured, folds, count)
+    if from_prior:
+        how += "; a configuration with no other run to refine from is predicted by the prior calibration"
+    return _refine_held_out_report(runs[:count], measured[:count], loo[:count], baseline[:count], how)
+
+
+def _fold_predictions(
+    problem: fitting.Problem, measured: np.ndarray, folds: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(held-out tokens/s, constant-MFU baseline, whether the prior answered a fold) for the first ``count`` runs:
+    each fold predicted by a refinement on every other run. A fold with no other run (every run one configuration)
+    is predicted by the prior itself, which is what refining from no runs gives; its baseline has nothing to fit."""
     every = np.arange(measured.size)
-    loo = np.empty(measured.size)
-    baseline = np.empty(measured.size)
+    loo = np.full(measured.size, np.nan)
+    baseline = np.full(measured.size, np.nan)
     starts = _refine_starts(problem)
-    for fold in np.unique(folds):
+    from_prior = False
+    for fold in np.unique(folds[:count]):
         held = folds == fold
-        if held.all():  # a single config family: nothing to train on, fall back to one run per fold
-            return _refine_held_out_by_run(problem, runs, measured)
-        x, _ = fitting.fit_rows(problem, every[~held], starts=starts)
-        loo[held] = fitting.predict_rows(problem, x, every[held])
-        baseline[held] = naive_mfu_baseline(problem.queries, measured, ~held)[held]
-    return _refine_held_out_report(runs, measured, loo, baseline, how)
-
-
-def _refine_held_out_by_run(
-    problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray
-) -> dict[str, Any]:
-    every = np.arange(measured.size)
-    loo = np.empty(measured.size)
-    baseline = np.empty(measured.size)
-    starts = _refine_starts(problem)
-    for i in every[: REFINE_MAX_FOLDS * 10]:
-        train = every != i
-        x, _ = fitting.fit_rows(problem, every[train], starts=starts)
-        loo[i] = fitting.predict_rows(problem, x, np.array([i]))[0]
-        baseline[i] = naive_mfu_baseline(problem.queries, measured, train)[i]
-    count = min(measured.size, REFINE_MAX_FOLDS * 10)
-    return _refine_held_out_report(
-        runs[:count], measured[:count], loo[:count], baseline[:count], f"leave-one-run-out (first {count} runs)"
-    )
+        target = every[held & (every < count)]
+        if held.all():
+            x, from_prior = problem.prior, True
+        else:
+            x, _ = fitting.fit_rows(problem, every[~held], starts=starts)
+            baseline[target] = naive_mfu_baseline(problem.queries, measured, ~held)[target]
+        loo[target] = fitting.predict_rows(problem, x, target)
+    return loo, baseline, from_prior
 
 
 def _refine_held_out_report(

@@ -230,25 +230,27 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
-    from estimator.runs import effective_stack, virtual_stages
-    from estimator.specs import get_gpu
-    from estimator.workload import derive_architecture
+    from estimator.runs import assumed_values, effective_stack, virtual_stages
 
     rows: dict[str, list[float]] = {k: [] for k in _QUERY_KEYS}
     for run in runs:
-        spec = get_gpu(run.gpu)
-        arch = derive_architecture(run.params_b)
-        rows["gpu"].append(GPU_INDEX[spec.id])
+        # Each empty cell's default as the estimate output writes it back (an empty ffn follows the row's hidden).
+        filled = {**{k: getattr(run, k) for k in ("gpus_per_node", "inter_node_gbps")}, **assumed_values(run)}
+        rows["gpu"].append(GPU_INDEX[run.gpu])
         rows["precision"].append(_PRECISION_INDEX[run.precision])
         rows["n"].append(run.num_gpus)
-        rows["gpn"].append(run.gpus_per_node or spec.gpus_per_node)
-        rows["node_bw"].append((run.inter_node_gbps or spec.inter_node_gbps) * 1e9 / 8)
+        rows["gpn"].append(filled["gpus_per_node"])
+        rows["node_bw"].append(filled["inter_node_gbps"] * 1e9 / 8)
         rows["params"].append(run.params_b * 1e9)
-        for key, attr in (("layers", "layers"), ("hidden", "hidden"), ("heads", "heads"), ("vocab", "vocab")):
+        for key, attr in (
+            ("layers", "layers"),
+            ("hidden", "hidden"),
+            ("heads", "heads"),
+            ("vocab", "vocab"),
+            ("ffn", "ffn_hidden"),
+        ):
             value = getattr(run, attr)
-            rows[key].append(arch[attr] if value is None else value)
-        # An ffn cell alone is honoured; without one the ffn follows the (given or derived) hidden size as derived.
-        rows["ffn"].append(run.ffn_hidden or rows["hidden"][-1] * arch["ffn_hidden"] / arch["hidden"])
+            rows[key].append(filled[attr] if value is None else value)
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(virtual_stages(run))
         rows["seq"].append(run.seq_len)

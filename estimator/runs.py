@@ -2,9 +2,12 @@
 
 Row numbers in errors are 1-based *data* rows: row 1 is the first line after the CSV header (for JSON, the first
 record of the list). Empty layout cells (strategy, tp, pp, cp, micro_batch, activation_checkpointing) mean "search
-the fastest feasible layout"; other empty optional cells take documented defaults: precision bf16, architecture from
-params_b (``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
-Extra columns are kept (and written back by ``write_predictions_csv``) but ignored.
+the fastest feasible layout"; other empty optional cells take documented defaults: precision the GPU's best 16-bit
+one (bf16, or fp16 on a GPU without bf16 such as the V100: ``default_precision``), architecture from params_b
+(``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
+Extra columns are kept (and written back by ``write_predictions_csv``) but ignored. ``write_predictions_csv`` writes
+what it assumed into the empty cells (``assumed_values``, and the chosen layout where one fits), so its output reads
+back as the same rows with the same predictions.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from typing import Final
 import numpy as np
 
 from estimator.bounds import RUN_COLUMN_MAXIMUM
-from estimator.specs import GPU_IDS, PRECISIONS, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, STACKS, STRATEGIES
+from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
+from estimator.workload import CHECKPOINTING, FFN_PER_HIDDEN, HEAD_DIM, STACKS, STRATEGIES, derive_architecture
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -57,6 +60,9 @@ PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
     "fits_memory",
 )
 DEFAULT_PRECISION: Final[str] = "bf16"
+# An empty precision cell means the first of these the GPU has: mixed-precision training runs in a 16-bit format, and
+# a GPU without bf16 tensor cores (V100) trains in fp16 (with loss scaling), not in bf16 it cannot run.
+DEFAULT_PRECISIONS: Final[tuple[str, ...]] = ("bf16", "fp16")
 _INT_COLUMNS: Final[tuple[str, ...]] = (
     "num_gpus",
     "gpus_per_node",
@@ -232,18 +238,28 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
         values[column] = number
 
 
+def default_precision(gpu: GpuSpec) -> str:
+    """The precision an empty cell means on ``gpu``: the first of DEFAULT_PRECISIONS it supports (bf16 where it can)."""
+    supported = gpu.supported_precisions()
+    return next((p for p in DEFAULT_PRECISIONS if p in supported), DEFAULT_PRECISION)
+
+
 def _parse_precision(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
-    """The precision, defaulted, and one the GPU supports."""
-    precision = text.get("precision", "").lower() or DEFAULT_PRECISION
+    """The precision, defaulted to the GPU's 16-bit one (``default_precision``), and one the GPU supports."""
+    given = text.get("precision", "").lower()
+    spec = get_gpu(str(values["gpu"])) if "gpu" in values else None
+    precision = given or (default_precision(spec) if spec is not None else DEFAULT_PRECISION)
     if precision not in PRECISIONS:
         bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {text['precision']!r}")
-    else:
-        values["precision"] = precision
-        if "gpu" in values:
-            try:
-                get_gpu(str(values["gpu"])).peak_flops(precision)
-            except UnsupportedPrecisionError as exc:
-                bad("precision", str(exc))
+        return
+    values["precision"] = precision
+    if spec is None:
+        return
+    try:
+        spec.peak_flops(precision)
+    except UnsupportedPrecisionError as exc:
+        # Only a written precision gets here, or a GPU with no 16-bit format at all: say which it was.
+        bad("precision", ("" if given else "empty, so the default applies, but ") + str(exc))
 
 
 def _parse_options(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
@@ -307,14 +323,33 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
     elif micro is not None and batch % micro:
         bad("micro_batch", f"{micro} does not divide global_batch = {batch}")
         return
-    if "hidden" in ints and "heads" in ints and ints["hidden"] % ints["heads"]:
-        bad("heads", f"{ints['heads']} does not divide hidden = {ints['hidden']}")
-        return
-    if "tp" in ints and "heads" in ints and ints["heads"] % ints["tp"]:
-        bad("tp", f"{ints['tp']} does not divide heads = {ints['heads']}")
+    if not _check_heads(ints, float(v["params_b"]), bad):  # type: ignore[arg-type]
         return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def default_heads(params_b: float, hidden: int | None) -> int:
+    """An empty heads cell: the row's hidden (given, or derived from params_b) in heads of the derivation's HEAD_DIM
+    where that divides it, else the heads derived from params_b. A given hidden is followed as the ffn follows it: the
+    heads derived from params_b alone need not divide it (hidden 2560 of a 2.7B model against 24)."""
+    arch = derive_architecture(params_b)
+    width = arch["hidden"] if hidden is None else hidden
+    return width // HEAD_DIM if width % HEAD_DIM == 0 else arch["heads"]
+
+
+def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
+    """heads divides hidden and tp divides heads, the heads given or defaulted (``default_heads``: a row must
+    not run, nor be written back, with an architecture that cannot exist); False after naming the column to fix."""
+    heads = ints.get("heads") or default_heads(params_b, ints.get("hidden"))
+    which = "" if "heads" in ints else " (the default of the empty heads cell: give heads)"
+    if "hidden" in ints and ints["hidden"] % heads:
+        bad("heads", f"{heads}{which} does not divide hidden = {ints['hidden']}")
+        return False
+    if "tp" in ints and heads % ints["tp"]:
+        bad("tp", f"{ints['tp']} does not divide heads = {heads}{which}")
+        return False
+    return True
 
 
 def stack_from_source(source: str) -> str | None:
@@ -333,6 +368,40 @@ def virtual_stages(run: ProfiledRun) -> int:
 def effective_stack(run: ProfiledRun) -> str | None:
     """The row's ``stack`` cell, else the stack its source names, else None (unknown)."""
     return run.stack if run.stack is not None else stack_from_source(run.source)
+
+
+# The optional cells with a documented default (beside the layout, which is searched instead).
+DEFAULTED_COLUMNS: Final[tuple[str, ...]] = (
+    "precision",
+    "gpus_per_node",
+    "inter_node_gbps",
+    "layers",
+    "hidden",
+    "heads",
+    "ffn_hidden",
+    "vocab",
+)
+
+
+def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
+    """The documented default of each of the row's empty DEFAULTED_COLUMNS cells, as predicting uses it (one
+    definition for ``prediction.run_queries`` and the write-back): the precision ``default_precision`` chose,
+    gpus_per_node and inter_node_gbps of the GPU's typical server, the architecture derived from params_b, with an
+    empty ffn_hidden following the row's hidden (given or derived) as FFN_PER_HIDDEN x hidden and empty heads as
+    ``default_heads``."""
+    spec = get_gpu(run.gpu)
+    arch = derive_architecture(run.params_b)
+    defaults: dict[str, str | int | float] = {
+        "gpus_per_node": spec.gpus_per_node,
+        "inter_node_gbps": spec.inter_node_gbps,
+        **arch,
+        "heads": default_heads(run.params_b, run.hidden),
+        "ffn_hidden": FFN_PER_HIDDEN * (run.hidden or arch["hidden"]),
+    }
+    assumed = {k: v for k, v in defaults.items() if getattr(run, k) is None}
+    if not run.cells.get("precision", ""):  # the field always holds a precision: the cell says whether it was given
+        assumed["precision"] = run.precision
+    return assumed
 
 
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:
@@ -390,22 +459,27 @@ def write_predictions_csv(
     fits_memory: np.ndarray,
     layout: Mapping[str, np.ndarray],
 ) -> str:
-    """The rows back as CSV with the predicted columns added and empty layout cells filled with the chosen layout.
+    """The rows back as CSV with the predicted columns added and every empty cell that was assumed filled in: the
+    documented defaults (``assumed_values``) and, where a layout fits, the chosen layout. A row that fits no layout
+    keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
+    output predicts the same.
 
-    ``layout`` maps each of LAYOUT_COLUMNS to one value per run. Rows that do not fit have empty predicted times."""
+    ``layout`` maps each of LAYOUT_COLUMNS to one value per run."""
     out = io.StringIO()
     header = [*header_of(runs), *PREDICTED_COLUMNS]
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for i, run in enumerate(runs):
         row = {k: run.cells.get(k, "") for k in header}
-        for column in LAYOUT_COLUMNS:
+        row.update({k: _cell(v) for k, v in assumed_values(run).items()})
+        fits = bool(fits_memory[i])
+        for column in LAYOUT_COLUMNS if fits else ():
             if not row[column]:
                 row[column] = _cell(layout[column][i])
-        fits = bool(fits_memory[i])
         row["predicted_tokens_per_s"] = f"{tokens_per_s[i]:.6g}" if fits else ""
         row["predicted_step_time_s"] = f"{step_time_s[i]:.6g}" if fits else ""
-        row["predicted_mfu"] = f"{mfu[i]:.4f}" if fits else ""
+        # Significant digits, not decimals: a tiny model's MFU is far below 0.0001 and must not print as 0.
+        row["predicted_mfu"] = f"{mfu[i]:.4g}" if fits else ""
         row["fits_memory"] = "true" if fits else "false"
         writer.writerow(row)
     return out.getvalue()
@@ -414,4 +488,6 @@ def write_predictions_csv(
 def _cell(value: object) -> str:
     if isinstance(value, np.integer | int):
         return str(int(value)) if int(value) > 0 else ""
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.15g}"  # exact for the bandwidths of gpus.csv; reads back as the same number
     return "" if value is None else str(value)

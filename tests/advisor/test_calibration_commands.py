@@ -76,6 +76,21 @@ def test_estimate_writes_predictions_and_fills_the_open_layout(tmp_path: Path) -
 
 
 @pytest.mark.django_db
+def test_estimate_output_read_back_as_input_gives_the_same_output(tmp_path: Path) -> None:
+    """The defaults of empty cells are written back with the chosen layout, so nothing is assumed a second time."""
+    source, first, second = tmp_path / "in.csv", tmp_path / "first.csv", tmp_path / "second.csv"
+    source.write_text(
+        "gpu,num_gpus,params_b,seq_len,global_batch\nv100-32gb,8,1.3,2048,512\nh100-sxm,16,7,4096,512\n",
+        encoding="utf-8",
+    )
+    _run("estimate", "--runs", str(source), "--out", str(first))
+    rows = list(csv.DictReader(io.StringIO(first.read_text(encoding="utf-8"))))
+    assert [r["precision"] for r in rows] == ["fp16", "bf16"] and all(r["gpus_per_node"] and r["layers"] for r in rows)
+    _run("estimate", "--runs", str(first), "--out", str(second))
+    assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8")
+
+
+@pytest.mark.django_db
 def test_estimate_bad_row_exits_2_naming_row_and_column(tmp_path: Path) -> None:
     source = tmp_path / "bad.csv"
     source.write_text(HEADER + "\n" + "h100-sxm,8,8,3200,7,,,,,,4096,256,,bf16,,3,,,,,,\n", encoding="utf-8")

@@ -4,6 +4,7 @@ Each test pins behaviour (exit 2 naming the row and column, or the file accepted
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -276,3 +277,13 @@ def test_the_csv_spelling_of_an_unknown_stack_points_at_null(tmp_path: Path, sta
     with pytest.raises(CommandError) as caught:
         call_command("advise", str(path), stdout=io.StringIO())
     assert caught.value.returncode == 2 and "/workload/stack: an unknown stack is null" in str(caught.value)
+
+
+@pytest.mark.django_db
+def test_estimate_of_a_v100_row_without_precision_predicts_in_fp16(tmp_path: Path) -> None:
+    """An empty precision cell on a GPU without bf16 used to exit 2 naming a bf16 the user never wrote."""
+    out = _command(
+        tmp_path, "estimate", "--runs", "gpu,num_gpus,params_b,seq_len,global_batch\nv100-32gb,8,1.3,2048,512\n"
+    )
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert row["fits_memory"] == "true" and float(row["predicted_tokens_per_s"]) > 0

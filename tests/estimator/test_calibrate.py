@@ -11,7 +11,7 @@ import pytest
 from estimator import model
 from estimator.calibrate import Calibration, CalibrationError, fit, load_default, public_runs
 from estimator.prediction import FAMILIES, predict_runs, run_queries, solve
-from estimator.runs import RunValidationError
+from estimator.runs import RunValidationError, read_runs_csv
 
 
 def test_fit_recovers_throughput_generated_by_known_parameters() -> None:
@@ -109,3 +109,78 @@ def test_coverage_warnings_name_what_leaves_the_range_of_the_runs() -> None:
     assert "64, 128 GPUs" in text and "1-32 GPUs" in text
     assert "4096 tokens" in text
     assert "no run on h100-sxm" in text
+
+
+RUNS_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,gpus_per_node,inter_node_gbps,source"
+
+
+def test_a_refinements_held_out_error_holds_identical_configurations_out_together() -> None:
+    """Three identical rows used to report loo_mape 0.006: each held-out row's twin stayed in the training set."""
+    runs = read_runs_csv(RUNS_HEADER + "\n" + "h100-sxm,8,7,4096,512,70000,,,\n" * 3)
+    prior = load_default()
+    report = fit(runs, name="repeats", prior=prior).report
+    # Nothing else to refine from: each held-out prediction is the prior's own.
+    expected = predict_runs(runs, prior).tokens_per_s
+    held_out = np.array([r["predicted_tokens_per_s"] for r in report["residuals"]])
+    np.testing.assert_allclose(held_out, expected, rtol=1e-9)
+    assert report["loo_mape"] == pytest.approx(float(np.mean(np.abs(expected / 70000 - 1))))
+    assert "identical configurations held out together" in report["held_out"]
+
+
+def test_a_repeat_is_the_same_configuration_however_its_defaults_and_source_are_written() -> None:
+    from estimator.calibrate import refine_folds
+
+    runs = read_runs_csv(
+        RUNS_HEADER + "\n"
+        "h100-sxm,8,7,4096,512,70000,,,ours\n"
+        "h100-sxm,16,7,4096,512,130000,,,ours\n"
+        "h100-sxm,8,7,4096,512,69000,8,3200,another paper\n"  # the typical server spelled out
+        "h100-sxm,8,7,4096,1024,71000,,,ours\n"  # another batch: another configuration
+    )
+    folds, how = refine_folds(runs)
+    assert folds.tolist() == [0, 1, 0, 2] and "identical configurations" in how
+
+
+L40S = (
+    "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,strategy\n"
+    "l40s,8,1.3,2048,256,40000,ddp\nl40s,16,1.3,2048,256,70000,ddp\nl40s,32,1.3,2048,256,110000,ddp\n"
+    "l40s,8,7,2048,256,9000,fsdp\n"
+)
+
+
+def test_a_few_runs_of_a_family_without_public_runs_do_not_pin_its_predictions_at_their_own_best_mfu() -> None:
+    """Four l40s rows used to set the family's cap to their own best MFU, so row 4 predicted exactly its 9000."""
+    from estimator.calibrate import measured_mfu
+
+    runs = read_runs_csv(L40S)
+    prior = load_default()
+    family = "ada-ampere-pcie"
+    assert family in prior.borrowed_families(), "the public runs have no l40s family: it borrows"
+    calibration = fit(runs, name="l40s", prior=prior)
+    cap = calibration.family_mfu_max()[family]
+    best = float(measured_mfu(run_queries(runs), np.array([r.tokens_per_s for r in runs])).max())
+    assert cap >= prior.family_mfu_max()[family] and cap > best
+    predicted = predict_runs(runs, calibration)
+    assert np.all(predicted.mfu < cap), "no prediction sits at the cap"
+    assert "family_mfu_cap_rule" in calibration.report
+
+
+def test_a_users_runs_only_raise_the_public_families_cap_and_above_it_keep_a_margin() -> None:
+    from estimator.calibrate import USER_MFU_CAP_MARGIN, measured_mfu
+
+    prior = load_default()
+    public_cap = prior.family_mfu_max()["hopper"]
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,strategy,tp,pp,cp,micro_batch,activation_checkpointing"
+    shape = read_runs_csv(
+        f"{header}\nh100-sxm,8,7,4096,512,fsdp,1,1,1,1,false\nh100-sxm,16,7,4096,512,fsdp,1,1,1,1,false\n"
+    )
+    per_mfu = 1.0 / measured_mfu(run_queries(shape), np.ones(len(shape)))  # tokens/s of MFU 1
+    for scale, expected in ((0.5, public_cap), (1.1, None)):
+        runs = [
+            dataclasses.replace(r, tokens_per_s=float(t))
+            for r, t in zip(shape, scale * public_cap * per_mfu, strict=True)
+        ]
+        cap = fit(runs, name="hopper", prior=prior).family_mfu_max()["hopper"]
+        own_best = scale * public_cap
+        assert cap == pytest.approx(expected if expected is not None else own_best * (1 + USER_MFU_CAP_MARGIN))
+    assert load_default().family_mfu_max()["hopper"] == prior.report["family_mfu"]["hopper"][1], "public cap unchanged"

@@ -143,3 +143,101 @@ def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of
     assert stack_from_source("Narayanan et al. 2021 / NVIDIA Megatron-LM README") == "megatron-lm"
     assert stack_from_source("NVIDIA NeMo / Megatron-Bridge performance summary") == "nemo"
     assert stack_from_source("a blog post") is None
+
+
+def test_an_empty_precision_takes_the_gpus_16_bit_format() -> None:
+    """An empty precision on a V100 (no bf16) used to be refused as "precision 'bf16' is not supported"."""
+    from estimator.specs import all_gpus
+
+    gpus = all_gpus()
+    rows = [f"{gpu.id},8,1.3,2048,512" for gpu in gpus]
+    runs = read_runs_csv("gpu,num_gpus,params_b,seq_len,global_batch\n" + "\n".join(rows) + "\n")
+    for gpu, run in zip(gpus, runs, strict=True):
+        expected = "bf16" if "bf16" in gpu.peak_tflops else "fp16"
+        assert run.precision == expected, gpu.id
+    assert any(run.precision == "fp16" for run in runs), "gpus.csv has a GPU without bf16 (the V100)"
+
+
+def test_a_written_precision_the_gpu_lacks_is_still_refused() -> None:
+    ((row, column, message),) = _errors(
+        "gpu,num_gpus,params_b,seq_len,global_batch,precision\nv100-32gb,8,1,2048,8,bf16\n"
+    )
+    assert (row, column) == (1, "precision") and "supported: fp32, fp16" in message and "default" not in message
+
+
+ASSUMING = (
+    "gpu,num_gpus,params_b,seq_len,global_batch,hidden,team\n"
+    "v100-32gb,8,1.3,2048,512,,a\n"  # precision defaulted to fp16
+    "h100-sxm,8,0.001,1,8,,b\n"  # a tiny model: MFU far below 1e-4
+    "h100-sxm,8,405,8192,1024,,c\n"  # fits no layout on 8 GPUs
+    "a100-80gb,16,7,4096,512,4096,d\n"  # hidden given: the ffn follows it
+)
+
+
+def _estimate(text: str) -> str:
+    from estimator.calibrate import load_default
+    from estimator.prediction import predict_runs
+
+    runs = read_runs_csv(text)
+    s = predict_runs(runs, load_default())
+    return write_predictions_csv(
+        runs,
+        tokens_per_s=s.tokens_per_s,
+        step_time_s=s.step_time_s,
+        mfu=s.mfu,
+        fits_memory=s.fits_memory,
+        layout=s.layout_labels(),
+    )
+
+
+def test_estimate_output_writes_what_it_assumed_and_reads_back_to_the_same_predictions() -> None:
+    """The defaults of empty cells (precision, typical server, derived architecture) used to stay empty, so the output
+    did not say what was assumed."""
+    from estimator.runs import DEFAULTED_COLUMNS, LAYOUT_COLUMNS
+
+    first = _estimate(ASSUMING)
+    rows = list(csv.DictReader(io.StringIO(first)))
+    assert [r["team"] for r in rows] == ["a", "b", "c", "d"]
+    assert all(row[column] for row in rows for column in DEFAULTED_COLUMNS), "every default is written"
+    v100, _, _, given_hidden = rows
+    assert v100["precision"] == "fp16" and given_hidden["hidden"] == "4096"
+    assert int(given_hidden["ffn_hidden"]) == 4 * 4096
+    assert all(row[c] for row in rows if row["fits_memory"] == "true" for c in LAYOUT_COLUMNS)
+    assert _estimate(first) == first, "the output, read back as input, predicts (and writes) the same"
+
+
+def test_estimate_output_prints_a_tiny_models_mfu_with_significant_digits() -> None:
+    """predicted_mfu used to print 0.0000 for a 1M-parameter model."""
+    tiny = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))[1]
+    assert tiny["fits_memory"] == "true" and float(tiny["predicted_mfu"]) > 0
+
+
+def test_a_row_that_fits_no_layout_keeps_its_layout_cells_as_given() -> None:
+    """A row that fits nowhere used to get a "chosen" layout (ddp, tp=8) beside fits_memory=false."""
+    from estimator.runs import LAYOUT_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(_estimate(ASSUMING))))
+    huge = rows[2]
+    assert huge["fits_memory"] == "false" and huge["predicted_tokens_per_s"] == ""
+    assert all(huge[column] == "" for column in LAYOUT_COLUMNS)
+    given = _estimate("gpu,num_gpus,params_b,seq_len,global_batch,tp,strategy\nh100-sxm,8,405,8192,1024,8,\n")
+    (row,) = list(csv.DictReader(io.StringIO(given)))
+    assert (row["fits_memory"], row["tp"], row["strategy"]) == ("false", "8", "")
+
+
+def test_empty_heads_follow_a_given_hidden_so_the_output_reads_back() -> None:
+    """A 2.7B row with hidden 2560 used to run with the 24 heads derived from params_b alone (2560 / 24 is no head
+    size), and its estimate output, heads written back, was refused on reading it again."""
+    text = "gpu,num_gpus,params_b,seq_len,global_batch,hidden\nh100-sxm,8,2.7,2048,512,2560\n"
+    first = _estimate(text)
+    (row,) = list(csv.DictReader(io.StringIO(first)))
+    assert int(row["hidden"]) % int(row["heads"]) == 0 and row["fits_memory"] == "true"
+    assert _estimate(first) == first
+
+
+def test_a_defaulted_heads_that_cannot_divide_the_given_hidden_or_tp_is_refused_naming_it() -> None:
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,hidden,tp"
+    ((row, column, message),) = _errors(f"{header}\nh100-sxm,8,2.7,2048,512,1000,\n")
+    assert (row, column) == (1, "heads") and "give heads" in message
+    ((row, column, message),) = _errors(f"{header}\nh100-sxm,10,2.7,2048,520,,5\n")
+    assert (row, column) == (1, "tp") and "give heads" in message

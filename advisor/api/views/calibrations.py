@@ -49,7 +49,9 @@ class NotReady(APIException):
 class CalibrationSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
     is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
-    loo_mape = serializers.FloatField(help_text="Leave-one-out MAPE of tokens/s (fraction).")
+    loo_mape = serializers.FloatField(
+        help_text="Leave-one-out MAPE of tokens/s (fraction); identical configurations are held out together."
+    )
 
     class Meta:
         model = Calibration

@@ -17,7 +17,8 @@ from estimator.runs import RunValidationError
 class Command(BaseCommand):
     help = (
         "Fit a calibration to profiled runs (regularised toward the shipped default), store it for everyone, and "
-        "print a JSON report: runs, loo_mape (leave-one-out MAPE of tokens/s, a fraction), params and fit figures."
+        "print a JSON report: runs, loo_mape (leave-one-out MAPE of tokens/s, a fraction; identical configurations are "
+        "held out together), params and fit figures."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
