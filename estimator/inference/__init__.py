@@ -47,7 +47,7 @@ from estimator.inference.fit import (
     load_table,
     subset,
 )
-from estimator.inference.latency import LoadPoint, closed_loop, open_loop
+from estimator.inference.latency import LoadPoint, closed_loop, open_loop, open_loop_in_flight
 from estimator.inference.model import (
     PARAMETER_BOUNDS,
     PARAMETER_NAMES,
@@ -126,6 +126,7 @@ __all__ = [
     "max_batch",
     "max_throughput",
     "open_loop",
+    "open_loop_in_flight",
     "parallel_degrees",
     "prefill_s",
     "replicas_for",
