@@ -19,15 +19,16 @@ Vectorised over cases (and a grid per case). The queueing model, on top of estim
   averages) and from the other B - 1 clients in a closed loop.
 * Closed loop past the cap: Little's law; each of the N clients cycles in ``N / X_req``; the part not spent in service
   is spent waiting for a batch slot, and that wait is part of TTFT (what the NIM measurements show past saturation).
-* Open loop at rate ``lambda``: in flight ``B = lambda x (TTFT + (osl - 1) TPOT(B))`` (fixed point); waiting for a slot
-  among ``cap`` slots: M/D/c mean wait by Sakasegawa's approximation ``S rho^(sqrt(2(c+1)) - 1) / (c (1 - rho)) x
-  (1 + c_s^2) / 2`` with c_s = 0; at or above capacity the queue grows without bound (TTFT infinite).
+* Open loop at rate ``lambda``: in flight ``B = lambda x (TTFT + (osl - 1) TPOT(B))`` (Little's law, solved by
+  bisection); waiting for one of ``cap`` slots: the replica as a load-dependent server (n requests in service
+  return ``X(n) / osl`` requests/s), a birth-death chain in product form, its wait halved by Allen-Cunneen's factor
+  for equal requests (_slot_wait); at or above capacity the queue grows without bound (TTFT infinite).
 * p95 from the same model, checked against the simulated endless Poisson stream (bench/inference_tail.py): the
   batched prefill step's wait as a Gamma law of its mean and variance (Wilson-Hilferty quantile); a long prompt's
   wait as the rest of a decode step (uniform) or the M/D/1 wait (conditionally exponential, ``P(W > t) = rho exp(-t
-  rho / W)``); the slot wait with the same exponential tail. TPOT p95 is the p95 over requests of each request's
-  mean TPOT, as a benchmark reports it: a compound Poisson sum of the other requests' prefills in its steps and,
-  under random arrivals, of the batch's own fluctuation (Cornish-Fisher quantile).
+  rho / W)``); the slot wait with the same exponential tail (exact for the birth-death chain). TPOT p95 is the p95
+  over requests of each request's mean TPOT, as a benchmark reports it: a compound Poisson sum of the other
+  requests' prefills in its steps and, under random arrivals, of the batch's own fluctuation (Cornish-Fisher).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ TAIL: Final[float] = 0.05  # p95
 Z_TAIL: Final[float] = 1.6448536269514722  # the standard normal's 95th percentile
 FIXED_POINT_ITERATIONS: Final[int] = 32  # bisection in log b: the mean in flight to 1e-8 relative
 MIN_IN_FLIGHT: Final[float] = 1e-3
+SLOT_SERVICE_VARIABILITY: Final[float] = 0.5  # Allen-Cunneen (c_a^2 + c_s^2) / 2: Poisson arrivals, equal requests
 BATCHED_PREFILL_ITERATIONS: Final[int] = 3  # prompts per prefill step: a short fixed point (it settles in 2-3)
 QUANTILE_ITERATIONS: Final[int] = 40  # bisection: the p95 to 1e-12 of its bracket
 
@@ -314,9 +316,7 @@ def _open_point(
 ) -> LoadPoint:
     """The open loop at rate ``lam`` with ``b`` requests in flight on average (Little's law holds between them)."""
     s = _in_service(c, theta, b, random_batch=True)
-    slots = np.maximum(cap, 1.0)
-    rho = np.clip(b / slots, 0.0, 0.999)
-    slot_wait = s["service"] * rho ** (np.sqrt(2.0 * (slots + 1.0)) - 1.0) / (slots * (1.0 - rho)) * 0.5
+    p_wait, slot_wait = _slot_wait(c, theta, np.where(ok, lam, 0.0), cap)
     tput = np.where(ok, lam * col(c.osl, lam), 0.0)
     return LoadPoint(
         in_flight=np.where(ok, b, np.inf),
@@ -325,6 +325,42 @@ def _open_point(
         requests_per_s=np.where(ok, lam, 0.0),
         ttft_s=np.where(ok, s["ttft"] + slot_wait, np.inf),
         tpot_s=np.where(ok, s["tpot"], np.inf),
-        ttft_p95_s=np.where(ok, s["ttft95"] + _tail(slot_wait, rho ** np.sqrt(slots)), np.inf),
+        ttft_p95_s=np.where(ok, s["ttft95"] + _tail(slot_wait, p_wait), np.inf),
         tpot_p95_s=np.where(ok, s["tpot95"], np.inf),
     )
+
+
+def _slot_wait(
+    c: ServingCases, theta: Mapping[str, float], lam: FloatArray, cap: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(probability, mean) of waiting for a batch slot at rate ``lam`` ((n,) or (n, g)). The replica is a
+    load-dependent server: with n requests in service it returns ``mu(n) = X(n) / osl`` requests/s (X: the model's
+    throughput at batch n), up to ``mu(cap)`` with a queue beyond the cap; a birth-death chain whose stationary law
+    is ``pi(n) ~ prod lam / mu(k)`` (product form), geometric with ratio ``r = lam / mu(cap)`` past the cap. A
+    request queues with probability ``P = pi(cap) / (1 - r)`` and then waits ``1 / (mu(cap) (1 - r))`` on average
+    for exponential work, times Allen-Cunneen's ``(c_a^2 + c_s^2) / 2 = 1/2`` for Poisson arrivals of equal
+    requests. (A fixed-service M/D/c slot model misses that every request slows down as the batch fills.)"""
+    top = int(max(np.max(cap, initial=1.0), 1.0))
+    n = np.arange(1.0, top + 1.0)
+    flat_cap = cap.reshape(len(c), -1)[:, 0]
+    mu = throughput_at_batch(c, theta, np.broadcast_to(n, (len(c), top))) / c.osl[:, None]
+    inside = n[None, :] <= flat_cap[:, None]
+    log_mu = np.where(inside, np.log(np.maximum(mu, 1e-300)), 0.0)
+    mu_cap = np.take_along_axis(mu, (np.clip(flat_cap, 1.0, top) - 1.0).astype(np.int64)[:, None], axis=1)[:, 0]
+    lam2 = lam.reshape(len(c), -1)
+    log_lam = np.log(np.maximum(lam2, 1e-300))[:, :, None]
+    # log pi(k) for k = 0..cap (pi(0) = 1): k log lam - sum of log mu(1..k); states past the cap are -inf.
+    cum = np.concatenate([np.zeros((len(c), 1)), np.cumsum(log_mu, axis=1)], axis=1)
+    k = np.arange(top + 1.0)
+    log_pi = k[None, None, :] * log_lam - cum[:, None, :]
+    log_pi = np.where((k[None, :] <= flat_cap[:, None])[:, None, :], log_pi, -np.inf)
+    peak = log_pi.max(axis=2, keepdims=True)
+    weights = np.exp(log_pi - peak)
+    r = np.clip(lam2 / np.maximum(mu_cap, 1e-300)[:, None], 0.0, 0.999999)
+    at_cap = np.exp(
+        np.take_along_axis(log_pi, flat_cap.astype(np.int64)[:, None, None], axis=2)[:, :, 0] - peak[:, :, 0]
+    )
+    total = weights.sum(axis=2) + at_cap * r / (1.0 - r)
+    p_wait = np.where(lam2 > 0.0, at_cap / (1.0 - r) / total, 0.0)
+    mean = p_wait * SLOT_SERVICE_VARIABILITY / (np.maximum(mu_cap, 1e-300)[:, None] * (1.0 - r))
+    return p_wait.reshape(lam.shape), mean.reshape(lam.shape)
