@@ -1,12 +1,16 @@
 """Speed of the advice pipeline: median time of ``advise()`` against the estimator alone.
 
-    .venv/bin/python bench/advise.py [--repeats 30]
+    .venv/bin/python bench/advise.py [--repeats 30] [--inference]
 
 A 7B training scenario on H100 SXM with 10 candidate sizes (1..512 GPUs), every provider and every
 market of the bundled price snapshot (loaded into a throwaway SQLite database, so nothing of yours
 is touched). Prints the median of ``advise()`` (parse, offers frame, hardware quote, freshness,
 estimator, economics, Monte Carlo of 2,000 draws, tornado), the median of ``estimator.predict``
 alone for the same sizes, and their ratio. Issue 5's target: ``advise()`` under 50 ms here.
+
+``--inference``: an inference scenario instead (Llama 3.1 70B on H100 SXM, FP8, 1000/200 tokens, 50 requests/s at
+peak, p95 targets 1 s / 50 ms; sized over TP 1-8 by estimator.inference.size_deployments), beside
+``size_deployments`` alone.
 """
 
 from __future__ import annotations
@@ -31,6 +35,46 @@ SCENARIO = {
 }
 
 
+INFERENCE_SCENARIO = {
+    "name": "bench: 70B chat serving, TP 1-8, all providers and markets",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "fp8",
+        "traffic": {"peak_requests_per_s": 50, "mean_requests_per_s": 20, "input_tokens": 1000, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "gpu": "h100-sxm",
+    "rent": {"providers": [], "markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]},
+}
+
+
+def inference_bench(repeats: int) -> int:
+    from advisor.advice import advise
+    from estimator import inference as inf
+
+    sizing_ms = median_ms(
+        lambda: inf.size_deployments(
+            model=inf.ServedModel.from_catalog("llama-3.1-70b"),
+            gpu="h100-sxm",
+            precision="fp8",
+            input_tokens=1000,
+            output_tokens=200,
+            peak_requests_per_s=50,
+            mean_requests_per_s=20,
+            ttft_p95_s=1.0,
+            tpot_p95_s=0.05,
+        ),
+        repeats,
+    )
+    advise_json_ms = median_ms(lambda: advise(INFERENCE_SCENARIO).to_dict(), repeats)
+    print(f"inference size_deployments alone: {sizing_ms:8.2f} ms (median of {repeats})")
+    print(f"inference advise(dict) + to_dict(): {advise_json_ms:8.2f} ms")
+    verdict = "meets" if advise_json_ms < TARGET_MS else "MISSES"
+    print(f"target: advise under {TARGET_MS:.0f} ms -> {verdict} ({advise_json_ms:.1f} ms with parsing and JSON)")
+    return 0
+
+
 def median_ms(fn: Callable[[], object], repeats: int) -> float:
     return median_seconds(fn, repeats) * 1000
 
@@ -38,9 +82,12 @@ def median_ms(fn: Callable[[], object], repeats: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--inference", action="store_true", help="an inference scenario instead")
     args = parser.parse_args()
 
     setup_django(prefix="bench-advise-")
+    if args.inference:
+        return inference_bench(args.repeats)
     from advisor.advice import advise
     from advisor.scenario import parse_scenario
     from estimator import predict

@@ -52,7 +52,7 @@ from estimator.inference.fit import (
     residual_log_sd,
     subset,
 )
-from estimator.inference.latency import LoadPoint, closed_loop, open_loop
+from estimator.inference.latency import LoadPoint, closed_loop, open_loop, open_loop_in_flight
 from estimator.inference.model import (
     PARAMETER_BOUNDS,
     PARAMETER_NAMES,
@@ -136,6 +136,7 @@ __all__ = [
     "max_batch",
     "max_throughput",
     "open_loop",
+    "open_loop_in_flight",
     "parallel_degrees",
     "parameter_report",
     "prefill_s",

@@ -274,12 +274,14 @@ def _window(s: _Clients, lo: int, hi: int) -> _Clients:
     return _Clients(**cut, in_order=True)
 
 
-def arrival_times(requests_per_s: FloatArray, requests: int, *, poisson: bool = True) -> FloatArray:
+def arrival_times(
+    requests_per_s: FloatArray, requests: int, *, poisson: bool = True, seed: int = ARRIVAL_SEED
+) -> FloatArray:
     """Send times [s] of ``requests`` requests per case at ``requests_per_s`` ((n,); ``inf``: all at t = 0, a burst):
-    Poisson arrivals from a fixed seed (the same draws for every case, so the result is deterministic and cases
+    Poisson arrivals from a fixed ``seed`` (the same draws for every case, so the result is deterministic and cases
     differ only by their rate), or evenly spaced. The first request is sent at t = 0."""
     rate = np.asarray(requests_per_s, dtype=np.float64)
-    gaps = np.random.default_rng(ARRIVAL_SEED).standard_exponential(requests) if poisson else np.ones(requests)
+    gaps = np.random.default_rng(seed).standard_exponential(requests) if poisson else np.ones(requests)
     gaps[0] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(np.isfinite(rate) & (rate > 0), 1.0 / rate, 0.0)
@@ -287,7 +289,14 @@ def arrival_times(requests_per_s: FloatArray, requests: int, *, poisson: bool = 
 
 
 def simulate_open_loop(
-    c: ServingCases, theta: Mapping[str, float], requests_per_s: FloatArray, *, requests: int, poisson: bool = True
+    c: ServingCases,
+    theta: Mapping[str, float],
+    requests_per_s: FloatArray,
+    *,
+    requests: int,
+    poisson: bool = True,
+    seed: int = ARRIVAL_SEED,
+    trim: int = 0,
 ) -> LoadPoint:
     """An open-loop benchmark run: ``requests`` requests per case sent at ``requests_per_s`` ((n,); ``inf`` sends them
     all at once) whatever the engine does, each request sent once, the same scheduler as the closed loop. Every
@@ -295,14 +304,18 @@ def simulate_open_loop(
     first send to last return (what a benchmark reports, lower than the send rate by the drain at the end); mean
     requests in flight; ``saturated`` where a request waited for a batch slot. Past the engine's capacity the queue
     grows only while requests are still being sent, so a finite run answers a finite TTFT where the queueing formula
-    (estimator.inference.latency.open_loop, an endless stream) answers infinite."""
+    (estimator.inference.latency.open_loop, an endless stream) answers infinite. ``seed``: the arrivals' draws.
+    ``trim``: the first and the last ``trim`` requests are run but left out of the latency figures, so that a long
+    run measures the steady state of an endless stream (not the start from an empty engine, nor the drain)."""
     if not 1 <= requests <= MAX_OPEN_LOOP_REQUESTS:
         raise InferenceError("requests", f"must be between 1 and {MAX_OPEN_LOOP_REQUESTS}; got {requests!r}")
     if not np.all(np.asarray(requests_per_s, dtype=np.float64) > 0):
         raise InferenceError("requests_per_s", "must be positive (inf: every request at once)")
+    if not 0 <= 2 * trim < requests:
+        raise InferenceError("trim", f"must leave some of the {requests} requests measured; got {trim!r}")
     cap = np.floor(max_batch(c, theta))
     fits = cap >= 1.0
-    sent = arrival_times(requests_per_s, requests, poisson=poisson)
+    sent = arrival_times(requests_per_s, requests, poisson=poisson, seed=seed)
     shape = (len(c), requests)
     active = np.broadcast_to(fits[:, None], shape).copy()
     s = _Clients(
@@ -334,5 +347,8 @@ def simulate_open_loop(
         queued |= (w.active & ~w.admitted & (w.sent_at <= t.now[0][:, None])).any(axis=1)
         _step(c, theta, w, slots, t, resend=False)
     t.end[:] = t.now
+    if trim:
+        s.ttft[:, :trim] = s.ttft[:, requests - trim :] = np.nan
+        s.tpot[:, :trim] = s.tpot[:, requests - trim :] = np.nan
     load = _load_point(c, s, t, np.full(len(c), float(requests)), np.full(len(c), np.inf), fits, warmup_rounds=0)
     return replace(load, saturated=queued | ~fits)

@@ -1,9 +1,10 @@
 """Sizing a deployment from the serving model: the best operating point of a replica under p95 latency targets,
 replicas for a traffic, and point predictions (what ``manage.py estimate_inference`` writes).
 
-The best replica is the highest throughput over a grid of concurrencies (1 to the batch cap) whose p95 TTFT and p95
-TPOT under closed-loop load (estimator.inference.latency) meet the targets; replicas = ceil(requests/s / replica
-requests/s) for the peak and for the mean traffic.
+The best replica is the highest request rate over a grid of rates (one lone client's to the capacity at the batch
+cap) whose p95 TTFT and p95 TPOT under random arrivals (the open loop of estimator.inference.latency) meet the
+targets; replicas = ceil(requests/s / replica requests/s) for the peak and for the mean traffic, so that every
+replica sees at most that rate.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from estimator.inference.data import (
     serving_gpu,
 )
 from estimator.inference.fit import InferenceCalibration, default_calibration
-from estimator.inference.latency import closed_loop
+from estimator.inference.latency import MIN_IN_FLIGHT, LoadPoint, closed_loop, open_loop_in_flight
 from estimator.inference.model import max_batch, weight_bytes_total
 from estimator.inference.simulate import simulate_closed_loop
 
@@ -54,36 +55,71 @@ def best_under_latency(
     *,
     ttft_s: FloatArray | float,
     tpot_s: FloatArray | float,
-    grid_points: int = 256,
+    grid_points: int = 24,
 ) -> ReplicaPerformance:
-    """Highest-throughput concurrency per case whose p95 TPOT and p95 TTFT meet the targets, over a geometric grid
-    of whole concurrencies from 1 to the batch cap. Where none meets them, the concurrency with the lowest p95 TPOT
-    is reported with meets_latency False."""
+    """Highest request rate per case whose p95 TPOT and p95 TTFT under random (Poisson) arrivals meet the targets
+    (estimator.inference.latency.open_loop: production traffic is not a fixed set of clients, and its p95 is what
+    a load test at that rate measures), over a geometric grid of loads from one lone client's to the batch cap.
+    ``batch`` is the mean requests in flight there (Little's law). Where no load meets them, the lone client's is
+    reported with meets_latency False."""
     cap = np.floor(max_batch(c, theta))
     fits = cap >= 1.0
-    steps = np.linspace(0.0, 1.0, grid_points)
-    per_case = np.floor(np.exp(np.log(np.maximum(cap, 1.0))[:, None] * steps[None, :]))
-    load = closed_loop(c, theta, per_case)
-    ok = (load.tpot_p95_s <= np.asarray(tpot_s, dtype=np.float64).reshape(-1, 1)) & (
-        load.ttft_p95_s <= np.asarray(ttft_s, dtype=np.float64).reshape(-1, 1)
-    )
-    ok &= fits[:, None]
-    score = np.where(ok, load.output_tokens_per_s, -np.inf)
-    meets = ok.any(axis=1)
-    idx = np.where(meets, np.argmax(score, axis=1), np.argmin(load.tpot_p95_s, axis=1))
+    # The load is searched by its mean in flight (the rate follows by Little's law, no fixed point per rate): from
+    # a lone client's (the requests/s of a closed loop of one, times its time in service) to the cap.
+    lone = closed_loop(c, theta, np.ones_like(cap))
+    alone_s = np.where(fits, lone.ttft_s + (c.osl - 1.0) * lone.tpot_s, 0.0)  # a model that does not fit: none
+    low = np.clip(lone.requests_per_s * alone_s, MIN_IN_FLIGHT, None)
+    high = np.maximum(cap, 1.0)
+    # Coarse to fine (the p95s cost most at large caps): the best of a coarse grid, then a fine grid from there to
+    # the next coarse point, as fine as one grid of ``grid_points`` squared at twice a coarse grid's cost.
+    ttft = np.asarray(ttft_s, dtype=np.float64).reshape(-1, 1)
+    tpot = np.asarray(tpot_s, dtype=np.float64).reshape(-1, 1)
+    span = np.log(np.maximum(high / low, 1.0))
     rows = np.arange(len(c))
-    out_tput = np.where(fits, load.output_tokens_per_s[rows, idx], 0.0)
+    coarse = np.linspace(0.0, 1.0, grid_points)
+    load, ok, idx = _search(c, theta, np.log(low)[:, None] + span[:, None] * coarse[None, :], ttft, tpot, fits)
+    start = np.log(low) + span * coarse[idx]
+    width = span / max(grid_points - 1, 1)
+    fine = np.linspace(0.0, 1.0, grid_points)
+    fine_load, fine_ok, fine_idx = _search(c, theta, (start + width * fine[:, None]).T, ttft, tpot, fits)
+    better = fine_ok[rows, fine_idx] & (fine_load.requests_per_s[rows, fine_idx] > load.requests_per_s[rows, idx])
+    meets = ok.any(axis=1) | fine_ok.any(axis=1)
+    load = LoadPoint(
+        **{
+            f: np.where(better, getattr(fine_load, f)[rows, fine_idx], getattr(load, f)[rows, idx])[:, None]
+            for f in LoadPoint.__dataclass_fields__
+        }
+    )
+    idx = np.zeros(len(c), dtype=np.int64)
+    rows = np.arange(len(c))
+    req = np.where(fits, load.requests_per_s[rows, idx], 0.0)
     return ReplicaPerformance(
         fits_memory=fits,
         meets_latency=meets & fits,
-        batch=np.where(fits, per_case[rows, idx], 0.0),
+        batch=np.where(fits, np.maximum(np.round(load.in_flight[rows, idx]), 1.0), 0.0),
         max_batch=np.maximum(cap, 0.0),
-        output_tokens_per_s=out_tput,
-        requests_per_s=out_tput / c.osl,
+        output_tokens_per_s=req * c.osl,
+        requests_per_s=req,
         ttft_s=np.where(fits, load.ttft_p95_s[rows, idx], np.inf),
         tpot_s=np.where(fits, load.tpot_p95_s[rows, idx], np.inf),
         weights_gb_per_gpu=weight_bytes_total(c) / c.tp / 1e9,
     )
+
+
+def _search(
+    c: ServingCases,
+    theta: Mapping[str, float],
+    log_in_flight: FloatArray,
+    ttft: FloatArray,
+    tpot: FloatArray,
+    fits: BoolArray,
+) -> tuple[LoadPoint, BoolArray, np.ndarray]:
+    """The open loop over a grid of mean in flight (log, per case), which points meet the p95 targets, and the
+    highest-rate one per case (the first point, the lightest load, where none does)."""
+    load = open_loop_in_flight(c, theta, np.exp(log_in_flight))
+    ok = (load.tpot_p95_s <= tpot) & (load.ttft_p95_s <= ttft) & fits[:, None]
+    idx = np.where(ok.any(axis=1), np.argmax(np.where(ok, load.requests_per_s, -np.inf), axis=1), 0)
+    return load, ok, idx
 
 
 def replicas_for(*, requests_per_s: FloatArray | float, replica_requests_per_s: FloatArray) -> FloatArray:

@@ -200,12 +200,19 @@ def test_open_loop_queues_near_capacity_and_is_unbounded_beyond_it():
 def test_a_lone_client_finds_the_engine_idle_and_others_add_a_step_in_progress_and_their_prefills():
     c = cases("llama-3.3-70b", tp=2, isl=1000, osl=1000)
     load = inf.closed_loop(c, CAL.params, np.array([[1.0, 2.0, 32.0]]))
-    step1 = inf.decode_step_s(c, CAL.params, np.array([1.0]))[0]
-    # One client: its prefill (one chunk of <= max_num_tokens) in a step of its own, nothing to wait for.
-    assert load.ttft_s[0, 0] == pytest.approx(inf.solo_prefill_s(c, CAL.params)[0] + step1, rel=1e-9)
-    # A second client adds at least half a decode step on average (the step in progress) to the wait.
+    # One client: its prefill (one chunk of <= max_num_tokens) in a step of its own, nothing to wait for: the
+    # simulated lone client's TTFT exactly.
+    alone = inf.simulate_closed_loop(c, CAL.params, np.array([1.0]))
+    assert load.ttft_s[0, 0] == pytest.approx(alone.ttft_s[0], rel=1e-9)
+    # A second client adds at least half a decode step on average (the step in progress) to the wait, beyond its
+    # own step (which now also carries the other client's decode token).
+    from estimator.inference.model import engine_step_s
+
     step2 = inf.decode_step_s(c, CAL.params, np.array([2.0]))[0]
-    assert load.ttft_s[0, 1] - inf.solo_prefill_s(c, CAL.params)[0] - step2 > 0.4 * step2
+    own = engine_step_s(
+        c, CAL.params, decode=np.array([1.0]), context=np.array([1500.0]), prefill=1000.0, prefill_attention=5e5
+    )[0]
+    assert load.ttft_s[0, 1] - own > 0.4 * step2
     assert load.ttft_s[0, 2] > load.ttft_s[0, 1]
 
 
