@@ -86,7 +86,7 @@ def test_the_third_set_loads_names_its_sources_and_shares_no_configuration_with_
     others = [*public_runs(), *unseen_runs(UNSEEN_RUNS_FILES[0]), *unseen_runs(UNSEEN_RUNS_FILES[1])]
     assert not {_configuration(r) for r in third} & {_configuration(r) for r in others}
     assert not {r.source for r in third} & {r.source for r in others}
-    assert len({effective_stack(r) for r in third}) >= 3 and max(r.num_gpus for r in third) > 10_000
+    assert {effective_stack(r) for r in third} >= {"nemo", "other"} and max(r.num_gpus for r in third) > 10_000
 
 
 def test_the_second_set_publishes_full_layouts_across_tp_and_pp() -> None:
@@ -130,9 +130,9 @@ def test_the_first_set_names_sharded_layouts_fsdp() -> None:
 
 
 _THIRD_SET_MISSES = (
-    "a measurement, not a target met: on unseen_runs_3.csv the shipped default's median is 12.2% against the "
-    "baseline's 11.5% and its P90 26.9% against 26.1% (mean 13.2% against 17.1%); the misses are Llama 3 405B on "
-    "8,192/16,384 H100 (pred/meas 0.73/0.59) and GPT-NeoX-20B (1.22), reported to the lead, the model left as it is"
+    "a measurement, not a target met: on unseen_runs_3.csv the shipped default's median is 8.7% against the "
+    "baseline's 10.2% but its P90 28.3% against 24.9% (worst 41% against 26%): Llama 3 405B on 8,192/16,384 H100 "
+    "predicted at 0.73/0.59 of the measured tokens/s, reported to the lead, the model left as it is"
 )
 
 
