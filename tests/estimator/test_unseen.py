@@ -51,7 +51,7 @@ def test_the_public_fit_never_reads_any_unseen_set(opened_files: list[str]) -> N
     runs = public_runs()
     fit(runs, name="probe", held_out=False)
     assert any(path.endswith("public_runs.csv") for path in opened_files)  # the spy does see the fit's reads
-    assert len(UNSEEN_RUNS_FILES) >= 2
+    assert len(UNSEEN_RUNS_FILES) >= 3
     assert not [path for path in opened_files if path.endswith(UNSEEN_RUNS_FILES)]
 
 
@@ -65,11 +65,28 @@ def test_no_unseen_run_is_in_the_calibration_set_or_the_shipped_default(file: st
 
 
 def test_the_unseen_sets_are_disjoint_and_an_unknown_set_is_refused() -> None:
-    first, second = (unseen_runs(file) for file in UNSEEN_RUNS_FILES[:2])
-    assert not {_identity(r) for r in first} & {_identity(r) for r in second}
-    assert not {r.source for r in first} & {r.source for r in second}
+    sets = [unseen_runs(file) for file in UNSEEN_RUNS_FILES]
+    for i, first in enumerate(sets):
+        for second in sets[i + 1 :]:
+            assert not {_identity(r) for r in first} & {_identity(r) for r in second}
+            assert not {r.source for r in first} & {r.source for r in second}
     with pytest.raises(ValueError, match=r"unseen_runs_2\.csv"):
         unseen_runs("public_runs.csv")
+
+
+def _configuration(run: ProfiledRun) -> tuple[object, ...]:
+    return (run.gpu, run.num_gpus, run.params_b, run.seq_len, run.global_batch, run.precision)
+
+
+def test_the_third_set_loads_names_its_sources_and_shares_no_configuration_with_any_other_set() -> None:
+    third = unseen_runs("unseen_runs_3.csv")
+    assert "unseen_runs_3.csv" in UNSEEN_RUNS_FILES and len(third) >= 10
+    assert all(len(r.source) > 40 and r.measured_tokens_per_s for r in third)
+    # Not even the configuration (throughput aside) of a fitted or earlier held-out row, nor any of their sources.
+    others = [*public_runs(), *unseen_runs(UNSEEN_RUNS_FILES[0]), *unseen_runs(UNSEEN_RUNS_FILES[1])]
+    assert not {_configuration(r) for r in third} & {_configuration(r) for r in others}
+    assert not {r.source for r in third} & {r.source for r in others}
+    assert {effective_stack(r) for r in third} >= {"nemo", "other"} and max(r.num_gpus for r in third) > 10_000
 
 
 def test_the_second_set_publishes_full_layouts_across_tp_and_pp() -> None:
@@ -112,11 +129,24 @@ def test_the_first_set_names_sharded_layouts_fsdp() -> None:
     assert set(check.layout_classes[np.isin(strategies, ["fsdp", "hsdp"])]) == {"FSDP"}
 
 
-@pytest.mark.parametrize("file", UNSEEN_RUNS_FILES)
+_THIRD_SET_MISSES = (
+    "a measurement, not a target met: on unseen_runs_3.csv the shipped default's median is 8.7% against the "
+    "baseline's 10.2% but its P90 28.3% against 24.9% (worst 41% against 26%): Llama 3 405B on 8,192/16,384 H100 "
+    "predicted at 0.73/0.59 of the measured tokens/s, reported to the lead, the model left as it is"
+)
+
+
+@pytest.mark.parametrize(
+    "file",
+    [
+        *UNSEEN_RUNS_FILES[:2],
+        *(pytest.param(file, marks=pytest.mark.xfail(reason=_THIRD_SET_MISSES)) for file in UNSEEN_RUNS_FILES[2:]),
+    ],
+)
 def test_the_shipped_default_beats_the_baseline_on_the_unseen_runs_overall(file: str) -> None:
     # Regression guard for bench/estimator_accuracy.py's "published runs never used in the fit" sections (figures per
     # stack and layout class there; at this commit the model's median is 15% against the baseline's 24% on the first
-    # set, 7% against 18% on the second, whose P90 is 112% against 143%).
+    # set, 7% against 18% on the second, whose P90 is 112% against 143%; the third set does not meet it yet, above).
     check = unseen_check(calibration=load_default(), public=public_runs(), unseen=unseen_runs(file))
     assert np.median(check.model_ape) < np.median(check.baseline_ape)
     assert np.quantile(check.model_ape, 0.9) < np.quantile(check.baseline_ape, 0.9)
