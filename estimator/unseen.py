@@ -68,6 +68,9 @@ class UnseenCheck:
     capped: np.ndarray
     within_band: np.ndarray
     solution: Solution
+    # log(p90/p10) of each run's band: how wide the band had to be (a band that holds by being wide everywhere is no
+    # better than a narrow one that does not)
+    band_log_width: np.ndarray
 
     @property
     def layout_classes(self) -> np.ndarray:
@@ -110,4 +113,5 @@ def unseen_check(
         capped=capped,
         within_band=(measured[~train] >= low) & (measured[~train] <= high),
         solution=solution,
+        band_log_width=np.log(high / low),
     )
