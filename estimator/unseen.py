@@ -57,8 +57,9 @@ def layout_classes(solution: Solution) -> np.ndarray:
 class UnseenCheck:
     """Per unseen run: measured and predicted tokens/s, the baseline's, the stack label, the measured MFU, whether
     the prediction was capped at the family's MFU maximum, whether the measurement falls inside the prediction's
-    P10-P90 band (widened by the between-stack spread for a stack the calibration has no runs of), and the layout
-    the prediction used (``solution``)."""
+    P10-P90 band (``Calibration.interval``: the held-out errors convolved with the stack effect the calibration does
+    not pin down, all of tau for a stack it has no runs of) and that band's width, and the layout the prediction used
+    (``solution``)."""
 
     measured: np.ndarray
     predicted: np.ndarray
