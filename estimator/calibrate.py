@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
+from scipy.special import ndtr
+from scipy.stats import t as student_t
 
 from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
@@ -114,26 +116,23 @@ class Calibration:
     def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]:
         """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none).
 
-        A stack the calibration has no multiplier for (``known_stack=False``, or ``stack`` given and not fitted) is
-        predicted with the stacks' prior mean: its band adds the between-stack spread (in quadrature)."""
-        band = self.report.get("prediction_interval") or {}
-        sigma = float(band.get("log_sigma", 0.0))
-        p10, p90 = float(band.get("p10_multiplier", 1.0)), float(band.get("p90_multiplier", 1.0))
-        between = self.stack_effect_sigma(stack=stack, known_stack=known_stack)
-        if between > 0:
-            widened = math.hypot(sigma, between)
-            extra = Z90 * (widened - sigma)
-            sigma, p10, p90 = widened, p10 * math.exp(-extra), p90 * math.exp(extra)
-        return {"log_sigma": sigma, "p10_multiplier": p10, "p90_multiplier": p90}
+        One definition for every caller (Advice, ``estimate``, the unseen check, the report's coverage): the held-out
+        log errors of the report (``residuals``) convolved with the part of the stack effect the calibration does not
+        pin down (``stack_effect_sigma``), see :func:`band_multipliers`."""
+        return band_multipliers(
+            self.report.get("prediction_interval") or {},
+            held_out_log_errors(self.report),
+            self.stack_effect_sigma(stack=stack, known_stack=known_stack),
+        )
 
     def stack_effect_sigma(self, *, stack: str | None = None, known_stack: bool = True) -> float:
         """sd (log) of the part of ``stack``'s effect the calibration does not pin down, added to the band.
 
         No runs of the stack (``known_stack=False``, or ``stack`` not fitted) or a pooled label (``other``: several
-        different stacks under one multiplier): the whole between-stack spread. A fitted stack: the posterior sd of
-        its effect from its k config families (normal-normal: tau*s/sqrt(s^2 + k*tau^2), s = the per-family sd of
-        the config-family-out errors), so a stack known from one recipe keeps most of the spread and one known from a
-        hundred keeps almost none. ``stack=None`` with ``known_stack=True`` (the generic band) adds nothing."""
+        different stacks under one multiplier): the whole between-stack spread tau. A fitted stack: the posterior sd of
+        its effect from its k config families (:func:`stack_posterior_sigma`), so a stack known from one recipe keeps
+        about half of tau and one known from a hundred almost none. ``stack=None`` with ``known_stack=True`` (the
+        generic band) adds nothing."""
         tau = float(self.report.get("between_stack_log_sigma", 0.0))
         if not known_stack or (stack is not None and (stack in POOLED_STACKS or not self.has_stack(stack))):
             return tau
@@ -141,7 +140,7 @@ class Calibration:
         if stack is None or families <= 0:  # the generic band, or a calibration without per-stack counts
             return 0.0
         s = float((self.report.get("prediction_interval") or {}).get("log_sigma", 0.0))
-        return tau * s / math.sqrt(s * s + families * tau * tau) if s > 0 else 0.0
+        return stack_posterior_sigma(tau, s, families)
 
     def family_mfu_max(self) -> dict[str, float]:
         """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,
@@ -366,6 +365,95 @@ def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[
     }
 
 
+def held_out_log_errors(report: Mapping[str, Any]) -> np.ndarray | None:
+    """log(predicted/measured) of the report's held-out predictions (``residuals``), or None when it has none."""
+    rows = report.get("residuals") or []
+    predicted = np.array([float(r.get("predicted_tokens_per_s", np.nan)) for r in rows])
+    measured = np.array([float(r.get("measured_tokens_per_s", np.nan)) for r in rows])
+    ok = np.isfinite(predicted) & np.isfinite(measured) & (predicted > 0) & (measured > 0)
+    return np.log(predicted[ok] / measured[ok]) if np.count_nonzero(ok) >= 2 else None
+
+
+def stack_posterior_sigma(tau: float, family_sigma: float, families: int) -> float:
+    """Posterior sd (log) of a stack's effect known from ``families`` config families, under the random-effects model
+    the fit uses: effect ~ N(0, tau^2), each config family one observation of it with sd ``family_sigma`` (twins count
+    once, so one recipe's many GPU counts do not pin the stack). sqrt(1 / (1/tau^2 + k/s^2)): tau with no family,
+    shrinking as families accumulate, never growing when one is added."""
+    if tau <= 0:
+        return 0.0
+    if families <= 0 or family_sigma <= 0:
+        return tau if families <= 0 else 0.0
+    return float(1.0 / math.sqrt(1.0 / tau**2 + families / family_sigma**2))
+
+
+def band_multipliers(band: Mapping[str, Any], log_errors: np.ndarray | None, extra_sigma: float) -> dict[str, float]:
+    """The P10-P90 band of measured/predicted tokens/s: the held-out ``log_errors`` (a new config family's error, the
+    empirical distribution) convolved with N(0, extra_sigma^2) (the stack effect the calibration does not pin down),
+    its 10th and 90th percentiles (exact quantiles of the smoothed empirical CDF), so heavy tails of the held-out
+    errors widen the band as much as they should; adding extra_sigma in quadrature to the quantiles (as if the errors
+    were normal) held 75% of the runs of a held-out stack instead of 85%. Without
+    held-out errors (an older or a held_out=False report) the base is the normal of ``band``'s log_sigma."""
+    sigma = float(band.get("log_sigma", 0.0))
+    p10, p90 = float(band.get("p10_multiplier", 1.0)), float(band.get("p90_multiplier", 1.0))
+    if extra_sigma <= 0:
+        return {"log_sigma": sigma, "p10_multiplier": p10, "p90_multiplier": p90}
+    widened = math.hypot(sigma, extra_sigma)
+    if log_errors is None:
+        extra = Z90 * (widened - sigma)
+        return {"log_sigma": widened, "p10_multiplier": p10 * math.exp(-extra), "p90_multiplier": p90 * math.exp(extra)}
+    low, high = _smoothed_quantiles(log_errors, extra_sigma, INTERVAL_QUANTILES)
+    return {"log_sigma": widened, "p10_multiplier": float(np.exp(-high)), "p90_multiplier": float(np.exp(-low))}
+
+
+def _smoothed_quantiles(errors: np.ndarray, sigma: float, quantiles: tuple[float, ...]) -> tuple[float, ...]:
+    """Quantiles of the empirical distribution of ``errors`` convolved with N(0, sigma^2): the root of
+    mean(Phi((q - e_i) / sigma)) = p, by bisection over all quantiles at once (the CDF is smooth and increasing)."""
+    target = np.asarray(quantiles, dtype=np.float64)
+    low = np.full(target.size, errors.min() - 8 * sigma)
+    high = np.full(target.size, errors.max() + 8 * sigma)
+    for _ in range(60):  # 2^-60 of a range of a few units: far below any printed digit
+        mid = 0.5 * (low + high)
+        below = ndtr((mid[:, None] - errors[None, :]) / sigma).mean(axis=1) < target
+        low, high = np.where(below, mid, low), np.where(below, high, mid)
+    return tuple(float(q) for q in 0.5 * (low + high))
+
+
+def held_out_band_coverage(
+    families: HeldOut, stacks: HeldOut, *, params: Mapping[str, float], band: Mapping[str, Any]
+) -> dict[str, Any]:
+    """How often the band a held-out run would have been given holds it: leave-one-stack-out (an unknown stack's band,
+    tau without that stack's own offset) and leave-one-config-family-out (its stack known from its OTHER config
+    families: the posterior sd with k - 1 families, tau when none is left or the label is pooled). Per stack, share
+    of runs, mean over stacks, and the median band width log(p90/p10). The base errors are the config-family-out
+    ones (each run's own error among 279: a negligible leak)."""
+    errors = np.log(families.predicted / families.measured)
+    sigma = float(band["log_sigma"])
+    offsets = stack_out_offsets(stacks)
+    tau = _between_stack_sigma(params, offsets)
+    run_stack = stacks.labels
+    counts = {s: len(set(families.labels[run_stack == s].tolist())) for s in offsets}
+    stack_out = unknown_stack_coverage(stacks, params=params, band=band, base_log_errors=errors)
+    inside = np.zeros(errors.size, dtype=bool)
+    width = np.zeros(errors.size)
+    for stack, k in counts.items():
+        extra = tau if stack in POOLED_STACKS else stack_posterior_sigma(tau, sigma, k - 1)
+        b = band_multipliers(band, errors, extra)
+        sel = run_stack == stack
+        ratio = families.measured[sel] / families.predicted[sel]
+        inside[sel] = (ratio >= b["p10_multiplier"]) & (ratio <= b["p90_multiplier"])
+        width[sel] = math.log(b["p90_multiplier"] / b["p10_multiplier"])
+    per_stack = {s: float(inside[run_stack == s].mean()) for s in counts}
+    return {
+        "leave_one_stack_out": stack_out,
+        "leave_one_config_family_out": {
+            "per_stack": per_stack,
+            "mean_over_stacks": float(np.mean(list(per_stack.values()))),
+            "share_of_runs": float(inside.mean()),
+            "median_log_width": float(np.median(width)),
+        },
+    }
+
+
 def _held_out_report(
     problem: fitting.Problem, runs: Sequence[ProfiledRun], params: Mapping[str, float]
 ) -> dict[str, Any]:
@@ -404,7 +492,10 @@ def _held_out_report(
                 # The unknown-stack band: tau from the held-out stacks' offsets, and how often it held them.
                 "between_stack_log_sigma": _between_stack_sigma(params, stack_out_offsets(stacks)),
                 "unknown_stack_coverage": unknown_stack_coverage(
-                    stacks, params=params, band=report["prediction_interval"]
+                    stacks, params=params, band=report["prediction_interval"], base_log_errors=np.log(loo / measured)
+                ),
+                "band_coverage": held_out_band_coverage(
+                    families, stacks, params=params, band=report["prediction_interval"]
                 ),
             }
         )
@@ -540,11 +631,17 @@ def fitted_stack_spread(params: Mapping[str, float]) -> float:
 
 
 def _between_stack_sigma(params: Mapping[str, float], offsets: Mapping[str, float] | None = None) -> float:
-    """What an unknown stack may be off by: the larger of the fitted stack multipliers' spread (shrunk toward the
-    prior mean, so an underestimate), the prior's width, and the RMS over stacks of the leave-one-stack-out offsets
-    (``stack_out_offsets``: each stack predicted by a fit that never saw it, one number per stack so llm-foundry's
-    198 runs count once)."""
-    measured = math.sqrt(float(np.mean(np.square(list(offsets.values()))))) if offsets else 0.0
+    """tau, what an unknown stack may be off by: the larger of the fit's own random-effect width
+    (fitting.STACK_PRIOR_LOG_WIDTH; the fitted multipliers' spread is shrunk toward it, so never above) and the
+    spread the held-out stacks measured: the RMS over stacks of the leave-one-stack-out offsets (``stack_out_offsets``:
+    one number per stack, so llm-foundry's 198 runs count once) scaled to the predictive spread of the NEXT stack from
+    K measured ones (sqrt(1 + 1/K) times the t quantile with K degrees of freedom over the normal's: with 7 stacks the
+    spread itself is known only to about a quarter)."""
+    measured = 0.0
+    if offsets:
+        k = len(offsets)
+        rms = math.sqrt(float(np.mean(np.square(list(offsets.values())))))
+        measured = rms * math.sqrt(1 + 1 / k) * float(student_t.ppf(INTERVAL_QUANTILES[1], k)) / Z90
     return max(fitted_stack_spread(params), fitting.STACK_PRIOR_LOG_WIDTH, measured)
 
 
@@ -554,21 +651,34 @@ def stack_out_offsets(held: HeldOut) -> dict[str, float]:
     return {str(s): float(log_error[held.labels == s].mean()) for s in sorted(set(held.labels.tolist()))}
 
 
-def unknown_stack_coverage(held: HeldOut, *, params: Mapping[str, float], band: Mapping[str, float]) -> dict[str, Any]:
-    """Share of each held-out stack's runs inside the P10-P90 band an unknown stack gets (``Calibration.interval``:
-    the config-family-out ``band`` widened by tau in quadrature), with tau computed WITHOUT that stack's offset, so no
-    stack's band is widened by its own miss. Per stack and the mean over stacks (each stack weighted once)."""
+def unknown_stack_coverage(
+    held: HeldOut,
+    *,
+    params: Mapping[str, float],
+    band: Mapping[str, Any],
+    base_log_errors: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """Share of each held-out stack's runs inside the P10-P90 band an unknown stack gets (``band_multipliers``, as
+    ``Calibration.interval``: the config-family-out errors ``base_log_errors`` convolved with tau), with tau computed
+    WITHOUT that stack's offset, so no stack's band is widened by its own miss. Per stack, the mean over stacks (each
+    stack weighted once), the share of runs and the median band width log(p90/p10)."""
     offsets = stack_out_offsets(held)
-    sigma = float(band["log_sigma"])
     share = {}
+    width = []
     for stack in offsets:
         tau = _between_stack_sigma(params, {k: v for k, v in offsets.items() if k != stack})
-        extra = Z90 * (math.hypot(sigma, tau) - sigma)
+        b = band_multipliers(band, base_log_errors, tau)
         sel = held.labels == stack
-        low = held.predicted[sel] * float(band["p10_multiplier"]) * math.exp(-extra)
-        high = held.predicted[sel] * float(band["p90_multiplier"]) * math.exp(extra)
-        share[stack] = float(np.mean((held.measured[sel] >= low) & (held.measured[sel] <= high)))
-    return {"per_stack": share, "mean_over_stacks": float(np.mean(list(share.values()))) if share else float("nan")}
+        ratio = held.measured[sel] / held.predicted[sel]
+        share[stack] = float(np.mean((ratio >= b["p10_multiplier"]) & (ratio <= b["p90_multiplier"])))
+        width += [math.log(b["p90_multiplier"] / b["p10_multiplier"])] * int(np.count_nonzero(sel))
+    runs = {s: int(np.count_nonzero(held.labels == s)) for s in offsets}
+    return {
+        "per_stack": share,
+        "mean_over_stacks": float(np.mean(list(share.values()))) if share else float("nan"),
+        "share_of_runs": float(sum(share[s] * runs[s] for s in share) / max(sum(runs.values()), 1)),
+        "median_log_width": float(np.median(width)) if width else float("nan"),
+    }
 
 
 def stack_config_families(runs: Sequence[ProfiledRun]) -> dict[str, int]:

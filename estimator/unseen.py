@@ -59,8 +59,9 @@ def layout_classes(solution: Solution) -> np.ndarray:
 class UnseenCheck:
     """Per unseen run: measured and predicted tokens/s, the baseline's, the stack label, the measured MFU, whether
     the prediction was capped at the family's MFU maximum, whether the measurement falls inside the prediction's
-    P10-P90 band (widened by the between-stack spread for a stack the calibration has no runs of), and the layout
-    the prediction used (``solution``)."""
+    P10-P90 band (``Calibration.interval``: the held-out errors convolved with the stack effect the calibration does
+    not pin down, all of tau for a stack it has no runs of) and that band's width, and the layout the prediction used
+    (``solution``)."""
 
     measured: np.ndarray
     predicted: np.ndarray
@@ -70,6 +71,9 @@ class UnseenCheck:
     capped: np.ndarray
     within_band: np.ndarray
     solution: Solution
+    # log(p90/p10) of each run's band: how wide the band had to be (a band that holds by being wide everywhere is no
+    # better than a narrow one that does not)
+    band_log_width: np.ndarray
 
     @property
     def layout_classes(self) -> np.ndarray:
@@ -112,4 +116,5 @@ def unseen_check(
         capped=capped,
         within_band=(measured[~train] >= low) & (measured[~train] <= high),
         solution=solution,
+        band_log_width=np.log(high / low),
     )

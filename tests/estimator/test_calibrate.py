@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import numpy as np
@@ -184,3 +185,94 @@ def test_a_users_runs_only_raise_the_public_families_cap_and_above_it_keep_a_mar
         own_best = scale * public_cap
         assert cap == pytest.approx(expected if expected is not None else own_best * (1 + USER_MFU_CAP_MARGIN))
     assert load_default().family_mfu_max()["hopper"] == prior.report["family_mfu"]["hopper"][1], "public cap unchanged"
+
+
+# --------------------------------------------------------------------------------------------------- the band
+
+
+def _width(band: dict[str, float]) -> float:
+    return float(np.log(band["p90_multiplier"] / band["p10_multiplier"]))
+
+
+def test_a_stack_known_from_one_config_family_gets_a_wider_band_than_one_known_from_many() -> None:
+    default = load_default()
+    families = default.report["stack_config_families"]
+    assert families["maxtext"] == 1 and families["llm-foundry"] > 100
+    one, many = default.interval(stack="maxtext"), default.interval(stack="llm-foundry")
+    assert _width(one) > 1.3 * _width(many)
+    # Both sit inside the unknown-stack band, and the generic band (no stack term) is the held-out quantiles as stored.
+    assert _width(default.interval(known_stack=False)) > _width(one)
+    stored = default.report["prediction_interval"]
+    assert default.interval()["p10_multiplier"] == stored["p10_multiplier"]
+    assert default.interval()["p90_multiplier"] == stored["p90_multiplier"]
+
+
+def test_an_unknown_stack_band_holds_at_least_the_between_stack_spread() -> None:
+    from estimator.calibrate import Z90
+
+    default = load_default()
+    tau = default.report["between_stack_log_sigma"]
+    assert tau >= 0.2  # the fit's own random-effect width is the floor
+    for band in (default.interval(known_stack=False), default.interval(stack="other"), default.interval(stack="new")):
+        assert band["p10_multiplier"] <= np.exp(-Z90 * tau) + 0.02
+        assert band["p90_multiplier"] >= np.exp(Z90 * tau) - 0.02
+        assert _width(band) >= 2 * Z90 * tau
+        assert band["log_sigma"] >= tau
+
+
+def test_the_band_never_narrows_when_a_stack_s_evidence_shrinks() -> None:
+    from estimator.calibrate import band_multipliers, held_out_log_errors, stack_posterior_sigma
+
+    default = load_default()
+    tau = default.report["between_stack_log_sigma"]
+    s = default.report["prediction_interval"]["log_sigma"]
+    errors = held_out_log_errors(default.report)
+    assert errors is not None and errors.size == 279
+    sigmas = np.array([stack_posterior_sigma(tau, s, k) for k in range(0, 201)])
+    assert sigmas[0] == tau and np.all(np.diff(sigmas) < 0) and sigmas[-1] > 0
+    # One config family keeps about half of tau (s ~ 0.13 per family against tau 0.2); a hundred keep almost none.
+    assert 0.4 * tau < sigmas[1] < 0.7 * tau and sigmas[100] < 0.1 * tau
+    widths = [_width(band_multipliers(default.report["prediction_interval"], errors, sd)) for sd in sigmas]
+    assert all(a >= b for a, b in itertools.pairwise(widths))
+    # A calibration that drops a stack's families one by one: the band never narrows.
+    counts = dict(default.report["stack_config_families"])
+    previous = 0.0
+    for k in (16, 8, 4, 2, 1, 0):
+        counts["nemo"] = k
+        thinner = dataclasses.replace(default, report={**default.report, "stack_config_families": counts})
+        width = _width(thinner.interval(stack="nemo")) if k else _width(thinner.interval(known_stack=False))
+        assert width >= previous
+        previous = width
+
+
+def test_the_band_is_the_held_out_errors_convolved_with_the_stack_effect() -> None:
+    from estimator.calibrate import Z90, band_multipliers
+
+    band = {"log_sigma": 0.1, "p10_multiplier": 0.88, "p90_multiplier": 1.14}
+    # Without held-out errors: the normal of log_sigma, widened in quadrature (the older rule).
+    plain = band_multipliers(band, None, 0.2)
+    extra = Z90 * (np.hypot(0.1, 0.2) - 0.1)
+    assert plain["p10_multiplier"] == pytest.approx(0.88 * np.exp(-extra))
+    assert plain["log_sigma"] == pytest.approx(np.hypot(0.1, 0.2))
+    # Normal held-out errors: the convolution is the normal of the summed variances.
+    errors = np.random.default_rng(0).normal(0.0, 0.1, 20_000)
+    wide = band_multipliers(band, errors, 0.2)
+    assert np.log(wide["p90_multiplier"]) == pytest.approx(Z90 * np.hypot(0.1, 0.2), rel=0.03)
+    assert np.log(wide["p10_multiplier"]) == pytest.approx(-Z90 * np.hypot(0.1, 0.2), rel=0.03)
+    # Heavy-tailed errors (mostly tight, a few far off): wider than adding the stack term to the quantiles would be.
+    heavy = np.concatenate([np.random.default_rng(1).normal(0.0, 0.03, 900), np.full(50, 0.4), np.full(50, -0.4)])
+    lo, hi = np.quantile(heavy, (0.1, 0.9))
+    sd = float(np.std(heavy))
+    quad = Z90 * (np.hypot(sd, 0.2) - sd)
+    conv = band_multipliers({"log_sigma": sd, "p10_multiplier": np.exp(-hi), "p90_multiplier": np.exp(-lo)}, heavy, 0.2)
+    assert _width(conv) > (hi - lo) + 2 * quad
+
+
+def test_the_default_band_holds_about_eighty_percent_of_held_out_runs() -> None:
+    coverage = load_default().report["band_coverage"]
+    for split in ("leave_one_stack_out", "leave_one_config_family_out"):
+        assert 0.75 <= coverage[split]["mean_over_stacks"] <= 0.95, split
+        assert 0.75 <= coverage[split]["share_of_runs"] <= 0.95, split
+    # Wider where the evidence is thin: an unseen stack's band is over twice a known config's.
+    widths = {split: coverage[split]["median_log_width"] for split in coverage}
+    assert widths["leave_one_stack_out"] > 2 * widths["leave_one_config_family_out"]
