@@ -486,7 +486,8 @@ def _chosen_reasons(
     reasons.append(
         f"TP {doc['tp']} x {doc['replicas']} replicas = {doc['gpus']} GPUs serves the peak of "
         f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
-        f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), batch {doc['batch']} per replica."
+        f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), about {doc['batch']} requests in flight per "
+        "replica."
     )
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:

@@ -422,8 +422,11 @@ class InferenceSize(Closed):
     fits_memory: bool | None = None
     meets_latency: bool
     weights_gb_per_gpu: NonNegative | None = None
-    batch: int | None = None
-    max_batch: int | None = None
+    batch: int | None = Field(
+        default=None,
+        description="Mean requests in flight per replica at the sized request rate (Little's law), random arrivals.",
+    )
+    max_batch: int | None = Field(default=None, description="Requests one replica can hold at once (KV cache, cap).")
     ttft_s: NonNegative | None = None
     tpot_s: NonNegative | None = None
     replica_output_tokens_per_s: NonNegative | None = None
