@@ -312,6 +312,7 @@ class Parallelism:
     cp: int | None
     micro_batch: int | None
     activation_checkpointing: bool | str | None
+    virtual_pipeline: int | None = None
 
 
 @dataclass(frozen=True)
@@ -681,7 +682,7 @@ def _parallelism(
     p = c.fields(value, where)
     strategy = c.chosen(get(p, "strategy", where), f"{where}/strategy")
     ints: dict[str, int | None] = {}
-    for key in ("tp", "pp", "cp", "micro_batch"):
+    for key in ("tp", "pp", "cp", "micro_batch", "virtual_pipeline"):
         v = c.optional(p, key, where, c.bounded)
         ints[key] = None if v is None else int(v)
     if ints["micro_batch"] and isinstance(global_batch, int) and ints["micro_batch"] > global_batch:

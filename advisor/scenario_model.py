@@ -131,6 +131,11 @@ class Parallelism(Closed):
     cp: Gpus | None = None
     micro_batch: Gpus | None = Field(default=None, description="sequences per GPU per step; at most global_batch")
     activation_checkpointing: bool | Selective | None = None
+    virtual_pipeline: Gpus | None = Field(
+        default=None,
+        description="virtual pipeline stages per GPU of the interleaved schedule (1 = plain 1F1B); null = chosen per "
+        "cluster size where the stack offers the schedule",
+    )
 
 
 class Traffic(Closed):

@@ -42,7 +42,7 @@ from estimator.calibrate import (
 )
 from estimator.model import CHECKPOINT_LABELS, STEP_TERMS, STRATEGY_LABELS, step_time_terms
 from estimator.prediction import case_table, predict_runs, run_queries, solve
-from estimator.runs import ProfiledRun, virtual_stages
+from estimator.runs import ProfiledRun
 from estimator.unseen import UNSEEN_RUNS_FILES, UnseenCheck, unseen_check, unseen_runs
 
 TARGET_STACK_MEDIAN = 0.15
@@ -145,7 +145,7 @@ def unseen_rows(unseen: list[ProfiledRun], check: UnseenCheck, shares: np.ndarra
     print(f"  {header}  {'layout (searched where open)':<88}{terms}")
     for i, run in enumerate(unseen):
         layout = (
-            f"{STRATEGY_LABELS[s.strategy[i]]} tp{s.tp[i]} pp{s.pp[i]} cp{s.cp[i]} vp{virtual_stages(run)} "
+            f"{STRATEGY_LABELS[s.strategy[i]]} tp{s.tp[i]} pp{s.pp[i]} cp{s.cp[i]} vp{s.virtual_pipeline[i]} "
             f"mb{s.micro_batch[i]} ac={CHECKPOINT_LABELS[s.activation_checkpointing[i]]}"
         )
         flags = ("C" if check.capped[i] else "") + ("" if s.fits_memory[i] else "M")

@@ -231,6 +231,7 @@ def fixed_layout_cases(queries: dict[str, np.ndarray], solution: Solution) -> mo
         "cp": solution.cp,
         "mb": solution.micro_batch,
         "ac": solution.activation_checkpointing,
+        "vp": solution.virtual_pipeline,
     }
     return case_table(queries, np.arange(queries["n"].size), layout)
 
@@ -351,6 +352,7 @@ def _layout_of(solution: Solution) -> tuple[np.ndarray, ...]:
         solution.cp,
         solution.micro_batch,
         solution.activation_checkpointing,
+        solution.virtual_pipeline,
     )
 
 

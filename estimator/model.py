@@ -183,7 +183,11 @@ def _working_bytes(c: Cases) -> FloatArray:
     n, tp, pp, cp, mb = (_f(c[k]) for k in ("n", "tp", "pp", "cp", "mb"))
     strat, ac = c["strategy"], c["ac"]
     dp = n / (tp * pp * cp)
-    layers_stage = np.ceil(_f(c["layers"]) / pp)
+    # The first stage, which holds the most micro-batches in flight, takes the short share when the layers do not
+    # divide the stages: frameworks give the first (and last) stage fewer layers, e.g. Llama 3 405B's 126 layers on
+    # 16 stages of 8 with one fewer on the first and the last (Dubey et al. 2024, arXiv 2407.21783 §3.3.2; Megatron-Core
+    # --decoder-first-pipeline-num-layers). Its weights are still counted as an even 1/pp share.
+    layers_stage = np.maximum(np.floor(_f(c["layers"]) / pp), 1.0)
     params_shard = _f(c["params"]) / (tp * pp)
     fp32 = c["fp32"].astype(bool)
     w_b = np.where(fp32, FP32_STATE_BYTES[0], MIXED_STATE_BYTES[0])

@@ -4,8 +4,8 @@ Both go through :func:`solve`, which takes a *query table* (dict of 1-D arrays, 
 GPUs of this cluster") and answers every query at once:
 
 1. expand each query into candidate layouts: fields the query gives are kept, open ones (strategy, tp, pp, cp,
-   micro_batch, activation_checkpointing) take every value of the search grid below, pruning combinations that cannot
-   run (see ``_prune``) as soon as the fields they depend on are set;
+   virtual pipeline stages, micro_batch, activation_checkpointing) take every value of the search grid below, pruning
+   combinations that cannot run (see ``_prune``) as soon as the fields they depend on are set;
 2. evaluate memory and step time of all candidates in one vectorized pass (``estimator.model``);
 3. per query, keep candidates that divide the GPUs and the batch and fit in memory, and pick the simplest layout whose
    step time is within ``LAYOUT_TOLERANCE`` of the fastest (simplest = DDP before ZeRO, lower tp/pp/cp, less
@@ -26,7 +26,15 @@ import numpy.typing as npt
 
 from estimator import model
 from estimator.specs import PRECISIONS, all_gpus
-from estimator.workload import POOLED_STACKS, STACKS, Cluster, TrainingJob, WorkloadError
+from estimator.workload import (
+    POOLED_STACKS,
+    STACKS,
+    UNKNOWN_STACK_ROW,
+    Cluster,
+    TrainingJob,
+    WorkloadError,
+    stack_properties,
+)
 
 if TYPE_CHECKING:
     from estimator.runs import ProfiledRun
@@ -54,6 +62,10 @@ TP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
 PP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32, 64)
 CP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
 MB_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32)
+# Virtual pipeline stages per GPU of the interleaved schedule (Narayanan 2021 §2.2.2), searched where a pipelined run
+# does not give them and its stack offers the schedule (stacks.csv interleaved_pipeline); each must divide the stage's
+# layers. Published recipes use 2-12 (NeMo/Megatron-Bridge performance summaries: 4, 5, 7, 8, 12).
+VP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16)
 # "selective" keeps the same bytes as "false" under FlashAttention (model.py) and costs more compute, so the search
 # only weighs full recomputation against none; a given "selective" is kept.
 AC_OPTIONS: Final[tuple[int, ...]] = (model.AC_NONE, model.AC_FULL)
@@ -78,6 +90,8 @@ GPU_FAMILY: Final[np.ndarray] = np.array([FAMILIES.index(g.family) for g in _GPU
 _PRECISION_INDEX = {p: i for i, p in enumerate(PRECISIONS)}
 STACK_INDEX: Final[dict[str, int]] = {s: i for i, s in enumerate(STACKS)}
 UNKNOWN_STACK: Final[int] = len(STACKS)  # index of the prior-mean entry of theta["stack_eff"]
+# Per stack code (STACKS, then unknown): whether it offers the interleaved pipeline schedule (stacks.csv).
+_INTERLEAVES = np.array([stack_properties()[s].interleaved_pipeline for s in (*STACKS, UNKNOWN_STACK_ROW)])
 # Family peak used to find the nearest calibrated family of an uncalibrated one: the 16-bit dense peak.
 _FAMILY_PEAK = {
     f: max(g.peak_tflops.get("bf16", g.peak_tflops.get("fp16", 0.0)) for g in _GPUS if g.family == f) for f in FAMILIES
@@ -116,6 +130,8 @@ class Solution:
     cp: npt.NDArray[np.int64]
     micro_batch: npt.NDArray[np.int64]
     activation_checkpointing: npt.NDArray[np.int64]
+    # Virtual pipeline stages per GPU (1 = plain 1F1B; OPEN where a query has no candidate)
+    virtual_pipeline: npt.NDArray[np.int64]
 
     def layout_labels(self) -> dict[str, np.ndarray]:
         """Layout columns as the CSV writes them (strategy and checkpointing as words)."""
@@ -130,6 +146,7 @@ class Solution:
             "activation_checkpointing": checkpoints[
                 np.where(self.activation_checkpointing < 0, -1, self.activation_checkpointing)
             ],
+            "virtual_pipeline": self.virtual_pipeline,
         }
 
 
@@ -158,6 +175,8 @@ class Prediction:
     cp: npt.NDArray[np.int64]
     micro_batch: npt.NDArray[np.int64]
     activation_checkpointing: npt.NDArray[np.str_]
+    # Virtual pipeline stages per GPU of the interleaved schedule (1 = plain 1F1B), searched like the layout
+    virtual_pipeline: npt.NDArray[np.int64]
     interval_log_sigma: float
     p10_multiplier: float
     p90_multiplier: float
@@ -216,7 +235,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
         "stack": full(_stack_code(job.stack)).astype(np.int64),
-        "vp": full(1).astype(np.int64),
+        "vp": full(_int_or_open(job.virtual_pipeline)).astype(np.int64),
         "seq": full(job.seq_len),
         "global_batch": full(job.global_batch),
         "strategy": full(_code(job.strategy, model.STRATEGY_CODES)).astype(np.int64),
@@ -230,7 +249,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
-    from estimator.runs import assumed_values, effective_stack, virtual_stages
+    from estimator.runs import assumed_values, effective_stack, given_virtual_stages
 
     rows: dict[str, list[float]] = {k: [] for k in _QUERY_KEYS}
     for run in runs:
@@ -252,7 +271,7 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
         rows["stack"].append(_stack_code(effective_stack(run)))
-        rows["vp"].append(virtual_stages(run))
+        rows["vp"].append(_int_or_open(given_virtual_stages(run)))
         rows["seq"].append(run.seq_len)
         rows["global_batch"].append(run.global_batch)
         rows["strategy"].append(_code(run.strategy, model.STRATEGY_CODES))
@@ -296,6 +315,7 @@ _SEARCH: Final[dict[str, tuple[int, ...]]] = {
     "tp": TP_OPTIONS,
     "cp": CP_OPTIONS,
     "pp": PP_OPTIONS,
+    "vp": VP_OPTIONS,
     "mb": MB_OPTIONS,
     "ac": AC_OPTIONS,
 }
@@ -326,15 +346,33 @@ def candidates(q: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarr
     keep = _prune_model_parallel(q, query, layout)
     query = query[keep]
     layout = {k: v[keep] for k, v in layout.items()}
-    for key, options in (("mb", MB_OPTIONS), ("ac", AC_OPTIONS)):
+    for key, options in (("vp", VP_OPTIONS), ("mb", MB_OPTIONS), ("ac", AC_OPTIONS)):
         index = np.arange(query.size)
         index, values = _expand(index, q[key][query], options)
         query = query[index]
         layout = {k: v[index] for k, v in layout.items()}
         layout[key] = values
+        if key == "vp":
+            keep = _prune_virtual_stages(q, query, layout)
+            query = query[keep]
+            layout = {k: v[keep] for k, v in layout.items()}
     dp = q["n"][query] // (layout["tp"] * layout["pp"] * layout["cp"])
     keep = (dp >= 1) & (q["global_batch"][query] % np.maximum(dp * layout["mb"], 1) == 0)
+    # The interleaved schedule's bubble (p - 1) / (v m) needs at least p micro-batches in flight (Narayanan 2021
+    # §2.2.2); a searched interleaving is dropped below that.
+    micro = q["global_batch"][query] // np.maximum(dp * layout["mb"], 1)
+    keep &= (q["vp"][query] != OPEN) | (layout["vp"] == 1) | (micro >= layout["pp"])
     return query[keep], {k: v[keep] for k, v in layout.items()}
+
+
+def _prune_virtual_stages(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> np.ndarray:
+    """Searched virtual stages: 1 without pipeline parallelism or in a stack without the interleaved schedule,
+    otherwise each option that divides the stage's layers (a virtual stage holds whole layers); given values kept."""
+    vp, pp = layout["vp"], layout["pp"]
+    stage_layers = -(-q["layers"][query].astype(np.int64) // pp)
+    interleaves = (pp > 1) & _INTERLEAVES[q["stack"][query]]
+    searched = np.where(interleaves, stage_layers % vp == 0, vp == 1)
+    return (q["vp"][query] != OPEN) | searched
 
 
 def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> np.ndarray:
@@ -363,7 +401,10 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     domain = np.maximum(server, _NVLINK_DOMAIN[gpu])
     cases["gpn"] = domain
     cases["node_bw"] = q["node_bw"][query] * domain / server
-    cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "vp", "seq", "global_batch")})
+    cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "seq", "global_batch")})
+    # A layout without virtual stages (a caller's fixed layout) runs plain 1F1B where the query leaves them open.
+    vp = layout["vp"] if "vp" in layout else q["vp"][query]
+    cases["vp"] = np.where(vp == OPEN, 1, vp)
     cases.update(
         {
             "peak": PEAK_FLOPS[gpu, precision],
@@ -391,7 +432,8 @@ def _complexity(layout: dict[str, np.ndarray]) -> np.ndarray:
     rank = layout["strategy"].astype(np.float64)
     for key in ("tp", "pp", "cp"):
         rank = rank * 8 + np.log2(layout[key])
-    return rank * 3 + layout["ac"]
+    rank = rank * 3 + layout["ac"]
+    return rank * 17 + layout["vp"] if "vp" in layout else rank
 
 
 def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
@@ -472,6 +514,7 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
         cp=_layout_per_query(q, "cp", layout, chosen, answered),
         micro_batch=_layout_per_query(q, "mb", layout, chosen, answered),
         activation_checkpointing=_layout_per_query(q, "ac", layout, chosen, answered),
+        virtual_pipeline=_layout_per_query(q, "vp", layout, chosen, answered),
     )
 
 
@@ -523,6 +566,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
         cp=s.cp,
         micro_batch=s.micro_batch,
         activation_checkpointing=labels["activation_checkpointing"].astype(str),
+        virtual_pipeline=s.virtual_pipeline,
         interval_log_sigma=interval["log_sigma"],
         p10_multiplier=interval["p10_multiplier"],
         p90_multiplier=interval["p90_multiplier"],
@@ -643,8 +687,8 @@ def keep_smaller_layouts(
     chosen = np.flatnonzero(s.fits_memory & reference)
     if chosen.size == 0:
         return s
-    keys = ("strategy", "tp", "pp", "cp", "ac")
-    every = np.stack([s.strategy, s.tp, s.pp, s.cp, s.activation_checkpointing], axis=1)[chosen]
+    keys = ("strategy", "tp", "pp", "cp", "vp", "ac")
+    every = np.stack([s.strategy, s.tp, s.pp, s.cp, s.virtual_pipeline, s.activation_checkpointing], axis=1)[chosen]
     # Each distinct layout once, with the smallest size that chose it.
     by_size = np.argsort(q["n"][chosen], kind="stable")
     layout, first = np.unique(every[by_size], axis=0, return_index=True)

@@ -50,7 +50,8 @@ COLUMNS: Final[tuple[str, ...]] = (
     "source",
 )
 # Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
-OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", "virtual_pipeline")
+VIRTUAL_PIPELINE: Final[str] = "virtual_pipeline"
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", VIRTUAL_PIPELINE)
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
 LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
 PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
@@ -358,11 +359,17 @@ def stack_from_source(source: str) -> str | None:
     return next((stack for key, stack in SOURCE_STACKS if key in text), None)
 
 
+def given_virtual_stages(run: ProfiledRun) -> int | None:
+    """Virtual pipeline stages per GPU of an interleaved schedule as the row gives them (optional ``virtual_pipeline``
+    cell; 1 = plain 1F1B), or None when the cell is empty: searched like the layout cells, in stacks that offer the
+    interleaved schedule (estimator/data/stacks.csv). Validated when the row is read."""
+    raw = run.cells.get(VIRTUAL_PIPELINE, "")
+    return int(float(raw)) if raw else None
+
+
 def virtual_stages(run: ProfiledRun) -> int:
-    """Virtual pipeline stages per GPU of an interleaved schedule (optional ``virtual_pipeline`` cell; 1 = plain 1F1B).
-    Validated when the row is read."""
-    raw = run.cells.get("virtual_pipeline", "")
-    return int(float(raw)) if raw else 1
+    """The row's given virtual stages, 1 when the cell is empty (how a configuration is compared, not predicted)."""
+    return given_virtual_stages(run) or 1
 
 
 def effective_stack(run: ProfiledRun) -> str | None:
@@ -464,16 +471,25 @@ def write_predictions_csv(
     keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
     output predicts the same.
 
-    ``layout`` maps each of LAYOUT_COLUMNS to one value per run."""
+    ``layout`` maps each of LAYOUT_COLUMNS (and optionally ``virtual_pipeline``) to one value per run. The chosen
+    virtual stages are written where the search chose them: into the ``virtual_pipeline`` column when the input has
+    one, or a column added when a row that fits chose an interleaved schedule."""
     out = io.StringIO()
     header = [*header_of(runs), *PREDICTED_COLUMNS]
+    written = [*LAYOUT_COLUMNS]
+    if VIRTUAL_PIPELINE in layout:
+        chose_interleaving = np.any(np.asarray(fits_memory, dtype=bool) & (np.asarray(layout[VIRTUAL_PIPELINE]) > 1))
+        if VIRTUAL_PIPELINE not in header and chose_interleaving:
+            header.insert(len(header) - len(PREDICTED_COLUMNS), VIRTUAL_PIPELINE)
+        if VIRTUAL_PIPELINE in header:
+            written.append(VIRTUAL_PIPELINE)
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for i, run in enumerate(runs):
         row = {k: run.cells.get(k, "") for k in header}
         row.update({k: _cell(v) for k, v in assumed_values(run).items()})
         fits = bool(fits_memory[i])
-        for column in LAYOUT_COLUMNS if fits else ():
+        for column in written if fits else ():
             if not row[column]:
                 row[column] = _cell(layout[column][i])
         row["predicted_tokens_per_s"] = f"{tokens_per_s[i]:.6g}" if fits else ""

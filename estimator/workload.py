@@ -36,7 +36,8 @@ class StackProperties:
     attention_log_width: that prior's width (log); tp_comm_overlap: 1 = tensor-parallel collectives overlapped with
     GEMMs, 0 = on the critical path, 0.5 = undocumented; fsdp_prefetch: 1 = ZeRO-3/FSDP collectives prefetched per
     layer behind compute (only a micro-batch's first all-gather and last reduce-scatter exposed), 0 = not, 0.5 =
-    undocumented."""
+    undocumented; interleaved_pipeline: whether the stack offers the interleaved (virtual-stage) pipeline schedule,
+    so a pipelined run with no published virtual stages searches them."""
 
     stack: str
     attention_kernel: str
@@ -44,6 +45,7 @@ class StackProperties:
     attention_log_width: float
     tp_comm_overlap: float
     fsdp_prefetch: float
+    interleaved_pipeline: bool
     source: str
 
 
@@ -60,6 +62,7 @@ def stack_properties() -> dict[str, StackProperties]:
             attention_log_width=float(row["attention_log_width"]),
             tp_comm_overlap=float(row["tp_comm_overlap"]),
             fsdp_prefetch=float(row["fsdp_prefetch"]),
+            interleaved_pipeline=row["interleaved_pipeline"] == "1",
             source=row["source"],
         )
         for row in csv.DictReader(io.StringIO(body))
@@ -176,6 +179,8 @@ class TrainingJob:
     micro_batch: int | None = None
     activation_checkpointing: str | bool | None = None
     stack: str | None = None
+    # Virtual pipeline stages per GPU (1 = plain 1F1B); None = searched where the stack offers the interleaved schedule
+    virtual_pipeline: int | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -200,7 +205,7 @@ class TrainingJob:
             if strategy not in STRATEGIES:
                 raise WorkloadError("strategy", f"must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}")
             put(self, "strategy", strategy)
-        for name in ("tp", "pp", "cp", "micro_batch"):
+        for name in ("tp", "pp", "cp", "micro_batch", "virtual_pipeline"):
             put(self, name, _positive_int(name, getattr(self, name), optional=True))
         if self.micro_batch is not None and self.micro_batch > self.global_batch:
             raise WorkloadError("micro_batch", f"must not exceed global_batch ({self.global_batch})")

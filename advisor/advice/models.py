@@ -261,6 +261,11 @@ class Layout(Closed):
     cp: int | None
     micro_batch: int | None
     activation_checkpointing: bool | Selective | None
+    virtual_pipeline: int | None = Field(
+        default=None,
+        description="Virtual pipeline stages per GPU of the interleaved schedule the prediction assumes (1 = plain "
+        "1F1B); chosen by the search where the stack offers the schedule, not a workload.parallelism input.",
+    )
 
 
 class MarketCost(Closed):

@@ -144,7 +144,7 @@ _WORKLOAD_POINTERS: Final[Mapping[str, str]] = {
     **{k: f"/workload/model/{k}" for k in ("params_b", "seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")},
     **{
         k: f"/workload/parallelism/{k}"
-        for k in ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
+        for k in ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing", "virtual_pipeline")
     },
     "global_batch": "/workload/global_batch",
     "precision": "/workload/precision",
@@ -174,6 +174,7 @@ def _training_job(s: Scenario) -> TrainingJob:
         cp=par.cp,
         micro_batch=par.micro_batch,
         activation_checkpointing=par.activation_checkpointing,
+        virtual_pipeline=par.virtual_pipeline,
         stack=w.stack,
     )
 
@@ -212,7 +213,15 @@ def predict_sizes(s: Scenario, calibration: Calibration) -> SizePredictions:
     return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one)
 
 
-_LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
+_LAYOUT_COLUMNS: Final[tuple[str, ...]] = (
+    "strategy",
+    "tp",
+    "pp",
+    "cp",
+    "micro_batch",
+    "activation_checkpointing",
+    "virtual_pipeline",
+)
 
 
 def _layout(sizes: SizePredictions, i: int) -> dict[str, Any]:

@@ -63,6 +63,8 @@ def layout_text(layout: dict[str, Any] | None) -> str:
     for key, label in (("tp", "TP"), ("pp", "PP"), ("cp", "CP")):
         if layout.get(key) not in (None, 1):
             parts.append(f"{label} {layout[key]}")
+    if layout.get("virtual_pipeline") not in (None, 1):
+        parts.append(f"interleaved x{layout['virtual_pipeline']}")
     if layout.get("micro_batch") is not None:
         parts.append(f"micro-batch {layout['micro_batch']}")
     checkpointing = layout.get("activation_checkpointing")

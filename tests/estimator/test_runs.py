@@ -131,7 +131,8 @@ def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> N
 
     header = "gpu,num_gpus,params_b,seq_len,global_batch,pp,virtual_pipeline\n"
     runs = read_runs_csv(header + "h100-sxm,16,70,4096,64,4,2\nh100-sxm,16,70,4096,64,4,\n")
-    assert list(run_queries(runs)["vp"]) == [2, 1]
+    # An empty cell is searched like the layout cells (OPEN), no longer read as plain 1F1B.
+    assert list(run_queries(runs)["vp"]) == [2, -1]
     ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
     assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
 
