@@ -213,12 +213,21 @@ def activation_bytes_per_sbh(c: Cases) -> FloatArray:
     return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / _f(c["hidden"]) - 4.0)
 
 
+def with_shard_degree(c: Cases) -> Cases:
+    """The case table with each case's ZeRO shard degree as column ``shard`` (see ``_shard_degree``): memory and step
+    time read it instead of solving the HSDP group again (it depends on the working memory, the costliest part)."""
+    dp = _f(c["n"]) / (_f(c["tp"]) * _f(c["pp"]) * _f(c["cp"]))
+    return {**c, "shard": _shard_degree(c, dp)}
+
+
 def _shard_degree(c: Cases, dp: FloatArray) -> FloatArray:
     """Over how many GPUs ZeRO shards states: the DP group, or (HSDP) the fewest GPUs that hold the sharded states
     next to the working memory, in whole nodes doubling from one (the data-parallel ranks inside a node first), at
     most the DP group. That is how hybrid sharding is configured at scale: PyTorch HSDP's (replicate, shard) device
     mesh, MaxText's ici_fsdp x dcn_fsdp with dcn_data_parallelism across the rest (e.g. AI-Hypercomputer/maxtext
     configs/a3/llama_2_70b: FSDP over 16 nodes, 8 replicas). Without the GPU's memory in the table: one node."""
+    if "shard" in c:
+        return _f(c["shard"])
     in_node = np.minimum(dp, np.maximum(1.0, np.floor(_f(c["gpn"]) / (_f(c["tp"]) * _f(c["cp"])))))
     hsdp = c["strategy"] == HSDP
     if "memory" not in c or not np.any(hsdp):

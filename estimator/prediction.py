@@ -66,6 +66,7 @@ MB_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32)
 # does not give them and its stack offers the schedule (stacks.csv interleaved_pipeline); each must divide the stage's
 # layers. Published recipes use 2-12 (NeMo/Megatron-Bridge performance summaries: 4, 5, 7, 8, 12).
 VP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16)
+VP_DEEPEST_TIMED: Final[int] = 2
 # "selective" keeps the same bytes as "false" under FlashAttention (model.py) and costs more compute, so the search
 # only weighs full recomputation against none; a given "selective" is kept.
 AC_OPTIONS: Final[tuple[int, ...]] = (model.AC_NONE, model.AC_FULL)
@@ -346,32 +347,45 @@ def candidates(q: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarr
     keep = _prune_model_parallel(q, query, layout)
     query = query[keep]
     layout = {k: v[keep] for k, v in layout.items()}
-    for key, options in (("vp", VP_OPTIONS), ("mb", MB_OPTIONS), ("ac", AC_OPTIONS)):
+    for key, options in (("mb", MB_OPTIONS), ("vp", VP_OPTIONS), ("ac", AC_OPTIONS)):
         index = np.arange(query.size)
         index, values = _expand(index, q[key][query], options)
         query = query[index]
         layout = {k: v[index] for k, v in layout.items()}
         layout[key] = values
-        if key == "vp":
+        if key == "mb":
+            dp = q["n"][query] // (layout["tp"] * layout["pp"] * layout["cp"])
+            keep = (dp >= 1) & (q["global_batch"][query] % np.maximum(dp * layout["mb"], 1) == 0)
+        elif key == "vp":
             keep = _prune_virtual_stages(q, query, layout)
-            query = query[keep]
-            layout = {k: v[keep] for k, v in layout.items()}
-    dp = q["n"][query] // (layout["tp"] * layout["pp"] * layout["cp"])
-    keep = (dp >= 1) & (q["global_batch"][query] % np.maximum(dp * layout["mb"], 1) == 0)
-    # The interleaved schedule's bubble (p - 1) / (v m) needs at least p micro-batches in flight (Narayanan 2021
-    # §2.2.2); a searched interleaving is dropped below that.
-    micro = q["global_batch"][query] // np.maximum(dp * layout["mb"], 1)
-    keep &= (q["vp"][query] != OPEN) | (layout["vp"] == 1) | (micro >= layout["pp"])
-    return query[keep], {k: v[keep] for k, v in layout.items()}
+        else:
+            continue
+        query = query[keep]
+        layout = {k: v[keep] for k, v in layout.items()}
+    return query, layout
 
 
 def _prune_virtual_stages(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> np.ndarray:
     """Searched virtual stages: 1 without pipeline parallelism or in a stack without the interleaved schedule,
-    otherwise each option that divides the stage's layers (a virtual stage holds whole layers); given values kept."""
-    vp, pp = layout["vp"], layout["pp"]
+    otherwise each option that divides the stage's layers (a virtual stage holds whole layers), given at least p
+    micro-batches (the interleaved schedule's bubble (p - 1) / (v m) needs them in flight: Narayanan 2021 §2.2.2) and
+    a plain 1F1B bubble above LAYOUT_TOLERANCE of the step (below it no interleaving can win by more than the
+    tolerance, so the search would keep the simpler plain schedule anyway). Given values are kept."""
+    vp, pp, mb = layout["vp"], layout["pp"], layout["mb"]
     stage_layers = -(-q["layers"][query].astype(np.int64) // pp)
-    interleaves = (pp > 1) & _INTERLEAVES[q["stack"][query]]
-    searched = np.where(interleaves, stage_layers % vp == 0, vp == 1)
+    micro = q["global_batch"][query] // np.maximum(q["n"][query] // (layout["tp"] * pp * layout["cp"]) * mb, 1)
+    worth_it = (micro >= pp) & ((pp - 1) > LAYOUT_TOLERANCE * (micro + pp - 1))
+    interleaves = (pp > 1) & _INTERLEAVES[q["stack"][query]] & worth_it
+    # More virtual stages shrink the bubble and the in-flight activations and add point-to-point traffic in
+    # proportion: the deepest interleavings the stage allows are where the best one lies, so only the two deepest
+    # options that divide the stage are timed (beside plain 1F1B).
+    options = np.asarray(VP_OPTIONS)
+    divides = stage_layers[:, None] % options[None, :] == 0
+    rank_from_deepest = np.cumsum(divides[:, ::-1], axis=1)[:, ::-1]  # 1 = the deepest dividing option
+    deep = (rank_from_deepest <= VP_DEEPEST_TIMED) & divides
+    position = np.minimum(np.searchsorted(options, vp), options.size - 1)  # given values need not be options
+    chosen = deep[np.arange(vp.size), position] & (options[position] == vp)
+    searched = np.where(interleaves, chosen | (vp == 1), vp == 1)
     return (q["vp"][query] != OPEN) | searched
 
 
@@ -437,11 +451,39 @@ def _complexity(layout: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
-    """Candidate layouts per query before pruning: the product of the grid sizes of its open fields."""
-    bound = np.ones(q["n"].size)
+    """Candidate layouts per query: at most the product of the options of its open fields that the query alone
+    allows (a tp that divides the heads and the GPUs, a cp that divides the sequence, a pipeline no deeper than the
+    layers, virtual stages that divide a stage's layers), and no fewer than the first expansion step makes before
+    pruning (strategy x tp x cp x pp)."""
+    n = q["n"].astype(np.int64)[:, None]
+    tp_ok = (q["heads"].astype(np.int64)[:, None] % TP_OPTIONS == 0) & (n % TP_OPTIONS == 0)
+    tp_ok &= np.asarray(TP_OPTIONS)[None, :] <= q["gpn"][:, None]
+    seq = q["seq"].astype(np.int64)[:, None]
+    cp_ok = (seq % CP_OPTIONS == 0) & (n % CP_OPTIONS == 0) & ((np.asarray(CP_OPTIONS) == 1) | (seq >= CP_MIN_SEQ))
+    allowed = {"tp": tp_ok.sum(axis=1), "cp": cp_ok.sum(axis=1)}
+    tight = np.ones(q["n"].size)
+    first_step = np.ones(q["n"].size)
     for key, options in _SEARCH.items():
-        bound *= np.where(q[key] == OPEN, len(options), 1)
-    return bound
+        is_open = q[key] == OPEN
+        if key in ("strategy", "tp", "cp", "pp"):
+            first_step *= np.where(is_open, len(options), 1)
+        if key not in ("pp", "vp"):
+            tight *= np.where(is_open, np.maximum(allowed.get(key, len(options)), 1), 1)
+    return np.maximum(tight * _pipeline_pairs(q), first_step)
+
+
+def _pipeline_pairs(q: dict[str, np.ndarray]) -> np.ndarray:
+    """Per query: the (pipeline depth, virtual stages) pairs the search can expand (depths no deeper than the layers
+    that divide the GPUs; virtual stages that divide a stage's layers where they are searched)."""
+    pp = np.where(q["pp"][:, None] == OPEN, np.asarray(PP_OPTIONS)[None, :], q["pp"][:, None])  # (queries, depths)
+    layers = q["layers"].astype(np.int64)[:, None]
+    possible = (q["pp"][:, None] != OPEN) | ((pp <= layers) & (q["n"].astype(np.int64)[:, None] % pp == 0))
+    stage_layers = -(-layers // np.maximum(pp, 1))
+    divides = stage_layers[..., None] % np.asarray(VP_OPTIONS)[None, None, :] == 0  # (queries, depths, options)
+    interleaved = (q["vp"][:, None] == OPEN) & (pp > 1) & _INTERLEAVES[q["stack"]][:, None]
+    pairs = np.where(possible, np.where(interleaved, divides.sum(axis=2), 1), 0).sum(axis=1)
+    # A given depth counts once in each of the len(PP_OPTIONS) columns above.
+    return np.maximum(np.where(q["pp"] == OPEN, pairs, pairs / len(PP_OPTIONS)), 1)
 
 
 def run_search_size(runs: Sequence[ProfiledRun]) -> int:
@@ -470,7 +512,7 @@ def solve(q: dict[str, np.ndarray], theta: dict[str, object], *, require_fit: bo
 def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_fit: bool) -> Solution:
     count = q["n"].size
     query, layout = candidates(q)
-    cases = case_table(q, query, layout)
+    cases = model.with_shard_degree(case_table(q, query, layout))
     memory = model.memory_per_gpu(cases)
     valid = model.layout_valid(cases)
     fits = valid & (memory <= cases["memory"])
