@@ -763,3 +763,19 @@ def predict_runs(runs: Sequence[ProfiledRun], calibration: Calibration) -> Solut
     s = solve(q, calibration.theta())
     tokens, _ = cap_mfu(q, s.tokens_per_s, calibration)
     return replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
+
+
+def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> str:
+    """The profiled-run rows predicted with ``calibration`` and written back as ``manage.py estimate`` writes them
+    (``estimator.runs.write_predictions_csv``: predicted columns, assumed defaults and the chosen layout)."""
+    from estimator.runs import write_predictions_csv
+
+    solution = predict_runs(runs, calibration)
+    return write_predictions_csv(
+        runs,
+        tokens_per_s=solution.tokens_per_s,
+        step_time_s=solution.step_time_s,
+        mfu=solution.mfu,
+        fits_memory=solution.fits_memory,
+        layout=solution.layout_labels(),
+    )

@@ -16,8 +16,8 @@ from advisor.calibrations import default_calibration_row
 from advisor.models import ActiveCalibration, Calibration
 from core.api.budget import require_within_budget
 from estimator import calibrate
-from estimator.prediction import predict_runs, run_search_size
-from estimator.runs import PREDICTED_COLUMNS, ProfiledRun, write_predictions_csv
+from estimator.prediction import estimate_runs_csv, run_search_size
+from estimator.runs import PREDICTED_COLUMNS, ProfiledRun
 
 
 def calibrations_visible_to(*, user: User) -> QuerySet[Calibration]:
@@ -46,15 +46,7 @@ def estimate_rows(*, runs: Sequence[ProfiledRun], calibration: Calibration) -> l
         setting="ESTIMATE_MAX_LAYOUTS",
         advice="Give tp, pp, cp, micro_batch, strategy and activation_checkpointing, or send fewer rows.",
     )
-    solution = predict_runs(runs, calibrate.Calibration.from_dict(calibration.document))
-    text = write_predictions_csv(
-        runs,
-        tokens_per_s=solution.tokens_per_s,
-        step_time_s=solution.step_time_s,
-        mfu=solution.mfu,
-        fits_memory=solution.fits_memory,
-        layout=solution.layout_labels(),
-    )
+    text = estimate_runs_csv(runs, calibrate.Calibration.from_dict(calibration.document))
     rows: list[dict[str, Any]] = []
     for row in csv.DictReader(io.StringIO(text)):
         typed: dict[str, Any] = dict(row)

@@ -177,18 +177,9 @@ ASSUMING = (
 
 def _estimate(text: str) -> str:
     from estimator.calibrate import load_default
-    from estimator.prediction import predict_runs
+    from estimator.prediction import estimate_runs_csv
 
-    runs = read_runs_csv(text)
-    s = predict_runs(runs, load_default())
-    return write_predictions_csv(
-        runs,
-        tokens_per_s=s.tokens_per_s,
-        step_time_s=s.step_time_s,
-        mfu=s.mfu,
-        fits_memory=s.fits_memory,
-        layout=s.layout_labels(),
-    )
+    return estimate_runs_csv(read_runs_csv(text), load_default())
 
 
 def test_estimate_output_writes_what_it_assumed_and_reads_back_to_the_same_predictions() -> None:

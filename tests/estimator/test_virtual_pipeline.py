@@ -14,8 +14,8 @@ import pytest
 
 from estimator import model, predict
 from estimator.calibrate import Calibration, load_default, measured_tokens_per_s
-from estimator.prediction import case_table, predict_runs, run_queries, solve
-from estimator.runs import read_runs_csv, write_predictions_csv
+from estimator.prediction import case_table, estimate_runs_csv, predict_runs, run_queries, solve
+from estimator.runs import read_runs_csv
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, stack_properties
 
@@ -113,16 +113,7 @@ def test_the_estimate_output_writes_the_chosen_virtual_stages_and_reads_back_the
     )
 
     def estimate(csv_text: str) -> str:
-        runs = read_runs_csv(csv_text)
-        s = predict_runs(runs, calibration)
-        return write_predictions_csv(
-            runs,
-            tokens_per_s=s.tokens_per_s,
-            step_time_s=s.step_time_s,
-            mfu=s.mfu,
-            fits_memory=s.fits_memory,
-            layout=s.layout_labels(),
-        )
+        return estimate_runs_csv(read_runs_csv(csv_text), calibration)
 
     first = estimate(text)
     rows = list(csv.DictReader(io.StringIO(first)))

@@ -13,8 +13,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
 from advisor.runs_csv import read_runs_text
 from estimator import calibrate
-from estimator.prediction import predict_runs
-from estimator.runs import MAX_ERRORS, RunValidationError, write_predictions_csv
+from estimator.prediction import estimate_runs_csv
+from estimator.runs import MAX_ERRORS, RunValidationError
 
 # The contract of DESIGN.md: bad input exits with status 2.
 BAD_INPUT = 2
@@ -99,15 +99,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
         calibration = calibration_option(options) or calibration_for_user(user=None)[1]
-        solution = predict_runs(runs, calibration)
-        text = write_predictions_csv(
-            runs,
-            tokens_per_s=solution.tokens_per_s,
-            step_time_s=solution.step_time_s,
-            mfu=solution.mfu,
-            fits_memory=solution.fits_memory,
-            layout=solution.layout_labels(),
-        )
+        text = estimate_runs_csv(runs, calibration)
         if options.get("out"):
             write_out(options["out"], text)
             self.stderr.write(f"wrote {len(runs)} predicted rows to {options['out']}")
