@@ -481,7 +481,9 @@ def _pipeline_pairs(q: dict[str, np.ndarray]) -> np.ndarray:
     stage_layers = -(-layers // np.maximum(pp, 1))
     divides = stage_layers[..., None] % np.asarray(VP_OPTIONS)[None, None, :] == 0  # (queries, depths, options)
     interleaved = (q["vp"][:, None] == OPEN) & (pp > 1) & _INTERLEAVES[q["stack"]][:, None]
-    pairs = np.where(possible, np.where(interleaved, divides.sum(axis=2), 1), 0).sum(axis=1)
+    # Plain 1F1B and the VP_DEEPEST_TIMED deepest dividing options (_prune_virtual_stages).
+    timed = np.minimum(divides.sum(axis=2), VP_DEEPEST_TIMED + 1)
+    pairs = np.where(possible, np.where(interleaved, timed, 1), 0).sum(axis=1)
     # A given depth counts once in each of the len(PP_OPTIONS) columns above.
     return np.maximum(np.where(q["pp"] == OPEN, pairs, pairs / len(PP_OPTIONS)), 1)
 

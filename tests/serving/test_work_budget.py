@@ -23,19 +23,19 @@ def _csv(header: str, row: str, count: int) -> str:
 
 
 def test_every_layout_open_on_many_rows_is_refused_before_any_work(alice, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # 2,000 rows, far inside MAX_UPLOAD_ROWS, with every layout field open: 6,720 candidates each
-    # (13 million in all, about 15 s of one core before this budget existed).
+    # 2,000 rows, far inside MAX_UPLOAD_ROWS, with every layout field open: 15,360 candidates each (5 strategies x
+    # 4 tp x 4 cp x 16 (pp, virtual stages) pairs x 6 micro-batches x 2 checkpointing; 31 million in all).
     from advisor.api import calibration_access
 
     def no_search(*args: object, **kwargs: object) -> None:
         raise AssertionError("the search started although the request is over budget")
 
-    monkeypatch.setattr(calibration_access, "predict_runs", no_search)
+    monkeypatch.setattr(calibration_access, "estimate_runs_csv", no_search)
     started = time.perf_counter()
     response = alice.post("/api/v1/estimate", _csv(OPEN_HEADER, OPEN_ROW, 2000), content_type="text/csv")
     elapsed = time.perf_counter() - started
     body = assert_problem(response, 413)
-    assert "ESTIMATE_MAX_LAYOUTS" in body["detail"] and "13,440,000" in body["detail"]
+    assert "ESTIMATE_MAX_LAYOUTS" in body["detail"] and "30,720,000" in body["detail"]
     assert elapsed < 10, elapsed
 
 
