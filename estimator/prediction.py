@@ -376,17 +376,21 @@ def _prune_virtual_stages(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     micro = q["global_batch"][query] // np.maximum(q["n"][query] // (layout["tp"] * pp * layout["cp"]) * mb, 1)
     worth_it = (micro >= pp) & ((pp - 1) > LAYOUT_TOLERANCE * (micro + pp - 1))
     interleaves = (pp > 1) & _INTERLEAVES[q["stack"][query]] & worth_it
-    # More virtual stages shrink the bubble and the in-flight activations and add point-to-point traffic in
-    # proportion: the deepest interleavings the stage allows are where the best one lies, so only the two deepest
-    # options that divide the stage are timed (beside plain 1F1B).
     options = np.asarray(VP_OPTIONS)
-    divides = stage_layers[:, None] % options[None, :] == 0
-    rank_from_deepest = np.cumsum(divides[:, ::-1], axis=1)[:, ::-1]  # 1 = the deepest dividing option
-    deep = (rank_from_deepest <= VP_DEEPEST_TIMED) & divides
     position = np.minimum(np.searchsorted(options, vp), options.size - 1)  # given values need not be options
-    chosen = deep[np.arange(vp.size), position] & (options[position] == vp)
-    searched = np.where(interleaves, chosen | (vp == 1), vp == 1)
+    timed = _timed_virtual_stages(stage_layers)[np.arange(vp.size), position] & (options[position] == vp)
+    searched = np.where(interleaves, timed, vp == 1)
     return (q["vp"][query] != OPEN) | searched
+
+
+def _timed_virtual_stages(stage_layers: np.ndarray) -> np.ndarray:
+    """Which VP_OPTIONS the search times for stages of ``stage_layers`` layers (shape (..., options)): plain 1F1B and
+    the VP_DEEPEST_TIMED deepest options that divide the stage. More virtual stages shrink the bubble and the
+    in-flight activations and add point-to-point traffic in proportion, so the best lies among the deepest."""
+    options = np.asarray(VP_OPTIONS)
+    divides = stage_layers[..., None] % options == 0
+    rank_from_deepest = np.cumsum(divides[..., ::-1], axis=-1)[..., ::-1]  # 1 = the deepest dividing option
+    return divides & ((rank_from_deepest <= VP_DEEPEST_TIMED) | (options == 1))
 
 
 def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> np.ndarray:
@@ -446,8 +450,7 @@ def _complexity(layout: dict[str, np.ndarray]) -> np.ndarray:
     rank = layout["strategy"].astype(np.float64)
     for key in ("tp", "pp", "cp"):
         rank = rank * 8 + np.log2(layout[key])
-    rank = rank * 3 + layout["ac"]
-    return rank * 17 + layout["vp"] if "vp" in layout else rank
+    return (rank * 3 + layout["ac"]) * 17 + layout["vp"]
 
 
 def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
@@ -478,11 +481,8 @@ def _pipeline_pairs(q: dict[str, np.ndarray]) -> np.ndarray:
     pp = np.where(q["pp"][:, None] == OPEN, np.asarray(PP_OPTIONS)[None, :], q["pp"][:, None])  # (queries, depths)
     layers = q["layers"].astype(np.int64)[:, None]
     possible = (q["pp"][:, None] != OPEN) | ((pp <= layers) & (q["n"].astype(np.int64)[:, None] % pp == 0))
-    stage_layers = -(-layers // np.maximum(pp, 1))
-    divides = stage_layers[..., None] % np.asarray(VP_OPTIONS)[None, None, :] == 0  # (queries, depths, options)
+    timed = _timed_virtual_stages(-(-layers // np.maximum(pp, 1))).sum(axis=2)  # (queries, depths)
     interleaved = (q["vp"][:, None] == OPEN) & (pp > 1) & _INTERLEAVES[q["stack"]][:, None]
-    # Plain 1F1B and the VP_DEEPEST_TIMED deepest dividing options (_prune_virtual_stages).
-    timed = np.minimum(divides.sum(axis=2), VP_DEEPEST_TIMED + 1)
     pairs = np.where(possible, np.where(interleaved, timed, 1), 0).sum(axis=1)
     # A given depth counts once in each of the len(PP_OPTIONS) columns above.
     return np.maximum(np.where(q["pp"] == OPEN, pairs, pairs / len(PP_OPTIONS)), 1)

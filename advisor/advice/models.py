@@ -264,7 +264,7 @@ class Layout(Closed):
     virtual_pipeline: int | None = Field(
         default=None,
         description="Virtual pipeline stages per GPU of the interleaved schedule the prediction assumes (1 = plain "
-        "1F1B); chosen by the search where the stack offers the schedule, not a workload.parallelism input.",
+        "1F1B); as given in workload.parallelism, else chosen by the search where the stack offers the schedule.",
     )
 
 
