@@ -15,9 +15,10 @@ import platform
 import socket
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from estimator.profiling.results import (
     AllReduceResult,
@@ -218,6 +219,32 @@ def _leave_together() -> None:
     dist.barrier()
 
 
+def _destroy_rank_zero_last(rank: int, world: int, timeout_s: float) -> None:
+    """Tear the group down with rank 0 last. Past the barrier, a rank whose peers have already closed their gloo
+    connections can still abort inside its own teardown ("terminate called without an active exception", seen on a
+    loaded 2-core machine about one launch in ten), so every other rank says through the launcher's store that it has
+    left before rank 0 closes its side."""
+    import torch.distributed as dist
+
+    store = dist.TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        is_master=False,
+        timeout=dt.timedelta(seconds=timeout_s),
+    )
+    if rank != 0:
+        dist.destroy_process_group()
+        store.add(_LEFT_KEY, 1)
+        return
+    deadline = time.monotonic() + timeout_s
+    while store.add(_LEFT_KEY, 0) < world - 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    dist.destroy_process_group()
+
+
+_LEFT_KEY: Final[str] = "estimator.profile/left"
+
+
 def _spawned_worker(
     local_rank: int, world: int, port: int, config: ProfileConfig, measure_matmul: bool, result_path: str
 ) -> None:
@@ -298,7 +325,6 @@ def torchrun_profile(config: ProfileConfig) -> ProfileReport | None:
 
     Returns the report on global rank 0 and None on the other ranks.
     """
-    import torch.distributed as dist
 
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
@@ -310,7 +336,7 @@ def torchrun_profile(config: ProfileConfig) -> ProfileReport | None:
         records = _measure(config, local_rank, gpus_per_node, measure_matmul=True)
         _leave_together()
     finally:
-        dist.destroy_process_group()
+        _destroy_rank_zero_last(rank, world, config.timeout_s)
     if report is None:
         return None
     _merge(report, records)
