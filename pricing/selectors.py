@@ -125,21 +125,37 @@ def say_when_undated_undercuts_dated(frame: pd.DataFrame) -> pd.DataFrame:
     """An undated offer (no source date: observed_at NaT) cheaper per GPU-hour than every dated offer
     of its GPU and market is kept, but its source says so and names that dated offer: whoever picks
     the cheapest offer then shows that it chose an undated price over a dated one."""
-    dated = frame[frame["observed_at"].notna()]
-    if dated.empty or dated.shape[0] == frame.shape[0]:
+    undated = frame["observed_at"].isna().to_numpy()
+    if undated.all() or not undated.any():
         return frame
-    best = dated.sort_values("usd_per_gpu_hour").drop_duplicates(["gpu", "market"]).set_index(["gpu", "market"])
+    dated = frame[~undated]
+    best = dated.sort_values("usd_per_gpu_hour").drop_duplicates(["gpu", "market"])
+    # A left merge keeps the frame's row order: row i of ``ref`` is the best dated offer of row i's GPU and market.
+    ref = frame[["gpu", "market"]].merge(
+        best[["gpu", "market", "provider", "instance", "usd_per_gpu_hour", "observed_at"]],
+        on=["gpu", "market"],
+        how="left",
+        suffixes=("", "_ref"),
+    )
+    cheaper = undated & (frame["usd_per_gpu_hour"].to_numpy() < ref["usd_per_gpu_hour"].to_numpy())
+    if not cheaper.any():
+        return frame
     frame = frame.copy()
-    for index in frame.index[frame["observed_at"].isna()]:
-        key = (frame.at[index, "gpu"], frame.at[index, "market"])
-        if key not in best.index or frame.at[index, "usd_per_gpu_hour"] >= best.at[key, "usd_per_gpu_hour"]:
-            continue
-        ref = best.loc[key]
-        frame.at[index, "source"] = (
-            f"{frame.at[index, 'source']} [undated price; the cheapest dated {key[1]} offer of {key[0]} is "
-            f"{ref['provider']} {ref['instance']} at ${ref['usd_per_gpu_hour']:.4f}/GPU-h, "
-            f"as of {ref['observed_at']:%Y-%m-%d}]"
+    notes = ref[cheaper]
+    frame.loc[cheaper, "source"] = [
+        f"{source} [undated price; the cheapest dated {market} offer of {gpu} is "
+        f"{provider} {instance} at ${usd:.4f}/GPU-h, as of {observed:%Y-%m-%d}]"
+        for source, gpu, market, provider, instance, usd, observed in zip(
+            frame.loc[cheaper, "source"],
+            notes["gpu"],
+            notes["market"],
+            notes["provider"],
+            notes["instance"],
+            notes["usd_per_gpu_hour"],
+            notes["observed_at"],
+            strict=True,
         )
+    ]
     return frame
 
 
