@@ -58,6 +58,9 @@ MIN_IN_FLIGHT: Final[float] = 1e-3
 SLOT_SERVICE_VARIABILITY: Final[float] = 0.5  # Allen-Cunneen (c_a^2 + c_s^2) / 2: Poisson arrivals, equal requests
 BATCHED_PREFILL_ITERATIONS: Final[int] = 3  # prompts per prefill step: a short fixed point (it settles in 2-3)
 QUANTILE_ITERATIONS: Final[int] = 40  # bisection: the p95 to 1e-12 of its bracket
+# Slot-wait chain states this many log units below the most likely one are left out of its normalising sum: each
+# weighs under e^-40 of the mode, so the ~2,000 states of a batch cap of 2,048 change it by under 1e-14 (relative).
+SLOT_STATES_BELOW_MODE: Final[float] = 40.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,12 +283,40 @@ def closed_loop(c: ServingCases, theta: Mapping[str, float], concurrency: FloatA
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """What the open loop needs of a replica at any load, computed once per case table and shared by every load
+    evaluated on it (the sizing's two grids): the batch cap, the requests/s at the cap, and the birth-death chain's
+    service rates ``mu(n) = X(n) / osl`` for n = 1..cap as ``log_mu_sum[:, k] = sum log mu(1..k)`` (_slot_wait).
+    Arrays per case (n,), the sums (n, largest cap + 1)."""
+
+    cap: FloatArray
+    fits: BoolArray
+    capacity: FloatArray
+    mu_cap: FloatArray
+    log_mu_sum: FloatArray
+
+
+def replica(c: ServingCases, theta: Mapping[str, float]) -> Replica:
+    """The load-independent figures of each case's replica (see Replica)."""
+    cap = np.floor(max_batch(c, theta))
+    fits = cap >= 1.0
+    capacity = np.where(fits, _in_service(c, theta, np.maximum(cap, 1.0), tails=False)["req"], 0.0)
+    top = int(max(np.max(cap, initial=1.0), 1.0))
+    n = np.arange(1.0, top + 1.0)
+    mu = throughput_at_batch(c, theta, np.broadcast_to(n, (len(c), top))) / c.osl[:, None]
+    inside = n[None, :] <= cap[:, None]
+    log_mu = np.where(inside, np.log(np.maximum(mu, 1e-300)), 0.0)
+    mu_cap = np.take_along_axis(mu, (np.clip(cap, 1.0, top) - 1.0).astype(np.int64)[:, None], axis=1)[:, 0]
+    log_mu_sum = np.concatenate([np.zeros((len(c), 1)), np.cumsum(log_mu, axis=1)], axis=1)
+    return Replica(cap=cap, fits=fits, capacity=capacity, mu_cap=mu_cap, log_mu_sum=log_mu_sum)
+
+
 def open_loop(c: ServingCases, theta: Mapping[str, float], requests_per_s: FloatArray) -> LoadPoint:
     """Poisson arrivals at ``requests_per_s`` per case ((n,) or (n, g)); infinite latency at or above capacity."""
     lam = np.asarray(requests_per_s, dtype=np.float64)
-    cap = col(np.floor(max_batch(c, theta)), lam)
-    fits = cap >= 1.0
-    capacity = np.where(fits, _in_service(c, theta, np.maximum(cap, 1.0), tails=False)["req"], 0.0)
+    rep = replica(c, theta)
+    cap = col(rep.cap, lam)
     # In flight = rate x time in service (Little's law): the root of rate x service(b) - b, bracketed by almost
     # nothing in flight and the cap (below capacity the excess changes sign there), by bisection in log b. A damped
     # iteration converges slowly where service(b) is steep (near capacity, 60 steps left in-flight 70 % off).
@@ -295,28 +326,37 @@ def open_loop(c: ServingCases, theta: Mapping[str, float], requests_per_s: Float
         b = np.sqrt(lo * hi)
         excess = lam * _in_service(c, theta, b, random_batch=True, tails=False)["service"] - b
         lo, hi = np.where(excess > 0.0, b, lo), np.where(excess > 0.0, hi, b)
-    return _open_point(c, theta, lam, np.sqrt(lo * hi), cap, fits & (lam < capacity))
+    b = np.sqrt(lo * hi)
+    return _open_point(c, theta, rep, lam, b, _in_service(c, theta, b, random_batch=True))
 
 
-def open_loop_in_flight(c: ServingCases, theta: Mapping[str, float], in_flight: FloatArray) -> LoadPoint:
+def open_loop_in_flight(
+    c: ServingCases, theta: Mapping[str, float], in_flight: FloatArray, *, figures: Replica | None = None
+) -> LoadPoint:
     """The open loop of ``open_loop`` at the request rate that keeps ``in_flight`` requests in flight on average
     ((n,) or (n, g), up to the batch cap): rate = in flight / time in service (Little's law), so no fixed point is
-    solved, which makes a grid over the load cheap (what the sizing searches)."""
+    solved, which makes a grid over the load cheap (what the sizing searches). ``figures``: ``replica(c, theta)``
+    when the caller evaluates several grids on the same cases."""
+    rep = figures or replica(c, theta)
     b = np.asarray(in_flight, dtype=np.float64)
-    cap = col(np.floor(max_batch(c, theta)), b)
-    fits = cap >= 1.0
-    b = np.clip(b, MIN_IN_FLIGHT, np.maximum(cap, 1.0))
-    capacity = np.where(fits, _in_service(c, theta, np.maximum(cap, 1.0), tails=False)["req"], 0.0)
-    lam = b / np.maximum(_in_service(c, theta, b, random_batch=True, tails=False)["service"], 1e-12)
-    return _open_point(c, theta, lam, b, cap, fits & (lam < capacity))
+    b = np.clip(b, MIN_IN_FLIGHT, np.maximum(col(rep.cap, b), 1.0))
+    s = _in_service(c, theta, b, random_batch=True)
+    lam = b / np.maximum(s["service"], 1e-12)
+    return _open_point(c, theta, rep, lam, b, s)
 
 
 def _open_point(
-    c: ServingCases, theta: Mapping[str, float], lam: FloatArray, b: FloatArray, cap: FloatArray, ok: BoolArray
+    c: ServingCases,
+    theta: Mapping[str, float],
+    rep: Replica,
+    lam: FloatArray,
+    b: FloatArray,
+    s: dict[str, FloatArray],
 ) -> LoadPoint:
-    """The open loop at rate ``lam`` with ``b`` requests in flight on average (Little's law holds between them)."""
-    s = _in_service(c, theta, b, random_batch=True)
-    p_wait, slot_wait = _slot_wait(c, theta, np.where(ok, lam, 0.0), cap)
+    """The open loop at rate ``lam`` with ``b`` requests in flight on average (Little's law holds between them);
+    ``s`` is ``_in_service`` at ``b`` with random arrivals."""
+    ok = col(rep.fits, lam) & (lam < col(rep.capacity, lam))
+    p_wait, slot_wait = _slot_wait(c, rep, np.where(ok, lam, 0.0))
     tput = np.where(ok, lam * col(c.osl, lam), 0.0)
     return LoadPoint(
         in_flight=np.where(ok, b, np.inf),
@@ -330,9 +370,7 @@ def _open_point(
     )
 
 
-def _slot_wait(
-    c: ServingCases, theta: Mapping[str, float], lam: FloatArray, cap: FloatArray
-) -> tuple[FloatArray, FloatArray]:
+def _slot_wait(c: ServingCases, rep: Replica, lam: FloatArray) -> tuple[FloatArray, FloatArray]:
     """(probability, mean) of waiting for a batch slot at rate ``lam`` ((n,) or (n, g)). The replica is a
     load-dependent server: with n requests in service it returns ``mu(n) = X(n) / osl`` requests/s (X: the model's
     throughput at batch n), up to ``mu(cap)`` with a queue beyond the cap; a birth-death chain whose stationary law
@@ -340,25 +378,22 @@ def _slot_wait(
     request queues with probability ``P = pi(cap) / (1 - r)`` and then waits ``1 / (mu(cap) (1 - r))`` on average
     for exponential work, times Allen-Cunneen's ``(c_a^2 + c_s^2) / 2 = 1/2`` for Poisson arrivals of equal
     requests. (A fixed-service M/D/c slot model misses that every request slows down as the batch fills.)"""
-    top = int(max(np.max(cap, initial=1.0), 1.0))
-    n = np.arange(1.0, top + 1.0)
-    flat_cap = cap.reshape(len(c), -1)[:, 0]
-    mu = throughput_at_batch(c, theta, np.broadcast_to(n, (len(c), top))) / c.osl[:, None]
-    inside = n[None, :] <= flat_cap[:, None]
-    log_mu = np.where(inside, np.log(np.maximum(mu, 1e-300)), 0.0)
-    mu_cap = np.take_along_axis(mu, (np.clip(flat_cap, 1.0, top) - 1.0).astype(np.int64)[:, None], axis=1)[:, 0]
+    top = rep.log_mu_sum.shape[1] - 1
+    flat_cap = rep.cap
+    mu_cap = rep.mu_cap
     lam2 = lam.reshape(len(c), -1)
     log_lam = np.log(np.maximum(lam2, 1e-300))[:, :, None]
     # log pi(k) for k = 0..cap (pi(0) = 1): k log lam - sum of log mu(1..k); states past the cap are -inf.
-    cum = np.concatenate([np.zeros((len(c), 1)), np.cumsum(log_mu, axis=1)], axis=1)
     k = np.arange(top + 1.0)
-    log_pi = k[None, None, :] * log_lam - cum[:, None, :]
-    log_pi = np.where((k[None, :] <= flat_cap[:, None])[:, None, :], log_pi, -np.inf)
-    peak = log_pi.max(axis=2, keepdims=True)
-    weights = np.exp(log_pi - peak)
+    log_pi = k[None, None, :] * log_lam  # in place from here: this (cases, loads, states) array is the costly part
+    log_pi -= rep.log_mu_sum[:, None, :]
+    np.copyto(log_pi, -np.inf, where=(k[None, :] > flat_cap[:, None])[:, None, :])
+    log_pi -= log_pi.max(axis=2, keepdims=True)
+    weights = np.zeros_like(log_pi)
+    np.exp(log_pi, out=weights, where=log_pi > -SLOT_STATES_BELOW_MODE)
     r = np.clip(lam2 / np.maximum(mu_cap, 1e-300)[:, None], 0.0, 0.999999)
     at_cap = np.exp(
-        np.take_along_axis(log_pi, flat_cap.astype(np.int64)[:, None, None], axis=2)[:, :, 0] - peak[:, :, 0]
+        np.take_along_axis(log_pi, np.clip(flat_cap, 0.0, top).astype(np.int64)[:, None, None], axis=2)[:, :, 0]
     )
     total = weights.sum(axis=2) + at_cap * r / (1.0 - r)
     p_wait = np.where(lam2 > 0.0, at_cap / (1.0 - r) / total, 0.0)

@@ -29,7 +29,7 @@ from estimator.inference.data import (
     serving_gpu,
 )
 from estimator.inference.fit import InferenceCalibration, default_calibration
-from estimator.inference.latency import MIN_IN_FLIGHT, LoadPoint, closed_loop, open_loop_in_flight
+from estimator.inference.latency import MIN_IN_FLIGHT, LoadPoint, Replica, closed_loop, open_loop_in_flight, replica
 from estimator.inference.model import max_batch, weight_bytes_total
 from estimator.inference.simulate import simulate_closed_loop
 
@@ -62,8 +62,8 @@ def best_under_latency(
     a load test at that rate measures), over a geometric grid of loads from one lone client's to the batch cap.
     ``batch`` is the mean requests in flight there (Little's law). Where no load meets them, the lone client's is
     reported with meets_latency False."""
-    cap = np.floor(max_batch(c, theta))
-    fits = cap >= 1.0
+    figures = replica(c, theta)
+    cap, fits = figures.cap, figures.fits
     # The load is searched by its mean in flight (the rate follows by Little's law, no fixed point per rate): from
     # a lone client's (the requests/s of a closed loop of one, times its time in service) to the cap.
     lone = closed_loop(c, theta, np.ones_like(cap))
@@ -77,11 +77,11 @@ def best_under_latency(
     span = np.log(np.maximum(high / low, 1.0))
     rows = np.arange(len(c))
     coarse = np.linspace(0.0, 1.0, grid_points)
-    load, ok, idx = _search(c, theta, np.log(low)[:, None] + span[:, None] * coarse[None, :], ttft, tpot, fits)
+    load, ok, idx = _search(c, theta, figures, np.log(low)[:, None] + span[:, None] * coarse[None, :], ttft, tpot)
     start = np.log(low) + span * coarse[idx]
     width = span / max(grid_points - 1, 1)
     fine = np.linspace(0.0, 1.0, grid_points)
-    fine_load, fine_ok, fine_idx = _search(c, theta, (start + width * fine[:, None]).T, ttft, tpot, fits)
+    fine_load, fine_ok, fine_idx = _search(c, theta, figures, (start + width * fine[:, None]).T, ttft, tpot)
     better = fine_ok[rows, fine_idx] & (fine_load.requests_per_s[rows, fine_idx] > load.requests_per_s[rows, idx])
     meets = ok.any(axis=1) | fine_ok.any(axis=1)
     load = LoadPoint(
@@ -109,15 +109,15 @@ def best_under_latency(
 def _search(
     c: ServingCases,
     theta: Mapping[str, float],
+    figures: Replica,
     log_in_flight: FloatArray,
     ttft: FloatArray,
     tpot: FloatArray,
-    fits: BoolArray,
 ) -> tuple[LoadPoint, BoolArray, np.ndarray]:
     """The open loop over a grid of mean in flight (log, per case), which points meet the p95 targets, and the
     highest-rate one per case (the first point, the lightest load, where none does)."""
-    load = open_loop_in_flight(c, theta, np.exp(log_in_flight))
-    ok = (load.tpot_p95_s <= tpot) & (load.ttft_p95_s <= ttft) & fits[:, None]
+    load = open_loop_in_flight(c, theta, np.exp(log_in_flight), figures=figures)
+    ok = (load.tpot_p95_s <= tpot) & (load.ttft_p95_s <= ttft) & figures.fits[:, None]
     idx = np.where(ok.any(axis=1), np.argmax(np.where(ok, load.requests_per_s, -np.inf), axis=1), 0)
     return load, ok, idx
 
