@@ -124,39 +124,25 @@ def offers_frame(*, gpu: str, providers: list[str] | None = None, markets: list[
 def say_when_undated_undercuts_dated(frame: pd.DataFrame) -> pd.DataFrame:
     """An undated offer (no source date: observed_at NaT) cheaper per GPU-hour than every dated offer
     of its GPU and market is kept, but its source says so and names that dated offer: whoever picks
-    the cheapest offer then shows that it chose an undated price over a dated one."""
-    undated = frame["observed_at"].isna().to_numpy()
-    if undated.all() or not undated.any():
-        return frame
-    dated = frame[~undated]
-    best = dated.sort_values("usd_per_gpu_hour").drop_duplicates(["gpu", "market"])
-    # A left merge keeps the frame's row order: row i of ``ref`` is the best dated offer of row i's GPU and market.
-    ref = frame[["gpu", "market"]].merge(
-        best[["gpu", "market", "provider", "instance", "usd_per_gpu_hour", "observed_at"]],
-        on=["gpu", "market"],
-        how="left",
-        suffixes=("", "_ref"),
-    )
-    cheaper = undated & (frame["usd_per_gpu_hour"].to_numpy() < ref["usd_per_gpu_hour"].to_numpy())
-    if not cheaper.any():
-        return frame
-    frame = frame.copy()
-    notes = ref[cheaper]
-    frame.loc[cheaper, "source"] = [
-        f"{source} [undated price; the cheapest dated {market} offer of {gpu} is "
-        f"{provider} {instance} at ${usd:.4f}/GPU-h, as of {observed:%Y-%m-%d}]"
-        for source, gpu, market, provider, instance, usd, observed in zip(
-            frame.loc[cheaper, "source"],
-            notes["gpu"],
-            notes["market"],
-            notes["provider"],
-            notes["instance"],
-            notes["usd_per_gpu_hour"],
-            notes["observed_at"],
-            strict=True,
+    the cheapest offer then shows that it chose an undated price over a dated one. (Plain lists: a few
+    hundred rows, where pandas' merge and row access cost milliseconds per advice.)"""
+    columns = ("gpu", "market", "provider", "instance", "usd_per_gpu_hour", "observed_at", "source")
+    rows = list(zip(*(frame[name].tolist() for name in columns), strict=True))
+    best: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for row in sorted((r for r in rows if not pd.isna(r[5])), key=lambda r: r[4]):  # stable: frame order on ties
+        best.setdefault((row[0], row[1]), row)
+    sources = [
+        (
+            f"{source} [undated price; the cheapest dated {market} offer of {gpu} is {ref[2]} {ref[3]} at "
+            f"${ref[4]:.4f}/GPU-h, as of {ref[5]:%Y-%m-%d}]"
+            if pd.isna(observed) and (ref := best.get((gpu, market))) is not None and usd < ref[4]
+            else source
         )
+        for gpu, market, _provider, _instance, usd, observed, source in rows
     ]
-    return frame
+    if sources == [row[6] for row in rows]:
+        return frame
+    return frame.assign(source=sources)
 
 
 def best_offers(
