@@ -24,9 +24,10 @@ from advisor.web.presenters import results_context, usd_exact
 
 METHOD_NOTES = [
     "Run time comes from a step-time model (compute, memory and communication per optimizer step) "
-    "evaluated for each cluster size and layout, calibrated on profiled runs; the calibration's "
-    "leave-one-out error is stated above. P10/P90 figures, where shown, come from sampling the "
-    "uncertain inputs.",
+    "evaluated for each cluster size and layout, calibrated on profiled runs; the held-out error that "
+    "applies to this scenario (by software stack when its stack is not given or has no runs) is stated "
+    "above. P10/P90 run times and costs sample the throughput within that band (P10-P90 of measured over "
+    "predicted tokens/s) and, for break-even, the next-cheapest offers.",
     "Rented cost per run = GPUs x run hours x the cheapest matching offer per GPU-hour in the chosen "
     "markets (reserved terms are paid whether used or not).",
     "Owned cost per busy GPU-hour = A / (N x 8760 x u) + v, where A is the yearly fixed cost of owning "

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
 from scipy.stats import t as student_t
 
 from estimator import fitting, model
@@ -141,6 +141,26 @@ class Calibration:
             return 0.0
         s = float((self.report.get("prediction_interval") or {}).get("log_sigma", 0.0))
         return stack_posterior_sigma(tau, s, families)
+
+    def held_out_accuracy(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, Any]:
+        """The held-out error that applies to a prediction for ``stack`` (the same rule as stack_effect_sigma): a
+        stack the calibration has runs of is judged by leave-one-config-family-out (its stack known from other
+        recipes), any other by leave-one-stack-out (a stack the fit never saw), each beside the constant-MFU
+        baseline held out the same way. ``{}`` when the report has no held-out figures (a fit without them)."""
+        unknown = not known_stack or stack is None or stack in POOLED_STACKS or not self.has_stack(stack)
+        baseline = self.report.get("baseline") or {}
+        if unknown and "stack_out_median_ape" in self.report:
+            prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
+        elif "loo_median_ape" in self.report:
+            prefix, name, base = "loo", "leave-one-config-family-out", baseline.get("loo") or {}
+        else:
+            return {}
+        return {
+            "held_out": name,
+            "held_out_median_ape": float(self.report[f"{prefix}_median_ape"]),
+            "held_out_mape": float(self.report[f"{prefix}_mape"]),
+            "baseline_held_out_median_ape": None if "median_ape" not in base else float(base["median_ape"]),
+        }
 
     def family_mfu_max(self) -> dict[str, float]:
         """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,
@@ -403,6 +423,40 @@ def band_multipliers(band: Mapping[str, Any], log_errors: np.ndarray | None, ext
         return {"log_sigma": widened, "p10_multiplier": p10 * math.exp(-extra), "p90_multiplier": p90 * math.exp(extra)}
     low, high = _smoothed_quantiles(log_errors, extra_sigma, INTERVAL_QUANTILES)
     return {"log_sigma": widened, "p10_multiplier": float(np.exp(-high)), "p90_multiplier": float(np.exp(-low))}
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughputBand:
+    """The band a prediction states for its tokens/s: P10 .. P90 = point x p10_multiplier .. x p90_multiplier, and
+    the sd of the log error (``Calibration.interval``)."""
+
+    log_sigma: float
+    p10_multiplier: float
+    p90_multiplier: float
+
+    @classmethod
+    def of(cls, interval: Mapping[str, float]) -> ThroughputBand:
+        return cls(
+            log_sigma=float(interval["log_sigma"]),
+            p10_multiplier=float(interval["p10_multiplier"]),
+            p90_multiplier=float(interval["p90_multiplier"]),
+        )
+
+
+def band_log_factors(
+    *, p10_multiplier: float, p90_multiplier: float, samples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``samples`` draws of log(measured / predicted tokens/s) for a Monte Carlo that must agree with the band the
+    prediction states: the 10th, 50th and 90th percentiles of the draws are log(p10_multiplier), 0 (the point
+    prediction is the median) and log(p90_multiplier). A two-piece normal (a normal score z scaled by its own sd on
+    each side of 0), drawn at the stratified quantiles (i + 1/2) / samples in random order, so the sample quantiles
+    are the band's to the grid's resolution rather than up to sampling noise (2,000 plain normal draws put the median
+    ~1.7% off the point). A band that does not straddle the point is widened to it on that side."""
+    z90 = float(ndtri(INTERVAL_QUANTILES[1]))
+    below = -math.log(min(p10_multiplier, 1.0)) / z90
+    above = math.log(max(p90_multiplier, 1.0)) / z90
+    z = ndtri((np.arange(samples) + 0.5) / samples)
+    return rng.permutation(np.where(z < 0.0, below, above) * z)
 
 
 def _smoothed_quantiles(errors: np.ndarray, sigma: float, quantiles: tuple[float, ...]) -> tuple[float, ...]:

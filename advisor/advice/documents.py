@@ -92,8 +92,16 @@ def pct(x: Any) -> str:
     return f"{value:.0%}" if math.isfinite(value) else "n/a"
 
 
-def calibration_document(calibration: Calibration) -> dict[str, Any]:
-    return {"name": calibration.name, "runs": calibration.runs, "loo_mape": calibration.loo_mape}
+def calibration_document(calibration: Calibration, *, stack: str | None = None) -> dict[str, Any]:
+    """Which calibration, and the held-out error that applies to a prediction for ``stack`` (the scenario's
+    workload.stack; None: unknown, judged by leave-one-stack-out)."""
+    return {
+        "name": calibration.name,
+        "runs": calibration.runs,
+        "loo_mape": calibration.loo_mape,
+        "stack": stack,
+        **calibration.held_out_accuracy(stack=stack, known_stack=stack is not None),
+    }
 
 
 def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -181,6 +181,21 @@ class CalibrationSummary(Closed):
     loo_mape: NonNegative | None = Field(description="Leave-one-out mean absolute percentage error (fraction).")
     baseline_loo_mape: NonNegative | None = None
     source: str | None = None
+    stack: str | None = Field(default=None, description="The software stack the prediction is for (null: unknown).")
+    held_out: str | None = Field(
+        default=None,
+        description="The held-out check that applies to this prediction: leave-one-config-family-out when the "
+        "calibration has runs of its stack, leave-one-stack-out when the stack is unknown or has none.",
+    )
+    held_out_median_ape: NonNegative | None = Field(
+        default=None, description="Median absolute percentage error of tokens/s in that check (fraction)."
+    )
+    held_out_mape: NonNegative | None = Field(
+        default=None, description="Mean absolute percentage error of tokens/s in that check (fraction)."
+    )
+    baseline_held_out_median_ape: NonNegative | None = Field(
+        default=None, description="The constant-MFU baseline's median error in the same check (fraction)."
+    )
 
 
 class CumulativeCost(Closed):
@@ -335,6 +350,14 @@ class TrainingUncertainty(Closed):
     quantiles: list[Fraction]
     seed: int
     throughput_log_sigma: NonNegative | None
+    throughput_p10_multiplier: NonNegative | None = Field(
+        default=None,
+        description="P10 of measured/predicted tokens/s the throughput draws follow (the prediction's band).",
+    )
+    throughput_p90_multiplier: NonNegative | None = Field(
+        default=None,
+        description="P90 of measured/predicted tokens/s the throughput draws follow (the prediction's band).",
+    )
     price_alternatives: int
     method: str
 

@@ -27,7 +27,7 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   / GPUs added) at or above ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
   at the scenario's utilization.
 - Uncertainty: ``MC_SAMPLES`` draws (fixed seed, so the same scenario gives the same advice) of
-  the throughput error (log-normal with the calibration's held-out log sigma) -> P10/P50/P90 of run
+  the throughput error (the prediction's own P10-P90 band, estimator.calibrate.band_log_factors) -> P10/P50/P90 of run
   hours and cost per run (rented: at the quoted price, so the quoted cost lies inside its band);
   break-even also draws the rental price (uniform over the ``MC_PRICE_ALTERNATIVES`` cheapest
   eligible offers of the chosen market: the cheapest may have no capacity).
@@ -75,7 +75,13 @@ from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
-from estimator.calibrate import Calibration, coverage_warnings, load_default, stale_calibration_warning
+from estimator.calibrate import (
+    Calibration,
+    ThroughputBand,
+    coverage_warnings,
+    load_default,
+    stale_calibration_warning,
+)
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
@@ -508,10 +514,12 @@ def advise_training(
     rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
     hw = hardware(s, warnings)
     base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
-    log_sigma = sizes.prediction.interval_log_sigma
-    quantiles = monte_carlo_quantiles(
-        s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, log_sigma=log_sigma, rent=rent, hw=hw
+    band = ThroughputBand(
+        log_sigma=sizes.prediction.interval_log_sigma,
+        p10_multiplier=sizes.prediction.p10_multiplier,
+        p90_multiplier=sizes.prediction.p90_multiplier,
     )
+    quantiles = monte_carlo_quantiles(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, band=band, rent=rent, hw=hw)
     size_docs = _size_documents(s=s, sizes=sizes, rent=rent, base=base, quantiles=quantiles, hw=hw)
     recommendation, knee = recommend(
         s=s,
@@ -565,12 +573,12 @@ def advise_training(
         prices_as_of=prices_as_of,
         price_freshness=freshness,
         hardware_quote=hw.document if hw else None,
-        calibration=calibration_document(calibration),
+        calibration=calibration_document(calibration, stack=w.stack),
         warnings=tuple(dict.fromkeys(warnings)),
         cumulative_cost=cumulative,
         npv=npv,
         sensitivity=tuple(sensitivity),
-        uncertainty=uncertainty_document(log_sigma=log_sigma),
+        uncertainty=uncertainty_document(band=band),
         assumptions=tuple(assumptions_used(s)),
         alternatives=tuple(
             _alternatives(s, own=alternative_row(s.gpu, size_docs, knee), calibration=calibration, now=now)

@@ -12,6 +12,7 @@ from advisor.advice.documents import inf_if_not_finite
 from advisor.advice.offers import RentPricing
 from advisor.advice.ownership import Hardware
 from advisor.scenario import Scenario
+from estimator.calibrate import ThroughputBand, band_log_factors
 
 MC_SAMPLES: Final[int] = 2000
 
@@ -137,15 +138,20 @@ def monte_carlo_quantiles(
     gpus: np.ndarray,
     nodes: np.ndarray,
     tokens_per_s: np.ndarray,
-    log_sigma: float,
+    band: ThroughputBand,
     rent: RentPricing,
     hw: Hardware | None,
 ) -> dict[str, np.ndarray]:
     """Throughput error (and, for break-even, the price spread of each size's headline market) -> (P10, P50, P90)
     per size of run hours, rented cost per run at the quoted price and, when owning is priced, owned cost per run
-    and break-even."""
+    and break-even. The throughput error is drawn from the prediction's own P10-P90 band (band_log_factors), so the
+    run-hour band is the tokens/s band inverted and the quoted point is its median."""
     rng = np.random.default_rng(MC_SEED)
-    throughput = np.exp(rng.normal(0.0, log_sigma, size=(MC_SAMPLES, 1)))
+    throughput = np.exp(
+        band_log_factors(
+            p10_multiplier=band.p10_multiplier, p90_multiplier=band.p90_multiplier, samples=MC_SAMPLES, rng=rng
+        )
+    )[:, None]
     draws = rng.random(size=(MC_SAMPLES, len(gpus)))
     sampled_price = np.empty((MC_SAMPLES, len(gpus)))
     for i in range(len(gpus)):
@@ -180,13 +186,18 @@ def monte_carlo_quantiles(
         return dict(zip(sampled, np.quantile(stacked, QUANTILES, axis=1).swapaxes(0, 1), strict=True))
 
 
-def uncertainty_document(*, log_sigma: float) -> dict[str, Any]:
+def uncertainty_document(*, band: ThroughputBand) -> dict[str, Any]:
     return {
         "samples": MC_SAMPLES,
         "quantiles": list(QUANTILES),
         "seed": MC_SEED,
-        "throughput_log_sigma": log_sigma,
+        "throughput_log_sigma": band.log_sigma,
+        "throughput_p10_multiplier": band.p10_multiplier,
+        "throughput_p90_multiplier": band.p90_multiplier,
         "price_alternatives": MC_PRICE_ALTERNATIVES,
-        "method": "throughput log-normal (calibration held-out log error); rental cost per run at the quoted "
-        "price; break-even also over a rental price uniform over the cheapest eligible offers of the chosen market",
+        "method": "throughput error drawn from the prediction's P10-P90 band (measured/predicted tokens/s x "
+        "throughput_p10_multiplier .. x throughput_p90_multiplier, the point its median; from the calibration's "
+        "held-out errors, with the spread between software stacks when the stack is not known); rental cost per run "
+        "at the quoted price; break-even also over a rental price uniform over the cheapest eligible offers of the "
+        "chosen market",
     }

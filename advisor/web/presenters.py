@@ -377,14 +377,35 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
-def calibration_line(*, advice: dict[str, Any]) -> str:
+def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
+    """Which calibration, and how accurate it is for this scenario: the held-out error that applies (by software
+    stack when the scenario's stack is unknown or has no runs) beside the constant-MFU guess, and the P10-P90 band
+    the cost ranges use; the plain leave-one-out error where the Advice carries no held-out figures. ``short``: the
+    error and band only (the PDF's one-page summary; its calibration section has the whole line)."""
     calibration = advice.get("calibration") or {}
     if not calibration:
         return "Estimates are uncalibrated."
-    mape = calibration.get("loo_mape")
-    accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
     runs, name = fmt.count(calibration.get("runs"), "profiled run"), calibration.get("name") or "unnamed"
-    return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
+    median = calibration.get("held_out_median_ape")
+    if median is None:
+        mape = calibration.get("loo_mape")
+        accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
+        return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
+    stack = calibration.get("stack")
+    if calibration.get("held_out") == "leave-one-stack-out":
+        check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
+        how = "held out by software stack"
+    else:
+        check, how = f"{stack} has runs in it", "held out by configuration family"
+    band = advice.get("uncertainty") or {}
+    low, high = band.get("throughput_p10_multiplier"), band.get("throughput_p90_multiplier")
+    spread = f", P10-P90 x{low:.2f}-x{high:.2f}" if low is not None and high is not None else ""
+    error = f"median error {median * 100:.1f}% of tokens/s"
+    if short:
+        return f"Throughput {how}: {error}{spread}."
+    baseline = calibration.get("baseline_held_out_median_ape")
+    guess = "" if baseline is None else f" (constant-MFU guess {baseline * 100:.1f}%)"
+    return f"Throughput calibrated on {runs} ('{name}'); {check}, so {how}: {error}{guess}{spread}."
 
 
 ASSUMPTION_POINTERS = {
@@ -629,6 +650,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
         "calibration_line": calibration_line(advice=advice),
+        "calibration_summary": calibration_line(advice=advice, short=True),
         "warnings": advice.get("warnings") or [],
         "assumptions": assumptions(advice=advice),
         "price_sources": price_sources(advice=advice),

@@ -126,7 +126,13 @@ def by_gpus(doc: dict[str, Any], n: int) -> dict[str, Any]:
 def test_every_number_traces_to_offer_quote_and_calibration(catalog: dict[str, Any], calibration: Calibration) -> None:
     doc = advise(scenario(), calibration=calibration, now=NOW).to_dict()
     validate(doc)
-    assert doc["calibration"] == {"name": calibration.name, "runs": calibration.runs, "loo_mape": calibration.loo_mape}
+    assert doc["calibration"] == {
+        "name": calibration.name,
+        "runs": calibration.runs,
+        "loo_mape": calibration.loo_mape,
+        "stack": None,
+        **calibration.held_out_accuracy(stack=None, known_stack=False),
+    }
     assert doc["hardware_quote"]["source"] == "test vendor quote #42"
     assert doc["hardware_quote"]["quoted_on"] == "2025-06-01" and doc["hardware_quote"]["usd"] == 240_000
     assert doc["prices_as_of"] == "2026-11-30" and doc["price_freshness"]["kind"] == "live"

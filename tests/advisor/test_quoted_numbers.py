@@ -69,3 +69,26 @@ def test_prices_as_of_is_the_oldest_observation_quoted_and_undated_offers_are_na
     second = _advice(EXAMPLE)
     assert second["prices_as_of"] == "2025-03-04"
     assert second["price_freshness"]["undated_offers"] == freshness["undated_offers"] - 1
+
+
+@pytest.mark.parametrize("stack", [None, "llm-foundry", "other"])
+def test_run_hour_band_is_the_stated_tokens_per_s_band_inverted(stack: str | None) -> None:
+    """A spreadsheet check: run hours = tokens / tokens_per_s, so their P10/P50/P90 are the point over the stated
+    throughput P90/1/P10 multipliers, and the calibration line names the held-out check that applies."""
+    advice = _advice({**EXAMPLE, "workload": {**EXAMPLE["workload"], "stack": stack}})
+    band = advice["uncertainty"]
+    low, high = band["throughput_p10_multiplier"], band["throughput_p90_multiplier"]
+    assert low < 1.0 < high
+    for size in advice["sizes"]:
+        if size["run_hours"] is None:
+            continue
+        assert size["run_hours_p50"] == pytest.approx(size["run_hours"], rel=1e-4)
+        assert size["run_hours_p10"] == pytest.approx(size["run_hours"] / high, rel=1e-3)
+        assert size["run_hours_p90"] == pytest.approx(size["run_hours"] / low, rel=1e-3)
+    calibration = advice["calibration"]
+    assert calibration["stack"] == stack
+    known = stack == "llm-foundry"  # fitted on its own runs; "other" pools several stacks, None is unknown
+    assert calibration["held_out"] == ("leave-one-config-family-out" if known else "leave-one-stack-out")
+    assert calibration["held_out_median_ape"] < calibration["baseline_held_out_median_ape"]
+    # The unknown stack's band is wider than a fitted stack's (it carries the spread between stacks).
+    assert (high / low > 1.4) is not known

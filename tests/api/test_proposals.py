@@ -118,6 +118,10 @@ def test_pdf_has_cover_yearly_totals_approval_block_page_numbers_and_sources(ali
     cover, summary = (" ".join(reader.pages[i].extract_text().split()) for i in (0, 1))
     assert "Decision:" in cover and "Amount:" in cover and "Approved by" in cover
     assert "Executive summary" in summary and "Total over 5 years" in summary
+    # How accurate the throughput is for this scenario (no stack given): the held-out check that applies, the
+    # constant-MFU guess beside it and the band the cost ranges use.
+    assert "Throughput held out by software stack: median error" in summary
+    assert "stack not given, so held out by software stack" in flat and "MFU guess" in flat
     offer = advice["sizes"][0]["rent"]["offer"]
     assert f"${offer['usd_per_gpu_hour']:,.2f} per GPU-hour" in flat
     assert advice["hardware_quote"]["quoted_on"] in flat

@@ -54,7 +54,9 @@ def test_plan_results_charts_and_live_update(page: Any, live_server: Any, artifa
     assert "planned 70%" in page.locator('[data-figure="break_even"]').inner_text()
     freshness = page.get_by_test_id("price-freshness").inner_text()
     assert re.search(r"(Snapshot|Live) prices, observed \d{4}-\d{2}-\d{2}", freshness), freshness
-    assert "leave-one-out error" in page.get_by_test_id("calibration-accuracy").inner_text()
+    accuracy = page.get_by_test_id("calibration-accuracy").inner_text()
+    assert "stack not given, so held out by software stack: median error" in accuracy, accuracy
+    assert "P10-P90 x" in accuracy, accuracy
     page.screenshot(path=str(artifacts / "results.png"), full_page=True)
 
     # Change an input: the numbers follow without a page load.

@@ -182,6 +182,12 @@ class FleetUncertainty(Closed):
     hours_factors: list[float]
     method: str
     throughput_log_sigma: float
+    throughput_p10_multiplier: float | None = Field(
+        default=None, description="P10 of measured/predicted tokens/s the throughput draws follow (1 without any)."
+    )
+    throughput_p90_multiplier: float | None = Field(
+        default=None, description="P90 of measured/predicted tokens/s the throughput draws follow (1 without any)."
+    )
     price_alternatives: int
 
 

@@ -12,7 +12,6 @@ import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from statistics import NormalDist
 from typing import Any, Final
 
 from django.conf import settings
@@ -68,12 +67,13 @@ def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: F
     """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
     the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
     predicted = [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
-    sigma = float(priced.throughput_log_sigma or 0.0) if any(predicted) else 0.0
+    band = priced.throughput_band if any(predicted) else None
     sizes = plan.options.owned_gpus.tolist()
     factors, options = [1.0], [plan.options]
-    if sigma > 0:
-        for q in (QUANTILES[0], QUANTILES[-1]):
-            factor = math.exp(-NormalDist(0.0, sigma).inv_cdf(q))  # slower throughput -> longer runs
+    if band is not None and band.p90_multiplier > band.p10_multiplier:
+        # The P10 of throughput is the P90 of run hours and the other way round.
+        for multiplier in (band.p10_multiplier, band.p90_multiplier):
+            factor = 1.0 / multiplier
             scaled = [
                 replace(job, run_hours=min(job.run_hours * factor, float(HOURS))) if p else job
                 for job, p in zip(jobs, predicted, strict=True)
@@ -85,12 +85,19 @@ def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: F
         options=options,
         hours_factors=factors,
         price_factors=priced.price_alternatives,
-        log_sigma=sigma,
+        band=band,
         samples=MC_SAMPLES,
         seed=MC_SEED,
         quantiles=QUANTILES,
     )
-    return {**spread, "throughput_log_sigma": sigma, "price_alternatives": MC_PRICE_ALTERNATIVES}
+    sigma = 0.0 if band is None else band.log_sigma
+    return {
+        **spread,
+        "throughput_log_sigma": sigma,
+        "throughput_p10_multiplier": 1.0 if band is None else band.p10_multiplier,
+        "throughput_p90_multiplier": 1.0 if band is None else band.p90_multiplier,
+        "price_alternatives": MC_PRICE_ALTERNATIVES,
+    }
 
 
 def within_budget(fleet: FleetInput) -> None:

@@ -89,6 +89,10 @@ def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path) -> None
     low, mid, high = plan["uncertainty"]["usd_per_year"]
     assert low < mid < high
     assert plan["uncertainty"]["throughput_log_sigma"] == pytest.approx(advice["uncertainty"]["throughput_log_sigma"])
+    # The same band as the advice: the year is re-simulated at the run hours of its P10 and P90 throughput.
+    band_low, band_high = (advice["uncertainty"][f"throughput_{q}_multiplier"] for q in ("p10", "p90"))
+    assert plan["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(band_low)
+    assert plan["uncertainty"]["hours_factors"] == pytest.approx([1.0, 1.0 / band_low, 1.0 / band_high])
     assert plan["demand"]["gpu_hours_per_year"] == pytest.approx(3 * 16 * advice["sizes"][0]["run_hours"])
 
 

@@ -1,0 +1,46 @@
+"""The Monte Carlo draws of the throughput error follow the band a prediction states (estimator.calibrate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from estimator.calibrate import band_log_factors, load_default
+
+
+@pytest.mark.parametrize(("p10", "p90"), [(0.8, 1.3), (0.95, 1.02), (0.5, 1.1)])
+def test_draws_have_the_bands_quantiles_and_the_point_as_median(p10: float, p90: float) -> None:
+    draws = np.exp(band_log_factors(p10_multiplier=p10, p90_multiplier=p90, samples=2000, rng=np.random.default_rng(3)))
+    low, mid, high = np.quantile(draws, [0.1, 0.5, 0.9])
+    assert low == pytest.approx(p10, rel=1e-3)
+    assert mid == pytest.approx(1.0, abs=1e-3)
+    assert high == pytest.approx(p90, rel=1e-3)
+
+
+def test_draws_are_shuffled_and_reproducible() -> None:
+    a = band_log_factors(p10_multiplier=0.8, p90_multiplier=1.3, samples=500, rng=np.random.default_rng(1))
+    b = band_log_factors(p10_multiplier=0.8, p90_multiplier=1.3, samples=500, rng=np.random.default_rng(1))
+    assert np.array_equal(a, b)
+    assert not np.all(np.diff(a) >= 0)  # not in quantile order: pairs with the price draws at random
+
+
+def test_a_band_on_one_side_of_the_point_is_widened_to_it() -> None:
+    draws = np.exp(
+        band_log_factors(p10_multiplier=1.05, p90_multiplier=1.2, samples=2000, rng=np.random.default_rng(2))
+    )
+    assert np.quantile(draws, 0.1) == pytest.approx(1.0, abs=1e-9)
+    assert np.quantile(draws, 0.9) == pytest.approx(1.2, rel=1e-3)
+
+
+def test_held_out_accuracy_follows_whether_the_stack_has_runs() -> None:
+    calibration = load_default()
+    report = calibration.report
+    unknown = calibration.held_out_accuracy(stack=None, known_stack=False)
+    assert unknown["held_out"] == "leave-one-stack-out"
+    assert unknown["held_out_median_ape"] == report["stack_out_median_ape"]
+    assert unknown["baseline_held_out_median_ape"] == report["baseline"]["stack_out"]["median_ape"]
+    fitted = calibration.held_out_accuracy(stack="nemo")
+    assert fitted["held_out"] == "leave-one-config-family-out"
+    assert fitted["held_out_median_ape"] == report["loo_median_ape"]
+    assert calibration.held_out_accuracy(stack="other")["held_out"] == "leave-one-stack-out"  # a pooled label
+    assert calibration.held_out_accuracy(stack="nemo", known_stack=False)["held_out"] == "leave-one-stack-out"
