@@ -32,7 +32,6 @@ from numpy.typing import NDArray
 from advisor import economics as ec
 from advisor.advice.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
 from advisor.advice.fleet.placement import Placement, place, rented_series
-from estimator.calibrate import ThroughputBand, band_log_factors
 
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
@@ -377,26 +376,20 @@ def cost_spread(
     options: Sequence[Options],
     hours_factors: Sequence[float],
     price_factors: Mapping[str, Sequence[float]],
-    band: ThroughputBand | None,
-    samples: int,
+    throughput_log_errors: NDArray[np.float64],
     seed: int,
     quantiles: Sequence[float] = (0.1, 0.5, 0.9),
 ) -> dict[str, Any]:
     """Quantiles of the yearly cost and of the cheapest owned size under the advice's spread.
 
-    Each draw takes a throughput error from the predictions' P10-P90 ``band`` (estimator.calibrate.band_log_factors;
-    none without one; predicted run hours scale by its inverse) and, per rented tier, a price drawn uniformly from
-    that tier's alternatives (factors of the cheapest). ``options[k]`` is the year simulated with predicted run hours
-    times ``hours_factors[k]`` (same candidate sizes); a draw uses the nearest one. Prices move the tier costs
-    linearly; placements and commitment levels stay as simulated (a bound on re-optimising)."""
+    Draw i takes the throughput error ``throughput_log_errors[i]`` (log measured / predicted tokens/s, drawn by the
+    caller from the predictions' band; predicted run hours scale by its inverse) and, per rented tier, a price drawn
+    uniformly from that tier's alternatives (factors of the cheapest). ``options[k]`` is the year simulated with
+    predicted run hours times ``hours_factors[k]`` (same candidate sizes); a draw uses the nearest one. Prices move
+    the tier costs linearly; placements and commitment levels stay as simulated (a bound on re-optimising)."""
     rng = np.random.default_rng(seed)
-    z = (
-        np.zeros(samples)
-        if band is None
-        else band_log_factors(
-            p10_multiplier=band.p10_multiplier, p90_multiplier=band.p90_multiplier, samples=samples, rng=rng
-        )
-    )
+    z = np.asarray(throughput_log_errors, dtype=np.float64)
+    samples = z.size
     grid = np.log(np.asarray(hours_factors, dtype=float))
     pick = np.argmin(np.abs(-z[:, None] - grid[None, :]), axis=1)
     factors = {}

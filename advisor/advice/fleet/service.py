@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
@@ -23,7 +24,7 @@ from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_f
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
-from estimator.calibrate import Calibration
+from estimator.calibrate import Calibration, band_log_factors
 
 FLEET_PLAN_VERSION: Final[int] = 1
 HELIOS_ATTRIBUTION: Final[str] = (
@@ -85,8 +86,14 @@ def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: F
         options=options,
         hours_factors=factors,
         price_factors=priced.price_alternatives,
-        band=band,
-        samples=MC_SAMPLES,
+        throughput_log_errors=np.zeros(MC_SAMPLES)
+        if band is None
+        else band_log_factors(
+            p10_multiplier=band.p10_multiplier,
+            p90_multiplier=band.p90_multiplier,
+            samples=MC_SAMPLES,
+            rng=np.random.default_rng(MC_SEED + 1),  # its own stream: the prices keep theirs (seed)
+        ),
         seed=MC_SEED,
         quantiles=QUANTILES,
     )

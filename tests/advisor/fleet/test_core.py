@@ -225,7 +225,9 @@ def test_cost_spread_follows_the_price_alternatives() -> None:
 
     plan = plan_fleet(jobs=BASE_AND_WEEK, prices=PRICES)
     # One price: no spread at all; the quantiles are the plan's own figures.
-    fixed = cost_spread(options=[plan.options], hours_factors=[1.0], price_factors={}, band=None, samples=500, seed=1)
+    fixed = cost_spread(
+        options=[plan.options], hours_factors=[1.0], price_factors={}, throughput_log_errors=np.zeros(500), seed=1
+    )
     assert fixed["usd_per_year"] == pytest.approx([457_920] * 3)
     assert fixed["owned_gpus"] == [32, 32, 32]
     # On-demand alternatives up to 3x the cheapest: renting the week costs more in the upper draws.
@@ -233,8 +235,7 @@ def test_cost_spread_follows_the_price_alternatives() -> None:
         options=[plan.options],
         hours_factors=[1.0],
         price_factors={"on_demand": [1.0, 1.5, 3.0]},
-        band=None,
-        samples=3000,
+        throughput_log_errors=np.zeros(3000),
         seed=1,
     )
     low, mid, high = spread["usd_per_year"]
