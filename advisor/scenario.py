@@ -30,6 +30,7 @@ from advisor.scenario_model import (
 )
 from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, resolve_model
 from estimator.specs import UnknownGpuError, get_gpu
+from estimator.workload import virtual_stage_problem
 from pricing.models import Market
 
 # Re-exported: the bounds and choices are defined once, in advisor.scenario_model (the typed Scenario).
@@ -689,6 +690,10 @@ def _parallelism(
         c.fail(f"{where}/micro_batch", f"must not exceed global_batch ({global_batch}); got {ints['micro_batch']}")
     if ints["tp"] and model is not None and model.heads % ints["tp"]:
         c.fail(f"{where}/tp", f"must divide the attention heads ({model.heads}); got {ints['tp']}")
+    if ints["virtual_pipeline"] and ints["pp"] and model is not None:
+        problem = virtual_stage_problem(virtual=ints["virtual_pipeline"], pp=ints["pp"], layers=model.layers)
+        if problem is not None:
+            c.fail(f"{where}/virtual_pipeline", problem)
     ac = p.get("activation_checkpointing")
     if ac is not None and not isinstance(ac, bool) and ac != "selective":
         c.fail(f"{where}/activation_checkpointing", f'must be true, false, "selective" or null; got {ac!r}')

@@ -23,7 +23,15 @@ import numpy as np
 
 from estimator.bounds import RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
-from estimator.workload import CHECKPOINTING, FFN_PER_HIDDEN, HEAD_DIM, STACKS, STRATEGIES, derive_architecture
+from estimator.workload import (
+    CHECKPOINTING,
+    FFN_PER_HIDDEN,
+    HEAD_DIM,
+    STACKS,
+    STRATEGIES,
+    derive_architecture,
+    virtual_stage_problem,
+)
 
 COLUMNS: Final[tuple[str, ...]] = (
     "gpu",
@@ -195,6 +203,9 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
     _check_consistency(values, bad)
     if len(errors) > start:
         return None
+    _check_virtual_stages(text, values, bad)
+    if len(errors) > start:
+        return None
     values["source"] = text.get("source", "")
     return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
 
@@ -328,6 +339,19 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
         return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
+
+
+def _check_virtual_stages(text: Mapping[str, str], v: Mapping[str, object], bad: Callable[[str, str], None]) -> None:
+    """A given virtual_pipeline against a given pp and the row's layers (estimator.workload.virtual_stage_problem)."""
+    raw = text.get(VIRTUAL_PIPELINE, "")
+    pp = v.get("pp")
+    if not raw or pp is None:
+        return
+    given_layers = v.get("layers")
+    layers = derive_architecture(float(v["params_b"]))["layers"] if given_layers is None else given_layers  # type: ignore[arg-type]
+    problem = virtual_stage_problem(virtual=int(float(raw)), pp=int(pp), layers=int(layers))  # type: ignore[call-overload]
+    if problem is not None:
+        bad(VIRTUAL_PIPELINE, problem + ("" if given_layers is not None else " (layers derived from params_b)"))
 
 
 def default_heads(params_b: float, hidden: int | None) -> int:

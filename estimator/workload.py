@@ -132,6 +132,24 @@ def normalize_stack(value: object) -> str | None:
     raise WorkloadError("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {value!r}")
 
 
+def virtual_stage_problem(*, virtual: int, pp: int, layers: int) -> str | None:
+    """Why ``virtual`` stages per GPU cannot interleave a pipeline of ``pp`` stages over ``layers`` layers, or None:
+    interleaving splits pipeline stages, so it needs pp > 1 and at least one layer per virtual stage (Megatron-LM
+    refuses both). A stage may hold one layer fewer than an even share (Llama 3 405B: 126 layers on 16 stages), so
+    the bound is the rounded-up share. The one rule for profiled-run rows and Scenarios."""
+    if virtual <= 1:
+        return None
+    if pp == 1:
+        return f"{virtual} needs pp > 1 (interleaving splits pipeline stages; pp is 1): give 1, or leave it out"
+    per_stage = -(-layers // pp)
+    if virtual > per_stage:
+        return (
+            f"{virtual} is more than one virtual stage per layer: {layers} layers on pp = {pp} stages hold at most "
+            f"{per_stage} each"
+        )
+    return None
+
+
 def derive_architecture(params_b: float) -> dict[str, int]:
     """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters.
 

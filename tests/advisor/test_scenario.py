@@ -125,6 +125,16 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
             "selective",
         ),
         (with_("/workload/parallelism/micro_batch", 4096), "/workload/parallelism/micro_batch", "global_batch (1024)"),
+        (
+            with_("/workload/parallelism", {"pp": 1, "virtual_pipeline": 2}),
+            "/workload/parallelism/virtual_pipeline",
+            "needs pp > 1",
+        ),
+        (
+            with_("/workload/parallelism", {"pp": 8, "virtual_pipeline": 5}),  # 7B: 32 layers, 4 per stage
+            "/workload/parallelism/virtual_pipeline",
+            "32 layers on pp = 8 stages hold at most 4",
+        ),
         ({**MINIMAL, "gpu": "h100"}, "/gpu", "h100-sxm"),
         ({"workload": MINIMAL["workload"]}, "/gpu", "required"),
         ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),

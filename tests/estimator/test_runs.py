@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from estimator.calibrate import public_runs
-from estimator.runs import COLUMNS, RunValidationError, read_runs_csv, runs_from_records, write_predictions_csv
+from estimator.runs import (
+    COLUMNS,
+    RunValidationError,
+    given_virtual_stages,
+    read_runs_csv,
+    runs_from_records,
+    write_predictions_csv,
+)
 
 HEADER = ",".join(COLUMNS)
 
@@ -135,6 +142,20 @@ def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> N
     assert list(run_queries(runs)["vp"]) == [2, -1]
     ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
     assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
+
+
+def test_virtual_stages_need_a_pipeline_and_a_layer_each() -> None:
+    """Megatron-LM refuses interleaving without pipeline stages and virtual stages with no layer; so does the reader
+    (it took them and predicted a plain schedule). Llama 3 405B's uneven 126 layers on 16 stages x 8 are accepted."""
+    header = "gpu,num_gpus,params_b,layers,seq_len,global_batch,pp,virtual_pipeline\n"
+    ((row, column, message),) = _errors(header + "h100-sxm,16,70,80,4096,64,1,2\n")
+    assert (row, column) == (1, "virtual_pipeline") and "needs pp > 1" in message
+    ((row, column, message),) = _errors(header + "h100-sxm,16,70,80,4096,64,4,21\n")
+    assert (row, column) == (1, "virtual_pipeline") and "80 layers on pp = 4 stages hold at most 20" in message
+    ((_, column, message),) = _errors(header.replace("layers,", "") + "h100-sxm,16,70,4096,64,4,21\n")
+    assert column == "virtual_pipeline" and "derived from params_b" in message
+    runs = read_runs_csv(header + "h100-sxm,16384,405,126,8192,2048,16,8\nh100-sxm,16,70,80,4096,64,4,20\n")
+    assert [given_virtual_stages(r) for r in runs] == [8, 20]
 
 
 def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of_megatron() -> None:
