@@ -41,8 +41,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from estimator import inference as inf
+from estimator.inference.checks import row_cases
 from estimator.inference.data import read_data_csv
-from estimator.inference.fit import table_gpu, table_model
+from estimator.inference.fit import table_gpu
 from estimator.inference.model import decode_step_s
 from estimator.inference.simulate import simulate_open_loop
 
@@ -50,19 +51,6 @@ TTFT_TARGET = 0.35
 TPOT_TARGET = 0.20
 THROUGHPUT_MEDIAN_TARGET = 0.10  # issue 20: unseen tables at the measured batch, median error
 MOE_TARGET = 0.25  # issue 20: the mixture-of-experts model's median error on the unseen tables
-
-
-def row_cases(rows: list[dict[str, str]], *, isl: str, osl: str) -> inf.ServingCases:
-    """A published table's rows as serving cases (stack column or TensorRT-LLM; ``isl``/``osl``: the length columns)."""
-    return inf.build_cases(
-        models=[table_model(r["model"]) for r in rows],
-        gpus=[inf.serving_gpu(table_gpu(r["gpu"])) for r in rows],
-        precisions=[r["precision"].lower() for r in rows],
-        tps=[int(r["tp"]) for r in rows],
-        input_tokens=[float(r[isl]) for r in rows],
-        output_tokens=[float(r[osl]) for r in rows],
-        stacks=[r.get("stack") or "trtllm" for r in rows],
-    )
 
 
 def target(name: str, value: float, baseline: float, limit: float) -> str:

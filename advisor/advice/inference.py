@@ -692,10 +692,7 @@ def advise_inference(
     recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
     if action == "none":
         recommendation.update(_unmet(s, model, cal, deployments, reasons))
-    warnings.append(
-        "Latency is the model's steady-state value compared with the p95 targets: the TensorRT-LLM tables it is "
-        "calibrated on publish throughput only, not latency distributions."
-    )
+    warnings.append(latency_accuracy_warning(cal.latency_check))
     if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
         warnings.append("No reserved offers: the base capacity is priced on demand.")
 
@@ -757,12 +754,31 @@ def advise_inference(
             "npv": npv,
             "sensitivity": [],
             "uncertainty": {
-                "method": "leave-one-out error of output tokens/s on the TensorRT-LLM tables",
+                "method": "leave-one-out error of output tokens/s on the TensorRT-LLM tables; latency_check: the "
+                "serving model's TTFT and TPOT against published latency measurements it was never fitted on",
                 "loo_mape": cal.loo_mape,
+                "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
             "assumptions": assumptions_used(s),
             "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
         }
+    )
+
+
+def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:
+    """What the p95 latencies rest on, and how close the serving model came to published latency it never saw
+    (the calibration's latency_check, estimator.inference.checks)."""
+    text = (
+        "p95 TTFT and TPOT come from a queueing model of the serving engine (the calibration tables publish "
+        "throughput only)"
+    )
+    if not check:
+        return text + "; this calibration carries no check against measured latency."
+    return (
+        f"{text}; against {check['points']} published latency measurements it was never fitted on, mean TTFT was "
+        f"within {check['ttft_within']:.0%} at {check['ttft_share_within']:.0%} of them (median error "
+        f"{check['ttft_median_ape']:.0%}) and TPOT within {check['tpot_within']:.0%} at "
+        f"{check['tpot_share_within']:.0%} (median {check['tpot_median_ape']:.0%}): leave margin below a TTFT target."
     )
 
 

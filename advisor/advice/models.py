@@ -465,9 +465,23 @@ class InferenceSize(Closed):
     usd_per_million_output_tokens: NonNegative | None
 
 
+class LatencyCheck(Closed):
+    """The serving model against published latency it was never fitted on (estimator.inference.checks)."""
+
+    points: int
+    ttft_within: Fraction
+    ttft_share_within: Fraction = Field(description="Share of points whose mean TTFT is within ttft_within.")
+    ttft_median_ape: NonNegative
+    tpot_within: Fraction
+    tpot_share_within: Fraction = Field(description="Share of points whose TPOT is within tpot_within.")
+    tpot_median_ape: NonNegative
+    source: str
+
+
 class InferenceUncertainty(Closed):
     method: str
     loo_mape: NonNegative | None = None
+    latency_check: LatencyCheck | None = None
 
 
 class InferenceAdvice(Closed):

@@ -1,6 +1,7 @@
 """``python -m estimator.inference --fit [--out FILE]``: fit the inference calibration on the bundled
-TensorRT-LLM table and print it (with its leave-one-out error beside the baseline's, and on stderr each parameter's
-prior, fitted value and whether the table moved it)."""
+TensorRT-LLM table and print it (with its leave-one-out error beside the baseline's, its latency against the
+never-fitted NIM table (estimator.inference.checks), and on stderr each parameter's prior, fitted value and whether
+the table moved it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
+from estimator.inference.checks import latency_check
 from estimator.inference.fit import calibrate, calibration_document, format_parameter_report
 
 
@@ -24,6 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     cal = calibrate(name=args.name)
+    cal = replace(cal, latency_check=latency_check(cal.params))
     text = json.dumps(calibration_document(cal), indent=2) + "\n"
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -297,6 +297,9 @@ class InferenceCalibration:
     # Per fitted parameter: prior, fitted value, moved by the data, at a bound (parameter_report); empty in format 1.
     parameters: tuple[Mapping[str, object], ...] = ()
     residual_log_sd: float = 0.0
+    # The model against published latency it was never fitted on (estimator.inference.checks.latency_check); None in
+    # a document written before the check existed.
+    latency_check: Mapping[str, Any] | None = None
 
 
 def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
@@ -331,7 +334,17 @@ def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
         format=fmt,
         parameters=tuple(report),
         residual_log_sd=number("residual_log_sd") if "residual_log_sd" in data else 0.0,
+        latency_check=_latency_check(data.get("latency_check")),
     )
+
+
+def _latency_check(value: object) -> Mapping[str, Any] | None:
+    """A document's latency_check: an object of the check's figures, or absent."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InferenceError("calibration", "latency_check must be an object")
+    return dict(value)
 
 
 @cache
@@ -377,4 +390,5 @@ def calibration_document(cal: InferenceCalibration) -> dict[str, object]:
         "residual_log_sd": round(cal.residual_log_sd, 4),
         "fit_log_sigma": FIT_LOG_SIGMA,
         "parameters": [dict(e) for e in cal.parameters],
+        **({} if cal.latency_check is None else {"latency_check": dict(cal.latency_check)}),
     }

@@ -366,3 +366,15 @@ def test_spot_carries_only_the_burst(catalog: dict[str, Any]):
     assert rent["base_market"] == "reserved_1y" and rent["base_replicas"] >= 1
     assert rent["burst_market"] == "spot"
     assert any("Spot capacity serves part of the peak" in w for w in doc["warnings"])
+
+
+def test_the_inference_advice_states_how_close_its_latency_came_to_measurements():
+    from advisor.advice.inference import latency_accuracy_warning
+    from estimator.inference.fit import default_calibration
+
+    check = default_calibration().latency_check
+    assert check is not None
+    said = latency_accuracy_warning(check)
+    assert f"against {check['points']} published latency measurements it was never fitted on" in said
+    assert f"at {check['ttft_share_within']:.0%} of them" in said and f"{check['ttft_median_ape']:.0%}" in said
+    assert "no check against measured latency" in latency_accuracy_warning(None)

@@ -306,6 +306,21 @@ def test_a_format_1_document_still_loads_without_its_fitted_output_reservation()
         inf.calibration_from_json({**doc, "format": inf.CALIBRATION_FORMAT + 1})
 
 
+def test_shipped_latency_check_is_what_the_check_computes_and_a_document_without_one_loads():
+    """The figures an inference Advice states about its latency are the check run on the shipped parameters (not
+    typed in), and a calibration written before the check existed still loads (without one)."""
+    from estimator.inference.checks import latency_check
+
+    assert CAL.latency_check == latency_check(CAL.params)
+    assert CAL.latency_check["points"] == 79 and "never fitted" in CAL.latency_check["source"]
+    doc = json.loads(resources.files("estimator").joinpath("data/inference/calibration.json").read_text())
+    older = inf.calibration_from_json({k: v for k, v in doc.items() if k != "latency_check"})
+    assert older.latency_check is None
+    assert "latency_check" not in inf.calibration_document(older)
+    with pytest.raises(inf.InferenceError, match="latency_check"):
+        inf.calibration_from_json({**doc, "latency_check": [1, 2]})
+
+
 def test_output_kv_held_per_request_is_the_serving_stacks_scheduler_policy():
     """TensorRT-LLM (GUARANTEED_NO_EVICT) reserves the whole output on admission; vLLM pages KV in as tokens come,
     holding half the output on average: at equal KV memory it fits (isl + osl) / (isl + osl / 2) more requests."""
