@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator import model
-from estimator.specs import PRECISIONS, all_gpus
+from estimator.specs import PRECISIONS, all_gpus, get_gpu
 from estimator.workload import (
     POOLED_STACKS,
     STACKS,
@@ -643,10 +643,7 @@ def prediction_warnings(
     family = cluster.gpu.family
     source = calibration.borrowed_families().get(family)
     if source is not None:
-        notes.append(
-            f"{cluster.gpu.id}: no calibration runs on the {family} family; predicted from the calibrated {source} "
-            f"family's efficiencies applied to {cluster.gpu.id}'s published peaks (expect a wider error)"
-        )
+        notes.append(f"{cluster.gpu.id}: {borrowed_family_note(gpu=cluster.gpu.id, family=family, source=source)}")
     if job.stack is None or not calibration.has_stack(job.stack):
         which = "unknown" if job.stack is None else f"{job.stack!r} (no calibration runs)"
         notes.append(
@@ -664,6 +661,32 @@ def prediction_warnings(
             f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
         )
     return tuple(notes)
+
+
+def borrowed_family_note(*, gpu: str, family: str, source: str) -> str:
+    """Why a prediction on ``gpu`` is less certain: its family has no calibration runs and borrows ``source``'s."""
+    return (
+        f"no calibration runs on the {family} family; predicted from the calibrated {source} family's efficiencies "
+        f"applied to {gpu}'s published peaks (expect a wider error)"
+    )
+
+
+def borrowed_family_notes(runs: Sequence[ProfiledRun], calibration: Calibration) -> list[str]:
+    """One note per GPU of ``runs`` whose family the calibration has no runs of, naming its rows (what ``manage.py
+    estimate`` prints beside the predictions: the CSV has no column for it)."""
+    borrowed = calibration.borrowed_families()
+    rows: dict[str, list[int]] = {}
+    for run in runs:
+        if get_gpu(run.gpu).family in borrowed:
+            rows.setdefault(run.gpu, []).append(run.row)
+    notes = []
+    for gpu, numbers in rows.items():
+        family = get_gpu(gpu).family
+        listed = ", ".join(str(n) for n in numbers[:10]) + (
+            f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
+        )
+        notes.append(f"rows {listed} ({gpu}): {borrowed_family_note(gpu=gpu, family=family, source=borrowed[family])}")
+    return notes
 
 
 def cap_mfu(

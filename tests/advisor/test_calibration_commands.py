@@ -76,6 +76,24 @@ def test_estimate_writes_predictions_and_fills_the_open_layout(tmp_path: Path) -
 
 
 @pytest.mark.django_db
+def test_estimate_names_the_rows_predicted_from_a_borrowed_gpu_family(tmp_path: Path) -> None:
+    """The Advice warns when a GPU's family has no calibration runs; the CSV has no column for it, so estimate says
+    so on stderr, naming the rows (and says nothing for calibrated families)."""
+    source = tmp_path / "in.csv"
+    source.write_text(
+        "gpu,num_gpus,params_b,seq_len,global_batch\n"
+        "mi300x,8,7,4096,64\nh100-sxm,8,7,4096,64\nmi300x,16,7,4096,64\n",
+        encoding="utf-8",
+    )
+    out, err = _run("estimate", "--runs", str(source))
+    assert len(list(csv.DictReader(io.StringIO(out)))) == 3
+    (note,) = err.strip().splitlines()
+    borrowed = load_default().borrowed_families()
+    assert note.startswith("note: rows 1, 3 (mi300x): no calibration runs on the cdna3 family")
+    assert f"from the calibrated {borrowed['cdna3']} family" in note and "h100" not in note.split("(")[1]
+
+
+@pytest.mark.django_db
 def test_estimate_output_read_back_as_input_gives_the_same_output(tmp_path: Path) -> None:
     """The defaults of empty cells are written back with the chosen layout, so nothing is assumed a second time."""
     source, first, second = tmp_path / "in.csv", tmp_path / "first.csv", tmp_path / "second.csv"

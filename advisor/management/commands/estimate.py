@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
 from advisor.runs_csv import read_runs_text
 from estimator import calibrate
-from estimator.prediction import estimate_runs_csv
+from estimator.prediction import borrowed_family_notes, estimate_runs_csv
 from estimator.runs import MAX_ERRORS, RunValidationError
 
 # The contract of DESIGN.md: bad input exits with status 2.
@@ -100,6 +100,8 @@ class Command(BaseCommand):
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
         calibration = calibration_option(options) or calibration_for_user(user=None)[1]
         text = estimate_runs_csv(runs, calibration)
+        for note in borrowed_family_notes(runs, calibration):
+            self.stderr.write(f"note: {note}")
         if options.get("out"):
             write_out(options["out"], text)
             self.stderr.write(f"wrote {len(runs)} predicted rows to {options['out']}")
