@@ -81,8 +81,7 @@ def test_estimate_names_the_rows_predicted_from_a_borrowed_gpu_family(tmp_path: 
     so on stderr, naming the rows (and says nothing for calibrated families)."""
     source = tmp_path / "in.csv"
     source.write_text(
-        "gpu,num_gpus,params_b,seq_len,global_batch\n"
-        "mi300x,8,7,4096,64\nh100-sxm,8,7,4096,64\nmi300x,16,7,4096,64\n",
+        "gpu,num_gpus,params_b,seq_len,global_batch\nmi300x,8,7,4096,64\nh100-sxm,8,7,4096,64\nmi300x,16,7,4096,64\n",
         encoding="utf-8",
     )
     out, err = _run("estimate", "--runs", str(source))
