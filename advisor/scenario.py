@@ -597,7 +597,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
         tokens = c.bounded(w["tokens"], "/workload/tokens")
     global_batch = c.bounded(get(w, "global_batch", "/workload"), "/workload/global_batch")
     runs = c.bounded(get(w, "runs_per_year", "/workload"), "/workload/runs_per_year")
-    par = _parallelism(c, w.get("parallelism"), get, global_batch, model)
+    par = _parallelism(c, w.get("parallelism"), get, global_batch, model, stack)
     if None in (kind, model, precision, tokens, global_batch, runs, par):
         return None
     return Workload(
@@ -677,7 +677,7 @@ def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]
 
 
 def _parallelism(
-    c: _Checker, value: Any, get: Callable[..., Any], global_batch: Any, model: Model | None
+    c: _Checker, value: Any, get: Callable[..., Any], global_batch: Any, model: Model | None, stack: str | None
 ) -> Parallelism | None:
     where = "/workload/parallelism"
     p = c.fields(value, where)
@@ -690,8 +690,14 @@ def _parallelism(
         c.fail(f"{where}/micro_batch", f"must not exceed global_batch ({global_batch}); got {ints['micro_batch']}")
     if ints["tp"] and model is not None and model.heads % ints["tp"]:
         c.fail(f"{where}/tp", f"must divide the attention heads ({model.heads}); got {ints['tp']}")
-    if ints["virtual_pipeline"] and ints["pp"] and model is not None:
-        problem = virtual_stage_problem(virtual=ints["virtual_pipeline"], pp=ints["pp"], layers=model.layers)
+    if ints["pp"] and model is not None and ints["pp"] > model.layers:
+        c.fail(
+            f"{where}/pp", f"must not exceed the model's layers ({model.layers}): one stage holds at least one layer"
+        )
+    elif ints["virtual_pipeline"] and model is not None:
+        problem = virtual_stage_problem(
+            virtual=ints["virtual_pipeline"], pp=ints["pp"], layers=model.layers, stack=stack
+        )
         if problem is not None:
             c.fail(f"{where}/virtual_pipeline", problem)
     ac = p.get("activation_checkpointing")

@@ -404,6 +404,10 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     keep &= ~searched["cp"] | (cp == 1) | (q["seq"][query] >= CP_MIN_SEQ)
     # DeepSpeed and Megatron do not combine ZeRO-2/3 (or FSDP) with pipeline parallelism.
     keep &= ~(searched["strategy"] | searched["pp"]) | (pp == 1) | (layout["strategy"] <= model.ZERO1)
+    # Given virtual stages need a pipeline with at least one layer per virtual stage (workload.virtual_stage_problem).
+    given_vp = q["vp"][query]
+    stage_layers = -(-q["layers"][query].astype(np.int64) // pp)
+    keep &= ~searched["pp"] | (given_vp <= 1) | ((pp > 1) & (given_vp <= stage_layers))
     return keep
 
 

@@ -21,7 +21,7 @@ from typing import Final
 
 import numpy as np
 
-from estimator.bounds import RUN_COLUMN_MAXIMUM
+from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
     CHECKPOINTING,
@@ -210,16 +210,26 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
     return ProfiledRun(row=row_number, cells=text, **values)  # type: ignore[arg-type]
 
 
+def plain_number(raw: str) -> float | None:
+    """A cell as a number written the plain way (ASCII digits, point, exponent, sign), else None: ``float`` also
+    takes '1_0' and other scripts' digits (U+0662, U+FF12), which a spreadsheet would not read as the same number."""
+    if not raw.isascii() or "_" in raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
 def _parse_ints(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
     """Whole positive numbers (counts, sizes)."""
     for column in _INT_COLUMNS:
         raw = text.get(column, "")
         if not raw:
             continue
-        try:
-            number = float(raw)
-        except ValueError:
-            bad(column, f"must be a positive integer, got {raw!r}")
+        number = plain_number(raw)
+        if number is None:
+            bad(column, f"must be a positive integer, got {raw[:40]!r}")
             continue
         if not math.isfinite(number) or number != int(number) or number < 1:
             bad(column, f"must be a positive integer (at least 1), got {raw!r}")
@@ -236,10 +246,9 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
         raw = text.get(column, "")
         if not raw:
             continue
-        try:
-            number = float(raw)
-        except ValueError:
-            bad(column, f"must be a positive number, got {raw!r}")
+        number = plain_number(raw)
+        if number is None:
+            bad(column, f"must be a positive number, got {raw[:40]!r}")
             continue
         if not math.isfinite(number) or number <= 0:
             bad(column, f"must be a positive number, got {raw!r}")
@@ -302,13 +311,12 @@ def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Cal
             bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
     virtual = text.get("virtual_pipeline", "")
     if virtual:
-        try:
-            number = float(virtual)
-            ok = math.isfinite(number) and number == int(number) >= 1
-        except ValueError:
-            ok = False
-        if not ok:
-            bad("virtual_pipeline", f"must be a positive integer (1 = no interleaving) or empty; got {virtual!r}")
+        number = plain_number(virtual)
+        if number is None or not (math.isfinite(number) and number == int(number) and 1 <= number <= MAX_GPUS):
+            bad(
+                "virtual_pipeline",
+                f"must be an integer from 1 (no interleaving) to {MAX_GPUS:,} or empty; got {virtual[:40]!r}",
+            )
 
 
 def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) -> None:
@@ -342,16 +350,27 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
 
 
 def _check_virtual_stages(text: Mapping[str, str], v: Mapping[str, object], bad: Callable[[str, str], None]) -> None:
-    """A given virtual_pipeline against a given pp and the row's layers (estimator.workload.virtual_stage_problem)."""
-    raw = text.get(VIRTUAL_PIPELINE, "")
-    pp = v.get("pp")
-    if not raw or pp is None:
-        return
+    """A given pp against the layers, and a given virtual_pipeline against pp (given or searched), the layers and
+    the row's stack (estimator.workload.virtual_stage_problem)."""
     given_layers = v.get("layers")
-    layers = derive_architecture(float(v["params_b"]))["layers"] if given_layers is None else given_layers  # type: ignore[arg-type]
-    problem = virtual_stage_problem(virtual=int(float(raw)), pp=int(pp), layers=int(layers))  # type: ignore[call-overload]
+    layers = int(derive_architecture(float(v["params_b"]))["layers"] if given_layers is None else given_layers)  # type: ignore[arg-type, call-overload]
+    derived = "" if given_layers is not None else " (layers derived from params_b: give layers)"
+    pp = v.get("pp")
+    if pp is not None and int(pp) > layers:  # type: ignore[call-overload]
+        bad("pp", f"{pp} pipeline stages is more than the {layers} layers{derived}: at most one stage per layer")
+        return
+    raw = text.get(VIRTUAL_PIPELINE, "")
+    if not raw:
+        return
+    stack = v.get("stack")
+    problem = virtual_stage_problem(
+        virtual=int(float(raw)),
+        pp=None if pp is None else int(pp),  # type: ignore[call-overload]
+        layers=layers,
+        stack=str(stack) if stack else stack_from_source(str(text.get("source", ""))),
+    )
     if problem is not None:
-        bad(VIRTUAL_PIPELINE, problem + ("" if given_layers is not None else " (layers derived from params_b)"))
+        bad(VIRTUAL_PIPELINE, problem + derived)
 
 
 def default_heads(params_b: float, hidden: int | None) -> int:

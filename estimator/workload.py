@@ -132,20 +132,28 @@ def normalize_stack(value: object) -> str | None:
     raise WorkloadError("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {value!r}")
 
 
-def virtual_stage_problem(*, virtual: int, pp: int, layers: int) -> str | None:
-    """Why ``virtual`` stages per GPU cannot interleave a pipeline of ``pp`` stages over ``layers`` layers, or None:
-    interleaving splits pipeline stages, so it needs pp > 1 and at least one layer per virtual stage (Megatron-LM
-    refuses both). A stage may hold one layer fewer than an even share (Llama 3 405B: 126 layers on 16 stages), so
-    the bound is the rounded-up share. The one rule for profiled-run rows and Scenarios."""
+def virtual_stage_problem(*, virtual: int, pp: int | None, layers: int, stack: str | None = None) -> str | None:
+    """Why ``virtual`` stages per GPU cannot interleave a pipeline of ``pp`` stages (None: searched) over ``layers``
+    layers in ``stack`` (None: unknown), or None: interleaving splits pipeline stages, so it needs pp > 1 and at
+    least one layer per virtual stage (Megatron-LM refuses both), and a stack that offers the schedule
+    (estimator/data/stacks.csv interleaved_pipeline). A stage may hold one layer fewer than an even share (Llama 3
+    405B: 126 layers on 16 stages), so the bound is the rounded-up share; with pp searched, it needs
+    ``virtual`` <= ceil(layers / 2). The one rule for profiled-run rows and Scenarios."""
     if virtual <= 1:
         return None
+    props = stack_properties().get(stack) if stack else None
+    if props is not None and not props.interleaved_pipeline:
+        return (
+            f"{virtual}: the {stack} stack has no interleaved pipeline schedule (stacks.csv); give 1, or leave it out"
+        )
     if pp == 1:
         return f"{virtual} needs pp > 1 (interleaving splits pipeline stages; pp is 1): give 1, or leave it out"
-    per_stage = -(-layers // pp)
+    stages = 2 if pp is None else pp
+    per_stage = -(-layers // stages)
     if virtual > per_stage:
+        where = f"on pp = {pp} stages" if pp is not None else "on the fewest pipeline stages that interleave (2)"
         return (
-            f"{virtual} is more than one virtual stage per layer: {layers} layers on pp = {pp} stages hold at most "
-            f"{per_stage} each"
+            f"{virtual} is more than one virtual stage per layer: {layers} layers {where} hold at most {per_stage} each"
         )
     return None
 

@@ -135,6 +135,17 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
             "/workload/parallelism/virtual_pipeline",
             "32 layers on pp = 8 stages hold at most 4",
         ),
+        (
+            with_("/workload/parallelism", {"virtual_pipeline": 17}),  # pp searched: at most 16 on 2 stages
+            "/workload/parallelism/virtual_pipeline",
+            "32 layers on the fewest pipeline stages that interleave",
+        ),
+        (
+            with_("/workload/parallelism", {"virtual_pipeline": 2}, with_("/workload/stack", "deepspeed")),
+            "/workload/parallelism/virtual_pipeline",
+            "deepspeed stack has no interleaved pipeline schedule",
+        ),
+        (with_("/workload/parallelism", {"pp": 33}), "/workload/parallelism/pp", "must not exceed the model's layers"),
         ({**MINIMAL, "gpu": "h100"}, "/gpu", "h100-sxm"),
         ({"workload": MINIMAL["workload"]}, "/gpu", "required"),
         ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),

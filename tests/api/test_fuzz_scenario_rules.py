@@ -35,7 +35,11 @@ CROSS_FIELD_OR_DATA: list[tuple[str, str]] = [
     (r"/cluster_sizes/\d+", "must be whole nodes"),
     (r"/workload/parallelism/micro_batch", "must not exceed global_batch"),
     (r"/workload/parallelism/tp", "must divide the attention heads"),
-    (r"/workload/parallelism/virtual_pipeline", "needs pp > 1|more than one virtual stage per layer"),
+    (
+        r"/workload/parallelism/virtual_pipeline",
+        "needs pp > 1|more than one virtual stage per layer|has no interleaved pipeline schedule",
+    ),
+    (r"/workload/parallelism/pp", "must not exceed the model's layers"),
     (r"/workload/traffic/mean_requests_per_s", "must not exceed peak_requests_per_s"),
     (r"/workload/precision", "peak; supported"),
     (r"/workload/model", "away from params_b"),

@@ -141,7 +141,7 @@ def test_virtual_pipeline_column_is_validated_and_reaches_the_query_table() -> N
     # An empty cell is searched like the layout cells (OPEN), no longer read as plain 1F1B.
     assert list(run_queries(runs)["vp"]) == [2, -1]
     ((row, column, message),) = _errors(header + "h100-sxm,16,70,4096,64,4,0.5\n")
-    assert (row, column) == (1, "virtual_pipeline") and "positive integer" in message
+    assert (row, column) == (1, "virtual_pipeline") and "must be an integer from 1" in message
 
 
 def test_virtual_stages_need_a_pipeline_and_a_layer_each() -> None:
@@ -156,6 +156,31 @@ def test_virtual_stages_need_a_pipeline_and_a_layer_each() -> None:
     assert column == "virtual_pipeline" and "derived from params_b" in message
     runs = read_runs_csv(header + "h100-sxm,16384,405,126,8192,2048,16,8\nh100-sxm,16,70,80,4096,64,4,20\n")
     assert [given_virtual_stages(r) for r in runs] == [8, 20]
+
+
+def test_a_searched_pipeline_honours_given_virtual_stages_and_absurd_ones_are_refused() -> None:
+    """An outsider's probe: with pp left to the search, 65,536 or 1e9 virtual stages were taken (pp 1 or 4 chosen,
+    0.15 tokens/s, or negative step times at 1e300 that failed a calibration fit)."""
+    from estimator.calibrate import load_default
+    from estimator.prediction import predict_runs
+
+    header = "gpu,num_gpus,params_b,layers,seq_len,global_batch,pp,virtual_pipeline,stack\n"
+    for vp, said in (("1e9", "to 65,536"), ("1e300", "to 65,536"), ("41", "80 layers on the fewest pipeline")):
+        ((_, column, message),) = _errors(header + f"h100-sxm,64,70,80,4096,64,,{vp},\n")
+        assert column == "virtual_pipeline" and said in message, message
+    ((_, column, message),) = _errors(header + "h100-sxm,64,70,80,4096,64,4,2,deepspeed\n")
+    assert column == "virtual_pipeline" and "no interleaved pipeline schedule" in message
+    ((_, column, message),) = _errors(header + "h100-sxm,1024,405,126,8192,512,128,,\n")
+    assert column == "pp" and "more than the 126 layers" in message
+    for odd in ("1_0", "\u0662", "\uff12"):
+        ((_, column, _),) = _errors(header + f"h100-sxm,64,70,80,4096,64,4,{odd},\n")
+        assert column == "virtual_pipeline"
+        ((_, column, _),) = _errors(header.replace(",pp,", ",tp,") + f"h100-sxm,64,70,80,4096,64,{odd},,\n")
+        assert column == "tp"
+    # 20 given virtual stages of an 80-layer model: the search keeps to 2 or 4 stages (20 or 40 layers each).
+    (run,) = read_runs_csv(header + "h100-sxm,64,70,80,4096,64,,20,megatron-lm\n")
+    solution = predict_runs([run], load_default())
+    assert solution.fits_memory[0] and solution.pp[0] in (2, 4) and solution.virtual_pipeline[0] == 20
 
 
 def test_stack_from_source_prefers_the_framework_named_over_a_passing_mention_of_megatron() -> None:
