@@ -28,10 +28,33 @@ class TooManyRows(ValueError):
         self.limit = limit
 
 
+def cell_too_long_message() -> str:
+    """What a cell longer than the CSV reader takes is told (one wording for CSV bodies and JSON records)."""
+    return f"a cell is longer than {csv.field_size_limit():,} characters"
+
+
+def oversized_cells(records: object) -> list[RowError]:
+    """JSON run records (row = index + 1) whose keys or string values are longer than a CSV cell may be: the runs
+    are written out and read back as CSV, where the reader refuses them (a 500 before this check)."""
+    if not isinstance(records, list):
+        return []
+    limit = csv.field_size_limit()
+    errors = []
+    for index, record in enumerate(records[: MAX_ERRORS * 100]):
+        if not isinstance(record, dict):
+            continue
+        for key, value in record.items():
+            if len(str(key)) > limit or (isinstance(value, str) and len(value) > limit):
+                errors.append(RowError(index + 1, str(key)[:80], cell_too_long_message()))
+        if len(errors) >= MAX_ERRORS:
+            break
+    return errors
+
+
 def _malformed(row: int, error: csv.Error) -> RowError:
     message = str(error)
     if "field larger than field limit" in message:
-        message = f"a cell is longer than {csv.field_size_limit():,} characters"
+        message = cell_too_long_message()
     elif "unexpected end of data" in message:
         message = 'unterminated quoted cell (a " opens a cell that never closes)'
     else:

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from advisor.api.errors import FieldErrors, pointer
-from advisor.runs_csv import TooManyRows, check_runs_csv
+from advisor.runs_csv import TooManyRows, check_runs_csv, oversized_cells
 from estimator.runs import (
     COLUMNS,
     ProfiledRun,
@@ -61,6 +61,8 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
         payload = data["runs"]
         if isinstance(payload, list) and len(payload) > limit:
             raise FieldErrors([{"pointer": pointer("runs"), "detail": f"at most {limit} rows", "code": "too_many"}])
+        if oversized := oversized_cells(payload):
+            raise runs_problem(RunValidationError(oversized), csv_body=False)
         parse = runs_from_records
     try:
         runs = parse(payload)

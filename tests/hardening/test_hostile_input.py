@@ -189,6 +189,33 @@ def test_malformed_csv_upload_on_the_page_is_refused_naming_the_row(user, label:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("url", CSV_URLS)
+@pytest.mark.parametrize("where", ["source", "note"])
+def test_json_runs_with_a_cell_past_the_csv_limit_are_refused_naming_it(api, url: str, where: str) -> None:  # type: ignore[no-untyped-def]
+    """JSON runs are written out and read back as CSV: a cell the CSV reader refuses was a 500 (an outsider's
+    probe), and a calibration stored it. Now a 400 at the record's field, as a CSV body gets at its row."""
+    rows = list(csv.DictReader(io.StringIO(runs_csv(6))))
+    named = {"name": "hostile"} if "calibrations" in url else {}
+    rows[1][where] = "y" * 131_073
+    answer = _problem(api.post(url, {"runs": rows, **named}, format="json"))
+    assert answer["errors"][0]["pointer"] == f"#/runs/1/{where}"
+    assert "longer than 131,072 characters" in answer["errors"][0]["detail"]
+    assert not Calibration.objects.filter(is_default=False).exists()
+    rows[1][where] = "y" * 131_072
+    assert api.post(url, {"runs": rows, **named}, format="json").status_code in (200, 201, 202)
+
+
+@pytest.mark.django_db
+def test_a_usage_csv_cell_past_the_csv_limit_is_refused_naming_its_row(api) -> None:  # type: ignore[no-untyped-def]
+    long = "timestamp,gpus_busy\n2026-01-01T00:00:00Z,1\n2026-01-01T01:00:00Z," + "9" * 200_000 + "\n"
+    answer = _problem(
+        api.post("/api/v1/fleet-plans", {"name": "f", "gpu": "h100-sxm", "usage": {"csv": long}}, format="json")
+    )
+    assert answer["errors"][0]["pointer"] == "#/usage/csv"
+    assert "row 3: a cell is longer than 131,072 characters" in answer["errors"][0]["detail"]
+
+
+@pytest.mark.django_db
 def test_estimate_refuses_one_row_over_the_limit_without_a_trailing_newline(api, settings) -> None:  # type: ignore[no-untyped-def]
     settings.MAX_UPLOAD_ROWS = 5
     over = runs_csv(6).rstrip("\n")

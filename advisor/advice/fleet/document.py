@@ -23,7 +23,7 @@ import io
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -40,6 +40,7 @@ from advisor.advice.fleet.models import (
     FleetPlanInput,
     FleetUsage,
 )
+from advisor.runs_csv import cell_too_long_message
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NO_NUL
 from estimator.specs import UnknownGpuError, get_gpu
@@ -347,40 +348,63 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
-    fields = [f.strip() for f in reader.fieldnames or []]
-    reader.fieldnames = fields
-    missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
-    if missing:
-        raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
-    pending = "gpus_pending" in fields
-    times: list[float] = []
-    busy: list[float] = []
-    queued: list[float] = []
-    for row_number, row in enumerate(reader, start=2):
-        if row_number - 1 > MAX_USAGE_ROWS:
-            raise ValueError(f"at most {MAX_USAGE_ROWS:,} rows")
+    row_number = 0  # the last row read (1 = the header)
+    try:
+        fields = [f.strip() for f in reader.fieldnames or []]
+        reader.fieldnames = fields
+        row_number = 1
+        missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
+        if missing:
+            raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
+        samples = _UsageSamples(pending="gpus_pending" in fields)
+        for row_number, row in enumerate(reader, start=2):
+            if row_number - 1 > MAX_USAGE_ROWS:
+                raise ValueError(f"at most {MAX_USAGE_ROWS:,} rows")
+            samples.add(row_number, row)
+    except csv.Error as error:
+        # The reader failed on the record after the last one it returned (a cell past csv.field_size_limit(), a NUL).
+        raise ValueError(f"row {row_number + 1}: {_csv_problem(error)}") from None
+    if len(samples.times) < 2:
+        raise ValueError("at least two rows of samples are needed")
+    t = (np.array(samples.times) - samples.times[0]) / 3600.0
+    return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None)
+
+
+def _csv_problem(error: csv.Error) -> str:
+    message = str(error)
+    return cell_too_long_message() if "field larger than field limit" in message else f"malformed CSV: {message}"
+
+
+@dataclass
+class _UsageSamples:
+    """The usage CSV's samples as they are read, each row checked (ValueError naming row and column)."""
+
+    pending: bool
+    times: list[float] = field(default_factory=list)
+    busy: list[float] = field(default_factory=list)
+    queued: list[float] = field(default_factory=list)
+
+    def add(self, row_number: int, row: Mapping[str, str | None]) -> None:
+        stamp = row["timestamp"] or ""
         try:
-            times.append(_timestamp(row["timestamp"] or ""))
+            self.times.append(_timestamp(stamp))
         except ValueError:
             raise ValueError(
-                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds; got {row['timestamp']!r}"
+                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds; got {stamp[:40]!r}"
             ) from None
-        for column, out in (("gpus_busy", busy), *((("gpus_pending", queued),) if pending else ())):
+        for column, out in (("gpus_busy", self.busy), *((("gpus_pending", self.queued),) if self.pending else ())):
+            cell = row[column] or ""
             try:
-                value = float(row[column] or "")
+                value = float(cell)
             except ValueError:
                 value = math.nan
             if not (math.isfinite(value) and 0 <= value <= MAX_GPUS):
                 raise ValueError(
-                    f"row {row_number}, column {column}: must be a number from 0 to {MAX_GPUS}; got {row[column]!r}"
+                    f"row {row_number}, column {column}: must be a number from 0 to {MAX_GPUS}; got {cell[:40]!r}"
                 )
             out.append(value)
-        if len(times) > 1 and times[-1] <= times[-2]:
+        if len(self.times) > 1 and self.times[-1] <= self.times[-2]:
             raise ValueError(f"row {row_number}, column timestamp: must be later than the row before")
-    if len(times) < 2:
-        raise ValueError("at least two rows of samples are needed")
-    t = (np.array(times) - times[0]) / 3600.0
-    return t, np.array(busy), (np.array(queued) if pending else None)
 
 
 def _usage(e: _Errors, value: Any) -> UsageSpec | None:
