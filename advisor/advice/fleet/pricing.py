@@ -31,7 +31,7 @@ from advisor.advice.offers import SizeOffers, offers_for_size, oldest_offer_date
 from advisor.advice.ownership import hardware
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
 from advisor.scenario import Scenario, ScenarioError
-from estimator.calibrate import Calibration, ThroughputBand, load_default
+from estimator.calibrate import Calibration
 from pricing import selectors
 
 # Node counts the owned cost is read at: one node, and two multi-node sizes for its per-node slope and base.
@@ -46,13 +46,10 @@ class PricedBase:
     warnings: tuple[str, ...]
     hardware_quote: Any
     offers: dict[str, Any]  # market -> the offer document the tier is priced at
-    throughput_band: ThroughputBand
     price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
 
 
-def tier_prices(
-    *, base: Scenario, calibration: Calibration | None = None, now: dt.datetime | None = None
-) -> PricedBase:
+def tier_prices(*, base: Scenario, now: dt.datetime | None = None) -> PricedBase:
     """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from."""
     gpn = base.network.gpus_per_node
     warnings: list[str] = []
@@ -94,8 +91,6 @@ def tier_prices(
         warnings=tuple(warnings),
         hardware_quote=None if hw is None else json_safe(hw.document),
         offers={m: o.cheapest for m, o in markets.items()},
-        # As advise() gets it: the estimator is given no stack, so the band includes the between-stack spread.
-        throughput_band=ThroughputBand.of((calibration or load_default()).interval(known_stack=False)),
         price_alternatives=price_alternatives(markets),
     )
 

@@ -24,7 +24,7 @@ from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_f
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
-from estimator.calibrate import Calibration, band_log_factors
+from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, load_default
 
 FLEET_PLAN_VERSION: Final[int] = 1
 HELIOS_ATTRIBUTION: Final[str] = (
@@ -64,11 +64,26 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _uncertainty(fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: FleetPlan) -> dict[str, Any]:
+def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> ThroughputBand | None:
+    """The tokens/s band of the fleet's predicted (training) jobs, as each job's Advice states it for its own
+    workload.stack: one draw moves them all (one calibration), so jobs of different stacks take the widest of
+    their bands. None without a predicted job."""
+    stacks = {
+        job.scenario.workload.stack
+        for job in fleet.jobs
+        if job.scenario is not None and job.scenario.workload.kind == "training"
+    }
+    cal = calibration or load_default()
+    bands = [ThroughputBand.of(cal.interval(stack=s, known_stack=s is not None)) for s in sorted(stacks, key=str)]
+    return max(bands, key=lambda b: b.p90_multiplier / b.p10_multiplier, default=None)
+
+
+def _uncertainty(
+    fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: FleetPlan, band: ThroughputBand | None
+) -> dict[str, Any]:
     """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
     the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
     predicted = [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
-    band = priced.throughput_band if any(predicted) else None
     sizes = plan.options.owned_gpus.tolist()
     factors, options = [1.0], [plan.options]
     if band is not None and band.p90_multiplier > band.p10_multiplier:
@@ -155,13 +170,13 @@ def plan_for_input(
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run or the
     plan is over the work budget (checked before any work)."""
     within_budget(fleet)
-    priced = tier_prices(base=fleet.base, calibration=calibration, now=now)
+    priced = tier_prices(base=fleet.base, now=now)
     require_a_price(priced.prices, gpu=fleet.base.gpu)
     jobs = resolve_jobs(fleet, calibration=calibration)
     usage = fleet.usage.usage if fleet.usage else None
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
-    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan)
+    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet, calibration))
     warnings = [*priced.warnings, *doc.pop("warnings")]
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(

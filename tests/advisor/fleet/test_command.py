@@ -76,10 +76,11 @@ def test_owned_gpus_list_limits_the_candidates(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
-def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stack", [None, "nemo"])
+def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path, stack: str | None) -> None:
     from advisor.advice import advise
 
-    workload = {"kind": "training", "model": {"params_b": 1}, "tokens": 2e10}
+    workload = {"kind": "training", "model": {"params_b": 1}, "tokens": 2e10, "stack": stack}
     plan = run(tmp_path, fleet({"name": "1B", "gpus": 16, "workload": workload, "runs_per_year": 3}))
     advice = advise({**MANUAL_QUOTES, "workload": workload, "cluster_sizes": [16]}).to_dict()
     job = plan["jobs"][0]
@@ -92,6 +93,7 @@ def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path) -> None
     # The same band as the advice: the year is re-simulated at the run hours of its P10 and P90 throughput.
     band_low, band_high = (advice["uncertainty"][f"throughput_{q}_multiplier"] for q in ("p10", "p90"))
     assert plan["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(band_low)
+    assert plan["uncertainty"]["throughput_p90_multiplier"] == pytest.approx(band_high)  # the job's stack's band
     assert plan["uncertainty"]["hours_factors"] == pytest.approx([1.0, 1.0 / band_low, 1.0 / band_high])
     assert plan["demand"]["gpu_hours_per_year"] == pytest.approx(3 * 16 * advice["sizes"][0]["run_hours"])
 
@@ -152,3 +154,23 @@ def test_a_model_that_does_not_fit_names_the_gpus(tmp_path: Path) -> None:
 @pytest.mark.django_db
 def test_not_json_exits_2(tmp_path: Path) -> None:
     assert "not valid JSON" in fails(tmp_path, "{")
+
+
+@pytest.mark.django_db
+def test_jobs_of_different_stacks_share_the_widest_of_their_bands() -> None:
+    from advisor.advice.fleet.document import parse_fleet
+    from advisor.advice.fleet.service import throughput_band
+    from estimator.calibrate import load_default
+
+    def job(name: str, stack: str | None) -> dict[str, Any]:
+        workload = {"kind": "training", "model": {"params_b": 1}, "tokens": 2e10, "stack": stack}
+        return {"name": name, "gpus": 16, "workload": workload, "runs_per_year": 3}
+
+    calibration = load_default()
+    nemo = throughput_band(parse_fleet(fleet(job("a", "nemo"))), calibration)
+    mixed = throughput_band(parse_fleet(fleet(job("a", "nemo"), job("b", None))), calibration)
+    unknown = calibration.interval(known_stack=False)
+    assert nemo is not None and mixed is not None
+    assert mixed.p10_multiplier == pytest.approx(unknown["p10_multiplier"])
+    assert mixed.p10_multiplier < nemo.p10_multiplier
+    assert throughput_band(parse_fleet(BASE_AND_WEEK), calibration) is None  # no predicted job
