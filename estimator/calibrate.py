@@ -146,14 +146,15 @@ class Calibration:
         """The held-out error that applies to a prediction for ``stack`` (the same rule as stack_effect_sigma): a
         stack the calibration has runs of is judged by leave-one-config-family-out (its stack known from other
         recipes), any other by leave-one-stack-out (a stack the fit never saw), each beside the constant-MFU
-        baseline held out the same way. ``{}`` when the report has no held-out figures (a fit without them)."""
+        baseline held out the same way. ``{}`` when the report has no figure for the case (a fit without held-out
+        figures; an unknown stack where the fit had a single stack to hold out)."""
         unknown = not known_stack or stack is None or stack in POOLED_STACKS or not self.has_stack(stack)
         baseline = self.report.get("baseline") or {}
         if unknown and "stack_out_median_ape" in self.report:
             prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
-        elif "loo_median_ape" in self.report:
+        elif not unknown and "loo_median_ape" in self.report:
             prefix, name, base = "loo", "leave-one-config-family-out", baseline.get("loo") or {}
-        else:
+        else:  # no figure for the case (a user's calibration of one stack has no leave-one-stack-out)
             return {}
         return {
             "held_out": name,

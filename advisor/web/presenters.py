@@ -390,6 +390,10 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     if median is None:
         mape = calibration.get("loo_mape")
         accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
+        if "stack" in calibration:  # a training Advice: no held-out figure applies to this scenario's stack
+            stack = calibration["stack"]
+            which = f"stack '{stack}'" if stack else "a stack not given"
+            accuracy += f" within its own runs; it was never checked on {which}, so expect larger errors"
         return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
     stack = calibration.get("stack")
     if calibration.get("held_out") == "leave-one-stack-out":

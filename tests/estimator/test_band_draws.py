@@ -44,3 +44,19 @@ def test_held_out_accuracy_follows_whether_the_stack_has_runs() -> None:
     assert fitted["held_out_median_ape"] == report["loo_median_ape"]
     assert calibration.held_out_accuracy(stack="other")["held_out"] == "leave-one-stack-out"  # a pooled label
     assert calibration.held_out_accuracy(stack="nemo", known_stack=False)["held_out"] == "leave-one-stack-out"
+
+
+def test_a_calibration_without_a_stack_check_claims_none_for_an_unknown_stack() -> None:
+    """A user's calibration of one stack cannot be held out by stack: an unknown stack gets no figure (the PDF said
+    'None has runs in it' over the config-family figure), its own stack still gets its config-family figure."""
+    import dataclasses
+
+    from advisor.web.presenters import calibration_line
+
+    default = load_default()
+    report = {k: v for k, v in default.report.items() if not k.startswith("stack_out")}
+    user = dataclasses.replace(default, report=report)
+    assert user.held_out_accuracy(stack=None, known_stack=False) == {}
+    assert user.held_out_accuracy(stack="nemo")["held_out"] == "leave-one-config-family-out"
+    line = calibration_line(advice={"calibration": {"name": "mine", "runs": 6, "loo_mape": 0.05, "stack": None}})
+    assert "never checked on a stack not given" in line and "None" not in line
