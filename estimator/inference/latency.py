@@ -234,9 +234,14 @@ def _in_service(
     b = np.maximum(batch, 1.0)
     tput = throughput_at_batch(c, theta, b)
     req = tput / col(c.osl, b)
-    tpot = b / np.maximum(tput, 1e-12)
+    answers = col(c.osl, b) > 1.0  # a one-token answer has no time between tokens: TPOT 0, as benchmarks report
+    tpot = np.where(answers, b / np.maximum(tput, 1e-12), 0.0)
     step = decode_step_s(c, theta, b)
-    wait, wait95 = _prefill_wait(c, theta, req, step, b, random_arrivals=random_batch, tails=tails)
+    # Other prompts arrive at the request rate of b in flight; below one request in flight on average (random
+    # arrivals only) the engine runs a lone request's figures, and the rate falls with the load (Little's law: a
+    # 32,000-token prompt at 0.01 in flight arrives once in ~100 prefills, not back to back).
+    arrivals = req * np.minimum(np.asarray(batch, dtype=np.float64), 1.0) if random_batch else req
+    wait, wait95 = _prefill_wait(c, theta, arrivals, step, b, random_arrivals=random_batch, tails=tails)
     # Its own prefill, each chunk in a step that also carries the decode batch (the first token comes out of the
     # step that finishes the prompt).
     base = col(solo_prefill_s(c, theta), b) + col(prefill_chunks(c), b) * step
@@ -255,7 +260,9 @@ def _in_service(
         "tpot": tpot,
         "ttft": base + wait,
         "ttft95": base + wait95,
-        "tpot95": np.maximum(_tpot_p95(c, theta, b, req, tpot, random_batch=random_batch), tpot) if tails else tpot,
+        "tpot95": np.where(answers, np.maximum(_tpot_p95(c, theta, b, req, tpot, random_batch=random_batch), tpot), 0.0)
+        if tails
+        else tpot,
         "service": base + wait + (col(c.osl, b) - 1.0) * tpot,
     }
 

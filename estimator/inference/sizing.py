@@ -59,16 +59,15 @@ def best_under_latency(
 ) -> ReplicaPerformance:
     """Highest request rate per case whose p95 TPOT and p95 TTFT under random (Poisson) arrivals meet the targets
     (estimator.inference.latency.open_loop: production traffic is not a fixed set of clients, and its p95 is what
-    a load test at that rate measures), over a geometric grid of loads from one lone client's to the batch cap.
-    ``batch`` is the mean requests in flight there (Little's law). Where no load meets them, the lone client's is
-    reported with meets_latency False."""
+    a load test at that rate measures), over a geometric grid of loads from MIN_IN_FLIGHT requests in flight to the
+    batch cap. ``batch`` is the mean requests in flight there (Little's law). Where no load meets them, a lone
+    client's load is reported with meets_latency False."""
     figures = replica(c, theta)
     cap, fits = figures.cap, figures.fits
-    # The load is searched by its mean in flight (the rate follows by Little's law, no fixed point per rate): from
-    # a lone client's (the requests/s of a closed loop of one, times its time in service) to the cap.
-    lone = closed_loop(c, theta, np.ones_like(cap))
-    alone_s = np.where(fits, lone.ttft_s + (c.osl - 1.0) * lone.tpot_s, 0.0)  # a model that does not fit: none
-    low = np.clip(lone.requests_per_s * alone_s, MIN_IN_FLIGHT, None)
+    # The load is searched by its mean in flight (the rate follows by Little's law, no fixed point per rate), from
+    # almost nothing in flight to the cap: a long prompt with a short answer can need far less than one request in
+    # flight on average to keep its prefill queue short (32,000 in / 1 out).
+    low = np.full(len(c), MIN_IN_FLIGHT)
     high = np.maximum(cap, 1.0)
     # Coarse to fine (the p95s cost most at large caps): the best of a coarse grid, then a fine grid from there to
     # the next coarse point, as fine as one grid of ``grid_points`` squared at twice a coarse grid's cost.
@@ -84,12 +83,19 @@ def best_under_latency(
     fine_load, fine_ok, fine_idx = _search(c, theta, figures, (start + width * fine[:, None]).T, ttft, tpot)
     better = fine_ok[rows, fine_idx] & (fine_load.requests_per_s[rows, fine_idx] > load.requests_per_s[rows, idx])
     meets = ok.any(axis=1) | fine_ok.any(axis=1)
-    load = LoadPoint(
-        **{
-            f: np.where(better, getattr(fine_load, f)[rows, fine_idx], getattr(load, f)[rows, idx])[:, None]
-            for f in LoadPoint.__dataclass_fields__
-        }
-    )
+    chosen = {
+        f: np.where(better, getattr(fine_load, f)[rows, fine_idx], getattr(load, f)[rows, idx])
+        for f in LoadPoint.__dataclass_fields__
+    }
+    if not meets.all():
+        # Where no load meets the targets, what is reported is a lone client's load (the closed loop of one: about
+        # one request in flight), not the lightest load searched.
+        lone = closed_loop(c, theta, np.ones_like(cap))
+        busy = np.where(fits, lone.ttft_s + (c.osl - 1.0) * lone.tpot_s, 0.0)
+        alone = np.clip(lone.requests_per_s * busy, MIN_IN_FLIGHT, None)
+        lone_load = open_loop_in_flight(c, theta, alone[:, None], figures=figures)
+        chosen = {f: np.where(meets, v, getattr(lone_load, f)[:, 0]) for f, v in chosen.items()}
+    load = LoadPoint(**{f: v[:, None] for f, v in chosen.items()})
     idx = np.zeros(len(c), dtype=np.int64)
     rows = np.arange(len(c))
     req = np.where(fits, load.requests_per_s[rows, idx], 0.0)

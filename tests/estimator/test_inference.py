@@ -138,6 +138,29 @@ def test_best_operating_point_meets_its_targets():
     assert perf.output_tokens_per_s[0] <= inf.max_throughput(c, CAL.params)[0] * (1 + 1e-9)
 
 
+def test_a_long_prompt_with_a_short_answer_is_sized_at_the_light_load_it_needs():
+    """An outsider's probe: 32,000 tokens in, 1 out, 0.01 requests/s, p95 TTFT target 100 s was answered 'none'
+    (TTFT 1,723 s: the search started at one request in flight on average, where back-to-back prefills saturate
+    the engine, and the prefill queue took the engine's capacity as the arrival rate). One lightly loaded GPU
+    meets it; a one-token answer has no time between tokens."""
+    model = inf.ServedModel.from_catalog("llama-3.1-8b")
+    (one, *_) = inf.size_deployments(
+        model=model,
+        gpu="h100-sxm",
+        precision="bf16",
+        input_tokens=32_000,
+        output_tokens=1,
+        peak_requests_per_s=0.01,
+        mean_requests_per_s=0.005,
+        ttft_p95_s=100.0,
+        tpot_p95_s=0.001,
+    )
+    assert one.tp == 1 and one.meets_latency and one.replicas_peak == 1 and one.tpot_s == 0.0
+    alone = inf.estimate_points([inf.ServingPoint(model, "h100-sxm", "bf16", 1, 1.0, 32_000, 1)], calibration=CAL)
+    assert alone.ttft_s[0] <= one.ttft_s <= 100.0  # no faster than a lone request, within the target
+    assert one.replica_requests_per_s > 0.01
+
+
 def test_impossible_latency_is_reported_not_hidden():
     c = one_case(params_b=70.6, tp=2)
     perf = inf.best_under_latency(c, CAL.params, ttft_s=1.0, tpot_s=0.001)  # 1 ms/token: faster than one weight pass
