@@ -28,7 +28,14 @@ from advisor.scenario_model import (
     Rule,
     rule,
 )
-from estimator.catalog import CatalogError, ModelGeometry, architecture_dict, derive_geometry, resolve_model
+from estimator.catalog import (
+    CatalogError,
+    ModelGeometry,
+    architecture_dict,
+    context_problem,
+    derive_geometry,
+    resolve_model,
+)
 from estimator.specs import UnknownGpuError, get_gpu
 from estimator.workload import virtual_stage_problem
 from pricing.models import Market
@@ -288,7 +295,8 @@ def _fmt(x: float) -> str:
 @dataclass(frozen=True)
 class Model:
     """``params_b`` is the catalog's count for a named model; ``implied_params_b`` what the geometry adds up to;
-    ``assumed`` what was derived rather than given (both reported in the Advice, not part of the Scenario JSON)."""
+    ``assumed`` what was derived rather than given (both reported in the Advice, not part of the Scenario JSON);
+    ``max_context`` the catalog's published context (inference requests must fit it; not part of the JSON either)."""
 
     params_b: float
     layers: int
@@ -303,6 +311,7 @@ class Model:
     active_experts: int = 0
     implied_params_b: float = field(default=0.0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
+    max_context: int = field(default=0, compare=False)  # the catalog's published context (0: none known)
 
 
 @dataclass(frozen=True)
@@ -403,7 +412,7 @@ class Scenario:
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
         workload = doc["workload"]
-        for key in ("implied_params_b", "assumed"):
+        for key in ("implied_params_b", "assumed", "max_context"):
             workload["model"].pop(key)
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
@@ -584,6 +593,15 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
         latency = _latency(c, w.get("latency"), get)
         if model is None or precision is None or traffic is None or latency is None:
             return None
+        problem = context_problem(
+            model=model.name or "the model",
+            max_context=model.max_context,
+            input_tokens=traffic.input_tokens,
+            output_tokens=traffic.output_tokens,
+        )
+        if problem is not None:
+            c.fail("/workload/traffic/input_tokens", problem)
+            return None
         return Workload(kind=kind, model=model, precision=precision, stack=stack, traffic=traffic, latency=latency)
     if w.get("tokens") is None:
         r = c.rule("/workload/tokens")
@@ -655,6 +673,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         active_experts=geometry.active_experts,
         implied_params_b=round(geometry.params() / 1e9, 3),
         assumed=geometry.assumed,
+        max_context=geometry.max_context,
         **architecture_dict(geometry),
     )
 
@@ -709,11 +728,23 @@ def _parallelism(
     return Parallelism(strategy=strategy, activation_checkpointing=ac, **ints)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
 def _traffic(c: _Checker, value: Any, get: Callable[..., Any]) -> Traffic | None:
     where = "/workload/traffic"
     keys = ("peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens")
     t = c.fields(value, where)
-    base = _default(where)
+    base = dict(_default(where))
+    # One rate given: the other follows it at the default's mean/peak ratio (a default of its own could contradict
+    # the given one: a peak of 5 against the default mean of 20).
+    ratio = base["mean_requests_per_s"] / base["peak_requests_per_s"]
+    given_peak, given_mean = t.get("peak_requests_per_s"), t.get("mean_requests_per_s")
+    if _is_number(given_peak) and given_mean is None:
+        base["mean_requests_per_s"] = given_peak * ratio
+    elif _is_number(given_mean) and given_peak is None:
+        base["peak_requests_per_s"] = given_mean / ratio
     rates = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[:2]}
     tokens = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[2:]}
     peak, mean = rates["peak_requests_per_s"], rates["mean_requests_per_s"]

@@ -412,3 +412,12 @@ def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
         "ffn_hidden": geometry.ffn_hidden,
         "vocab": geometry.vocab,
     }
+
+
+def context_problem(*, model: str, max_context: int, input_tokens: float, output_tokens: float) -> str | None:
+    """Why a request of ``input_tokens`` + ``output_tokens`` cannot be served by ``model`` (its published
+    ``max_context``; 0 = none known), or None. The one rule for the inference points CSV and Scenarios."""
+    tokens = input_tokens + output_tokens
+    if max_context and tokens > max_context:
+        return f"input_tokens + output_tokens = {tokens:,.0f} exceeds {model}'s context of {max_context:,} tokens"
+    return None

@@ -14,15 +14,18 @@ import math
 from collections.abc import Mapping
 from typing import Final
 
-from estimator.catalog import CatalogError, resolve_model
+from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
+from estimator.catalog import CatalogError, context_problem, resolve_model
 from estimator.inference.data import PRECISIONS, InferenceError, ServedModel, serving_gpu, serving_stack
 from estimator.inference.fit import InferenceCalibration
 from estimator.inference.sizing import ServingPoint, estimate_points
-from estimator.runs import RowError, RunValidationError
+from estimator.runs import RowError, RunValidationError, plain_number
 from estimator.specs import UnknownGpuError
 
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
 GEOMETRY: Final[tuple[str, ...]] = ("layers", "hidden", "heads", "kv_heads", "experts", "active_experts")
+# Upper bounds of the numbers a point gives (estimator.bounds, the Scenario's own limits); others: MAX_GEOMETRY.
+POINT_MAXIMUM: Final[dict[str, float]] = {"tp": MAX_GPUS, "params_b": MAX_PARAMS_B}
 OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
     "predicted_output_tokens_per_s",
     "predicted_ttft_s",
@@ -37,13 +40,14 @@ def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int,
     raw = text.get(column, "").strip()
     if not raw:
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0 or (integer and value != int(value)):
+    value = plain_number(raw)
+    if value is None or not math.isfinite(value) or value <= 0 or (integer and value != int(value)):
         kind = "a positive whole number" if integer else "a positive number"
-        bad.append(RowError(row, column, f"must be {kind}, got {raw!r}"))
+        bad.append(RowError(row, column, f"must be {kind}, got {raw[:40]!r}"))
+        return None
+    limit = POINT_MAXIMUM.get(column, MAX_GEOMETRY)
+    if value > limit:
+        bad.append(RowError(row, column, f"must be at most {limit:,.0f}, got {raw[:40]!r}"))
         return None
     return value
 
@@ -136,15 +140,14 @@ def _check_fits_model(
     tp = int(numbers["tp"] or 1)
     if model.heads % tp:
         bad.append(RowError(row, "tp", f"must divide the model's {model.heads} attention heads; got {tp}"))
-    tokens = (numbers["input_tokens"] or 0) + (numbers["output_tokens"] or 0)
-    if context and tokens > context:
-        bad.append(
-            RowError(
-                row,
-                "input_tokens",
-                f"input_tokens + output_tokens = {tokens:.0f} exceeds {model.name}'s context of {context} tokens",
-            )
-        )
+    problem = context_problem(
+        model=model.name,
+        max_context=context,
+        input_tokens=numbers["input_tokens"] or 0,
+        output_tokens=numbers["output_tokens"] or 0,
+    )
+    if problem is not None:
+        bad.append(RowError(row, "input_tokens", problem))
 
 
 def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[ServingPoint]]:

@@ -69,6 +69,12 @@ def test_writes_the_out_file(tmp_path: Path) -> None:
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,100,100,\nnope,fp8,llama-3.1-8b,,,,,,1,1,1,1,\n", "row 2, column gpu"),
         ("h100-sxm,fp4,llama-3.1-8b,,,,,,1,1,100,100,\n", "row 1, column precision: 'fp4' is not supported"),
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,,100,\n", "row 1, column input_tokens: is required"),
+        # An outsider's probe: float() read these as 10, 2 and 1; a 1e300 was echoed as a 300-digit sum.
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1_0,100,100,\n", "row 1, column concurrency: must be a positive whole"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,\u0662,1,100,100,\n", "row 1, column tp: must be a positive whole"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,\uff11,100,100,\n", "row 1, column concurrency: must be a positive whole"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,1e300,100,\n", "row 1, column input_tokens: must be at most 10,000,000"),
+        ("h100-sxm,fp8,llama-2-7b,,,,,,1,1,4000,200,\n", "input_tokens + output_tokens = 4,200 exceeds llama-2-7b"),
     ],
 )
 def test_bad_row_exits_2_naming_row_and_column(tmp_path: Path, body: str, says: str) -> None:
@@ -97,7 +103,7 @@ def test_missing_column_and_unreadable_file_exit_2(tmp_path: Path) -> None:
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,8,1000,0.5,\n", "output_tokens", "positive whole number"),
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,8,999.5,200,\n", "input_tokens", "positive whole number"),
         # 131,072 tokens is Llama 3.1's published context (max_position_embeddings).
-        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,3000000,200,\n", "input_tokens", "context of 131072 tokens"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,3000000,200,\n", "input_tokens", "context of 131,072 tokens"),
     ],
 )
 def test_a_point_the_engine_could_not_run_is_refused_naming_the_column(

@@ -53,6 +53,17 @@ def with_(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[str
     return doc
 
 
+@pytest.mark.parametrize(
+    ("traffic", "peak", "mean"),
+    [({"peak_requests_per_s": 5}, 5, 2), ({"mean_requests_per_s": 100}, 250, 100), ({}, 50, 20)],
+)
+def test_one_traffic_rate_given_sets_the_other_at_the_defaults_ratio(traffic: dict, peak: float, mean: float) -> None:
+    """An outsider's probe: a peak of 5 alone was refused against the default mean of 20, a field never sent."""
+    doc = {"workload": {"kind": "inference", "model": {"params_b": 7}, "traffic": traffic}, "gpu": "h100-sxm"}
+    t = parse(doc).workload.traffic
+    assert (t.peak_requests_per_s, t.mean_requests_per_s) == pytest.approx((peak, mean))
+
+
 def test_design_example_parses_and_keeps_given_values() -> None:
     s = parse(DESIGN_EXAMPLE)
     d = s.to_dict()
@@ -146,6 +157,18 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
             "deepspeed stack has no interleaved pipeline schedule",
         ),
         (with_("/workload/parallelism", {"pp": 33}), "/workload/parallelism/pp", "must not exceed the model's layers"),
+        (
+            {
+                "workload": {
+                    "kind": "inference",
+                    "model": {"name": "llama-2-7b"},
+                    "traffic": {"input_tokens": 8000, "output_tokens": 200},
+                },
+                "gpu": "h100-sxm",
+            },
+            "/workload/traffic/input_tokens",
+            "exceeds llama-2-7b's context of 4,096 tokens",
+        ),
         ({**MINIMAL, "gpu": "h100"}, "/gpu", "h100-sxm"),
         ({"workload": MINIMAL["workload"]}, "/gpu", "required"),
         ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),
