@@ -517,9 +517,10 @@ def _recommend(
     size_docs: list[dict[str, Any]],
     memory_gb: float,
     warnings: list[str],
-) -> tuple[str | None, int | None, list[str]]:
+) -> tuple[str, int | None, list[str]]:
     """The cheapest monthly option among deployments that fit and meet the targets: (action, GPUs, reasons);
-    action "none" when no deployment meets them (``_unmet`` then says what comes nearest)."""
+    action "none" when no deployment meets them (``_unmet`` then says what comes nearest), or when one does but
+    neither renting nor buying is priced (GPUs: that deployment's)."""
     reasons: list[str] = []
     candidates = [
         (cost, j, kind)
@@ -538,7 +539,7 @@ def _recommend(
             f"TP {deployments[j].tp} x {size_docs[j]['replicas']} replicas = {rec_gpus} GPUs meets the targets, but "
             "neither renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
         )
-        return None, rec_gpus, reasons
+        return "none", rec_gpus, reasons
     _, j, action = min(candidates, key=lambda c: c[0])
     _chosen_reasons(s, size_docs[j], action, size_docs, reasons, warnings)
     return action, size_docs[j]["gpus"], reasons
@@ -690,7 +691,7 @@ def advise_inference(
 
     action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
-    if action == "none":
+    if action == "none" and not ok.any():  # no deployment meets the targets (not: one does but nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons))
     warnings.append(latency_accuracy_warning(cal.latency_check))
     if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:

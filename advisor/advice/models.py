@@ -129,7 +129,8 @@ class ModelGeometry(Closed):
 
 class Recommendation(Closed):
     action: Literal["rent", "buy", "none"] | None = Field(
-        description="null (or none) when no size fits or nothing can be priced."
+        description="none when no size fits, no deployment meets the targets or nothing can be priced (null only "
+        "in documents issued before 2026-12-05)."
     )
     gpus: int | None
     reasons: list[str]

@@ -147,7 +147,7 @@ def _chosen_size_reasons(
     raw_break_even: Any,
     reasons: list[str],
     warnings: list[str],
-) -> str | None:
+) -> str:
     doc = size_docs[knee]
     rec_gpus = doc["gpus"]
     _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
@@ -169,6 +169,7 @@ def _chosen_size_reasons(
             f"({money(usd_cheap)} {how}) but takes longer or scales worse."
         )
     if action is None:
+        action = "none"
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
     else:
         reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
@@ -193,7 +194,8 @@ def recommend(
     knee, beyond, beyond_eff = knee_index(gpus, tokens_per_s, feasible)
     reasons: list[str] = []
     # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
-    # deployment meets its targets). null stays for a size that runs but can be priced neither rented nor owned.
+    # deployment meets its targets), and when the chosen size runs but can be priced neither rented nor owned (gpus:
+    # that size).
     action: str | None = "none"
     rec_gpus: int | None = None
     if knee is None:

@@ -213,6 +213,7 @@ def usd_cents(value: Any) -> str:
 
 ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the targets"}
 NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action none
+NOT_PRICED_LABEL = "Not priced: no rental offer or price, and no hardware quote or capex"  # action none with a size
 
 
 def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
@@ -248,7 +249,7 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
 def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
     recommendation = advice.get("recommendation") or {}
     action = recommendation.get("action")
-    if action == "none":
+    if action == "none" and not recommendation.get("gpus"):
         return _unmet_headline(advice)
     size = recommended_size(advice=advice) or {}
     chosen, other = ("buy", "rent") if action == "buy" else ("rent", "buy")
@@ -256,7 +257,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
     replicas = fmt.count(size.get("replicas"), "replica") if size.get("replicas") is not None else "no replicas"
     return {
         "action": action,
-        "action_label": ACTION_LABELS.get(action or "", "No recommendation"),
+        "action_label": action_label(recommendation),
         "gpus": recommendation.get("gpus"),
         "reasons": recommendation.get("reasons") or [],
         "figures": [
@@ -280,6 +281,15 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
             },
         ],
     }
+
+
+def action_label(recommendation: dict[str, Any]) -> str:
+    """What the recommendation says in words: rent or buy; none with no size (nothing fits, or no deployment meets
+    the targets) or with one (it runs, but neither renting nor buying is priced)."""
+    action = recommendation.get("action")
+    if action == "none":
+        return NOT_PRICED_LABEL if recommendation.get("gpus") else NO_FIT_LABEL
+    return ACTION_LABELS.get(action or "", "No recommendation")
 
 
 def break_even_market_words(size: dict[str, Any]) -> str:
@@ -311,7 +321,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
     return {
         "action": action,
-        "action_label": NO_FIT_LABEL if action == "none" else ACTION_LABELS.get(action or "", "No recommendation"),
+        "action_label": action_label(recommendation),
         "gpus": recommendation.get("gpus"),
         "reasons": recommendation.get("reasons") or [],
         "figures": [

@@ -311,7 +311,9 @@ def test_no_offers_and_no_quote_still_answers_safely(db: None) -> None:
     validate(doc)
     assert any("No rental offers for mi300x" in w for w in doc["warnings"])
     assert any("No hardware quote for mi300x" in w for w in doc["warnings"])
-    assert doc["recommendation"]["action"] is None
+    # DESIGN.md's rent|buy|none (an outsider's probe found null): none, with the size that runs and why.
+    assert doc["recommendation"]["action"] == "none" and doc["recommendation"]["gpus"]
+    assert "Neither renting nor owning could be priced" in " ".join(doc["recommendation"]["reasons"])
 
 
 def test_inference_scenarios_go_to_the_inference_pipeline(catalog: dict[str, Any]) -> None:

@@ -333,7 +333,8 @@ def test_minimal_scenario_without_prices_sizes_but_does_not_price(db: None):
     assert doc["scenario"]["workload"]["latency"] == {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05}  # DESIGN.md example
     meeting = [s for s in doc["sizes"] if s["meets_latency"]]
     assert meeting and all(s["rent"]["usd_per_month"] is None for s in doc["sizes"])
-    assert doc["recommendation"]["action"] is None
+    assert doc["recommendation"]["action"] == "none"  # DESIGN.md rent|buy|none; with the size that meets the targets
+    assert "closest" not in doc["recommendation"]  # that is for targets no deployment meets
     assert doc["recommendation"]["gpus"] == meeting[0]["gpus"]
     assert "neither renting nor buying is priced" in doc["recommendation"]["reasons"][0]
     assert any("No rental offers" in w for w in doc["warnings"])

@@ -356,3 +356,12 @@ def test_break_even_market_and_implied_utilization_are_named_on_the_page_and_in_
     assert f"Break-even utilization vs {words}" in printed
     assert "a100-80gb" in printed
     assert "None" not in printed and "?" not in printed
+
+
+def test_action_none_reads_as_not_priced_when_a_size_runs_and_as_no_fit_when_none_does() -> None:
+    from advisor.web.presenters import NO_FIT_LABEL, NOT_PRICED_LABEL, action_label
+
+    assert action_label({"action": "none", "gpus": 8}) == NOT_PRICED_LABEL
+    assert action_label({"action": "none", "gpus": None}) == NO_FIT_LABEL
+    assert action_label({"action": "rent", "gpus": 8}) == "Rent"
+    assert action_label({"action": None, "gpus": 8}) == "No recommendation"  # a document issued before the change
