@@ -95,19 +95,16 @@ def best_under_latency(
         alone = np.clip(lone.requests_per_s * busy, MIN_IN_FLIGHT, None)
         lone_load = open_loop_in_flight(c, theta, alone[:, None], figures=figures)
         chosen = {f: np.where(meets, v, getattr(lone_load, f)[:, 0]) for f, v in chosen.items()}
-    load = LoadPoint(**{f: v[:, None] for f, v in chosen.items()})
-    idx = np.zeros(len(c), dtype=np.int64)
-    rows = np.arange(len(c))
-    req = np.where(fits, load.requests_per_s[rows, idx], 0.0)
+    req = np.where(fits, chosen["requests_per_s"], 0.0)
     return ReplicaPerformance(
         fits_memory=fits,
         meets_latency=meets & fits,
-        batch=np.where(fits, np.maximum(np.round(load.in_flight[rows, idx]), 1.0), 0.0),
+        batch=np.where(fits, np.maximum(np.round(chosen["in_flight"]), 1.0), 0.0),
         max_batch=np.maximum(cap, 0.0),
         output_tokens_per_s=req * c.osl,
         requests_per_s=req,
-        ttft_s=np.where(fits, load.ttft_p95_s[rows, idx], np.inf),
-        tpot_s=np.where(fits, load.tpot_p95_s[rows, idx], np.inf),
+        ttft_s=np.where(fits, chosen["ttft_p95_s"], np.inf),
+        tpot_s=np.where(fits, chosen["tpot_p95_s"], np.inf),
         weights_gb_per_gpu=weight_bytes_total(c) / c.tp / 1e9,
     )
 
