@@ -694,6 +694,12 @@ def advise_inference(
     if action == "none" and not ok.any():  # no deployment meets the targets (not: one does but nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons))
     warnings.append(latency_accuracy_warning(cal.latency_check))
+    ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
+    if ignored:  # an outsider's probe: they were taken and silently had no effect
+        warnings.append(
+            f"{' and '.join(ignored)} do not apply to inference and were ignored: the traffic and the latency targets "
+            "size each deployment, and the traffic sets how busy owned GPUs are."
+        )
     if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
         warnings.append("No reserved offers: the base capacity is priced on demand.")
 

@@ -379,3 +379,13 @@ def test_the_inference_advice_states_how_close_its_latency_came_to_measurements(
     assert f"against {check['points']} published latency measurements it was never fitted on" in said
     assert f"at {check['ttft_share_within']:.0%} of them" in said and f"{check['ttft_median_ape']:.0%}" in said
     assert "no check against measured latency" in latency_accuracy_warning(None)
+
+
+def test_training_only_fields_given_to_an_inference_scenario_are_named_as_ignored(db: None):
+    base = {"workload": {"kind": "inference", "model": {"params_b": 7}}, "gpu": "h100-sxm"}
+    plain = advise_inference(base, now=NOW)
+    assert not any("do not apply to inference" in w for w in plain["warnings"])
+    given = advise_inference({**base, "cluster_sizes": [16], "utilization": 0.9}, now=NOW)
+    (said,) = [w for w in given["warnings"] if "do not apply to inference" in w]
+    assert said.startswith("/cluster_sizes and /utilization do not apply to inference")
+    assert given["sizes"] == plain["sizes"]  # ignored, and said so
