@@ -51,15 +51,18 @@ def oversized_cells(records: object) -> list[RowError]:
     return errors
 
 
-def _malformed(row: int, error: csv.Error) -> RowError:
+def csv_error_detail(error: csv.Error) -> str:
+    """What a record the csv reader refused is told (runs, inference points, fleet usage alike)."""
     message = str(error)
     if "field larger than field limit" in message:
-        message = cell_too_long_message()
-    elif "unexpected end of data" in message:
-        message = 'unterminated quoted cell (a " opens a cell that never closes)'
-    else:
-        message = f"malformed CSV: {message}; quote cells that contain commas, quotes or line breaks"
-    return RowError(row, "", message)
+        return cell_too_long_message()
+    if "unexpected end of data" in message:
+        return 'unterminated quoted cell (a " opens a cell that never closes)'
+    return f"malformed CSV: {message}; quote cells that contain commas, quotes or line breaks"
+
+
+def _malformed(row: int, error: csv.Error) -> RowError:
+    return RowError(row, "", csv_error_detail(error))
 
 
 def _header_errors(header: Sequence[str]) -> list[RowError]:

@@ -40,7 +40,7 @@ from advisor.advice.fleet.models import (
     FleetPlanInput,
     FleetUsage,
 )
-from advisor.runs_csv import cell_too_long_message
+from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NO_NUL
 from estimator.specs import UnknownGpuError, get_gpu
@@ -363,16 +363,11 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
             samples.add(row_number, row)
     except csv.Error as error:
         # The reader failed on the record after the last one it returned (a cell past csv.field_size_limit(), a NUL).
-        raise ValueError(f"row {row_number + 1}: {_csv_problem(error)}") from None
+        raise ValueError(f"row {row_number + 1}: {csv_error_detail(error)}") from None
     if len(samples.times) < 2:
         raise ValueError("at least two rows of samples are needed")
     t = (np.array(samples.times) - samples.times[0]) / 3600.0
     return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None)
-
-
-def _csv_problem(error: csv.Error) -> str:
-    message = str(error)
-    return cell_too_long_message() if "field larger than field limit" in message else f"malformed CSV: {message}"
 
 
 @dataclass
