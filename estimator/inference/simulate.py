@@ -54,6 +54,8 @@ MEASURED_ROUNDS: Final[int] = 3
 MAX_EVENTS: Final[int] = 20_000  # bound on the loop; a case not done by then reports what it measured so far
 TAIL_QUANTILE: Final[float] = 0.95
 SATURATED_CLIENTS: Final[float] = 2.0  # clients simulated per batch slot at most (the rest only queue)
+# Cases x clients one closed-loop pass holds (about 0.3 kB of state and temporaries each): the memory bound.
+MAX_CELLS: Final[int] = 1 << 18
 MAX_OPEN_LOOP_REQUESTS: Final[int] = 5_000  # requests one open-loop run simulates (one column each)
 EVENTS_PER_REQUEST: Final[int] = 10  # open loop: loop bound per request (a run takes about 3: arrival, prefill, end)
 ARRIVAL_SEED: Final[int] = 20  # fixed draws of the Poisson arrivals: the same answer on every run
@@ -197,14 +199,48 @@ def _snapshot(s: _Clients, t: _Totals) -> None:
         flag |= reached
 
 
+def _simulated_clients(c: ServingCases, theta: Mapping[str, float], concurrency: FloatArray) -> tuple[FloatArray, ...]:
+    """(clients asked for, batch cap, clients simulated) per case: past SATURATED_CLIENTS x cap the rest only queue."""
+    n = np.maximum(np.floor(np.asarray(concurrency, dtype=np.float64)), 1.0)
+    cap = np.floor(max_batch(c, theta))
+    clients = np.where(cap >= 1.0, np.minimum(n, SATURATED_CLIENTS * np.maximum(cap, 1.0)), 0.0)
+    return n, cap, clients
+
+
 def simulate_closed_loop(c: ServingCases, theta: Mapping[str, float], concurrency: FloatArray) -> LoadPoint:
     """The synchronised closed loop of ``concurrency`` clients per case ((n,), whole clients): mean and p95 TTFT and
     TPOT [s], output tokens/s and requests/s of the replica, mean requests in flight. Cases whose weights do not fit
-    answer infinite latency and zero throughput, as estimator.inference.latency.closed_loop does."""
-    n = np.maximum(np.floor(np.asarray(concurrency, dtype=np.float64)), 1.0)
-    cap = np.floor(max_batch(c, theta))
+    answer infinite latency and zero throughput, as estimator.inference.latency.closed_loop does.
+
+    Cases are independent, so they run in blocks of similar width (cases x simulated clients at most MAX_CELLS, a
+    case wider than that alone): memory stays bounded whatever the number of cases, and a narrow case does not pay
+    for the widest one's columns. The answer equals one pass over all cases (to the last bit: a block's means sum
+    in another order)."""
+    concurrency = np.asarray(concurrency, dtype=np.float64)
+    clients = np.maximum(_simulated_clients(c, theta, concurrency)[2], 1.0)
+    order = np.argsort(clients, kind="stable")
+    # Sorted by width, a block ends where its row count times its widest case would pass MAX_CELLS.
+    starts = [0]
+    for i in range(1, len(order)):
+        if (i - starts[-1] + 1) * clients[order[i]] > MAX_CELLS:
+            starts.append(i)
+    blocks = [order[a:b] for a, b in zip(starts, [*starts[1:], len(order)], strict=True)]
+    if len(blocks) <= 1:
+        return _closed_loop_block(c, theta, concurrency)
+    parts = [(index, _closed_loop_block(c.take(index), theta, concurrency[index])) for index in blocks]
+    merged = {}
+    for name in LoadPoint.__dataclass_fields__:
+        first = getattr(parts[0][1], name)
+        out = np.empty(len(c), dtype=first.dtype)
+        for index, load in parts:
+            out[index] = getattr(load, name)
+        merged[name] = out
+    return LoadPoint(**merged)
+
+
+def _closed_loop_block(c: ServingCases, theta: Mapping[str, float], concurrency: FloatArray) -> LoadPoint:
+    n, cap, clients = _simulated_clients(c, theta, concurrency)
     fits = cap >= 1.0
-    clients = np.where(fits, np.minimum(n, SATURATED_CLIENTS * np.maximum(cap, 1.0)), 0.0)
     width = int(max(clients.max(initial=0.0), 1.0))
     shape = (len(c), width)
     active = np.arange(width)[None, :] < clients[:, None]

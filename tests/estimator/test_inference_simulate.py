@@ -314,3 +314,36 @@ def test_a_sized_replica_keeps_its_p95_promise_under_a_simulated_load_test():
     # Known gap, not hidden: near capacity (0.80-0.87 here) the simulated mean TPOT is 1.1-1.2x the formula's and
     # its p95 1.2-1.4x the target (bench/inference_tail.py, TPOT at 0.9 load); this bounds how far it may go.
     assert np.all(run.tpot_p95_s <= np.array([0.02, 0.03]) * SIZED_TPOT_LIMIT)
+
+
+def test_cases_run_in_blocks_of_bounded_width_with_the_same_answer(monkeypatch):
+    # Mixed widths (1 to 300 clients, one case that does not fit): blocks of at most 600 cells, sorted by width,
+    # must answer what one pass over every case answers, in the callers' order.
+    names = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.1-405b", "llama-3.1-8b", "llama-3.1-70b"]
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog(n) for n in names],
+        gpus=[inf.serving_gpu("h100-sxm")] * len(names),
+        precisions=["fp8"] * len(names),
+        tps=[1, 4, 1, 1, 1, 2],
+        input_tokens=[200, 1000, 500, 200, 2000, 200],
+        output_tokens=[50, 100, 64, 50, 20, 80],
+        stacks=["trtllm"] * len(names),
+    )
+    concurrency = np.array([300.0, 8.0, 1.0, 4.0, 40.0, 120.0])
+    whole = inf.simulate_closed_loop(c, CAL.params, concurrency)
+    widths = []
+    block = simulate._closed_loop_block
+
+    def spy(cases, theta, n):
+        widths.append(len(cases) * int(simulate._simulated_clients(cases, theta, n)[2].max()))
+        return block(cases, theta, n)
+
+    monkeypatch.setattr(simulate, "MAX_CELLS", 600)
+    monkeypatch.setattr(simulate, "_closed_loop_block", spy)
+    split = inf.simulate_closed_loop(c, CAL.params, concurrency)
+    assert len(widths) > 1
+    assert all(w <= 600 for w in widths)
+    assert not np.isfinite(whole.ttft_s[3])  # 405B in FP8 does not fit one H100
+    for name in inf.LoadPoint.__dataclass_fields__:
+        # Means over a narrower block sum in another order: equal to the last bit or two.
+        np.testing.assert_allclose(getattr(split, name), getattr(whole, name), rtol=1e-12, err_msg=name)
