@@ -11,8 +11,8 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   ``mean + (peak - mean) sin(2 pi t / 24 h)`` sampled every 5 minutes, or, when the mean is below half the peak,
   a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
   replicas needed at each moment = ceil(rate / replica requests/s), at least one.
-- Renting follows the traffic: a base of ``b`` replicas on the cheapest reserved term (on-demand when no term
-  is offered), billed all month, and the replicas above it on the cheaper of on-demand and spot, billed while
+- Renting follows the traffic: a base of ``b`` replicas on the cheapest of the reserved terms and on-demand,
+  billed all month, and the replicas above it on the cheaper of on-demand and spot, billed while
   needed. The base holds at least the replicas needed all day (never spot); above that, ``b`` minimizes the
   monthly bill: a replica joins the base when needed at least a fraction ``base / burst price`` of the time (the
   newsvendor rule, evaluated exactly over the day's profile). Offer prices per used GPU-hour as in training
@@ -222,8 +222,8 @@ def served_model(s: Scenario) -> inf.ServedModel:
 
 @dataclass(frozen=True)
 class _RentPlan:
-    """Renting each deployment: a reserved base (on-demand, then spot, when no term is offered) plus an
-    elastic burst on the cheapest floating market."""
+    """Renting each deployment: a base on the cheapest of the reserved terms and on-demand (spot when neither is
+    offered) plus an elastic burst on the cheapest floating market."""
 
     frame: pd.DataFrame
     best_price: dict[str, Any]
@@ -243,15 +243,15 @@ def _rent_plan(
     k = len(tps)
     tp = np.asarray(tps, dtype=np.float64)
     frame, best_price, best_row = _offer_prices(s, tps, gpus)
-    reserved_price, reserved_market = _cheapest(RESERVED_MARKETS, best_price, k)
+    reserved_price = _cheapest(RESERVED_MARKETS, best_price, k)[0]
     burst_price, burst_market = _cheapest(FLOATING_MARKETS, best_price, k)
-    # The base runs on a reserved term; without one on on-demand (billed all month all the same); spot only as
-    # the last resort.
-    base_price, base_market = reserved_price.copy(), reserved_market.copy()
-    for fallback in ("on_demand", "spot"):
-        missing = ~np.isfinite(base_price) & np.isfinite(best_price.get(fallback, np.full(k, np.inf)))
-        base_price = np.where(missing, best_price.get(fallback, np.inf), base_price)
-        base_market = np.where(missing, fallback, base_market)
+    # The base is billed all month on whichever is cheaper, a reserved term or on-demand (an outsider's probe: a
+    # term dearer than on-demand was taken, so allowing more markets raised the bill; on a tie, on-demand, which
+    # commits to nothing); spot only as the last resort.
+    base_price, base_market = _cheapest(("on_demand", *RESERVED_MARKETS), best_price, k)
+    missing = ~np.isfinite(base_price) & np.isfinite(best_price.get("spot", np.full(k, np.inf)))
+    base_price = np.where(missing, best_price.get("spot", np.inf), base_price)
+    base_market = np.where(missing, "spot", base_market)
     if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
         warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
     split = elastic_monthly_replica_hours(needed=needed, base_price=base_price * tp, burst_price=burst_price * tp)

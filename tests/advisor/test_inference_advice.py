@@ -194,6 +194,20 @@ def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
     assert rent["usd_per_million_output_tokens"] == pytest.approx(rent["usd_per_month"] / tokens * 1e6)
 
 
+def test_a_reserved_term_dearer_than_on_demand_never_holds_the_base(catalog: dict[str, Any]):
+    # An outsider's probe: the base went to any reserved term, so allowing more markets raised the rent bill.
+    Offer.objects.filter(market="reserved_1y").update(usd_per_hour=Decimal("36.0"), usd_per_gpu_hour=Decimal("4.5"))
+    Offer.objects.filter(market="reserved_1y", gpu_count=1).update(usd_per_hour=Decimal("4.5"))
+    both = advise_inference(scenario(rent={"markets": ["on_demand", "reserved_1y"]}), now=NOW)
+    alone = advise_inference(scenario(rent={"markets": ["on_demand"]}), now=NOW)
+    for tp in (1, 2):
+        rent = by_tp(both, tp)["rent"]
+        assert rent["base_market"] == "on_demand"
+        assert rent["usd_per_month"] == pytest.approx(by_tp(alone, tp)["rent"]["usd_per_month"])
+    # One-GPU replicas on demand at $4: less than the peak's replicas on the $4.50 term all month.
+    assert by_tp(both, 1)["rent"]["usd_per_month"] < by_tp(both, 1)["replicas"] * 4.5 * HOURS_PER_MONTH
+
+
 def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog: dict[str, Any]):
     doc = advise_inference(scenario(), now=NOW)
     tp1 = by_tp(doc, 1)
