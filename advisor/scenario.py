@@ -310,6 +310,8 @@ class Model:
     experts: int = 0
     active_experts: int = 0
     implied_params_b: float = field(default=0.0, compare=False)
+    # Billions of parameters one token runs through (a mixture of experts' active ones; params_b for a dense model)
+    active_params_b: float = field(default=0.0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
     max_context: int = field(default=0, compare=False)  # the catalog's published context (0: none known)
 
@@ -412,7 +414,7 @@ class Scenario:
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
         workload = doc["workload"]
-        for key in ("implied_params_b", "assumed", "max_context"):
+        for key in ("implied_params_b", "active_params_b", "assumed", "max_context"):
             workload["model"].pop(key)
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
@@ -672,6 +674,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         experts=geometry.experts,
         active_experts=geometry.active_experts,
         implied_params_b=round(geometry.params() / 1e9, 3),
+        active_params_b=geometry.active_params_b if geometry.experts else geometry.params_b,
         assumed=geometry.assumed,
         max_context=geometry.max_context,
         **architecture_dict(geometry),

@@ -258,13 +258,9 @@ def _check_runs(runs: Sequence[ProfiledRun]) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------- baseline
 
 
-def model_flops_per_token(queries: Mapping[str, np.ndarray]) -> np.ndarray:
-    return 6.0 * queries["params"] + 6.0 * queries["layers"] * queries["seq"] * queries["hidden"]
-
-
 def measured_mfu(queries: Mapping[str, np.ndarray], measured: np.ndarray) -> np.ndarray:
     capacity = queries["n"] * PEAK_FLOPS[queries["gpu"], queries["precision"]]
-    return measured * model_flops_per_token(queries) / capacity
+    return measured * model.model_flops_per_token(queries) / capacity
 
 
 def naive_mfu_baseline(queries: dict[str, np.ndarray], measured: np.ndarray, train: np.ndarray) -> np.ndarray:
@@ -278,7 +274,7 @@ def naive_mfu_baseline(queries: dict[str, np.ndarray], measured: np.ndarray, tra
         for value in np.unique(group[train], axis=0):
             members = np.all(group == value, axis=1)
             predicted_mfu[members] = np.median(mfu[train & members])
-    return predicted_mfu * capacity / model_flops_per_token(queries)
+    return predicted_mfu * capacity / model.model_flops_per_token(queries)
 
 
 def _errors(predicted: np.ndarray, measured: np.ndarray) -> dict[str, float]:

@@ -255,9 +255,10 @@ def layout_valid(c: Cases) -> npt.NDArray[np.bool_]:
     return ok
 
 
-def model_flops_per_token(c: Cases) -> FloatArray:
-    """Training FLOP per token without recomputation: 6·P + causal attention 6·L·s·h."""
-    return 6.0 * _f(c["params"]) + 6.0 * _f(c["layers"]) * _f(c["seq"]) * _f(c["hidden"])
+def model_flops_per_token(c: Mapping[str, np.ndarray]) -> FloatArray:
+    """Training FLOP per token without recomputation: 6·P (P the parameters a token runs through: a mixture of
+    experts' active ones, as Megatron-Core and NeMo count its model FLOPs) + causal attention 6·L·s·h."""
+    return 6.0 * _f(c["active_params"]) + 6.0 * _f(c["layers"]) * _f(c["seq"]) * _f(c["hidden"])
 
 
 def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
@@ -401,7 +402,7 @@ def _compute_time(c: Cases, theta: Mapping[str, object], stage_share: FloatArray
     16-bit peak (FlashAttention runs in bf16/fp16 even in fp8 recipes), each at its own efficiency."""
     seq, hidden, layers = _f(c["seq"]), _f(c["hidden"]), _f(c["layers"])
     ac = c["ac"]
-    params = _f(c["params"])
+    params = _f(c["active_params"])  # a token's matmuls: the active experts only (memory counts them all)
     attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
     # Full recomputation repeats the forward pass (2 FLOP/param/token); recompute_fraction is how much of that
     # extra forward a framework actually pays (some keep the cheapest-to-store outputs).

@@ -230,6 +230,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "gpn": full(cluster.gpus_per_node),
         "node_bw": full(cluster.inter_node_gbps * 1e9 / 8),  # Gb/s -> bytes/s
         "params": full(job.params),
+        "active_params": full(job.active_params),
         "layers": full(job.layers),  # type: ignore[arg-type]
         "hidden": full(job.hidden),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
@@ -262,6 +263,7 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         rows["gpn"].append(filled["gpus_per_node"])
         rows["node_bw"].append(filled["inter_node_gbps"] * 1e9 / 8)
         rows["params"].append(run.params_b * 1e9)
+        rows["active_params"].append(run.params_b * 1e9)  # profiled runs are dense models
         for key, attr in (
             ("layers", "layers"),
             ("hidden", "hidden"),
@@ -294,6 +296,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "gpn",
     "node_bw",
     "params",
+    "active_params",
     "layers",
     "hidden",
     "heads",
@@ -416,7 +419,7 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     gpu = q["gpu"][query]
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
-    cases: model.Cases = {k: q[k][query] for k in ("n", "params", "layers", "hidden", "heads")}
+    cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
     # The model's "node" is the NVLink domain: collectives inside it run over NVLink. Where the domain spans servers
     # (GB200 NVL72) it is the domain, and its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]
@@ -547,8 +550,7 @@ def _solve_chunk(q: dict[str, np.ndarray], theta: dict[str, object], *, require_
     step = np.where(np.isfinite(step) & (fits_q | (not require_fit)), step, np.nan)
     tokens = q["global_batch"] * q["seq"] / step
     peak = PEAK_FLOPS[q["gpu"], q["precision"]]
-    per_token = 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
-    mfu = per_token * tokens / (q["n"] * peak)
+    mfu = model.model_flops_per_token(q) * tokens / (q["n"] * peak)
     memory_q = np.where(per_query(valid, False, bool), per_query(memory, np.nan, np.float64), np.nan)
     return Solution(
         fits_memory=fits_q,
@@ -699,17 +701,13 @@ def cap_mfu(
     """tokens/s no higher than the family's highest measured MFU allows; (tokens/s, which were capped)."""
     caps = calibration.family_mfu_max()
     family_cap = np.array([caps.get(f, np.inf) for f in FAMILIES])[GPU_FAMILY[q["gpu"]]]
-    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / _model_flops_per_token(q)
+    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / model.model_flops_per_token(q)
     capped = np.isfinite(tokens_per_s) & (tokens_per_s > limit)
     return np.where(capped, limit, tokens_per_s), capped
 
 
-def _model_flops_per_token(q: dict[str, np.ndarray]) -> np.ndarray:
-    return 6.0 * q["params"] + 6.0 * q["layers"] * q["seq"] * q["hidden"]
-
-
 def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
-    return _model_flops_per_token(q) * tokens_per_s / (q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]])
+    return model.model_flops_per_token(q) * tokens_per_s / (q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]])
 
 
 def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:

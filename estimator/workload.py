@@ -179,9 +179,12 @@ def derive_architecture(params_b: float) -> dict[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class TrainingJob:
-    """A dense transformer training job.
+    """A transformer training job, dense or mixture-of-experts.
 
-    params_b: parameters [billions]; seq_len [tokens]; global_batch and micro_batch [sequences];
+    params_b: parameters [billions], every expert included (what memory, gradients and optimizer states hold);
+    active_params_b: the parameters one token runs through [billions] (a mixture of experts' active experts; None =
+    dense: all of them), what the FLOPs per token and MFU count; seq_len [tokens]; global_batch and micro_batch
+    [sequences];
     precision: fp32, tf32, bf16, fp16 or fp8 (mixed precision with fp32 optimizer states except fp32/tf32);
     layers/hidden/heads/ffn_hidden/vocab: architecture, derived from params_b when None;
     strategy (ddp, zero1, zero2, zero3, fsdp = zero3, hsdp), tp, pp, cp, micro_batch and
@@ -207,10 +210,16 @@ class TrainingJob:
     stack: str | None = None
     # Virtual pipeline stages per GPU (1 = plain 1F1B); None = searched where the stack offers the interleaved schedule
     virtual_pipeline: int | None = None
+    active_params_b: float | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
         put(self, "params_b", _positive_float("params_b", self.params_b))
+        if self.active_params_b is not None:
+            active = _positive_float("active_params_b", self.active_params_b)
+            if active > self.params_b:
+                raise WorkloadError("active_params_b", f"must not exceed params_b ({self.params_b}); got {active}")
+            put(self, "active_params_b", active)
         put(self, "seq_len", _positive_int("seq_len", self.seq_len))
         put(self, "global_batch", _positive_int("global_batch", self.global_batch))
         precision = str(self.precision).strip().lower()
@@ -244,6 +253,11 @@ class TrainingJob:
     def params(self) -> float:
         """Parameters [count]."""
         return self.params_b * 1e9
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token runs through [count]: all of them in a dense model."""
+        return (self.params_b if self.active_params_b is None else self.active_params_b) * 1e9
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,5 +154,6 @@ def model_document(s: Scenario) -> dict[str, Any]:
         "vocab": m.vocab,
         "experts": m.experts,
         "active_experts": m.active_experts,
+        "active_params_b": m.active_params_b or m.params_b,
         "assumed": list(m.assumed),
     }

@@ -124,6 +124,8 @@ class ModelGeometry(Closed):
     vocab: int | None
     experts: int | None
     active_experts: int | None
+    # Billions a token runs through (a mixture of experts' active ones): what the FLOPs per token and MFU count
+    active_params_b: NonNegative | None = None
     assumed: list[str]
 
 
@@ -404,6 +406,7 @@ class InferenceModel(Closed):
     vocab: int | None = None
     experts: int | None = None
     active_experts: int | None = None
+    active_params_b: NonNegative | None = None
     assumed: list[str] = Field(default_factory=list)
 
 

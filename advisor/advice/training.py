@@ -73,7 +73,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
-from advisor.scenario import Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
+from advisor.scenario import Model, Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
 from estimator.calibrate import (
     Calibration,
@@ -166,6 +166,7 @@ def _training_job(s: Scenario) -> TrainingJob:
     assert par is not None and w.global_batch is not None
     return TrainingJob(
         params_b=w.model.params_b,
+        active_params_b=w.model.active_params_b if w.model.experts else None,
         seq_len=w.model.seq_len,
         global_batch=w.global_batch,
         precision=w.precision,
@@ -367,6 +368,17 @@ def _size_documents(
     return size_docs
 
 
+def moe_training_warning(model: Model) -> str:
+    """What a mixture-of-experts training prediction counts and what it leaves out."""
+    return (
+        f"Mixture of experts ({model.active_experts} of {model.experts} experts per token): FLOPs per token and MFU "
+        f"count the {model.active_params_b:g}B active parameters, memory, gradients and optimizer states all "
+        f"{model.params_b:g}B. Expert parallelism's all-to-all is not modelled and the calibration holds no "
+        "mixture-of-experts run, so its held-out accuracy does not cover this model: expect the throughput to be "
+        "optimistic."
+    )
+
+
 def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calibration, warnings: list[str]) -> None:
     """What the estimator says of its own prediction (borrowed GPU family, unknown stack, MFU cap, idle GPUs),
     where the scenario leaves the range the calibration's runs cover, a model that fits on one GPU, and a fabric
@@ -385,6 +397,8 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
             gpu=s.gpu,
         )
     )
+    if w.model.experts:
+        warnings.append(moe_training_warning(w.model))
     spec = get_gpu(s.gpu)
     gpus, tps, feasible = sizes.gpus, sizes.tokens_per_s, sizes.feasible
     if sizes.fits_one:

@@ -13,6 +13,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from estimator.specs import get_gpu
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = {
     "workload": {"kind": "training", "model": {"params_b": 1}, "tokens": 1e10},
@@ -127,6 +129,22 @@ def test_refuses_70b_with_7b_geometry_naming_the_model(tmp_path: Path) -> None:
         run(path)
     assert caught.value.returncode == 2
     assert "/workload/model:" in str(caught.value) and "15%" in str(caught.value)
+
+
+@pytest.mark.django_db
+def test_a_mixture_of_experts_trains_at_its_active_flops_and_says_what_is_left_out(tmp_path: Path) -> None:
+    # An outsider's probe: Mixtral 8x7B trained as a dense 46.7B model (MFU on 46.7B, 3.6x the FLOPs per token).
+    path = tmp_path / "s.json"
+    model = {"name": "mixtral-8x7b", "seq_len": 4096}
+    workload = {**SCENARIO["workload"], "model": model, "global_batch": 512, "precision": "bf16"}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "cluster_sizes": [64]}))
+    advice = json.loads(run(path))
+    assert advice["model"]["active_params_b"] == pytest.approx(12.9) and advice["model"]["params_b"] == 46.7
+    size = advice["sizes"][0]
+    flops_per_token = 6 * 12.9e9 + 6 * 32 * 4096 * 4096
+    peak = get_gpu("h100-sxm").peak_flops("bf16")
+    assert size["mfu"] == pytest.approx(flops_per_token * size["tokens_per_s"] / (64 * peak), rel=1e-6)
+    assert any("12.9B active parameters" in w and "all-to-all" in w for w in advice["warnings"])
 
 
 @pytest.mark.django_db

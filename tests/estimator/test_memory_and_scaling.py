@@ -11,7 +11,7 @@ from estimator import model, predict
 from estimator.calibrate import Calibration, load_default
 from estimator.prediction import case_table, job_queries
 from estimator.specs import get_gpu
-from estimator.workload import Cluster, TrainingJob
+from estimator.workload import Cluster, TrainingJob, WorkloadError
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +183,25 @@ def test_step_time_terms_add_up_to_the_step_and_name_the_bottleneck(calibration:
     assert max(ddp, key=ddp.__getitem__) == "data_parallel"
     assert ddp["tensor_parallel"] == ddp["pipeline_p2p"] == 0.0
     assert terms["tensor_parallel"][1] > 0 and terms["pipeline_p2p"][3] > 0
+
+
+def test_a_mixture_of_experts_computes_its_active_parameters_and_holds_all_of_them() -> None:
+    # Mixtral 8x7B's geometry (estimator/data/models.csv): 46.7B in memory, 12.9B per token. An outsider's probe:
+    # training predicted it as a dense 46.7B model (3.6x the FLOPs per token).
+    geometry = {"seq_len": 4096, "global_batch": 512, "layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000}
+    dense = TrainingJob(params_b=46.7, ffn_hidden=14336, **geometry)
+    moe = TrainingJob(params_b=46.7, active_params_b=12.9, ffn_hidden=14336, **geometry)
+    layout = {"strategy": model.ZERO3, "tp": 1, "pp": 1, "cp": 1, "mb": 1, "ac": 2}
+    assert _memory(moe, 64, **layout) == _memory(dense, 64, **layout)
+    cases = {
+        name: case_table(job_queries(job, Cluster(get_gpu("h100-sxm")), [64]), np.array([0]), layout)
+        for name, job in (("dense", dense), ("moe", moe))
+    }
+    attention = 6.0 * 32 * 4096 * 4096
+    assert model.model_flops_per_token(cases["moe"])[0] == pytest.approx(6.0 * 12.9e9 + attention)
+    assert model.model_flops_per_token(cases["dense"])[0] == pytest.approx(6.0 * 46.7e9 + attention)
+    theta = load_default().theta()
+    ratio = model.step_time(cases["dense"], theta)[0] / model.step_time(cases["moe"], theta)[0]
+    assert 1.5 < ratio < 46.7 / 12.9  # the compute shrinks by 3.6x; the ZeRO-3 collectives of all weights do not
+    with pytest.raises(WorkloadError, match="active_params_b"):
+        TrainingJob(params_b=7.0, active_params_b=8.0, **geometry)
