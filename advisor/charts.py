@@ -19,7 +19,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from pricing.models import MARKET_PHRASES, Market
+from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
 BUY = "#2b8a3e"
@@ -563,11 +563,13 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     markers = []
     for market, price in prices:
         color = MARKET_COLORS.get(market, RENT)
-        series.append(
-            Series(
-                f"rent {MARKET_LABELS.get(market, market)}", [0.0, 1.0], [price, price], color, dash="6 4", points=False
-            )
-        )
+        label = f"rent {MARKET_LABELS.get(market, market)}"
+        if market in RESERVED_MARKETS:
+            # A term is billed every hour, used or not: per busy GPU-hour it costs price / u, so it is drawn as that
+            # curve and has no utilization break-even to mark (economics.break_even_against_term).
+            series.append(Series(label, us, [price / u for u in us], color, dash="6 4", points=False))
+            continue
+        series.append(Series(label, [0.0, 1.0], [price, price], color, dash="6 4", points=False))
         # The advice's own break-even against this market (the same number the headline and the PDF quote).
         u_star = _get(size, "buy", "break_even_by_market", market)
         if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
@@ -588,7 +590,8 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         y_min=0,
         y_max=top,
         markers=markers,
-        caption="Buying pays where the owned curve falls below a rental line.",
+        caption="Buying pays where the owned curve falls below a rental line (a reserved term's line is its price "
+        "spread over the busy hours: it is billed every hour).",
     )
 
 

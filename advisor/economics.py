@@ -149,6 +149,27 @@ def break_even_utilization(
         return np.where(denominator > 0, _f(yearly_fixed_usd) / denominator, np.inf)
 
 
+def break_even_against_term(
+    *,
+    yearly_fixed_usd: ArrayLike,
+    gpus: ArrayLike,
+    term_usd_per_gpu_hour: ArrayLike,
+    variable_usd_per_gpu_hour: ArrayLike,
+) -> Array:
+    """Break-even utilization against a term billed every hour, used or not (a reserved commitment): ``0`` where
+    owning costs no more per hour even fully busy (``A / (N * 8760) + v <= r``: owning is cheaper at any
+    utilization), ``inf`` otherwise. The term costs the same at every utilization, so the on-demand formula (which
+    assumes rent is paid only while busy) does not apply; against a term, the hourly prices decide (reference
+    cost-model.md 4.1: utilization break-even is "the wrong tool" against reserved capacity). Between ``A / (N *
+    8760)`` and that plus ``v`` owning is cheaper only below ``(r - A / (N * 8760)) / v``; reported as ``inf``
+    (not at full use): the costs per run at the given utilization compare the two there. No offer (an infinite
+    price): ``inf``."""
+    fully_busy = _f(yearly_fixed_usd) / (_f(gpus) * HOURS_PER_YEAR) + _f(variable_usd_per_gpu_hour)
+    term = _f(term_usd_per_gpu_hour)
+    with _quiet():  # no offer (an infinite price): nothing to break even against
+        return np.where(np.isfinite(term) & (fully_busy <= term), 0.0, np.inf)
+
+
 def break_even_hours_per_year(
     *,
     yearly_fixed_usd: ArrayLike,

@@ -86,13 +86,15 @@ def costs(
     break_even_price: Any,
     hw: Hardware | None,
     overrides: Mapping[str, Any] | None = None,
+    break_even_committed: Any = False,
 ) -> dict[str, np.ndarray]:
     """Cost per run renting and owning, owned $/GPU-hour and break-even, broadcast over every argument.
 
     Utilization: the scenario's, or (``s.utilization`` None) implied per size by ``implied_utilization``.
     ``overrides`` replaces scenario inputs (sensitivity): utilization, tokens, capex_per_node,
     power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year, discount_rate,
-    years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor."""
+    years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor. ``break_even_committed``: where
+    the break-even price is a reserved term's (billed every hour), economics.break_even_against_term."""
     o = dict(overrides or {})
     level = rent_level(s=s, overrides=o)
     rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
@@ -131,8 +133,14 @@ def costs(
         variable=variable,
         owned_rate=owned,
         own_usd_per_run=ec.usd_per_run(gpus=gpus, run_hours=run_hours, usd_per_gpu_hour=owned),
-        break_even=ec.break_even_utilization(
-            yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
+        break_even=np.where(
+            break_even_committed,
+            ec.break_even_against_term(
+                yearly_fixed_usd=fixed, gpus=gpus, term_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
+            ),
+            ec.break_even_utilization(
+                yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
+            ),
         ),
     )
     return out

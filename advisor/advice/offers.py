@@ -276,6 +276,7 @@ class RentPricing:
             break_even_price=self.be_price * price_factor if scaled else self.be_price,
             hw=hw,
             overrides=overrides,
+            break_even_committed=np.isin(self.be_market, list(RESERVED_MARKETS)),
         )
 
 
@@ -362,7 +363,8 @@ def break_even_by_market(
     *, s: Scenario, rent: RentPricing, base: Mapping[str, np.ndarray], gpus: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Break-even utilization (DESIGN.md: u* = A / (N 8760 (r - v))) against each market's cheapest price per used
-    GPU-hour at each size: floating markets levelized like the headline, spot per useful hour (price / (1 - lost)).
+    GPU-hour at each size: floating markets levelized like the headline, spot per useful hour (price / (1 - lost)),
+    reserved terms by economics.break_even_against_term (0: owning is cheaper at any utilization).
     A manual rent quote is keyed ``manual_quote``. Infinite where the market has no offer or never breaks even."""
     out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -370,14 +372,18 @@ def break_even_by_market(
             price = rent.used_price[m] * (base["level"] if m in FLOATING_MARKETS else 1.0)
             if m == "spot":
                 price = price / np.maximum(1e-12, 1.0 - rent.spot_lost)
-            be = ec.break_even_utilization(
-                yearly_fixed_usd=base["yearly_fixed"],
-                gpus=gpus,
-                rent_usd_per_gpu_hour=price,
-                variable_usd_per_gpu_hour=base["variable"],
-            )
+            fixed, variable = base["yearly_fixed"], base["variable"]
+            if m in RESERVED_MARKETS:  # billed every hour: 0 where owning is cheaper at any utilization
+                be = ec.break_even_against_term(
+                    yearly_fixed_usd=fixed, gpus=gpus, term_usd_per_gpu_hour=price, variable_usd_per_gpu_hour=variable
+                )
+            else:
+                be = ec.break_even_utilization(
+                    yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=price, variable_usd_per_gpu_hour=variable
+                )
+                be = np.where(be > 0, be, np.inf)
             key = "manual_quote" if s.rent.usd_per_gpu_hour is not None else m
-            out[key] = np.where(np.isfinite(be) & (be > 0), be, np.inf)
+            out[key] = np.where(np.isfinite(be), be, np.inf)
     return out
 
 

@@ -14,7 +14,7 @@ from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import money, n_gpus, pct
 from advisor.scenario import Scenario
-from pricing.models import MARKET_PHRASES
+from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
 # A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
 # (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the
@@ -100,22 +100,42 @@ def _own_reasons(
     s: Scenario, doc: Mapping[str, Any], raw_be: float, rec_gpus: int, reasons: list[str], warnings: list[str]
 ) -> None:
     be = doc["buy"]["break_even_utilization"]
-    if be is not None:
+    market = doc["buy"]["break_even_against"]["market"] or ""
+    against = MARKET_PHRASES.get(market, "the rental price")
+    term = market in RESERVED_MARKETS
+    if term:  # billed every hour (economics.break_even_against_term): the hourly prices decide, not utilization
+        be_words = (
+            f"even fully busy, owning costs less per GPU-hour than renting {against}, a term billed every hour "
+            "used or not, so owning is cheaper at any utilization"
+            if be is not None
+            else f"fully busy, owning costs more per GPU-hour than renting {against} (a term billed every hour)"
+        )
+    elif be is not None:
         hours = doc["buy"]["break_even_hours_per_year"]
-        be_words = f"break-even is {pct(be)} utilization ({hours:,.0f} hours a year)"
+        be_words = f"break-even is {pct(be)} utilization ({hours:,.0f} hours a year) against renting {against}"
     elif math.isfinite(raw_be):
-        be_words = f"break-even would need {pct(raw_be)} utilization, more than the whole year"
+        be_words = (
+            f"break-even would need {pct(raw_be)} utilization, more than the whole year, against renting {against}"
+        )
     else:
-        be_words = "the rental price does not even cover the owned energy cost, so owning never breaks even"
+        be_words = (
+            f"renting {against} does not even cover the owned energy cost, so owning never breaks even against it"
+        )
     u = doc["buy"]["utilization"]
     basis = "given" if s.utilization is not None else f"implied by {s.workload.runs_per_year:g} runs a year"
-    against = MARKET_PHRASES.get(doc["buy"]["break_even_against"]["market"] or "", "the rental price")
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
         f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
-        f"{be_words} against renting {against}."
+        f"{be_words}."
     )
-    if be is None or u < be:
+    rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]
+    if term:
+        if rent_run is not None and own_run is not None and own_run > rent_run:
+            warnings.append(
+                f"At {pct(u)} utilization owning costs more than renting {against} on {n_gpus(rec_gpus)} "
+                f"({money(own_run)} against {money(rent_run)} a run)."
+            )
+    elif be is None or u < be:
         warnings.append(
             f"Utilization {pct(u)} is below break-even against renting {against} "
             f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."

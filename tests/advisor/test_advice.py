@@ -444,12 +444,35 @@ def test_break_even_is_given_per_market_and_names_the_one_quoted(catalog: dict[s
     by_market = buy["break_even_by_market"]
     assert set(by_market) == {"on_demand", "spot", "reserved_1y", "reserved_3y"}
     assert by_market["on_demand"] == pytest.approx(buy["break_even_utilization"])
-    # DESIGN.md: u* = A / (N 8760 (r - v)), r the market's price: $3.00 reserved 1 year for this size.
-    expected = buy["usd_per_year"] / (8 * 8760 * (3.0 - buy["variable_usd_per_busy_gpu_hour"]))
-    assert by_market["reserved_1y"] == (pytest.approx(expected) if expected <= 1 else None)
+    # A term is billed every hour (reference cost-model.md 4.1: utilization break-even is the wrong tool against it):
+    # 0 where owning, even fully busy, costs no more per GPU-hour than the $3.00 1-year term, else never.
+    fully_busy = buy["usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
+    assert by_market["reserved_1y"] == (0.0 if fully_busy <= 3.0 else None)
     assert by_market["reserved_3y"] is None  # no 3-year offer in the catalog
     reasons = " ".join(doc["recommendation"]["reasons"])
     assert "against renting on-demand" in reasons
+
+
+def test_against_a_term_only_owning_is_judged_by_the_hourly_prices(catalog: dict[str, Any]) -> None:
+    # An outsider's probe: with only a reserved market, u* = A / (N 8760 (r - v)) said 78% and warned "owning costs
+    # more than renting" while owning cost less per run and was recommended.
+    doc = scenario(rent={"markets": ["reserved_1y"]}, utilization=0.5)
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    size = by_gpus(advice, 8)
+    buy = size["buy"]
+    assert buy["break_even_against"]["market"] == "reserved_1y"
+    fully_busy = buy["usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
+    owning_cheaper = fully_busy <= 3.0
+    assert buy["break_even_utilization"] == (0.0 if owning_cheaper else None)
+    assert buy["break_even_by_market"] == {"reserved_1y": buy["break_even_utilization"]}
+    assert (buy["usd_per_run"] < size["rent"]["usd_per_run"]) == (
+        owning_cheaper or buy["usd_per_year"] / (8 * 8760) + 0.5 * buy["variable_usd_per_busy_gpu_hour"] <= 3.0
+    )
+    text = " ".join(advice["recommendation"]["reasons"] + advice["warnings"])
+    assert "below break-even" not in text
+    if owning_cheaper:
+        assert "owning is cheaper at any utilization" in text
 
 
 def test_utilization_omitted_is_implied_by_the_runs_and_drives_the_choice(catalog: dict[str, Any]) -> None:

@@ -136,6 +136,17 @@ def test_reserved_term_is_paid_whether_used_or_not() -> None:
     assert float(ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=2.0, utilization=0.4)) == pytest.approx(5.0)
 
 
+def test_break_even_against_a_term_is_decided_by_the_hourly_prices() -> None:
+    # 8 GPUs, $70,080 a year fixed = $1.00 per GPU-hour of the year, $0.20 energy per busy GPU-hour: fully busy $1.20.
+    args = {"yearly_fixed_usd": 70_080.0, "gpus": 8, "variable_usd_per_gpu_hour": 0.2}
+    got = ec.break_even_against_term(term_usd_per_gpu_hour=np.array([1.5, 1.2, 1.1, 0.9, np.inf]), **args)
+    # Cheaper at any utilization against $1.50 and $1.20; at $1.10 only below (1.10 - 1.00) / 0.20 = 50% busy, so
+    # not at full use; never against $0.90; no offer, nothing to break even against.
+    assert got.tolist() == [0.0, 0.0, np.inf, np.inf, np.inf]
+    # The on-demand formula (billed only while busy) would have said 1.00 / (1.50 - 0.20) = 77%.
+    assert float(ec.break_even_utilization(rent_usd_per_gpu_hour=1.5, **args)) == pytest.approx(1 / 1.3)
+
+
 def test_spot_young_daly_by_hand() -> None:
     # 4 nodes at 0.01 interruptions per node-hour: job MTBF M = 1 / 0.04 = 25 h.
     # C = 360 s = 0.1 h: T = sqrt(2 x 0.1 x 25) = sqrt(5) = 2.23607 h.

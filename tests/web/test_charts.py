@@ -91,6 +91,20 @@ def test_break_even_chart_marks_each_crossing_and_the_plan(example_advice: dict[
     assert "break-even vs on-demand 50%" in str(charts.chart_breakeven(advice=advice).svg)
 
 
+def test_a_reserved_term_is_drawn_per_busy_hour_with_no_break_even_marker(example_advice: dict[str, Any]) -> None:
+    # A term is billed every hour: at 0 (owning cheaper at any utilization) the old marker divided by zero.
+    advice = copy.deepcopy(example_advice)
+    size = next(s for s in advice["sizes"] if s["gpus"] == advice["recommendation"]["gpus"])
+    f, v = charts.owned_cost_curve(size=size, utilization=advice["scenario"]["utilization"])
+    price = (f + v) * 1.2
+    size["rent"]["by_market"] = {"reserved_1y": {"offer": {"usd_per_gpu_hour": price, "market": "reserved_1y"}}}
+    size["buy"]["break_even_by_market"] = {"reserved_1y": 0.0}
+    root = _parse(str(charts.chart_breakeven(advice=advice).svg))
+    assert "break-even vs" not in ET.tostring(root, encoding="unicode")
+    # Owned cost and the term per busy GPU-hour (price / u): two curves, the term's falling to its price at 100%.
+    assert len(root.findall(f"{SVG}polyline")) == 2
+
+
 def test_cumulative_chart_marks_the_crossover_month(example_advice: dict[str, Any]) -> None:
     advice = copy.deepcopy(example_advice)
     advice["cumulative_cost"] = {
