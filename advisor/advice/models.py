@@ -110,6 +110,27 @@ class RelaxOption(Closed):
     gpu: str | None = None
 
 
+class ClosestSize(Closed):
+    """Training, action none: the candidate size nearest to holding the model, with the memory it needs."""
+
+    gpus: int
+    gpu: str
+    memory_per_gpu_gb: NonNegative | None
+    memory_gb: NonNegative
+    fits_memory: bool
+
+
+class SizeRelaxOption(Closed):
+    """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again."""
+
+    change: Literal["cluster_sizes", "gpu"]
+    text: str
+    fits_memory: bool
+    gpu: str
+    gpus: int | None
+    memory_per_gpu_gb: NonNegative | None
+
+
 class ModelGeometry(Closed):
     """The model the advice ran: catalog name (or null), the given size, the size its geometry implies."""
 
@@ -139,11 +160,15 @@ class Recommendation(Closed):
     knee_threshold: NonNegative | None = Field(
         default=None, description="Scaling efficiency below which more GPUs are not worth it."
     )
-    closest: ClosestDeployment | None = Field(
-        default=None, description="Inference, action none: the deployment nearest the latency targets."
+    closest: ClosestDeployment | ClosestSize | None = Field(
+        default=None,
+        description="Action none: the deployment nearest the latency targets (inference), or the size nearest to "
+        "holding the model (training).",
     )
-    relax: list[RelaxOption] | None = Field(
-        default=None, description="Inference, action none: what would meet the targets, each checked by sizing again."
+    relax: list[RelaxOption] | list[SizeRelaxOption] | None = Field(
+        default=None,
+        description="Action none: what would meet the targets (inference) or hold the model (training), each "
+        "checked by running the estimator again.",
     )
 
 

@@ -75,6 +75,7 @@ from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import Model, Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
 from estimator import predict
+from estimator.bounds import MAX_GPUS
 from estimator.calibrate import (
     Calibration,
     ThroughputBand,
@@ -82,7 +83,7 @@ from estimator.calibrate import (
     load_default,
     stale_calibration_warning,
 )
-from estimator.specs import get_gpu
+from estimator.specs import GPU_IDS, get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
 
@@ -368,6 +369,74 @@ def _size_documents(
     return size_docs
 
 
+MORE_GPUS_DOUBLINGS: Final[int] = 12  # no fit: sizes tried beyond the largest candidate (x2 each, up to x4096)
+MAX_BIGGER_GPUS: Final[int] = 2  # no fit: GPUs with more memory suggested beside the scenario's
+
+
+def _smallest_fit(s: Scenario, calibration: Calibration, sizes: Sequence[int]) -> tuple[int, float] | None:
+    """The fewest of ``sizes`` GPUs that hold the job, with its memory per GPU [GB], or None."""
+    spec = get_gpu(s.gpu)
+    cluster = Cluster(gpu=spec, gpus_per_node=s.network.gpus_per_node, inter_node_gbps=s.network.inter_node_gbps)
+    p = predict(_training_job(s), cluster, np.asarray(sizes, dtype=np.int64), calibration)
+    fits = np.flatnonzero(p.fits_memory & np.isfinite(p.tokens_per_s))
+    return (int(p.gpus[fits[0]]), float(p.memory_per_gpu_gb[fits[0]])) if fits.size else None
+
+
+def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration) -> dict[str, Any]:
+    """No candidate size holds the model: the size that comes nearest (``closest``) and what would hold it
+    (``relax``: more GPUs of this type, or a GPU with more memory), each checked by predicting again."""
+    memory = np.asarray(sizes.at("memory_per_gpu_gb"), dtype=np.float64)
+    nearest = int(np.nanargmin(np.where(np.isfinite(memory), memory, np.inf))) if np.isfinite(memory).any() else -1
+    spec = get_gpu(s.gpu)
+    closest = {
+        "gpus": int(sizes.gpus[nearest]),
+        "gpu": s.gpu,
+        "memory_per_gpu_gb": num(memory[nearest]),
+        "memory_gb": spec.memory_gb,
+        "fits_memory": False,
+    }
+    top = max(s.cluster_sizes)
+    tried = sorted(
+        {*s.cluster_sizes, *(top * 2**k for k in range(1, MORE_GPUS_DOUBLINGS + 1) if top * 2**k <= MAX_GPUS)}
+    )
+    relax: list[dict[str, Any]] = []
+    more = _smallest_fit(s, calibration, [n for n in tried if n > top])
+    relax.append(
+        {
+            "change": "cluster_sizes",
+            "text": f"{n_gpus(more[0])} of {spec.id} hold it ({more[1]:.0f} GB per GPU of {spec.memory_gb:g} GB)"
+            if more
+            else f"no size up to {n_gpus(tried[-1])} of {spec.id} holds it",
+            "fits_memory": more is not None,
+            "gpu": s.gpu,
+            "gpus": more[0] if more else None,
+            "memory_per_gpu_gb": more[1] if more else None,
+        }
+    )
+    bigger = sorted((g for g in GPU_IDS if get_gpu(g).memory_gb > spec.memory_gb), key=lambda g: get_gpu(g).memory_gb)
+    for gpu in bigger:
+        if sum(r["change"] == "gpu" for r in relax) >= MAX_BIGGER_GPUS:
+            break
+        try:
+            other = scenario_for_gpu(s, gpu)
+            found = _smallest_fit(other, calibration, tried)
+        except ScenarioError:  # a precision that GPU lacks
+            continue
+        if found:
+            relax.append(
+                {
+                    "change": "gpu",
+                    "text": f"{n_gpus(found[0])} of {gpu} ({get_gpu(gpu).memory_gb:g} GB) hold it "
+                    f"({found[1]:.0f} GB per GPU)",
+                    "fits_memory": True,
+                    "gpu": gpu,
+                    "gpus": found[0],
+                    "memory_per_gpu_gb": found[1],
+                }
+            )
+    return {"closest": closest, "relax": relax}
+
+
 def moe_training_warning(model: Model) -> str:
     """What a mixture-of-experts training prediction counts and what it leaves out."""
     return (
@@ -545,6 +614,10 @@ def advise_training(
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
+    if recommendation["action"] == "none" and recommendation["gpus"] is None:  # DESIGN.md: none carries both
+        recommendation.update(no_fit_options(s, sizes, calibration))
+        holds = [r["text"] for r in recommendation["relax"] if r["fits_memory"]]
+        recommendation["reasons"] += [f"Checked: {text}." for text in holds]
     _prediction_warnings(s, sizes, calibration, warnings)
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
     _price_warnings(s, rent, gpus, size_docs, freshness, warnings)

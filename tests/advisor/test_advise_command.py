@@ -148,6 +148,29 @@ def test_a_mixture_of_experts_trains_at_its_active_flops_and_says_what_is_left_o
 
 
 @pytest.mark.django_db
+def test_no_fit_answers_the_nearest_size_and_what_would_hold_the_model(tmp_path: Path) -> None:
+    # DESIGN.md: action none carries closest and relax; training gave neither (an outsider's probe).
+    path = tmp_path / "s.json"
+    workload = {**SCENARIO["workload"], "model": {"name": "llama-3.1-70b"}, "global_batch": 256}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "gpu": "rtx4090", "cluster_sizes": [1, 2, 4]}))
+    advice = json.loads(run(path))
+    rec = advice["recommendation"]
+    assert rec["action"] == "none" and rec["gpus"] is None
+    assert rec["closest"]["gpus"] == 4 and rec["closest"]["memory_per_gpu_gb"] > rec["closest"]["memory_gb"] == 24
+    more = rec["relax"][0]
+    assert more["change"] == "cluster_sizes" and more["fits_memory"] and more["gpus"] > 4
+    # The option is what the estimator answers when asked: that size holds the model, half of it does not.
+    path.write_text(
+        json.dumps(
+            {**SCENARIO, "workload": workload, "gpu": "rtx4090", "cluster_sizes": [more["gpus"] // 2, more["gpus"]]}
+        )
+    )
+    checked = json.loads(run(path))
+    assert [size["fits_memory"] for size in checked["sizes"]] == [False, True]
+    assert all(r["fits_memory"] and r["gpu"] != "rtx4090" for r in rec["relax"][1:])
+
+
+@pytest.mark.django_db
 def test_uses_the_utilization_implied_by_runs_per_year(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     workload = {**SCENARIO["workload"], "tokens": 1e11, "runs_per_year": 12}
