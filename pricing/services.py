@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
+    FeedDataError,
     FeedError,
     FeedNotConfigured,
     OfferRecord,
@@ -926,8 +927,17 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
     not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
     unit = import_unit(name, cloud)
-    records = file_reader(name)(paths, cloud=cloud)
     names = ", ".join(path.name for path in paths)
+    try:
+        records = file_reader(name)(paths, cloud=cloud)
+    except FeedError:
+        raise
+    except Exception as error:  # an adapter bug on this payload: name the files (exit 2), keep the traceback in the log
+        logger.exception("feed %s could not read %s", name, names)
+        raise FeedDataError(
+            f"{', '.join(map(str, paths))}: could not be read as {name} payloads "
+            f"(unexpected {type(error).__name__}: {error}); nothing was stored"
+        ) from error
     tagged = [
         item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")
         for item in records
