@@ -26,10 +26,12 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
 from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
+    FeedDataError,
     FeedError,
     FeedNotConfigured,
     OfferRecord,
@@ -56,8 +58,6 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 SNAPSHOT_CSV = DATA_DIR / "gpu_price_snapshot.csv"
 HARDWARE_QUOTES_CSV = DATA_DIR / "hardware_quotes.csv"
 OWNERSHIP_DEFAULTS_CSV = DATA_DIR / "ownership_defaults.csv"
-PRICE_PLACES = Decimal("0.000001")
-COUNT_PLACES = Decimal("0.001")
 MARKETS = frozenset(Market.values)
 MAX_EXAMPLES_PER_REASON = 5
 
@@ -85,11 +85,16 @@ PROVIDER_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class ValidOffer:
+    """A record that passed validation, with its values as the Offer columns store them (so a re-run
+    compares equal and every value fits its column)."""
+
     record: OfferRecord
     gpu: str
-    gpu_count: Decimal  # stored precision, so a re-run compares equal
+    gpu_count: Decimal
     usd_per_hour: Decimal
     usd_per_gpu_hour: Decimal
+    vcpus: int | None = None
+    memory_gib: Decimal | None = None
 
 
 @dataclass
@@ -107,7 +112,8 @@ class Validation:
         entry = self.rejections.setdefault(reason, {"count": 0, "examples": []})
         entry["count"] += 1
         if len(entry["examples"]) < MAX_EXAMPLES_PER_REASON:
-            entry["examples"].append(detail[:200])
+            # The examples go to a JSON column: PostgreSQL's jsonb refuses the NUL a rejected record may hold.
+            entry["examples"].append(detail.replace("\x00", "\\x00")[:200])
 
 
 def price_bounds() -> tuple[Decimal, Decimal]:
@@ -118,8 +124,96 @@ def price_bounds() -> tuple[Decimal, Decimal]:
     )
 
 
+# The columns a record's values are stored in: their sizes are the model's, read here, not repeated.
+_TEXT_COLUMNS: tuple[tuple[str, models.Field], ...] = (
+    ("provider", Provider._meta.get_field("slug")),
+    ("instance_type", Offer._meta.get_field("instance_type")),
+    ("region", Offer._meta.get_field("region")),
+    ("source", Offer._meta.get_field("source")),
+)
+
+
+def _stored_decimal(value: object, name: str) -> Decimal | None:
+    """`value` rounded as the Offer column `name` stores it, or None when the column cannot hold it (not a
+    finite Decimal, or too large for DECIMAL(max_digits, decimal_places): SQLite would store it and fail
+    on every later read, PostgreSQL refuses the whole transaction)."""
+    column = Offer._meta.get_field(name)
+    assert isinstance(column, models.DecimalField)
+    if not isinstance(value, Decimal) or not value.is_finite():
+        return None
+    limit = Decimal(10) ** (column.max_digits - column.decimal_places)
+    if abs(value) >= limit:  # checked before rounding: quantize raises on a value with more digits than the context
+        return None
+    stored = value.quantize(Decimal(1).scaleb(-column.decimal_places))
+    return stored if abs(stored) < limit else None  # 999.9996 rounds to 1000.000
+
+
+def _decimal_column_type(name: str) -> str:
+    column = Offer._meta.get_field(name)
+    assert isinstance(column, models.DecimalField)
+    return f"DECIMAL({column.max_digits},{column.decimal_places})"
+
+
+def _integer_range(name: str) -> tuple[int, int]:
+    """The range Django documents for the column's integer type: PostgreSQL enforces it, SQLite does not,
+    so checking it here makes both refuse the same records."""
+    column = Offer._meta.get_field(name)
+    assert isinstance(column, models.Field)
+    low, high = BaseDatabaseOperations.integer_field_ranges[column.get_internal_type()]
+    return low, high
+
+
+def _text_problem(record: OfferRecord) -> tuple[str, str] | None:
+    """(field, why) for the first text value its column cannot hold: too long, or a NUL (PostgreSQL text refuses it)."""
+    for name, column in _TEXT_COLUMNS:
+        value = getattr(record, name)
+        if not isinstance(value, str):
+            return name, f"{name} is {type(value).__name__}, not text"
+        if "\x00" in value:
+            return name, f"{name} holds a NUL character"
+        if column.max_length is not None and len(value) > column.max_length:
+            return name, f"{name} has {len(value)} characters, the column holds {column.max_length}"
+    return None
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, Decimal) and value.is_finite() and value > 0
+
+
+def _stored_positive(value: object, name: str, not_positive: str, where: str) -> Decimal | Rejection:
+    """A count or price as its column stores it, still above zero after rounding (the CHECK constraints
+    and the per-GPU price divide by it); `not_positive` is the reason when it is not."""
+    if not _positive(value):
+        return Rejection(not_positive, f"{where}: {name} {value}")
+    stored = _stored_decimal(value, name)
+    if stored is None:
+        return Rejection(f"invalid_{name}", f"{where}: {name} {value} does not fit {_decimal_column_type(name)}")
+    if stored <= 0:
+        return Rejection(not_positive, f"{where}: {name} {value} is 0 at the stored precision")
+    return stored
+
+
+def _stored_specs(record: OfferRecord, where: str) -> tuple[int | None, Decimal | None] | Rejection:
+    """(vCPUs, memory GiB) as their columns store them; both are optional, a value given must fit."""
+    low, high = _integer_range("vcpus")
+    # bool is an int subclass, and JSON's true is no vCPU count.
+    if record.vcpus is not None and not (type(record.vcpus) is int and low <= record.vcpus <= high):
+        return Rejection("invalid_vcpus", f"{where}: vcpus {record.vcpus!r} is no integer in [{low}, {high}]")
+    if record.memory_gib is None:
+        return record.vcpus, None
+    memory_gib = _stored_decimal(record.memory_gib, "memory_gib")
+    if memory_gib is None or memory_gib < 0:  # the column would hold a negative size; no machine has one
+        return Rejection(
+            "invalid_memory_gib",
+            f"{where}: memory_gib {record.memory_gib!r} is no size {_decimal_column_type('memory_gib')} holds",
+        )
+    return record.vcpus, memory_gib
+
+
 def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | None = None) -> ValidOffer | Rejection:
-    """Check one record: currency, market, GPU id, positive count and price, plausible $/GPU-hour."""
+    """Check one record: currency, market, GPU id, positive count and price, plausible $/GPU-hour, and that
+    every value fits the column it is stored in (rounded to the stored precision, counts and prices still
+    positive). A value that does not fit is one rejected record (`invalid_<field>`), never a failed run."""
     where = f"{record.provider} {record.instance_type} {record.region or '-'} {record.market}"
     if record.currency != "USD":
         return Rejection("currency_not_usd", f"{where}: {record.currency}")
@@ -127,23 +221,36 @@ def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | Non
         return Rejection("unknown_market", f"{where}: {record.market!r}")
     if not record.instance_type or not record.provider:
         return Rejection("missing_identity", where)
+    text = _text_problem(record)
+    if text is not None:
+        return Rejection(f"invalid_{text[0]}", f"{where[:120]}: {text[1]}")
     gpu = record.canonical_gpu
     if gpu is None:
         return Rejection("unknown_gpu", f"{where}: GPU name {record.gpu_name!r}")
-    if record.gpu_count is None or record.gpu_count <= 0:
-        return Rejection("no_gpu_count", f"{where}: gpu_count {record.gpu_count}")
-    if record.usd_per_hour is None or record.usd_per_hour <= 0:
-        return Rejection("non_positive_price", f"{where}: ${record.usd_per_hour}/h")
+    gpu_count = _stored_positive(record.gpu_count, "gpu_count", "no_gpu_count", where)
+    if isinstance(gpu_count, Rejection):
+        return gpu_count
+    usd_per_hour = _stored_positive(record.usd_per_hour, "usd_per_hour", "non_positive_price", where)
+    if isinstance(usd_per_hour, Rejection):
+        return usd_per_hour
     per_gpu = record.usd_per_hour / record.gpu_count
     low, high = bounds or price_bounds()
     if not (low <= per_gpu <= high):
         return Rejection("implausible_per_gpu_price", f"{where}: ${per_gpu:.4f}/GPU-h outside [{low}, {high}]")
+    usd_per_gpu_hour = _stored_decimal(per_gpu, "usd_per_gpu_hour")
+    if usd_per_gpu_hour is None:  # only when the configured price bounds exceed the column
+        return Rejection("invalid_usd_per_gpu_hour", f"{where}: ${per_gpu}/GPU-h does not fit the column")
+    specs = _stored_specs(record, where)
+    if isinstance(specs, Rejection):
+        return specs
     return ValidOffer(
         record=record,
         gpu=gpu,
-        gpu_count=record.gpu_count.quantize(COUNT_PLACES),
-        usd_per_hour=record.usd_per_hour.quantize(PRICE_PLACES),
-        usd_per_gpu_hour=per_gpu.quantize(PRICE_PLACES),
+        gpu_count=gpu_count,
+        usd_per_hour=usd_per_hour,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        vcpus=specs[0],
+        memory_gib=specs[1],
     )
 
 
@@ -442,12 +549,11 @@ def _offer_values(
 ) -> tuple[Any, ...]:
     """Values for _OFFER_VALUE_FIELDS, in order, adapted for the database."""
     record = item.record
-    memory = record.memory_gib.quantize(Decimal("0.1")) if record.memory_gib is not None else None
     return (
         item.gpu,
         item.gpu_count,
-        record.vcpus,
-        memory,
+        item.vcpus,
+        item.memory_gib,
         item.usd_per_hour,
         item.usd_per_gpu_hour,
         to_db(observed_at),
@@ -821,8 +927,17 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
     not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
     unit = import_unit(name, cloud)
-    records = file_reader(name)(paths, cloud=cloud)
     names = ", ".join(path.name for path in paths)
+    try:
+        records = file_reader(name)(paths, cloud=cloud)
+    except FeedError:
+        raise
+    except Exception as error:  # an adapter bug on this payload: name the files (exit 2), keep the traceback in the log
+        logger.exception("feed %s could not read %s", name, names)
+        raise FeedDataError(
+            f"{', '.join(map(str, paths))}: could not be read as {name} payloads "
+            f"(unexpected {type(error).__name__}: {error}); nothing was stored"
+        ) from error
     tagged = [
         item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")
         for item in records

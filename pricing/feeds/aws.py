@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -33,12 +33,16 @@ from pricing.feeds.base import (
     FeedFileError,
     FeedNetworkError,
     FeedNotConfigured,
+    MalformedRecord,
     OfferRecord,
     Progress,
     Rejection,
+    as_object,
+    as_text,
     parse_datetime,
     read_json,
     to_decimal,
+    to_int,
 )
 from pricing.gpus import canonical_gpu_by_memory
 
@@ -82,12 +86,14 @@ def product_filters(region: str) -> list[dict[str, str]]:
 
 def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     """(GPU name for the canonical mapping, count, MiB per GPU) from one describe_instance_types entry."""
-    gpus = (info.get("GpuInfo") or {}).get("Gpus") or []
-    if not gpus:
-        return None
+    gpu_info = info.get("GpuInfo") or {}
+    gpus = (gpu_info.get("Gpus") if isinstance(gpu_info, dict) else None) or []
+    if not isinstance(gpus, list) or not gpus or not isinstance(gpus[0], dict):
+        return None  # no usable GPU info: the product's own `gpu` attribute is used, as for a type EC2 omits
     first = gpus[0]
     name = str(first.get("Name") or "")
-    mib = int((first.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
+    memory = first.get("MemoryInfo") or {}
+    mib = (to_int(memory.get("SizeInMiB")) if isinstance(memory, dict) else None) or 0
     count = to_decimal(first.get("Count"))
     partition, logical = to_decimal(first.get("GpuPartitionSize")), to_decimal(first.get("LogicalGpuCount"))
     if not count and partition and logical:
@@ -147,7 +153,7 @@ class AwsFeed:
 
     def _region(self, region: str) -> Iterator[OfferRecord | Rejection]:
         products = list(self._products(region))
-        instance_types = sorted({p["product"]["attributes"].get("instanceType", "") for p, _ in products} - {""})
+        instance_types = sorted({_instance_type(p) for p, _ in products} - {""})
         gpus = self._gpu_info(region, instance_types)
         for product, raw in products:
             yield from _price_records(product, raw, region, gpus)
@@ -164,8 +170,7 @@ class AwsFeed:
             for raw in page["PriceList"]:
                 try:
                     product = json.loads(raw) if isinstance(raw, str) else raw
-                    product["product"]["attributes"]
-                except (ValueError, KeyError, TypeError) as error:
+                except ValueError as error:  # a cut-off JSON string: the page was truncated
                     raise FeedDataError(
                         f"AWS price list {region} page {number}: malformed product ({error})"
                     ) from error
@@ -238,29 +243,52 @@ def _gpu_name_and_count(
     return "", to_decimal((attributes or {}).get("gpu")) or Decimal(0)
 
 
+def _attributes(product: Any) -> dict[str, Any]:
+    """The product's attributes; MalformedRecord when the PriceList item has not the product.attributes shape."""
+    return as_object(as_object(as_object(product, "product").get("product"), "product").get("attributes"), "attributes")
+
+
+def _instance_type(product: Any) -> str:
+    try:
+        return as_text(_attributes(product).get("instanceType") or "", "instanceType")
+    except MalformedRecord:
+        return ""  # _price_records counts it
+
+
 def _price_records(
-    product: dict[str, Any], raw: Any, region: str, gpus: dict[str, tuple[str, Decimal, int]]
+    product: Any, raw: Any, region: str, gpus: dict[str, tuple[str, Decimal, int]]
 ) -> Iterable[OfferRecord | Rejection]:
-    attributes = product["product"]["attributes"]
-    instance = attributes.get("instanceType", "")
+    """The offers of one product, one per price term; a product of the wrong shape is one malformed record."""
+    try:
+        return _product_records(product, region, gpus)
+    except MalformedRecord as error:
+        instance = _instance_type(product)
+        return [Rejection("malformed_record", f"aws {instance or '?'} {region}: {error}")]
+
+
+def _product_records(
+    product: dict[str, Any], region: str, gpus: dict[str, tuple[str, Decimal, int]]
+) -> list[OfferRecord | Rejection]:
+    attributes = _attributes(product)
+    instance = as_text(attributes.get("instanceType") or "", "instanceType")
     where = f"aws {instance or '?'} {region}"
     family = product["product"].get("productFamily")
-    if family not in INSTANCE_FAMILIES or not instance:
+    if not isinstance(family, str) or family not in INSTANCE_FAMILIES or not instance:
         return [Rejection("not_compute_instance", f"{where}: productFamily {family!r}")]
     if attributes.get("operatingSystem") != "Linux":
         return [Rejection("not_linux", f"{where}: {attributes.get('operatingSystem')}")]
     if attributes.get("marketoption", "OnDemand") != "OnDemand":
         return [Rejection("capacity_block", f"{where}: marketoption {attributes.get('marketoption')}")]
-    usage = attributes.get("usagetype", "")
+    usage = str(attributes.get("usagetype") or "")
     if not BOX_USAGE.match(usage):
         return [Rejection("not_box_usage", f"{where}: usagetype {usage}")]
     name, count = _gpu_name_and_count(instance, gpus, attributes)
     fixed = GPU_FIXUPS.get(instance, (None, 0))[0]
-    vcpus = int(attributes["vcpu"]) if str(attributes.get("vcpu", "")).isdigit() else None
+    vcpus = to_int(attributes.get("vcpu"))  # str.isdigit() then int() failed on '²'; unknown stays None
     memory = to_decimal(str(attributes.get("memory", "")).replace(" GiB", "").replace(",", ""))
     version = product.get("version", "")
     records: list[OfferRecord | Rejection] = []
-    terms = product.get("terms") or {}
+    terms = as_object(product.get("terms") or {}, "terms")
     if not (terms.get("OnDemand") or terms.get("Reserved")):
         return [Rejection("no_price_terms", f"{where}: neither an OnDemand nor a Reserved term")]
 
@@ -281,36 +309,47 @@ def _price_records(
             source=f"AWS Price List API get_products AmazonEC2 version {version} {term_name}",
         )
 
-    for term in (terms.get("OnDemand") or {}).values():
-        price, unit, currency = _hourly(term)
+    for code, term in as_object(terms.get("OnDemand") or {}, "terms.OnDemand").items():
+        try:
+            price, unit, currency = _hourly(as_object(term, f"term {code}"))
+        except MalformedRecord as error:  # one term of the wrong shape; the product's other terms stand
+            records.append(Rejection("malformed_record", f"{where}: {error}"))
+            continue
         if price is None:
             records.append(Rejection("malformed_record", f"{where}: on-demand term without an hourly price ({unit})"))
             continue
         records.append(offer("on_demand", term, price, currency, "OnDemand pricePerUnit"))
-    for term in (terms.get("Reserved") or {}).values():
-        attrs = term.get("termAttributes") or {}
-        market = RESERVED_MARKETS.get(attrs.get("LeaseContractLength", ""))
-        if market is None or attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
-            # Convertible and partial/all-upfront terms are alternatives to the one modelled (standard,
-            # no upfront), not separate offers: dropped, and counted so the run says how many.
-            variant = "/".join(
-                str(attrs.get(key, "?")) for key in ("LeaseContractLength", "OfferingClass", "PurchaseOption")
-            )
-            records.append(Rejection("reserved_variant_not_modelled", f"{where}: {variant}"))
-            continue
-        price, unit, currency = _hourly(term)
-        if price is None:
-            records.append(Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})"))
-            continue
-        records.append(offer(market, term, price, currency, "Reserved standard no-upfront"))
+    for code, term in as_object(terms.get("Reserved") or {}, "terms.Reserved").items():
+        try:
+            records.append(_reserved_record(as_object(term, f"term {code}"), where, offer))
+        except MalformedRecord as error:
+            records.append(Rejection("malformed_record", f"{where}: {error}"))
     return records
 
 
+def _reserved_record(
+    term: dict[str, Any], where: str, offer: Callable[[str, dict[str, Any], Decimal, str, str], OfferRecord]
+) -> OfferRecord | Rejection:
+    attrs = as_object(term.get("termAttributes") or {}, "termAttributes")
+    market = RESERVED_MARKETS.get(as_text(attrs.get("LeaseContractLength", ""), "LeaseContractLength"))
+    if market is None or attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
+        # Convertible and partial/all-upfront terms are alternatives to the one modelled (standard,
+        # no upfront), not separate offers: dropped, and counted so the run says how many.
+        variant = "/".join(
+            str(attrs.get(key, "?")) for key in ("LeaseContractLength", "OfferingClass", "PurchaseOption")
+        )
+        return Rejection("reserved_variant_not_modelled", f"{where}: {variant}")
+    price, unit, currency = _hourly(term)
+    if price is None:
+        return Rejection("malformed_record", f"{where}: reserved term without an hourly price ({unit})")
+    return offer(market, term, price, currency, "Reserved standard no-upfront")
+
+
 def _hourly(term: dict[str, Any]) -> tuple[Decimal | None, str, str]:
-    for dimension in (term.get("priceDimensions") or {}).values():
-        if dimension.get("unit") != "Hrs":
+    for code, dimension in as_object(term.get("priceDimensions") or {}, "priceDimensions").items():
+        if as_object(dimension, f"priceDimension {code}").get("unit") != "Hrs":
             continue
-        prices = dimension.get("pricePerUnit") or {}
+        prices = as_object(dimension.get("pricePerUnit") or {}, "pricePerUnit")
         if "USD" in prices:
             return to_decimal(prices["USD"]), "Hrs", "USD"
         if prices:
@@ -345,6 +384,11 @@ def offer_file_products(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def _file_products(path: Path, payload: Any) -> list[dict[str, Any]]:
     """The products one saved file holds: a `get_products` page or a bulk offer file."""
     if isinstance(payload, dict) and isinstance(payload.get("products"), dict):
+        terms = payload.get("terms") or {}
+        if not isinstance(terms, dict) or not all(
+            isinstance(terms.get(kind) or {}, dict) for kind in ("OnDemand", "Reserved")
+        ):
+            raise FeedFileError(path, "an AWS offer file whose 'terms' is not an object of OnDemand/Reserved objects")
         items: list[Any] = list(offer_file_products(payload))
     elif isinstance(payload, dict) and isinstance(payload.get("PriceList"), list):
         items = payload["PriceList"]
@@ -356,11 +400,9 @@ def _file_products(path: Path, payload: Any) -> list[dict[str, Any]]:
     products = []
     for raw in items:
         try:
-            product = json.loads(raw) if isinstance(raw, str) else raw
-            product["product"]["attributes"]
-        except (ValueError, KeyError, TypeError) as error:
+            products.append(json.loads(raw) if isinstance(raw, str) else raw)
+        except ValueError as error:  # a cut-off JSON string: the file was truncated
             raise FeedFileError(path, f"malformed product ({error})") from error
-        products.append(product)
     return products
 
 
@@ -381,6 +423,9 @@ def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[O
         products.extend(_file_products(path, payload))
     records: list[OfferRecord | Rejection] = []
     for product in products:
-        region = str(product["product"]["attributes"].get("regionCode") or "")
+        try:
+            region = str(_attributes(product).get("regionCode") or "")
+        except MalformedRecord:
+            region = ""  # _price_records counts the product
         records.extend(_price_records(product, product, region, gpus))
     return records

@@ -177,8 +177,8 @@ def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
         return
     if price_type == "Consumption":
         market, years = ("spot" if re.search(r" Spot\b", sku_name) else "on_demand"), 0
-    elif price_type == "Reservation" and item.get("reservationTerm") in RESERVATION_YEARS:
-        market, years = RESERVATION_YEARS[item["reservationTerm"]]
+    elif price_type == "Reservation" and str(item.get("reservationTerm")) in RESERVATION_YEARS:
+        market, years = RESERVATION_YEARS[str(item["reservationTerm"])]
     else:
         yield Rejection("unsupported_price_type", f"{where}: type {price_type!r} {item.get('reservationTerm') or ''}")
         return

@@ -51,6 +51,11 @@ class FeedFileError(FeedError):
         self.path = path
 
 
+class MalformedRecord(ValueError):
+    """One record of a payload (an instance type, a SKU, a product or a price term) has the wrong JSON shape:
+    the adapter counts it as a `malformed_record` rejection and reads the rest, it never fails the run."""
+
+
 class FeedNotConfigured(FeedError):
     """Credentials or settings are missing; reported as 'not configured', not as a failure."""
 
@@ -107,6 +112,36 @@ def to_decimal(value: Any) -> Decimal | None:
     except (InvalidOperation, ValueError):
         return None
     return number if number.is_finite() else None
+
+
+def to_int(value: Any) -> int | None:
+    """An int from a feed's integral number or numeric string ("96", 96.0); None when it is none (a fraction,
+    text, JSON true). The range is the validation's business (`validate_offer`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = to_decimal(value)
+    if number is None or number != number.to_integral_value():
+        return None
+    return int(number)
+
+
+def as_object(value: Any, what: str) -> dict[str, Any]:
+    """`value` when it is a JSON object; MalformedRecord naming `what` otherwise."""
+    if not isinstance(value, dict):
+        raise MalformedRecord(f"{what} is {type(value).__name__}, not an object")
+    return value
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise MalformedRecord(f"{what} is {type(value).__name__}, not a list")
+    return value
+
+
+def as_text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedRecord(f"{what} is {type(value).__name__}, not text")
+    return value
 
 
 def parse_datetime(value: Any) -> dt.datetime | None:

@@ -24,9 +24,12 @@ from pricing.feeds import http
 from pricing.feeds.base import (
     FeedDataError,
     FeedFileError,
+    MalformedRecord,
     OfferRecord,
     Progress,
     Rejection,
+    as_list,
+    as_object,
     parse_datetime,
     read_json,
     to_decimal,
@@ -85,8 +88,12 @@ def unit_price(sku: dict[str, Any]) -> tuple[Decimal | None, str, str]:
         rates = expression["tieredRates"]
     except (KeyError, IndexError, TypeError):
         return None, "", ""
+    if not isinstance(expression, dict) or not isinstance(rates, list):
+        return None, "", ""
     for rate in rates:
-        price = rate.get("unitPrice") or {}
+        price = (rate.get("unitPrice") if isinstance(rate, dict) else None) or {}
+        if not isinstance(price, dict):
+            return None, "", ""
         units, nanos = to_decimal(price.get("units") or 0), to_decimal(price.get("nanos") or 0)
         if units is None or nanos is None:
             return None, "", ""
@@ -143,7 +150,10 @@ def assemble(skus: list[Any], machines: list[MachineType]) -> Iterator[OfferReco
     # Longest first, so a pattern inside a longer one ("h100 80gb gpu" in "h100 80gb mega gpu") loses.
     patterns = sorted({pattern for machine in machines for pattern in machine.gpu_skus}, key=len, reverse=True)
     for sku in skus:
-        yield from _collect(sku, patterns, hosts, gpus)
+        try:
+            yield from _collect(sku, patterns, hosts, gpus)
+        except MalformedRecord as error:  # raised before the SKU is filed: nothing of it is kept
+            yield Rejection("malformed_record", f"gcp SKU {str(sku.get('description', ''))[:80]!r}: {error}")
     for machine in machines:
         yield from _machine_offers(machine, hosts, gpus)
 
@@ -170,7 +180,7 @@ def _collect(sku: Any, patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterato
     if not isinstance(sku, dict):
         yield Rejection("malformed_record", f"gcp SKU {str(sku)[:60]!r} is not an object")
         return
-    category = sku.get("category") or {}
+    category = as_object(sku.get("category") or {}, "category")
     if category.get("resourceFamily") != "Compute":
         return  # storage, network, licences: not machine prices
     description = str(sku.get("description", ""))
@@ -185,7 +195,7 @@ def _collect(sku: Any, patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterato
         yield priced
         return
     component, unit = priced
-    regions = [str(region) for region in sku.get("serviceRegions") or []]
+    regions = [str(region) for region in as_list(sku.get("serviceRegions") or [], "serviceRegions")]
     if not regions:
         yield Rejection("no_service_region", f"gcp {description}: no serviceRegions")
         return

@@ -14,11 +14,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from pricing.feeds import http
-from pricing.feeds.base import FeedDataError, FeedFileError, OfferRecord, Progress, Rejection, read_json, to_decimal
+from pricing.feeds.base import (
+    FeedDataError,
+    FeedFileError,
+    MalformedRecord,
+    OfferRecord,
+    Progress,
+    Rejection,
+    as_list,
+    as_object,
+    as_text,
+    read_json,
+    to_decimal,
+    to_int,
+)
 
 # The default of PRICING_LAMBDA_API_URL: Lambda's API host moved from cloud.lambdalabs.com to cloud.lambda.ai.
 API_URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -72,36 +86,50 @@ class LambdaFeed:
 
 
 def instance_records(key: str, entry: object, *, url: str) -> Iterator[OfferRecord | Rejection]:
+    """The offers of one instance type; an entry of the wrong shape is one counted malformed record."""
     if not isinstance(entry, dict) or not isinstance(entry.get("instance_type"), dict):
         yield Rejection("malformed_record", f"lambda {key}: no instance_type")
         return
+    try:
+        yield from _instance_offers(key, entry, url=url)
+    except MalformedRecord as error:
+        yield Rejection("malformed_record", f"lambda {key}: {error}")
+
+
+def _instance_offers(key: str, entry: dict[str, Any], *, url: str) -> list[OfferRecord | Rejection]:
+    """Read whole before anything is yielded, so a wrong-typed field rejects the instance type, not half of it."""
     instance = entry["instance_type"]
-    name = instance.get("name") or key
+    name = as_text(instance.get("name") or key, "name")
     cents = to_decimal(instance.get("price_cents_per_hour"))
-    specs = instance.get("specs") or {}
+    specs = as_object(instance.get("specs") or {}, "specs")
+    description = as_text(instance.get("gpu_description") or "", "gpu_description")
+    vcpus = to_int(specs.get("vcpus"))
+    if vcpus is None and specs.get("vcpus") is not None:
+        raise MalformedRecord(f"specs.vcpus {specs.get('vcpus')!r} is no integer")
     match = NAME.match(name)
     count = to_decimal(specs.get("gpus")) or (Decimal(match.group(1)) if match else None)
     gpu_part = match.group(2) if match else ""
     if cents is None or count is None:
-        yield Rejection("malformed_record", f"lambda {name}: price or GPU count missing")
-        return
+        return [Rejection("malformed_record", f"lambda {name}: price or GPU count missing")]
     # Regions are {"name", "description"} objects (the API documentation); a bare name is read as one too.
-    listed = entry.get("regions_with_capacity_available") or []
+    listed = as_list(entry.get("regions_with_capacity_available") or [], "regions_with_capacity_available")
     regions = [str(r.get("name", "")) if isinstance(r, dict) else str(r) for r in listed if isinstance(r, dict | str)]
-    for region in regions or [""]:
-        yield OfferRecord(
+    return [
+        OfferRecord(
             provider="lambda",
             instance_type=name,
             region=region,
             market="on_demand",
-            gpu_name=instance.get("gpu_description") or gpu_part,
+            gpu_name=description or gpu_part,
             gpu=GPU_FROM_NAME.get(gpu_part),
             gpu_count=count,
             usd_per_hour=cents / 100,
-            vcpus=specs.get("vcpus"),
+            vcpus=vcpus,
             memory_gib=to_decimal(specs.get("memory_gib")),
             source=f"Lambda Cloud API {url} price_cents_per_hour",
         )
+        for region in regions or [""]
+    ]
 
 
 def from_settings() -> LambdaFeed:

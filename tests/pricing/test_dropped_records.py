@@ -51,6 +51,7 @@ def test_the_azure_item_as_recorded_is_accepted() -> None:
         ({"unitOfMeasure": "1/Month"}, "unsupported_unit"),
         ({"type": "DevTestConsumption"}, "unsupported_price_type"),
         ({"type": "Reservation", "reservationTerm": "5 Years"}, "unsupported_price_type"),
+        ({"type": "Reservation", "reservationTerm": ["1 Year"]}, "unsupported_price_type"),  # wrong type (mutated)
         ({"productName": "Virtual Machines NDsr H100 v5 Series Windows"}, "not_linux"),
         ({"meterName": "ND96isrH100v5 Low Priority", "skuName": "ND96isrH100v5 Low Priority"}, "low_priority"),
         ({"armSkuName": "NDasrA100v4_Type1"}, "unknown_gpu"),  # a non-ARM name compute-price-tracker observed
@@ -109,6 +110,12 @@ GPU_PRICE = ("pricingInfo", 0, "pricingExpression")
         (("serviceRegions",), [], "no_service_region"),
         (("description",), "Nvidia Tesla A100 GPU attached to DWS Defined Duration VMs running in Americas", None),
         (("description",), "Nvidia L40 GPU running in Americas", "gpu_sku_without_machine_type"),
+        # Wrong JSON types (mutated): each one malformed SKU, counted; they raised out of the adapter before.
+        ((*GPU_PRICE, "tieredRates"), "2.933", "malformed_record"),
+        ((*GPU_PRICE, "tieredRates"), None, "malformed_record"),
+        ((*GPU_PRICE, "tieredRates", 0, "unitPrice"), "2.933", "malformed_record"),
+        (("category",), "GPU", "malformed_record"),
+        (("serviceRegions",), 7, "malformed_record"),
     ],
 )
 def test_each_dropped_gcp_gpu_sku_is_counted(path: tuple[Any, ...], value: Any, reason: str | None) -> None:
@@ -162,6 +169,38 @@ def test_each_dropped_lambda_entry_is_counted() -> None:
     assert lambda_reasons(data) == {"unknown_gpu": 1}
 
 
+@pytest.mark.parametrize(
+    ("path", "value", "reason"),
+    [
+        # Wrong JSON types (mutated copies of the documented gpu_1x_a100 entry): one counted record each,
+        # where they raised AttributeError/TypeError out of the adapter (or stored "many" as vCPUs) before.
+        (("instance_type", "specs"), "24 vCPUs", "malformed_record"),
+        (("instance_type", "name"), 42, "malformed_record"),
+        (("regions_with_capacity_available",), 3, "malformed_record"),
+        (("instance_type", "gpu_description"), 7, "malformed_record"),
+        (("instance_type", "specs", "vcpus"), "many", "malformed_record"),
+        (("instance_type", "specs", "vcpus"), 24.5, "malformed_record"),
+        (("instance_type", "specs", "vcpus"), -5, "invalid_vcpus"),  # an integer, outside the column
+        (("instance_type", "specs", "memory_gib"), 1e20, "invalid_memory_gib"),
+    ],
+)
+def test_a_wrong_typed_lambda_field_is_one_counted_record(path: tuple[str, ...], value: Any, reason: str) -> None:
+    data = lambda_data()
+    _set(data["gpu_1x_a100"], path, value)
+    assert lambda_reasons(data) == {reason: 1}
+    # The other instance type of the payload is still read.
+    records = list(lambda_cloud.instance_records("gpu_4x_a6000", data["gpu_4x_a6000"], url="test"))
+    assert validate_all(records).accepted
+
+
+def test_a_lambda_vcpu_count_written_as_a_number_string_is_stored_as_an_integer() -> None:
+    data = lambda_data()
+    data["gpu_1x_a100"]["instance_type"]["specs"]["vcpus"] = "24"  # mutated: the number as a string
+    records = list(lambda_cloud.instance_records("gpu_1x_a100", data["gpu_1x_a100"], url="test"))
+    accepted = validate_all(records).accepted
+    assert [offer.vcpus for offer in accepted] == [24] and type(accepted[0].vcpus) is int
+
+
 def test_a_lambda_region_given_as_a_bare_name_keeps_its_name() -> None:
     data = lambda_data()
     data["gpu_1x_a100"]["regions_with_capacity_available"] = ["us-tx-1", {"name": "us-az-1"}]
@@ -200,6 +239,66 @@ def test_an_aws_on_demand_term_without_an_hourly_dimension_is_counted(tmp_path: 
         for dimension in term["priceDimensions"].values():
             dimension["unit"] = "Quantity"  # the unit of an upfront fee
     assert aws_reasons(offer_file, tmp_path) == {"capacity_block": 1, "malformed_record": 1}
+
+
+ON_DEMAND = ("terms", "OnDemand", "H7NGEAC6UEHNTKSJ", "H7NGEAC6UEHNTKSJ.JRTCKXETXF")
+DIMENSION = (*ON_DEMAND, "priceDimensions", "H7NGEAC6UEHNTKSJ.JRTCKXETXF.6YS6EN2CT7")
+P4D = ("products", "H7NGEAC6UEHNTKSJ")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "reason"),
+    [
+        # Wrong JSON types in the recorded p4d.24xlarge product and its on-demand term (mutated): one counted
+        # record each, where they raised AttributeError/TypeError out of the adapter before.
+        ((*P4D, "attributes"), None, "malformed_record"),
+        ((*P4D, "attributes", "instanceType"), ["p4d.24xlarge"], "malformed_record"),
+        ((*P4D, "productFamily"), [], "not_compute_instance"),
+        ((*P4D, "attributes", "usagetype"), None, "not_box_usage"),
+        (ON_DEMAND, None, "malformed_record"),
+        (ON_DEMAND[:3], "JRTCKXETXF", "malformed_record"),
+        ((*ON_DEMAND, "priceDimensions"), "Hrs", "malformed_record"),
+        (DIMENSION, None, "malformed_record"),
+        ((*DIMENSION, "pricePerUnit"), "32.7726000000", "malformed_record"),
+        ((*DIMENSION, "pricePerUnit"), 32, "malformed_record"),
+        ((*P4D, "attributes", "memory"), "100000000 GiB", "invalid_memory_gib"),
+    ],
+)
+def test_a_wrong_typed_aws_field_is_one_counted_record(
+    path: tuple[str, ...], value: Any, reason: str, tmp_path: Path
+) -> None:
+    offer_file = aws_offer_file()
+    _set(offer_file, path, value)
+    assert aws_reasons(offer_file, tmp_path) == {"capacity_block": 1, reason: 1}
+
+
+def test_a_wrong_typed_aws_reserved_term_is_counted_and_the_on_demand_term_kept(tmp_path: Path) -> None:
+    offer_file = aws_offer_file()
+    on_demand = offer_file["terms"]["OnDemand"]["H7NGEAC6UEHNTKSJ"]["H7NGEAC6UEHNTKSJ.JRTCKXETXF"]
+    # Mutated: Reserved terms of the shape the offer file gives them, one with termAttributes as text and one
+    # with a list for LeaseContractLength.
+    offer_file["terms"]["Reserved"] = {
+        "H7NGEAC6UEHNTKSJ": {
+            "H7NGEAC6UEHNTKSJ.A": on_demand | {"termAttributes": "1yr standard No Upfront"},
+            "H7NGEAC6UEHNTKSJ.B": on_demand
+            | {"termAttributes": {"LeaseContractLength": ["1yr"], "OfferingClass": "standard"}},
+        }
+    }
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(offer_file), encoding="utf-8")
+    checked = validate_all(aws.records_from_files([path, FIXTURES / AWS_INSTANCE_TYPES]))
+    counts = {reason: entry["count"] for reason, entry in checked.rejections.items()}
+    assert counts == {"capacity_block": 1, "malformed_record": 2}
+    assert [(o.record.instance_type, o.record.market) for o in checked.accepted] == [("p4d.24xlarge", "on_demand")]
+
+
+def test_an_aws_vcpu_attribute_that_is_no_integer_leaves_vcpus_unknown(tmp_path: Path) -> None:
+    offer_file = aws_offer_file()
+    _set(offer_file, (*P4D, "attributes", "vcpu"), "\u00b2")  # mutated: '²' passed str.isdigit() and broke int()
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(offer_file), encoding="utf-8")
+    checked = validate_all(aws.records_from_files([path, FIXTURES / AWS_INSTANCE_TYPES]))
+    assert [o.vcpus for o in checked.accepted] == [None]
 
 
 # --- SkyPilot catalog -------------------------------------------------------------------------

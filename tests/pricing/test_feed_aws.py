@@ -7,6 +7,7 @@ usagetype prefix (USW2-), p5en's GPU name "NVIDIA", NextToken paging; and Thrott
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -60,7 +61,7 @@ def _products_params(region: str, token: str | None = None) -> dict:
     return params
 
 
-def _queue_good_run(stubs: dict[str, Stubber]) -> None:
+def _queue_good_run(stubs: dict[str, Stubber], west_page: dict | None = None) -> None:
     page1 = fixture_json("written/aws_get_products_us_east_1_page1.json")
     stubs["pricing"].add_response("get_products", page1, _products_params("us-east-1"))
     stubs["pricing"].add_response(
@@ -80,7 +81,9 @@ def _queue_good_run(stubs: dict[str, Stubber]) -> None:
         {"InstanceTypes": east_types, "ProductDescriptions": ["Linux/UNIX"], "StartTime": ANY},
     )
     stubs["pricing"].add_response(
-        "get_products", fixture_json("written/aws_get_products_us_west_2.json"), _products_params("us-west-2")
+        "get_products",
+        west_page or fixture_json("written/aws_get_products_us_west_2.json"),
+        _products_params("us-west-2"),
     )
     west_types = ["g5.2xlarge", "p4d.24xlarge"]
     stubs["us-west-2"].add_response(
@@ -127,6 +130,26 @@ def test_a_full_run_reads_prices_gpus_and_spot_and_counts_the_traps(feed: AwsFee
     west = Offer.objects.get(instance_type="p4d.24xlarge", region="us-west-2", market="on_demand")
     assert west.usd_per_hour == Decimal("21.95764")
     assert not Offer.objects.filter(instance_type="p5e.48xlarge").exists()
+    assert run.accepted == Offer.objects.count() == 10
+
+
+def test_a_product_of_the_wrong_shape_is_one_counted_record_and_the_run_succeeds(
+    feed: AwsFeed, stubs: dict[str, Stubber]
+) -> None:
+    west = fixture_json("written/aws_get_products_us_west_2.json")
+    windows = json.loads(west["PriceList"][1])  # the p4d.24xlarge Windows row: not_linux as it stands
+    windows["product"]["attributes"] = None  # mutated: this one product has no attributes object
+    west["PriceList"][1] = json.dumps(windows)
+    _queue_good_run(stubs, west_page=west)
+    run = feed_refresh(name="aws")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    rejections = {reason: entry["count"] for reason, entry in run.rejections.items()}
+    assert rejections == {
+        "capacity_block": 1,
+        "malformed_record": 1,
+        "not_box_usage": 1,
+        "reserved_variant_not_modelled": 1,
+    }
     assert run.accepted == Offer.objects.count() == 10
 
 

@@ -7,6 +7,7 @@ v7 and v8 catalogs (skypilot-org/skypilot-catalog). Each cloud is its own feed r
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from decimal import Decimal
 
 import pytest
@@ -226,3 +227,42 @@ def test_a_cloud_the_catalog_does_not_hold_is_refused_naming_the_known_ones() ->
         refreshable("aws:us-east-1")
     with pytest.raises(UnknownFeed):
         refreshable("nope:cudo")
+
+
+# Mutated copies of the real Cudo v8 row sapphire-rapids-h100_1x2v4gb: each changes one cell to a value
+# the Offer columns cannot hold (DECIMAL(6,3) counts, DECIMAL(9,1) memory, a 32-bit unsigned vCPU count,
+# 120/60-character names, no NUL). (InstanceType, AcceleratorCount, vCPUs, MemoryGiB, Price, Region) -> reason.
+CUDO_H100 = "sapphire-rapids-h100_1x2v4gb,H100-SXM,1.0,2,4,2.5354,ca-montreal-3,"
+UNSTORABLE_ROWS = [
+    (("count-1000", "1000", "2", "4", "2000", "ca-montreal-3"), "invalid_gpu_count"),
+    (("count-1e30", "1e30", "2", "4", "1e31", "ca-montreal-3"), "invalid_gpu_count"),
+    (("count-tiny", "0.0001", "2", "4", "0.001", "ca-montreal-3"), "no_gpu_count"),  # 0.000 when stored
+    (("vcpus-negative", "1.0", "-5", "4", "2.5354", "ca-montreal-3"), "invalid_vcpus"),
+    (("vcpus-1e20", "1.0", "1e20", "4", "2.5354", "ca-montreal-3"), "invalid_vcpus"),
+    (("memory-1e20", "1.0", "2", "1e20", "2.5354", "ca-montreal-3"), "invalid_memory_gib"),
+    (("x" * 121, "1.0", "2", "4", "2.5354", "ca-montreal-3"), "invalid_instance_type"),
+    (("nul\x00instance", "1.0", "2", "4", "2.5354", "ca-montreal-3"), "invalid_instance_type"),
+    (("region-61", "1.0", "2", "4", "2.5354", "r" * 61), "invalid_region"),
+]
+
+
+@responses.activate
+def test_values_the_offer_columns_cannot_hold_are_counted_rejections_and_the_rest_is_stored() -> None:
+    text = fixture_text("skypilot_cudo_v8_vms.csv")
+    line = next(row for row in text.splitlines() if row.startswith(CUDO_H100))
+    gpu_info = line[len(CUDO_H100) :]
+    # cells: InstanceType, AcceleratorCount, vCPUs, MemoryGiB, Price, Region; the rest of the row as recorded.
+    mutated = [",".join((cells[0], "H100-SXM", *cells[1:])) + "," + gpu_info for cells, _ in UNSTORABLE_ROWS]
+    responses.get(CUDO, body=text.rstrip("\n") + "\n" + "\n".join(mutated) + "\n")
+    _commit_date()
+    run = feed_refresh(name="skypilot:cudo")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    counts = {reason: entry["count"] for reason, entry in run.rejections.items()}
+    assert counts == Counter(reason for _, reason in UNSTORABLE_ROWS)
+    assert run.accepted == 6  # the six real rows
+    assert "\x00" not in str(run.rejections)  # PostgreSQL's jsonb refuses a NUL
+    # Every stored value reads back: on SQLite a count of 1000 in DECIMAL(6,3) was stored and then failed
+    # every later read (the decimal converter), so advice, /api/v1/offers and /prices/ answered 500.
+    stored = dict(Offer.objects.filter(feed="skypilot:cudo").values_list("instance_type", "gpu_count"))
+    real = {row.split(",")[0]: Decimal(row.split(",")[2]) for row in text.splitlines()[1:] if row}
+    assert stored == real

@@ -146,3 +146,40 @@ def test_a_cloud_name_too_long_for_a_feed_name_is_refused_before_anything_is_sto
         )
     assert caught.value.returncode == 2
     assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+def test_an_adapter_failing_on_a_payload_exits_2_naming_the_file_and_stores_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A stand-in for an adapter bug no record-level check catches: the command must still say which file.
+    def broken(key: str, entry: object, *, url: str) -> None:
+        raise KeyError("price_cents_per_hour")
+
+    monkeypatch.setattr("pricing.feeds.lambda_cloud.instance_records", broken)
+    with pytest.raises(CommandError, match=r"lambda_instance_types\.json.*KeyError") as caught:
+        _import("--feed", "lambda", FIXTURES / "written" / "lambda_instance_types.json")
+    assert caught.value.returncode == 2
+    assert not Offer.objects.filter(provider__slug="lambda").exists() and not FeedRun.objects.filter(feed="lambda")
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("instance_type", "specs"), "24 vCPUs"),
+        (("instance_type", "name"), 42),
+        (("regions_with_capacity_available",), 3),
+    ],
+)
+def test_a_wrong_typed_record_in_a_saved_payload_is_counted_and_the_rest_imported(
+    path: tuple[str, ...], value: object, tmp_path: Path
+) -> None:
+    payload = json.loads((FIXTURES / "lambda_instance_types_openapi_example.json").read_text())
+    target = payload["data"]["gpu_1x_a100"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value  # mutated copy of Lambda's documented example
+    saved = tmp_path / "mutated_lambda.json"
+    saved.write_text(json.dumps(payload))
+    result = _import("--feed", "lambda", saved)
+    assert result["rejected"] == {"malformed_record": 1}
+    assert [offer["instance"] for offer in result["offers"]] == ["gpu_4x_a6000"]
