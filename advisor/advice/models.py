@@ -80,7 +80,10 @@ class Offer(Closed):
 
 class BreakEvenAgainst(Closed):
     market: Market | None
-    usd_per_gpu_hour: NonNegative | None
+    usd_per_gpu_hour: NonNegative | None = Field(
+        description="The rental price break_even_utilization was computed against (training: levelized over the "
+        "horizon when rent.price_decline_per_year is set)."
+    )
 
 
 class ClosestDeployment(Closed):

@@ -12,7 +12,7 @@ import numpy as np
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.documents import money, n_gpus, pct
+from advisor.advice.documents import money, n_gpus, pct, rent_rate_words
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES
 
@@ -157,7 +157,7 @@ def _chosen_size_reasons(
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
         reasons.append(
             f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs "
-            f"{money(doc['rent']['usd_per_run'])} a run at {money(offer['usd_per_used_gpu_hour'])} per GPU-hour."
+            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}."
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)

@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor import charts
 from advisor import formatting as fmt
+from advisor.advice.documents import rent_rate_words
 from advisor.charts import format_hours, format_percent, format_usd
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -73,13 +74,15 @@ def layout_text(layout: dict[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
-def offer_text(offer: dict[str, Any] | None) -> str:
+def offer_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
+    """A training size's rental offer and the price its cost per run is billed at (``rent_rate_words``)."""
+    offer = _get(size, "rent", "offer")
     if not offer:
         return "no offer"
     market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
-    price = offer.get("usd_per_gpu_hour") or 0
     where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part)
-    return f"{where or 'unnamed offer'} {market} at ${price:,.2f}/GPU-h"
+    rate = rent_rate_words(size, scenario=advice.get("scenario") or {})
+    return f"{where or 'unnamed offer'} {market} at {rate}"
 
 
 def spot_overhead_text(size: dict[str, Any]) -> str:
@@ -114,7 +117,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "run_time": hours(size.get("run_hours")),
                 "run_time_band": band,
                 "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
-                "rent_offer": offer_text(_get(size, "rent", "offer")) + spot_overhead_text(size),
+                "rent_offer": offer_text(size, advice=advice) + spot_overhead_text(size),
                 "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
                 "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                 "mfu": percent(size.get("mfu")),
@@ -702,7 +705,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
                     **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
-                    "Rental price": offer_text(_get(size, "rent", "offer")),
+                    "Rental price": offer_text(size, advice=advice),
                     "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice=advice)["text"],

@@ -540,3 +540,35 @@ def test_a_calibration_fitted_for_an_earlier_estimator_says_so(
     warnings = advise(scenario(), calibration=old, now=NOW).to_dict()["warnings"]
     stale = [w for w in warnings if "earlier estimator" in w]
     assert len(stale) == 1 and calibration.name in stale[0] and f"format {FORMAT_VERSION - 1}" in stale[0]
+
+
+def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#6): with rent.price_decline_per_year the cost per run and break-even use the levelized
+    price, but the reason and the table said today's $2.95 and break_even_against carried it too."""
+    from advisor import economics as ec
+    from advisor.web.presenters import size_rows
+
+    doc = advise(
+        scenario(rent={"markets": ["on_demand"], "price_decline_per_year": 0.2}, cluster_sizes=[8]), now=NOW
+    ).to_dict()
+    validate(doc)
+    size = by_gpus(doc, 8)
+    # $4.00 today falling 20% a year, levelized over 4 years at a 0% discount rate: 4 x (1 + .8 + .64 + .512) / 4.
+    levelized = 4.0 * (1 + 0.8 + 0.64 + 0.512) / 4
+    assert size["rent"]["usd_per_run"] == pytest.approx(8 * size["run_hours"] * levelized)
+    stated = f"${levelized:,.2f} per GPU-hour levelized over 4 years at a 0% discount rate from $4.00 today, "
+    stated += "falling 20% a year"
+    reasons = doc["recommendation"]["reasons"]
+    assert any(f"a run at {stated}." in r for r in reasons), reasons
+    assert stated in size_rows(advice=doc)[0]["rent_offer"]
+    # Break-even is recomputable from the price break_even_against states.
+    against = size["buy"]["break_even_against"]
+    assert against["usd_per_gpu_hour"] == pytest.approx(levelized)
+    buy = size["buy"]
+    u = ec.break_even_utilization(
+        yearly_fixed_usd=buy["usd_per_year"],
+        gpus=8,
+        rent_usd_per_gpu_hour=against["usd_per_gpu_hour"],
+        variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
+    )
+    assert buy["break_even_utilization"] == pytest.approx(float(u))
