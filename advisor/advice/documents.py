@@ -15,7 +15,7 @@ from advisor import formatting as fmt
 from advisor.scenario import Scenario
 from estimator.calibrate import Calibration
 from pricing import selectors
-from pricing.models import FLOATING_MARKETS
+from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
 
 ADVICE_VERSION: Final[int] = 1
 
@@ -98,7 +98,9 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
     """The price per GPU-hour a training size's headline rental is billed at, as its cost per run uses it, so that
     GPUs x hours x the stated price gives that cost: "$2.95 per GPU-hour", or with a yearly price decline (on-demand
     and spot are levelized over the horizon) "$2.05 per GPU-hour levelized over 5 years at an 8% discount rate from
-    $2.95 today, falling 20% a year". ``size``: a size entry of the Advice JSON; ``scenario``: its normalized
+    $2.95 today, falling 20% a year", or for a reserved term (billed per busy GPU-hour at price / utilization)
+    "$2.18 per GPU-hour reserved for the term, paid whether busy or not: $4.35 per busy GPU-hour at 50% utilization".
+    ``size``: a size entry of the Advice JSON; ``scenario``: its normalized
     Scenario (the decline, years and discount rate the price was levelized with)."""
     rent = size.get("rent") or {}
     market = rent.get("market") or ""
@@ -108,7 +110,15 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
     billed = entry.get("usd_per_busy_gpu_hour")
     if listed is None:
         return "an unknown price"
-    if billed is None or market not in FLOATING_MARKETS or math.isclose(billed, listed, rel_tol=1e-9):
+    if billed is None or math.isclose(billed, listed, rel_tol=1e-9):
+        return f"{money(listed)} per GPU-hour"
+    if market in RESERVED_MARKETS:
+        # A term is paid for every hour whether busy or not, so a busy GPU-hour costs the price / utilization.
+        return (
+            f"{money(listed)} per GPU-hour reserved for the term, paid whether busy or not: "
+            f"{money(billed)} per busy GPU-hour at {pct(listed / billed)} utilization"
+        )
+    if market not in FLOATING_MARKETS:
         return f"{money(listed)} per GPU-hour"
     buy, decline = scenario.get("buy") or {}, (scenario.get("rent") or {}).get("price_decline_per_year")
     rate = pct(buy.get("discount_rate"))

@@ -572,3 +572,19 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
         variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
     )
     assert buy["break_even_utilization"] == pytest.approx(float(u))
+
+
+def test_a_reserved_term_states_its_price_and_the_price_per_busy_gpu_hour(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#7): a reserved run said 'costs $16,702 a run at $2.18 per GPU-hour' although the cost is
+    at $4.35 per busy GPU-hour (the term is paid whether busy or not: price / utilization)."""
+    from advisor.web.presenters import size_rows
+
+    doc = advise(scenario(rent={"markets": ["reserved_1y"]}, cluster_sizes=[8]), now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    # $3.00 per GPU-hour reserved, busy 60% of the year: 3 / 0.6 = $5.00 per busy GPU-hour.
+    assert size["rent"]["usd_per_run"] == pytest.approx(8 * size["run_hours"] * 5.0)
+    stated = "$3.00 per GPU-hour reserved for the term, paid whether busy or not: $5.00 per busy GPU-hour at 60% "
+    stated += "utilization"
+    reasons = doc["recommendation"]["reasons"]
+    assert any(r.startswith("Renting 1-year reserved") and f"a run at {stated}." in r for r in reasons), reasons
+    assert stated in size_rows(advice=doc)[0]["rent_offer"]
