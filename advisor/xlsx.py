@@ -140,6 +140,16 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 f"{quote.get('name')}; quoted {quote.get('quoted_on')}; {quote.get('source')}",
             ]
         )
+        if quote.get("networking_usd_per_node"):
+            rows.append(
+                [
+                    "network fabric",
+                    quote["networking_usd_per_node"],
+                    f"USD per {quote.get('gpus_per_server')}-GPU node, added when the cluster spans nodes",
+                    f"{quote.get('name')}; quoted {quote.get('quoted_on')}; "
+                    f"{quote.get('networking_source') or quote.get('source')}",
+                ]
+            )
     gpu = advice.get("gpu") or {}
     if gpu:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])

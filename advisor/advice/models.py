@@ -173,7 +173,10 @@ class HardwareQuote(Closed):
     source: str
     power_kw: NonNegative | None
     idle_power_kw: NonNegative | None = None
-    networking_usd_per_node: NonNegative | None = None
+    networking_usd_per_node: NonNegative | None = Field(
+        default=None, description="Network fabric per node, added to capex when the cluster spans nodes."
+    )
+    networking_source: str | None = Field(default=None, description="Where the fabric cost per node comes from.")
     scaled_to_gpus_per_node: int | None = None
     idle_assumption: str | None = None
     manual: bool | None = Field(default=None, description="The scenario's own capex_usd, not a catalog quote.")

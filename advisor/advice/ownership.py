@@ -24,6 +24,13 @@ class Hardware:
     document: Mapping[str, Any]
 
 
+def _fabric_source(notes: str) -> str | None:
+    """Where a quote's fabric cost per node comes from: the parts of its notes that say so (the bundled quotes write
+    "networking = ..."), else the whole notes; None when the quote has none."""
+    parts = [part for part in notes.split("; ") if "networking" in part or "fabric" in part]
+    return "; ".join(parts) or notes or None
+
+
 def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
     gpn = s.network.gpus_per_node
     spec = get_gpu(s.gpu)
@@ -60,6 +67,7 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
             "power_kw": float(quote.power_kw),
             "idle_power_kw": None if idle is None else float(idle),
             "networking_usd_per_node": float(quote.networking_usd_per_node),
+            "networking_source": _fabric_source(quote.notes),
             "scaled_to_gpus_per_node": gpn,
         }
         load_kw, idle_kw = float(quote.power_kw) * scale, (0.0 if idle is None else float(idle) * scale)

@@ -602,6 +602,17 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "source": quote.get("source", ""),
             }
         )
+        if quote.get("networking_usd_per_node"):
+            sources.append(
+                {
+                    "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
+                    "purchase when the cluster spans nodes",
+                    "market": "purchase",
+                    "price": usd_exact(quote["networking_usd_per_node"]),
+                    "observed_at": quote.get("quoted_on") or "n/a",
+                    "source": quote.get("networking_source") or quote.get("source", ""),
+                }
+            )
     return sources
 
 
