@@ -128,6 +128,12 @@ def _cash_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def _quote_origin(quote: Mapping[str, Any], source: Any) -> str:
+    """Which quote, when and where from; a manual quote has no catalog name or date to give."""
+    parts = [quote.get("name"), f"quoted {quote['quoted_on']}" if quote.get("quoted_on") else None, source]
+    return "; ".join(str(part) for part in parts if part)
+
+
 def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     rows = [[a.get("pointer"), a.get("value"), a.get("unit"), a.get("source")] for a in advice.get("assumptions") or []]
     quote = advice.get("hardware_quote") or {}
@@ -137,7 +143,7 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 "hardware quote",
                 quote.get("usd"),
                 f"USD per {quote.get('gpus_per_server')}-GPU server",
-                f"{quote.get('name')}; quoted {quote.get('quoted_on')}; {quote.get('source')}",
+                _quote_origin(quote, quote.get("source")),
             ]
         )
         if quote.get("networking_usd_per_node"):
@@ -146,8 +152,7 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                     "network fabric",
                     quote["networking_usd_per_node"],
                     f"USD per {quote.get('gpus_per_server')}-GPU node, added when the cluster spans nodes",
-                    f"{quote.get('name')}; quoted {quote.get('quoted_on')}; "
-                    f"{quote.get('networking_source') or quote.get('source')}",
+                    _quote_origin(quote, quote.get("networking_source") or quote.get("source")),
                 ]
             )
     gpu = advice.get("gpu") or {}

@@ -595,7 +595,8 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     if quote:
         sources.append(
             {
-                "what": f"purchase of one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
+                "what": ("your purchase quote for" if quote.get("manual") else "purchase of")
+                + f" one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
                 "market": "purchase",
                 "price": usd_exact(quote.get("usd")),
                 "observed_at": quote.get("quoted_on") or "n/a",

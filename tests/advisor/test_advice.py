@@ -588,3 +588,32 @@ def test_a_reserved_term_states_its_price_and_the_price_per_busy_gpu_hour(catalo
     reasons = doc["recommendation"]["reasons"]
     assert any(r.startswith("Renting 1-year reserved") and f"a run at {stated}." in r for r in reasons), reasons
     assert stated in size_rows(advice=doc)[0]["rent_offer"]
+
+
+def test_a_manual_capex_shows_the_figures_the_math_used_not_the_catalog_quote(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#12): a manual /buy/capex_usd was shown with the catalog server's name, date and source,
+    its unscaled power and a fabric cost the math does not add, and warned that 'the hardware quote' was scaled."""
+    from advisor.web.presenters import price_sources
+    from advisor.xlsx import _assumption_rows
+
+    HardwareQuote.objects.update(source="test vendor quote #42; power: vendor spec sheet 10 kW")
+    doc = advise(
+        scenario(buy={**BUY, "capex_usd": 100_000}, network={"gpus_per_node": 4}, cluster_sizes=[8]), now=NOW
+    ).to_dict()
+    validate(doc)
+    quote = doc["hardware_quote"]
+    # The catalog's 8-GPU server draws 10 kW at load and 2 kW idle: 5 and 1 kW for the 4-GPU node the math uses.
+    assert quote["manual"] is True and quote["usd"] == 100_000 and quote["gpus_per_server"] == 4
+    assert quote["name"] is None and quote["quoted_on"] is None and quote["networking_usd_per_node"] == 0
+    assert quote["power_kw"] == pytest.approx(5.0) and quote["idle_power_kw"] == pytest.approx(1.0)
+    assert quote["source"].startswith("manual quote (/buy/capex_usd)") and "catalog's Test HGX H100" in quote["source"]
+    assert "test vendor quote #42" not in quote["source"] and "vendor spec sheet 10 kW" in quote["source"]
+    # Two 4-GPU nodes at the manual price, no fabric.
+    assert by_gpus(doc, 8)["buy"]["capex_usd"] == pytest.approx(200_000)
+    assert not any("hardware quote is for" in w for w in doc["warnings"])
+    purchase = [row for row in price_sources(advice=doc) if row["market"] == "purchase"]
+    assert [(row["what"], row["price"], row["observed_at"]) for row in purchase] == [
+        ("your purchase quote for one 4-GPU h100-sxm server", "$100,000", "n/a")
+    ]
+    workbook = [row for row in _assumption_rows(doc) if row[0] == "hardware quote"]
+    assert workbook == [["hardware quote", 100_000, "USD per 4-GPU server", quote["source"]]]
