@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.web.presenters import calibration_line
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
@@ -110,7 +111,8 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Amount is", amount.get("label")],
         ["Prices as of", advice.get("prices_as_of")],
         ["Calibration", calibration.get("name")],
-        ["Calibration leave-one-out error", calibration.get("loo_mape")],
+        # The same accuracy statement as the PDF and the page (the held-out error that applies to this scenario).
+        ["Calibration accuracy", calibration_line(advice=advice)],
         ["Content hash (SHA-256)", proposal.get("content_hash")],
     ]
     rows += [["Reason", reason] for reason in recommendation.get("reasons") or []]

@@ -237,3 +237,16 @@ def test_the_fabric_cost_is_listed_beside_the_purchase_so_capex_is_recomputable(
     assert (
         rows["network fabric"][1] == pytest.approx(fabric) and quote["networking_source"] in rows["network fabric"][3]
     )
+
+
+def test_the_workbook_states_the_calibration_accuracy_the_pdf_and_page_state() -> None:
+    """An outsider's probe (#15): the workbook's Summary said 'Calibration leave-one-out error 0.0822' where the PDF
+    and the page state the held-out error that applies ('median error 4.6% of tokens/s')."""
+    from advisor.web.presenters import calibration_line
+    from advisor.xlsx import _summary_rows
+
+    advice = json.loads((ROOT / "tests" / "fixtures" / "advice_training_example.json").read_text())
+    rows = dict(_summary_rows({"id": 1, "advice": advice}))
+    assert rows["Calibration accuracy"] == calibration_line(advice=advice)
+    assert "median error 4.6% of tokens/s" in rows["Calibration accuracy"]
+    assert "Calibration leave-one-out error" not in rows
