@@ -90,8 +90,7 @@ def n_gpus(n: Any) -> str:
 
 
 def pct(x: Any) -> str:
-    value = float(x)
-    return f"{value:.0%}" if math.isfinite(value) else "n/a"
+    return fmt.percent(x)
 
 
 def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> str:

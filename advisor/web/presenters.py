@@ -50,7 +50,7 @@ def break_even_text(value: Any, *, digits: int = 0) -> str:
     """A break-even utilization; above 100% (or none) owning never matches the rental price."""
     if value is None or float(value) > 1:
         return "never"
-    return f"{float(value) * 100:.{digits}f}%"
+    return fmt.percent(value, digits=digits)
 
 
 def hours(value: Any) -> str:
