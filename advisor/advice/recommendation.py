@@ -69,6 +69,8 @@ def _knee_reason(
             f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(doc['scaling_efficiency'])} per-GPU "
             f"efficiency; every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
         )
+    if len(gpus) == 1:
+        return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
     return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model."
 
 
@@ -115,10 +117,15 @@ def _own_reasons(
         f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
         f"{be_words} against renting {against}."
     )
-    if be is None or u < be:
+    if be is None:
         warnings.append(
-            f"Utilization {pct(u)} is below break-even against renting {against} "
-            f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."
+            f"Owning {n_gpus(rec_gpus)} never breaks even against renting {against} at this price: it costs more "
+            "than renting even busy the whole year."
+        )
+    elif u < be:
+        warnings.append(
+            f"Utilization {pct(u)} is below break-even against renting {against} ({pct(be)}) on "
+            f"{n_gpus(rec_gpus)}: owning costs more than renting."
         )
 
 

@@ -617,3 +617,15 @@ def test_a_manual_capex_shows_the_figures_the_math_used_not_the_catalog_quote(ca
     ]
     workbook = [row for row in _assumption_rows(doc) if row[0] == "hardware quote"]
     assert workbook == [["hardware quote", 100_000, "USD per 4-GPU server", quote["source"]]]
+
+
+def test_owning_that_never_breaks_even_and_a_single_size_are_said_plainly(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#18): 'Utilization 100% is below break-even ... (never)' where owning never breaks even at
+    this price, and '... is the only candidate size that holds the model' when only that size was asked for."""
+    doc = advise(
+        scenario(buy={**BUY, "staff_usd_per_year": 10_000_000}, cluster_sizes=[8], utilization=1.0), now=NOW
+    ).to_dict()
+    assert by_gpus(doc, 8)["buy"]["break_even_utilization"] is None
+    assert "Owning 8 GPUs never breaks even against renting on-demand at this price" in " ".join(doc["warnings"])
+    assert not any("below break-even" in w for w in doc["warnings"])
+    assert doc["recommendation"]["reasons"][0] == "8 GPUs is the only size asked for (/cluster_sizes)."
