@@ -60,6 +60,11 @@ def count(value: Any, singular: str, plural: str | None = None) -> str:
     return f"{plain(number)} {word}"
 
 
+def runs_a_year(value: Any) -> str:
+    """ "1 run a year", "4 runs a year", "0.5 runs a year"."""
+    return MISSING if _finite(value) is None else f"{count(value, 'run')} a year"
+
+
 def article(phrase: str) -> str:
     """ "a" or "an" as the phrase is spoken: an 8-GPU node, an 11-GPU node, a 4-GPU node, an hour."""
     spoken = phrase.lstrip()
@@ -69,12 +74,12 @@ def article(phrase: str) -> str:
     return "an" if spoken[:1].lower() in tuple("aeiou") or spoken.lower().startswith("hour") else "a"
 
 
-def node_of(gpus_per_node: Any) -> str:
-    """ "an 8-GPU node", "a 4-GPU node"."""
+def node_of(gpus_per_node: Any, noun: str = "node") -> str:
+    """ "an 8-GPU node", "a 4-GPU node", "an 8-GPU server" (``noun``)."""
     number = _finite(gpus_per_node)
     if number is None:
-        return "a node"
-    phrase = f"{plain(number)}-GPU node"
+        return f"{article(noun)} {noun}"
+    phrase = f"{plain(number)}-GPU {noun}"
     return f"{article(phrase)} {phrase}"
 
 

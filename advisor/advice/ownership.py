@@ -97,7 +97,7 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
         scale = gpn / int(quote.gpus_per_server)  # per-GPU share when the quote's server is another size
         if scale != 1 and not manual:
             warnings.append(
-                f"The hardware quote is for a {quote.gpus_per_server}-GPU server; scaled per GPU to "
+                f"The hardware quote is for {fmt.node_of(quote.gpus_per_server, 'server')}; scaled per GPU to "
                 f"{gpn}-GPU nodes (/network/gpus_per_node)."
             )
         idle = quote.idle_power_kw

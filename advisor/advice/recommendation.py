@@ -81,20 +81,21 @@ def _run_time_reasons(
     if doc["run_hours"] is None:
         return
     busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
+    runs = fmt.runs_a_year(w.runs_per_year)
     reasons.append(
         f"One run of {fmt.tokens(w.tokens)} takes {doc['run_hours']:,.0f} hours "
-        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
-        f"keep the cluster busy {pct(busy)} of the year."
+        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); at {runs} the cluster is busy "
+        f"{pct(busy)} of the year."
     )
     if s.utilization is not None and busy > s.utilization:
         warnings.append(
-            f"{w.runs_per_year:g} runs a year need {pct(busy)} of the year on {n_gpus(rec_gpus)}, more than "
-            f"the {pct(s.utilization)} utilization assumed for owning (/utilization)."
+            f"At {runs} the cluster of {n_gpus(rec_gpus)} is busy {pct(busy)} of the year, more than the "
+            f"{pct(s.utilization)} utilization assumed for owning (/utilization)."
         )
     if busy > 1:
         warnings.append(
-            f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {n_gpus(rec_gpus)} need "
-            "more than a year of cluster time."
+            f"At {runs} of {doc['run_hours']:,.0f} hours each, {n_gpus(rec_gpus)} would need more than a year of "
+            "cluster time."
         )
 
 
@@ -110,7 +111,7 @@ def _own_reasons(
     else:
         be_words = "the rental price does not even cover the owned energy cost, so owning never breaks even"
     u = doc["buy"]["utilization"]
-    basis = "given" if s.utilization is not None else f"implied by {s.workload.runs_per_year:g} runs a year"
+    basis = "given" if s.utilization is not None else f"implied by {fmt.runs_a_year(s.workload.runs_per_year)}"
     against = MARKET_PHRASES.get(doc["buy"]["break_even_against"]["market"] or "", "the rental price")
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "

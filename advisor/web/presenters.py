@@ -309,7 +309,7 @@ def utilization_words(*, advice: dict[str, Any], size: dict[str, Any]) -> str:
     used = _get(size, "buy", "utilization")
     if _get(advice, "scenario", "utilization") is None and used is not None:
         runs = _get(advice, "scenario", "workload", "runs_per_year")
-        return f"{percent(used)} busy, implied by {fmt.count(runs, 'run')} a year"
+        return f"{percent(used)} busy, implied by {fmt.runs_a_year(runs)}"
     return f"planned {percent(used if used is not None else _get(advice, 'scenario', 'utilization'))}"
 
 
@@ -555,7 +555,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
     if not traffic and scenario.get("utilization") is None:
-        rows.append(("Utilization", f"implied per size by {fmt.count(workload.get('runs_per_year'), 'run')} a year"))
+        rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
     elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows

@@ -629,3 +629,20 @@ def test_owning_that_never_breaks_even_and_a_single_size_are_said_plainly(catalo
     assert "Owning 8 GPUs never breaks even against renting on-demand at this price" in " ".join(doc["warnings"])
     assert not any("below break-even" in w for w in doc["warnings"])
     assert doc["recommendation"]["reasons"][0] == "8 GPUs is the only size asked for (/cluster_sizes)."
+
+
+def test_counts_and_articles_read_as_english(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#18): '1 runs a year keep the cluster busy' and 'a 8-GPU server'."""
+    doc = advise(
+        scenario(
+            workload={"kind": "training", "model": {"params_b": 7}, "tokens": 1e11, "runs_per_year": 1},
+            network={"gpus_per_node": 4},
+            cluster_sizes=[8],
+            utilization=None,
+        ),
+        now=NOW,
+    ).to_dict()
+    text = " ".join(doc["recommendation"]["reasons"] + doc["warnings"])
+    assert "at 1 run a year the cluster is busy" in text and "implied by 1 run a year" in text
+    assert "1 runs" not in text
+    assert "The hardware quote is for an 8-GPU server; scaled per GPU to 4-GPU nodes" in text

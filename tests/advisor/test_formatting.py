@@ -49,3 +49,8 @@ def test_small_fractions_keep_their_significant_digits() -> None:
     assert fmt.percent(0.0016) == "0.16%" and fmt.percent(0.000012) == "0.0012%" and fmt.percent(0.004) == "0.40%"
     assert fmt.percent(0.6) == "60%" and fmt.percent(0) == "0%" and fmt.percent(0.0016, digits=1) == "0.2%"
     assert pct(0.0016) == format_percent(0.0016) == break_even_text(0.0016) == "0.16%"
+
+
+def test_runs_a_year_and_sized_things_take_their_number_and_article() -> None:
+    assert fmt.runs_a_year(1) == "1 run a year" and fmt.runs_a_year(4) == "4 runs a year"
+    assert fmt.node_of(8, "server") == "an 8-GPU server" and fmt.node_of(4, "server") == "a 4-GPU server"
