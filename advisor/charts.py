@@ -19,6 +19,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from advisor import formatting as fmt
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
@@ -96,7 +97,7 @@ def format_hours(value: float) -> str:
 
 
 def format_percent(value: float) -> str:
-    return f"{value * 100:.0f}%"
+    return fmt.percent(value)
 
 
 def _nice_ticks(low: float, high: float, *, count: int = 5) -> list[float]:

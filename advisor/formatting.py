@@ -29,6 +29,9 @@ def plain(value: Any, *, digits: int = 3) -> str:
         return MISSING
     if number.is_integer() and abs(number) < 1e15:
         return f"{int(number):,}"
+    if abs(number) >= 10 ** (digits - 1):
+        # Whole units once the integer part has all the digits asked for: "190", never "1.9e+02".
+        return f"{number:,.0f}"
     return f"{number:.{digits}g}"
 
 
@@ -57,6 +60,11 @@ def count(value: Any, singular: str, plural: str | None = None) -> str:
     return f"{plain(number)} {word}"
 
 
+def runs_a_year(value: Any) -> str:
+    """ "1 run a year", "4 runs a year", "0.5 runs a year"."""
+    return MISSING if _finite(value) is None else f"{count(value, 'run')} a year"
+
+
 def article(phrase: str) -> str:
     """ "a" or "an" as the phrase is spoken: an 8-GPU node, an 11-GPU node, a 4-GPU node, an hour."""
     spoken = phrase.lstrip()
@@ -66,12 +74,12 @@ def article(phrase: str) -> str:
     return "an" if spoken[:1].lower() in tuple("aeiou") or spoken.lower().startswith("hour") else "a"
 
 
-def node_of(gpus_per_node: Any) -> str:
-    """ "an 8-GPU node", "a 4-GPU node"."""
+def node_of(gpus_per_node: Any, noun: str = "node") -> str:
+    """ "an 8-GPU node", "a 4-GPU node", "an 8-GPU server" (``noun``)."""
     number = _finite(gpus_per_node)
     if number is None:
-        return "a node"
-    phrase = f"{plain(number)}-GPU node"
+        return f"{article(noun)} {noun}"
+    phrase = f"{plain(number)}-GPU {noun}"
     return f"{article(phrase)} {phrase}"
 
 
@@ -93,6 +101,18 @@ def duration_s(value: Any) -> str:
     return f"{plain(number, digits=3)} s"
 
 
+# A fraction too small to show at the digits asked for keeps this many significant digits (0.0016 -> "0.16%", not
+# "0%": a utilization of 0% reads as "never used").
+SMALL_PERCENT_DIGITS: Final[int] = 2
+
+
 def percent(value: Any, *, digits: int = 0) -> str:
+    """A fraction as a percentage: 0.6 -> "60%"; a nonzero fraction below what ``digits`` decimals show keeps
+    ``SMALL_PERCENT_DIGITS`` significant digits (0.0016 -> "0.16%")."""
     number = _finite(value)
-    return MISSING if number is None else f"{number * 100:.{digits}f}%"
+    if number is None:
+        return MISSING
+    share = number * 100
+    if share != 0 and abs(share) < 10**-digits:
+        digits = SMALL_PERCENT_DIGITS - 1 - math.floor(math.log10(abs(share)))
+    return f"{share:.{digits}f}%"

@@ -18,9 +18,11 @@ from django.core.exceptions import SuspiciousFileOperation
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from advisor import formatting as fmt
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import results_context, usd_exact
+from pricing.models import MARKET_PHRASES
 
 METHOD_NOTES = [
     "Run time comes from a step-time model (compute, memory and communication per optimizer step) "
@@ -83,6 +85,8 @@ def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:
         "rows": [(str(row["year"]), *(usd_exact(row[k]) for k in keys)) for row in yearly["years"]],
         "total_row": (f"Total over {yearly['horizon_years']:g} years", *(usd_exact(yearly["total"][k]) for k in keys)),
         "rate_text": f"{yearly['discount_rate'] * 100:g}%",
+        "gpus_text": fmt.count(yearly.get("gpus"), "GPU"),
+        "market_text": MARKET_PHRASES.get(yearly.get("rent_market") or "", "chosen"),
     }
 
 

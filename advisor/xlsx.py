@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.web.presenters import calibration_line
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
@@ -110,7 +111,8 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Amount is", amount.get("label")],
         ["Prices as of", advice.get("prices_as_of")],
         ["Calibration", calibration.get("name")],
-        ["Calibration leave-one-out error", calibration.get("loo_mape")],
+        # The same accuracy statement as the PDF and the page (the held-out error that applies to this scenario).
+        ["Calibration accuracy", calibration_line(advice=advice)],
         ["Content hash (SHA-256)", proposal.get("content_hash")],
     ]
     rows += [["Reason", reason] for reason in recommendation.get("reasons") or []]
@@ -128,6 +130,12 @@ def _cash_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def _quote_origin(quote: Mapping[str, Any], source: Any) -> str:
+    """Which quote, when and where from; a manual quote has no catalog name or date to give."""
+    parts = [quote.get("name"), f"quoted {quote['quoted_on']}" if quote.get("quoted_on") else None, source]
+    return "; ".join(str(part) for part in parts if part)
+
+
 def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     rows = [[a.get("pointer"), a.get("value"), a.get("unit"), a.get("source")] for a in advice.get("assumptions") or []]
     quote = advice.get("hardware_quote") or {}
@@ -137,9 +145,18 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 "hardware quote",
                 quote.get("usd"),
                 f"USD per {quote.get('gpus_per_server')}-GPU server",
-                f"{quote.get('name')}; quoted {quote.get('quoted_on')}; {quote.get('source')}",
+                _quote_origin(quote, quote.get("source")),
             ]
         )
+        if quote.get("networking_usd_per_node"):
+            rows.append(
+                [
+                    "network fabric",
+                    quote["networking_usd_per_node"],
+                    f"USD per {quote.get('gpus_per_server')}-GPU node, added when the cluster spans nodes",
+                    _quote_origin(quote, quote.get("networking_source") or quote.get("source")),
+                ]
+            )
     gpu = advice.get("gpu") or {}
     if gpu:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])

@@ -11,9 +11,11 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from advisor import formatting as fmt
 from advisor.scenario import Scenario
 from estimator.calibrate import Calibration
 from pricing import selectors
+from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
 
 ADVICE_VERSION: Final[int] = 1
 
@@ -88,8 +90,41 @@ def n_gpus(n: Any) -> str:
 
 
 def pct(x: Any) -> str:
-    value = float(x)
-    return f"{value:.0%}" if math.isfinite(value) else "n/a"
+    return fmt.percent(x)
+
+
+def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> str:
+    """The price per GPU-hour a training size's headline rental is billed at, as its cost per run uses it, so that
+    GPUs x hours x the stated price gives that cost: "$2.95 per GPU-hour", or with a yearly price decline (on-demand
+    and spot are levelized over the horizon) "$2.05 per GPU-hour levelized over 5 years at an 8% discount rate from
+    $2.95 today, falling 20% a year", or for a reserved term (billed per busy GPU-hour at price / utilization)
+    "$2.18 per GPU-hour reserved for the term, paid whether busy or not: $4.35 per busy GPU-hour at 50% utilization".
+    ``size``: a size entry of the Advice JSON; ``scenario``: its normalized
+    Scenario (the decline, years and discount rate the price was levelized with)."""
+    rent = size.get("rent") or {}
+    market = rent.get("market") or ""
+    entry = (rent.get("by_market") or {}).get(market) or {}
+    offer = entry.get("offer") or rent.get("offer") or {}
+    listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour"))
+    billed = entry.get("usd_per_busy_gpu_hour")
+    if listed is None:
+        return "an unknown price"
+    if billed is None or math.isclose(billed, listed, rel_tol=1e-9):
+        return f"{money(listed)} per GPU-hour"
+    if market in RESERVED_MARKETS:
+        # A term is paid for every hour whether busy or not, so a busy GPU-hour costs the price / utilization.
+        return (
+            f"{money(listed)} per GPU-hour reserved for the term, paid whether busy or not: "
+            f"{money(billed)} per busy GPU-hour at {pct(listed / billed)} utilization"
+        )
+    if market not in FLOATING_MARKETS:
+        return f"{money(listed)} per GPU-hour"
+    buy, decline = scenario.get("buy") or {}, (scenario.get("rent") or {}).get("price_decline_per_year")
+    rate = pct(buy.get("discount_rate"))
+    return (
+        f"{money(billed)} per GPU-hour levelized over {fmt.plain(buy.get('years'))} years at {fmt.article(rate)} "
+        f"{rate} discount rate from {money(listed)} today, falling {pct(decline)} a year"
+    )
 
 
 def calibration_document(calibration: Calibration, *, stack: str | None = None) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from advisor.advice.documents import (
     json_safe,
     model_document,
     money,
+    n_gpus,
     num,
 )
 from advisor.advice.offers import offer_document, price_dates, rental_offers
@@ -460,7 +461,7 @@ def _rent_reason(doc: Mapping[str, Any]) -> str:
     rent_m = doc["rent"]["usd_per_month"]
     n_base = doc["rent"]["base_replicas"]
     base_words = MARKET_PHRASES.get(doc["rent"]["base_market"] or "", "")
-    base_txt = f"{n_base} {'replica' if n_base == 1 else 'replicas'} {base_words}" if n_base else "no reserved base"
+    base_txt = f"{fmt.count(n_base, 'replica')} {base_words}" if n_base else "no reserved base"
     burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
     burst_txt = (
         f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
@@ -484,7 +485,7 @@ def _chosen_reasons(
     traffic, latency = s.workload.traffic, s.workload.latency
     assert traffic is not None and latency is not None
     reasons.append(
-        f"TP {doc['tp']} x {doc['replicas']} replicas = {doc['gpus']} GPUs serves the peak of "
+        f"TP {doc['tp']} x {fmt.count(doc['replicas'], 'replica')} = {n_gpus(doc['gpus'])} serves the peak of "
         f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
         f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), about {doc['batch']} requests in flight per "
         "replica."
@@ -536,7 +537,8 @@ def _recommend(
         j = int(np.argmax(ok))
         rec_gpus = size_docs[j]["gpus"]
         reasons.append(
-            f"TP {deployments[j].tp} x {size_docs[j]['replicas']} replicas = {rec_gpus} GPUs meets the targets, but "
+            f"TP {deployments[j].tp} x {fmt.count(size_docs[j]['replicas'], 'replica')} = {n_gpus(rec_gpus)} meets the "
+            "targets, but "
             "neither renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
         )
         return "none", rec_gpus, reasons

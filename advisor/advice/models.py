@@ -80,7 +80,10 @@ class Offer(Closed):
 
 class BreakEvenAgainst(Closed):
     market: Market | None
-    usd_per_gpu_hour: NonNegative | None
+    usd_per_gpu_hour: NonNegative | None = Field(
+        description="The rental price break_even_utilization was computed against (training: levelized over the "
+        "horizon when rent.price_decline_per_year is set)."
+    )
 
 
 class ClosestDeployment(Closed):
@@ -197,7 +200,10 @@ class HardwareQuote(Closed):
     source: str
     power_kw: NonNegative | None
     idle_power_kw: NonNegative | None = None
-    networking_usd_per_node: NonNegative | None = None
+    networking_usd_per_node: NonNegative | None = Field(
+        default=None, description="Network fabric per node, added to capex when the cluster spans nodes."
+    )
+    networking_source: str | None = Field(default=None, description="Where the fabric cost per node comes from.")
     scaled_to_gpus_per_node: int | None = None
     idle_assumption: str | None = None
     manual: bool | None = Field(default=None, description="The scenario's own capex_usd, not a catalog quote.")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from advisor import formatting as fmt
 from advisor.scenario import Scenario, ScenarioError
 from estimator.specs import get_gpu
 from pricing import selectors
@@ -22,6 +23,55 @@ class Hardware:
     load_kw_per_node: float
     idle_kw_per_node: float
     document: Mapping[str, Any]
+
+
+def _fabric_source(notes: str) -> str | None:
+    """Where a quote's fabric cost per node comes from: the parts of its notes that say so (the bundled quotes write
+    "networking = ..."), else the whole notes; None when the quote has none."""
+    parts = [part for part in notes.split("; ") if "networking" in part or "fabric" in part]
+    return "; ".join(parts) or notes or None
+
+
+# Enough significant digits that a scaled power figure reads as the math uses it (10.2 kW / 8 = 1.275 kW).
+_KW_DIGITS: Final[int] = 4
+
+
+def _manual_document(
+    s: Scenario, catalog: Mapping[str, Any], *, load_kw: float, idle_kw: float | None
+) -> dict[str, Any]:
+    """The hardware document of a manual /buy/capex_usd: the figures the math uses (the user's all-in node price, no
+    fabric on top, the catalog's power scaled to the scenario's node), labelled as the user's quote; of the catalog
+    only its power figures and their source, named as the catalog's (never its name, date or price source)."""
+    gpn = s.network.gpus_per_node
+    power = _power_source(str(catalog["source"]))
+    if catalog["name"]:
+        scaled = (
+            f" ({fmt.plain(catalog['power_kw'])} kW for {fmt.count(catalog['gpus_per_server'], 'GPU')}, scaled per GPU)"
+            if catalog["gpus_per_server"] != gpn
+            else ""
+        )
+        power = f"the catalog's {catalog['name']}{scaled}: {power}"
+    return {
+        "gpu": catalog["gpu"],
+        "gpus_per_server": gpn,
+        "name": None,
+        "usd": float(s.buy.capex_usd or 0.0),
+        "quoted_on": None,
+        "source": f"manual quote (/buy/capex_usd): the all-in price of {fmt.node_of(gpn)}, no fabric added; "
+        f"power {fmt.plain(load_kw, digits=_KW_DIGITS)} kW a node from {power}",
+        "power_kw": load_kw,
+        "idle_power_kw": idle_kw,
+        "networking_usd_per_node": 0.0,
+        "networking_source": None,
+        "scaled_to_gpus_per_node": gpn,
+        "manual": True,
+    }
+
+
+def _power_source(source: str) -> str:
+    """The part of a hardware source that says where its power figures come from (written "power: ...")."""
+    parts = [part.removeprefix("power: ") for part in source.split("; ") if part.startswith("power: ")]
+    return "; ".join(parts) or source
 
 
 def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
@@ -42,11 +92,12 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
             )
     else:
         quote = selectors.hardware_quote(gpu=s.gpu, gpus_per_server=gpn) or selectors.hardware_quote(gpu=s.gpu)
+    manual = s.buy.capex_usd is not None
     if quote is not None:
         scale = gpn / int(quote.gpus_per_server)  # per-GPU share when the quote's server is another size
-        if scale != 1:
+        if scale != 1 and not manual:
             warnings.append(
-                f"The hardware quote is for a {quote.gpus_per_server}-GPU server; scaled per GPU to "
+                f"The hardware quote is for {fmt.node_of(quote.gpus_per_server, 'server')}; scaled per GPU to "
                 f"{gpn}-GPU nodes (/network/gpus_per_node)."
             )
         idle = quote.idle_power_kw
@@ -60,6 +111,7 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
             "power_kw": float(quote.power_kw),
             "idle_power_kw": None if idle is None else float(idle),
             "networking_usd_per_node": float(quote.networking_usd_per_node),
+            "networking_source": _fabric_source(quote.notes),
             "scaled_to_gpus_per_node": gpn,
         }
         load_kw, idle_kw = float(quote.power_kw) * scale, (0.0 if idle is None else float(idle) * scale)
@@ -81,7 +133,7 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
         }
     if s.buy.capex_usd is not None:
         capex, fabric = float(s.buy.capex_usd), 0.0  # the user's all-in node price
-        doc = {**doc, "usd": capex, "source": f"manual quote (/buy/capex_usd); {doc['source']}", "manual": True}
+        doc = _manual_document(s, doc, load_kw=load_kw, idle_kw=idle_kw if doc["idle_power_kw"] is not None else None)
     if not math.isfinite(capex):
         warnings.append(
             f"No hardware quote for {s.gpu} servers: the buy side is not priced. Give /buy/capex_usd "

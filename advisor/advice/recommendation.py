@@ -12,7 +12,7 @@ import numpy as np
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.documents import money, n_gpus, pct
+from advisor.advice.documents import money, n_gpus, pct, rent_rate_words
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
@@ -69,6 +69,8 @@ def _knee_reason(
             f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(doc['scaling_efficiency'])} per-GPU "
             f"efficiency; every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
         )
+    if len(gpus) == 1:
+        return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
     return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model."
 
 
@@ -79,20 +81,21 @@ def _run_time_reasons(
     if doc["run_hours"] is None:
         return
     busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
+    runs = fmt.runs_a_year(w.runs_per_year)
     reasons.append(
         f"One run of {fmt.tokens(w.tokens)} takes {doc['run_hours']:,.0f} hours "
-        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); {w.runs_per_year:g} runs a year "
-        f"keep the cluster busy {pct(busy)} of the year."
+        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); at {runs} the cluster is busy "
+        f"{pct(busy)} of the year."
     )
     if s.utilization is not None and busy > s.utilization:
         warnings.append(
-            f"{w.runs_per_year:g} runs a year need {pct(busy)} of the year on {n_gpus(rec_gpus)}, more than "
-            f"the {pct(s.utilization)} utilization assumed for owning (/utilization)."
+            f"At {runs} the cluster of {n_gpus(rec_gpus)} is busy {pct(busy)} of the year, more than the "
+            f"{pct(s.utilization)} utilization assumed for owning (/utilization)."
         )
     if busy > 1:
         warnings.append(
-            f"{w.runs_per_year:g} runs a year of {doc['run_hours']:,.0f} hours on {n_gpus(rec_gpus)} need "
-            "more than a year of cluster time."
+            f"At {runs} of {doc['run_hours']:,.0f} hours each, {n_gpus(rec_gpus)} would need more than a year of "
+            "cluster time."
         )
 
 
@@ -122,7 +125,7 @@ def _own_reasons(
             f"renting {against} does not even cover the owned energy cost, so owning never breaks even against it"
         )
     u = doc["buy"]["utilization"]
-    basis = "given" if s.utilization is not None else f"implied by {s.workload.runs_per_year:g} runs a year"
+    basis = "given" if s.utilization is not None else f"implied by {fmt.runs_a_year(s.workload.runs_per_year)}"
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
         f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
@@ -135,10 +138,15 @@ def _own_reasons(
                 f"At {pct(u)} utilization owning costs more than renting {against} on {n_gpus(rec_gpus)} "
                 f"({money(own_run)} against {money(rent_run)} a run)."
             )
-    elif be is None or u < be:
+    elif be is None:
         warnings.append(
-            f"Utilization {pct(u)} is below break-even against renting {against} "
-            f"({'never' if be is None else pct(be)}) on {n_gpus(rec_gpus)}: owning costs more than renting."
+            f"Owning {n_gpus(rec_gpus)} never breaks even against renting {against} at this price: it costs more "
+            "than renting even busy the whole year."
+        )
+    elif u < be:
+        warnings.append(
+            f"Utilization {pct(u)} is below break-even against renting {against} ({pct(be)}) on "
+            f"{n_gpus(rec_gpus)}: owning costs more than renting."
         )
 
 
@@ -177,7 +185,7 @@ def _chosen_size_reasons(
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
         reasons.append(
             f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs "
-            f"{money(doc['rent']['usd_per_run'])} a run at {money(offer['usd_per_used_gpu_hour'])} per GPU-hour."
+            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}."
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)

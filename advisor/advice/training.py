@@ -318,7 +318,11 @@ def _buy_document(
         "usd_per_run_p50": num(own_q[1][i]) if ok and own_q is not None else None,
         "usd_per_run_p90": num(own_q[2][i]) if ok and own_q is not None else None,
         "utilization": fraction(base["utilization"][i]),
-        "break_even_against": {"market": rent.be_market[i] or None, "usd_per_gpu_hour": num(rent.be_price[i])},
+        # The price break-even was computed against: levelized like the headline when the price declines.
+        "break_even_against": {
+            "market": rent.be_market[i] or None,
+            "usd_per_gpu_hour": num(rent.be_price[i] * base["level"]),
+        },
         "break_even_by_market": {m: fraction(u[i]) if ok and u[i] <= 1.0 else None for m, u in by_market.items()},
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,

@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor import charts
 from advisor import formatting as fmt
+from advisor.advice.documents import rent_rate_words
 from advisor.charts import format_hours, format_percent, format_usd
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -49,7 +50,7 @@ def break_even_text(value: Any, *, digits: int = 0) -> str:
     """A break-even utilization; above 100% (or none) owning never matches the rental price."""
     if value is None or float(value) > 1:
         return "never"
-    return f"{float(value) * 100:.{digits}f}%"
+    return fmt.percent(value, digits=digits)
 
 
 def hours(value: Any) -> str:
@@ -73,13 +74,15 @@ def layout_text(layout: dict[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
-def offer_text(offer: dict[str, Any] | None) -> str:
+def offer_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
+    """A training size's rental offer and the price its cost per run is billed at (``rent_rate_words``)."""
+    offer = _get(size, "rent", "offer")
     if not offer:
         return "no offer"
     market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
-    price = offer.get("usd_per_gpu_hour") or 0
     where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part)
-    return f"{where or 'unnamed offer'} {market} at ${price:,.2f}/GPU-h"
+    rate = rent_rate_words(size, scenario=advice.get("scenario") or {})
+    return f"{where or 'unnamed offer'} {market} at {rate}"
 
 
 def spot_overhead_text(size: dict[str, Any]) -> str:
@@ -114,7 +117,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "run_time": hours(size.get("run_hours")),
                 "run_time_band": band,
                 "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
-                "rent_offer": offer_text(_get(size, "rent", "offer")) + spot_overhead_text(size),
+                "rent_offer": offer_text(size, advice=advice) + spot_overhead_text(size),
                 "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
                 "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                 "mfu": percent(size.get("mfu")),
@@ -306,7 +309,7 @@ def utilization_words(*, advice: dict[str, Any], size: dict[str, Any]) -> str:
     used = _get(size, "buy", "utilization")
     if _get(advice, "scenario", "utilization") is None and used is not None:
         runs = _get(advice, "scenario", "workload", "runs_per_year")
-        return f"{percent(used)} busy, implied by {fmt.count(runs, 'run')} a year"
+        return f"{percent(used)} busy, implied by {fmt.runs_a_year(runs)}"
     return f"planned {percent(used if used is not None else _get(advice, 'scenario', 'utilization'))}"
 
 
@@ -552,7 +555,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
     if not traffic and scenario.get("utilization") is None:
-        rows.append(("Utilization", f"implied per size by {fmt.count(workload.get('runs_per_year'), 'run')} a year"))
+        rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
     elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
@@ -592,13 +595,25 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     if quote:
         sources.append(
             {
-                "what": f"purchase of one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
+                "what": ("your purchase quote for" if quote.get("manual") else "purchase of")
+                + f" one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
                 "market": "purchase",
                 "price": usd_exact(quote.get("usd")),
                 "observed_at": quote.get("quoted_on") or "n/a",
                 "source": quote.get("source", ""),
             }
         )
+        if quote.get("networking_usd_per_node"):
+            sources.append(
+                {
+                    "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
+                    "purchase when the cluster spans nodes",
+                    "market": "purchase",
+                    "price": usd_exact(quote["networking_usd_per_node"]),
+                    "observed_at": quote.get("quoted_on") or "n/a",
+                    "source": quote.get("networking_source") or quote.get("source", ""),
+                }
+            )
     return sources
 
 
@@ -702,7 +717,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
                     **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
-                    "Rental price": offer_text(_get(size, "rent", "offer")),
+                    "Rental price": offer_text(size, advice=advice),
                     "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice=advice)["text"],

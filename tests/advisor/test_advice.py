@@ -563,3 +563,109 @@ def test_a_calibration_fitted_for_an_earlier_estimator_says_so(
     warnings = advise(scenario(), calibration=old, now=NOW).to_dict()["warnings"]
     stale = [w for w in warnings if "earlier estimator" in w]
     assert len(stale) == 1 and calibration.name in stale[0] and f"format {FORMAT_VERSION - 1}" in stale[0]
+
+
+def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#6): with rent.price_decline_per_year the cost per run and break-even use the levelized
+    price, but the reason and the table said today's $2.95 and break_even_against carried it too."""
+    from advisor import economics as ec
+    from advisor.web.presenters import size_rows
+
+    doc = advise(
+        scenario(rent={"markets": ["on_demand"], "price_decline_per_year": 0.2}, cluster_sizes=[8]), now=NOW
+    ).to_dict()
+    validate(doc)
+    size = by_gpus(doc, 8)
+    # $4.00 today falling 20% a year, levelized over 4 years at a 0% discount rate: 4 x (1 + .8 + .64 + .512) / 4.
+    levelized = 4.0 * (1 + 0.8 + 0.64 + 0.512) / 4
+    assert size["rent"]["usd_per_run"] == pytest.approx(8 * size["run_hours"] * levelized)
+    stated = f"${levelized:,.2f} per GPU-hour levelized over 4 years at a 0% discount rate from $4.00 today, "
+    stated += "falling 20% a year"
+    reasons = doc["recommendation"]["reasons"]
+    assert any(f"a run at {stated}." in r for r in reasons), reasons
+    assert stated in size_rows(advice=doc)[0]["rent_offer"]
+    # Break-even is recomputable from the price break_even_against states.
+    against = size["buy"]["break_even_against"]
+    assert against["usd_per_gpu_hour"] == pytest.approx(levelized)
+    buy = size["buy"]
+    u = ec.break_even_utilization(
+        yearly_fixed_usd=buy["usd_per_year"],
+        gpus=8,
+        rent_usd_per_gpu_hour=against["usd_per_gpu_hour"],
+        variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
+    )
+    assert buy["break_even_utilization"] == pytest.approx(float(u))
+
+
+def test_a_reserved_term_states_its_price_and_the_price_per_busy_gpu_hour(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#7): a reserved run said 'costs $16,702 a run at $2.18 per GPU-hour' although the cost is
+    at $4.35 per busy GPU-hour (the term is paid whether busy or not: price / utilization)."""
+    from advisor.web.presenters import size_rows
+
+    doc = advise(scenario(rent={"markets": ["reserved_1y"]}, cluster_sizes=[8]), now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    # $3.00 per GPU-hour reserved, busy 60% of the year: 3 / 0.6 = $5.00 per busy GPU-hour.
+    assert size["rent"]["usd_per_run"] == pytest.approx(8 * size["run_hours"] * 5.0)
+    stated = "$3.00 per GPU-hour reserved for the term, paid whether busy or not: $5.00 per busy GPU-hour at 60% "
+    stated += "utilization"
+    reasons = doc["recommendation"]["reasons"]
+    assert any(r.startswith("Renting 1-year reserved") and f"a run at {stated}." in r for r in reasons), reasons
+    assert stated in size_rows(advice=doc)[0]["rent_offer"]
+
+
+def test_a_manual_capex_shows_the_figures_the_math_used_not_the_catalog_quote(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#12): a manual /buy/capex_usd was shown with the catalog server's name, date and source,
+    its unscaled power and a fabric cost the math does not add, and warned that 'the hardware quote' was scaled."""
+    from advisor.web.presenters import price_sources
+    from advisor.xlsx import _assumption_rows
+
+    HardwareQuote.objects.update(source="test vendor quote #42; power: vendor spec sheet 10 kW")
+    doc = advise(
+        scenario(buy={**BUY, "capex_usd": 100_000}, network={"gpus_per_node": 4}, cluster_sizes=[8]), now=NOW
+    ).to_dict()
+    validate(doc)
+    quote = doc["hardware_quote"]
+    # The catalog's 8-GPU server draws 10 kW at load and 2 kW idle: 5 and 1 kW for the 4-GPU node the math uses.
+    assert quote["manual"] is True and quote["usd"] == 100_000 and quote["gpus_per_server"] == 4
+    assert quote["name"] is None and quote["quoted_on"] is None and quote["networking_usd_per_node"] == 0
+    assert quote["power_kw"] == pytest.approx(5.0) and quote["idle_power_kw"] == pytest.approx(1.0)
+    assert quote["source"].startswith("manual quote (/buy/capex_usd)") and "catalog's Test HGX H100" in quote["source"]
+    assert "test vendor quote #42" not in quote["source"] and "vendor spec sheet 10 kW" in quote["source"]
+    # Two 4-GPU nodes at the manual price, no fabric.
+    assert by_gpus(doc, 8)["buy"]["capex_usd"] == pytest.approx(200_000)
+    assert not any("hardware quote is for" in w for w in doc["warnings"])
+    purchase = [row for row in price_sources(advice=doc) if row["market"] == "purchase"]
+    assert [(row["what"], row["price"], row["observed_at"]) for row in purchase] == [
+        ("your purchase quote for one 4-GPU h100-sxm server", "$100,000", "n/a")
+    ]
+    workbook = [row for row in _assumption_rows(doc) if row[0] == "hardware quote"]
+    assert workbook == [["hardware quote", 100_000, "USD per 4-GPU server", quote["source"]]]
+
+
+def test_owning_that_never_breaks_even_and_a_single_size_are_said_plainly(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#18): 'Utilization 100% is below break-even ... (never)' where owning never breaks even at
+    this price, and '... is the only candidate size that holds the model' when only that size was asked for."""
+    doc = advise(
+        scenario(buy={**BUY, "staff_usd_per_year": 10_000_000}, cluster_sizes=[8], utilization=1.0), now=NOW
+    ).to_dict()
+    assert by_gpus(doc, 8)["buy"]["break_even_utilization"] is None
+    assert "Owning 8 GPUs never breaks even against renting on-demand at this price" in " ".join(doc["warnings"])
+    assert not any("below break-even" in w for w in doc["warnings"])
+    assert doc["recommendation"]["reasons"][0] == "8 GPUs is the only size asked for (/cluster_sizes)."
+
+
+def test_counts_and_articles_read_as_english(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (#18): '1 runs a year keep the cluster busy' and 'a 8-GPU server'."""
+    doc = advise(
+        scenario(
+            workload={"kind": "training", "model": {"params_b": 7}, "tokens": 1e11, "runs_per_year": 1},
+            network={"gpus_per_node": 4},
+            cluster_sizes=[8],
+            utilization=None,
+        ),
+        now=NOW,
+    ).to_dict()
+    text = " ".join(doc["recommendation"]["reasons"] + doc["warnings"])
+    assert "at 1 run a year the cluster is busy" in text and "implied by 1 run a year" in text
+    assert "1 runs" not in text
+    assert "The hardware quote is for an 8-GPU server; scaled per GPU to 4-GPU nodes" in text

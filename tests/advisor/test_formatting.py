@@ -31,3 +31,26 @@ def test_latencies_and_missing_values_never_print_none() -> None:
         assert function(float("nan")) == fmt.MISSING
     assert fmt.count(None, "node") == fmt.MISSING and fmt.gpus_on_nodes(None, 2) == fmt.MISSING
     assert fmt.plain(7.0) == "7" and fmt.plain(0.05) == "0.05"
+
+
+def test_latencies_of_a_hundred_ms_and_more_print_plainly() -> None:
+    """An outsider's probe (#18): 'TTFT 1.9e+02 ms' on the page and in the PDF."""
+    assert fmt.duration_s(0.19) == "190 ms" and fmt.duration_s(0.1523) == "152 ms" and fmt.duration_s(0.0132) == "13 ms"
+    assert fmt.duration_s(1234.5) == "1,234 s" and fmt.plain(1234.5) == "1,234"
+
+
+def test_small_fractions_keep_their_significant_digits() -> None:
+    """An outsider's probe (#18): 'Utilization 0% is below break-even' where the utilization is 0.16%; the advice's
+    reasons, the page and the charts all format through fmt.percent."""
+    from advisor.advice.documents import pct
+    from advisor.charts import format_percent
+    from advisor.web.presenters import break_even_text
+
+    assert fmt.percent(0.0016) == "0.16%" and fmt.percent(0.000012) == "0.0012%" and fmt.percent(0.004) == "0.40%"
+    assert fmt.percent(0.6) == "60%" and fmt.percent(0) == "0%" and fmt.percent(0.0016, digits=1) == "0.2%"
+    assert pct(0.0016) == format_percent(0.0016) == break_even_text(0.0016) == "0.16%"
+
+
+def test_runs_a_year_and_sized_things_take_their_number_and_article() -> None:
+    assert fmt.runs_a_year(1) == "1 run a year" and fmt.runs_a_year(4) == "4 runs a year"
+    assert fmt.node_of(8, "server") == "an 8-GPU server" and fmt.node_of(4, "server") == "a 4-GPU server"

@@ -215,3 +215,38 @@ def test_workbook_text_is_never_a_formula(alice, user) -> None:  # type: ignore[
     book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
     cell = next(row[1] for row in book["Summary"].iter_rows(min_row=2) if row[0].value == "Scenario")
     assert cell.value.startswith("=HYPERLINK") and cell.data_type == "s"
+
+
+def test_the_fabric_cost_is_listed_beside_the_purchase_so_capex_is_recomputable(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    """An outsider's probe (#9): the capex of a cluster spanning nodes includes the quote's network fabric per node,
+    but the price sources (PDF, page, workbook) listed only the server's purchase price."""
+    from openpyxl import load_workbook
+
+    issued = _issue(alice, saved)
+    advice = issued["advice"]
+    quote = advice["hardware_quote"]
+    fabric = quote["networking_usd_per_node"]
+    assert fabric > 0 and "networking" in quote["networking_source"]
+    spanning = next(s for s in advice["sizes"] if s["nodes"] > 1)
+    assert spanning["buy"]["capex_usd"] == pytest.approx(spanning["nodes"] * (quote["usd"] + fabric))
+    flat = " ".join(_pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content).split())
+    listed = "network fabric per 8-GPU node, added to the purchase when the cluster spans nodes purchase"
+    assert f"{listed} {usd_exact(fabric)}" in flat
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
+    rows = {row[0]: row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
+    assert (
+        rows["network fabric"][1] == pytest.approx(fabric) and quote["networking_source"] in rows["network fabric"][3]
+    )
+
+
+def test_the_workbook_states_the_calibration_accuracy_the_pdf_and_page_state() -> None:
+    """An outsider's probe (#15): the workbook's Summary said 'Calibration leave-one-out error 0.0822' where the PDF
+    and the page state the held-out error that applies ('median error 4.6% of tokens/s')."""
+    from advisor.web.presenters import calibration_line
+    from advisor.xlsx import _summary_rows
+
+    advice = json.loads((ROOT / "tests" / "fixtures" / "advice_training_example.json").read_text())
+    rows = dict(_summary_rows({"id": 1, "advice": advice}))
+    assert rows["Calibration accuracy"] == calibration_line(advice=advice)
+    assert "median error 4.6% of tokens/s" in rows["Calibration accuracy"]
+    assert "Calibration leave-one-out error" not in rows

@@ -131,3 +131,15 @@ def test_admin_shows_proposals_read_only(client: Client, staff_user: Any, saved:
     assert response.status_code == 403
     proposal.refresh_from_db()
     assert proposal.scenario_name == "7B pretraining"
+
+
+def test_the_cash_flow_caption_counts_gpus_and_names_the_market_in_words() -> None:
+    """An outsider's probe (#18): the PDF's cash-flow caption read '1 GPUs; renting on the on_demand market'."""
+    from advisor.proposal import yearly_table
+
+    total = dict.fromkeys(("rent_usd", "buy_usd", "rent_present_usd", "buy_present_usd"), 0.0)
+    totals = {"years": [], "total": total, "horizon_years": 5, "discount_rate": 0.08, "rent_market": "on_demand"}
+    one = yearly_table(yearly={**totals, "gpus": 1})
+    assert one is not None and (one["gpus_text"], one["market_text"]) == ("1 GPU", "on-demand")
+    many = yearly_table(yearly={**totals, "gpus": 16, "rent_market": "reserved_1y"})
+    assert many is not None and (many["gpus_text"], many["market_text"]) == ("16 GPUs", "1-year reserved")
