@@ -4,8 +4,9 @@ Owning: ``advisor.advice.ownership.hardware`` (the hardware quote or the manual 
 ``advisor.advice.costs.ownership_costs`` at one, two and three nodes give the yearly fixed cost of ownership
 (capex annuity, fabric when the cluster spans nodes, colo, support, staff, software, idle energy) and the energy
 of a busy GPU-hour. Owned cost is linear in nodes beyond one (the fabric starts at two nodes, staff is paid
-once), so the three sizes give it for every size. Renting: ``advisor.advice.offers.offers_for_size`` at one node
-(whole-node instances, or the manual quote) gives each market's cheapest price per used GPU-hour, on demand and
+once), so the three sizes give it for every size. Renting: ``advisor.advice.offers.offers_for_size`` at the fleet's
+peak demand (at least one node; whole-node instances with the capacity for it, or the manual quote) gives each
+market's cheapest price per used GPU-hour, on demand and
 spot levelized over the horizon like the Advice (``costs.rent_level``), commitments as quoted. A job given as a
 training workload takes its run hours from ``advise()`` at its size (the same number the Advice shows); an
 inference workload is sized by the inference path and serves all year.
@@ -27,7 +28,14 @@ from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
-from advisor.advice.offers import SizeOffers, offers_for_size, oldest_offer_date, price_warnings, rental_offers
+from advisor.advice.offers import (
+    SizeOffers,
+    capacity_warning,
+    offers_for_size,
+    oldest_offer_date,
+    price_warnings,
+    rental_offers,
+)
 from advisor.advice.ownership import hardware
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
 from advisor.scenario import Scenario, ScenarioError
@@ -49,8 +57,11 @@ class PricedBase:
     price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
 
 
-def tier_prices(*, base: Scenario, now: dt.datetime | None = None) -> PricedBase:
-    """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from."""
+def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0) -> PricedBase:
+    """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from. Rented
+    tiers are priced at offers able to supply ``peak_gpus`` at once (the fleet's peak demand, at least one node):
+    an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
+    all 1.4 million GPU-hours of a fleet peaking at 570 GPUs)."""
     gpn = base.network.gpus_per_node
     warnings: list[str] = []
     hw = hardware(base, warnings)
@@ -63,7 +74,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None) -> PricedBase
         one, per_node = fixed[0], fixed[2] - fixed[1]
         multi_base = fixed[1] - 2 * per_node
         variable = float(owning["variable"])
-    markets = offers_for_size(base, gpus=gpn)
+    markets = offers_for_size(base, gpus=max(gpn, peak_gpus))  # the same size the capacity warning names
     level = float(rent_level(s=base))
     cheapest = {m: float(o.usd_per_used_gpu_hour[0]) for m, o in markets.items()}
     spot = base.rent.spot
@@ -85,6 +96,10 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None) -> PricedBase
     # Only when no offer can supply a node is it worth asking whether there are offers at all.
     any_offers = bool(markets) or not rental_offers(base).empty
     warnings += price_warnings(base, any_offers=any_offers, used=used, freshness=freshness)
+    peak = max(gpn, peak_gpus)
+    unknown = capacity_warning([{"gpus": peak, "rent": {"offer": offer}} for offer in used])
+    if unknown:
+        warnings.append(unknown)
     return PricedBase(
         prices=prices,
         prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],

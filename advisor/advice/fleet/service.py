@@ -18,7 +18,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from advisor.advice.fleet.demand import HOURS, Job
+from advisor.advice.fleet.demand import HOURS, Job, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_fleet
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
@@ -170,10 +170,11 @@ def plan_for_input(
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run or the
     plan is over the work budget (checked before any work)."""
     within_budget(fleet)
-    priced = tier_prices(base=fleet.base, now=now)
-    require_a_price(priced.prices, gpu=fleet.base.gpu)
     jobs = resolve_jobs(fleet, calibration=calibration)
     usage = fleet.usage.usage if fleet.usage else None
+    peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None).max(initial=0.0)
+    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
+    require_a_price(priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
     doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet, calibration))

@@ -1,5 +1,6 @@
 """The fleet's tier prices come from the advice package's public functions and equal what ``advise()`` says
-for the same gpu, network, rent and buy (ownership at one to three nodes, each market's price at one node)."""
+for the same gpu, network, rent and buy (ownership at one to three nodes, each market's price at one node, or at the
+fleet's peak demand where it is larger)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,22 @@ def test_price_alternatives_are_factors_of_the_cheapest_eligible_offers() -> Non
         prices = offers_for_size(base, gpus=8)[market].usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
         assert factors == pytest.approx((prices / prices[0]).tolist())
         assert factors[0] == 1.0 and factors == sorted(factors) and len(factors) <= MC_PRICE_ALTERNATIVES
+
+
+@pytest.mark.django_db
+def test_the_rented_tiers_are_priced_at_offers_able_to_supply_the_peak() -> None:
+    # An outsider's probe: a one-machine marketplace offer (vast: capacity_caps.csv) priced every rented GPU-hour of
+    # a fleet peaking at hundreds of GPUs, where advise() refuses it for any multi-node size.
+    from advisor.advice.fleet.service import fleet_plan
+
+    document = {**CATALOG, "jobs": [{"name": "big", "gpus": 64, "hours": 4000}]}
+    base = parse_fleet(document).base
+    one_node = tier_prices(base=base).offers["on_demand"]
+    plan = fleet_plan(document)
+    at_peak = offers_for_size(base, gpus=64)["on_demand"]
+    assert plan["tier_prices"]["offers"]["on_demand"] == at_peak.cheapest
+    assert at_peak.cheapest["max_gpus"] is None or at_peak.cheapest["max_gpus"] >= 64
+    if one_node["max_gpus"] is not None and one_node["max_gpus"] < 64:
+        assert plan["tier_prices"]["offers"]["on_demand"] != one_node
+    if at_peak.cheapest["max_gpus"] is None:  # capacity unpublished: said, as advise() says it
+        assert any("Capacity unknown" in w and "64 GPUs" in w for w in plan["warnings"])
