@@ -16,6 +16,8 @@ from advisor.advice.documents import money, n_gpus, pct, rent_rate_words
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
+# Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
+UTILIZATION_ABOVE_RUNS_FACTOR: Final[float] = 2.0
 # A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
 # (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the
 # usual HPC strong-scaling acceptance threshold).
@@ -91,6 +93,15 @@ def _run_time_reasons(
         warnings.append(
             f"At {runs} the cluster of {n_gpus(rec_gpus)} is busy {pct(busy)} of the year, more than the "
             f"{pct(s.utilization)} utilization assumed for owning (/utilization)."
+        )
+    elif s.utilization is not None and busy * UTILIZATION_ABOVE_RUNS_FACTOR < s.utilization:
+        # An outsider's probe: 70% given against 6% the runs need, unremarked, while owning's cost per run and the
+        # proposal's first-year amount assume the cluster is that busy.
+        warnings.append(
+            f"The {pct(s.utilization)} utilization assumed for owning (/utilization) is more than "
+            f"{UTILIZATION_ABOVE_RUNS_FACTOR:g} times the {pct(busy)} of the year the runs need on {n_gpus(rec_gpus)} "
+            f"({runs}): "
+            "owning is priced as if other work filled the rest; leave /utilization out to price the runs alone."
         )
     if busy > 1:
         warnings.append(

@@ -171,6 +171,20 @@ def test_no_fit_answers_the_nearest_size_and_what_would_hold_the_model(tmp_path:
 
 
 @pytest.mark.django_db
+def test_a_given_utilization_far_above_what_the_runs_need_is_flagged(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    workload = {**SCENARIO["workload"], "runs_per_year": 1}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "utilization": 0.9}))
+    advice = json.loads(run(path))
+    rec = next(size for size in advice["sizes"] if size["gpus"] == advice["recommendation"]["gpus"])
+    busy = rec["run_hours"] / 8760
+    assert busy * 2 < 0.9
+    assert any("90% utilization assumed for owning" in w and "other work" in w for w in advice["warnings"])
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "utilization": busy * 1.5}))
+    assert not any("other work" in w for w in json.loads(run(path))["warnings"])
+
+
+@pytest.mark.django_db
 def test_uses_the_utilization_implied_by_runs_per_year(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     workload = {**SCENARIO["workload"], "tokens": 1e11, "runs_per_year": 12}
