@@ -372,17 +372,25 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
-    """The price-freshness badge: snapshot or live, observed when (or the user's own quote)."""
+    """The price-freshness badge: snapshot or live, when the offers the advice quotes were observed (the oldest of
+    them: ``prices_as_of``; an outsider's probe: the badge gave the newest observation of any offer of the GPU,
+    quoted or not), how many are undated, or the user's own quote."""
     info = advice.get("price_freshness") or {}
     kind = info.get("kind") or ("live" if info.get("live") else "snapshot" if info.get("snapshot") else "unknown")
-    observed = info.get("newest_observed_at") or info.get("observed_at") or advice.get("prices_as_of")
+    observed = advice.get("prices_as_of") or info.get("newest_observed_at") or info.get("observed_at")
     observed = str(observed)[:10] if observed else None
+    undated = int(info.get("undated_offers") or 0)
+    compiled = info.get("snapshot_compiled_on")
+    if undated and observed == compiled:  # none of the quoted offers is dated: only the compile date bounds them
+        dates = f"quoted offers undated, no newer than the snapshot compiled {compiled}"
+    else:
+        dates = f"quoted offers observed {observed} or later" + (f", {undated} undated" if undated else "")
     if kind == "snapshot":
-        text = f"Snapshot prices, observed {observed}"
-        if info.get("snapshot_compiled_on"):
-            text += f" (compiled {info['snapshot_compiled_on']})"
-    elif kind == "live":
-        text = f"Live prices, observed {observed}"
+        text = f"Snapshot prices, {dates}"
+        if compiled and observed != compiled:
+            text += f" (compiled {compiled})"
+    elif kind in ("live", "mixed"):
+        text = f"{'Live' if kind == 'live' else 'Live and snapshot'} prices, {dates}"
     elif kind == "manual":
         text = "Your own rental quote (no catalog price used)"
     else:

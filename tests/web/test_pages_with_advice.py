@@ -251,7 +251,7 @@ def test_editing_another_users_scenario_through_the_planner_is_not_found(
 def test_planner_shows_price_freshness_before_calculating(client: Client) -> None:
     html = client.get("/plan/").content.decode()
     assert html.count('data-testid="price-freshness"') == 1
-    assert "Snapshot prices, observed" in html
+    assert "Snapshot prices, quoted offers" in html
     # Once results are on the page, the badge is the results' own (one badge, not two).
     assert client.post("/plan/", _planner_data()).content.decode().count('data-testid="price-freshness"') == 1
 
@@ -365,3 +365,17 @@ def test_action_none_reads_as_not_priced_when_a_size_runs_and_as_no_fit_when_non
     assert action_label({"action": "none", "gpus": None}) == NO_FIT_LABEL
     assert action_label({"action": "rent", "gpus": 8}) == "Rent"
     assert action_label({"action": None, "gpus": 8}) == "No recommendation"  # a document issued before the change
+
+
+def test_the_freshness_badge_dates_the_quoted_offers_not_the_newest_of_the_gpu() -> None:
+    # An outsider's probe: "Snapshot prices, observed 2026-02-26" was the newest offer of the GPU, not one quoted.
+    from advisor.web.presenters import freshness
+
+    info = {"kind": "snapshot", "newest_observed_at": "2026-02-26T00:00:00Z", "snapshot_compiled_on": "2026-12-02"}
+    dated = freshness(advice={"prices_as_of": "2025-01-08", "price_freshness": {**info, "undated_offers": 1}})
+    assert dated["text"] == (
+        "Snapshot prices, quoted offers observed 2025-01-08 or later, 1 undated (compiled 2026-12-02)"
+    )
+    undated = freshness(advice={"prices_as_of": "2026-12-02", "price_freshness": {**info, "undated_offers": 2}})
+    assert undated["text"] == "Snapshot prices, quoted offers undated, no newer than the snapshot compiled 2026-12-02"
+    assert "2026-02-26" not in dated["text"] + undated["text"]
