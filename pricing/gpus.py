@@ -31,6 +31,11 @@ CANONICAL_GPUS: tuple[str, ...] = (
     "l40",
     "a6000",
     "rtx3090",
+    # A100 PCIe cards: no NVLink/NVSwitch between the GPUs and a 300 W limit (NVIDIA A100 datasheet: SXM4 400 W,
+    # 600 GB/s NVLink; PCIe 250-300 W, NVLink bridge to one other card at most), so not the a100-40gb/-80gb (SXM4)
+    # that DESIGN.md's ids and the hardware quotes describe: renting one must not price an SXM4 cluster.
+    "a100-pcie-40gb",
+    "a100-pcie-80gb",
 )
 
 # Keys are normalized with _key(): upper case, only letters and digits.
@@ -50,14 +55,15 @@ _ALIASES: dict[str, str] = {
     "A100": "a100-40gb",
     "A10040GB": "a100-40gb",
     "A100SXM440GB": "a100-40gb",
-    "A100PCIE40GB": "a100-40gb",
+    "A100PCIE40GB": "a100-pcie-40gb",
     "TESLAA100": "a100-40gb",
     "A10080GB": "a100-80gb",
     "A100SXM480GB": "a100-80gb",
     "A10080GBSXM": "a100-80gb",
     "A10080GBSXM4": "a100-80gb",
-    "A10080GBPCIE": "a100-80gb",
-    "A100PCIE80GB": "a100-80gb",
+    "A10080GBPCIE": "a100-pcie-80gb",
+    "A100PCIE80GB": "a100-pcie-80gb",
+    "A100PCIE": "a100-pcie-40gb",
     "A100SXM": "a100-80gb",
     "H100": "h100-sxm",
     "H10080GB": "h100-sxm",
@@ -118,9 +124,13 @@ _BY_MEMORY: dict[str, tuple[tuple[int, str], ...]] = {
     "a100-80gb": ((60_000, "a100-80gb"), (0, "a100-40gb")),
     "v100-16gb": ((30_000, "v100-32gb"), (0, "v100-16gb")),
     "v100-32gb": ((30_000, "v100-32gb"), (0, "v100-16gb")),
+    "a100-pcie-40gb": ((60_000, "a100-pcie-80gb"), (0, "a100-pcie-40gb")),
+    "a100-pcie-80gb": ((60_000, "a100-pcie-80gb"), (0, "a100-pcie-40gb")),
     "h100-sxm": ((88_000, "h100-pcie"), (0, "h100-sxm")),
     "h100-pcie": ((0, "h100-pcie"),),
 }
+# The PCIe card of an SXM part, for names that only the instance type tells apart (SkyPilot lists 'A100' for both).
+PCIE_OF: dict[str, str] = {"h100-sxm": "h100-pcie", "a100-40gb": "a100-pcie-40gb", "a100-80gb": "a100-pcie-80gb"}
 
 
 def canonical_gpu_by_memory(name: str | None, mib_per_gpu: int | None, *, default: str | None = None) -> str | None:

@@ -56,7 +56,8 @@ _SKU_TABLE: list[tuple[re.Pattern[str], str, dict[int, Decimal] | Decimal]] = [
     (re.compile(r"^Standard_ND128isr_(?:NDR_)?GB200_v6$"), "gb200", Decimal(4)),
     (re.compile(r"^Standard_ND96amsr_A100_v4$"), "a100-80gb", Decimal(8)),
     (re.compile(r"^Standard_ND96asr_v4$"), "a100-40gb", Decimal(8)),
-    (re.compile(r"^Standard_NC(\d+)ads_A100_v4$"), "a100-80gb", {24: Decimal(1), 48: Decimal(2), 96: Decimal(4)}),
+    # NC A100 v4 carries A100 PCIe 80 GB cards (Azure docs, "NC A100 v4-series"), not the SXM4 of NDm A100 v4.
+    (re.compile(r"^Standard_NC(\d+)ads_A100_v4$"), "a100-pcie-80gb", {24: Decimal(1), 48: Decimal(2), 96: Decimal(4)}),
     # NC H100 v5 and the confidential NCC H100 v5 carry H100 NVL 94 GB (a PCIe card).
     (re.compile(r"^Standard_NCC?(\d+)adi?s_H100_v5$"), "h100-pcie", {40: Decimal(1), 80: Decimal(2)}),
     (

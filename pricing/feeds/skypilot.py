@@ -49,7 +49,7 @@ from pricing.feeds.base import (
     read_text,
     to_decimal,
 )
-from pricing.gpus import canonical_gpu, canonical_gpu_by_memory
+from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory
 
 # sky/skylet/constants.py (skypilot-org/skypilot master, read 2026-12-03): CATALOG_SCHEMA_VERSION = 'v8'.
 SKYPILOT_SCHEMA_VERSION = "v8"
@@ -63,7 +63,9 @@ PROVIDER_OF_CLOUD = {"do": "digitalocean"}
 GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
-PCIE_INSTANCE = re.compile(r"pcie|nvl", re.IGNORECASE)
+# "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
+# cards the catalog names like the SXM part.
+PCIE_INSTANCE = re.compile(r"pcie?(?![a-z])|nvl|^Standard_NC\d+ads_A100_v4$", re.IGNORECASE)
 
 
 @functools.cache
@@ -231,8 +233,9 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         raise BadCell("vCPUs", row.get("vCPUs"))
     mib = gpu_memory_mib(row.get("GpuInfo"))
     gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
-    if gpu == "h100-sxm" and PCIE_INSTANCE.search(row["InstanceType"]):
-        gpu = "h100-pcie"  # Lambda's gpu_1x_h100_pcie is listed as plain 'H100' with 80 GB
+    if gpu in PCIE_OF and PCIE_INSTANCE.search(row["InstanceType"]):
+        # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'
+        gpu = PCIE_OF[gpu]
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     return CatalogRow(
         instance=row["InstanceType"],

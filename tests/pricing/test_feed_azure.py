@@ -56,6 +56,7 @@ def test_pages_follow_next_link_then_fall_back_to_skip(feed: AzureFeed) -> None:
     assert spot.usd_per_hour == Decimal("18.169536")
     reserved = Offer.objects.get(instance_type="Standard_NC24ads_A100_v4", market="reserved_1y")
     assert reserved.usd_per_hour == (Decimal("19306") / 8760).quantize(Decimal("0.000001"))
+    assert reserved.gpu == "a100-pcie-80gb"  # NC A100 v4: PCIe cards, not the SXM4 a100-80gb
     a10 = Offer.objects.get(instance_type="Standard_NV6ads_A10_v5")
     assert a10.gpu_count == Decimal("0.167") and a10.usd_per_gpu_hour == Decimal("2.724")
 

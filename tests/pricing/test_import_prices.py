@@ -29,13 +29,13 @@ def test_real_cudo_v8_rows_give_the_right_gpu_ids_and_the_offers_the_file_holds(
     assert result["accepted"] == 6 and result["rejected"] == {}
     assert len(offers) == 6  # Cudo rows have no SpotPrice: one on-demand offer per row
     assert offers[("epyc-genoa-l40s-graphics_4x32v64gb", "no-kristiansand-1")]["usd_per_gpu_hour"] == 0.9876
-    assert offers[("epyc-genoa-a100-pcie_1x4v8gb", "no-kristiansand-1")]["gpu"] == "a100-80gb"  # 'A100', 81920 MiB
+    assert offers[("epyc-genoa-a100-pcie_1x4v8gb", "no-kristiansand-1")]["gpu"] == "a100-pcie-80gb"  # PCIe card
     assert offers[("intel-ice-lake-a100-pci_8x64v128gb", "us-carlsbad-1")] == {
         "provider": "cudo",
         "instance": "intel-ice-lake-a100-pci_8x64v128gb",
         "region": "us-carlsbad-1",
         "market": "on_demand",
-        "gpu": "a100-80gb",
+        "gpu": "a100-pcie-80gb",
         "gpu_count": 8.0,
         "usd_per_gpu_hour": 1.4436,
     }
