@@ -105,6 +105,7 @@ TRAINING_ONLY = {
     "micro_batch",
     "activation_checkpointing",
     "utilization_pct",
+    "cluster_sizes",  # inference sizes deployments from the traffic; the Advice warns that it ignored them
 }
 INFERENCE_ONLY = {
     "peak_requests_per_s",
@@ -234,7 +235,6 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
             },
             "gpu": "h100-sxm",
-            "cluster_sizes": [1, 2, 4, 8],
         },
     },
 }
@@ -588,6 +588,10 @@ def initial_from_scenario(document: dict[str, Any]) -> dict[str, Any]:
         elif name == "activation_checkpointing":
             value = {True: "true", False: "false"}.get(value, value)
         initial[name] = value
+    if _get(document, "/workload/kind") == "inference" and _get(document, "/rent/markets") is None:
+        # The Scenario's default markets, spot included (a serving burst may run on spot): the training form's
+        # no-spot default made the planner's 8B serving preset rent dearer than the same example via the API.
+        initial["markets"] = list(Market.values)
     return initial
 
 

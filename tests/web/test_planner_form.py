@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from advisor.scenario import parse_scenario
 from advisor.web import forms
+from pricing.models import Market
 
 pytestmark = pytest.mark.django_db
 
@@ -210,3 +213,19 @@ def test_the_smallest_model_is_the_same_for_the_form_and_the_api() -> None:
         parse_scenario(
             {"workload": {"kind": "training", "model": {"params_b": 0.0005}, "tokens": 1e9}, "gpu": "h100-sxm"}
         )
+
+
+def test_the_serving_preset_sends_what_the_example_sends() -> None:
+    # An outsider's probe: the planner's 8B serving preset left spot out of the markets (the training form's rule)
+    # and sent cluster_sizes (ignored by inference, with a warning), so it rented dearer than the example did.
+    form = forms.PlannerForm(forms.preset_initial("8b-serving"))
+    assert form.is_valid(), form.errors
+    scenario = form.to_scenario()
+    assert "cluster_sizes" not in scenario
+    assert set(scenario["rent"]["markets"]) == {m.value for m in Market}
+    assert (
+        parse_scenario(scenario).rent.markets
+        == parse_scenario(
+            json.loads((Path(__file__).resolve().parents[2] / "examples" / "inference-service.json").read_text())
+        ).rent.markets
+    )
