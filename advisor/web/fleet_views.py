@@ -24,6 +24,7 @@ from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError
 from advisor.versioned import DocumentNameError
 from core.auth import signed_in_user
+from core.ids import id_or_404
 
 EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
 EXAMPLE_FLEET: Final[Path] = EXAMPLES / "fleet-2027.json"
@@ -53,10 +54,10 @@ def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]
 
 
 def _own_fleet(request: HttpRequest, fleet_id: str) -> Fleet | None:
-    if not fleet_id.isdigit() or not request.user.is_authenticated:
+    if not fleet_id or not request.user.is_authenticated:
         return None
     try:
-        return fleet_for_user(user=request.user, fleet_id=int(fleet_id))
+        return fleet_for_user(user=request.user, fleet_id=id_or_404(fleet_id, what="fleet"))
     except Fleet.DoesNotExist as exc:
         raise Http404("No such fleet.") from exc
 
