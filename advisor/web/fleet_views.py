@@ -21,7 +21,8 @@ from advisor.fleet.charts import fleet_charts
 from advisor.fleet.models import Fleet
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
-from advisor.scenario import ScenarioError
+from advisor.jsontext import JSONTextError, parse_json_text
+from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameError
 from core.auth import signed_in_user
 from core.ids import id_or_404
@@ -65,9 +66,10 @@ def _own_fleet(request: HttpRequest, fleet_id: str) -> Fleet | None:
 def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict | None, list[dict[str, str]]]:
     """(document, plan, errors) of the submitted fleet text."""
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, None, [{"pointer": "", "message": f"not valid JSON at line {exc.lineno} column {exc.colno}"}]
+        # The API's reading of a JSON body: the textarea is the same input by another door (anonymous too).
+        document = parse_json_text(text)
+    except JSONTextError as error:
+        return None, None, [{"pointer": pointer(*p.path), "message": p.message} for p in error.problems]
     if usage is not None:
         document = with_usage_csv(document, usage)
     try:
