@@ -38,6 +38,9 @@ MIN_PARAMS_B: Final[float] = 0.001
 MAX_PARAMS_B: Final[float] = 100_000
 MAX_GPUS: Final[int] = 65_536
 MAX_DIMENSION: Final[int] = 10_000_000  # model geometry, sequence length, batch, tokens per request
+# An owned cluster busy about an hour a year (0.01%: 53 minutes): the cost of a busy GPU-hour divides by the
+# utilization, and a vanishing one (5e-324) left the costs per run and per busy GPU-hour null, not finite.
+MIN_UTILIZATION: Final[float] = 1e-4
 KINDS: Final[tuple[str, ...]] = ("training", "inference")
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
 # DESIGN.md profiled-run CSV `stack` column.
@@ -239,9 +242,10 @@ class Scenario(Closed):
     network: Network | None = None
     rent: Rent | None = None
     buy: Buy | None = None
-    utilization: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    utilization: Annotated[float, Field(ge=MIN_UTILIZATION, le=1)] | None = Field(
         default=None,
-        description="fraction of the year the owned cluster is busy; null with workload.runs_per_year given "
+        description="fraction of the year the owned cluster is busy (at least 0.0001, about an hour a year); null "
+        "with workload.runs_per_year given "
         "(training): implied per size, min(1, runs_per_year x run_hours / 8760)",
     )
 

@@ -26,7 +26,7 @@ def visible(value: str) -> str:
     return _BAD.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
 
 
-def bad_strings(value: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+def bad_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
     """Paths (JSON pointer tokens) of every string, key included, in a parsed JSON value that holds a bad character."""
     if isinstance(value, str):
         if has_bad_characters(value):

@@ -19,6 +19,7 @@ from advisor.api.tokens import (
 )
 from advisor.models import ApiToken
 from core.auth import signed_in_user
+from core.ids import parse_id
 from core.ratelimit import token_create_allowed
 
 
@@ -46,9 +47,12 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
                 context["new_key"] = issued.key
                 context["new_token"] = issued.token
         elif action == "revoke":
+            token_id = parse_id(request.POST.get("token_id", ""))
             try:
-                token = api_token_for_user(user=signed_in_user(request), token_id=int(request.POST.get("token_id", "")))
-            except (ValueError, ApiToken.DoesNotExist):
+                if token_id is None:
+                    raise ApiToken.DoesNotExist
+                token = api_token_for_user(user=signed_in_user(request), token_id=token_id)
+            except ApiToken.DoesNotExist:
                 messages.error(request, "No such token.")
             else:
                 api_token_revoke(token=token)

@@ -70,6 +70,15 @@ class Pagination(PageNumberPagination):
         previous = replace_query_param(url, self.page_query_param, last) if count else None
         return Response({"count": count, "next": None, "previous": previous, "results": data})
 
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """DRF writes next and previous with OpenAPI 3.0's `nullable: true`; the served document is 3.1 (JSON
+        Schema 2020-12), which ignores it, so a validator refused the null of a first or last page."""
+        paginated = super().get_paginated_response_schema(schema)
+        for name in ("next", "previous"):
+            link = {key: value for key, value in paginated["properties"][name].items() if key != "nullable"}
+            paginated["properties"][name] = {**link, "type": [link["type"], "null"]}
+        return paginated
+
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         """Document the ranges enforced above, so a schema-valid page number is never refused as malformed."""
         parameters = super().get_schema_operation_parameters(view)

@@ -5,18 +5,15 @@ stream, so without this a client could make a worker parse an arbitrarily large 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from typing import IO, Any
 
-import numpy as np
 from django.conf import settings
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
-from advisor.textcheck import BAD_CHARACTER_DETAIL, bad_strings
+from advisor.jsontext import PARSE_ERROR, JSONTextError, parse_json_text
 
 
 class PayloadTooLarge(APIException):
@@ -33,56 +30,30 @@ def read_limited(stream: IO[bytes] | None) -> bytes:
     return data
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON; numbers must be finite")
-
-
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-def json_depth(data: bytes) -> int:
-    """The deepest nesting of arrays and objects in JSON text, counted without parsing (strings skipped)."""
-    brackets = np.frombuffer(_JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKET), dtype=np.uint8)
-    if brackets.size == 0:
-        return 0
-    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
-    return int(np.cumsum(steps).max())
-
-
-def loads_bounded(data: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity) nested at most MAX_JSON_DEPTH deep; ParseError otherwise.
-
-    Depth is checked before parsing: a body of 50,000 `[` would otherwise exhaust the parser's recursion."""
-    limit = settings.MAX_JSON_DEPTH
-    if json_depth(data) > limit:
-        raise ParseError(f"JSON parse error - nested deeper than {limit} arrays/objects")
+def json_value(data: bytes) -> Any:
+    """`data` as JSON (advisor.jsontext's rules); a refusal as the API's 400: ParseError (`#`) for text that
+    cannot be read, else one entry per located problem (`#/name`, `#/cluster_sizes/0`)."""
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise ParseError(f"JSON parse error - {error}") from error
-
-
-def refuse_bad_characters(value: Any) -> None:
-    """400 naming every string (or key) holding NUL or an unpaired surrogate, before any of it is stored."""
-    paths = list(bad_strings(value))
-    if paths:
+        return parse_json_text(data)
+    except JSONTextError as error:
+        unreadable = [problem for problem in error.problems if problem.code == PARSE_ERROR]
+        if unreadable:
+            raise ParseError(f"JSON parse error - {unreadable[0].message}") from error
         # Imported here: advisor.api.errors imports DRF's views, which import this module (DEFAULT_PARSER_CLASSES).
         from advisor.api.errors import FieldErrors, pointer
 
-        code = "invalid_character"
-        raise FieldErrors([{"pointer": pointer(*path), "detail": BAD_CHARACTER_DETAIL, "code": code} for path in paths])
+        raise FieldErrors(
+            [{"pointer": pointer(*p.path), "detail": p.message, "code": p.code} for p in error.problems]
+        ) from error
 
 
 class JSONParser(BaseParser):
-    """Strict JSON, bounded in size and depth, whose strings hold no NUL or unpaired surrogate."""
+    """Strict JSON, bounded in size, depth and integer length, whose strings hold no NUL or unpaired surrogate."""
 
     media_type = "application/json"
 
     def parse(self, stream: IO[bytes], media_type: str | None = None, parser_context: Mapping | None = None) -> Any:
-        value = loads_bounded(read_limited(stream))
-        refuse_bad_characters(value)
-        return value
+        return json_value(read_limited(stream))
 
 
 class CSVTextParser(BaseParser):

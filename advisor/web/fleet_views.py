@@ -21,9 +21,11 @@ from advisor.fleet.charts import fleet_charts
 from advisor.fleet.models import Fleet
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
-from advisor.scenario import ScenarioError
+from advisor.jsontext import JSONTextError, parse_json_text
+from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameError
 from core.auth import signed_in_user
+from core.ids import id_or_404
 
 EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
 EXAMPLE_FLEET: Final[Path] = EXAMPLES / "fleet-2027.json"
@@ -53,10 +55,10 @@ def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]
 
 
 def _own_fleet(request: HttpRequest, fleet_id: str) -> Fleet | None:
-    if not fleet_id.isdigit() or not request.user.is_authenticated:
+    if not fleet_id or not request.user.is_authenticated:
         return None
     try:
-        return fleet_for_user(user=request.user, fleet_id=int(fleet_id))
+        return fleet_for_user(user=request.user, fleet_id=id_or_404(fleet_id, what="fleet"))
     except Fleet.DoesNotExist as exc:
         raise Http404("No such fleet.") from exc
 
@@ -64,9 +66,10 @@ def _own_fleet(request: HttpRequest, fleet_id: str) -> Fleet | None:
 def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict | None, list[dict[str, str]]]:
     """(document, plan, errors) of the submitted fleet text."""
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, None, [{"pointer": "", "message": f"not valid JSON at line {exc.lineno} column {exc.colno}"}]
+        # The API's reading of a JSON body: the textarea is the same input by another door (anonymous too).
+        document = parse_json_text(text)
+    except JSONTextError as error:
+        return None, None, [{"pointer": pointer(*p.path), "message": p.message} for p in error.problems]
     if usage is not None:
         document = with_usage_csv(document, usage)
     try:

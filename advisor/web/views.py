@@ -31,6 +31,7 @@ from advisor.web.planning import ScenarioError, advice_for, catalog_freshness, o
 from advisor.web.presenters import compare_columns, freshness, results_context
 from advisor.web.throttling import throttled
 from core.auth import signed_in_user
+from core.ids import id_or_404, parse_id
 
 PENDING_KEY = "planner_pending"
 
@@ -57,9 +58,9 @@ def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
 def _editing(request: HttpRequest) -> Scenario | None:
     """The saved scenario the planner is editing (hidden scenario_id), if it is the user's."""
     raw = request.POST.get("scenario_id", "")
-    if not raw.isdigit() or not request.user.is_authenticated:
+    if not raw or not request.user.is_authenticated:
         return None
-    return _own_scenario(request, int(raw))
+    return _own_scenario(request, id_or_404(raw, what="scenario"))
 
 
 def _document(form: PlannerForm, editing: Scenario | None) -> dict[str, Any]:
@@ -152,8 +153,8 @@ def planner(request: HttpRequest) -> HttpResponse:
         return _planner_page(request, form=form)
 
     scenario_id = request.GET.get("scenario", "")
-    if scenario_id.isdigit() and request.user.is_authenticated:
-        scenario = _own_scenario(request, int(scenario_id))
+    if scenario_id and request.user.is_authenticated:
+        scenario = _own_scenario(request, id_or_404(scenario_id, what="scenario"))
         form = _planner_form(initial=planner_forms.initial_from_scenario(scenario.document))
         return _planner_page(request, form=form, editing=scenario)
 
@@ -303,10 +304,10 @@ def scenario_proposal(request: HttpRequest, scenario_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def scenario_compare(request: HttpRequest) -> HttpResponse:
-    raw_ids = request.GET.getlist("ids")
-    if not all(i.isdigit() for i in raw_ids):
+    parsed = [parse_id(raw) for raw in request.GET.getlist("ids")]
+    if None in parsed:
         return HttpResponseBadRequest("ids must be scenario numbers")
-    ids = list(dict.fromkeys(int(i) for i in raw_ids))
+    ids = list(dict.fromkeys(i for i in parsed if i is not None))
     if not 2 <= len(ids) <= 4:
         messages.error(request, "Pick two to four scenarios to compare.")
         return redirect("scenario-list")

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.scenario import DEFAULTS, ScenarioError, default_cluster_sizes, parse_scenario
+from advisor.scenario_model import MIN_UTILIZATION
 from estimator.specs import GPU_IDS
 
 # The ownership defaults as the pricing catalog ships them (pricing/data/ownership_defaults.csv);
@@ -174,7 +175,8 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
         ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),
         ({**MINIMAL, "cluster_sizes": [0]}, "/cluster_sizes/0", "at least 1"),
         ({**MINIMAL, "cluster_sizes": list(range(1, 40))}, "/cluster_sizes", "at most 32"),
-        ({**MINIMAL, "utilization": 0}, "/utilization", "greater than 0 and at most 1"),
+        ({**MINIMAL, "utilization": 0}, "/utilization", "at least 0.0001 and at most 1"),
+        ({**MINIMAL, "utilization": 5e-324}, "/utilization", "at least 0.0001 and at most 1; got 5e-324"),
         ({**MINIMAL, "utilization": 1.5}, "/utilization", "at most 1"),
         ({**MINIMAL, "rent": {"markets": ["ondemand"]}}, "/rent/markets/0", "on_demand, spot"),
         ({**MINIMAL, "rent": {"markets": []}}, "/rent/markets", "non-empty"),
@@ -246,7 +248,7 @@ def test_any_json_value_anywhere_parses_or_names_a_field(path: str, value: Any) 
     params_b=st.floats(0.001, 100_000),
     tokens=st.floats(1, 1e16),
     gpu=st.sampled_from(GPU_IDS),
-    utilization=st.floats(1e-9, 1),
+    utilization=st.floats(MIN_UTILIZATION, 1),
 )
 def test_extreme_valid_numbers_parse(params_b: float, tokens: float, gpu: str, utilization: float) -> None:
     doc = {

@@ -127,6 +127,20 @@ def test_token_page_rejects_empty_name(client, user) -> None:  # type: ignore[no
     assert client.post("/account/tokens/", {"action": "revoke", "token_id": "x"}).status_code == 302
 
 
+def test_token_page_revokes_only_a_token_id_written_in_ascii_digits(client, user) -> None:  # type: ignore[no-untyped-def]
+    from advisor.api.tokens import api_token_create
+
+    client.force_login(user)
+    token = api_token_create(user=user, name="kept").token
+    # int() reads Arabic-Indic digits ("٣" is 3): the page writes ASCII digits, so these name no token.
+    arabic = str(token.pk).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+    for raw in [arabic, f" {token.pk} ", "²", "9" * 30]:
+        response = client.post("/account/tokens/", {"action": "revoke", "token_id": raw}, follow=True)
+        assert "No such token." in response.content.decode(), raw
+        token.refresh_from_db()
+        assert token.is_active, raw
+
+
 def test_pages_link_to_the_token_page_when_logged_in(client, user) -> None:  # type: ignore[no-untyped-def]
     assert b'href="/account/tokens/"' not in client.get("/").content
     client.force_login(user)

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from advisor.advice import advise
 from advisor.scenario import ScenarioError
+from advisor.scenario_model import MIN_UTILIZATION
 
 BASE: dict[str, Any] = {
     "name": "extreme",
@@ -142,3 +143,23 @@ def test_out_of_range_inputs_are_refused_naming_the_field(changes: dict[str, Any
         advise(variant(**changes))
     pointers = [item.get("pointer", "") for item in caught.value.errors]
     assert any(p == pointer or p.startswith(pointer) for p in pointers), pointers
+
+
+@pytest.mark.parametrize("utilization", [MIN_UTILIZATION, 1])
+def test_utilization_at_its_bounds_gives_finite_costs_per_run_and_busy_hour(utilization: float, bundled: None) -> None:
+    """Finite and present: a null cost per run is no answer (5e-324 gave null, dividing by a vanishing fraction)."""
+    advice = advise(variant(utilization=utilization)).to_dict()
+    for size in advice["sizes"]:
+        buy = size["buy"]
+        for key in ("usd_per_run", "usd_per_gpu_hour_at_utilization"):
+            assert isinstance(buy[key], float) and math.isfinite(buy[key]) and buy[key] > 0, (key, buy[key])
+
+
+def test_a_vanishing_utilization_is_refused_at_its_pointer(bundled: None, user) -> None:  # type: ignore[no-untyped-def]
+    api = APIClient()
+    api.force_authenticate(user)
+    response = api.post("/api/v1/advice", variant(utilization=5e-324), format="json")
+    assert response.status_code == 400, response.content[:300]
+    [error] = response.json()["errors"]
+    assert error["pointer"] == "#/utilization"
+    assert error["detail"] == f"must be a number at least {MIN_UTILIZATION:g} and at most 1; got 5e-324"

@@ -75,6 +75,29 @@ def test_nesting_within_the_limit_is_parsed(api, settings) -> None:  # type: ign
     assert any(error["pointer"] == "#/extra" for error in answer["errors"])
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path"), [*JSON_ENDPOINTS, ("post", "/api/v1/fleet-plans")])
+def test_an_integer_too_long_to_read_is_refused_at_its_pointer(api, saved, method: str, path: str) -> None:  # type: ignore[no-untyped-def]
+    """int() refuses over 4,300 digits mid-parse; the answer names the field, in the API's words, not Python's."""
+    before = _counts()
+    body = b'{"name": ' + b"9" * 5000 + b', "nested": [1, {"n": -' + b"9" * 1001 + b"}]}"
+    answer = _problem(_send(api, method, path.format(scenario=saved), body))
+    assert [(error["pointer"], error["detail"]) for error in answer["errors"]] == [
+        ("#/name", "a number with more than 1,000 digits is not accepted; got 5,000"),
+        ("#/nested/1/n", "a number with more than 1,000 digits is not accepted; got 1,001"),
+    ]
+    assert "sys." not in json.dumps(answer)
+    assert _counts() == before
+
+
+@pytest.mark.django_db
+def test_an_integer_within_the_digit_limit_is_judged_by_its_field(api) -> None:  # type: ignore[no-untyped-def]
+    body = json.dumps(scenario(name="n", cluster_sizes=[int("9" * 1000)])).encode()
+    answer = _problem(_send(api, "post", "/api/v1/advice", body))
+    assert [error["pointer"] for error in answer["errors"]] == ["#/cluster_sizes/0"]
+    assert "at most 65536" in answer["errors"][0]["detail"]
+
+
 HOSTILE_STRINGS = {"NUL": "a\x00b", "lone high surrogate": "\ud800", "lone low surrogate": "x\udfffy"}
 
 

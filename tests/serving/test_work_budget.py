@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -88,3 +89,74 @@ def test_a_fleet_plan_with_too_many_workload_jobs_is_refused_before_any_advice(a
     response = alice.post("/api/v1/fleet-plans", fleet(*jobs), format="json")
     body = assert_problem(response, 400, "#/jobs")
     assert "FLEET_MAX_WORKLOAD_JOBS" in str(body["errors"])
+
+
+def _waiting_jobs(count: int, runs: int, wait_days: float) -> list[dict[str, object]]:
+    job = {"gpus": 8, "hours": 10, "runs_per_year": runs, "max_wait_days": wait_days}
+    return [{"name": f"j{i}", **job} for i in range(count)]
+
+
+@pytest.fixture
+def no_placement(monkeypatch):  # type: ignore[no-untyped-def]
+    from advisor.advice.fleet import plan
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("placement ran although the plan is over budget")
+
+    monkeypatch.setattr(plan, "place", refuse)
+
+
+@pytest.mark.usefixtures("no_placement")
+def test_a_fleet_plan_whose_runs_may_wait_a_year_is_refused_before_placing(alice) -> None:  # type: ignore[no-untyped-def]
+    from tests.advisor.fleet.figures import fleet
+
+    # 100 jobs x 1,000 runs is the documented cap of 100,000 runs; each may wait 365 days: minutes of placement.
+    document = fleet(*_waiting_jobs(100, 1000, 365))
+    saved = ("/api/v1/fleets", {"name": "big", "fleet": document}, "#/fleet/jobs")  # what may be saved, too
+    for path, body, where in [("/api/v1/fleet-plans", document, "#/jobs"), saved]:
+        answer = assert_problem(alice.post(path, body, format="json"), 400, where)
+        detail = answer["errors"][0]["detail"]
+        assert "FLEET_MAX_PLACEMENT_HOURS" in detail and "at most 2,000,000 hours" in detail, detail
+        assert "got 876,000,000, the most /jobs/0 (1,000 runs, 8,760,000 hours)" in detail
+
+
+def test_the_placement_budget_counts_hours_plus_wait_and_admits_a_plan_at_the_limit(alice, settings) -> None:  # type: ignore[no-untyped-def]
+    from tests.advisor.fleet.figures import fleet
+
+    document = fleet(*_waiting_jobs(2, 3, 1.5))  # 2 jobs x 3 runs x (10 h + 36 h) = 276 hours
+    settings.FLEET_MAX_PLACEMENT_HOURS = 276
+    assert alice.post("/api/v1/fleet-plans", document, format="json").status_code == 200
+    settings.FLEET_MAX_PLACEMENT_HOURS = 275
+    assert_problem(alice.post("/api/v1/fleet-plans", document, format="json"), 400, "#/jobs")
+
+
+# Two rows: far inside MAX_USAGE_ROWS, but resampled hourly over 87 million hours (26 s and ~9 GB before).
+MILLENNIA_USAGE = "timestamp,gpus_busy\n0001-01-01T00:00:00Z,8\n9999-12-31T23:59:59Z,16\n"
+
+
+@pytest.mark.usefixtures("no_placement")
+def test_usage_spanning_millennia_is_refused_before_resampling(alice, client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from advisor.advice.fleet import document as fleet_document
+    from tests.advisor.fleet.figures import fleet
+
+    def no_resampling(*args: object, **kwargs: object) -> None:
+        raise AssertionError("usage was resampled although it spans more than the limit")
+
+    monkeypatch.setattr(fleet_document, "hourly_usage", no_resampling)
+    expected = "the samples may span at most 600,000 hours (usage is resampled to hourly means over its span)"
+    answer = assert_problem(
+        alice.post("/api/v1/fleet-plans", fleet(usage={"csv": MILLENNIA_USAGE}), format="json"), 400, "#/usage/csv"
+    )
+    assert expected in answer["errors"][0]["detail"]
+    # The /fleet/ page runs the same parser, for anonymous visitors too.
+    page = client.post("/fleet/", {"fleet": json.dumps(fleet(usage={"csv": MILLENNIA_USAGE})), "action": "plan"})
+    assert page.status_code == 400 and expected in page.content.decode()
+
+
+def test_usage_at_the_span_limit_is_planned(alice) -> None:  # type: ignore[no-untyped-def]
+    from advisor.advice.fleet.document import MAX_USAGE_SPAN_HOURS
+    from tests.advisor.fleet.figures import fleet
+
+    csv_text = f"timestamp,gpus_busy\n0,8\n{MAX_USAGE_SPAN_HOURS * 3600},16\n"
+    response = alice.post("/api/v1/fleet-plans", fleet(usage={"csv": csv_text}), format="json")
+    assert response.status_code == 200, response.content[:500]

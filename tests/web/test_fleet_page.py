@@ -97,3 +97,41 @@ def test_a_fleet_proposal_has_its_own_page_and_pdf_but_no_workbook(client, user)
         and fresh.recomputed_from_id == proposal.pk
         and fresh.advice == proposal.advice | {"generated_at": fresh.advice["generated_at"]}
     )
+
+
+# The textarea is read as the API reads a JSON body (advisor.jsontext): each of these was a 500, or saved.
+HOSTILE_TEXT = {
+    "deep": ("[" * 50_000, "", "nested deeper than 32 arrays/objects"),
+    "long integer": (
+        json.dumps(fleet({"gpus": 8, "hours": 100})).replace('"gpus": 8', '"gpus": ' + "9" * 5000),
+        "/jobs/0/gpus",
+        "a number with more than 1,000 digits is not accepted; got 5,000",
+    ),
+    # json.dumps writes the lone surrogate as the escape \udc80: valid JSON text, a string nothing can store.
+    "lone surrogate": (json.dumps(fleet({"name": "\udc80", "gpus": 8, "hours": 100})), "/jobs/0/name", "surrogates"),
+    "NaN": (json.dumps(fleet({"gpus": 8, "hours": 100})).replace("100", "NaN"), "", "NaN is not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("signed_in", [False, True], ids=["anonymous", "signed-in"])
+@pytest.mark.parametrize("label", HOSTILE_TEXT)
+def test_hostile_json_text_is_refused_naming_the_pointer_and_nothing_is_saved(client, user, label, signed_in) -> None:  # type: ignore[no-untyped-def]
+    if signed_in:
+        client.force_login(user)
+    text, where, message = HOSTILE_TEXT[label]
+    page = client.post("/fleet/", {"fleet": text, "action": "save", "name": "hostile"})
+    assert page.status_code == 400, page.content[:500]
+    html = page.content.decode()
+    assert f"<code>{where or '/'}</code>: " in html
+    assert message in html
+    assert "set_int_max_str_digits" not in html
+    assert Fleet.objects.count() == 0
+
+
+def test_the_page_and_the_api_refuse_deep_text_with_the_same_words(client, user) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    page = client.post("/fleet/", {"fleet": "[" * 50_000, "action": "plan"}).content.decode()
+    api = client.post("/api/v1/fleet-plans", data=b"[" * 50_000, content_type="application/json").json()
+    detail = api["errors"][0]["detail"]
+    assert detail.startswith("JSON parse error - ")
+    assert detail.removeprefix("JSON parse error - ") in page

@@ -229,3 +229,18 @@ def test_the_serving_preset_sends_what_the_example_sends() -> None:
             json.loads((Path(__file__).resolve().parents[2] / "examples" / "inference-service.json").read_text())
         ).rent.markets
     )
+
+
+@pytest.mark.parametrize("typed", ["5e-324", "0", "0.005"])
+def test_utilization_below_its_minimum_is_refused_in_percent(typed: str) -> None:
+    """5e-324 % is 5e-326 as a fraction, 0.0 in floating point: the scenario's "got 0.0" is in the wrong units."""
+    form = forms.PlannerForm(_data(utilization_pct=typed))
+    assert not form.is_valid()
+    assert form.errors["utilization_pct"] == ["Ensure this value is greater than or equal to 0.01."]
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_utilization_at_its_minimum_plans_with_finite_costs(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.post("/plan/results/", _data(utilization_pct="0.01"))
+    assert response.status_code == 200, response.content[:500]
+    assert "$" in response.content.decode()

@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from advisor import scenarios as store
+from advisor.models import Scenario
 from advisor.web import forms
 
 pytestmark = pytest.mark.django_db
@@ -187,3 +188,41 @@ def test_scenario_list_shows_only_mine(client: Client, user: Any, alices_scenari
     html = client.get("/scenarios/").content.decode()
     assert "Alice&#x27;s plan" in html
     assert "Bob" not in html
+
+
+# '²' and '٣' are digits to str.isdigit() (int() refuses the first, reads the second as 3); '-1', ' 1' and '1_0'
+# are read by int(); 30 nines overflow a 64-bit key. None of them is an id a page writes.
+NOT_IDS = ["²", "٣", "-1", " 1", "1_0", "9" * 30]
+
+
+@pytest.mark.parametrize("raw", NOT_IDS)
+@pytest.mark.parametrize(
+    ("method", "path", "field"),
+    [
+        ("get", "/plan/", "scenario"),
+        ("post", "/plan/", "scenario_id"),
+        ("post", "/plan/results/", "scenario_id"),
+        ("post", "/plan/save/", "scenario_id"),
+        ("post", "/plan/proposal.pdf", "scenario_id"),
+        ("get", "/fleet/", "id"),
+        ("post", "/fleet/", "fleet_id"),
+    ],
+)
+def test_an_id_that_is_not_ascii_digits_is_not_found(
+    client: Client, user: Any, method: str, path: str, field: str, raw: str
+) -> None:
+    client.force_login(user)
+    data = {**_planner_data(), field: raw} if path.startswith("/plan/") and method == "post" else {field: raw}
+    response = getattr(client, method)(path, data)
+    assert response.status_code == 404, response.content[:300]
+    assert Scenario.objects.count() == 0  # /plan/save/ did not save it as a new scenario either
+
+
+@pytest.mark.parametrize("raw", NOT_IDS)
+def test_compare_refuses_ids_that_are_not_ascii_digits(
+    client: Client, user: Any, alices_scenario: Any, raw: str
+) -> None:
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [raw, alices_scenario.pk]})
+    assert response.status_code == 400
+    assert b"ids must be scenario numbers" in response.content

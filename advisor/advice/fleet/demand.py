@@ -91,6 +91,17 @@ def schedule_runs(jobs: list[Job] | tuple[Job, ...]) -> Runs:
     )
 
 
+def wait_hours(runs: Runs) -> NDArray[np.int64]:
+    """Hours each run may wait for owned capacity: its max_wait, but never so long that it would end past a year."""
+    return np.minimum(runs.max_wait, HOURS - runs.slots)
+
+
+def placement_hours(runs: Runs) -> NDArray[np.int64]:
+    """Hours of the year placing each run looks at: the hours it holds, and those it may wait. Placement's work
+    grows with their sum (times the candidate owned sizes), not with the number of runs alone."""
+    return runs.slots + wait_hours(runs)
+
+
 def occupancy(*, start: NDArray[np.int64], slots: NDArray[np.int64], gpus: NDArray[np.float64]) -> NDArray[np.float64]:
     """GPUs busy in each hour of the (cyclic) year when run i holds ``gpus[i]`` from ``start[i]`` for
     ``slots[i]`` hours. Difference arrays: no loop over hours."""

@@ -52,6 +52,10 @@ JOB_FIELDS: Final[tuple[str, ...]] = tuple(FleetJob.model_fields)
 USAGE_FIELDS: Final[tuple[str, ...]] = tuple(FleetUsage.model_fields)
 MAX_RUNS: Final[int] = 100_000  # all jobs together: bounds the placement loop
 MAX_USAGE_ROWS: Final[int] = 600_000  # over a year of minute samples
+# Usage is resampled to hourly means over its whole span (demand.hourly_usage), so the work grows with the span,
+# not the rows: two rows a millennium apart would be 87 million hours. One hour per row the CSV may hold keeps
+# the resampling within what the largest allowed CSV costs (600,000 hours is 68 years).
+MAX_USAGE_SPAN_HOURS: Final[int] = MAX_USAGE_ROWS
 DEFAULT_NAME: Final[str] = "Untitled fleet"
 # The Scenario needs a workload to validate the shared sections; the fleet's rent/buy sections and the
 # tier prices do not depend on it. A small model that fits one GPU of any catalog type.
@@ -367,6 +371,11 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     if len(samples.times) < 2:
         raise ValueError("at least two rows of samples are needed")
     t = (np.array(samples.times) - samples.times[0]) / 3600.0
+    if t[-1] > MAX_USAGE_SPAN_HOURS:
+        raise ValueError(
+            f"the samples may span at most {MAX_USAGE_SPAN_HOURS:,} hours (usage is resampled to hourly means "
+            f"over its span); got {t[-1]:,.0f} hours from the first row to the last"
+        )
     return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from advisor.advice.fleet.demand import HOURS, Runs, occupancy
+from advisor.advice.fleet.demand import HOURS, Runs, occupancy, wait_hours
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float6
     owned = np.zeros((n_runs, n_sizes), dtype=bool)  # run-major while placing: each run writes one row
     waited = np.zeros((n_runs, n_sizes), dtype=np.int32)
     gpus, slot_list, starts = runs.gpus.tolist(), runs.slots.tolist(), runs.start.tolist()
-    waits = np.minimum(runs.max_wait, HOURS - runs.slots).tolist()
+    waits = wait_hours(runs).tolist()
     firsts = np.searchsorted(sizes, runs.gpus, side="left").tolist()  # the sizes that can hold each run at all
     # GPUs that may already be busy for a run still to fit, per distinct run size (a handful).
     rooms = {need: sizes[first:] - need for need, first in set(zip(gpus, firsts, strict=True))}

@@ -18,7 +18,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from advisor.advice.fleet.demand import HOURS, Job, requested_demand, schedule_runs
+from advisor.advice.fleet.demand import HOURS, Job, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_fleet
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
@@ -134,6 +134,25 @@ def within_budget(fleet: FleetInput) -> None:
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
 
 
+def placement_within_budget(jobs: list[Job]) -> None:
+    """Placing a run looks at every hour it holds and every hour it may wait, for each candidate owned size:
+    count those hours over all runs before placing any (the run count alone does not bound the work)."""
+    limit = settings.FLEET_MAX_PLACEMENT_HOURS
+    runs = schedule_runs(jobs)
+    per_job = np.bincount(runs.job, weights=placement_hours(runs), minlength=len(jobs))
+    work = int(per_job.sum())
+    if work <= limit:
+        return
+    worst = int(np.argmax(per_job))
+    message = (
+        f"at most {limit:,} hours of runs to place in one plan (FLEET_MAX_PLACEMENT_HOURS): each run counts its "
+        f"hours plus its max_wait_days in hours, at most a year; got {work:,}, the most /jobs/{worst} "
+        f"({jobs[worst].runs_per_year:,} runs, {int(per_job[worst]):,} hours). Give fewer runs_per_year or a "
+        "shorter max_wait_days, or many small runs as measured usage (usage.csv)."
+    )
+    raise ScenarioError([{"pointer": "/jobs", "message": message}])
+
+
 def resolve_jobs(fleet: FleetInput, *, calibration: Calibration | None = None) -> list[Job]:
     """The core's jobs of a validated input, run hours from the advice pipeline for workload jobs. Raises
     ScenarioError naming the job's field when a workload cannot run (does not fit, or a run outlasts a year)."""
@@ -147,7 +166,7 @@ def validate_fleet(
     before planning, so a saved fleet never answers its plan with a conflict). Raises ScenarioError."""
     fleet = parse_fleet(document, defaults=defaults)
     within_budget(fleet)
-    resolve_jobs(fleet, calibration=calibration)
+    placement_within_budget(resolve_jobs(fleet, calibration=calibration))
     return fleet
 
 
@@ -171,6 +190,7 @@ def plan_for_input(
     plan is over the work budget (checked before any work)."""
     within_budget(fleet)
     jobs = resolve_jobs(fleet, calibration=calibration)
+    placement_within_budget(jobs)
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None).max(initial=0.0)
     priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))

@@ -1,0 +1,114 @@
+"""JSON text from a client, read strictly and within bounds: the one reading of untrusted JSON text.
+
+The API's JSON parser (advisor/api/parsers.py) and the fleet page's textarea (advisor/web/fleet_views.py)
+both read through `parse_json_text`, so a body refused by one is refused by the other with the same words.
+What it refuses, and why each is checked here rather than left to the validators:
+
+- nesting deeper than MAX_JSON_DEPTH, counted before parsing: 50,000 `[` would exhaust the parser's recursion;
+- NaN and Infinity literals: Python's json accepts them, JSON does not, and no field means them;
+- an integer of more than MAX_JSON_INTEGER_DIGITS digits: int() refuses over 4,300 (a ValueError raised
+  mid-parse, with no location), and no quantity needs a tenth of that;
+- NUL and unpaired surrogates in any string or key (advisor.textcheck): neither the database nor a
+  response can carry them, so one stored would break every later view of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+from django.conf import settings
+
+from advisor.textcheck import BAD_CHARACTER_DETAIL, bad_strings, visible
+
+# Far above any count or quantity a document holds (tokens are at most 1e16: 17 digits), far below
+# int()'s own limit, and small enough that converting one costs nothing.
+MAX_JSON_INTEGER_DIGITS: Final[int] = 1000
+PARSE_ERROR: Final[str] = "parse_error"  # the code of a problem with the text itself (it was not read)
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+@dataclass(frozen=True)
+class JSONTextProblem:
+    """One reason the text is refused. `path` holds the JSON pointer's tokens (() is the top-level value);
+    `code` is PARSE_ERROR when the text could not be read at all, else what is wrong with the value at `path`."""
+
+    path: tuple[str | int, ...]
+    message: str
+    code: str
+
+
+class JSONTextError(ValueError):
+    """The text is refused before any of it is used; `problems` says where and why."""
+
+    def __init__(self, problems: list[JSONTextProblem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problem.message for problem in problems))
+
+
+@dataclass(frozen=True)
+class _TooManyDigits:
+    """Stands in for an integer literal too long to convert, so that the walk after parsing can name where it is."""
+
+    digits: int
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON text, counted without parsing (strings skipped)."""
+    brackets = np.frombuffer(_JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKET), dtype=np.uint8)
+    if brackets.size == 0:
+        return 0
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON; numbers must be finite")
+
+
+def _bounded_int(literal: str) -> int | _TooManyDigits:
+    digits = len(literal.lstrip("-"))
+    return _TooManyDigits(digits) if digits > MAX_JSON_INTEGER_DIGITS else int(literal)
+
+
+def _located_problems(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[JSONTextProblem]:
+    for bad in bad_strings(value, path):
+        yield JSONTextProblem(bad, BAD_CHARACTER_DETAIL, "invalid_character")
+    yield from _long_integers(value, path)
+
+
+def _long_integers(value: Any, path: tuple[str | int, ...]) -> Iterator[JSONTextProblem]:
+    if isinstance(value, _TooManyDigits):
+        message = f"a number with more than {MAX_JSON_INTEGER_DIGITS:,} digits is not accepted; got {value.digits:,}"
+        yield JSONTextProblem(path, message, "invalid")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _long_integers(item, (*path, visible(key)))  # a bad key is escaped, as bad_strings does
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _long_integers(item, (*path, index))
+
+
+def parse_json_text(text: bytes | str) -> Any:
+    """The value of strict JSON text within the bounds above; JSONTextError naming every problem otherwise."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    limit = settings.MAX_JSON_DEPTH
+    if json_depth(data) > limit:
+        raise JSONTextError([JSONTextProblem((), f"nested deeper than {limit} arrays/objects", PARSE_ERROR)])
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        message = f"not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        raise JSONTextError([JSONTextProblem((), message, PARSE_ERROR)]) from error
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise JSONTextError([JSONTextProblem((), str(error), PARSE_ERROR)]) from error
+    problems = list(_located_problems(value))
+    if problems:
+        raise JSONTextError(problems)
+    return value
