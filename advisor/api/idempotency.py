@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -26,11 +27,15 @@ from core.auth import signed_in_user
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH: int = IdempotentResponse._meta.get_field("key").max_length or 255
 REPLAYED_HEADERS = ("Location", "ETag")
+# The key is a Structured Field sf-string (draft-ietf-httpapi-idempotency-key-header, RFC 8941 3.3.3): printable
+# ASCII only. A NUL or a control character was stored on SQLite and answered 500 on PostgreSQL (an outsider's probe).
+KEY_PATTERN = r"^[\x20-\x7E]*[\x21-\x7E][\x20-\x7E]*$"
+_KEY = re.compile(KEY_PATTERN)
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
     HEADER,
-    # What `idempotent` accepts: 1 to MAX_KEY_LENGTH characters, not all blank.
-    {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"},
+    # What `idempotent` accepts: 1 to MAX_KEY_LENGTH printable ASCII characters, not all blank.
+    {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN},
     location=OpenApiParameter.HEADER,
     required=False,
     description=f"Any unique string (a UUID) of up to {MAX_KEY_LENGTH} characters. A retry with the same key and "
@@ -61,9 +66,10 @@ def idempotent(request: Request, create: Callable[[], Response]) -> Response:
     key = request.headers.get(HEADER)
     if key is None:
         return create()
-    if not key.strip() or len(key) > MAX_KEY_LENGTH:
+    if len(key) > MAX_KEY_LENGTH or not _KEY.match(key):
+        detail = f"must be 1 to {MAX_KEY_LENGTH} printable ASCII characters, not all blank"
         raise FieldErrors(
-            [{"pointer": "#", "parameter": HEADER, "detail": f"must be 1 to {MAX_KEY_LENGTH} characters"}],
+            [{"pointer": "#", "parameter": HEADER, "detail": detail}],
             detail=f"The {HEADER} header is invalid.",
         )
     owner = signed_in_user(request)

@@ -148,18 +148,23 @@ def test_request_bodies_the_server_closes_are_closed_in_the_schema(path, compone
 
 
 def test_the_idempotency_key_schema_is_what_the_server_accepts(client, alice) -> None:  # type: ignore[no-untyped-def]
-    from advisor.api.idempotency import MAX_KEY_LENGTH
+    import re
+
+    from advisor.api.idempotency import KEY_PATTERN, MAX_KEY_LENGTH
     from tests.api.conftest import assert_problem
     from tests.api.examples import scenario
 
     parameters = _served(client)["paths"]["/api/v1/scenarios"]["post"]["parameters"]
     key = next(p for p in parameters if p["name"] == "Idempotency-Key")["schema"]
-    assert key == {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"}
+    assert key == {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN}
     body = {"name": "keyed", "scenario": scenario()}
-    for refused in ("", "   ", "k" * (MAX_KEY_LENGTH + 1)):
+    # A NUL was stored on SQLite and a 500 on PostgreSQL (an outsider's probe); RFC 8941 sf-string: printable ASCII.
+    for refused in ("", "   ", "k" * (MAX_KEY_LENGTH + 1), "a\x00b", "a\x01b", "a\x7fb", "cl\u00e9"):
+        assert not re.match(KEY_PATTERN, refused) or len(refused) > MAX_KEY_LENGTH
         response = alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=refused)
         assert_problem(response, 400)
-    for accepted in ("k", " k ", "k" * MAX_KEY_LENGTH):
+    for accepted in ("k", " k ", "k" * MAX_KEY_LENGTH, "550e8400-e29b-41d4-a716-446655440000"):
+        assert re.match(KEY_PATTERN, accepted)
         assert alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY=accepted).status_code == 201
 
 
