@@ -419,10 +419,15 @@ class Scenario:
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
             workload.pop(key)
+        if self.workload.kind == "inference":
+            doc["utilization"] = None  # the traffic sets how busy owned GPUs are, per deployment
         return doc
 
 
 _TRAINING_ONLY: Final[tuple[str, ...]] = ("tokens", "global_batch", "parallelism", "runs_per_year")
+# Defaults an inference Advice does not use (its assumptions leave them out): deployments are sized from the traffic,
+# owned GPUs are as busy as the traffic keeps them, and requests carry their own lengths.
+TRAINING_ONLY_DEFAULTS: Final[tuple[str, ...]] = ("/cluster_sizes", "/utilization", "/workload/model/seq_len")
 
 
 def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:

@@ -141,7 +141,7 @@ def calibration_document(calibration: Calibration, *, stack: str | None = None) 
 
 def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each default the scenario relied on, with its value, unit and source."""
-    from advisor.scenario import DEFAULTS
+    from advisor.scenario import DEFAULTS, TRAINING_ONLY_DEFAULTS
 
     catalog = catalog or {}
     normalized = s.to_dict()
@@ -154,6 +154,8 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
 
     out = []
     for where in s.defaults_used:
+        if s.workload.kind == "inference" and where in TRAINING_ONLY_DEFAULTS:
+            continue
         if where in DEFAULTS:
             d = DEFAULTS[where]
             out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})

@@ -403,3 +403,15 @@ def test_training_only_fields_given_to_an_inference_scenario_are_named_as_ignore
     (said,) = [w for w in given["warnings"] if "do not apply to inference" in w]
     assert said.startswith("/cluster_sizes and /utilization do not apply to inference")
     assert given["sizes"] == plain["sizes"]  # ignored, and said so
+
+
+def test_the_inference_advice_lists_only_the_assumptions_it_uses(catalog: dict[str, Any]):
+    # An outsider's probe: a Mixtral serving plan listed "Sequence length 4096" and "Cluster sizes 1...512" among its
+    # assumptions and echoed utilization 0.6, none of which an inference Advice uses.
+    doc = advise_inference(scenario(), now=NOW)
+    pointers = {a["pointer"] for a in doc["assumptions"]}
+    assert not pointers & {"/cluster_sizes", "/utilization", "/workload/model/seq_len"}
+    assert "/buy/years" not in pointers  # given in the scenario: not an assumption
+    assert "/network/gpus_per_node" in pointers
+    assert doc["scenario"]["utilization"] is None
+    assert parse_scenario(doc["scenario"]).workload.kind == "inference"  # the normalized scenario reads back
