@@ -150,15 +150,23 @@ def _rent_plan_text(rent: dict[str, Any]) -> str:
 
 
 def _deployment_text(size: dict[str, Any]) -> str:
-    """ "TP 8 x 3 replicas (mean 2), batch 16"; a deployment that cannot serve the traffic says why instead."""
+    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), batch 16"; a deployment that cannot serve
+    the traffic says why instead. The average is what renting bills (base + mean burst); an outsider's probe read
+    "(mean 1)" as the replicas billed, 1.6 on average."""
     tp = f"TP {fmt.plain(size.get('tp'))}"
     if not size.get("fits_memory"):
         return f"{tp}: does not fit in memory"
     if size.get("replicas") is None:
         return f"{tp}: misses the latency targets"
     text = f"{tp} x {fmt.count(size['replicas'], 'replica')}"
+    notes = []
     if size.get("replicas_mean") is not None:
-        text += f" (mean {fmt.plain(size['replicas_mean'])})"
+        notes.append(f"{fmt.plain(size['replicas_mean'])} at the mean rate")
+    base, burst = _get(size, "rent", "base_replicas"), _get(size, "rent", "burst_replicas_mean")
+    if base is not None and burst is not None:
+        notes.append(f"{base + burst:.2g} rented on average")
+    if notes:
+        text += f" ({', '.join(notes)})"
     return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
 
 

@@ -379,3 +379,22 @@ def test_the_freshness_badge_dates_the_quoted_offers_not_the_newest_of_the_gpu()
     undated = freshness(advice={"prices_as_of": "2026-12-02", "price_freshness": {**info, "undated_offers": 2}})
     assert undated["text"] == "Snapshot prices, quoted offers undated, no newer than the snapshot compiled 2026-12-02"
     assert "2026-02-26" not in dated["text"] + undated["text"]
+
+
+def test_a_deployment_row_says_which_replica_count_is_billed() -> None:
+    # An outsider's probe: "2 replicas (mean 1)" beside a bill for 1.32 replicas on average.
+    from advisor.web.presenters import inference_rows
+
+    size = {
+        "gpus": 4,
+        "tp": 2,
+        "replicas": 2,
+        "replicas_mean": 1,
+        "fits_memory": True,
+        "meets_latency": True,
+        "batch": 293,
+        "rent": {"base_replicas": 1, "burst_replicas_mean": 0.316},
+        "buy": {},
+    }
+    row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 4}})[0]
+    assert row["layout"] == "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), batch 293"
