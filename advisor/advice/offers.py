@@ -66,7 +66,9 @@ def _offers(s: Scenario) -> pd.DataFrame:
         return selectors.offers_frame(gpu=s.gpu, providers=list(s.rent.providers) or None, markets=list(s.rent.markets))
 
 
-def market_prices(s: Scenario, gpus: np.ndarray) -> MarketPrices:
+def market_prices(s: Scenario, gpus: np.ndarray, *, at_once: int = 0) -> MarketPrices:
+    """Every offer's price per used GPU-hour at each size of ``gpus``; an offer is eligible where it holds a whole
+    node and its provider can supply the size, or ``at_once`` GPUs when that is more (a fleet renting its peak)."""
     frame = rental_offers(s).reset_index(drop=True)
     gpn = s.network.gpus_per_node
     count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
@@ -79,7 +81,7 @@ def market_prices(s: Scenario, gpus: np.ndarray) -> MarketPrices:
     # An offer supplies a size only if it holds a whole node (or the whole job) and, where the provider's cap is
     # known, enough instances at once; an unknown cap (NaN) does not exclude it (the advice warns instead).
     capacity = frame["max_gpus"].to_numpy(dtype=float)[:, None]
-    eligible = ((count >= np.minimum(n, gpn)) & ~(capacity < n)) | manual
+    eligible = ((count >= np.minimum(n, gpn)) & ~(capacity < np.maximum(n, at_once))) | manual
     price = np.where(eligible & np.isfinite(price) & (price > 0), price, np.inf)
     per_market: dict[str, np.ndarray] = {}
     rows: dict[str, np.ndarray] = {}
@@ -125,10 +127,11 @@ class SizeOffers:
     cheapest: dict[str, Any]  # the offer document of the cheapest
 
 
-def offers_for_size(s: Scenario, *, gpus: int) -> dict[str, SizeOffers]:
-    """Per market of the scenario (in its order), the offers able to supply ``gpus`` GPUs, priced per used
-    GPU-hour as ``market_prices`` prices them; markets without such an offer are left out."""
-    market = market_prices(s, np.array([gpus]))
+def offers_for_size(s: Scenario, *, gpus: int, at_once: int = 0) -> dict[str, SizeOffers]:
+    """Per market of the scenario (in its order), the offers able to supply ``gpus`` GPUs (and ``at_once`` GPUs
+    at once), priced per used GPU-hour as ``market_prices`` prices them; markets without such an offer are left
+    out."""
+    market = market_prices(s, np.array([gpus]), at_once=at_once)
     columns = {c: market.offers[c].to_numpy() for c in market.offers.columns}
     out: dict[str, SizeOffers] = {}
     for m, rows in market.rows.items():

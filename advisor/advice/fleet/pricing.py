@@ -59,7 +59,7 @@ class PricedBase:
 
 def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0) -> PricedBase:
     """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from. Rented
-    tiers are priced at offers able to supply ``peak_gpus`` at once (the fleet's peak demand, at least one node):
+    tiers are priced per GPU-hour of a whole node at offers able to supply ``peak_gpus`` at once (the fleet's peak):
     an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
     all 1.4 million GPU-hours of a fleet peaking at 570 GPUs)."""
     gpn = base.network.gpus_per_node
@@ -74,7 +74,9 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         one, per_node = fixed[0], fixed[2] - fixed[1]
         multi_base = fixed[1] - 2 * per_node
         variable = float(owning["variable"])
-    markets = offers_for_size(base, gpus=max(gpn, peak_gpus))  # the same size the capacity warning names
+    # Priced per GPU-hour of a whole node (an outsider's probe: pricing at the peak spread its rounding to whole
+    # instances, 9 GPUs on two 8-GPU instances, over every rented hour), from offers able to supply the peak.
+    markets = offers_for_size(base, gpus=gpn, at_once=peak_gpus)
     level = float(rent_level(s=base))
     cheapest = {m: float(o.usd_per_used_gpu_hour[0]) for m, o in markets.items()}
     spot = base.rent.spot

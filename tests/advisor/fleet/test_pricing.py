@@ -124,10 +124,26 @@ def test_the_rented_tiers_are_priced_at_offers_able_to_supply_the_peak() -> None
     base = parse_fleet(document).base
     one_node = tier_prices(base=base).offers["on_demand"]
     plan = fleet_plan(document)
-    at_peak = offers_for_size(base, gpus=64)["on_demand"]
+    at_peak = offers_for_size(base, gpus=8, at_once=64)["on_demand"]
     assert plan["tier_prices"]["offers"]["on_demand"] == at_peak.cheapest
     assert at_peak.cheapest["max_gpus"] is None or at_peak.cheapest["max_gpus"] >= 64
     if one_node["max_gpus"] is not None and one_node["max_gpus"] < 64:
         assert plan["tier_prices"]["offers"]["on_demand"] != one_node
     if at_peak.cheapest["max_gpus"] is None:  # capacity unpublished: said, as advise() says it
         assert any("Capacity unknown" in w and "64 GPUs" in w for w in plan["warnings"])
+
+
+@pytest.mark.django_db
+def test_a_peak_off_the_node_grid_does_not_raise_every_rented_hour() -> None:
+    # An outsider's probe: pricing at the peak spread its rounding over the year: one extra GPU-hour (a peak of 9 on
+    # 8-GPU instances) raised every rented GPU-hour from $2.13 to $5.24. Here both peaks are past every known
+    # capacity cap of one machine, so the same offers are eligible and only the rounding could differ.
+    from advisor.advice.fleet.service import fleet_plan
+
+    base_job = {"name": "base", "gpus": 16, "hours": 8760}
+    alone = fleet_plan({**CATALOG, "jobs": [base_job]})
+    plus_one = fleet_plan({**CATALOG, "jobs": [base_job, {"name": "one", "gpus": 1, "hours": 1}]})
+    price = alone["tier_prices"]["on_demand_usd_per_gpu_hour"]
+    assert plus_one["tier_prices"]["on_demand_usd_per_gpu_hour"] == pytest.approx(price)
+    rent_all = plus_one["recommendation"]["all_rent_usd_per_year"]
+    assert rent_all == pytest.approx(alone["recommendation"]["all_rent_usd_per_year"] + price, rel=1e-9)
