@@ -404,7 +404,8 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
         {*s.cluster_sizes, *(top * 2**k for k in range(1, MORE_GPUS_DOUBLINGS + 1) if top * 2**k <= MAX_GPUS)}
     )
     relax: list[dict[str, Any]] = []
-    more = _smallest_fit(s, calibration, [n for n in tried if n > top])
+    larger = [n for n in tried if n > top]
+    more = _smallest_fit(s, calibration, larger) if larger else None
     relax.append(
         {
             "change": "cluster_sizes",
