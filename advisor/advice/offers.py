@@ -403,7 +403,7 @@ def capacity_warning(size_docs: list[dict[str, Any]]) -> str | None:
     ]
     if not unknown:
         return None
-    sizes = ", ".join(str(n) for n, _ in unknown)
+    sizes = ", ".join(str(n) for n in dict.fromkeys(n for n, _ in unknown))
     providers = ", ".join(dict.fromkeys(o["provider"] for _, o in unknown))
     return (
         f"Capacity unknown: the sizes of {sizes} GPUs are priced at {providers} offers as if that many instances "

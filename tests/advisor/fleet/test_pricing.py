@@ -147,3 +147,22 @@ def test_a_peak_off_the_node_grid_does_not_raise_every_rented_hour() -> None:
     assert plus_one["tier_prices"]["on_demand_usd_per_gpu_hour"] == pytest.approx(price)
     rent_all = plus_one["recommendation"]["all_rent_usd_per_year"]
     assert rent_all == pytest.approx(alone["recommendation"]["all_rent_usd_per_year"] + price, rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_interruptible_jobs_rent_spot_without_the_markets_being_listed() -> None:
+    # An outsider's probe: the fleet took the training default (spot left out) from its probe workload, so
+    # interruptible runs never used spot unless every market was listed.
+    from advisor.advice.fleet.service import fleet_plan
+
+    evals = {
+        "name": "s",
+        "gpu": "h100-sxm",
+        "jobs": [{"name": "evals", "gpus": 16, "hours": 6, "runs_per_year": 300, "interruptible": True}],
+    }
+    default = fleet_plan(evals)
+    listed = fleet_plan({**evals, "rent": {"markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]}})
+    assert default["fleet"]["rent"]["markets"] == listed["fleet"]["rent"]["markets"]
+    assert default["tier_prices"]["spot_usd_per_gpu_hour"] is not None
+    assert default["recommendation"]["usd_per_year"] == pytest.approx(listed["recommendation"]["usd_per_year"])
+    assert not any("no spot price" in w for w in default["warnings"])
