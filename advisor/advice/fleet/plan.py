@@ -165,6 +165,12 @@ class FleetPlan:
             raise KeyError(owned_gpus)
         return int(hits[0])
 
+    @property
+    def peak_option(self) -> int:
+        """The option that owns the peak demand in whole nodes (always a candidate), not the largest candidate: a
+        given owned_gpus above the peak was reported as "owning the peak" (an outsider's probe)."""
+        return self.option(whole_nodes(float(self.demand.max(initial=0.0)), self.prices.gpus_per_node))
+
     def to_dict(self) -> dict[str, Any]:
         return _document(self)
 
@@ -172,11 +178,16 @@ class FleetPlan:
 # --- the plan ----------------------------------------------------------------------------------
 
 
+def whole_nodes(gpus: float, gpn: int) -> int:
+    """``gpus`` rounded up to whole nodes of ``gpn`` GPUs."""
+    return math.ceil(gpus / gpn - 1e-9) * gpn
+
+
 def _candidates(
     *, peak_gpus: float, gpn: int, given: Sequence[int] | None, keep: Sequence[int]
 ) -> tuple[NDArray[np.int64], int]:
     """(candidate owned sizes, stride in nodes of the coarse search: 1 when every whole node is in)."""
-    peak = math.ceil(peak_gpus / gpn - 1e-9) * gpn
+    peak = whole_nodes(peak_gpus, gpn)
     stride = 1
     if given:
         sizes = set(given)
@@ -520,7 +531,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
     else:
         waited = _waited(plan, i)
         reasons.append("Both answers agree." + (f" {'; '.join(waited).capitalize()}." if waited else ""))
-    all_rent, peak_i = float(o.usd_per_year[0]), len(o.owned_gpus) - 1
+    all_rent, peak_i = float(o.usd_per_year[0]), plan.peak_option
     reasons.append(
         f"Against renting everything ({_money(all_rent)}) this saves {_money(all_rent - o.usd_per_year[i])}; against "
         f"owning the peak of {int(o.owned_gpus[peak_i])} GPUs ({_money(o.usd_per_year[peak_i])}) it saves "
@@ -605,7 +616,7 @@ def _document(plan: FleetPlan) -> dict[str, Any]:
     o, i = plan.options, plan.recommended
     runs = plan.runs
     usage_hours = float(plan.usage.hourly.sum()) if plan.usage is not None else 0.0
-    peak_i = len(o.owned_gpus) - 1
+    peak_i = plan.peak_option
     ld_i = plan.option(plan.load_duration_gpus)
     tiers = [
         {"tier": t, "gpus": _num(o.tier_gpus[t][i]), "usd_per_year": _num(o.tier_usd[t][i])}

@@ -76,6 +76,17 @@ def test_owned_gpus_list_limits_the_candidates(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
+def test_an_owned_size_above_the_peak_is_not_called_the_peak(tmp_path: Path) -> None:
+    # An outsider's probe: with owned_gpus [16, 400] the largest candidate, 400 GPUs, was "owning the peak".
+    plan = run(tmp_path, {**BASE_AND_WEEK, "owned_gpus": [16, 400]})
+    peak = next(o for o in plan["options"] if o["owned_gpus"] == 288)  # 32 + 256 GPUs, whole 8-GPU nodes
+    rec = plan["recommendation"]
+    assert rec["own_peak_usd_per_year"] == pytest.approx(peak["usd_per_year"])
+    assert rec["saving_vs_own_peak_usd"] == pytest.approx(peak["usd_per_year"] - rec["usd_per_year"])
+    assert any("owning the peak of 288 GPUs" in r for r in rec["reasons"])
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("stack", [None, "nemo"])
 def test_training_workload_takes_the_run_hours_of_advise(tmp_path: Path, stack: str | None) -> None:
     from advisor.advice import advise
