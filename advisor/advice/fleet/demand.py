@@ -102,19 +102,36 @@ def placement_hours(runs: Runs) -> NDArray[np.int64]:
     return runs.slots + wait_hours(runs)
 
 
-def occupancy(*, start: NDArray[np.int64], slots: NDArray[np.int64], gpus: NDArray[np.float64]) -> NDArray[np.float64]:
+def occupancy(
+    *,
+    start: NDArray[np.int64],
+    slots: NDArray[np.int64],
+    gpus: NDArray[np.float64],
+    hours: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
     """GPUs busy in each hour of the (cyclic) year when run i holds ``gpus[i]`` from ``start[i]`` for
-    ``slots[i]`` hours. Difference arrays: no loop over hours."""
+    ``slots[i]`` hours. With ``hours`` (each run's exact hours), its last slot counts only the share of the hour it
+    runs, so the series sums to the exact GPU-hours (a 0.1-hour run is 0.1 x its GPUs in its hour, not all of
+    them). Difference arrays: no loop over hours."""
     diff = np.zeros(2 * HOURS + 1)
     np.add.at(diff, start, gpus)
     np.add.at(diff, start + slots, -gpus)
+    if hours is not None:
+        unused = gpus * np.clip(slots - np.asarray(hours, dtype=float), 0.0, 1.0)
+        np.add.at(diff, start + slots - 1, -unused)
+        np.add.at(diff, start + slots, unused)
     series = np.cumsum(diff)[: 2 * HOURS]
     return series[:HOURS] + series[HOURS:]
 
 
-def requested_demand(runs: Runs, usage: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """GPUs wanted in each hour when every run starts when it asks to (plus measured usage)."""
-    series = occupancy(start=runs.start, slots=runs.slots, gpus=runs.gpus.astype(float))
+def requested_demand(
+    runs: Runs, usage: NDArray[np.float64] | None = None, *, whole_hours: bool = False
+) -> NDArray[np.float64]:
+    """GPUs wanted in each hour when every run starts when it asks to (plus measured usage): mean GPUs over each
+    hour (a run's last, partial hour counted by its share), or with ``whole_hours`` the GPUs held at once in the
+    hour (what capacity must hold: the peak)."""
+    exact = None if whole_hours else runs.hours
+    series = occupancy(start=runs.start, slots=runs.slots, gpus=runs.gpus.astype(float), hours=exact)
     return series if usage is None else series + usage
 
 

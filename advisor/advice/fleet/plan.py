@@ -150,7 +150,7 @@ class FleetPlan:
     runs: Runs
     usage: Usage | None
     prices: TierPrices
-    demand: NDArray[np.float64]
+    demand: NDArray[np.float64]  # mean GPUs wanted in each hour (partial hours by their share)
     placement: Placement
     options: Options
     recommended: int  # index into options
@@ -158,6 +158,7 @@ class FleetPlan:
     break_even_utilization: float
     reasons: tuple[str, ...]
     warnings: tuple[str, ...]
+    peak_gpus: float = 0.0  # the most GPUs wanted at once (whole hours: what capacity must hold)
 
     def option(self, owned_gpus: int) -> int:
         hits = np.flatnonzero(self.options.owned_gpus == owned_gpus)
@@ -169,7 +170,7 @@ class FleetPlan:
     def peak_option(self) -> int:
         """The option that owns the peak demand in whole nodes (always a candidate), not the largest candidate: a
         given owned_gpus above the peak was reported as "owning the peak" (an outsider's probe)."""
-        return self.option(whole_nodes(float(self.demand.max(initial=0.0)), self.prices.gpus_per_node))
+        return self.option(whole_nodes(self.peak_gpus, self.prices.gpus_per_node))
 
     def to_dict(self) -> dict[str, Any]:
         return _document(self)
@@ -330,10 +331,11 @@ def plan_fleet(
     runs = schedule_runs(jobs)
     hourly = usage.hourly if usage is not None else None
     demand = requested_demand(runs, hourly)
+    peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
     u_star = prices.break_even_utilization()
     ld = _load_duration_level(demand, gpn=gpn, u_star=u_star)
-    sizes, stride = _candidates(peak_gpus=float(demand.max(initial=0.0)), gpn=gpn, given=owned_gpus, keep=(ld,))
+    sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
     warnings = _warnings(jobs=jobs, usage=usage, prices=prices, stride=stride)
@@ -350,6 +352,7 @@ def plan_fleet(
         break_even_utilization=u_star,
         reasons=(),
         warnings=tuple(warnings),
+        peak_gpus=peak,
     )
     return replace(plan, reasons=tuple(_reasons(plan)))
 
@@ -625,7 +628,7 @@ def _document(plan: FleetPlan) -> dict[str, Any]:
     ]
     return {
         "demand": {
-            "peak_gpus": float(plan.demand.max(initial=0.0)),
+            "peak_gpus": plan.peak_gpus,
             "mean_gpus": float(plan.demand.mean()),
             "gpu_hours_per_year": float(np.sum(runs.hours * runs.gpus)) + usage_hours,
             "load_duration": _curve(plan.demand, plan.prices.gpus_per_node),

@@ -192,7 +192,7 @@ def plan_for_input(
     jobs = resolve_jobs(fleet, calibration=calibration)
     placement_within_budget(jobs)
     usage = fleet.usage.usage if fleet.usage else None
-    peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None).max(initial=0.0)
+    peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
     priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
     require_a_price(priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)

@@ -166,3 +166,26 @@ def test_interruptible_jobs_rent_spot_without_the_markets_being_listed() -> None
     assert default["tier_prices"]["spot_usd_per_gpu_hour"] is not None
     assert default["recommendation"]["usd_per_year"] == pytest.approx(listed["recommendation"]["usd_per_year"])
     assert not any("no spot price" in w for w in default["warnings"])
+
+
+@pytest.mark.django_db
+def test_short_runs_count_their_share_of_the_hour_not_the_whole_hour() -> None:
+    # An outsider's probe: 8,760 runs of 0.1 hour on 8 GPUs read as 8 GPUs busy all year, so a 1-year commitment of
+    # 8 GPUs (70,080 GPU-hours) was bought for 7,008 GPU-hours used, and owning a node looked like a saving.
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "s",
+            "gpu": "a10g",
+            "buy": {"capex_usd": 80000},
+            "jobs": [{"name": "short", "gpus": 8, "hours": 0.1, "runs_per_year": 8760}],
+        }
+    )
+    demand, rec = plan["demand"], plan["recommendation"]
+    assert demand["gpu_hours_per_year"] == pytest.approx(7008)
+    assert demand["mean_gpus"] == pytest.approx(0.8) and demand["peak_gpus"] == 8  # 8 GPUs at once, 6 minutes
+    price = plan["tier_prices"]["on_demand_usd_per_gpu_hour"]
+    assert rec["all_rent_usd_per_year"] == pytest.approx(7008 * price)
+    assert rec["owned_gpus"] == 0 and rec["usd_per_year"] == pytest.approx(7008 * price)
+    assert [t["tier"] for t in rec["tiers"]] == ["on_demand"]
