@@ -135,6 +135,15 @@ def requested_demand(
     return series if usage is None else series + usage
 
 
+def gpu_hours_above(series: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:
+    """GPU-hours of the year above each level: sum over hours of max(series - level, 0) (sorted suffix sums)."""
+    ordered = np.sort(series)
+    suffix = np.concatenate([np.cumsum(ordered[::-1])[::-1], [0.0]])
+    lv = np.asarray(levels, dtype=float)
+    idx = np.searchsorted(ordered, lv, side="right")
+    return suffix[idx] - lv * (ordered.size - idx)
+
+
 def load_duration(series: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:
     """Hours of the year with demand at or above each level."""
     ordered = np.sort(series)

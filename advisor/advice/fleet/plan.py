@@ -30,7 +30,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from advisor import economics as ec
-from advisor.advice.fleet.demand import HOURS, Job, Runs, Usage, load_duration, requested_demand, schedule_runs
+from advisor.advice.fleet.demand import (
+    HOURS,
+    Job,
+    Runs,
+    Usage,
+    gpu_hours_above,
+    load_duration,
+    requested_demand,
+    schedule_runs,
+)
 from advisor.advice.fleet.placement import Placement, place, rented_series
 
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
@@ -78,12 +87,14 @@ class TierPrices:
         tier = min(self.reserved_usd_per_gpu_hour, key=lambda k: self.reserved_usd_per_gpu_hour[k])
         return tier, float(self.reserved_usd_per_gpu_hour[tier])
 
-    def break_even_utilization(self) -> float:
-        """u* of the marginal owned GPU (a node added to a multi-node cluster) against the floating price."""
+    def break_even_utilization(self, *, first_node: bool = False) -> float:
+        """u* of the marginal owned GPU (a node added to a multi-node cluster, fabric included) against the
+        floating price; ``first_node``: of a GPU of a lone node (no fabric, and the staff paid once)."""
         floating = self.floating()
         if floating is None:
             return math.inf
-        per_gpu = self.owned_per_node_usd_per_year / self.gpus_per_node
+        node = self.owned_one_node_usd_per_year if first_node else self.owned_per_node_usd_per_year
+        per_gpu = node / self.gpus_per_node
         return float(
             ec.break_even_utilization(
                 yearly_fixed_usd=per_gpu,
@@ -217,15 +228,24 @@ def _search(
     return placement, options
 
 
-def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, u_star: float) -> int:
-    """The largest whole-node level of demand exceeded in more than u* of the year (0 when none)."""
-    if not math.isfinite(u_star):
-        return 0
+def node_busy_shares(demand: NDArray[np.float64], gpn: int) -> NDArray[np.float64]:
+    """Busy share of the year of each owned node when demand fills them from the bottom: node k holds GPUs
+    (k - 1) x gpn to k x gpn, busy sum_h clip(d_h - (k - 1) gpn, 0, gpn) / (gpn x 8760)."""
     top = math.ceil(float(demand.max(initial=0.0)) / gpn - 1e-9)
-    levels = np.arange(1, top + 1) * gpn
-    hours = load_duration(demand, levels.astype(float))
-    worth = levels[hours > u_star * HOURS]
-    return int(worth.max()) if worth.size else 0
+    lower = np.arange(top, dtype=float) * gpn
+    return (gpu_hours_above(demand, lower) - gpu_hours_above(demand, lower + gpn)) / (gpn * HOURS)
+
+
+def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices) -> int:
+    """The whole nodes each busy more than its break-even share of the year (divisible demand, no waiting): the
+    first at one node's cost, the others at the marginal node's (u*). An outsider's probe: counting only hours a
+    node is full owned nothing for a node busy 88% of the year against u* = 36%, and a lone node was weighed at the
+    multi-node cost with its fabric."""
+    first, marginal = prices.break_even_utilization(first_node=True), prices.break_even_utilization()
+    shares = node_busy_shares(demand, gpn)
+    worth = shares > np.where(np.arange(shares.size) == 0, first, marginal)
+    leading = int(np.argmin(worth)) if not worth.all() else worth.size  # nodes before the first not worth owning
+    return leading * gpn
 
 
 def _commit_level(pool: NDArray[np.float64], *, gpn: int, reserved: float, floating: float | None) -> float:
@@ -235,12 +255,8 @@ def _commit_level(pool: NDArray[np.float64], *, gpn: int, reserved: float, float
         return 0.0
     if floating is None:  # nothing to rent by the hour: commit to the peak
         return math.ceil(top / gpn - 1e-9) * gpn
-    ordered = np.sort(pool)
-    suffix = np.concatenate([np.cumsum(ordered[::-1])[::-1], [0.0]])
     levels = np.arange(0, math.ceil(top / gpn - 1e-9) + 1) * gpn
-    idx = np.searchsorted(ordered, levels, side="right")
-    above = suffix[idx] - levels * (ordered.size - idx)
-    cost = levels * HOURS * reserved + floating * above
+    cost = levels * HOURS * reserved + floating * gpu_hours_above(pool, levels.astype(float))
     return float(levels[int(np.argmin(cost))])
 
 
@@ -334,7 +350,7 @@ def plan_fleet(
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
     u_star = prices.break_even_utilization()
-    ld = _load_duration_level(demand, gpn=gpn, u_star=u_star)
+    ld = _load_duration_level(demand, gpn=gpn, prices=prices)
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
@@ -496,17 +512,23 @@ def _reasons(plan: FleetPlan) -> list[str]:
     reasons = []
     if floating is not None and math.isfinite(u):
         per_gpu = p.owned_per_node_usd_per_year / p.gpus_per_node
+        pays = (
+            f"which pays off against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is "
+            f"busy more than {u * HOURS:,.0f} hours a year"
+            if u <= 1
+            else f"more than renting it all year at {floating[0].replace('_', ' ')} ${floating[1]:,.2f} per GPU-hour"
+        )
         reasons.append(
-            f"Break-even utilization u* = {_pct(u)}: an owned GPU costs {_money(per_gpu)} a year, which pays off "
-            f"against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is busy more than "
-            f"{u * HOURS:,.0f} hours a year."
+            f"Break-even utilization u* = {_pct(u)}: a GPU of a multi-node owned cluster costs {_money(per_gpu)} a "
+            f"year, {pays}."
         )
     ld = plan.load_duration_gpus
     ld_i = plan.option(ld)
-    hours = float(load_duration(plan.demand, np.array([ld]))[0]) if ld else float(HOURS)
+    shares = node_busy_shares(plan.demand, p.gpus_per_node)
+    last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
     reasons.append(
-        f"Load-duration answer: own {ld} GPUs, the whole-node level of demand exceeded in more than u* of the year"
-        + (f" (demand is at or above {ld} GPUs {hours:,.0f} hours a year)" if ld else "")
+        f"Load-duration answer: own {ld} GPUs, the whole nodes each busy more than its break-even share of the "
+        f"year ({last}a lone node weighed at one node's cost)"
         + f"; it treats demand as divisible and ignores waiting; simulated it costs {_money(o.usd_per_year[ld_i])} "
         "a year."
     )

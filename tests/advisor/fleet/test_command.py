@@ -185,3 +185,15 @@ def test_jobs_of_different_stacks_share_the_widest_of_their_bands() -> None:
     assert mixed.p10_multiplier == pytest.approx(unknown["p10_multiplier"])
     assert mixed.p10_multiplier < nemo.p10_multiplier
     assert throughput_band(parse_fleet(BASE_AND_WEEK), calibration) is None  # no predicted job
+
+
+@pytest.mark.django_db
+def test_the_load_duration_answer_owns_a_node_busy_above_u_star_though_never_full(tmp_path: Path) -> None:
+    # An outsider's probe: 7 GPUs busy all year on 8-GPU nodes owned nothing (no hour fills the node) against
+    # u* = 50%, though the node is busy 7/8 of the year; the simulated answer owned it.
+    usage = "timestamp,gpus_busy\n2027-01-01T00:00:00,7\n2027-01-01T01:00:00,7\n2027-01-01T02:00:00,7\n"
+    plan = run(tmp_path, {"name": "u", **MANUAL_QUOTES, "usage": {"csv": usage}})
+    rec = plan["recommendation"]
+    assert rec["break_even_utilization"] == pytest.approx(0.5)
+    assert rec["load_duration_answer"]["owned_gpus"] == 8 == rec["owned_gpus"]
+    assert any("the last busy 88% of the year" in r for r in rec["reasons"])

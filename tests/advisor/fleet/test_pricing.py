@@ -189,3 +189,21 @@ def test_short_runs_count_their_share_of_the_hour_not_the_whole_hour() -> None:
     assert rec["all_rent_usd_per_year"] == pytest.approx(7008 * price)
     assert rec["owned_gpus"] == 0 and rec["usd_per_year"] == pytest.approx(7008 * price)
     assert [t["tier"] for t in rec["tiers"]] == ["on_demand"]
+
+
+@pytest.mark.django_db
+def test_a_lone_node_is_weighed_at_one_node_cost() -> None:
+    # An outsider's probe: one 8-GPU job all year; u* at the multi-node cost (fabric included) was above 100%, so the
+    # load-duration answer owned nothing while the simulated answer (and one node's own cost) owned the node.
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan({"name": "a", "gpu": "h100-sxm", "jobs": [{"name": "base", "gpus": 8, "hours": 8760}]})
+    prices, rec = plan["tier_prices"], plan["recommendation"]
+    one_node = (
+        prices["owned_usd_per_year_one_node"]
+        / 8
+        / (8760 * (prices["on_demand_usd_per_gpu_hour"] - prices["owned_variable_usd_per_gpu_hour"]))
+    )
+    assert one_node < 1 < rec["break_even_utilization"]  # the case: a lone node pays, a marginal one would not
+    assert rec["load_duration_answer"]["owned_gpus"] == 8 == rec["owned_gpus"]
+    assert not any(f"more than {rec['break_even_utilization'] * 8760:,.0f} hours" in r for r in rec["reasons"])
