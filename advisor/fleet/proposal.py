@@ -9,6 +9,7 @@ from typing import Any, Final
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.fleet.charts import fleet_charts
 
@@ -20,8 +21,7 @@ METHOD_NOTES: Final[list[str]] = [
     "Tiers: owned (yearly fixed cost of ownership plus energy per busy GPU-hour), the cheaper reserved commitment "
     "at the level that minimises commitment plus on-demand cost, on demand, and spot for interruptible runs "
     "(with the Young/Daly interruption loss).",
-    "Load-duration answer: own the whole-node demand level exceeded in more than u* of the year, u* = A / (N x "
-    "8760 x (r - v)) for the marginal node; the simulated answer is the cheapest candidate owned size.",
+    f"Load-duration answer: {LOAD_DURATION_METHOD}; the simulated answer is the cheapest candidate owned size.",
 ]
 
 

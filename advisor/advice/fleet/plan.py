@@ -13,10 +13,10 @@ Tiers (money in USD per year, as in the Advice):
   advice models (``advisor.economics.spot_lost_fraction``: a run of n nodes takes ``1/(1-lost)``
   longer).
 
-Two answers: the load-duration answer owns the demand level (in whole nodes) exceeded in more than
-u* of the year (break-even utilization of the marginal node against the on-demand price): a bound
-that treats demand as divisible and ignores waiting. The simulated answer places whole runs
-(``advisor.advice.fleet.placement``) for every candidate size and takes the cheapest.
+Two answers: the load-duration answer owns the whole nodes each busy more than its break-even share
+of the year (LOAD_DURATION_METHOD): a bound that treats demand as divisible and ignores waiting. The
+simulated answer places whole runs (``advisor.advice.fleet.placement``) for every candidate size and takes
+the cheapest.
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ from advisor.advice.fleet.demand import (
 )
 from advisor.advice.fleet.placement import Placement, place, rented_series
 
+LOAD_DURATION_METHOD: Final[str] = (
+    "own the whole nodes each busy more than its break-even share of the year, demand filling them from the bottom: "
+    "u* = A / (N x 8760 x (r - v)) at one node's cost for the first, the marginal node's for the others, against a "
+    "reserved term (no on-demand price) 0 where owning costs less per GPU-hour fully busy (divisible demand, no "
+    "waiting)"
+)
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
 # More candidate owned sizes than this are searched coarse to fine: first an even stride of whole
@@ -95,6 +101,15 @@ class TierPrices:
             return math.inf
         node = self.owned_one_node_usd_per_year if first_node else self.owned_per_node_usd_per_year
         per_gpu = node / self.gpus_per_node
+        if floating[0] in RESERVED:  # no on-demand price: a term billed every hour, the hourly prices decide
+            return float(
+                ec.break_even_against_term(
+                    yearly_fixed_usd=per_gpu,
+                    gpus=1,
+                    term_usd_per_gpu_hour=floating[1],
+                    variable_usd_per_gpu_hour=self.owned_variable_usd_per_gpu_hour,
+                )
+            )
         return float(
             ec.break_even_utilization(
                 yearly_fixed_usd=per_gpu,
@@ -518,6 +533,11 @@ def _reasons(plan: FleetPlan) -> list[str]:
             if u <= 1
             else f"more than renting it all year at {floating[0].replace('_', ' ')} ${floating[1]:,.2f} per GPU-hour"
         )
+        if floating[0] in RESERVED and u == 0:
+            pays = (
+                f"less than the {floating[0].replace('_', ' ')} term at ${floating[1]:,.2f} per GPU-hour, billed "
+                "every hour: owning is cheaper at any utilization"
+            )
         reasons.append(
             f"Break-even utilization u* = {_pct(u)}: a GPU of a multi-node owned cluster costs {_money(per_gpu)} a "
             f"year, {pays}."
@@ -679,8 +699,7 @@ def _document(plan: FleetPlan) -> dict[str, Any]:
             "load_duration_answer": {
                 "owned_gpus": plan.load_duration_gpus,
                 "usd_per_year": _num(o.usd_per_year[ld_i]),
-                "method": "own the whole-node demand level exceeded in more than u* of the year (divisible "
-                "demand, no waiting)",
+                "method": LOAD_DURATION_METHOD,
             },
             "simulated_answer": {
                 "owned_gpus": int(o.owned_gpus[i]),

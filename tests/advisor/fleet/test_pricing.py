@@ -207,3 +207,31 @@ def test_a_lone_node_is_weighed_at_one_node_cost() -> None:
     assert one_node < 1 < rec["break_even_utilization"]  # the case: a lone node pays, a marginal one would not
     assert rec["load_duration_answer"]["owned_gpus"] == 8 == rec["owned_gpus"]
     assert not any(f"more than {rec['break_even_utilization'] * 8760:,.0f} hours" in r for r in rec["reasons"])
+
+
+@pytest.mark.django_db
+def test_against_a_term_only_the_fleet_owns_what_costs_less_per_hour_than_the_term() -> None:
+    # An outsider's probe: with only a 1-year term, u* came from the on-demand formula (3,605 hours) and the
+    # load-duration answer owned 8 GPUs of a 24-GPU peak while the simulated answer owned 24.
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "r",
+            "gpu": "a10g",
+            "rent": {"markets": ["reserved_1y"]},
+            "buy": {"capex_usd": 80000},
+            "jobs": [
+                {"name": "a", "gpus": 8, "hours": 8760},
+                {"name": "b", "gpus": 8, "hours": 2000},
+                {"name": "c", "gpus": 8, "hours": 100, "runs_per_year": 10},
+            ],
+        }
+    )
+    prices, rec = plan["tier_prices"], plan["recommendation"]
+    term = prices["reserved_usd_per_gpu_hour"]["reserved_1y"]
+    fully_busy = prices["owned_usd_per_year_per_node"] / 8 / 8760 + prices["owned_variable_usd_per_gpu_hour"]
+    assert fully_busy < term  # the case: owning a node costs less per hour than the term, however busy
+    assert rec["break_even_utilization"] == 0
+    assert rec["load_duration_answer"]["owned_gpus"] == 24 == rec["owned_gpus"]
+    assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
