@@ -72,7 +72,8 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         owning = ownership_costs(s=base, nodes=np.array(OWNED_COST_NODES), hw=hw)
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
-        multi_base = fixed[1] - 2 * per_node
+        # Cents: two sums of the same terms leave a residue (-1.7e-10 where the base is nothing)
+        multi_base = round(fixed[1] - 2 * per_node, 2)
         variable = float(owning["variable"])
     # Priced per GPU-hour of a whole node (an outsider's probe: pricing at the peak spread its rounding to whole
     # instances, 9 GPUs on two 8-GPU instances, over every rented hour), from offers able to supply the peak.

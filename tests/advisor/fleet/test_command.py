@@ -197,3 +197,11 @@ def test_the_load_duration_answer_owns_a_node_busy_above_u_star_though_never_ful
     assert rec["break_even_utilization"] == pytest.approx(0.5)
     assert rec["load_duration_answer"]["owned_gpus"] == 8 == rec["owned_gpus"]
     assert any("the last busy 88% of the year" in r for r in rec["reasons"])
+
+
+@pytest.mark.django_db
+def test_a_month_given_twice_spreads_its_runs_over_it(tmp_path: Path) -> None:
+    twice = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 2, "months": [3, 3]}))
+    once = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 2, "months": [3]}))
+    assert twice["demand"]["peak_gpus"] == once["demand"]["peak_gpus"] == 8  # not both runs in the same hour
+    assert twice["fleet"]["jobs"][0]["months"] == [3]
