@@ -256,6 +256,8 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     first at one node's cost, the others at the marginal node's (u*). An outsider's probe: counting only hours a
     node is full owned nothing for a node busy 88% of the year against u* = 36%, and a lone node was weighed at the
     multi-node cost with its fabric."""
+    if prices.floating() is None:  # nothing rents by the hour but spot: what is not on spot must be owned
+        return whole_nodes(float(demand.max(initial=0.0)), gpn)
     first, marginal = prices.break_even_utilization(first_node=True), prices.break_even_utilization()
     shares = node_busy_shares(demand, gpn)
     worth = shares > np.where(np.arange(shares.size) == 0, first, marginal)
@@ -546,11 +548,15 @@ def _reasons(plan: FleetPlan) -> list[str]:
     ld_i = plan.option(ld)
     shares = node_busy_shares(plan.demand, p.gpus_per_node)
     last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
+    rule = (
+        f"the whole nodes each busy more than its break-even share of the year ({last}a lone node weighed at one "
+        "node's cost)"
+        if floating is not None
+        else "the peak: nothing rents by the hour but spot, which only interruptible runs may use"
+    )
     reasons.append(
-        f"Load-duration answer: own {ld} GPUs, the whole nodes each busy more than its break-even share of the "
-        f"year ({last}a lone node weighed at one node's cost)"
-        + f"; it treats demand as divisible and ignores waiting; simulated it costs {_money(o.usd_per_year[ld_i])} "
-        "a year."
+        f"Load-duration answer: own {ld} GPUs, {rule}; it treats demand as divisible and ignores waiting; simulated "
+        f"it costs {_money(o.usd_per_year[ld_i])} a year."
     )
     tiers = ", ".join(
         f"{t.replace('_', ' ')} {o.tier_gpus[t][i]:,.0f} GPUs {_money(o.tier_usd[t][i])}"
@@ -564,7 +570,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
     )
     if owned != ld:
         why = _why_rented(plan, ld_i) + (_waited(plan, i) if owned > ld else [])
-        if ld and o.owned_utilization[ld_i] < u:
+        if ld and math.isfinite(u) and o.owned_utilization[ld_i] < u:
             why.append(
                 f"simulated, {ld} owned GPUs are busy only {_pct(o.owned_utilization[ld_i])} of the year, below u*"
             )
@@ -577,10 +583,14 @@ def _reasons(plan: FleetPlan) -> list[str]:
         waited = _waited(plan, i)
         reasons.append("Both answers agree." + (f" {'; '.join(waited).capitalize()}." if waited else ""))
     all_rent, peak_i = float(o.usd_per_year[0]), plan.peak_option
+    against_rent = (
+        f"Against renting everything ({_money(all_rent)}) this saves {_money(all_rent - o.usd_per_year[i])}"
+        if math.isfinite(all_rent)
+        else "Renting everything is not priced (no on-demand or reserved price for the runs that cannot use spot)"
+    )
     reasons.append(
-        f"Against renting everything ({_money(all_rent)}) this saves {_money(all_rent - o.usd_per_year[i])}; against "
-        f"owning the peak of {int(o.owned_gpus[peak_i])} GPUs ({_money(o.usd_per_year[peak_i])}) it saves "
-        f"{_money(o.usd_per_year[peak_i] - o.usd_per_year[i])}."
+        f"{against_rent}; against owning the peak of {int(o.owned_gpus[peak_i])} GPUs "
+        f"({_money(o.usd_per_year[peak_i])}) it saves {_money(o.usd_per_year[peak_i] - o.usd_per_year[i])}."
     )
     return reasons
 

@@ -235,3 +235,27 @@ def test_against_a_term_only_the_fleet_owns_what_costs_less_per_hour_than_the_te
     assert rec["break_even_utilization"] == 0
     assert rec["load_duration_answer"]["owned_gpus"] == 24 == rec["owned_gpus"]
     assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
+
+
+@pytest.mark.django_db
+def test_with_spot_only_the_reasons_say_renting_everything_is_not_priced() -> None:
+    # An outsider's probe: "simulated it costs not priced a year", "this saves not priced", and a load-duration
+    # answer of nothing where runs that cannot use spot can only be owned.
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "sp",
+            "gpu": "h100-sxm",
+            "rent": {"markets": ["spot"]},
+            "jobs": [
+                {"name": "e", "gpus": 8, "hours": 6, "runs_per_year": 100, "interruptible": True},
+                {"name": "base", "gpus": 8, "hours": 8760},
+            ],
+        }
+    )
+    rec = plan["recommendation"]
+    text = " ".join(rec["reasons"])
+    assert "costs not priced" not in text and "saves not priced" not in text
+    assert "Renting everything is not priced" in text
+    assert rec["load_duration_answer"]["owned_gpus"] == plan["demand"]["peak_gpus"] == 16
