@@ -168,8 +168,8 @@ class FleetJobResult(Closed):
     run_hours: float
     runs_per_year: int
     owned_runs: int
-    rented_runs: int
-    spot_runs: int
+    rented_runs: int = Field(description="runs not on owned GPUs, spot runs included")
+    spot_runs: int = Field(description="of the rented runs, those on spot")
     runs: list[FleetRun] = Field(description="the first runs of the job as placed")
 
 
