@@ -170,6 +170,28 @@ def break_even_against_term(
         return np.where(np.isfinite(term) & (fully_busy <= term), 0.0, np.inf)
 
 
+def break_even_for_market(
+    *,
+    yearly_fixed_usd: ArrayLike,
+    gpus: ArrayLike,
+    price_usd_per_gpu_hour: ArrayLike,
+    variable_usd_per_gpu_hour: ArrayLike,
+    committed: ArrayLike,
+) -> Array:
+    """Break-even utilization against a price billed while used (``break_even_utilization``) or, where
+    ``committed``, a term billed every hour (``break_even_against_term``)."""
+    figures = {
+        "yearly_fixed_usd": yearly_fixed_usd,
+        "gpus": gpus,
+        "variable_usd_per_gpu_hour": variable_usd_per_gpu_hour,
+    }
+    return np.where(
+        np.asarray(committed, dtype=bool),
+        break_even_against_term(term_usd_per_gpu_hour=price_usd_per_gpu_hour, **figures),
+        break_even_utilization(rent_usd_per_gpu_hour=price_usd_per_gpu_hour, **figures),
+    )
+
+
 def break_even_hours_per_year(
     *,
     yearly_fixed_usd: ArrayLike,

@@ -133,14 +133,12 @@ def costs(
         variable=variable,
         owned_rate=owned,
         own_usd_per_run=ec.usd_per_run(gpus=gpus, run_hours=run_hours, usd_per_gpu_hour=owned),
-        break_even=np.where(
-            break_even_committed,
-            ec.break_even_against_term(
-                yearly_fixed_usd=fixed, gpus=gpus, term_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
-            ),
-            ec.break_even_utilization(
-                yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=be_price, variable_usd_per_gpu_hour=variable
-            ),
+        break_even=ec.break_even_for_market(
+            yearly_fixed_usd=fixed,
+            gpus=gpus,
+            price_usd_per_gpu_hour=be_price,
+            variable_usd_per_gpu_hour=variable,
+            committed=break_even_committed,
         ),
     )
     return out

@@ -375,15 +375,14 @@ def break_even_by_market(
             price = rent.used_price[m] * (base["level"] if m in FLOATING_MARKETS else 1.0)
             if m == "spot":
                 price = price / np.maximum(1e-12, 1.0 - rent.spot_lost)
-            fixed, variable = base["yearly_fixed"], base["variable"]
-            if m in RESERVED_MARKETS:  # billed every hour: 0 where owning is cheaper at any utilization
-                be = ec.break_even_against_term(
-                    yearly_fixed_usd=fixed, gpus=gpus, term_usd_per_gpu_hour=price, variable_usd_per_gpu_hour=variable
-                )
-            else:
-                be = ec.break_even_utilization(
-                    yearly_fixed_usd=fixed, gpus=gpus, rent_usd_per_gpu_hour=price, variable_usd_per_gpu_hour=variable
-                )
+            be = ec.break_even_for_market(
+                yearly_fixed_usd=base["yearly_fixed"],
+                gpus=gpus,
+                price_usd_per_gpu_hour=price,
+                variable_usd_per_gpu_hour=base["variable"],
+                committed=m in RESERVED_MARKETS,  # billed every hour: 0 where owning is cheaper at any utilization
+            )
+            if m not in RESERVED_MARKETS:
                 be = np.where(be > 0, be, np.inf)
             key = "manual_quote" if s.rent.usd_per_gpu_hour is not None else m
             out[key] = np.where(np.isfinite(be), be, np.inf)

@@ -101,21 +101,13 @@ class TierPrices:
             return math.inf
         node = self.owned_one_node_usd_per_year if first_node else self.owned_per_node_usd_per_year
         per_gpu = node / self.gpus_per_node
-        if floating[0] in RESERVED:  # no on-demand price: a term billed every hour, the hourly prices decide
-            return float(
-                ec.break_even_against_term(
-                    yearly_fixed_usd=per_gpu,
-                    gpus=1,
-                    term_usd_per_gpu_hour=floating[1],
-                    variable_usd_per_gpu_hour=self.owned_variable_usd_per_gpu_hour,
-                )
-            )
         return float(
-            ec.break_even_utilization(
+            ec.break_even_for_market(
                 yearly_fixed_usd=per_gpu,
                 gpus=1,
-                rent_usd_per_gpu_hour=floating[1],
+                price_usd_per_gpu_hour=floating[1],
                 variable_usd_per_gpu_hour=self.owned_variable_usd_per_gpu_hour,
+                committed=floating[0] in RESERVED,  # no on-demand price: a term billed every hour
             )
         )
 
