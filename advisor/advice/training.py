@@ -587,8 +587,10 @@ def advise_training(
     *,
     calibration: Calibration | None = None,
     now: dt.datetime | None = None,
+    explain_no_fit: bool = True,
 ) -> Advice:
-    """Turn a training Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input."""
+    """Turn a training Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input.
+    ``explain_no_fit``: where no size fits, search what would (closest/relax); the compare_gpus rows do not need it."""
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     calibration = calibration or load_default()
     now = now or timezone.now()
@@ -619,7 +621,7 @@ def advise_training(
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
-    if recommendation["action"] == "none" and recommendation["gpus"] is None:  # DESIGN.md: none carries both
+    if explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
         recommendation.update(no_fit_options(s, sizes, calibration))
         holds = [r["text"] for r in recommendation["relax"] if r["fits_memory"]]
         recommendation["reasons"] += [f"Checked: {text}." for text in holds]
@@ -706,7 +708,7 @@ def _alternatives(
         if gpu == s.gpu:
             continue
         try:
-            other = advise_training(scenario_for_gpu(s, gpu), calibration=calibration, now=now)
+            other = advise_training(scenario_for_gpu(s, gpu), calibration=calibration, now=now, explain_no_fit=False)
         except ScenarioError as exc:
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
