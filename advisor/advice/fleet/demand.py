@@ -62,8 +62,13 @@ def run_starts(job: Job) -> NDArray[np.int64]:
         return (np.arange(n, dtype=np.int64) * HOURS) // n
     months = np.asarray(job.months, dtype=np.int64) - 1
     which = months[np.arange(n) % months.size]
-    nth = np.arange(n) // months.size
-    per_month = np.bincount(np.arange(n) % months.size, minlength=months.size)[np.arange(n) % months.size]
+    # Runs counted by month value, so that a month listed twice holds more runs spread over it (an outsider's probe:
+    # [3, 3] put two runs at the same hour).
+    _, group, per_value = np.unique(which, return_inverse=True, return_counts=True)
+    order = np.argsort(group, kind="stable")
+    nth = np.empty(n, dtype=np.int64)
+    nth[order] = np.arange(n) - np.repeat(np.cumsum(per_value) - per_value, per_value)
+    per_month = per_value[group]
     month_hours = np.asarray(MONTH_DAYS, dtype=np.int64)[which] * 24
     return MONTH_START_HOUR[which] + (nth * month_hours) // per_month
 
@@ -135,13 +140,20 @@ def requested_demand(
     return series if usage is None else series + usage
 
 
-def gpu_hours_above(series: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:
-    """GPU-hours of the year above each level: sum over hours of max(series - level, 0) (sorted suffix sums)."""
-    ordered = np.sort(series)
-    suffix = np.concatenate([np.cumsum(ordered[::-1])[::-1], [0.0]])
+def gpu_hours_above(
+    series: NDArray[np.float64], levels: NDArray[np.float64], *, weights: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """GPU-hours of the year above each level: sum over hours of weight x max(series - level, 0) (sorted suffix
+    sums); ``weights``: the share of each hour the GPUs above the level are used (1 when not given)."""
+    order = np.argsort(series, kind="stable")
+    ordered = series[order]
+    w = np.ones_like(ordered) if weights is None else np.asarray(weights, dtype=float)[order]
+    weighted = np.concatenate([np.cumsum((w * ordered)[::-1])[::-1], [0.0]])
+    weight = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
     lv = np.asarray(levels, dtype=float)
     idx = np.searchsorted(ordered, lv, side="right")
-    return suffix[idx] - lv * (ordered.size - idx)
+    above: NDArray[np.float64] = weighted[idx] - lv * weight[idx]
+    return above
 
 
 def load_duration(series: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -321,9 +321,8 @@ def _months(e: _Errors, raw: Any, where: str, runs: int | None) -> tuple[int, ..
     got = [e.integer(m, f"{where}/{k}", 1, 12) for k, m in enumerate(raw)]
     if runs is not None and len(raw) > runs:
         e.fail(where, f"more start months ({len(raw)}) than runs_per_year ({runs})")
-    # A month given twice is that month with more runs, spread over it like any month's runs (an outsider's probe:
-    # [3, 3] started both runs of the year at the same hour).
-    return tuple(dict.fromkeys(m for m in got if m is not None))
+    # A month given twice is that month with more runs, spread over it (demand.run_starts counts runs by month).
+    return tuple(m for m in got if m is not None)
 
 
 def _owned(e: _Errors, value: Any, base: Scenario | None) -> tuple[int, ...] | None:

@@ -137,14 +137,13 @@ def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float6
 
 
 def rented_series(
-    *, runs: Runs, rented: NDArray[np.bool_], slots: NDArray[np.int64] | None = None
+    *, runs: Runs, rented: NDArray[np.bool_], slots: NDArray[np.int64] | None = None, used: bool = False
 ) -> NDArray[np.float64]:
-    """(S, 8760) GPUs rented in each hour by the runs marked ``rented`` (S, R), at their requested starts, a run's
-    last partial hour by its share (the series sums to the rented GPU-hours: a commitment sized on it is not sized
-    on whole hours a short run barely uses; an outsider's probe: 0.1-hour runs every hour committed 70,080 GPU-hours
-    for 7,008 used). ``slots`` overrides the hours each run holds (spot runs take longer: whole hours)."""
+    """(S, 8760) GPUs rented in each hour by the runs marked ``rented`` (S, R), at their requested starts: the GPUs
+    held at once, or with ``used`` the GPU-hours used in the hour (a run's last partial hour by its share).
+    ``slots`` overrides the hours each run holds (spot runs take longer)."""
     held = runs.slots if slots is None else slots
-    exact = runs.hours if slots is None else None
+    exact = runs.hours if used and slots is None else None
     out = np.zeros((rented.shape[0], HOURS))
     for s in range(rented.shape[0]):  # one difference-array pass per size; the runs are vectorised inside
         pick = rented[s]

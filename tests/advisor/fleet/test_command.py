@@ -201,7 +201,12 @@ def test_the_load_duration_answer_owns_a_node_busy_above_u_star_though_never_ful
 
 @pytest.mark.django_db
 def test_a_month_given_twice_spreads_its_runs_over_it(tmp_path: Path) -> None:
+    # An outsider's probe: [3, 3] started both runs at the same hour. A month listed twice holds more runs.
     twice = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 2, "months": [3, 3]}))
-    once = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 2, "months": [3]}))
-    assert twice["demand"]["peak_gpus"] == once["demand"]["peak_gpus"] == 8  # not both runs in the same hour
-    assert twice["fleet"]["jobs"][0]["months"] == [3]
+    assert twice["demand"]["peak_gpus"] == 8  # not both runs in the same hour
+    weighted = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 6, "months": [3, 3, 9]}))
+    starts = sorted(r["requested_start_hour"] for r in weighted["jobs"][0]["runs"])
+    march, september = (1416, 1416 + 31 * 24), (5832, 5832 + 30 * 24)
+    assert sum(march[0] <= h < march[1] for h in starts) == 4
+    assert sum(september[0] <= h < september[1] for h in starts) == 2
+    assert len(set(starts)) == 6

@@ -259,3 +259,28 @@ def test_with_spot_only_the_reasons_say_renting_everything_is_not_priced() -> No
     assert "costs not priced" not in text and "saves not priced" not in text
     assert "Renting everything is not priced" in text
     assert rec["load_duration_answer"]["owned_gpus"] == plan["demand"]["peak_gpus"] == 16
+
+
+@pytest.mark.django_db
+def test_a_commitment_covers_only_what_its_gpus_can_hold_at_once() -> None:
+    # A second outsider's probe: sized on hourly means, 8 committed GPUs "covered" all 70,080 GPU-hours of a 16-GPU
+    # job running half of every hour (they can deliver at most 8 x 0.5 x 8,760 = 35,040).
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "I",
+            "gpu": "a10g",
+            "rent": {"markets": ["on_demand", "reserved_1y"]},
+            "jobs": [{"name": "half-hourly", "gpus": 16, "hours": 0.5, "runs_per_year": 8760}],
+        }
+    )
+    for option in plan["options"]:
+        term = option["by_tier"]["reserved_1y"]
+        assert term["gpu_hours"] <= term["gpus"] * 0.5 * 8760 + 1e-6
+    prices = plan["tier_prices"]
+    all_on_demand = 70080 * prices["on_demand_usd_per_gpu_hour"]
+    half_committed = (
+        8 * 8760 * prices["reserved_usd_per_gpu_hour"]["reserved_1y"] + 35040 * prices["on_demand_usd_per_gpu_hour"]
+    )
+    assert plan["recommendation"]["usd_per_year"] == pytest.approx(min(all_on_demand, half_committed))
