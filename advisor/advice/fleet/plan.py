@@ -37,6 +37,7 @@ from advisor.advice.fleet.demand import (
     Usage,
     gpu_hours_above,
     load_duration,
+    occupancy,
     requested_demand,
     schedule_runs,
 )
@@ -94,14 +95,20 @@ class TierPrices:
         tier = min(self.reserved_usd_per_gpu_hour, key=lambda k: self.reserved_usd_per_gpu_hour[k])
         return tier, float(self.reserved_usd_per_gpu_hour[tier])
 
-    def break_even_utilization(self, *, first_node: bool = False) -> float:
-        """u* of the marginal owned GPU (a node added to a multi-node cluster, fabric included) against the
-        floating price; ``first_node``: of a GPU of a lone node (no fabric, and the staff paid once)."""
+    def node_usd_per_year(self, nth: int) -> float:
+        """What owning the ``nth`` node (1, 2, ...) adds to the yearly fixed cost: a lone node's cost, then the step
+        to a multi-node cluster (its fabric and base besides the second node: base + 2 per node - one node), then
+        one node's (a regression probe: the second node was weighed at the per-node cost alone)."""
+        before, after = self.owned_fixed_usd_per_year(np.array([nth - 1, nth]) * self.gpus_per_node)
+        return float(after - before) if math.isfinite(after) else math.inf
+
+    def break_even_utilization(self, *, nth_node: int = 3) -> float:
+        """u* of the GPUs of the ``nth_node`` owned node (default: a node added to a multi-node cluster, fabric
+        included: the marginal u* the plan reports) against the floating price."""
         floating = self.floating()
         if floating is None:
             return math.inf
-        node = self.owned_one_node_usd_per_year if first_node else self.owned_per_node_usd_per_year
-        per_gpu = node / self.gpus_per_node
+        per_gpu = self.node_usd_per_year(nth_node) / self.gpus_per_node
         return float(
             ec.break_even_for_market(
                 yearly_fixed_usd=per_gpu,
@@ -244,16 +251,17 @@ def node_busy_shares(demand: NDArray[np.float64], gpn: int) -> NDArray[np.float6
     return (gpu_hours_above(demand, lower) - gpu_hours_above(demand, lower + gpn)) / (gpn * HOURS)
 
 
-def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices) -> int:
-    """The whole nodes each busy more than its break-even share of the year (divisible demand, no waiting): the
-    first at one node's cost, the others at the marginal node's (u*). An outsider's probe: counting only hours a
-    node is full owned nothing for a node busy 88% of the year against u* = 36%, and a lone node was weighed at the
-    multi-node cost with its fabric."""
-    if prices.floating() is None:  # nothing rents by the hour but spot: what is not on spot must be owned
-        return whole_nodes(float(demand.max(initial=0.0)), gpn)
-    first, marginal = prices.break_even_utilization(first_node=True), prices.break_even_utilization()
+def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices, firm_peak: float) -> int:
+    """The whole nodes each busy more than its break-even share of the year (divisible demand, no waiting), each
+    weighed at what it adds to the cost (TierPrices.node_usd_per_year: a lone node, the step to a cluster, then one
+    node). An outsider's probe: counting only hours a node is full owned nothing for a node busy 88% of the year
+    against u* = 36%, and a lone node was weighed at the multi-node cost with its fabric. With nothing to rent by
+    the hour but spot, the peak of the runs that cannot use spot (``firm_peak``) must be owned."""
+    if prices.floating() is None:
+        return whole_nodes(firm_peak, gpn)
     shares = node_busy_shares(demand, gpn)
-    worth = shares > np.where(np.arange(shares.size) == 0, first, marginal)
+    thresholds = [prices.break_even_utilization(nth_node=min(k, 3)) for k in range(1, shares.size + 1)]
+    worth = shares > np.asarray(thresholds, dtype=float)
     leading = int(np.argmin(worth)) if not worth.all() else worth.size  # nodes before the first not worth owning
     return leading * gpn
 
@@ -370,7 +378,12 @@ def plan_fleet(
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
     u_star = prices.break_even_utilization()
-    ld = _load_duration_level(demand, gpn=gpn, prices=prices)
+    firm = occupancy(
+        start=runs.start[~runs.interruptible],
+        slots=runs.slots[~runs.interruptible],
+        gpus=runs.gpus[~runs.interruptible].astype(float),
+    ) + (0.0 if hourly is None else hourly)
+    ld = _load_duration_level(demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)))
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
@@ -555,7 +568,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
         f"the whole nodes each busy more than its break-even share of the year ({last}a lone node weighed at one "
         "node's cost)"
         if floating is not None
-        else "the peak: nothing rents by the hour but spot, which only interruptible runs may use"
+        else "the peak of the runs that cannot use spot: nothing else rents by the hour"
     )
     reasons.append(
         f"Load-duration answer: own {ld} GPUs, {rule}; it treats demand as divisible and ignores waiting; simulated "

@@ -73,7 +73,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
         # Cents: two sums of the same terms leave a residue (-1.7e-10 where the base is nothing)
-        multi_base = round(fixed[1] - 2 * per_node, 2)
+        multi_base = round(fixed[1] - 2 * per_node, 2) + 0.0  # + 0.0: no -0.0 (a regression probe)
         variable = float(owning["variable"])
     # Priced per GPU-hour of a whole node (an outsider's probe: pricing at the peak spread its rounding to whole
     # instances, 9 GPUs on two 8-GPU instances, over every rented hour), from offers able to supply the peak.

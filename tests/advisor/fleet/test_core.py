@@ -281,3 +281,19 @@ def test_coarse_to_fine_search_prices_each_size_as_a_direct_simulation_would() -
     assert np.array_equal(direct.placement.on_owned, searched.placement.on_owned)
     assert np.array_equal(direct.options.spot_runs, searched.options.spot_runs)
     assert searched.recommended == direct.recommended
+
+
+def test_each_node_is_weighed_at_what_it_adds_to_the_owned_cost() -> None:
+    # A regression probe: the second node was weighed at the per-node cost, though going from one node to a cluster
+    # also adds its fabric and base: base + 2 x per node - one node.
+    prices = TierPrices(
+        gpus_per_node=8,
+        owned_one_node_usd_per_year=100_000.0,
+        owned_per_node_usd_per_year=120_000.0,
+        owned_base_usd_per_year=20_000.0,
+        on_demand_usd_per_gpu_hour=3.0,
+    )
+    assert prices.node_usd_per_year(1) == 100_000
+    assert prices.node_usd_per_year(2) == 20_000 + 2 * 120_000 - 100_000
+    assert prices.node_usd_per_year(3) == 120_000
+    assert prices.break_even_utilization() == pytest.approx(120_000 / 8 / (8760 * 3.0))

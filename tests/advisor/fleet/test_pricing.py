@@ -258,7 +258,9 @@ def test_with_spot_only_the_reasons_say_renting_everything_is_not_priced() -> No
     text = " ".join(rec["reasons"])
     assert "costs not priced" not in text and "saves not priced" not in text
     assert "Renting everything is not priced" in text
-    assert rec["load_duration_answer"]["owned_gpus"] == plan["demand"]["peak_gpus"] == 16
+    # The runs that cannot use spot (the 8-GPU base) must be owned; the interruptible evals rent spot.
+    assert rec["load_duration_answer"]["owned_gpus"] == 8 == rec["owned_gpus"]
+    assert plan["demand"]["peak_gpus"] == 16
 
 
 @pytest.mark.django_db
