@@ -65,7 +65,7 @@ FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
 # cards the catalog names like the SXM part.
-PCIE_INSTANCE = re.compile(r"pcie?(?![a-z])|nvl|^Standard_NC\d+ads_A100_v4$", re.IGNORECASE)
+PCIE_INSTANCE = re.compile(r"pcie?(?![a-z])|nvl(?!ink)|^Standard_NC\d+ads_A100_v4$", re.IGNORECASE)
 
 
 @functools.cache

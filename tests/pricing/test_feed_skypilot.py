@@ -21,6 +21,7 @@ from pricing.feeds.skypilot import (
     cloud_from_settings,
     feed_name,
     parse_catalog,
+    parse_row,
 )
 from pricing.models import FeedLock, FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
@@ -268,3 +269,24 @@ def test_values_the_offer_columns_cannot_hold_are_counted_rejections_and_the_res
     stored = dict(Offer.objects.filter(feed="skypilot:cudo").values_list("instance_type", "gpu_count"))
     real = {row.split(",")[0]: Decimal(row.split(",")[2]) for row in text.splitlines()[1:] if row}
     assert stored == real
+
+
+def test_an_nvlink_instance_is_not_a_pcie_card() -> None:
+    # A regression probe: the PCIe rule matched 'nvl' inside 'NVLINK', so fluidstack's A100_NVLINK_80GB and
+    # H100_NVLINK_80GB (SXM parts) became a100-pcie-80gb / h100-pcie. Rows in the catalog's format (written here).
+    gpu_info = (
+        "{'Gpus': [{'Name': 'X', 'Count': '8.0', 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 655360}"
+    )
+    base = {
+        "AcceleratorCount": "8.0",
+        "vCPUs": "96",
+        "MemoryGiB": "1024",
+        "Price": "20.0",
+        "Region": "X",
+        "GpuInfo": gpu_info,
+        "SpotPrice": "",
+    }
+    a100 = parse_row("fluidstack", {**base, "InstanceType": "A100_NVLINK_80GB::8", "AcceleratorName": "A100-80GB"})
+    h100 = parse_row("fluidstack", {**base, "InstanceType": "H100_NVLINK_80GB::8", "AcceleratorName": "H100"})
+    pcie = parse_row("fluidstack", {**base, "InstanceType": "A100_PCIE_80GB::8", "AcceleratorName": "A100-80GB"})
+    assert (a100.gpu, h100.gpu, pcie.gpu) == ("a100-80gb", "h100-sxm", "a100-pcie-80gb")
