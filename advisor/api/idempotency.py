@@ -66,7 +66,7 @@ def idempotent(request: Request, create: Callable[[], Response]) -> Response:
     key = request.headers.get(HEADER)
     if key is None:
         return create()
-    if len(key) > MAX_KEY_LENGTH or not _KEY.match(key):
+    if len(key) > MAX_KEY_LENGTH or not _KEY.fullmatch(key):
         detail = f"must be 1 to {MAX_KEY_LENGTH} printable ASCII characters, not all blank"
         raise FieldErrors(
             [{"pointer": "#", "parameter": HEADER, "detail": detail}],
