@@ -142,11 +142,12 @@ def break_even_utilization(
     rent_usd_per_gpu_hour: ArrayLike,
     variable_usd_per_gpu_hour: ArrayLike,
 ) -> Array:
-    """``u* = A / (N * 8760 * (r - v))``; ``inf`` where ``r <= v`` (owning never breaks even)."""
+    """``u* = A / (N * 8760 * (r - v))``; ``inf`` where ``r <= v`` (owning never breaks even) or there is no price
+    (``r`` infinite: a market without an offer answered 0, "break-even is 0% utilization", a regression probe)."""
     margin = _f(rent_usd_per_gpu_hour) - _f(variable_usd_per_gpu_hour)
     denominator = _f(gpus) * HOURS_PER_YEAR * margin
     with _quiet():
-        return np.where(denominator > 0, _f(yearly_fixed_usd) / denominator, np.inf)
+        return np.where((denominator > 0) & np.isfinite(denominator), _f(yearly_fixed_usd) / denominator, np.inf)
 
 
 def break_even_against_term(

@@ -126,10 +126,13 @@ def costs(
     owned = ec.owned_usd_per_gpu_hour(
         yearly_fixed_usd=fixed, gpus=gpus, utilization=u, variable_usd_per_gpu_hour=variable
     )
-    be_price = np.asarray(break_even_price, dtype=float) * rent_factor * level
+    # Levelized like the rent it stands for: a reserved term's price does not decline over the term (a regression
+    # probe: the term's break-even used the declining price while its cost did not).
+    be_price = np.asarray(break_even_price, dtype=float) * rent_factor * np.where(break_even_committed, 1.0, level)
     out.update(
         capex=owning["capex"],
         yearly_fixed=fixed,
+        break_even_price=np.broadcast_arrays(be_price, owned)[0],  # the price break-even is measured against
         variable=variable,
         owned_rate=owned,
         own_usd_per_run=ec.usd_per_run(gpus=gpus, run_hours=run_hours, usd_per_gpu_hour=owned),

@@ -321,7 +321,7 @@ def _buy_document(
         # The price break-even was computed against: levelized like the headline when the price declines.
         "break_even_against": {
             "market": rent.be_market[i] or None,
-            "usd_per_gpu_hour": num(rent.be_price[i] * base["level"]),
+            "usd_per_gpu_hour": num(base["break_even_price"][i]),
         },
         "break_even_by_market": {m: fraction(u[i]) if ok and u[i] <= 1.0 else None for m, u in by_market.items()},
         "break_even_utilization": be if be_ok else None,
@@ -377,6 +377,17 @@ MORE_GPUS_DOUBLINGS: Final[int] = 12  # no fit: sizes tried beyond the largest c
 MAX_BIGGER_GPUS: Final[int] = 2  # no fit: GPUs with more memory suggested beside the scenario's
 
 
+def _sizes_to_try(s: Scenario) -> list[int]:
+    """The scenario's sizes, doublings of its largest and whole nodes doubling, as the Scenario accepts them (at most
+    one node, or whole nodes: a regression probe got '12 GPUs hold it' for 8-GPU nodes, a size it then refused)."""
+    gpn, top = s.network.gpus_per_node, max(s.cluster_sizes)
+    doublings = [top * 2**k for k in range(1, MORE_GPUS_DOUBLINGS + 1)] + [
+        gpn * 2**k for k in range(MORE_GPUS_DOUBLINGS)
+    ]
+    allowed = (n for n in {*s.cluster_sizes, *doublings} if n <= MAX_GPUS and (n <= gpn or n % gpn == 0))
+    return sorted(allowed)
+
+
 def _smallest_fit(s: Scenario, calibration: Calibration, sizes: Sequence[int]) -> tuple[int, float] | None:
     """The fewest of ``sizes`` GPUs that hold the job, with its memory per GPU [GB], or None."""
     spec = get_gpu(s.gpu)
@@ -400,9 +411,7 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
         "fits_memory": False,
     }
     top = max(s.cluster_sizes)
-    tried = sorted(
-        {*s.cluster_sizes, *(top * 2**k for k in range(1, MORE_GPUS_DOUBLINGS + 1) if top * 2**k <= MAX_GPUS)}
-    )
+    tried = _sizes_to_try(s)
     relax: list[dict[str, Any]] = []
     larger = [n for n in tried if n > top]
     more = _smallest_fit(s, calibration, larger) if larger else None
@@ -424,7 +433,7 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
             break
         try:
             other = scenario_for_gpu(s, gpu)
-            found = _smallest_fit(other, calibration, tried)
+            found = _smallest_fit(other, calibration, _sizes_to_try(other))
         except ScenarioError:  # a precision that GPU lacks
             continue
         if found:

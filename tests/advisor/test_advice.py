@@ -669,3 +669,12 @@ def test_counts_and_articles_read_as_english(catalog: dict[str, Any]) -> None:
     assert "at 1 run a year the cluster is busy" in text and "implied by 1 run a year" in text
     assert "1 runs" not in text
     assert "The hardware quote is for an 8-GPU server; scaled per GPU to 4-GPU nodes" in text
+
+
+def test_a_declining_price_does_not_discount_a_reserved_term(catalog: dict[str, Any]) -> None:
+    # A regression probe: the term's break-even used the declining (levelized) price while its cost used the
+    # term's own, so the reason said owning cost more than the term though it cost less.
+    advice = advise(scenario(rent={"markets": ["reserved_1y"], "price_decline_per_year": 0.3}), now=NOW).to_dict()
+    buy = by_gpus(advice, 8)["buy"]
+    assert buy["break_even_against"] == {"market": "reserved_1y", "usd_per_gpu_hour": pytest.approx(3.0)}
+    assert buy["break_even_utilization"] == buy["break_even_by_market"]["reserved_1y"]

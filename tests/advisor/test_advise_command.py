@@ -237,3 +237,20 @@ def test_unreachable_inference_target_answers_none_with_closest(tmp_path: Path) 
     assert rec["action"] == "none" and rec["gpus"] is None
     assert rec["closest"]["ttft_s"] > 0.05 and rec["relax"]
     assert "None" not in json.dumps(rec["reasons"])
+
+
+@pytest.mark.django_db
+def test_the_no_fit_search_suggests_only_sizes_the_scenario_accepts(tmp_path: Path) -> None:
+    # A regression probe: from 3 GPUs it suggested 12 GPUs on 8-GPU nodes, a size the Scenario refuses.
+    path = tmp_path / "s.json"
+    workload = {**SCENARIO["workload"], "model": {"params_b": 30}, "global_batch": 1024}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "cluster_sizes": [3]}))
+    rec = json.loads(run(path))["recommendation"]
+    for option in rec["relax"]:
+        if option["gpus"] is None:
+            continue
+        assert option["gpus"] <= 8 or option["gpus"] % 8 == 0
+        path.write_text(
+            json.dumps({**SCENARIO, "workload": workload, "gpu": option["gpu"], "cluster_sizes": [option["gpus"]]})
+        )
+        assert json.loads(run(path))["sizes"][0]["fits_memory"] is True

@@ -143,6 +143,8 @@ def test_break_even_against_a_term_is_decided_by_the_hourly_prices() -> None:
     # Cheaper at any utilization against $1.50 and $1.20; at $1.10 only below (1.10 - 1.00) / 0.20 = 50% busy, so
     # not at full use; never against $0.90; no offer, nothing to break even against.
     assert got.tolist() == [0.0, 0.0, np.inf, np.inf, np.inf]
+    # No offer in a market (an infinite price): no break-even on either rule, not 0% (a regression probe).
+    assert float(ec.break_even_utilization(rent_usd_per_gpu_hour=np.inf, **args)) == np.inf
     # The on-demand formula (billed only while busy) would have said 1.00 / (1.50 - 0.20) = 77%.
     assert float(ec.break_even_utilization(rent_usd_per_gpu_hour=1.5, **args)) == pytest.approx(1 / 1.3)
 
