@@ -93,6 +93,13 @@ class ModelGeometry:
     def is_moe(self) -> bool:
         return self.experts > 0
 
+    def token_ffn_hidden(self) -> int:
+        """The MLP width whose activations one token stores in a layer: each of its active (and shared) experts'
+        (a token routed to 2 of 8 Mixtral experts keeps both experts' activations), the dense width otherwise."""
+        if not self.is_moe:
+            return self.ffn_hidden
+        return (self.moe_ffn_hidden or self.ffn_hidden) * (self.active_experts + self.shared_experts)
+
     def attention_params_per_layer(self) -> float:
         h, n, d = self.hidden, self.heads, self.head_dim
         if self.attention == "mla":

@@ -174,7 +174,9 @@ def _training_job(s: Scenario) -> TrainingJob:
         layers=w.model.layers,
         hidden=w.model.hidden,
         heads=w.model.heads,
-        ffn_hidden=w.model.ffn_hidden,
+        # Activation memory is what the FFN width sizes here: a mixture of experts stores its active experts' (a
+        # regression probe: Mixtral's activations were counted for one expert of the two a token uses).
+        ffn_hidden=w.model.token_ffn_hidden if w.model.experts and w.model.token_ffn_hidden else w.model.ffn_hidden,
         vocab=w.model.vocab,
         strategy=None if par.strategy == "auto" else par.strategy,
         tp=par.tp,

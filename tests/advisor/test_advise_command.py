@@ -9,11 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from estimator import model as estimator_model
+from estimator.prediction import case_table, job_queries
 from estimator.specs import get_gpu
+from estimator.workload import Cluster, TrainingJob
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = {
@@ -254,3 +258,41 @@ def test_the_no_fit_search_suggests_only_sizes_the_scenario_accepts(tmp_path: Pa
             json.dumps({**SCENARIO, "workload": workload, "gpu": option["gpu"], "cluster_sizes": [option["gpus"]]})
         )
         assert json.loads(run(path))["sizes"][0]["fits_memory"] is True
+
+
+@pytest.mark.django_db
+def test_a_mixture_of_experts_holds_the_activations_of_its_active_experts(tmp_path: Path) -> None:
+    # A regression probe: Mixtral (2 of 8 experts per token) was given the activation memory of one expert.
+    layout = {"strategy": "fsdp", "tp": 1, "pp": 1, "micro_batch": 1, "activation_checkpointing": False}
+    workload = {
+        **SCENARIO["workload"],
+        "model": {"name": "mixtral-8x7b", "seq_len": 4096},
+        "global_batch": 1024,
+        "parallelism": layout,
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "cluster_sizes": [64]}))
+    memory = json.loads(run(path))["sizes"][0]["memory_per_gpu_gb"]
+
+    def memory_with(ffn: int) -> float:
+        job = TrainingJob(
+            params_b=46.7,
+            active_params_b=12.9,
+            seq_len=4096,
+            global_batch=1024,
+            layers=32,
+            hidden=4096,
+            heads=32,
+            ffn_hidden=ffn,
+            vocab=32000,
+        )
+        codes = {"strategy": estimator_model.ZERO3, "tp": 1, "pp": 1, "cp": 1, "mb": 1, "ac": 0}
+        cases = case_table(
+            job_queries(job, Cluster(get_gpu("h100-sxm")), [64]),
+            np.array([0]),
+            {k: np.array([v]) for k, v in codes.items()},
+        )
+        return float(estimator_model.memory_per_gpu(cases)[0]) / 1e9
+
+    assert memory == pytest.approx(memory_with(2 * 14336), rel=1e-6)
+    assert memory > memory_with(14336) + 1  # GB: the second expert's activations

@@ -106,3 +106,10 @@ def test_given_layers_and_hidden_without_ffn_take_the_mlp_width_that_gives_param
 def test_architecture_dict_has_the_training_keys() -> None:
     arch = catalog.architecture_dict(catalog.derive_geometry(params_b=70))
     assert arch == {"layers": 80, "hidden": 8192, "heads": 64, "ffn_hidden": 28672, "vocab": 128256}
+
+
+def test_a_token_stores_the_activations_of_each_expert_it_uses() -> None:
+    # A regression probe: training memory counted one expert's MLP activations per token.
+    assert catalog.resolve_model(name="mixtral-8x7b").token_ffn_hidden() == 2 * 14336
+    assert catalog.resolve_model(name="deepseek-v3").token_ffn_hidden() == (8 + 1) * 2048  # routed + shared experts
+    assert catalog.resolve_model(name="llama-3.1-70b").token_ffn_hidden() == 28672  # dense: its own width
