@@ -260,8 +260,11 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     if prices.floating() is None:
         return whole_nodes(firm_peak, gpn)
     shares = node_busy_shares(demand, gpn)
-    thresholds = [prices.break_even_utilization(nth_node=min(k, 3)) for k in range(1, shares.size + 1)]
-    worth = shares > np.asarray(thresholds, dtype=float)
+    # The first two nodes have their own costs; every later node the marginal one (no loop over nodes: a hostile
+    # probe's peak of 196,608 one-GPU nodes took 8 s).
+    thresholds = np.full(shares.size, prices.break_even_utilization(nth_node=3))
+    thresholds[:2] = [prices.break_even_utilization(nth_node=k) for k in (1, 2)][: min(2, shares.size)]
+    worth = shares > thresholds
     leading = int(np.argmin(worth)) if not worth.all() else worth.size  # nodes before the first not worth owning
     return leading * gpn
 
@@ -378,10 +381,11 @@ def plan_fleet(
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
     u_star = prices.break_even_utilization()
+    # Runs that cannot rent: all without spot, or those that may not use it (a hostile probe: without a spot price
+    # the interruptible ones cannot rent either).
+    firm_runs = ~runs.interruptible if prices.spot_usd_per_gpu_hour is not None else np.ones(len(runs), dtype=bool)
     firm = occupancy(
-        start=runs.start[~runs.interruptible],
-        slots=runs.slots[~runs.interruptible],
-        gpus=runs.gpus[~runs.interruptible].astype(float),
+        start=runs.start[firm_runs], slots=runs.slots[firm_runs], gpus=runs.gpus[firm_runs].astype(float)
     ) + (0.0 if hourly is None else hourly)
     ld = _load_duration_level(demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)))
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
@@ -562,17 +566,19 @@ def _reasons(plan: FleetPlan) -> list[str]:
         )
     ld = plan.load_duration_gpus
     ld_i = plan.option(ld)
-    shares = node_busy_shares(plan.demand, p.gpus_per_node)
-    last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
-    rule = (
-        f"the whole nodes each busy more than its break-even share of the year ({last}a lone node weighed at one "
-        "node's cost)"
-        if floating is not None
-        else "the peak of the runs that cannot use spot: nothing else rents by the hour"
-    )
+    if floating is not None:
+        shares = node_busy_shares(plan.demand, p.gpus_per_node)
+        last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
+        rule = (
+            f"the whole nodes each busy more than its break-even share of the year ({last}a lone node weighed at "
+            "one node's cost)"
+        )
+    else:  # the load-duration answer is the peak of what cannot rent (a hostile probe: the shares were read here)
+        rule = "the peak of the runs that cannot rent: nothing rents by the hour but spot, for interruptible runs"
+    cost = o.usd_per_year[ld_i]
     reasons.append(
-        f"Load-duration answer: own {ld} GPUs, {rule}; it treats demand as divisible and ignores waiting; simulated "
-        f"it costs {_money(o.usd_per_year[ld_i])} a year."
+        f"Load-duration answer: own {ld} GPUs, {rule}; it treats demand as divisible and ignores waiting; "
+        + (f"simulated it costs {_money(cost)} a year." if math.isfinite(cost) else "simulated it is not priced.")
     )
     tiers = ", ".join(
         f"{t.replace('_', ' ')} {o.tier_gpus[t][i]:,.0f} GPUs {_money(o.tier_usd[t][i])}"

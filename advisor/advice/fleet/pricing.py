@@ -103,6 +103,12 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
     unknown = capacity_warning([{"gpus": peak, "rent": {"offer": offer}} for offer in used])
     if unknown:
         warnings.append(unknown)
+    capped = [m for m in offers_for_size(base, gpus=gpn) if m not in markets]
+    if capped:  # a hostile probe: one GPU-hour over a capped provider's limit left renting unpriced, unexplained
+        warnings.append(
+            f"No {', '.join(m.replace('_', '-') for m in capped)} offer can supply the fleet's peak of {peak:,} GPUs "
+            "at once (their providers' capacity, pricing/data/capacity_caps.csv), so those markets are not priced."
+        )
     return PricedBase(
         prices=prices,
         prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],

@@ -286,3 +286,39 @@ def test_a_commitment_covers_only_what_its_gpus_can_hold_at_once() -> None:
         8 * 8760 * prices["reserved_usd_per_gpu_hour"]["reserved_1y"] + 35040 * prices["on_demand_usd_per_gpu_hour"]
     )
     assert plan["recommendation"]["usd_per_year"] == pytest.approx(min(all_on_demand, half_committed))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("markets", [["spot"], ["reserved_1y"]])
+def test_a_short_peak_with_nothing_to_rent_by_the_hour_is_answered(markets: list[str]) -> None:
+    # A hostile probe: 500 (IndexError) when a half-hour run set the peak and nothing rented by the hour; the
+    # runs that cannot rent are owned.
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "s",
+            "gpu": "h100-sxm",
+            "rent": {"markets": markets},
+            "jobs": [{"name": "x", "gpus": 24, "hours": 0.5}],
+        }
+    )
+    assert plan["recommendation"]["load_duration_answer"]["owned_gpus"] == 24
+
+
+@pytest.mark.django_db
+def test_a_peak_past_every_offer_capacity_is_said() -> None:
+    from advisor.advice.fleet.service import fleet_plan
+
+    plan = fleet_plan(
+        {
+            "name": "v",
+            "gpu": "h100-sxm",
+            "rent": {"providers": ["vast"]},
+            "jobs": [
+                {"name": "a", "gpus": 8, "hours": 100, "runs_per_year": 10},
+                {"name": "b", "gpus": 1, "hours": 8760},
+            ],
+        }
+    )
+    assert any("can supply the fleet's peak of 9 GPUs" in w for w in plan["warnings"])
