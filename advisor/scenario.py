@@ -547,6 +547,10 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     if rent is not None and workload is not None and workload.kind == "training" and "/rent/markets" in used:
         # A synchronous training job restarts whole on every interruption: spot only when asked for.
         rent = replace(rent, markets=tuple(m for m in rent.markets if m != Market.SPOT.value))
+    if rent is not None and rent.usd_per_gpu_hour is not None and Market.ON_DEMAND.value not in rent.markets:
+        # A manual quote is priced as on-demand (billed while used); markets without it dropped the quote silently
+        # and the advice said renting was not priced (a hostile probe).
+        rent = replace(rent, markets=(*rent.markets, Market.ON_DEMAND.value))
     buy = _buy(c, top.get("buy"), get, defaults, used)
     compare = _compare_gpus(c, top.get("compare_gpus"), used)
     utilization = _utilization(c, top, workload, get, used)

@@ -117,7 +117,10 @@ def _own_reasons(
     market = doc["buy"]["break_even_against"]["market"] or ""
     against = MARKET_PHRASES.get(market, "the rental price")
     term = market in RESERVED_MARKETS
-    if term:  # billed every hour (economics.break_even_against_term): the hourly prices decide, not utilization
+    priced = bool(market) and doc["buy"]["break_even_against"]["usd_per_gpu_hour"] is not None
+    if not priced:  # no rental price at this size: nothing to break even against (a hostile probe read "never")
+        be_words = "renting is not priced at this size, so there is no break-even to compare"
+    elif term:  # billed every hour (economics.break_even_against_term): the hourly prices decide, not utilization
         be_words = (
             f"even fully busy, owning costs less per GPU-hour than renting {against}, a term billed every hour "
             "used or not, so owning is cheaper at any utilization"
@@ -143,6 +146,8 @@ def _own_reasons(
         f"{be_words}."
     )
     rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]
+    if not priced:
+        return
     if term:
         if rent_run is not None and own_run is not None and own_run > rent_run:
             warnings.append(

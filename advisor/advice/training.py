@@ -40,7 +40,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
@@ -167,7 +167,9 @@ def _training_job(s: Scenario) -> TrainingJob:
     assert par is not None and w.global_batch is not None
     return TrainingJob(
         params_b=w.model.params_b,
-        active_params_b=w.model.active_params_b if w.model.experts else None,
+        # The geometry's active count (router included) may sit a little above a given params_b (within the 15% the
+        # Scenario allows): never more than all of them (a hostile probe got a 400 naming active_params_b).
+        active_params_b=min(w.model.active_params_b, w.model.params_b) if w.model.experts else None,
         seq_len=w.model.seq_len,
         global_batch=w.global_batch,
         precision=w.precision,
@@ -434,7 +436,10 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
         if sum(r["change"] == "gpu" for r in relax) >= MAX_BIGGER_GPUS:
             break
         try:
-            other = scenario_for_gpu(s, gpu)
+            # That GPU's own server and sizes: the scenario's may not suit its nodes (a hostile probe: sizes [12] on
+            # 8-GPU servers were refused, and the bigger GPUs silently skipped).
+            defaulted = replace(s, defaults_used=(*s.defaults_used, "/cluster_sizes", "/network/gpus_per_node"))
+            other = scenario_for_gpu(defaulted, gpu)
             found = _smallest_fit(other, calibration, _sizes_to_try(other))
         except ScenarioError:  # a precision that GPU lacks
             continue

@@ -678,3 +678,12 @@ def test_a_declining_price_does_not_discount_a_reserved_term(catalog: dict[str, 
     buy = by_gpus(advice, 8)["buy"]
     assert buy["break_even_against"] == {"market": "reserved_1y", "usd_per_gpu_hour": pytest.approx(3.0)}
     assert buy["break_even_utilization"] == buy["break_even_by_market"]["reserved_1y"]
+
+
+def test_no_rental_price_means_no_break_even_sentence(catalog: dict[str, Any]) -> None:
+    # A hostile probe: with no offer in the markets asked for, the advice said owning "never breaks even" against
+    # renting, and that the rental price did not cover the energy, though there was no rental price at all.
+    advice = advise(scenario(rent={"markets": ["reserved_3y"]}), now=NOW).to_dict()
+    text = " ".join(advice["recommendation"]["reasons"] + advice["warnings"])
+    assert "never breaks even" not in text and "does not even cover" not in text
+    assert "renting is not priced at this size" in text

@@ -296,3 +296,33 @@ def test_a_mixture_of_experts_holds_the_activations_of_its_active_experts(tmp_pa
 
     assert memory == pytest.approx(memory_with(2 * 14336), rel=1e-6)
     assert memory > memory_with(14336) + 1  # GB: the second expert's activations
+
+
+@pytest.mark.django_db
+def test_a_manual_rent_quote_is_priced_whatever_the_markets(tmp_path: Path) -> None:
+    # A hostile probe: markets without on_demand dropped the manual quote silently and said renting never paid.
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**SCENARIO, "rent": {"usd_per_gpu_hour": 3.0, "markets": ["spot"]}}))
+    advice = json.loads(run(path))
+    assert all(s["rent"]["usd_per_run"] is not None for s in advice["sizes"] if s["fits_memory"])
+    assert "on_demand" in advice["scenario"]["rent"]["markets"]
+
+
+@pytest.mark.django_db
+def test_moe_geometry_whose_active_count_passes_params_b_is_accepted(tmp_path: Path) -> None:
+    # A hostile probe: experts = active_experts = 1 put the router-inclusive active count above params_b: a 400.
+    path = tmp_path / "s.json"
+    model = {"params_b": 7, "layers": 32, "hidden": 4096, "heads": 32, "experts": 1, "active_experts": 1}
+    path.write_text(json.dumps({**SCENARIO, "workload": {**SCENARIO["workload"], "model": model}}))
+    advice = json.loads(run(path))
+    assert advice["model"]["experts"] == 1 and any(s["fits_memory"] for s in advice["sizes"])
+
+
+@pytest.mark.django_db
+def test_the_no_fit_search_tries_bigger_gpus_at_their_own_sizes(tmp_path: Path) -> None:
+    # A hostile probe: sizes [12] suit no 8-GPU server, so H200 and B200 were skipped silently.
+    path = tmp_path / "s.json"
+    workload = {**SCENARIO["workload"], "model": {"params_b": 2000}, "global_batch": 1024}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "gpu": "gh200", "cluster_sizes": [12]}))
+    relax = json.loads(run(path))["recommendation"]["relax"]
+    assert {"h200", "b200"} <= {r["gpu"] for r in relax if r["change"] == "gpu"}
