@@ -135,3 +135,23 @@ def test_the_page_and_the_api_refuse_deep_text_with_the_same_words(client, user)
     detail = api["errors"][0]["detail"]
     assert detail.startswith("JSON parse error - ")
     assert detail.removeprefix("JSON parse error - ") in page
+
+
+@pytest.mark.django_db
+def test_an_unpriced_all_rent_reads_not_priced(client) -> None:  # type: ignore[no-untyped-def]
+    # A hostile probe: the page and PDF printed "Renting everything: $ (saves $)" when renting was not priced.
+    from tests.web.conftest import load_bundled_data
+
+    load_bundled_data()
+    page = post(
+        client,
+        {
+            "name": "s",
+            "gpu": "h100-sxm",
+            "rent": {"markets": ["spot"]},
+            "jobs": [{"name": "x", "gpus": 8, "hours": 8760}],
+        },
+    )
+    assert page.status_code == 200, page.content[:2000]
+    html = page.content.decode()
+    assert "Renting everything: not priced" in html and "$ (saves $)" not in html
