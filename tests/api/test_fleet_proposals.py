@@ -98,3 +98,19 @@ def test_a_stored_fleet_that_no_longer_plans_is_a_conflict_and_stores_nothing(al
     fleet = fleet_create(owner=user, name="stored before the rule", document=too_long)  # the store trusts its caller
     assert_problem(alice.post(f"/api/v1/fleets/{fleet.pk}/proposals"), 409, "#/fleet/jobs/0/workload")
     assert Proposal.objects.count() == 0
+
+
+def test_one_idempotency_key_saves_one_fleet_and_issues_one_proposal(alice) -> None:  # type: ignore[no-untyped-def]
+    # A hostile probe: the key was honoured on scenarios and their proposals but ignored on fleets.
+    from advisor.fleet.models import Fleet
+
+    load_bundled_data()
+    body = {"name": "keyed", "fleet": BASE_AND_WEEK}
+    first = alice.post("/api/v1/fleets", body, format="json", HTTP_IDEMPOTENCY_KEY="fleet-1")
+    second = alice.post("/api/v1/fleets", body, format="json", HTTP_IDEMPOTENCY_KEY="fleet-1")
+    assert first.status_code == second.status_code == 201, first.content[:500]
+    assert second["Idempotent-Replayed"] == "true" and Fleet.objects.count() == 1
+    fleet_id = first.json()["id"]
+    issued = [alice.post(f"/api/v1/fleets/{fleet_id}/proposals", HTTP_IDEMPOTENCY_KEY="proposal-1") for _ in range(2)]
+    assert [r.status_code for r in issued] == [201, 201] and issued[0].json() == issued[1].json()
+    assert Proposal.objects.count() == 1

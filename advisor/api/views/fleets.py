@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors, name_field_errors
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
@@ -107,8 +108,20 @@ class FleetListView(GenericAPIView):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(FleetListItemSerializer(page, many=True).data)
 
-    @extend_schema(summary="Save a fleet", request=FleetInputSerializer, responses={201: FleetOutputSerializer})
+    @extend_schema(
+        summary="Save a fleet",
+        request=FleetInputSerializer,
+        parameters=[IDEMPOTENCY_PARAMETER],
+        responses={
+            201: FleetOutputSerializer,
+            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+        },
+    )
     def post(self, request: Request) -> Response:
+        # As scenarios: a retried POST with the same key returns the first fleet (a hostile probe: two were saved).
+        return idempotent(request, lambda: self._create(request))
+
+    def _create(self, request: Request) -> Response:
         name, document = _validated_input(request)
         try:
             fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)

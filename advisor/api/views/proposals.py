@@ -136,12 +136,19 @@ class FleetProposalListView(GenericAPIView):
     @extend_schema(
         summary="Issue a frozen fleet proposal: the saved fleet's Fleet Plan with today's prices, stored as issued",
         request=None,
+        parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: ProposalSerializer,
             409: OpenApiResponse(description="The saved fleet no longer plans; errors point into it."),
+            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
         },
     )
     def post(self, request: Request, fleet_id: int) -> Response:
+        # As scenario proposals: a retried POST with the same key returns the first proposal (a hostile probe: two
+        # proposals were issued).
+        return idempotent(request, lambda: self._issue(request, fleet_id))
+
+    def _issue(self, request: Request, fleet_id: int) -> Response:
         try:
             proposal = issue_fleet_proposal(user=signed_in_user(request), fleet_id=fleet_id)
         except ScenarioError as error:
