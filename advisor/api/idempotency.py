@@ -15,7 +15,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -42,6 +42,10 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
     "body within 24 hours returns the first response (header `Idempotent-Replayed: true`) and creates nothing; the "
     "same key with another body is a 422 (which keys were used is the server's state, not the schema's).",
 )
+
+
+# The 422 every keyed POST documents (one description, used by each view's schema)
+KEY_REUSED_RESPONSE = OpenApiResponse(description=f"The {HEADER} was used for a different request.")
 
 
 class KeyReused(exceptions.APIException):

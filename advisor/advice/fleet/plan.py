@@ -45,9 +45,9 @@ from advisor.advice.fleet.placement import Placement, place, rented_series
 
 LOAD_DURATION_METHOD: Final[str] = (
     "own the whole nodes each busy more than its break-even share of the year, demand filling them from the bottom: "
-    "u* = A / (N x 8760 x (r - v)) at one node's cost for the first, the marginal node's for the others, against a "
-    "reserved term (no on-demand price) 0 where owning costs less per GPU-hour fully busy (divisible demand, no "
-    "waiting)"
+    "u* = A / (N x 8760 x (r - v)) at what each node adds to the cost (a lone node, the step to a cluster, then one "
+    "node), against a reserved term (no on-demand price) 0 where owning costs less per GPU-hour fully busy; with "
+    "nothing to rent by the hour, the peak of the runs that cannot rent (divisible demand, no waiting)"
 )
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")

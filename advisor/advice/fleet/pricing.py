@@ -4,9 +4,9 @@ Owning: ``advisor.advice.ownership.hardware`` (the hardware quote or the manual 
 ``advisor.advice.costs.ownership_costs`` at one, two and three nodes give the yearly fixed cost of ownership
 (capex annuity, fabric when the cluster spans nodes, colo, support, staff, software, idle energy) and the energy
 of a busy GPU-hour. Owned cost is linear in nodes beyond one (the fabric starts at two nodes, staff is paid
-once), so the three sizes give it for every size. Renting: ``advisor.advice.offers.offers_for_size`` at the fleet's
-peak demand (at least one node; whole-node instances with the capacity for it, or the manual quote) gives each
-market's cheapest price per used GPU-hour, on demand and
+once), so the three sizes give it for every size. Renting: ``advisor.advice.offers.offers_for_size`` at one node,
+among the offers whose providers can supply the fleet's peak at once (whole-node instances, or the manual quote),
+gives each market's cheapest price per used GPU-hour, on demand and
 spot levelized over the horizon like the Advice (``costs.rent_level``), commitments as quoted. A job given as a
 training workload takes its run hours from ``advise()`` at its size (the same number the Advice shows); an
 inference workload is sized by the inference path and serves all year.

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors, name_field_errors
-from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
@@ -114,7 +114,7 @@ class FleetListView(GenericAPIView):
         parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: FleetOutputSerializer,
-            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+            422: KEY_REUSED_RESPONSE,
         },
     )
     def post(self, request: Request) -> Response:

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors
-from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import ProposalAdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
@@ -106,7 +106,7 @@ class ScenarioProposalListView(GenericAPIView):
         responses={
             201: ProposalSerializer,
             409: OpenApiResponse(description="The saved document no longer validates; errors point into it."),
-            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+            422: KEY_REUSED_RESPONSE,
         },
     )
     def post(self, request: Request, scenario_id: int) -> Response:
@@ -140,7 +140,7 @@ class FleetProposalListView(GenericAPIView):
         responses={
             201: ProposalSerializer,
             409: OpenApiResponse(description="The saved fleet no longer plans; errors point into it."),
-            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+            422: KEY_REUSED_RESPONSE,
         },
     )
     def post(self, request: Request, fleet_id: int) -> Response:

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.errors import name_field_errors
-from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, idempotent
+from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
 from advisor.api.scenario_input import parse_scenario_or_400
 from advisor.api.serializers import ScenarioInputSerializer, ScenarioListItemSerializer, ScenarioOutputSerializer
 from advisor.models import Scenario
@@ -72,7 +72,7 @@ class ScenarioListView(GenericAPIView):
         parameters=[IDEMPOTENCY_PARAMETER, ETAG_HEADER],
         responses={
             201: ScenarioOutputSerializer,
-            422: OpenApiResponse(description="The Idempotency-Key was used for a different request."),
+            422: KEY_REUSED_RESPONSE,
         },
     )
     def post(self, request: Request) -> Response:
