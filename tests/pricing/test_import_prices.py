@@ -183,3 +183,18 @@ def test_a_wrong_typed_record_in_a_saved_payload_is_counted_and_the_rest_importe
     result = _import("--feed", "lambda", saved)
     assert result["rejected"] == {"malformed_record": 1}
     assert [offer["instance"] for offer in result["offers"]] == ["gpu_4x_a6000"]
+
+
+def test_an_import_that_accepts_nothing_exits_2_after_its_summary(tmp_path: Path) -> None:
+    payload = json.loads((FIXTURES / "lambda_instance_types_openapi_example.json").read_text())
+    for entry in payload["data"].values():
+        entry["instance_type"]["price_cents_per_hour"] = 0  # mutated copy of Lambda's documented example
+    saved = tmp_path / "all_free_lambda.json"
+    saved.write_text(json.dumps(payload))
+    out = StringIO()
+    expected = r"all_free_lambda\.json: no offer accepted \(non_positive_price x2\)"
+    with pytest.raises(CommandError, match=expected) as caught:
+        call_command("import_prices", "--feed", "lambda", str(saved), stdout=out)
+    assert caught.value.returncode == 2
+    assert json.loads(out.getvalue())["accepted"] == 0  # the summary is still printed for the operator
+    assert not Offer.objects.filter(provider__slug="lambda").exists()

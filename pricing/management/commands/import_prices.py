@@ -2,7 +2,8 @@
 
 The same adapter, validation and ingest as a refresh; prints one JSON summary:
 {"accepted": n, "rejected": {reason: n}, "offers": [{provider, instance, region, market, gpu,
-gpu_count, usd_per_gpu_hour}]}. Exit status 2 naming the file on unreadable input.
+gpu_count, usd_per_gpu_hour}]}. Exit status 2 naming the file on unreadable input, and 2 after the summary
+when no record was accepted (an import that stored nothing is not a success to a cron job or a script).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ class Command(BaseCommand):
         except UnknownFeed as error:
             raise CommandError(error.args[0], returncode=2) from error
         self.stdout.write(json.dumps(summary(result), indent=2))
+        if not result.checked.accepted:
+            rejected = ", ".join(f"{reason} x{count}" for reason, count in summary(result)["rejected"].items())
+            files = ", ".join(str(path) for path in options["files"])
+            raise CommandError(
+                f"{files}: no offer accepted ({rejected or 'no records'}); nothing was stored", returncode=2
+            )
 
 
 def summary(result: ImportResult) -> dict[str, Any]:
