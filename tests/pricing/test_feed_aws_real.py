@@ -19,7 +19,7 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from pricing.feeds import aws
 from pricing.feeds.aws import PRICING_REGION, AwsFeed, product_filters
@@ -141,8 +141,12 @@ def test_import_prices_reads_the_real_offer_file_with_the_real_instance_types() 
 
 @pytest.mark.django_db
 def test_without_instance_types_the_offer_file_names_no_gpu_and_is_counted() -> None:
-    # The price list says "gpu": "8" and "gpuMemory": "NA": no model, so no guess.
-    result = _import(OFFER_FILE)
+    # The price list says "gpu": "8" and "gpuMemory": "NA": no model, so no guess; nothing accepted is exit 2.
+    out = StringIO()
+    with pytest.raises(CommandError, match="no offer accepted") as caught:
+        call_command("import_prices", "--feed", "aws", str(FIXTURES / OFFER_FILE), stdout=out)
+    assert caught.value.returncode == 2
+    result = json.loads(out.getvalue())
     assert result["accepted"] == 0 and result["rejected"] == {"capacity_block": 1, "unknown_gpu": 1}
 
 
