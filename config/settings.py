@@ -280,7 +280,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "core.api.query.KnownQueryParameters"],
     "DEFAULT_SCHEMA_CLASS": "advisor.api.schema.ProblemAutoSchema",
     # JSON out (tabular views add CSV); /api/docs/ is the interactive browser, not DRF's browsable API.
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.StoredTextJSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "advisor.api.negotiation.ContentNegotiation",
     # Strict JSON bodies only, size-capped (views that take CSV uploads add their parser); forms get 415.
     "DEFAULT_PARSER_CLASSES": ["advisor.api.parsers.JSONParser"],

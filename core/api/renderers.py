@@ -15,7 +15,22 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
-class ProblemJSONRenderer(JSONRenderer):
+class StoredTextJSONRenderer(JSONRenderer):
+    """DRF's JSON renderer, except that a string UTF-8 cannot carry (an unpaired surrogate in a document saved before
+    input refused them) is written as its JSON escape instead of failing the response with a 500."""
+
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping | None = None
+    ) -> bytes:
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            escaping = JSONRenderer()
+            escaping.ensure_ascii = True
+            return escaping.render(data, accepted_media_type, renderer_context)
+
+
+class ProblemJSONRenderer(StoredTextJSONRenderer):
     media_type = "application/problem+json"
     format = "problem+json"
 
@@ -73,9 +88,10 @@ class CSVRenderer(BaseRenderer):
         if data is None:
             return b""
         if not isinstance(data, Mapping):
-            return rows_to_csv(data).encode(self.charset)
+            return rows_to_csv(data).encode(self.charset, "backslashreplace")
         rows = data.get("results", [data])
-        return rows_to_csv(rows).encode(self.charset)
+        # backslashreplace: an unpaired surrogate saved before input refused them is written as \udc80, not a 500.
+        return rows_to_csv(rows).encode(self.charset, "backslashreplace")
 
 
 class PDFRenderer(BaseRenderer):
@@ -91,4 +107,4 @@ class PDFRenderer(BaseRenderer):
 
 
 # Tabular resources also render as CSV (`?format=csv` or `Accept: text/csv`).
-JSON_AND_CSV = [JSONRenderer, CSVRenderer]
+JSON_AND_CSV = [StoredTextJSONRenderer, CSVRenderer]

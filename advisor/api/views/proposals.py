@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.generics import GenericAPIView
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -29,7 +29,7 @@ from advisor.proposals import issue_fleet_proposal, issue_proposal, proposal_for
 from advisor.scenario import ScenarioError
 from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
 from advisor.xlsx import proposal_workbook
-from core.api.renderers import PDFRenderer
+from core.api.renderers import PDFRenderer, StoredTextJSONRenderer
 from core.auth import signed_in_user
 
 
@@ -162,7 +162,7 @@ class FleetProposalListView(GenericAPIView):
 
 class ProposalDetailView(GenericAPIView):
     serializer_class = ProposalSerializer
-    renderer_classes = [JSONRenderer, XLSXRenderer]
+    renderer_classes = [StoredTextJSONRenderer, XLSXRenderer]
 
     @extend_schema(
         summary="One of your proposals as issued (`?format=xlsx`: a workbook)",
