@@ -15,6 +15,10 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
+class _EscapingJSONRenderer(JSONRenderer):
+    ensure_ascii = True
+
+
 class StoredTextJSONRenderer(JSONRenderer):
     """DRF's JSON renderer, except that a string UTF-8 cannot carry (an unpaired surrogate in a document saved before
     input refused them) is written as its JSON escape instead of failing the response with a 500."""
@@ -25,9 +29,7 @@ class StoredTextJSONRenderer(JSONRenderer):
         try:
             return super().render(data, accepted_media_type, renderer_context)
         except UnicodeEncodeError:
-            escaping = JSONRenderer()
-            escaping.ensure_ascii = True
-            return escaping.render(data, accepted_media_type, renderer_context)
+            return _EscapingJSONRenderer().render(data, accepted_media_type, renderer_context)
 
 
 class ProblemJSONRenderer(StoredTextJSONRenderer):
