@@ -70,31 +70,70 @@ HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
 PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
 
 
+# A daily spike whose standard deviation is under one 5-minute step is sampled on a finer window around it (an
+# outsider's probe: peak 50 and mean 0.01 requests/s put the whole spike inside one step, so the served mean came
+# out 0.17). Sampled at one sd or finer, a Gaussian's sum is exact to ~1e-8. The window spans this many sds each
+# side (the mass beyond is below 1e-8).
+SPIKE_WINDOW_SIGMAS: Final[float] = 6.0
+
+
 def _spike_exponent(ratio: float) -> float:
     """k such that ((1 + sin) / 2)^k averages ``ratio`` over a period (0 < ratio <= 1/2).
 
     The average is Gamma(k + 1/2) / (sqrt(pi) Gamma(k + 1)): 1/2 at k = 1, ~ 1 / sqrt(pi k) for large k."""
-    target = max(ratio, 1e-6)
+    if ratio < 1e-6:  # the asymptote, exact to O(1/k) there, where the root bracket ends
+        return 1.0 / (math.pi * ratio * ratio)
 
     def gap(k: float) -> float:
-        return math.exp(gammaln(k + 0.5) - gammaln(k + 1.0)) / math.sqrt(math.pi) - target
+        return math.exp(gammaln(k + 0.5) - gammaln(k + 1.0)) / math.sqrt(math.pi) - ratio
 
     return float(brentq(gap, 1.0, 1e13))
 
 
-def traffic_profile(*, peak_requests_per_s: float, mean_requests_per_s: float, steps: int = PROFILE_STEPS) -> Any:
-    """Request rate over one day [requests/s] with the given peak and mean.
+@dataclass(frozen=True)
+class DailyTraffic:
+    """Request rate samples over one day [requests/s] and each sample's share of the day (the shares sum to 1)."""
+
+    rate: np.ndarray
+    share: np.ndarray
+
+    def mean(self) -> float:
+        return float(self.rate @ self.share)
+
+
+def traffic_profile(
+    *, peak_requests_per_s: float, mean_requests_per_s: float, steps: int = PROFILE_STEPS
+) -> DailyTraffic:
+    """Request rate over one day with the given peak and mean.
 
     A sinusoid ``mean + (peak - mean) sin`` when the mean is at least half the peak (trough ``2 mean - peak``);
-    otherwise a sharper daily spike ``peak ((1 + sin) / 2)^k`` with ``k`` chosen so the mean matches."""
+    otherwise a sharper daily spike ``peak ((1 + sin) / 2)^k`` with ``k`` chosen so the mean matches. A spike
+    whose sd is under one step is sampled on a window of ``steps - 1`` points around it (the spike is
+    ~ a Gaussian of sd 1 / (pi sqrt(2k)) of a day) plus one sample for the rest of the day, so the mean holds for
+    any peak/mean ratio in the same number of samples."""
+    uniform = np.full(steps, 1.0 / steps)
     t = np.arange(steps, dtype=np.float64) / steps
-    wave = np.sin(2.0 * np.pi * t)
     if mean_requests_per_s <= 0:
-        return np.zeros(steps)
+        return DailyTraffic(rate=np.zeros(steps), share=uniform)
     if mean_requests_per_s >= peak_requests_per_s / 2:
-        return mean_requests_per_s + (peak_requests_per_s - mean_requests_per_s) * wave
+        wave = np.sin(2.0 * np.pi * t)
+        return DailyTraffic(
+            rate=mean_requests_per_s + (peak_requests_per_s - mean_requests_per_s) * wave, share=uniform
+        )
     k = _spike_exponent(mean_requests_per_s / peak_requests_per_s)
-    return peak_requests_per_s * ((1.0 + wave) / 2.0) ** k
+    sigma = 1.0 / (math.pi * math.sqrt(2.0 * k))  # of a day
+    if sigma * steps >= 1.0:
+        wave = np.sin(2.0 * np.pi * t)
+        return DailyTraffic(rate=peak_requests_per_s * ((1.0 + wave) / 2.0) ** k, share=uniform)
+    # (1 + sin(2 pi t)) / 2 = cos^2(pi (t - 1/4)): points around the peak at t = 1/4, the middle one on it.
+    half_window = SPIKE_WINDOW_SIGMAS * sigma
+    offsets = np.linspace(-half_window, half_window, steps - 1)
+    shape = np.exp(k * np.log1p(-np.sin(np.pi * offsets) ** 2))  # cos^2k; log1p keeps tiny offsets exact
+    width = 2.0 * half_window / (steps - 2)
+    rest = 1.0 - width * (steps - 1)
+    rate = np.append(peak_requests_per_s * shape, 0.0)
+    share = np.append(np.full(steps - 1, width), rest)
+    return DailyTraffic(rate=rate, share=share)
 
 
 def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
@@ -106,10 +145,13 @@ def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
     return np.where(r > 0, np.maximum(need, 1.0), np.inf)
 
 
-def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: Any) -> dict[str, Any]:
+def elastic_monthly_replica_hours(
+    *, needed: Any, base_price: Any, burst_price: Any, share: Any = None
+) -> dict[str, Any]:
     """Split each deployment's replicas into a base billed all month and an elastic burst billed while needed.
 
-    ``needed``: (deployments, time) replicas over the day; prices per replica-hour (inf = market unavailable).
+    ``needed``: (deployments, time) replicas over the day; ``share``: each time sample's share of the day
+    (DailyTraffic.share; None = equal); prices per replica-hour (inf = market unavailable).
     The base holds at least the replicas needed all day (the floor is never put on the burst market, which may be
     spot); above it, a replica joins the base when it is needed at least ``base / burst price`` of the time
     (the newsvendor rule). The bill is piecewise linear in the base with corners at the needed counts, so the
@@ -118,7 +160,8 @@ def elastic_monthly_replica_hours(*, needed: Any, base_price: Any, burst_price: 
     finite = np.isfinite(n).all(axis=1)
     n = np.where(np.isfinite(n), n, 0.0)
     candidates = n  # (deployments, time): the base equals one of the needed counts
-    burst = np.maximum(n[:, None, :] - candidates[:, :, None], 0.0).mean(axis=2)
+    weights = np.full(n.shape[1], 1.0 / n.shape[1]) if share is None else np.asarray(share, dtype=np.float64)
+    burst = np.maximum(n[:, None, :] - candidates[:, :, None], 0.0) @ weights
     base_p = np.asarray(base_price, dtype=np.float64)[:, None]
     burst_p = np.asarray(burst_price, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore"):
@@ -239,7 +282,7 @@ class _RentPlan:
 
 
 def _rent_plan(
-    s: Scenario, tps: list[int], gpus: np.ndarray, ok: np.ndarray, needed: Any, warnings: list[str]
+    s: Scenario, tps: list[int], gpus: np.ndarray, ok: np.ndarray, needed: Any, share: Any, warnings: list[str]
 ) -> _RentPlan:
     k = len(tps)
     tp = np.asarray(tps, dtype=np.float64)
@@ -255,7 +298,9 @@ def _rent_plan(
     base_market = np.where(missing, "spot", base_market)
     if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
         warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
-    split = elastic_monthly_replica_hours(needed=needed, base_price=base_price * tp, burst_price=burst_price * tp)
+    split = elastic_monthly_replica_hours(
+        needed=needed, base_price=base_price * tp, burst_price=burst_price * tp, share=share
+    )
     return _RentPlan(
         frame=frame,
         best_price=best_price,
@@ -655,20 +700,24 @@ def advise_inference(
     gpus = tp * peak_replicas
 
     # Traffic over the day and the replicas it needs.
-    rate = traffic_profile(
+    day = traffic_profile(
         peak_requests_per_s=traffic.peak_requests_per_s, mean_requests_per_s=traffic.mean_requests_per_s
     )
-    served_mean = float(rate.mean())
-    needed = replicas_over_time(rate=rate, replica_requests_per_s=replica_rps)
+    served_mean = day.mean()
+    needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
     tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
 
-    plan = _rent_plan(s, tps, gpus, ok, needed, warnings)
+    plan = _rent_plan(s, tps, gpus, ok, needed, day.share, warnings)
 
     # Owning: the peak deployment in whole servers.
     hw = hardware(s, warnings)
     nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
     owned_gpus = nodes * gpn
-    busy_gpu_hours_year = np.where(np.isfinite(needed).all(axis=1), needed.mean(axis=1), np.nan) * tp * 8760.0
+    busy_gpu_hours_year = (
+        np.where(np.isfinite(needed).all(axis=1), np.where(np.isfinite(needed), needed, 0.0) @ day.share, np.nan)
+        * tp
+        * 8760.0
+    )
     if "on_demand" in plan.best_price and np.isfinite(plan.best_price["on_demand"]).any():
         be_price, be_market = plan.best_price["on_demand"], np.full(k, "on_demand", dtype=object)
     else:

@@ -115,11 +115,22 @@ def by_tp(doc: dict[str, Any], tp: int) -> dict[str, Any]:
 
 
 def test_traffic_profile_has_the_given_peak_and_mean():
-    rate = traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20)
-    assert rate.max() == pytest.approx(50, rel=1e-3)
-    assert rate.mean() == pytest.approx(20, rel=1e-9)
+    day = traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20)
+    assert day.rate.max() == pytest.approx(50, rel=1e-3)
+    assert day.mean() == pytest.approx(20, rel=1e-9)
     flat = traffic_profile(peak_requests_per_s=7, mean_requests_per_s=7)
-    assert np.all(flat == 7)
+    assert np.all(flat.rate == 7)
+
+
+@pytest.mark.parametrize("mean", [10.0, 1.0, 0.5, 0.1, 0.01, 1e-4, 1e-7, 1e-12])
+def test_a_spike_of_any_sharpness_keeps_the_given_peak_and_mean(mean: float):
+    # An outsider's probe: below a mean/peak of ~1/200 the spike fell inside one 5-minute sample, so the served
+    # mean stuck at 50 / 288 = 0.17 requests/s for any smaller mean (and $/M tokens with it).
+    day = traffic_profile(peak_requests_per_s=50, mean_requests_per_s=mean)
+    assert day.share.sum() == pytest.approx(1.0, rel=1e-12) and (day.share >= 0).all()
+    assert day.rate.max() == pytest.approx(50, rel=1e-6)
+    assert day.mean() == pytest.approx(mean, rel=1e-3)
+    assert day.rate.size == 288
 
 
 def test_replicas_over_time_round_up_and_keep_one():
@@ -181,7 +192,8 @@ def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
     rent = tp1["rent"]
     rps = tp1["replica_requests_per_s"]
     needed = replicas_over_time(
-        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20), replica_requests_per_s=np.array([rps])
+        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20).rate,
+        replica_requests_per_s=np.array([rps]),
     )
     split = elastic_monthly_replica_hours(needed=needed, base_price=[2.5], burst_price=[4.0])
     assert rent["base_replicas"] == split["base"][0]
@@ -192,6 +204,29 @@ def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
     assert rent["usd_per_month"] > 20 / rps * 2.5 * HOURS_PER_MONTH
     tokens = 20 * 200 * HOURS_PER_MONTH * 3600
     assert rent["usd_per_million_output_tokens"] == pytest.approx(rent["usd_per_month"] / tokens * 1e6)
+
+
+def test_a_rarely_used_service_is_priced_at_its_stated_mean(catalog: dict[str, Any]):
+    # An outsider's probe: at mean 0.1 and 0.01 requests/s (peak 50) the advice served 0.17 and quoted the same
+    # $/M tokens for both. The floor replica is billed all month either way, so ten times fewer tokens cost ~10x.
+    docs = {
+        mean: advise_inference(
+            scenario(
+                traffic={
+                    "peak_requests_per_s": 50,
+                    "mean_requests_per_s": mean,
+                    "input_tokens": 1000,
+                    "output_tokens": 200,
+                }
+            ),
+            now=NOW,
+        )
+        for mean in (0.1, 0.01)
+    }
+    for mean, doc in docs.items():
+        assert doc["traffic_profile"]["served_mean_requests_per_s"] == pytest.approx(mean, rel=1e-3)
+    tenth, hundredth = (by_tp(docs[m], 1)["rent"] for m in (0.1, 0.01))
+    assert hundredth["usd_per_million_output_tokens"] > 8 * tenth["usd_per_million_output_tokens"]
 
 
 def test_a_reserved_term_dearer_than_on_demand_never_holds_the_base(catalog: dict[str, Any]):
@@ -305,7 +340,7 @@ def test_manual_quotes_price_without_a_catalog(db: None):
     assert tp1["rent"]["offer"]["provider"] == "manual quote"
     # No reserved price: the replicas needed all day run on demand as the base, the rest follow the traffic.
     needed = replicas_over_time(
-        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20),
+        rate=traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20).rate,
         replica_requests_per_s=np.array([tp1["replica_requests_per_s"]]),
     )
     assert tp1["rent"]["base_replicas"] == needed.min()
