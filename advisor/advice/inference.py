@@ -128,7 +128,7 @@ def traffic_profile(
     # (1 + sin(2 pi t)) / 2 = cos^2(pi (t - 1/4)): points around the peak at t = 1/4, the middle one on it.
     half_window = SPIKE_WINDOW_SIGMAS * sigma
     offsets = np.linspace(-half_window, half_window, steps - 1)
-    shape = np.exp(k * np.log1p(-np.sin(np.pi * offsets) ** 2))  # cos^2k; log1p keeps tiny offsets exact
+    shape = np.exp(k * np.log1p(-(np.sin(np.pi * offsets) ** 2)))  # cos^2k; log1p keeps tiny offsets exact
     width = 2.0 * half_window / (steps - 2)
     rest = 1.0 - width * (steps - 1)
     rate = np.append(peak_requests_per_s * shape, 0.0)
