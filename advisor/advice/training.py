@@ -80,6 +80,7 @@ from estimator.calibrate import (
     Calibration,
     ThroughputBand,
     coverage_warnings,
+    fit_warnings,
     load_default,
     stale_calibration_warning,
 )
@@ -477,6 +478,7 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     stale = stale_calibration_warning(calibration)
     if stale:
         warnings.append(stale)
+    warnings.extend(fit_warnings(name=calibration.name, report=calibration.report))
     w = s.workload
     warnings.extend(
         coverage_warnings(

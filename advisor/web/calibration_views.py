@@ -19,6 +19,7 @@ from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyRows, read_runs_text
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
+from estimator.calibrate import fit_warnings
 from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
@@ -140,6 +141,7 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],
+        "warnings": fit_warnings(name=calibration.name, report=report),
         **_refinement_report(report),
     }
 

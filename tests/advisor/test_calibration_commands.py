@@ -228,3 +228,43 @@ def test_calibrate_with_an_unknown_owner_exits_2(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="--owner: no user 'ghost'"):
         _run("calibrate", "--runs", str(runs), "--owner", "ghost")
     assert not CalibrationRow.objects.filter(is_default=False).exists()
+
+
+def _per_gpu_throughput(text: str) -> str:
+    """The per-GPU-for-whole-job mistake DESIGN.md warns about: tokens_per_s divided by num_gpus, step time dropped."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for row in rows:
+        tokens = float(row["tokens_per_s"]) if row["tokens_per_s"] else 0.0
+        if not tokens:
+            tokens = float(row["global_batch"]) * float(row["seq_len"]) / float(row["step_time_s"])
+        row["tokens_per_s"], row["step_time_s"] = f"{tokens / float(row['num_gpus']):.4g}", ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+@pytest.mark.django_db
+def test_runs_far_below_any_published_mfu_and_a_fit_that_misses_them_are_warned(tmp_path: Path) -> None:
+    # An outsider's probe: 12 public runs with per-GPU tokens/s were fitted with a held-out error of 491% and no
+    # warning anywhere; the advice using the fit did not warn either.
+    from advisor.web.calibration_views import fit_report
+    from tests.api.examples import scenario
+
+    runs = tmp_path / "per_gpu.csv"
+    runs.write_text(_per_gpu_throughput(_public_rows(12, gpu="h100-sxm")), encoding="utf-8")
+    out, err = _run("calibrate", "--runs", str(runs), "--name", "per gpu")
+    assert "below 2% MFU" in err and "tokens_per_s the throughput of one GPU" in err
+    assert "misses its own held-out runs by a median" in err
+    assert json.loads(out)["warnings"]  # stored in the report
+    page = fit_report(CalibrationRow.objects.get(name="per gpu"))  # the fit report page prints both
+    assert len(page["warnings"]) == 2
+    document = tmp_path / "scenario.json"
+    document.write_text(json.dumps(scenario()), encoding="utf-8")
+    advice = json.loads(_run("advise", str(document), "--calibration", "per gpu")[0])
+    assert any("misses its own held-out runs" in note for note in advice["warnings"])
+    assert any("below 2% MFU" in note for note in advice["warnings"])
+    # The shipped default says nothing of the kind.
+    default = json.loads(_run("advise", str(document))[0])
+    assert not any("held-out runs by a median" in note or "MFU, far below" in note for note in default["warnings"])

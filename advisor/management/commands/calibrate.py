@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.calibrations import CalibrationNameError, calibration_create
 from advisor.management.commands.estimate import BAD_INPUT, owner_option, read_text_argument, runs_or_exit
+from estimator.calibrate import fit_warnings
 from estimator.runs import RunValidationError
 
 
@@ -45,3 +46,5 @@ class Command(BaseCommand):
         report = {k: v for k, v in row.document["report"].items() if k != "residuals"}
         output = {"id": row.pk, "name": row.name, **report, "params": row.document["params"]}
         self.stdout.write(json.dumps(output, indent=2, sort_keys=True))
+        for note in fit_warnings(name=row.name, report=row.document["report"]):
+            self.stderr.write(f"warning: {note}")
