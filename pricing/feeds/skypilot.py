@@ -60,8 +60,10 @@ GITHUB_RAW_PREFIX = "https://raw.githubusercontent.com/skypilot-org/skypilot-cat
 REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
 PRICE_COLUMN = {"on_demand": "Price", "spot": "SpotPrice"}
 PROVIDER_OF_CLOUD = {"do": "digitalocean"}
-# Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe).
-GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
+# Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe). RunPod's
+# 'A100-80GB' is the PCIe card: its v8 rows' GpuInfo names it 'A100 PCIe' and SkyPilot's RunPod GPU_NAME_MAP maps
+# it to 'NVIDIA A100 80GB PCIe' ('A100-80GB-SXM' is the SXM4 card, which the common mapping gives a100-80gb).
+GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-pcie-80gb"}
 # Clouds whose catalog writes the memory of the whole box under GpuInfo's SizeInMiB (equal to
 # TotalGpuMemoryInMiB): vast v8 (skypilot-catalog catalogs/v8/vast/vms.csv @ 01b8cdda, 2x-A100_SXM4 81920 MiB
 # where 1x-A100_SXM4 is 40960). The equality alone cannot tell: Lambda's v8 rows write one GPU's memory in both

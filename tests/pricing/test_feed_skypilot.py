@@ -60,7 +60,7 @@ def test_catalog_rows_become_on_demand_and_spot_offers_dated_by_the_file() -> No
     offer = Offer.objects.get(instance_type="8x_A100-80GB_SECURE", market="spot")
     assert (offer.provider.slug, offer.gpu, offer.gpu_count, offer.usd_per_gpu_hour) == (
         "runpod",
-        "a100-80gb",
+        "a100-pcie-80gb",  # RunPod's 'A100-80GB' is the PCIe card ('A100-80GB-SXM' is the SXM4 one)
         8,
         Decimal("1.19"),
     )
