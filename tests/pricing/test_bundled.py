@@ -8,6 +8,7 @@ import datetime as dt
 import pandas as pd
 import pytest
 
+from pricing.feeds.lambda_cloud import record_gpu
 from pricing.feeds.skypilot import parse_catalog
 from pricing.models import FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation
 from pricing.selectors import (
@@ -149,3 +150,12 @@ def test_the_snapshot_labels_runpods_a100_80gb_rows_as_the_live_adapter_does() -
     assert pcie == live == {"a100-pcie-80gb"}
     assert {row["gpu"] for row in rows if "-SXM" in row["instance_type"]} == {"a100-80gb"}
     assert all("A100 PCIe" in row["source"] for row in rows if row["gpu"] == "a100-pcie-80gb")
+
+
+def test_the_snapshot_labels_lambdas_a100_pcie_rows_as_the_live_adapter_does() -> None:
+    # Lambda describes gpu_1x/2x/4x_a100 as "A100 (40 GB PCIe)", gpu_8x_a100 as "A100 (40 GB SXM4)".
+    with SNAPSHOT_CSV.open(newline="", encoding="utf-8") as handle:
+        rows = {row["instance_type"]: row["gpu"] for row in csv.DictReader(handle) if row["provider"] == "lambda"}
+    for count in (1, 2, 4):
+        assert rows[f"gpu_{count}x_a100"] == record_gpu("a100", ["A100 (40 GB PCIe)"]) == "a100-pcie-40gb"
+    assert rows["gpu_8x_a100"] == record_gpu("a100", ["A100 (40 GB SXM4)"]) == "a100-40gb"
