@@ -8,6 +8,7 @@ import datetime as dt
 import pandas as pd
 import pytest
 
+from pricing.feeds.base import OfferRecord
 from pricing.feeds.lambda_cloud import record_gpu
 from pricing.feeds.skypilot import parse_catalog
 from pricing.models import FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation
@@ -145,7 +146,8 @@ def test_the_snapshot_labels_runpods_a100_80gb_rows_as_the_live_adapter_does() -
     # snapshot had the PCIe rows under the SXM4 a100-80gb, so they undercut RunPod's real SXM4 offer there.
     with SNAPSHOT_CSV.open(newline="", encoding="utf-8") as handle:
         rows = [row for row in csv.DictReader(handle) if row["provider"] == "runpod" and "A100" in row["instance_type"]]
-    live = {r.canonical_gpu for r in parse_catalog("runpod", fixture_text("skypilot_runpod_v8_vms.csv"), url="x")}
+    records = parse_catalog("runpod", fixture_text("skypilot_runpod_v8_vms.csv"), url="x")
+    live = {r.canonical_gpu for r in records if isinstance(r, OfferRecord)}
     pcie = {row["gpu"] for row in rows if "-SXM" not in row["instance_type"]}
     assert pcie == live == {"a100-pcie-80gb"}
     assert {row["gpu"] for row in rows if "-SXM" in row["instance_type"]} == {"a100-80gb"}

@@ -14,6 +14,7 @@ import pytest
 import responses
 
 from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
+from pricing.feeds.base import OfferRecord
 from pricing.feeds.skypilot import (
     COMMITS_API,
     catalog_version,
@@ -315,8 +316,9 @@ def test_real_vast_v8_rows_give_the_memory_of_the_whole_box_and_it_is_divided_by
     # 1x-A100_SXM4 is 40960. Read per GPU, the 40 GB boxes were a100-80gb ($0.745/GPU-h), the 2x/4x/8x H100 SXM
     # boxes h100-pcie and the 8x V100 16 GB box v100-32gb ($0.106/GPU-h).
     records = list(parse_catalog("vast", fixture_text("skypilot_vast_v8_vms.csv"), url="vast-v8"))
-    assert not [r for r in records if not hasattr(r, "canonical_gpu")]
-    assert {r.instance_type: r.canonical_gpu for r in records} == VAST_EXPECTED
+    offers = [r for r in records if isinstance(r, OfferRecord)]
+    assert len(offers) == len(records)
+    assert {r.instance_type: r.canonical_gpu for r in offers} == VAST_EXPECTED
 
 
 def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> None:
@@ -324,13 +326,13 @@ def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> 
     # (gpu_8x_a100_80gb_sxm4: 81920 and 81920), so the equality alone does not mean "whole box"; and cudo's
     # rows give the total as SizeInMiB x Count.
     lambda_rows = parse_catalog("lambda", fixture_text("skypilot_lambda_v8_vms.csv"), url="lambda-v8")
-    assert {r.instance_type: r.canonical_gpu for r in lambda_rows if hasattr(r, "canonical_gpu")}[
+    assert {r.instance_type: r.canonical_gpu for r in lambda_rows if isinstance(r, OfferRecord)}[
         "gpu_8x_a100_80gb_sxm4"
     ] == "a100-80gb"
     cudo = {
         r.instance_type: r.canonical_gpu
         for r in parse_catalog("cudo", fixture_text("skypilot_cudo_v8_vms.csv"), url="x")
-        if hasattr(r, "canonical_gpu")
+        if isinstance(r, OfferRecord)
     }
     assert cudo["intel-ice-lake-a100-pci_8x64v128gb"] == "a100-pcie-80gb"
     assert cudo["intel-broadwell-v100_2x8v16gb"] == "v100-16gb"
