@@ -782,7 +782,12 @@ def _refusal(name: str, accepted: int) -> str:
     """Why a run's offers must not replace the current ones, or '' when they may."""
     if accepted == 0:
         return "the feed returned no valid offers; previous offers kept"
-    last = FeedRun.objects.filter(feed=name, status=FeedRun.Status.SUCCESS).order_by("-started_at", "-id").first()
+    # Only a live refresh reads the whole catalog: an import (a price sheet) or the snapshot is never the baseline.
+    last = (
+        FeedRun.objects.filter(feed=name, status=FeedRun.Status.SUCCESS, kind=FeedRun.Kind.REFRESH)
+        .order_by("-started_at", "-id")
+        .first()
+    )
     threshold = settings.PRICING_MIN_FRACTION_OF_LAST_RUN
     if last is not None and last.accepted and accepted < threshold * last.accepted:
         return (
@@ -835,6 +840,7 @@ def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
         now = timezone.now()
         return FeedRun.objects.create(
             feed=SNAPSHOT_FEED,
+            kind=FeedRun.Kind.SNAPSHOT,
             status=FeedRun.Status.SUCCESS,
             finished_at=now,
             fetched=checked.fetched,
@@ -948,7 +954,7 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
         raise FeedError(f"a refresh of {unit} is running; import again when it has finished")
     try:
         with transaction.atomic():
-            run = FeedRun.objects.create(feed=unit)
+            run = FeedRun.objects.create(feed=unit, kind=FeedRun.Kind.IMPORT)
             counts = ingest_offers(feed=unit, offers=checked.accepted, run=run)
             _finish(
                 run,
