@@ -53,8 +53,8 @@ class PriceObservationAdmin(admin.ModelAdmin):
 
 @admin.register(FeedRun)
 class FeedRunAdmin(admin.ModelAdmin):
-    list_display = ["feed", "status", "started_at", "finished_at", "fetched", "accepted", "rejected", "error"]
-    list_filter = ["feed", "status"]
+    list_display = ["feed", "kind", "status", "started_at", "finished_at", "fetched", "accepted", "rejected", "error"]
+    list_filter = ["feed", "kind", "status"]
 
     def has_add_permission(self, request: object) -> bool:
         return False

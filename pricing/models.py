@@ -109,7 +109,15 @@ class FeedRun(models.Model):
         NOT_CONFIGURED = "not_configured", "Not configured"
         SKIPPED = "skipped", "Skipped (another refresh of this feed is running)"
 
+    class Kind(models.TextChoices):
+        # Only a live refresh reads a feed's whole catalog, so only a successful one is the size a later
+        # refresh is checked against (PRICING_MIN_FRACTION_OF_LAST_RUN); a price sheet is not the catalog.
+        REFRESH = "refresh", "Live refresh"
+        IMPORT = "import", "Import from files"
+        SNAPSHOT = "snapshot", "Bundled snapshot"
+
     feed = models.CharField(max_length=40, db_index=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.REFRESH)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)

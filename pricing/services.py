@@ -703,17 +703,19 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
     return run
 
 
-def feeds_refresh(*, name: str, progress: Progress = no_progress) -> list[FeedRun]:
+def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller: bool = False) -> list[FeedRun]:
     """Refresh a feed, or each part of a group feed on its own (one run each): a part that fails
     keeps its own previous offers and leaves the other parts' runs alone."""
-    return [feed_refresh(name=unit, progress=progress) for unit in feed_units(name)]
+    return [feed_refresh(name=unit, progress=progress, accept_smaller=accept_smaller) for unit in feed_units(name)]
 
 
-def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
+def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller: bool = False) -> FeedRun:
     """Fetch one feed, validate every record and, in one transaction, update offers and history.
 
     Always returns the FeedRun that says what happened; never leaves offers half-written.
-    A group feed (skypilot) is refreshed part by part with `feeds_refresh`.
+    A group feed (skypilot) is refreshed part by part with `feeds_refresh`. A run with fewer valid
+    offers than PRICING_MIN_FRACTION_OF_LAST_RUN of the last successful live refresh is refused
+    unless `accept_smaller` (the operator's `refresh_prices --accept-smaller FEED`).
     """
     feed = get_feed(name)
     if hasattr(feed, "parts"):
@@ -747,9 +749,10 @@ def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
             "rejections": checked.rejections,
             "warnings": checked.warnings,
         }
-        refusal = _refusal(name, len(checked.accepted))
+        refusal, notes = _refusal(name, len(checked.accepted), accept_smaller=accept_smaller)
         if refusal:
             return _finish(run, FeedRun.Status.REJECTED, error=refusal, **summary)
+        summary["warnings"] = [*notes, *checked.warnings]
         now = timezone.now()
         try:
             with transaction.atomic():
@@ -778,18 +781,41 @@ def feed_refresh(*, name: str, progress: Progress = no_progress) -> FeedRun:
         feed_lock_release(feed=name, token=token)
 
 
-def _refusal(name: str, accepted: int) -> str:
-    """Why a run's offers must not replace the current ones, or '' when they may."""
-    if accepted == 0:
-        return "the feed returned no valid offers; previous offers kept"
-    last = FeedRun.objects.filter(feed=name, status=FeedRun.Status.SUCCESS).order_by("-started_at", "-id").first()
+ACCEPT_SMALLER_COMMAND = "python manage.py refresh_prices --accept-smaller"
+
+
+def _shortfall(name: str, accepted: int) -> str:
+    """How far `accepted` falls below PRICING_MIN_FRACTION_OF_LAST_RUN of the last successful live refresh
+    of the feed, or '' when it does not. Imports and the snapshot are not the whole catalog: never the baseline."""
+    last = (
+        FeedRun.objects.filter(feed=name, status=FeedRun.Status.SUCCESS, kind=FeedRun.Kind.REFRESH)
+        .order_by("-started_at", "-id")
+        .first()
+    )
     threshold = settings.PRICING_MIN_FRACTION_OF_LAST_RUN
-    if last is not None and last.accepted and accepted < threshold * last.accepted:
-        return (
-            f"the feed returned {accepted} valid offers, {accepted / last.accepted:.0%} of the "
-            f"{last.accepted} of the last successful run (minimum {threshold:.0%}); previous offers kept"
-        )
-    return ""
+    if last is None or not last.accepted or accepted >= threshold * last.accepted:
+        return ""
+    return (
+        f"{accepted} valid offers, {accepted / last.accepted:.0%} of the {last.accepted} "
+        f"of the last successful refresh (minimum {threshold:.0%})"
+    )
+
+
+def _refusal(name: str, accepted: int, *, accept_smaller: bool = False) -> tuple[str, list[str]]:
+    """(why a run's offers must not replace the current ones, or ''; warnings to record when they may).
+    `accept_smaller`: the operator accepts a catalog below the minimum share once (refresh_prices
+    --accept-smaller), e.g. after removing regions; a run with no valid offers is still refused."""
+    if accepted == 0:
+        return "the feed returned no valid offers; previous offers kept", []
+    shortfall = _shortfall(name, accepted)
+    if not shortfall:
+        return "", []
+    if accept_smaller:
+        return "", [f"accepted on request (--accept-smaller): {shortfall}"]
+    return (
+        f"the feed returned {shortfall}; previous offers kept. If the catalog shrank for good, accept it once "
+        f"with `{ACCEPT_SMALLER_COMMAND} {name}`"
+    ), []
 
 
 # --- bundled data ------------------------------------------------------------------------------
@@ -835,6 +861,7 @@ def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
         now = timezone.now()
         return FeedRun.objects.create(
             feed=SNAPSHOT_FEED,
+            kind=FeedRun.Kind.SNAPSHOT,
             status=FeedRun.Status.SUCCESS,
             finished_at=now,
             fetched=checked.fetched,
@@ -948,7 +975,7 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
         raise FeedError(f"a refresh of {unit} is running; import again when it has finished")
     try:
         with transaction.atomic():
-            run = FeedRun.objects.create(feed=unit)
+            run = FeedRun.objects.create(feed=unit, kind=FeedRun.Kind.IMPORT)
             counts = ingest_offers(feed=unit, offers=checked.accepted, run=run)
             _finish(
                 run,

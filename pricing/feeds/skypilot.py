@@ -9,10 +9,11 @@ does (sky/catalog/common.py), a rate-limited or failing primary falls back to it
 
 Column order differs per cloud, so columns are read by name. Every row is parsed inside its own
 validation: a bad cell is one rejection counted by reason, never a failed run. `GpuInfo` (a Python
-literal) gives the memory per GPU, which decides the id (A100 81920 MiB -> a100-80gb; an 'H100'
-with 96256 MiB is an H100 NVL, a PCIe card). `observed_at` is the catalog file's own timestamp:
-the mirror's Last-Modified, else the file's last commit date from the GitHub API; never the time
-it was read. One offer per (instance type, region, market) at the cheapest zone.
+literal) gives the memory per GPU (vast's gives the whole box's, divided by the count here), which
+decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card).
+`observed_at` is the catalog file's own timestamp: the mirror's Last-Modified, else the file's last
+commit date from the GitHub API; never the time it was read. One offer per (instance type, region,
+market) at the cheapest zone.
 """
 
 from __future__ import annotations
@@ -59,8 +60,15 @@ GITHUB_RAW_PREFIX = "https://raw.githubusercontent.com/skypilot-org/skypilot-cat
 REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
 PRICE_COLUMN = {"on_demand": "Price", "spot": "SpotPrice"}
 PROVIDER_OF_CLOUD = {"do": "digitalocean"}
-# Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe).
-GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-80gb"}
+# Names a cloud uses differently from the common mapping (snapshot README: RunPod 'H100' = H100 PCIe). RunPod's
+# 'A100-80GB' is the PCIe card: its v8 rows' GpuInfo names it 'A100 PCIe' and SkyPilot's RunPod GPU_NAME_MAP maps
+# it to 'NVIDIA A100 80GB PCIe' ('A100-80GB-SXM' is the SXM4 card, which the common mapping gives a100-80gb).
+GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-pcie-80gb"}
+# Clouds whose catalog writes the memory of the whole box under GpuInfo's SizeInMiB (equal to
+# TotalGpuMemoryInMiB): vast v8 (skypilot-catalog catalogs/v8/vast/vms.csv @ 01b8cdda, 2x-A100_SXM4 81920 MiB
+# where 1x-A100_SXM4 is 40960). The equality alone cannot tell: Lambda's v8 rows write one GPU's memory in both
+# fields (gpu_8x_a100_80gb_sxm4: 81920 and 81920), and cudo's and OCI's give the total as SizeInMiB x Count.
+TOTAL_MEMORY_CLOUDS = frozenset({"vast"})
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
@@ -211,15 +219,30 @@ def _number(row: dict[str, str], column: str, *, required: bool = False) -> Deci
     return value
 
 
-def gpu_memory_mib(raw: str | None) -> int | None:
-    """Memory per GPU from GpuInfo ("{'Gpus': [{..., 'MemoryInfo': {'SizeInMiB': 81920}}], ...}")."""
+def _info_number(value: Any) -> float:
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(value)
+    return number
+
+
+def gpu_memory_mib(raw: str | None, *, whole_box: bool = False) -> int | None:
+    """Memory per GPU from GpuInfo ("{'Gpus': [{'Count': 2, 'MemoryInfo': {'SizeInMiB': 81920}}],
+    'TotalGpuMemoryInMiB': 163840}"). `whole_box`: the cloud's catalog writes the memory of all the
+    box's GPUs under SizeInMiB (see TOTAL_MEMORY_CLOUDS); it is divided by Count unless the row
+    itself shows it is per GPU (the total is SizeInMiB x Count)."""
     if raw is None or not raw.strip():
         return None
     try:
         info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
-        size = float(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"])
-    except (ValueError, SyntaxError, LookupError, TypeError, MemoryError, RecursionError):
+        gpus = info["Gpus"][0]
+        size = _info_number(gpus["MemoryInfo"]["SizeInMiB"])
+        count = _info_number(gpus.get("Count") or 1)
+        total = _info_number(info.get("TotalGpuMemoryInMiB") or 0)
+    except (ValueError, SyntaxError, LookupError, TypeError, AttributeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
+    if whole_box and count > 1 and total != size * count:
+        size /= count
     # RunPod's v8 catalog writes GB under SizeInMiB ('SizeInMiB': 80 for an A100 80GB); no GPU has
     # under 1 GiB, so a value that small is GiB.
     return int(size * 1024 if 0 < size < MIN_GPU_MIB else size)
@@ -231,7 +254,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     vcpus = _number(row, "vCPUs")
     if vcpus is not None and vcpus != vcpus.to_integral_value():
         raise BadCell("vCPUs", row.get("vCPUs"))
-    mib = gpu_memory_mib(row.get("GpuInfo"))
+    mib = gpu_memory_mib(row.get("GpuInfo"), whole_box=cloud in TOTAL_MEMORY_CLOUDS)
     gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
     if gpu in PCIE_OF and PCIE_INSTANCE.search(row["InstanceType"]):
         # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'

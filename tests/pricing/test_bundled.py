@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 
 import pandas as pd
 import pytest
 
+from pricing.feeds.base import OfferRecord
+from pricing.feeds.lambda_cloud import record_gpu
+from pricing.feeds.skypilot import parse_catalog
 from pricing.models import FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation
 from pricing.selectors import (
     OFFER_COLUMNS,
@@ -16,7 +20,8 @@ from pricing.selectors import (
     ownership_defaults,
     price_freshness,
 )
-from pricing.services import load_bundled_data
+from pricing.services import SNAPSHOT_CSV, load_bundled_data
+from tests.pricing.helpers import fixture_text
 
 pytestmark = pytest.mark.django_db
 
@@ -134,3 +139,25 @@ def test_an_undated_offer_cheaper_than_every_dated_one_says_so(bundled: str) -> 
     assert not dearer["source"].str.contains("[undated price;", regex=False).any()
     assert not dated["source"].str.contains("[undated price;", regex=False).any()
     assert cheaper["stale"].all()  # shown as undated: no date, flagged stale
+
+
+def test_the_snapshot_labels_runpods_a100_80gb_rows_as_the_live_adapter_does() -> None:
+    # RunPod's 'A100-80GB' is the PCIe card (its v8 GpuInfo: 'A100 PCIe'); 'A100-80GB-SXM' is the SXM4 one. The
+    # snapshot had the PCIe rows under the SXM4 a100-80gb, so they undercut RunPod's real SXM4 offer there.
+    with SNAPSHOT_CSV.open(newline="", encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["provider"] == "runpod" and "A100" in row["instance_type"]]
+    records = parse_catalog("runpod", fixture_text("skypilot_runpod_v8_vms.csv"), url="x")
+    live = {r.canonical_gpu for r in records if isinstance(r, OfferRecord)}
+    pcie = {row["gpu"] for row in rows if "-SXM" not in row["instance_type"]}
+    assert pcie == live == {"a100-pcie-80gb"}
+    assert {row["gpu"] for row in rows if "-SXM" in row["instance_type"]} == {"a100-80gb"}
+    assert all("A100 PCIe" in row["source"] for row in rows if row["gpu"] == "a100-pcie-80gb")
+
+
+def test_the_snapshot_labels_lambdas_a100_pcie_rows_as_the_live_adapter_does() -> None:
+    # Lambda describes gpu_1x/2x/4x_a100 as "A100 (40 GB PCIe)", gpu_8x_a100 as "A100 (40 GB SXM4)".
+    with SNAPSHOT_CSV.open(newline="", encoding="utf-8") as handle:
+        rows = {row["instance_type"]: row["gpu"] for row in csv.DictReader(handle) if row["provider"] == "lambda"}
+    for count in (1, 2, 4):
+        assert rows[f"gpu_{count}x_a100"] == record_gpu("a100", ["A100 (40 GB PCIe)"]) == "a100-pcie-40gb"
+    assert rows["gpu_8x_a100"] == record_gpu("a100", ["A100 (40 GB SXM4)"]) == "a100-40gb"

@@ -14,12 +14,14 @@ import pytest
 import responses
 
 from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
+from pricing.feeds.base import OfferRecord
 from pricing.feeds.skypilot import (
     COMMITS_API,
     catalog_version,
     catalog_versions,
     cloud_from_settings,
     feed_name,
+    gpu_memory_mib,
     parse_catalog,
     parse_row,
 )
@@ -59,7 +61,7 @@ def test_catalog_rows_become_on_demand_and_spot_offers_dated_by_the_file() -> No
     offer = Offer.objects.get(instance_type="8x_A100-80GB_SECURE", market="spot")
     assert (offer.provider.slug, offer.gpu, offer.gpu_count, offer.usd_per_gpu_hour) == (
         "runpod",
-        "a100-80gb",
+        "a100-pcie-80gb",  # RunPod's 'A100-80GB' is the PCIe card ('A100-80GB-SXM' is the SXM4 one)
         8,
         Decimal("1.19"),
     )
@@ -290,3 +292,60 @@ def test_an_nvlink_instance_is_not_a_pcie_card() -> None:
     h100 = parse_row("fluidstack", {**base, "InstanceType": "H100_NVLINK_80GB::8", "AcceleratorName": "H100"})
     pcie = parse_row("fluidstack", {**base, "InstanceType": "A100_PCIE_80GB::8", "AcceleratorName": "A100-80GB"})
     assert (a100.gpu, h100.gpu, pcie.gpu) == ("a100-80gb", "h100-sxm", "a100-pcie-80gb")
+
+
+VAST_EXPECTED = {
+    "1x-H200-32-65536": "h200",
+    "2x-H200-32-65536": "h200",
+    "1x-H100_NVL-32-65536": "h100-pcie",  # 95830 MiB, an NVL card
+    "1x-H100_SXM-32-65536": "h100-sxm",
+    "2x-H100_SXM-32-65536": "h100-sxm",
+    "4x-H100_SXM-32-65536": "h100-sxm",
+    "8x-H100_SXM-32-65536": "h100-sxm",
+    "1x-A100_SXM4-32-65536": "a100-40gb",
+    "2x-A100_SXM4-32-65536": "a100-40gb",
+    "4x-A100_SXM4-32-65536": "a100-40gb",
+    "1x-A100_PCIE-32-65536": "a100-pcie-80gb",
+    "8x-Tesla_V100-32-65536": "v100-16gb",
+    "2x-RTX_4090-32-65536": "rtx4090",
+}
+
+
+def test_real_vast_v8_rows_give_the_memory_of_the_whole_box_and_it_is_divided_by_the_gpus() -> None:
+    # Vast's v8 catalog writes the box's memory under SizeInMiB (= TotalGpuMemoryInMiB): 2x-A100_SXM4 81920 where
+    # 1x-A100_SXM4 is 40960. Read per GPU, the 40 GB boxes were a100-80gb ($0.745/GPU-h), the 2x/4x/8x H100 SXM
+    # boxes h100-pcie and the 8x V100 16 GB box v100-32gb ($0.106/GPU-h).
+    records = list(parse_catalog("vast", fixture_text("skypilot_vast_v8_vms.csv"), url="vast-v8"))
+    offers = [r for r in records if isinstance(r, OfferRecord)]
+    assert len(offers) == len(records)
+    assert {r.instance_type: r.canonical_gpu for r in offers} == VAST_EXPECTED
+
+
+def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> None:
+    # Lambda's v8 rows write the memory of one GPU under both SizeInMiB and TotalGpuMemoryInMiB
+    # (gpu_8x_a100_80gb_sxm4: 81920 and 81920), so the equality alone does not mean "whole box"; and cudo's
+    # rows give the total as SizeInMiB x Count.
+    lambda_rows = parse_catalog("lambda", fixture_text("skypilot_lambda_v8_vms.csv"), url="lambda-v8")
+    assert {r.instance_type: r.canonical_gpu for r in lambda_rows if isinstance(r, OfferRecord)}[
+        "gpu_8x_a100_80gb_sxm4"
+    ] == "a100-80gb"
+    cudo = {
+        r.instance_type: r.canonical_gpu
+        for r in parse_catalog("cudo", fixture_text("skypilot_cudo_v8_vms.csv"), url="x")
+        if isinstance(r, OfferRecord)
+    }
+    assert cudo["intel-ice-lake-a100-pci_8x64v128gb"] == "a100-pcie-80gb"
+    assert cudo["intel-broadwell-v100_2x8v16gb"] == "v100-16gb"
+
+
+@pytest.mark.parametrize(
+    ("raw", "whole_box", "mib"),
+    [
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 163840}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
+        # Should vast write memory per GPU one day, the total says so and nothing is divided twice.
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
+        ("{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}", False, 81920),
+    ],
+)
+def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, whole_box: bool, mib: int) -> None:
+    assert gpu_memory_mib(raw, whole_box=whole_box) == mib

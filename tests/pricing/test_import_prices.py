@@ -99,7 +99,7 @@ def test_skypilot_files_need_the_cloud() -> None:
     assert caught.value.returncode == 2
 
 
-def test_real_runpod_v8_rows_gb_written_as_mib_still_give_a100_80gb() -> None:
+def test_real_runpod_v8_rows_gb_written_as_mib_still_give_80gb_and_the_pcie_card() -> None:
     result = _import("--feed", "skypilot", "--cloud", "runpod", FIXTURES / "skypilot_runpod_v8_vms.csv")
     offers = {(o["instance"], o["region"], o["market"]): o for o in result["offers"]}
     # Two data centres in IN collapse to one offer per market; spot equals on demand in this file.
@@ -112,7 +112,9 @@ def test_real_runpod_v8_rows_gb_written_as_mib_still_give_a100_80gb() -> None:
         ]
         for market in ("on_demand", "spot")
     }
-    assert {o["gpu"] for o in offers.values()} == {"a100-80gb"}  # 'SizeInMiB': 80 is 80 GB, not 80 MiB
+    # 'SizeInMiB': 80 is 80 GB, not 80 MiB; the rows' own GpuInfo names the card 'A100 PCIe', so not the SXM4
+    # a100-80gb (it undercut RunPod's real SXM4 offer, 'A100-80GB-SXM' at $1.89, under the SXM4 id).
+    assert {o["gpu"] for o in offers.values()} == {"a100-pcie-80gb"}
     assert offers[("2x_A100-80GB_SECURE", "US", "spot")]["usd_per_gpu_hour"] == 1.39
 
 

@@ -1,4 +1,7 @@
-"""`python manage.py refresh_prices [--feed NAME]`: run feeds now, in this process, with a progress bar."""
+"""`python manage.py refresh_prices [--feed NAME | --accept-smaller FEED]`: run feeds now, in this process, with a
+progress bar. `--accept-smaller FEED` refreshes that one feed (or SkyPilot cloud, `skypilot:vast`) and accepts its
+catalog once even when it is below PRICING_MIN_FRACTION_OF_LAST_RUN of the last successful refresh (a catalog
+or a region list that shrank for good); a run with no valid offers is still refused."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 
-from pricing.feeds import FEED_NAMES
+from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart, feed_units, refreshable
 from pricing.models import FeedRun
 from pricing.services import feeds_refresh
 
@@ -46,19 +49,43 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--feed", choices=FEED_NAMES, help="one feed (default: all)")
+        parser.add_argument(
+            "--accept-smaller",
+            metavar="FEED",
+            help="refresh this one feed (e.g. aws, skypilot:vast) and accept its catalog once although it is "
+            "smaller than PRICING_MIN_FRACTION_OF_LAST_RUN of the last successful refresh",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        accept_smaller = options["accept_smaller"]
         names = [options["feed"]] if options["feed"] else list(FEED_NAMES)
+        if accept_smaller:
+            if options["feed"]:
+                raise CommandError("--accept-smaller FEED names the one feed to refresh; leave out --feed")
+            names = [self._one_feed(accept_smaller)]
         failed = []
         for name in names:
             bar = ProgressBar(self.stdout, name)
-            for run in feeds_refresh(name=name, progress=bar):  # a group (skypilot): one run per cloud
+            # a group (skypilot): one run per cloud
+            for run in feeds_refresh(name=name, progress=bar, accept_smaller=bool(accept_smaller)):
                 bar.close()
                 self.stdout.write(self._summary(run))
                 if run.status in (FeedRun.Status.FAILED, FeedRun.Status.REJECTED):
                     failed.append(run.feed)
         if failed:
             raise CommandError(f"{len(failed)} feed(s) did not refresh: {', '.join(failed)} (previous offers kept)")
+
+    @staticmethod
+    def _one_feed(name: str) -> str:
+        """`name` when it is one refreshable feed or part; a group would accept every part's size at once."""
+        try:
+            refreshable(name)
+            units = feed_units(name)
+        except (UnknownFeed, UnknownFeedPart) as error:
+            raise CommandError(f"--accept-smaller: {error.args[0]}") from error
+        if units != [name]:
+            raise CommandError(f"--accept-smaller takes one feed; {name} is refreshed as {', '.join(units)}")
+        return name
 
     def _summary(self, run: FeedRun) -> str:
         text = f"{run.feed}: {run.get_status_display()}"
