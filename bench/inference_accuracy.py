@@ -29,6 +29,9 @@
    vllm_perf_benchmark_latency.csv) at the measured batch; (b) GPUStack's DeepSeek-R1 vLLM v0.11 baseline on 8 H200
    (all prompts at once, four fixed shapes; gpustack_deepseek_r1_h200.csv) as max throughput. Both with the full
    calibration and the serving stack vllm, beside the same naive baseline, per model and per GPU.
+7. TensorRT-LLM's perf-overview DeepSeek-R1 0528 table (H200 FP8 on 8 GPUs, B200 and GB200 FP4 on 4; attention data
+   parallel with expert-parallel experts, "DEP"; trtllm_perf_overview_deepseek_r1.csv) at maximum throughput, predicted
+   with that layout and with tensor-parallel attention, beside the naive baseline.
 """
 
 from __future__ import annotations
@@ -299,6 +302,29 @@ def unseen_vllm(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     print(f"  both vLLM tables: n {len(both)}  median {np.median(both):6.1%}  p90 {np.quantile(both, 0.9):6.1%}")
 
 
+TRTLLM_DEEPSEEK_FILE = "trtllm_perf_overview_deepseek_r1.csv"
+
+
+def trtllm_deepseek(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    """Section 7: DeepSeek-R1 at maximum throughput on TensorRT-LLM's attention-data-parallel layout (DEP), predicted
+    with that layout and, beside it, with tensor-parallel attention (the latent replicated on every GPU)."""
+    rows = read_data_csv(TRTLLM_DEEPSEEK_FILE)
+    measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) * int(r["tp"]) for r in rows])
+    dep = inf.max_throughput(row_cases(rows, isl="isl", osl="osl"), params)
+    tp_rows = [{**r, "attention_dp": "false"} for r in rows]
+    tensor = inf.max_throughput(row_cases(tp_rows, isl="isl", osl="osl"), params)
+    base = inf.baseline_predict(row_cases(rows, isl="isl", osl="osl"), inf.baseline_fit(table))
+    print("\n7. Unseen table: TensorRT-LLM perf-overview DeepSeek-R1 0528 (MoE, MLA), attention DP + EP, max throughput:")
+    print(summary("  model, attention data parallel", dep, measured))
+    print(summary("  model, tensor-parallel attention", tensor, measured))
+    print(summary("  baseline", base, measured))
+    for r, d, t, m in zip(rows, dep, tensor, measured, strict=True):
+        print(
+            f"    {r['gpu']:<6}{r['precision']} x{r['tp']} {r['isl']:>5}/{r['osl']:<5} measured {m / int(r['tp']):7.0f}/GPU"
+            f"  DEP {d / m:.2f}x  TP {t / m:.2f}x"
+        )
+
+
 def main() -> int:
     table = inf.load_table()
     params = inf.fit(table)
@@ -310,6 +336,7 @@ def main() -> int:
     nim_latency(params)
     online_serving(params)
     unseen_vllm(table, params)
+    trtllm_deepseek(table, params)
     return 0
 
 

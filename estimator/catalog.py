@@ -160,6 +160,16 @@ class ModelGeometry:
         d_v = self.v_head_dim or self.head_dim
         return float(2 * self.layers * self.heads * (d_qk + d_v))
 
+    def decode_attention_flops_per_context(self) -> float:
+        """FLOPs per generated token per cached token in decode. Multi-head latent attention decodes with the
+        up-projections absorbed into the query and output (DeepSeek-V2 paper section 2.1.3; FlashMLA and
+        TensorRT-LLM's MLA decode kernels attend over the compressed latent, never decompressing the cache): every
+        head scores the latent plus its RoPE part and sums the latent, 2 x heads x (2 kv_lora_rank + rope_head_dim)
+        per layer, ~3.4x the decompressed form for DeepSeek-V3. Other attention: as prefill."""
+        if self.attention != "mla":
+            return self.attention_flops_per_token_per_context()
+        return float(2 * self.layers * self.heads * (2 * self.kv_lora_rank + self.rope_head_dim))
+
 
 def _int(row: Mapping[str, str], key: str) -> int:
     value = row.get(key, "").strip()

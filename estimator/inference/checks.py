@@ -26,7 +26,7 @@ TPOT_WITHIN: Final[float] = 0.20
 
 def row_cases(rows: Sequence[Mapping[str, str]], *, isl: str, osl: str, default_stack: str = "trtllm") -> ServingCases:
     """A published table's rows as serving cases (its ``stack`` column, else ``default_stack``; ``isl``/``osl``: the
-    names of its length columns)."""
+    names of its length columns; an ``attention_dp`` column of true/false where the table has one)."""
     return build_cases(
         models=[table_model(r["model"]) for r in rows],
         gpus=[serving_gpu(table_gpu(r["gpu"])) for r in rows],
@@ -35,6 +35,7 @@ def row_cases(rows: Sequence[Mapping[str, str]], *, isl: str, osl: str, default_
         input_tokens=[float(r[isl]) for r in rows],
         output_tokens=[float(r[osl]) for r in rows],
         stacks=[r.get("stack") or default_stack for r in rows],
+        attention_dp=[(r.get("attention_dp") or "").strip().lower() == "true" for r in rows],
     )
 
 

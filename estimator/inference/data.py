@@ -298,6 +298,7 @@ class ServedModel:
     active_experts: int = 0
     kv_elements: float = 0.0
     attn_flops_per_ctx: float = 0.0
+    decode_attn_flops_per_ctx: float = 0.0  # 0: as attn_flops_per_ctx (MLA decodes over the latent: more)
     ffn_hidden: int = 0
     embedding_params_b: float = 0.0  # input embedding + LM head (kept 16-bit by fp8/fp4 quantization)
     latent_kv: bool = False  # multi-head latent attention: kv_elements is one compressed latent per token
@@ -333,6 +334,17 @@ class ServedModel:
         layers = self.moe_layers or self.layers
         return layers * max(self.active_experts - 1, 0) * self.hidden * (input_bytes + 2.0 * ACTIVATION_BYTES)
 
+    def expert_exchange_bytes(self, group: float) -> float:
+        """Bytes one token's hidden rows travel under expert parallelism over ``group`` GPUs, summed over the MoE
+        layers: dispatched to the GPUs holding its active experts and combined back (16-bit rows both ways), one row
+        per destination GPU (the engines send a token once per GPU, however many of its experts that GPU holds:
+        DeepEP and TensorRT-LLM's all-to-all), the share (group - 1) / group of destinations being remote."""
+        if not self.experts or group <= 1:
+            return 0.0
+        layers = self.moe_layers or self.layers
+        destinations = min(float(self.active_experts), group) * (group - 1.0) / group
+        return 2.0 * layers * destinations * self.hidden * ACTIVATION_BYTES
+
     def kv_converted_per_token(self, stack: ServingStack) -> float:
         """8-bit KV elements decode attention converts on CUDA cores per context token, summed over the group. The
         masked MHA kernel (multi-head attention, and grouped-query attention the engine has no XQA kernel for) runs
@@ -361,6 +373,7 @@ class ServedModel:
             kv_elements=g.kv_elements_per_token() if mla else 0.0,
             latent_kv=mla,
             attn_flops_per_ctx=g.attention_flops_per_token_per_context(),
+            decode_attn_flops_per_ctx=g.decode_attention_flops_per_context(),
             ffn_hidden=g.moe_ffn_hidden or g.ffn_hidden,
             embedding_params_b=g.vocab * g.hidden * (1 if g.tied else 2) / 1e9,
             name=g.id,
@@ -424,7 +437,8 @@ class ServingCases:
     hidden: FloatArray
     ffn_hidden: FloatArray
     kv_elements: FloatArray  # KV elements per token over the group (replicated heads counted)
-    attn_flops_per_ctx: FloatArray  # attention FLOPs per token per context token
+    attn_flops_per_ctx: FloatArray  # attention FLOPs per token per context token (prefill)
+    decode_attn_flops_per_ctx: FloatArray  # the same in decode (MLA: over the absorbed latent)
     weight_bytes: FloatArray  # bytes per parameter
     kv_bytes: FloatArray  # bytes per KV element
     kv_converted: FloatArray  # 8-bit KV elements decode attention converts per context token (0: 16-bit KV)
@@ -450,6 +464,12 @@ class ServingCases:
     engine_max_batch: FloatArray
     chunked_prefill: BoolArray  # prompts split over steps at the token budget
     tp: FloatArray  # GPUs in the group (tensor x expert parallel)
+    # Attention data parallelism with expert-parallel MoE (TensorRT-LLM enable_attention_dp, SGLang
+    # --enable-dp-attention): each GPU runs attention and the other non-expert layers for its own requests with those
+    # weights whole, holds only its requests' KV cache, and exchanges tokens with the experts' GPUs (all-to-all).
+    attention_dp: BoolArray
+    ep_bytes_per_token: FloatArray  # bytes a token's hidden rows travel to and from its experts' GPUs, all MoE layers
+    ep_collectives: FloatArray  # all-to-all calls per step (dispatch and combine per MoE layer); 0 without
     isl: FloatArray
     osl: FloatArray
     labels: tuple[str, ...] = field(default=())
@@ -487,11 +507,17 @@ def build_cases(
     output_tokens: Sequence[float],
     stacks: Sequence[str] = (),
     labels: Sequence[str] = (),
+    attention_dp: Sequence[bool] = (),
 ) -> ServingCases:
-    """One case per position of the equal-length sequences (``stacks`` empty: trtllm for all)."""
+    """One case per position of the equal-length sequences (``stacks`` empty: trtllm for all; ``attention_dp``
+    empty: tensor-parallel attention for all; it applies only to mixture-of-experts models on several GPUs)."""
     n = len(models)
     stacks = list(stacks) or [DEFAULT_STACK] * n
-    if not all(len(s) == n for s in (gpus, precisions, tps, input_tokens, output_tokens, stacks)):
+    adp = [
+        bool(flag) and m.experts > 0 and t > 1
+        for flag, m, t in zip(list(attention_dp) or [False] * n, models, tps, strict=True)
+    ]
+    if not all(len(s) == n for s in (gpus, precisions, tps, input_tokens, output_tokens, stacks, adp)):
         raise InferenceError("cases", "all sequences must have the same length")
     for p in set(precisions):
         if p not in PRECISIONS:
@@ -519,8 +545,14 @@ def build_cases(
         layers=arr([m.layers for m in models]),
         hidden=arr([m.hidden for m in models]),
         ffn_hidden=arr([m.ffn_hidden or 3.5 * m.hidden for m in models]),
-        kv_elements=arr([m.kv_elements_per_token(float(t)) for m, t in zip(models, tps, strict=True)]),
+        # Under attention data parallelism a request's KV lives on its own GPU only (no replicated heads or latent).
+        kv_elements=arr(
+            [m.kv_elements_per_token(1.0 if a else float(t)) for m, t, a in zip(models, tps, adp, strict=True)]
+        ),
         attn_flops_per_ctx=arr([m.attn_flops_per_ctx or 4.0 * m.layers * m.hidden for m in models]),
+        decode_attn_flops_per_ctx=arr(
+            [m.decode_attn_flops_per_ctx or m.attn_flops_per_ctx or 4.0 * m.layers * m.hidden for m in models]
+        ),
         weight_bytes=arr([PRECISIONS[p][0] for p in precisions]),
         kv_bytes=arr([s.kv_bytes(p) for s, p in zip(stack_rows, precisions, strict=True)]),
         kv_converted=arr(
@@ -551,6 +583,11 @@ def build_cases(
         engine_max_batch=arr([s.max_batch for s in stack_rows]),
         chunked_prefill=np.asarray([s.chunked_prefill for s in stack_rows]),
         tp=arr(tps),
+        attention_dp=np.asarray(adp, dtype=bool),
+        ep_bytes_per_token=arr(
+            [m.expert_exchange_bytes(float(t)) if a else 0.0 for m, t, a in zip(models, tps, adp, strict=True)]
+        ),
+        ep_collectives=arr([2.0 * (m.moe_layers or m.layers) if a else 0.0 for m, a in zip(models, adp, strict=True)]),
         isl=arr(input_tokens),
         osl=arr(output_tokens),
         labels=tuple(labels),

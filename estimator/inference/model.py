@@ -134,9 +134,22 @@ def activation_bytes_per_gpu(c: ServingCases) -> FloatArray:
     return c.max_num_tokens * width * ACTIVATION_BYTES
 
 
+def expert_weight_bytes(c: ServingCases) -> FloatArray:
+    """Weights of the routed experts [bytes] (0 for a dense model)."""
+    return c.expert_params * c.expert_weight_bytes
+
+
+def weight_bytes_per_gpu(c: ServingCases) -> FloatArray:
+    """Weights one GPU of the group holds [bytes]: a 1/tp share under tensor parallelism; under attention data
+    parallelism the non-expert weights whole (every GPU runs attention for its own requests) and 1/tp of the routed
+    experts (expert parallelism)."""
+    total, experts = weight_bytes_total(c), expert_weight_bytes(c)
+    return np.where(c.attention_dp, total - experts + experts / c.tp, total / c.tp)
+
+
 def kv_memory_bytes(c: ServingCases) -> FloatArray:
     """KV-cache memory of the whole group [bytes]; <= 0 when the weights do not fit."""
-    held = weight_bytes_total(c) / c.tp + activation_bytes_per_gpu(c) + c.runtime_bytes
+    held = weight_bytes_per_gpu(c) + activation_bytes_per_gpu(c) + c.runtime_bytes
     per_gpu = np.where(c.kv_of_total, c.kv_fraction * c.mem_bytes - held, c.kv_fraction * (c.mem_bytes - held))
     return c.tp * per_gpu
 
@@ -148,8 +161,10 @@ def kv_capacity_requests(c: ServingCases, theta: Mapping[str, float]) -> FloatAr
 
 
 def max_batch(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
-    """Largest usable batch: the KV capacity capped by the engine's batch limit (continuous, >= 0)."""
-    return np.clip(kv_capacity_requests(c, theta), 0.0, c.engine_max_batch)
+    """Largest usable batch: the KV capacity capped by the engine's batch limit (continuous, >= 0); under attention
+    data parallelism the limit holds per attention rank [unc: TensorRT-LLM's max_batch_size per rank]."""
+    cap = c.engine_max_batch * np.where(c.attention_dp, c.tp, 1.0)
+    return np.clip(kv_capacity_requests(c, theta), 0.0, cap)
 
 
 def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
@@ -165,7 +180,18 @@ def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
     custom = col(c.custom_ar_latency, tokens) + moved / custom_bw
     takes_custom = (col(c.custom_busbw_eff, tokens) > 0.0) & (message <= col(c.custom_ar_max_bytes, tokens))
     one = np.where(takes_custom, custom, nccl)
-    return np.where(tp > 1.0, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
+    tensor_parallel = (tp > 1.0) & ~col(c.attention_dp, tokens)
+    return np.where(tensor_parallel, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
+
+
+def expert_exchange_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
+    """Expert-parallel all-to-all of one forward pass over ``tokens`` tokens under attention data parallelism [s]
+    (zero otherwise): each GPU sends its 1/tp of the tokens' rows to their experts' GPUs and back over the group's
+    collective path, and every dispatch and combine pays the path's collective latency [unc: NCCL's latency for
+    the engines' own all-to-all kernels]."""
+    tp = col(c.tp, tokens)
+    rows = tokens / tp * col(c.ep_bytes_per_token, tokens) / col(c.link_bw * c.busbw_eff, tokens)
+    return np.where(col(c.attention_dp, tokens), rows + col(c.ep_collectives * c.ar_latency, tokens), 0.0)
 
 
 def flop_rate(c: ServingCases, theta: Mapping[str, float], *, experts: bool = False) -> FloatArray:
@@ -191,8 +217,10 @@ def weights_read_bytes(c: ServingCases, tokens: FloatArray) -> FloatArray:
     """Weight bytes one step over ``tokens`` tokens reads: everything but the routed experts, plus the experts
     those tokens route to (uniform routing)."""
     touched = 1.0 - (1.0 - col(c.route_fraction, tokens)) ** np.maximum(tokens, 1.0)
-    experts = c.expert_params * c.expert_weight_bytes
-    return col(weight_bytes_total(c) - experts, tokens) + col(experts, tokens) * touched
+    experts = expert_weight_bytes(c)
+    # Attention data parallelism: every GPU reads the non-expert weights for its own requests.
+    readers = np.where(c.attention_dp, c.tp, 1.0)
+    return col((weight_bytes_total(c) - experts) * readers, tokens) + col(experts, tokens) * touched
 
 
 def decode_attention_s(c: ServingCases, context: FloatArray, bandwidth: FloatArray) -> FloatArray:
@@ -224,10 +252,12 @@ def engine_step_s(
     bandwidth = col(c.tp * c.mem_bw * t["mem_eff"], d)
     weights = weights_read_bytes(c, tokens if routed is None else np.minimum(tokens, routed))
     mem_s = weights / bandwidth + decode_attention_s(c, context, bandwidth)
-    attention = col(c.attn_flops_per_ctx, d) * (context + prefill_attention)
+    attention = col(c.decode_attn_flops_per_ctx, d) * context + col(c.attn_flops_per_ctx, d) * prefill_attention
     compute_s = gemm_s(c, t, tokens) + attention / col(flop_rate(c, t), d)
-    overhead = 10.0 ** t["log10_step_overhead_s"] + d * 10.0 ** t["log10_request_overhead_s"]
-    return mem_s + compute_s + allreduce_s(c, tokens) + overhead
+    # Per-request work runs on each attention rank for its own requests under attention data parallelism.
+    per_rank = d / col(np.where(c.attention_dp, c.tp, 1.0), d)
+    overhead = 10.0 ** t["log10_step_overhead_s"] + per_rank * 10.0 ** t["log10_request_overhead_s"]
+    return mem_s + compute_s + allreduce_s(c, tokens) + expert_exchange_s(c, tokens) + overhead
 
 
 def decode_step_s(
@@ -246,9 +276,21 @@ def prefill_compute_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray
 
 def prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     """Prefill work of one request inside a busy batch [s]: its compute and the bandwidth part of its all-reduces
-    (weights are read anyway for the decode step it rides on; collective latency is paid by that step)."""
-    ar = allreduce_s(c, c.isl) - allreduce_s(c, np.zeros_like(c.isl))
+    or expert exchanges (weights are read anyway for the decode step it rides on; collective latency is paid by that
+    step)."""
+    none = np.zeros_like(c.isl)
+    ar = allreduce_s(c, c.isl) - allreduce_s(c, none) + expert_exchange_s(c, c.isl) - expert_exchange_s(c, none)
     return prefill_compute_s(c, theta) + ar
+
+
+def rank_prefill_compute_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
+    """Compute time of one request's prefill when nothing else runs [s]: under attention data parallelism its
+    attention and non-expert GEMMs run on its own GPU alone (tp times the group's share), its routed experts on the
+    group; otherwise prefill_compute_s."""
+    dense_gemm = 2.0 * (c.active_params - c.expert_params * c.route_fraction) * c.isl / flop_rate(c, theta)
+    attention = c.attn_flops_per_ctx * c.isl**2 / 2.0 / flop_rate(c, theta)
+    extra = (c.tp - 1.0) * (dense_gemm + attention)
+    return prefill_compute_s(c, theta) + np.where(c.attention_dp, extra, 0.0)
 
 
 def prefill_chunks(c: ServingCases) -> FloatArray:
@@ -262,11 +304,13 @@ def solo_prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     t = theta_of(theta)
     chunks = prefill_chunks(c)
     weights_s = weights_read_bytes(c, np.minimum(c.isl, c.max_num_tokens)) / (c.tp * c.mem_bw * t["mem_eff"])
-    compute_s = prefill_compute_s(c, t)
-    ar_latency = allreduce_s(c, np.zeros_like(c.isl)) * (chunks - 1.0)
+    compute_s = rank_prefill_compute_s(c, t)
+    none = np.zeros_like(c.isl)
+    ar_latency = (allreduce_s(c, none) + expert_exchange_s(c, none)) * (chunks - 1.0)
     return (
         np.maximum(compute_s, chunks * weights_s)
         + allreduce_s(c, c.isl)
+        + expert_exchange_s(c, c.isl)
         + ar_latency
         + chunks * 10.0 ** t["log10_step_overhead_s"]
     )

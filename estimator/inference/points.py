@@ -3,7 +3,9 @@ estimator.runs, predicted in one vectorised pass, written back with the predicti
 
 Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[, experts,
 active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``stack`` (serving_stacks.csv; empty =
-trtllm). Extra columns are kept. Row numbers are 1-based data rows (row 1 = the first line after the header).
+trtllm) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel over its tp GPUs with
+expert-parallel experts, TensorRT-LLM's "DEP"; empty or false: tensor parallel). Extra columns are kept. Row
+numbers are 1-based data rows (row 1 = the first line after the header).
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
     if len(bad) > before or resolved is None:
         return None
     model, context = resolved
-    _check_fits_model(model=model, context=context, numbers=numbers, bad=bad, row=row)
+    attention_dp = _attention_dp(text, model=model, tp=int(numbers["tp"] or 1), bad=bad, row=row)
+    _check_fits_model(model=model, context=context, numbers=numbers, bad=bad, row=row, attention_dp=attention_dp)
     if len(bad) > before:
         return None
     return ServingPoint(
@@ -129,16 +132,39 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
         input_tokens=float(numbers["input_tokens"] or 1),
         output_tokens=float(numbers["output_tokens"] or 1),
         stack=stack,
+        attention_dp=attention_dp,
     )
 
 
+def _attention_dp(text: Mapping[str, str], *, model: ServedModel, tp: int, bad: list[RowError], row: int) -> bool:
+    raw = text.get("attention_dp", "").strip().lower()
+    if raw in ("", "false", "0", "no"):
+        return False
+    if raw not in ("true", "1", "yes"):
+        bad.append(RowError(row, "attention_dp", f"must be true or false (or empty), got {raw[:40]!r}"))
+    elif not model.experts:
+        bad.append(RowError(row, "attention_dp", "applies to mixture-of-experts models only; this model is dense"))
+    elif tp < 2:
+        bad.append(RowError(row, "attention_dp", "needs tp of at least 2 (the GPUs the experts are spread over)"))
+    else:
+        return True
+    return False
+
+
 def _check_fits_model(
-    *, model: ServedModel, context: int, numbers: Mapping[str, float | None], bad: list[RowError], row: int
+    *,
+    model: ServedModel,
+    context: int,
+    numbers: Mapping[str, float | None],
+    bad: list[RowError],
+    row: int,
+    attention_dp: bool = False,
 ) -> None:
     """Tensor parallelism splits the attention heads across GPUs, so tp must divide them (the engines refuse other
-    degrees); a request cannot be longer than the model's published context."""
+    degrees; attention data parallelism keeps them whole on each GPU); a request cannot be longer than the model's
+    published context."""
     tp = int(numbers["tp"] or 1)
-    if model.heads % tp:
+    if model.heads % tp and not attention_dp:
         bad.append(RowError(row, "tp", f"must divide the model's {model.heads} attention heads; got {tp}"))
     problem = context_problem(
         model=model.name,

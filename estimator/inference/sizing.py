@@ -30,7 +30,7 @@ from estimator.inference.data import (
 )
 from estimator.inference.fit import InferenceCalibration, default_calibration
 from estimator.inference.latency import MIN_IN_FLIGHT, LoadPoint, Replica, closed_loop, open_loop_in_flight, replica
-from estimator.inference.model import max_batch, weight_bytes_total
+from estimator.inference.model import max_batch, weight_bytes_per_gpu
 from estimator.inference.simulate import simulate_closed_loop
 
 
@@ -105,7 +105,7 @@ def best_under_latency(
         requests_per_s=req,
         ttft_s=np.where(fits, chosen["ttft_p95_s"], np.inf),
         tpot_s=np.where(fits, chosen["tpot_p95_s"], np.inf),
-        weights_gb_per_gpu=weight_bytes_total(c) / c.tp / 1e9,
+        weights_gb_per_gpu=weight_bytes_per_gpu(c) / 1e9,
     )
 
 
@@ -248,6 +248,7 @@ class ServingPoint:
     input_tokens: float
     output_tokens: float
     stack: str = ""
+    attention_dp: bool = False  # attention data-parallel over the tp GPUs, experts expert-parallel (MoE only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +277,7 @@ def estimate_points(
         input_tokens=[p.input_tokens for p in points],
         output_tokens=[p.output_tokens for p in points],
         stacks=[p.stack for p in points] if any(p.stack for p in points) else (),
+        attention_dp=[p.attention_dp for p in points],
     )
     load = simulate_closed_loop(cases, cal.params, np.asarray([p.concurrency for p in points], dtype=np.float64))
     return PointEstimate(

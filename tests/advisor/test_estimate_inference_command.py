@@ -123,3 +123,33 @@ def test_experts_without_active_experts_asks_for_them(tmp_path: Path) -> None:
     with pytest.raises(CommandError) as caught:
         call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
     assert "row 1, column active_experts: is required with experts" in str(caught.value)
+
+
+def test_attention_data_parallel_is_a_column_for_moe_points(tmp_path: Path) -> None:
+    path = tmp_path / "dep.csv"
+    path.write_text(
+        "gpu,precision,model,tp,concurrency,input_tokens,output_tokens,stack,attention_dp\n"
+        "h200,fp8,deepseek-v3,8,1500,1024,8192,trtllm_bench,true\n"
+        "h200,fp8,deepseek-v3,8,1500,1024,8192,trtllm_bench,\n"
+    )
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), stdout=out)
+    dep, tensor = csv.DictReader(io.StringIO(out.getvalue()))
+    assert int(dep["max_concurrency"]) > 4 * int(tensor["max_concurrency"])
+    assert float(dep["predicted_output_tokens_per_s"]) > float(tensor["predicted_output_tokens_per_s"])
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ("h100-sxm,fp8,llama-3.1-70b,2,8,1000,100,,true", "row 1, column attention_dp: applies to mixture-of-experts"),
+        ("h200,fp8,deepseek-v3,1,8,1000,100,,true", "row 1, column attention_dp: needs tp of at least 2"),
+        ("h200,fp8,deepseek-v3,8,8,1000,100,,maybe", "row 1, column attention_dp: must be true or false"),
+    ],
+)
+def test_attention_data_parallel_on_a_point_it_cannot_apply_to_exits_2(tmp_path: Path, row: str, says: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(f"gpu,precision,model,tp,concurrency,input_tokens,output_tokens,stack,attention_dp\n{row}\n")
+    with pytest.raises(CommandError, match=says) as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2

@@ -384,3 +384,68 @@ def test_fp32_serving_uses_four_byte_weights():
     c = one_case(precision="fp32")
     assert inf.weight_bytes_total(c)[0] == pytest.approx(8.03e9 * 4)
     assert inf.max_throughput(c, CAL.params)[0] < inf.max_throughput(one_case(precision="bf16"), CAL.params)[0]
+
+
+# --- attention data parallelism (MoE) ------------------------------------------------------------
+
+
+def deepseek_cases(*, attention_dp: bool, isl: float = 1024, osl: float = 8192) -> inf.ServingCases:
+    return inf.build_cases(
+        models=[inf.ServedModel.from_catalog("deepseek-v3")],
+        gpus=[inf.serving_gpu("h200")],
+        precisions=["fp8"],
+        tps=[8],
+        input_tokens=[isl],
+        output_tokens=[osl],
+        stacks=["trtllm_bench"],
+        attention_dp=[attention_dp],
+    )
+
+
+def test_attention_data_parallel_keeps_one_copy_of_the_mla_latent_and_replicates_the_attention_weights():
+    # An outsider's probe: DeepSeek on 8 H200 held its latent on every GPU (capacity 181 requests at 1k/8k) where
+    # TensorRT-LLM's DEP8 holds each request's KV on its own GPU only.
+    from estimator.inference.model import kv_memory_bytes, weight_bytes_per_gpu
+
+    tensor, dep = deepseek_cases(attention_dp=False), deepseek_cases(attention_dp=True)
+    assert dep.kv_elements[0] == pytest.approx(tensor.kv_elements[0] / 8)  # one latent per token, not eight
+    experts = dep.expert_params[0] * dep.expert_weight_bytes[0]
+    total = inf.weight_bytes_total(dep)[0]
+    assert weight_bytes_per_gpu(tensor)[0] == pytest.approx(total / 8)
+    assert weight_bytes_per_gpu(dep)[0] == pytest.approx(total - experts + experts / 8)  # non-expert weights whole
+    assert kv_memory_bytes(dep)[0] < kv_memory_bytes(tensor)[0]  # less room per GPU ...
+    capacity = (inf.max_batch(dep, CAL.params)[0], inf.max_batch(tensor, CAL.params)[0])
+    assert capacity[0] > 4 * capacity[1]  # ... but eight times less KV per request
+    assert inf.allreduce_s(dep, np.array([100.0]))[0] == 0.0  # no tensor-parallel all-reduce
+    assert inf.max_throughput(dep, CAL.params)[0] > 2 * inf.max_throughput(tensor, CAL.params)[0]
+
+
+def test_attention_data_parallel_applies_only_to_mixture_of_experts_on_several_gpus():
+    dense = inf.build_cases(
+        models=[llama(70)],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["fp8"],
+        tps=[2],
+        input_tokens=[1000],
+        output_tokens=[1000],
+        attention_dp=[True],
+    )
+    assert not dense.attention_dp[0] and dense.ep_collectives[0] == 0.0
+
+
+def test_mla_decode_attends_over_the_absorbed_latent():
+    # DeepSeek-V2 section 2.1.3: decode scores the 512-wide latent plus the 64-wide RoPE part and sums the latent for
+    # each of the 128 heads: 2 x 61 x 128 x (2 x 512 + 64) FLOPs per cached token, 3.4x the decompressed form.
+    g = inf.ServedModel.from_catalog("deepseek-v3")
+    assert g.decode_attn_flops_per_ctx == 2 * 61 * 128 * (2 * 512 + 64)
+    assert g.decode_attn_flops_per_ctx / g.attn_flops_per_ctx == pytest.approx(3.4, abs=0.05)
+    dense = llama(8)
+    cases = inf.build_cases(
+        models=[dense],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["bf16"],
+        tps=[1],
+        input_tokens=[1000],
+        output_tokens=[100],
+    )
+    assert cases.decode_attn_flops_per_ctx[0] == cases.attn_flops_per_ctx[0]  # grouped-query attention: unchanged
