@@ -314,14 +314,14 @@ def trtllm_deepseek(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     tp_rows = [{**r, "attention_dp": "false"} for r in rows]
     tensor = inf.max_throughput(row_cases(tp_rows, isl="isl", osl="osl"), params)
     base = inf.baseline_predict(row_cases(rows, isl="isl", osl="osl"), inf.baseline_fit(table))
-    print("\n7. Unseen table: TensorRT-LLM perf-overview DeepSeek-R1 0528 (MoE, MLA), attention DP + EP, max throughput:")
+    print("\n7. Unseen table: TensorRT-LLM DeepSeek-R1 0528 (MoE, MLA), attention DP + EP, max throughput:")
     print(summary("  model, attention data parallel", dep, measured))
     print(summary("  model, tensor-parallel attention", tensor, measured))
     print(summary("  baseline", base, measured))
     for r, d, t, m in zip(rows, dep, tensor, measured, strict=True):
         print(
-            f"    {r['gpu']:<6}{r['precision']} x{r['tp']} {r['isl']:>5}/{r['osl']:<5} measured {m / int(r['tp']):7.0f}/GPU"
-            f"  DEP {d / m:.2f}x  TP {t / m:.2f}x"
+            f"    {r['gpu']:<6}{r['precision']} x{r['tp']} {r['isl']:>5}/{r['osl']:<5}"
+            f" measured {m / int(r['tp']):7.0f}/GPU  DEP {d / m:.2f}x  TP {t / m:.2f}x"
         )
 
 
