@@ -155,7 +155,19 @@ def _table(records: Any) -> dict[str, Any] | None:
     if not isinstance(records, list) or not all(isinstance(record, dict) for record in records) or not records:
         return None
     columns = list(dict.fromkeys(key for record in records for key in record))
-    return {"columns": columns, "rows": [[record.get(column, "") for column in columns] for record in records]}
+    return {"columns": columns, "rows": [[_cell(record.get(column)) for column in columns] for record in records]}
+
+
+def _cell(value: Any) -> str:
+    """A report value as table text: names as they are (an outsider's probe: a number filter blanked them), yes/no,
+    numbers to 4 significant digits."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def _refinement_report(report: dict[str, Any]) -> dict[str, Any]:

@@ -385,11 +385,17 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     quoted or not), how many are undated, or the user's own quote."""
     info = advice.get("price_freshness") or {}
     kind = info.get("kind") or ("live" if info.get("live") else "snapshot" if info.get("snapshot") else "unknown")
-    observed = advice.get("prices_as_of") or info.get("newest_observed_at") or info.get("observed_at")
+    quoted = advice.get("prices_as_of")
+    observed = quoted or info.get("newest_observed_at") or info.get("observed_at")
     observed = str(observed)[:10] if observed else None
     undated = int(info.get("undated_offers") or 0)
     compiled = info.get("snapshot_compiled_on")
-    if undated and observed == compiled:  # none of the quoted offers is dated: only the compile date bounds them
+    # Before any advice (an outsider's probe: the catalog's newest date was read as the quoted offers' oldest).
+    if not quoted:
+        dates = (f"the catalog's newest observation {observed}" if observed else "no dated offer in the catalog") + (
+            f", {undated} offers undated" if undated else ""
+        )
+    elif undated and observed == compiled:  # none of the quoted offers is dated: only the compile date bounds them
         dates = f"quoted offers undated, no newer than the snapshot compiled {compiled}"
     else:
         dates = f"quoted offers observed {observed} or later" + (f", {undated} undated" if undated else "")

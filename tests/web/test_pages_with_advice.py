@@ -180,6 +180,10 @@ def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, o
     assert 'data-testid="per-gpu"' in page
     assert "a100-80gb" in page
     assert 'data-testid="chart-residuals"' in page
+    # The parameters table names each parameter (an outsider's probe: a number filter blanked every text cell).
+    table = page.split('data-testid="parameters"', 1)[1].split("</table>", 1)[0]
+    for parameter in calibration.document["report"]["parameters"]:
+        assert f"<td>{parameter['name']}</td>" in table
     client.post(f"/calibrations/{calibration.pk}/activate/")
     assert ActiveCalibration.objects.get(user=user).calibration == calibration
     # The planner now reports this calibration.
@@ -398,3 +402,21 @@ def test_a_deployment_row_says_which_replica_count_is_billed() -> None:
     }
     row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 4}})[0]
     assert row["layout"] == "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), batch 293"
+
+
+def test_before_any_advice_the_badge_describes_the_catalog_not_quoted_offers() -> None:
+    # An outsider's probe: the empty planner said "quoted offers observed 2026-03-03 or later" (the catalog's newest
+    # date, read as the oldest of offers nothing had quoted yet).
+    from advisor.web.presenters import freshness
+
+    info = {
+        "kind": "snapshot",
+        "newest_observed_at": "2026-03-03T00:00:00Z",
+        "snapshot_compiled_on": "2026-12-02",
+        "undated_offers": 325,
+    }
+    badge = freshness(advice={"price_freshness": info})
+    assert badge["text"] == (
+        "Snapshot prices, the catalog's newest observation 2026-03-03, 325 offers undated (compiled 2026-12-02)"
+    )
+    assert "quoted" not in badge["text"] and "or later" not in badge["text"]
