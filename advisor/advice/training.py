@@ -30,7 +30,7 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   the throughput error (the prediction's own P10-P90 band, estimator.calibrate.band_log_factors) -> P10/P50/P90 of run
   hours and cost per run (rented: at the quoted price, so the quoted cost lies inside its band);
   break-even also draws the rental price (uniform over the ``MC_PRICE_ALTERNATIVES`` cheapest
-  eligible offers of the chosen market: the cheapest may have no capacity).
+  eligible offers of the market break-even is measured against: the cheapest may have no capacity).
 - Sensitivity: each input moved -20% and +20% (utilization capped at 1), the change of
   "owned minus rented cost per run" at the recommended size; the six largest swings.
 """

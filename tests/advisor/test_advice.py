@@ -687,3 +687,24 @@ def test_no_rental_price_means_no_break_even_sentence(catalog: dict[str, Any]) -
     text = " ".join(advice["recommendation"]["reasons"] + advice["warnings"])
     assert "never breaks even" not in text and "does not even cover" not in text
     assert "renting is not priced at this size" in text
+
+
+def test_the_break_even_band_draws_over_the_offers_of_the_market_it_is_measured_against(
+    catalog: dict[str, Any],
+) -> None:
+    # An outsider's probe: with spot the headline market, the on-demand price was scaled by the spread of the spot
+    # offers ("77%, P10-P90 41% to 77%" where the on-demand offers give 76-77%). Here the spot offers are $2.00 and
+    # $3.50 (a spread of x1.75), the on-demand ones $4.00 and $5.00: the band must lie between u* at $5 and at $4.
+    _offer(Provider.objects.get(slug="bolt"), "bolt-8h100", "spot", 8, 28.0, region="eu-west")
+    doc = advise(scenario(rent={"markets": ["on_demand", "spot"]}), now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    assert size["rent"]["market"] == "spot"
+    buy = size["buy"]
+    assert buy["break_even_against"] == {"market": "on_demand", "usd_per_gpu_hour": pytest.approx(4.0)}
+
+    def u_star(price: float) -> float:
+        return buy["usd_per_year"] / (8 * 8760 * (price - buy["variable_usd_per_busy_gpu_hour"]))
+
+    assert buy["break_even_utilization"] == pytest.approx(u_star(4.0))
+    assert buy["break_even_utilization_p10"] == pytest.approx(u_star(5.0))
+    assert buy["break_even_utilization_p90"] == pytest.approx(u_star(4.0))
