@@ -283,6 +283,11 @@ class Alternative(Closed):
     break_even_utilization: NonNegative | None
     fits_memory: bool
     not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
+    pricing_note: str | None = Field(
+        default=None,
+        description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
+        "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
+    )
 
 
 class InferenceAlternative(Closed):

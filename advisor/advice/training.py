@@ -720,17 +720,44 @@ def _alternatives(
     if not s.compare_gpus:
         return []
     rows = [own]
+    catalog_priced, note = catalog_prices_for_other_gpus(s)
     for gpu in s.compare_gpus:
         if gpu == s.gpu:
             continue
         try:
-            other = advise_training(scenario_for_gpu(s, gpu), calibration=calibration, now=now, explain_no_fit=False)
+            other = advise_training(
+                scenario_for_gpu(catalog_priced, gpu), calibration=calibration, now=now, explain_no_fit=False
+            )
         except ScenarioError as exc:
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
-        rows.append(alternative_row(gpu, other.sizes, knee))
+        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note})
     return rows
+
+
+def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
+    """The scenario without its manual quotes, and a note naming them, for pricing another GPU.
+
+    DESIGN.md: ``rent.usd_per_gpu_hour`` and ``buy.capex_usd`` (one node of this GPU) are negotiated prices for the
+    scenario's GPU, and ``buy.server`` names one of its servers; another GPU is priced at its own catalog offers and
+    quote (an outsider's probe: a B200 $4.00/GPU-hour quote applied to MI300X made owning it look cheaper, where its
+    catalog offers say renting is)."""
+    quoted = []
+    if s.rent.usd_per_gpu_hour is not None:
+        quoted.append(f"rent ${s.rent.usd_per_gpu_hour:,.2f}/GPU-hour")
+    if s.buy.capex_usd is not None:
+        quoted.append(f"capex ${s.buy.capex_usd:,.0f} per node")
+    if s.buy.server is not None:
+        quoted.append(f"server {s.buy.server!r}")
+    if not quoted:
+        return s, None
+    plain = replace(
+        s,
+        rent=replace(s.rent, usd_per_gpu_hour=None),
+        buy=replace(s.buy, capex_usd=None, server=None),
+    )
+    return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

@@ -652,7 +652,7 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         elif monthly and not alt.get("meets_latency"):
             note = "no deployment meets the latency targets"
         else:
-            note = ""
+            note = alt.get("pricing_note") or ""
         rows.append(
             {
                 "gpu": alt.get("gpu"),

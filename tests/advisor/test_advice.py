@@ -708,3 +708,23 @@ def test_the_break_even_band_draws_over_the_offers_of_the_market_it_is_measured_
     assert buy["break_even_utilization"] == pytest.approx(u_star(4.0))
     assert buy["break_even_utilization_p10"] == pytest.approx(u_star(5.0))
     assert buy["break_even_utilization_p90"] == pytest.approx(u_star(4.0))
+
+
+def test_compare_gpus_prices_other_gpus_at_their_catalog_not_the_plans_manual_quotes(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    # An outsider's probe: a B200 $4.00/GPU-hour quote and a B200 node's capex priced MI300X and H100 rows, and the
+    # MI300X conclusion flipped. DESIGN.md: the manual quotes are negotiated for the scenario's GPU.
+    doc = scenario(compare_gpus=["a100-80gb"], buy={**BUY, "capex_usd": 1_000_000})
+    doc["rent"] = {"markets": ["on_demand"], "usd_per_gpu_hour": 9.0}
+    advice = advise(doc, calibration=calibration, now=NOW).to_dict()
+    validate(advice)
+    own, other = advice["alternatives"]
+    assert own["rent_usd_per_run"] == pytest.approx(own["gpus"] * own["run_hours"] * 9.0)
+    assert own.get("pricing_note") is None
+    # No A100 offer or server quote in this catalog: neither side of the A100 row is priced, and the row says why.
+    assert other["rent_usd_per_run"] is None and other["buy_usd_per_run"] is None
+    assert "manual quotes (rent $9.00/GPU-hour, capex $1,000,000 per node) are for h100-sxm" in other["pricing_note"]
+    assert _offer(Provider.objects.get(slug="acme"), "acme.8xa100", "on_demand", 8, 16.0, gpu="a100-80gb")
+    priced = advise(doc, calibration=calibration, now=NOW).to_dict()["alternatives"][1]
+    assert priced["rent_usd_per_run"] == pytest.approx(priced["gpus"] * priced["run_hours"] * 2.0)
