@@ -5,9 +5,8 @@ The Advice carries the month-by-month cumulative cash of both options at the rec
 horizon (``npv``, from ``economics.npv_rent_and_own_usd``). An approver reads years, not months: this
 module cuts the monthly series into years and discounts each year's cash at the scenario's rate, with
 the same conventions as the economics code (capex paid at month 0, running costs and rent at each
-year's end, the residual value back in the last month). With no rental price decline the discounted
-years add up to the Advice's ``npv`` exactly; with a decline the monthly series steps the price each
-month where the NPV steps it each year, so the two differ by the within-year part of the decline.
+year's end, the residual value back in the last month). Over whole years the discounted years add up to the
+Advice's ``npv`` exactly, with or without a rental price decline (both step the price once a year).
 
 Everything here is derived from the stored Advice alone, so a frozen proposal's figures never move.
 """
