@@ -59,7 +59,7 @@ def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     discount_rate = float(npv.get("discount_rate", buy_terms.get("discount_rate", 0.0)))
     rows = _year_rows(rent=cumulative["rent_usd"], buy=cumulative["buy_usd"], discount_rate=discount_rate)
     total = {key: sum(float(row[key]) for row in rows) for key in rows[0] if key != "year"}
-    return {
+    totals = {
         "gpus": cumulative.get("gpus"),
         "discount_rate": discount_rate,
         "horizon_years": (len(cumulative["rent_usd"]) - 1) / MONTHS_PER_YEAR,
@@ -67,6 +67,32 @@ def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         "years": rows,
         "total": total,
     }
+    return {**totals, "basis": decision_basis(totals=totals)}
+
+
+def decision_basis(*, totals: Mapping[str, Any]) -> str:
+    """What the cash and present-cost columns of ``yearly_totals`` mean for the decision, in one sentence, and, when
+    the undiscounted cash favours the other option than the present cost, that it does and why.
+
+    The decision compares cost per run with owning as a yearly annuity at the discount rate: the comparison of
+    present costs. The cash columns are undiscounted, so buying (paid up front) can cost less cash over the horizon
+    and more in present cost (an outsider's probe: the 70B example said "Rent" under a chart and cash table where
+    buying cost less, and nothing said which figures decide)."""
+    rate = f"{float(totals['discount_rate']) * 100:g}%"
+    total = totals["total"]
+    text = (
+        f"Cash columns and the cumulative chart are undiscounted; the decision compares present costs "
+        f"(discounted at {rate} a year), the same comparison as the costs per run."
+    )
+    cash_buy_cheaper = total["buy_usd"] < total["rent_usd"]
+    present_buy_cheaper = total["buy_present_usd"] < total["rent_present_usd"]
+    if cash_buy_cheaper != present_buy_cheaper:
+        cheaper, dearer = ("buying", "renting") if cash_buy_cheaper else ("renting", "buying")
+        text += (
+            f" Here {cheaper} costs less cash over the horizon but more in present cost than {dearer}: buying pays "
+            "its purchase up front, while renting's payments come later and count for less once discounted."
+        )
+    return text
 
 
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:

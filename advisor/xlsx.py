@@ -109,6 +109,8 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],
+        # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
+        ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         ["Prices as of", advice.get("prices_as_of")],
         ["Calibration", calibration.get("name")],
         # The same accuracy statement as the PDF and the page (the held-out error that applies to this scenario).

@@ -141,3 +141,20 @@ def test_a_declining_price_is_paid_one_step_a_year_as_the_present_cost_assumes()
     )
     assert totals is not None
     assert [y["rent_usd"] for y in totals["years"][1:]] == pytest.approx([120_000, 96_000, 76_800])
+
+
+def test_the_basis_says_the_cash_is_undiscounted_and_when_it_favours_the_other_option() -> None:
+    # An outsider's probe: the 70B example said "Rent" over a cash table where buying cost less, and nothing said the
+    # cash is undiscounted nor that present cost decides. $100k up front vs $26k a year of rent over 5 years at 10%:
+    # $130k of rent cash against $100k, but a present cost of $98,560 against $100,000.
+    advice = _advice(capex=100_000, own_per_year=0, rent_per_year=26_000, residual=0, rate=0.10, years=5)
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    assert totals["total"]["rent_usd"] > totals["total"]["buy_usd"]
+    assert totals["total"]["rent_present_usd"] < totals["total"]["buy_present_usd"]
+    assert "undiscounted" in totals["basis"] and "discounted at 10% a year" in totals["basis"]
+    assert "buying costs less cash over the horizon but more in present cost than renting" in totals["basis"]
+    agree = yearly_totals(
+        advice=_advice(capex=100_000, own_per_year=0, rent_per_year=60_000, residual=0, rate=0.10, years=5)
+    )
+    assert agree is not None and "undiscounted" in agree["basis"] and "costs less cash" not in agree["basis"]

@@ -143,3 +143,27 @@ def test_the_cash_flow_caption_counts_gpus_and_names_the_market_in_words() -> No
     assert one is not None and (one["gpus_text"], one["market_text"]) == ("1 GPU", "on-demand")
     many = yearly_table(yearly={**totals, "gpus": 16, "rent_market": "reserved_1y"})
     assert many is not None and (many["gpus_text"], many["market_text"]) == ("16 GPUs", "1-year reserved")
+
+
+def test_the_proposal_says_its_cash_is_undiscounted_and_present_cost_decides(alice: Client, saved: Any) -> None:
+    """An outsider's probe: the 70B proposal said "Rent" under a chart ("Buying becomes cheaper in month 60") and a cash
+    table favouring buying, and nothing said those figures are undiscounted nor which ones the decision uses."""
+    import json
+    from pathlib import Path
+
+    from openpyxl import load_workbook
+
+    from advisor.charts import chart_cumulative
+    from advisor.proposal import render_proposal_html
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json"
+    advice = json.loads(fixture.read_text())
+    html = render_proposal_html(advice=advice, scenario_name="example")
+    basis = re.search(r'data-testid="decision-basis">([^<]*)<', html)
+    assert basis and "undiscounted" in basis.group(1) and "decision compares present costs" in basis.group(1)
+    caption = chart_cumulative(advice=advice).caption
+    assert "Undiscounted cash; the decision compares present costs (discounted at" in caption
+    alice.post(f"/scenarios/{saved.pk}/proposals/")
+    response = alice.get(f"/proposals/{Proposal.objects.get().pk}/proposal.xlsx")
+    summary = {r[0]: r[1] for r in load_workbook(io.BytesIO(response.content))["Summary"].iter_rows(values_only=True)}
+    assert "undiscounted" in summary["Decision basis"]
