@@ -109,6 +109,7 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],
+        ["Stated runs alone, rented (USD a year)", amount.get("stated_runs_usd")],
         # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
         ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         ["Prices as of", advice.get("prices_as_of")],

@@ -158,3 +158,25 @@ def test_the_basis_says_the_cash_is_undiscounted_and_when_it_favours_the_other_o
         advice=_advice(capex=100_000, own_per_year=0, rent_per_year=60_000, residual=0, rate=0.10, years=5)
     )
     assert agree is not None and "undiscounted" in agree["basis"] and "costs less cash" not in agree["basis"]
+
+
+def _renting(*, utilization: float | None, runs: float) -> dict[str, Any]:
+    advice = _advice(capex=1e6, own_per_year=0, rent_per_year=876_000, residual=0, rate=0.08, years=5, action="rent")
+    advice["scenario"].update(utilization=utilization, workload={"runs_per_year": runs})
+    advice["cumulative_cost"]["utilization"] = utilization or 0.1
+    advice["sizes"] = [{"gpus": 8, "rent": {"usd_per_run": 43_800.0}}]
+    return advice
+
+
+def test_a_rent_amount_says_its_utilization_and_what_the_stated_runs_alone_cost() -> None:
+    # An outsider's probe: the 70B example asked for "$18,523,546 (rent in the first year)" at 70% utilization where
+    # its one run a year rents for $1,698,273, and nothing said the amount pays for other work too.
+    amount = decision_amount(advice=_renting(utilization=0.7, runs=2))
+    assert amount is not None and amount["usd"] == pytest.approx(876_000)
+    assert amount["stated_runs_usd"] == pytest.approx(87_600)
+    assert amount["label"].startswith("rent in the first year, GPUs busy 70% of the year; the stated 2 runs a year")
+    assert "alone rent for $87,600 a year, the rest is the other work that utilization assumes" in amount["label"]
+    # Utilization implied by the runs: the amount is the runs' rent, nothing more to say.
+    implied = decision_amount(advice=_renting(utilization=None, runs=20))
+    assert implied is not None and implied["stated_runs_usd"] is None
+    assert implied["label"] == "rent in the first year, GPUs busy 10% of the year"
