@@ -728,3 +728,24 @@ def test_compare_gpus_prices_other_gpus_at_their_catalog_not_the_plans_manual_qu
     assert _offer(Provider.objects.get(slug="acme"), "acme.8xa100", "on_demand", 8, 16.0, gpu="a100-80gb")
     priced = advise(doc, calibration=calibration, now=NOW).to_dict()["alternatives"][1]
     assert priced["rent_usd_per_run"] == pytest.approx(priced["gpus"] * priced["run_hours"] * 2.0)
+
+
+def test_the_reasons_give_break_even_against_the_market_chosen_when_it_is_not_the_one_measured(
+    catalog: dict[str, Any],
+) -> None:
+    # An outsider's probe: the 405B plan rented spot, its summary gave break-even against on-demand only, and that
+    # owning never breaks even against spot appeared nowhere.
+    doc = advise(scenario(rent={"markets": ["on_demand", "spot"]}), now=NOW).to_dict()
+    size = by_gpus(doc, doc["recommendation"]["gpus"])
+    assert size["rent"]["market"] == "spot" and size["buy"]["break_even_against"]["market"] == "on_demand"
+    spot = size["buy"]["break_even_by_market"]["spot"]
+    said = (
+        "owning never breaks even within the year"
+        if spot is None
+        else f"break-even is {round(spot * 100)}% utilization"
+    )
+    reasons = " ".join(doc["recommendation"]["reasons"])
+    assert f"against renting spot, the market chosen, {said}" in reasons
+    # Renting on-demand, the market break-even is measured against: nothing more to say.
+    only = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
+    assert "the market chosen" not in " ".join(only["recommendation"]["reasons"])
