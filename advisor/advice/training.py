@@ -618,7 +618,7 @@ def advise_training(
     gpus, nodes, tps = sizes.gpus, sizes.nodes, sizes.tokens_per_s
 
     rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
-    hw = hardware(s, warnings)
+    hw = hardware(s, warnings, today=now.date())
     base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
     band = ThroughputBand(
         log_sigma=sizes.prediction.interval_log_sigma,

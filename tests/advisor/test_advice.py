@@ -749,3 +749,19 @@ def test_the_reasons_give_break_even_against_the_market_chosen_when_it_is_not_th
     # Renting on-demand, the market break-even is measured against: nothing more to say.
     only = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
     assert "the market chosen" not in " ".join(only["recommendation"]["reasons"])
+
+
+def test_an_old_hardware_quote_is_flagged_with_the_threshold_and_why(catalog: dict[str, Any], settings: Any) -> None:
+    # An outsider's probe: purchases priced at the 2020 DGX A100 launch price carried no age warning, while rental
+    # offers are flagged stale after 48 hours.
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 365
+    warnings = advise(scenario(), now=NOW).to_dict()["warnings"]  # the quote is of 2025-06-01, 548 days before
+    assert any(
+        w.startswith("The hardware quote is from 2025-06-01, 1.5 years old (older than 365 days") for w in warnings
+    )
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 730
+    assert not any("hardware quote is from" in w for w in advise(scenario(), now=NOW).to_dict()["warnings"])
+    # A manual capex is the user's own, current price: nothing to age.
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 365
+    manual = advise(scenario(buy={**BUY, "capex_usd": 300_000}), now=NOW).to_dict()["warnings"]
+    assert not any("hardware quote is from" in w for w in manual)
