@@ -167,3 +167,17 @@ def test_the_proposal_says_its_cash_is_undiscounted_and_present_cost_decides(ali
     response = alice.get(f"/proposals/{Proposal.objects.get().pk}/proposal.xlsx")
     summary = {r[0]: r[1] for r in load_workbook(io.BytesIO(response.content))["Summary"].iter_rows(values_only=True)}
     assert "undiscounted" in summary["Decision basis"]
+
+
+def test_negative_money_puts_the_sign_first_and_a_range_keeps_one_unit() -> None:
+    """An outsider's probe: "$-2,282,882" (a buying year net of its resale value) and "2.5 d, P10-P90 45.6 h to
+    3.4 d"."""
+    from advisor.web.presenters import hours_in_one_unit, size_rows, usd_cents, usd_exact
+
+    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "$0", "$1,234,567")
+    assert usd_cents(-3.5) == "-$3.50"
+    assert hours_in_one_unit(60.0, 45.6, 81.6) == ["2.5 d", "1.9 d", "3.4 d"]
+    assert hours_in_one_unit(10.0, 8.0, None) == ["10.0 h", "8.0 h", "n/a"]
+    size = {"gpus": 8, "run_hours": 60.0, "run_hours_p10": 45.6, "run_hours_p90": 81.6}
+    row = size_rows(advice={"sizes": [size]})[0]
+    assert (row["run_time"], row["run_time_band"]) == ("2.5 d", "1.9 d to 3.4 d")
