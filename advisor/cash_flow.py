@@ -5,9 +5,8 @@ The Advice carries the month-by-month cumulative cash of both options at the rec
 horizon (``npv``, from ``economics.npv_rent_and_own_usd``). An approver reads years, not months: this
 module cuts the monthly series into years and discounts each year's cash at the scenario's rate, with
 the same conventions as the economics code (capex paid at month 0, running costs and rent at each
-year's end, the residual value back in the last month). With no rental price decline the discounted
-years add up to the Advice's ``npv`` exactly; with a decline the monthly series steps the price each
-month where the NPV steps it each year, so the two differ by the within-year part of the decline.
+year's end, the residual value back in the last month). Over whole years the discounted years add up to the
+Advice's ``npv`` exactly, with or without a rental price decline (both step the price once a year).
 
 Everything here is derived from the stored Advice alone, so a frozen proposal's figures never move.
 """
@@ -19,6 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 MONTHS_PER_YEAR = 12
+
+# The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (a
+# levelized price or spot's wall hours alone move the two apart by a few percent, not the work assumed).
+STATED_RUNS_TOLERANCE = 0.1
 
 
 def _year_rows(*, rent: Sequence[float], buy: Sequence[float], discount_rate: float) -> list[dict[str, float | int]]:
@@ -60,7 +63,7 @@ def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     discount_rate = float(npv.get("discount_rate", buy_terms.get("discount_rate", 0.0)))
     rows = _year_rows(rent=cumulative["rent_usd"], buy=cumulative["buy_usd"], discount_rate=discount_rate)
     total = {key: sum(float(row[key]) for row in rows) for key in rows[0] if key != "year"}
-    return {
+    totals = {
         "gpus": cumulative.get("gpus"),
         "discount_rate": discount_rate,
         "horizon_years": (len(cumulative["rent_usd"]) - 1) / MONTHS_PER_YEAR,
@@ -68,25 +71,86 @@ def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         "years": rows,
         "total": total,
     }
+    return {**totals, "basis": decision_basis(totals=totals)}
+
+
+def decision_basis(*, totals: Mapping[str, Any]) -> str:
+    """What the cash and present-cost columns of ``yearly_totals`` mean for the decision, in one sentence, and, when
+    the undiscounted cash favours the other option than the present cost, that it does and why.
+
+    The decision compares cost per run with owning as a yearly annuity at the discount rate: the comparison of
+    present costs. The cash columns are undiscounted, so buying (paid up front) can cost less cash over the horizon
+    and more in present cost (an outsider's probe: the 70B example said "Rent" under a chart and cash table where
+    buying cost less, and nothing said which figures decide)."""
+    rate = f"{float(totals['discount_rate']) * 100:g}%"
+    total = totals["total"]
+    text = (
+        f"Cash columns and the cumulative chart are undiscounted; the decision compares present costs "
+        f"(discounted at {rate} a year), the same comparison as the costs per run."
+    )
+    cash_buy_cheaper = total["buy_usd"] < total["rent_usd"]
+    present_buy_cheaper = total["buy_present_usd"] < total["rent_present_usd"]
+    if cash_buy_cheaper != present_buy_cheaper:
+        cheaper, dearer = ("buying", "renting") if cash_buy_cheaper else ("renting", "buying")
+        text += (
+            f" Here {cheaper} costs less cash over the horizon but more in present cost than {dearer}: buying pays "
+            "its purchase up front, while renting's payments come later and count for less once discounted."
+        )
+    return text
+
+
+def stated_runs_usd_per_year(*, advice: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(runs a year, what renting them costs a year) at the recommended size of a training Advice: the stated
+    workload alone. None without runs_per_year or a rented cost per run."""
+    runs = (((advice.get("scenario") or {}).get("workload")) or {}).get("runs_per_year")
+    gpus = (advice.get("recommendation") or {}).get("gpus")
+    size = next((d for d in advice.get("sizes") or [] if d.get("gpus") == gpus), None)
+    per_run = ((size or {}).get("rent") or {}).get("usd_per_run")
+    if not runs or per_run is None:
+        return None
+    return float(runs), float(runs) * float(per_run)
 
 
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sum an approver is asked to sign for: the purchase price when buying, the first year's
-    rent when renting; with the horizon's cash total of that option beside it. None without a decision."""
+    rent when renting; with the horizon's cash total of that option beside it. None without a decision.
+
+    Renting, the amount is what the decision compares: GPUs busy the utilization's share of the year (given, or
+    implied by the runs). Where that is more than the stated runs need, ``stated_runs_usd`` is what renting them
+    alone costs a year, and the label says the difference is the other work the utilization assumes (an outsider's
+    probe: the 70B example asked for $18.5M "rent in the first year" where its one run a year rents for $1.7M)."""
     action = (advice.get("recommendation") or {}).get("action")
     totals = yearly_totals(advice=advice)
     if action not in ("buy", "rent") or totals is None:
         return None
     years = totals["years"]
+    stated: tuple[float, float] | None = None
     if action == "buy":
         amount, label = years[0]["buy_usd"], "purchase price, paid up front"
     else:
-        amount, label = years[1]["rent_usd"] if len(years) > 1 else 0.0, "rent in the first year"
+        amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
+        utilization = (advice.get("cumulative_cost") or {}).get("utilization")
+        label = "rent in the first year" + (
+            f", GPUs busy {float(utilization) * 100:.0f}% of the year" if utilization is not None else ""
+        )
+        # Only a given utilization can stand for more than the runs (an implied one is the runs' own share).
+        given = ((advice.get("scenario") or {}).get("utilization")) is not None
+        stated = stated_runs_usd_per_year(advice=advice) if given else None
+        if stated is not None and stated[1] < amount * (1 - STATED_RUNS_TOLERANCE):
+            one = stated[0] == 1
+            label += (
+                f"; the stated {stated[0]:g} run{'' if one else 's'} a year alone rent{'s' if one else ''} for "
+                f"${stated[1]:,.0f} a year, the rest is the other work that utilization assumes (owning is "
+                "priced for it too)"
+            )
+        else:
+            stated = None
     return {
         "action": action,
         "gpus": totals["gpus"],
         "usd": float(amount),
         "label": label,
+        "stated_runs_usd": stated[1] if stated else None,
         "horizon_years": totals["horizon_years"],
         "horizon_cash_usd": float(totals["total"][f"{action}_usd"]),
         "horizon_present_usd": float(totals["total"][f"{action}_present_usd"]),

@@ -619,9 +619,14 @@ def chart_cumulative(*, advice: dict[str, Any]) -> Chart:
     gpus = data.get("gpus")
     caption = f"{gpus} GPUs. " if gpus else ""
     caption += (
-        f"Buying becomes cheaper in month {crossover}."
+        f"Buying's cumulative cash falls below renting's in month {crossover}."
         if crossover is not None
         else "The lines do not cross within the horizon."
+    )
+    # Undiscounted cash: the decision compares present costs, which the chart alone may seem to contradict.
+    rate = (advice.get("npv") or {}).get("discount_rate")
+    caption += " Undiscounted cash; the decision compares present costs" + (
+        f" (discounted at {float(rate) * 100:g}% a year)." if rate is not None else "."
     )
     return _line_chart(
         testid="chart-cumulative",
@@ -631,7 +636,7 @@ def chart_cumulative(*, advice: dict[str, Any]) -> Chart:
             Series("buy (owned)", months, data.get("buy_usd") or [], BUY, points=len(months) <= 20),
         ],
         x_label="months",
-        y_label="cumulative USD",
+        y_label="cumulative cash USD (undiscounted)",
         y_format=format_usd,
         x_ticks=list(range(0, int(months[-1]) + 1, step)),
         y_min=0,

@@ -21,8 +21,9 @@ Conventions (see ../shared/reference/cost-model.md section 4 and DESIGN.md):
   mean time between interruptions ``M`` shrinks as ``1 / nodes``; the fraction of wall time
   lost is ``C / T + (T / 2 + R) / M`` (checkpoint stalls, half an interval of lost work and
   the restart time per interruption), and the wall time is ``run / (1 - lost)``.
-- An expected yearly decline ``d`` of rental prices makes renting later cheaper; the
-  levelized rental price is the constant price with the same present value over the horizon.
+- An expected yearly decline ``d`` of rental prices makes renting later cheaper: year t (1..n) pays
+  ``(1 - d)^(t-1)`` of today's price, in the levelized price, the present cost and the month-by-month cash
+  alike; the levelized rental price is the constant price with the same present value over the horizon.
 """
 
 from __future__ import annotations
@@ -281,10 +282,15 @@ def cumulative_cost_by_month(
 ) -> tuple[Array, Array]:
     """Undiscounted cumulative cash spent renting and owning at the end of months 0..``months``.
 
-    Renting pays the month's rent, falling ``rent_decline_per_year``; owning pays the capex at
-    month 0, then its running costs, and gets the residual value back when sold at the last month."""
+    Renting pays the month's rent, falling ``rent_decline_per_year`` once a year (months 1-12 at today's price,
+    13-24 at ``(1 - d)``, ...): the same yearly steps as ``levelized_rent_usd_per_gpu_hour`` and
+    ``npv_rent_and_own_usd``, so each year's rent discounted at the year's end adds up to the present cost the
+    Advice states (a monthly step made a proposal's cash table 9.5% below the API's present cost at 20%/year).
+    Owning pays the capex at month 0, then its running costs, and gets the residual value back when sold at the
+    last month."""
     m = np.arange(months + 1, dtype=np.float64)
-    price_factor = np.exp((m[1:] - 1.0) / MONTHS_PER_YEAR * np.log1p(-np.minimum(_f(rent_decline_per_year), 1.0)))
+    year_index = np.floor((m[1:] - 1.0) / MONTHS_PER_YEAR)
+    price_factor = np.exp(year_index * np.log1p(-np.minimum(_f(rent_decline_per_year), 1.0)))
     rent = np.concatenate([[0.0], np.cumsum(_f(rent_usd_per_month) * price_factor)])
     own = _f(capex_usd) + _f(own_usd_per_month) * m
     own[-1] -= float(_f(residual_usd))

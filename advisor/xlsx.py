@@ -109,6 +109,9 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],
+        ["Stated runs alone, rented (USD a year)", amount.get("stated_runs_usd")],
+        # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
+        ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         ["Prices as of", advice.get("prices_as_of")],
         ["Calibration", calibration.get("name")],
         # The same accuracy statement as the PDF and the page (the held-out error that applies to this scenario).
@@ -137,7 +140,13 @@ def _quote_origin(quote: Mapping[str, Any], source: Any) -> str:
 
 
 def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
-    rows = [[a.get("pointer"), a.get("value"), a.get("unit"), a.get("source")] for a in advice.get("assumptions") or []]
+    assumptions = advice.get("assumptions") or []
+    # The default's date, as the PDF gives it (an outsider's probe: colocation "(as of 2025-12-31)" in the PDF, none
+    # here).
+    rows = [
+        [a.get("pointer"), a.get("value"), a.get("unit"), _dated(a.get("source"), a.get("as_of"))] for a in assumptions
+    ]
+    defaulted = {a.get("pointer") for a in assumptions}
     quote = advice.get("hardware_quote") or {}
     if quote:
         rows.append(
@@ -162,8 +171,15 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])
     for section in ("rent", "buy"):
         for key, value in ((advice.get("scenario") or {}).get(section) or {}).items():
-            rows.append([f"/{section}/{key}", value, None, "scenario (defaults filled in)"])
+            pointer = f"/{section}/{key}"
+            # Only the pointers listed among the assumptions were filled in by a default; the rest are the user's.
+            origin = "default (the row above gives its source)" if pointer in defaulted else "your input"
+            rows.append([pointer, value, None, origin])
     return rows
+
+
+def _dated(source: Any, as_of: Any) -> Any:
+    return f"{source} (as of {as_of})" if as_of and source else source
 
 
 def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:

@@ -231,6 +231,9 @@ PRICING_HTTP_RETRY_AFTER_MAX_S = env_int("PRICING_HTTP_RETRY_AFTER_MAX_S", 120, 
 PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
 # Offers older than this (or undated) are flagged stale.
 PRICING_STALE_AFTER_HOURS = env_int("PRICING_STALE_AFTER_HOURS", 48, minimum=1)
+# A hardware (purchase) quote older than this is flagged: NVIDIA's data-center GPUs came a generation every two years
+# (A100 2020, H100 2022, B200 2024), and a server's price moves when its successor ships.
+HARDWARE_QUOTE_STALE_AFTER_DAYS = env_int("HARDWARE_QUOTE_STALE_AFTER_DAYS", 730, minimum=1)
 # A run that accepts fewer offers than this share of the last successful run is rejected, keeping the old offers.
 PRICING_MIN_FRACTION_OF_LAST_RUN = env_fraction("PRICING_MIN_FRACTION_OF_LAST_RUN", 0.5)
 # Plausible USD per GPU-hour: the bundled snapshot spans $0.062 to $15.98 per GPU-hour; about 3x margin each way.

@@ -283,6 +283,11 @@ class Alternative(Closed):
     break_even_utilization: NonNegative | None
     fits_memory: bool
     not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
+    pricing_note: str | None = Field(
+        default=None,
+        description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
+        "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
+    )
 
 
 class InferenceAlternative(Closed):
@@ -346,7 +351,9 @@ class TrainingBuy(Closed):
     usd_per_run_p90: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
     break_even_utilization: NonNegative | None = Field(
-        description="u* = A / (N * 8760 * (r - v)); above 1: never breaks even."
+        description="u* = A / (N * 8760 * (r - v)) against break_even_against, in 0..1. Null when owning does not "
+        "break even within the year (u* above 1, or the price does not cover the busy energy v; breaks_even false) "
+        "or there is no rental price to compare (break_even_against.usd_per_gpu_hour null)."
     )
     break_even_hours_per_year: NonNegative | None
     break_even_utilization_p10: NonNegative | None = None
@@ -354,7 +361,11 @@ class TrainingBuy(Closed):
     break_even_utilization_p90: NonNegative | None = None
     breaks_even: bool | None = None
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
-        default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
+        default=None,
+        description="u* against each market's price (keys: markets, or manual_quote), in 0..1. Null: owning never "
+        "breaks even within the year against that market where it is priced at this size (rent.by_market[market] "
+        "not null), else that market has no offer at this size. Against a reserved term (billed every hour): 0 "
+        "where owning is cheaper at any utilization, null where it costs more fully busy.",
     )
     utilization: Fraction | None = Field(
         default=None, description="The utilization used: given, or implied by runs_per_year x run_hours / 8760."

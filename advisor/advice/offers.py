@@ -262,21 +262,22 @@ class RentPricing:
         nodes: np.ndarray,
         tokens_per_s: np.ndarray,
         hw: Hardware | None,
-        price_factor: Any = None,
+        break_even_factor: Any = None,
         overrides: Mapping[str, Any] | None = None,
     ) -> dict[str, np.ndarray]:
-        """The cost model at each size's headline market (prices scaled by `price_factor` when given)."""
-        scaled = price_factor is not None
+        """The cost model at each size's headline market; the price break-even is measured against scaled by
+        ``break_even_factor`` when given (the Monte Carlo's draw over that market's own offers)."""
+        scaled = break_even_factor is not None
         return costs(
             s=s,
             gpus=gpus,
             nodes=nodes,
             tokens_per_s=tokens_per_s,
-            rent_price=self.head_price * price_factor if scaled else self.head_price,
+            rent_price=self.head_price,
             reserved=self.head_reserved,
             spot_lost=np.where(self.head_spot, self.spot_lost, 0.0),
             floating=self.head_floating,
-            break_even_price=self.be_price * price_factor if scaled else self.be_price,
+            break_even_price=self.be_price * break_even_factor if scaled else self.be_price,
             hw=hw,
             overrides=overrides,
             break_even_committed=np.isin(self.be_market, list(RESERVED_MARKETS)),

@@ -3,10 +3,14 @@ user's manual capex, scaled to the scenario's node size."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+from django.conf import settings
+from django.utils import timezone
 
 from advisor import formatting as fmt
 from advisor.scenario import Scenario, ScenarioError
@@ -74,7 +78,26 @@ def _power_source(source: str) -> str:
     return "; ".join(parts) or source
 
 
-def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
+def quote_age_warning(*, quoted_on: Any, today: dt.date) -> str | None:
+    """A warning when the purchase quote is older than settings.HARDWARE_QUOTE_STALE_AFTER_DAYS (rental offers are
+    flagged after PRICING_STALE_AFTER_HOURS; a 2020 launch price went unremarked, an outsider's probe)."""
+    if quoted_on is None:
+        return None
+    day = quoted_on if isinstance(quoted_on, dt.date) else dt.date.fromisoformat(str(quoted_on)[:10])
+    limit = int(settings.HARDWARE_QUOTE_STALE_AFTER_DAYS)
+    age = (today - day).days
+    if age <= limit:
+        return None
+    return (
+        f"The hardware quote is from {day.isoformat()}, {age / 365:.1f} years old (older than {limit} days, "
+        "HARDWARE_QUOTE_STALE_AFTER_DAYS): server prices move when a GPU's successor ships; ask for a current "
+        "quote or give /buy/capex_usd."
+    )
+
+
+def hardware(s: Scenario, warnings: list[str], *, today: dt.date | None = None) -> Hardware | None:
+    """What owning costs per node (the catalog quote, or the manual /buy/capex_usd) and the quote's document;
+    None (with a warning) when nothing prices it. ``today``: the date quotes are aged against."""
     gpn = s.network.gpus_per_node
     spec = get_gpu(s.gpu)
     quote: selectors.HardwareQuoteInfo | None
@@ -117,6 +140,8 @@ def hardware(s: Scenario, warnings: list[str]) -> Hardware | None:
         load_kw, idle_kw = float(quote.power_kw) * scale, (0.0 if idle is None else float(idle) * scale)
         fabric = float(quote.networking_usd_per_node) * scale
         capex = float(quote.usd) * scale
+        if not manual and (stale := quote_age_warning(quoted_on=quote.quoted_on, today=today or timezone.now().date())):
+            warnings.append(stale)
     else:
         load_kw, idle_kw, fabric, capex = spec.server_power_kw * gpn / spec.gpus_per_node, 0.0, 0.0, math.nan
         doc = {

@@ -143,7 +143,7 @@ def _own_reasons(
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
         f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
-        f"{be_words}."
+        f"{be_words}{chosen_market_break_even(doc, against=market)}."
     )
     rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]
     if not priced:
@@ -164,6 +164,25 @@ def _own_reasons(
             f"Utilization {pct(u)} is below break-even against renting {against} ({pct(be)}) on "
             f"{n_gpus(rec_gpus)}: owning costs more than renting."
         )
+
+
+def chosen_market_break_even(doc: Mapping[str, Any], *, against: str) -> str:
+    """The break-even against the market the size rents on, where that is not the market break-even is measured
+    against (an outsider's probe: the 405B plan rented spot while its summary gave break-even against on-demand
+    only, and that owning never breaks even against spot appeared nowhere). "" when they are the same."""
+    chosen = doc["rent"]["market"]
+    if not chosen or chosen == against or doc["rent"]["by_market"].get(chosen) is None:
+        return ""
+    by_market = doc["buy"].get("break_even_by_market") or {}
+    key = chosen if chosen in by_market else "manual_quote"
+    u_star = by_market.get(key)
+    phrase = MARKET_PHRASES.get(chosen, chosen)
+    if chosen in RESERVED_MARKETS:  # a term billed every hour: the hourly prices decide (cost-model.md 4.1)
+        verdict = "owning is cheaper at any utilization" if u_star is not None else "owning costs more fully busy"
+        return f"; against renting {phrase}, the market chosen, {verdict}"
+    if u_star is None:
+        return f"; against renting {phrase}, the market chosen, owning never breaks even within the year"
+    return f"; against renting {phrase}, the market chosen, break-even is {pct(u_star)} utilization"
 
 
 def _per_run_comparison(doc: Mapping[str, Any]) -> str:

@@ -30,7 +30,7 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   the throughput error (the prediction's own P10-P90 band, estimator.calibrate.band_log_factors) -> P10/P50/P90 of run
   hours and cost per run (rented: at the quoted price, so the quoted cost lies inside its band);
   break-even also draws the rental price (uniform over the ``MC_PRICE_ALTERNATIVES`` cheapest
-  eligible offers of the chosen market: the cheapest may have no capacity).
+  eligible offers of the market break-even is measured against: the cheapest may have no capacity).
 - Sensitivity: each input moved -20% and +20% (utilization capped at 1), the change of
   "owned minus rented cost per run" at the recommended size; the six largest swings.
 """
@@ -620,7 +620,7 @@ def advise_training(
     gpus, nodes, tps = sizes.gpus, sizes.nodes, sizes.tokens_per_s
 
     rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
-    hw = hardware(s, warnings)
+    hw = hardware(s, warnings, today=now.date())
     base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
     band = ThroughputBand(
         log_sigma=sizes.prediction.interval_log_sigma,
@@ -722,17 +722,44 @@ def _alternatives(
     if not s.compare_gpus:
         return []
     rows = [own]
+    catalog_priced, note = catalog_prices_for_other_gpus(s)
     for gpu in s.compare_gpus:
         if gpu == s.gpu:
             continue
         try:
-            other = advise_training(scenario_for_gpu(s, gpu), calibration=calibration, now=now, explain_no_fit=False)
+            other = advise_training(
+                scenario_for_gpu(catalog_priced, gpu), calibration=calibration, now=now, explain_no_fit=False
+            )
         except ScenarioError as exc:
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
-        rows.append(alternative_row(gpu, other.sizes, knee))
+        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note})
     return rows
+
+
+def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
+    """The scenario without its manual quotes, and a note naming them, for pricing another GPU.
+
+    DESIGN.md: ``rent.usd_per_gpu_hour`` and ``buy.capex_usd`` (one node of this GPU) are negotiated prices for the
+    scenario's GPU, and ``buy.server`` names one of its servers; another GPU is priced at its own catalog offers and
+    quote (an outsider's probe: a B200 $4.00/GPU-hour quote applied to MI300X made owning it look cheaper, where its
+    catalog offers say renting is)."""
+    quoted = []
+    if s.rent.usd_per_gpu_hour is not None:
+        quoted.append(f"rent ${s.rent.usd_per_gpu_hour:,.2f}/GPU-hour")
+    if s.buy.capex_usd is not None:
+        quoted.append(f"capex ${s.buy.capex_usd:,.0f} per node")
+    if s.buy.server is not None:
+        quoted.append(f"server {s.buy.server!r}")
+    if not quoted:
+        return s, None
+    plain = replace(
+        s,
+        rent=replace(s.rent, usd_per_gpu_hour=None),
+        buy=replace(s.buy, capex_usd=None, server=None),
+    )
+    return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

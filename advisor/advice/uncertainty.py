@@ -18,7 +18,7 @@ MC_SAMPLES: Final[int] = 2000
 
 
 # The price spread a renter faces: the cheapest offer may have no capacity, so draws go uniformly over the
-# cheapest few eligible offers of the chosen market (the cheapest included).
+# cheapest few eligible offers of the market break-even is measured against (the cheapest included).
 MC_PRICE_ALTERNATIVES: Final[int] = 5
 
 
@@ -142,7 +142,7 @@ def monte_carlo_quantiles(
     rent: RentPricing,
     hw: Hardware | None,
 ) -> dict[str, np.ndarray]:
-    """Throughput error (and, for break-even, the price spread of each size's headline market) -> (P10, P50, P90)
+    """Throughput error (and, for break-even, the price spread of the market it is measured against) -> (P10, P50, P90)
     per size of run hours, rented cost per run at the quoted price and, when owning is priced, owned cost per run
     and break-even. The throughput error is drawn from the prediction's own P10-P90 band (band_log_factors), so the
     run-hour band is the tokens/s band inverted and the quoted point is its median."""
@@ -153,33 +153,30 @@ def monte_carlo_quantiles(
         )
     )[:, None]
     draws = rng.random(size=(MC_SAMPLES, len(gpus)))
-    sampled_price = np.empty((MC_SAMPLES, len(gpus)))
+    factor = np.ones((MC_SAMPLES, len(gpus)))
     for i in range(len(gpus)):
-        if not rent.markets:
-            sampled_price[:, i] = np.inf
+        # Break-even is measured against ``be_market`` (on-demand, else the headline market): its band draws over
+        # that market's own offers. Drawing the headline market's (spot) and scaling the on-demand price by them
+        # gave a band no on-demand offer charges (an outsider's probe: "77%, P10-P90 41% to 77%" at $2.95-2.99).
+        market, price = rent.be_market[i], float(rent.be_price[i])
+        if not market or not math.isfinite(price) or price <= 0:
             continue
-        table = rent.market.per_used_gpu_hour[rent.markets[rent.headline[i]]][:, i]
+        table = rent.market.per_used_gpu_hour[market][:, i]
         finite = np.sort(table[np.isfinite(table)])[:MC_PRICE_ALTERNATIVES]
-        sampled_price[:, i] = finite[(draws[:, i] * finite.size).astype(int)] if finite.size else np.inf
-    head_price = rent.head_price
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(np.isfinite(head_price) & (head_price > 0), sampled_price / head_price, 1.0)
+        if finite.size:
+            factor[:, i] = finite[(draws[:, i] * finite.size).astype(int)] / price
+    # The rental cost band is at the price the Advice quotes (throughput error only), so the quoted cost per run
+    # is its median and lies inside P10..P90; the spread over the next-cheapest offers (the quoted one may have
+    # no capacity) stays in the break-even band.
     mc = rent.headline_costs(
         s=s,
         gpus=gpus,
         nodes=nodes,
         tokens_per_s=tokens_per_s,
         hw=hw,
-        price_factor=factor,
+        break_even_factor=factor,
         overrides={"throughput_factor": throughput},
     )
-    # The rental cost band is at the price the Advice quotes (throughput error only), so the quoted cost per run
-    # is its median and lies inside P10..P90; the spread over the next-cheapest offers (the quoted one may have
-    # no capacity) stays in the break-even band.
-    at_quote = rent.headline_costs(
-        s=s, gpus=gpus, nodes=nodes, tokens_per_s=tokens_per_s, hw=hw, overrides={"throughput_factor": throughput}
-    )
-    mc = {**mc, "rent_usd_per_run": at_quote["rent_usd_per_run"]}
     sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
     stacked = np.stack(np.broadcast_arrays(*(inf_if_not_finite(mc[k]) for k in sampled)))
     with np.errstate(invalid="ignore"):
@@ -199,5 +196,5 @@ def uncertainty_document(*, band: ThroughputBand) -> dict[str, Any]:
         "throughput_p10_multiplier .. x throughput_p90_multiplier, the point its median; from the calibration's "
         "held-out errors, with the spread between software stacks when the stack is not known); rental cost per run "
         "at the quoted price; break-even also over a rental price uniform over the cheapest eligible offers of the "
-        "chosen market",
+        "market it is measured against (break_even_against.market)",
     }

@@ -6,6 +6,7 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from advisor import charts
@@ -38,8 +39,12 @@ def usd(value: Any) -> str:
 
 
 def usd_exact(value: Any) -> str:
-    """Whole dollars with separators: the form the PDF's key figures use."""
-    return "n/a" if value is None else f"${float(value):,.0f}"
+    """Whole dollars with separators: the form the PDF's key figures use; the sign before the dollar ("-$2,282,882",
+    not "$-2,282,882": an outsider's probe, a buying year net of its resale value)."""
+    if value is None or not math.isfinite(float(value)):
+        return "n/a"
+    dollars = round(float(value))  # an int: -0.4 rounds to 0, printed "$0" (never "$-0")
+    return f"-${-dollars:,}" if dollars < 0 else f"${dollars:,}"
 
 
 def percent(value: Any) -> str:
@@ -55,6 +60,14 @@ def break_even_text(value: Any, *, digits: int = 0) -> str:
 
 def hours(value: Any) -> str:
     return "n/a" if value is None else format_hours(float(value))
+
+
+def hours_in_one_unit(*values: Any) -> list[str]:
+    """Several durations (a run time and its P10-P90 band) in the unit the largest of them takes in
+    ``format_hours``, so a range never mixes units ("45.6 h to 3.4 d" was an outsider's probe)."""
+    known = [float(v) for v in values if v is not None]
+    days = bool(known) and format_hours(max(known)).endswith(" d")
+    return ["n/a" if v is None else f"{float(v) / 24:,.1f} d" if days else format_hours(float(v)) for v in values]
 
 
 def layout_text(layout: dict[str, Any] | None) -> str:
@@ -100,8 +113,11 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for size in advice.get("sizes", []):
         band = ""
+        run_time, low_time, high_time = hours_in_one_unit(
+            size.get("run_hours"), size.get("run_hours_p10"), size.get("run_hours_p90")
+        )
         if size.get("run_hours_p10") is not None and size.get("run_hours_p90") is not None:
-            band = f"{hours(size['run_hours_p10'])} to {hours(size['run_hours_p90'])}"
+            band = f"{low_time} to {high_time}"
         break_even = _get(size, "buy", "break_even_utilization")
         be_low = _get(size, "buy", "break_even_utilization_p10")
         be_high = _get(size, "buy", "break_even_utilization_p90")
@@ -114,7 +130,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "gpus": size.get("gpus"),
                 "nodes": size.get("nodes"),
                 "layout": layout_text(size.get("layout")),
-                "run_time": hours(size.get("run_hours")),
+                "run_time": run_time,
                 "run_time_band": band,
                 "rent_per_run": usd(_get(size, "rent", "usd_per_run")),
                 "rent_offer": offer_text(size, advice=advice) + spot_overhead_text(size),
@@ -219,7 +235,10 @@ def is_inference(advice: dict[str, Any]) -> bool:
 
 
 def usd_cents(value: Any) -> str:
-    return "n/a" if value is None else f"${float(value):,.2f}"
+    if value is None:
+        return "n/a"
+    number = float(value)
+    return f"-${-number:,.2f}" if number < 0 else f"${number:,.2f}"
 
 
 ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the targets"}
@@ -658,7 +677,7 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         elif monthly and not alt.get("meets_latency"):
             note = "no deployment meets the latency targets"
         else:
-            note = ""
+            note = alt.get("pricing_note") or ""
         rows.append(
             {
                 "gpu": alt.get("gpu"),

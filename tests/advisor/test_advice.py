@@ -687,3 +687,81 @@ def test_no_rental_price_means_no_break_even_sentence(catalog: dict[str, Any]) -
     text = " ".join(advice["recommendation"]["reasons"] + advice["warnings"])
     assert "never breaks even" not in text and "does not even cover" not in text
     assert "renting is not priced at this size" in text
+
+
+def test_the_break_even_band_draws_over_the_offers_of_the_market_it_is_measured_against(
+    catalog: dict[str, Any],
+) -> None:
+    # An outsider's probe: with spot the headline market, the on-demand price was scaled by the spread of the spot
+    # offers ("77%, P10-P90 41% to 77%" where the on-demand offers give 76-77%). Here the spot offers are $2.00 and
+    # $3.50 (a spread of x1.75), the on-demand ones $4.00 and $5.00: the band must lie between u* at $5 and at $4.
+    _offer(Provider.objects.get(slug="bolt"), "bolt-8h100", "spot", 8, 28.0, region="eu-west")
+    doc = advise(scenario(rent={"markets": ["on_demand", "spot"]}), now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    assert size["rent"]["market"] == "spot"
+    buy = size["buy"]
+    assert buy["break_even_against"] == {"market": "on_demand", "usd_per_gpu_hour": pytest.approx(4.0)}
+
+    def u_star(price: float) -> float:
+        return buy["usd_per_year"] / (8 * 8760 * (price - buy["variable_usd_per_busy_gpu_hour"]))
+
+    assert buy["break_even_utilization"] == pytest.approx(u_star(4.0))
+    assert buy["break_even_utilization_p10"] == pytest.approx(u_star(5.0))
+    assert buy["break_even_utilization_p90"] == pytest.approx(u_star(4.0))
+
+
+def test_compare_gpus_prices_other_gpus_at_their_catalog_not_the_plans_manual_quotes(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    # An outsider's probe: a B200 $4.00/GPU-hour quote and a B200 node's capex priced MI300X and H100 rows, and the
+    # MI300X conclusion flipped. DESIGN.md: the manual quotes are negotiated for the scenario's GPU.
+    doc = scenario(compare_gpus=["a100-80gb"], buy={**BUY, "capex_usd": 1_000_000})
+    doc["rent"] = {"markets": ["on_demand"], "usd_per_gpu_hour": 9.0}
+    advice = advise(doc, calibration=calibration, now=NOW).to_dict()
+    validate(advice)
+    own, other = advice["alternatives"]
+    assert own["rent_usd_per_run"] == pytest.approx(own["gpus"] * own["run_hours"] * 9.0)
+    assert own.get("pricing_note") is None
+    # No A100 offer or server quote in this catalog: neither side of the A100 row is priced, and the row says why.
+    assert other["rent_usd_per_run"] is None and other["buy_usd_per_run"] is None
+    assert "manual quotes (rent $9.00/GPU-hour, capex $1,000,000 per node) are for h100-sxm" in other["pricing_note"]
+    assert _offer(Provider.objects.get(slug="acme"), "acme.8xa100", "on_demand", 8, 16.0, gpu="a100-80gb")
+    priced = advise(doc, calibration=calibration, now=NOW).to_dict()["alternatives"][1]
+    assert priced["rent_usd_per_run"] == pytest.approx(priced["gpus"] * priced["run_hours"] * 2.0)
+
+
+def test_the_reasons_give_break_even_against_the_market_chosen_when_it_is_not_the_one_measured(
+    catalog: dict[str, Any],
+) -> None:
+    # An outsider's probe: the 405B plan rented spot, its summary gave break-even against on-demand only, and that
+    # owning never breaks even against spot appeared nowhere.
+    doc = advise(scenario(rent={"markets": ["on_demand", "spot"]}), now=NOW).to_dict()
+    size = by_gpus(doc, doc["recommendation"]["gpus"])
+    assert size["rent"]["market"] == "spot" and size["buy"]["break_even_against"]["market"] == "on_demand"
+    spot = size["buy"]["break_even_by_market"]["spot"]
+    said = (
+        "owning never breaks even within the year"
+        if spot is None
+        else f"break-even is {round(spot * 100)}% utilization"
+    )
+    reasons = " ".join(doc["recommendation"]["reasons"])
+    assert f"against renting spot, the market chosen, {said}" in reasons
+    # Renting on-demand, the market break-even is measured against: nothing more to say.
+    only = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
+    assert "the market chosen" not in " ".join(only["recommendation"]["reasons"])
+
+
+def test_an_old_hardware_quote_is_flagged_with_the_threshold_and_why(catalog: dict[str, Any], settings: Any) -> None:
+    # An outsider's probe: purchases priced at the 2020 DGX A100 launch price carried no age warning, while rental
+    # offers are flagged stale after 48 hours.
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 365
+    warnings = advise(scenario(), now=NOW).to_dict()["warnings"]  # the quote is of 2025-06-01, 548 days before
+    assert any(
+        w.startswith("The hardware quote is from 2025-06-01, 1.5 years old (older than 365 days") for w in warnings
+    )
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 730
+    assert not any("hardware quote is from" in w for w in advise(scenario(), now=NOW).to_dict()["warnings"])
+    # A manual capex is the user's own, current price: nothing to age.
+    settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 365
+    manual = advise(scenario(buy={**BUY, "capex_usd": 300_000}), now=NOW).to_dict()["warnings"]
+    assert not any("hardware quote is from" in w for w in manual)

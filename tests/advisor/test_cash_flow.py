@@ -84,9 +84,20 @@ def test_hand_worked_example() -> None:
     assert totals["horizon_years"] == 2
 
 
+@pytest.mark.parametrize("decline", [0.0, 0.2])
 @pytest.mark.parametrize("rate", [0.0, 0.08, 0.15])
-def test_discounted_years_add_up_to_the_advice_npv(rate: float) -> None:
-    advice = _advice(capex=782_716, own_per_year=131_718, rent_per_year=105_788, residual=78_271, rate=rate, years=5)
+def test_discounted_years_add_up_to_the_advice_npv(rate: float, decline: float) -> None:
+    # With a decline too (an outsider's probe, 20%/year at 6% over 4 years: the proposal's present cost of renting
+    # was $1,529,971 against the API's $1,691,242, the cash stepping the price monthly and the NPV yearly).
+    advice = _advice(
+        capex=782_716,
+        own_per_year=131_718,
+        rent_per_year=105_788,
+        residual=78_271,
+        rate=rate,
+        years=5,
+        decline=decline,
+    )
     totals = yearly_totals(advice=advice)
     assert totals is not None
     assert totals["total"]["buy_present_usd"] == pytest.approx(advice["npv"]["buy_present_cost_usd"], rel=1e-9)
@@ -121,3 +132,51 @@ def test_no_series_no_totals(example_advice: dict[str, Any]) -> None:
     advice = copy.deepcopy(example_advice)
     advice["recommendation"]["action"] = "none"
     assert decision_amount(advice=advice) is None
+
+
+def test_a_declining_price_is_paid_one_step_a_year_as_the_present_cost_assumes() -> None:
+    # 20% a year on $120,000 a year of rent: year 1 pays $120,000, year 2 $96,000, year 3 $76,800.
+    totals = yearly_totals(
+        advice=_advice(capex=0, own_per_year=0, rent_per_year=120_000, residual=0, rate=0.06, years=3, decline=0.2)
+    )
+    assert totals is not None
+    assert [y["rent_usd"] for y in totals["years"][1:]] == pytest.approx([120_000, 96_000, 76_800])
+
+
+def test_the_basis_says_the_cash_is_undiscounted_and_when_it_favours_the_other_option() -> None:
+    # An outsider's probe: the 70B example said "Rent" over a cash table where buying cost less, and nothing said the
+    # cash is undiscounted nor that present cost decides. $100k up front vs $26k a year of rent over 5 years at 10%:
+    # $130k of rent cash against $100k, but a present cost of $98,560 against $100,000.
+    advice = _advice(capex=100_000, own_per_year=0, rent_per_year=26_000, residual=0, rate=0.10, years=5)
+    totals = yearly_totals(advice=advice)
+    assert totals is not None
+    assert totals["total"]["rent_usd"] > totals["total"]["buy_usd"]
+    assert totals["total"]["rent_present_usd"] < totals["total"]["buy_present_usd"]
+    assert "undiscounted" in totals["basis"] and "discounted at 10% a year" in totals["basis"]
+    assert "buying costs less cash over the horizon but more in present cost than renting" in totals["basis"]
+    agree = yearly_totals(
+        advice=_advice(capex=100_000, own_per_year=0, rent_per_year=60_000, residual=0, rate=0.10, years=5)
+    )
+    assert agree is not None and "undiscounted" in agree["basis"] and "costs less cash" not in agree["basis"]
+
+
+def _renting(*, utilization: float | None, runs: float) -> dict[str, Any]:
+    advice = _advice(capex=1e6, own_per_year=0, rent_per_year=876_000, residual=0, rate=0.08, years=5, action="rent")
+    advice["scenario"].update(utilization=utilization, workload={"runs_per_year": runs})
+    advice["cumulative_cost"]["utilization"] = utilization or 0.1
+    advice["sizes"] = [{"gpus": 8, "rent": {"usd_per_run": 43_800.0}}]
+    return advice
+
+
+def test_a_rent_amount_says_its_utilization_and_what_the_stated_runs_alone_cost() -> None:
+    # An outsider's probe: the 70B example asked for "$18,523,546 (rent in the first year)" at 70% utilization where
+    # its one run a year rents for $1,698,273, and nothing said the amount pays for other work too.
+    amount = decision_amount(advice=_renting(utilization=0.7, runs=2))
+    assert amount is not None and amount["usd"] == pytest.approx(876_000)
+    assert amount["stated_runs_usd"] == pytest.approx(87_600)
+    assert amount["label"].startswith("rent in the first year, GPUs busy 70% of the year; the stated 2 runs a year")
+    assert "alone rent for $87,600 a year, the rest is the other work that utilization assumes" in amount["label"]
+    # Utilization implied by the runs: the amount is the runs' rent, nothing more to say.
+    implied = decision_amount(advice=_renting(utilization=None, runs=20))
+    assert implied is not None and implied["stated_runs_usd"] is None
+    assert implied["label"] == "rent in the first year, GPUs busy 10% of the year"

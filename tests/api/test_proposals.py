@@ -250,3 +250,28 @@ def test_the_workbook_states_the_calibration_accuracy_the_pdf_and_page_state() -
     assert rows["Calibration accuracy"] == calibration_line(advice=advice)
     assert "median error 4.6% of tokens/s" in rows["Calibration accuracy"]
     assert "Calibration leave-one-out error" not in rows
+
+
+def test_the_workbook_dates_the_defaults_and_calls_the_users_inputs_theirs() -> None:
+    """An outsider's probe: the XLSX dropped the as-of dates the PDF gives defaults (colocation "(as of 2025-12-31)")
+    and labelled the user's own discount rate and years "scenario (defaults filled in)"."""
+    from openpyxl import load_workbook
+
+    from advisor.xlsx import proposal_workbook
+
+    advice = json.loads((ROOT / "tests" / "fixtures" / "advice_training_example.json").read_text())
+    advice["assumptions"].append(
+        {
+            "pointer": "/buy/colo_usd_per_kw_month",
+            "value": 150.0,
+            "unit": "USD/kW-month",
+            "source": "CBRE",
+            "as_of": "2025-12-31",
+        }
+    )
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
+    rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
+    colo = [r for r in rows if r[0] == "/buy/colo_usd_per_kw_month"]
+    assert colo[0][3] == "CBRE (as of 2025-12-31)"
+    assert colo[1][3] == "default (the row above gives its source)"
+    assert next(r for r in rows if r[0] == "/buy/discount_rate")[3] == "your input"

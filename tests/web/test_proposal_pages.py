@@ -143,3 +143,41 @@ def test_the_cash_flow_caption_counts_gpus_and_names_the_market_in_words() -> No
     assert one is not None and (one["gpus_text"], one["market_text"]) == ("1 GPU", "on-demand")
     many = yearly_table(yearly={**totals, "gpus": 16, "rent_market": "reserved_1y"})
     assert many is not None and (many["gpus_text"], many["market_text"]) == ("16 GPUs", "1-year reserved")
+
+
+def test_the_proposal_says_its_cash_is_undiscounted_and_present_cost_decides(alice: Client, saved: Any) -> None:
+    """An outsider's probe: the 70B proposal said "Rent" under a chart ("Buying becomes cheaper in month 60") and a cash
+    table favouring buying, and nothing said those figures are undiscounted nor which ones the decision uses."""
+    import json
+    from pathlib import Path
+
+    from openpyxl import load_workbook
+
+    from advisor.charts import chart_cumulative
+    from advisor.proposal import render_proposal_html
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json"
+    advice = json.loads(fixture.read_text())
+    html = render_proposal_html(advice=advice, scenario_name="example")
+    basis = re.search(r'data-testid="decision-basis">([^<]*)<', html)
+    assert basis and "undiscounted" in basis.group(1) and "decision compares present costs" in basis.group(1)
+    caption = chart_cumulative(advice=advice).caption
+    assert "Undiscounted cash; the decision compares present costs (discounted at" in caption
+    alice.post(f"/scenarios/{saved.pk}/proposals/")
+    response = alice.get(f"/proposals/{Proposal.objects.get().pk}/proposal.xlsx")
+    summary = {r[0]: r[1] for r in load_workbook(io.BytesIO(response.content))["Summary"].iter_rows(values_only=True)}
+    assert "undiscounted" in summary["Decision basis"]
+
+
+def test_negative_money_puts_the_sign_first_and_a_range_keeps_one_unit() -> None:
+    """An outsider's probe: "$-2,282,882" (a buying year net of its resale value) and "2.5 d, P10-P90 45.6 h to
+    3.4 d"."""
+    from advisor.web.presenters import hours_in_one_unit, size_rows, usd_cents, usd_exact
+
+    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "$0", "$1,234,567")
+    assert usd_cents(-3.5) == "-$3.50"
+    assert hours_in_one_unit(60.0, 45.6, 81.6) == ["2.5 d", "1.9 d", "3.4 d"]
+    assert hours_in_one_unit(10.0, 8.0, None) == ["10.0 h", "8.0 h", "n/a"]
+    size = {"gpus": 8, "run_hours": 60.0, "run_hours_p10": 45.6, "run_hours_p90": 81.6}
+    row = size_rows(advice={"sizes": [size]})[0]
+    assert (row["run_time"], row["run_time_band"]) == ("2.5 d", "1.9 d to 3.4 d")
