@@ -572,7 +572,9 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
             continue
         series.append(Series(label, [0.0, 1.0], [price, price], color, dash="6 4", points=False))
         # The advice's own break-even against this market (the same number the headline and the PDF quote).
-        u_star = _get(size, "buy", "break_even_by_market", market)
+        by_market = _get(size, "buy", "break_even_by_market") or {}
+        # A manual rent quote is drawn as the on-demand line; its break-even is keyed manual_quote.
+        u_star = by_market.get(market, by_market.get("manual_quote") if market == "on_demand" else None)
         if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
             u_star = f / (price - v)
         if u_star is not None and u_star <= 1:

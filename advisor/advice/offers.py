@@ -371,8 +371,11 @@ def break_even_by_market(
     reserved terms by economics.break_even_against_term (0: owning is cheaper at any utilization).
     A manual rent quote is keyed ``manual_quote``. Infinite where the market has no offer or never breaks even."""
     out: dict[str, np.ndarray] = {}
+    manual = s.rent.usd_per_gpu_hour is not None
     with np.errstate(divide="ignore", invalid="ignore"):
-        for m in rent.markets:
+        # A manual quote is priced as on-demand only (the terms have no price): an outsider's probe found the terms'
+        # "never" overwriting the quote's break-even under the one key.
+        for m in ["on_demand"] if manual else rent.markets:
             price = rent.used_price[m] * (base["level"] if m in FLOATING_MARKETS else 1.0)
             if m == "spot":
                 price = price / np.maximum(1e-12, 1.0 - rent.spot_lost)
@@ -385,7 +388,7 @@ def break_even_by_market(
             )
             if m not in RESERVED_MARKETS:
                 be = np.where(be > 0, be, np.inf)
-            key = "manual_quote" if s.rent.usd_per_gpu_hour is not None else m
+            key = "manual_quote" if manual else m
             out[key] = np.where(np.isfinite(be), be, np.inf)
     return out
 

@@ -229,6 +229,23 @@ def test_manual_quotes_override_the_catalog(catalog: dict[str, Any]) -> None:
     assert doc["hardware_quote"]["manual"] is True and doc["price_freshness"]["kind"] == "manual"
 
 
+@pytest.mark.parametrize("markets", [["on_demand"], ["on_demand", "reserved_1y", "reserved_3y"]])
+def test_a_manual_quotes_break_even_is_the_same_whatever_markets_are_ticked(
+    catalog: dict[str, Any], markets: list[str]
+) -> None:
+    # An outsider's probe: with the reserved terms ticked, their "never" overwrote the quote's break-even under the one
+    # key manual_quote (null in the API while the headline said 89%), and the chart drew no break-even marker.
+    from advisor.charts import chart_breakeven
+
+    rent = {"usd_per_gpu_hour": 2.5, "markets": markets}
+    doc = advise(scenario(rent=rent, buy={**BUY, "capex_usd": 200_000}), now=NOW).to_dict()
+    size = by_gpus(doc, doc["recommendation"]["gpus"] or 16)
+    u_star = size["buy"]["break_even_utilization"]
+    assert u_star is not None and 0 < u_star <= 1
+    assert size["buy"]["break_even_by_market"] == {"manual_quote": pytest.approx(u_star)}
+    assert f"break-even vs on-demand {u_star:.0%}" in str(chart_breakeven(advice=doc).svg)
+
+
 def test_recommendation_states_the_numbers(catalog: dict[str, Any]) -> None:
     doc = advise(scenario(), now=NOW).to_dict()
     rec = doc["recommendation"]
