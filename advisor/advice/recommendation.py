@@ -38,13 +38,16 @@ def knee_index(gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray) -> tuple
     return knee, None, None
 
 
-def cheapest_size(size_docs: list[dict[str, Any]]) -> tuple[int, float, str] | None:
-    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options."""
+def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
+    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options. Owning counts only
+    at sizes that finish the year's runs within the year (an outsider's probe: 64 owned GPUs were offered as the
+    cheapest for 2 runs a year of 340 days each); rented clusters can run side by side."""
     options = [
         (d[side]["usd_per_run"], d["gpus"], word)
         for d in size_docs
         for side, word in (("rent", "rented"), ("buy", "owned"))
         if d[side]["usd_per_run"] is not None
+        and (side == "rent" or (d["run_hours"] or 0.0) * runs_per_year <= ec.HOURS_PER_YEAR)
     ]
     if not options:
         return None
@@ -224,7 +227,7 @@ def _chosen_size_reasons(
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
-    cheapest = cheapest_size(size_docs)
+    cheapest = cheapest_size(size_docs, runs_per_year=s.workload.runs_per_year)
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         reasons.append(

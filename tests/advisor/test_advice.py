@@ -782,3 +782,18 @@ def test_an_old_hardware_quote_is_flagged_with_the_threshold_and_why(catalog: di
     settings.HARDWARE_QUOTE_STALE_AFTER_DAYS = 365
     manual = advise(scenario(buy={**BUY, "capex_usd": 300_000}), now=NOW).to_dict()["warnings"]
     assert not any("hardware quote is from" in w for w in manual)
+
+
+def test_the_cheapest_size_offered_can_do_the_years_runs_when_owned() -> None:
+    # An outsider's probe: "If the run time does not matter, 64 GPUs is the cheapest per run ($1,214,530 owned)" for
+    # 2 runs a year of 340 days each: owned, that size cannot do them; rented, two clusters can run side by side.
+    from advisor.advice.recommendation import cheapest_size
+
+    def size(gpus: int, hours: float, rent: float, own: float) -> dict[str, Any]:
+        return {"gpus": gpus, "run_hours": hours, "rent": {"usd_per_run": rent}, "buy": {"usd_per_run": own}}
+
+    docs = [size(64, 340 * 24, 2_000_000, 1_214_530), size(512, 45 * 24, 1_700_000, 1_400_000)]
+    assert cheapest_size(docs, runs_per_year=2) == (512, 1_400_000, "owned")
+    assert cheapest_size(docs, runs_per_year=1) == (64, 1_214_530, "owned")
+    docs[0]["rent"]["usd_per_run"] = 1_100_000
+    assert cheapest_size(docs, runs_per_year=2) == (64, 1_100_000, "rented")
