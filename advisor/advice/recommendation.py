@@ -227,7 +227,7 @@ def _chosen_size_reasons(
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
-    cheapest = cheapest_size(size_docs, runs_per_year=s.workload.runs_per_year)
+    cheapest = cheapest_size(size_docs, runs_per_year=float(s.workload.runs_per_year or 0.0))
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         reasons.append(
