@@ -58,6 +58,18 @@ def break_even_text(value: Any, *, digits: int = 0) -> str:
     return fmt.percent(value, digits=digits)
 
 
+def size_break_even_text(size: dict[str, Any], *, digits: int = 0) -> str:
+    """A size's break-even utilization, "n/a" where renting or owning is not priced there (an outsider's probe:
+    "not priced · n/a · n/a · never" on inference rows the API gives no figures for)."""
+    priced = [
+        any((size.get(side) or {}).get(key) is not None for key in ("usd_per_run", "usd_per_month"))
+        for side in ("rent", "buy")
+    ]
+    if not all(priced):
+        return "n/a"
+    return break_even_text(_get(size, "buy", "break_even_utilization"), digits=digits)
+
+
 def hours(value: Any) -> str:
     return "n/a" if value is None else format_hours(float(value))
 
@@ -218,7 +230,7 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "buy_per_month": usd(_get(size, "buy", "usd_per_month")),
                 "buy_gpus": _get(size, "buy", "gpus_owned") or "",
                 "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
-                "break_even": break_even_text(_get(size, "buy", "break_even_utilization")),
+                "break_even": size_break_even_text(size),
                 "recommended": is_recommended,
             }
         )
@@ -306,7 +318,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
             {
                 "key": "break_even",
                 "label": f"Break-even utilization {break_even_market_words(size)}",
-                "value": break_even_text(_get(size, "buy", "break_even_utilization")),
+                "value": size_break_even_text(size),
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
         ],
@@ -370,7 +382,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
             {
                 "key": "break_even",
                 "label": f"Break-even utilization {break_even_market_words(size)}".strip(),
-                "value": break_even_text(_get(size, "buy", "break_even_utilization")),
+                "value": size_break_even_text(size),
                 "note": utilization_words(advice=advice, size=size),
             },
         ],
@@ -759,7 +771,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
                     "Rental price": offer_text(size, advice=advice),
-                    "Break-even utilization": break_even_text(_get(size, "buy", "break_even_utilization")),
+                    "Break-even utilization": size_break_even_text(size),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice=advice)["text"],
                     "Calibration": calibration_line(advice=advice),

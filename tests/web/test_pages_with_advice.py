@@ -255,7 +255,7 @@ def test_editing_another_users_scenario_through_the_planner_is_not_found(
 def test_planner_shows_price_freshness_before_calculating(client: Client) -> None:
     html = client.get("/plan/").content.decode()
     assert html.count('data-testid="price-freshness"') == 1
-    assert "Snapshot prices, quoted offers" in html
+    assert "Snapshot prices, the catalog's newest observation" in html and "quoted offers" not in html
     # Once results are on the page, the badge is the results' own (one badge, not two).
     assert client.post("/plan/", _planner_data()).content.decode().count('data-testid="price-freshness"') == 1
 
@@ -420,3 +420,15 @@ def test_before_any_advice_the_badge_describes_the_catalog_not_quoted_offers() -
         "Snapshot prices, the catalog's newest observation 2026-03-03, 325 offers undated (compiled 2026-12-02)"
     )
     assert "quoted" not in badge["text"] and "or later" not in badge["text"]
+
+
+def test_an_unpriced_row_has_no_break_even_to_state() -> None:
+    # An outsider's probe: inference rows read "not priced · n/a · n/a" and then "never" for the break-even.
+    from advisor.web.presenters import inference_rows
+
+    unpriced = {"gpus": 8, "tp": 8, "replicas": 1, "fits_memory": True, "meets_latency": False}
+    unpriced |= {"rent": {"usd_per_month": None}, "buy": {"usd_per_month": None, "break_even_utilization": None}}
+    priced = {**unpriced, "rent": {"usd_per_month": 9000.0}}
+    priced["buy"] = {"usd_per_month": 7000.0, "break_even_utilization": None}
+    rows = inference_rows(advice={"kind": "inference", "sizes": [unpriced, priced], "recommendation": {}})
+    assert [row["break_even"] for row in rows] == ["n/a", "never"]
