@@ -255,7 +255,7 @@ def test_editing_another_users_scenario_through_the_planner_is_not_found(
 def test_planner_shows_price_freshness_before_calculating(client: Client) -> None:
     html = client.get("/plan/").content.decode()
     assert html.count('data-testid="price-freshness"') == 1
-    assert "Snapshot prices, the catalog's newest observation" in html and "quoted offers" not in html
+    assert "Snapshot prices, the catalog&#x27;s newest observation" in html and "quoted offers" not in html
     # Once results are on the page, the badge is the results' own (one badge, not two).
     assert client.post("/plan/", _planner_data()).content.decode().count('data-testid="price-freshness"') == 1
 
