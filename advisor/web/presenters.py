@@ -343,6 +343,18 @@ def break_even_market_words(size: dict[str, Any]) -> str:
     return f"vs {MARKET_LABELS[market]}" if market in MARKET_LABELS else ""
 
 
+def chosen_market_break_even(size: dict[str, Any]) -> tuple[str, str] | None:
+    """(label, value) of the break-even against the rental market the advice chose, where that is not the market the
+    headline break-even is measured against (an outsider's probe: a spot decision showed only on-demand's 64%, spot's
+    "never" appeared nowhere); None otherwise."""
+    chosen = _get(size, "rent", "market")
+    by_market = _get(size, "buy", "break_even_by_market") or {}
+    against = _get(size, "buy", "break_even_against", "market") or _get(size, "buy", "break_even_market")
+    if chosen is None or chosen == against or chosen not in by_market or chosen not in MARKET_LABELS:
+        return None
+    return f"Break-even utilization vs {MARKET_LABELS[chosen]} (the market chosen)", break_even_text(by_market[chosen])
+
+
 def utilization_words(*, advice: dict[str, Any], size: dict[str, Any]) -> str:
     """ "planned 60%" (given) or "implied 77% by 4 runs a year"."""
     used = _get(size, "buy", "utilization")
@@ -359,6 +371,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     recommendation = advice.get("recommendation") or {}
     action = recommendation.get("action")
     size = recommended_size(advice=advice) or {}
+    chosen = [figure for figure in [chosen_market_break_even(size)] if figure is not None]
     cost = _get(size, "buy" if action == "buy" else "rent", "usd_per_run")
     alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
     return {
@@ -383,7 +396,10 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
                 "key": "break_even",
                 "label": f"Break-even utilization {break_even_market_words(size)}".strip(),
                 "value": size_break_even_text(size),
-                "note": utilization_words(advice=advice, size=size),
+                "note": "; ".join(
+                    [utilization_words(advice=advice, size=size)]
+                    + [f"{label.removeprefix('Break-even utilization ')}: {value}" for label, value in chosen]
+                ),
             },
         ],
     }
@@ -407,6 +423,7 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
         (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
+        *[figure for figure in [chosen_market_break_even(size)] if figure is not None],
     ]
 
 

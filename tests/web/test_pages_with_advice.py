@@ -432,3 +432,31 @@ def test_an_unpriced_row_has_no_break_even_to_state() -> None:
     priced["buy"] = {"usd_per_month": 7000.0, "break_even_utilization": None}
     rows = inference_rows(advice={"kind": "inference", "sizes": [unpriced, priced], "recommendation": {}})
     assert [row["break_even"] for row in rows] == ["n/a", "never"]
+
+
+def test_a_spot_decision_states_its_own_break_even_beside_on_demands() -> None:
+    # A finance probe: the 405B card showed break-even vs on-demand 64% while the decision was to rent spot, whose
+    # "never" appeared nowhere.
+    from advisor.web.presenters import MARKET_LABELS, headline, key_figures
+
+    size = {
+        "gpus": 512,
+        "run_hours": 1000.0,
+        "rent": {"market": "spot", "usd_per_run": 1.0e6, "offer": {"provider": "aws"}},
+        "buy": {
+            "usd_per_run": 1.5e6,
+            "utilization": 1.0,
+            "break_even_utilization": 0.64,
+            "break_even_against": {"market": "on_demand"},
+            "break_even_by_market": {"on_demand": 0.64, "spot": None},
+        },
+    }
+    advice = {"kind": "training", "recommendation": {"action": "rent", "gpus": 512}, "sizes": [size], "scenario": {}}
+    figure = next(f for f in headline(advice=advice)["figures"] if f["key"] == "break_even")
+    assert figure["value"] == "64%"
+    assert f"vs {MARKET_LABELS['spot']} (the market chosen): never" in figure["note"]
+    assert (f"Break-even utilization vs {MARKET_LABELS['spot']} (the market chosen)", "never") in key_figures(
+        advice=advice
+    )
+    size["rent"]["market"] = "on_demand"  # the chosen market is the one measured against: nothing added
+    assert "market chosen" not in str(headline(advice=advice)) + str(key_figures(advice=advice))
