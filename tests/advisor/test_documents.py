@@ -185,6 +185,8 @@ def test_every_fleet_input_validates_against_its_schema_and_model(name: str) -> 
     normalized = parse_fleet(document, defaults=CATALOG).to_dict()
     assert _valid(FLEET_SCHEMA, normalized) == []
     FleetPlanInput.model_validate(normalized)
+    # The normalized input reads back as itself: a plan's `fleet` echo posts back unchanged.
+    assert parse_fleet(normalized, defaults=CATALOG).to_dict() == normalized
 
 
 def _fleet_with_job(**job: Any) -> dict[str, Any]:

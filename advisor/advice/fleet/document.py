@@ -85,7 +85,11 @@ class JobSpec:
             "interruptible": self.interruptible,
         }
         if self.scenario is not None:
-            doc["workload"] = self.scenario.to_dict()["workload"]
+            workload = self.scenario.to_dict()["workload"]
+            # The job's runs_per_year is the run count (above); the Scenario's default of 4 is not used, and a workload
+            # that gives one is refused, so the echo would neither post back nor say what the plan used.
+            workload.pop("runs_per_year", None)
+            doc["workload"] = workload
         else:
             doc["hours"] = self.hours
         return doc
