@@ -9,7 +9,10 @@ What it refuses, and why each is checked here rather than left to the validators
 - an integer of more than MAX_JSON_INTEGER_DIGITS digits: int() refuses over 4,300 (a ValueError raised
   mid-parse, with no location), and no quantity needs a tenth of that;
 - NUL and unpaired surrogates in any string or key (advisor.textcheck): neither the database nor a
-  response can carry them, so one stored would break every later view of it.
+  response can carry them, so one stored would break every later view of it;
+- a name given twice in one object: RFC 8259 §4 leaves such text's meaning to the reader and I-JSON (RFC 7493
+  §2.3) forbids it. Python keeps the last, other readers the first, so `"gpu": "h100-sxm", "gpu": "l4"` would be
+  advice for a GPU the sender may not believe it asked about.
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ class JSONTextError(ValueError):
         super().__init__("; ".join(problem.message for problem in problems))
 
 
+class _RepeatedNames(dict[str, Any]):
+    """An object whose text gave some names more than once (`repeated`, in order), so that the walk after
+    parsing can name where it is; never returned to a caller."""
+
+    repeated: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class _TooManyDigits:
     """Stands in for an integer literal too long to convert, so that the walk after parsing can name where it is."""
@@ -77,22 +87,44 @@ def _bounded_int(literal: str) -> int | _TooManyDigits:
     return _TooManyDigits(digits) if digits > MAX_JSON_INTEGER_DIGITS else int(literal)
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}  # ordered, each name once
+    for name, _ in pairs:
+        if name in seen:
+            repeated[name] = None
+        seen.add(name)
+    marked = _RepeatedNames(value)
+    marked.repeated = tuple(repeated)
+    return marked
+
+
 def _located_problems(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[JSONTextProblem]:
     for bad in bad_strings(value, path):
         yield JSONTextProblem(bad, BAD_CHARACTER_DETAIL, "invalid_character")
-    yield from _long_integers(value, path)
+    yield from _value_problems(value, path)
 
 
-def _long_integers(value: Any, path: tuple[str | int, ...]) -> Iterator[JSONTextProblem]:
+def _value_problems(value: Any, path: tuple[str | int, ...]) -> Iterator[JSONTextProblem]:
+    """Integers too long to convert and names given twice, each at its pointer."""
     if isinstance(value, _TooManyDigits):
         message = f"a number with more than {MAX_JSON_INTEGER_DIGITS:,} digits is not accepted; got {value.digits:,}"
         yield JSONTextProblem(path, message, "invalid")
     elif isinstance(value, dict):
+        for name in getattr(value, "repeated", ()):
+            message = (
+                f"the name {json.dumps(visible(name), ensure_ascii=False)} is given more than once in this object; "
+                "names in a JSON object must be unique (RFC 7493 §2.3), give it once"
+            )
+            yield JSONTextProblem((*path, visible(name)), message, "duplicate_key")
         for key, item in value.items():
-            yield from _long_integers(item, (*path, visible(key)))  # a bad key is escaped, as bad_strings does
+            yield from _value_problems(item, (*path, visible(key)))  # a bad key is escaped, as bad_strings does
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _long_integers(item, (*path, index))
+            yield from _value_problems(item, (*path, index))
 
 
 def parse_json_text(text: bytes | str) -> Any:
@@ -102,7 +134,9 @@ def parse_json_text(text: bytes | str) -> Any:
     if json_depth(data) > limit:
         raise JSONTextError([JSONTextProblem((), f"nested deeper than {limit} arrays/objects", PARSE_ERROR)])
     try:
-        value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_bounded_int)
+        value = json.loads(
+            data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_bounded_int, object_pairs_hook=_object
+        )
     except json.JSONDecodeError as error:
         message = f"not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         raise JSONTextError([JSONTextProblem((), message, PARSE_ERROR)]) from error

@@ -27,14 +27,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
 from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
+from estimator import bounds
 from estimator.catalog import model_ids
 from estimator.specs import GPU_IDS, PRECISIONS
 from estimator.workload import STRATEGIES
 from pricing.models import Market
 
-# The smallest model the estimator is meant for: 1M parameters (below it the fixed per-step overheads dominate and
-# the FLOP model says nothing).
-MIN_PARAMS_B: Final[float] = 0.001
+# The smallest model the estimator is meant for (estimator.bounds: one definition, shared with profiled-run rows).
+MIN_PARAMS_B: Final[float] = bounds.MIN_PARAMS_B
 MAX_PARAMS_B: Final[float] = 100_000
 MAX_GPUS: Final[int] = 65_536
 MAX_DIMENSION: Final[int] = 10_000_000  # model geometry, sequence length, batch, tokens per request

@@ -1,4 +1,4 @@
-"""Upper bounds of every quantity a profiled-run row or a Scenario gives: one definition.
+"""Bounds of every quantity a profiled-run row or a Scenario gives: one definition.
 
 Values outside them are refused with the field named, instead of overflowing the model's
 arithmetic (a params_b of 1e300 made the step-time arithmetic infinite and then failed converting
@@ -12,12 +12,18 @@ from typing import Final
 
 MAX_GPUS: Final[int] = 65_536  # GPUs in one job; also bounds tp, pp, cp and micro_batch
 MAX_PARAMS_B: Final[float] = 100_000.0  # billions of parameters
+# The smallest model the estimator is meant for: 1M parameters (below it the fixed per-step overheads dominate and
+# the FLOP model says nothing). A Scenario's and a profiled run's lower bound alike (a run row of 5e-324 predicted
+# 650,753 tokens/s for a 65B geometry and fitted into a calibration).
+MIN_PARAMS_B: Final[float] = 0.001
 MAX_GEOMETRY: Final[int] = 10_000_000  # seq_len, layers, hidden, heads, ffn_hidden, vocab, global_batch
 MAX_GPUS_PER_NODE: Final[int] = 72  # the largest NVLink domain sold (GB200 NVL72)
 MAX_INTER_NODE_GBPS: Final[float] = 100_000.0  # per node; 8 x 800 Gb/s NICs is 6,400
 MAX_TOKENS_PER_S: Final[float] = 1e12  # a measured job's throughput; 65,536 GPUs x 1e5 tokens/s is 6.6e9
 MAX_STEP_TIME_S: Final[float] = 1e7  # about 116 days for one step
 
+# A float column's smallest value is above 0 unless named here (inclusive).
+RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {"params_b": MIN_PARAMS_B}
 RUN_COLUMN_MAXIMUM: Final[dict[str, float]] = {
     "num_gpus": MAX_GPUS,
     "gpus_per_node": MAX_GPUS_PER_NODE,

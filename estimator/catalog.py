@@ -24,7 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -226,19 +226,41 @@ def get_model(model_id: str) -> ModelGeometry:
     return models[key]
 
 
-def geometry_deviation(geometry: ModelGeometry, *, params_b: float) -> float:
-    """Relative distance between the parameters the geometry implies and ``params_b``: |implied / given - 1|."""
-    return abs(geometry.params() / (params_b * 1e9) - 1.0)
+def _implied_range(readings: ModelGeometry | Sequence[ModelGeometry]) -> tuple[float, float]:
+    """The fewest and most parameters [count] of one geometry or of several readings of it."""
+    counts = [readings.params()] if isinstance(readings, ModelGeometry) else [g.params() for g in readings]
+    return min(counts), max(counts)
 
 
-def check_geometry(geometry: ModelGeometry, *, params_b: float, tolerance: float = GEOMETRY_TOLERANCE) -> None:
-    """CatalogError naming ``model`` when the geometry implies a size more than ``tolerance`` from params_b."""
+def geometry_deviation(geometry: ModelGeometry | Sequence[ModelGeometry], *, params_b: float) -> float:
+    """Relative distance between the parameters the geometry implies and ``params_b``: |implied / given - 1|.
+
+    Several readings of one geometry (a profiled-run row gives layers/hidden/heads/ffn_hidden/vocab but not whether
+    the MLP is gated, how many KV heads or whether embeddings are tied) imply a range of counts: the distance is to
+    the nearest count in it, 0 inside."""
+    low, high = _implied_range(geometry)
+    given = params_b * 1e9
+    if given < low:
+        return low / given - 1.0
+    return max(0.0, 1.0 - high / given) if given > high else 0.0
+
+
+def check_geometry(
+    geometry: ModelGeometry | Sequence[ModelGeometry],
+    *,
+    params_b: float,
+    tolerance: float = GEOMETRY_TOLERANCE,
+    what: str = "layers/hidden/heads",
+) -> None:
+    """CatalogError naming ``model`` when the geometry (or every reading of it: ``geometry_deviation``) implies a
+    size more than ``tolerance`` from params_b: the one rule of Scenarios, inference points and profiled runs."""
     off = geometry_deviation(geometry, params_b=params_b)
     if off > tolerance:
-        implied = geometry.params() / 1e9
+        low, high = (count / 1e9 for count in _implied_range(geometry))
+        implied = f"{low:.1f}B" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}B to {high:.1f}B"
         raise CatalogError(
             "model",
-            f"layers/hidden/heads imply {implied:.1f}B parameters, {off:.0%} away from params_b {params_b:g}B "
+            f"{what} imply {implied} parameters, {off:.0%} away from params_b {params_b:g}B "
             f"(at most {tolerance:.0%} allowed); fix the geometry or leave it out to derive it",
         )
 

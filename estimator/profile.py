@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 # name: (shape, micro-batch per device). GPT-2 / GPT-3 shapes; the micro-batches fit a 24 GB
 # GPU with AdamW in fp32 states up to 350m, 80 GB up to 1.3b.
 MODEL_PRESETS: dict[str, tuple[ModelShape, int]] = {
-    "tiny": (ModelShape(layers=2, hidden=64, heads=4, ffn_hidden=256, vocab=512, seq_len=64), 2),
+    # 1.15M parameters: the smallest model a profiled run (and a Scenario) may give is 1M (estimator.bounds), and
+    # a CPU smoke run's rows must still import; the vocabulary carries the size, so a step stays milliseconds.
+    "tiny": (ModelShape(layers=2, hidden=64, heads=4, ffn_hidden=256, vocab=16384, seq_len=64), 2),
     "125m": (ModelShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=50304, seq_len=1024), 8),
     "350m": (ModelShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=50304, seq_len=1024), 8),
     "760m": (ModelShape(layers=24, hidden=1536, heads=16, ffn_hidden=6144, vocab=50304, seq_len=2048), 4),

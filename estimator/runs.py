@@ -21,7 +21,8 @@ from typing import Final
 
 import numpy as np
 
-from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM
+from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM, RUN_COLUMN_MINIMUM
+from estimator.catalog import CatalogError, ModelGeometry, check_geometry
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
     CHECKPOINTING,
@@ -250,11 +251,10 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
         if number is None:
             bad(column, f"must be a positive number, got {raw[:40]!r}")
             continue
-        if not math.isfinite(number) or number <= 0:
-            bad(column, f"must be a positive number, got {raw!r}")
-            continue
-        if number > RUN_COLUMN_MAXIMUM[column]:
-            bad(column, f"must be a number above 0 and at most {RUN_COLUMN_MAXIMUM[column]:,g}, got {raw!r}")
+        low = RUN_COLUMN_MINIMUM.get(column, 0.0)
+        if not (math.isfinite(number) and number > 0 and low <= number <= RUN_COLUMN_MAXIMUM[column]):
+            allowed = f"at least {low:g}" if low else "above 0"
+            bad(column, f"must be a number {allowed} and at most {RUN_COLUMN_MAXIMUM[column]:,g}, got {raw!r}")
             continue
         values[column] = number
 
@@ -345,6 +345,8 @@ def _check_consistency(v: dict[str, object], bad: Callable[[str, str], None]) ->
         return
     if not _check_heads(ints, float(v["params_b"]), bad):  # type: ignore[arg-type]
         return
+    if not _check_size(ints, float(v["params_b"]), bad):  # type: ignore[arg-type]
+        return
     if "cp" in ints and ints["seq_len"] % ints["cp"]:
         bad("cp", f"{ints['cp']} does not divide seq_len = {ints['seq_len']}")
 
@@ -392,6 +394,50 @@ def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, s
         return False
     if "tp" in ints and heads % ints["tp"]:
         bad("tp", f"{ints['tp']} does not divide heads = {heads}{which}")
+        return False
+    return True
+
+
+def _filled_geometry(ints: Mapping[str, int], params_b: float) -> dict[str, int]:
+    """layers, hidden, heads, ffn_hidden, vocab of a row, its empty cells as ``assumed_values`` fills them."""
+    arch = derive_architecture(params_b)
+    hidden = ints.get("hidden", arch["hidden"])
+    return {
+        "layers": ints.get("layers", arch["layers"]),
+        "hidden": hidden,
+        "heads": ints.get("heads") or default_heads(params_b, ints.get("hidden")),
+        "ffn_hidden": ints.get("ffn_hidden", FFN_PER_HIDDEN * hidden),
+        "vocab": ints.get("vocab", arch["vocab"]),
+    }
+
+
+def geometry_readings(ints: Mapping[str, int], params_b: float) -> tuple[ModelGeometry, ModelGeometry]:
+    """The row's geometry read the two farthest ways a row leaves open: plain MLP, one KV head and tied embeddings
+    (fewest parameters); gated MLP, every head a KV head and untied embeddings (most)."""
+    g = _filled_geometry(ints, params_b)
+    layers, hidden, heads, ffn, vocab = g["layers"], g["hidden"], g["heads"], g["ffn_hidden"], g["vocab"]
+
+    def reading(kv_heads: int, mlp: str, tied: bool) -> ModelGeometry:
+        return ModelGeometry(
+            "", params_b, params_b, layers, hidden, heads, kv_heads, hidden // heads, ffn, mlp, vocab, tied
+        )
+
+    return reading(1, "plain", True), reading(heads, "gated", False)
+
+
+def _check_size(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
+    """params_b within the Scenario's tolerance of what the row's geometry implies (estimator.catalog.check_geometry,
+    over both readings of ``geometry_readings``): a 65B geometry said to be 7B predicted 5x its measured throughput.
+    A geometry that is params_b's own derivation (nothing given, or an estimate's output read back) contradicts
+    nothing, as in a Scenario: small models' derived shapes sit past 15% (embeddings)."""
+    if _filled_geometry(ints, params_b) == _filled_geometry({}, params_b):
+        return True
+    try:
+        check_geometry(
+            geometry_readings(ints, params_b), params_b=params_b, what="layers/hidden/heads/ffn_hidden/vocab"
+        )
+    except CatalogError as error:
+        bad("params_b", str(error).split(": ", 1)[1])
         return False
     return True
 

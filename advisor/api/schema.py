@@ -62,6 +62,14 @@ _ERROR_DESCRIPTIONS = {
 
 
 class ProblemAutoSchema(AutoSchema):
+    def map_renderers(self, attribute: str) -> list[Any]:
+        rendered: list[Any] = super().map_renderers(attribute)
+        # A view that answers JSON is documented as JSON only, without a `format` parameter: its CSV or workbook has
+        # an operation of its own (advisor.api.representations), because a generated client reads a response in the
+        # first media type listed and so parsed every `?format=csv` and `?format=xlsx` answer as JSON.
+        json_ones = [value for value in rendered if value in ("json", "application/json")]
+        return json_ones or rendered
+
     def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         if direction != "response":

@@ -185,6 +185,8 @@ def test_every_fleet_input_validates_against_its_schema_and_model(name: str) -> 
     normalized = parse_fleet(document, defaults=CATALOG).to_dict()
     assert _valid(FLEET_SCHEMA, normalized) == []
     FleetPlanInput.model_validate(normalized)
+    # The normalized input reads back as itself: a plan's `fleet` echo posts back unchanged.
+    assert parse_fleet(normalized, defaults=CATALOG).to_dict() == normalized
 
 
 def _fleet_with_job(**job: Any) -> dict[str, Any]:
@@ -198,6 +200,11 @@ def _fleet_with_job(**job: Any) -> dict[str, Any]:
         (_fleet_with_job(gpus=8.0), True),  # JSON Schema's integer takes 8.0
         (_fleet_with_job(runs_per_year=2.0, months=[3.0]), True),
         (_fleet_with_job(gpus=8.5), False),
+        # null is the documented default of every optional field, as in a Scenario: a client generated from the
+        # schema sends "hours": null beside a workload (it was refused: "not both" and "got None").
+        (_fleet_with_job(hours=None, workload={"kind": "training", "model": {"params_b": 7}, "tokens": 1e9}), True),
+        (_fleet_with_job(name=None, runs_per_year=None, months=None, max_wait_days=None, interruptible=None), True),
+        ({"gpu": "h100-sxm", "usage": {"csv": "timestamp,gpus_busy\n0,1\n3600,2\n", "growth": None}}, True),
         (_fleet_with_job(name="a\x00b"), False),  # free text holds no NUL
         ({"gpu": "h100-sxm", "name": "a\x00b", "jobs": [{"gpus": 8, "hours": 100}]}, False),
     ],

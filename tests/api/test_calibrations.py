@@ -91,6 +91,24 @@ def test_other_users_calibration_is_404(alice, bob) -> None:  # type: ignore[no-
     assert mine["id"] not in {c["id"] for c in bob.get("/api/v1/calibrations").json()["results"]}
 
 
+def test_a_params_b_the_geometry_contradicts_is_refused_at_its_row_and_column(alice) -> None:  # type: ignore[no-untyped-def]
+    """The first row (80 x 8192, FFN 32768: 64.86B) said to be 7B was estimated at 330,475 tokens/s (5x the 66,523
+    measured); six rows of 5e-324 were fitted (LOO MAPE 205%) and stored as a calibration that could be activated."""
+    told_7b = [{**runs_json(1)[0], "params_b": "7"}]
+    body = assert_problem(alice.post("/api/v1/estimate", {"runs": told_7b}, format="json"), 400, "#/runs/0/params_b")
+    assert "away from params_b 7B (at most 15% allowed)" in body["errors"][0]["detail"]
+    text = runs_csv(2).replace(",64.8624,", ",7,", 1)
+    assert_problem(alice.post("/api/v1/estimate", text, content_type="text/csv"), 400, "#/csv/1/params_b")
+    vanishing = [{**row, "params_b": "5e-324"} for row in runs_json(6)]
+    body = assert_problem(
+        alice.post("/api/v1/calibrations", {"name": "tiny", "runs": vanishing}, format="json"),
+        400,
+        *(f"#/runs/{i}/params_b" for i in range(6)),
+    )
+    assert "at least 0.001" in body["errors"][0]["detail"]
+    assert not Calibration.objects.filter(owner__isnull=False).exists()
+
+
 def test_activate_then_estimate_uses_it(alice) -> None:  # type: ignore[no-untyped-def]
     listed = alice.get("/api/v1/calibrations").json()["results"]
     default = next(c for c in listed if c["is_default"])

@@ -30,6 +30,8 @@ OPERATIONS = [
     "v1_scenarios_proposals_create",
     "v1_scenarios_proposal_pdf_retrieve",
     "v1_proposals_retrieve",
+    "v1_proposals_proposal_xlsx_retrieve",
+    "v1_offers_csv_list",
     "v1_offers_list",
     "v1_offers_history_list",
     "v1_feeds_list",
@@ -191,7 +193,10 @@ def test_the_purchasing_flow_runs_through_the_generated_models(generated, live_s
             "scenarios_advice_retrieve",
             "scenarios_proposals_create",
             "proposals_proposal_pdf_retrieve",
+            "proposals_proposal_xlsx_retrieve",
             "offers_list",
+            "offers_csv_list",
+            "gpus_csv_list",
             "offers_history_list",
             "fleets_create",
             "fleets_plan_retrieve",
@@ -271,6 +276,12 @@ def test_the_purchasing_flow_runs_through_the_generated_models(generated, live_s
     assert isinstance(proposal, m.Proposal) and isinstance(proposal.advice, m.TrainingAdvice)
     pdf = api["proposals_proposal_pdf_retrieve"].sync(proposal.id, client=client)
     assert pdf.payload.read().startswith(b"%PDF")
+    # The workbook and the CSV lists have operations of their own, answered in their own media types (through
+    # ?format= they were parsed as JSON: UnicodeDecodeError, JSONDecodeError).
+    workbook = api["proposals_proposal_xlsx_retrieve"].sync(proposal.id, client=client)
+    assert workbook.payload.read().startswith(b"PK")  # the zip container of an xlsx
+    assert api["gpus_csv_list"].sync(client=client).startswith("id,")
+    assert api["offers_csv_list"].sync(client=client, page_size=5).count("\n") == 6
 
     offers = api["offers_list"].sync(client=client, gpu=m.V1OffersListGpu.H100_SXM, page_size=5)
     assert isinstance(offers, m.PaginatedOfferList) and offers.results
@@ -291,3 +302,9 @@ def test_the_purchasing_flow_runs_through_the_generated_models(generated, live_s
     plan = api["fleets_plan_retrieve"].sync(stored.id, client=client)
     assert isinstance(plan, m.FleetPlan) and len(plan.jobs) == 3
     assert isinstance(api["fleet_plans_create"].sync(client=client, body=fleet), m.FleetPlan)
+    # The plan's normalized input posts back as the generated model writes it and plans the same: the pretraining
+    # job's workload no longer carries the Scenario default runs_per_year 4 beside the job's 2 (that was a 400).
+    echoed = m.FleetPlanInputRequest.from_dict(plan.fleet.to_dict())
+    again = api["fleet_plans_create"].sync(client=client, body=echoed)
+    assert isinstance(again, m.FleetPlan) and again.fleet.to_dict() == plan.fleet.to_dict()
+    assert [job.runs_per_year for job in again.jobs] == [1, 50, 2]

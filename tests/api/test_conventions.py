@@ -44,6 +44,28 @@ def test_documented_parameters_still_pass_and_anonymous_callers_get_401_first(al
     assert anon.get("/api/v1/offers?gpus=h100-sxm").status_code == 401
 
 
+def test_a_csv_path_answers_what_format_csv_answers_and_errors_stay_problems(alice) -> None:  # type: ignore[no-untyped-def]
+    """`<list>.csv` is the list's CSV, whatever Accept says (the operation a generated client can read: the
+    `?format=csv` one was parsed as JSON); its query parameters and errors are the list's."""
+    for listed in ("/api/v1/gpus", "/api/v1/offers?gpu=h100-sxm&market=spot", "/api/v1/scenarios", "/api/v1/feeds"):
+        route, _, query = listed.partition("?")
+        by_format = alice.get(f"{route}?{query}&format=csv" if query else f"{route}?format=csv")
+        own = alice.get(f"{route}.csv?{query}", HTTP_ACCEPT="application/json")
+        assert own.status_code == 200 and own["Content-Type"] == "text/csv; charset=utf-8", listed
+        assert own.content == by_format.content, listed
+    assert alice.get("/api/v1/offers.csv?gpu=h100-sxm").content.decode().startswith("id,")
+    body = assert_problem(alice.get("/api/v1/offers.csv?gpus=h100-sxm"), 400)
+    assert body["errors"][0]["parameter"] == "gpus"
+    assert_problem(alice.get("/api/v1/gpus/no-such-gpu/price-history.csv"), 404)
+    estimated = alice.post(
+        "/api/v1/estimate.csv",
+        "gpu,num_gpus,params_b,seq_len,global_batch\nh100-sxm,8,7,4096,256\n",
+        content_type="text/csv",
+    )
+    assert estimated.status_code == 200 and estimated["Content-Type"] == "text/csv; charset=utf-8", estimated.content
+    assert "predicted_tokens_per_s" in estimated.content.decode().splitlines()[0]
+
+
 def test_offers_have_stable_ids_that_open_their_history(alice) -> None:  # type: ignore[no-untyped-def]
     offers = alice.get("/api/v1/offers?gpu=h100-sxm").json()["results"]
     first = offers[0]

@@ -3,6 +3,8 @@ with a stricter scope for advice and PDFs, counted in the cache (Redis in produc
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
@@ -35,6 +37,18 @@ def test_400_parse_error_points_at_the_document(alice) -> None:  # type: ignore[
 def test_400_non_finite_numbers_are_not_json(alice) -> None:  # type: ignore[no-untyped-def]
     body = b'{"gpu": "h100-sxm", "utilization": NaN}'
     assert_problem(alice.post("/api/v1/advice", body, content_type="application/json"), 400, "#")
+
+
+def test_400_a_name_given_twice_in_one_object_is_refused_at_its_pointer(alice) -> None:  # type: ignore[no-untyped-def]
+    # Python's json keeps the last of the two (the advice was for l4, action none); other readers keep the first.
+    text = json.dumps(scenario()).replace('"gpu": "h100-sxm"', '"gpu": "h100-sxm", "gpu": "l4"')
+    text = text.replace('"model": {', '"model": {"params_b": 1, "params_b": 2, ')
+    assert text.count('"gpu"') == 2
+    body = assert_problem(
+        alice.post("/api/v1/advice", text, content_type="application/json"), 400, "#/gpu", "#/workload/model/params_b"
+    )
+    gpu = next(e for e in body["errors"] if e["pointer"] == "#/gpu")
+    assert gpu["code"] == "duplicate_key" and '"gpu" is given more than once' in gpu["detail"]
 
 
 def test_413_body_over_the_upload_limit(alice, settings) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,9 @@ naming the bad field with nothing stored, owner scoping and versions."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from advisor.models import Fleet
@@ -82,6 +85,20 @@ def test_saved_fleets_are_versioned_and_planned(alice) -> None:  # type: ignore[
     assert [f["name"] for f in alice.get("/api/v1/fleets").json()["results"]] == ["2027 v2"]
     assert alice.delete(f"/api/v1/fleets/{body['id']}").status_code == 204
     assert_problem(alice.get(f"/api/v1/fleets/{body['id']}"), 404)
+
+
+def test_a_plans_fleet_echo_posts_back_unchanged_with_the_run_count_the_plan_used(alice) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads((Path(__file__).resolve().parents[2] / "examples" / "fleet-2027.json").read_text())
+    plan = alice.post("/api/v1/fleet-plans", fleet(*document["jobs"]), format="json").json()
+    echoed = {job["name"]: job for job in plan["fleet"]["jobs"]}
+    for given, used in zip(document["jobs"], plan["jobs"], strict=True):
+        job = echoed[given["name"]]
+        assert job["runs_per_year"] == used["runs_per_year"] == given.get("runs_per_year", 1)
+        # The Scenario default (4) was echoed in a workload beside the job's own count (2 for the 70B runs).
+        assert "runs_per_year" not in (job.get("workload") or {})
+    again = alice.post("/api/v1/fleet-plans", plan["fleet"], format="json")
+    assert again.status_code == 200, again.content  # was 400 at #/jobs/4/workload/runs_per_year
+    assert again.json()["fleet"] == plan["fleet"]
 
 
 def test_another_users_fleet_is_404(alice, bob) -> None:  # type: ignore[no-untyped-def]

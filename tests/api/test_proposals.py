@@ -157,12 +157,31 @@ def test_xlsx_opens_and_holds_the_stored_numbers(alice, saved) -> None:  # type:
     assert prices and all(row[6] for row in prices)
 
 
+def test_the_workbook_has_its_own_path_and_the_format_parameter_still_answers_it(alice, saved) -> None:  # type: ignore[no-untyped-def]
+    """A client generated from the document could not read `?format=xlsx` (one operation, read as JSON: a
+    UnicodeDecodeError); proposal.xlsx is an operation whose only answer is the workbook, whatever Accept says."""
+    from openpyxl import load_workbook
+
+    issued = _issue(alice, saved)
+    own = alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx", HTTP_ACCEPT="application/json")
+    assert own.status_code == 200
+    assert own["Content-Type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert own["Content-Disposition"] == f'attachment; filename="7b-pretraining-proposal-{issued["id"]}.xlsx"'
+    by_format = alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx")
+    assert by_format["Content-Type"] == own["Content-Type"]
+    sheets = [list(load_workbook(io.BytesIO(r.content)).worksheets[0].values) for r in (own, by_format)]
+    assert sheets[0] == sheets[1]
+    assert alice.get(f"/api/v1/proposals/{issued['id']}")["Content-Type"] == "application/json"
+    assert_problem(alice.options(f"/api/v1/proposals/{issued['id']}/proposal.xlsx"), 405)
+
+
 def test_another_users_proposal_is_not_found(alice, bob, saved) -> None:  # type: ignore[no-untyped-def]
     issued = _issue(alice, saved)
     for path in (
         f"/api/v1/proposals/{issued['id']}",
         f"/api/v1/proposals/{issued['id']}/proposal.pdf",
         f"/api/v1/proposals/{issued['id']}?format=xlsx",
+        f"/api/v1/proposals/{issued['id']}/proposal.xlsx",
     ):
         assert_problem(bob.get(path), 404)
     assert_problem(bob.post(f"/api/v1/scenarios/{saved}/proposals"), 404)

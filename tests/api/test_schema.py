@@ -35,6 +35,47 @@ def test_every_operation_declares_problem_responses(client) -> None:  # type: ig
                 assert list(content) == ["application/problem+json"], (path, method, code)
 
 
+def test_each_answer_has_one_media_type_and_csv_and_workbooks_have_their_own_operations(client) -> None:  # type: ignore[no-untyped-def]
+    """A generated client reads a response in the first media type it lists: with JSON and CSV (or a workbook) in
+    one 200 and a typed `format` parameter choosing between them, every `?format=csv` and `?format=xlsx` call
+    raised (JSONDecodeError, UnicodeDecodeError). Each rendering is an operation of its own."""
+    schema = client.get("/api/schema/?format=json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            assert "format" not in {p["name"] for p in operation.get("parameters", [])}, (path, method)
+            for code, response in operation["responses"].items():
+                if code.startswith("2") and "content" in response:
+                    assert len(response["content"]) == 1, (path, method, code, list(response["content"]))
+    media = {
+        path: {
+            method: list(op["responses"][next(c for c in op["responses"] if c.startswith("2"))].get("content", {}))
+            for method, op in ops.items()
+            if method != "parameters"
+        }
+        for path, ops in schema["paths"].items()
+    }
+    for listed in (
+        "offers",
+        "offers/{offer_id}/history",
+        "feeds",
+        "gpus",
+        "gpus/{gpu_id}/price-history",
+        "hardware-quotes",
+        "scenarios",
+        "calibrations",
+        "calibrations/{calibration_id}/residuals",
+        "tokens",
+    ):
+        assert media[f"/api/v1/{listed}"]["get"] == ["application/json"], listed
+        assert media[f"/api/v1/{listed}.csv"]["get"] == ["text/csv"], listed
+    assert media["/api/v1/estimate.csv"]["post"] == ["text/csv"]
+    assert media["/api/v1/proposals/{proposal_id}"]["get"] == ["application/json"]
+    xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert media["/api/v1/proposals/{proposal_id}/proposal.xlsx"]["get"] == [xlsx]
+
+
 def test_schema_served_publicly(client) -> None:  # type: ignore[no-untyped-def]
     response = client.get("/api/schema/")
     assert response.status_code == 200

@@ -25,7 +25,6 @@ from estimator.profiling.results import (
     SCHEMA_COLUMNS,
     AllReduceResult,
     MatmulResult,
-    ModelShape,
     ProfileReport,
     TrainResult,
     bus_bandwidth_GBps,
@@ -313,7 +312,7 @@ def test_bus_bandwidth_follows_nccl_tests() -> None:
 
 
 def _report(world: int, gpus_per_node: int, tokens_per_s: float = 1000.0) -> ProfileReport:
-    shape = ModelShape(layers=2, hidden=64, heads=4, ffn_hidden=256, vocab=512, seq_len=64)
+    shape = MODEL_PRESETS["tiny"][0]  # 1.15M parameters: a profiled run gives at least 1M (estimator.bounds)
     report = ProfileReport("0.1.0", "cuda", ["NVIDIA H100 80GB HBM3"] * world, "h", "2026-01-01T00:00:00Z", "2", "nccl")
     report.matmul = [MatmulResult("bf16", 8192, i, 0.002, 600.0 + i) for i in range(2)]
     report.allreduce = [AllReduceResult(world, b, 0.001, 1.0, 1.5) for b in (1 << 20, 1 << 26)]
@@ -357,7 +356,7 @@ def test_summary_gives_the_fraction_of_the_datasheet_peak() -> None:
     summarize(_report(8, 8), stream, {"bf16": 1000.0})
     text = stream.getvalue()
     assert "matmul bf16: 600.50 TFLOPS" in text and "60% of the 1000 TFLOPS datasheet peak" in text
-    assert "train 0.1M params bf16 on 8" in text and "1,000 tokens/s" in text
+    assert "train 1.2M params bf16 on 8" in text and "1,000 tokens/s" in text
 
 
 def test_default_model_fits_the_device() -> None:

@@ -57,7 +57,12 @@ def test_unknown_gpu_is_answered_with_the_valid_ids() -> None:
     [
         (("16,8,3200", "0,8,3200"), "num_gpus", "at least 1"),
         (("16,8,3200", "-8,8,3200"), "num_gpus", "positive integer"),
-        (("3200,7,", "3200,-7,"), "params_b", "positive number"),
+        (("3200,7,", "3200,-7,"), "params_b", "at least 0.001 and at most 100,000"),
+        # The Scenario's minimum (1M parameters): 5e-324 predicted 650,753 tokens/s for a 65B geometry.
+        (("3200,7,", "3200,5e-324,"), "params_b", "at least 0.001 and at most 100,000"),
+        # The Scenario's 15% rule: this geometry (32 x 4096, FFN 16384) holds 5.5B to 8.9B parameters as read.
+        (("3200,7,", "3200,1.5,"), "params_b", "imply 5.5B to 8.9B parameters, 269% away from params_b 1.5B"),
+        (("3200,7,", "3200,70,"), "params_b", "(at most 15% allowed)"),
         (("fsdp,1,1,1", "fsdp,3,1,1"), "tp", "does not divide num_gpus"),
         (("fsdp,1,1,1", "fsdp,1,1,32"), "cp", "does not divide num_gpus"),
         (("4096,256,2", "4096,250,2"), "global_batch", "data-parallel size 16"),
@@ -75,6 +80,20 @@ def test_impossible_configurations_are_named_with_row_and_column(
     errors = _errors(_csv(GOOD, GOOD, bad))
     assert [(row, col) for row, col, _ in errors] == [(3, column)]
     assert fragment in errors[0][2]
+
+
+def test_a_params_b_the_geometry_contradicts_is_refused_as_a_scenario_refuses_it() -> None:
+    """The first public row (MPT-70B-like: 80 x 8192, FFN 32768, 64.86B) said to be 7B predicted 330,475 tokens/s
+    against 66,523 measured, and a calibration of such rows was stored; the JSON records are checked the same way."""
+    mpt = public_runs()[0]
+    record = {**mpt.cells, "params_b": "7"}
+    with pytest.raises(RunValidationError) as info:
+        runs_from_records([mpt.cells, record])
+    ((error),) = info.value.errors
+    assert (error.row, error.column) == (2, "params_b")
+    assert error.message.startswith("layers/hidden/heads/ffn_hidden/vocab imply 54.3B to 86.7B parameters, 675% away")
+    # Nothing but the size: the derived geometry contradicts nothing, even where it sits far off (0.001B: 54M).
+    assert runs_from_records([{"gpu": "h100-sxm", "num_gpus": 1, "params_b": 0.001, "seq_len": 512, "global_batch": 8}])
 
 
 def test_missing_required_cells_and_columns() -> None:

@@ -31,6 +31,8 @@ NOT_OWNED = {
     "v1:gpu-detail": "public GPU catalog",
     "v1:gpu-price-history": "public price history",
     "v1:offer-history": "public price history",
+    "v1:gpu-price-history-csv": "public price history",
+    "v1:offer-history-csv": "public price history",
     "pricing:offer": "public price catalog",
     "v1:feed-refresh": "staff only (tests/api/test_auth_matrix.py)",
     "v1:task-detail": "staff only (tests/api/test_auth_matrix.py)",
@@ -118,8 +120,13 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
             ("get", f"/api/v1/proposals/{p}/proposal.pdf", {}),
             ("get", f"/api/v1/proposals/{fp}/proposal.pdf", {}),
         ],
+        "v1:proposal-xlsx": [
+            ("get", f"/api/v1/proposals/{p}/proposal.xlsx", {}),
+            ("get", f"/api/v1/proposals/{fp}/proposal.xlsx", {}),
+        ],
         "v1:calibration-detail": [("get", f"/api/v1/calibrations/{c}", {})],
         "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
+        "v1:calibration-residuals-csv": [("get", f"/api/v1/calibrations/{c}/residuals.csv", {})],
         "v1:calibration-activate": [("post", f"/api/v1/calibrations/{c}/activate", {})],
         "v1:token-detail": [("get", f"/api/v1/tokens/{t}", {}), ("delete", f"/api/v1/tokens/{t}", {})],
         "v1:fleet-detail": [

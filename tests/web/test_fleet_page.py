@@ -110,6 +110,12 @@ HOSTILE_TEXT = {
     # json.dumps writes the lone surrogate as the escape \udc80: valid JSON text, a string nothing can store.
     "lone surrogate": (json.dumps(fleet({"name": "\udc80", "gpus": 8, "hours": 100})), "/jobs/0/name", "surrogates"),
     "NaN": (json.dumps(fleet({"gpus": 8, "hours": 100})).replace("100", "NaN"), "", "NaN is not valid JSON"),
+    # Saved, with the last of the two hours (Python's json keeps the last; other readers keep the first).
+    "name given twice": (
+        json.dumps(fleet({"gpus": 8, "hours": 100})).replace('"hours": 100', '"hours": 100, "hours": 5'),
+        "/jobs/0/hours",
+        "the name &quot;hours&quot; is given more than once",
+    ),
 }
 
 

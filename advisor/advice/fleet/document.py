@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -84,7 +85,11 @@ class JobSpec:
             "interruptible": self.interruptible,
         }
         if self.scenario is not None:
-            doc["workload"] = self.scenario.to_dict()["workload"]
+            workload = self.scenario.to_dict()["workload"]
+            # The job's runs_per_year is the run count (above); the Scenario's default of 4 is not used, and a workload
+            # that gives one is refused, so the echo would neither post back nor say what the plan used.
+            workload.pop("runs_per_year", None)
+            doc["workload"] = workload
         else:
             doc["hours"] = self.hours
         return doc
@@ -125,6 +130,18 @@ class FleetInput:
         }
 
 
+def _got(value: Any) -> str:
+    """A refused value as the JSON the client sent (null, true, "text"), not as Python writes it (None, True)."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _given(value: dict[str, Any]) -> dict[str, Any]:
+    """An object's fields without those given as null: null means the documented default, as leaving the field out
+    does (FleetPlanInput's schema says so, and a client generated from it sends `"hours": null` for an unset field)."""
+    return {key: item for key, item in value.items() if item is not None}
+
+
 class _Errors:
     def __init__(self) -> None:
         self.errors: list[dict[str, str]] = []
@@ -139,10 +156,10 @@ class _Errors:
             or not math.isfinite(value)
             or value != int(value)
         ):
-            self.fail(where, f"must be an integer from {low} to {high}{what}; got {value!r}")
+            self.fail(where, f"must be an integer from {low} to {high}{what}; got {_got(value)}")
             return None
         if not low <= value <= high:
-            self.fail(where, f"must be an integer from {low} to {high}{what}; got {value!r}")
+            self.fail(where, f"must be an integer from {low} to {high}{what}; got {_got(value)}")
             return None
         return int(value)
 
@@ -154,14 +171,14 @@ class _Errors:
             ok = False
         if not ok:
             bound = "greater than" if above else "at least"
-            self.fail(where, f"must be a number {bound} {low:g} and at most {high:g}{what}; got {value!r}")
+            self.fail(where, f"must be a number {bound} {low:g} and at most {high:g}{what}; got {_got(value)}")
             return None
         return float(value)
 
 
 def _known(e: _Errors, value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any] | None:
     if not isinstance(value, dict):
-        e.fail(where, f"must be an object with fields {', '.join(allowed)}; got {type(value).__name__}")
+        e.fail(where, f"must be an object with fields {', '.join(allowed)}; got {_got(value)}")
         return None
     for key in value:
         if key not in allowed:
@@ -230,7 +247,7 @@ def _jobs(
     if value is None:
         return []
     if not isinstance(value, list):
-        e.fail("/jobs", f"must be an array of jobs; got {type(value).__name__}")
+        e.fail("/jobs", f"must be an array of jobs; got {_got(value)}")
         return []
     if len(value) > MAX_JOBS:
         e.fail("/jobs", f"at most {MAX_JOBS:,} jobs; got {len(value):,}")
@@ -255,13 +272,14 @@ def _job(
     defaults: Mapping[str, float],
     base: Scenario | None,
 ) -> JobSpec | None:
-    j = _known(e, item, where, JOB_FIELDS)
-    if j is None:
+    known = _known(e, item, where, JOB_FIELDS)
+    if known is None:
         return None
+    j = _given(known)
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
     if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NO_NUL, name):
-        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL; got {name!r}")
+        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL; got {_got(name)}")
     workload = j.get("workload")
     inference = isinstance(workload, dict) and workload.get("kind") == "inference"
     gpus = None
@@ -276,8 +294,10 @@ def _job(
     gpn = base.network.gpus_per_node if base is not None else None
     if gpus is not None and gpn and gpus > gpn and gpus % gpn:
         e.fail(f"{where}/gpus", f"more GPUs than one node ({gpn} per node) must be whole nodes; got {gpus}")
-    if ("hours" in j) == ("workload" in j):
+    if "hours" in j and "workload" in j:
         e.fail(where, "give either hours (wall-clock hours of one run) or workload (a Scenario workload), not both")
+    elif "hours" not in j and "workload" not in j:
+        e.fail(where, "required: hours (wall-clock hours of one run) or workload (a Scenario workload); neither given")
     hours = None
     if "hours" in j:
         hours = e.number(j["hours"], f"{where}/hours", 0, HOURS, " (a run must fit in a year)", above=True)
@@ -286,8 +306,8 @@ def _job(
     wait = e.number(j.get("max_wait_days", 0), f"{where}/max_wait_days", 0, MAX_WAIT_DAYS)
     interruptible = j.get("interruptible", False)
     if not isinstance(interruptible, bool):
-        e.fail(f"{where}/interruptible", f"must be true or false; got {interruptible!r}")
-    if isinstance(workload, dict) and "runs_per_year" in workload:
+        e.fail(f"{where}/interruptible", f"must be true or false; got {_got(interruptible)}")
+    if isinstance(workload, dict) and workload.get("runs_per_year") is not None:
         e.fail(f"{where}/workload/runs_per_year", "give runs_per_year on the job, not in its workload")
     if inference and (j.get("runs_per_year", 1) != 1 or months):
         e.fail(f"{where}/runs_per_year", "an inference job serves all year: one run, no months")
@@ -316,7 +336,7 @@ def _months(e: _Errors, raw: Any, where: str, runs: int | None) -> tuple[int, ..
     if raw is None:
         return ()
     if not isinstance(raw, list) or not raw:
-        e.fail(where, f"must be a non-empty array of months 1-12; got {raw!r}")
+        e.fail(where, f"must be a non-empty array of months 1-12; got {_got(raw)}")
         return ()
     got = [e.integer(m, f"{where}/{k}", 1, 12) for k, m in enumerate(raw)]
     if runs is not None and len(raw) > runs:
@@ -329,7 +349,7 @@ def _owned(e: _Errors, value: Any, base: Scenario | None) -> tuple[int, ...] | N
     if value is None:
         return None
     if not isinstance(value, list) or not value or len(value) > MAX_OWNED_SIZES:
-        e.fail("/owned_gpus", f"must be an array of 1 to {MAX_OWNED_SIZES} owned sizes (GPUs); got {value!r}"[:200])
+        e.fail("/owned_gpus", f"must be an array of 1 to {MAX_OWNED_SIZES} owned sizes (GPUs); got {_got(value)}")
         return None
     gpn = base.network.gpus_per_node if base is not None else 1
     out = []
@@ -421,9 +441,10 @@ class _UsageSamples:
 def _usage(e: _Errors, value: Any) -> UsageSpec | None:
     if value is None:
         return None
-    u = _known(e, value, "/usage", USAGE_FIELDS)
-    if u is None:
+    known = _known(e, value, "/usage", USAGE_FIELDS)
+    if known is None:
         return None
+    u = _given(known)
     growth = e.number(
         u.get("growth", 1.0), "/usage/growth", 0, MAX_GROWTH, " (next year's demand / measured)", above=True
     )

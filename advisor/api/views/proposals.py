@@ -20,6 +20,7 @@ from rest_framework.reverse import reverse
 
 from advisor.api.errors import FieldErrors
 from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
+from advisor.api.representations import OnlyRenderer
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import ProposalAdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
@@ -160,24 +161,46 @@ class FleetProposalListView(GenericAPIView):
         return created(request, proposal)
 
 
+def _workbook(proposal: Proposal) -> Response:
+    """The proposal for XLSXRenderer, as an attachment; a fleet proposal has none (406)."""
+    if proposal.kind == Proposal.KIND_FLEET:
+        raise NotAcceptable("A fleet proposal has no workbook: read it as JSON or as its PDF.")
+    response = Response(ProposalSerializer(proposal).data)
+    filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.xlsx"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 class ProposalDetailView(GenericAPIView):
     serializer_class = ProposalSerializer
+    # `?format=xlsx` (DESIGN.md) still answers the workbook; the document lists only the JSON here and the workbook
+    # at proposal.xlsx, which generated clients can read (advisor.api.representations).
     renderer_classes = [StoredTextJSONRenderer, XLSXRenderer]
 
     @extend_schema(
-        summary="One of your proposals as issued (`?format=xlsx`: a workbook)",
-        responses={200: ProposalSerializer, (200, XLSX_MEDIA_TYPE): OpenApiTypes.BINARY},
+        summary="One of your proposals as issued (the workbook: proposal.xlsx)", responses={200: ProposalSerializer}
     )
     def get(self, request: Request, proposal_id: int) -> Response:
         proposal = owned_proposal(request, proposal_id)
-        xlsx = getattr(request.accepted_renderer, "format", "") == "xlsx"
-        if xlsx and proposal.kind == Proposal.KIND_FLEET:
-            raise NotAcceptable("A fleet proposal has no workbook: read it as JSON or as its PDF.")
-        response = Response(ProposalSerializer(proposal).data)
-        if xlsx:
-            filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.xlsx"
-            response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
+        if getattr(request.accepted_renderer, "format", "") == "xlsx":
+            return _workbook(proposal)
+        return Response(ProposalSerializer(proposal).data)
+
+
+class ProposalWorkbookView(GenericAPIView):
+    renderer_classes = [XLSXRenderer]
+    content_negotiation_class = OnlyRenderer
+    metadata_class = None  # OPTIONS is a 405: its description is no proposal, and a workbook of it was a 500
+
+    @extend_schema(
+        summary="One of your scenario proposals as a workbook (xlsx), from its stored Advice",
+        responses={
+            (200, XLSX_MEDIA_TYPE): OpenApiTypes.BINARY,
+            406: OpenApiResponse(description="A fleet proposal has no workbook: read it as JSON or as its PDF."),
+        },
+    )
+    def get(self, request: Request, proposal_id: int) -> Response:
+        return _workbook(owned_proposal(request, proposal_id))
 
 
 class ProposalPDFView(GenericAPIView):

@@ -134,7 +134,15 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
         ({**BASE_AND_WEEK, "extra": 1}, "/extra: unknown field"),
         (fleet(*[{"gpus": 8, "hours": 1}] * 10_001), "/jobs: at most 10,000 jobs; got 10,001"),
         (fleet({"gpus": 12, "hours": 10}), "/jobs/0/gpus: more GPUs than one node (8 per node) must be whole nodes"),
-        (fleet({"gpus": 8}), "/jobs/0: give either hours"),
+        (fleet({"gpus": 8}), "/jobs/0: required: hours (wall-clock hours of one run) or workload"),
+        (fleet({"gpus": 8, "hours": None}), "/jobs/0: required: hours"),  # null is left out: neither given
+        (fleet({"gpus": 8, "hours": 5, "workload": {"kind": "training"}}), "/jobs/0: give either hours"),
+        # Refused values as JSON writes them (a string in double quotes, true), not as Python does ('8', True).
+        (fleet({"gpus": "8", "hours": 5}), "/jobs/0/gpus: must be an integer from 1 to 65536 (GPUs of one run; "),
+        (fleet({"gpus": "8", "hours": 5}), 'got "8"'),
+        (fleet({"gpus": 8, "hours": True}), "/jobs/0/hours: must be a number greater than 0 and at most 8760"),
+        (fleet({"gpus": 8, "hours": True}), "; got true"),
+        ({**MANUAL_QUOTES, "jobs": {"gpus": 8}}, '/jobs: must be an array of jobs; got {"gpus": 8}'),
         (fleet({"gpus": 8, "hours": 5, "months": [13]}), "/jobs/0/months/0: must be an integer from 1 to 12"),
         ({**BASE_AND_WEEK, "gpu": "h999"}, "/gpu: must be one of"),
         ({**BASE_AND_WEEK, "rent": {"usd_per_gpu_hour": -1}}, "/rent/usd_per_gpu_hour"),
