@@ -67,7 +67,13 @@ def test_prints_the_advice_json(tmp_path: Path) -> None:
         ),
         (
             '{"workload": {"kind": "training", "model": {"params_b": 1}, "tokens": NaN}, "gpu": "h100-sxm"}',
-            "/workload/tokens: must be a number",
+            "NaN is not valid JSON",  # refused while reading, as the API refuses it
+        ),
+        (
+            # A repeated name: the API refuses it (advisor.jsontext); the command read the last one silently.
+            '{"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e9}, '
+            '"gpu": "h100-sxm", "gpu": "l4"}',
+            "is given more than once in this object",
         ),
         ('{"workload": ', "not valid JSON at line 1 column 14"),
         ("[1, 2]", "/: must be an object"),

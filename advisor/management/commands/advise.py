@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.advice import advise
 from advisor.management.commands.estimate import add_calibration_arguments, calibration_option
+from advisor.management.jsonfile import parse_json_argument
 from advisor.scenario import ScenarioError
 
 INVALID_INPUT = 2
@@ -34,13 +35,7 @@ class Command(BaseCommand):
             text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: cannot read the scenario file ({exc})", returncode=INVALID_INPUT) from exc
-        try:
-            document = json.loads(text.removeprefix("\ufeff"))
-        except json.JSONDecodeError as exc:
-            raise CommandError(
-                f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} (pointer: '')",
-                returncode=INVALID_INPUT,
-            ) from exc
+        document = parse_json_argument(text.removeprefix("\ufeff"), path=path)
         try:
             advice = advise(document, calibration=calibration_option(options))
         except ScenarioError as exc:

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.advice.fleet.service import fleet_plan
+from advisor.management.jsonfile import parse_json_argument
 from advisor.scenario import ScenarioError
 
 INVALID_INPUT = 2
@@ -40,13 +41,7 @@ class Command(BaseCommand):
         path = options["fleet"]
         text = _read(path, "fleet file")
         usage = _read(options["usage"], "usage CSV") if options.get("usage") else None
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommandError(
-                f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} (pointer: '')",
-                returncode=INVALID_INPUT,
-            ) from exc
+        document = parse_json_argument(text, path=path)
         try:
             plan = fleet_plan(document, usage_csv=usage)
         except ScenarioError as exc:
