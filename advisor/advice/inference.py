@@ -4,7 +4,8 @@
 top-level document as training advice, ``kind: "inference"``). How each number is made (money USD, months of
 730 hours = 8760 / 12, fractions 0..1):
 
-- Per tensor-parallel degree (1, 2, 4, 8 up to ``network.gpus_per_node``): ``estimator.inference.size_deployments``
+- Per tensor-parallel degree (1, 2, 4, 8 up to ``network.gpus_per_node``, or up to the NVLink domain where it spans
+  servers: GB200 NVL72, estimator.inference.tensor_parallel_degrees): ``estimator.inference.size_deployments``
   gives one replica's best operating point under the TTFT/TPOT targets (batch, output tokens/s, requests/s) and
   the replicas for the peak and the mean request rate. ``gpus = tp x peak replicas``.
 - Traffic over a day: only the mean and the peak are known, so the rate follows a daily sinusoid
@@ -227,7 +228,8 @@ def _deployments(
     tps: list[int] | None = None,
     targets: tuple[float, float] | None = None,
 ) -> list[Any]:
-    """The estimator's deployment per TP degree that fits a node (the scenario's GPU and precision unless given);
+    """The estimator's deployment per TP degree that fits the scale-up domain (the scenario's GPU and precision
+    unless given);
     its input errors become ScenarioErrors."""
     w = s.workload
     traffic, latency = w.traffic, w.latency
@@ -245,7 +247,7 @@ def _deployments(
                 mean_requests_per_s=traffic.mean_requests_per_s,
                 ttft_p95_s=targets[0] if targets else latency.ttft_p95_s,
                 tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
-                tps=tps or [t for t in inf.TP_DEGREES if t <= gpn] or [1],
+                tps=tps or inf.tensor_parallel_degrees(gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
             )
         )
@@ -464,7 +466,7 @@ def _unmet_reasons(
     fits = [d for d in deployments if d.fits_memory]
     if not fits:
         reasons.append(
-            f"The model does not fit {s.network.gpus_per_node} x {memory_gb:g} GB with a KV cache for "
+            f"The model does not fit {max(d.tp for d in deployments)} x {memory_gb:g} GB with a KV cache for "
             f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
         )
     else:

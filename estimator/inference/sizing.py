@@ -24,6 +24,7 @@ from estimator.inference.data import (
     InferenceError,
     ServedModel,
     ServingCases,
+    ServingGpu,
     build_cases,
     positive,
     serving_gpu,
@@ -136,7 +137,7 @@ def replicas_for(*, requests_per_s: FloatArray | float, replica_requests_per_s: 
 @dataclass(frozen=True, slots=True)
 class Deployment:
     """One parallel layout for a traffic: per-replica performance (latencies p95) and replicas for peak and mean.
-    ``tp`` is the GPUs of one replica (tensor parallel inside a node; expert parallel across nodes beyond it)."""
+    ``tp`` is the GPUs of one replica (tensor parallel inside the NVLink domain; expert parallel beyond it)."""
 
     tp: int
     fits_memory: bool
@@ -160,14 +161,29 @@ class Deployment:
         return self.tp * self.replicas_mean
 
 
-def parallel_degrees(*, model: ServedModel, gpus_per_node: int, tps: Sequence[int] | None = None) -> list[int]:
-    """Replica sizes to try: TP 1, 2, 4, 8 up to the node; a mixture of experts also spans 2 and 4 nodes with
-    expert parallelism (models such as DeepSeek-V3 do not fit one node of 80 GB GPUs)."""
+def scale_up_gpus(gpu: ServingGpu, gpus_per_node: int | None = None) -> int:
+    """GPUs one tensor-parallel group can span on the scale-up link: the GPU's NVLink domain where it spans servers
+    (GB200 NVL72: 72 GPUs over 4-GPU trays), otherwise the server (``gpus_per_node`` when given: the scenario's)."""
+    if gpu.nvlink_domain > gpu.gpus_per_node:
+        return gpu.nvlink_domain
+    return gpus_per_node or gpu.gpus_per_node
+
+
+def tensor_parallel_degrees(gpu: str, *, gpus_per_node: int | None = None) -> list[int]:
+    """TP degrees of TP_DEGREES that stay on ``gpu``'s scale-up link (scale_up_gpus); at least [1]."""
+    limit = scale_up_gpus(serving_gpu(gpu), gpus_per_node)
+    return [t for t in TP_DEGREES if t <= limit] or [1]
+
+
+def parallel_degrees(*, model: ServedModel, scale_up: int, tps: Sequence[int] | None = None) -> list[int]:
+    """Replica sizes to try: TP 1, 2, 4, 8 up to the ``scale_up`` GPUs of the scale-up link (scale_up_gpus); a
+    mixture of experts also spans 2 and 4 such groups with expert parallelism (models such as DeepSeek-V3 do not fit
+    one node of 80 GB GPUs)."""
     if tps:
-        return [t for t in tps if t <= gpus_per_node or model.experts] or [1]
-    degrees = [t for t in TP_DEGREES if t <= gpus_per_node] or [1]
+        return [t for t in tps if t <= scale_up or model.experts] or [1]
+    degrees = [t for t in TP_DEGREES if t <= scale_up] or [1]
     if model.experts:
-        degrees += [d * gpus_per_node // 8 for d in MOE_MULTI_NODE_DEGREES]
+        degrees += [d * max(degrees) // max(TP_DEGREES) for d in MOE_MULTI_NODE_DEGREES]
     return degrees
 
 
@@ -202,7 +218,7 @@ def size_deployments(
         positive(name, value)
     if not (0 <= mean_requests_per_s <= peak_requests_per_s):
         raise InferenceError("mean_requests_per_s", "must be between 0 and peak_requests_per_s")
-    degrees = parallel_degrees(model=model, gpus_per_node=spec.gpus_per_node, tps=tps)
+    degrees = parallel_degrees(model=model, scale_up=scale_up_gpus(spec), tps=tps)
     cal = calibration or default_calibration()
     n = len(degrees)
     cases = build_cases(

@@ -450,3 +450,26 @@ def test_the_inference_advice_lists_only_the_assumptions_it_uses(catalog: dict[s
     assert "/network/gpus_per_node" in pointers
     assert doc["scenario"]["utilization"] is None
     assert parse_scenario(doc["scenario"]).workload.kind == "inference"  # the normalized scenario reads back
+
+
+def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_trays(db: None):
+    # An outsider's probe: on GB200 (4-GPU trays in a 72-GPU NVLink domain) the advice tried TP 1, 2 and 4 only and
+    # answered "none" for a 30 ms TTFT that TP 8 meets on B200 (TP 8 x 5, 29.8 ms).
+    doc = advise_inference(
+        scenario(
+            model={"name": "llama-3.1-70b"},
+            gpu="gb200",
+            precision="fp8",
+            traffic={"peak_requests_per_s": 20, "mean_requests_per_s": 10, "input_tokens": 1000, "output_tokens": 200},
+            latency={"ttft_p95_s": 0.03, "tpot_p95_s": 0.05},
+            rent={"usd_per_gpu_hour": 6.0},
+            buy={**BUY, "capex_usd": 250000},
+        ),
+        now=NOW,
+    )
+    assert [s["tp"] for s in doc["sizes"]] == [1, 2, 4, 8]
+    tp8 = by_tp(doc, 8)
+    assert tp8["meets_latency"] and doc["recommendation"]["action"] in ("rent", "buy")
+    assert doc["recommendation"]["gpus"] == tp8["gpus"]
+    assert tp8["buy"]["nodes"] == math.ceil(tp8["gpus"] / 4)  # owning buys whole 4-GPU trays
+    assert doc["scenario"]["network"]["gpus_per_node"] == 4

@@ -113,6 +113,36 @@ def test_tp_all_reduce_costs_nothing_at_tp1_and_more_over_pcie():
     assert 0 < nvlink < pcie
 
 
+def test_gb200_tp8_stays_on_nvlink_across_trays_and_is_at_least_as_fast_as_b200():
+    """An outsider's probe: GB200 NVL72 (4-GPU trays joined into one 72-GPU NVLink domain, gpus.csv nvlink_domain)
+    priced a TP 8 group's all-reduces on the scale-out network: 70B fp4 TP8 at concurrency 64 came out 2,496 output
+    tokens/s against B200's 12,118. Inside the NVLink domain the collective cost is NVLink's; only a group that leaves
+    it pays the scale-out network, and the sizing tries TP 8 on it."""
+    model = inf.ServedModel.from_catalog("llama-3.3-70b")
+    points = [inf.ServingPoint(model, g, "fp4", 8, 64, 1000, 1000) for g in ("b200", "gb200")]
+    b200, gb200 = inf.estimate_points(points).output_tokens_per_s
+    assert gb200 >= b200 > 10_000
+    tokens = np.array([256.0])
+    nvl = {
+        g: inf.allreduce_s(one_case(params_b=70.6, gpu=g, precision="fp8", tp=8), tokens)[0] for g in ("b200", "gb200")
+    }
+    assert nvl["gb200"] == pytest.approx(nvl["b200"])
+    # Past the 72-GPU domain the group takes the scale-out network.
+    fabric = inf.fabrics()
+    assert one_case(gpu="gb200", tp=64).ar_latency[0] == fabric["nvlink-hopper"].latency_s
+    assert one_case(gpu="gb200", tp=128).ar_latency[0] == fabric["scale-out"].latency_s
+    assert one_case(gpu="b200", tp=16).ar_latency[0] == fabric["scale-out"].latency_s
+    wide = inf.serving_gpu("gb200")
+    assert inf.scale_up_gpus(wide) == 72
+    assert inf.tensor_parallel_degrees("gb200") == [1, 2, 4, 8]
+    assert inf.tensor_parallel_degrees("gb200", gpus_per_node=4) == [1, 2, 4, 8]
+    assert inf.tensor_parallel_degrees("b200", gpus_per_node=4) == [1, 2, 4]
+    assert [d.tp for d in size(llama(70.6), gpu="gb200", precision="fp8")] == [1, 2, 4, 8]
+    moe = inf.ServedModel.from_catalog("deepseek-v3")
+    assert inf.parallel_degrees(model=moe, scale_up=inf.scale_up_gpus(wide)) == [1, 2, 4, 8, 16, 32]
+    assert inf.parallel_degrees(model=moe, scale_up=4) == [1, 2, 4, 8, 16]
+
+
 def test_fp4_needs_a_gpu_with_fp4_tensor_cores():
     assert inf.serving_gpu("b200").peak_flops("fp4") == pytest.approx(9000e12)
     with pytest.raises(inf.InferenceError) as err:
