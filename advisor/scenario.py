@@ -696,11 +696,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
 def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> ModelGeometry:
     """The catalog entry (geometry given beside a name must be the catalog's own) or a checked derivation."""
     if name:
-        model = resolve_model(name=name, params_b=params_b)
-        for key, v in given.items():
-            if v != getattr(model, key):
-                raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {v} (leave it out)")
-        return model
+        return resolve_model(name=name, params_b=params_b, **dict(given))
     assert params_b is not None
     derived = derive_geometry(params_b=float(params_b))
     if all(v == getattr(derived, key) for key, v in given.items()):
