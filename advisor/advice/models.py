@@ -487,11 +487,19 @@ class InferenceSize(Closed):
     weights_gb_per_gpu: NonNegative | None = None
     batch: int | None = Field(
         default=None,
-        description="Mean requests in flight per replica at the sized request rate (Little's law), random arrivals.",
+        description="Mean requests in flight per replica at its sized capacity (replica_requests_per_s, the highest "
+        "rate that meets the latency targets; Little's law, random arrivals). batch_at_peak: at the peak traffic.",
     )
     max_batch: int | None = Field(default=None, description="Requests one replica can hold at once (KV cache, cap).")
-    ttft_s: NonNegative | None = None
-    tpot_s: NonNegative | None = None
+    ttft_s: NonNegative | None = Field(default=None, description="p95 TTFT [s] at the replica's sized capacity.")
+    tpot_s: NonNegative | None = Field(default=None, description="p95 TPOT [s] at the replica's sized capacity.")
+    batch_at_peak: NonNegative | None = Field(
+        default=None,
+        description="Mean requests in flight per replica when the peak traffic is spread over the replicas "
+        "(peak_requests_per_s / replicas each; Little's law); null where the deployment does not serve the targets.",
+    )
+    ttft_s_at_peak: NonNegative | None = Field(default=None, description="p95 TTFT [s] at that share of the peak.")
+    tpot_s_at_peak: NonNegative | None = Field(default=None, description="p95 TPOT [s] at that share of the peak.")
     replica_output_tokens_per_s: NonNegative | None = None
     replica_requests_per_s: NonNegative | None = None
     output_tokens_per_s: NonNegative | None

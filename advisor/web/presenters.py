@@ -150,8 +150,9 @@ def _rent_plan_text(rent: dict[str, Any]) -> str:
 
 
 def _deployment_text(size: dict[str, Any]) -> str:
-    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), batch 16"; a deployment that cannot serve
-    the traffic says why instead. The average is what renting bills (base + mean burst); an outsider's probe read
+    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), about 14 in flight per replica at the peak"
+    (older documents: "batch 16", the sized capacity's); a deployment that cannot serve the traffic says why
+    instead. The average is what renting bills (base + mean burst); an outsider's probe read
     "(mean 1)" as the replicas billed, 1.6 on average."""
     tp = f"TP {fmt.plain(size.get('tp'))}"
     if not size.get("fits_memory"):
@@ -167,6 +168,12 @@ def _deployment_text(size: dict[str, Any]) -> str:
         notes.append(f"{base + burst:.2g} rented on average")
     if notes:
         text += f" ({', '.join(notes)})"
+    at_peak = size.get("batch_at_peak")
+    if at_peak is not None:
+        # What the peak puts on each replica (peak / replicas), not the replica's sized capacity (an outsider's probe:
+        # "batch 125" was the capacity's, 54 at the peak).
+        count = f"{at_peak:.0f}" if at_peak >= 10 else f"{at_peak:.2g}"
+        return text + f", about {count} in flight per replica at the peak"
     return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
 
 

@@ -473,3 +473,29 @@ def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_trays(db: None)
     assert doc["recommendation"]["gpus"] == tp8["gpus"]
     assert tp8["buy"]["nodes"] == math.ceil(tp8["gpus"] / 4)  # owning buys whole 4-GPU trays
     assert doc["scenario"]["network"]["gpus_per_node"] == 4
+
+
+def test_the_reason_quotes_in_flight_and_latency_at_each_replicas_share_of_the_peak(db: None):
+    # An outsider's probe: "TP 4 x 3 replicas ... serves the peak of 30 requests/s at TTFT 0.128 s ..., about 125
+    # requests in flight per replica": 125 was the replica's sized capacity (15 requests/s); at the peak each of the
+    # 3 replicas carries 10 requests/s.
+    doc = advise_inference(
+        scenario(
+            model={"name": "mixtral-8x7b"},
+            traffic={"peak_requests_per_s": 30, "mean_requests_per_s": 15, "input_tokens": 2000, "output_tokens": 300},
+            latency={"ttft_p95_s": 0.5, "tpot_p95_s": 0.03},
+            rent={"usd_per_gpu_hour": 2.0},
+        ),
+        now=NOW,
+    )
+    tp4 = by_tp(doc, 4)
+    assert tp4["replicas"] == 3 and tp4["batch"] == 125
+    assert 40 < tp4["batch_at_peak"] < 0.6 * tp4["batch"]
+    assert tp4["ttft_s_at_peak"] < tp4["ttft_s"] and tp4["tpot_s_at_peak"] < tp4["tpot_s"]
+    chosen = next(s for s in doc["sizes"] if s["gpus"] == doc["recommendation"]["gpus"] and s["meets_latency"])
+    said = doc["recommendation"]["reasons"][0]
+    share = 30 / chosen["replicas"]
+    assert f"({share:.3g} per replica) at a p95 TTFT of {chosen['ttft_s_at_peak']:.3g} s" in said
+    assert f"about {chosen['batch_at_peak']:.0f} requests in flight per replica" in said
+    assert f"sized to take up to {chosen['replica_requests_per_s']:.3g} requests/s" in said
+    assert by_tp(doc, 1)["batch_at_peak"] is None  # does not fit: nothing at the peak

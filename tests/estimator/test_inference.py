@@ -4,6 +4,7 @@ practitioners quote (7B ~ a couple of hundred short requests/s per GPU; 70B need
 from __future__ import annotations
 
 import json
+import math
 from importlib import resources
 
 import numpy as np
@@ -219,6 +220,41 @@ def test_replicas_round_up_and_serve_the_traffic():
         requests_per_s=np.array([0.0, 10.0, 10.0001, 5.0]), replica_requests_per_s=np.array([5.0, 5.0, 5.0, 0.0])
     )
     assert r.tolist() == [1.0, 2.0, 3.0, np.inf]
+
+
+def test_in_flight_and_latency_at_the_peak_are_each_replicas_share_of_it():
+    # An outsider's probe: Mixtral at a 30 requests/s peak on 3 TP 4 replicas sized for 15 requests/s each was quoted
+    # "about 125 in flight per replica" at the peak: the sized capacity's figure. Each replica carries 10 requests/s
+    # there, and Little's law holds at that load: in flight = rate x (TTFT + (output - 1) x TPOT), means.
+    model = inf.ServedModel.from_catalog("mixtral-8x7b")
+    kw = {"input_tokens": 2000, "output_tokens": 300, "ttft_p95_s": 0.5, "tpot_p95_s": 0.03}
+    tp4 = next(d for d in size(model, peak_requests_per_s=30, mean_requests_per_s=15, **kw) if d.tp == 4)
+    assert tp4.replicas_peak == 3 and tp4.batch == 125
+    case = inf.build_cases(
+        models=[model],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["bf16"],
+        tps=[4],
+        input_tokens=[2000],
+        output_tokens=[300],
+    )
+    load = inf.open_loop(case, CAL.params, np.array([10.0]))
+    little = 10.0 * (load.ttft_s[0] + 299 * load.tpot_s[0])
+    assert tp4.batch_at_peak == pytest.approx(little, rel=1e-6)
+    assert 40 < tp4.batch_at_peak < 0.6 * tp4.batch
+    assert tp4.ttft_at_peak_s < tp4.ttft_s and tp4.tpot_at_peak_s < tp4.tpot_s
+    # A peak that fills every replica to its sized rate: the two points agree.
+    full = next(
+        d
+        for d in size(model, peak_requests_per_s=3 * tp4.replica_requests_per_s, mean_requests_per_s=15, **kw)
+        if d.tp == 4
+    )
+    assert full.batch_at_peak == pytest.approx(full.batch, abs=1.0)
+    assert full.ttft_at_peak_s == pytest.approx(full.ttft_s, rel=0.02)
+    # A deployment that does not fit has no figures at the peak.
+    assert math.isnan(
+        next(d for d in size(model, peak_requests_per_s=30, mean_requests_per_s=15, **kw) if d.tp == 1).batch_at_peak
+    )
 
 
 def test_size_deployments_validates_inputs():

@@ -398,3 +398,8 @@ def test_a_deployment_row_says_which_replica_count_is_billed() -> None:
     }
     row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 4}})[0]
     assert row["layout"] == "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), batch 293"
+    # An outsider's probe: that batch is the replica's sized capacity; the row quotes what the peak puts on each.
+    row = inference_rows(advice={"sizes": [{**size, "batch_at_peak": 212.4}], "recommendation": {"gpus": 4}})[0]
+    assert row["layout"] == (
+        "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), about 212 in flight per replica at the peak"
+    )
