@@ -602,8 +602,9 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
         )
     stack = None if w.get("stack") is None else _stack(c, w.get("stack"))
     if kind == "inference":
-        traffic = _traffic(c, w.get("traffic"), get)
-        latency = _latency(c, w.get("latency"), get)
+        # Through get(): left out, each is recorded as a default, so its assumption is not read as "your input".
+        traffic = _traffic(c, get(w, "traffic", "/workload"), get)
+        latency = _latency(c, get(w, "latency", "/workload"), get)
         if model is None or precision is None or traffic is None or latency is None:
             return None
         problem = context_problem(

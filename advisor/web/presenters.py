@@ -449,6 +449,9 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
 
 
 ASSUMPTION_POINTERS = {
+    "Traffic": "/workload/traffic",
+    "Request size": "/workload/traffic",
+    "Latency targets": "/workload/latency",
     "Sequence length": "/workload/model/seq_len",
     "Global batch": "/workload/global_batch",
     "Precision": "/workload/precision",
@@ -510,7 +513,6 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     model = workload.get("model") or {}
     buy = scenario.get("buy") or {}
     rent = scenario.get("rent") or {}
-    network = scenario.get("network") or {}
     gpu = advice.get("gpu") or {}
     rows: list[tuple[str, str]] = [
         ("Workload", f"{workload.get('kind', 'training')}, {_g(model.get('params_b'))}B parameters"),
@@ -543,21 +545,16 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
                 f"time per output token p95 {_g(latency.get('tpot_p95_s'))} s",
             )
         )
-    rows += [("Sequence length", f"{model.get('seq_len', 'n/a')} tokens")]
     if not traffic:
         rows += [
+            ("Sequence length", f"{model.get('seq_len', 'n/a')} tokens"),
             ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
             ("Runs per year", _g(workload.get("runs_per_year"))),
         ]
     rows += [
         ("Precision", str(workload.get("precision", "n/a"))),
         ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
-        ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
-        (
-            "Network",
-            f"{_g(network.get('gpus_per_node'))} GPUs per node, "
-            f"{_g(network.get('inter_node_gbps'))} Gb/s per node between nodes",
-        ),
+        *_cluster_rows(scenario, inference=bool(traffic)),
         (
             "Rental markets",
             ", ".join(MARKET_LABELS.get(m, m) for m in rent.get("markets") or []) or "all",
@@ -582,6 +579,23 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
+
+
+def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:
+    """Cluster sizes and the network for training; for inference only the server size, which sets how owned GPUs
+    are bought (an outsider's probe: a serving plan listed "Cluster sizes 1...512 GPUs - your input", given by no
+    one and used by nothing: deployments are sized from the traffic, and replicas share no fabric)."""
+    network = scenario.get("network") or {}
+    if inference:
+        return [("Network", f"{_g(network.get('gpus_per_node'))} GPUs per server (owned capacity is whole servers)")]
+    return [
+        ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
+        (
+            "Network",
+            f"{_g(network.get('gpus_per_node'))} GPUs per node, "
+            f"{_g(network.get('inter_node_gbps'))} Gb/s per node between nodes",
+        ),
+    ]
 
 
 def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
