@@ -22,7 +22,8 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
   GPU-hours and break-even utilization (against the on-demand price, or the manual/cheapest burst price) come from
   ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r - v))``). Busy GPU-hours = the replicas the traffic
-  needs at each moment x tp.
+  needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
+  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -344,11 +345,15 @@ def _own_costs(
         power_usd_per_kwh=b.power_usd_per_kwh,
     )
     utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
+    # One yearly cost behind both buy.usd_per_year and buy.usd_per_month (a finance probe: the year was the fixed part
+    # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
+    year = fixed + variable * busy_gpu_hours_year
     return {
         "capex": nodes * hw.capex_per_node,
         "fixed": fixed,
         "variable": variable,
-        "month": (fixed + variable * busy_gpu_hours_year) / ec.MONTHS_PER_YEAR,
+        "year": year,
+        "month": year / ec.MONTHS_PER_YEAR,
         "utilization": utilization,
         "rate": ec.owned_usd_per_gpu_hour(
             yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
@@ -409,8 +414,10 @@ def _buy_document(
         "gpus_owned": int(owned_gpus[i]),
         "nodes": int(nodes[i]),
         "capex_usd": num(own["capex"][i]),
-        "usd_per_year": num(own["fixed"][i]),
+        "usd_per_year": num(own["year"][i]),
         "usd_per_month": num(own["month"][i]),
+        "fixed_usd_per_year": num(own["fixed"][i]),
+        "variable_usd_per_busy_gpu_hour": num(own["variable"]),
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
         "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),

@@ -462,8 +462,20 @@ class InferenceBuy(Closed):
     gpus_owned: int | None = None
     nodes: int | None = None
     capex_usd: NonNegative | None = None
-    usd_per_year: NonNegative | None = None
-    usd_per_month: NonNegative | None
+    usd_per_year: NonNegative | None = Field(
+        default=None,
+        description="Yearly cost of owning the peak deployment [USD/year]: fixed_usd_per_year plus the energy of the "
+        "busy GPU-hours the traffic needs (variable_usd_per_busy_gpu_hour x utilization x gpus_owned x 8760).",
+    )
+    usd_per_month: NonNegative | None = Field(description="usd_per_year / 12 [USD/month].")
+    fixed_usd_per_year: NonNegative | None = Field(
+        default=None,
+        description="A: annuity of the capex less the discounted residual, plus colocation, support, staff, software "
+        "and idle energy [USD/year]; paid however busy the GPUs are.",
+    )
+    variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
+        default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."
+    )
     utilization: Fraction | None = None
     usd_per_gpu_hour_at_utilization: NonNegative | None = None
     usd_per_million_output_tokens: NonNegative | None = None

@@ -252,12 +252,17 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
     assert buy["capex_usd"] == pytest.approx(240000 * nodes)  # replicas are independent: no fabric
     # Hand arithmetic: capex / 4 years + colo 10 kW x $100 x 12 + support 10% + idle 2 kW x 1.5 x 8760 x $0.10.
     fixed = nodes * (240000 / 4 + 10 * 100 * 12 + 24000 + 2 * 1.5 * 8760 * 0.10)
-    assert buy["usd_per_year"] == pytest.approx(fixed)
+    assert buy["fixed_usd_per_year"] == pytest.approx(fixed)
     variable = (10 - 2) / 8 * 1.5 * 0.10  # $/busy GPU-hour
+    assert buy["variable_usd_per_busy_gpu_hour"] == pytest.approx(variable)
     assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (4.0 - variable)))
     assert buy["break_even_against"]["market"] == "on_demand"
     busy = buy["utilization"] * nodes * 8 * 8760
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
+    # A finance probe: usd_per_year was the fixed part only ($489,906 against 12 x usd_per_month = $512,279 on a 70B
+    # service): one yearly cost, fixed plus the busy hours' energy, behind both.
+    assert buy["usd_per_year"] == pytest.approx(fixed + variable * busy)
+    assert buy["usd_per_year"] == pytest.approx(12 * buy["usd_per_month"])
     assert 0 < buy["utilization"] <= 1
     be = ec.break_even_utilization(
         yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=4.0, variable_usd_per_gpu_hour=variable
