@@ -602,8 +602,9 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
         )
     stack = None if w.get("stack") is None else _stack(c, w.get("stack"))
     if kind == "inference":
-        traffic = _traffic(c, w.get("traffic"), get)
-        latency = _latency(c, w.get("latency"), get)
+        # Through get(): left out, each is recorded as a default, so its assumption is not read as "your input".
+        traffic = _traffic(c, get(w, "traffic", "/workload"), get)
+        latency = _latency(c, get(w, "latency", "/workload"), get)
         if model is None or precision is None or traffic is None or latency is None:
             return None
         problem = context_problem(
@@ -696,11 +697,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
 def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> ModelGeometry:
     """The catalog entry (geometry given beside a name must be the catalog's own) or a checked derivation."""
     if name:
-        model = resolve_model(name=name, params_b=params_b)
-        for key, v in given.items():
-            if v != getattr(model, key):
-                raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {v} (leave it out)")
-        return model
+        return resolve_model(name=name, params_b=params_b, **dict(given))
     assert params_b is not None
     derived = derive_geometry(params_b=float(params_b))
     if all(v == getattr(derived, key) for key, v in given.items()):

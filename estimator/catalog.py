@@ -411,17 +411,33 @@ def resolve_model(
     kv_heads: int | None = None,
     ffn_hidden: int | None = None,
     vocab: int | None = None,
-    experts: int = 0,
-    active_experts: int = 0,
+    experts: int | None = None,
+    active_experts: int | None = None,
     tolerance: float = GEOMETRY_TOLERANCE,
 ) -> ModelGeometry:
-    """What ``workload.model`` describes: the catalog entry ``name``, or ``params_b`` with optional geometry
-    (derived where missing, refused by CatalogError naming ``model`` when it implies a size more than ``tolerance``
-    from params_b). A name with params_b given must agree with the catalog count within the tolerance."""
+    """What ``workload.model`` (and a serving-points row) describes: the catalog entry ``name``, or ``params_b``
+    with optional geometry (derived where missing, refused by CatalogError naming ``model`` when it implies a size
+    more than ``tolerance`` from params_b). With a name, params_b must agree with the catalog count within the
+    tolerance and every geometry field given must be the catalog's own (CatalogError naming that field): the one
+    check behind both the API and ``manage.py estimate_inference`` (an outsider's probe: the command silently
+    served the catalog's 32-layer llama-3.1-8b for a row that said 80 layers, which the API refused)."""
+    given = {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "ffn_hidden": ffn_hidden,
+        "vocab": vocab,
+        "experts": experts,
+        "active_experts": active_experts,
+    }
     if name:
         model = get_model(name)
         if params_b is not None and abs(params_b / model.params_b - 1.0) > tolerance:
             raise CatalogError("model", f"params_b {params_b:g} contradicts {model.id} ({model.params_b:g}B)")
+        for key, value in given.items():
+            if value is not None and value != getattr(model, key):
+                raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {value} (leave it out)")
         return model
     if params_b is None:
         raise CatalogError("params_b", "give a catalog model name or params_b")
@@ -433,8 +449,8 @@ def resolve_model(
         kv_heads=kv_heads,
         ffn_hidden=ffn_hidden,
         vocab=vocab,
-        experts=experts,
-        active_experts=active_experts,
+        experts=experts or 0,
+        active_experts=active_experts or 0,
     )
     check_geometry(geometry, params_b=params_b, tolerance=tolerance)
     return geometry

@@ -4,7 +4,8 @@
 top-level document as training advice, ``kind: "inference"``). How each number is made (money USD, months of
 730 hours = 8760 / 12, fractions 0..1):
 
-- Per tensor-parallel degree (1, 2, 4, 8 up to ``network.gpus_per_node``): ``estimator.inference.size_deployments``
+- Per tensor-parallel degree (1, 2, 4, 8 up to ``network.gpus_per_node``, or up to the NVLink domain where it spans
+  servers: GB200 NVL72, estimator.inference.tensor_parallel_degrees): ``estimator.inference.size_deployments``
   gives one replica's best operating point under the TTFT/TPOT targets (batch, output tokens/s, requests/s) and
   the replicas for the peak and the mean request rate. ``gpus = tp x peak replicas``.
 - Traffic over a day: only the mean and the peak are known, so the rate follows a daily sinusoid
@@ -21,7 +22,8 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
   GPU-hours and break-even utilization (against the on-demand price, or the manual/cheapest burst price) come from
   ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r - v))``). Busy GPU-hours = the replicas the traffic
-  needs at each moment x tp.
+  needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
+  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -227,7 +229,8 @@ def _deployments(
     tps: list[int] | None = None,
     targets: tuple[float, float] | None = None,
 ) -> list[Any]:
-    """The estimator's deployment per TP degree that fits a node (the scenario's GPU and precision unless given);
+    """The estimator's deployment per TP degree that fits the scale-up domain (the scenario's GPU and precision
+    unless given);
     its input errors become ScenarioErrors."""
     w = s.workload
     traffic, latency = w.traffic, w.latency
@@ -245,7 +248,7 @@ def _deployments(
                 mean_requests_per_s=traffic.mean_requests_per_s,
                 ttft_p95_s=targets[0] if targets else latency.ttft_p95_s,
                 tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
-                tps=tps or [t for t in inf.TP_DEGREES if t <= gpn] or [1],
+                tps=tps or inf.tensor_parallel_degrees(gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
             )
         )
@@ -342,11 +345,15 @@ def _own_costs(
         power_usd_per_kwh=b.power_usd_per_kwh,
     )
     utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
+    # One yearly cost behind both buy.usd_per_year and buy.usd_per_month (a finance probe: the year was the fixed part
+    # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
+    year = fixed + variable * busy_gpu_hours_year
     return {
         "capex": nodes * hw.capex_per_node,
         "fixed": fixed,
         "variable": variable,
-        "month": (fixed + variable * busy_gpu_hours_year) / ec.MONTHS_PER_YEAR,
+        "year": year,
+        "month": year / ec.MONTHS_PER_YEAR,
         "utilization": utilization,
         "rate": ec.owned_usd_per_gpu_hour(
             yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
@@ -407,8 +414,10 @@ def _buy_document(
         "gpus_owned": int(owned_gpus[i]),
         "nodes": int(nodes[i]),
         "capex_usd": num(own["capex"][i]),
-        "usd_per_year": num(own["fixed"][i]),
+        "usd_per_year": num(own["year"][i]),
         "usd_per_month": num(own["month"][i]),
+        "fixed_usd_per_year": num(own["fixed"][i]),
+        "variable_usd_per_busy_gpu_hour": num(own["variable"]),
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
         "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
@@ -447,6 +456,9 @@ def _size_document(
         "max_batch": d.max_batch,
         "ttft_s": num(d.ttft_s),
         "tpot_s": num(d.tpot_s),
+        "batch_at_peak": num(d.batch_at_peak) if good else None,
+        "ttft_s_at_peak": num(d.ttft_at_peak_s) if good else None,
+        "tpot_s_at_peak": num(d.tpot_at_peak_s) if good else None,
         "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
         "replica_requests_per_s": d.replica_requests_per_s,
         "output_tokens_per_s": num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
@@ -464,7 +476,7 @@ def _unmet_reasons(
     fits = [d for d in deployments if d.fits_memory]
     if not fits:
         reasons.append(
-            f"The model does not fit {s.network.gpus_per_node} x {memory_gb:g} GB with a KV cache for "
+            f"The model does not fit {max(d.tp for d in deployments)} x {memory_gb:g} GB with a KV cache for "
             f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
         )
     else:
@@ -502,6 +514,11 @@ def _unmet(
     return {"closest": closest_document(near, **targets) if near is not None else None, "relax": relax}
 
 
+def _about(x: float) -> str:
+    """A mean count as said in a sentence: whole above 10 (54), two figures below (2.5, 0.31)."""
+    return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
+
+
 def _rent_reason(doc: Mapping[str, Any]) -> str:
     rent_m = doc["rent"]["usd_per_month"]
     n_base = doc["rent"]["base_replicas"]
@@ -529,11 +546,15 @@ def _chosen_reasons(
 ) -> None:
     traffic, latency = s.workload.traffic, s.workload.latency
     assert traffic is not None and latency is not None
+    # At the peak each replica carries peak / replicas, not its sized capacity (an outsider's probe: the capacity's
+    # 125 requests in flight were quoted "at the peak", where Little's law gives fewer).
+    share = traffic.peak_requests_per_s / doc["replicas"]
     reasons.append(
         f"TP {doc['tp']} x {fmt.count(doc['replicas'], 'replica')} = {n_gpus(doc['gpus'])} serves the peak of "
-        f"{traffic.peak_requests_per_s:g} requests/s at TTFT {doc['ttft_s']:.3g} s and TPOT {doc['tpot_s']:.3g} s "
-        f"(targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s), about {doc['batch']} requests in flight per "
-        "replica."
+        f"{traffic.peak_requests_per_s:g} requests/s ({share:.3g} per replica) at a p95 TTFT of "
+        f"{doc['ttft_s_at_peak']:.3g} s and TPOT of {doc['tpot_s_at_peak']:.3g} s (targets {latency.ttft_p95_s:g} s / "
+        f"{latency.tpot_p95_s:g} s), about {_about(doc['batch_at_peak'])} requests in flight per replica; each replica "
+        f"is sized to take up to {doc['replica_requests_per_s']:.3g} requests/s within the targets."
     )
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:

@@ -473,8 +473,20 @@ class InferenceBuy(Closed):
     gpus_owned: int | None = None
     nodes: int | None = None
     capex_usd: NonNegative | None = None
-    usd_per_year: NonNegative | None = None
-    usd_per_month: NonNegative | None
+    usd_per_year: NonNegative | None = Field(
+        default=None,
+        description="Yearly cost of owning the peak deployment [USD/year]: fixed_usd_per_year plus the energy of the "
+        "busy GPU-hours the traffic needs (variable_usd_per_busy_gpu_hour x utilization x gpus_owned x 8760).",
+    )
+    usd_per_month: NonNegative | None = Field(description="usd_per_year / 12 [USD/month].")
+    fixed_usd_per_year: NonNegative | None = Field(
+        default=None,
+        description="A: annuity of the capex less the discounted residual, plus colocation, support, staff, software "
+        "and idle energy [USD/year]; paid however busy the GPUs are.",
+    )
+    variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
+        default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."
+    )
     utilization: Fraction | None = None
     usd_per_gpu_hour_at_utilization: NonNegative | None = None
     usd_per_million_output_tokens: NonNegative | None = None
@@ -498,11 +510,19 @@ class InferenceSize(Closed):
     weights_gb_per_gpu: NonNegative | None = None
     batch: int | None = Field(
         default=None,
-        description="Mean requests in flight per replica at the sized request rate (Little's law), random arrivals.",
+        description="Mean requests in flight per replica at its sized capacity (replica_requests_per_s, the highest "
+        "rate that meets the latency targets; Little's law, random arrivals). batch_at_peak: at the peak traffic.",
     )
     max_batch: int | None = Field(default=None, description="Requests one replica can hold at once (KV cache, cap).")
-    ttft_s: NonNegative | None = None
-    tpot_s: NonNegative | None = None
+    ttft_s: NonNegative | None = Field(default=None, description="p95 TTFT [s] at the replica's sized capacity.")
+    tpot_s: NonNegative | None = Field(default=None, description="p95 TPOT [s] at the replica's sized capacity.")
+    batch_at_peak: NonNegative | None = Field(
+        default=None,
+        description="Mean requests in flight per replica when the peak traffic is spread over the replicas "
+        "(peak_requests_per_s / replicas each; Little's law); null where the deployment does not serve the targets.",
+    )
+    ttft_s_at_peak: NonNegative | None = Field(default=None, description="p95 TTFT [s] at that share of the peak.")
+    tpot_s_at_peak: NonNegative | None = Field(default=None, description="p95 TPOT [s] at that share of the peak.")
     replica_output_tokens_per_s: NonNegative | None = None
     replica_requests_per_s: NonNegative | None = None
     output_tokens_per_s: NonNegative | None

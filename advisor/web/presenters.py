@@ -178,8 +178,9 @@ def _rent_plan_text(rent: dict[str, Any]) -> str:
 
 
 def _deployment_text(size: dict[str, Any]) -> str:
-    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), batch 16"; a deployment that cannot serve
-    the traffic says why instead. The average is what renting bills (base + mean burst); an outsider's probe read
+    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), about 14 in flight per replica at the peak"
+    (older documents: "batch 16", the sized capacity's); a deployment that cannot serve the traffic says why
+    instead. The average is what renting bills (base + mean burst); an outsider's probe read
     "(mean 1)" as the replicas billed, 1.6 on average."""
     tp = f"TP {fmt.plain(size.get('tp'))}"
     if not size.get("fits_memory"):
@@ -195,6 +196,12 @@ def _deployment_text(size: dict[str, Any]) -> str:
         notes.append(f"{base + burst:.2g} rented on average")
     if notes:
         text += f" ({', '.join(notes)})"
+    at_peak = size.get("batch_at_peak")
+    if at_peak is not None:
+        # What the peak puts on each replica (peak / replicas), not the replica's sized capacity (an outsider's probe:
+        # "batch 125" was the capacity's, 54 at the peak).
+        count = f"{at_peak:.0f}" if at_peak >= 10 else f"{at_peak:.2g}"
+        return text + f", about {count} in flight per replica at the peak"
     return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
 
 
@@ -496,6 +503,9 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
 
 
 ASSUMPTION_POINTERS = {
+    "Traffic": "/workload/traffic",
+    "Request size": "/workload/traffic",
+    "Latency targets": "/workload/latency",
     "Sequence length": "/workload/model/seq_len",
     "Global batch": "/workload/global_batch",
     "Precision": "/workload/precision",
@@ -557,7 +567,6 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     model = workload.get("model") or {}
     buy = scenario.get("buy") or {}
     rent = scenario.get("rent") or {}
-    network = scenario.get("network") or {}
     gpu = advice.get("gpu") or {}
     rows: list[tuple[str, str]] = [
         ("Workload", f"{workload.get('kind', 'training')}, {_g(model.get('params_b'))}B parameters"),
@@ -590,21 +599,16 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
                 f"time per output token p95 {_g(latency.get('tpot_p95_s'))} s",
             )
         )
-    rows += [("Sequence length", f"{model.get('seq_len', 'n/a')} tokens")]
     if not traffic:
         rows += [
+            ("Sequence length", f"{model.get('seq_len', 'n/a')} tokens"),
             ("Global batch", f"{workload.get('global_batch', 'n/a')} sequences"),
             ("Runs per year", _g(workload.get("runs_per_year"))),
         ]
     rows += [
         ("Precision", str(workload.get("precision", "n/a"))),
         ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
-        ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
-        (
-            "Network",
-            f"{_g(network.get('gpus_per_node'))} GPUs per node, "
-            f"{_g(network.get('inter_node_gbps'))} Gb/s per node between nodes",
-        ),
+        *_cluster_rows(scenario, inference=bool(traffic)),
         (
             "Rental markets",
             ", ".join(MARKET_LABELS.get(m, m) for m in rent.get("markets") or []) or "all",
@@ -629,6 +633,23 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
+
+
+def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:
+    """Cluster sizes and the network for training; for inference only the server size, which sets how owned GPUs
+    are bought (an outsider's probe: a serving plan listed "Cluster sizes 1...512 GPUs - your input", given by no
+    one and used by nothing: deployments are sized from the traffic, and replicas share no fabric)."""
+    network = scenario.get("network") or {}
+    if inference:
+        return [("Network", f"{_g(network.get('gpus_per_node'))} GPUs per server (owned capacity is whole servers)")]
+    return [
+        ("Cluster sizes", ", ".join(str(s) for s in scenario.get("cluster_sizes", [])) + " GPUs"),
+        (
+            "Network",
+            f"{_g(network.get('gpus_per_node'))} GPUs per node, "
+            f"{_g(network.get('inter_node_gbps'))} Gb/s per node between nodes",
+        ),
+    ]
 
 
 def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:

@@ -80,7 +80,9 @@ from estimator.inference.sizing import (
     estimate_points,
     parallel_degrees,
     replicas_for,
+    scale_up_gpus,
     size_deployments,
+    tensor_parallel_degrees,
 )
 
 __all__ = [
@@ -142,6 +144,7 @@ __all__ = [
     "prefill_s",
     "replicas_for",
     "residual_log_sd",
+    "scale_up_gpus",
     "serving_gpu",
     "serving_stack",
     "serving_stacks",
@@ -150,6 +153,7 @@ __all__ = [
     "solo_prefill_s",
     "static_batch_throughput",
     "subset",
+    "tensor_parallel_degrees",
     "throughput_at_batch",
     "weight_bytes_total",
 ]

@@ -45,8 +45,14 @@ ALLREDUCES_PER_LAYER: Final[float] = 2.0  # after attention and after the MLP (M
 PCIE_MAX_GBPS: Final[float] = 128.0
 # NVLink 3 (A100) is 600 GB/s bidirectional; faster scale-up links use the Hopper-generation fabric row.
 AMPERE_NVLINK_GBPS: Final[float] = 600.0
+# Tensor-parallel degrees tried, up to the GPUs that share the scale-up link (the server, or GB200's 72-GPU NVLink
+# domain), and never past 8 even there: the collective costs of fabrics.csv were measured on at most 8 ranks (vidur
+# h100_dgx, sglang custom all-reduce TP 2/4/8); past 8, a grouped-query model's 8 KV heads are replicated rather
+# than split, so a GPU's KV cache stops growing with the group while every layer's all-reduces keep getting dearer;
+# and the published dense serving configurations (TensorRT-LLM perf-overview, GB200 and B200 included) stop at 8.
 TP_DEGREES: Final[tuple[int, ...]] = (1, 2, 4, 8)
-# Expert-parallel groups beyond one node, tried for mixture-of-experts models that do not fit one node.
+# Expert-parallel groups beyond one node (of 8 GPUs; scaled to the largest TP group: 2 and 4 such groups), tried for
+# mixture-of-experts models that do not fit one node.
 MOE_MULTI_NODE_DEGREES: Final[tuple[int, ...]] = (16, 32)
 DEFAULT_KV_HEADS: Final[int] = 8
 DEFAULT_STACK: Final[str] = "trtllm"
@@ -120,7 +126,9 @@ def fabrics() -> dict[str, Fabric]:
 class ServingGpu:
     """What the serving model needs of a GPU. memory_gb [GB], memory_bw_gbps [GB/s], peak_tflops per serving
     precision [TFLOP/s], link_gbps one-way scale-up bandwidth [GB/s], pcie: True when that link is PCIe,
-    scale_out_gbps one-way scale-out bandwidth per GPU [GB/s], fabric: its collective-cost row."""
+    scale_out_gbps one-way scale-out bandwidth per GPU [GB/s], fabric: its collective-cost row, nvlink_domain: GPUs
+    whose collectives stay on that scale-up link (the server, or more where NVLink spans servers: GB200 NVL72 joins
+    18 four-GPU trays into one 72-GPU domain, estimator/data/gpus.csv)."""
 
     id: str
     memory_gb: float
@@ -132,6 +140,12 @@ class ServingGpu:
     scale_out_gbps: float = 50.0
     fabric: str = "nvlink-hopper"
     convert_per_s: float = 0.0  # CUDA-core type conversions per second (8-bit KV dequantization); 0 = unknown
+    nvlink_domain: int = 0  # 0 = gpus_per_node
+
+    @property
+    def scale_up_gpus(self) -> int:
+        """GPUs one tensor-parallel group can span on the scale-up link: the NVLink domain, at least the server."""
+        return max(self.nvlink_domain, self.gpus_per_node)
 
     def peak_flops(self, precision: str) -> float:
         column = PRECISIONS[precision][2]
@@ -166,9 +180,11 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
         nvlink = float(extra["nvlink_gbps"])
         gpn, scale_out = 8, 200.0 * 8 / 8.0  # PCIe A100 servers: 8 GPUs, 200 Gb/s per GPU (HDR, interconnect_specs)
+        domain = gpn
     else:
         spec = get_gpu(key)
         memory_gb, bw, nvlink, gpn = spec.memory_gb, spec.memory_bw_gbps, spec.nvlink_gbps, spec.gpus_per_node
+        domain = spec.nvlink_domain
         peaks = {p: v for p, v in spec.peak_tflops.items() if p in PRECISIONS}
         scale_out = spec.inter_node_gbps / 8.0
     if extra.get("fp4_tflops"):
@@ -188,6 +204,7 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         scale_out_gbps=scale_out / max(gpn, 1),
         fabric=_fabric_for(nvlink),
         convert_per_s=sm_clocks_per_s * CONVERSIONS_PER_CLOCK_PER_SM,
+        nvlink_domain=domain,
     )
 
 
@@ -485,11 +502,12 @@ class ServingCases:
 
 
 def _collective_path(gpu: ServingGpu, tp: int) -> tuple[float, Fabric]:
-    """One-way bandwidth per GPU [GB/s] and fabric of a group of ``tp`` GPUs: scale-up inside a node, the scale-out
-    network once the group spans nodes (expert parallelism over nodes); a group larger than the fabric row was
-    measured on takes its wide row (8 PCIe GPUs span both CPU sockets)."""
+    """One-way bandwidth per GPU [GB/s] and fabric of a group of ``tp`` GPUs: scale-up inside the NVLink domain (the
+    node, or the whole NVL72 rack for GB200, whose trays are joined by NVLink switches), the scale-out network once
+    the group leaves it (expert parallelism over nodes); a group larger than the fabric row was measured on takes its
+    wide row (8 PCIe GPUs span both CPU sockets)."""
     table = fabrics()
-    if tp > gpu.gpus_per_node:
+    if tp > gpu.scale_up_gpus:
         return min(gpu.link_gbps, gpu.scale_out_gbps), table["scale-out"]
     row = table[gpu.fabric]
     if row.max_ranks and tp > row.max_ranks:

@@ -73,8 +73,8 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
             hidden=_int(dims["hidden"]),
             heads=_int(dims["heads"]),
             kv_heads=_int(dims["kv_heads"]),
-            experts=_int(dims["experts"]) or 0,
-            active_experts=_int(dims["active_experts"]) or 0,
+            experts=_int(dims["experts"]),
+            active_experts=_int(dims["active_experts"]),
         )
     except CatalogError as exc:
         column = "model" if exc.field in ("name", "model") else exc.field

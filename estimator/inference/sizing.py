@@ -24,12 +24,21 @@ from estimator.inference.data import (
     InferenceError,
     ServedModel,
     ServingCases,
+    ServingGpu,
     build_cases,
     positive,
     serving_gpu,
 )
 from estimator.inference.fit import InferenceCalibration, default_calibration
-from estimator.inference.latency import MIN_IN_FLIGHT, LoadPoint, Replica, closed_loop, open_loop_in_flight, replica
+from estimator.inference.latency import (
+    MIN_IN_FLIGHT,
+    LoadPoint,
+    Replica,
+    closed_loop,
+    open_loop,
+    open_loop_in_flight,
+    replica,
+)
 from estimator.inference.model import max_batch, weight_bytes_per_gpu
 from estimator.inference.simulate import simulate_closed_loop
 
@@ -136,7 +145,10 @@ def replicas_for(*, requests_per_s: FloatArray | float, replica_requests_per_s: 
 @dataclass(frozen=True, slots=True)
 class Deployment:
     """One parallel layout for a traffic: per-replica performance (latencies p95) and replicas for peak and mean.
-    ``tp`` is the GPUs of one replica (tensor parallel inside a node; expert parallel across nodes beyond it)."""
+    ``tp`` is the GPUs of one replica (tensor parallel inside the NVLink domain; expert parallel beyond it).
+    ``batch``, ``ttft_s``, ``tpot_s`` are at the replica's sized capacity (``replica_requests_per_s``, the highest
+    rate that meets the targets); the ``*_at_peak`` fields at the load the peak puts on each replica
+    (peak requests/s / replicas_peak): what a load test at the peak would see (nan where no replica count serves it)."""
 
     tp: int
     fits_memory: bool
@@ -150,6 +162,9 @@ class Deployment:
     weights_gb_per_gpu: float
     replicas_peak: float
     replicas_mean: float
+    batch_at_peak: float = math.nan
+    ttft_at_peak_s: float = math.nan
+    tpot_at_peak_s: float = math.nan
 
     @property
     def gpus_peak(self) -> float:
@@ -160,14 +175,29 @@ class Deployment:
         return self.tp * self.replicas_mean
 
 
-def parallel_degrees(*, model: ServedModel, gpus_per_node: int, tps: Sequence[int] | None = None) -> list[int]:
-    """Replica sizes to try: TP 1, 2, 4, 8 up to the node; a mixture of experts also spans 2 and 4 nodes with
-    expert parallelism (models such as DeepSeek-V3 do not fit one node of 80 GB GPUs)."""
+def scale_up_gpus(gpu: ServingGpu, gpus_per_node: int | None = None) -> int:
+    """GPUs one tensor-parallel group can span on the scale-up link: the GPU's NVLink domain where it spans servers
+    (GB200 NVL72: 72 GPUs over 4-GPU trays), otherwise the server (``gpus_per_node`` when given: the scenario's)."""
+    if gpu.nvlink_domain > gpu.gpus_per_node:
+        return gpu.nvlink_domain
+    return gpus_per_node or gpu.gpus_per_node
+
+
+def tensor_parallel_degrees(gpu: str, *, gpus_per_node: int | None = None) -> list[int]:
+    """TP degrees of TP_DEGREES that stay on ``gpu``'s scale-up link (scale_up_gpus); at least [1]."""
+    limit = scale_up_gpus(serving_gpu(gpu), gpus_per_node)
+    return [t for t in TP_DEGREES if t <= limit] or [1]
+
+
+def parallel_degrees(*, model: ServedModel, scale_up: int, tps: Sequence[int] | None = None) -> list[int]:
+    """Replica sizes to try: TP 1, 2, 4, 8 up to the ``scale_up`` GPUs of the scale-up link (scale_up_gpus); a
+    mixture of experts also spans 2 and 4 such groups with expert parallelism (models such as DeepSeek-V3 do not fit
+    one node of 80 GB GPUs)."""
     if tps:
-        return [t for t in tps if t <= gpus_per_node or model.experts] or [1]
-    degrees = [t for t in TP_DEGREES if t <= gpus_per_node] or [1]
+        return [t for t in tps if t <= scale_up or model.experts] or [1]
+    degrees = [t for t in TP_DEGREES if t <= scale_up] or [1]
     if model.experts:
-        degrees += [d * gpus_per_node // 8 for d in MOE_MULTI_NODE_DEGREES]
+        degrees += [d * max(degrees) // max(TP_DEGREES) for d in MOE_MULTI_NODE_DEGREES]
     return degrees
 
 
@@ -202,7 +232,7 @@ def size_deployments(
         positive(name, value)
     if not (0 <= mean_requests_per_s <= peak_requests_per_s):
         raise InferenceError("mean_requests_per_s", "must be between 0 and peak_requests_per_s")
-    degrees = parallel_degrees(model=model, gpus_per_node=spec.gpus_per_node, tps=tps)
+    degrees = parallel_degrees(model=model, scale_up=scale_up_gpus(spec), tps=tps)
     cal = calibration or default_calibration()
     n = len(degrees)
     cases = build_cases(
@@ -217,6 +247,7 @@ def size_deployments(
     perf = best_under_latency(cases, cal.params, ttft_s=ttft_p95_s, tpot_s=tpot_p95_s)
     peak = replicas_for(requests_per_s=peak_requests_per_s, replica_requests_per_s=perf.requests_per_s)
     mean = replicas_for(requests_per_s=mean_requests_per_s, replica_requests_per_s=perf.requests_per_s)
+    at_peak = _at_peak(cases, cal.params, perf, peak, peak_requests_per_s)
     return [
         Deployment(
             tp=degrees[i],
@@ -231,9 +262,30 @@ def size_deployments(
             weights_gb_per_gpu=float(perf.weights_gb_per_gpu[i]),
             replicas_peak=float(peak[i]),
             replicas_mean=float(mean[i]),
+            batch_at_peak=float(at_peak.in_flight[i]),
+            ttft_at_peak_s=float(at_peak.ttft_p95_s[i]),
+            tpot_at_peak_s=float(at_peak.tpot_p95_s[i]),
         )
         for i in range(n)
     ]
+
+
+def _at_peak(
+    c: ServingCases, theta: Mapping[str, float], perf: ReplicaPerformance, peak: FloatArray, peak_requests_per_s: float
+) -> LoadPoint:
+    """The open loop of each replica at its share of the peak, ``peak requests/s / replicas``: the replicas are
+    rounded up, so each carries at most its sized rate, and its requests in flight (Little's law) and p95 latencies
+    are those of that share, not of the sized capacity (an outsider's probe: Mixtral 30 requests/s on 3 replicas
+    sized for 15 each was quoted at 125 in flight per replica, the capacity's; 10 requests/s x 9 s gives ~90).
+    NaN where the replica does not fit or no replica count serves the peak."""
+    serves = perf.fits_memory & np.isfinite(peak) & (perf.requests_per_s > 0)
+    share = np.where(serves, peak_requests_per_s / np.where(serves, peak, 1.0), 0.0)
+    # Never above the sized rate (rounding guard): the open loop at the sized rate is what the targets were met at.
+    load = open_loop(c, theta, np.minimum(share, perf.requests_per_s))
+    fields = {f: getattr(load, f) for f in LoadPoint.__dataclass_fields__}
+    for f in ("in_flight", "ttft_s", "tpot_s", "ttft_p95_s", "tpot_p95_s"):
+        fields[f] = np.where(serves, fields[f], np.nan)
+    return LoadPoint(**fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,3 +153,31 @@ def test_attention_data_parallel_on_a_point_it_cannot_apply_to_exits_2(tmp_path:
     with pytest.raises(CommandError, match=says) as caught:
         call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
     assert caught.value.returncode == 2
+
+
+def test_geometry_that_contradicts_the_catalog_model_is_refused_as_the_api_refuses_it(tmp_path: Path, db: None) -> None:
+    # An outsider's probe: a llama-3.1-8b row with 80 layers x 8192 hidden exited 0 with the plain 8B prediction,
+    # and experts on a dense catalog model were dropped the same way; the API refused the same model with 400.
+    from advisor.scenario import ScenarioError, parse_scenario
+
+    with pytest.raises(CommandError) as caught:
+        run(tmp_path, "h100-sxm,bf16,llama-3.1-8b,,80,8192,64,8,1,64,1000,1000,\n")
+    assert caught.value.returncode == 2
+    said = "llama-3.1-8b has layers 32; got 80 (leave it out)"
+    assert f"row 1, column layers: {said}" in str(caught.value)
+    with pytest.raises(ScenarioError) as api:
+        parse_scenario(
+            {"workload": {"kind": "inference", "model": {"name": "llama-3.1-8b", "layers": 80}}, "gpu": "h100-sxm"}
+        )
+    assert api.value.errors[0]["pointer"] == "/workload/model/layers" and said in api.value.errors[0]["message"]
+    path = tmp_path / "experts.csv"
+    path.write_text(
+        "gpu,precision,model,experts,active_experts,tp,concurrency,input_tokens,output_tokens\n"
+        "h100-sxm,bf16,mixtral-8x7b,8,2,2,8,100,100\n"
+        "h100-sxm,bf16,llama-3.1-8b,8,2,1,8,100,100\n"
+    )
+    with pytest.raises(CommandError) as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2
+    assert "row 2, column experts: llama-3.1-8b has experts 0; got 8" in str(caught.value)
+    assert "row 1" not in str(caught.value)  # the catalog's own geometry, repeated, is accepted

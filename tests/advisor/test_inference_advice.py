@@ -252,12 +252,17 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
     assert buy["capex_usd"] == pytest.approx(240000 * nodes)  # replicas are independent: no fabric
     # Hand arithmetic: capex / 4 years + colo 10 kW x $100 x 12 + support 10% + idle 2 kW x 1.5 x 8760 x $0.10.
     fixed = nodes * (240000 / 4 + 10 * 100 * 12 + 24000 + 2 * 1.5 * 8760 * 0.10)
-    assert buy["usd_per_year"] == pytest.approx(fixed)
+    assert buy["fixed_usd_per_year"] == pytest.approx(fixed)
     variable = (10 - 2) / 8 * 1.5 * 0.10  # $/busy GPU-hour
+    assert buy["variable_usd_per_busy_gpu_hour"] == pytest.approx(variable)
     assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (4.0 - variable)))
     assert buy["break_even_against"]["market"] == "on_demand"
     busy = buy["utilization"] * nodes * 8 * 8760
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
+    # A finance probe: usd_per_year was the fixed part only ($489,906 against 12 x usd_per_month = $512,279 on a 70B
+    # service): one yearly cost, fixed plus the busy hours' energy, behind both.
+    assert buy["usd_per_year"] == pytest.approx(fixed + variable * busy)
+    assert buy["usd_per_year"] == pytest.approx(12 * buy["usd_per_month"])
     assert 0 < buy["utilization"] <= 1
     be = ec.break_even_utilization(
         yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=4.0, variable_usd_per_gpu_hour=variable
@@ -450,3 +455,52 @@ def test_the_inference_advice_lists_only_the_assumptions_it_uses(catalog: dict[s
     assert "/network/gpus_per_node" in pointers
     assert doc["scenario"]["utilization"] is None
     assert parse_scenario(doc["scenario"]).workload.kind == "inference"  # the normalized scenario reads back
+
+
+def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_trays(db: None):
+    # An outsider's probe: on GB200 (4-GPU trays in a 72-GPU NVLink domain) the advice tried TP 1, 2 and 4 only and
+    # answered "none" for a 30 ms TTFT that TP 8 meets on B200 (TP 8 x 5, 29.8 ms).
+    doc = advise_inference(
+        scenario(
+            model={"name": "llama-3.1-70b"},
+            gpu="gb200",
+            precision="fp8",
+            traffic={"peak_requests_per_s": 20, "mean_requests_per_s": 10, "input_tokens": 1000, "output_tokens": 200},
+            latency={"ttft_p95_s": 0.03, "tpot_p95_s": 0.05},
+            rent={"usd_per_gpu_hour": 6.0},
+            buy={**BUY, "capex_usd": 250000},
+        ),
+        now=NOW,
+    )
+    assert [s["tp"] for s in doc["sizes"]] == [1, 2, 4, 8]
+    tp8 = by_tp(doc, 8)
+    assert tp8["meets_latency"] and doc["recommendation"]["action"] in ("rent", "buy")
+    assert doc["recommendation"]["gpus"] == tp8["gpus"]
+    assert tp8["buy"]["nodes"] == math.ceil(tp8["gpus"] / 4)  # owning buys whole 4-GPU trays
+    assert doc["scenario"]["network"]["gpus_per_node"] == 4
+
+
+def test_the_reason_quotes_in_flight_and_latency_at_each_replicas_share_of_the_peak(db: None):
+    # An outsider's probe: "TP 4 x 3 replicas ... serves the peak of 30 requests/s at TTFT 0.128 s ..., about 125
+    # requests in flight per replica": 125 was the replica's sized capacity (15 requests/s); at the peak each of the
+    # 3 replicas carries 10 requests/s.
+    doc = advise_inference(
+        scenario(
+            model={"name": "mixtral-8x7b"},
+            traffic={"peak_requests_per_s": 30, "mean_requests_per_s": 15, "input_tokens": 2000, "output_tokens": 300},
+            latency={"ttft_p95_s": 0.5, "tpot_p95_s": 0.03},
+            rent={"usd_per_gpu_hour": 2.0},
+        ),
+        now=NOW,
+    )
+    tp4 = by_tp(doc, 4)
+    assert tp4["replicas"] == 3 and tp4["batch"] == 125
+    assert 40 < tp4["batch_at_peak"] < 0.6 * tp4["batch"]
+    assert tp4["ttft_s_at_peak"] < tp4["ttft_s"] and tp4["tpot_s_at_peak"] < tp4["tpot_s"]
+    chosen = next(s for s in doc["sizes"] if s["gpus"] == doc["recommendation"]["gpus"] and s["meets_latency"])
+    said = doc["recommendation"]["reasons"][0]
+    share = 30 / chosen["replicas"]
+    assert f"({share:.3g} per replica) at a p95 TTFT of {chosen['ttft_s_at_peak']:.3g} s" in said
+    assert f"about {chosen['batch_at_peak']:.0f} requests in flight per replica" in said
+    assert f"sized to take up to {chosen['replica_requests_per_s']:.3g} requests/s" in said
+    assert by_tp(doc, 1)["batch_at_peak"] is None  # does not fit: nothing at the peak

@@ -113,3 +113,14 @@ def test_a_token_stores_the_activations_of_each_expert_it_uses() -> None:
     assert catalog.resolve_model(name="mixtral-8x7b").token_ffn_hidden() == 2 * 14336
     assert catalog.resolve_model(name="deepseek-v3").token_ffn_hidden() == (8 + 1) * 2048  # routed + shared experts
     assert catalog.resolve_model(name="llama-3.1-70b").token_ffn_hidden() == 28672  # dense: its own width
+
+
+def test_geometry_given_beside_a_catalog_name_must_be_the_catalogs_own() -> None:
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.resolve_model(name="llama-3.1-8b", layers=80, hidden=8192)
+    assert err.value.field == "layers" and "llama-3.1-8b has layers 32; got 80" in str(err.value)
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.resolve_model(name="llama-3.1-8b", experts=8, active_experts=2)
+    assert err.value.field == "experts"
+    same = catalog.resolve_model(name="mixtral-8x7b", layers=32, experts=8, active_experts=2)
+    assert same == catalog.get_model("mixtral-8x7b")

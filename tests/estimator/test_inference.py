@@ -4,6 +4,7 @@ practitioners quote (7B ~ a couple of hundred short requests/s per GPU; 70B need
 from __future__ import annotations
 
 import json
+import math
 from importlib import resources
 
 import numpy as np
@@ -113,6 +114,36 @@ def test_tp_all_reduce_costs_nothing_at_tp1_and_more_over_pcie():
     assert 0 < nvlink < pcie
 
 
+def test_gb200_tp8_stays_on_nvlink_across_trays_and_is_at_least_as_fast_as_b200():
+    """An outsider's probe: GB200 NVL72 (4-GPU trays joined into one 72-GPU NVLink domain, gpus.csv nvlink_domain)
+    priced a TP 8 group's all-reduces on the scale-out network: 70B fp4 TP8 at concurrency 64 came out 2,496 output
+    tokens/s against B200's 12,118. Inside the NVLink domain the collective cost is NVLink's; only a group that leaves
+    it pays the scale-out network, and the sizing tries TP 8 on it."""
+    model = inf.ServedModel.from_catalog("llama-3.3-70b")
+    points = [inf.ServingPoint(model, g, "fp4", 8, 64, 1000, 1000) for g in ("b200", "gb200")]
+    b200, gb200 = inf.estimate_points(points).output_tokens_per_s
+    assert gb200 >= b200 > 10_000
+    tokens = np.array([256.0])
+    nvl = {
+        g: inf.allreduce_s(one_case(params_b=70.6, gpu=g, precision="fp8", tp=8), tokens)[0] for g in ("b200", "gb200")
+    }
+    assert nvl["gb200"] == pytest.approx(nvl["b200"])
+    # Past the 72-GPU domain the group takes the scale-out network.
+    fabric = inf.fabrics()
+    assert one_case(gpu="gb200", tp=64).ar_latency[0] == fabric["nvlink-hopper"].latency_s
+    assert one_case(gpu="gb200", tp=128).ar_latency[0] == fabric["scale-out"].latency_s
+    assert one_case(gpu="b200", tp=16).ar_latency[0] == fabric["scale-out"].latency_s
+    wide = inf.serving_gpu("gb200")
+    assert inf.scale_up_gpus(wide) == 72
+    assert inf.tensor_parallel_degrees("gb200") == [1, 2, 4, 8]
+    assert inf.tensor_parallel_degrees("gb200", gpus_per_node=4) == [1, 2, 4, 8]
+    assert inf.tensor_parallel_degrees("b200", gpus_per_node=4) == [1, 2, 4]
+    assert [d.tp for d in size(llama(70.6), gpu="gb200", precision="fp8")] == [1, 2, 4, 8]
+    moe = inf.ServedModel.from_catalog("deepseek-v3")
+    assert inf.parallel_degrees(model=moe, scale_up=inf.scale_up_gpus(wide)) == [1, 2, 4, 8, 16, 32]
+    assert inf.parallel_degrees(model=moe, scale_up=4) == [1, 2, 4, 8, 16]
+
+
 def test_fp4_needs_a_gpu_with_fp4_tensor_cores():
     assert inf.serving_gpu("b200").peak_flops("fp4") == pytest.approx(9000e12)
     with pytest.raises(inf.InferenceError) as err:
@@ -189,6 +220,41 @@ def test_replicas_round_up_and_serve_the_traffic():
         requests_per_s=np.array([0.0, 10.0, 10.0001, 5.0]), replica_requests_per_s=np.array([5.0, 5.0, 5.0, 0.0])
     )
     assert r.tolist() == [1.0, 2.0, 3.0, np.inf]
+
+
+def test_in_flight_and_latency_at_the_peak_are_each_replicas_share_of_it():
+    # An outsider's probe: Mixtral at a 30 requests/s peak on 3 TP 4 replicas sized for 15 requests/s each was quoted
+    # "about 125 in flight per replica" at the peak: the sized capacity's figure. Each replica carries 10 requests/s
+    # there, and Little's law holds at that load: in flight = rate x (TTFT + (output - 1) x TPOT), means.
+    model = inf.ServedModel.from_catalog("mixtral-8x7b")
+    kw = {"input_tokens": 2000, "output_tokens": 300, "ttft_p95_s": 0.5, "tpot_p95_s": 0.03}
+    tp4 = next(d for d in size(model, peak_requests_per_s=30, mean_requests_per_s=15, **kw) if d.tp == 4)
+    assert tp4.replicas_peak == 3 and tp4.batch == 125
+    case = inf.build_cases(
+        models=[model],
+        gpus=[inf.serving_gpu("h100-sxm")],
+        precisions=["bf16"],
+        tps=[4],
+        input_tokens=[2000],
+        output_tokens=[300],
+    )
+    load = inf.open_loop(case, CAL.params, np.array([10.0]))
+    little = 10.0 * (load.ttft_s[0] + 299 * load.tpot_s[0])
+    assert tp4.batch_at_peak == pytest.approx(little, rel=1e-6)
+    assert 40 < tp4.batch_at_peak < 0.6 * tp4.batch
+    assert tp4.ttft_at_peak_s < tp4.ttft_s and tp4.tpot_at_peak_s < tp4.tpot_s
+    # A peak that fills every replica to its sized rate: the two points agree.
+    full = next(
+        d
+        for d in size(model, peak_requests_per_s=3 * tp4.replica_requests_per_s, mean_requests_per_s=15, **kw)
+        if d.tp == 4
+    )
+    assert full.batch_at_peak == pytest.approx(full.batch, abs=1.0)
+    assert full.ttft_at_peak_s == pytest.approx(full.ttft_s, rel=0.02)
+    # A deployment that does not fit has no figures at the peak.
+    assert math.isnan(
+        next(d for d in size(model, peak_requests_per_s=30, mean_requests_per_s=15, **kw) if d.tp == 1).batch_at_peak
+    )
 
 
 def test_size_deployments_validates_inputs():

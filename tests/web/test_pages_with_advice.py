@@ -402,6 +402,11 @@ def test_a_deployment_row_says_which_replica_count_is_billed() -> None:
     }
     row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 4}})[0]
     assert row["layout"] == "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), batch 293"
+    # An outsider's probe: that batch is the replica's sized capacity; the row quotes what the peak puts on each.
+    row = inference_rows(advice={"sizes": [{**size, "batch_at_peak": 212.4}], "recommendation": {"gpus": 4}})[0]
+    assert row["layout"] == (
+        "TP 2 x 2 replicas (1 at the mean rate, 1.3 rented on average), about 212 in flight per replica at the peak"
+    )
 
 
 def test_before_any_advice_the_badge_describes_the_catalog_not_quoted_offers() -> None:
@@ -460,3 +465,33 @@ def test_a_spot_decision_states_its_own_break_even_beside_on_demands() -> None:
     )
     size["rent"]["market"] = "on_demand"  # the chosen market is the one measured against: nothing added
     assert "market chosen" not in str(headline(advice=advice)) + str(key_figures(advice=advice))
+
+
+def test_the_inference_assumptions_table_lists_only_what_the_advice_uses_and_who_gave_it() -> None:
+    # An outsider's probe: a serving plan given no seq_len and no cluster sizes showed "Sequence length 4096 tokens -
+    # your input" (beside "Request size 20000 prompt tokens") and "Cluster sizes 1...512 GPUs - your input".
+    from advisor.advice.inference import advise_inference
+    from advisor.web.presenters import assumptions
+
+    scenario = {
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "llama-3.1-8b"},
+            "traffic": {
+                "peak_requests_per_s": 2,
+                "mean_requests_per_s": 1,
+                "input_tokens": 20000,
+                "output_tokens": 2000,
+            },
+        },
+        "gpu": "h100-sxm",
+    }
+    rows = {label: (value, source) for label, value, source in assumptions(advice=advise_inference(scenario))}
+    assert "Sequence length" not in rows and "Cluster sizes" not in rows and "Utilization" not in rows
+    assert rows["Request size"] == ("20000 prompt tokens, 2000 output tokens", "your input")
+    assert rows["Latency targets"][1].startswith("default: DESIGN.md inference example")
+    assert rows["Network"][0] == "8 GPUs per server (owned capacity is whole servers)"
+    assert rows["Network"][1].startswith("default: ")
+    assert all(
+        source != "your input" for label, (_, source) in rows.items() if label not in ("Request size", "Traffic")
+    )
