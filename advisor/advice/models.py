@@ -342,7 +342,12 @@ class TrainingRent(Closed):
 
 class TrainingBuy(Closed):
     capex_usd: NonNegative | None
-    usd_per_year: NonNegative | None
+    usd_per_year: NonNegative | None = Field(
+        description="A: the yearly fixed cost of owning this size [USD/year]: annuity of the capex less the discounted "
+        "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. The "
+        "energy of busy hours is variable_usd_per_busy_gpu_hour per busy GPU-hour on top (an inference Advice's "
+        "buy.usd_per_year includes it; its fixed part is buy.fixed_usd_per_year)."
+    )
     variable_usd_per_busy_gpu_hour: NonNegative | None = None
     usd_per_gpu_hour_at_utilization: NonNegative | None
     usd_per_run: NonNegative | None
