@@ -445,6 +445,30 @@ def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
     return parse_scenario(doc, defaults={k: float(getattr(s.buy, k)) for k in OWNERSHIP_KEYS})
 
 
+def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
+    """The scenario without its manual quotes, and a note naming them, for pricing another GPU.
+
+    DESIGN.md: ``rent.usd_per_gpu_hour`` and ``buy.capex_usd`` (one node of this GPU) are negotiated prices for the
+    scenario's GPU, and ``buy.server`` names one of its servers; another GPU is priced at its own catalog offers and
+    quote (an outsider's probe: a B200 $4.00/GPU-hour quote applied to MI300X made owning it look cheaper, where its
+    catalog offers say renting is)."""
+    quoted = []
+    if s.rent.usd_per_gpu_hour is not None:
+        quoted.append(f"rent ${s.rent.usd_per_gpu_hour:,.2f}/GPU-hour")
+    if s.buy.capex_usd is not None:
+        quoted.append(f"capex ${s.buy.capex_usd:,.0f} per node")
+    if s.buy.server is not None:
+        quoted.append(f"server {s.buy.server!r}")
+    if not quoted:
+        return s, None
+    plain = replace(
+        s,
+        rent=replace(s.rent, usd_per_gpu_hour=None),
+        buy=replace(s.buy, capex_usd=None, server=None),
+    )
+    return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
+
+
 def _lists(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _lists(v) for k, v in value.items()}

@@ -62,7 +62,7 @@ from advisor.advice.documents import (
 from advisor.advice.offers import offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
-from advisor.scenario import Scenario, ScenarioError, parse_scenario, scenario_for_gpu
+from advisor.scenario import Scenario, ScenarioError, catalog_prices_for_other_gpus, parse_scenario, scenario_for_gpu
 from estimator import inference as inf
 from estimator.specs import get_gpu
 from pricing import selectors
@@ -884,15 +884,17 @@ def _alternatives(
     if not s.compare_gpus:
         return []
     rows = [_alternative_row(s.gpu, list(size_docs), rec_gpus)]
+    # The plan's manual quotes are for its own GPU: the others are priced at their catalog offers and quotes.
+    catalog_priced, note = catalog_prices_for_other_gpus(s)
     for gpu in s.compare_gpus:
         if gpu == s.gpu:
             continue
         try:
-            other = advise_inference(scenario_for_gpu(s, gpu), now=now, calibration=calibration)
+            other = advise_inference(scenario_for_gpu(catalog_priced, gpu), now=now, calibration=calibration)
         except ScenarioError as exc:
             rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
-        rows.append(_alternative_row(gpu, other["sizes"], other["recommendation"]["gpus"]))
+        rows.append({**_alternative_row(gpu, other["sizes"], other["recommendation"]["gpus"]), "pricing_note": note})
     return rows
 
 

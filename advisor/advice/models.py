@@ -265,7 +265,9 @@ class Sensitivity(Closed):
 
 class Assumption(Closed):
     pointer: str = Field(description="JSON pointer of the Scenario field the value stands for.")
-    value: float | int | str | list[int | str] | None
+    value: float | int | str | list[int | str] | dict[str, float | int] | None = Field(
+        description="The value used: a number, text, a list, or (a defaulted object such as the traffic) its fields."
+    )
     unit: str
     source: str | None
     as_of: str | None = None
@@ -301,6 +303,11 @@ class InferenceAlternative(Closed):
     meets_latency: bool
     fits_memory: bool
     not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
+    pricing_note: str | None = Field(
+        default=None,
+        description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
+        "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
+    )
 
 
 # --- training --------------------------------------------------------------------------------------

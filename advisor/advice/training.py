@@ -73,7 +73,15 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
-from advisor.scenario import Model, Scenario, ScenarioError, ownership_defaults, parse_scenario, scenario_for_gpu
+from advisor.scenario import (
+    Model,
+    Scenario,
+    ScenarioError,
+    catalog_prices_for_other_gpus,
+    ownership_defaults,
+    parse_scenario,
+    scenario_for_gpu,
+)
 from estimator import predict
 from estimator.bounds import MAX_GPUS
 from estimator.calibrate import (
@@ -736,30 +744,6 @@ def _alternatives(
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
         rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note})
     return rows
-
-
-def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
-    """The scenario without its manual quotes, and a note naming them, for pricing another GPU.
-
-    DESIGN.md: ``rent.usd_per_gpu_hour`` and ``buy.capex_usd`` (one node of this GPU) are negotiated prices for the
-    scenario's GPU, and ``buy.server`` names one of its servers; another GPU is priced at its own catalog offers and
-    quote (an outsider's probe: a B200 $4.00/GPU-hour quote applied to MI300X made owning it look cheaper, where its
-    catalog offers say renting is)."""
-    quoted = []
-    if s.rent.usd_per_gpu_hour is not None:
-        quoted.append(f"rent ${s.rent.usd_per_gpu_hour:,.2f}/GPU-hour")
-    if s.buy.capex_usd is not None:
-        quoted.append(f"capex ${s.buy.capex_usd:,.0f} per node")
-    if s.buy.server is not None:
-        quoted.append(f"server {s.buy.server!r}")
-    if not quoted:
-        return s, None
-    plain = replace(
-        s,
-        rent=replace(s.rent, usd_per_gpu_hour=None),
-        buy=replace(s.buy, capex_usd=None, server=None),
-    )
-    return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

@@ -504,3 +504,29 @@ def test_the_reason_quotes_in_flight_and_latency_at_each_replicas_share_of_the_p
     assert f"about {chosen['batch_at_peak']:.0f} requests in flight per replica" in said
     assert f"sized to take up to {chosen['replica_requests_per_s']:.3g} requests/s" in said
     assert by_tp(doc, 1)["batch_at_peak"] is None  # does not fit: nothing at the peak
+
+
+def test_compare_gpus_prices_other_gpus_at_their_catalog_not_the_plans_manual_quotes(catalog: dict[str, Any]):
+    # As training advice does (DESIGN.md: the manual quotes are for the scenario's GPU): an a100 quote of $1/GPU-hour
+    # priced the h100 row too.
+    quoted = advise_inference(
+        scenario(gpu="a100-80gb", rent={"usd_per_gpu_hour": 1.0}, compare_gpus=["a100-80gb", "h100-sxm"]), now=NOW
+    )
+    plain = advise_inference(scenario(), now=NOW)
+    h100 = next(row for row in quoted["alternatives"] if row["gpu"] == "h100-sxm")
+    rec = by_tp(plain, next(s["tp"] for s in plain["sizes"] if s["gpus"] == plain["recommendation"]["gpus"]))
+    assert h100["rent_usd_per_month"] == pytest.approx(rec["rent"]["usd_per_month"])
+    assert "the manual quotes (rent $1.00/GPU-hour) are for a100-80gb" in h100["pricing_note"]
+    assert quoted["alternatives"][0].get("pricing_note") is None  # the plan's own GPU keeps its quote
+
+
+def test_an_advice_with_the_traffic_and_latency_left_out_conforms_to_its_schema(db: None):
+    # The API's schema fuzzing: a defaulted traffic/latency is recorded as one assumption whose value is an object,
+    # which the Assumption schema did not allow (the response violated the published schema).
+    from advisor.advice.models import InferenceAdvice
+
+    doc = {"workload": {"kind": "inference", "model": {"params_b": 8}}, "gpu": "l40s"}
+    advice = advise_inference(doc, now=NOW)
+    InferenceAdvice.model_validate(advice)
+    traffic = next(a for a in advice["assumptions"] if a["pointer"] == "/workload/traffic")
+    assert traffic["value"]["peak_requests_per_s"] == 50
