@@ -10,11 +10,12 @@ import json
 from typing import Any
 
 import pytest
+from django.db import DataError, connection, transaction
 from rest_framework.test import APIClient
 
 from advisor.fleet.models import Fleet
 from advisor.models import ApiToken, Calibration, Scenario
-from core.api.renderers import CSVRenderer
+from core.api.renderers import CSVRenderer, StoredTextJSONRenderer
 from tests.api.examples import scenario
 from tests.hardening.test_upload_limits import runs_csv
 
@@ -279,10 +280,16 @@ def test_web_rename_and_token_pages_refuse_nul(user, saved) -> None:  # type: ig
 
 @pytest.mark.django_db
 def test_a_document_saved_with_an_unpaired_surrogate_before_they_were_refused_is_still_served(api, user) -> None:  # type: ignore[no-untyped-def]
-    # JSONField stores the escape \udc80, so such a document reached the database before input refused it; DRF's
-    # renderer then failed to encode the response (a 500). It is served with the JSON escape instead.
-
+    # SQLite's JSONField stores the escape \udc80, so such a document reached the database before input refused it;
+    # DRF's renderer then failed to encode the response (a 500). It is served with the JSON escape instead.
+    # PostgreSQL's jsonb refuses the escape itself, so there no such document can exist (checked below).
     document = {"gpu": "h100-sxm", "jobs": [{"name": "a\udc80b", "kind": "training", "gpus": 8, "hours": 100}]}
+    assert StoredTextJSONRenderer().render(document) == json.dumps(document, separators=(",", ":")).encode()
+    assert CSVRenderer().render([{"name": "x\ud800"}]) == b"name\r\nx\\ud800\r\n"
+    if connection.vendor != "sqlite":
+        with pytest.raises(DataError), transaction.atomic():
+            Fleet.objects.create(owner=user, name="old", document=document)
+        return
     fleet = Fleet.objects.create(owner=user, name="old", document=document)
     stored = Scenario.objects.create(owner=user, name="old", document={**scenario(), "name": "x\ud800"})
     response = api.get(f"/api/v1/fleets/{fleet.id}")
@@ -290,4 +297,3 @@ def test_a_document_saved_with_an_unpaired_surrogate_before_they_were_refused_is
     assert b'"a\\udc80b"' in response.content
     assert response.json()["fleet"]["jobs"][0]["name"] == "a\udc80b"  # nothing lost: the escape reads back
     assert api.get(f"/api/v1/scenarios/{stored.id}").status_code == 200
-    assert CSVRenderer().render([{"name": "x\ud800"}]) == b"name\r\nx\\ud800\r\n"
