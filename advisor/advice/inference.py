@@ -712,6 +712,8 @@ def advise_inference(
     gpn = s.network.gpus_per_node
     model = served_model(s)
     deployments = _deployments(s, model, cal)
+    if model.latent_kv and any(d.tp > 1 for d in deployments):
+        warnings.append(attention_dp_warning())
     tps = [d.tp for d in deployments]
     k = len(deployments)
     tp = np.asarray(tps, dtype=np.float64)
@@ -858,6 +860,18 @@ def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:
         f"within {check['ttft_within']:.0%} at {check['ttft_share_within']:.0%} of them (median error "
         f"{check['ttft_median_ape']:.0%}) and TPOT within {check['tpot_within']:.0%} at "
         f"{check['tpot_share_within']:.0%} (median {check['tpot_median_ape']:.0%}): leave margin below a TTFT target."
+    )
+
+
+def attention_dp_warning() -> str:
+    """Why a multi-head-latent-attention model is sized with tensor-parallel attention, and what that leaves out."""
+    return (
+        "Multi-head latent attention (MLA) under tensor parallelism keeps every request's compressed KV on every GPU "
+        "of the group, so these deployments hold up to tp times fewer requests than engines serving it with "
+        "attention data parallelism and expert-parallel experts (TensorRT-LLM's DEP, SGLang --enable-dp-attention). "
+        "The sizing keeps the tensor-parallel layout: on TensorRT-LLM's published DeepSeek-R1 DEP table it predicts "
+        "0.4-0.9x the measured throughput (more GPUs than needed), where the DEP layout predicts 1.2-1.8x "
+        "(fewer than needed); estimate_inference takes attention_dp to compare the two."
     )
 
 

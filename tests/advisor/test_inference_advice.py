@@ -530,3 +530,27 @@ def test_an_advice_with_the_traffic_and_latency_left_out_conforms_to_its_schema(
     InferenceAdvice.model_validate(advice)
     traffic = next(a for a in advice["assumptions"] if a["pointer"] == "/workload/traffic")
     assert traffic["value"]["peak_requests_per_s"] == 50
+
+
+def test_a_latent_attention_model_says_what_its_tensor_parallel_sizing_leaves_out(db: None):
+    # An outsider's probe: DeepSeek on H200 was sized with its latent on every GPU (181 requests at 1k/8k on 8 GPUs)
+    # and nothing said that engines serve it attention-data-parallel.
+    doc = {
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "deepseek-v3"},
+            "precision": "fp8",
+            "traffic": {
+                "peak_requests_per_s": 2,
+                "mean_requests_per_s": 1,
+                "input_tokens": 1024,
+                "output_tokens": 8192,
+            },
+            "latency": {"ttft_p95_s": 5.0, "tpot_p95_s": 0.2},
+        },
+        "gpu": "h200",
+    }
+    warnings = advise_inference(doc, now=NOW)["warnings"]
+    assert any("attention data parallelism" in w and "estimate_inference takes attention_dp" in w for w in warnings)
+    dense = advise_inference(scenario(), now=NOW)["warnings"]
+    assert not any("latent attention" in w for w in dense)
