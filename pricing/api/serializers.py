@@ -12,15 +12,35 @@ from pricing.gpus import CANONICAL_GPUS
 from pricing.models import FeedRun, HardwareQuote, Market, PriceObservation, Provider
 
 
+def check_provider_slugs(slugs: list[str]) -> None:
+    """ValidationError naming the slugs no provider has, with the known ones (an unknown slug silently matched nothing:
+    an empty list or an empty price history read as 'no prices')."""
+    unknown = sorted(set(slugs) - set(Provider.objects.filter(slug__in=slugs).values_list("slug", flat=True)))
+    if unknown:
+        known = ", ".join(Provider.objects.order_by("slug").values_list("slug", flat=True))
+        names = ", ".join(repr(slug) for slug in unknown)
+        raise serializers.ValidationError(f"Unknown provider {names}; known providers: {known}.")
+
+
+def choice_error(what: str, choices: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """A ChoiceField's invalid_choice message that lists what is allowed."""
+    return {"invalid_choice": f'"{{input}}" is not a {what}; one of: {", ".join(choices)}.'}
+
+
 class OfferQuery(serializers.Serializer):
-    gpu = serializers.ChoiceField(choices=CANONICAL_GPUS, required=False, help_text="Canonical GPU id, e.g. h100-sxm.")
+    gpu = serializers.ChoiceField(
+        choices=CANONICAL_GPUS,
+        required=False,
+        help_text="Canonical GPU id, e.g. h100-sxm.",
+        error_messages=choice_error("GPU id", tuple(CANONICAL_GPUS)),
+    )
     provider = serializers.SlugField(required=False, help_text="Provider slug, e.g. aws, azure, lambda.")
-    market = serializers.ChoiceField(choices=Market.values, required=False)
+    market = serializers.ChoiceField(
+        choices=Market.values, required=False, error_messages=choice_error("market", tuple(Market.values))
+    )
 
     def validate_provider(self, value: str) -> str:
-        if not Provider.objects.filter(slug=value).exists():
-            known = ", ".join(Provider.objects.values_list("slug", flat=True))
-            raise serializers.ValidationError(f"Unknown provider {value!r}; known providers: {known}.")
+        check_provider_slugs([value])
         return value
 
 

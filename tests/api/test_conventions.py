@@ -178,3 +178,16 @@ def test_an_advised_layout_is_accepted_as_workload_parallelism(alice) -> None:  
         response = alice.post("/api/v1/advice", again, format="json")
         assert response.status_code == 200, (size["layout"], response.content[:500])
         assert response.json()["sizes"][0]["layout"] == size["layout"]
+
+
+def test_query_parameters_name_what_is_allowed(alice) -> None:  # type: ignore[no-untyped-def]
+    # Last sessions' outsider probes: offers?gpu=bogus did not list the GPU ids, and price-history with an unknown
+    # provider answered 200 [] (read as "no prices").
+    gpu = assert_problem(alice.get("/api/v1/offers?gpu=bogus"), 400, "#/gpu")["errors"][0]["detail"]
+    assert '"bogus" is not a GPU id' in gpu and "h100-sxm" in gpu and "a100-80gb" in gpu
+    market = assert_problem(alice.get("/api/v1/offers?market=cheap"), 400, "#/market")["errors"][0]["detail"]
+    assert "on_demand" in market and "spot" in market
+    history = alice.get("/api/v1/gpus/h100-sxm/price-history?provider=aws,nosuch")
+    detail = assert_problem(history, 400, "#/provider")["errors"][0]["detail"]
+    assert "'nosuch'" in detail and "known providers:" in detail and "aws" in detail
+    assert alice.get("/api/v1/gpus/h100-sxm/price-history?provider=aws").status_code == 200

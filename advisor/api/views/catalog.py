@@ -18,7 +18,7 @@ from advisor.api.views.base import CommaSeparatedChoices, query_params
 from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
 from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes
-from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer
+from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer, check_provider_slugs
 from pricing.models import Market
 
 
@@ -54,6 +54,10 @@ class GpuPriceHistoryQuery(serializers.Serializer):
         required=False,
         help_text=f"Comma-separated markets ({', '.join(Market.values)}); default all.",
     )
+
+    def validate_provider(self, value: list[str]) -> list[str]:
+        check_provider_slugs(value)
+        return value
 
     def validate(self, attrs: dict) -> dict:
         # Dates outside the data's range are refused: none can have a price, and the calendar's ends overflow.
