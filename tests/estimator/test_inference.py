@@ -240,7 +240,7 @@ def test_in_flight_and_latency_at_the_peak_are_each_replicas_share_of_it():
     )
     load = inf.open_loop(case, CAL.params, np.array([10.0]))
     little = 10.0 * (load.ttft_s[0] + 299 * load.tpot_s[0])
-    assert tp4.batch_at_peak == pytest.approx(little, rel=1e-6)
+    assert tp4.batch_at_peak == pytest.approx(little, rel=1e-3)  # read off a grid (sizing.AT_PEAK_GRID), not solved
     assert 40 < tp4.batch_at_peak < 0.6 * tp4.batch
     assert tp4.ttft_at_peak_s < tp4.ttft_s and tp4.tpot_at_peak_s < tp4.tpot_s
     # A peak that fills every replica to its sized rate: the two points agree.
