@@ -99,8 +99,21 @@ class DailyTraffic:
     rate: np.ndarray
     share: np.ndarray
 
+    def average(self, values: Any) -> Any:
+        """Time average of ``values`` over their last axis (one column per sample)."""
+        return time_average(np.asarray(values, dtype=np.float64), self.share)
+
     def mean(self) -> float:
-        return float(self.rate @ self.share)
+        return float(self.average(self.rate))
+
+
+def time_average(values: np.ndarray, share: Any) -> Any:
+    """Average over the last axis, weighted by ``share`` (None or equal shares: the plain mean, which keeps exact
+    values exact: a weighted sum turned 0.375 into 0.3749999999999995 and '38% busy' into '37%')."""
+    weights = None if share is None else np.asarray(share, dtype=np.float64)
+    if weights is None or np.all(weights == weights[0]):
+        return values.mean(axis=-1)
+    return values @ weights
 
 
 def traffic_profile(
@@ -162,8 +175,7 @@ def elastic_monthly_replica_hours(
     finite = np.isfinite(n).all(axis=1)
     n = np.where(np.isfinite(n), n, 0.0)
     candidates = n  # (deployments, time): the base equals one of the needed counts
-    weights = np.full(n.shape[1], 1.0 / n.shape[1]) if share is None else np.asarray(share, dtype=np.float64)
-    burst = np.maximum(n[:, None, :] - candidates[:, :, None], 0.0) @ weights
+    burst = time_average(np.maximum(n[:, None, :] - candidates[:, :, None], 0.0), share)
     base_p = np.asarray(base_price, dtype=np.float64)[:, None]
     burst_p = np.asarray(burst_price, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore"):
@@ -737,7 +749,7 @@ def advise_inference(
     nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
     owned_gpus = nodes * gpn
     busy_gpu_hours_year = (
-        np.where(np.isfinite(needed).all(axis=1), np.where(np.isfinite(needed), needed, 0.0) @ day.share, np.nan)
+        np.where(np.isfinite(needed).all(axis=1), day.average(np.where(np.isfinite(needed), needed, 0.0)), np.nan)
         * tp
         * 8760.0
     )

@@ -554,3 +554,17 @@ def test_a_latent_attention_model_says_what_its_tensor_parallel_sizing_leaves_ou
     assert any("attention data parallelism" in w and "estimate_inference takes attention_dp" in w for w in warnings)
     dense = advise_inference(scenario(), now=NOW)["warnings"]
     assert not any("latent attention" in w for w in dense)
+
+
+def test_equal_time_shares_average_exactly():
+    # A reviewer: with the share-weighted sum an exact 0.375 busy share read 0.37499999999999994 ("38% busy" became
+    # "37%"); equal shares take the plain mean, unequal ones (a sharp spike) the weighted sum.
+    from advisor.advice.inference import DailyTraffic, time_average
+
+    busy = np.zeros(288)
+    busy[:108] = 1.0
+    day = traffic_profile(peak_requests_per_s=50, mean_requests_per_s=20)
+    assert day.average(busy) == 0.375
+    assert time_average(np.vstack([busy, busy]), None).tolist() == [0.375, 0.375]
+    spike = DailyTraffic(rate=np.array([10.0, 0.0]), share=np.array([0.25, 0.75]))
+    assert spike.mean() == 2.5
