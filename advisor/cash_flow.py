@@ -17,10 +17,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advisor.economics import HOURS_PER_YEAR
+
 MONTHS_PER_YEAR = 12
 
-# The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (a
-# levelized price or spot's wall hours alone move the two apart by a few percent, not the work assumed).
+# The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
+# priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).
 STATED_RUNS_TOLERANCE = 0.1
 
 
@@ -99,16 +101,16 @@ def decision_basis(*, totals: Mapping[str, Any]) -> str:
     return text
 
 
-def stated_runs_usd_per_year(*, advice: Mapping[str, Any]) -> tuple[float, float] | None:
-    """(runs a year, what renting them costs a year) at the recommended size of a training Advice: the stated
-    workload alone. None without runs_per_year or a rented cost per run."""
+def stated_runs_share(*, advice: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(runs a year, the share of the year they keep the recommended size busy) of a training Advice: the stated
+    workload alone. None without runs_per_year or a run time."""
     runs = (((advice.get("scenario") or {}).get("workload")) or {}).get("runs_per_year")
     gpus = (advice.get("recommendation") or {}).get("gpus")
     size = next((d for d in advice.get("sizes") or [] if d.get("gpus") == gpus), None)
-    per_run = ((size or {}).get("rent") or {}).get("usd_per_run")
-    if not runs or per_run is None:
+    hours = (size or {}).get("run_hours")
+    if not runs or hours is None:
         return None
-    return float(runs), float(runs) * float(per_run)
+    return float(runs), float(runs) * float(hours) / HOURS_PER_YEAR
 
 
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -135,7 +137,10 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         )
         # Only a given utilization can stand for more than the runs (an implied one is the runs' own share).
         given = ((advice.get("scenario") or {}).get("utilization")) is not None
-        stated = stated_runs_usd_per_year(advice=advice) if given else None
+        share = stated_runs_share(advice=advice) if given and utilization else None
+        # On the amount's own basis, the first year's price: the rent scales with the busy hours (a reviewer: the
+        # levelized cost per run under a price decline read as 'other work' the utilization does not assume).
+        stated = (share[0], float(amount) * share[1] / float(utilization)) if share and utilization else None
         if stated is not None and stated[1] < amount * (1 - STATED_RUNS_TOLERANCE):
             one = stated[0] == 1
             label += (

@@ -164,7 +164,8 @@ def _renting(*, utilization: float | None, runs: float) -> dict[str, Any]:
     advice = _advice(capex=1e6, own_per_year=0, rent_per_year=876_000, residual=0, rate=0.08, years=5, action="rent")
     advice["scenario"].update(utilization=utilization, workload={"runs_per_year": runs})
     advice["cumulative_cost"]["utilization"] = utilization or 0.1
-    advice["sizes"] = [{"gpus": 8, "rent": {"usd_per_run": 43_800.0}}]
+    # 876,000 a year at 70% busy is 142.86 an hour: a run of 43,800 takes 306.6 hours.
+    advice["sizes"] = [{"gpus": 8, "run_hours": 306.6, "rent": {"usd_per_run": 43_800.0}}]
     return advice
 
 
@@ -180,3 +181,13 @@ def test_a_rent_amount_says_its_utilization_and_what_the_stated_runs_alone_cost(
     implied = decision_amount(advice=_renting(utilization=None, runs=20))
     assert implied is not None and implied["stated_runs_usd"] is None
     assert implied["label"] == "rent in the first year, GPUs busy 10% of the year"
+
+
+def test_the_stated_runs_are_priced_on_the_amounts_first_year_basis() -> None:
+    # A reviewer: under a 20%/yr price decline the stated runs were priced at the levelized cost per run ($287,955)
+    # beside the first year's amount ($414,321) they exactly fill, and the label invented "other work".
+    filled = _renting(utilization=0.7, runs=2)
+    filled["sizes"][0]["run_hours"] = 0.35 * 8760  # two runs fill the 70% exactly
+    filled["sizes"][0]["rent"]["usd_per_run"] = 0.6 * 438_000  # levelized below the first year's price
+    amount = decision_amount(advice=filled)
+    assert amount is not None and amount["stated_runs_usd"] is None and "other work" not in amount["label"]
