@@ -172,10 +172,20 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     for section in ("rent", "buy"):
         for key, value in ((advice.get("scenario") or {}).get(section) or {}).items():
             pointer = f"/{section}/{key}"
-            # Only the pointers listed among the assumptions were filled in by a default; the rest are the user's.
-            origin = "default (the row above gives its source)" if pointer in defaulted else "your input"
-            rows.append([pointer, value, None, origin])
+            rows.append([pointer, value, None, _origin(pointer, value, defaulted)])
     return rows
+
+
+def _origin(pointer: str, value: Any, defaulted: set[Any]) -> str:
+    """Who gave a /rent or /buy value: only the pointers listed among the assumptions were filled in by a default.
+    An object (/rent/spot) is defaulted field by field (a reviewer found it labelled "your input" though all three
+    of its fields were defaults)."""
+    fields = sorted(
+        p.removeprefix(pointer + "/") for p in defaulted if isinstance(p, str) and p.startswith(pointer + "/")
+    )
+    if pointer in defaulted or (isinstance(value, dict) and fields and len(fields) >= len(value)):
+        return "default (its source is listed among the defaults above)"
+    return "your input, with defaults for " + ", ".join(fields) if fields else "your input"
 
 
 def _dated(source: Any, as_of: Any) -> Any:

@@ -292,5 +292,21 @@ def test_the_workbook_dates_the_defaults_and_calls_the_users_inputs_theirs() -> 
     rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
     colo = [r for r in rows if r[0] == "/buy/colo_usd_per_kw_month"]
     assert colo[0][3] == "CBRE (as of 2025-12-31)"
-    assert colo[1][3] == "default (the row above gives its source)"
+    assert colo[1][3] == "default (its source is listed among the defaults above)"
     assert next(r for r in rows if r[0] == "/buy/discount_rate")[3] == "your input"
+    # An object defaulted field by field (a reviewer: /rent/spot read "your input" with all three fields defaults).
+    spot = {"checkpoint_s": 120.0, "restart_s": 300.0, "preemptions_per_day": 1.0}
+    advice["scenario"]["rent"]["spot"] = spot
+    advice["assumptions"] = [a for a in advice["assumptions"] if not a["pointer"].startswith("/rent/spot")]
+    advice["assumptions"] += [
+        {"pointer": f"/rent/spot/{k}", "value": v, "unit": "", "source": "x"} for k, v in spot.items()
+    ]
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
+    rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
+    assert next(r for r in rows if r[0] == "/rent/spot")[3] == "default (its source is listed among the defaults above)"
+    advice["assumptions"] = [a for a in advice["assumptions"] if a["pointer"] != "/rent/spot/checkpoint_s"]
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
+    rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
+    assert next(r for r in rows if r[0] == "/rent/spot")[3] == (
+        "your input, with defaults for preemptions_per_day, restart_s"
+    )
