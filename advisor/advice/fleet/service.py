@@ -24,7 +24,7 @@ from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_f
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
-from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, load_default
+from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
 
 FLEET_PLAN_VERSION: Final[int] = 1
 HELIOS_ATTRIBUTION: Final[str] = (
@@ -199,6 +199,10 @@ def plan_for_input(
     doc = plan.to_dict()
     doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet, calibration))
     warnings = [*priced.warnings, *doc.pop("warnings")]
+    if calibration is not None and any(job.scenario is not None for job in fleet.jobs):
+        # Jobs given as workloads run through the calibration: what its fit says against its use applies here too
+        # (a reviewer: a calibration 882% off its own runs tripled a job's hours with no word in the plan).
+        warnings.extend(fit_warnings(name=calibration.name, report=calibration.report))
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(
             f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "

@@ -322,3 +322,19 @@ def test_a_peak_past_every_offer_capacity_is_said() -> None:
         }
     )
     assert any("can supply the fleet's peak of 9 GPUs" in w for w in plan["warnings"])
+
+
+def test_a_plan_whose_workload_jobs_use_a_calibration_carries_its_fit_warnings() -> None:
+    # A reviewer: a calibration 882% off its own runs tripled a fleet job's hours, and the plan said nothing (the
+    # advice for the same user showed both fit warnings).
+    from advisor.advice.fleet.service import fleet_plan
+    from estimator.calibrate import load_default
+
+    poor = replace(load_default(), name="per gpu")
+    poor = replace(poor, report={**poor.report, "loo_median_ape": 8.82, "warnings": ["12 run(s) measured below 2%"]})
+    training = {"name": "70b", "gpus": 64, "workload": {"kind": "training", "model": {"params_b": 70}, "tokens": 2e11}}
+    plan = fleet_plan({**CATALOG, "jobs": [training]}, calibration=poor)
+    assert "12 run(s) measured below 2%" in plan["warnings"]
+    assert any("The calibration 'per gpu' misses its own held-out runs by a median 882%" in w for w in plan["warnings"])
+    hours_only = fleet_plan(CATALOG, calibration=poor)  # no job runs through the estimator
+    assert not any("per gpu" in w for w in hours_only["warnings"])
