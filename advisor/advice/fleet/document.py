@@ -218,7 +218,12 @@ def parse_fleet(document: Any, *, defaults: Mapping[str, float] | None = None) -
     defaults = ownership_defaults() if defaults is None else defaults
     shared: dict[str, Any] = {
         "name": DEFAULT_NAME,
-        **{k: top[k] for k in ("name", "gpu", "network", "rent", "buy") if k in top},
+        # An explicit null means the default, as in a job (a reviewer: "name": null read "Untitled scenario").
+        **{
+            k: top[k]
+            for k in ("name", "gpu", "network", "rent", "buy")
+            if k in top and not (k == "name" and top[k] is None)
+        },
     }
     base: Scenario | None = None
     try:

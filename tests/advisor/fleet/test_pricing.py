@@ -338,3 +338,9 @@ def test_a_plan_whose_workload_jobs_use_a_calibration_carries_its_fit_warnings()
     assert any("The calibration 'per gpu' misses its own held-out runs by a median 882%" in w for w in plan["warnings"])
     hours_only = fleet_plan(CATALOG, calibration=poor)  # no job runs through the estimator
     assert not any("per gpu" in w for w in hours_only["warnings"])
+
+
+def test_a_null_fleet_name_is_the_fleets_default_name() -> None:
+    from advisor.advice.fleet.service import fleet_plan
+
+    assert fleet_plan({**CATALOG, "name": None})["fleet"]["name"] == "Untitled fleet"
