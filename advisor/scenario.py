@@ -379,6 +379,9 @@ class Rent:
     usd_per_gpu_hour: float | None
     price_decline_per_year: float
     spot: Spot
+    # The markets as given when a manual quote added on_demand to price it: the echo and other GPUs (priced at their
+    # catalog) keep the user's markets (a hostile probe: a reserved-only plan's compare rows were priced on demand).
+    markets_given: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -415,6 +418,9 @@ class Scenario:
         """The normalized Scenario JSON (lists, not tuples; inference/training-only fields omitted)."""
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
+        given = doc["rent"].pop("markets_given")
+        if given is not None:
+            doc["rent"]["markets"] = given
         workload = doc["workload"]
         for key in ("implied_params_b", "active_params_b", "token_ffn_hidden", "assumed", "max_context"):
             workload["model"].pop(key)
@@ -461,9 +467,10 @@ def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
         quoted.append(f"server {s.buy.server!r}")
     if not quoted:
         return s, None
+    markets = s.rent.markets if s.rent.markets_given is None else s.rent.markets_given
     plain = replace(
         s,
-        rent=replace(s.rent, usd_per_gpu_hour=None),
+        rent=replace(s.rent, usd_per_gpu_hour=None, markets=markets, markets_given=None),
         buy=replace(s.buy, capex_usd=None, server=None),
     )
     return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
@@ -574,7 +581,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     if rent is not None and rent.usd_per_gpu_hour is not None and Market.ON_DEMAND.value not in rent.markets:
         # A manual quote is priced as on-demand (billed while used); markets without it dropped the quote silently
         # and the advice said renting was not priced (a hostile probe).
-        rent = replace(rent, markets=(*rent.markets, Market.ON_DEMAND.value))
+        rent = replace(rent, markets=(*rent.markets, Market.ON_DEMAND.value), markets_given=rent.markets)
     buy = _buy(c, top.get("buy"), get, defaults, used)
     compare = _compare_gpus(c, top.get("compare_gpus"), used)
     utilization = _utilization(c, top, workload, get, used)

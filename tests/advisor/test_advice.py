@@ -797,3 +797,16 @@ def test_the_cheapest_size_offered_can_do_the_years_runs_when_owned() -> None:
     assert cheapest_size(docs, runs_per_year=1) == (64, 1_214_530, "owned")
     docs[0]["rent"]["usd_per_run"] = 1_100_000
     assert cheapest_size(docs, runs_per_year=2) == (64, 1_100_000, "rented")
+
+
+def test_a_quote_prices_on_demand_but_the_echo_and_other_gpus_keep_the_users_markets() -> None:
+    # A hostile probe: a reserved-only plan with a $2/GPU-hour quote echoed markets ["reserved_1y", "on_demand"] and
+    # priced its compare_gpus rows on demand (mi300x, with no reserved offer, got an on-demand price).
+    from advisor.scenario import catalog_prices_for_other_gpus, parse_scenario
+
+    s = parse_scenario(scenario(rent={"markets": ["reserved_1y"], "usd_per_gpu_hour": 2.0}))
+    assert s.rent.markets == ("reserved_1y", "on_demand")  # the quote itself is priced as on-demand
+    assert s.to_dict()["rent"]["markets"] == ["reserved_1y"]
+    assert parse_scenario(s.to_dict()).rent.markets == ("reserved_1y", "on_demand")  # the echo reads back the same
+    other, note = catalog_prices_for_other_gpus(s)
+    assert other.rent.markets == ("reserved_1y",) and other.rent.usd_per_gpu_hour is None and note

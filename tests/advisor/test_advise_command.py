@@ -315,7 +315,9 @@ def test_a_manual_rent_quote_is_priced_whatever_the_markets(tmp_path: Path) -> N
     path.write_text(json.dumps({**SCENARIO, "rent": {"usd_per_gpu_hour": 3.0, "markets": ["spot"]}}))
     advice = json.loads(run(path))
     assert all(s["rent"]["usd_per_run"] is not None for s in advice["sizes"] if s["fits_memory"])
-    assert "on_demand" in advice["scenario"]["rent"]["markets"]
+    # Priced as on-demand, while the echo keeps the markets the user gave (a later hostile probe).
+    assert all(s["rent"]["by_market"]["on_demand"] is not None for s in advice["sizes"] if s["fits_memory"])
+    assert advice["scenario"]["rent"]["markets"] == ["spot"]
 
 
 @pytest.mark.django_db
