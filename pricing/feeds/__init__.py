@@ -59,10 +59,10 @@ def _is_group_module(group: str) -> bool:
 def refreshable(name: str) -> str:
     """`name` when a refresh of it can run: a feed, or a known part of a group (`skypilot:cudo`).
     UnknownFeed names the feeds; UnknownFeedPart names the group's known parts."""
-    group, _, part = name.partition(PART_SEPARATOR)
+    group, separator, part = name.partition(PART_SEPARATOR)
     if group not in FEED_MODULES:
         raise UnknownFeed(f"unknown feed {name!r}; known feeds: {', '.join(FEED_NAMES)}")
-    if not part:
+    if not part and not separator:
         return name
     if not _is_group_module(group):
         raise UnknownFeedPart(f"feed {group!r} has no parts; refresh it as {group!r}")
@@ -95,4 +95,6 @@ def import_unit(name: str, cloud: str | None) -> str:
     unit = f"{name}{PART_SEPARATOR}{cloud}" if cloud and _is_group_module(name) else name
     if len(unit) > FEED_NAME_MAX:
         raise UnknownFeed(f"feed name {unit!r} is longer than {FEED_NAME_MAX} characters; use a shorter --cloud")
-    return unit
+    # A cloud no catalog knows would become a provider of its own, duplicating the real one's offers (a hostile
+    # probe: --cloud vst beside vast); refresh_prices refuses such names the same way.
+    return refreshable(unit)

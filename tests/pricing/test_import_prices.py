@@ -200,3 +200,18 @@ def test_an_import_that_accepts_nothing_exits_2_after_its_summary(tmp_path: Path
     assert caught.value.returncode == 2
     assert json.loads(out.getvalue())["accepted"] == 0  # the summary is still printed for the operator
     assert not Offer.objects.filter(provider__slug="lambda").exists()
+
+
+def test_a_cloud_no_catalog_knows_is_refused_naming_the_known_ones() -> None:
+    # A hostile probe: --cloud vst created a provider of its own duplicating Vast's offers.
+    with pytest.raises(CommandError, match=r"--cloud: skypilot has no part 'vst'; known: .*skypilot:vast") as caught:
+        _import("--feed", "skypilot", "--cloud", "vst", FIXTURES / "skypilot_vast_v8_vms.csv")
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["", "skypilot:"])
+def test_accept_smaller_with_an_empty_name_is_refused_not_a_traceback_or_every_feed(name: str) -> None:
+    with pytest.raises(CommandError, match="--accept-smaller: "):
+        call_command("refresh_prices", "--accept-smaller", name, stdout=StringIO())
+    assert not FeedRun.objects.exists()

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pricing.feeds import FEED_NAMES, UnknownFeed
+from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart
 from pricing.feeds.base import FeedError, FeedFileError
 from pricing.services import ImportResult, feed_import
 
@@ -36,6 +36,8 @@ class Command(BaseCommand):
             raise CommandError(str(error), returncode=2) from error
         except UnknownFeed as error:
             raise CommandError(error.args[0], returncode=2) from error
+        except UnknownFeedPart as error:
+            raise CommandError(f"--cloud: {error.args[0]}", returncode=2) from error
         self.stdout.write(json.dumps(summary(result), indent=2))
         if not result.checked.accepted:
             rejected = ", ".join(f"{reason} x{count}" for reason, count in summary(result)["rejected"].items())

@@ -59,7 +59,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         accept_smaller = options["accept_smaller"]
         names = [options["feed"]] if options["feed"] else list(FEED_NAMES)
-        if accept_smaller:
+        if accept_smaller is not None:  # '' too: an empty name refreshed every feed (a hostile probe)
             if options["feed"]:
                 raise CommandError("--accept-smaller FEED names the one feed to refresh; leave out --feed")
             names = [self._one_feed(accept_smaller)]
@@ -67,7 +67,7 @@ class Command(BaseCommand):
         for name in names:
             bar = ProgressBar(self.stdout, name)
             # a group (skypilot): one run per cloud
-            for run in feeds_refresh(name=name, progress=bar, accept_smaller=bool(accept_smaller)):
+            for run in feeds_refresh(name=name, progress=bar, accept_smaller=accept_smaller is not None):
                 bar.close()
                 self.stdout.write(self._summary(run))
                 if run.status in (FeedRun.Status.FAILED, FeedRun.Status.REJECTED):
