@@ -48,6 +48,7 @@ from estimator.inference.model import (
     prefill_chunks,
     prefill_s,
     solo_prefill_s,
+    step_token_budget,
     throughput_at_batch,
 )
 
@@ -153,7 +154,7 @@ def _batched_prefill_s(
     shared. The mean step comes from the same cost (a short fixed point, from the one-prompt cost ``alone``)."""
     b = np.maximum(batch, 1.0)
     isl = col(c.isl, b)
-    room = np.maximum(col(c.max_num_tokens, b) / isl, 1.0)
+    room = np.maximum(col(step_token_budget(c), b) / isl, 1.0)
     ctx = b * col(c.isl + c.osl / 2.0, b)
     plain = engine_step_s(c, theta, decode=b, context=ctx)
     cost = alone

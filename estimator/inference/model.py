@@ -128,6 +128,13 @@ def kv_bytes_per_token(c: ServingCases) -> FloatArray:
     return c.kv_elements * c.kv_bytes
 
 
+def step_token_budget(c: ServingCases) -> FloatArray:
+    """Tokens one engine step of the whole group runs: ``max_num_tokens`` per scheduler, and under attention data
+    parallelism each of the tp attention ranks schedules its own (a hostile probe: one budget for the group stalled
+    decoding near 4,096 requests whatever the tp, so tp 16 served less than tp 8)."""
+    return c.max_num_tokens * np.where(c.attention_dp, c.tp, 1.0)
+
+
 def activation_bytes_per_gpu(c: ServingCases) -> FloatArray:
     """Activation buffers of one engine step of ``max_num_tokens`` tokens, per GPU [bytes]."""
     width = ACTIVATION_HIDDEN_WIDTHS * c.hidden + ACTIVATION_FFN_WIDTHS * c.ffn_hidden / c.tp

@@ -146,6 +146,9 @@ def _attention_dp(text: Mapping[str, str], *, model: ServedModel, tp: int, bad: 
         bad.append(RowError(row, "attention_dp", "applies to mixture-of-experts models only; this model is dense"))
     elif tp < 2:
         bad.append(RowError(row, "attention_dp", "needs tp of at least 2 (the GPUs the experts are spread over)"))
+    elif model.experts % tp:
+        # Expert parallelism places whole experts on GPUs (a hostile probe: 8 experts over 64 GPUs was 1/8 each).
+        bad.append(RowError(row, "tp", f"must divide the model's {model.experts} experts under attention_dp; got {tp}"))
     else:
         return True
     return False

@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from estimator.inference.data import FloatArray, InferenceError, ServingCases
 from estimator.inference.latency import LoadPoint
-from estimator.inference.model import engine_step_s, max_batch
+from estimator.inference.model import engine_step_s, max_batch, step_token_budget
 
 WARMUP_ROUNDS: Final[int] = 1
 MEASURED_ROUNDS: Final[int] = 3
@@ -117,7 +117,7 @@ def _prefill_allotment(c: ServingCases, s: _Clients, decoding: npt.NDArray[np.bo
     if order is not None:
         left = np.take_along_axis(left, order, axis=1)
     before = np.cumsum(left, axis=1) - left
-    budget = np.maximum(c.max_num_tokens - decoding.sum(axis=1), 0.0)[:, None]
+    budget = np.maximum(step_token_budget(c) - decoding.sum(axis=1), 0.0)[:, None]
     chunked = np.clip(budget - before, 0.0, left)
     whole = np.where((before + left <= budget) | (before == 0.0), left, 0.0)
     allot = np.where(c.chunked_prefill[:, None], chunked, whole)

@@ -181,3 +181,28 @@ def test_geometry_that_contradicts_the_catalog_model_is_refused_as_the_api_refus
     assert caught.value.returncode == 2
     assert "row 2, column experts: llama-3.1-8b has experts 0; got 8" in str(caught.value)
     assert "row 1" not in str(caught.value)  # the catalog's own geometry, repeated, is accepted
+
+
+def test_attention_dp_ranks_each_schedule_their_own_token_budget(tmp_path: Path) -> None:
+    # A hostile probe: one max_num_tokens for the whole group stalled decoding near 4,096 requests whatever the tp:
+    # 8,192 clients on 16 GPUs (capacity 17,899) waited 250 s for a first token.
+    path = tmp_path / "dep.csv"
+    path.write_text(
+        "gpu,precision,model,tp,concurrency,input_tokens,output_tokens,stack,attention_dp\n"
+        "h200,fp8,deepseek-v3,16,8192,1024,1024,trtllm_bench,true\n"
+    )
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), stdout=out)
+    (row,) = csv.DictReader(io.StringIO(out.getvalue()))
+    assert int(row["max_concurrency"]) > 8192 and float(row["predicted_ttft_s"]) < 30
+
+
+def test_attention_dp_needs_a_tp_that_divides_the_experts(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(
+        "gpu,precision,model,tp,concurrency,input_tokens,output_tokens,stack,attention_dp\n"
+        "h100-sxm,fp8,mixtral-8x7b,16,8,1000,100,,true\n"
+    )
+    with pytest.raises(CommandError, match="row 1, column tp: must divide the model's 8 experts") as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2
