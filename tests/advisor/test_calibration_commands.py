@@ -265,6 +265,9 @@ def test_runs_far_below_any_published_mfu_and_a_fit_that_misses_them_are_warned(
     advice = json.loads(_run("advise", str(document), "--calibration", "per gpu")[0])
     assert any("misses its own held-out runs" in note for note in advice["warnings"])
     assert any("below 2% MFU" in note for note in advice["warnings"])
+    # estimate with it says so too (a hostile probe: estimate and /api/v1/estimate used it without a word).
+    _, estimate_err = _run("estimate", "--runs", str(runs), "--calibration", "per gpu")
+    assert "warning: " in estimate_err and "misses its own held-out runs" in estimate_err
     # The shipped default says nothing of the kind.
     default = json.loads(_run("advise", str(document))[0])
     assert not any("held-out runs by a median" in note or "MFU, far below" in note for note in default["warnings"])

@@ -139,3 +139,17 @@ def test_estimate_csv_in_csv_out_parses_back(alice) -> None:  # type: ignore[no-
         alice.post("/api/v1/estimate?calibration=abc", runs_csv(2), content_type="text/csv"), 400, "#/calibration"
     )
     assert_problem(alice.post("/api/v1/estimate", {"runs": runs_json(1), "name": "x"}, format="json"), 400, "#/name")
+
+
+def test_estimate_with_an_unreliable_calibration_says_so(alice) -> None:  # type: ignore[no-untyped-def]
+    # A hostile probe: /api/v1/estimate used a calibration 2808% off its own runs without a word (the advice warned).
+    from advisor.models import Calibration
+
+    mine = _fit(alice)
+    row = Calibration.objects.get(pk=mine["id"])
+    row.document["report"]["loo_median_ape"] = 28.08
+    row.save(update_fields=["document"])
+    body = alice.post(f"/api/v1/estimate?calibration={mine['id']}", {"runs": runs_json(2)}, format="json").json()
+    assert any("misses its own held-out runs by a median 2808%" in w for w in body["warnings"])
+    default = alice.post("/api/v1/estimate", {"runs": runs_json(2)}, format="json").json()
+    assert default["warnings"] == []

@@ -37,6 +37,7 @@ from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
+from estimator.calibrate import fit_warnings
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 from pricing.api.refresh import QueueDown, task_status
 
@@ -244,6 +245,11 @@ class EstimateQuery(serializers.Serializer):
 
 class EstimateResultSerializer(serializers.Serializer):
     calibration = CalibrationSerializer()
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the calibration's fit says against its use (runs far below any published MFU, a held-out "
+        "miss too large to rely on); empty when nothing.",
+    )
     count = serializers.IntegerField()
     results = serializers.ListField(
         child=serializers.DictField(),
@@ -279,4 +285,5 @@ class EstimateView(GenericAPIView):
             raise QueryParameterErrors({"calibration": [f"not ready: {row.get_state_display().lower()}"]})
         rows = estimate_rows(runs=runs_or_400(request.data), calibration=row)
         calibration = CalibrationSerializer(row, context=_context(request)).data
-        return Response({"calibration": calibration, "count": len(rows), "results": rows})
+        warnings = fit_warnings(name=row.name, report=(row.document or {}).get("report") or {})
+        return Response({"calibration": calibration, "warnings": warnings, "count": len(rows), "results": rows})

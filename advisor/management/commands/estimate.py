@@ -102,6 +102,8 @@ class Command(BaseCommand):
         text = estimate_runs_csv(runs, calibration)
         for note in borrowed_family_notes(runs, calibration):
             self.stderr.write(f"note: {note}")
+        for note in calibrate.fit_warnings(name=calibration.name, report=calibration.report):
+            self.stderr.write(f"warning: {note}")
         if options.get("out"):
             write_out(options["out"], text)
             self.stderr.write(f"wrote {len(runs)} predicted rows to {options['out']}")
