@@ -59,11 +59,12 @@ from advisor.advice.documents import (
     n_gpus,
     num,
 )
-from advisor.advice.offers import offer_document, price_dates, rental_offers
+from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import Scenario, ScenarioError, catalog_prices_for_other_gpus, parse_scenario, scenario_for_gpu
 from estimator import inference as inf
+from estimator.bounds import MAX_GPUS
 from estimator.specs import get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
@@ -200,7 +201,11 @@ def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame,
     n = np.where(np.isfinite(gpus) & (gpus > 0), gpus, tp)  # GPUs rented at the peak (a group where none)
     with np.errstate(divide="ignore", invalid="ignore"):
         price = hourly * np.ceil(n / count) / n
-    eligible = (count >= tp) | manual
+    # As training's offers_for_size: an offer supplies a deployment only where the provider's sourced cap holds all
+    # of its GPUs at the peak (a hostile probe: 483,118 H100s rented at a one-GPU offer whose cap is 1); an unknown
+    # cap does not exclude it (capacity_warning says so).
+    capacity = frame["max_gpus"].to_numpy(dtype=float)[:, None]
+    eligible = ((count >= tp) & ~(capacity < n)) | manual
     price = np.where(eligible & np.isfinite(price) & (price > 0), price, np.inf)
     markets = frame["market"].to_numpy()
     best_price: dict[str, Any] = {}
@@ -785,6 +790,15 @@ def advise_inference(
         warnings.append(
             f"{' and '.join(ignored)} do not apply to inference and were ignored: the traffic and the latency targets "
             "size each deployment, and the traffic sets how busy owned GPUs are."
+        )
+    if (capacity := capacity_warning(size_docs)) is not None:
+        warnings.append(capacity)
+    beyond = sorted({int(d["gpus"]) for d in size_docs if d["gpus"] is not None and d["gpus"] > MAX_GPUS})
+    if beyond:
+        warnings.append(
+            f"The peak traffic needs {', '.join(f'{n:,}' for n in beyond)} GPUs at some layouts, more than the "
+            f"{MAX_GPUS:,} GPUs of any rentable capacity the advisor prices or a training cluster it sizes: check the "
+            "traffic (/workload/traffic/peak_requests_per_s) or plan the service in parts."
         )
     if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
         warnings.append("No reserved offers: the base capacity is priced on demand.")

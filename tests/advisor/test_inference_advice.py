@@ -568,3 +568,18 @@ def test_equal_time_shares_average_exactly():
     assert time_average(np.vstack([busy, busy]), None).tolist() == [0.375, 0.375]
     spike = DailyTraffic(rate=np.array([10.0, 0.0]), share=np.array([0.25, 0.75]))
     assert spike.mean() == 2.5
+
+
+def test_a_huge_peak_is_priced_only_at_offers_that_can_supply_it_and_says_what_it_needs(db: None):
+    # A hostile probe: a peak of 1e7 requests/s rented 483,118 H100s at one Vast offer whose sourced cap is 1 GPU,
+    # with no capacity warning and no word on the 65,536-GPU limit the rest of the advisor keeps.
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    traffic = {"peak_requests_per_s": 1e7, "mean_requests_per_s": 5e6, "input_tokens": 1000, "output_tokens": 200}
+    doc = advise_inference(scenario(traffic=traffic), now=NOW)
+    for size in doc["sizes"]:
+        offer = size["rent"]["offer"]
+        assert offer is None or offer["max_gpus"] is None or offer["max_gpus"] >= size["gpus"]
+    assert any("more than the 65,536 GPUs" in w for w in doc["warnings"])
+    assert any(w.startswith("Capacity unknown") for w in doc["warnings"])
