@@ -187,6 +187,13 @@ def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[Se
     bad: list[RowError] = []
     if not header:
         raise RunValidationError([RowError(0, "header", "the CSV is empty")])
+    known = (*REQUIRED, *GEOMETRY, "model", "params_b", "stack", "attention_dp")
+    for column in header:
+        spelled = column.strip().lower().replace("-", "_").replace(" ", "_")
+        if column not in known and spelled in known:
+            # An extra column is kept and ignored: a known one spelled otherwise would be silently ignored too (a
+            # hostile probe: "Attention_DP" predicted the tensor-parallel layout without a word).
+            bad.append(RowError(0, column, f"write it {spelled} (column names are lower case with underscores)"))
     if "model" not in header and "params_b" not in header:
         bad.append(RowError(0, "model", "the header needs model or params_b"))
     for column in REQUIRED:

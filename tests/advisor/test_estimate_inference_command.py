@@ -206,3 +206,15 @@ def test_attention_dp_needs_a_tp_that_divides_the_experts(tmp_path: Path) -> Non
     with pytest.raises(CommandError, match="row 1, column tp: must divide the model's 8 experts") as caught:
         call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
     assert caught.value.returncode == 2
+
+
+@pytest.mark.parametrize("column", ["Attention_DP", "attention-dp", "Stack"])
+def test_a_known_column_spelled_otherwise_is_refused_not_ignored(tmp_path: Path, column: str) -> None:
+    path = tmp_path / "cased.csv"
+    path.write_text(
+        f"gpu,precision,model,tp,concurrency,input_tokens,output_tokens,{column}\n"
+        "h200,fp8,deepseek-v3,8,64,1024,1024,true\n"
+    )
+    with pytest.raises(CommandError, match=f"column {column}: write it ") as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2
