@@ -354,8 +354,8 @@ class ServedModel:
     def expert_exchange_bytes(self, group: float) -> float:
         """Bytes one token's hidden rows travel under expert parallelism over ``group`` GPUs, summed over the MoE
         layers: dispatched to the GPUs holding its active experts and combined back (16-bit rows both ways), one row
-        per destination GPU (the engines send a token once per GPU, however many of its experts that GPU holds:
-        DeepEP and TensorRT-LLM's all-to-all), the share (group - 1) / group of destinations being remote."""
+        per destination GPU however many of its experts that GPU holds [unc: the engines' all-to-all kernels were not
+        re-read for this], the share (group - 1) / group of destinations being remote."""
         if not self.experts or group <= 1:
             return 0.0
         layers = self.moe_layers or self.layers
