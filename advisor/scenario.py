@@ -561,7 +561,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         else:
             gpu_id = spec.id
 
-    workload = _workload(c, top.get("workload"), get, spec)
+    workload = _workload(c, top.get("workload"), get, spec, used)
 
     net_in = c.fields(top.get("network"), "/network")
     gpn = c.optional(net_in, "gpus_per_node", "/network", c.bounded)
@@ -615,7 +615,7 @@ def _stack(c: _Checker, value: Any) -> str | None:
     return c.chosen(value, "/workload/stack")
 
 
-def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Workload | None:
+def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used: list[str]) -> Workload | None:
     if not isinstance(value, dict):
         c.fail("/workload", f"required: an object with kind and model (and tokens for training); got {_kind(value)}")
         return None
@@ -634,7 +634,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any) -> Wo
     stack = None if w.get("stack") is None else _stack(c, w.get("stack"))
     if kind == "inference":
         # Through get(): left out, each is recorded as a default, so its assumption is not read as "your input".
-        traffic = _traffic(c, get(w, "traffic", "/workload"), get)
+        traffic = _traffic(c, get(w, "traffic", "/workload"), used)
         latency = _latency(c, get(w, "latency", "/workload"), get)
         if model is None or precision is None or traffic is None or latency is None:
             return None
@@ -775,10 +775,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
-def _traffic(c: _Checker, value: Any, get: Callable[..., Any]) -> Traffic | None:
+def _traffic(c: _Checker, value: Any, used: list[str]) -> Traffic | None:
     where = "/workload/traffic"
     keys = ("peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens")
     t = c.fields(value, where)
+    if isinstance(value, dict) and "/workload/traffic" not in used:
+        # A traffic given in part: the fields it leaves out are defaults (or derived), not the user's (a hostile probe:
+        # the page labelled a peak derived from the given mean "your input").
+        used.extend(f"{where}/{k}" for k in keys if t.get(k) is None)
     base = dict(_default(where))
     # One rate given: the other follows it at the default's mean/peak ratio (a default of its own could contradict
     # the given one: a peak of 5 against the default mean of 20).

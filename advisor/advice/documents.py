@@ -139,6 +139,21 @@ def calibration_document(calibration: Calibration, *, stack: str | None = None) 
     }
 
 
+TRAFFIC_POINTER = "/workload/traffic"
+
+
+def traffic_part_assumption(where: str, value: Any, source: str, derived: bool) -> dict[str, Any]:
+    """A field a partly given traffic left out: a rate ``derived`` from the given one at the default's mean/peak
+    ratio, else the default's own value."""
+    rate = where.endswith("_requests_per_s")
+    return {
+        "pointer": where,
+        "value": value,
+        "unit": "requests/s" if rate else "tokens",
+        "source": f"derived from the given rate at the mean/peak ratio of {source}" if derived else source,
+    }
+
+
 def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each default the scenario relied on, with its value, unit and source."""
     from advisor.scenario import DEFAULTS, TRAINING_ONLY_DEFAULTS
@@ -159,6 +174,10 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
         if where in DEFAULTS:
             d = DEFAULTS[where]
             out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})
+        elif where.startswith(TRAFFIC_POINTER + "/"):
+            rates = {f"{TRAFFIC_POINTER}/{k}" for k in ("peak_requests_per_s", "mean_requests_per_s")}
+            derived = where in rates and not rates <= set(s.defaults_used)  # the other rate was given
+            out.append(traffic_part_assumption(where, value_at(where), DEFAULTS[TRAFFIC_POINTER].source, derived))
         elif where.startswith("/buy/"):
             if not catalog:
                 catalog = selectors.ownership_defaults()

@@ -7,7 +7,7 @@ Formatting only: every number comes from the Advice as it is.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 from advisor import charts
 from advisor import formatting as fmt
@@ -525,13 +525,28 @@ ASSUMPTION_POINTERS = {
 }
 
 
+# Rows that show part of one Scenario object: the fields of it each row stands for.
+PART_SUFFIX: Final[dict[str, str]] = {"Traffic": "_requests_per_s", "Request size": "_tokens"}
+
+
 def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(input, value with unit, where it came from): the user's own input or the default's source."""
     sources = {a.get("pointer"): a for a in advice.get("assumptions") or [] if isinstance(a, dict)}
     rows = []
     for label, value in _assumption_values(advice=advice):
-        default = sources.get(ASSUMPTION_POINTERS.get(label, ""))
-        if default is None:
+        pointer = ASSUMPTION_POINTERS.get(label, "")
+        default = sources.get(pointer)
+        # An object given in part (the traffic): its left-out fields are listed as defaults field by field.
+        parts = [
+            a
+            for p, a in sources.items()
+            if pointer and isinstance(p, str) and p.startswith(pointer + "/") and p.endswith(PART_SUFFIX.get(label, ""))
+        ]
+        if default is None and parts:
+            source = "your input; " + "; ".join(
+                f"{str(a['pointer']).rsplit('/', 1)[1]}: {a.get('source', 'default')}" for a in parts
+            )
+        elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
             source = "default: " + str(default.get("source", ""))

@@ -495,3 +495,24 @@ def test_the_inference_assumptions_table_lists_only_what_the_advice_uses_and_who
     assert all(
         source != "your input" for label, (_, source) in rows.items() if label not in ("Request size", "Traffic")
     )
+
+
+def test_a_traffic_given_in_part_names_its_derived_and_default_fields() -> None:
+    # A hostile probe: with only mean_requests_per_s given, the page labelled the derived peak (12.5) and the default
+    # request sizes "your input".
+    from advisor.advice.inference import advise_inference
+    from advisor.web.presenters import assumptions
+
+    scenario = {
+        "workload": {"kind": "inference", "model": {"name": "llama-3.1-8b"}, "traffic": {"mean_requests_per_s": 5}},
+        "gpu": "h100-sxm",
+    }
+    advice = advise_inference(scenario)
+    pointers = {a["pointer"]: a for a in advice["assumptions"]}
+    assert pointers["/workload/traffic/peak_requests_per_s"]["value"] == 12.5
+    assert pointers["/workload/traffic/peak_requests_per_s"]["source"].startswith("derived from the given rate")
+    assert "/workload/traffic/mean_requests_per_s" not in pointers
+    rows = {label: source for label, _, source in assumptions(advice=advice)}
+    assert rows["Traffic"].startswith("your input; peak_requests_per_s: derived from the given rate")
+    assert rows["Request size"].startswith("your input; input_tokens: ")
+    assert "requests_per_s" not in rows["Request size"]
