@@ -8,6 +8,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from advisor.advice.documents import defaulted_fields
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.web.presenters import calibration_line
 
@@ -180,9 +181,7 @@ def _origin(pointer: str, value: Any, defaulted: set[Any]) -> str:
     """Who gave a /rent or /buy value: only the pointers listed among the assumptions were filled in by a default.
     An object (/rent/spot) is defaulted field by field (a reviewer found it labelled "your input" though all three
     of its fields were defaults)."""
-    fields = sorted(
-        p.removeprefix(pointer + "/") for p in defaulted if isinstance(p, str) and p.startswith(pointer + "/")
-    )
+    fields = defaulted_fields(pointer, defaulted)
     if pointer in defaulted or (isinstance(value, dict) and fields and len(fields) >= len(value)):
         return "default (its source is listed among the defaults above)"
     return "your input, with defaults for " + ", ".join(fields) if fields else "your input"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import numpy as np
@@ -137,6 +137,13 @@ def calibration_document(calibration: Calibration, *, stack: str | None = None) 
         "stack": stack,
         **calibration.held_out_accuracy(stack=stack, known_stack=stack is not None),
     }
+
+
+def defaulted_fields(pointer: str, defaulted: Iterable[Any]) -> list[str]:
+    """The fields of the object at ``pointer`` that ``defaulted`` (the Advice's assumption pointers) lists one by one:
+    an object given in part (the traffic) or left to its defaults field by field (/rent/spot)."""
+    prefix = pointer + "/"
+    return sorted(p.removeprefix(prefix) for p in defaulted if isinstance(p, str) and p.startswith(prefix))
 
 
 TRAFFIC_POINTER = "/workload/traffic"

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from advisor import charts
 from advisor import formatting as fmt
-from advisor.advice.documents import rent_rate_words
+from advisor.advice.documents import defaulted_fields, rent_rate_words
 from advisor.charts import format_hours, format_percent, format_usd
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -537,14 +537,11 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
         pointer = ASSUMPTION_POINTERS.get(label, "")
         default = sources.get(pointer)
         # An object given in part (the traffic): its left-out fields are listed as defaults field by field.
-        parts = [
-            a
-            for p, a in sources.items()
-            if pointer and isinstance(p, str) and p.startswith(pointer + "/") and p.endswith(PART_SUFFIX.get(label, ""))
-        ]
+        suffix = PART_SUFFIX.get(label, "")
+        parts = [f for f in defaulted_fields(pointer, sources) if pointer and f.endswith(suffix)]
         if default is None and parts:
             source = "your input; " + "; ".join(
-                f"{str(a['pointer']).rsplit('/', 1)[1]}: {a.get('source', 'default')}" for a in parts
+                f"{field}: {sources[f'{pointer}/{field}'].get('source', 'default')}" for field in parts
             )
         elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
