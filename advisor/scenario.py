@@ -792,6 +792,17 @@ def _traffic(c: _Checker, value: Any, used: list[str]) -> Traffic | None:
         base["mean_requests_per_s"] = given_peak * ratio
     elif _is_number(given_mean) and given_peak is None:
         base["peak_requests_per_s"] = given_mean / ratio
+        most = c.rule(f"{where}/peak_requests_per_s").maximum
+        if most is not None and base["peak_requests_per_s"] > most:
+            # The peak the user never typed is out of range: say so at the field they gave (a hostile probe read
+            # "peak_requests_per_s ... got 12500000.0" for a scenario that had no peak in it).
+            c.fail(
+                f"{where}/mean_requests_per_s",
+                f"with no peak_requests_per_s given, the peak is taken as mean / {ratio:g} = "
+                f"{base['peak_requests_per_s']:g}, above the largest peak allowed ({most:g}); give "
+                f"peak_requests_per_s too, or a mean of at most {most * ratio:g}; got {given_mean:g}",
+            )
+            return None
     rates = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[:2]}
     tokens = {k: c.bounded(_or(t.get(k), base[k]), f"{where}/{k}") for k in keys[2:]}
     peak, mean = rates["peak_requests_per_s"], rates["mean_requests_per_s"]

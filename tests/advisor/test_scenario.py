@@ -215,6 +215,15 @@ def test_inference_fields_validated_and_training_fields_rejected() -> None:
     jsonschema.validate(d, SCHEMA)
     bad = with_("/workload/traffic", {"peak_requests_per_s": 10, "mean_requests_per_s": 20}, inference)
     assert "must not exceed peak" in errors(bad)["/workload/traffic/mean_requests_per_s"]
+    # A mean given alone whose derived peak passes the peak's bound is refused where it was given, saying the peak
+    # was derived (a hostile probe read an error about a peak it never typed).
+    alone = errors(with_("/workload/traffic", {"mean_requests_per_s": 5e6}, inference))
+    assert set(alone) == {"/workload/traffic/mean_requests_per_s"}, alone
+    assert "no peak_requests_per_s given" in alone["/workload/traffic/mean_requests_per_s"]
+    assert "a mean of at most 4e+06" in alone["/workload/traffic/mean_requests_per_s"]
+    assert parse(with_("/workload/traffic", {"mean_requests_per_s": 4e6}, inference)).to_dict()["workload"]["traffic"][
+        "peak_requests_per_s"
+    ] == pytest.approx(1e7)
     bad = with_("/workload/tokens", 1e12, inference)
     assert "unknown field" in errors(bad)["/workload/tokens"]
     bad = with_("/workload/latency", {"ttft_p95_s": 0}, inference)
