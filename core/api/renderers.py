@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
 # Cells a spreadsheet would run as a formula (OWASP "CSV injection"): text starting with these, after any leading
@@ -61,9 +62,31 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def rows_to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+def serializer_columns(serializer: serializers.Serializer, *, prefix: str = "") -> list[str]:
+    """The columns flatten_row gives a row of ``serializer``: nested objects as dotted names, read fields only."""
+    columns: list[str] = []
+    for name, field in serializer.fields.items():
+        if field.write_only:
+            continue
+        if isinstance(field, serializers.Serializer):
+            columns.extend(serializer_columns(field, prefix=f"{prefix}{name}."))
+        else:
+            columns.append(f"{prefix}{name}")
+    return columns
+
+
+def _view_columns(renderer_context: Mapping | None) -> list[str]:
+    """The header of an empty list: the view's serializer's columns (a file with no rows still names them)."""
+    view = (renderer_context or {}).get("view")
+    serializer_class = getattr(view, "serializer_class", None)
+    if not (isinstance(serializer_class, type) and issubclass(serializer_class, serializers.Serializer)):
+        return []
+    return serializer_columns(serializer_class())
+
+
+def rows_to_csv(rows: Iterable[Mapping[str, Any]], *, header: Iterable[str] = ()) -> str:
     flat = [flatten_row(row) for row in rows]
-    columns: dict[str, None] = {}
+    columns: dict[str, None] = {} if flat else dict.fromkeys(header)
     for row in flat:
         columns.update(dict.fromkeys(row))
     buffer = io.StringIO()
@@ -89,11 +112,10 @@ class CSVRenderer(BaseRenderer):
     ) -> bytes:
         if data is None:
             return b""
-        if not isinstance(data, Mapping):
-            return rows_to_csv(data).encode(self.charset, "backslashreplace")
-        rows = data.get("results", [data])
+        rows = data.get("results", [data]) if isinstance(data, Mapping) else data
         # backslashreplace: an unpaired surrogate saved before input refused them is written as \udc80, not a 500.
-        return rows_to_csv(rows).encode(self.charset, "backslashreplace")
+        text = rows_to_csv(rows, header=[] if rows else _view_columns(renderer_context))
+        return text.encode(self.charset, "backslashreplace")
 
 
 class PDFRenderer(BaseRenderer):

@@ -191,3 +191,19 @@ def test_query_parameters_name_what_is_allowed(alice) -> None:  # type: ignore[n
     detail = assert_problem(history, 400, "#/provider")["errors"][0]["detail"]
     assert "'nosuch'" in detail and "known providers:" in detail and "aws" in detail
     assert alice.get("/api/v1/gpus/h100-sxm/price-history?provider=aws").status_code == 200
+
+
+def test_an_empty_list_as_csv_still_has_its_header_row(alice) -> None:  # type: ignore[no-untyped-def]
+    """A CSV with no rows names its columns (the header of the same list with one row in it): a spreadsheet or a
+    script opening a user's empty scenarios.csv found a file with nothing in it (a hostile probe)."""
+    empty = alice.get("/api/v1/scenarios.csv").content.decode().splitlines()
+    assert len(empty) == 1 and empty[0].startswith("id,"), empty
+    workload = {"kind": "training", "model": {"params_b": 7}, "tokens": 1e9}
+    saved = alice.post(
+        "/api/v1/scenarios", {"name": "one", "scenario": {"workload": workload, "gpu": "h100-sxm"}}, format="json"
+    )
+    assert saved.status_code == 201, saved.content
+    one = alice.get("/api/v1/scenarios.csv").content.decode().splitlines()
+    assert len(one) == 2 and one[0] == empty[0]
+    calibrations = alice.get("/api/v1/calibrations.csv").content.decode().splitlines()
+    assert calibrations and "name" in calibrations[0].split(","), calibrations
