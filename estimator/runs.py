@@ -22,7 +22,7 @@ from typing import Final
 import numpy as np
 
 from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM, RUN_COLUMN_MINIMUM
-from estimator.catalog import CatalogError, ModelGeometry, check_geometry
+from estimator.catalog import GEOMETRY_TOLERANCE, CatalogError, ModelGeometry, check_geometry, geometry_deviation
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
     CHECKPOINTING,
@@ -61,6 +61,9 @@ COLUMNS: Final[tuple[str, ...]] = (
 # Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
 VIRTUAL_PIPELINE: Final[str] = "virtual_pipeline"
 OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", VIRTUAL_PIPELINE)
+# Extra columns naming a mixture of experts (the estimate_inference point columns, and the Scenario's active size):
+# refused rather than kept unread, since runs are modelled dense.
+MOE_COLUMNS: Final[tuple[str, ...]] = ("experts", "active_experts", "active_params_b")
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "num_gpus", "params_b", "seq_len", "global_batch")
 LAYOUT_COLUMNS: Final[tuple[str, ...]] = ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing")
 PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
@@ -309,6 +312,18 @@ def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Cal
             values["stack"] = stack
         else:
             bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
+    for column in MOE_COLUMNS:
+        # Extra columns are kept unread, but these would be silently wrong: a run is modelled dense (every parameter
+        # active), so a mixture of experts' row would calibrate the model off by its total/active parameter ratio.
+        number = plain_number(text.get(column, ""))
+        if number is not None and number != (1.0 if column != "active_params_b" else values.get("params_b")):
+            bad(
+                column,
+                "a mixture-of-experts run: profiled runs are modelled as dense models (every parameter active in "
+                "every token), so this row cannot calibrate the estimator; leave it out (a Scenario's "
+                f"workload.model takes experts); got {text[column][:40]!r}",
+            )
+            break
     virtual = text.get("virtual_pipeline", "")
     if virtual:
         number = plain_number(virtual)
@@ -429,12 +444,18 @@ def _check_size(ints: Mapping[str, int], params_b: float, bad: Callable[[str, st
     """params_b within the Scenario's tolerance of what the row's geometry implies (estimator.catalog.check_geometry,
     over both readings of ``geometry_readings``): a 65B geometry said to be 7B predicted 5x its measured throughput.
     A geometry that is params_b's own derivation (nothing given, or an estimate's output read back) contradicts
-    nothing, as in a Scenario: small models' derived shapes sit past 15% (embeddings)."""
+    nothing, as in a Scenario. Below about 1B the derivation itself sits past 15% (embeddings: 0.5B is derived as
+    0.7B-1.1B), so a row's geometry may be that far off plus the 15% (a hostile probe: vocab 32000 -> 32001 on a 0.5B
+    row with nothing else given was refused for the derived layers and hidden it never typed)."""
     if _filled_geometry(ints, params_b) == _filled_geometry({}, params_b):
         return True
+    derived_off = geometry_deviation(geometry_readings({}, params_b), params_b=params_b)
     try:
         check_geometry(
-            geometry_readings(ints, params_b), params_b=params_b, what="layers/hidden/heads/ffn_hidden/vocab"
+            geometry_readings(ints, params_b),
+            params_b=params_b,
+            tolerance=GEOMETRY_TOLERANCE + derived_off,
+            what="layers/hidden/heads/ffn_hidden/vocab",
         )
     except CatalogError as error:
         bad("params_b", str(error).split(": ", 1)[1])

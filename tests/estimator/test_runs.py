@@ -298,3 +298,32 @@ def test_a_defaulted_heads_that_cannot_divide_the_given_hidden_or_tp_is_refused_
     assert (row, column) == (1, "heads") and "give heads" in message
     ((row, column, message),) = _errors(f"{header}\nh100-sxm,10,2.7,2048,520,,5\n")
     assert (row, column) == (1, "tp") and "give heads" in message
+
+
+def test_a_mixture_of_experts_row_is_refused_at_its_experts_column_not_at_params_b() -> None:
+    """Runs are modelled dense: a Mixtral 8x7B row (46.7B, 32 x 4096, 8 experts, 2 active) was refused at params_b
+    for a geometry '85% away', or, sized to its active parameters, would calibrate the model off by 3.6x."""
+    mixtral = {"gpu": "h100-sxm", "num_gpus": 8, "params_b": 46.7, "seq_len": 4096, "global_batch": 64}
+    mixtral |= {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14336, "vocab": 32000}
+    for extra, column in (
+        ({"experts": 8, "active_experts": 2}, "experts"),
+        ({"active_params_b": 12.9}, "active_params_b"),
+    ):
+        with pytest.raises(RunValidationError) as info:
+            runs_from_records([{**mixtral, **extra}])
+        assert [(e.row, e.column) for e in info.value.errors] == [(1, column)]
+        assert "mixture-of-experts run" in info.value.errors[0].message
+    dense = {**mixtral, "params_b": 7, "ffn_hidden": 11008}
+    assert runs_from_records([{**dense, "experts": 1}, {**dense, "experts": ""}, {**dense, "active_params_b": 7}])
+
+
+def test_a_small_model_row_may_sit_as_far_off_as_its_own_derivation() -> None:
+    """Below ~1B the geometry derived from params_b sits past 15% (0.5B derives as 0.7B-1.1B: embeddings); a row
+    giving only its vocab (32000 -> 32001) was refused for the derived layers and hidden it never gave."""
+    small = {"gpu": "h100-sxm", "num_gpus": 1, "params_b": 0.5, "seq_len": 512, "global_batch": 8}
+    assert runs_from_records([small, {**small, "vocab": 32001}])
+    with pytest.raises(RunValidationError) as info:
+        runs_from_records([{**small, "layers": 48, "hidden": 2048}])
+    assert [e.column for e in info.value.errors] == ["params_b"] and "away from params_b 0.5B" in info.value.errors[
+        0
+    ].message
