@@ -379,9 +379,16 @@ class Rent:
     usd_per_gpu_hour: float | None
     price_decline_per_year: float
     spot: Spot
-    # The markets as given when a manual quote added on_demand to price it: the echo and other GPUs (priced at their
-    # catalog) keep the user's markets (a hostile probe: a reserved-only plan's compare rows were priced on demand).
-    markets_given: tuple[str, ...] | None = field(default=None, compare=False)
+
+    @property
+    def priced_markets(self) -> tuple[str, ...]:
+        """The markets the advice prices: ``markets``, and on_demand where a manual quote is given (a manual quote is
+        priced as on-demand, billed while used: with markets lacking it the quote was dropped silently and the advice
+        said renting was not priced). ``markets`` stays as given: the echo and other GPUs, priced at their catalog,
+        keep the user's (a hostile probe: a reserved-only plan's compare rows were priced on demand)."""
+        if self.usd_per_gpu_hour is not None and Market.ON_DEMAND.value not in self.markets:
+            return (*self.markets, Market.ON_DEMAND.value)
+        return self.markets
 
 
 @dataclass(frozen=True)
@@ -418,9 +425,6 @@ class Scenario:
         """The normalized Scenario JSON (lists, not tuples; inference/training-only fields omitted)."""
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
-        given = doc["rent"].pop("markets_given")
-        if given is not None:
-            doc["rent"]["markets"] = given
         workload = doc["workload"]
         for key in ("implied_params_b", "active_params_b", "token_ffn_hidden", "assumed", "max_context"):
             workload["model"].pop(key)
@@ -467,10 +471,9 @@ def catalog_prices_for_other_gpus(s: Scenario) -> tuple[Scenario, str | None]:
         quoted.append(f"server {s.buy.server!r}")
     if not quoted:
         return s, None
-    markets = s.rent.markets if s.rent.markets_given is None else s.rent.markets_given
     plain = replace(
         s,
-        rent=replace(s.rent, usd_per_gpu_hour=None, markets=markets, markets_given=None),
+        rent=replace(s.rent, usd_per_gpu_hour=None),
         buy=replace(s.buy, capex_usd=None, server=None),
     )
     return plain, f"priced at its catalog offers and quote: the manual quotes ({', '.join(quoted)}) are for {s.gpu}"
@@ -578,10 +581,6 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     if rent is not None and workload is not None and workload.kind == "training" and "/rent/markets" in used:
         # A synchronous training job restarts whole on every interruption: spot only when asked for.
         rent = replace(rent, markets=tuple(m for m in rent.markets if m != Market.SPOT.value))
-    if rent is not None and rent.usd_per_gpu_hour is not None and Market.ON_DEMAND.value not in rent.markets:
-        # A manual quote is priced as on-demand (billed while used); markets without it dropped the quote silently
-        # and the advice said renting was not priced (a hostile probe).
-        rent = replace(rent, markets=(*rent.markets, Market.ON_DEMAND.value), markets_given=rent.markets)
     buy = _buy(c, top.get("buy"), get, defaults, used)
     compare = _compare_gpus(c, top.get("compare_gpus"), used)
     utilization = _utilization(c, top, workload, get, used)

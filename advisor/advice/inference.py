@@ -210,7 +210,7 @@ def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame,
     markets = frame["market"].to_numpy()
     best_price: dict[str, Any] = {}
     best_row: dict[str, Any] = {}
-    for m in s.rent.markets:
+    for m in s.rent.priced_markets:
         idx = np.flatnonzero(markets == m)
         if not idx.size:
             best_price[m] = np.full(len(tps), np.inf)
@@ -402,7 +402,7 @@ def _rent_document(
             if good and best_row[m][i] >= 0
             else None
         )
-        for m in s.rent.markets
+        for m in s.rent.priced_markets
     }
     return {
         "offer": offer,

@@ -86,7 +86,7 @@ def market_prices(s: Scenario, gpus: np.ndarray, *, at_once: int = 0) -> MarketP
     per_market: dict[str, np.ndarray] = {}
     rows: dict[str, np.ndarray] = {}
     markets = frame["market"].to_numpy()
-    for market in s.rent.markets:
+    for market in s.rent.priced_markets:
         idx = np.flatnonzero(markets == market)
         table = price[idx]
         per_market[market] = table
