@@ -413,6 +413,8 @@ class ServedModel:
         hidden: int | None = None,
         heads: int | None = None,
         kv_heads: int | None = None,
+        ffn_hidden: int | None = None,
+        vocab: int | None = None,
         experts: int = 0,
         active_experts: int = 0,
     ) -> ServedModel:
@@ -427,6 +429,8 @@ class ServedModel:
                 hidden=hidden,
                 heads=heads,
                 kv_heads=kv_heads,
+                ffn_hidden=ffn_hidden,
+                vocab=vocab,
                 experts=experts,
                 active_experts=active_experts,
             )

@@ -297,6 +297,19 @@ def test_70b_needs_tensor_parallelism_and_more_gpus(catalog: dict[str, Any]):
     assert cheapest_big > 3 * cheapest_small
 
 
+def test_a_mixture_of_experts_given_by_its_geometry_is_sized_as_the_catalog_model(catalog: dict[str, Any]):
+    """Mixtral 8x7B by params_b, layers, hidden, experts and active_experts was sized as a dense 46.7B model (an
+    outsider's check: 3x the catalog model's GPUs at 2 GPUs per replica) while the Advice said 13.5B active."""
+    geometry = {"params_b": 46.7, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8}
+    moe = advise_inference(scenario(model={**geometry, "experts": 8, "active_experts": 2}), now=NOW)
+    named = advise_inference(scenario(model={"name": "mixtral-8x7b"}), now=NOW)
+    dense = advise_inference(scenario(model={"params_b": 46.7}), now=NOW)
+    for tp in (2, 4):
+        rate = by_tp(moe, tp)["replica_requests_per_s"]
+        assert rate == pytest.approx(by_tp(named, tp)["replica_requests_per_s"], rel=0.15)
+        assert rate > 1.8 * by_tp(dense, tp)["replica_requests_per_s"]
+
+
 def test_tight_per_token_target_raises_the_gpu_count(catalog: dict[str, Any]):
     loose = by_tp(advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.08}), now=NOW), 1)
     tight = by_tp(advise_inference(scenario(latency={"ttft_p95_s": 1.0, "tpot_p95_s": 0.015}), now=NOW), 1)
