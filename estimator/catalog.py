@@ -308,6 +308,13 @@ def _complete(
         assumed.append(f"grouped-query attention with {kv_heads} KV heads (not given)")
     ffn = given.get("ffn_hidden") or max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
     vocab = given.get("vocab") or DEFAULT_VOCAB
+    if any(given.values()):
+        # With nothing given the whole shape is one assumption, said once by the caller. An outsider's check: a
+        # mixture of experts given by its layers and hidden listed nothing assumed, its vocab and FFN derived.
+        if not given.get("vocab"):
+            assumed.append(f"vocabulary of {vocab:,} tokens (not given)")
+        if not given.get("ffn_hidden"):
+            assumed.append("MLP width derived from params_b (not given)")
     layers = given.get("layers")
     if not layers:
         probe = ModelGeometry("", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab)

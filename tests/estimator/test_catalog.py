@@ -124,3 +124,16 @@ def test_geometry_given_beside_a_catalog_name_must_be_the_catalogs_own() -> None
     assert err.value.field == "experts"
     same = catalog.resolve_model(name="mixtral-8x7b", layers=32, experts=8, active_experts=2)
     assert same == catalog.get_model("mixtral-8x7b")
+
+
+def test_a_partly_given_geometry_lists_the_vocab_and_mlp_width_it_derived() -> None:
+    """An outsider's check: Mixtral given by params_b, layers, hidden, heads, kv_heads and experts listed nothing
+    assumed, while its vocabulary (128,256, not Mixtral's 32,000) and expert width were derived."""
+    moe = catalog.derive_geometry(
+        params_b=46.7, layers=32, hidden=4096, heads=32, kv_heads=8, experts=8, active_experts=2
+    )
+    assert moe.assumed == ("vocabulary of 128,256 tokens (not given)", "MLP width derived from params_b (not given)")
+    full = catalog.derive_geometry(
+        params_b=8.03, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256
+    )
+    assert full.assumed == ()
