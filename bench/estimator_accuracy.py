@@ -13,8 +13,10 @@
    predicted by the shipped default calibration beside the constant-MFU baseline fitted on public_runs.csv, overall
    and per stack, then per run: predicted/measured, the layout used, measured MFU (to diagnose a miss by term).
    A second set, estimator/data/unseen_runs_2.csv (Hugging Face nanotron's Ultra-Scale Playbook best configurations
-   on 8-512 H100: DP/ZeRO-1 with TP and PP, stack `other`), is reported separately the same way; each set also per
-   layout class (FSDP / PP / TP / DP of the layout the prediction used).
+   on 8-512 H100: DP/ZeRO-1 with TP and PP, stack `other`), is reported separately the same way, then
+   unseen_runs_3.csv (8,192-16,384 H100 reports, MLPerf) and unseen_runs_4.csv (MaxText on H100, H200 and B200 from
+   Google's gpu-recipes, a second MaxText source); each set also per layout class (FSDP / PP / TP / DP of the layout
+   the prediction used).
 3. Issue 10: the NVIDIA NeMo and MosaicML llm-foundry rows with their layout columns blanked, predicted with the
    layout search, next to the error with the published layout (both with the shipped default calibration).
 """
