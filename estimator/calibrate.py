@@ -97,6 +97,9 @@ class Calibration:
     params: Mapping[str, float]
     report: Mapping[str, Any] = field(default_factory=dict)
     fitted_format: int = FORMAT_VERSION
+    # A user's calibration: the calibration it refines (its parameters and the report figures a prediction reads),
+    # which predicts every GPU family and stack its runs do not cover (report["scope"], ``scoped``).
+    base: Calibration | None = None
 
     def calibrated_families(self) -> tuple[str, ...]:
         return tuple(
@@ -112,6 +115,30 @@ class Calibration:
 
     def has_stack(self, stack: str | None) -> bool:
         return stack is not None and (model.STACK_PREFIX + stack) in self.params
+
+    def covers(self, *, family: str, stack: str | None) -> bool:
+        """Whether a prediction on a GPU of ``family`` with ``stack`` (None: not said) is the calibration's own. A
+        user's calibration (one with a ``base``) covers the GPU families and stacks of its runs: their cluster
+        efficiency, fabric and overlap were learned there, and said nothing of another GPU or stack. A job that does
+        not name its stack, on one of those families, is taken to be the user's own."""
+        scope = self.report.get("scope") or {}
+        if self.base is None or not scope:
+            return True
+        return family in scope.get("gpu_families", ()) and (stack is None or stack in scope.get("stacks", ()))
+
+    def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]:
+        """The calibration that predicts ``family`` with ``stack`` (itself, or its base outside its scope) and, when
+        it is the base, the note that says so."""
+        if self.base is None or self.covers(family=family, stack=stack):
+            return self, None
+        scope = self.report.get("scope") or {}
+        covered = ", ".join(f"{f}" for f in scope.get("gpu_families", ())) or "none"
+        stacks = ", ".join(scope.get("stacks", ())) or "none"
+        which = f"the {family} family" + ("" if stack is None else f" with stack {stack!r}")
+        return self.base, (
+            f"the calibration '{self.name}' has no runs on {which} (its runs cover the {covered} family, stack "
+            f"{stacks}): predicted with the calibration it refines, '{self.base.name}', and its band"
+        )
 
     def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]:
         """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none).
@@ -183,12 +210,15 @@ class Calibration:
         return None if value is None else float(value)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "format": self.fitted_format,
             "name": self.name,
             "params": {k: float(v) for k, v in self.params.items()},
             "report": _json_safe(self.report),
         }
+        if self.base is not None:
+            document["base"] = {k: v for k, v in self.base.to_dict().items() if k != "base"}
+        return document
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> Calibration:
@@ -221,7 +251,13 @@ class Calibration:
             raise CalibrationError(
                 "format", f"{fitted_format} is newer than this estimator's {FORMAT_VERSION}: upgrade GPU Advisor"
             )
-        return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format)
+        base = document.get("base")
+        if base is not None:
+            try:
+                base = cls.from_dict(base)
+            except CalibrationError as error:
+                raise CalibrationError(f"base/{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
+        return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format, base=base)
 
 
 def _json_safe(value: Any) -> Any:
@@ -924,12 +960,57 @@ def refine(
         "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
         "stack_config_families": prior.report.get("stack_config_families", {}),
         "coverage": coverage(runs),
+        "scope": refine_scope(runs, base=prior.name),
         **scaling_report(runs, measured, in_sample),
     }
     if held_out:
         report.update(_refine_held_out(problem, runs, measured))
     report["warnings"] = low_mfu_warnings(runs, measured)
-    return Calibration(name=name, params=params, report=report)
+    return Calibration(name=name, params=params, report=report, base=base_of(prior))
+
+
+def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:
+    """What a user's calibration predicts itself (``Calibration.covers``): the GPU families and stacks of its runs.
+    Its cluster parameters are global in the model (cluster_eff scales every GPU's compute), so applied elsewhere a
+    team's MI300X torchtitan runs moved every published H100, A100 and B200 run to 0.42-0.62x of the default."""
+    return {
+        "gpu_families": sorted({get_gpu(run.gpu).family for run in runs}),
+        "stacks": sorted({stack_label(run) for run in runs}),
+        "base": base,
+        "rule": "GPU families and stacks outside these runs (a job without a stack on these families counts as "
+        f"theirs) are predicted with '{base}', which this calibration refines, and its band",
+    }
+
+
+# What a prediction reads of a base calibration's report (band, caps, held-out figures, fit warnings).
+_BASE_REPORT_KEYS: Final[tuple[str, ...]] = (
+    "runs",
+    "loo_mape",
+    "loo_median_ape",
+    "loo_p90_ape",
+    "stack_out_mape",
+    "stack_out_median_ape",
+    "stack_out_p90_ape",
+    "baseline",
+    "prediction_interval",
+    "between_stack_log_sigma",
+    "stack_config_families",
+    "family_mfu",
+    "family_mfu_cap",
+    "coverage",
+    "warnings",
+)
+
+
+def base_of(prior: Calibration) -> Calibration:
+    """``prior`` as a user's calibration keeps it for what its runs do not cover: its parameters and the figures a
+    prediction reads, the held-out residuals cut to the two numbers the band needs (a few kB, not the whole report)."""
+    report = {k: prior.report[k] for k in _BASE_REPORT_KEYS if k in prior.report}
+    report["residuals"] = [
+        {k: r[k] for k in ("measured_tokens_per_s", "predicted_tokens_per_s") if k in r}
+        for r in prior.report.get("residuals") or []
+    ]
+    return Calibration(name=prior.name, params=dict(prior.params), report=report, fitted_format=prior.fitted_format)
 
 
 def _refine_starts(problem: fitting.Problem) -> list[dict[str, float]]:

@@ -271,3 +271,47 @@ def test_runs_far_below_any_published_mfu_and_a_fit_that_misses_them_are_warned(
     # The shipped default says nothing of the kind.
     default = json.loads(_run("advise", str(document))[0])
     assert not any("held-out runs by a median" in note or "MFU, far below" in note for note in default["warnings"])
+
+
+MI300X_TEAM = (
+    "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,vocab,seq_len,global_batch,micro_batch,precision,strategy,"
+    "tp,pp,cp,activation_checkpointing,tokens_per_s,source,stack\n"
+    + "".join(
+        f"mi300x,{n},8.03,32,4096,32,14336,128256,8192,{2 * n},2,bf16,fsdp,1,1,1,true,{t},team,torchtitan\n"
+        for n, t in ((1, 4500), (2, 8800), (4, 17400), (8, 34160), (16, 62400), (32, 121600))
+    )
+)
+MI300X_SCENARIO = {
+    "name": "8B on MI300X",
+    "workload": {
+        "kind": "training",
+        "model": {"params_b": 8.03, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 8192},
+        "tokens": 1.5e12,
+        "global_batch": 512,
+        "precision": "bf16",
+        "stack": "torchtitan",
+        "runs_per_year": 3,
+    },
+    "gpu": "mi300x",
+    "cluster_sizes": [8, 64, 512],
+    "compare_gpus": ["h100-sxm"],
+}
+
+
+@pytest.mark.django_db
+def test_compare_gpus_rows_a_users_calibration_has_no_runs_of_are_the_bases_and_flagged() -> None:
+    """After an MI300X-only calibration the H100 alternative went from 106.8 h to 247.0 h per run, unflagged."""
+    import datetime as dt
+
+    from advisor.advice import advise
+    from estimator.calibrate import fit
+
+    now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    team = fit(read_runs_csv(MI300X_TEAM), name="mi300x-team", prior=load_default())
+    user = advise(MI300X_SCENARIO, calibration=team, now=now).to_dict()
+    base = advise(MI300X_SCENARIO, calibration=load_default(), now=now).to_dict()
+    assert user["alternatives"][1]["run_hours"] == pytest.approx(base["alternatives"][1]["run_hours"], rel=1e-9)
+    notes = [w for w in user["warnings"] if "h100-sxm" in w and "default (public runs)" in w]
+    assert notes and "mi300x-team" in notes[0]
+    # Her own GPU is hers: the main line moved.
+    assert user["sizes"][0]["run_hours"] != pytest.approx(base["sizes"][0]["run_hours"], rel=0.05)

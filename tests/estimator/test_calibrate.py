@@ -276,3 +276,65 @@ def test_the_default_band_holds_about_eighty_percent_of_held_out_runs() -> None:
     # Wider where the evidence is thin: an unseen stack's band is over twice a known config's.
     widths = {split: coverage[split]["median_log_width"] for split in coverage}
     assert widths["leave_one_stack_out"] > 2 * widths["leave_one_config_family_out"]
+
+
+# --------------------------------------------------------------------------------------------------- a user's scope
+
+# An outsider's MI300X team: Llama 3.1 8B, torchtitan FSDP, 1 to 32 GPUs (the level her report anchors to published
+# figures; the knee at the node boundary is hers).
+MI300X_TEAM = (
+    "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,vocab,seq_len,global_batch,micro_batch,precision,strategy,"
+    "tp,pp,cp,activation_checkpointing,tokens_per_s,source,stack\n"
+    + "".join(
+        f"mi300x,{n},8.03,32,4096,32,14336,128256,8192,{2 * n},2,bf16,fsdp,1,1,1,true,{t},team,torchtitan\n"
+        for n, t in ((1, 4500), (2, 8800), (4, 17400), (8, 34160), (16, 62400), (32, 121600))
+    )
+)
+
+
+@pytest.fixture(scope="module")
+def mi300x_team() -> Calibration:
+    return fit(read_runs_csv(MI300X_TEAM), name="mi300x-team", prior=load_default())
+
+
+def test_a_users_calibration_predicts_families_and_stacks_it_has_no_runs_of_as_its_base(
+    mi300x_team: Calibration,
+) -> None:
+    """Her MI300X runs moved cluster_eff to 0.42, and every published H100, A100 and B200 run fell to 0.42-0.62x of
+    the default's prediction (an H100 torchtitan row from 1.01x to 0.43x of its measurement)."""
+    default = load_default()
+    public = public_runs()
+    np.testing.assert_allclose(
+        predict_runs(public, mi300x_team).tokens_per_s, predict_runs(public, default).tokens_per_s, rtol=1e-9
+    )
+    # Her own runs still move to her measurements (the default predicts them 1.7-2.0x).
+    runs = read_runs_csv(MI300X_TEAM)
+    measured = np.array([r.tokens_per_s for r in runs])
+    ratio = predict_runs(runs, mi300x_team).tokens_per_s / measured
+    assert np.all(np.abs(np.log(ratio)) < 0.15)
+    # Her GPU with another stack is not hers either.
+    nemo = [dataclasses.replace(r, stack="nemo") for r in runs]
+    np.testing.assert_allclose(
+        predict_runs(nemo, mi300x_team).tokens_per_s, predict_runs(nemo, default).tokens_per_s, rtol=1e-9
+    )
+    assert mi300x_team.report["scope"]["gpu_families"] == ["cdna3"]
+    assert mi300x_team.report["scope"]["stacks"] == ["torchtitan"]
+
+
+def test_a_prediction_outside_a_users_calibration_uses_its_base_and_says_so(mi300x_team: Calibration) -> None:
+    from estimator import predict
+    from estimator.specs import get_gpu
+    from estimator.workload import Cluster, TrainingJob
+
+    default = load_default()
+    job = TrainingJob(params_b=8, seq_len=8192, global_batch=512, stack="torchtitan")
+    h100 = Cluster(get_gpu("h100-sxm"))
+    user, base = predict(job, h100, [8, 64, 512], mi300x_team), predict(job, h100, [8, 64, 512], default)
+    np.testing.assert_allclose(user.tokens_per_s, base.tokens_per_s, rtol=1e-9)
+    assert (user.p10_multiplier, user.p90_multiplier) == (base.p10_multiplier, base.p90_multiplier)
+    assert any("mi300x-team" in note and "default (public runs)" in note for note in user.warnings)
+    own = predict(job, Cluster(get_gpu("mi300x")), [8, 64], mi300x_team)
+    assert not any("mi300x-team" in note for note in own.warnings)
+    # Stored and read back, the scope holds.
+    again = Calibration.from_dict(json.loads(json.dumps(mi300x_team.to_dict())))
+    np.testing.assert_allclose(predict(job, h100, [8, 64, 512], again).tokens_per_s, base.tokens_per_s, rtol=1e-9)
