@@ -284,11 +284,47 @@ def measured_tokens_per_s(runs: Sequence[ProfiledRun]) -> np.ndarray:
     return np.array([run.measured_tokens_per_s for run in runs], dtype=np.float64)
 
 
-def _check_runs(runs: Sequence[ProfiledRun]) -> np.ndarray:
+def _check_runs(runs: Sequence[ProfiledRun], *, merged: int = 0) -> np.ndarray:
     if len(runs) < MIN_RUNS:
         message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
+        if merged:
+            message += f" (after {merged} row(s) repeating another row's configuration and measurement were merged)"
         raise RunValidationError([RowError(0, "runs", message)])
     return measured_tokens_per_s(runs)
+
+
+def merge_duplicates(runs: Sequence[ProfiledRun]) -> tuple[list[ProfiledRun], list[tuple[int, int]]]:
+    """The runs with each repeat of another row's ``configuration`` AND measurement dropped (the first row kept), and
+    (row, the row it repeats) per dropped one. A pasted sweep log is one measurement, not many: the same 6 runs in
+    1,000 rows overpowered the prior and shrank the held-out error 4x. Rows of one configuration measured differently
+    stay (they are held out together, ``configuration_folds``); rows without a measurement stay for the fit to name."""
+    first: dict[tuple[str, float], ProfiledRun] = {}
+    kept: list[ProfiledRun] = []
+    merged: list[tuple[int, int]] = []
+    for run in runs:
+        measured = run.measured_tokens_per_s
+        if measured is None:
+            kept.append(run)
+            continue
+        original = first.setdefault((configuration(run), float(measured)), run)
+        if original is run:
+            kept.append(run)
+        else:
+            merged.append((run.row, original.row))
+    return kept, merged
+
+
+def duplicate_warnings(merged: Sequence[tuple[int, int]]) -> list[str]:
+    """The note a fit stores when ``merge_duplicates`` merged rows (empty when none)."""
+    if not merged:
+        return []
+    listed = ", ".join(f"row {row} = row {original}" for row, original in merged[:5]) + (
+        ", ..." if len(merged) > 5 else ""
+    )
+    return [
+        f"{len(merged)} row(s) repeat another row's configuration and measurement exactly ({listed}): each counted "
+        "once, as the one measurement it is (a repeated row is not new evidence)."
+    ]
 
 
 # --------------------------------------------------------------------------------------------------- baseline
@@ -733,12 +769,53 @@ def held_out_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     )
 
 
+def baseline_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning when the calibration misses its own held-out runs by a larger median than the constant-MFU baseline
+    held out on the same folds (reference/estimator.md: any calibrated model must beat it on runs it was not fitted
+    on)."""
+    median = report.get("loo_median_ape")
+    base = ((report.get("baseline") or {}).get("loo") or {}).get("median_ape")
+    if median is None or base is None or not median > base:
+        return None
+    return (
+        f"The calibration '{name}' misses its own held-out runs by a median {median:.1%}, more than the constant-MFU "
+        f"baseline's {base:.1%} on the same runs: assuming each GPU keeps the median MFU measured on it does better "
+        "than its model, so its predictions and band rest on a model that does not describe these runs. Check them "
+        "for mixed setups, or add runs of more sizes."
+    )
+
+
+def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning when the fit's error grows with the GPU count (``residual_trend_flagged``): the model does not
+    reproduce how the runs scale, so sizes beyond (or between) them are off by more than the band says."""
+    if not report.get("residual_trend_flagged"):
+        return None
+    slope = float(report.get("residual_trend_per_doubling") or 0.0)
+    if slope > 0:
+        way = "over-predicts the larger runs: they scale worse"
+    else:
+        way = "under-predicts the larger runs: they scale better"
+    return (
+        f"The calibration '{name}' {way} than it predicts (its error changes by {slope:+.1%} per doubling of GPUs, "
+        f"flagged above {TREND_FLAG_PER_DOUBLING:.0%}; a knee the model does not capture, such as at the node "
+        "boundary): its scaling to other sizes, and the per-GPU efficiency it shows there, are off by more than its "
+        "band says."
+    )
+
+
+def fit_report_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
+    """The warnings a fit derives from its own report (held-out miss, worse than the baseline, residual trend)."""
+    derived = (f(name=name, report=report) for f in (held_out_warning, baseline_warning, trend_warning))
+    return [note for note in derived if note]
+
+
 def fit_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
-    """What a calibration's fit says against its own use: runs far below any published MFU (stored at fit time)
-    and a held-out miss too large to rely on. Shown with the fit report and in every advice that uses it."""
+    """What a calibration's fit says against its own use: the notes stored at fit time (runs far below any published
+    MFU, merged duplicate rows) and those its report figures imply (``fit_report_warnings``, derived again so that
+    calibrations stored before a rule existed get it too). Shown with the fit report and in every advice that uses
+    it."""
     stored = [str(note) for note in report.get("warnings") or []]
-    held = held_out_warning(name=name, report=report)
-    return [*stored, *([held] if held else [])]
+    return list(dict.fromkeys([*stored, *fit_report_warnings(name=name, report=report)]))
 
 
 def family_mfu_range(queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, list[float]]:
@@ -920,7 +997,8 @@ def refine(
     the prior); the report's ``kept_at_prior`` names those the runs cannot move, with the reason. Held out
     (``loo_*``): each configuration predicted by a refinement without it, identical configurations (every column but
     the measurement and source) held out together so that a repeated run does not leak its own answer."""
-    measured = _check_runs(runs)
+    runs, merged = merge_duplicates(runs)
+    measured = _check_runs(runs, merged=len(merged))
     queries = run_queries(runs)
     names = tuple(dict.fromkeys([*prior.params, *fitting.parameter_names(queries), *CLUSTER_PARAMETERS]))
     base = fitting.build_problem(queries, measured, names=names, prior=prior.params, widths=REFINE_WIDTHS)
@@ -940,6 +1018,7 @@ def refine(
     params = {**prior.params, **problem.params(x)}
     report: dict[str, Any] = {
         "runs": len(runs),
+        "duplicate_rows_merged": len(merged),
         "refines": prior.name,
         "sources": sorted({run.source for run in runs}),
         "in_sample_mape": _errors(in_sample, measured)["mape"],
@@ -965,7 +1044,11 @@ def refine(
     }
     if held_out:
         report.update(_refine_held_out(problem, runs, measured))
-    report["warnings"] = low_mfu_warnings(runs, measured)
+    report["warnings"] = [
+        *duplicate_warnings(merged),
+        *low_mfu_warnings(runs, measured),
+        *fit_report_warnings(name=name, report=report),
+    ]
     return Calibration(name=name, params=params, report=report, base=base_of(prior))
 
 
