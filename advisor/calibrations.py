@@ -86,6 +86,12 @@ def _clean_name(name: str) -> str:
 
 def _unused_name(*, owner: User | None, name: str, replace: bool) -> str:
     cleaned = _clean_name(name)
+    # The shipped default's name means the default everywhere (--calibration, the list): a second calibration of
+    # that name was listed beside it and never reached.
+    if cleaned.casefold() == calibrate.DEFAULT_NAME.casefold():
+        raise CalibrationNameError(
+            f"name: {cleaned!r} is reserved for the shipped default calibration; choose another name"
+        )
     existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
     if existing.exists() and not replace:
         raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")

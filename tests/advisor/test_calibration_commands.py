@@ -319,3 +319,17 @@ def test_compare_gpus_rows_a_users_calibration_has_no_runs_of_are_the_bases_and_
     assert notes and "mi300x-team" in notes[0]
     # Her own GPU is hers: the main line moved.
     assert user["sizes"][0]["run_hours"] != pytest.approx(base["sizes"][0]["run_hours"], rel=0.05)
+
+
+@pytest.mark.django_db
+def test_the_default_calibrations_name_is_reserved(tmp_path: Path) -> None:
+    """`calibrate --name "default (public runs)"` exited 0 and listed a second shared calibration of that name, which
+    `--calibration` never reached (the shipped one has the lower id)."""
+    ensure_default_calibration()
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(4), encoding="utf-8")
+    for name in ("default (public runs)", "  Default (Public Runs) "):
+        with pytest.raises(CommandError, match=r"--name: .*reserved") as info:
+            _run("calibrate", "--runs", str(runs), "--name", name)
+        assert info.value.returncode == 2
+    assert CalibrationRow.objects.filter(name__iexact="default (public runs)").count() == 1

@@ -164,3 +164,8 @@ def test_estimate_warns_of_rows_predicted_from_a_borrowed_family_as_the_command_
     assert any(w.startswith("rows 1 (l40s)") and "a100 family" in w for w in warnings)
     assert any(w.startswith("rows 2 (mi300x)") and "hopper" in w for w in warnings)
     assert not any("a100-80gb" in w for w in warnings)
+
+
+def test_the_default_calibrations_name_is_reserved(alice) -> None:  # type: ignore[no-untyped-def]
+    response = alice.post("/api/v1/calibrations", {"name": "default (public runs)", "runs": runs_json()}, format="json")
+    assert "reserved" in assert_problem(response, 400, "#/name")["errors"][0]["detail"]
