@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -173,11 +174,20 @@ class Calibration:
         """The held-out error that applies to a prediction for ``stack`` (the same rule as stack_effect_sigma): a
         stack the calibration has runs of is judged by leave-one-config-family-out (its stack known from other
         recipes), any other by leave-one-stack-out (a stack the fit never saw), each beside the constant-MFU
-        baseline held out the same way. ``{}`` when the report has no figure for the case (a fit without held-out
-        figures; an unknown stack where the fit had a single stack to hold out)."""
+        baseline held out the same way. A user's calibration: its own held-out runs for their stacks (the pooled
+        'other' too) and a job naming none; its base's figures for another stack, which the base predicts. ``{}``
+        when the report has no figure for the case (a fit without held-out figures)."""
+        own = self._judged_by_own_runs(stack)
+        if self.base is not None and not own:  # a stack outside a user's runs is predicted by its base
+            return self.base.held_out_accuracy(stack=stack, known_stack=known_stack)
         unknown = not known_stack or stack is None or stack in POOLED_STACKS or not self.has_stack(stack)
         baseline = self.report.get("baseline") or {}
-        if unknown and "stack_out_median_ape" in self.report:
+        if own and "loo_median_ape" in self.report:
+            # The held-out check of a user's calibration is over its own runs, and their stack (even the pooled
+            # label 'other') or a job that names none is theirs: the Advice said 'never checked on stack other'.
+            name = re.split(r" \(|[;:]", str(self.report.get("held_out") or "held out"))[0]
+            prefix, base = "loo", baseline.get("loo") or {}
+        elif unknown and "stack_out_median_ape" in self.report:
             prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
         elif not unknown and "loo_median_ape" in self.report:
             prefix, name, base = "loo", "leave-one-config-family-out", baseline.get("loo") or {}
@@ -189,6 +199,15 @@ class Calibration:
             "held_out_mape": float(self.report[f"{prefix}_mape"]),
             "baseline_held_out_median_ape": None if "median_ape" not in base else float(base["median_ape"]),
         }
+
+    def _judged_by_own_runs(self, stack: str | None) -> bool:
+        """A calibration without a leave-one-stack-out figure (a user's refinement) predicting a stack its runs have,
+        or, where it has a scope that takes a job naming none as its own (``covers``), such a job."""
+        if "stack_out_median_ape" in self.report:
+            return False
+        if stack is None:
+            return bool(self.report.get("scope"))
+        return stack in ((self.report.get("scope") or self.report.get("coverage") or {}).get("stacks") or ())
 
     def family_mfu_max(self) -> dict[str, float]:
         """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,

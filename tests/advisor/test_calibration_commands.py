@@ -333,3 +333,20 @@ def test_the_default_calibrations_name_is_reserved(tmp_path: Path) -> None:
             _run("calibrate", "--runs", str(runs), "--name", name)
         assert info.value.returncode == 2
     assert CalibrationRow.objects.filter(name__iexact="default (public runs)").count() == 1
+
+
+def test_the_advice_line_of_a_users_calibration_names_its_own_held_out_check() -> None:
+    from advisor.advice.documents import calibration_document
+    from advisor.web.presenters import calibration_line
+    from estimator.calibrate import fit
+
+    header, *body = MI300X_TEAM.splitlines()
+    team = fit(
+        read_runs_csv("\n".join([header, *(line.replace("torchtitan", "other") for line in body)]) + "\n"),
+        name="p4d-knee",
+        prior=load_default(),
+    )
+    for stack in ("other", None):
+        line = calibration_line(advice={"calibration": calibration_document(team, stack=stack)})
+        assert "never checked" not in line and "held out leave-one-configuration-out" in line, line
+        assert "None" not in line

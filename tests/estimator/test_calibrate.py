@@ -382,3 +382,25 @@ def test_rows_that_repeat_a_configuration_and_its_measurement_count_once(mi300x_
     assert len(many.report["residuals"]) == 6
     assert any("114 row(s)" in note and "counted once" in note for note in many.report["warnings"])
     assert mi300x_team.report["duplicate_rows_merged"] == 0
+
+
+def test_a_users_calibration_judges_its_own_stack_and_an_unnamed_one_by_its_own_held_out_runs(
+    mi300x_team: Calibration,
+) -> None:
+    """All of a team's runs were stack `other` (or the scenario named none), and the Advice said the calibration
+    'was never checked on stack other': held_out_accuracy treated the pooled label as unknown."""
+    header, *body = MI300X_TEAM.splitlines()
+    other = fit(
+        read_runs_csv("\n".join([header, *(line.replace("torchtitan", "other") for line in body)]) + "\n"),
+        name="other-team",
+        prior=load_default(),
+    )
+    for calibration, stack in ((other, "other"), (other, None), (mi300x_team, "torchtitan"), (mi300x_team, None)):
+        accuracy = calibration.held_out_accuracy(stack=stack, known_stack=stack is not None)
+        assert accuracy["held_out_median_ape"] == calibration.report["loo_median_ape"], stack
+        assert accuracy["held_out"] == "leave-one-configuration-out"
+        assert accuracy["baseline_held_out_median_ape"] == calibration.report["baseline"]["loo"]["median_ape"]
+    # A stack it has no runs of is not judged by them: the base predicts it; the shipped default's rule is unchanged.
+    assert mi300x_team.held_out_accuracy(stack="nemo") == load_default().held_out_accuracy(stack="nemo")
+    assert load_default().held_out_accuracy(stack="other")["held_out"] == "leave-one-stack-out"
+    assert load_default().held_out_accuracy(stack=None, known_stack=False)["held_out"] == "leave-one-stack-out"
