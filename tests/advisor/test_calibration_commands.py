@@ -24,7 +24,7 @@ from advisor.calibrations import (
 )
 from advisor.models import Calibration as CalibrationRow
 from estimator.calibrate import load_default, public_runs
-from estimator.runs import COLUMNS, read_runs_csv
+from estimator.runs import COLUMNS, RunValidationError, read_runs_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC_RUNS = ROOT / "estimator" / "data" / "public_runs.csv"
@@ -350,3 +350,16 @@ def test_the_advice_line_of_a_users_calibration_names_its_own_held_out_check() -
         line = calibration_line(advice={"calibration": calibration_document(team, stack=stack)})
         assert "never checked" not in line and "held out leave-one-configuration-out" in line, line
         assert "None" not in line
+
+
+def test_an_impossible_step_time_is_refused_with_readable_numbers() -> None:
+    """step_time_s 1e-300 printed a 300-digit tokens/s and 'inf%' of peak."""
+    from advisor.calibrations import check_measured_runs
+
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,step_time_s,tokens_per_s\n"
+    for row in ("mi300x,8,8.03,8192,16,1e-300,\n", "mi300x,8,8.03,8192,16,1e-300,34160\n"):
+        with pytest.raises(RunValidationError) as info:
+            check_measured_runs(runs=read_runs_csv(header + row))
+        text = " ".join(str(e) for e in info.value.errors)
+        assert "inf" not in text and "e+" in text and len(text) < 600, text
+        assert not any(len(word) > 30 for word in text.split()), text
