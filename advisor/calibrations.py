@@ -7,6 +7,7 @@ The estimator fits and serialises calibrations (``estimator.calibrate``); this m
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -86,6 +87,12 @@ def _clean_name(name: str) -> str:
 
 def _unused_name(*, owner: User | None, name: str, replace: bool) -> str:
     cleaned = _clean_name(name)
+    # The shipped default's name means the default everywhere (--calibration, the list): a second calibration of
+    # that name was listed beside it and never reached.
+    if cleaned.casefold() == calibrate.DEFAULT_NAME.casefold():
+        raise CalibrationNameError(
+            f"name: {cleaned!r} is reserved for the shipped default calibration; choose another name"
+        )
     existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
     if existing.exists() and not replace:
         raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
@@ -112,6 +119,18 @@ def _fitted_fields(runs: Sequence[ProfiledRun], name: str) -> dict[str, Any]:
     return {**_row_fields(fitted.to_dict()), "state": READY, "error": "", "pending_runs": None}
 
 
+def _amount(value: float) -> str:
+    """A throughput for a message: grouped digits, or 3 significant ones when it is beyond any real job (a step time
+    of 1e-300 s printed a 300-digit number)."""
+    if not math.isfinite(value):
+        return "too many to count"
+    return f"{value:,.0f}" if abs(value) < 1e9 else f"{value:.3g}"
+
+
+def _share_of_peak(value: float) -> str:
+    return f"{value:.0%}" if value < 100 else "far above 100%"
+
+
 def _measures_disagree(run: ProfiledRun) -> RowError | None:
     if run.tokens_per_s is None or run.step_time_s is None:
         return None
@@ -122,7 +141,7 @@ def _measures_disagree(run: ProfiledRun) -> RowError | None:
         run.row,
         "step_time_s",
         f"{run.step_time_s:g} s per step of global_batch x seq_len = {run.global_batch * run.seq_len:,} tokens is "
-        f"{from_step:,.0f} tokens/s, but tokens_per_s is {run.tokens_per_s:,.0f}; they must agree within "
+        f"{_amount(from_step)} tokens/s, but tokens_per_s is {_amount(run.tokens_per_s)}; they must agree within "
         f"{MEASURES_AGREE_WITHIN:.0%} (or give only one of them)",
     )
 
@@ -135,7 +154,8 @@ def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
     measured = [run for run in runs if run.measured_tokens_per_s is not None]
     if measured:
         tokens = np.array([run.measured_tokens_per_s for run in measured], dtype=np.float64)
-        mfu = calibrate.measured_mfu(run_queries(measured), tokens)
+        with np.errstate(over="ignore"):  # a step time of 1e-300 s overflows to inf: refused just below
+            mfu = calibrate.measured_mfu(run_queries(measured), tokens)
         for run, throughput, value in zip(measured, tokens, mfu, strict=True):
             if value > MAX_MEASURED_MFU:
                 column = "tokens_per_s" if run.tokens_per_s is not None else "step_time_s"
@@ -143,8 +163,9 @@ def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
                     RowError(
                         run.row,
                         column,
-                        f"{throughput:,.0f} tokens/s on {run.num_gpus} {run.gpu} GPU(s) is "
-                        f"{value:.0%} of their {run.precision} peak (model FLOPs of a dense {run.params_b:g}B model); "
+                        f"{_amount(throughput)} tokens/s on {run.num_gpus} {run.gpu} GPU(s) is "
+                        f"{_share_of_peak(value)} of their {run.precision} peak (model FLOPs of a dense "
+                        f"{run.params_b:g}B model); "
                         "above 100% is impossible: tokens_per_s is the whole job's tokens per second, step_time_s "
                         "the seconds per optimizer step of global_batch sequences",
                     )

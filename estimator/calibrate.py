@@ -26,6 +26,7 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,6 +98,9 @@ class Calibration:
     params: Mapping[str, float]
     report: Mapping[str, Any] = field(default_factory=dict)
     fitted_format: int = FORMAT_VERSION
+    # A user's calibration: the calibration it refines (its parameters and the report figures a prediction reads),
+    # which predicts every GPU family and stack its runs do not cover (report["scope"], ``scoped``).
+    base: Calibration | None = None
 
     def calibrated_families(self) -> tuple[str, ...]:
         return tuple(
@@ -112,6 +116,30 @@ class Calibration:
 
     def has_stack(self, stack: str | None) -> bool:
         return stack is not None and (model.STACK_PREFIX + stack) in self.params
+
+    def covers(self, *, family: str, stack: str | None) -> bool:
+        """Whether a prediction on a GPU of ``family`` with ``stack`` (None: not said) is the calibration's own. A
+        user's calibration (one with a ``base``) covers the GPU families and stacks of its runs: their cluster
+        efficiency, fabric and overlap were learned there, and said nothing of another GPU or stack. A job that does
+        not name its stack, on one of those families, is taken to be the user's own."""
+        scope = self.report.get("scope") or {}
+        if self.base is None or not scope:
+            return True
+        return family in scope.get("gpu_families", ()) and (stack is None or stack in scope.get("stacks", ()))
+
+    def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]:
+        """The calibration that predicts ``family`` with ``stack`` (itself, or its base outside its scope) and, when
+        it is the base, the note that says so."""
+        if self.base is None or self.covers(family=family, stack=stack):
+            return self, None
+        scope = self.report.get("scope") or {}
+        covered = ", ".join(f"{f}" for f in scope.get("gpu_families", ())) or "none"
+        stacks = ", ".join(scope.get("stacks", ())) or "none"
+        which = f"the {family} family" + ("" if stack is None else f" with stack {stack!r}")
+        return self.base, (
+            f"the calibration '{self.name}' has no runs on {which} (its runs cover the {covered} family, stack "
+            f"{stacks}): predicted with the calibration it refines, '{self.base.name}', and its band"
+        )
 
     def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]:
         """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none).
@@ -146,11 +174,20 @@ class Calibration:
         """The held-out error that applies to a prediction for ``stack`` (the same rule as stack_effect_sigma): a
         stack the calibration has runs of is judged by leave-one-config-family-out (its stack known from other
         recipes), any other by leave-one-stack-out (a stack the fit never saw), each beside the constant-MFU
-        baseline held out the same way. ``{}`` when the report has no figure for the case (a fit without held-out
-        figures; an unknown stack where the fit had a single stack to hold out)."""
+        baseline held out the same way. A user's calibration: its own held-out runs for their stacks (the pooled
+        'other' too) and a job naming none; its base's figures for another stack, which the base predicts. ``{}``
+        when the report has no figure for the case (a fit without held-out figures)."""
+        own = self._judged_by_own_runs(stack)
+        if self.base is not None and not own:  # a stack outside a user's runs is predicted by its base
+            return self.base.held_out_accuracy(stack=stack, known_stack=known_stack)
         unknown = not known_stack or stack is None or stack in POOLED_STACKS or not self.has_stack(stack)
         baseline = self.report.get("baseline") or {}
-        if unknown and "stack_out_median_ape" in self.report:
+        if own and "loo_median_ape" in self.report:
+            # The held-out check of a user's calibration is over its own runs, and their stack (even the pooled
+            # label 'other') or a job that names none is theirs: the Advice said 'never checked on stack other'.
+            name = re.split(r" \(|[;:]", str(self.report.get("held_out") or "held out"))[0]
+            prefix, base = "loo", baseline.get("loo") or {}
+        elif unknown and "stack_out_median_ape" in self.report:
             prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
         elif not unknown and "loo_median_ape" in self.report:
             prefix, name, base = "loo", "leave-one-config-family-out", baseline.get("loo") or {}
@@ -162,6 +199,15 @@ class Calibration:
             "held_out_mape": float(self.report[f"{prefix}_mape"]),
             "baseline_held_out_median_ape": None if "median_ape" not in base else float(base["median_ape"]),
         }
+
+    def _judged_by_own_runs(self, stack: str | None) -> bool:
+        """A calibration without a leave-one-stack-out figure (a user's refinement) predicting a stack its runs have,
+        or, where it has a scope that takes a job naming none as its own (``covers``), such a job."""
+        if "stack_out_median_ape" in self.report:
+            return False
+        if stack is None:
+            return bool(self.report.get("scope"))
+        return stack in ((self.report.get("scope") or self.report.get("coverage") or {}).get("stacks") or ())
 
     def family_mfu_max(self) -> dict[str, float]:
         """The MFU cap per calibrated family (borrowing families take their source's): the highest MFU measured, or,
@@ -183,12 +229,15 @@ class Calibration:
         return None if value is None else float(value)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "format": self.fitted_format,
             "name": self.name,
             "params": {k: float(v) for k, v in self.params.items()},
             "report": _json_safe(self.report),
         }
+        if self.base is not None:
+            document["base"] = {k: v for k, v in self.base.to_dict().items() if k != "base"}
+        return document
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> Calibration:
@@ -221,7 +270,13 @@ class Calibration:
             raise CalibrationError(
                 "format", f"{fitted_format} is newer than this estimator's {FORMAT_VERSION}: upgrade GPU Advisor"
             )
-        return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format)
+        base = document.get("base")
+        if base is not None:
+            try:
+                base = cls.from_dict(base)
+            except CalibrationError as error:
+                raise CalibrationError(f"base/{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
+        return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format, base=base)
 
 
 def _json_safe(value: Any) -> Any:
@@ -248,11 +303,47 @@ def measured_tokens_per_s(runs: Sequence[ProfiledRun]) -> np.ndarray:
     return np.array([run.measured_tokens_per_s for run in runs], dtype=np.float64)
 
 
-def _check_runs(runs: Sequence[ProfiledRun]) -> np.ndarray:
+def _check_runs(runs: Sequence[ProfiledRun], *, merged: int = 0) -> np.ndarray:
     if len(runs) < MIN_RUNS:
         message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
+        if merged:
+            message += f" (after {merged} row(s) repeating another row's configuration and measurement were merged)"
         raise RunValidationError([RowError(0, "runs", message)])
     return measured_tokens_per_s(runs)
+
+
+def merge_duplicates(runs: Sequence[ProfiledRun]) -> tuple[list[ProfiledRun], list[tuple[int, int]]]:
+    """The runs with each repeat of another row's ``configuration`` AND measurement dropped (the first row kept), and
+    (row, the row it repeats) per dropped one. A pasted sweep log is one measurement, not many: the same 6 runs in
+    1,000 rows overpowered the prior and shrank the held-out error 4x. Rows of one configuration measured differently
+    stay (they are held out together, ``configuration_folds``); rows without a measurement stay for the fit to name."""
+    first: dict[tuple[str, float], ProfiledRun] = {}
+    kept: list[ProfiledRun] = []
+    merged: list[tuple[int, int]] = []
+    for run in runs:
+        measured = run.measured_tokens_per_s
+        if measured is None:
+            kept.append(run)
+            continue
+        original = first.setdefault((configuration(run), float(measured)), run)
+        if original is run:
+            kept.append(run)
+        else:
+            merged.append((run.row, original.row))
+    return kept, merged
+
+
+def duplicate_warnings(merged: Sequence[tuple[int, int]]) -> list[str]:
+    """The note a fit stores when ``merge_duplicates`` merged rows (empty when none)."""
+    if not merged:
+        return []
+    listed = ", ".join(f"row {row} = row {original}" for row, original in merged[:5]) + (
+        ", ..." if len(merged) > 5 else ""
+    )
+    return [
+        f"{len(merged)} row(s) repeat another row's configuration and measurement exactly ({listed}): each counted "
+        "once, as the one measurement it is (a repeated row is not new evidence)."
+    ]
 
 
 # --------------------------------------------------------------------------------------------------- baseline
@@ -697,12 +788,53 @@ def held_out_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     )
 
 
+def baseline_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning when the calibration misses its own held-out runs by a larger median than the constant-MFU baseline
+    held out on the same folds (reference/estimator.md: any calibrated model must beat it on runs it was not fitted
+    on)."""
+    median = report.get("loo_median_ape")
+    base = ((report.get("baseline") or {}).get("loo") or {}).get("median_ape")
+    if median is None or base is None or not median > base:
+        return None
+    return (
+        f"The calibration '{name}' misses its own held-out runs by a median {median:.1%}, more than the constant-MFU "
+        f"baseline's {base:.1%} on the same runs: assuming each GPU keeps the median MFU measured on it does better "
+        "than its model, so its predictions and band rest on a model that does not describe these runs. Check them "
+        "for mixed setups, or add runs of more sizes."
+    )
+
+
+def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning when the fit's error grows with the GPU count (``residual_trend_flagged``): the model does not
+    reproduce how the runs scale, so sizes beyond (or between) them are off by more than the band says."""
+    if not report.get("residual_trend_flagged"):
+        return None
+    slope = float(report.get("residual_trend_per_doubling") or 0.0)
+    if slope > 0:
+        way = "over-predicts the larger runs: they scale worse"
+    else:
+        way = "under-predicts the larger runs: they scale better"
+    return (
+        f"The calibration '{name}' {way} than it predicts (its error changes by {slope:+.1%} per doubling of GPUs, "
+        f"flagged above {TREND_FLAG_PER_DOUBLING:.0%}; a knee the model does not capture, such as at the node "
+        "boundary): its scaling to other sizes, and the per-GPU efficiency it shows there, are off by more than its "
+        "band says."
+    )
+
+
+def fit_report_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
+    """The warnings a fit derives from its own report (held-out miss, worse than the baseline, residual trend)."""
+    derived = (f(name=name, report=report) for f in (held_out_warning, baseline_warning, trend_warning))
+    return [note for note in derived if note]
+
+
 def fit_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
-    """What a calibration's fit says against its own use: runs far below any published MFU (stored at fit time)
-    and a held-out miss too large to rely on. Shown with the fit report and in every advice that uses it."""
+    """What a calibration's fit says against its own use: the notes stored at fit time (runs far below any published
+    MFU, merged duplicate rows) and those its report figures imply (``fit_report_warnings``, derived again so that
+    calibrations stored before a rule existed get it too). Shown with the fit report and in every advice that uses
+    it."""
     stored = [str(note) for note in report.get("warnings") or []]
-    held = held_out_warning(name=name, report=report)
-    return [*stored, *([held] if held else [])]
+    return list(dict.fromkeys([*stored, *fit_report_warnings(name=name, report=report)]))
 
 
 def family_mfu_range(queries: Mapping[str, np.ndarray], measured: np.ndarray) -> dict[str, list[float]]:
@@ -884,7 +1016,8 @@ def refine(
     the prior); the report's ``kept_at_prior`` names those the runs cannot move, with the reason. Held out
     (``loo_*``): each configuration predicted by a refinement without it, identical configurations (every column but
     the measurement and source) held out together so that a repeated run does not leak its own answer."""
-    measured = _check_runs(runs)
+    runs, merged = merge_duplicates(runs)
+    measured = _check_runs(runs, merged=len(merged))
     queries = run_queries(runs)
     names = tuple(dict.fromkeys([*prior.params, *fitting.parameter_names(queries), *CLUSTER_PARAMETERS]))
     base = fitting.build_problem(queries, measured, names=names, prior=prior.params, widths=REFINE_WIDTHS)
@@ -904,6 +1037,7 @@ def refine(
     params = {**prior.params, **problem.params(x)}
     report: dict[str, Any] = {
         "runs": len(runs),
+        "duplicate_rows_merged": len(merged),
         "refines": prior.name,
         "sources": sorted({run.source for run in runs}),
         "in_sample_mape": _errors(in_sample, measured)["mape"],
@@ -924,12 +1058,61 @@ def refine(
         "between_stack_log_sigma": prior.report.get("between_stack_log_sigma", fitting.STACK_PRIOR_LOG_WIDTH),
         "stack_config_families": prior.report.get("stack_config_families", {}),
         "coverage": coverage(runs),
+        "scope": refine_scope(runs, base=prior.name),
         **scaling_report(runs, measured, in_sample),
     }
     if held_out:
         report.update(_refine_held_out(problem, runs, measured))
-    report["warnings"] = low_mfu_warnings(runs, measured)
-    return Calibration(name=name, params=params, report=report)
+    report["warnings"] = [
+        *duplicate_warnings(merged),
+        *low_mfu_warnings(runs, measured),
+        *fit_report_warnings(name=name, report=report),
+    ]
+    return Calibration(name=name, params=params, report=report, base=base_of(prior))
+
+
+def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:
+    """What a user's calibration predicts itself (``Calibration.covers``): the GPU families and stacks of its runs.
+    Its cluster parameters are global in the model (cluster_eff scales every GPU's compute), so applied elsewhere a
+    team's MI300X torchtitan runs moved every published H100, A100 and B200 run to 0.42-0.62x of the default."""
+    return {
+        "gpu_families": sorted({get_gpu(run.gpu).family for run in runs}),
+        "stacks": sorted({stack_label(run) for run in runs}),
+        "base": base,
+        "rule": "GPU families and stacks outside these runs (a job without a stack on these families counts as "
+        f"theirs) are predicted with '{base}', which this calibration refines, and its band",
+    }
+
+
+# What a prediction reads of a base calibration's report (band, caps, held-out figures, fit warnings).
+_BASE_REPORT_KEYS: Final[tuple[str, ...]] = (
+    "runs",
+    "loo_mape",
+    "loo_median_ape",
+    "loo_p90_ape",
+    "stack_out_mape",
+    "stack_out_median_ape",
+    "stack_out_p90_ape",
+    "baseline",
+    "prediction_interval",
+    "between_stack_log_sigma",
+    "stack_config_families",
+    "family_mfu",
+    "family_mfu_cap",
+    "coverage",
+    "warnings",
+)
+
+
+def base_of(prior: Calibration) -> Calibration:
+    """``prior`` as a user's calibration keeps it for what its runs do not cover: its parameters and the figures a
+    prediction reads, the held-out residuals cut to the two numbers the band needs (a few kB, not the whole report)."""
+    report = {k: prior.report[k] for k in _BASE_REPORT_KEYS if k in prior.report}
+    report["residuals"] = [
+        {k: r[k] for k in ("measured_tokens_per_s", "predicted_tokens_per_s") if k in r}
+        for r in prior.report.get("residuals") or []
+    ]
+    return Calibration(name=prior.name, params=dict(prior.params), report=report, fitted_format=prior.fitted_format)
 
 
 def _refine_starts(problem: fitting.Problem) -> list[dict[str, float]]:

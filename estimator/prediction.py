@@ -54,6 +54,8 @@ class Calibration(Protocol):
 
     def family_mfu_max(self) -> dict[str, float]: ...
 
+    def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]: ...
+
 
 # Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021);
 # pipeline depths up to 64 cover the 1T-parameter Megatron run; micro-batches are powers of two.
@@ -583,6 +585,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     grid = reference_sizes(int(q["n"].max()), int(cluster.gpus_per_node))  # type: ignore[arg-type]
     extended = job_queries(job, cluster, np.concatenate([q["n"], grid]))
     reference = np.arange(extended["n"].size) >= count
+    calibration, outside = calibration.scoped(family=cluster.gpu.family, stack=job.stack)
     theta = calibration.theta()
     s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
     s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
@@ -620,7 +623,10 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
         interval_log_sigma=interval["log_sigma"],
         p10_multiplier=interval["p10_multiplier"],
         p90_multiplier=interval["p90_multiplier"],
-        warnings=prediction_warnings(job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q),
+        warnings=(
+            *([outside] if outside else []),
+            *prediction_warnings(job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q),
+        ),
         gpus_used=gpus_used,
     )
 
@@ -677,22 +683,34 @@ def borrowed_family_note(*, gpu: str, family: str, source: str) -> str:
     )
 
 
+def _listed_rows(numbers: Sequence[int]) -> str:
+    return ", ".join(str(n) for n in numbers[:10]) + (f" and {len(numbers) - 10} more" if len(numbers) > 10 else "")
+
+
 def borrowed_family_notes(runs: Sequence[ProfiledRun], calibration: Calibration) -> list[str]:
-    """One note per GPU of ``runs`` whose family the calibration has no runs of, naming its rows (what ``manage.py
-    estimate`` prints beside the predictions: the CSV has no column for it)."""
-    borrowed = calibration.borrowed_families()
+    """One note per GPU of ``runs`` whose family the calibration that predicts it (``scoped``) has no runs of, naming
+    its rows, then one per family and stack a user's calibration leaves to its base (what ``manage.py estimate`` and
+    the estimate endpoint say beside the predictions: the CSV has no column for it)."""
+    from estimator.runs import effective_stack
+
     rows: dict[str, list[int]] = {}
+    sources: dict[str, str] = {}
+    outside: dict[str, list[int]] = {}
     for run in runs:
-        if get_gpu(run.gpu).family in borrowed:
+        family = get_gpu(run.gpu).family
+        used, note = calibration.scoped(family=family, stack=effective_stack(run))
+        if note:
+            outside.setdefault(note, []).append(run.row)
+        source = used.borrowed_families().get(family)
+        if source is not None:
             rows.setdefault(run.gpu, []).append(run.row)
-    notes = []
-    for gpu, numbers in rows.items():
-        family = get_gpu(gpu).family
-        listed = ", ".join(str(n) for n in numbers[:10]) + (
-            f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
-        )
-        notes.append(f"rows {listed} ({gpu}): {borrowed_family_note(gpu=gpu, family=family, source=borrowed[family])}")
-    return notes
+            sources[run.gpu] = source
+    notes = [
+        f"rows {_listed_rows(numbers)} ({gpu}): "
+        f"{borrowed_family_note(gpu=gpu, family=get_gpu(gpu).family, source=sources[gpu])}"
+        for gpu, numbers in rows.items()
+    ]
+    return notes + [f"rows {_listed_rows(numbers)}: {note}" for note, numbers in outside.items()]
 
 
 def cap_mfu(
@@ -787,6 +805,33 @@ def predict_runs(runs: Sequence[ProfiledRun], calibration: Calibration) -> Solut
     """Predict every profiled-run row (open layout cells searched) with ``calibration``; tokens/s capped at the
     family's highest measured MFU."""
     q = run_queries(runs)
+    groups = _rows_by_calibration(q, calibration)
+    if len(groups) == 1:
+        return _predict_queries(q, groups[0][0])
+    parts = [(rows, _predict_queries({k: v[rows] for k, v in q.items()}, used)) for used, rows in groups]
+    fields = {}
+    for name in Solution.__dataclass_fields__:
+        column = np.empty(q["n"].size, dtype=getattr(parts[0][1], name).dtype)
+        for rows, part in parts:
+            column[rows] = getattr(part, name)
+        fields[name] = column
+    return Solution(**fields)
+
+
+def _rows_by_calibration(q: dict[str, np.ndarray], calibration: Calibration) -> list[tuple[Calibration, np.ndarray]]:
+    """The query rows each calibration predicts: a user's calibration its own GPU families and stacks, its base the
+    rest (``Calibration.scoped``); one group when every row is its own."""
+    family = GPU_FAMILY[q["gpu"]]
+    groups: dict[int, tuple[Calibration, list[np.ndarray]]] = {}
+    for f, code in {(int(f), int(c)) for f, c in zip(family, q["stack"], strict=True)}:
+        stack = None if code == UNKNOWN_STACK else STACKS[code]
+        used, _ = calibration.scoped(family=FAMILIES[f], stack=stack)
+        rows = np.flatnonzero((family == f) & (q["stack"] == code))
+        groups.setdefault(id(used), (used, []))[1].append(rows)
+    return [(used, np.sort(np.concatenate(rows))) for used, rows in groups.values()]
+
+
+def _predict_queries(q: dict[str, np.ndarray], calibration: Calibration) -> Solution:
     s = solve(q, calibration.theta())
     tokens, _ = cap_mfu(q, s.tokens_per_s, calibration)
     return replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))

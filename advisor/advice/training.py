@@ -677,6 +677,7 @@ def advise_training(
             utilization=float(base["utilization"][knee]),
         )
 
+    warnings.extend(_alternative_scope_notes(s, calibration))
     return Advice(
         scenario=s,
         generated_at=now,
@@ -720,6 +721,17 @@ def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int 
         "break_even_utilization": doc["buy"]["break_even_utilization"] if doc else None,
         "fits_memory": bool(doc and doc["fits_memory"]),
     }
+
+
+def _alternative_scope_notes(s: Scenario, calibration: Calibration) -> list[str]:
+    """A compare_gpus row that a user's calibration has no runs of is predicted by the calibration it refines
+    (``Calibration.scoped``): say so beside the plan, as the row has no warnings of its own."""
+    notes = []
+    for gpu in s.compare_gpus or ():
+        _, note = calibration.scoped(family=get_gpu(gpu).family, stack=s.workload.stack)
+        if note and gpu != s.gpu:
+            notes.append(f"compare_gpus {gpu}: {note}.")
+    return notes
 
 
 def _alternatives(

@@ -490,7 +490,10 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
         check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
         how = "held out by software stack"
     else:
-        check, how = f"{stack} has runs in it", "held out by configuration family"
+        held = calibration.get("held_out") or "configuration family"
+        how = "held out by configuration family" if held == "leave-one-config-family-out" else f"held out {held}"
+        # A user's calibration answers a job naming no stack with its own runs (Calibration.held_out_accuracy).
+        check = f"{stack} has runs in it" if stack else "the stack not given is taken to be its runs'"
     band = advice.get("uncertainty") or {}
     low, high = band.get("throughput_p10_multiplier"), band.get("throughput_p90_multiplier")
     spread = f", P10-P90 x{low:.2f}-x{high:.2f}" if low is not None and high is not None else ""

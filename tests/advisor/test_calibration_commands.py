@@ -24,7 +24,7 @@ from advisor.calibrations import (
 )
 from advisor.models import Calibration as CalibrationRow
 from estimator.calibrate import load_default, public_runs
-from estimator.runs import COLUMNS, read_runs_csv
+from estimator.runs import COLUMNS, RunValidationError, read_runs_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC_RUNS = ROOT / "estimator" / "data" / "public_runs.csv"
@@ -258,8 +258,12 @@ def test_runs_far_below_any_published_mfu_and_a_fit_that_misses_them_are_warned(
     assert "below 2% MFU" in err and "tokens_per_s the throughput of one GPU" in err
     assert "misses its own held-out runs by a median" in err
     assert json.loads(out)["warnings"]  # stored in the report
-    page = fit_report(CalibrationRow.objects.get(name="per gpu"))  # the fit report page prints both
-    assert len(page["warnings"]) == 2
+    page = fit_report(CalibrationRow.objects.get(name="per gpu"))  # the fit report page prints both (and more)
+    assert any("below 2% MFU" in note for note in page["warnings"])
+    assert any(
+        note.endswith("(tokens_per_s of the whole job) or use the default calibration.") for note in page["warnings"]
+    )
+    assert len(page["warnings"]) == len(set(page["warnings"])), "stored and derived notes once each"
     document = tmp_path / "scenario.json"
     document.write_text(json.dumps(scenario()), encoding="utf-8")
     advice = json.loads(_run("advise", str(document), "--calibration", "per gpu")[0])
@@ -271,3 +275,91 @@ def test_runs_far_below_any_published_mfu_and_a_fit_that_misses_them_are_warned(
     # The shipped default says nothing of the kind.
     default = json.loads(_run("advise", str(document))[0])
     assert not any("held-out runs by a median" in note or "MFU, far below" in note for note in default["warnings"])
+
+
+MI300X_TEAM = (
+    "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,vocab,seq_len,global_batch,micro_batch,precision,strategy,"
+    "tp,pp,cp,activation_checkpointing,tokens_per_s,source,stack\n"
+    + "".join(
+        f"mi300x,{n},8.03,32,4096,32,14336,128256,8192,{2 * n},2,bf16,fsdp,1,1,1,true,{t},team,torchtitan\n"
+        for n, t in ((1, 4500), (2, 8800), (4, 17400), (8, 34160), (16, 62400), (32, 121600))
+    )
+)
+MI300X_SCENARIO = {
+    "name": "8B on MI300X",
+    "workload": {
+        "kind": "training",
+        "model": {"params_b": 8.03, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 8192},
+        "tokens": 1.5e12,
+        "global_batch": 512,
+        "precision": "bf16",
+        "stack": "torchtitan",
+        "runs_per_year": 3,
+    },
+    "gpu": "mi300x",
+    "cluster_sizes": [8, 64, 512],
+    "compare_gpus": ["h100-sxm"],
+}
+
+
+@pytest.mark.django_db
+def test_compare_gpus_rows_a_users_calibration_has_no_runs_of_are_the_bases_and_flagged() -> None:
+    """After an MI300X-only calibration the H100 alternative went from 106.8 h to 247.0 h per run, unflagged."""
+    import datetime as dt
+
+    from advisor.advice import advise
+    from estimator.calibrate import fit
+
+    now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    team = fit(read_runs_csv(MI300X_TEAM), name="mi300x-team", prior=load_default())
+    user = advise(MI300X_SCENARIO, calibration=team, now=now).to_dict()
+    base = advise(MI300X_SCENARIO, calibration=load_default(), now=now).to_dict()
+    assert user["alternatives"][1]["run_hours"] == pytest.approx(base["alternatives"][1]["run_hours"], rel=1e-9)
+    notes = [w for w in user["warnings"] if "h100-sxm" in w and "default (public runs)" in w]
+    assert notes and "mi300x-team" in notes[0]
+    # Her own GPU is hers: the main line moved.
+    assert user["sizes"][0]["run_hours"] != pytest.approx(base["sizes"][0]["run_hours"], rel=0.05)
+
+
+@pytest.mark.django_db
+def test_the_default_calibrations_name_is_reserved(tmp_path: Path) -> None:
+    """`calibrate --name "default (public runs)"` exited 0 and listed a second shared calibration of that name, which
+    `--calibration` never reached (the shipped one has the lower id)."""
+    ensure_default_calibration()
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(4), encoding="utf-8")
+    for name in ("default (public runs)", "  Default (Public Runs) "):
+        with pytest.raises(CommandError, match=r"--name: .*reserved") as info:
+            _run("calibrate", "--runs", str(runs), "--name", name)
+        assert info.value.returncode == 2
+    assert CalibrationRow.objects.filter(name__iexact="default (public runs)").count() == 1
+
+
+def test_the_advice_line_of_a_users_calibration_names_its_own_held_out_check() -> None:
+    from advisor.advice.documents import calibration_document
+    from advisor.web.presenters import calibration_line
+    from estimator.calibrate import fit
+
+    header, *body = MI300X_TEAM.splitlines()
+    team = fit(
+        read_runs_csv("\n".join([header, *(line.replace("torchtitan", "other") for line in body)]) + "\n"),
+        name="p4d-knee",
+        prior=load_default(),
+    )
+    for stack in ("other", None):
+        line = calibration_line(advice={"calibration": calibration_document(team, stack=stack)})
+        assert "never checked" not in line and "held out leave-one-configuration-out" in line, line
+        assert "None" not in line
+
+
+def test_an_impossible_step_time_is_refused_with_readable_numbers() -> None:
+    """step_time_s 1e-300 printed a 300-digit tokens/s and 'inf%' of peak."""
+    from advisor.calibrations import check_measured_runs
+
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,step_time_s,tokens_per_s\n"
+    for row in ("mi300x,8,8.03,8192,16,1e-300,\n", "mi300x,8,8.03,8192,16,1e-300,34160\n"):
+        with pytest.raises(RunValidationError) as info:
+            check_measured_runs(runs=read_runs_csv(header + row))
+        text = " ".join(str(e) for e in info.value.errors)
+        assert "inf" not in text and "e+" in text and len(text) < 600, text
+        assert not any(len(word) > 30 for word in text.split()), text

@@ -153,3 +153,19 @@ def test_estimate_with_an_unreliable_calibration_says_so(alice) -> None:  # type
     assert any("misses its own held-out runs by a median 2808%" in w for w in body["warnings"])
     default = alice.post("/api/v1/estimate", {"runs": runs_json(2)}, format="json").json()
     assert default["warnings"] == []
+
+
+def test_estimate_warns_of_rows_predicted_from_a_borrowed_family_as_the_command_does(alice) -> None:  # type: ignore[no-untyped-def]
+    """L40S and MI300X rows came back with warnings []: only `manage.py estimate` said they borrow another
+    family's efficiencies."""
+    header = "gpu,num_gpus,params_b,seq_len,global_batch\n"
+    body = header + "l40s,8,1.3,2048,256\nmi300x,8,8,8192,64\na100-80gb,8,1.3,2048,256\n"
+    warnings = alice.post("/api/v1/estimate", body, content_type="text/csv").json()["warnings"]
+    assert any(w.startswith("rows 1 (l40s)") and "a100 family" in w for w in warnings)
+    assert any(w.startswith("rows 2 (mi300x)") and "hopper" in w for w in warnings)
+    assert not any("a100-80gb" in w for w in warnings)
+
+
+def test_the_default_calibrations_name_is_reserved(alice) -> None:  # type: ignore[no-untyped-def]
+    response = alice.post("/api/v1/calibrations", {"name": "default (public runs)", "runs": runs_json()}, format="json")
+    assert "reserved" in assert_problem(response, 400, "#/name")["errors"][0]["detail"]

@@ -37,7 +37,9 @@ from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
+from estimator.calibrate import Calibration as CalibrationDocument
 from estimator.calibrate import fit_warnings
+from estimator.prediction import borrowed_family_notes
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 from pricing.api.refresh import QueueDown, task_status
 
@@ -247,8 +249,11 @@ class EstimateResultSerializer(serializers.Serializer):
     calibration = CalibrationSerializer()
     warnings = serializers.ListField(
         child=serializers.CharField(),
-        help_text="What the calibration's fit says against its use (runs far below any published MFU, a held-out "
-        "miss too large to rely on); empty when nothing.",
+        help_text="Rows predicted with less evidence (a GPU family without calibration runs, borrowing another "
+        "family's efficiencies; a GPU family or stack a user's calibration leaves to the calibration it refines), "
+        "then what the calibration's fit says against its use (runs far below any published MFU, a held-out miss "
+        "too large to rely on or worse than the constant-MFU baseline, an error that grows with the GPU count, "
+        "merged duplicate rows); empty when nothing.",
     )
     count = serializers.IntegerField()
     results = serializers.ListField(
@@ -283,7 +288,11 @@ class EstimateView(GenericAPIView):
             row = calibration_visible_to(user=user, calibration_id=active_calibration_id(user=user))
         if row.state != Calibration.State.READY:
             raise QueryParameterErrors({"calibration": [f"not ready: {row.get_state_display().lower()}"]})
-        rows = estimate_rows(runs=runs_or_400(request.data), calibration=row)
+        runs = runs_or_400(request.data)
+        rows = estimate_rows(runs=runs, calibration=row)
         calibration = CalibrationSerializer(row, context=_context(request)).data
-        warnings = fit_warnings(name=row.name, report=(row.document or {}).get("report") or {})
+        # The same notes `manage.py estimate` prints beside its CSV: rows whose GPU family the calibration has no
+        # runs of (predicted from another family's efficiencies), rows a user's calibration leaves to its base.
+        notes = borrowed_family_notes(runs, CalibrationDocument.from_dict(row.document))
+        warnings = [*notes, *fit_warnings(name=row.name, report=(row.document or {}).get("report") or {})]
         return Response({"calibration": calibration, "warnings": warnings, "count": len(rows), "results": rows})
