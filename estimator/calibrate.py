@@ -141,17 +141,29 @@ class Calibration:
             f"{stacks}): predicted with the calibration it refines, '{self.base.name}', and its band"
         )
 
-    def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]:
+    def interval(
+        self, *, stack: str | None = None, known_stack: bool = True, family: str | None = None
+    ) -> dict[str, float]:
         """log_sigma, p10_multiplier and p90_multiplier for tokens/s (1.0 and 0 when the report has none).
 
         One definition for every caller (Advice, ``estimate``, the unseen check, the report's coverage): the held-out
         log errors of the report (``residuals``) convolved with the part of the stack effect the calibration does not
-        pin down (``stack_effect_sigma``), see :func:`band_multipliers`."""
-        return band_multipliers(
-            self.report.get("prediction_interval") or {},
-            held_out_log_errors(self.report),
-            self.stack_effect_sigma(stack=stack, known_stack=known_stack),
-        )
+        pin down (``stack_effect_sigma``) and, for a GPU ``family`` without calibration runs, the spread of the
+        calibrated families' efficiencies it borrows across (``family_effect_sigma``), see :func:`band_multipliers`."""
+        extra = self.stack_effect_sigma(stack=stack, known_stack=known_stack)
+        if family is not None and family in self.borrowed_families():
+            extra = math.hypot(extra, self.family_effect_sigma())
+        return band_multipliers(self.report.get("prediction_interval") or {}, held_out_log_errors(self.report), extra)
+
+    def family_effect_sigma(self) -> float:
+        """sd (log) of the GEMM efficiency multipliers of the calibrated GPU families (family_eff): how far one
+        family's efficiency sits from another's, the error of borrowing one for a family without runs (an outsider:
+        MI300X, borrowing Hopper's, stated a P10-P90 band of x0.86-1.13 while her runs measured 1.7-2x slower). With
+        fewer than two calibrated families, the widest family prior (estimator.fitting.FAMILY_PRIORS)."""
+        values = [float(v) for k, v in self.params.items() if k.startswith(model.FAMILY_PREFIX) and float(v) > 0]
+        if len(values) < 2:
+            return max(width for _, width in fitting.FAMILY_PRIORS.values())
+        return float(np.std(np.log(values), ddof=1))
 
     def stack_effect_sigma(self, *, stack: str | None = None, known_stack: bool = True) -> float:
         """sd (log) of the part of ``stack``'s effect the calibration does not pin down, added to the band.

@@ -46,7 +46,9 @@ class Calibration(Protocol):
 
     def theta(self) -> dict[str, object]: ...
 
-    def interval(self, *, stack: str | None = None, known_stack: bool = True) -> dict[str, float]: ...
+    def interval(
+        self, *, stack: str | None = None, known_stack: bool = True, family: str | None = None
+    ) -> dict[str, float]: ...
 
     def borrowed_families(self) -> dict[str, str]: ...
 
@@ -603,7 +605,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     else:
         scaling = np.full(q["n"].size, np.nan)
     labels = s.layout_labels()
-    interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None)
+    interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None, family=cluster.gpu.family)
     return Prediction(
         gpus=q["n"],
         nodes=-(-q["n"] // int(cluster.gpus_per_node)),  # type: ignore[arg-type]

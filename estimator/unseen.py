@@ -24,7 +24,7 @@ from estimator.calibrate import measured_mfu, measured_tokens_per_s, naive_mfu_b
 from estimator.model import STRATEGY_LABELS
 from estimator.prediction import Calibration, Solution, cap_mfu, run_queries, solve
 from estimator.runs import ProfiledRun, effective_stack, read_runs_csv
-from estimator.specs import DATA_DIR
+from estimator.specs import DATA_DIR, get_gpu
 
 UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
 # Each file is a separate hold-out, reported on its own: once a set has been used to find model bugs it is no longer
@@ -109,7 +109,10 @@ def unseen_check(
     predicted, capped = cap_mfu(q, solution.tokens_per_s, calibration)
     stacks = np.array([effective_stack(run) or "unknown" for run in unseen], dtype=object)
     bands = [
-        calibration.interval(stack=effective_stack(run), known_stack=effective_stack(run) is not None) for run in unseen
+        calibration.interval(
+            stack=effective_stack(run), known_stack=effective_stack(run) is not None, family=get_gpu(run.gpu).family
+        )
+        for run in unseen
     ]
     low = predicted * np.array([band["p10_multiplier"] for band in bands])
     high = predicted * np.array([band["p90_multiplier"] for band in bands])

@@ -60,3 +60,21 @@ def test_a_calibration_without_a_stack_check_claims_none_for_an_unknown_stack() 
     assert user.held_out_accuracy(stack="nemo")["held_out"] == "leave-one-config-family-out"
     line = calibration_line(advice={"calibration": {"name": "mine", "runs": 6, "loo_mape": 0.05, "stack": None}})
     assert "never checked on a stack not given" in line and "None" not in line
+
+
+def test_a_gpu_family_without_runs_states_a_band_widened_by_the_families_spread() -> None:
+    """An outsider: MI300X (no calibration runs: Hopper's efficiencies, scaled by its own peaks) was stated at a
+    P10-P90 band of x0.86-1.13, as narrow as H100's, while her MI300X runs measured 1.7-2x slower than predicted. The
+    band of a borrowed family adds the calibrated families' efficiency spread (sd of log family_eff) to the stack's."""
+    from estimator.prediction import predict
+    from estimator.specs import get_gpu
+    from estimator.workload import Cluster, TrainingJob
+
+    calibration = load_default()
+    spread = calibration.family_effect_sigma()
+    assert 0.05 < spread < 0.5
+    job = TrainingJob(params_b=8, seq_len=8192, global_batch=512, stack="torchtitan")
+    h100 = predict(job, Cluster(get_gpu("h100-sxm")), [8], calibration)
+    mi300x = predict(job, Cluster(get_gpu("mi300x")), [8], calibration)
+    assert mi300x.interval_log_sigma == pytest.approx(float(np.hypot(h100.interval_log_sigma, spread)), rel=0.2)
+    assert mi300x.p10_multiplier < h100.p10_multiplier and mi300x.p90_multiplier > h100.p90_multiplier

@@ -25,6 +25,7 @@ from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
+from estimator.specs import get_gpu
 
 FLEET_PLAN_VERSION: Final[int] = 1
 HELIOS_ATTRIBUTION: Final[str] = (
@@ -74,7 +75,11 @@ def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> Throu
         if job.scenario is not None and job.scenario.workload.kind == "training"
     }
     cal = calibration or load_default()
-    bands = [ThroughputBand.of(cal.interval(stack=s, known_stack=s is not None)) for s in sorted(stacks, key=str)]
+    family = get_gpu(fleet.base.gpu).family
+    bands = [
+        ThroughputBand.of(cal.interval(stack=s, known_stack=s is not None, family=family))
+        for s in sorted(stacks, key=str)
+    ]
     return max(bands, key=lambda b: b.p90_multiplier / b.p10_multiplier, default=None)
 
 
