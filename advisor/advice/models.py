@@ -471,14 +471,33 @@ class TrafficProfile(Closed):
 
 
 class InferenceRent(Closed):
-    offer: Offer | None
+    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count
+    GPUs holds floor(gpu_count / tp) replicas. usd_per_month = (base_instances x base_offer.usd_per_hour +
+    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, usd_per_used_gpu_hour is what a GPU-hour
+    the replicas use costs there: the instances billed over the replicas' GPU-hours they serve."""
+
+    offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
     usd_per_month: NonNegative | None
     usd_per_million_output_tokens: NonNegative | None = None
-    base_replicas: int | None = None
+    base_replicas: int | None = Field(
+        default=None, description="Replicas the base instances hold (at most the peak's), billed all month."
+    )
     base_market: Market | None = None
-    burst_replicas_mean: NonNegative | None = None
+    base_instances: int | None = Field(default=None, description="Instances of base_offer billed all month.")
+    base_offer: Offer | None = None
+    burst_replicas_mean: NonNegative | None = Field(
+        default=None, description="Replicas needed above the base, on burst instances, time-averaged over the day."
+    )
     burst_market: Market | None = None
-    by_market: dict[Market, Offer | None] | None = None
+    burst_instances_mean: NonNegative | None = Field(
+        default=None, description="Instances of burst_offer rented while needed, time-averaged over the day."
+    )
+    burst_offer: Offer | None = None
+    by_market: dict[Market, Offer | None] | None = Field(
+        default=None,
+        description="Per market, its cheapest offer for renting the whole deployment on that market alone, in whole "
+        "instances (billed while needed; a reserved term all month for the peak's instances).",
+    )
 
 
 class InferenceBuy(Closed):

@@ -596,3 +596,66 @@ def test_a_huge_peak_is_priced_only_at_offers_that_can_supply_it_and_says_what_i
         assert offer is None or offer["max_gpus"] is None or offer["max_gpus"] >= size["gpus"]
     assert any("more than the 65,536 GPUs" in w for w in doc["warnings"])
     assert any(w.startswith("Capacity unknown") for w in doc["warnings"])
+
+
+# --- renting whole instances ----------------------------------------------------------------------
+
+
+def test_a_replica_smaller_than_the_instance_rents_the_whole_instance(catalog: dict[str, Any]):
+    # An outsider's check: 7 one-GPU B200 replicas were billed at $44/7 per GPU-hour ($14,945/month) where the only
+    # offer is an 8-GPU instance at $44/hour: the base alone is one instance all month, $32,120, and owning was cheaper.
+    Offer.objects.exclude(pk=catalog["offers"]["od8"].pk).delete()
+    doc = advise_inference(scenario(), now=NOW)
+    for tp in (1, 2, 4, 8):
+        size = by_tp(doc, tp)
+        assert size["replicas"] <= 8 // tp  # the whole peak fits in one 8-GPU instance
+        rent = size["rent"]
+        assert rent["usd_per_month"] == pytest.approx(32.0 * HOURS_PER_MONTH)
+        assert rent["base_instances"] == 1 and rent["burst_instances_mean"] == 0
+        assert rent["base_offer"]["instance"] == "acme.8xh100"
+        tokens = 20 * 200 * HOURS_PER_MONTH * 3600
+        assert rent["usd_per_million_output_tokens"] == pytest.approx(32.0 * HOURS_PER_MONTH / tokens * 1e6)
+
+
+def test_the_whole_instance_split_fills_the_base_instances_before_renting_burst_ones():
+    from advisor.advice.instances import whole_instance_split
+
+    # 2 replicas all day, 10 for a quarter of it; 8 replicas an instance at $32/hour base, $16/hour burst.
+    needed = np.array([[2, 2, 2, 10]], dtype=float)
+    got = whole_instance_split(
+        needed=needed,
+        share=None,
+        base_usd_per_hour=[32.0],
+        base_replicas_per_instance=[8],
+        burst_usd_per_hour=[16.0],
+        burst_replicas_per_instance=[8],
+    )
+    # One base instance holds 8: the 2 replicas above it a quarter of the time take one burst instance.
+    assert got["base_instances"][0] == 1 and got["base_replicas"][0] == 8
+    assert got["burst_instances_mean"][0] == pytest.approx(0.25)
+    assert got["burst_mean"][0] == pytest.approx(0.5)
+    assert got["usd_per_hour"][0] == pytest.approx(32.0 + 0.25 * 16.0)
+    # One-replica base instances at $4 and 8-replica burst instances at $16: 2 base, 1 burst instance for 8 replicas
+    # a quarter of the time ($12/hour), cheaper than 10 base ($40) or 3 base + 1 burst ($16).
+    mixed = whole_instance_split(
+        needed=needed,
+        share=None,
+        base_usd_per_hour=[4.0],
+        base_replicas_per_instance=[1],
+        burst_usd_per_hour=[16.0],
+        burst_replicas_per_instance=[8],
+    )
+    assert mixed["base_instances"][0] == 2 and mixed["usd_per_hour"][0] == pytest.approx(12.0)
+
+
+def test_each_market_rents_the_deployment_at_its_cheapest_whole_instance_bill(catalog: dict[str, Any]):
+    # A one-GPU offer dearer per GPU than the 8-GPU one is still the cheaper way to rent one or two one-GPU replicas;
+    # the base then takes one-GPU instances and the rent is what those instances cost.
+    Offer.objects.filter(market="reserved_1y").delete()
+    doc = advise_inference(scenario(rent={"markets": ["on_demand"]}), now=NOW)
+    tp1 = by_tp(doc, 1)
+    rent = tp1["rent"]
+    assert rent["base_offer"]["instance"] == "acme.1xh100"
+    assert rent["by_market"]["on_demand"]["instance"] == "acme.1xh100"
+    billed = (rent["base_instances"] * 4.0 + rent["burst_instances_mean"] * 4.0) * HOURS_PER_MONTH
+    assert rent["usd_per_month"] == pytest.approx(billed)
