@@ -21,10 +21,12 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   manual quote (per GPU-hour) is rented one replica at a time.
 - Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
   ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
-  GPU-hours and break-even utilization (against the on-demand price, or the manual/cheapest burst price) come from
-  ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r - v))``). Busy GPU-hours = the replicas the traffic
-  needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
-  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
+  GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r -
+  v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month`` over the replicas' GPU-hours a
+  month; ``break_even_against`` names its markets), so ``breaks_even`` holds exactly where owning costs less.
+  Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
+  GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
+  that / 12.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -397,7 +399,7 @@ def _buy_document(
     owned_gpus: np.ndarray,
     nodes: np.ndarray,
     be_price: Any,
-    be_market: Any,
+    be_markets: list[str],
     tokens_per_month: float,
 ) -> dict[str, Any]:
     be = float(own["break_even"][i])
@@ -413,7 +415,11 @@ def _buy_document(
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
         "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
-        "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": num(be_price[i])},
+        "break_even_against": {
+            "market": be_markets[0] if len(be_markets) == 1 else None,
+            "markets": be_markets,
+            "usd_per_gpu_hour": num(be_price[i]),
+        },
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
         "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
@@ -733,12 +739,12 @@ def advise_inference(
         * tp
         * 8760.0
     )
-    if "on_demand" in plan.alone and np.isfinite(plan.used_price("on_demand")).any():
-        be_price, be_market = plan.used_price("on_demand"), np.full(k, "on_demand", dtype=object)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            be_price = plan.split["usd_per_hour"] / plan.used_gpu_hours
-        be_market = np.where(plan.burst_market != None, plan.burst_market, plan.base_market)  # noqa: E711
+    # Break-even against the rent as priced, per busy GPU-hour (its base, burst and whole instances): owning then
+    # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
+    # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        be_price = plan.split["usd_per_hour"] / plan.used_gpu_hours
+    be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
     own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
@@ -746,7 +752,7 @@ def advise_inference(
         good = bool(ok[i])
         rent_doc = _rent_document(s, i, d.tp, good, plan, tokens_per_month)
         buy_doc = (
-            _buy_document(i, own, owned_gpus, nodes, be_price, be_market, tokens_per_month)
+            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month)
             if own and good
             else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )

@@ -79,10 +79,18 @@ class Offer(Closed):
 
 
 class BreakEvenAgainst(Closed):
-    market: Market | None
+    market: Market | None = Field(
+        description="The market of that price (inference: null when the rent's base and burst are on two markets)."
+    )
+    markets: list[Market] | None = Field(
+        default=None,
+        description="Inference: the markets of the rent as priced, its base's then its burst's.",
+    )
     usd_per_gpu_hour: NonNegative | None = Field(
         description="The rental price break_even_utilization was computed against (training: levelized over the "
-        "horizon when rent.price_decline_per_year is set)."
+        "horizon when rent.price_decline_per_year is set; inference: the rent as priced per busy GPU-hour, "
+        "rent.usd_per_month over the replicas' GPU-hours a month, base, burst and whole instances included, so "
+        "that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
     )
 
 
@@ -518,13 +526,21 @@ class InferenceBuy(Closed):
     variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
         default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."
     )
-    utilization: Fraction | None = None
+    utilization: Fraction | None = Field(
+        default=None, description="Share of the owned GPUs' hours the traffic keeps busy (the replicas it needs x tp)."
+    )
     usd_per_gpu_hour_at_utilization: NonNegative | None = None
     usd_per_million_output_tokens: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
-    break_even_utilization: NonNegative | None
+    break_even_utilization: NonNegative | None = Field(
+        description="u* = A / (N * 8760 * (r - v)) against break_even_against (the rent as priced), in 0..1; null "
+        "when owning costs more than that rent even fully busy, or renting is not priced."
+    )
     break_even_hours_per_year: NonNegative | None = None
-    breaks_even: bool | None = None
+    breaks_even: bool | None = Field(
+        default=None,
+        description="utilization >= break_even_utilization: owning costs no more than the rent as priced.",
+    )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
     )

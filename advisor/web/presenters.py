@@ -347,6 +347,9 @@ def break_even_market_words(size: dict[str, Any]) -> str:
     offer = _get(size, "rent", "offer") or {}
     if offer.get("provider") == "manual quote":
         return "vs your rental quote"
+    markets = _get(size, "buy", "break_even_against", "markets") or []
+    if len(markets) > 1:  # inference: a base and a burst on two markets, priced together
+        return "vs the rent"
     return f"vs {MARKET_LABELS[market]}" if market in MARKET_LABELS else ""
 
 
