@@ -40,7 +40,7 @@ import copy
 import datetime as dt
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -66,7 +66,14 @@ from advisor.advice.instances import InstanceTable, cheapest_split, time_average
 from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
-from advisor.scenario import Scenario, ScenarioError, catalog_prices_for_other_gpus, parse_scenario, scenario_for_gpu
+from advisor.scenario import (
+    Latency,
+    Scenario,
+    ScenarioError,
+    catalog_prices_for_other_gpus,
+    parse_scenario,
+    scenario_for_gpu,
+)
 from estimator import inference as inf
 from estimator.bounds import MAX_GPUS
 from estimator.specs import get_gpu
@@ -487,8 +494,58 @@ def _unmet_reasons(
     warnings.append("No deployment meets the latency targets on this GPU.")
 
 
+def _relaxed_scenario(s: Scenario, entry: Mapping[str, Any]) -> Scenario:
+    """The scenario with the one change a relax entry names (no GPU comparison: only its own price is wanted)."""
+    w = s.workload
+    change = entry["change"]
+    if change == "gpu":
+        return scenario_for_gpu(catalog_prices_for_other_gpus(s)[0], entry["gpu"])
+    if change == "latency_targets":
+        w = replace(w, latency=Latency(ttft_p95_s=entry["ttft_p95_s"], tpot_p95_s=entry["tpot_p95_s"]))
+    elif change == "precision":
+        w = replace(w, precision=entry["precision"])
+    network = s.network
+    if change == "tensor_parallel":
+        network = replace(network, gpus_per_node=get_gpu(s.gpu).gpus_per_node)
+    return replace(s, workload=w, network=network, compare_gpus=())
+
+
+def _priced_relaxation(
+    s: Scenario, entry: dict[str, Any], *, cal: inf.InferenceCalibration, now: dt.datetime
+) -> dict[str, Any]:
+    """A relax entry with what that change costs: the GPUs, action and monthly cost the advice recommends with it
+    (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no GPU count or cost, while
+    they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is not priced."""
+    priced: dict[str, Any] = {"gpus": None, "action": None, "usd_per_month": None}
+    if not entry["meets_latency"]:
+        return {**entry, **priced}
+    try:
+        doc = advise_inference(_relaxed_scenario(s, entry), now=now, calibration=cal)
+    except ScenarioError:
+        return {**entry, **priced}
+    rec = doc["recommendation"]
+    priced["gpus"] = rec["gpus"]
+    if rec["action"] in ("rent", "buy"):
+        size = next(d for d in doc["sizes"] if d["meets_latency"] and d["gpus"] == rec["gpus"])
+        priced.update(action=rec["action"], usd_per_month=size[rec["action"]]["usd_per_month"])
+    return {**entry, **priced}
+
+
+def _relaxation_text(entry: Mapping[str, Any]) -> str:
+    """ "serve FP8 weights (120 GPUs, rent $56,770/month)"."""
+    if entry["gpus"] is None:
+        return str(entry["text"])
+    cost = f", {entry['action']} {money(entry['usd_per_month'])}/month" if entry["action"] else ", not priced"
+    return f"{entry['text']} ({n_gpus(entry['gpus'])}{cost})"
+
+
 def _unmet(
-    s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibration, deployments: list[Any], reasons: list[str]
+    s: Scenario,
+    model: inf.ServedModel,
+    cal: inf.InferenceCalibration,
+    deployments: list[Any],
+    reasons: list[str],
+    now: dt.datetime,
 ) -> dict[str, Any]:
     """``closest`` (the deployment nearest the targets, with the latency it reaches) and ``relax`` (what would meet
     them, each checked by sizing again); the first relaxation that meets the targets closes the reasons."""
@@ -502,8 +559,8 @@ def _unmet(
     ) -> list[Any]:
         return _deployments(s, model, cal, gpu=gpu, precision=precision, tps=tps, targets=targets)
 
-    relax = relax_options(s, model=model, closest=near, size=size)
-    meeting = [r["text"] for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
+    relax = [_priced_relaxation(s, r, cal=cal, now=now) for r in relax_options(s, model=model, closest=near, size=size)]
+    meeting = [_relaxation_text(r) for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
     reasons.append(
         "What would meet the targets: " + "; or ".join(meeting) + "."
         if meeting
@@ -766,7 +823,7 @@ def advise_inference(
     action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
     if action == "none" and not ok.any():  # no deployment meets the targets (not: one does but nothing is priced)
-        recommendation.update(_unmet(s, model, cal, deployments, reasons))
+        recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
     ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
     if ignored:  # an outsider's probe: they were taken and silently had no effect

@@ -119,6 +119,16 @@ class RelaxOption(Closed):
     tpot_p95_s: NonNegative | None = None
     precision: str | None = None
     gpu: str | None = None
+    gpus: int | None = Field(
+        default=None,
+        description="GPUs the advice recommends with this change (null where it does not meet the targets).",
+    )
+    action: Literal["rent", "buy"] | None = Field(
+        default=None, description="Whether renting or owning is cheaper with this change (null: not priced)."
+    )
+    usd_per_month: NonNegative | None = Field(
+        default=None, description="The monthly cost of that recommendation (rent or own, the cheaper) [USD/month]."
+    )
 
 
 class ClosestSize(Closed):

@@ -709,3 +709,23 @@ def test_the_break_even_names_the_markets_of_the_rent_it_is_measured_against(cat
     alone = by_tp(advise_inference(scenario(rent={"markets": ["on_demand"]}), now=NOW), 1)
     assert alone["buy"]["break_even_against"]["market"] == "on_demand"
     assert break_even_market_words(alone) == "vs on-demand"
+
+
+def test_each_way_to_meet_an_unreachable_target_says_its_gpus_and_monthly_cost(catalog: dict[str, Any]):
+    # An outsider's check: FP8 (120 H100s), an MI300X (296), a B200 (24) and a looser TTFT (416 H100s) were offered
+    # for a 50 ms TTFT with no GPU count or cost to choose between them, though each was sized.
+    plan = scenario(model={"name": "llama-3.1-70b"}, latency={"ttft_p95_s": 0.05, "tpot_p95_s": 0.05})
+    rec = advise_inference(plan, now=NOW)["recommendation"]
+    fp8 = next(r for r in rec["relax"] if r["change"] == "precision")
+    assert fp8["meets_latency"]
+    alone = advise_inference({**plan, "workload": {**plan["workload"], "precision": "fp8"}}, now=NOW)
+    size = next(s for s in alone["sizes"] if s["gpus"] == alone["recommendation"]["gpus"] and s["meets_latency"])
+    assert fp8["gpus"] == alone["recommendation"]["gpus"]
+    assert fp8["action"] == alone["recommendation"]["action"]
+    assert fp8["usd_per_month"] == pytest.approx(size[fp8["action"]]["usd_per_month"])
+    looser = rec["relax"][0]
+    assert looser["change"] == "latency_targets" and looser["gpus"] > 0 and looser["usd_per_month"] > 0
+    for r in rec["relax"]:
+        assert ("gpus" in r and "usd_per_month" in r) and (r["meets_latency"] or r["gpus"] is None)
+    said = next(x for x in rec["reasons"] if x.startswith("What would meet the targets"))
+    assert f"serve FP8 weights ({fp8['gpus']} GPUs, {fp8['action']} ${fp8['usd_per_month']:,.0f}/month)" in said
