@@ -907,10 +907,29 @@ def advise_inference(
                 "loo_mape": cal.loo_mape,
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
-            "assumptions": assumptions_used(s),
+            "assumptions": [*assumptions_used(s), *serving_assumptions()],
             "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
         }
     )
+
+
+def serving_assumptions() -> list[dict[str, Any]]:
+    """What the sizing and the monthly figures rest on that no Scenario field sets: the serving engine's memory and
+    batching settings (estimator/data/inference/serving_stacks.csv, the default engine: workload.stack names a
+    training stack and does not select one) and the 730-hour month."""
+    engine = inf.serving_stack(None)
+    source = f"serving_stacks.csv {engine.name}: {engine.source}"
+    kv_of = "of the GPU memory" if engine.kv_of_total else "of the memory left after weights, activations and runtime"
+    rows = [
+        ("/serving/engine", engine.name, "serving engine", f"the default engine of the sizing; {source}"),
+        ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", source),
+        ("/serving/kv_output_reserved", engine.kv_output_reserved, "fraction of a request's output KV held", source),
+        ("/serving/max_batch", engine.max_batch, "requests per replica", source),
+        ("/serving/max_num_tokens", engine.max_num_tokens, "tokens per engine step (activation buffers)", source),
+        ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", source),
+        ("/calendar/hours_per_month", HOURS_PER_MONTH, "hours", "8760 hours a year / 12 (advisor.economics)"),
+    ]
+    return [{"pointer": p, "value": v, "unit": u, "source": src} for p, v, u, src in rows]
 
 
 def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:

@@ -282,7 +282,10 @@ class Sensitivity(Closed):
 
 
 class Assumption(Closed):
-    pointer: str = Field(description="JSON pointer of the Scenario field the value stands for.")
+    pointer: str = Field(
+        description="JSON pointer of the Scenario field the value stands for; inference also lists what no Scenario "
+        "field sets: the serving engine's settings under /serving/ and the 730-hour month under /calendar/."
+    )
     value: float | int | str | list[int | str] | dict[str, float | int] | None = Field(
         description="The value used: a number, text, a list, or (a defaulted object such as the traffic) its fields."
     )

@@ -729,3 +729,27 @@ def test_each_way_to_meet_an_unreachable_target_says_its_gpus_and_monthly_cost(c
         assert ("gpus" in r and "usd_per_month" in r) and (r["meets_latency"] or r["gpus"] is None)
     said = next(x for x in rec["reasons"] if x.startswith("What would meet the targets"))
     assert f"serve FP8 weights ({fp8['gpus']} GPUs, {fp8['action']} ${fp8['usd_per_month']:,.0f}/month)" in said
+
+
+def test_the_assumptions_are_the_serving_engines_and_not_trainings_spot_or_network_ones(catalog: dict[str, Any]):
+    # An outsider's check: an inference Advice listed spot interruptions, checkpoint and restart times and the
+    # inter-node bandwidth, none of which serving uses, and not the engine settings the sizing rests on.
+    from estimator.inference.data import serving_stack
+
+    doc = advise_inference(scenario(), now=NOW)
+    found = {a["pointer"]: a for a in doc["assumptions"]}
+    assert not [p for p in found if p.startswith("/rent/spot") or p == "/network/inter_node_gbps"]
+    engine = serving_stack(None)
+    expected = {
+        "/serving/engine": "trtllm",
+        "/serving/kv_fraction": engine.kv_fraction,
+        "/serving/kv_output_reserved": engine.kv_output_reserved,
+        "/serving/max_batch": engine.max_batch,
+        "/serving/max_num_tokens": engine.max_num_tokens,
+        "/serving/runtime_gb": engine.runtime_gb,
+        "/calendar/hours_per_month": HOURS_PER_MONTH,
+    }
+    for pointer, value in expected.items():
+        assert found[pointer]["value"] == value, pointer
+        assert found[pointer]["unit"] and found[pointer]["source"], pointer
+    assert "serving_stacks.csv" in found["/serving/kv_fraction"]["source"]
