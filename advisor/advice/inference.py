@@ -927,6 +927,14 @@ def serving_assumptions() -> list[dict[str, Any]]:
         ("/serving/max_batch", engine.max_batch, "requests per replica", source),
         ("/serving/max_num_tokens", engine.max_num_tokens, "tokens per engine step (activation buffers)", source),
         ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", source),
+        (
+            "/serving/arrivals",
+            "poisson",
+            "load model",
+            "requests arrive at random (Poisson) at the traffic's rate, an open loop (estimator.inference.latency): "
+            "ttft_s, tpot_s and batch are at that rate; estimate_inference's concurrency is a closed loop of clients "
+            "that start together with identical requests, whose p95 TTFT at the same requests in flight is higher",
+        ),
         ("/calendar/hours_per_month", HOURS_PER_MONTH, "hours", "8760 hours a year / 12 (advisor.economics)"),
     ]
     return [{"pointer": p, "value": v, "unit": u, "source": src} for p, v, u, src in rows]

@@ -571,11 +571,18 @@ class InferenceSize(Closed):
     batch: int | None = Field(
         default=None,
         description="Mean requests in flight per replica at its sized capacity (replica_requests_per_s, the highest "
-        "rate that meets the latency targets; Little's law, random arrivals). batch_at_peak: at the peak traffic.",
+        "rate that meets the latency targets; Little's law, Poisson arrivals: an open loop, not estimate_inference's "
+        "closed-loop concurrency of clients started together). batch_at_peak: at the peak traffic.",
     )
     max_batch: int | None = Field(default=None, description="Requests one replica can hold at once (KV cache, cap).")
-    ttft_s: NonNegative | None = Field(default=None, description="p95 TTFT [s] at the replica's sized capacity.")
-    tpot_s: NonNegative | None = Field(default=None, description="p95 TPOT [s] at the replica's sized capacity.")
+    ttft_s: NonNegative | None = Field(
+        default=None,
+        description="p95 TTFT [s] at the replica's sized capacity, requests arriving at random (Poisson) at that rate.",
+    )
+    tpot_s: NonNegative | None = Field(
+        default=None,
+        description="p95 TPOT [s] at the replica's sized capacity, requests arriving at random (Poisson) at that rate.",
+    )
     batch_at_peak: NonNegative | None = Field(
         default=None,
         description="Mean requests in flight per replica when the peak traffic is spread over the replicas "

@@ -753,3 +753,14 @@ def test_the_assumptions_are_the_serving_engines_and_not_trainings_spot_or_netwo
         assert found[pointer]["value"] == value, pointer
         assert found[pointer]["unit"] and found[pointer]["source"], pointer
     assert "serving_stacks.csv" in found["/serving/kv_fraction"]["source"]
+
+
+def test_the_advice_says_its_latencies_are_at_poisson_arrivals_of_the_rate(catalog: dict[str, Any]):
+    from advisor.advice.models import InferenceSize
+
+    found = {a["pointer"]: a for a in advise_inference(scenario(), now=NOW)["assumptions"]}
+    arrivals = found["/serving/arrivals"]
+    assert arrivals["value"] == "poisson" and "open loop" in arrivals["source"]
+    assert "estimate_inference" in arrivals["source"] and "closed loop" in arrivals["source"]
+    for field in ("ttft_s", "tpot_s", "batch"):
+        assert "Poisson" in (InferenceSize.model_fields[field].description or ""), field
