@@ -574,20 +574,41 @@ def _about(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
 
 
+def _counted(x: float, word: str) -> str:
+    """ "1 replica", "0.65 replicas", "242 replicas": a mean count in plain figures, the noun agreeing with them."""
+    figure = _about(x)
+    return f"{figure} {word if figure == '1' else word + 's'}"
+
+
 def _rent_reason(doc: Mapping[str, Any]) -> str:
-    rent_m = doc["rent"]["usd_per_month"]
-    n_base = doc["rent"]["base_replicas"]
-    base_words = MARKET_PHRASES.get(doc["rent"]["base_market"] or "", "")
-    base_txt = f"{fmt.count(n_base, 'replica')} {base_words}" if n_base else "no reserved base"
-    burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
-    burst_txt = (
-        f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
-        if doc["rent"]["burst_market"]
-        else ""
-    )
+    """What the rent bills: the base instances all month and the burst instances with the traffic (an outsider's
+    check read "plus 2.4e+02 spot replicas" and "plus 1 spot replicas")."""
+    rent = doc["rent"]
+    base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
+    base_words = MARKET_PHRASES.get(rent["base_market"] or "", "")
+    if not rent["base_replicas"]:
+        base_txt = "no base"
+    elif base_offer.get("provider") == "manual quote":
+        base_txt = f"{fmt.count(rent['base_replicas'], 'replica')} at your quote all month"
+    else:
+        base_txt = (
+            f"{_counted(rent['base_instances'], f'{base_words} instance')} of {n_gpus(base_offer['gpu_count'])} "
+            f"all month, holding {fmt.count(rent['base_replicas'], 'replica')}"
+        )
+    burst_txt = ""
+    if rent["burst_market"]:
+        burst_words = MARKET_PHRASES.get(rent["burst_market"], "")
+        if burst_offer.get("provider") == "manual quote":
+            burst_txt = f"; plus {_counted(rent['burst_replicas_mean'], 'replica')} on average at your quote"
+        else:
+            burst_txt = (
+                f"; plus {_counted(rent['burst_replicas_mean'], f'{burst_words} replica')} on average on "
+                f"{_counted(rent['burst_instances_mean'], 'instance')} of {n_gpus(burst_offer['gpu_count'])}"
+            )
+        burst_txt += ", with the traffic"
     return (
-        f"Renting costs {money(rent_m)}/month ({base_txt}{burst_txt}): "
-        f"{money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
+        f"Renting costs {money(rent['usd_per_month'])}/month ({base_txt}{burst_txt}): "
+        f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
     )
 
 

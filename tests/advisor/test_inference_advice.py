@@ -764,3 +764,36 @@ def test_the_advice_says_its_latencies_are_at_poisson_arrivals_of_the_rate(catal
     assert "estimate_inference" in arrivals["source"] and "closed loop" in arrivals["source"]
     for field in ("ttft_s", "tpot_s", "batch"):
         assert "Poisson" in (InferenceSize.model_fields[field].description or ""), field
+
+
+def _rent_doc(*, burst: float, burst_instances: float, manual: bool = False) -> dict[str, Any]:
+    def offer(market: str, count: float) -> dict[str, Any]:
+        return {"provider": "manual quote" if manual else "acme", "market": market, "gpu_count": count}
+
+    return {
+        "rent": {
+            "usd_per_month": 876948.25,
+            "usd_per_million_output_tokens": 0.31,
+            "base_replicas": 485,
+            "base_market": "on_demand",
+            "base_instances": 485,
+            "base_offer": offer("on_demand", 1.0),
+            "burst_replicas_mean": burst,
+            "burst_market": "spot" if burst else None,
+            "burst_instances_mean": burst_instances,
+            "burst_offer": offer("spot", 8.0) if burst else None,
+        }
+    }
+
+
+def test_the_rent_reason_counts_in_plain_numbers_and_agrees_in_number():
+    # An outsider's check: "485 replicas on-demand plus 2.4e+02 spot replicas on average", and "plus 1 spot replicas".
+    from advisor.advice.inference import _rent_reason
+
+    big = _rent_reason(_rent_doc(burst=242.3, burst_instances=30.4))
+    assert "e+" not in big and "242 spot replicas" in big and "30 instances of 8 GPUs" in big
+    assert "485 on-demand instances of 1 GPU" in big
+    one = _rent_reason(_rent_doc(burst=1.0, burst_instances=1.0))
+    assert "1 spot replica on average" in one and "1 instance of 8 GPUs" in one and "replicas on average" not in one
+    quoted = _rent_reason(_rent_doc(burst=0.5, burst_instances=0.5, manual=True))
+    assert "instance" not in quoted and "0.5 replicas on average at your quote" in quoted
