@@ -250,8 +250,16 @@ class CalibrationSummary(Closed):
     )
 
 
+GPUS_OF_THE_OUTLOOK = "GPUs of the recommended size (inference: the deployment's at the peak, what renting rents)."
+GPUS_OWNED_OF_THE_OUTLOOK = (
+    "Inference: the owned GPUs the buy figures are for, whole servers (at least gpus); absent in training, where they "
+    "are gpus."
+)
+
+
 class CumulativeCost(Closed):
-    gpus: int
+    gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
+    gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
     months: list[int]
     rent_usd: list[float | None]
     buy_usd: list[float | None]
@@ -261,7 +269,8 @@ class CumulativeCost(Closed):
 
 
 class PresentCost(Closed):
-    gpus: int
+    gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
+    gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
     discount_rate: float
     years: float
     rent_present_cost_usd: float | None

@@ -797,3 +797,14 @@ def test_the_rent_reason_counts_in_plain_numbers_and_agrees_in_number():
     assert "1 spot replica on average" in one and "1 instance of 8 GPUs" in one and "replicas on average" not in one
     quoted = _rent_reason(_rent_doc(burst=0.5, burst_instances=0.5, manual=True))
     assert "instance" not in quoted and "0.5 replicas on average at your quote" in quoted
+
+
+def test_the_cash_outlook_names_the_owned_gpus_its_buy_figures_are_for(db: None):
+    # An outsider's check: npv.gpus was 10 (the rented deployment) while its buy present cost, $739,450, was for the
+    # 16 GPUs of two owned servers; cumulative_cost.gpus the same.
+    doc = advise_inference(scenario(rent={"usd_per_gpu_hour": 2.0}, buy={**BUY, "capex_usd": 200000}), now=NOW)
+    rec = next(s for s in doc["sizes"] if s["gpus"] == doc["recommendation"]["gpus"] and s["meets_latency"])
+    assert rec["gpus"] % 8  # the peak's GPUs do not fill whole servers
+    for block in (doc["npv"], doc["cumulative_cost"]):
+        assert block["gpus"] == rec["gpus"]
+        assert block["gpus_owned"] == rec["buy"]["gpus_owned"] == 8 * rec["buy"]["nodes"]
