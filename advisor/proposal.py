@@ -47,11 +47,13 @@ INFERENCE_METHOD_NOTES = [
     "Each deployment (a tensor-parallel degree and a number of replicas) is sized by the serving model, "
     "calibrated on published throughput tables, to serve the peak request rate within the time-to-first-token "
     "and time-per-output-token targets; its leave-one-out error is stated above.",
-    "Renting follows the day: a base of replicas on the cheapest reserved term (else on-demand) billed all "
-    "month, and the replicas above it on the cheaper of on-demand and spot, billed while needed.",
+    "Renting follows the day in whole instances (an instance of g GPUs holds g / tp replicas and is billed "
+    "whole): a base of instances on the cheaper of a reserved term and on-demand billed all month, and the "
+    "replicas above it on instances of the cheaper of on-demand and spot, billed while needed.",
     "Owning buys servers for the peak. Owned cost per busy GPU-hour = A / (N x 8760 x u) + v as for training, "
     "with u the share of the year the traffic keeps the owned GPUs busy.",
-    "Break-even utilization u* = A / (N x 8760 x (r - v)) against the on-demand price r.",
+    "Break-even utilization u* = A / (N x 8760 x (r - v)) against the rent as priced, r = the monthly rent / "
+    "the GPU-hours the replicas are busy in a month: owning breaks even exactly where it costs less than renting.",
     "Cost per million output tokens = monthly cost / output tokens served in a month at the mean request rate.",
 ]
 

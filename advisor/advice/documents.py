@@ -147,6 +147,9 @@ def defaulted_fields(pointer: str, defaulted: Iterable[Any]) -> list[str]:
 
 
 TRAFFIC_POINTER = "/workload/traffic"
+# Defaults serving never reads (an outsider's check: an inference Advice listed them): spot interruptions, checkpoint
+# and restart price a synchronous training job's lost work, and replicas talk over no inter-node fabric.
+NOT_SERVING_PREFIXES: Final[tuple[str, ...]] = ("/rent/spot", "/network/inter_node_gbps")
 
 
 def traffic_part_assumption(where: str, value: Any, source: str, derived: bool) -> dict[str, Any]:
@@ -176,7 +179,9 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
 
     out = []
     for where in s.defaults_used:
-        if s.workload.kind == "inference" and where in TRAINING_ONLY_DEFAULTS:
+        if s.workload.kind == "inference" and (
+            where in TRAINING_ONLY_DEFAULTS or where.startswith(NOT_SERVING_PREFIXES)
+        ):
             continue
         if where in DEFAULTS:
             d = DEFAULTS[where]

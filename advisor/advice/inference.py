@@ -12,18 +12,21 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   ``mean + (peak - mean) sin(2 pi t / 24 h)`` sampled every 5 minutes, or, when the mean is below half the peak,
   a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
   replicas needed at each moment = ceil(rate / replica requests/s), at least one.
-- Renting follows the traffic: a base of ``b`` replicas on the cheapest of the reserved terms and on-demand,
-  billed all month, and the replicas above it on the cheaper of on-demand and spot, billed while
-  needed. The base holds at least the replicas needed all day (never spot); above that, ``b`` minimizes the
-  monthly bill: a replica joins the base when needed at least a fraction ``base / burst price`` of the time (the
-  newsvendor rule, evaluated exactly over the day's profile). Offer prices per used GPU-hour as in training
-  advice: an instance must hold a whole TP group (``gpu_count >= tp``); ``ceil(gpus / gpu_count)`` instances.
+- Renting follows the traffic in whole instances (advisor.advice.instances): an instance of ``gpu_count`` GPUs
+  holds ``floor(gpu_count / tp)`` replicas and is billed whole. A base of ``k`` instances on the cheapest of the
+  reserved terms and on-demand is billed all month; the replicas needed above what it holds run on
+  ``ceil(above / replicas per instance)`` instances of the cheaper of on-demand and spot at each 5-minute step,
+  billed while needed. The base holds at least the replicas needed all day (never spot); above that, ``k`` and
+  the two offers minimize the monthly bill over the day's profile (the newsvendor rule in whole instances). A
+  manual quote (per GPU-hour) is rented one replica at a time.
 - Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
   ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
-  GPU-hours and break-even utilization (against the on-demand price, or the manual/cheapest burst price) come from
-  ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r - v))``). Busy GPU-hours = the replicas the traffic
-  needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
-  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
+  GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r -
+  v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month`` over the replicas' GPU-hours a
+  month; ``break_even_against`` names its markets), so ``breaks_even`` holds exactly where owning costs less.
+  Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
+  GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
+  that / 12.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -37,7 +40,7 @@ import copy
 import datetime as dt
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -59,10 +62,18 @@ from advisor.advice.documents import (
     n_gpus,
     num,
 )
+from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
 from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
-from advisor.scenario import Scenario, ScenarioError, catalog_prices_for_other_gpus, parse_scenario, scenario_for_gpu
+from advisor.scenario import (
+    Latency,
+    Scenario,
+    ScenarioError,
+    catalog_prices_for_other_gpus,
+    parse_scenario,
+    scenario_for_gpu,
+)
 from estimator import inference as inf
 from estimator.bounds import MAX_GPUS
 from estimator.specs import get_gpu
@@ -106,15 +117,6 @@ class DailyTraffic:
 
     def mean(self) -> float:
         return float(self.average(self.rate))
-
-
-def time_average(values: np.ndarray, share: Any) -> Any:
-    """Average over the last axis, weighted by ``share`` (None or equal shares: the plain mean, which keeps exact
-    values exact: a weighted sum turned 0.375 into 0.3749999999999995 and '38% busy' into '37%')."""
-    weights = None if share is None else np.asarray(share, dtype=np.float64)
-    if weights is None or np.all(weights == weights[0]):
-        return values.mean(axis=-1)
-    return values @ weights
 
 
 def traffic_profile(
@@ -164,76 +166,25 @@ def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
 def elastic_monthly_replica_hours(
     *, needed: Any, base_price: Any, burst_price: Any, share: Any = None
 ) -> dict[str, Any]:
-    """Split each deployment's replicas into a base billed all month and an elastic burst billed while needed.
+    """Split each deployment's replicas into a base billed all month and an elastic burst billed while needed, one
+    replica at a time (a manual quote per GPU-hour; offers of whole instances: instances.whole_instance_split).
 
     ``needed``: (deployments, time) replicas over the day; ``share``: each time sample's share of the day
     (DailyTraffic.share; None = equal); prices per replica-hour (inf = market unavailable).
     The base holds at least the replicas needed all day (the floor is never put on the burst market, which may be
     spot); above it, a replica joins the base when it is needed at least ``base / burst price`` of the time
-    (the newsvendor rule). The bill is piecewise linear in the base with corners at the needed counts, so the
-    candidates are the day's values. Returns the base, the mean burst replicas and the bill per hour."""
+    (the newsvendor rule). Returns the base, the mean burst replicas and the bill per hour."""
     n = np.asarray(needed, dtype=np.float64)
-    finite = np.isfinite(n).all(axis=1)
-    n = np.where(np.isfinite(n), n, 0.0)
-    candidates = n  # (deployments, time): the base equals one of the needed counts
-    burst = time_average(np.maximum(n[:, None, :] - candidates[:, :, None], 0.0), share)
-    base_p = np.asarray(base_price, dtype=np.float64)[:, None]
-    burst_p = np.asarray(burst_price, dtype=np.float64)[:, None]
-    with np.errstate(invalid="ignore"):
-        cost = candidates * base_p + np.where(burst > 0, burst * burst_p, 0.0)
-    cost = np.where(np.isnan(cost), np.inf, cost)
-    best = np.argmin(cost, axis=1)
-    rows = np.arange(n.shape[0])
-    return {
-        "base": np.where(finite, candidates[rows, best], np.nan),
-        "burst_mean": np.where(finite, burst[rows, best], np.nan),
-        "usd_per_hour": np.where(finite, cost[rows, best], np.inf),
-    }
-
-
-def _offer_prices(s: Scenario, tps: list[int], gpus: Any) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
-    """Offers, and per market: the cheapest eligible price per used GPU-hour for each deployment, and its row."""
-    frame = rental_offers(s).reset_index(drop=True)
-    manual = s.rent.usd_per_gpu_hour is not None
-    count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
-    hourly = frame["usd_per_hour"].to_numpy(dtype=float)[:, None]
-    tp = np.asarray(tps, dtype=np.float64)[None, :]
-    n = np.where(np.isfinite(gpus) & (gpus > 0), gpus, tp)  # GPUs rented at the peak (a group where none)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        price = hourly * np.ceil(n / count) / n
-    # As training's offers_for_size: an offer supplies a deployment only where the provider's sourced cap holds all
-    # of its GPUs at the peak (a hostile probe: 483,118 H100s rented at a one-GPU offer whose cap is 1); an unknown
-    # cap does not exclude it (capacity_warning says so).
-    capacity = frame["max_gpus"].to_numpy(dtype=float)[:, None]
-    eligible = ((count >= tp) & ~(capacity < n)) | manual
-    price = np.where(eligible & np.isfinite(price) & (price > 0), price, np.inf)
-    markets = frame["market"].to_numpy()
-    best_price: dict[str, Any] = {}
-    best_row: dict[str, Any] = {}
-    for m in s.rent.priced_markets:
-        idx = np.flatnonzero(markets == m)
-        if not idx.size:
-            best_price[m] = np.full(len(tps), np.inf)
-            best_row[m] = np.full(len(tps), -1)
-            continue
-        table = price[idx]
-        pick = np.argmin(table, axis=0)
-        value = table[pick, np.arange(len(tps))]
-        best_price[m] = value
-        best_row[m] = np.where(np.isfinite(value), idx[pick], -1)
-    return frame, best_price, best_row
-
-
-def _cheapest(markets: tuple[str, ...], best_price: Mapping[str, Any], size: int) -> tuple[Any, Any]:
-    """Per deployment, the cheapest price among ``markets`` and that market's name (None where none)."""
-    present = [m for m in markets if m in best_price]
-    if not present:
-        return np.full(size, np.inf), np.full(size, None, dtype=object)
-    table = np.vstack([best_price[m] for m in present])
-    pick = np.argmin(table, axis=0)
-    value = table[pick, np.arange(size)]
-    names = np.asarray(present, dtype=object)[pick]
-    return value, np.where(np.isfinite(value), names, None)
+    ones = np.ones(n.shape[0])
+    split = whole_instance_split(
+        needed=n,
+        share=share,
+        base_usd_per_hour=np.asarray(base_price, dtype=np.float64) * ones,
+        base_replicas_per_instance=ones,
+        burst_usd_per_hour=np.asarray(burst_price, dtype=np.float64) * ones,
+        burst_replicas_per_instance=ones,
+    )
+    return {"base": split["base_instances"], "burst_mean": split["burst_mean"], "usd_per_hour": split["usd_per_hour"]}
 
 
 def _deployments(
@@ -296,52 +247,68 @@ def served_model(s: Scenario) -> inf.ServedModel:
 
 @dataclass(frozen=True)
 class _RentPlan:
-    """Renting each deployment: a base on the cheapest of the reserved terms and on-demand (spot when neither is
-    offered) plus an elastic burst on the cheapest floating market."""
+    """Renting each deployment in whole instances: a base on the cheapest of the reserved terms and on-demand (spot
+    when neither is offered) plus an elastic burst on the cheapest floating market (advisor.advice.instances)."""
 
-    frame: pd.DataFrame
-    best_price: dict[str, Any]
-    best_row: dict[str, Any]
-    reserved_price: np.ndarray
-    burst_market: np.ndarray
-    burst_price: np.ndarray
+    table: InstanceTable
+    split: dict[str, np.ndarray]  # instances.cheapest_split, with base_row / burst_row
     base_market: np.ndarray
-    split: dict[str, Any]
+    burst_market: np.ndarray
+    alone: dict[str, tuple[np.ndarray, np.ndarray]]  # market -> (row, USD/hour) renting it all on that market
+    used_gpu_hours: np.ndarray  # GPU-hours the replicas are busy, an hour of the day on average
     rent_month: np.ndarray
     base: np.ndarray  # base replicas (nan where the deployment does not qualify)
 
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.table.frame
+
+    def used_price(self, market: str) -> np.ndarray:
+        """Per deployment, USD per busy GPU-hour renting it all on ``market`` (inf: no offer)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.alone[market][0] >= 0, self.alone[market][1] / self.used_gpu_hours, np.inf)
+
+
+def _market_of(table: InstanceTable, rows: np.ndarray) -> np.ndarray:
+    markets = table.frame["market"].to_numpy()
+    return np.asarray([markets[r] if r >= 0 else None for r in rows], dtype=object)
+
 
 def _rent_plan(
-    s: Scenario, tps: list[int], gpus: np.ndarray, ok: np.ndarray, needed: Any, share: Any, warnings: list[str]
+    s: Scenario, tps: list[int], peak_replicas: np.ndarray, ok: np.ndarray, needed: Any, share: Any, warnings: list[str]
 ) -> _RentPlan:
-    k = len(tps)
     tp = np.asarray(tps, dtype=np.float64)
-    frame, best_price, best_row = _offer_prices(s, tps, gpus)
-    reserved_price = _cheapest(RESERVED_MARKETS, best_price, k)[0]
-    burst_price, burst_market = _cheapest(FLOATING_MARKETS, best_price, k)
+    table = InstanceTable.build(
+        rental_offers(s).reset_index(drop=True),
+        tps=tps,
+        peak_replicas=peak_replicas,
+        manual=s.rent.usd_per_gpu_hour is not None,
+    )
+    priced = s.rent.priced_markets
     # The base is billed all month on whichever is cheaper, a reserved term or on-demand (an outsider's probe: a
     # term dearer than on-demand was taken, so allowing more markets raised the bill; on a tie, on-demand, which
     # commits to nothing); spot only as the last resort.
-    base_price, base_market = _cheapest(("on_demand", *RESERVED_MARKETS), best_price, k)
-    missing = ~np.isfinite(base_price) & np.isfinite(best_price.get("spot", np.full(k, np.inf)))
-    base_price = np.where(missing, best_price.get("spot", np.inf), base_price)
-    base_market = np.where(missing, "spot", base_market)
+    base_options = table.options([m for m in ("on_demand", *RESERVED_MARKETS) if m in priced])
+    spot_options = table.options(["spot"] if "spot" in priced else [])
+    no_base = ~np.any([np.isfinite(price) for _, price, _ in base_options], axis=0) if base_options else True
+    base_options += [(row, np.where(no_base, price, np.inf), q) for row, price, q in spot_options]
+    burst_options = table.options([m for m in FLOATING_MARKETS if m in priced])
+    split = cheapest_split(table, needed=needed, share=share, base_options=base_options, burst_options=burst_options)
+    base_market = _market_of(table, split["base_row"])
     if any(m == "spot" for m, g in zip(base_market, ok, strict=True) if g):
         warnings.append("Only spot offers are available: the whole deployment, its base included, runs on spot.")
-    split = elastic_monthly_replica_hours(
-        needed=needed, base_price=base_price * tp, burst_price=burst_price * tp, share=share
-    )
+    finite = np.isfinite(needed).all(axis=1)
+    used = np.where(finite, time_average(np.where(np.isfinite(needed), needed, 0.0), share), np.nan) * tp
+    alone = {m: table.alone(m, needed=needed, share=share, all_month=m in RESERVED_MARKETS) for m in priced}
     return _RentPlan(
-        frame=frame,
-        best_price=best_price,
-        best_row=best_row,
-        reserved_price=reserved_price,
-        burst_market=burst_market,
-        burst_price=burst_price,
-        base_market=base_market,
+        table=table,
         split=split,
+        base_market=base_market,
+        burst_market=_market_of(table, split["burst_row"]),
+        alone=alone,
+        used_gpu_hours=used,
         rent_month=split["usd_per_hour"] * HOURS_PER_MONTH,
-        base=np.where(ok, split["base"], np.nan),
+        base=np.where(ok, split["base_replicas"], np.nan),
     )
 
 
@@ -394,34 +361,41 @@ def _own_costs(
     }
 
 
+def _role_offer(plan: _RentPlan, i: int, role: str, tp: int) -> dict[str, Any] | None:
+    """The offer the base or the burst of deployment ``i`` rents, with what a GPU-hour its replicas use costs there
+    (the instances billed over the replica GPU-hours they serve)."""
+    row = int(plan.split[f"{role}_row"][i])
+    if row < 0:
+        return None
+    instances = plan.split["base_instances" if role == "base" else "burst_instances_mean"][i]
+    bill = float(instances * plan.table.usd_per_hour[row, i])
+    used = float(plan.split[f"{role}_used"][i]) * tp
+    return offer_document(plan.frame.iloc[row], bill / used if used > 0 else math.inf)
+
+
 def _rent_document(
-    s: Scenario, i: int, good: bool, plan: _RentPlan, burst_mean: np.ndarray, tokens_per_month: float
+    s: Scenario, i: int, tp: int, good: bool, plan: _RentPlan, tokens_per_month: float
 ) -> dict[str, Any]:
-    rent_month, base, base_market, burst_market = plan.rent_month, plan.base, plan.base_market, plan.burst_market
-    frame, best_row, best_price = plan.frame, plan.best_row, plan.best_price
+    rent_month, base, split = plan.rent_month, plan.base, plan.split
     rent_ok = good and math.isfinite(float(rent_month[i]))
-    offer = None
-    if rent_ok:
-        market = burst_market[i] if plan.split["burst_mean"][i] > 0 or base[i] == 0 else base_market[i]
-        market = market or base_market[i]
-        row = int(best_row[market][i]) if market else -1
-        offer = offer_document(frame.iloc[row], float(best_price[market][i])) if row >= 0 else None
-    by_market = {
-        m: (
-            offer_document(frame.iloc[int(best_row[m][i])], float(best_price[m][i]))
-            if good and best_row[m][i] >= 0
-            else None
-        )
-        for m in s.rent.priced_markets
-    }
+    base_offer = _role_offer(plan, i, "base", tp) if rent_ok else None
+    burst_offer = _role_offer(plan, i, "burst", tp) if rent_ok else None
+    by_market = {}
+    for m in s.rent.priced_markets:
+        row = int(plan.alone[m][0][i])
+        by_market[m] = offer_document(plan.frame.iloc[row], float(plan.used_price(m)[i])) if good and row >= 0 else None
     return {
-        "offer": offer,
+        "offer": burst_offer or base_offer,
         "usd_per_month": num(rent_month[i]) if rent_ok else None,
         "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
         "base_replicas": int(base[i]) if rent_ok else None,
-        "base_market": base_market[i] if rent_ok and base[i] > 0 else None,
-        "burst_replicas_mean": num(burst_mean[i]) if rent_ok else None,
-        "burst_market": burst_market[i] if rent_ok and burst_mean[i] > 0 else None,
+        "base_market": plan.base_market[i] if rent_ok and base[i] > 0 else None,
+        "base_instances": int(split["base_instances"][i]) if rent_ok else None,
+        "base_offer": base_offer,
+        "burst_replicas_mean": num(split["burst_mean"][i]) if rent_ok else None,
+        "burst_market": plan.burst_market[i] if rent_ok and split["burst_instances_mean"][i] > 0 else None,
+        "burst_instances_mean": num(split["burst_instances_mean"][i]) if rent_ok else None,
+        "burst_offer": burst_offer,
         "by_market": by_market,
     }
 
@@ -432,7 +406,7 @@ def _buy_document(
     owned_gpus: np.ndarray,
     nodes: np.ndarray,
     be_price: Any,
-    be_market: Any,
+    be_markets: list[str],
     tokens_per_month: float,
 ) -> dict[str, Any]:
     be = float(own["break_even"][i])
@@ -448,7 +422,11 @@ def _buy_document(
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
         "usd_per_million_output_tokens": num(own["month"][i] / tokens_per_month * 1e6),
-        "break_even_against": {"market": be_market[i], "usd_per_gpu_hour": num(be_price[i])},
+        "break_even_against": {
+            "market": be_markets[0] if len(be_markets) == 1 else None,
+            "markets": be_markets,
+            "usd_per_gpu_hour": num(be_price[i]),
+        },
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
         "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
@@ -516,8 +494,58 @@ def _unmet_reasons(
     warnings.append("No deployment meets the latency targets on this GPU.")
 
 
+def _relaxed_scenario(s: Scenario, entry: Mapping[str, Any]) -> Scenario:
+    """The scenario with the one change a relax entry names (no GPU comparison: only its own price is wanted)."""
+    w = s.workload
+    change = entry["change"]
+    if change == "gpu":
+        return scenario_for_gpu(catalog_prices_for_other_gpus(s)[0], entry["gpu"])
+    if change == "latency_targets":
+        w = replace(w, latency=Latency(ttft_p95_s=entry["ttft_p95_s"], tpot_p95_s=entry["tpot_p95_s"]))
+    elif change == "precision":
+        w = replace(w, precision=entry["precision"])
+    network = s.network
+    if change == "tensor_parallel":
+        network = replace(network, gpus_per_node=get_gpu(s.gpu).gpus_per_node)
+    return replace(s, workload=w, network=network, compare_gpus=())
+
+
+def _priced_relaxation(
+    s: Scenario, entry: dict[str, Any], *, cal: inf.InferenceCalibration, now: dt.datetime
+) -> dict[str, Any]:
+    """A relax entry with what that change costs: the GPUs, action and monthly cost the advice recommends with it
+    (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no GPU count or cost, while
+    they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is not priced."""
+    priced: dict[str, Any] = {"gpus": None, "action": None, "usd_per_month": None}
+    if not entry["meets_latency"]:
+        return {**entry, **priced}
+    try:
+        doc = advise_inference(_relaxed_scenario(s, entry), now=now, calibration=cal)
+    except ScenarioError:
+        return {**entry, **priced}
+    rec = doc["recommendation"]
+    priced["gpus"] = rec["gpus"]
+    if rec["action"] in ("rent", "buy"):
+        size = next(d for d in doc["sizes"] if d["meets_latency"] and d["gpus"] == rec["gpus"])
+        priced.update(action=rec["action"], usd_per_month=size[rec["action"]]["usd_per_month"])
+    return {**entry, **priced}
+
+
+def _relaxation_text(entry: Mapping[str, Any]) -> str:
+    """ "serve FP8 weights (120 GPUs, rent $56,770/month)"."""
+    if entry["gpus"] is None:
+        return str(entry["text"])
+    cost = f", {entry['action']} {money(entry['usd_per_month'])}/month" if entry["action"] else ", not priced"
+    return f"{entry['text']} ({n_gpus(entry['gpus'])}{cost})"
+
+
 def _unmet(
-    s: Scenario, model: inf.ServedModel, cal: inf.InferenceCalibration, deployments: list[Any], reasons: list[str]
+    s: Scenario,
+    model: inf.ServedModel,
+    cal: inf.InferenceCalibration,
+    deployments: list[Any],
+    reasons: list[str],
+    now: dt.datetime,
 ) -> dict[str, Any]:
     """``closest`` (the deployment nearest the targets, with the latency it reaches) and ``relax`` (what would meet
     them, each checked by sizing again); the first relaxation that meets the targets closes the reasons."""
@@ -531,8 +559,8 @@ def _unmet(
     ) -> list[Any]:
         return _deployments(s, model, cal, gpu=gpu, precision=precision, tps=tps, targets=targets)
 
-    relax = relax_options(s, model=model, closest=near, size=size)
-    meeting = [r["text"] for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
+    relax = [_priced_relaxation(s, r, cal=cal, now=now) for r in relax_options(s, model=model, closest=near, size=size)]
+    meeting = [_relaxation_text(r) for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
     reasons.append(
         "What would meet the targets: " + "; or ".join(meeting) + "."
         if meeting
@@ -546,20 +574,41 @@ def _about(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
 
 
+def _counted(x: float, word: str) -> str:
+    """ "1 replica", "0.65 replicas", "242 replicas": a mean count in plain figures, the noun agreeing with them."""
+    figure = _about(x)
+    return f"{figure} {word if figure == '1' else word + 's'}"
+
+
 def _rent_reason(doc: Mapping[str, Any]) -> str:
-    rent_m = doc["rent"]["usd_per_month"]
-    n_base = doc["rent"]["base_replicas"]
-    base_words = MARKET_PHRASES.get(doc["rent"]["base_market"] or "", "")
-    base_txt = f"{fmt.count(n_base, 'replica')} {base_words}" if n_base else "no reserved base"
-    burst_words = MARKET_PHRASES.get(doc["rent"]["burst_market"] or "", "")
-    burst_txt = (
-        f" plus {doc['rent']['burst_replicas_mean']:.2g} {burst_words} replicas on average, with the traffic"
-        if doc["rent"]["burst_market"]
-        else ""
-    )
+    """What the rent bills: the base instances all month and the burst instances with the traffic (an outsider's
+    check read "plus 2.4e+02 spot replicas" and "plus 1 spot replicas")."""
+    rent = doc["rent"]
+    base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
+    base_words = MARKET_PHRASES.get(rent["base_market"] or "", "")
+    if not rent["base_replicas"]:
+        base_txt = "no base"
+    elif base_offer.get("provider") == "manual quote":
+        base_txt = f"{fmt.count(rent['base_replicas'], 'replica')} at your quote all month"
+    else:
+        base_txt = (
+            f"{_counted(rent['base_instances'], f'{base_words} instance')} of {n_gpus(base_offer['gpu_count'])} "
+            f"all month, holding {fmt.count(rent['base_replicas'], 'replica')}"
+        )
+    burst_txt = ""
+    if rent["burst_market"]:
+        burst_words = MARKET_PHRASES.get(rent["burst_market"], "")
+        if burst_offer.get("provider") == "manual quote":
+            burst_txt = f"; plus {_counted(rent['burst_replicas_mean'], 'replica')} on average at your quote"
+        else:
+            burst_txt = (
+                f"; plus {_counted(rent['burst_replicas_mean'], f'{burst_words} replica')} on average on "
+                f"{_counted(rent['burst_instances_mean'], 'instance')} of {n_gpus(burst_offer['gpu_count'])}"
+            )
+        burst_txt += ", with the traffic"
     return (
-        f"Renting costs {money(rent_m)}/month ({base_txt}{burst_txt}): "
-        f"{money(doc['rent']['usd_per_million_output_tokens'])} per million output tokens."
+        f"Renting costs {money(rent['usd_per_month'])}/month ({base_txt}{burst_txt}): "
+        f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
     )
 
 
@@ -709,8 +758,12 @@ def _outlook(
         discount_rate=b.discount_rate,
         years=b.years,
     )
+    # The buy figures are for whole owned servers, more GPUs than the deployment rents where the peak does not fill
+    # them (an outsider's check: npv.gpus 10 beside the present cost of 16 owned GPUs).
+    cumulative["gpus_owned"] = int(owned_gpus[j])
     npv = {
         "gpus": rec_gpus,
+        "gpus_owned": int(owned_gpus[j]),
         "discount_rate": b.discount_rate,
         "years": b.years,
         "rent_present_cost_usd": float(rent_pv),
@@ -757,7 +810,7 @@ def advise_inference(
     needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
     tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
 
-    plan = _rent_plan(s, tps, gpus, ok, needed, day.share, warnings)
+    plan = _rent_plan(s, tps, peak_replicas, ok, needed, day.share, warnings)
 
     # Owning: the peak deployment in whole servers.
     hw = hardware(s, warnings)
@@ -768,18 +821,20 @@ def advise_inference(
         * tp
         * 8760.0
     )
-    if "on_demand" in plan.best_price and np.isfinite(plan.best_price["on_demand"]).any():
-        be_price, be_market = plan.best_price["on_demand"], np.full(k, "on_demand", dtype=object)
-    else:
-        be_price, be_market = plan.burst_price, plan.burst_market
+    # Break-even against the rent as priced, per busy GPU-hour (its base, burst and whole instances): owning then
+    # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
+    # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        be_price = plan.split["usd_per_hour"] / plan.used_gpu_hours
+    be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
     own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
     for i, d in enumerate(deployments):
         good = bool(ok[i])
-        rent_doc = _rent_document(s, i, good, plan, plan.split["burst_mean"], tokens_per_month)
+        rent_doc = _rent_document(s, i, d.tp, good, plan, tokens_per_month)
         buy_doc = (
-            _buy_document(i, own, owned_gpus, nodes, be_price, be_market, tokens_per_month)
+            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month)
             if own and good
             else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )
@@ -793,7 +848,7 @@ def advise_inference(
     action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
     if action == "none" and not ok.any():  # no deployment meets the targets (not: one does but nothing is priced)
-        recommendation.update(_unmet(s, model, cal, deployments, reasons))
+        recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
     ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
     if ignored:  # an outsider's probe: they were taken and silently had no effect
@@ -810,7 +865,8 @@ def advise_inference(
             f"{MAX_GPUS:,} GPUs of any rentable capacity the advisor prices or a training cluster it sizes: check the "
             "traffic (/workload/traffic/peak_requests_per_s) or plan the service in parts."
         )
-    if not np.isfinite(plan.reserved_price).any() and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
+    reserved = [m for m in RESERVED_MARKETS if m in plan.alone and (plan.alone[m][0] >= 0).any()]
+    if not reserved and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
         warnings.append("No reserved offers: the base capacity is priced on demand.")
 
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
@@ -876,10 +932,37 @@ def advise_inference(
                 "loo_mape": cal.loo_mape,
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
-            "assumptions": assumptions_used(s),
+            "assumptions": [*assumptions_used(s), *serving_assumptions()],
             "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
         }
     )
+
+
+def serving_assumptions() -> list[dict[str, Any]]:
+    """What the sizing and the monthly figures rest on that no Scenario field sets: the serving engine's memory and
+    batching settings (estimator/data/inference/serving_stacks.csv, the default engine: workload.stack names a
+    training stack and does not select one) and the 730-hour month."""
+    engine = inf.serving_stack(None)
+    source = f"serving_stacks.csv {engine.name}: {engine.source}"
+    kv_of = "of the GPU memory" if engine.kv_of_total else "of the memory left after weights, activations and runtime"
+    rows = [
+        ("/serving/engine", engine.name, "serving engine", f"the default engine of the sizing; {source}"),
+        ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", source),
+        ("/serving/kv_output_reserved", engine.kv_output_reserved, "fraction of a request's output KV held", source),
+        ("/serving/max_batch", engine.max_batch, "requests per replica", source),
+        ("/serving/max_num_tokens", engine.max_num_tokens, "tokens per engine step (activation buffers)", source),
+        ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", source),
+        (
+            "/serving/arrivals",
+            "poisson",
+            "load model",
+            "requests arrive at random (Poisson) at the traffic's rate, an open loop (estimator.inference.latency): "
+            "ttft_s, tpot_s and batch are at that rate; estimate_inference's concurrency is a closed loop of clients "
+            "that start together with identical requests, whose p95 TTFT at the same requests in flight is higher",
+        ),
+        ("/calendar/hours_per_month", HOURS_PER_MONTH, "hours", "8760 hours a year / 12 (advisor.economics)"),
+    ]
+    return [{"pointer": p, "value": v, "unit": u, "source": src} for p, v, u, src in rows]
 
 
 def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:

@@ -79,10 +79,18 @@ class Offer(Closed):
 
 
 class BreakEvenAgainst(Closed):
-    market: Market | None
+    market: Market | None = Field(
+        description="The market of that price (inference: null when the rent's base and burst are on two markets)."
+    )
+    markets: list[Market] | None = Field(
+        default=None,
+        description="Inference: the markets of the rent as priced, its base's then its burst's.",
+    )
     usd_per_gpu_hour: NonNegative | None = Field(
         description="The rental price break_even_utilization was computed against (training: levelized over the "
-        "horizon when rent.price_decline_per_year is set)."
+        "horizon when rent.price_decline_per_year is set; inference: the rent as priced per busy GPU-hour, "
+        "rent.usd_per_month over the replicas' GPU-hours a month, base, burst and whole instances included, so "
+        "that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
     )
 
 
@@ -111,6 +119,16 @@ class RelaxOption(Closed):
     tpot_p95_s: NonNegative | None = None
     precision: str | None = None
     gpu: str | None = None
+    gpus: int | None = Field(
+        default=None,
+        description="GPUs the advice recommends with this change (null where it does not meet the targets).",
+    )
+    action: Literal["rent", "buy"] | None = Field(
+        default=None, description="Whether renting or owning is cheaper with this change (null: not priced)."
+    )
+    usd_per_month: NonNegative | None = Field(
+        default=None, description="The monthly cost of that recommendation (rent or own, the cheaper) [USD/month]."
+    )
 
 
 class ClosestSize(Closed):
@@ -232,8 +250,16 @@ class CalibrationSummary(Closed):
     )
 
 
+GPUS_OF_THE_OUTLOOK = "GPUs of the recommended size (inference: the deployment's at the peak, what renting rents)."
+GPUS_OWNED_OF_THE_OUTLOOK = (
+    "Inference: the owned GPUs the buy figures are for, whole servers (at least gpus); absent in training, where they "
+    "are gpus."
+)
+
+
 class CumulativeCost(Closed):
-    gpus: int
+    gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
+    gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
     months: list[int]
     rent_usd: list[float | None]
     buy_usd: list[float | None]
@@ -243,7 +269,8 @@ class CumulativeCost(Closed):
 
 
 class PresentCost(Closed):
-    gpus: int
+    gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
+    gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
     discount_rate: float
     years: float
     rent_present_cost_usd: float | None
@@ -264,7 +291,10 @@ class Sensitivity(Closed):
 
 
 class Assumption(Closed):
-    pointer: str = Field(description="JSON pointer of the Scenario field the value stands for.")
+    pointer: str = Field(
+        description="JSON pointer of the Scenario field the value stands for; inference also lists what no Scenario "
+        "field sets: the serving engine's settings under /serving/ and the 730-hour month under /calendar/."
+    )
     value: float | int | str | list[int | str] | dict[str, float | int] | None = Field(
         description="The value used: a number, text, a list, or (a defaulted object such as the traffic) its fields."
     )
@@ -471,14 +501,33 @@ class TrafficProfile(Closed):
 
 
 class InferenceRent(Closed):
-    offer: Offer | None
+    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count
+    GPUs holds floor(gpu_count / tp) replicas. usd_per_month = (base_instances x base_offer.usd_per_hour +
+    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, usd_per_used_gpu_hour is what a GPU-hour
+    the replicas use costs there: the instances billed over the replicas' GPU-hours they serve."""
+
+    offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
     usd_per_month: NonNegative | None
     usd_per_million_output_tokens: NonNegative | None = None
-    base_replicas: int | None = None
+    base_replicas: int | None = Field(
+        default=None, description="Replicas the base instances hold (at most the peak's), billed all month."
+    )
     base_market: Market | None = None
-    burst_replicas_mean: NonNegative | None = None
+    base_instances: int | None = Field(default=None, description="Instances of base_offer billed all month.")
+    base_offer: Offer | None = None
+    burst_replicas_mean: NonNegative | None = Field(
+        default=None, description="Replicas needed above the base, on burst instances, time-averaged over the day."
+    )
     burst_market: Market | None = None
-    by_market: dict[Market, Offer | None] | None = None
+    burst_instances_mean: NonNegative | None = Field(
+        default=None, description="Instances of burst_offer rented while needed, time-averaged over the day."
+    )
+    burst_offer: Offer | None = None
+    by_market: dict[Market, Offer | None] | None = Field(
+        default=None,
+        description="Per market, its cheapest offer for renting the whole deployment on that market alone, in whole "
+        "instances (billed while needed; a reserved term all month for the peak's instances).",
+    )
 
 
 class InferenceBuy(Closed):
@@ -499,13 +548,21 @@ class InferenceBuy(Closed):
     variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
         default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."
     )
-    utilization: Fraction | None = None
+    utilization: Fraction | None = Field(
+        default=None, description="Share of the owned GPUs' hours the traffic keeps busy (the replicas it needs x tp)."
+    )
     usd_per_gpu_hour_at_utilization: NonNegative | None = None
     usd_per_million_output_tokens: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
-    break_even_utilization: NonNegative | None
+    break_even_utilization: NonNegative | None = Field(
+        description="u* = A / (N * 8760 * (r - v)) against break_even_against (the rent as priced), in 0..1; null "
+        "when owning costs more than that rent even fully busy, or renting is not priced."
+    )
     break_even_hours_per_year: NonNegative | None = None
-    breaks_even: bool | None = None
+    breaks_even: bool | None = Field(
+        default=None,
+        description="utilization >= break_even_utilization: owning costs no more than the rent as priced.",
+    )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
     )
@@ -523,11 +580,18 @@ class InferenceSize(Closed):
     batch: int | None = Field(
         default=None,
         description="Mean requests in flight per replica at its sized capacity (replica_requests_per_s, the highest "
-        "rate that meets the latency targets; Little's law, random arrivals). batch_at_peak: at the peak traffic.",
+        "rate that meets the latency targets; Little's law, Poisson arrivals: an open loop, not estimate_inference's "
+        "closed-loop concurrency of clients started together). batch_at_peak: at the peak traffic.",
     )
     max_batch: int | None = Field(default=None, description="Requests one replica can hold at once (KV cache, cap).")
-    ttft_s: NonNegative | None = Field(default=None, description="p95 TTFT [s] at the replica's sized capacity.")
-    tpot_s: NonNegative | None = Field(default=None, description="p95 TPOT [s] at the replica's sized capacity.")
+    ttft_s: NonNegative | None = Field(
+        default=None,
+        description="p95 TTFT [s] at the replica's sized capacity, requests arriving at random (Poisson) at that rate.",
+    )
+    tpot_s: NonNegative | None = Field(
+        default=None,
+        description="p95 TPOT [s] at the replica's sized capacity, requests arriving at random (Poisson) at that rate.",
+    )
     batch_at_peak: NonNegative | None = Field(
         default=None,
         description="Mean requests in flight per replica when the peak traffic is spread over the replicas "

@@ -265,6 +265,14 @@ NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action 
 NOT_PRICED_LABEL = "Not priced: no rental offer or price, and no hardware quote or capex"  # action none with a size
 
 
+def _relax_note(entry: dict[str, Any]) -> str:
+    """ "120 GPUs, rent $56,770 a month": what the change costs (older documents: nothing)."""
+    if entry.get("gpus") is None:
+        return ""
+    cost = f", {entry['action']} {usd_exact(entry.get('usd_per_month'))} a month" if entry.get("action") else ""
+    return f"{fmt.count(entry['gpus'], 'GPU')}{cost}"
+
+
 def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
     """Action none: the deployment that comes nearest, the latency it reaches, and what would meet the targets."""
     recommendation = advice.get("recommendation") or {}
@@ -283,7 +291,7 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
             }
         )
     figures += [
-        {"key": f"relax_{i}", "label": "Would meet the targets", "value": r.get("text", ""), "note": ""}
+        {"key": f"relax_{i}", "label": "Would meet the targets", "value": r.get("text", ""), "note": _relax_note(r)}
         for i, r in enumerate(relax)
     ]
     return {
@@ -347,6 +355,9 @@ def break_even_market_words(size: dict[str, Any]) -> str:
     offer = _get(size, "rent", "offer") or {}
     if offer.get("provider") == "manual quote":
         return "vs your rental quote"
+    markets = _get(size, "buy", "break_even_against", "markets") or []
+    if len(markets) > 1:  # inference: a base and a burst on two markets, priced together
+        return "vs the rent"
     return f"vs {MARKET_LABELS[market]}" if market in MARKET_LABELS else ""
 
 

@@ -255,9 +255,15 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
     assert buy["fixed_usd_per_year"] == pytest.approx(fixed)
     variable = (10 - 2) / 8 * 1.5 * 0.10  # $/busy GPU-hour
     assert buy["variable_usd_per_busy_gpu_hour"] == pytest.approx(variable)
-    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (4.0 - variable)))
-    assert buy["break_even_against"]["market"] == "on_demand"
     busy = buy["utilization"] * nodes * 8 * 8760
+    # Against the rent as priced (a 1-year reserved base, an on-demand burst) per busy GPU-hour.
+    rate = tp1["rent"]["usd_per_month"] * 12 / busy
+    assert buy["break_even_against"] == {
+        "market": None,
+        "markets": ["reserved_1y", "on_demand"],
+        "usd_per_gpu_hour": rate,
+    }
+    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (rate - variable)))
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
     # A finance probe: usd_per_year was the fixed part only ($489,906 against 12 x usd_per_month = $512,279 on a 70B
     # service): one yearly cost, fixed plus the busy hours' energy, behind both.
@@ -265,7 +271,7 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
     assert buy["usd_per_year"] == pytest.approx(12 * buy["usd_per_month"])
     assert 0 < buy["utilization"] <= 1
     be = ec.break_even_utilization(
-        yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=4.0, variable_usd_per_gpu_hour=variable
+        yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=rate, variable_usd_per_gpu_hour=variable
     )
     assert buy["break_even_utilization"] == pytest.approx(float(be))
 
@@ -596,3 +602,209 @@ def test_a_huge_peak_is_priced_only_at_offers_that_can_supply_it_and_says_what_i
         assert offer is None or offer["max_gpus"] is None or offer["max_gpus"] >= size["gpus"]
     assert any("more than the 65,536 GPUs" in w for w in doc["warnings"])
     assert any(w.startswith("Capacity unknown") for w in doc["warnings"])
+
+
+# --- renting whole instances ----------------------------------------------------------------------
+
+
+def test_a_replica_smaller_than_the_instance_rents_the_whole_instance(catalog: dict[str, Any]):
+    # An outsider's check: 7 one-GPU B200 replicas were billed at $44/7 per GPU-hour ($14,945/month) where the only
+    # offer is an 8-GPU instance at $44/hour: the base alone is one instance all month, $32,120, and owning was cheaper.
+    Offer.objects.exclude(pk=catalog["offers"]["od8"].pk).delete()
+    doc = advise_inference(scenario(), now=NOW)
+    for tp in (1, 2, 4, 8):
+        size = by_tp(doc, tp)
+        assert size["replicas"] <= 8 // tp  # the whole peak fits in one 8-GPU instance
+        rent = size["rent"]
+        assert rent["usd_per_month"] == pytest.approx(32.0 * HOURS_PER_MONTH)
+        assert rent["base_instances"] == 1 and rent["burst_instances_mean"] == 0
+        assert rent["base_offer"]["instance"] == "acme.8xh100"
+        tokens = 20 * 200 * HOURS_PER_MONTH * 3600
+        assert rent["usd_per_million_output_tokens"] == pytest.approx(32.0 * HOURS_PER_MONTH / tokens * 1e6)
+
+
+def test_the_whole_instance_split_fills_the_base_instances_before_renting_burst_ones():
+    from advisor.advice.instances import whole_instance_split
+
+    # 2 replicas all day, 10 for a quarter of it; 8 replicas an instance at $32/hour base, $16/hour burst.
+    needed = np.array([[2, 2, 2, 10]], dtype=float)
+    got = whole_instance_split(
+        needed=needed,
+        share=None,
+        base_usd_per_hour=[32.0],
+        base_replicas_per_instance=[8],
+        burst_usd_per_hour=[16.0],
+        burst_replicas_per_instance=[8],
+    )
+    # One base instance holds 8: the 2 replicas above it a quarter of the time take one burst instance.
+    assert got["base_instances"][0] == 1 and got["base_replicas"][0] == 8
+    assert got["burst_instances_mean"][0] == pytest.approx(0.25)
+    assert got["burst_mean"][0] == pytest.approx(0.5)
+    assert got["usd_per_hour"][0] == pytest.approx(32.0 + 0.25 * 16.0)
+    # One-replica base instances at $4 and 8-replica burst instances at $16: 2 base, 1 burst instance for 8 replicas
+    # a quarter of the time ($12/hour), cheaper than 10 base ($40) or 3 base + 1 burst ($16).
+    mixed = whole_instance_split(
+        needed=needed,
+        share=None,
+        base_usd_per_hour=[4.0],
+        base_replicas_per_instance=[1],
+        burst_usd_per_hour=[16.0],
+        burst_replicas_per_instance=[8],
+    )
+    assert mixed["base_instances"][0] == 2 and mixed["usd_per_hour"][0] == pytest.approx(12.0)
+
+
+def test_each_market_rents_the_deployment_at_its_cheapest_whole_instance_bill(catalog: dict[str, Any]):
+    # A one-GPU offer dearer per GPU than the 8-GPU one is still the cheaper way to rent one or two one-GPU replicas;
+    # the base then takes one-GPU instances and the rent is what those instances cost.
+    Offer.objects.filter(market="reserved_1y").delete()
+    doc = advise_inference(scenario(rent={"markets": ["on_demand"]}), now=NOW)
+    tp1 = by_tp(doc, 1)
+    rent = tp1["rent"]
+    assert rent["base_offer"]["instance"] == "acme.1xh100"
+    assert rent["by_market"]["on_demand"]["instance"] == "acme.1xh100"
+    billed = (rent["base_instances"] * 4.0 + rent["burst_instances_mean"] * 4.0) * HOURS_PER_MONTH
+    assert rent["usd_per_month"] == pytest.approx(billed)
+
+
+# --- break-even against the rent as priced ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("spot", [None, 1.0, 2.0])
+def test_breaks_even_exactly_when_owning_costs_less_than_the_rent_as_priced(catalog: dict[str, Any], spot: Any):
+    # An outsider's check: llama-3.1-70b TP 8 said breaks_even (69% busy against a break-even of 64%, measured against
+    # on-demand) while renting it with a spot burst cost $19,940/month against owning's $22,268.
+    if spot is not None:
+        _offer(Provider.objects.get(slug="acme"), "acme.1xh100", "spot", 1, spot)
+    doc = advise_inference(
+        scenario(
+            traffic={"peak_requests_per_s": 80, "mean_requests_per_s": 50, "input_tokens": 1000, "output_tokens": 200},
+            buy={**BUY, "years": 3},
+        ),
+        now=NOW,
+    )
+    checked = 0
+    for size in doc["sizes"]:
+        rent, buy = size["rent"]["usd_per_month"], size["buy"]["usd_per_month"]
+        if rent is None or buy is None:
+            continue
+        checked += 1
+        busy_hours_month = size["buy"]["utilization"] * size["buy"]["gpus_owned"] * HOURS_PER_MONTH
+        against = size["buy"]["break_even_against"]
+        assert against["usd_per_gpu_hour"] == pytest.approx(rent / busy_hours_month)
+        assert size["buy"]["breaks_even"] == (buy <= rent)
+        if size["buy"]["break_even_utilization"] is not None:
+            assert (size["buy"]["utilization"] >= size["buy"]["break_even_utilization"]) == (buy <= rent)
+    assert checked == 4
+
+
+def test_the_break_even_names_the_markets_of_the_rent_it_is_measured_against(catalog: dict[str, Any]):
+    from advisor.web.presenters import break_even_market_words
+
+    _offer(Provider.objects.get(slug="acme"), "acme.1xh100", "spot", 1, 1.0)
+    tp1 = by_tp(advise_inference(scenario(), now=NOW), 1)
+    against = tp1["buy"]["break_even_against"]
+    assert against["markets"] == [tp1["rent"]["base_market"], tp1["rent"]["burst_market"]] == ["reserved_1y", "spot"]
+    assert against["market"] is None and break_even_market_words(tp1) == "vs the rent"
+    alone = by_tp(advise_inference(scenario(rent={"markets": ["on_demand"]}), now=NOW), 1)
+    assert alone["buy"]["break_even_against"]["market"] == "on_demand"
+    assert break_even_market_words(alone) == "vs on-demand"
+
+
+def test_each_way_to_meet_an_unreachable_target_says_its_gpus_and_monthly_cost(catalog: dict[str, Any]):
+    # An outsider's check: FP8 (120 H100s), an MI300X (296), a B200 (24) and a looser TTFT (416 H100s) were offered
+    # for a 50 ms TTFT with no GPU count or cost to choose between them, though each was sized.
+    plan = scenario(model={"name": "llama-3.1-70b"}, latency={"ttft_p95_s": 0.05, "tpot_p95_s": 0.05})
+    rec = advise_inference(plan, now=NOW)["recommendation"]
+    fp8 = next(r for r in rec["relax"] if r["change"] == "precision")
+    assert fp8["meets_latency"]
+    alone = advise_inference({**plan, "workload": {**plan["workload"], "precision": "fp8"}}, now=NOW)
+    size = next(s for s in alone["sizes"] if s["gpus"] == alone["recommendation"]["gpus"] and s["meets_latency"])
+    assert fp8["gpus"] == alone["recommendation"]["gpus"]
+    assert fp8["action"] == alone["recommendation"]["action"]
+    assert fp8["usd_per_month"] == pytest.approx(size[fp8["action"]]["usd_per_month"])
+    looser = rec["relax"][0]
+    assert looser["change"] == "latency_targets" and looser["gpus"] > 0 and looser["usd_per_month"] > 0
+    for r in rec["relax"]:
+        assert ("gpus" in r and "usd_per_month" in r) and (r["meets_latency"] or r["gpus"] is None)
+    said = next(x for x in rec["reasons"] if x.startswith("What would meet the targets"))
+    assert f"serve FP8 weights ({fp8['gpus']} GPUs, {fp8['action']} ${fp8['usd_per_month']:,.0f}/month)" in said
+
+
+def test_the_assumptions_are_the_serving_engines_and_not_trainings_spot_or_network_ones(catalog: dict[str, Any]):
+    # An outsider's check: an inference Advice listed spot interruptions, checkpoint and restart times and the
+    # inter-node bandwidth, none of which serving uses, and not the engine settings the sizing rests on.
+    from estimator.inference.data import serving_stack
+
+    doc = advise_inference(scenario(), now=NOW)
+    found = {a["pointer"]: a for a in doc["assumptions"]}
+    assert not [p for p in found if p.startswith("/rent/spot") or p == "/network/inter_node_gbps"]
+    engine = serving_stack(None)
+    expected = {
+        "/serving/engine": "trtllm",
+        "/serving/kv_fraction": engine.kv_fraction,
+        "/serving/kv_output_reserved": engine.kv_output_reserved,
+        "/serving/max_batch": engine.max_batch,
+        "/serving/max_num_tokens": engine.max_num_tokens,
+        "/serving/runtime_gb": engine.runtime_gb,
+        "/calendar/hours_per_month": HOURS_PER_MONTH,
+    }
+    for pointer, value in expected.items():
+        assert found[pointer]["value"] == value, pointer
+        assert found[pointer]["unit"] and found[pointer]["source"], pointer
+    assert "serving_stacks.csv" in found["/serving/kv_fraction"]["source"]
+
+
+def test_the_advice_says_its_latencies_are_at_poisson_arrivals_of_the_rate(catalog: dict[str, Any]):
+    from advisor.advice.models import InferenceSize
+
+    found = {a["pointer"]: a for a in advise_inference(scenario(), now=NOW)["assumptions"]}
+    arrivals = found["/serving/arrivals"]
+    assert arrivals["value"] == "poisson" and "open loop" in arrivals["source"]
+    assert "estimate_inference" in arrivals["source"] and "closed loop" in arrivals["source"]
+    for field in ("ttft_s", "tpot_s", "batch"):
+        assert "Poisson" in (InferenceSize.model_fields[field].description or ""), field
+
+
+def _rent_doc(*, burst: float, burst_instances: float, manual: bool = False) -> dict[str, Any]:
+    def offer(market: str, count: float) -> dict[str, Any]:
+        return {"provider": "manual quote" if manual else "acme", "market": market, "gpu_count": count}
+
+    return {
+        "rent": {
+            "usd_per_month": 876948.25,
+            "usd_per_million_output_tokens": 0.31,
+            "base_replicas": 485,
+            "base_market": "on_demand",
+            "base_instances": 485,
+            "base_offer": offer("on_demand", 1.0),
+            "burst_replicas_mean": burst,
+            "burst_market": "spot" if burst else None,
+            "burst_instances_mean": burst_instances,
+            "burst_offer": offer("spot", 8.0) if burst else None,
+        }
+    }
+
+
+def test_the_rent_reason_counts_in_plain_numbers_and_agrees_in_number():
+    # An outsider's check: "485 replicas on-demand plus 2.4e+02 spot replicas on average", and "plus 1 spot replicas".
+    from advisor.advice.inference import _rent_reason
+
+    big = _rent_reason(_rent_doc(burst=242.3, burst_instances=30.4))
+    assert "e+" not in big and "242 spot replicas" in big and "30 instances of 8 GPUs" in big
+    assert "485 on-demand instances of 1 GPU" in big
+    one = _rent_reason(_rent_doc(burst=1.0, burst_instances=1.0))
+    assert "1 spot replica on average" in one and "1 instance of 8 GPUs" in one and "replicas on average" not in one
+    quoted = _rent_reason(_rent_doc(burst=0.5, burst_instances=0.5, manual=True))
+    assert "instance" not in quoted and "0.5 replicas on average at your quote" in quoted
+
+
+def test_the_cash_outlook_names_the_owned_gpus_its_buy_figures_are_for(db: None):
+    # An outsider's check: npv.gpus was 10 (the rented deployment) while its buy present cost, $739,450, was for the
+    # 16 GPUs of two owned servers; cumulative_cost.gpus the same.
+    doc = advise_inference(scenario(rent={"usd_per_gpu_hour": 2.0}, buy={**BUY, "capex_usd": 200000}), now=NOW)
+    rec = next(s for s in doc["sizes"] if s["gpus"] == doc["recommendation"]["gpus"] and s["meets_latency"])
+    assert rec["gpus"] % 8  # the peak's GPUs do not fill whole servers
+    for block in (doc["npv"], doc["cumulative_cost"]):
+        assert block["gpus"] == rec["gpus"]
+        assert block["gpus_owned"] == rec["buy"]["gpus_owned"] == 8 * rec["buy"]["nodes"]

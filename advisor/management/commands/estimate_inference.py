@@ -18,7 +18,10 @@ class Command(BaseCommand):
         "Predict every row of a serving-points CSV (gpu, precision, model or params_b + geometry, tp, concurrency, "
         "input_tokens, output_tokens[, stack]) with the shipped inference calibration; writes the rows back with "
         "predicted_output_tokens_per_s (whole deployment), predicted_ttft_s, predicted_tpot_s, max_concurrency "
-        "and the p95 latencies added."
+        "and the p95 latencies added. Load model: concurrency is a closed loop of that many clients per replica group "
+        "that start together with identical requests and each send the next when the last one ends, as a benchmark "
+        "runs it; advise's latencies are at Poisson (random) arrivals of a request rate, an open loop, so the same "
+        "mean in flight reads lower p95 TTFT there."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
