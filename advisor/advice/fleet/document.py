@@ -43,7 +43,7 @@ from advisor.advice.fleet.models import (
 )
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
-from advisor.scenario_model import NO_NUL
+from advisor.scenario_model import NAME_TEXT
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
 
@@ -283,8 +283,11 @@ def _job(
     j = _given(known)
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
-    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NO_NUL, name):
-        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL; got {_got(name)}")
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NAME_TEXT, name):
+        e.fail(
+            f"{where}/name",
+            f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL or control characters; got {_got(name)}",
+        )
     workload = j.get("workload")
     inference = isinstance(workload, dict) and workload.get("kind") == "inference"
     gpus = None
