@@ -17,7 +17,16 @@ import io
 from collections.abc import Sequence
 
 from advisor.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
-from estimator.runs import MAX_ERRORS, ProfiledRun, RowError, RunValidationError, read_runs_csv
+from estimator.runs import (
+    COLUMNS,
+    MAX_ERRORS,
+    PREDICTED_COLUMNS,
+    ProfiledRun,
+    RowError,
+    RunValidationError,
+    read_runs_csv,
+    repeated_names,
+)
 
 
 class TooManyRows(ValueError):
@@ -26,6 +35,20 @@ class TooManyRows(ValueError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"at most {limit} rows")
         self.limit = limit
+
+
+class TooManyColumns(ValueError):
+    """More columns beyond the schema's than ``limit``; raised on the header, before any row is read."""
+
+    def __init__(self, *, limit: int, extra: int) -> None:
+        super().__init__(f"at most {limit} columns beyond the schema's (MAX_EXTRA_COLUMNS); got {extra}")
+        self.limit = limit
+
+
+def extra_columns(header: Sequence[str]) -> int:
+    """How many columns the header names beyond the schema's and the predicted ones (what an answer echoes)."""
+    known = {*COLUMNS, *PREDICTED_COLUMNS}
+    return len({name for name in header if name not in known})
 
 
 def cell_too_long_message() -> str:
@@ -75,7 +98,7 @@ def _header_errors(header: Sequence[str]) -> list[RowError]:
                     "columns must be separated by commas"
                 )
                 return [RowError(0, "header", message)]
-    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    repeated = [h for h in repeated_names(header) if h]
     errors = [RowError(0, h, "column appears more than once in the header") for h in repeated]
     unnamed = [str(i + 1) for i, h in enumerate(header) if not h]
     if len(unnamed) > 1:  # one is kept as an extra column; several would collide under the same (empty) name
@@ -99,8 +122,10 @@ def _overflow(row: int, cells: Sequence[str], header: Sequence[str]) -> RowError
     return RowError(row, str(len(header) + 1), message)
 
 
-def check_runs_csv(text: str, *, max_rows: int) -> str:
-    """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows."""
+def check_runs_csv(text: str, *, max_rows: int, max_extra_columns: int | None = None) -> str:
+    """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows
+    (TooManyRows) and, when given, at most ``max_extra_columns`` columns beyond the schema's (TooManyColumns, on the
+    header: a 40,000-column header was parsed in full, each row too, before the API refused it)."""
     normalized = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     reader = csv.reader(io.StringIO(normalized, newline=""), strict=True)
     header: list[str] = []
@@ -113,6 +138,8 @@ def check_runs_csv(text: str, *, max_rows: int) -> str:
             row += 1
             if row == 0:
                 header = [cell.strip() for cell in cells]
+                if max_extra_columns is not None and (extra := extra_columns(header)) > max_extra_columns:
+                    raise TooManyColumns(limit=max_extra_columns, extra=extra)
                 errors.extend(_header_errors(header))
             elif row > max_rows:
                 raise TooManyRows(max_rows)
@@ -132,6 +159,7 @@ def check_runs_csv(text: str, *, max_rows: int) -> str:
     return normalized
 
 
-def read_runs_text(text: str, *, max_rows: int) -> list[ProfiledRun]:
-    """Checked CSV text -> validated runs; RunValidationError (row, column, what is allowed) or TooManyRows."""
-    return read_runs_csv(check_runs_csv(text, max_rows=max_rows))
+def read_runs_text(text: str, *, max_rows: int, max_extra_columns: int | None = None) -> list[ProfiledRun]:
+    """Checked CSV text -> validated runs; RunValidationError (row, column, what is allowed), TooManyRows or
+    TooManyColumns."""
+    return read_runs_csv(check_runs_csv(text, max_rows=max_rows, max_extra_columns=max_extra_columns))
