@@ -186,8 +186,8 @@ class Network(Closed):
     gpus_per_node: Annotated[int, Field(ge=1, le=72), INTEGRAL] | None = Field(
         default=None, description="GPUs in one server (NVLink domain); null = the GPU's typical server"
     )
-    inter_node_gbps: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
-        default=None, description="scale-out bandwidth of one node, Gb/s; null = the GPU's typical server"
+    inter_node_gbps: Annotated[float, Field(ge=bounds.MIN_INTER_NODE_GBPS, le=bounds.MAX_INTER_NODE_GBPS)] | None = (
+        Field(default=None, description="scale-out bandwidth of one node, Gb/s; null = the GPU's typical server")
     )
 
 
