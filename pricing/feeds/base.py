@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.inputfile import read_input_text
 from pricing.gpus import canonical_gpu
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0 when unknown, note)
@@ -159,7 +160,7 @@ def parse_datetime(value: Any) -> dt.datetime | None:
 
 def read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_input_text(path, setting="MAX_PRICE_FILE_BYTES", encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise FeedFileError(path, f"unreadable ({type(error).__name__}: {error})") from error
 
