@@ -16,7 +16,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from advisor.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
+from core.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
 from estimator.runs import (
     COLUMNS,
     MAX_ERRORS,

@@ -53,7 +53,7 @@ SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
 # UTF-16 code units, where every character above U+FFFF is a surrogate pair.
 NO_NUL: Final[str] = r"^[^\x00]*$"
 # A name (of a scenario, fleet, job, calibration or token) is one line: no C0 control or DEL either
-# (advisor.textcheck.clean_name refuses the same; an XLSX cell cannot hold most of them).
+# (core.textcheck.clean_name refuses the same; an XLSX cell cannot hold most of them).
 NAME_TEXT: Final[str] = r"^[^\x00-\x1f\x7f]*$"
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]

@@ -18,7 +18,7 @@ _SIZE_SKIP = {"rent", "buy", "layout"}
 
 
 # What XML 1.0, so an XLSX cell, cannot hold (openpyxl raises IllegalCharacterError on it). Names are refused with
-# them now (advisor.textcheck), but a proposal is frozen: one stored before must still download, so each is written
+# them now (core.textcheck), but a proposal is frozen: one stored before must still download, so each is written
 # as a visible escape ("\x1b") instead.
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 

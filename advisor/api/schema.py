@@ -44,7 +44,7 @@ class ProblemSerializer(serializers.Serializer):
 
 # Text with a character that is neither blank nor NUL, and no NUL anywhere.
 NOT_BLANK_NO_NUL = r"^[^\x00]*[^\s\x00][^\x00]*$"
-# A name: not blank, and no C0 control or DEL (advisor.scenario_model.NAME_TEXT, advisor.textcheck.clean_name).
+# A name: not blank, and no C0 control or DEL (advisor.scenario_model.NAME_TEXT, core.textcheck.clean_name).
 NOT_BLANK_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 
 CSV_SCHEMA = {

@@ -57,7 +57,7 @@ class TextField(serializers.CharField):
 
 
 class NameField(TextField):
-    """A saved item's name: one line of text (advisor.textcheck.clean_name refuses control characters when it is
+    """A saved item's name: one line of text (core.textcheck.clean_name refuses control characters when it is
     stored; the schema's pattern says so, advisor.api.schema)."""
 
     # Read by advisor.api.schema, which cannot import this module (it imports the schema).

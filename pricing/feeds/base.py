@@ -7,7 +7,6 @@ database and never decides what is plausible: the refresh service validates ever
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.inputfile import read_input_text
+from core.jsontext import parse_json_text
 from pricing.gpus import canonical_gpu
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0 when unknown, note)
@@ -166,8 +166,10 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
+    # The bounded reader (core.jsontext): json.loads recursed through 10,000 nested arrays into a RecursionError
+    # traceback, and passed Python's own words on a 5,000-digit integer ("use sys.set_int_max_str_digits()").
     try:
-        return json.loads(read_text(path))
+        return parse_json_text(read_text(path))
     except ValueError as error:
         raise FeedFileError(path, f"not JSON ({error})") from error
 
