@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 _BAD = re.compile("[\x00\ud800-\udfff]")
 
@@ -65,3 +65,23 @@ def clean_name(name: str | None, *, max_length: int) -> str:
 
 def has_control_characters(value: str) -> bool:
     return _CONTROL.search(value) is not None
+
+
+# How much of a hostile cell an error message repeats: enough to recognise it.
+SHOWN_CHARACTERS: Final[int] = 40
+
+
+def shown(text: str, *, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` as an error message may repeat it: quoted with every control character escaped (repr), and cut
+    to ``limit`` characters with the full length stated (a message echoed 5,000 digits, or NUL bytes to a
+    terminal)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def label(name: str) -> str:
+    """A name from the input (a CSV header cell) as a message names it: as given when it is short plain text,
+    else ``shown``."""
+    plain = len(name) <= SHOWN_CHARACTERS * 2 and name.isprintable()
+    return name if plain else shown(name)
