@@ -19,9 +19,9 @@ from django.db import IntegrityError, transaction
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
-from advisor.textcheck import clean_name
 from core.fields import char_max_length
 from core.queueing import QueueUnavailable, enqueue
+from core.textcheck import clean_name
 from estimator import calibrate
 from estimator.prediction import run_queries
 from estimator.runs import ProfiledRun, RowError, RunValidationError, runs_from_records

@@ -104,15 +104,20 @@ def duration_s(value: Any) -> str:
 # A fraction too small to show at the digits asked for keeps this many significant digits (0.0016 -> "0.16%", not
 # "0%": a utilization of 0% reads as "never used").
 SMALL_PERCENT_DIGITS: Final[int] = 2
+# Fixed-point decimals a small percentage may take; below them it is written in general notation ("1.9e-298%"):
+# a fraction of 1e-300 printed 300 zeros.
+MAX_PERCENT_DIGITS: Final[int] = 6
 
 
 def percent(value: Any, *, digits: int = 0) -> str:
     """A fraction as a percentage: 0.6 -> "60%"; a nonzero fraction below what ``digits`` decimals show keeps
-    ``SMALL_PERCENT_DIGITS`` significant digits (0.0016 -> "0.16%")."""
+    ``SMALL_PERCENT_DIGITS`` significant digits (0.0016 -> "0.16%"; 1e-300 -> "1e-298%")."""
     number = _finite(value)
     if number is None:
         return MISSING
     share = number * 100
     if share != 0 and abs(share) < 10**-digits:
         digits = SMALL_PERCENT_DIGITS - 1 - math.floor(math.log10(abs(share)))
+        if digits > MAX_PERCENT_DIGITS:
+            return f"{share:.{SMALL_PERCENT_DIGITS}g}%"
     return f"{share:.{digits}f}%"

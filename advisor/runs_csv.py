@@ -14,10 +14,21 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
+from typing import Final
 
-from advisor.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters
-from estimator.runs import MAX_ERRORS, ProfiledRun, RowError, RunValidationError, read_runs_csv
+from core.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters, label
+from estimator.runs import (
+    COLUMNS,
+    MAX_ERRORS,
+    PREDICTED_COLUMNS,
+    ProfiledRun,
+    RowError,
+    RunValidationError,
+    read_runs_csv,
+    repeated_names,
+)
 
 
 class TooManyRows(ValueError):
@@ -26,6 +37,20 @@ class TooManyRows(ValueError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"at most {limit} rows")
         self.limit = limit
+
+
+class TooManyColumns(ValueError):
+    """More columns beyond the schema's than ``limit``; raised on the header, before any row is read."""
+
+    def __init__(self, *, limit: int, extra: int) -> None:
+        super().__init__(f"at most {limit} columns beyond the schema's (MAX_EXTRA_COLUMNS); got {extra}")
+        self.limit = limit
+
+
+def extra_columns(header: Sequence[str]) -> int:
+    """How many columns the header names beyond the schema's and the predicted ones (what an answer echoes)."""
+    known = {*COLUMNS, *PREDICTED_COLUMNS}
+    return len({name for name in header if name not in known})
 
 
 def cell_too_long_message() -> str:
@@ -61,8 +86,55 @@ def csv_error_detail(error: csv.Error) -> str:
     return f"malformed CSV: {message}; quote cells that contain commas, quotes or line breaks"
 
 
-def _malformed(row: int, error: csv.Error) -> RowError:
-    return RowError(row, "", csv_error_detail(error))
+# A file saved from Excel as .xlsx (a ZIP archive) starts with these bytes; read as text it is noise and NULs.
+ZIP_SIGNATURE: Final[str] = "PK\x03\x04"
+SPREADSHEET_DETAIL: Final[str] = "the file looks like a spreadsheet (XLSX, a ZIP archive), not CSV: export it as CSV"
+# One cell of a CSV record and what ends it: a quoted cell (its quote may never close) or an unquoted one.
+_CELL = re.compile(r'("(?:[^"]|"")*"?[^,]*|[^,]*)(,|$)')
+
+
+class _RecordLines:
+    """The lines of the record the csv reader is on, so that a record it refuses can be looked at."""
+
+    def __init__(self, text: str) -> None:
+        self._lines = iter(io.StringIO(text, newline=""))
+        self.record: list[str] = []
+
+    def __iter__(self) -> _RecordLines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.record.append(line)
+        return line
+
+
+def _refused_cell(record: str, error: csv.Error) -> int | None:
+    """The index of the cell the reader refused in ``record``: the one over the size limit, or the last one (an
+    unterminated quote); None for other errors."""
+    message = str(error)
+    too_long = "field larger than field limit" in message
+    if not too_long and "unexpected end of data" not in message:
+        return None
+    limit = csv.field_size_limit()
+    position, index = 0, 0
+    while True:
+        match = _CELL.match(record, position)
+        if match is None or (too_long and len(match.group(1)) > limit):
+            return index if match is not None else None
+        if not match.group(2) or match.end() >= len(record):
+            return None if too_long else index
+        position, index = match.end(), index + 1
+
+
+def _malformed(row: int, error: csv.Error, *, record: str, header: Sequence[str]) -> RowError:
+    index = _refused_cell(record, error)
+    column = "" if index is None else _column_name(header, index)
+    return RowError(row, column, csv_error_detail(error))
+
+
+def _column_name(header: Sequence[str], index: int) -> str:
+    return label(header[index]) if index < len(header) and header[index] else f"column {index + 1}"
 
 
 def _header_errors(header: Sequence[str]) -> list[RowError]:
@@ -75,7 +147,7 @@ def _header_errors(header: Sequence[str]) -> list[RowError]:
                     "columns must be separated by commas"
                 )
                 return [RowError(0, "header", message)]
-    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    repeated = [h for h in repeated_names(header) if h]
     errors = [RowError(0, h, "column appears more than once in the header") for h in repeated]
     unnamed = [str(i + 1) for i, h in enumerate(header) if not h]
     if len(unnamed) > 1:  # one is kept as an extra column; several would collide under the same (empty) name
@@ -99,39 +171,49 @@ def _overflow(row: int, cells: Sequence[str], header: Sequence[str]) -> RowError
     return RowError(row, str(len(header) + 1), message)
 
 
-def check_runs_csv(text: str, *, max_rows: int) -> str:
-    """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows."""
+def check_runs_csv(text: str, *, max_rows: int, max_extra_columns: int | None = None) -> str:
+    """``text`` with line ends normalised to LF, after checking it is well-formed CSV of at most ``max_rows`` rows
+    (TooManyRows) and, when given, at most ``max_extra_columns`` columns beyond the schema's (TooManyColumns, on the
+    header: a 40,000-column header was parsed in full, each row too, before the API refused it)."""
     normalized = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    reader = csv.reader(io.StringIO(normalized, newline=""), strict=True)
+    if normalized.startswith(ZIP_SIGNATURE):
+        raise RunValidationError([RowError(0, "header", SPREADSHEET_DETAIL)])
+    lines = _RecordLines(normalized)
+    reader = csv.reader(lines, strict=True)
     header: list[str] = []
     errors: list[RowError] = []
     row = -1  # 0 = the header, as in RowError; blank lines are skipped and not counted, as csv.DictReader does
     try:
         for cells in reader:
+            lines.record.clear()  # this record is read: the lines kept from here on are the next one's
             if not cells and row >= 0:
                 continue
             row += 1
             if row == 0:
                 header = [cell.strip() for cell in cells]
+                if max_extra_columns is not None and (extra := extra_columns(header)) > max_extra_columns:
+                    raise TooManyColumns(limit=max_extra_columns, extra=extra)
                 errors.extend(_header_errors(header))
             elif row > max_rows:
                 raise TooManyRows(max_rows)
             elif (overflow := _overflow(row, cells, header)) is not None:
                 errors.append(overflow)
-            for index, cell in enumerate(cells):
-                if has_bad_characters(cell):
-                    column = header[index] if index < len(header) and header[index] else f"column {index + 1}"
-                    errors.append(RowError(row, column, BAD_CHARACTER_DETAIL))
+            errors.extend(
+                RowError(row, _column_name(header, index), BAD_CHARACTER_DETAIL)
+                for index, cell in enumerate(cells)
+                if has_bad_characters(cell)
+            )
             if len(errors) >= MAX_ERRORS:
                 break
     except csv.Error as error:
         # The reader failed on the record after the last one it returned.
-        errors.append(_malformed(row + 1 if header else 0, error))
+        errors.append(_malformed(row + 1 if header else 0, error, record="".join(lines.record), header=header))
     if errors:
         raise RunValidationError(errors)
     return normalized
 
 
-def read_runs_text(text: str, *, max_rows: int) -> list[ProfiledRun]:
-    """Checked CSV text -> validated runs; RunValidationError (row, column, what is allowed) or TooManyRows."""
-    return read_runs_csv(check_runs_csv(text, max_rows=max_rows))
+def read_runs_text(text: str, *, max_rows: int, max_extra_columns: int | None = None) -> list[ProfiledRun]:
+    """Checked CSV text -> validated runs; RunValidationError (row, column, what is allowed), TooManyRows or
+    TooManyColumns."""
+    return read_runs_csv(check_runs_csv(text, max_rows=max_rows, max_extra_columns=max_extra_columns))

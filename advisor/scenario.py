@@ -249,14 +249,16 @@ class _Checker:
         return None
 
     def text(self, value: Any, where: str) -> str | None:
-        """Free text within the model's length and pattern (no NUL) for ``where``."""
+        """Free text within the model's length and pattern (no NUL; a name no control character either) for
+        ``where``."""
         r = self.rule(where)
         assert r.max_length is not None and r.pattern is not None, where
         if not isinstance(value, str) or len(value) > r.max_length:
             self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
             return None
         if not re.fullmatch(r.pattern, value):
-            self.fail(where, "must not contain NUL characters")
+            what = "NUL characters" if "\x00" in value else "control characters (U+0001-U+001F, U+007F)"
+            self.fail(where, f"must not contain {what}")
             return None
         return value
 

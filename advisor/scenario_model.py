@@ -52,6 +52,9 @@ SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
 # it). Unpaired surrogates are refused too, but a pattern cannot say so: ECMA-262 patterns without the u flag see
 # UTF-16 code units, where every character above U+FFFF is a surrogate pair.
 NO_NUL: Final[str] = r"^[^\x00]*$"
+# A name (of a scenario, fleet, job, calibration or token) is one line: no C0 control or DEL either
+# (core.textcheck.clean_name refuses the same; an XLSX cell cannot hold most of them).
+NAME_TEXT: Final[str] = r"^[^\x00-\x1f\x7f]*$"
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]
 MODEL_IDS: Final[tuple[str, ...]] = tuple(model_ids())
@@ -78,7 +81,7 @@ Experts = Annotated[int, Field(ge=0, le=MAX_DIMENSION), INTEGRAL]
 Gpus = Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 # A saved document's name (scenarios and fleets: their `name` column holds 200 characters).
-DocumentName = Annotated[str, Field(max_length=200, pattern=NO_NUL)]
+DocumentName = Annotated[str, Field(max_length=200, pattern=NAME_TEXT)]
 
 
 class Closed(BaseModel):
@@ -183,8 +186,8 @@ class Network(Closed):
     gpus_per_node: Annotated[int, Field(ge=1, le=72), INTEGRAL] | None = Field(
         default=None, description="GPUs in one server (NVLink domain); null = the GPU's typical server"
     )
-    inter_node_gbps: Annotated[float, Field(gt=0, le=100_000)] | None = Field(
-        default=None, description="scale-out bandwidth of one node, Gb/s; null = the GPU's typical server"
+    inter_node_gbps: Annotated[float, Field(ge=bounds.MIN_INTER_NODE_GBPS, le=bounds.MAX_INTER_NODE_GBPS)] | None = (
+        Field(default=None, description="scale-out bandwidth of one node, Gb/s; null = the GPU's typical server")
     )
 
 

@@ -2,7 +2,7 @@
 
 Each write stores the new state as the next version through the model's `versions` relation, so an
 overwrite loses nothing; the row is locked while numbering so concurrent saves get distinct numbers.
-Names are checked by `advisor.textcheck.clean_name` with the saved item's own maximum length."""
+Names are checked by `core.textcheck.clean_name` with the saved item's own maximum length."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any, Protocol, TypeVar
 from django.db import models, transaction
 from django.db.models import Manager, Max
 
-from advisor.textcheck import clean_name as clean_text
 from core.fields import char_max_length
+from core.textcheck import clean_name as clean_text
 
 
 class DocumentNameError(ValueError):

@@ -5,6 +5,7 @@ beyond cutting the stored cash flow into years (advisor.cash_flow)."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,21 +17,31 @@ MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
 
 
+# What XML 1.0, so an XLSX cell, cannot hold (openpyxl raises IllegalCharacterError on it). Names are refused with
+# them now (core.textcheck), but a proposal is frozen: one stored before must still download, so each is written
+# as a visible escape ("\x1b") instead.
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _cell_text(text: str) -> str:
+    return _ILLEGAL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def _cell_value(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, int | float):
         return value
     if isinstance(value, Mapping | list | tuple):
-        return (
+        return _cell_text(
             ", ".join(f"{k}={v}" for k, v in value.items())
             if isinstance(value, Mapping)
             else ", ".join(str(v) for v in value)
         )
-    return str(value)
+    return _cell_text(str(value))
 
 
 def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     sheet = workbook.create_sheet(title)
-    sheet.append(list(header))
+    sheet.append([_cell_value(v) for v in header])
     for row in rows:
         sheet.append([_cell_value(v) for v in row])
     for cells in sheet.iter_rows():

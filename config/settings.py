@@ -158,6 +158,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 MAX_UPLOAD_ROWS = env_int("MAX_UPLOAD_ROWS", 20_000, minimum=1)
+# Files the management commands read (core.inputfile): at most this many bytes, never the whole of /dev/zero.
+# Documents and CSVs: a year of per-minute usage samples is about 25 MB. Saved price payloads: bulk offer files.
+MAX_INPUT_FILE_BYTES = env_int("MAX_INPUT_FILE_BYTES", 64 * 1024 * 1024, minimum=1024)
+MAX_PRICE_FILE_BYTES = env_int("MAX_PRICE_FILE_BYTES", 256 * 1024 * 1024, minimum=1024)
 # Nesting of a JSON body (a scenario is 4 deep): deeper bodies are refused before parsing, so no parser recurses.
 MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32, minimum=8)
 # Uploads of at most this many runs are fitted inside the request (about 1 s for 6 runs, 3 s for 40 on 2 cores,

@@ -19,11 +19,15 @@ MIN_PARAMS_B: Final[float] = 0.001
 MAX_GEOMETRY: Final[int] = 10_000_000  # seq_len, layers, hidden, heads, ffn_hidden, vocab, global_batch
 MAX_GPUS_PER_NODE: Final[int] = 72  # the largest NVLink domain sold (GB200 NVL72)
 MAX_INTER_NODE_GBPS: Final[float] = 100_000.0  # per node; 8 x 800 Gb/s NICs is 6,400
+# The slowest scale-out link a GPU cluster is built on: 1 Gb/s Ethernet (the slowest server in gpus.csv has 100).
+# Below it the communication time overflows: 5e-324 Gb/s left every time and cost of a multi-node size null with
+# no reason given, and 1e-300 gave runs of 9.3e303 hours.
+MIN_INTER_NODE_GBPS: Final[float] = 1.0
 MAX_TOKENS_PER_S: Final[float] = 1e12  # a measured job's throughput; 65,536 GPUs x 1e5 tokens/s is 6.6e9
 MAX_STEP_TIME_S: Final[float] = 1e7  # about 116 days for one step
 
 # A float column's smallest value is above 0 unless named here (inclusive).
-RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {"params_b": MIN_PARAMS_B}
+RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {"params_b": MIN_PARAMS_B, "inter_node_gbps": MIN_INTER_NODE_GBPS}
 RUN_COLUMN_MAXIMUM: Final[dict[str, float]] = {
     "num_gpus": MAX_GPUS,
     "gpus_per_node": MAX_GPUS_PER_NODE,

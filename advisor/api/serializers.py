@@ -56,8 +56,16 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class NameField(TextField):
+    """A saved item's name: one line of text (core.textcheck.clean_name refuses control characters when it is
+    stored; the schema's pattern says so, advisor.api.schema)."""
+
+    # Read by advisor.api.schema, which cannot import this module (it imports the schema).
+    is_name = True
+
+
 class TokenCreateSerializer(StrictSerializer):
-    name = TextField(max_length=TOKEN_NAME_MAX_LENGTH, help_text="What the token is for.")
+    name = NameField(max_length=TOKEN_NAME_MAX_LENGTH, help_text="What the token is for.")
 
 
 class TokenCreatedSerializer(TokenSerializer):
@@ -72,7 +80,7 @@ class TokenCreatedSerializer(TokenSerializer):
 
 
 class ScenarioInputSerializer(StrictSerializer):
-    name = TextField(max_length=SCENARIO_NAME_MAX_LENGTH)
+    name = NameField(max_length=SCENARIO_NAME_MAX_LENGTH)
     scenario = ScenarioDocumentField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
 
 

@@ -16,8 +16,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.models import ApiToken
-from advisor.textcheck import clean_name
 from core.fields import char_max_length
+from core.textcheck import clean_name
 
 KEY_PREFIX = "gpa_"
 PREFIX_LENGTH = 12

@@ -6,8 +6,8 @@ from typing import Any, Final
 
 from django.core.management.base import CommandError
 
-from advisor.jsontext import JSONTextError, parse_json_text
 from advisor.scenario import pointer
+from core.jsontext import JSONTextError, parse_json_text
 
 INVALID_INPUT: Final[int] = 2
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from advisor.calibrations import CalibrationNotReady, calibration_submit
 from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
-from advisor.runs_csv import TooManyRows, read_runs_text
+from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
 from estimator.calibrate import fit_warnings
@@ -70,9 +70,15 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 try:
-                    runs = read_runs_text(form.cleaned_data["runs"], max_rows=settings.MAX_UPLOAD_ROWS)
+                    runs = read_runs_text(
+                        form.cleaned_data["runs"],
+                        max_rows=settings.MAX_UPLOAD_ROWS,
+                        max_extra_columns=settings.MAX_EXTRA_COLUMNS,
+                    )
                 except TooManyRows:
                     raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.") from None
+                except TooManyColumns as error:
+                    raise forms.ValidationError(str(error)) from None
                 owner = signed_in_user(request)
                 calibration = calibration_submit(owner=owner, name=form.cleaned_data["name"], runs=runs)
             except RunValidationError as error:

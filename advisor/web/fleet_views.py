@@ -21,11 +21,11 @@ from advisor.fleet.charts import fleet_charts
 from advisor.fleet.models import Fleet
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
-from advisor.jsontext import JSONTextError, parse_json_text
 from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameError
 from core.auth import signed_in_user
 from core.ids import id_or_404
+from core.jsontext import JSONTextError, parse_json_text
 
 EXAMPLES: Final[Path] = Path(settings.BASE_DIR) / "examples"
 EXAMPLE_FLEET: Final[Path] = EXAMPLES / "fleet-2027.json"

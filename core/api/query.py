@@ -1,5 +1,6 @@
 """Unknown query parameters are a 400 naming them, not silently ignored: `?gpus=h100-sxm` (for `?gpu=`)
-would otherwise list every offer, and the caller would never know its filter did nothing.
+would otherwise list every offer, and the caller would never know its filter did nothing. A parameter given more
+than once is a 400 too (the last one would win, silently).
 
 What a request may carry is exactly what the OpenAPI document declares for its operation (plus `format`,
 the renderer override), so the contract and the behaviour cannot drift apart."""
@@ -21,22 +22,41 @@ ALWAYS_ALLOWED = frozenset({"format"})
 _CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 
-class UnknownQueryParameters(exceptions.ValidationError):
-    """400: `errors` has one entry per unknown parameter, naming it and listing the allowed ones."""
+class QueryParameterProblem(exceptions.ValidationError):
+    """400: `errors` has one entry per bad parameter, naming it (the API's exception handler lists them)."""
 
-    def __init__(self, unknown: list[str], allowed: frozenset[str]):
-        listed = ", ".join(sorted(allowed)) or "none"
-        detail = f"unknown query parameter; allowed here: {listed}"
-        super().__init__({name: [detail] for name in unknown})
+    def __init__(self, details: dict[str, str], *, code: str):
+        super().__init__({name: [detail] for name, detail in details.items()})
         self.errors = [
             {
                 "pointer": "#/" + name.replace("~", "~0").replace("/", "~1"),
                 "parameter": name,
                 "detail": detail,
-                "code": "unknown_parameter",
+                "code": code,
             }
-            for name in unknown
+            for name, detail in details.items()
         ]
+
+
+class UnknownQueryParameters(QueryParameterProblem):
+    """One entry per unknown parameter, naming it and listing the allowed ones."""
+
+    def __init__(self, unknown: list[str], allowed: frozenset[str]):
+        listed = ", ".join(sorted(allowed)) or "none"
+        detail = f"unknown query parameter; allowed here: {listed}"
+        super().__init__(dict.fromkeys(unknown, detail), code="unknown_parameter")
+
+
+class RepeatedQueryParameters(QueryParameterProblem):
+    """One entry per parameter given more than once: no parameter here takes several values that way, and the
+    query parser keeps only the last (?gpu=h100-sxm&gpu=l4 listed the l4 offers alone, and said nothing)."""
+
+    def __init__(self, repeated: dict[str, int]):
+        details = {
+            name: f"given {times} times; give it once, or a comma-separated list where the parameter takes one"
+            for name, times in repeated.items()
+        }
+        super().__init__(details, code="repeated_parameter")
 
 
 @functools.cache
@@ -74,4 +94,7 @@ class KnownQueryParameters(BasePermission):
             unknown = sorted(set(request.query_params) - allowed)
             if unknown:
                 raise UnknownQueryParameters(unknown, allowed)
+        repeated = {name: len(values) for name, values in sorted(request.query_params.lists()) if len(values) > 1}
+        if repeated:
+            raise RepeatedQueryParameters(repeated)
         return True

@@ -14,7 +14,6 @@ Credentials: PRICING_AWS_ACCESS_KEY_ID/SECRET, or boto3's default chain.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from django.conf import settings
 
+from core.jsontext import parse_json_text
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
@@ -169,7 +169,7 @@ class AwsFeed:
                 raise FeedDataError(f"AWS price list {region} page {number}: truncated page, no PriceList")
             for raw in page["PriceList"]:
                 try:
-                    product = json.loads(raw) if isinstance(raw, str) else raw
+                    product = parse_json_text(raw) if isinstance(raw, str) else raw
                 except ValueError as error:  # a cut-off JSON string: the page was truncated
                     raise FeedDataError(
                         f"AWS price list {region} page {number}: malformed product ({error})"
@@ -400,7 +400,7 @@ def _file_products(path: Path, payload: Any) -> list[dict[str, Any]]:
     products = []
     for raw in items:
         try:
-            products.append(json.loads(raw) if isinstance(raw, str) else raw)
+            products.append(parse_json_text(raw) if isinstance(raw, str) else raw)
         except ValueError as error:  # a cut-off JSON string: the file was truncated
             raise FeedFileError(path, f"malformed product ({error})") from error
     return products

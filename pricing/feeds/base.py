@@ -7,13 +7,14 @@ database and never decides what is plausible: the refresh service validates ever
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.inputfile import read_input_text
+from core.jsontext import parse_json_text
 from pricing.gpus import canonical_gpu
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0 when unknown, note)
@@ -159,14 +160,16 @@ def parse_datetime(value: Any) -> dt.datetime | None:
 
 def read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_input_text(path, setting="MAX_PRICE_FILE_BYTES", encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise FeedFileError(path, f"unreadable ({type(error).__name__}: {error})") from error
 
 
 def read_json(path: Path) -> Any:
+    # The bounded reader (core.jsontext): json.loads recursed through 10,000 nested arrays into a RecursionError
+    # traceback, and passed Python's own words on a 5,000-digit integer ("use sys.set_int_max_str_digits()").
     try:
-        return json.loads(read_text(path))
+        return parse_json_text(read_text(path))
     except ValueError as error:
         raise FeedFileError(path, f"not JSON ({error})") from error
 

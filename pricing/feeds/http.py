@@ -15,6 +15,7 @@ from django.conf import settings
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from core.jsontext import parse_json_text
 from pricing.feeds.base import FeedDataError, FeedError, FeedNetworkError, FeedNotFound
 
 USER_AGENT = "gpu-advisor-price-feed/1.0"
@@ -66,6 +67,6 @@ def get(http: requests.Session, url: str, *, what: str, **kwargs: Any) -> reques
 def get_json(http: requests.Session, url: str, *, what: str, **kwargs: Any) -> Any:
     response = get(http, url, what=what, **kwargs)
     try:
-        return response.json()
-    except ValueError as error:  # requests' JSONDecodeError is a ValueError
+        return parse_json_text(response.content)  # bounded in depth and digits, as a saved payload is
+    except ValueError as error:
         raise FeedDataError(f"{what}: malformed JSON ({error})") from error

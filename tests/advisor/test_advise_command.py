@@ -70,7 +70,7 @@ def test_prints_the_advice_json(tmp_path: Path) -> None:
             "NaN is not valid JSON",  # refused while reading, as the API refuses it
         ),
         (
-            # A repeated name: the API refuses it (advisor.jsontext); the command read the last one silently.
+            # A repeated name: the API refuses it (core.jsontext); the command read the last one silently.
             '{"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e9}, '
             '"gpu": "h100-sxm", "gpu": "l4"}',
             "is given more than once in this object",

@@ -38,6 +38,28 @@ def test_unknown_query_parameters_are_named(alice, url, unknown) -> None:  # typ
     assert "allowed here" in body["errors"][0]["detail"]
 
 
+@pytest.mark.parametrize(
+    ("url", "repeated"),
+    [
+        ("/api/v1/offers?gpu=h100-sxm&gpu=l4", {"gpu": 2}),
+        ("/api/v1/offers?market=spot&market=on_demand&market=spot", {"market": 3}),
+        ("/api/v1/offers?provider=aws&provider=azure&gpu=l4", {"provider": 2}),
+        ("/api/v1/offers?format=csv&format=json", {"format": 2}),
+        ("/api/v1/gpus/h100-sxm/price-history?since=2025-01-01&since=2026-01-01", {"since": 2}),
+        ("/api/v1/scenarios?page=1&page=2", {"page": 2}),
+    ],
+)
+def test_a_parameter_given_more_than_once_is_refused_not_the_last_one_kept(alice, url, repeated) -> None:  # type: ignore[no-untyped-def]
+    # ?gpu=h100-sxm&gpu=l4 listed the l4 offers alone (35), and nothing said the h100-sxm filter was dropped.
+    body = assert_problem(alice.get(url), 400)
+    assert {error["parameter"]: error["pointer"] for error in body["errors"]} == {
+        name: f"#/{name}" for name in repeated
+    }
+    for error in body["errors"]:
+        times = repeated[error["parameter"]]
+        assert error["detail"].startswith(f"given {times} times; give it once, or a comma-separated list")
+
+
 def test_documented_parameters_still_pass_and_anonymous_callers_get_401_first(alice, anon) -> None:  # type: ignore[no-untyped-def]
     assert alice.get("/api/v1/offers?gpu=h100-sxm&market=spot&page=1&page_size=5&format=json").status_code == 200
     assert alice.get("/api/v1/gpus?format=csv").status_code == 200

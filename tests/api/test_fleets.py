@@ -136,3 +136,16 @@ def test_pdf_html_carries_the_plan_and_both_pictures() -> None:
     html = render_fleet_html(plan=fleet_plan(BASE_AND_WEEK), fleet_name="2027 base")
     assert "Own 32 GPUs: $457,920 a year" in html
     assert 'data-testid="chart-load-duration"' in html and 'data-testid="chart-fleet-cost"' in html
+
+
+def test_a_usage_series_shorter_than_an_hour_is_refused_and_a_longer_ones_span_stated(alice) -> None:  # type: ignore[no-untyped-def]
+    seconds = "timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:00:01Z,1000\n2025-01-01T00:00:02Z,8\n"
+    body = assert_problem(
+        alice.post("/api/v1/fleet-plans", {"gpu": "h100-sxm", "usage": {"csv": seconds}}, format="json"), 400
+    )
+    assert "got 3 seconds" in json.dumps(body)
+    hours = "timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T01:00:00Z,8\n2025-01-01T02:00:00Z,8\n"
+    document = {"gpu": "h100-sxm", "rent": {"usd_per_gpu_hour": 2.5}, "usage": {"csv": hours}}
+    plan = alice.post("/api/v1/fleet-plans", document, format="json")
+    assert plan.status_code == 200, plan.content[:500]
+    assert any("samples spanning 2.0 hours" in warning for warning in plan.json()["warnings"])

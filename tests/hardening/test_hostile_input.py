@@ -175,10 +175,15 @@ def test_cr_only_line_ends_are_accepted(api, url: str) -> None:  # type: ignore[
 
 
 MALFORMED = {
-    "unterminated quote": (lambda text: _with_cell(text, 4, "source", '"never closed'), "#/csv/4", "unterminated"),
+    # The refused cell's column is named where the record shows it (an outsider's check: it never was).
+    "unterminated quote": (
+        lambda text: _with_cell(text, 4, "source", '"never closed'),
+        "#/csv/4/source",
+        "unterminated",
+    ),
     "cell over 131,072 characters": (
         lambda text: _with_cell(text, 3, "source", "x" * 131_073),
-        "#/csv/3",
+        "#/csv/3/source",
         "longer than 131,072 characters",
     ),
     "NUL in a cell": (lambda text: _with_cell(text, 1, "source", "a\x00b"), "#/csv/1/source", "NUL"),

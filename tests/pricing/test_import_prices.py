@@ -215,3 +215,35 @@ def test_accept_smaller_with_an_empty_name_is_refused_not_a_traceback_or_every_f
     with pytest.raises(CommandError, match="--accept-smaller: "):
         call_command("refresh_prices", "--accept-smaller", name, stdout=StringIO())
     assert not FeedRun.objects.exists()
+
+
+@pytest.mark.parametrize("feed", ["azure", "gcp", "aws", "lambda"])
+@pytest.mark.parametrize(
+    ("label", "payload", "expected"),
+    [
+        ("10,000 deep", "[" * 10_000 + "]" * 10_000, "nested deeper than"),
+        ("a 5,000-digit integer", '{"Items": [' + "9" * 5000 + "]}", "more than 1,000 digits is not accepted"),
+    ],
+)
+def test_hostile_json_is_one_line_in_our_words_and_logs_no_traceback(
+    feed: str, label: str, payload: str, expected: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # json.loads recursed into a RecursionError, logged with its traceback; Python's words on a long integer told
+    # the user to call sys.set_int_max_str_digits().
+    path = tmp_path / "hostile.json"
+    path.write_text(payload)
+    with pytest.raises(CommandError) as info:
+        _import("--feed", feed, path)
+    message = str(info.value)
+    assert info.value.returncode == 2 and len(message.splitlines()) == 1
+    assert str(path) in message and expected in message and "sys." not in message
+    assert not [record for record in caplog.records if record.exc_info], label
+    assert not Offer.objects.exists()
+
+
+def test_one_json_reader_serves_the_api_and_the_feeds() -> None:
+    import core.jsontext
+    from advisor.api import parsers
+    from pricing.feeds import base
+
+    assert parsers.parse_json_text is core.jsontext.parse_json_text is base.parse_json_text

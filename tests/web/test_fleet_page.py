@@ -99,7 +99,7 @@ def test_a_fleet_proposal_has_its_own_page_and_pdf_but_no_workbook(client, user)
     )
 
 
-# The textarea is read as the API reads a JSON body (advisor.jsontext): each of these was a 500, or saved.
+# The textarea is read as the API reads a JSON body (core.jsontext): each of these was a 500, or saved.
 HOSTILE_TEXT = {
     "deep": ("[" * 50_000, "", "nested deeper than 32 arrays/objects"),
     "long integer": (

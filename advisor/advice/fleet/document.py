@@ -43,7 +43,7 @@ from advisor.advice.fleet.models import (
 )
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
-from advisor.scenario_model import NO_NUL
+from advisor.scenario_model import NAME_TEXT
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
 
@@ -58,6 +58,9 @@ MAX_USAGE_ROWS: Final[int] = 600_000  # over a year of minute samples
 # not the rows: two rows a millennium apart would be 87 million hours. One hour per row the CSV may hold keeps
 # the resampling within what the largest allowed CSV costs (600,000 hours is 68 years).
 MAX_USAGE_SPAN_HOURS: Final[int] = MAX_USAGE_ROWS
+# Usage is resampled to hourly means: samples covering less than an hour make no hour of demand (3 samples over
+# 2 seconds became "1 observed hours", repeated into a year of 2.97 million GPU-hours).
+MIN_USAGE_SPAN_HOURS: Final[float] = 1.0
 DEFAULT_NAME: Final[str] = "Untitled fleet"
 # The Scenario needs a workload to validate the shared sections; the fleet's rent/buy sections and the
 # tier prices do not depend on it. A small model that fits one GPU of any catalog type.
@@ -283,8 +286,11 @@ def _job(
     j = _given(known)
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
-    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NO_NUL, name):
-        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL; got {_got(name)}")
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NAME_TEXT, name):
+        e.fail(
+            f"{where}/name",
+            f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL or control characters; got {_got(name)}",
+        )
     workload = j.get("workload")
     inference = isinstance(workload, dict) and workload.get("kind") == "inference"
     gpus = None
@@ -403,6 +409,13 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     if len(samples.times) < 2:
         raise ValueError("at least two rows of samples are needed")
     t = (np.array(samples.times) - samples.times[0]) / 3600.0
+    # The last sample holds for one typical interval, as hourly_usage counts it.
+    covered = t[-1] + float(np.median(np.diff(t)))
+    if covered < MIN_USAGE_SPAN_HOURS:
+        raise ValueError(
+            f"the samples must cover at least {MIN_USAGE_SPAN_HOURS:g} hour (usage is resampled to hourly means); "
+            f"got {covered * 3600:,.0f} seconds, from the first row to the last plus one interval"
+        )
     if t[-1] > MAX_USAGE_SPAN_HOURS:
         raise ValueError(
             f"the samples may span at most {MAX_USAGE_SPAN_HOURS:,} hours (usage is resampled to hourly means "

@@ -18,7 +18,7 @@ from advisor.advice.models import HardwareQuote, Offer
 from advisor.scenario_model import (
     INTEGRAL,
     MAX_GPUS,
-    NO_NUL,
+    NAME_TEXT,
     Buy,
     Closed,
     DocumentName,
@@ -48,7 +48,7 @@ Number = float | None  # a cost that cannot be computed (a tier with no price) i
 class FleetJob(Closed):
     """One job of the year's mix: ``gpus`` and either ``hours`` or a Scenario ``workload``."""
 
-    name: Annotated[str, Field(min_length=1, max_length=MAX_JOB_NAME, pattern=NO_NUL)] | None = Field(
+    name: Annotated[str, Field(min_length=1, max_length=MAX_JOB_NAME, pattern=NAME_TEXT)] | None = Field(
         default=None, description='default "job N"'
     )
     gpus: Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL] | None = Field(

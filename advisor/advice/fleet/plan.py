@@ -415,7 +415,7 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
     if usage is not None:
         out.append(
             f"Measured usage is divisible demand (any GPU-hour may run on any free GPU): {usage.observed_hours:,} "
-            f"observed hours"
+            f"observed hours (samples spanning {usage.span_hours:,.1f} hours)"
             + (", repeated to fill the year" if usage.repeated else "")
             + (f", {usage.missing_hours:,} hours missing (gaps) left out" if usage.missing_hours else "")
             + (f", scaled by growth {usage.growth:g}" if usage.growth != 1 else "")

@@ -24,7 +24,7 @@ from advisor.api.calibration_access import (
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import runs_or_400, runs_problem
-from advisor.api.schema import NOT_BLANK_NO_NUL
+from advisor.api.schema import NOT_BLANK_NAME
 from advisor.api.views.base import query_params
 from advisor.calibrations import (
     NAME_MAX_LENGTH,
@@ -109,7 +109,7 @@ _JSON_FIT = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": NOT_BLANK_NO_NUL},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": NOT_BLANK_NAME},
         "runs": {"type": "array", "items": _RUN_RECORD, "minItems": 1},
     },
     "required": ["name", "runs"],
@@ -152,7 +152,7 @@ class CalibrationListView(GenericAPIView):
         parameters=[
             OpenApiParameter(
                 "name",
-                {"type": "string", "minLength": 1, "pattern": NOT_BLANK_NO_NUL},
+                {"type": "string", "minLength": 1, "pattern": NOT_BLANK_NAME},
                 description="Name, for a text/csv body.",
             )
         ],

@@ -22,7 +22,7 @@ from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, 
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
-from advisor.api.serializers import StrictSerializer, TextField, saved_versions
+from advisor.api.serializers import NameField, StrictSerializer, saved_versions
 from advisor.api.views.advice import FirstRenderer
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import render_fleet_pdf
@@ -36,7 +36,7 @@ from core.auth import signed_in_user
 
 
 class FleetInputSerializer(StrictSerializer):
-    name = TextField(max_length=NAME_MAX_LENGTH)
+    name = NameField(max_length=NAME_MAX_LENGTH)
     fleet = FleetInputDocumentField(help_text="Fleet Plan input JSON (see DESIGN.md); unknown fields are an error.")
 
 

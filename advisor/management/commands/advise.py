@@ -6,8 +6,6 @@ is not JSON, or is not a valid Scenario. ``-`` reads the scenario from standard 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -16,6 +14,7 @@ from advisor.advice import advise
 from advisor.management.commands.estimate import add_calibration_arguments, calibration_option
 from advisor.management.jsonfile import parse_json_argument
 from advisor.scenario import ScenarioError
+from core.inputfile import read_input_text
 
 INVALID_INPUT = 2
 
@@ -32,7 +31,7 @@ class Command(BaseCommand):
         path = options["scenario"]
         try:
             # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
+            text = read_input_text(path)
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: cannot read the scenario file ({exc})", returncode=INVALID_INPUT) from exc
         document = parse_json_argument(text.removeprefix("\ufeff"), path=path)

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
 from advisor.runs_csv import read_runs_text
+from core.inputfile import read_input_text
 from estimator import calibrate
 from estimator.prediction import borrowed_family_notes, estimate_runs_csv
 from estimator.runs import MAX_ERRORS, RunValidationError
@@ -21,11 +22,10 @@ BAD_INPUT = 2
 
 
 def read_text_argument(path: str, option: str) -> str:
-    """The file's text ("-" reads stdin); a missing or unreadable file is a bad-input error naming the option."""
-    if path == "-":
-        return sys.stdin.read().removeprefix("\ufeff")
+    """The file's text ("-" reads stdin); a missing, unreadable or too large file is a bad-input error naming the
+    option."""
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        return read_input_text(path)
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"{option}: cannot read {path}: {error}", returncode=BAD_INPUT) from None
 

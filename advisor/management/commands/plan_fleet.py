@@ -7,8 +7,6 @@ The same document as ``POST /api/v1/fleet-plans``. Exit status 2 with a message 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -16,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from advisor.advice.fleet.service import fleet_plan
 from advisor.management.jsonfile import parse_json_argument
 from advisor.scenario import ScenarioError
+from core.inputfile import read_input_text
 
 INVALID_INPUT = 2
 
@@ -23,7 +22,7 @@ INVALID_INPUT = 2
 def _read(path: str, what: str) -> str:
     try:
         # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
+        text = read_input_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"{path}: cannot read the {what} ({exc})", returncode=INVALID_INPUT) from exc
     return text.removeprefix("\ufeff")

@@ -297,3 +297,26 @@ def test_each_node_is_weighed_at_what_it_adds_to_the_owned_cost() -> None:
     assert prices.node_usd_per_year(2) == 20_000 + 2 * 120_000 - 100_000
     assert prices.node_usd_per_year(3) == 120_000
     assert prices.break_even_utilization() == pytest.approx(120_000 / 8 / (8760 * 3.0))
+
+
+@pytest.mark.parametrize(
+    ("csv_text", "seconds"),
+    [
+        ("timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:00:01Z,1000\n2025-01-01T00:00:02Z,8\n", 3),
+        ("timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:20:00Z,8\n", 2400),
+    ],
+)
+def test_usage_covering_less_than_an_hour_is_refused_with_its_real_span(csv_text: str, seconds: int) -> None:
+    # Samples over 2 seconds were "1 observed hours, repeated to fill the year, 1 hours missing (gaps)": 336 GPUs
+    # to own at $6.9M a year.
+    from advisor.advice.fleet.document import parse_usage_csv
+
+    with pytest.raises(ValueError, match=rf"at least 1 hour .* got {seconds:,} seconds"):
+        parse_usage_csv(csv_text)
+
+
+def test_usage_covering_an_hour_is_planned_and_its_span_stated() -> None:
+    from advisor.advice.fleet.document import parse_usage_csv
+
+    hours, busy, _ = parse_usage_csv("timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:30:00Z,8\n")
+    assert list(hours) == [0.0, 0.5] and list(busy) == [8.0, 8.0]

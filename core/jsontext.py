@@ -8,7 +8,7 @@ What it refuses, and why each is checked here rather than left to the validators
 - NaN and Infinity literals: Python's json accepts them, JSON does not, and no field means them;
 - an integer of more than MAX_JSON_INTEGER_DIGITS digits: int() refuses over 4,300 (a ValueError raised
   mid-parse, with no location), and no quantity needs a tenth of that;
-- NUL and unpaired surrogates in any string or key (advisor.textcheck): neither the database nor a
+- NUL and unpaired surrogates in any string or key (core.textcheck): neither the database nor a
   response can carry them, so one stored would break every later view of it;
 - a name given twice in one object: RFC 8259 §4 leaves such text's meaning to the reader and I-JSON (RFC 7493
   §2.3) forbids it. Python keeps the last, other readers the first, so `"gpu": "h100-sxm", "gpu": "l4"` would be
@@ -26,7 +26,7 @@ from typing import Any, Final
 import numpy as np
 from django.conf import settings
 
-from advisor.textcheck import BAD_CHARACTER_DETAIL, bad_strings, visible
+from core.textcheck import BAD_CHARACTER_DETAIL, bad_strings, visible
 
 # Far above any count or quantity a document holds (tokens are at most 1e16: 17 digits), far below
 # int()'s own limit, and small enough that converting one costs nothing.

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 _BAD = re.compile("[\x00\ud800-\udfff]")
 
 BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (U+D800-U+DFFF)"
+# A name is one line of plain text: C0 controls and DEL are refused too. XML 1.0 (so an XLSX cell) cannot hold most
+# of them, and a name with ESC or BEL would also reach terminals and logs. The JSON Schema pattern says the same
+# (advisor.scenario_model.NAME_TEXT).
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+CONTROL_CHARACTER_DETAIL = "must not contain control characters (U+0001-U+001F, U+007F): a name is one line of text"
 
 
 def has_bad_characters(value: str) -> bool:
@@ -44,7 +49,8 @@ def bad_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[
 
 
 def clean_name(name: str | None, *, max_length: int) -> str:
-    """A stored name, stripped: not empty, at most ``max_length`` characters, no bad character (else ValueError)."""
+    """A stored name, stripped: not empty, at most ``max_length`` characters, no bad or control character (else
+    ValueError)."""
     cleaned = (name or "").strip()
     if not cleaned:
         raise ValueError("must not be empty")
@@ -52,4 +58,30 @@ def clean_name(name: str | None, *, max_length: int) -> str:
         raise ValueError(f"at most {max_length} characters (got {len(cleaned)})")
     if has_bad_characters(cleaned):
         raise ValueError(BAD_CHARACTER_DETAIL)
+    if has_control_characters(cleaned):
+        raise ValueError(CONTROL_CHARACTER_DETAIL)
     return cleaned
+
+
+def has_control_characters(value: str) -> bool:
+    return _CONTROL.search(value) is not None
+
+
+# How much of a hostile cell an error message repeats: enough to recognise it.
+SHOWN_CHARACTERS: Final[int] = 40
+
+
+def shown(text: str, *, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` as an error message may repeat it: quoted with every control character escaped (repr), and cut
+    to ``limit`` characters with the full length stated (a message echoed 5,000 digits, or NUL bytes to a
+    terminal)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def label(name: str) -> str:
+    """A name from the input (a CSV header cell) as a message names it: as given when it is short plain text,
+    else ``shown``."""
+    plain = len(name) <= SHOWN_CHARACTERS * 2 and name.isprintable()
+    return name if plain else shown(name)
