@@ -172,6 +172,12 @@ class ProfiledRun:
         return None
 
 
+def shown_cell(raw: str, *, limit: int = 40) -> str:
+    """A cell as a message quotes it: escaped (repr: no raw NUL or control bytes reach a terminal) and cut to
+    ``limit`` characters (a hostile probe's 5,000-digit num_gpus came back whole in a 5,074-byte message)."""
+    return repr(raw[:limit]) + ("..." if len(raw) > limit else "")
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""
@@ -197,7 +203,7 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
             spec = get_gpu(gpu)
             values["gpu"] = spec.id
         except UnknownGpuError:
-            bad("gpu", f"unknown gpu {text['gpu']!r}; valid ids: {', '.join(GPU_IDS)}")
+            bad("gpu", f"unknown gpu {shown_cell(text['gpu'])}; valid ids: {', '.join(GPU_IDS)}")
     _parse_ints(text, values, bad)
     _parse_floats(text, values, bad)
     _parse_precision(text, values, bad)
@@ -234,13 +240,13 @@ def _parse_ints(text: Mapping[str, str], values: dict[str, object], bad: Callabl
             continue
         number = plain_number(raw)
         if number is None:
-            bad(column, f"must be a positive integer, got {raw[:40]!r}")
+            bad(column, f"must be a positive integer, got {shown_cell(raw)}")
             continue
         if not math.isfinite(number) or number != int(number) or number < 1:
-            bad(column, f"must be a positive integer (at least 1), got {raw!r}")
+            bad(column, f"must be a positive integer (at least 1), got {shown_cell(raw)}")
             continue
         if number > RUN_COLUMN_MAXIMUM[column]:
-            bad(column, f"must be an integer from 1 to {RUN_COLUMN_MAXIMUM[column]:,.0f}, got {raw!r}")
+            bad(column, f"must be an integer from 1 to {RUN_COLUMN_MAXIMUM[column]:,.0f}, got {shown_cell(raw)}")
             continue
         values[column] = int(number)
 
@@ -253,12 +259,13 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
             continue
         number = plain_number(raw)
         if number is None:
-            bad(column, f"must be a positive number, got {raw[:40]!r}")
+            bad(column, f"must be a positive number, got {shown_cell(raw)}")
             continue
         low = RUN_COLUMN_MINIMUM.get(column, 0.0)
         if not (math.isfinite(number) and number > 0 and low <= number <= RUN_COLUMN_MAXIMUM[column]):
             allowed = f"at least {low:g}" if low else "above 0"
-            bad(column, f"must be a number {allowed} and at most {RUN_COLUMN_MAXIMUM[column]:,g}, got {raw!r}")
+            most = RUN_COLUMN_MAXIMUM[column]
+            bad(column, f"must be a number {allowed} and at most {most:,g}, got {shown_cell(raw)}")
             continue
         values[column] = number
 
@@ -275,7 +282,7 @@ def _parse_precision(text: Mapping[str, str], values: dict[str, object], bad: Ca
     spec = get_gpu(str(values["gpu"])) if "gpu" in values else None
     precision = given or (default_precision(spec) if spec is not None else DEFAULT_PRECISION)
     if precision not in PRECISIONS:
-        bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {text['precision']!r}")
+        bad("precision", f"must be one of {', '.join(PRECISIONS)}; got {shown_cell(text['precision'])}")
         return
     values["precision"] = precision
     if spec is None:
@@ -294,7 +301,8 @@ def _parse_options(text: Mapping[str, str], values: dict[str, object], bad: Call
         if strategy in STRATEGIES:
             values["strategy"] = strategy
         else:
-            bad("strategy", f"must be one of {', '.join(STRATEGIES)} or empty (search); got {text['strategy']!r}")
+            got = shown_cell(text["strategy"])
+            bad("strategy", f"must be one of {', '.join(STRATEGIES)} or empty (search); got {got}")
     checkpointing = text.get("activation_checkpointing", "").lower()
     if checkpointing:
         if checkpointing in CHECKPOINTING:
@@ -302,7 +310,7 @@ def _parse_options(text: Mapping[str, str], values: dict[str, object], bad: Call
         else:
             allowed = ", ".join(CHECKPOINTING)
             got = text["activation_checkpointing"]
-            bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {got!r}")
+            bad("activation_checkpointing", f"must be one of {allowed} or empty (search); got {shown_cell(got)}")
 
 
 def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Callable[[str, str], None]) -> None:
@@ -312,7 +320,7 @@ def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Cal
         if stack in STACKS:
             values["stack"] = stack
         else:
-            bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {text['stack']!r}")
+            bad("stack", f"must be one of {', '.join(STACKS)} or empty (unknown); got {shown_cell(text['stack'])}")
     for column in MOE_COLUMNS:
         # Extra columns are kept unread, but these would be silently wrong: a run is modelled dense (every parameter
         # active), so a mixture of experts' row would calibrate the model off by its total/active parameter ratio.
@@ -322,7 +330,7 @@ def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Cal
                 column,
                 "a mixture-of-experts run: profiled runs are modelled as dense models (every parameter active in "
                 "every token), so this row cannot calibrate the estimator; leave it out (a Scenario's "
-                f"workload.model takes experts); got {text[column][:40]!r}",
+                f"workload.model takes experts); got {shown_cell(text[column])}",
             )
             break
     virtual = text.get("virtual_pipeline", "")
@@ -331,7 +339,7 @@ def _parse_optional(text: Mapping[str, str], values: dict[str, object], bad: Cal
         if number is None or not (math.isfinite(number) and number == int(number) and 1 <= number <= MAX_GPUS):
             bad(
                 "virtual_pipeline",
-                f"must be an integer from 1 (no interleaving) to {MAX_GPUS:,} or empty; got {virtual[:40]!r}",
+                f"must be an integer from 1 (no interleaving) to {MAX_GPUS:,} or empty; got {shown_cell(virtual)}",
             )
 
 

@@ -327,3 +327,14 @@ def test_a_small_model_row_may_sit_as_far_off_as_its_own_derivation() -> None:
     assert [e.column for e in info.value.errors] == ["params_b"] and "away from params_b 0.5B" in info.value.errors[
         0
     ].message
+
+
+def test_messages_quote_cells_escaped_and_shortened() -> None:
+    """A hostile probe: a 5,000-digit num_gpus came back whole in a 5,074-byte message, and a NUL byte in a cell
+    reached the terminal raw."""
+    row = {"gpu": "h100-sxm", "num_gpus": "9" * 5000, "params_b": 7, "seq_len": 4096, "global_batch": 8}
+    with pytest.raises(RunValidationError) as info:
+        runs_from_records([row, {**row, "num_gpus": 8, "gpu": "h1\x00" + "x" * 100}])
+    first, second = (e.message for e in info.value.errors)
+    assert len(first) < 200 and first.endswith("'...")
+    assert "\x00" not in second and "\\x00" in second and len(second) < 300
