@@ -200,7 +200,8 @@ def test_calibrate_with_owner_is_listed_on_the_pages_and_used_by_estimate_and_ad
     named_out, _ = _run("estimate", "--runs", str(runs), "--calibration", "alices fit", "--owner", "alice")
     assert default_out != named_out  # a fit on these runs predicts them differently from the shipped default
     document = tmp_path / "scenario.json"
-    document.write_text(json.dumps(scenario()), encoding="utf-8")
+    # On the GPU of its runs: elsewhere the calibration it refines predicts, and the Advice names that one.
+    document.write_text(json.dumps({**scenario(), "gpu": "a100-40gb"}), encoding="utf-8")
     advice, _ = _run("advise", str(document), "--calibration", "shared fit")
     assert json.loads(advice)["calibration"]["name"] == "shared fit"
 
@@ -363,3 +364,50 @@ def test_an_impossible_step_time_is_refused_with_readable_numbers() -> None:
         text = " ".join(str(e) for e in info.value.errors)
         assert "inf" not in text and "e+" in text and len(text) < 600, text
         assert not any(len(word) > 30 for word in text.split()), text
+
+
+def _team_a100_runs() -> str:
+    """A team's 12 A100 runs on its own stack (llm-foundry), 0.6x the public throughput: a user's calibration whose
+    scope is the a100 family and the llm-foundry stack."""
+    with PUBLIC_RUNS.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        fields = list(reader.fieldnames or ())
+        rows = [r for r in reader if r["gpu"] == "a100-80gb" and r["source"].startswith("llm-foundry")][:12]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=fields)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {**row, "tokens_per_s": f"{float(row['tokens_per_s']) * 0.6:.0f}", "stack": "llm-foundry", "source": "ours"}
+        )
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_training_advice_outside_a_users_calibration_scope_reports_the_base_that_predicted_it() -> None:
+    """team-a100 (12 A100 llm-foundry runs) advising h100-sxm with no stack: the default predicted it, but the Advice
+    said 'held out 10-fold by config family: median error 4.0%' (the team's; the default's is leave-one-stack-out
+    14.6%) and warned '7B outside the 12.9-64.8B' and 'no run on h100-sxm' of a calibration that predicted nothing."""
+    import datetime as dt
+
+    from advisor.advice import advise
+    from estimator.calibrate import fit
+
+    now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    default = load_default()
+    team = fit(read_runs_csv(_team_a100_runs()), name="team-a100", prior=default)
+    assert team.report["scope"]["gpu_families"] == ["a100"]
+    scenario = json.loads((ROOT / "examples" / "7b-training.json").read_text(encoding="utf-8"))
+    user = advise(scenario, calibration=team, now=now).to_dict()
+    base = advise(scenario, calibration=default, now=now).to_dict()
+    assert [d["run_hours"] for d in user["sizes"]] == pytest.approx([d["run_hours"] for d in base["sizes"]])
+    assert user["calibration"] == base["calibration"]
+    assert user["calibration"]["held_out"] == "leave-one-stack-out"
+    assert user["uncertainty"] == base["uncertainty"]
+    about_team = [w for w in user["warnings"] if "team-a100" in w]
+    assert len(about_team) == 1 and "default (public runs)" in about_team[0], about_team
+    assert [w for w in user["warnings"] if w not in about_team] == list(base["warnings"])
+    # On the team's own GPU the team's calibration predicts, and its figures are the ones shown.
+    own = advise({**scenario, "gpu": "a100-80gb"}, calibration=team, now=now).to_dict()
+    assert own["calibration"]["name"] == "team-a100"
+    assert own["calibration"]["held_out_median_ape"] == pytest.approx(team.report["loo_median_ape"])
