@@ -366,7 +366,7 @@ def test_an_impossible_step_time_is_refused_with_readable_numbers() -> None:
         assert not any(len(word) > 30 for word in text.split()), text
 
 
-def _team_a100_runs() -> str:
+def team_a100_runs() -> str:
     """A team's 12 A100 runs on its own stack (llm-foundry), 0.6x the public throughput: a user's calibration whose
     scope is the a100 family and the llm-foundry stack."""
     with PUBLIC_RUNS.open(encoding="utf-8") as handle:
@@ -395,7 +395,7 @@ def test_training_advice_outside_a_users_calibration_scope_reports_the_base_that
 
     now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
     default = load_default()
-    team = fit(read_runs_csv(_team_a100_runs()), name="team-a100", prior=default)
+    team = fit(read_runs_csv(team_a100_runs()), name="team-a100", prior=default)
     assert team.report["scope"]["gpu_families"] == ["a100"]
     scenario = json.loads((ROOT / "examples" / "7b-training.json").read_text(encoding="utf-8"))
     user = advise(scenario, calibration=team, now=now).to_dict()

@@ -65,10 +65,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> ThroughputBand | None:
-    """The tokens/s band of the fleet's predicted (training) jobs, as each job's Advice states it for its own
-    workload.stack: one draw moves them all (one calibration), so jobs of different stacks take the widest of
-    their bands. None without a predicted job."""
+def predicted_by(
+    fleet: FleetInput, calibration: Calibration | None
+) -> dict[str | None, tuple[Calibration, str | None]]:
+    """Per workload.stack of the fleet's predicted (training) jobs, the calibration that predicts them on the fleet's
+    GPU (``Calibration.scoped``: a user's outside its runs' families and stacks is its base) and the note saying so."""
     stacks = {
         job.scenario.workload.stack
         for job in fleet.jobs
@@ -76,11 +77,34 @@ def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> Throu
     }
     cal = calibration or load_default()
     family = get_gpu(fleet.base.gpu).family
+    return {s: cal.scoped(family=family, stack=s) for s in sorted(stacks, key=str)}
+
+
+def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> ThroughputBand | None:
+    """The tokens/s band of the fleet's predicted (training) jobs, as each job's Advice states it for its own
+    workload.stack, from the calibration that predicts it: one draw moves them all, so jobs of different stacks
+    take the widest of their bands. None without a predicted job."""
+    family = get_gpu(fleet.base.gpu).family
     bands = [
-        ThroughputBand.of(cal.interval(stack=s, known_stack=s is not None, family=family))
-        for s in sorted(stacks, key=str)
+        ThroughputBand.of(used.interval(stack=s, known_stack=s is not None, family=family))
+        for s, (used, _) in predicted_by(fleet, calibration).items()
     ]
     return max(bands, key=lambda b: b.p90_multiplier / b.p10_multiplier, default=None)
+
+
+def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) -> list[str]:
+    """What the fit of each calibration that predicted a job says against its use (a reviewer: a calibration 882%
+    off its own runs tripled a job's hours with no word in the plan), and where a user's calibration left jobs to
+    its base: its fit, coverage and band do not apply to them (the base's band is the plan's)."""
+    if calibration is None:
+        return []
+    out: list[str] = []
+    for stack, (used, note) in predicted_by(fleet, calibration).items():
+        out.extend(fit_warnings(name=used.name, report=used.report))
+        if note:
+            which = "the jobs naming no stack" if stack is None else f"the jobs of stack {stack!r}"
+            out.append(f"For {which} on {fleet.base.gpu}: {note}.")
+    return out
 
 
 def _uncertainty(
@@ -204,10 +228,7 @@ def plan_for_input(
     doc = plan.to_dict()
     doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet, calibration))
     warnings = [*priced.warnings, *doc.pop("warnings")]
-    if calibration is not None and any(job.scenario is not None for job in fleet.jobs):
-        # Jobs given as workloads run through the calibration: what its fit says against its use applies here too
-        # (a reviewer: a calibration 882% off its own runs tripled a job's hours with no word in the plan).
-        warnings.extend(fit_warnings(name=calibration.name, report=calibration.report))
+    warnings.extend(_calibration_warnings(fleet, calibration))
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(
             f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "

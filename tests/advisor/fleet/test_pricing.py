@@ -344,3 +344,32 @@ def test_a_null_fleet_name_is_the_fleets_default_name() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
     assert fleet_plan({**CATALOG, "name": None})["fleet"]["name"] == "Untitled fleet"
+
+
+def test_a_plan_outside_its_users_calibration_scope_takes_the_band_and_warnings_of_the_base() -> None:
+    """team-a100 (12 A100 llm-foundry runs) active, a 7B job on h100-sxm: the default predicted its 449.57 h, but the
+    plan's band was the team's x0.725-1.287 (the default's x0.740-1.312) and the team's fit warnings were added."""
+    from advisor.advice.fleet.service import fleet_plan
+    from estimator.calibrate import fit, load_default
+    from estimator.runs import read_runs_csv
+    from tests.advisor.test_calibration_commands import team_a100_runs
+
+    default = load_default()
+    team = fit(read_runs_csv(team_a100_runs()), name="team-a100", prior=default)
+    # Its fit said to miss its own runs: a warning that applies only where it predicts.
+    team = replace(team, report={**team.report, "loo_median_ape": 8.82})
+    model = {"params_b": 7, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 4096}
+    workload = {"kind": "training", "model": model, "tokens": 1e12, "global_batch": 1024}
+    training = {"name": "7B", "gpus": 64, "runs_per_year": 4, "workload": workload}
+    document = {**CATALOG, "jobs": [training]}
+    user, base = fleet_plan(document, calibration=team), fleet_plan(document, calibration=default)
+    assert user["uncertainty"] == base["uncertainty"]
+    assert user["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(0.7405, abs=5e-4)
+    about_team = [w for w in user["warnings"] if "team-a100" in w]
+    assert len(about_team) == 1 and "default (public runs)" in about_team[0], about_team
+    assert "misses its own held-out runs" not in about_team[0]
+    # On the team's own GPU its band and its fit warnings apply.
+    own = fleet_plan({**document, "gpu": "a100-80gb"}, calibration=team)
+    band = team.interval(stack=None, known_stack=False, family="a100")
+    assert own["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(band["p10_multiplier"])
+    assert any("'team-a100' misses its own held-out runs by a median 882%" in w for w in own["warnings"])
