@@ -125,7 +125,16 @@ class Calibration:
         scope = self.report.get("scope") or {}
         if self.base is None or not scope:
             return True
-        return family in scope.get("gpu_families", ()) and (stack is None or stack in scope.get("stacks", ()))
+        if family not in scope.get("gpu_families", ()):
+            return False
+        if stack is None:
+            return True
+        pairs = scope.get("pairs")
+        if pairs is None:  # a calibration stored before pairs were: its families and stacks in any combination
+            return stack in scope.get("stacks", ())
+        # The (family, stack) pairs measured, not every combination: runs of H100 torchtitan and A100 DeepSpeed
+        # predicted H100 DeepSpeed at 2x the default with no note (a hostile probe).
+        return [family, stack] in [list(pair) for pair in pairs]
 
     def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]:
         """The calibration that predicts ``family`` with ``stack`` (itself, or its base outside its scope) and, when
@@ -136,9 +145,15 @@ class Calibration:
         covered = ", ".join(f"{f}" for f in scope.get("gpu_families", ())) or "none"
         stacks = ", ".join(scope.get("stacks", ())) or "none"
         which = f"the {family} family" + ("" if stack is None else f" with stack {stack!r}")
+        pairs = scope.get("pairs")
+        runs_cover = (
+            f"the {covered} family, stack {stacks}"
+            if pairs is None
+            else ", ".join(f"{pair_family} with {pair_stack}" for pair_family, pair_stack in pairs)
+        )
         return self.base, (
-            f"the calibration '{self.name}' has no runs on {which} (its runs cover the {covered} family, stack "
-            f"{stacks}): predicted with the calibration it refines, '{self.base.name}', and its band"
+            f"the calibration '{self.name}' has no runs on {which} (its runs cover {runs_cover}): predicted with "
+            f"the calibration it refines, '{self.base.name}', and its band"
         )
 
     def interval(
@@ -1090,8 +1105,9 @@ def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:
     return {
         "gpu_families": sorted({get_gpu(run.gpu).family for run in runs}),
         "stacks": sorted({stack_label(run) for run in runs}),
+        "pairs": sorted({(get_gpu(run.gpu).family, stack_label(run)) for run in runs}),
         "base": base,
-        "rule": "GPU families and stacks outside these runs (a job without a stack on these families counts as "
+        "rule": "GPU family and stack pairs outside these runs (a job without a stack on these families counts as "
         f"theirs) are predicted with '{base}', which this calibration refines, and its band",
     }
 

@@ -323,6 +323,26 @@ def test_a_users_calibration_predicts_families_and_stacks_it_has_no_runs_of_as_i
     assert mi300x_team.report["scope"]["stacks"] == ["torchtitan"]
 
 
+def test_a_users_calibration_covers_the_family_and_stack_pairs_its_runs_measured(mi300x_team: Calibration) -> None:
+    """A hostile probe: runs of H100 torchtitan and A100 DeepSpeed predicted H100 DeepSpeed at 2x the default with no
+    note, the scope being every family times every stack of the runs."""
+    assert [list(pair) for pair in mi300x_team.report["scope"]["pairs"]] == [["cdna3", "torchtitan"]]
+    scope = {
+        "gpu_families": ["a100", "hopper"],
+        "stacks": ["deepspeed", "torchtitan"],
+        "pairs": [["a100", "deepspeed"], ["hopper", "torchtitan"]],
+    }
+    two = dataclasses.replace(mi300x_team, report={**mi300x_team.report, "scope": scope})
+    assert two.covers(family="hopper", stack="torchtitan") and two.covers(family="a100", stack="deepspeed")
+    assert not two.covers(family="hopper", stack="deepspeed") and not two.covers(family="a100", stack="torchtitan")
+    assert two.covers(family="hopper", stack=None) and not two.covers(family="blackwell", stack=None)
+    base, note = two.scoped(family="hopper", stack="deepspeed")
+    assert base is two.base and note and "hopper with torchtitan" in note
+    # A calibration stored before pairs were recorded keeps its families-times-stacks reading.
+    older = dataclasses.replace(two, report={**two.report, "scope": {k: v for k, v in scope.items() if k != "pairs"}})
+    assert older.covers(family="hopper", stack="deepspeed")
+
+
 def test_a_prediction_outside_a_users_calibration_uses_its_base_and_says_so(mi300x_team: Calibration) -> None:
     from estimator import predict
     from estimator.specs import get_gpu
