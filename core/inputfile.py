@@ -23,15 +23,17 @@ class InputFileTooLarge(OSError):
 
 
 def read_input_text(path: str | Path, *, setting: str = "MAX_INPUT_FILE_BYTES", encoding: str = "utf-8-sig") -> str:
-    """The text of ``path`` ("-": standard input, where the limit counts characters), reading at most the limit
-    (the setting named ``setting``) + 1 bytes; InputFileTooLarge above it, OSError or UnicodeDecodeError as reading
-    and decoding raise them."""
+    """The text of ``path`` ("-": standard input), reading at most the limit (the setting named ``setting``) + 1
+    bytes; InputFileTooLarge above it, OSError or UnicodeDecodeError as reading and decoding raise them. Standard
+    input is read as bytes too, so the limit counts bytes either way (a hostile probe: 80 MB of 'é' was refused as a
+    file and read whole through '-', the text layer counting characters)."""
     limit: int = getattr(settings, setting)
     if str(path) == "-":
-        text = sys.stdin.read(limit + 1)
-        if len(text) > limit:
+        stream = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's StringIO): its encoding
+        raw = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode("utf-8")
+        if len(raw) > limit:
             raise InputFileTooLarge(limit=limit, setting=setting)
-        return text.removeprefix("\ufeff")
+        return raw.decode(encoding)
     with Path(path).open("rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:

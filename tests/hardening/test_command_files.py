@@ -63,3 +63,13 @@ def test_a_file_one_byte_over_the_limit_is_refused_and_one_at_it_is_read(label: 
 def test_import_prices_refuses_an_endless_payload_without_reading_it_all() -> None:
     message = _exit_2(["import_prices", "--feed", "azure", "/dev/zero"])
     assert "/dev/zero" in message and f"larger than {LIMIT:,} bytes" in message and "MAX_PRICE_FILE_BYTES" in message
+
+
+@pytest.mark.django_db
+def test_standard_input_is_bounded_in_bytes_like_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile probe: 80 MB of 'é' was refused as a file but read whole through '-', the limit counting characters
+    there. LIMIT // 2 + 1 two-byte characters are fewer characters than the limit and more bytes."""
+    text = "\u00e9" * (LIMIT // 2 + 1)
+    stream = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", stream)
+    assert f"larger than {LIMIT:,} bytes" in _exit_2(["advise", "-"])
