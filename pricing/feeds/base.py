@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.inputfile import read_input_text
+from core.inputfile import InputFileTooLarge, read_input_text
 from core.jsontext import parse_json_text
 from pricing.gpus import canonical_gpu
 
@@ -161,6 +161,8 @@ def parse_datetime(value: Any) -> dt.datetime | None:
 def read_text(path: Path) -> str:
     try:
         return read_input_text(path, setting="MAX_PRICE_FILE_BYTES", encoding="utf-8")
+    except InputFileTooLarge as error:  # its own words name the limit; the class name read as noise (a probe)
+        raise FeedFileError(path, str(error)) from error
     except (OSError, UnicodeDecodeError) as error:
         raise FeedFileError(path, f"unreadable ({type(error).__name__}: {error})") from error
 
