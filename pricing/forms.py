@@ -27,6 +27,15 @@ class OfferFilterForm(forms.Form):
         gpu_field.choices = [("", "Any GPU"), *((gpu, gpu) for gpu in CANONICAL_GPUS)]
         provider_field.choices = [("", "Any provider"), *Provider.objects.values_list("slug", "name")]
 
+    def clean(self) -> dict[str, Any] | None:
+        # A filter given twice (?gpu=h100-sxm&gpu=l4) showed the last one's offers alone; the API answers 400.
+        cleaned = super().clean()
+        if hasattr(self.data, "getlist"):  # a QueryDict (a plain dict cannot repeat a name)
+            for name in self.fields:
+                if len(self.data.getlist(name)) > 1:
+                    self.add_error(name, "Given more than once: choose one.")
+        return cleaned
+
     def clean_region(self) -> str:
         region = self.cleaned_data["region"].strip()
         if region and not all(ch.isalnum() or ch in "-_ " for ch in region):

@@ -65,6 +65,8 @@ def test_filters_and_sort(client: Client, bundled: str) -> None:
         ({"provider": "nowhere"}, "Select a valid choice"),
         ({"region": "<script>"}, "A region is letters"),
         ({"sort": "drop table"}, "Select a valid choice"),
+        # A hostile probe: ?gpu=h100-sxm&gpu=l4 showed the l4 offers alone (the API answers 400 since today).
+        ({"gpu": ["h100-sxm", "l4"]}, "Given more than once"),
     ],
 )
 def test_bad_filters_answer_400_with_a_message_not_a_500(
