@@ -20,6 +20,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from advisor import formatting as fmt
+from advisor.advice.documents import recommended_size
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
@@ -535,8 +536,7 @@ def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float
 def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     """Owned $/GPU-hour vs utilization, against each rental market's price, crossings marked."""
     sizes = _sizes(advice)
-    recommended = _get(advice, "recommendation", "gpus")
-    size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
+    size = recommended_size(advice) or (sizes[0] if sizes else None)
     # The utilization the advice used at this size: derived from the traffic (inference), implied by the runs a
     # year or given (training); older documents carry only the scenario's.
     planned = _get(size, "buy", "utilization") if size is not None else None

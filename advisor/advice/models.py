@@ -177,6 +177,11 @@ class Recommendation(Closed):
         "in documents issued before 2026-12-05)."
     )
     gpus: int | None
+    tp: int | None = Field(
+        default=None,
+        description="Inference: the tensor-parallel degree of the recommended deployment; it and gpus name one "
+        "size (TP 4 x 18 and TP 8 x 9 are both 72 GPUs). Absent in training and in documents issued before 2026-12-06.",
+    )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
         default=None, description="Scaling efficiency below which more GPUs are not worth it."
@@ -257,9 +262,16 @@ GPUS_OWNED_OF_THE_OUTLOOK = (
 )
 
 
+TP_OF_THE_OUTLOOK: Final = (
+    "Inference: the tensor-parallel degree of the deployment these figures are for (two degrees can need the same "
+    "GPUs at different costs); absent in training."
+)
+
+
 class CumulativeCost(Closed):
     gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
     gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
+    tp: int | None = Field(default=None, description=TP_OF_THE_OUTLOOK)
     months: list[int]
     rent_usd: list[float | None]
     buy_usd: list[float | None]
@@ -271,6 +283,7 @@ class CumulativeCost(Closed):
 class PresentCost(Closed):
     gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
     gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
+    tp: int | None = Field(default=None, description=TP_OF_THE_OUTLOOK)
     discount_rate: float
     years: float
     rent_present_cost_usd: float | None
@@ -327,6 +340,7 @@ class InferenceAlternative(Closed):
 
     gpu: str
     gpus: int | None
+    tp: int | None = Field(default=None, description="The tensor-parallel degree of that deployment.")
     rent_usd_per_month: NonNegative | None
     buy_usd_per_month: NonNegative | None
     usd_per_million_output_tokens: NonNegative | None

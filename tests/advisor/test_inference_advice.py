@@ -839,3 +839,41 @@ def test_the_cash_outlook_names_the_owned_gpus_its_buy_figures_are_for(db: None)
     for block in (doc["npv"], doc["cumulative_cost"]):
         assert block["gpus"] == rec["gpus"]
         assert block["gpus_owned"] == rec["buy"]["gpus_owned"] == 8 * rec["buy"]["nodes"]
+
+
+TIE = {
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 40, "mean_requests_per_s": 36, "input_tokens": 1000, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+    },
+    "gpu": "a100-80gb",
+    "compare_gpus": ["a100-80gb", "h100-sxm"],
+    "rent": {"usd_per_gpu_hour": 2.0},
+    "buy": {**BUY, "capex_usd": 150000},
+}
+
+
+def test_a_tie_in_gpus_quotes_the_recommended_tps_costs_everywhere(db: None):
+    # An outsider's check: TP 4 x 18 and TP 8 x 9 are both 72 GPUs; TP 8 was recommended but the headline, the
+    # present cost, the cash outlook and the compare row quoted TP 4's costs, and two page rows were marked.
+    from advisor.advice.documents import recommended_size
+    from advisor.web.presenters import inference_rows
+
+    doc = advise_inference(TIE, now=NOW)
+    rec = doc["recommendation"]
+    tp4, tp8 = by_tp(doc, 4), by_tp(doc, 8)
+    assert tp4["gpus"] == tp8["gpus"] == rec["gpus"] == 72
+    assert tp4["buy"]["usd_per_month"] != pytest.approx(tp8["buy"]["usd_per_month"])
+    assert rec["tp"] == 8 and rec["reasons"][0].startswith("TP 8 x 9")
+    assert recommended_size(doc) is tp8
+    months = BUY["years"] * 12
+    assert doc["npv"]["rent_present_cost_usd"] == pytest.approx(tp8["rent"]["usd_per_month"] * months)
+    assert doc["npv"]["tp"] == 8 and doc["cumulative_cost"]["tp"] == 8
+    assert doc["alternatives"][0]["tp"] == 8
+    assert doc["alternatives"][0]["rent_usd_per_month"] == pytest.approx(tp8["rent"]["usd_per_month"])
+    assert doc["alternatives"][0]["buy_usd_per_month"] == pytest.approx(tp8["buy"]["usd_per_month"])
+    marked = [row["layout"] for row in inference_rows(advice=doc) if row["recommended"]]
+    assert len(marked) == 1 and marked[0].startswith("TP 8 x 9")
