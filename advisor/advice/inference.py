@@ -514,9 +514,10 @@ def _relaxed_scenario(s: Scenario, entry: Mapping[str, Any]) -> Scenario:
 def _priced_relaxation(
     s: Scenario, entry: dict[str, Any], *, cal: inf.InferenceCalibration, now: dt.datetime
 ) -> dict[str, Any]:
-    """A relax entry with what that change costs: the GPUs, action and monthly cost the advice recommends with it
-    (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no GPU count or cost, while
-    they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is not priced."""
+    """A relax entry with what that change costs: the deployment (GPUs, TP, latencies), action and monthly cost the
+    advice recommends with it (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no
+    GPU count or cost, while they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is
+    not priced."""
     priced: dict[str, Any] = {"gpus": None, "action": None, "usd_per_month": None}
     if not entry["meets_latency"]:
         return {**entry, **priced}
@@ -525,9 +526,13 @@ def _priced_relaxation(
     except ScenarioError:
         return {**entry, **priced}
     rec = doc["recommendation"]
-    priced["gpus"] = rec["gpus"]
+    size = recommended_size(doc)
+    if size is None:
+        return {**entry, **priced}
+    # The TP and latencies are the recommended deployment's too, not the one the check first found meeting the
+    # targets (an outsider's check: TP 4 beside TP 8 x 10's 80 GPUs and cost; TP 4 needs 4,384).
+    priced.update(gpus=size["gpus"], tp=size["tp"], ttft_s=size["ttft_s"], tpot_s=size["tpot_s"])
     if rec["action"] in ("rent", "buy"):
-        size = recommended_size(doc)
         priced.update(action=rec["action"], usd_per_month=size[rec["action"]]["usd_per_month"])
     return {**entry, **priced}
 

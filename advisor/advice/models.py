@@ -121,7 +121,9 @@ class RelaxOption(Closed):
     gpu: str | None = None
     gpus: int | None = Field(
         default=None,
-        description="GPUs the advice recommends with this change (null where it does not meet the targets).",
+        description="GPUs the advice recommends with this change (null where it does not meet the targets); tp, "
+        "ttft_s and tpot_s are then that recommended deployment's, which may be another TP than the first found to "
+        "meet the targets.",
     )
     action: Literal["rent", "buy"] | None = Field(
         default=None, description="Whether renting or owning is cheaper with this change (null: not priced)."

@@ -877,3 +877,36 @@ def test_a_tie_in_gpus_quotes_the_recommended_tps_costs_everywhere(db: None):
     assert doc["alternatives"][0]["buy_usd_per_month"] == pytest.approx(tp8["buy"]["usd_per_month"])
     marked = [row["layout"] for row in inference_rows(advice=doc) if row["recommended"]]
     assert len(marked) == 1 and marked[0].startswith("TP 8 x 9")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "traffic", "latency"),
+    [
+        ("h100-sxm", None, {"ttft_p95_s": 0.05, "tpot_p95_s": 0.05}),
+        (
+            "a100-80gb",
+            {"peak_requests_per_s": 20, "mean_requests_per_s": 8, "input_tokens": 2000, "output_tokens": 200},
+            {"ttft_p95_s": 0.15, "tpot_p95_s": 0.02},
+        ),
+    ],
+)
+def test_each_relax_entry_describes_one_deployment(catalog: dict[str, Any], gpu: str, traffic: Any, latency: Any):
+    # An outsider's check: the H200 entry read TP 4 with TP 4's TTFT beside 80 GPUs and their cost, which are
+    # TP 8 x 10's (TP 4 needs 4,384 GPUs).
+    plan = scenario(model={"name": "llama-3.1-70b"}, latency=latency, gpu=gpu, rent={"usd_per_gpu_hour": 2.0})
+    for other in ("h200", "b200", "mi300x"):
+        offer = _offer(catalog["offers"]["od8"].provider, f"acme.8x{other}", "on_demand", 8, 40.0)
+        Offer.objects.filter(pk=offer.pk).update(gpu=other)
+    if traffic:
+        plan["workload"]["traffic"] = traffic
+    from advisor.advice.inference import _relaxed_scenario
+
+    checked = 0
+    for entry in advise_inference(plan, now=NOW)["recommendation"]["relax"]:
+        if entry["gpus"] is None:
+            continue
+        alone = advise_inference(_relaxed_scenario(parse_scenario(plan), entry), now=NOW)
+        size = next(s for s in alone["sizes"] if s["tp"] == entry["tp"])
+        assert (size["gpus"], size["ttft_s"], size["tpot_s"]) == (entry["gpus"], entry["ttft_s"], entry["tpot_s"])
+        checked += 1
+    assert checked
