@@ -371,7 +371,17 @@ def _role_offer(plan: _RentPlan, i: int, role: str, tp: int) -> dict[str, Any] |
     instances = plan.split["base_instances" if role == "base" else "burst_instances_mean"][i]
     bill = float(instances * plan.table.usd_per_hour[row, i])
     used = float(plan.split[f"{role}_used"][i]) * tp
-    return offer_document(plan.frame.iloc[row], bill / used if used > 0 else math.inf)
+    return _instance_offer(plan, row, i, bill / used if used > 0 else math.inf)
+
+
+def _instance_offer(plan: _RentPlan, row: int, i: int, used_price: float) -> dict[str, Any]:
+    """The offer as deployment ``i`` rents it: its gpu_count and usd_per_hour are one instance's, so that the
+    instances times usd_per_hour is the bill. A manual quote is per GPU-hour and rented one replica of tp GPUs at a
+    time (an outsider's check: the quote's one GPU at $2.50 made that identity give $5,367 for a $10,735 rent)."""
+    doc = offer_document(plan.frame.iloc[row], used_price)
+    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i])
+    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i])
+    return doc
 
 
 def _rent_document(
@@ -384,7 +394,7 @@ def _rent_document(
     by_market = {}
     for m in s.rent.priced_markets:
         row = int(plan.alone[m][0][i])
-        by_market[m] = offer_document(plan.frame.iloc[row], float(plan.used_price(m)[i])) if good and row >= 0 else None
+        by_market[m] = _instance_offer(plan, row, i, float(plan.used_price(m)[i])) if good and row >= 0 else None
     return {
         "offer": burst_offer or base_offer,
         "usd_per_month": num(rent_month[i]) if rent_ok else None,

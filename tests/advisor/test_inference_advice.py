@@ -910,3 +910,24 @@ def test_each_relax_entry_describes_one_deployment(catalog: dict[str, Any], gpu:
         assert (size["gpus"], size["ttft_s"], size["tpot_s"]) == (entry["gpus"], entry["ttft_s"], entry["tpot_s"])
         checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("rent", [{"usd_per_gpu_hour": 2.5, "markets": ["reserved_1y"]}, {}])
+def test_the_rent_is_its_instances_at_their_offers_prices_for_a_quote_too(catalog: dict[str, Any], rent: Any):
+    # An outsider's check: with a manual quote an instance is one replica of tp GPUs billed quote x tp, while the
+    # offers read one GPU at the quote, so the documented identity gave $5,367 for a $10,735 rent at TP 2.
+    doc = advise_inference(scenario(model={"name": "llama-3.1-70b"}, rent=rent), now=NOW)
+    checked = 0
+    for size in doc["sizes"]:
+        r = size["rent"]
+        if r["usd_per_month"] is None:
+            continue
+        hourly = r["base_instances"] * (r["base_offer"] or {}).get("usd_per_hour", 0.0)
+        hourly += r["burst_instances_mean"] * (r["burst_offer"] or {}).get("usd_per_hour", 0.0)
+        assert hourly * HOURS_PER_MONTH == pytest.approx(r["usd_per_month"])
+        for offer in (r["base_offer"], r["burst_offer"]):
+            if offer is not None:
+                assert offer["gpu_count"] >= size["tp"]
+                assert offer["usd_per_hour"] == pytest.approx(offer["usd_per_gpu_hour"] * offer["gpu_count"])
+        checked += size["tp"] > 1
+    assert checked
