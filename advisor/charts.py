@@ -20,6 +20,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from advisor import formatting as fmt
+from advisor.advice.documents import recommended_size
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
@@ -532,11 +533,39 @@ def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float
     return None
 
 
+def _market_prices(size: dict[str, Any]) -> list[tuple[str, float]]:
+    """(market, USD per GPU-hour) of each rental line. Inference bills whole instances: a floating market's line is
+    what a GPU-hour the replicas use costs there (usd_per_used_gpu_hour), not the listed per-GPU price."""
+    prices: list[tuple[str, float]] = []
+    for market, entry in (_get(size, "rent", "by_market") or {}).items():
+        # Training advice nests the offer ({"offer": {...}, "usd_per_run": ...}); inference lists offers directly.
+        used = _get(entry, "usd_per_used_gpu_hour") if market not in RESERVED_MARKETS else None
+        price = _get(entry, "offer", "usd_per_gpu_hour") or used or _get(entry, "usd_per_gpu_hour")
+        if price is not None and math.isfinite(float(price)):
+            prices.append((market, float(price)))
+    if not prices and _get(size, "rent", "offer", "usd_per_gpu_hour") is not None:
+        offer = size["rent"]["offer"]
+        prices.append((offer.get("market") or "on_demand", float(offer["usd_per_gpu_hour"])))
+    return prices
+
+
+def _blended_rent(size: dict[str, Any]) -> tuple[str, float, float | None] | None:
+    """(label, USD per busy GPU-hour, break-even utilization) of an inference rent priced on more than one market
+    (a base and a burst): the break-even the headline quotes is against it, not against any one market's line (an
+    outsider's check: the headline said 98% against on-demand + spot while the chart marked 90% vs on-demand)."""
+    against = _get(size, "buy", "break_even_against") or {}
+    markets = against.get("markets") or []
+    price = against.get("usd_per_gpu_hour")
+    if len(markets) < 2 or price is None or not math.isfinite(float(price)):
+        return None
+    names = " + ".join(MARKET_LABELS.get(m, m) for m in markets)
+    return f"rent as priced ({names})", float(price), _get(size, "buy", "break_even_utilization")
+
+
 def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     """Owned $/GPU-hour vs utilization, against each rental market's price, crossings marked."""
     sizes = _sizes(advice)
-    recommended = _get(advice, "recommendation", "gpus")
-    size = next((s for s in sizes if s["gpus"] == recommended), sizes[0] if sizes else None)
+    size = recommended_size(advice) or (sizes[0] if sizes else None)
     # The utilization the advice used at this size: derived from the traffic (inference), implied by the runs a
     # year or given (training); older documents carry only the scenario's.
     planned = _get(size, "buy", "utilization") if size is not None else None
@@ -545,17 +574,10 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
     f, v = curve
-    prices: list[tuple[str, float]] = []
-    for market, entry in (_get(size, "rent", "by_market") or {}).items():
-        # Training advice nests the offer ({"offer": {...}, "usd_per_run": ...}); inference lists offers directly.
-        price = _get(entry, "offer", "usd_per_gpu_hour") or _get(entry, "usd_per_gpu_hour")
-        if price is not None:
-            prices.append((market, float(price)))
-    if not prices and _get(size, "rent", "offer", "usd_per_gpu_hour") is not None:
-        offer = size["rent"]["offer"]
-        prices.append((offer.get("market") or "on_demand", float(offer["usd_per_gpu_hour"])))
+    prices = _market_prices(size)
+    blended = _blended_rent(size)
     # Show the region where the decision is made: up to about twice the dearest price or planned cost.
-    top = max([f / utilization + v] + [p for _, p in prices]) * 2.0
+    top = max([f / utilization + v] + [p for _, p in prices] + [blended[1] if blended else 0.0]) * 2.0
     u_min = max(0.02, min(1.0, f / max(top - v, 1e-9)))
     us = [u_min + (1.0 - u_min) * i / 60 for i in range(61)]
     owned = [f / u + v for u in us]
@@ -577,9 +599,15 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         u_star = by_market.get(market, by_market.get("manual_quote") if market == "on_demand" else None)
         if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
             u_star = f / (price - v)
-        if u_star is not None and u_star <= 1:
+        if u_star is not None and u_star <= 1 and blended is None:
             label = f"break-even vs {MARKET_LABELS.get(market, market)} {format_percent(u_star)}"
             markers.append(Marker(u_star, f / u_star + v, label, color, label_below=True))
+    if blended is not None:
+        label, price, u_star = blended
+        series.append(Series(label, [0.0, 1.0], [price, price], RENT, points=False))
+        if u_star is not None:
+            text = f"break-even vs the rent {format_percent(u_star)}"
+            markers.append(Marker(u_star, f / u_star + v, text, RENT, label_below=True))
     markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
     return _line_chart(
         testid="chart-breakeven",

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from advisor.advice.documents import recommended_size
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.store import fleet_for_user
 from advisor.models import Calibration, Proposal, Scenario, ShareLink
@@ -199,8 +200,8 @@ def proposal_for_share_token(*, token: str) -> Proposal | None:
 
 
 def _recommended(advice: Mapping[str, Any]) -> Mapping[str, Any]:
-    gpus = (advice.get("recommendation") or {}).get("gpus")
-    return next((s for s in advice.get("sizes") or [] if s.get("gpus") == gpus), {})
+    size: Mapping[str, Any] = recommended_size(advice) or {}
+    return size
 
 
 def _figures(advice: Mapping[str, Any]) -> dict[str, Any]:

@@ -68,6 +68,7 @@ def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 
 def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
+    inference = advice.get("kind") == "inference"
     rows = []
     for size in advice.get("sizes") or []:
         rent = size.get("rent") or {}
@@ -75,6 +76,12 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
         for market, entry in markets.items():
             # Training nests each market's offer under "offer" with its cost; inference lists the offers themselves.
             offer = (entry or {}).get("offer") or (entry if (entry or {}).get("usd_per_gpu_hour") is not None else {})
+            # Inference rents whole instances: what a GPU-hour its replicas use is billed, comparable with the owned
+            # row's per busy GPU-hour (an outsider's check: an 8-GPU B200 instance serving 3 GPUs' replicas read
+            # $5.50, the listed per-GPU price, where $24.85 is billed, twice owning's $12.25).
+            price = offer.get(
+                "usd_per_used_gpu_hour" if inference else "usd_per_gpu_hour", offer.get("usd_per_gpu_hour")
+            )
             rows.append(
                 [
                     size.get("gpus"),
@@ -82,7 +89,7 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                     offer.get("provider"),
                     offer.get("instance"),
                     offer.get("region"),
-                    offer.get("usd_per_gpu_hour"),
+                    price,
                     (entry or {}).get("usd_per_run"),
                     (entry or {}).get("usd_per_month"),
                     offer.get("observed_at"),

@@ -225,3 +225,21 @@ def model_document(s: Scenario) -> dict[str, Any]:
         "active_params_b": m.active_params_b or m.params_b,
         "assumed": list(m.assumed),
     }
+
+
+def recommended_size(advice: Mapping[str, Any]) -> Any:
+    """The size the recommendation names, or None. Inference matches the TP too, and only a deployment that fits
+    and meets the targets: TP 4 x 18 and TP 8 x 9 are both 72 GPUs at different costs (an outsider's check: the
+    headline, present cost and compare row quoted TP 4's beside a TP 8 recommendation). Documents issued before the
+    recommendation carried tp match by GPUs alone."""
+    rec = advice.get("recommendation") or {}
+    gpus, tp = rec.get("gpus"), rec.get("tp")
+    if gpus is None:
+        return None
+    inference = advice.get("kind") == "inference"
+    for size in advice.get("sizes") or []:
+        if size.get("gpus") != gpus or (tp is not None and size.get("tp") != tp):
+            continue
+        if not inference or (size.get("meets_latency") and size.get("fits_memory")):
+            return size
+    return None

@@ -61,6 +61,7 @@ from advisor.advice.documents import (
     money,
     n_gpus,
     num,
+    recommended_size,
 )
 from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
 from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
@@ -370,7 +371,17 @@ def _role_offer(plan: _RentPlan, i: int, role: str, tp: int) -> dict[str, Any] |
     instances = plan.split["base_instances" if role == "base" else "burst_instances_mean"][i]
     bill = float(instances * plan.table.usd_per_hour[row, i])
     used = float(plan.split[f"{role}_used"][i]) * tp
-    return offer_document(plan.frame.iloc[row], bill / used if used > 0 else math.inf)
+    return _instance_offer(plan, row, i, bill / used if used > 0 else math.inf)
+
+
+def _instance_offer(plan: _RentPlan, row: int, i: int, used_price: float) -> dict[str, Any]:
+    """The offer as deployment ``i`` rents it: its gpu_count and usd_per_hour are one instance's, so that the
+    instances times usd_per_hour is the bill. A manual quote is per GPU-hour and rented one replica of tp GPUs at a
+    time (an outsider's check: the quote's one GPU at $2.50 made that identity give $5,367 for a $10,735 rent)."""
+    doc = offer_document(plan.frame.iloc[row], used_price)
+    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i])
+    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i])
+    return doc
 
 
 def _rent_document(
@@ -383,7 +394,7 @@ def _rent_document(
     by_market = {}
     for m in s.rent.priced_markets:
         row = int(plan.alone[m][0][i])
-        by_market[m] = offer_document(plan.frame.iloc[row], float(plan.used_price(m)[i])) if good and row >= 0 else None
+        by_market[m] = _instance_offer(plan, row, i, float(plan.used_price(m)[i])) if good and row >= 0 else None
     return {
         "offer": burst_offer or base_offer,
         "usd_per_month": num(rent_month[i]) if rent_ok else None,
@@ -513,9 +524,10 @@ def _relaxed_scenario(s: Scenario, entry: Mapping[str, Any]) -> Scenario:
 def _priced_relaxation(
     s: Scenario, entry: dict[str, Any], *, cal: inf.InferenceCalibration, now: dt.datetime
 ) -> dict[str, Any]:
-    """A relax entry with what that change costs: the GPUs, action and monthly cost the advice recommends with it
-    (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no GPU count or cost, while
-    they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is not priced."""
+    """A relax entry with what that change costs: the deployment (GPUs, TP, latencies), action and monthly cost the
+    advice recommends with it (an outsider's check: FP8, an MI300X, a B200 and a looser TTFT were offered with no
+    GPU count or cost, while they needed 120, 296, 24 and 416 GPUs); null where it does not meet the targets or is
+    not priced."""
     priced: dict[str, Any] = {"gpus": None, "action": None, "usd_per_month": None}
     if not entry["meets_latency"]:
         return {**entry, **priced}
@@ -524,9 +536,13 @@ def _priced_relaxation(
     except ScenarioError:
         return {**entry, **priced}
     rec = doc["recommendation"]
-    priced["gpus"] = rec["gpus"]
+    size = recommended_size(doc)
+    if size is None:
+        return {**entry, **priced}
+    # The TP and latencies are the recommended deployment's too, not the one the check first found meeting the
+    # targets (an outsider's check: TP 4 beside TP 8 x 10's 80 GPUs and cost; TP 4 needs 4,384).
+    priced.update(gpus=size["gpus"], tp=size["tp"], ttft_s=size["ttft_s"], tpot_s=size["tpot_s"])
     if rec["action"] in ("rent", "buy"):
-        size = next(d for d in doc["sizes"] if d["meets_latency"] and d["gpus"] == rec["gpus"])
         priced.update(action=rec["action"], usd_per_month=size[rec["action"]]["usd_per_month"])
     return {**entry, **priced}
 
@@ -661,9 +677,9 @@ def _recommend(
     memory_gb: float,
     warnings: list[str],
 ) -> tuple[str, int | None, list[str]]:
-    """The cheapest monthly option among deployments that fit and meet the targets: (action, GPUs, reasons);
-    action "none" when no deployment meets them (``_unmet`` then says what comes nearest), or when one does but
-    neither renting nor buying is priced (GPUs: that deployment's)."""
+    """The cheapest monthly option among deployments that fit and meet the targets: (action, its index in the
+    sizes, reasons); action "none" when no deployment meets them (``_unmet`` then says what comes nearest), or when
+    one does but neither renting nor buying is priced (the index: that deployment's)."""
     reasons: list[str] = []
     candidates = [
         (cost, j, kind)
@@ -683,10 +699,10 @@ def _recommend(
             "targets, but "
             "neither renting nor buying is priced: give /rent/usd_per_gpu_hour or /buy/capex_usd."
         )
-        return "none", rec_gpus, reasons
+        return "none", j, reasons
     _, j, action = min(candidates, key=lambda c: c[0])
     _chosen_reasons(s, size_docs[j], action, size_docs, reasons, warnings)
-    return action, size_docs[j]["gpus"], reasons
+    return action, j, reasons
 
 
 def _prices_as_of(
@@ -761,8 +777,10 @@ def _outlook(
     # The buy figures are for whole owned servers, more GPUs than the deployment rents where the peak does not fill
     # them (an outsider's check: npv.gpus 10 beside the present cost of 16 owned GPUs).
     cumulative["gpus_owned"] = int(owned_gpus[j])
+    cumulative["tp"] = doc["tp"]
     npv = {
         "gpus": rec_gpus,
+        "tp": doc["tp"],
         "gpus_owned": int(owned_gpus[j]),
         "discount_rate": b.discount_rate,
         "years": b.years,
@@ -845,8 +863,13 @@ def advise_inference(
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
 
-    action, rec_gpus, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
-    recommendation: dict[str, Any] = {"action": action, "gpus": rec_gpus, "reasons": reasons}
+    action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
+    recommendation: dict[str, Any] = {
+        "action": action,
+        "gpus": None if rec_j is None else size_docs[rec_j]["gpus"],
+        "tp": None if rec_j is None else size_docs[rec_j]["tp"],
+        "reasons": reasons,
+    }
     if action == "none" and not ok.any():  # no deployment meets the targets (not: one does but nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
@@ -874,11 +897,10 @@ def advise_inference(
 
     # Cumulative cash and present cost at the recommendation.
     cumulative = npv = None
-    if rec_gpus is not None and hw is not None and action in ("rent", "buy"):
-        j = next(i for i, doc in enumerate(size_docs) if ok[i] and doc["gpus"] == rec_gpus)
-        doc = size_docs[j]
+    if rec_j is not None and hw is not None and action in ("rent", "buy"):
+        doc = size_docs[rec_j]
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
-            cumulative, npv = _outlook(s, doc, j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
+            cumulative, npv = _outlook(s, doc, rec_j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
 
     return json_document(
         {
@@ -933,7 +955,7 @@ def advise_inference(
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
             "assumptions": [*assumptions_used(s), *serving_assumptions()],
-            "alternatives": _alternatives(s, size_docs, rec_gpus, now=now, calibration=calibration),
+            "alternatives": _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
         }
     )
 
@@ -994,13 +1016,17 @@ def attention_dp_warning() -> str:
     )
 
 
-def _alternative_row(gpu: str, size_docs: list[Mapping[str, Any]], rec_gpus: int | None) -> dict[str, Any]:
-    """``{gpu, gpus, rent_usd_per_month, buy_usd_per_month, usd_per_million_output_tokens, meets_latency,
+def _alternative_row(
+    gpu: str, size_docs: list[Mapping[str, Any]], recommendation: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``{gpu, gpus, tp, rent_usd_per_month, buy_usd_per_month, usd_per_million_output_tokens, meets_latency,
     fits_memory}`` at the recommended deployment (nulls and meets_latency false when none meets the targets)."""
-    doc = next((d for d in size_docs if rec_gpus is not None and d["gpus"] == rec_gpus and d["meets_latency"]), None)
+    advice = {"kind": "inference", "sizes": size_docs, "recommendation": recommendation}
+    doc = recommended_size(advice) if recommendation else None
     return {
         "gpu": gpu,
         "gpus": doc["gpus"] if doc else None,
+        "tp": doc["tp"] if doc else None,
         "rent_usd_per_month": doc["rent"]["usd_per_month"] if doc else None,
         "buy_usd_per_month": doc["buy"]["usd_per_month"] if doc else None,
         "usd_per_million_output_tokens": doc["usd_per_million_output_tokens"] if doc else None,
@@ -1010,13 +1036,18 @@ def _alternative_row(gpu: str, size_docs: list[Mapping[str, Any]], rec_gpus: int
 
 
 def _alternatives(
-    s: Scenario, size_docs: list[dict[str, Any]], rec_gpus: int | None, *, now: dt.datetime, calibration: Any
+    s: Scenario,
+    size_docs: list[dict[str, Any]],
+    recommendation: Mapping[str, Any],
+    *,
+    now: dt.datetime,
+    calibration: Any,
 ) -> list[dict[str, Any]]:
     """With ``compare_gpus``: the plan's GPU, then each other GPU at its recommended deployment, from the same
     pipeline run on that GPU; a GPU the scenario cannot run on is listed with the reason."""
     if not s.compare_gpus:
         return []
-    rows = [_alternative_row(s.gpu, list(size_docs), rec_gpus)]
+    rows = [_alternative_row(s.gpu, list(size_docs), recommendation)]
     # The plan's manual quotes are for its own GPU: the others are priced at their catalog offers and quotes.
     catalog_priced, note = catalog_prices_for_other_gpus(s)
     for gpu in s.compare_gpus:
@@ -1027,7 +1058,7 @@ def _alternatives(
         except ScenarioError as exc:
             rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
-        rows.append({**_alternative_row(gpu, other["sizes"], other["recommendation"]["gpus"]), "pricing_note": note})
+        rows.append({**_alternative_row(gpu, other["sizes"], other["recommendation"]), "pricing_note": note})
     return rows
 
 

@@ -121,7 +121,9 @@ class RelaxOption(Closed):
     gpu: str | None = None
     gpus: int | None = Field(
         default=None,
-        description="GPUs the advice recommends with this change (null where it does not meet the targets).",
+        description="GPUs the advice recommends with this change (null where it does not meet the targets); tp, "
+        "ttft_s and tpot_s are then that recommended deployment's, which may be another TP than the first found to "
+        "meet the targets.",
     )
     action: Literal["rent", "buy"] | None = Field(
         default=None, description="Whether renting or owning is cheaper with this change (null: not priced)."
@@ -177,6 +179,11 @@ class Recommendation(Closed):
         "in documents issued before 2026-12-05)."
     )
     gpus: int | None
+    tp: int | None = Field(
+        default=None,
+        description="Inference: the tensor-parallel degree of the recommended deployment; it and gpus name one "
+        "size (TP 4 x 18 and TP 8 x 9 are both 72 GPUs). Absent in training and in documents issued before 2026-12-06.",
+    )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
         default=None, description="Scaling efficiency below which more GPUs are not worth it."
@@ -257,9 +264,16 @@ GPUS_OWNED_OF_THE_OUTLOOK = (
 )
 
 
+TP_OF_THE_OUTLOOK: Final = (
+    "Inference: the tensor-parallel degree of the deployment these figures are for (two degrees can need the same "
+    "GPUs at different costs); absent in training."
+)
+
+
 class CumulativeCost(Closed):
     gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
     gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
+    tp: int | None = Field(default=None, description=TP_OF_THE_OUTLOOK)
     months: list[int]
     rent_usd: list[float | None]
     buy_usd: list[float | None]
@@ -271,6 +285,7 @@ class CumulativeCost(Closed):
 class PresentCost(Closed):
     gpus: int = Field(description=GPUS_OF_THE_OUTLOOK)
     gpus_owned: int | None = Field(default=None, description=GPUS_OWNED_OF_THE_OUTLOOK)
+    tp: int | None = Field(default=None, description=TP_OF_THE_OUTLOOK)
     discount_rate: float
     years: float
     rent_present_cost_usd: float | None
@@ -327,6 +342,7 @@ class InferenceAlternative(Closed):
 
     gpu: str
     gpus: int | None
+    tp: int | None = Field(default=None, description="The tensor-parallel degree of that deployment.")
     rent_usd_per_month: NonNegative | None
     buy_usd_per_month: NonNegative | None
     usd_per_million_output_tokens: NonNegative | None
@@ -503,8 +519,10 @@ class TrafficProfile(Closed):
 class InferenceRent(Closed):
     """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count
     GPUs holds floor(gpu_count / tp) replicas. usd_per_month = (base_instances x base_offer.usd_per_hour +
-    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, usd_per_used_gpu_hour is what a GPU-hour
-    the replicas use costs there: the instances billed over the replicas' GPU-hours they serve."""
+    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, gpu_count and usd_per_hour are one
+    instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a time: gpu_count tp,
+    usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the
+    instances billed over the replicas' GPU-hours they serve."""
 
     offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
     usd_per_month: NonNegative | None

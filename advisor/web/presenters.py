@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from advisor import charts
 from advisor import formatting as fmt
+from advisor.advice import documents
 from advisor.advice.documents import defaulted_fields, rent_rate_words
 from advisor.charts import format_hours, format_percent, format_usd
 
@@ -206,18 +207,9 @@ def _deployment_text(size: dict[str, Any]) -> str:
 
 
 def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
-    recommended = _get(advice, "recommendation", "gpus")
+    recommended = documents.recommended_size({**advice, "kind": "inference"})
     rows = []
-    marked = False
     for size in advice.get("sizes", []):
-        # Only a deployment that fits and meets the targets can be the recommended one.
-        is_recommended = (
-            not marked
-            and recommended is not None
-            and size.get("gpus") == recommended
-            and bool(size.get("meets_latency") and size.get("fits_memory"))
-        )
-        marked = marked or is_recommended
         rent = size.get("rent") or {}
         ttft, tpot = size.get("ttft_s"), size.get("tpot_s")
         rows.append(
@@ -238,15 +230,15 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "buy_gpus": _get(size, "buy", "gpus_owned") or "",
                 "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
                 "break_even": size_break_even_text(size),
-                "recommended": is_recommended,
+                "recommended": size is recommended,
             }
         )
     return rows
 
 
 def recommended_size(*, advice: dict[str, Any]) -> dict[str, Any] | None:
-    gpus = _get(advice, "recommendation", "gpus")
-    return next((s for s in advice.get("sizes", []) if s.get("gpus") == gpus), None)
+    size: dict[str, Any] | None = documents.recommended_size(advice)
+    return size
 
 
 def is_inference(advice: dict[str, Any]) -> bool:
@@ -757,7 +749,9 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "gpu": alt.get("gpu"),
-                "size": fmt.count(alt.get("gpus"), "GPU") if alt.get("gpus") else "none",
+                "size": (fmt.count(alt.get("gpus"), "GPU") + (f" (TP {alt['tp']})" if alt.get("tp") else ""))
+                if alt.get("gpus")
+                else "none",
                 "run_time": usd_cents(alt.get("usd_per_million_output_tokens"))
                 if monthly
                 else hours(alt.get("run_hours")),

@@ -51,9 +51,12 @@ class RepeatedQueryParameters(QueryParameterProblem):
     """One entry per parameter given more than once: no parameter here takes several values that way, and the
     query parser keeps only the last (?gpu=h100-sxm&gpu=l4 listed the l4 offers alone, and said nothing)."""
 
-    def __init__(self, repeated: dict[str, int]):
+    def __init__(self, repeated: dict[str, int], lists: frozenset[str] = frozenset()):
+        # The list hint only where the parameter takes a list: on /offers none does, and ?gpu=h100-sxm,l4 is
+        # another 400 (an outsider's check).
         details = {
-            name: f"given {times} times; give it once, or a comma-separated list where the parameter takes one"
+            name: f"given {times} times; give it once"
+            + (" (several values as one comma-separated list)" if name in lists else "")
             for name, times in repeated.items()
         }
         super().__init__(details, code="repeated_parameter")
@@ -62,25 +65,43 @@ class RepeatedQueryParameters(QueryParameterProblem):
 @functools.cache
 def documented_query_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """(path as in the document, method) -> the query parameter names the OpenAPI document declares."""
+    return {key: frozenset(p["name"] for p in params) for key, params in _documented_query_parameter_docs().items()}
+
+
+@functools.cache
+def documented_list_parameters() -> dict[tuple[str, str], frozenset[str]]:
+    """(path, method) -> the query parameters that take a comma-separated list (so documented)."""
+    return {
+        key: frozenset(p["name"] for p in params if "comma-separated" in str(p.get("description", "")).lower())
+        for key, params in _documented_query_parameter_docs().items()
+    }
+
+
+@functools.cache
+def _documented_query_parameter_docs() -> dict[tuple[str, str], list[dict[str, Any]]]:
     from drf_spectacular.generators import SchemaGenerator
 
     document = SchemaGenerator(api_version="v1").get_schema(request=None, public=True)
-    declared: dict[tuple[str, str], frozenset[str]] = {}
+    declared: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
             if isinstance(operation, dict) and "responses" in operation:
-                names = {p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"}
-                declared[(path, method.upper())] = frozenset(names)
+                params = [p for p in operation.get("parameters", []) if p.get("in") == "query"]
+                declared[(path, method.upper())] = params
     return declared
+
+
+def _operation(request: Request) -> tuple[str, str] | None:
+    match = getattr(request, "resolver_match", None)
+    if match is None or match.route is None:
+        return None
+    return "/" + _CONVERTER.sub(r"{\1}", match.route).lstrip("^").rstrip("$"), request.method or "GET"
 
 
 def allowed_query_parameters(request: Request) -> frozenset[str] | None:
     """The documented parameters of the request's operation; None when the operation is not documented."""
-    match = getattr(request, "resolver_match", None)
-    if match is None or match.route is None:
-        return None
-    path = "/" + _CONVERTER.sub(r"{\1}", match.route).lstrip("^").rstrip("$")
-    declared = documented_query_parameters().get((path, request.method or "GET"))
+    key = _operation(request)
+    declared = None if key is None else documented_query_parameters().get(key)
     return None if declared is None else declared | ALWAYS_ALLOWED
 
 
@@ -96,5 +117,8 @@ class KnownQueryParameters(BasePermission):
                 raise UnknownQueryParameters(unknown, allowed)
         repeated = {name: len(values) for name, values in sorted(request.query_params.lists()) if len(values) > 1}
         if repeated:
-            raise RepeatedQueryParameters(repeated)
+            key = _operation(request)
+            raise RepeatedQueryParameters(
+                repeated, documented_list_parameters().get(key, frozenset()) if key else frozenset()
+            )
         return True

@@ -839,3 +839,95 @@ def test_the_cash_outlook_names_the_owned_gpus_its_buy_figures_are_for(db: None)
     for block in (doc["npv"], doc["cumulative_cost"]):
         assert block["gpus"] == rec["gpus"]
         assert block["gpus_owned"] == rec["buy"]["gpus_owned"] == 8 * rec["buy"]["nodes"]
+
+
+TIE = {
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 40, "mean_requests_per_s": 36, "input_tokens": 1000, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+    },
+    "gpu": "a100-80gb",
+    "compare_gpus": ["a100-80gb", "h100-sxm"],
+    "rent": {"usd_per_gpu_hour": 2.0},
+    "buy": {**BUY, "capex_usd": 150000},
+}
+
+
+def test_a_tie_in_gpus_quotes_the_recommended_tps_costs_everywhere(db: None):
+    # An outsider's check: TP 4 x 18 and TP 8 x 9 are both 72 GPUs; TP 8 was recommended but the headline, the
+    # present cost, the cash outlook and the compare row quoted TP 4's costs, and two page rows were marked.
+    from advisor.advice.documents import recommended_size
+    from advisor.web.presenters import inference_rows
+
+    doc = advise_inference(TIE, now=NOW)
+    rec = doc["recommendation"]
+    tp4, tp8 = by_tp(doc, 4), by_tp(doc, 8)
+    assert tp4["gpus"] == tp8["gpus"] == rec["gpus"] == 72
+    assert tp4["buy"]["usd_per_month"] != pytest.approx(tp8["buy"]["usd_per_month"])
+    assert rec["tp"] == 8 and rec["reasons"][0].startswith("TP 8 x 9")
+    assert recommended_size(doc) is tp8
+    months = BUY["years"] * 12
+    assert doc["npv"]["rent_present_cost_usd"] == pytest.approx(tp8["rent"]["usd_per_month"] * months)
+    assert doc["npv"]["tp"] == 8 and doc["cumulative_cost"]["tp"] == 8
+    assert doc["alternatives"][0]["tp"] == 8
+    assert doc["alternatives"][0]["rent_usd_per_month"] == pytest.approx(tp8["rent"]["usd_per_month"])
+    assert doc["alternatives"][0]["buy_usd_per_month"] == pytest.approx(tp8["buy"]["usd_per_month"])
+    marked = [row["layout"] for row in inference_rows(advice=doc) if row["recommended"]]
+    assert len(marked) == 1 and marked[0].startswith("TP 8 x 9")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "traffic", "latency"),
+    [
+        ("h100-sxm", None, {"ttft_p95_s": 0.05, "tpot_p95_s": 0.05}),
+        (
+            "a100-80gb",
+            {"peak_requests_per_s": 20, "mean_requests_per_s": 8, "input_tokens": 2000, "output_tokens": 200},
+            {"ttft_p95_s": 0.15, "tpot_p95_s": 0.02},
+        ),
+    ],
+)
+def test_each_relax_entry_describes_one_deployment(catalog: dict[str, Any], gpu: str, traffic: Any, latency: Any):
+    # An outsider's check: the H200 entry read TP 4 with TP 4's TTFT beside 80 GPUs and their cost, which are
+    # TP 8 x 10's (TP 4 needs 4,384 GPUs).
+    plan = scenario(model={"name": "llama-3.1-70b"}, latency=latency, gpu=gpu, rent={"usd_per_gpu_hour": 2.0})
+    for other in ("h200", "b200", "mi300x"):
+        offer = _offer(catalog["offers"]["od8"].provider, f"acme.8x{other}", "on_demand", 8, 40.0)
+        Offer.objects.filter(pk=offer.pk).update(gpu=other)
+    if traffic:
+        plan["workload"]["traffic"] = traffic
+    from advisor.advice.inference import _relaxed_scenario
+
+    checked = 0
+    for entry in advise_inference(plan, now=NOW)["recommendation"]["relax"]:
+        if entry["gpus"] is None:
+            continue
+        alone = advise_inference(_relaxed_scenario(parse_scenario(plan), entry), now=NOW)
+        size = next(s for s in alone["sizes"] if s["tp"] == entry["tp"])
+        assert (size["gpus"], size["ttft_s"], size["tpot_s"]) == (entry["gpus"], entry["ttft_s"], entry["tpot_s"])
+        checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("rent", [{"usd_per_gpu_hour": 2.5, "markets": ["reserved_1y"]}, {}])
+def test_the_rent_is_its_instances_at_their_offers_prices_for_a_quote_too(catalog: dict[str, Any], rent: Any):
+    # An outsider's check: with a manual quote an instance is one replica of tp GPUs billed quote x tp, while the
+    # offers read one GPU at the quote, so the documented identity gave $5,367 for a $10,735 rent at TP 2.
+    doc = advise_inference(scenario(model={"name": "llama-3.1-70b"}, rent=rent), now=NOW)
+    checked = 0
+    for size in doc["sizes"]:
+        r = size["rent"]
+        if r["usd_per_month"] is None:
+            continue
+        hourly = r["base_instances"] * (r["base_offer"] or {}).get("usd_per_hour", 0.0)
+        hourly += r["burst_instances_mean"] * (r["burst_offer"] or {}).get("usd_per_hour", 0.0)
+        assert hourly * HOURS_PER_MONTH == pytest.approx(r["usd_per_month"])
+        for offer in (r["base_offer"], r["burst_offer"]):
+            if offer is not None:
+                assert offer["gpu_count"] >= size["tp"]
+                assert offer["usd_per_hour"] == pytest.approx(offer["usd_per_gpu_hour"] * offer["gpu_count"])
+        checked += size["tp"] > 1
+    assert checked

@@ -219,8 +219,10 @@ def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: igno
     rows = list(book["Costs by market"].iter_rows(min_row=2, values_only=True))
     rented = [row for row in rows if row[1] != "owned" and row[2]]
     assert rented and all(row[5] and row[9] for row in rented)  # provider, price and source on every rented row
+    # What a GPU-hour the replicas use is billed there, beside the owned row's per busy GPU-hour: the listed per-GPU
+    # price of an 8-GPU instance serving 3 GPUs' replicas read $5.50 where $24.85 is billed (an outsider's check).
     chosen = advice["sizes"][0]["rent"]["by_market"]["on_demand"]
-    assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_gpu_hour"]) in {
+    assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_used_gpu_hour"]) in {
         (row[0], row[1], row[2], row[5]) for row in rows
     }
 
@@ -310,3 +312,14 @@ def test_the_workbook_dates_the_defaults_and_calls_the_users_inputs_theirs() -> 
     assert next(r for r in rows if r[0] == "/rent/spot")[3] == (
         "your input, with defaults for preemptions_per_day, restart_s"
     )
+
+
+def test_the_workbook_prices_inference_rent_per_used_gpu_hour() -> None:
+    # An outsider's check: one 8-GPU B200 instance at $44/h serving 3 GPUs' replicas read $5.50 a GPU-hour, the
+    # listed price, beside owning's $12.25 per busy GPU-hour, where $24.85 a used GPU-hour is billed.
+    from advisor.xlsx import _market_rows
+
+    offer = {"provider": "acme", "usd_per_gpu_hour": 5.5, "usd_per_used_gpu_hour": 24.85, "gpu_count": 8.0}
+    size = {"gpus": 3, "rent": {"by_market": {"on_demand": offer}}, "buy": {"usd_per_gpu_hour_at_utilization": 12.25}}
+    rows = _market_rows({"kind": "inference", "sizes": [size]})
+    assert [row[5] for row in rows] == [24.85, 12.25]

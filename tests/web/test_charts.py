@@ -193,3 +193,35 @@ def test_spot_price_shows_its_interruption_overhead(example_advice: dict[str, An
     assert row["rent_offer"].endswith("+25.0% run time lost to interruptions")  # 0.2 / (1 - 0.2)
     size["rent"]["market"] = "on_demand"  # the same offer bought on demand carries no such overhead
     assert "interruptions" not in size_rows(advice=advice)[0]["rent_offer"]
+
+
+def test_an_inference_break_even_chart_marks_the_break_even_the_headline_quotes(bundled_data: None) -> None:
+    # An outsider's check: the rent was an on-demand base with a spot burst, the headline's break-even 98% at
+    # $1.76 per busy GPU-hour, while the chart drew per-market lines only and marked "break-even vs on-demand 90%".
+    from advisor.advice.documents import recommended_size
+    from advisor.advice.inference import advise_inference
+
+    plan = {
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "llama-3.1-8b"},
+            "precision": "bf16",
+            "traffic": {
+                "peak_requests_per_s": 20,
+                "mean_requests_per_s": 16,
+                "input_tokens": 1000,
+                "output_tokens": 200,
+            },
+            "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+        },
+        "gpu": "a100-80gb",
+    }
+    advice = advise_inference(plan)
+    buy = recommended_size(advice)["buy"]
+    assert len(buy["break_even_against"]["markets"]) > 1 and buy["break_even_utilization"] is not None
+    svg = str(charts.chart_breakeven(advice=advice).svg)
+    assert f"break-even vs the rent {buy['break_even_utilization'] * 100:.0f}%" in svg
+    assert "rent as priced" in svg
+    assert re.findall(r"break-even vs [^<]*", svg) == [
+        f"break-even vs the rent {buy['break_even_utilization'] * 100:.0f}%"
+    ]
