@@ -657,7 +657,14 @@ def _chosen_reasons(
             f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
             f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
-            + (f"{be:.0%}." if be is not None else "more than 100% (owning never pays at this price).")
+            + (
+                f"{be:.0%}."
+                if be is not None
+                else "more than 100% (owning never pays at this price)."
+                if rent_m is not None
+                # No rent priced: nothing to break even against (a hostile probe read "never pays" there).
+                else "none: renting is not priced, so there is nothing to break even against."
+            )
         )
     if rent_m is not None and buy_m is not None:
         cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
@@ -717,7 +724,11 @@ def _prices_as_of(
     used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
     if s.rent.usd_per_gpu_hour is None:
         if frame.empty:
-            warnings.append(f"No rental offers for {s.gpu}: the rent side is not priced (give /rent/usd_per_gpu_hour).")
+            # The markets asked for (a hostile probe: "No rental offers for b200" while on-demand ones exist).
+            warnings.append(
+                f"No rental offers for {s.gpu} in {', '.join(s.rent.priced_markets)}: the rent side is not priced "
+                "(add markets to /rent/markets or give /rent/usd_per_gpu_hour)."
+            )
         elif any(o["is_snapshot"] for o in used):
             warnings.append(
                 f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
@@ -894,8 +905,17 @@ def advise_inference(
             "traffic (/workload/traffic/peak_requests_per_s) or plan the service in parts."
         )
     reserved = [m for m in RESERVED_MARKETS if m in plan.alone and (plan.alone[m][0] >= 0).any()]
-    if not reserved and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
-        warnings.append("No reserved offers: the base capacity is priced on demand.")
+    on_demand = "on_demand" in plan.alone and (plan.alone["on_demand"][0] >= 0).any()
+    if not reserved and on_demand and s.rent.usd_per_gpu_hour is None and not plan.frame.empty:
+        # Spot-only plans say so in their own warning; reserved offers a provider's cap excludes are not "none"
+        # (hostile probes: both read "No reserved offers").
+        listed = plan.frame["market"].isin(list(RESERVED_MARKETS)).any()
+        warnings.append(
+            "No reserved offer can supply the peak's instances at once (their providers' sourced capacity caps): "
+            "the base capacity is priced on demand."
+            if listed
+            else "No reserved offers: the base capacity is priced on demand."
+        )
 
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
     prices_as_of = _prices_as_of(s, plan.frame, size_docs, freshness, now, warnings)

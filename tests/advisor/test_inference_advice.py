@@ -955,3 +955,17 @@ def test_compared_gpus_are_not_explained_when_no_deployment_meets_the_targets(
     assert doc["recommendation"]["action"] == "none" and doc["recommendation"]["relax"]
     assert calls == ["h100-sxm"]
     assert [row["gpu"] for row in doc["alternatives"]] == ["h100-sxm", "a100-80gb", "b200", "h200"]
+
+
+def test_warnings_name_the_markets_asked_for_and_say_nothing_to_break_even_against(catalog: dict[str, Any]):
+    """Hostile probes: markets with no offers read "No rental offers for <gpu>" while other markets had some, the buy
+    reason said "owning never pays at this price" with no rent priced, and a spot-only plan also read "No reserved
+    offers: the base capacity is priced on demand"."""
+    none = advise_inference(scenario(rent={"markets": ["spot"]}), now=NOW)
+    assert any(w.startswith("No rental offers for h100-sxm in spot:") for w in none["warnings"]), none["warnings"]
+    assert any("nothing to break even against" in r for r in none["recommendation"]["reasons"])
+    assert not any("never pays" in r for r in none["recommendation"]["reasons"])
+    _offer(Provider.objects.get(slug="acme"), "acme.8xh100", "spot", 8, 12.0)
+    spot = advise_inference(scenario(rent={"markets": ["spot"]}), now=NOW)
+    assert any(w.startswith("Only spot offers") for w in spot["warnings"])
+    assert not any("No reserved offer" in w for w in spot["warnings"]), spot["warnings"]
