@@ -46,6 +46,15 @@ def test_command_reuses_an_existing_user(user) -> None:  # type: ignore[no-untyp
         call_command("create_api_token", "alice", "--name", " ", stdout=io.StringIO(), stderr=io.StringIO())
 
 
+@pytest.mark.django_db
+def test_command_refuses_a_username_the_user_model_does_not_allow() -> None:
+    """A hostile probe created a user named 'u\x1bser' (get_or_create runs no validators) while --name was refused."""
+    with pytest.raises(CommandError, match="USERNAME: Enter a valid username") as info:
+        call_command("create_api_token", "u\x1bser", stdout=io.StringIO(), stderr=io.StringIO())
+    assert info.value.returncode == 2 and "\\x1b" in str(info.value)
+    assert not get_user_model().objects.filter(username="u\x1bser").exists()
+
+
 def test_api_create_list_revoke(alice, bob, user) -> None:  # type: ignore[no-untyped-def]
     created = alice.post("/api/v1/tokens", {"name": "spreadsheet"}, format="json")
     assert created.status_code == 201

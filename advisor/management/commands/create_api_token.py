@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.api.tokens import TokenNameError, api_token_create
@@ -22,6 +23,13 @@ class Command(BaseCommand):
         if not username:
             raise CommandError("USERNAME must not be empty")
         user_model = get_user_model()
+        try:
+            # The model's own username rules (Django's: letters, digits and @.+-_), which get_or_create does not
+            # run: a hostile probe created a user named 'u\x1bser' while --name refused control characters.
+            user_model._meta.get_field(user_model.USERNAME_FIELD).run_validators(username)
+        except ValidationError as error:
+            reason = " ".join(error.messages).rstrip(".")
+            raise CommandError(f"USERNAME: {reason}; got {username[:40]!r}", returncode=2) from error
         lookup: dict[str, Any] = {user_model.USERNAME_FIELD: username}
         user, created = user_model.objects.get_or_create(**lookup)
         if created:
