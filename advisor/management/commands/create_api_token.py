@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.api.tokens import TokenNameError, api_token_create
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         try:
             # The model's own username rules (Django's: letters, digits and @.+-_), which get_or_create does not
             # run: a hostile probe created a user named 'u\x1bser' while --name refused control characters.
-            user_model._meta.get_field(user_model.USERNAME_FIELD).run_validators(username)
+            field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+            assert isinstance(field, models.Field)  # a concrete column, never a relation
+            field.run_validators(username)
         except ValidationError as error:
             reason = " ".join(error.messages).rstrip(".")
             raise CommandError(f"USERNAME: {reason}; got {username[:40]!r}", returncode=2) from error
