@@ -6,8 +6,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import models
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import models
 
 from advisor.api.tokens import TokenNameError, api_token_create
 
