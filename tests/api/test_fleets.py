@@ -148,4 +148,9 @@ def test_a_usage_series_shorter_than_an_hour_is_refused_and_a_longer_ones_span_s
     document = {"gpu": "h100-sxm", "rent": {"usd_per_gpu_hour": 2.5}, "usage": {"csv": hours}}
     plan = alice.post("/api/v1/fleet-plans", document, format="json")
     assert plan.status_code == 200, plan.content[:500]
-    assert any("samples spanning 2.0 hours" in warning for warning in plan.json()["warnings"])
+    # The span the one-hour rule counts (first to last plus one interval: 3 hours), nouns agreeing with figures (a
+    # hostile probe: "samples spanning 0.5 hours" for a series the rule counted as 1 hour; "1 observed hours").
+    assert any("3 observed hours (samples covering 3 hours)" in w for w in plan.json()["warnings"])
+    half = "timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:30:00Z,8\n"
+    one = alice.post("/api/v1/fleet-plans", {**document, "usage": {"csv": half}}, format="json").json()
+    assert any("1 observed hour (samples covering 1 hour)" in w for w in one["warnings"]), one["warnings"]

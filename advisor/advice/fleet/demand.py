@@ -168,7 +168,7 @@ class Usage:
 
     hourly: NDArray[np.float64]  # 8760 values, GPUs busy (growth applied)
     observed_hours: int  # hours of the series with data
-    span_hours: float  # first to last sample
+    span_hours: float  # first sample to the last plus the interval it holds (the span the one-hour rule counts)
     missing_hours: int  # hours inside the span without data (gaps)
     repeated: bool  # fewer observed hours than a year: the observed hours were repeated to fill it
     growth: float
@@ -211,7 +211,7 @@ def hourly_usage(*, hours: NDArray[np.float64], gpus: NDArray[np.float64], growt
     return Usage(
         hourly=year * growth,
         observed_hours=int(observed.size),
-        span_hours=float(t[-1] - t[0]),
+        span_hours=float(t[-1] - t[0] + held[-1]),
         missing_hours=int(np.count_nonzero(~seen)),
         repeated=bool(repeated),
         growth=float(growth),

@@ -42,6 +42,7 @@ from advisor.advice.fleet.demand import (
     schedule_runs,
 )
 from advisor.advice.fleet.placement import Placement, place, rented_series
+from advisor.formatting import count
 
 LOAD_DURATION_METHOD: Final[str] = (
     "own the whole nodes each busy more than its break-even share of the year, demand filling them from the bottom: "
@@ -414,10 +415,10 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
     out: list[str] = []
     if usage is not None:
         out.append(
-            f"Measured usage is divisible demand (any GPU-hour may run on any free GPU): {usage.observed_hours:,} "
-            f"observed hours (samples spanning {usage.span_hours:,.1f} hours)"
+            "Measured usage is divisible demand (any GPU-hour may run on any free GPU): "
+            f"{count(usage.observed_hours, 'observed hour')} (samples covering {count(usage.span_hours, 'hour')})"
             + (", repeated to fill the year" if usage.repeated else "")
-            + (f", {usage.missing_hours:,} hours missing (gaps) left out" if usage.missing_hours else "")
+            + (f", {count(usage.missing_hours, 'hour')} missing (gaps) left out" if usage.missing_hours else "")
             + (f", scaled by growth {usage.growth:g}" if usage.growth != 1 else "")
             + "."
         )
