@@ -539,6 +539,7 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(input, value with unit, where it came from): the user's own input or the default's source."""
     sources = {a.get("pointer"): a for a in advice.get("assumptions") or [] if isinstance(a, dict)}
     rows = []
+    shown: set[str] = set()
     for label, value in _assumption_values(advice=advice):
         pointer = ASSUMPTION_POINTERS.get(label, "")
         default = sources.get(pointer)
@@ -552,11 +553,69 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
         elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
-            source = "default: " + str(default.get("source", ""))
-            if default.get("as_of"):
-                source += f" (as of {default['as_of']})"
+            source = _default_source(default)
         rows.append((label, value, source))
+        shown.add(pointer)
+    # Whatever else the Advice assumed (a reviewer: the serving engine's settings and the calendar reached the JSON
+    # and the XLSX but not the page or the PDF a customer reads), under a label read off its pointer.
+    for key, assumed in sources.items():
+        if isinstance(key, str) and key and not _shown_by(key, shown):
+            rows.append((pointer_label(key), _assumed_value(assumed), _default_source(assumed)))
     return rows
+
+
+# Pointers a fixed row shows inside another's value: the PUE is in the electricity row.
+SHOWN_IN_OTHER_ROWS: Final[frozenset[str]] = frozenset({"/buy/pue"})
+
+POINTER_WORDS: Final[dict[str, str]] = {
+    "kv": "KV",
+    "gb": "GB",
+    "usd": "USD",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "num": "number of",
+    "pue": "PUE",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "tp": "TP",
+    "capex": "capex",
+}
+
+
+def pointer_label(pointer: str) -> str:
+    """ "/serving/kv_fraction" -> "Serving: KV fraction"; "/compare_gpus" -> "Compare GPUs"."""
+    parts = [" ".join(POINTER_WORDS.get(w, w) for w in part.split("_")) for part in pointer.strip("/").split("/")]
+    head, rest = parts[0], " ".join(parts[1:])
+    head = head[:1].upper() + head[1:]
+    return f"{head}: {rest}" if rest else head
+
+
+def _shown_by(pointer: str, shown: set[str]) -> bool:
+    """Whether a fixed row shows the pointer: its own, or a field of an object a row shows (the traffic's)."""
+    if pointer in SHOWN_IN_OTHER_ROWS:
+        return True
+    return any(p and (pointer == p or pointer.startswith(p + "/")) for p in shown)
+
+
+def _assumed_value(assumption: dict[str, Any]) -> str:
+    """ "0.9 fraction of ...", "trtllm (serving engine)", "none (GPU ids)": the value with its unit."""
+    value, unit = assumption.get("value"), str(assumption.get("unit") or "")
+    if isinstance(value, bool) or value is None or isinstance(value, str | list):
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value) or "none"
+        else:
+            text = "none given" if value is None else str(value)
+        return f"{text} ({unit})" if unit else text
+    if isinstance(value, int | float):
+        return f"{fmt.plain(value)} {unit}".rstrip()
+    return str(value)
+
+
+def _default_source(default: dict[str, Any]) -> str:
+    source = "default: " + str(default.get("source", ""))
+    if default.get("as_of"):
+        source += f" (as of {default['as_of']})"
+    return source
 
 
 def _g(value: Any) -> str:

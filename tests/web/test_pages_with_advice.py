@@ -516,3 +516,53 @@ def test_a_traffic_given_in_part_names_its_derived_and_default_fields() -> None:
     assert rows["Traffic"].startswith("your input; peak_requests_per_s: derived from the given rate")
     assert rows["Request size"].startswith("your input; input_tokens: ")
     assert "requests_per_s" not in rows["Request size"]
+
+
+# --- a reviewer's findings: serving assumptions and whole-instance rent on the page and in the PDF ---------------
+
+
+def test_every_assumption_of_the_advice_has_a_row_with_its_value_unit_and_source() -> None:
+    # A reviewer: the XLSX listed /serving/kv_fraction, /calendar/hours_per_month and the rest, the page and the PDF
+    # only the pointers with fixed labels, so a proposal never stated the engine settings its sizing rests on.
+    from advisor.advice.inference import advise_inference
+    from advisor.web.presenters import assumptions
+
+    advice = advise_inference(_document("8b-serving"))
+    pointers = {a["pointer"]: a for a in advice["assumptions"]}
+    assert "/serving/kv_fraction" in pointers and "/calendar/hours_per_month" in pointers
+    rows = {label: (value, source) for label, value, source in assumptions(advice=advice)}
+    value, source = rows["Serving: KV fraction"]
+    kv = pointers["/serving/kv_fraction"]
+    assert value == f"{_fmt_value(kv['value'])} {kv['unit']}"
+    assert source == "default: " + pointers["/serving/kv_fraction"]["source"]
+    assert rows["Calendar: hours per month"][0] == "730 hours"
+    assert rows["Serving: engine"][0] == f"{pointers['/serving/engine']['value']} (serving engine)"
+    assert rows["Serving: max batch"][0].startswith(f"{_fmt_value(pointers['/serving/max_batch']['value'])} requests")
+    for field in ("kv_output_reserved", "max_num_tokens", "runtime_gb", "arrivals"):
+        assert f"/serving/{field}" in pointers
+    assert {"Serving: KV output reserved", "Serving: max number of tokens", "Serving: runtime GB"} <= set(rows)
+    assert "Serving: arrivals" in rows
+    # Pointers the fixed rows already show are not listed twice.
+    assert "Buy: years" not in rows and "Buy: PUE" not in rows and "Network: GPUs per node" not in rows
+
+
+def _fmt_value(value: Any) -> str:
+    from advisor import formatting
+
+    return formatting.plain(value)
+
+
+def test_serving_assumptions_are_on_the_page_and_in_the_pdf(client: Client, user: Any) -> None:
+    response = client.post("/plan/results/", _planner_data("8b-serving"))
+    assert response.status_code == 200
+    text = _visible_text(response.content.decode())
+    for label in ("Serving: KV fraction", "Serving: engine", "Calendar: hours per month"):
+        assert label in text, label
+    scenario = store.scenario_create(owner=user, name="Serving", document=_document("8b-serving"))
+    client.force_login(user)
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert pdf.status_code == 200
+    printed = " ".join(_pdf_text(pdf.content).split())
+    for label in ("Serving: KV fraction", "Serving: engine", "Calendar: hours per month"):
+        assert label in printed, label
+    assert "None" not in printed
