@@ -167,9 +167,14 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _rent_plan_text(rent: dict[str, Any]) -> str:
-    """ "2 base on 1-year reserved + 0.40 burst on on-demand (mean)"; "not priced" when renting has no plan."""
+    """ "1 instance of 8 GPUs on on-demand all month (3 replicas) + 0.65 spot instances of 8 GPUs on average (1.3
+    replicas)": renting bills whole instances, which may hold several replicas (a reviewer: "3 base on on-demand"
+    beside a bill for one 8-GPU instance). Documents without instances: "2 base on 1-year reserved + 0.40 burst on
+    on-demand (mean)". "not priced" when renting has no plan."""
     if rent.get("usd_per_month") is None:
         return "not priced"
+    if rent.get("base_instances") is not None:
+        return _instance_plan_text(rent)
     base, base_market = rent.get("base_replicas"), MARKET_LABELS.get(rent.get("base_market") or "", "")
     plan = f"{fmt.plain(base)} base on {base_market}" if base and base_market else "no reserved base"
     burst, burst_market = rent.get("burst_replicas_mean"), MARKET_LABELS.get(rent.get("burst_market") or "", "")
@@ -178,8 +183,43 @@ def _rent_plan_text(rent: dict[str, Any]) -> str:
     return plan
 
 
+def _gpus_of(offer: Any) -> str:
+    """ "of 8 GPUs" for an offer's instance; "" where the offer does not say."""
+    gpus = offer.get("gpu_count") if isinstance(offer, dict) else None
+    return "" if gpus is None else f" of {fmt.count(gpus, 'GPU')}"
+
+
+def _instance_plan_text(rent: dict[str, Any]) -> str:
+    base, base_market = rent.get("base_instances"), MARKET_LABELS.get(rent.get("base_market") or "", "")
+    if base and base_market:
+        plan = f"{fmt.count(base, 'instance')}{_gpus_of(rent.get('base_offer'))} on {base_market} all month"
+        plan += f" ({fmt.count(rent.get('base_replicas'), 'replica')})"
+    else:
+        plan = "no reserved base"
+    burst, burst_market = rent.get("burst_instances_mean"), MARKET_LABELS.get(rent.get("burst_market") or "", "")
+    if burst and burst_market:
+        word = "instance" if burst == 1 else "instances"
+        plan += f" + {burst:.2g} {burst_market} {word}{_gpus_of(rent.get('burst_offer'))} on average"
+        plan += f" ({fmt.plain(rent.get('burst_replicas_mean'), digits=2)} replicas)"
+    return plan
+
+
+def _rented_note(rent: dict[str, Any]) -> str | None:
+    """ "1.6 rented instances of 8 GPUs on average" (base + mean burst, what renting bills); replicas for documents
+    without instances; None where the rent has no plan."""
+    base, burst = rent.get("base_instances"), rent.get("burst_instances_mean")
+    if base is None or burst is None:
+        base, burst = rent.get("base_replicas"), rent.get("burst_replicas_mean")
+        return None if base is None or burst is None else f"{base + burst:.2g} rented on average"
+    sizes = {_gpus_of(rent.get(o)) for o in ("base_offer", "burst_offer") if rent.get(o)}
+    of = sizes.pop() if len(sizes) == 1 else ""  # two offers of different instance sizes: the plan column says
+    word = "instance" if base + burst == 1 else "instances"
+    return f"{base + burst:.2g} rented {word}{of} on average"
+
+
 def _deployment_text(size: dict[str, Any]) -> str:
-    """ "TP 8 x 3 replicas (2 at the mean rate, 2.4 rented on average), about 14 in flight per replica at the peak"
+    """ "TP 1 x 3 replicas (2 at the mean rate, 1 rented instance of 8 GPUs on average), about 14 in flight per replica
+    at the peak"
     (older documents: "batch 16", the sized capacity's); a deployment that cannot serve the traffic says why
     instead. The average is what renting bills (base + mean burst); an outsider's probe read
     "(mean 1)" as the replicas billed, 1.6 on average."""
@@ -192,9 +232,9 @@ def _deployment_text(size: dict[str, Any]) -> str:
     notes = []
     if size.get("replicas_mean") is not None:
         notes.append(f"{fmt.plain(size['replicas_mean'])} at the mean rate")
-    base, burst = _get(size, "rent", "base_replicas"), _get(size, "rent", "burst_replicas_mean")
-    if base is not None and burst is not None:
-        notes.append(f"{base + burst:.2g} rented on average")
+    rented = _rented_note(size.get("rent") or {})
+    if rented:
+        notes.append(rented)
     if notes:
         text += f" ({', '.join(notes)})"
     at_peak = size.get("batch_at_peak")
@@ -539,6 +579,7 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(input, value with unit, where it came from): the user's own input or the default's source."""
     sources = {a.get("pointer"): a for a in advice.get("assumptions") or [] if isinstance(a, dict)}
     rows = []
+    shown: set[str] = set()
     for label, value in _assumption_values(advice=advice):
         pointer = ASSUMPTION_POINTERS.get(label, "")
         default = sources.get(pointer)
@@ -552,11 +593,69 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
         elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
-            source = "default: " + str(default.get("source", ""))
-            if default.get("as_of"):
-                source += f" (as of {default['as_of']})"
+            source = _default_source(default)
         rows.append((label, value, source))
+        shown.add(pointer)
+    # Whatever else the Advice assumed (a reviewer: the serving engine's settings and the calendar reached the JSON
+    # and the XLSX but not the page or the PDF a customer reads), under a label read off its pointer.
+    for key, assumed in sources.items():
+        if isinstance(key, str) and key and not _shown_by(key, shown):
+            rows.append((pointer_label(key), _assumed_value(assumed), _default_source(assumed)))
     return rows
+
+
+# Pointers a fixed row shows inside another's value: the PUE is in the electricity row.
+SHOWN_IN_OTHER_ROWS: Final[frozenset[str]] = frozenset({"/buy/pue"})
+
+POINTER_WORDS: Final[dict[str, str]] = {
+    "kv": "KV",
+    "gb": "GB",
+    "usd": "USD",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "num": "number of",
+    "pue": "PUE",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "tp": "TP",
+    "capex": "capex",
+}
+
+
+def pointer_label(pointer: str) -> str:
+    """ "/serving/kv_fraction" -> "Serving: KV fraction"; "/compare_gpus" -> "Compare GPUs"."""
+    parts = [" ".join(POINTER_WORDS.get(w, w) for w in part.split("_")) for part in pointer.strip("/").split("/")]
+    head, rest = parts[0], " ".join(parts[1:])
+    head = head[:1].upper() + head[1:]
+    return f"{head}: {rest}" if rest else head
+
+
+def _shown_by(pointer: str, shown: set[str]) -> bool:
+    """Whether a fixed row shows the pointer: its own, or a field of an object a row shows (the traffic's)."""
+    if pointer in SHOWN_IN_OTHER_ROWS:
+        return True
+    return any(p and (pointer == p or pointer.startswith(p + "/")) for p in shown)
+
+
+def _assumed_value(assumption: dict[str, Any]) -> str:
+    """ "0.9 fraction of ...", "trtllm (serving engine)", "none (GPU ids)": the value with its unit."""
+    value, unit = assumption.get("value"), str(assumption.get("unit") or "")
+    if isinstance(value, bool) or value is None or isinstance(value, str | list):
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value) or "none"
+        else:
+            text = "none given" if value is None else str(value)
+        return f"{text} ({unit})" if unit else text
+    if isinstance(value, int | float):
+        return f"{fmt.plain(value)} {unit}".rstrip()
+    return str(value)
+
+
+def _default_source(default: dict[str, Any]) -> str:
+    source = "default: " + str(default.get("source", ""))
+    if default.get("as_of"):
+        source += f" (as of {default['as_of']})"
+    return source
 
 
 def _g(value: Any) -> str:

@@ -516,3 +516,139 @@ def test_a_traffic_given_in_part_names_its_derived_and_default_fields() -> None:
     assert rows["Traffic"].startswith("your input; peak_requests_per_s: derived from the given rate")
     assert rows["Request size"].startswith("your input; input_tokens: ")
     assert "requests_per_s" not in rows["Request size"]
+
+
+# --- a reviewer's findings: serving assumptions and whole-instance rent on the page and in the PDF ---------------
+
+
+def test_every_assumption_of_the_advice_has_a_row_with_its_value_unit_and_source() -> None:
+    # A reviewer: the XLSX listed /serving/kv_fraction, /calendar/hours_per_month and the rest, the page and the PDF
+    # only the pointers with fixed labels, so a proposal never stated the engine settings its sizing rests on.
+    from advisor.advice.inference import advise_inference
+    from advisor.web.presenters import assumptions
+
+    advice = advise_inference(_document("8b-serving"))
+    pointers = {a["pointer"]: a for a in advice["assumptions"]}
+    assert "/serving/kv_fraction" in pointers and "/calendar/hours_per_month" in pointers
+    rows = {label: (value, source) for label, value, source in assumptions(advice=advice)}
+    value, source = rows["Serving: KV fraction"]
+    kv = pointers["/serving/kv_fraction"]
+    assert value == f"{_fmt_value(kv['value'])} {kv['unit']}"
+    assert source == "default: " + pointers["/serving/kv_fraction"]["source"]
+    assert rows["Calendar: hours per month"][0] == "730 hours"
+    assert rows["Serving: engine"][0] == f"{pointers['/serving/engine']['value']} (serving engine)"
+    assert rows["Serving: max batch"][0].startswith(f"{_fmt_value(pointers['/serving/max_batch']['value'])} requests")
+    for field in ("kv_output_reserved", "max_num_tokens", "runtime_gb", "arrivals"):
+        assert f"/serving/{field}" in pointers
+    assert {"Serving: KV output reserved", "Serving: max number of tokens", "Serving: runtime GB"} <= set(rows)
+    assert "Serving: arrivals" in rows
+    # Pointers the fixed rows already show are not listed twice.
+    assert "Buy: years" not in rows and "Buy: PUE" not in rows and "Network: GPUs per node" not in rows
+
+
+def _fmt_value(value: Any) -> str:
+    from advisor import formatting
+
+    return formatting.plain(value)
+
+
+def test_serving_assumptions_are_on_the_page_and_in_the_pdf(client: Client, user: Any) -> None:
+    response = client.post("/plan/results/", _planner_data("8b-serving"))
+    assert response.status_code == 200
+    text = _visible_text(response.content.decode())
+    for label in ("Serving: KV fraction", "Serving: engine", "Calendar: hours per month"):
+        assert label in text, label
+    scenario = store.scenario_create(owner=user, name="Serving", document=_document("8b-serving"))
+    client.force_login(user)
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert pdf.status_code == 200
+    printed = " ".join(_pdf_text(pdf.content).split())
+    for label in ("Serving: KV fraction", "Serving: engine", "Calendar: hours per month"):
+        assert label in printed, label
+    assert "None" not in printed
+
+
+B200_8_GPU_OFFER = {"provider": "nebius", "instance": "gpu-b200-sxm_8gpu", "market": "on_demand", "gpu_count": 8.0}
+
+
+def test_a_deployment_row_names_the_whole_instances_rented_not_only_replicas() -> None:
+    # A reviewer (/tmp/rv/b200.json): "TP 1 x 3 replicas (2 at the mean rate, 3 rented on average)" and "$32k 3 base
+    # on on-demand", while the bill is one 8-GPU instance all month.
+    from advisor.web.presenters import inference_rows
+
+    size = {
+        "gpus": 3,
+        "tp": 1,
+        "replicas": 3,
+        "replicas_mean": 2,
+        "fits_memory": True,
+        "meets_latency": True,
+        "batch_at_peak": 377.0,
+        "rent": {
+            "usd_per_month": 32120.0,
+            "base_replicas": 3,
+            "base_market": "on_demand",
+            "base_instances": 1,
+            "base_offer": B200_8_GPU_OFFER,
+            "burst_replicas_mean": 0.0,
+            "burst_market": None,
+            "burst_instances_mean": 0.0,
+            "burst_offer": None,
+        },
+        "buy": {},
+    }
+    row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 3, "tp": 1}})[0]
+    assert row["rent_plan"] == "1 instance of 8 GPUs on on-demand all month (3 replicas)"
+    assert row["layout"] == (
+        "TP 1 x 3 replicas (2 at the mean rate, 1 rented instance of 8 GPUs on average), "
+        "about 377 in flight per replica at the peak"
+    )
+    burst = {
+        "burst_replicas_mean": 1.3,
+        "burst_market": "spot",
+        "burst_instances_mean": 0.65,
+        "burst_offer": {**B200_8_GPU_OFFER, "market": "spot"},
+    }
+    size["rent"] |= burst
+    row = inference_rows(advice={"sizes": [size], "recommendation": {"gpus": 3, "tp": 1}})[0]
+    assert row["rent_plan"] == (
+        "1 instance of 8 GPUs on on-demand all month (3 replicas) "
+        "+ 0.65 spot instances of 8 GPUs on average (1.3 replicas)"
+    )
+    assert "1.6 rented instances of 8 GPUs on average" in row["layout"]
+
+
+def test_the_b200_deployment_rows_bill_one_eight_gpu_instance() -> None:
+    from advisor.advice.inference import advise_inference
+    from advisor.web.presenters import inference_rows
+
+    scenario = {
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "llama-3.1-8b"},
+            "precision": "bf16",
+            "traffic": {
+                "peak_requests_per_s": 150,
+                "mean_requests_per_s": 60,
+                "input_tokens": 1000,
+                "output_tokens": 200,
+            },
+            "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+        },
+        "gpu": "b200",
+    }
+    advice = advise_inference(scenario)
+    rows = inference_rows(advice=advice)
+    priced = [(s, r) for s, r in zip(advice["sizes"], rows, strict=True) if _get_rent(s).get("base_instances")]
+    assert priced
+    for size, row in priced:
+        rent = size["rent"]
+        gpus = int(rent["base_offer"]["gpu_count"])
+        assert row["rent_plan"].startswith(f"{rent['base_instances']} instance")
+        assert f"of {gpus} GPUs on on-demand all month" in row["rent_plan"]
+        assert f"({rent['base_replicas']} replica" in row["rent_plan"]
+        assert "base on" not in row["rent_plan"] and "replicas rented" not in row["layout"]
+
+
+def _get_rent(size: dict[str, Any]) -> dict[str, Any]:
+    return size.get("rent") or {}
