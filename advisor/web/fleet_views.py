@@ -78,7 +78,8 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
         return document, None, error.errors
 
 
-def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | None:
+def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | list[dict[str, str]]:
+    """The redirect to the saved fleet, or the errors (by pointer) that kept it from being saved."""
     name = (request.POST.get("name") or "").strip() or (document.get("name") if isinstance(document, dict) else "")
     try:
         parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
@@ -88,9 +89,10 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
         else:
             fleet = fleet_create(owner=signed_in_user(request), name=name or "Untitled fleet", document=document)
             messages.success(request, f"Saved “{fleet.name}”.")
-    except (ScenarioError, DocumentNameError) as error:
-        messages.error(request, f"Not saved: {error}")
-        return None
+    except ScenarioError as error:
+        return error.errors
+    except DocumentNameError as error:
+        return [{"pointer": "/name", "message": f"not saved: {str(error).removeprefix('name: ')}"}]
     return redirect(f"{reverse('fleet')}?id={fleet.pk}")
 
 
@@ -108,8 +110,9 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
         context["errors"] = usage_errors + context["errors"]
         if context["plan"] is not None and request.POST.get("action") == "save" and request.user.is_authenticated:
             saved = _save(request, editing, document)
-            if saved is not None:
+            if isinstance(saved, HttpResponse):
                 return saved
+            context["errors"] = saved
     plan = context["plan"]
     if plan is not None:
         context["charts"] = fleet_charts(plan=plan)

@@ -53,6 +53,18 @@ def test_bad_input_names_the_field_and_stores_nothing(client, user) -> None:  # 
     assert "not valid JSON" in client.post("/fleet/", {"fleet": "{", "action": "plan"}).content.decode()
 
 
+@pytest.mark.parametrize("name", ["bell\x07", "x" * 201])
+def test_a_bad_name_is_a_400_naming_the_field_and_the_plan_stays(client, user, name) -> None:  # type: ignore[no-untyped-def]
+    # It answered 200 with a "Not saved" notice where every other bad field of the page is a 400 naming it.
+    client.force_login(user)
+    page = post(client, BASE_AND_WEEK, action="save", name=name)
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "<code>/name</code>:" in html
+    assert 'data-testid="fleet-results"' in html  # the plan the user asked for is still shown
+    assert Fleet.objects.count() == 0
+
+
 def test_save_then_open_then_another_user_gets_404(client, user, other_user) -> None:  # type: ignore[no-untyped-def]
     client.force_login(user)
     saved = post(client, BASE_AND_WEEK, action="save", name="2027 base")
