@@ -243,7 +243,18 @@ def test_a_usage_csv_cell_past_the_csv_limit_is_refused_naming_its_row(api) -> N
         api.post("/api/v1/fleet-plans", {"name": "f", "gpu": "h100-sxm", "usage": {"csv": long}}, format="json")
     )
     assert answer["errors"][0]["pointer"] == "#/usage/csv"
-    assert "row 3: a cell is longer than 131,072 characters" in answer["errors"][0]["detail"]
+    assert "row 2: a cell is longer than 131,072 characters" in answer["errors"][0]["detail"]
+
+
+@pytest.mark.parametrize("stamp", ["nan", "-nan", "inf", "1e300"])
+def test_a_usage_timestamp_that_is_no_date_is_a_400_naming_its_row(api, stamp) -> None:  # type: ignore[no-untyped-def]
+    # "nan" passed every later check (NaN compares false) and the hourly resampling answered 500.
+    usage = f"timestamp,gpus_busy\n0,4\n3600,4\n{stamp},5\n"
+    answer = _problem(
+        api.post("/api/v1/fleet-plans", {"name": "f", "gpu": "h100-sxm", "usage": {"csv": usage}}, format="json")
+    )
+    assert answer["errors"][0]["pointer"] == "#/usage/csv"
+    assert answer["errors"][0]["detail"].startswith("row 3, column timestamp: must be ISO 8601 or epoch seconds")
 
 
 @pytest.mark.django_db

@@ -44,6 +44,7 @@ from advisor.advice.fleet.models import (
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
+from core.textcheck import shown
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
 
@@ -373,16 +374,27 @@ def _owned(e: _Errors, value: Any, base: Scenario | None) -> tuple[int, ...] | N
     return tuple(sorted(set(out)))
 
 
+# Epoch seconds a usage row may give: the dates ISO 8601 can write (years 1 to 9999), as a number.
+EPOCH_RANGE: Final[tuple[float, float]] = (
+    dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp(),
+    dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp(),
+)
+
+
 def _timestamp(text: str) -> float:
     """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds."""
     text = text.strip()
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
         stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         if stamp.tzinfo is None:
             stamp = stamp.replace(tzinfo=dt.UTC)
         return stamp.timestamp()
+    # "nan" passed every later check (NaN compares false) into the hourly resampling; "1e300" is no date either.
+    if not EPOCH_RANGE[0] <= seconds <= EPOCH_RANGE[1]:
+        raise ValueError("epoch seconds out of range")
+    return seconds
 
 
 def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -390,17 +402,16 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
-    row_number = 0  # the last row read (1 = the header)
+    row_number = 0  # the last row read: data rows from 1 (the header is not counted), as in the profiled-run CSV
     try:
         fields = [f.strip() for f in reader.fieldnames or []]
         reader.fieldnames = fields
-        row_number = 1
         missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
         if missing:
             raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
         samples = _UsageSamples(pending="gpus_pending" in fields)
-        for row_number, row in enumerate(reader, start=2):
-            if row_number - 1 > MAX_USAGE_ROWS:
+        for row_number, row in enumerate(reader, start=1):
+            if row_number > MAX_USAGE_ROWS:
                 raise ValueError(f"at most {MAX_USAGE_ROWS:,} rows")
             samples.add(row_number, row)
     except csv.Error as error:
@@ -439,7 +450,7 @@ class _UsageSamples:
             self.times.append(_timestamp(stamp))
         except ValueError:
             raise ValueError(
-                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds; got {stamp[:40]!r}"
+                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); got {shown(stamp)}"
             ) from None
         for column, out in (("gpus_busy", self.busy), *((("gpus_pending", self.queued),) if self.pending else ())):
             cell = row[column] or ""
@@ -449,7 +460,7 @@ class _UsageSamples:
                 value = math.nan
             if not (math.isfinite(value) and 0 <= value <= MAX_GPUS):
                 raise ValueError(
-                    f"row {row_number}, column {column}: must be a number from 0 to {MAX_GPUS}; got {cell[:40]!r}"
+                    f"row {row_number}, column {column}: must be a number from 0 to {MAX_GPUS}; got {shown(cell)}"
                 )
             out.append(value)
         if len(self.times) > 1 and self.times[-1] <= self.times[-2]:

@@ -150,7 +150,22 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
             fleet({"gpus": 8, "workload": {"kind": "training", "model": {"params_b": -1}, "tokens": 1e9}}),
             "/jobs/0/workload/model/params_b",
         ),
-        ({**MANUAL_QUOTES, "usage": {"csv": "timestamp,gpus_busy\n2020-01-01T00:00,4\nnope,5\n"}}, "/usage/csv: row 3"),
+        # Data rows count from the first after the header, as in the profiled-run CSV (the header was row 1 here).
+        ({**MANUAL_QUOTES, "usage": {"csv": "timestamp,gpus_busy\n2020-01-01T00:00,4\nnope,5\n"}}, "/usage/csv: row 2"),
+        # A long cell is quoted cut, with its length (it was cut to 40 characters without saying so).
+        (
+            {**MANUAL_QUOTES, "usage": {"csv": "timestamp,gpus_busy\n7" + "x" * 5000 + ",4\n"}},
+            "/usage/csv: row 1, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); got '7xxx",
+        ),
+        ({**MANUAL_QUOTES, "usage": {"csv": "timestamp,gpus_busy\n7" + "x" * 5000 + ",4\n"}}, "... (5,001 characters)"),
+        # Numbers that are no date: NaN passed every later check (it compares false) into the hourly resampling.
+        *(
+            (
+                {**MANUAL_QUOTES, "usage": {"csv": f"timestamp,gpus_busy\n0,4\n3600,4\n{bad},5\n"}},
+                f"/usage/csv: row 3, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); got '{bad}'",
+            )
+            for bad in ("nan", "inf", "1e300", "7" * 30)
+        ),
         ({**MANUAL_QUOTES}, "/jobs: required"),
     ],
 )
