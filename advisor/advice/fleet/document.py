@@ -450,7 +450,8 @@ class _UsageSamples:
             self.times.append(_timestamp(stamp))
         except ValueError:
             raise ValueError(
-                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); got {shown(stamp)}"
+                f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); "
+                f"got {shown(stamp)}"
             ) from None
         for column, out in (("gpus_busy", self.busy), *((("gpus_pending", self.queued),) if self.pending else ())):
             cell = row[column] or ""

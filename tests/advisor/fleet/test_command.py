@@ -162,7 +162,8 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
         *(
             (
                 {**MANUAL_QUOTES, "usage": {"csv": f"timestamp,gpus_busy\n0,4\n3600,4\n{bad},5\n"}},
-                f"/usage/csv: row 3, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); got '{bad}'",
+                "/usage/csv: row 3, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); "
+                f"got '{bad}'",
             )
             for bad in ("nan", "inf", "1e300", "7" * 30)
         ),
