@@ -224,6 +224,21 @@ def test_the_load_duration_answer_owns_a_node_busy_above_u_star_though_never_ful
 
 
 @pytest.mark.django_db
+def test_the_load_duration_answer_counts_a_fixed_base_once_across_the_nodes(tmp_path: Path) -> None:
+    # An outsider's probe: with a staff base a lone node does not pay off (its u* is above 100%), and the walk
+    # stopped there: "own 0" at the all-rent $565,600 where three busy nodes share the base and cost $452,800, and
+    # the reasons blamed whole runs packing differently.
+    buy = {**MANUAL_QUOTES["buy"], "staff_usd_per_year": 150_000}
+    jobs = [{"name": "base", "gpus": 24, "hours": 8760}, {"name": "peak", "gpus": 8, "hours": 2000}]
+    plan = run(tmp_path, {"name": "staff", **MANUAL_QUOTES, "buy": buy, "jobs": jobs})
+    rec = plan["recommendation"]
+    cheapest = min(plan["options"], key=lambda o: o["usd_per_year"])
+    assert rec["load_duration_answer"]["owned_gpus"] == 24 == cheapest["owned_gpus"] == rec["owned_gpus"]
+    assert rec["load_duration_answer"]["usd_per_year"] == 452_800 == 3 * 87_600 + 150_000 + 8 * 2000 * 2.5
+    assert any(r == "Both answers agree." for r in rec["reasons"])
+
+
+@pytest.mark.django_db
 def test_a_month_given_twice_spreads_its_runs_over_it(tmp_path: Path) -> None:
     # An outsider's probe: [3, 3] started both runs at the same hour. A month listed twice holds more runs.
     twice = run(tmp_path, fleet({"name": "m", "gpus": 8, "hours": 10, "runs_per_year": 2, "months": [3, 3]}))
