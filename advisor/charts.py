@@ -595,7 +595,8 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         series.append(Series(label, [0.0, 1.0], [price, price], color, dash="6 4", points=False))
         # The advice's own break-even against this market (the same number the headline and the PDF quote).
         by_market = _get(size, "buy", "break_even_by_market") or {}
-        # A manual rent quote is drawn as the on-demand line; its break-even is keyed manual_quote.
+        # A manual rent quote is drawn as the on-demand line and keyed on_demand; proposals frozen before that keyed
+        # it manual_quote, and their charts are drawn again from the stored document.
         u_star = by_market.get(market, by_market.get("manual_quote") if market == "on_demand" else None)
         if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
             u_star = f / (price - v)

@@ -420,7 +420,8 @@ class TrainingBuy(Closed):
     breaks_even: bool | None = None
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None,
-        description="u* against each market's price (keys: markets, or manual_quote), in 0..1. Null: owning never "
+        description="u* against each market's price (keys: markets; a manual quote is on_demand, as in "
+        "rent.by_market), in 0..1. Null: owning never "
         "breaks even within the year against that market where it is priced at this size (rent.by_market[market] "
         "not null), else that market has no offer at this size. Against a reserved term (billed every hour): 0 "
         "where owning is cheaper at any utilization, null where it costs more fully busy.",
@@ -582,7 +583,8 @@ class InferenceBuy(Closed):
         description="utilization >= break_even_utilization: owning costs no more than the rent as priced.",
     )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
-        default=None, description="u* against each market's price (keys: markets, or manual_quote); null: never."
+        default=None,
+        description="u* against each market's price (keys: markets; a manual quote is on_demand); null: never.",
     )
 
 

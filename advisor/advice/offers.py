@@ -369,7 +369,9 @@ def break_even_by_market(
     """Break-even utilization (DESIGN.md: u* = A / (N 8760 (r - v))) against each market's cheapest price per used
     GPU-hour at each size: floating markets levelized like the headline, spot per useful hour (price / (1 - lost)),
     reserved terms by economics.break_even_against_term (0: owning is cheaper at any utilization).
-    A manual rent quote is keyed ``manual_quote``. Infinite where the market has no offer or never breaks even."""
+    A manual rent quote is keyed ``on_demand``, the market rent.by_market prices it under (DESIGN: {market: u*}; it
+    was keyed ``manual_quote``, which no table of the document joins on). Infinite where the market has no offer or
+    never breaks even."""
     out: dict[str, np.ndarray] = {}
     manual = s.rent.usd_per_gpu_hour is not None
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -388,8 +390,7 @@ def break_even_by_market(
             )
             if m not in RESERVED_MARKETS:
                 be = np.where(be > 0, be, np.inf)
-            key = "manual_quote" if manual else m
-            out[key] = np.where(np.isfinite(be), be, np.inf)
+            out[m] = np.where(np.isfinite(be), be, np.inf)
     return out
 
 

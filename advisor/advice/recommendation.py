@@ -177,8 +177,7 @@ def chosen_market_break_even(doc: Mapping[str, Any], *, against: str) -> str:
     if not chosen or chosen == against or doc["rent"]["by_market"].get(chosen) is None:
         return ""
     by_market = doc["buy"].get("break_even_by_market") or {}
-    key = chosen if chosen in by_market else "manual_quote"
-    u_star = by_market.get(key)
+    u_star = by_market.get(chosen)
     phrase = MARKET_PHRASES.get(chosen, chosen)
     if chosen in RESERVED_MARKETS:  # a term billed every hour: the hourly prices decide (cost-model.md 4.1)
         verdict = "owning is cheaper at any utilization" if u_star is not None else "owning costs more fully busy"

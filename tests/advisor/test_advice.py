@@ -242,7 +242,9 @@ def test_a_manual_quotes_break_even_is_the_same_whatever_markets_are_ticked(
     size = by_gpus(doc, doc["recommendation"]["gpus"] or 16)
     u_star = size["buy"]["break_even_utilization"]
     assert u_star is not None and 0 < u_star <= 1
-    assert size["buy"]["break_even_by_market"] == {"manual_quote": pytest.approx(u_star)}
+    # Keyed by the market rent.by_market prices the quote under (it was manual_quote: no join with by_market).
+    assert size["buy"]["break_even_by_market"] == {"on_demand": pytest.approx(u_star)}
+    assert size["rent"]["by_market"]["on_demand"] is not None
     assert f"break-even vs on-demand {u_star:.0%}" in str(chart_breakeven(advice=doc).svg)
 
 
