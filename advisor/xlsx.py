@@ -11,7 +11,8 @@ from typing import Any
 
 from advisor.advice.documents import defaulted_fields
 from advisor.cash_flow import decision_amount, yearly_totals
-from advisor.web.presenters import calibration_line
+from advisor.scenario import DEFAULTS
+from advisor.web.presenters import _default_source, calibration_line
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
@@ -191,8 +192,22 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     for section in ("rent", "buy"):
         for key, value in ((advice.get("scenario") or {}).get(section) or {}).items():
             pointer = f"/{section}/{key}"
-            rows.append([pointer, value, None, _origin(pointer, value, defaulted)])
+            null = _null_default(pointer, value, defaulted)
+            if null:
+                rows.append([pointer, None, null["unit"], _default_source(null)])
+            else:
+                rows.append([pointer, value, None, _origin(pointer, value, defaulted)])
     return rows
+
+
+def _null_default(pointer: str, value: Any, defaulted: set[Any]) -> dict[str, Any] | None:
+    """The default a null field stands for, as the assumptions list one (pointer, value, unit, source). Null is no
+    one's input, but the parser records a nullable field left out (/rent/usd_per_gpu_hour: the price catalog;
+    /buy/server: the newest hardware quote) as no default, so the Advice's assumptions never list it."""
+    if value is not None or pointer in defaulted or pointer not in DEFAULTS:
+        return None
+    default = DEFAULTS[pointer]
+    return {"pointer": pointer, "value": None, "unit": default.unit, "source": default.source}
 
 
 def _origin(pointer: str, value: Any, defaulted: set[Any]) -> str:

@@ -323,3 +323,50 @@ def test_the_workbook_prices_inference_rent_per_used_gpu_hour() -> None:
     size = {"gpus": 3, "rent": {"by_market": {"on_demand": offer}}, "buy": {"usd_per_gpu_hour_at_utilization": 12.25}}
     rows = _market_rows({"kind": "inference", "sizes": [size]})
     assert [row[5] for row in rows] == [24.85, 12.25]
+
+
+# The finance analyst's scenario: rent gives only the markets, buy every ownership figure but no server.
+GIVEN_OWNERSHIP = {
+    "years": 6,
+    "discount_rate": 0.1,
+    "residual_fraction": 0.2,
+    "colo_usd_per_kw_month": 200,
+    "support_fraction_per_year": 0.15,
+    "power_usd_per_kwh": 0.09,
+    "pue": 1.2,
+}
+ANALYST_SCENARIO = {
+    "name": "s4",
+    "gpu": "h200",
+    "workload": {"kind": "training", "model": {"name": "llama-2-13b"}, "tokens": 2e11},
+    "cluster_sizes": [8, 16, 32, 64],
+    "rent": {"markets": ["spot", "on_demand"]},
+    "buy": GIVEN_OWNERSHIP,
+}
+
+
+def _analyst_assumptions(alice, user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The analyst's proposal workbook read back: its Assumptions rows (cells) by input, and the inputs in order."""
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    issued = _issue(alice, scenario_create(owner=user, name="s4", document=ANALYST_SCENARIO).pk)
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    cells = list(book["Assumptions"].iter_rows(min_row=2))
+    return {"rows": {row[0].value: row for row in cells}, "inputs": [row[0].value for row in cells]}
+
+
+def test_the_workbook_calls_only_what_the_user_gave_your_input(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """An outsider's probe (a finance analyst): the Assumptions sheet called the null defaults the user never gave
+    "your input": ['/rent/usd_per_gpu_hour', None, None, 'your input'] and ['/buy/server', None, None, 'your input']
+    (null = the price catalog, the newest hardware quote)."""
+    from advisor.scenario import DEFAULTS
+
+    rows = _analyst_assumptions(alice, user)["rows"]
+    given = {"/rent/markets", *(f"/buy/{key}" for key in GIVEN_OWNERSHIP)}
+    sides = {key for key in rows if key.startswith(("/rent", "/buy"))}
+    assert {key for key in sides if rows[key][3].value == "your input"} == given
+    # A null default says what it stands for, in the words of the JSON assumptions and the page (scenario.DEFAULTS).
+    for pointer in ("/rent/usd_per_gpu_hour", "/buy/server"):
+        assert rows[pointer][3].value == f"default: {DEFAULTS[pointer].source}"
+        assert rows[pointer][2].value == DEFAULTS[pointer].unit
