@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
 
-from advisor.advice.documents import defaulted_fields
+from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.cash_flow import decision_amount, yearly_totals
-from advisor.web.presenters import calibration_line
+from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
+from advisor.web.presenters import _default_source, calibration_line
+from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
@@ -39,7 +41,7 @@ def _cell_value(value: Any) -> Any:
     return _cell_text(str(value))
 
 
-def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Any:
     sheet = workbook.create_sheet(title)
     sheet.append([_cell_value(v) for v in header])
     for row in rows:
@@ -50,6 +52,7 @@ def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequ
             if isinstance(cell.value, str) and cell.value.startswith("="):
                 cell.data_type = "s"
     sheet.freeze_panes = "A2"
+    return sheet
 
 
 def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
@@ -159,13 +162,9 @@ def _quote_origin(quote: Mapping[str, Any], source: Any) -> str:
 
 
 def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
-    assumptions = advice.get("assumptions") or []
-    # The default's date, as the PDF gives it (an outsider's probe: colocation "(as of 2025-12-31)" in the PDF, none
-    # here).
-    rows = [
-        [a.get("pointer"), a.get("value"), a.get("unit"), _dated(a.get("source"), a.get("as_of"))] for a in assumptions
-    ]
-    defaulted = {a.get("pointer") for a in assumptions}
+    """The defaults the Advice assumed, the hardware quote and the GPU, then each /rent and /buy field once."""
+    assumptions = [a for a in advice.get("assumptions") or [] if isinstance(a, Mapping)]
+    rows = [_default_row(a) for a in assumptions if not str(a.get("pointer")).startswith(_SIDES)]
     quote = advice.get("hardware_quote") or {}
     if quote:
         rows.append(
@@ -188,25 +187,100 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     gpu = advice.get("gpu") or {}
     if gpu:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])
+    return rows + _side_rows(advice=advice, defaults={a.get("pointer"): a for a in assumptions})
+
+
+# The Scenario's rent and buy sections: the sheet lists them field by field, whoever gave each.
+_SIDES: Final[tuple[str, ...]] = ("/rent/", "/buy/")
+
+
+def _side_rows(*, advice: Mapping[str, Any], defaults: Mapping[Any, Mapping[str, Any]]) -> list[list[Any]]:
+    """Each /rent and /buy field of the scenario once, with its unit: the default it took, else the user's value (an
+    outsider's probe: these rows had no unit, and a default was listed twice, once above with its unit and once here
+    without). An object (/rent/spot) is listed field by field, each given or defaulted on its own."""
+    scenario = advice.get("scenario") or {}
+    inference = advice.get("kind") == "inference"
+    catalog: dict[str, Any] = {}
+    rows, listed = [], set()
     for section in ("rent", "buy"):
-        for key, value in ((advice.get("scenario") or {}).get(section) or {}).items():
-            pointer = f"/{section}/{key}"
-            rows.append([pointer, value, None, _origin(pointer, value, defaulted)])
+        for pointer, value in _fields(pointer=f"/{section}", value=scenario.get(section) or {}):
+            # Serving never reads these, and its assumptions leave their defaults out (documents.assumptions_used).
+            if inference and pointer.startswith(NOT_SERVING_PREFIXES):
+                continue
+            listed.add(pointer)
+            default = defaults.get(pointer) or _null_default(pointer=pointer, value=value)
+            if default is not None:
+                rows.append(_default_row(default, unit=_unit(pointer=pointer, catalog=catalog)))
+            else:
+                rows.append([pointer, value, _unit(pointer=pointer, catalog=catalog), "your input"])
+    # A default under /rent or /buy that is no field of the stored scenario is still listed, once.
+    rows += [
+        _default_row(a)
+        for pointer, a in defaults.items()
+        if isinstance(pointer, str) and pointer.startswith(_SIDES) and pointer not in listed
+    ]
     return rows
 
 
-def _origin(pointer: str, value: Any, defaulted: set[Any]) -> str:
-    """Who gave a /rent or /buy value: only the pointers listed among the assumptions were filled in by a default.
-    An object (/rent/spot) is defaulted field by field (a reviewer found it labelled "your input" though all three
-    of its fields were defaults)."""
-    fields = defaulted_fields(pointer, defaulted)
-    if pointer in defaulted or (isinstance(value, dict) and fields and len(fields) >= len(value)):
-        return "default (its source is listed among the defaults above)"
-    return "your input, with defaults for " + ", ".join(fields) if fields else "your input"
+def _fields(*, pointer: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """The pointer and value of each field under ``pointer``, objects opened field by field."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            yield from _fields(pointer=f"{pointer}/{key}", value=inner)
+    else:
+        yield pointer, value
 
 
-def _dated(source: Any, as_of: Any) -> Any:
-    return f"{source} (as of {as_of})" if as_of and source else source
+def _default_row(default: Mapping[str, Any], *, unit: Any = None) -> list[Any]:
+    """An assumption's row, its source in the page's and the PDF's words ("default: ... (as of ...)")."""
+    return [default.get("pointer"), default.get("value"), default.get("unit") or unit, _default_source(dict(default))]
+
+
+def _unit(*, pointer: str, catalog: dict[str, Any]) -> Any:
+    """A Scenario field's unit from where its default's comes from (documents.assumptions_used): advisor.scenario's
+    DEFAULTS, else the ownership-defaults catalog (read once per workbook, only for a field the user gave, whose
+    default is not stored with the Advice). A unit is a label, not a figure: the proposal's numbers stay as issued."""
+    if pointer in DEFAULTS:
+        return DEFAULTS[pointer].unit
+    key = pointer.removeprefix("/buy/")
+    if key not in OWNERSHIP_KEYS:
+        return None
+    if not catalog:
+        catalog.update(selectors.ownership_defaults())
+    return (catalog.get(key) or {}).get("unit")
+
+
+def _null_default(*, pointer: str, value: Any) -> dict[str, Any] | None:
+    """The default a null field stands for, as the assumptions list one (pointer, value, unit, source). Null is no
+    one's input, but the parser records a nullable field left out (/rent/usd_per_gpu_hour: the price catalog;
+    /buy/server: the newest hardware quote) as no default, so the Advice's assumptions never list it."""
+    if value is not None or pointer not in DEFAULTS:
+        return None
+    default = DEFAULTS[pointer]
+    return {"pointer": pointer, "value": None, "unit": default.unit, "source": default.source}
+
+
+MONEY_FORMAT: Final[str] = '"$"#,##0.00##'
+FRACTION_FORMAT: Final[str] = "0.0#%"
+
+
+def _number_format(unit: Any) -> str | None:
+    """How a number in ``unit`` reads: money where the unit is in USD, a percentage where it is a fraction (the
+    catalog's discount rate is "per year": a fraction per year). The cell keeps the exact value."""
+    text = str(unit or "")
+    if text.startswith("USD"):
+        return MONEY_FORMAT
+    if text.startswith("fraction") or text == "per year":
+        return FRACTION_FORMAT
+    return None
+
+
+def _format_by_unit(sheet: Any) -> None:
+    """Give each number of an (input, value, unit, source) sheet its unit's number format."""
+    for _, value, unit, _ in sheet.iter_rows(min_row=2, max_col=4):
+        number_format = _number_format(unit.value)
+        if number_format and isinstance(value.value, int | float) and not isinstance(value.value, bool):
+            value.number_format = number_format
 
 
 def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
@@ -255,7 +329,7 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
             for o in offers
         ),
     )
-    _sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _assumption_rows(advice))
+    _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _assumption_rows(advice)))
     buffer = io.BytesIO()
     workbook.save(buffer)
     return buffer.getvalue()

@@ -292,11 +292,12 @@ def test_the_workbook_dates_the_defaults_and_calls_the_users_inputs_theirs() -> 
     )
     book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
     rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
+    # Listed once, as the default it is, in the page's words (it was listed twice: dated, then "default (its source
+    # is listed among the defaults above)").
     colo = [r for r in rows if r[0] == "/buy/colo_usd_per_kw_month"]
-    assert colo[0][3] == "CBRE (as of 2025-12-31)"
-    assert colo[1][3] == "default (its source is listed among the defaults above)"
+    assert colo == [("/buy/colo_usd_per_kw_month", 150.0, "USD/kW-month", "default: CBRE (as of 2025-12-31)")]
     assert next(r for r in rows if r[0] == "/buy/discount_rate")[3] == "your input"
-    # An object defaulted field by field (a reviewer: /rent/spot read "your input" with all three fields defaults).
+    # An object is listed field by field (a reviewer: /rent/spot read "your input" with all three fields defaults).
     spot = {"checkpoint_s": 120.0, "restart_s": 300.0, "preemptions_per_day": 1.0}
     advice["scenario"]["rent"]["spot"] = spot
     advice["assumptions"] = [a for a in advice["assumptions"] if not a["pointer"].startswith("/rent/spot")]
@@ -305,13 +306,18 @@ def test_the_workbook_dates_the_defaults_and_calls_the_users_inputs_theirs() -> 
     ]
     book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
     rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
-    assert next(r for r in rows if r[0] == "/rent/spot")[3] == "default (its source is listed among the defaults above)"
+    assert {r[0]: r[3] for r in rows if r[0].startswith("/rent/spot")} == {
+        f"/rent/spot/{k}": "default: x" for k in spot
+    }
     advice["assumptions"] = [a for a in advice["assumptions"] if a["pointer"] != "/rent/spot/checkpoint_s"]
     book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "advice": advice})))
     rows = [row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)]
-    assert next(r for r in rows if r[0] == "/rent/spot")[3] == (
-        "your input, with defaults for preemptions_per_day, restart_s"
-    )
+    assert {r[0]: r[3] for r in rows if r[0].startswith("/rent/spot")} == {
+        "/rent/spot/checkpoint_s": "your input",
+        "/rent/spot/preemptions_per_day": "default: x",
+        "/rent/spot/restart_s": "default: x",
+    }
+    assert next(r for r in rows if r[0] == "/rent/spot/checkpoint_s")[2] == "s"  # the field's unit, though given
 
 
 def test_the_workbook_prices_inference_rent_per_used_gpu_hour() -> None:
@@ -323,3 +329,75 @@ def test_the_workbook_prices_inference_rent_per_used_gpu_hour() -> None:
     size = {"gpus": 3, "rent": {"by_market": {"on_demand": offer}}, "buy": {"usd_per_gpu_hour_at_utilization": 12.25}}
     rows = _market_rows({"kind": "inference", "sizes": [size]})
     assert [row[5] for row in rows] == [24.85, 12.25]
+
+
+# The finance analyst's scenario: rent gives only the markets, buy every ownership figure but no server.
+GIVEN_OWNERSHIP = {
+    "years": 6,
+    "discount_rate": 0.1,
+    "residual_fraction": 0.2,
+    "colo_usd_per_kw_month": 200,
+    "support_fraction_per_year": 0.15,
+    "power_usd_per_kwh": 0.09,
+    "pue": 1.2,
+}
+ANALYST_SCENARIO = {
+    "name": "s4",
+    "gpu": "h200",
+    "workload": {"kind": "training", "model": {"name": "llama-2-13b"}, "tokens": 2e11},
+    "cluster_sizes": [8, 16, 32, 64],
+    "rent": {"markets": ["spot", "on_demand"]},
+    "buy": GIVEN_OWNERSHIP,
+}
+
+
+def _analyst_assumptions(alice, user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The analyst's proposal workbook read back: its Assumptions rows (cells) by input, and the inputs in order."""
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    issued = _issue(alice, scenario_create(owner=user, name="s4", document=ANALYST_SCENARIO).pk)
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    cells = list(book["Assumptions"].iter_rows(min_row=2))
+    return {"rows": {row[0].value: row for row in cells}, "inputs": [row[0].value for row in cells]}
+
+
+def test_the_workbook_calls_only_what_the_user_gave_your_input(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """An outsider's probe (a finance analyst): the Assumptions sheet called the null defaults the user never gave
+    "your input": ['/rent/usd_per_gpu_hour', None, None, 'your input'] and ['/buy/server', None, None, 'your input']
+    (null = the price catalog, the newest hardware quote)."""
+    from advisor.scenario import DEFAULTS
+
+    rows = _analyst_assumptions(alice, user)["rows"]
+    given = {"/rent/markets", *(f"/buy/{key}" for key in GIVEN_OWNERSHIP)}
+    sides = {key for key in rows if key.startswith(("/rent", "/buy"))}
+    assert {key for key in sides if rows[key][3].value == "your input"} == given
+    # A null default says what it stands for, in the words of the JSON assumptions and the page (scenario.DEFAULTS).
+    for pointer in ("/rent/usd_per_gpu_hour", "/buy/server"):
+        assert rows[pointer][3].value == f"default: {DEFAULTS[pointer].source}"
+        assert rows[pointer][2].value == DEFAULTS[pointer].unit
+
+
+def test_the_workbook_lists_each_rent_and_buy_field_once_with_its_unit(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """An outsider's probe (a finance analyst): no /rent or /buy row of the Assumptions sheet had a unit
+    (/buy/colo_usd_per_kw_month 200, /buy/discount_rate 0.1, ... all None), /rent/price_decline_per_year was listed
+    twice (once "fraction/year", once None), and every number was General."""
+    from pricing.selectors import ownership_defaults
+
+    read = _analyst_assumptions(alice, user)
+    rows, inputs = read["rows"], read["inputs"]
+    assert len(inputs) == len(set(inputs)), sorted({i for i in inputs if inputs.count(i) > 1})
+    sides = {key for key in rows if key.startswith(("/rent", "/buy"))}
+    assert all(rows[key][2].value for key in sides), sorted(key for key in sides if not rows[key][2].value)
+    # The ownership figures with the catalog's units (those its defaults are listed with), whoever gave the value.
+    units = ownership_defaults()
+    for key, value in GIVEN_OWNERSHIP.items():
+        assert (rows[f"/buy/{key}"][1].value, rows[f"/buy/{key}"][2].value) == (value, units[key]["unit"])
+    # Money and fractions read as such; a count of years and a ratio stay plain numbers.
+    for pointer in ("/buy/colo_usd_per_kw_month", "/buy/power_usd_per_kwh", "/buy/staff_usd_per_year"):
+        assert "$" in rows[pointer][1].number_format, pointer
+    for pointer in ("/buy/discount_rate", "/buy/residual_fraction", "/buy/support_fraction_per_year"):
+        assert rows[pointer][1].number_format.endswith("%"), pointer
+    assert rows["/rent/price_decline_per_year"][1].number_format.endswith("%")
+    assert rows["/buy/years"][1].number_format == "General" and rows["/buy/pue"][1].number_format == "General"
+    assert "$" in rows["hardware quote"][1].number_format
