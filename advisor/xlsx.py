@@ -12,7 +12,7 @@ from typing import Any, Final
 from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
-from advisor.web.presenters import _default_source, calibration_line
+from advisor.web.presenters import calibration_line, default_source
 from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -233,7 +233,7 @@ def _fields(*, pointer: str, value: Any) -> Iterator[tuple[str, Any]]:
 
 def _default_row(default: Mapping[str, Any], *, unit: Any = None) -> list[Any]:
     """An assumption's row, its source in the page's and the PDF's words ("default: ... (as of ...)")."""
-    return [default.get("pointer"), default.get("value"), default.get("unit") or unit, _default_source(dict(default))]
+    return [default.get("pointer"), default.get("value"), default.get("unit") or unit, default_source(dict(default))]
 
 
 def _unit(*, pointer: str, catalog: dict[str, Any]) -> Any:

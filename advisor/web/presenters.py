@@ -593,14 +593,14 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
         elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
-            source = _default_source(default)
+            source = default_source(default)
         rows.append((label, value, source))
         shown.add(pointer)
     # Whatever else the Advice assumed (a reviewer: the serving engine's settings and the calendar reached the JSON
     # and the XLSX but not the page or the PDF a customer reads), under a label read off its pointer.
     for key, assumed in sources.items():
         if isinstance(key, str) and key and not _shown_by(key, shown):
-            rows.append((pointer_label(key), _assumed_value(assumed), _default_source(assumed)))
+            rows.append((pointer_label(key), _assumed_value(assumed), default_source(assumed)))
     return rows
 
 
@@ -651,7 +651,8 @@ def _assumed_value(assumption: dict[str, Any]) -> str:
     return str(value)
 
 
-def _default_source(default: dict[str, Any]) -> str:
+def default_source(default: dict[str, Any]) -> str:
+    """ "default: <source> (as of <date>)": how the page, the PDF and the workbook word a default's origin."""
     source = "default: " + str(default.get("source", ""))
     if default.get("as_of"):
         source += f" (as of {default['as_of']})"
