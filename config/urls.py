@@ -1,9 +1,10 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from advisor import views
 from advisor.api import pages as api_pages
+from advisor.api.errors import api_route_not_found
 from core.ratelimit import RateLimitedLoginView, login_rate_limited
 
 # The admin's own login page counts failed attempts against the same limit as /accounts/login/.
@@ -20,6 +21,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(api_version="v1"), name="api-schema"),
     # The split view serves its set-up script from a URL: the Content-Security-Policy allows no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # Any other /api/ path: problem+json in development mode too. /api/schema and /api/docs without their slash are
+    # left to the slash redirect.
+    re_path(r"^api/(?!(schema|docs)$)", api_route_not_found),
     path("account/tokens/", api_pages.tokens_page, name="api-tokens"),
     path("prices/", include("pricing.urls")),
     path("", include("advisor.web.urls")),

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -177,6 +178,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         request.accepted_renderer = ProblemJSONRenderer()
         request.accepted_media_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+@csrf_exempt  # as handler404, which runs before any view middleware: a POST to no route is a 404, not a 403
+def api_route_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    """The last route under /api/: with DEBUG on (``make run``) Django skips handler404 and answered its HTML debug
+    page where the schema documents problem+json."""
+    return not_found_view(request, Http404())
 
 
 def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -78,6 +78,21 @@ def test_404_unknown_object_and_unknown_api_path(alice) -> None:  # type: ignore
     assert_problem(alice.get("/api/v2/scenarios"), 404)
 
 
+@pytest.mark.parametrize("path", ["/api/v1/scenarios/abc", "/api/v1/no-such-thing", "/api/v2/scenarios"])
+def test_an_unknown_api_path_is_problem_json_in_development_mode_too(alice, settings, path) -> None:  # type: ignore[no-untyped-def]
+    # Under `make run` (DEBUG=1) Django skips handler404 and answered its 23 KB HTML debug page, where the schema
+    # documents problem+json (an integrator fuzzing against make run counted 24 undocumented content types).
+    settings.DEBUG = True
+    assert assert_problem(alice.get(path), 404)["detail"] == "No such API endpoint."
+    assert_problem(alice.post(path, {}, format="json"), 404)
+
+
+def test_the_schema_and_docs_paths_still_add_their_slash(alice) -> None:  # type: ignore[no-untyped-def]
+    for path in ("/api/schema", "/api/docs"):
+        answer = alice.get(path)
+        assert answer.status_code == 301 and answer["Location"] == path + "/"
+
+
 def test_405_method_not_allowed(alice) -> None:  # type: ignore[no-untyped-def]
     assert_problem(alice.patch("/api/v1/gpus", {}, format="json"), 405)
 
