@@ -13,8 +13,8 @@ Tiers (money in USD per year, as in the Advice):
   advice models (``advisor.economics.spot_lost_fraction``: a run of n nodes takes ``1/(1-lost)``
   longer).
 
-Two answers: the load-duration answer owns the whole-node count whose nodes together save the most against
-their break-even shares of the year (LOAD_DURATION_METHOD): a bound that treats demand as divisible and ignores
+Two answers: the load-duration answer owns the whole-node count that costs least for the demand taken as divisible
+(LOAD_DURATION_METHOD): a bound that treats demand as divisible and ignores
 waiting. The simulated answer places whole runs (``advisor.advice.fleet.placement``) for every candidate size and takes
 the cheapest.
 """
@@ -45,11 +45,11 @@ from advisor.advice.fleet.placement import Placement, place, rented_series
 from advisor.formatting import count
 
 LOAD_DURATION_METHOD: Final[str] = (
-    "own the whole-node count that costs least, demand filling the nodes from the bottom and each node saving its "
-    "busy share of the year less its break-even share u* = A / (N x 8760 x (r - v)) at what it adds to the cost (a "
-    "lone node, the step to a cluster, then one node), against a reserved term (no on-demand price) 0 where owning "
-    "costs less per GPU-hour fully busy; with nothing to rent by the hour, the peak of the runs that cannot rent "
-    "(divisible demand, no waiting)"
+    "own the whole-node count that costs least, demand filling the nodes from the bottom: each node at what it adds "
+    "to the fixed cost (a lone node, the step to a cluster, then one node) plus energy for its busy hours, the rest "
+    "rented on demand by the GPU-hour, or reserved all year up to the peak where the only price is a term (u* = A / "
+    "(N x 8760 x (r - v)) of a node is where owning it breaks even); with nothing to rent by the hour, the peak of "
+    "the runs that cannot rent (divisible demand, no waiting)"
 )
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
@@ -254,24 +254,28 @@ def node_busy_shares(demand: NDArray[np.float64], gpn: int) -> NDArray[np.float6
 
 
 def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices, firm_peak: float) -> int:
-    """The whole-node count that costs least for divisible demand with no waiting: node k, filled from the bottom,
-    saves its busy share of the year against its break-even share (u* at what it adds to the cost: a lone node, the
-    step to a cluster, then one node), and the count with the largest total saving wins. An outsider's probe:
-    counting only hours a node is full owned nothing for a node busy 88% of the year against u* = 36%; stopping at
-    the first node not worth owning alone owned nothing where a lone node carries a fixed base (staff) that three
-    nodes share ($176,873 a year against $126,513 owning 20 GPUs). With nothing to rent by the hour but spot, the
-    peak of the runs that cannot use spot (``firm_peak``) must be owned."""
-    if prices.floating() is None:
+    """The whole-node count that costs least for divisible demand with no waiting: owned GPUs' fixed cost (a lone
+    node, the step to a cluster, then one node: TierPrices.owned_fixed_usd_per_year) and energy for the hours they
+    are busy, plus the rest rented: by the GPU-hour on demand, or reserved for the whole year up to the peak where
+    the only price is a term. Outsiders' probes: counting only hours a node is full owned nothing for a node busy 88%
+    of the year against u* = 36%; stopping at the first node not worth owning alone owned nothing where a lone node
+    carries a fixed base (staff) that three nodes share ($176,873 a year against $126,513 owning 20 GPUs), on demand
+    and against a reserved term alike. With nothing to rent by the hour but spot, the peak of the runs that cannot
+    use spot (``firm_peak``) must be owned."""
+    floating = prices.floating()
+    if floating is None:
         return whole_nodes(firm_peak, gpn)
-    shares = node_busy_shares(demand, gpn)
-    # The first two nodes have their own costs; every later node the marginal one (no loop over nodes: a hostile
-    # probe's peak of 196,608 one-GPU nodes took 8 s). Each node's cost is its u* x (r - v) x its GPU-hours, so the
-    # saving of k nodes is proportional to the running sum of share - u*.
-    thresholds = np.full(shares.size, prices.break_even_utilization(nth_node=3))
-    thresholds[:2] = [prices.break_even_utilization(nth_node=k) for k in (1, 2)][: min(2, shares.size)]
-    thresholds = np.where(np.isnan(thresholds), np.inf, thresholds)  # no break-even: never worth owning
-    saving = np.concatenate(([0.0], np.cumsum(shares - thresholds)))
-    return int(np.argmax(saving)) * gpn  # the fewest nodes among equal savings
+    market, price = floating
+    peak = float(demand.max(initial=0.0))
+    # Every whole node from none to the peak's, as one array (a hostile probe's 196,608 one-GPU nodes took 8 s in a
+    # loop over nodes).
+    owned = np.arange(0, whole_nodes(peak, gpn) + 1, gpn, dtype=float)
+    rented_hours = gpu_hours_above(demand, owned)
+    owned_hours = float(demand.sum()) - rented_hours
+    # A term is billed every hour: it must hold the peak above what is owned.
+    rent = price * HOURS * np.maximum(peak - owned, 0.0) if market in RESERVED else price * rented_hours
+    cost = prices.owned_fixed_usd_per_year(owned) + prices.owned_variable_usd_per_gpu_hour * owned_hours + rent
+    return int(owned[int(np.argmin(cost))])  # the fewest nodes among equal costs
 
 
 def _commit_level(
@@ -575,8 +579,8 @@ def _reasons(plan: FleetPlan) -> list[str]:
         shares = node_busy_shares(plan.demand, p.gpus_per_node)
         last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
         rule = (
-            f"the whole-node count that costs least, each node weighed by its busy share of the year against its "
-            f"break-even share ({last}a lone node weighed at one node's cost, so a fixed base counts once)"
+            f"the whole-node count that costs least for that demand ({last}each node at what it adds to the cost, so "
+            "a fixed base counts once)"
         )
     else:  # the load-duration answer is the peak of what cannot rent (a hostile probe: the shares were read here)
         rule = "the peak of the runs that cannot rent: nothing rents by the hour but spot, for interruptible runs"

@@ -320,3 +320,19 @@ def test_usage_covering_an_hour_is_planned_and_its_span_stated() -> None:
 
     hours, busy, _ = parse_usage_csv("timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:30:00Z,8\n")
     assert list(hours) == [0.0, 0.5] and list(busy) == [8.0, 8.0]
+
+
+def test_the_load_duration_answer_against_a_reserved_term_counts_a_fixed_base_once() -> None:
+    # A reviewer: with a reserved term as the only price and a staff base on the lone node, the lone node's u*
+    # against the term is infinite, every running sum of share - u* was -inf and the answer "own 0": $1,662,879
+    # reserved a year where owning the 10 busy nodes costs $500,400.
+    prices = TierPrices(
+        gpus_per_node=8,
+        owned_one_node_usd_per_year=35_040 + 150_000,
+        owned_per_node_usd_per_year=35_040,
+        owned_base_usd_per_year=150_000,
+        reserved_usd_per_gpu_hour={"reserved_1y": 2.37283},
+    )
+    rec = plan_fleet(jobs=[Job("base", 80, 8760)], prices=prices).to_dict()["recommendation"]
+    assert rec["load_duration_answer"]["owned_gpus"] == 80 == rec["owned_gpus"]
+    assert rec["load_duration_answer"]["usd_per_year"] == pytest.approx(150_000 + 10 * 35_040)
