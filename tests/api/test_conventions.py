@@ -49,8 +49,9 @@ def test_unknown_query_parameters_are_named(alice, url, unknown) -> None:  # typ
         ("/api/v1/scenarios?page=1&page=2", {"page": 2}),
         ("/api/v1/gpus/h100-sxm/price-history?market=spot&market=on_demand", {"market": 2}),
         # Where the last format is one the endpoint lacks: content negotiation ran first and answered 406.
-        ("/api/v1/calibrations?format=json&format=csv", {"format": 2}),
         ("/api/v1/gpus/h100-sxm?format=json&format=pdf", {"format": 2}),
+        # Beside the other bad parameters, as any repeated parameter (the negotiation's own check named it alone).
+        ("/api/v1/scenarios?format=json&format=json&page=1&page=2", {"format": 2, "page": 2}),
     ],
 )
 def test_a_parameter_given_more_than_once_is_refused_not_the_last_one_kept(alice, url, repeated) -> None:  # type: ignore[no-untyped-def]
@@ -72,6 +73,13 @@ def test_documented_parameters_still_pass_and_anonymous_callers_get_401_first(al
     assert alice.get("/api/v1/offers?gpu=h100-sxm&market=spot&page=1&page_size=5&format=json").status_code == 200
     assert alice.get("/api/v1/gpus?format=csv").status_code == 200
     assert anon.get("/api/v1/offers?gpus=h100-sxm").status_code == 401
+    # A ?format= given twice too: content negotiation runs before authentication, the parameter check after it.
+    assert anon.get("/api/v1/scenarios?format=json&format=json").status_code == 401
+
+
+def test_the_schema_refuses_a_format_given_twice(anon) -> None:  # type: ignore[no-untyped-def]
+    assert anon.get("/api/schema/?format=json").status_code == 200
+    assert_problem(anon.get("/api/schema/?format=json&format=yaml"), 400, "#/format")
 
 
 def test_a_csv_path_answers_what_format_csv_answers_and_errors_stay_problems(alice) -> None:  # type: ignore[no-untyped-def]
