@@ -6,7 +6,9 @@ v7 and v8 catalogs (skypilot-org/skypilot-catalog). Each cloud is its own feed r
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 from collections import Counter
 from decimal import Decimal
 
@@ -14,7 +16,7 @@ import pytest
 import responses
 
 from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
-from pricing.feeds.base import OfferRecord
+from pricing.feeds.base import FeedDataError, OfferRecord, Rejection
 from pricing.feeds.skypilot import (
     COMMITS_API,
     catalog_version,
@@ -349,3 +351,63 @@ def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> 
 )
 def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, whole_box: bool, mib: int) -> None:
     assert gpu_memory_mib(raw, whole_box=whole_box) == mib
+
+
+REAL_CATALOGS = [
+    ("cudo", "skypilot_cudo_v7_vms.csv"),
+    ("cudo", "skypilot_cudo_v8_vms.csv"),
+    ("lambda", "skypilot_lambda_v8_vms.csv"),
+    ("runpod", "skypilot_runpod_v8_vms.csv"),
+    ("vast", "skypilot_vast_v8_vms.csv"),
+]
+
+
+def _offers(cloud: str, text: str) -> tuple[list[OfferRecord], list[Rejection]]:
+    records = list(parse_catalog(cloud, text, url="recorded"))
+    return [r for r in records if isinstance(r, OfferRecord)], [r for r in records if isinstance(r, Rejection)]
+
+
+@pytest.mark.parametrize(("cloud", "name"), REAL_CATALOGS)
+def test_no_cut_of_a_real_catalog_stores_an_offer_the_whole_file_does_not_hold(cloud: str, name: str) -> None:
+    # An outsider's sweep (the feed operator): the real catalog cut at every length, as a download that stopped
+    # early. The cut kept its last row's partial cell (runpod cut at 163 bytes: Price 1.0 where the file says 1.39;
+    # cudo at 995: GPU id a100-pcie-40gb for a100-pcie-80gb; lambda: region "europe-central") and read the cells after
+    # it as empty: 96/195/6/88 cut lengths gave an accepted offer the whole file does not have.
+    text = fixture_text(name)
+    assert text.endswith("\n")  # every recorded catalog ends its last row with a line break
+    whole, _ = _offers(cloud, text)
+    by_key = {offer.key: offer for offer in whole}
+    assert len(by_key) == len(whole)
+    wrong = []
+    for length in range(len(text)):
+        cut = text[:length]  # a truncated copy, made here
+        try:
+            offers, _ = _offers(cloud, cut)
+        except FeedDataError:
+            continue  # cut inside the header: not a catalog, the run fails and the stored offers stay
+        wrong += [(length, offer) for offer in offers if by_key.get(offer.key) != offer]
+    assert wrong == []
+
+
+def _without_row(offers: list[OfferRecord], header: str, line: str) -> set[tuple[str, str, str, str]]:
+    row = dict(zip(next(csv.reader([header])), next(csv.reader([line])), strict=False))
+    return {o.key for o in offers if (o.instance_type, o.region) != (row["InstanceType"], row["Region"])}
+
+
+def test_a_last_row_without_its_line_break_or_with_a_cell_too_few_is_a_counted_malformed_row() -> None:
+    text = fixture_text("skypilot_runpod_v8_vms.csv")  # real rows; the copies below are cut or edited here
+    whole, _ = _offers("runpod", text)
+    header, first, *rest = text.splitlines(keepends=True)
+    # The file ends inside its last row: it cannot be told from a price cut to a prefix (1.39 -> 1.3), so refused.
+    offers, rejected = _offers("runpod", text[:-1])
+    assert [r.reason for r in rejected] == ["malformed_row"] and "line break" in rejected[0].detail
+    assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
+    # A whole row with a cell too few (its optional GpuInfo dropped, every required cell there): the reader gave it
+    # None for GpuInfo, and it was stored without the memory that decides the GPU id.
+    cells = next(csv.reader([rest[-1]]))
+    assert cells[-1].startswith("{'Gpus'")
+    short = io.StringIO()
+    csv.writer(short, lineterminator="\n").writerow(cells[:-1])
+    offers, rejected = _offers("runpod", header + first + "".join(rest[:-1]) + short.getvalue())
+    assert [r.reason for r in rejected] == ["malformed_row"] and "line 5: wrong number of cells" in rejected[0].detail
+    assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
