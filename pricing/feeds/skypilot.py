@@ -262,6 +262,11 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'
         gpu = PCIE_OF[gpu]
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
+    if prices["spot"] == 0:
+        # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a
+        # free machine counted as a non_positive_price rejection beside each offer. A zero on-demand Price is no such
+        # convention: it stays, and validation refuses it.
+        prices["spot"] = None
     return CatalogRow(
         instance=row["InstanceType"],
         region=row["Region"],

@@ -411,3 +411,18 @@ def test_a_last_row_without_its_line_break_or_with_a_cell_too_few_is_a_counted_m
     offers, rejected = _offers("runpod", header + first + "".join(rest[:-1]) + short.getvalue())
     assert [r.reason for r in rejected] == ["malformed_row"] and "line 5: wrong number of cells" in rejected[0].detail
     assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
+
+
+@responses.activate
+def test_a_spot_price_of_zero_in_the_real_vast_catalog_is_no_spot_offer_not_a_rejection() -> None:
+    # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: there is no spot price, not a free machine. The
+    # 13 rows were counted as 13 accepted offers and 13 non_positive_price rejections (the spot twins).
+    text = fixture_text("skypilot_vast_v8_vms.csv")
+    assert text.count(",0.00,") == 13
+    responses.get(
+        cloud_from_settings("vast").urls()[0], body=text, headers={"Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT"}
+    )
+    run = feed_refresh(name="skypilot:vast")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert (run.accepted, run.rejections) == (13, {})
+    assert set(Offer.objects.filter(feed="skypilot:vast").values_list("market", flat=True)) == {"on_demand"}
