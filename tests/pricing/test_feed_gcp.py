@@ -160,3 +160,22 @@ def test_each_real_gpu_description_maps_to_its_machine_type(description: str, ma
     items = list(assemble([sku], machines))
     # Recognised: only the host SKUs are missing (this page has none for the series), never the GPU.
     assert {item.reason for item in items if isinstance(item, Rejection)} == {"missing_host_sku"}
+
+
+@pytest.mark.parametrize("component", ["Nvidia Tesla A100 GPU", "A2 Instance Core", "A2 Instance Ram"])
+@pytest.mark.parametrize(("units", "nanos"), [("0", 0), ("-2", -933908000)])
+def test_a_component_priced_zero_or_below_rejects_the_offers_by_name(component: str, units: str, nanos: int) -> None:
+    # The real Cloud Billing page (OpenCost's): A100 GPU, A2 core and A2 RAM SKUs. With the GPU's unitPrice 0, the
+    # a2-highgpu-1g in us-central1 was stored at 0.739477/GPU-h (12 vCPU + 85 GiB, no GPU) instead of 3.673385.
+    page = fixture_json("gcp_skus_opencost_page.json")["skus"]
+    whole = {o.key: o for o in assemble(page, machine_types()) if isinstance(o, OfferRecord)}
+    assert whole[("gcp", "a2-highgpu-1g", "us-central1", "on_demand")].usd_per_hour == Decimal("3.673385")
+    mutated = copy.deepcopy(page)  # a copy of the real page with one component's price edited here
+    (sku,) = [sku for sku in mutated if sku["description"] == f"{component} running in Americas"]
+    sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"].update(units=units, nanos=nanos)
+    items = list(assemble(mutated, machine_types()))
+    assert [item for item in items if isinstance(item, OfferRecord)] == []
+    reasons = _by_reason(items)
+    assert set(reasons) == {"non_positive_price"} and len(reasons["non_positive_price"]) == len(whole)
+    named = [d for d in reasons["non_positive_price"] if d.startswith("gcp a2-highgpu-1g us-central1 on_demand:")]
+    assert len(named) == 1 and component in named[0]
