@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import responses
 from responses import matchers
 
 from pricing.feeds.base import OfferRecord, Rejection
-from pricing.feeds.gcp import API_URL, assemble, machine_types, unit_price
+from pricing.feeds.gcp import API_URL, assemble, machine_types, records_from_files, unit_price
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_refresh
-from tests.pricing.helpers import fixture_json
+from tests.pricing.helpers import FIXTURES, fixture_json
 
 pytestmark = pytest.mark.django_db
 
@@ -179,3 +180,17 @@ def test_a_component_priced_zero_or_below_rejects_the_offers_by_name(component: 
     assert set(reasons) == {"non_positive_price"} and len(reasons["non_positive_price"]) == len(whole)
     named = [d for d in reasons["non_positive_price"] if d.startswith("gcp a2-highgpu-1g us-central1 on_demand:")]
     assert len(named) == 1 and component in named[0]
+
+
+def test_a_saved_sku_page_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # A JSON file saved with a BOM was refused with Python's own words: "Unexpected UTF-8 BOM (decode using utf-8-sig)".
+    text = (FIXTURES / "gcp_skus_opencost_page.json").read_text(encoding="utf-8")
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")  # the real page, saved here with a BOM
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    offers = [
+        {(r.key, r.usd_per_hour) for r in records_from_files([path]) if isinstance(r, OfferRecord)}
+        for path in (plain, marked)
+    ]
+    assert offers[0] == offers[1] and len(offers[0]) == 15

@@ -11,6 +11,7 @@ import datetime as dt
 import io
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import responses
@@ -26,6 +27,7 @@ from pricing.feeds.skypilot import (
     gpu_memory_mib,
     parse_catalog,
     parse_row,
+    records_from_files,
 )
 from pricing.models import FeedLock, FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
@@ -426,3 +428,18 @@ def test_a_spot_price_of_zero_in_the_real_vast_catalog_is_no_spot_offer_not_a_re
     assert run.status == FeedRun.Status.SUCCESS, run.error
     assert (run.accepted, run.rejections) == (13, {})
     assert set(Offer.objects.filter(feed="skypilot:vast").values_list("market", flat=True)) == {"on_demand"}
+
+
+def test_a_saved_catalog_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # Excel's "CSV UTF-8" starts the file with a BOM: it was read into the first column's name, and the file was
+    # refused as "missing columns ['InstanceType']" though the column is there.
+    text = fixture_text("skypilot_cudo_v8_vms.csv")
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")  # the real catalog, saved here with a BOM
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    offers = [
+        {(r.key, r.usd_per_hour, r.gpu) for r in records_from_files([path], cloud="cudo") if isinstance(r, OfferRecord)}
+        for path in (plain, marked)
+    ]
+    assert offers[0] == offers[1] and len(offers[0]) == 6
