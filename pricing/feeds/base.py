@@ -159,8 +159,11 @@ def parse_datetime(value: Any) -> dt.datetime | None:
 
 
 def read_text(path: Path) -> str:
+    """A saved payload's text, every feed's files read here. utf-8-sig: Excel's "CSV UTF-8" and Windows editors start
+    the file with a byte order mark, which became part of the CSV's first column name ("missing columns
+    ['InstanceType']") and which json refuses ("Unexpected UTF-8 BOM")."""
     try:
-        return read_input_text(path, setting="MAX_PRICE_FILE_BYTES", encoding="utf-8")
+        return read_input_text(path, setting="MAX_PRICE_FILE_BYTES", encoding="utf-8-sig")
     except InputFileTooLarge as error:  # its own words name the limit; the class name read as noise (a probe)
         raise FeedFileError(path, str(error)) from error
     except (OSError, UnicodeDecodeError) as error:

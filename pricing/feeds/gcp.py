@@ -82,7 +82,8 @@ class Component:
 
 
 def unit_price(sku: dict[str, Any]) -> tuple[Decimal | None, str, str]:
-    """(USD per usage unit, usage unit, currency) from `units + nanos/1e9` of the SKU's first priced tier."""
+    """(USD per usage unit, usage unit, currency) from `units + nanos/1e9` of the SKU's first priced tier: the first
+    tier that is not free (a negative one included, so that it is refused rather than passed over), else the last."""
     try:
         expression = sku["pricingInfo"][0]["pricingExpression"]
         rates = expression["tieredRates"]
@@ -98,7 +99,7 @@ def unit_price(sku: dict[str, Any]) -> tuple[Decimal | None, str, str]:
         if units is None or nanos is None:
             return None, "", ""
         value = units + nanos / NANOS
-        if value > 0 or rate is rates[-1]:
+        if value != 0 or rate is rates[-1]:
             return value, str(expression.get("usageUnit", "")), str(price.get("currencyCode", ""))
     return None, "", ""
 
@@ -224,6 +225,12 @@ def _machine_offers(machine: MachineType, hosts: Hosts, gpus: Gpus) -> Iterator[
         core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
         if core is None or ram is None:
             yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
+            continue
+        # A component priced zero or below is no price: summed with the others it passed validation, and an A2 with
+        # its GPU SKU at 0 was stored at the price of its vCPUs and RAM (0.739477/GPU-h where 3.673385 is right).
+        free = [f"'{c.description}' at {c.price}" for c in (gpu, core, ram) if c.price <= 0]
+        if free:
+            yield Rejection("non_positive_price", f"gcp {machine.name} {region} {market}: {', '.join(free)}")
             continue
         price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
         yield OfferRecord(

@@ -8,7 +8,9 @@ itself reads (`CATALOG_SCHEMA_VERSION`); a cloud with no catalog is reported as 
 does (sky/catalog/common.py), a rate-limited or failing primary falls back to its S3 mirror.
 
 Column order differs per cloud, so columns are read by name. Every row is parsed inside its own
-validation: a bad cell is one rejection counted by reason, never a failed run. `GpuInfo` (a Python
+validation: a bad cell is one rejection counted by reason, never a failed run. A row with more or fewer
+cells than the header, or a last row the file ends inside (no line break after it), is a `malformed_row`: a
+download cut short must not leave a cut cell standing as a price, a region or a GPU's memory. `GpuInfo` (a Python
 literal) gives the memory per GPU (vast's gives the whole box's, divided by the count here), which
 decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card).
 `observed_at` is the catalog file's own timestamp: the mirror's Last-Modified, else the file's last
@@ -24,7 +26,7 @@ import datetime as dt
 import functools
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
@@ -260,6 +262,11 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'
         gpu = PCIE_OF[gpu]
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
+    if prices["spot"] == 0:
+        # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a
+        # free machine counted as a non_positive_price rejection beside each offer. A zero on-demand Price is no such
+        # convention: it stays, and validation refuses it.
+        prices["spot"] = None
     return CatalogRow(
         instance=row["InstanceType"],
         region=row["Region"],
@@ -272,6 +279,18 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     )
 
 
+def _rows(rows: Iterable[dict[str, str]], *, ends_with_line_break: bool) -> Iterator[tuple[int, dict[str, str], bool]]:
+    """(line, row, possibly cut) for each row. A file that does not end with a line break may have been cut inside
+    its last row, and a cell cut short can still read as a good value (Price 1.39 cut to 1.3, region
+    "europe-central-1" to "europe-central"): that row alone is marked. The recorded catalogs all end with one."""
+    numbered = enumerate(rows, start=2)
+    held = next(numbered, None)
+    while held is not None:
+        following = next(numbered, None)
+        yield (*held, following is None and not ends_with_line_break)
+        held = following
+
+
 def parse_catalog(
     cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
 ) -> Iterator[OfferRecord | Rejection]:
@@ -281,9 +300,12 @@ def parse_catalog(
         raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
     provider = PROVIDER_OF_CLOUD.get(cloud, cloud)
     cheapest: dict[tuple[str, str, str], tuple[Decimal, CatalogRow]] = {}
-    for line, row in enumerate(reader, start=2):
-        if None in row or any(row.get(column) is None for column in REQUIRED_COLUMNS):
+    for line, row, cut in _rows(reader, ends_with_line_break=text.endswith(("\n", "\r"))):
+        if None in row or None in row.values():  # a cell too many (under None) or too few (read as None)
             yield Rejection("malformed_row", f"skypilot {cloud} line {line}: wrong number of cells (truncated?)")
+            continue
+        if cut:
+            yield Rejection("malformed_row", f"skypilot {cloud} line {line}: the file ends inside it, no line break")
             continue
         if not row["AcceleratorName"].strip():
             yield Rejection("no_accelerator", f"skypilot {cloud} {row['InstanceType']}")

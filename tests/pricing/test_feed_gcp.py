@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import responses
 from responses import matchers
 
 from pricing.feeds.base import OfferRecord, Rejection
-from pricing.feeds.gcp import API_URL, assemble, machine_types, unit_price
+from pricing.feeds.gcp import API_URL, assemble, machine_types, records_from_files, unit_price
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_refresh
-from tests.pricing.helpers import fixture_json
+from tests.pricing.helpers import FIXTURES, fixture_json
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +161,36 @@ def test_each_real_gpu_description_maps_to_its_machine_type(description: str, ma
     items = list(assemble([sku], machines))
     # Recognised: only the host SKUs are missing (this page has none for the series), never the GPU.
     assert {item.reason for item in items if isinstance(item, Rejection)} == {"missing_host_sku"}
+
+
+@pytest.mark.parametrize("component", ["Nvidia Tesla A100 GPU", "A2 Instance Core", "A2 Instance Ram"])
+@pytest.mark.parametrize(("units", "nanos"), [("0", 0), ("-2", -933908000)])
+def test_a_component_priced_zero_or_below_rejects_the_offers_by_name(component: str, units: str, nanos: int) -> None:
+    # The real Cloud Billing page (OpenCost's): A100 GPU, A2 core and A2 RAM SKUs. With the GPU's unitPrice 0, the
+    # a2-highgpu-1g in us-central1 was stored at 0.739477/GPU-h (12 vCPU + 85 GiB, no GPU) instead of 3.673385.
+    page = fixture_json("gcp_skus_opencost_page.json")["skus"]
+    whole = {o.key: o for o in assemble(page, machine_types()) if isinstance(o, OfferRecord)}
+    assert whole[("gcp", "a2-highgpu-1g", "us-central1", "on_demand")].usd_per_hour == Decimal("3.673385")
+    mutated = copy.deepcopy(page)  # a copy of the real page with one component's price edited here
+    (sku,) = [sku for sku in mutated if sku["description"] == f"{component} running in Americas"]
+    sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"].update(units=units, nanos=nanos)
+    items = list(assemble(mutated, machine_types()))
+    assert [item for item in items if isinstance(item, OfferRecord)] == []
+    reasons = _by_reason(items)
+    assert set(reasons) == {"non_positive_price"} and len(reasons["non_positive_price"]) == len(whole)
+    named = [d for d in reasons["non_positive_price"] if d.startswith("gcp a2-highgpu-1g us-central1 on_demand:")]
+    assert len(named) == 1 and component in named[0]
+
+
+def test_a_saved_sku_page_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # A JSON file saved with a BOM was refused with Python's own words: "Unexpected UTF-8 BOM (decode using utf-8-sig)".
+    text = (FIXTURES / "gcp_skus_opencost_page.json").read_text(encoding="utf-8")
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")  # the real page, saved here with a BOM
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    offers = [
+        {(r.key, r.usd_per_hour) for r in records_from_files([path]) if isinstance(r, OfferRecord)}
+        for path in (plain, marked)
+    ]
+    assert offers[0] == offers[1] and len(offers[0]) == 15

@@ -6,15 +6,18 @@ v7 and v8 catalogs (skypilot-org/skypilot-catalog). Each cloud is its own feed r
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import responses
 
 from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
-from pricing.feeds.base import OfferRecord
+from pricing.feeds.base import FeedDataError, OfferRecord, Rejection
 from pricing.feeds.skypilot import (
     COMMITS_API,
     catalog_version,
@@ -24,6 +27,7 @@ from pricing.feeds.skypilot import (
     gpu_memory_mib,
     parse_catalog,
     parse_row,
+    records_from_files,
 )
 from pricing.models import FeedLock, FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
@@ -349,3 +353,93 @@ def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> 
 )
 def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, whole_box: bool, mib: int) -> None:
     assert gpu_memory_mib(raw, whole_box=whole_box) == mib
+
+
+REAL_CATALOGS = [
+    ("cudo", "skypilot_cudo_v7_vms.csv"),
+    ("cudo", "skypilot_cudo_v8_vms.csv"),
+    ("lambda", "skypilot_lambda_v8_vms.csv"),
+    ("runpod", "skypilot_runpod_v8_vms.csv"),
+    ("vast", "skypilot_vast_v8_vms.csv"),
+]
+
+
+def _offers(cloud: str, text: str) -> tuple[list[OfferRecord], list[Rejection]]:
+    records = list(parse_catalog(cloud, text, url="recorded"))
+    return [r for r in records if isinstance(r, OfferRecord)], [r for r in records if isinstance(r, Rejection)]
+
+
+@pytest.mark.parametrize(("cloud", "name"), REAL_CATALOGS)
+def test_no_cut_of_a_real_catalog_stores_an_offer_the_whole_file_does_not_hold(cloud: str, name: str) -> None:
+    # An outsider's sweep (the feed operator): the real catalog cut at every length, as a download that stopped
+    # early. The cut kept its last row's partial cell (runpod cut at 163 bytes: Price 1.0 where the file says 1.39;
+    # cudo at 995: GPU id a100-pcie-40gb for a100-pcie-80gb; lambda: region "europe-central") and read the cells after
+    # it as empty: 96/195/6/88 cut lengths gave an accepted offer the whole file does not have.
+    text = fixture_text(name)
+    assert text.endswith("\n")  # every recorded catalog ends its last row with a line break
+    whole, _ = _offers(cloud, text)
+    by_key = {offer.key: offer for offer in whole}
+    assert len(by_key) == len(whole)
+    wrong = []
+    for length in range(len(text)):
+        cut = text[:length]  # a truncated copy, made here
+        try:
+            offers, _ = _offers(cloud, cut)
+        except FeedDataError:
+            continue  # cut inside the header: not a catalog, the run fails and the stored offers stay
+        wrong += [(length, offer) for offer in offers if by_key.get(offer.key) != offer]
+    assert wrong == []
+
+
+def _without_row(offers: list[OfferRecord], header: str, line: str) -> set[tuple[str, str, str, str]]:
+    row = dict(zip(next(csv.reader([header])), next(csv.reader([line])), strict=False))
+    return {o.key for o in offers if (o.instance_type, o.region) != (row["InstanceType"], row["Region"])}
+
+
+def test_a_last_row_without_its_line_break_or_with_a_cell_too_few_is_a_counted_malformed_row() -> None:
+    text = fixture_text("skypilot_runpod_v8_vms.csv")  # real rows; the copies below are cut or edited here
+    whole, _ = _offers("runpod", text)
+    header, first, *rest = text.splitlines(keepends=True)
+    # The file ends inside its last row: it cannot be told from a price cut to a prefix (1.39 -> 1.3), so refused.
+    offers, rejected = _offers("runpod", text[:-1])
+    assert [r.reason for r in rejected] == ["malformed_row"] and "line break" in rejected[0].detail
+    assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
+    # A whole row with a cell too few (its optional GpuInfo dropped, every required cell there): the reader gave it
+    # None for GpuInfo, and it was stored without the memory that decides the GPU id.
+    cells = next(csv.reader([rest[-1]]))
+    assert cells[-1].startswith("{'Gpus'")
+    short = io.StringIO()
+    csv.writer(short, lineterminator="\n").writerow(cells[:-1])
+    offers, rejected = _offers("runpod", header + first + "".join(rest[:-1]) + short.getvalue())
+    assert [r.reason for r in rejected] == ["malformed_row"] and "line 5: wrong number of cells" in rejected[0].detail
+    assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
+
+
+@responses.activate
+def test_a_spot_price_of_zero_in_the_real_vast_catalog_is_no_spot_offer_not_a_rejection() -> None:
+    # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: there is no spot price, not a free machine. The
+    # 13 rows were counted as 13 accepted offers and 13 non_positive_price rejections (the spot twins).
+    text = fixture_text("skypilot_vast_v8_vms.csv")
+    assert text.count(",0.00,") == 13
+    responses.get(
+        cloud_from_settings("vast").urls()[0], body=text, headers={"Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT"}
+    )
+    run = feed_refresh(name="skypilot:vast")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert (run.accepted, run.rejections) == (13, {})
+    assert set(Offer.objects.filter(feed="skypilot:vast").values_list("market", flat=True)) == {"on_demand"}
+
+
+def test_a_saved_catalog_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # Excel's "CSV UTF-8" starts the file with a BOM: it was read into the first column's name, and the file was
+    # refused as "missing columns ['InstanceType']" though the column is there.
+    text = fixture_text("skypilot_cudo_v8_vms.csv")
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")  # the real catalog, saved here with a BOM
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    offers = [
+        {(r.key, r.usd_per_hour, r.gpu) for r in records_from_files([path], cloud="cudo") if isinstance(r, OfferRecord)}
+        for path in (plain, marked)
+    ]
+    assert offers[0] == offers[1] and len(offers[0]) == 6

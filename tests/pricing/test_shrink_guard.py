@@ -21,7 +21,7 @@ from tests.pricing.helpers import fixture_text
 
 pytestmark = pytest.mark.django_db
 LINES = fixture_text("skypilot_vast_v8_vms.csv").splitlines(keepends=True)
-HEADER, ROWS = LINES[0], LINES[1:]  # 13 rows: 13 on-demand offers (SpotPrice 0.00: non_positive_price)
+HEADER, ROWS = LINES[0], LINES[1:]  # 13 rows: 13 on-demand offers (SpotPrice 0.00: no spot offer)
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +95,10 @@ def test_the_command_accepts_a_smaller_catalog_of_the_one_feed_it_names() -> Non
     out = StringIO()
     with _catalog(ROWS[:5]):
         call_command("refresh_prices", "--accept-smaller", "skypilot:vast", stdout=out)
-    assert "skypilot:vast: Success: 10 fetched, 5 accepted" in out.getvalue() and "8 withdrawn" in out.getvalue()
+    assert (
+        "skypilot:vast: Success: 5 fetched, 5 accepted, 0 rejected;" in out.getvalue()
+        and "8 withdrawn" in out.getvalue()
+    )
     assert _live_offers() == 5
 
 
