@@ -34,12 +34,20 @@ def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> Non
     for r in rows[:3]:
         assert float(r["predicted_output_tokens_per_s"]) > 0
         assert 0 < float(r["predicted_ttft_s"]) <= float(r["predicted_ttft_p95_s"])
-        # p95 of per-request TPOTs may sit a hair under their mean when fewer than 5 % of requests are slower.
-        assert 0 < 0.99 * float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
+        assert 0 < float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
         assert int(r["max_concurrency"]) >= 1
     # 141 GB of bf16 weights on one 80 GB GPU: no prediction (empty cells, as for every latency), no capacity.
     assert rows[3]["predicted_output_tokens_per_s"] == "" and rows[3]["max_concurrency"] == "0"
     assert rows[3]["predicted_ttft_s"] == "" and rows[3]["predicted_tpot_p95_s"] == ""
+
+
+def test_a_p95_latency_is_never_below_its_mean(tmp_path: Path) -> None:
+    # An outsider's rows: p95 TTFT 0.123728 s under the mean 0.124083 s, and 0.599439 s under 0.601894 s (a few
+    # simulated requests out of 600 waited a whole batched prefill more and pulled the mean above the p95).
+    body = "h100-sxm,fp8,llama-3.1-8b,,,,,,1,200,200,200,\nh100-sxm,fp8,llama-3.3-70b,,,,,,2,200,200,200,\n"
+    for r in csv.DictReader(io.StringIO(run(tmp_path, body))):
+        assert float(r["predicted_ttft_p95_s"]) >= float(r["predicted_ttft_s"]) > 0
+        assert float(r["predicted_tpot_p95_s"]) >= float(r["predicted_tpot_s"]) > 0
 
 
 def test_the_same_deployment_at_higher_concurrency_gives_more_tokens_and_slower_tokens(tmp_path: Path) -> None:
