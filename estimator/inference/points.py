@@ -176,7 +176,7 @@ def _check_fits_model(
         output_tokens=numbers["output_tokens"] or 0,
     )
     if problem is not None:
-        bad.append(RowError(row, "input_tokens", problem))
+        bad.append(RowError(row, *problem))
 
 
 def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[ServingPoint]]:

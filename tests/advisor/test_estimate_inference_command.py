@@ -83,6 +83,11 @@ def test_writes_the_out_file(tmp_path: Path) -> None:
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,\uff11,100,100,\n", "row 1, column concurrency: must be a positive whole"),
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,1e300,100,\n", "row 1, column input_tokens: must be at most 10,000,000"),
         ("h100-sxm,fp8,llama-2-7b,,,,,,1,1,4000,200,\n", "input_tokens + output_tokens = 4,200 exceeds llama-2-7b"),
+        # The prompt fits the context and the answer makes it too long: the answer is named (it was input_tokens).
+        (
+            "h100-sxm,fp8,llama-3.1-8b,,,,,,1,10,100,10000000,\n",
+            "row 1, column output_tokens: input_tokens + output_tokens = 10,000,100 exceeds llama-3.1-8b's context",
+        ),
     ],
 )
 def test_bad_row_exits_2_naming_row_and_column(tmp_path: Path, body: str, says: str) -> None:
@@ -112,6 +117,9 @@ def test_missing_column_and_unreadable_file_exit_2(tmp_path: Path) -> None:
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,8,999.5,200,\n", "input_tokens", "positive whole number"),
         # 131,072 tokens is Llama 3.1's published context (max_position_embeddings).
         ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,3000000,200,\n", "input_tokens", "context of 131,072 tokens"),
+        # A prompt of the whole context leaves no room for one output token: the prompt is what is too long.
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,131072,1,\n", "input_tokens", "context of 131,072 tokens"),
+        ("h100-sxm,fp8,llama-3.1-8b,,,,,,1,1,131000,100,\n", "output_tokens", "the prompt leaves 72 for the answer"),
     ],
 )
 def test_a_point_the_engine_could_not_run_is_refused_naming_the_column(
