@@ -646,7 +646,8 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
             output_tokens=traffic.output_tokens,
         )
         if problem is not None:
-            c.fail("/workload/traffic/input_tokens", problem)
+            field, why = problem
+            c.fail(f"/workload/traffic/{field}", why)
             return None
         return Workload(kind=kind, model=model, precision=precision, stack=stack, traffic=traffic, latency=latency)
     if w.get("tokens") is None:

@@ -476,10 +476,19 @@ def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
     }
 
 
-def context_problem(*, model: str, max_context: int, input_tokens: float, output_tokens: float) -> str | None:
-    """Why a request of ``input_tokens`` + ``output_tokens`` cannot be served by ``model`` (its published
-    ``max_context``; 0 = none known), or None. The one rule for the inference points CSV and Scenarios."""
+def context_problem(
+    *, model: str, max_context: int, input_tokens: float, output_tokens: float
+) -> tuple[str, str] | None:
+    """(field, why) where a request of ``input_tokens`` + ``output_tokens`` cannot be served by ``model`` (its
+    published ``max_context``; 0 = none known), or None. The one rule for the inference points CSV and Scenarios.
+
+    The field is what has to shrink: ``input_tokens`` when the prompt leaves no room for even one output token,
+    else ``output_tokens`` (an outsider's 100-token prompt asking for 10,000,000 tokens was told its input_tokens
+    was too long)."""
     tokens = input_tokens + output_tokens
-    if max_context and tokens > max_context:
-        return f"input_tokens + output_tokens = {tokens:,.0f} exceeds {model}'s context of {max_context:,} tokens"
-    return None
+    if not max_context or tokens <= max_context:
+        return None
+    why = f"input_tokens + output_tokens = {tokens:,.0f} exceeds {model}'s context of {max_context:,} tokens"
+    if input_tokens >= max_context:
+        return "input_tokens", why
+    return "output_tokens", f"{why} (the prompt leaves {max_context - input_tokens:,.0f} for the answer)"

@@ -6,6 +6,9 @@ active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``
 trtllm) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel over its tp GPUs with
 expert-parallel experts, TensorRT-LLM's "DEP"; empty or false: tensor parallel). Extra columns are kept. Row
 numbers are 1-based data rows (row 1 = the first line after the header).
+
+Written back: the predictions, ``fits_memory`` (true/false, as the training ``estimate`` writes it) and
+``prediction_note``: why a row has no prediction, or what the prediction assumed of it (empty when nothing).
 """
 
 from __future__ import annotations
@@ -18,11 +21,18 @@ from typing import Final
 
 from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
 from estimator.catalog import CatalogError, context_problem, resolve_model
-from estimator.inference.data import PRECISIONS, InferenceError, ServedModel, serving_gpu, serving_stack
+from estimator.inference.data import (
+    PRECISIONS,
+    InferenceError,
+    ServedModel,
+    gpu_overrides,
+    serving_gpu,
+    serving_stack,
+)
 from estimator.inference.fit import InferenceCalibration
-from estimator.inference.sizing import ServingPoint, estimate_points
+from estimator.inference.sizing import ServingPoint, estimate_points, parallel_degrees
 from estimator.runs import RowError, RunValidationError, plain_number
-from estimator.specs import UnknownGpuError
+from estimator.specs import UnknownGpuError, get_gpu
 
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
 GEOMETRY: Final[tuple[str, ...]] = ("layers", "hidden", "heads", "kv_heads", "experts", "active_experts")
@@ -36,6 +46,8 @@ OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
     "predicted_ttft_p95_s",
     "predicted_tpot_p95_s",
 )
+FITS_COLUMN: Final[str] = "fits_memory"  # the training estimate's column (estimator.runs.PREDICTED_COLUMNS)
+NOTE_COLUMN: Final[str] = "prediction_note"  # not "note": an input's own note column is kept as it is
 
 
 def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int, *, integer: bool) -> float | None:
@@ -119,6 +131,7 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
     if len(bad) > before or resolved is None:
         return None
     model, context = resolved
+    _check_scale_up(model=model, gpu=gpu, tp=int(numbers["tp"] or 1), bad=bad, row=row)
     attention_dp = _attention_dp(text, model=model, tp=int(numbers["tp"] or 1), bad=bad, row=row)
     _check_fits_model(model=model, context=context, numbers=numbers, bad=bad, row=row, attention_dp=attention_dp)
     if len(bad) > before:
@@ -154,6 +167,43 @@ def _attention_dp(text: Mapping[str, str], *, model: ServedModel, tp: int, bad: 
     return False
 
 
+def _check_scale_up(*, model: ServedModel, gpu: str, tp: int, bad: list[RowError], row: int) -> None:
+    """A dense model's tensor-parallel group stays on the GPU's scale-up link (its NVLink domain), the degrees the
+    advice sizes (sizing.parallel_degrees); only a mixture of experts spans more (expert parallelism). An outsider's
+    tp 16 of a dense 70B on 8-GPU H100 servers was predicted without a word."""
+    domain = serving_gpu(gpu).scale_up_gpus
+    if tp not in parallel_degrees(model=model, scale_up=domain, tps=[tp]):
+        bad.append(
+            RowError(
+                row,
+                "tp",
+                f"must be at most {domain} for a dense model on {gpu} (tensor parallelism stays within its "
+                f"{domain}-GPU NVLink domain; only a mixture of experts spans more); got {tp}",
+            )
+        )
+
+
+def _note(point: ServingPoint, *, fits: bool) -> str:
+    """Why a point has no prediction, and what its prediction assumed (empty when neither applies)."""
+    notes = []
+    if not fits:
+        # The advice's words for the same case (advisor.advice.inference: no deployment fits), with the datasheet's
+        # memory as it gives it (the model sizes the KV cache from the driver's larger figure: 85.5 GB on "80 GB").
+        extra = gpu_overrides()[0].get(point.gpu, {})  # a GPU of the inference table only: its row gives it
+        memory_gb = float(extra["memory_gb"]) if extra.get("memory_gb") else get_gpu(point.gpu).memory_gb
+        tokens = point.input_tokens + point.output_tokens
+        notes.append(f"does not fit {point.tp} x {memory_gb:g} GB with a KV cache for {tokens:,.0f} tokens")
+    domain = serving_gpu(point.gpu).scale_up_gpus
+    if point.tp > domain:
+        # estimator.inference.data._collective_path: a group past the NVLink domain runs every collective at the
+        # scale-out network's bandwidth and latency.
+        notes.append(
+            f"tp {point.tp} spans {math.ceil(point.tp / domain)} NVLink domains of {domain} GPUs: its collectives "
+            "run over the scale-out network"
+        )
+    return "; ".join(notes)
+
+
 def _check_fits_model(
     *,
     model: ServedModel,
@@ -176,7 +226,7 @@ def _check_fits_model(
         output_tokens=numbers["output_tokens"] or 0,
     )
     if problem is not None:
-        bad.append(RowError(row, "input_tokens", problem))
+        bad.append(RowError(row, *problem))
 
 
 def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[ServingPoint]]:
@@ -214,10 +264,11 @@ def _cell(value: float) -> str:
 
 
 def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None = None) -> str:
-    """The input CSV with the prediction columns added (empty cells where the model does not fit memory)."""
+    """The input CSV with the prediction columns added (empty cells where the model does not fit memory, which
+    fits_memory and prediction_note say)."""
     header, rows, points = read_points_csv(text)
     est = estimate_points(points, calibration=calibration)
-    columns = [*header, *(c for c in OUTPUT_COLUMNS if c not in header)]
+    columns = [*header, *(c for c in (*OUTPUT_COLUMNS, FITS_COLUMN, NOTE_COLUMN) if c not in header)]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
@@ -234,5 +285,7 @@ def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None =
         fits = est.max_concurrency[i] >= 1
         added = {c: _cell(float(v[i]) if fits else math.inf) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
         added["max_concurrency"] = str(max(int(est.max_concurrency[i]), 0))
+        added[FITS_COLUMN] = "true" if fits else "false"
+        added[NOTE_COLUMN] = _note(points[i], fits=fits)
         writer.writerow({**row, **added})
     return out.getvalue()

@@ -170,6 +170,18 @@ def test_default_sizes_for_a_four_gpu_server_are_whole_nodes() -> None:
             "/workload/traffic/input_tokens",
             "exceeds llama-2-7b's context of 4,096 tokens",
         ),
+        (
+            {
+                "workload": {
+                    "kind": "inference",
+                    "model": {"name": "llama-2-7b"},
+                    "traffic": {"input_tokens": 100, "output_tokens": 8000},
+                },
+                "gpu": "h100-sxm",
+            },
+            "/workload/traffic/output_tokens",  # the prompt fits: the answer is what is too long
+            "input_tokens + output_tokens = 8,100 exceeds llama-2-7b's context of 4,096 tokens",
+        ),
         ({**MINIMAL, "gpu": "h100"}, "/gpu", "h100-sxm"),
         ({"workload": MINIMAL["workload"]}, "/gpu", "required"),
         ({**MINIMAL, "cluster_sizes": [8, 12]}, "/cluster_sizes/1", "whole nodes"),

@@ -41,7 +41,7 @@ CROSS_FIELD_OR_DATA: list[tuple[str, str]] = [
     ),
     (r"/workload/parallelism/pp", "must not exceed the model's layers"),
     (r"/workload/traffic/mean_requests_per_s", "must not exceed peak_requests_per_s|the peak is taken as mean"),
-    (r"/workload/traffic/input_tokens", "exceeds .*'s context of"),
+    (r"/workload/traffic/(input|output)_tokens", "exceeds .*'s context of"),
     (r"/workload/precision", "peak; supported"),
     (r"/workload/model", "away from params_b"),
     (r"/workload/model", "contradicts"),
