@@ -246,6 +246,21 @@ def test_a_usage_csv_cell_past_the_csv_limit_is_refused_naming_its_row(api) -> N
     assert "row 2: a cell is longer than 131,072 characters" in answer["errors"][0]["detail"]
 
 
+@pytest.mark.parametrize(
+    ("usage", "where"),
+    [
+        ("timestamp,gpus_busy," + "h" * 200_000 + "\n0,4\n3600,4\n", "header"),
+        ("timestamp,gpus_busy,note\n0,4," + "h" * 200_000 + "\n3600,4,x\n", "row 1"),
+    ],
+)
+def test_a_usage_cell_past_the_csv_limit_names_the_header_or_the_data_row(api, usage, where) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: with data rows counted from 1, a long header cell was reported as "row 1" too.
+    answer = _problem(
+        api.post("/api/v1/fleet-plans", {"name": "f", "gpu": "h100-sxm", "usage": {"csv": usage}}, format="json")
+    )
+    assert answer["errors"][0]["detail"].startswith(f"{where}: a cell is longer than 131,072 characters")
+
+
 @pytest.mark.parametrize("stamp", ["nan", "-nan", "inf", "1e300"])
 def test_a_usage_timestamp_that_is_no_date_is_a_400_naming_its_row(api, stamp) -> None:  # type: ignore[no-untyped-def]
     # "nan" passed every later check (NaN compares false) and the hourly resampling answered 500.

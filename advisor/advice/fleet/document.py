@@ -384,16 +384,19 @@ EPOCH_RANGE: Final[tuple[float, float]] = (
 def _timestamp(text: str) -> float:
     """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds."""
     text = text.strip()
+    if "_" in text:  # Python's float() reads 1_000; no timestamp writes it
+        raise ValueError("not a timestamp")
     try:
         seconds = float(text)
     except ValueError:
         stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         if stamp.tzinfo is None:
             stamp = stamp.replace(tzinfo=dt.UTC)
-        return stamp.timestamp()
-    # "nan" passed every later check (NaN compares false) into the hourly resampling; "1e300" is no date either.
+        seconds = stamp.timestamp()
+    # "nan" passed every later check (NaN compares false) into the hourly resampling; "1e300" is no date either. The
+    # same range for ISO text, whose offset can carry it past year 1 or 9999 in UTC.
     if not EPOCH_RANGE[0] <= seconds <= EPOCH_RANGE[1]:
-        raise ValueError("epoch seconds out of range")
+        raise ValueError("out of range")
     return seconds
 
 
@@ -403,9 +406,11 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
     row_number = 0  # the last row read: data rows from 1 (the header is not counted), as in the profiled-run CSV
+    header_read = False
     try:
         fields = [f.strip() for f in reader.fieldnames or []]
         reader.fieldnames = fields
+        header_read = True
         missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
         if missing:
             raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
@@ -416,7 +421,8 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
             samples.add(row_number, row)
     except csv.Error as error:
         # The reader failed on the record after the last one it returned (a cell past csv.field_size_limit(), a NUL).
-        raise ValueError(f"row {row_number + 1}: {csv_error_detail(error)}") from None
+        where = f"row {row_number + 1}" if header_read else "header"
+        raise ValueError(f"{where}: {csv_error_detail(error)}") from None
     if len(samples.times) < 2:
         raise ValueError("at least two rows of samples are needed")
     t = (np.array(samples.times) - samples.times[0]) / 3600.0

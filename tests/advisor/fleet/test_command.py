@@ -165,7 +165,8 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
                 "/usage/csv: row 3, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); "
                 f"got '{bad}'",
             )
-            for bad in ("nan", "inf", "1e300", "7" * 30)
+            # ... and text whose offset carries it past year 9999 in UTC, or Python's 1_000.
+            for bad in ("nan", "inf", "1e300", "7" * 30, "9999-12-31T23:00-05:00", "7_200")
         ),
         ({**MANUAL_QUOTES}, "/jobs: required"),
     ],
