@@ -80,7 +80,9 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
 
 def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | list[dict[str, str]]:
     """The redirect to the saved fleet, or the errors (by pointer) that kept it from being saved."""
-    name = (request.POST.get("name") or "").strip() or (document.get("name") if isinstance(document, dict) else "")
+    typed = (request.POST.get("name") or "").strip()
+    given = document.get("name") if isinstance(document, dict) else None
+    name = typed or (given.strip() if isinstance(given, str) else "")
     try:
         parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
         if editing is not None:
@@ -92,7 +94,9 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
     except ScenarioError as error:
         return error.errors
     except DocumentNameError as error:
-        return [{"pointer": "/name", "message": f"not saved: {str(error).removeprefix('name: ')}"}]
+        # The Name box, when it was filled, is what was refused, not the document's /name.
+        where = "the Name box" if typed else "/name"
+        return [{"pointer": where, "message": f"not saved: {str(error).removeprefix('name: ')}"}]
     return redirect(f"{reverse('fleet')}?id={fleet.pk}")
 
 
@@ -105,10 +109,14 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
         _, context["plan"], context["errors"] = _plan(request, context["text"], None)
     if request.method == "POST":
         context["text"] = request.POST.get("fleet", "")
+        typed = request.POST.get("name", "")
+        context["name_given"] = typed if typed.isprintable() else ""  # shown again in the Name box, never raw controls
         usage, usage_errors = _usage_text(request)
         document, context["plan"], context["errors"] = _plan(request, context["text"], usage)
         context["errors"] = usage_errors + context["errors"]
-        if context["plan"] is not None and request.POST.get("action") == "save" and request.user.is_authenticated:
+        # Nothing is saved while any input is refused (a bad usage upload was dropped and the fleet saved without it).
+        saving = request.POST.get("action") == "save" and request.user.is_authenticated
+        if context["plan"] is not None and not context["errors"] and saving:
             saved = _save(request, editing, document)
             if isinstance(saved, HttpResponse):
                 return saved

@@ -60,8 +60,33 @@ def test_a_bad_name_is_a_400_naming_the_field_and_the_plan_stays(client, user, n
     page = post(client, BASE_AND_WEEK, action="save", name=name)
     assert page.status_code == 400
     html = page.content.decode()
-    assert "<code>/name</code>:" in html
+    # The Name box was refused, not the document's /name (a reviewer: "/name" pointed into the valid JSON).
+    assert "<code>the Name box</code>: not saved:" in html
     assert 'data-testid="fleet-results"' in html  # the plan the user asked for is still shown
+    assert Fleet.objects.count() == 0
+    if name.isprintable():
+        assert f'value="{name}"' in html  # shown again to be corrected
+
+
+def test_a_blank_name_in_the_document_saves_as_untitled_as_no_name_does(client, user) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: a document name of spaces was refused on save ("/name: must not be empty") where no name at all
+    # saved as "Untitled fleet".
+    client.force_login(user)
+    assert post(client, {**BASE_AND_WEEK, "name": "   "}, action="save", name="").status_code == 302
+    assert Fleet.objects.get().name == "Untitled fleet"
+
+
+def test_a_bad_usage_upload_keeps_the_fleet_from_being_saved(client, user) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: the upload's error was dropped and the fleet saved without its usage (302).
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(user)
+    upload = SimpleUploadedFile("usage.csv", b"\xff\xfe bad", content_type="text/csv")
+    page = client.post(
+        "/fleet/", {"fleet": json.dumps(BASE_AND_WEEK), "action": "save", "name": "u", "usage_file": upload}
+    )
+    assert page.status_code == 400
+    assert "/usage/csv" in page.content.decode()
     assert Fleet.objects.count() == 0
 
 
