@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
@@ -28,9 +29,11 @@ urlpatterns = [
     ),
     # The split view serves its set-up script from a URL: the Content-Security-Policy allows no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    # Any other /api/ path: problem+json in development mode too. /api/schema and /api/docs without their slash are
-    # left to the slash redirect.
-    re_path(r"^api/(?!(schema|docs)$)", api_route_not_found),
+    # Without their slash, by any method: the slash redirect raised on a POST under DEBUG (a 500 HTML page).
+    path("api/schema", RedirectView.as_view(url="/api/schema/", permanent=True, query_string=True)),
+    path("api/docs", RedirectView.as_view(url="/api/docs/", permanent=True, query_string=True)),
+    # Any other /api/ path: problem+json in development mode too (Django skips handler404 under DEBUG).
+    re_path(r"^api/", api_route_not_found),
     path("account/tokens/", api_pages.tokens_page, name="api-tokens"),
     path("prices/", include("pricing.urls")),
     path("", include("advisor.web.urls")),

@@ -87,10 +87,13 @@ def test_an_unknown_api_path_is_problem_json_in_development_mode_too(alice, sett
     assert_problem(alice.post(path, {}, format="json"), 404)
 
 
-def test_the_schema_and_docs_paths_still_add_their_slash(alice) -> None:  # type: ignore[no-untyped-def]
+def test_the_schema_and_docs_paths_still_add_their_slash(alice, settings) -> None:  # type: ignore[no-untyped-def]
+    # Under DEBUG a POST there raised in the slash redirect (a 500 HTML page: a reviewer).
+    settings.DEBUG = True
     for path in ("/api/schema", "/api/docs"):
-        answer = alice.get(path)
-        assert answer.status_code == 301 and answer["Location"] == path + "/"
+        for answer in (alice.get(path), alice.post(path, {}, format="json")):
+            assert answer.status_code == 301 and answer["Location"] == path + "/"
+    assert_problem(alice.get("/api/schema%0A"), 404)  # not read as /api/schema: `$` also matched before a newline
 
 
 def test_405_method_not_allowed(alice) -> None:  # type: ignore[no-untyped-def]
