@@ -770,6 +770,17 @@ def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[st
     ]
 
 
+def fabric_usd_per_node(*, advice: Any) -> float | None:
+    """The hardware quote's network fabric per node where the plan may buy it: training adds it to the purchase when
+    the cluster spans nodes; serving never does (its replicas are independent: advisor.advice.inference), so the page,
+    the PDF and the workbook list no fabric for it (an outsider's probe: a serving plan's price sources read "network
+    fabric ... purchase $74,358", a price in no figure of the plan). None where it is not bought or not quoted."""
+    quote = advice.get("hardware_quote") or {}
+    if is_inference(advice) or not quote.get("networking_usd_per_node"):
+        return None
+    return float(quote["networking_usd_per_node"])
+
+
 def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """Every distinct rental offer the Advice used, and the hardware quote, with observed dates."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -812,13 +823,14 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "source": quote.get("source", ""),
             }
         )
-        if quote.get("networking_usd_per_node"):
+        fabric = fabric_usd_per_node(advice=advice)
+        if fabric is not None:
             sources.append(
                 {
                     "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
                     "purchase when the cluster spans nodes",
                     "market": "purchase",
-                    "price": usd_exact(quote["networking_usd_per_node"]),
+                    "price": usd_exact(fabric),
                     "observed_at": quote.get("quoted_on") or "n/a",
                     "source": quote.get("networking_source") or quote.get("source", ""),
                 }

@@ -13,7 +13,7 @@ from advisor import scenarios as store
 from advisor.models import ActiveCalibration, Calibration
 from advisor.web import forms
 from advisor.web.planning import advice_for
-from advisor.web.presenters import key_figures
+from advisor.web.presenters import key_figures, price_sources
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bundled_data")]
 
@@ -652,3 +652,60 @@ def test_the_b200_deployment_rows_bill_one_eight_gpu_instance() -> None:
 
 def _get_rent(size: dict[str, Any]) -> dict[str, Any]:
     return size.get("rent") or {}
+
+
+# --- an ML platform lead's 70B chat service: the page, the planner, the PDF and the workbook -----------------------
+
+SEVENTY_B_CHAT: dict[str, Any] = {
+    "name": "70B chat",
+    "gpu": "h100-sxm",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.3-70b"},
+        "precision": "fp8",
+        "traffic": {"peak_requests_per_s": 20, "input_tokens": 200, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "compare_gpus": ["b200", "h200"],
+}
+
+
+def _inference_pages(client: Client, user: Any, document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The Advice, and what a reader sees of it on the planner's results, the saved scenario's page and its PDF."""
+    advice = advice_for(document=document)
+    planner = client.post("/plan/results/", forms.initial_from_scenario(document))
+    assert planner.status_code == 200, planner.content.decode()[:2000]
+    scenario = store.scenario_create(owner=user, name=document["name"], document=document)
+    client.force_login(user)
+    page = client.get(f"/scenarios/{scenario.pk}/")
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert page.status_code == 200 and pdf.status_code == 200
+    texts = [_visible_text(planner.content.decode()), _visible_text(page.content.decode()), _pdf_text(pdf.content)]
+    return advice, [" ".join(text.split()) for text in texts]
+
+
+def _workbook_rows(advice: dict[str, Any], sheet: str) -> list[tuple[Any, ...]]:
+    from openpyxl import load_workbook
+
+    from advisor.xlsx import proposal_workbook
+
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": advice})))
+    return list(book[sheet].iter_rows(values_only=True))
+
+
+def test_an_inference_plan_lists_no_network_fabric_it_never_buys(
+    client: Client, user: Any, example_advice: Any
+) -> None:
+    # An outsider's probe: the price sources of a serving plan (page, PDF, XLSX) listed "network fabric per 8-GPU
+    # node, added to the purchase when the cluster spans nodes" at $74,358, while serving buys whole servers for
+    # independent replicas and no fabric (advisor.advice.inference: capex = nodes x server price).
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    assert advice["hardware_quote"]["networking_usd_per_node"]  # the quote carries a fabric price...
+    for text in texts:  # ...that no rendering of the serving plan lists
+        assert "purchase of one 8-GPU h100-sxm server" in text
+        assert "network fabric" not in text
+    inputs = [row[0] for row in _workbook_rows(advice, "Assumptions")]
+    assert "hardware quote" in inputs and "network fabric" not in inputs
+    # A training plan buys the fabric when its cluster spans nodes, and still lists it.
+    assert any(s["what"].startswith("network fabric per 8-GPU node") for s in price_sources(advice=example_advice))
+    assert "network fabric" in [row[0] for row in _workbook_rows(example_advice, "Assumptions")]
