@@ -709,3 +709,39 @@ def test_an_inference_plan_lists_no_network_fabric_it_never_buys(
     # A training plan buys the fabric when its cluster spans nodes, and still lists it.
     assert any(s["what"].startswith("network fabric per 8-GPU node") for s in price_sources(advice=example_advice))
     assert "network fabric" in [row[0] for row in _workbook_rows(example_advice, "Assumptions")]
+
+
+def test_a_compared_gpu_rented_in_a_larger_instance_says_so(client: Client, user: Any) -> None:
+    # An outsider's probe: "b200 - 1 GPU (TP 1) - $32,120" in the GPU types compared, the bill of a whole 8-GPU
+    # instance (8 x $5.50 x 730 h) with nothing saying 7 of the 8 rented GPUs sit idle (pricing_note null).
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    rows = {row["gpu"]: row for row in advice["alternatives"]}
+    b200 = rows["b200"]
+    assert (b200["gpus"], b200["tp"], b200["rent_usd_per_month"]) == (1, 1, pytest.approx(8 * 5.50 * 730))
+    note = "rented as 1 on-demand instance of 8 GPUs all month, holding 1 replica: 8 GPUs billed at the peak"
+    assert b200["pricing_note"] == f"{note} for a deployment of 1 GPU"
+    # The same words as the main advice's reasons for what renting bills (one definition).
+    reasons = advice_for(document={**SEVENTY_B_CHAT, "gpu": "b200", "compare_gpus": []})["recommendation"]["reasons"]
+    assert "(1 on-demand instance of 8 GPUs all month, holding 1 replica)" in reasons[1]
+    # A deployment that fills what it rents needs no note.
+    assert rows["h100-sxm"].get("pricing_note") is None and rows["h200"]["pricing_note"] is None
+    for text in texts:
+        assert f"b200 1 GPU (TP 1) {note}" in text
+
+
+def test_a_compared_gpu_with_no_deployment_says_why(client: Client, user: Any) -> None:
+    # An outsider's probe: a 70B RAG service compared with the L40S had no not_compared reason there (gpus null),
+    # unlike a GPU refused for its precision.
+    rag = {**SEVENTY_B_CHAT, "name": "70B RAG", "compare_gpus": ["l40s"]}
+    rag["workload"] = {
+        **SEVENTY_B_CHAT["workload"],
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 5, "input_tokens": 4000, "output_tokens": 300},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.05},
+    }
+    advice, texts = _inference_pages(client, user, rag)
+    l40s = next(row for row in advice["alternatives"] if row["gpu"] == "l40s")
+    assert l40s["gpus"] is None and l40s["meets_latency"] is False
+    assert l40s["not_compared"].startswith("No deployment meets TTFT 2 s and TPOT 50 ms: the fastest (TP ")
+    for text in texts:
+        assert f"l40s none {l40s['not_compared']}" in text
