@@ -745,3 +745,30 @@ def test_a_compared_gpu_with_no_deployment_says_why(client: Client, user: Any) -
     assert l40s["not_compared"].startswith("No deployment meets TTFT 2 s and TPOT 50 ms: the fastest (TP ")
     for text in texts:
         assert f"l40s none {l40s['not_compared']}" in text
+
+
+def test_a_deployment_row_says_which_load_its_latency_is_at(client: Client, user: Any) -> None:
+    # An outsider's probe: the row read "TTFT 142 ms, TPOT 50 ms meets targets" (p95 at the replica's sized capacity,
+    # 6.13 requests/s) while the summary quoted 130 ms / 45 ms (at the peak's 5 requests/s per replica), with
+    # nothing saying which load either is at.
+    from advisor import formatting as fmt
+
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    size = next(s for s in advice["sizes"] if (s["tp"], s["gpus"]) == (1, 4))
+    assert size["ttft_s"] != size["ttft_s_at_peak"]
+    latency = (
+        f"p95 at the sized rate of 6.13 requests/s per replica: TTFT {fmt.duration_s(size['ttft_s'])}, "
+        f"TPOT {fmt.duration_s(size['tpot_s'])}; at the peak (5 requests/s per replica): "
+        f"TTFT {fmt.duration_s(size['ttft_s_at_peak'])}, TPOT {fmt.duration_s(size['tpot_s_at_peak'])}"
+    )
+    assert "TTFT 142 ms, TPOT 50 ms; at the peak (5 requests/s per replica): TTFT 130 ms, TPOT 45 ms" in latency
+    for text in texts:
+        assert f"{latency} meets targets" in text
+
+
+def test_a_deployment_that_misses_the_targets_says_its_latency_is_a_lone_clients() -> None:
+    from advisor.web.presenters import inference_rows
+
+    size = {"tp": 2, "gpus": None, "fits_memory": True, "meets_latency": False, "ttft_s": 0.31, "tpot_s": 0.081}
+    row = inference_rows(advice={"kind": "inference", "sizes": [size], "recommendation": {"action": "none"}})[0]
+    assert row["latency"] == "p95 for a lone client: TTFT 310 ms, TPOT 81 ms"
