@@ -479,24 +479,34 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _break_even_figure(advice: dict[str, Any], size: dict[str, Any]) -> str:
+    """The recommended size's break-even, "n/a" where renting or owning is not priced; with no size, why there is
+    none (an outsider's probe: an unreachable serving target's key figures read "Break-even utilization: never")."""
+    if size:
+        return size_break_even_text(size, digits=1)
+    # The headline's words: a serving plan with no size has no deployment meeting the targets (_unmet_headline).
+    why = ACTION_LABELS["none"] if is_inference(advice) else action_label(advice.get("recommendation") or {})
+    return f"n/a ({why[:1].lower()}{why[1:]})"
+
+
 def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     """The recommended size's figures at full precision, as the PDF's summary prints them."""
     size = recommended_size(advice=advice) or {}
-    break_even = _get(size, "buy", "break_even_utilization")
+    break_even = (f"Break-even utilization {break_even_market_words(size)}".strip(), _break_even_figure(advice, size))
     if is_inference(advice):
         return [
             ("Rented cost per month", usd_exact(_get(size, "rent", "usd_per_month"))),
             ("Owned cost per month", usd_exact(_get(size, "buy", "usd_per_month"))),
             ("Rented cost per million output tokens", usd_cents(_get(size, "rent", "usd_per_million_output_tokens"))),
             ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
-            (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
+            break_even,
         ]
     run_hours = size.get("run_hours")
     return [
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
         ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
-        (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
+        break_even,
         *[figure for figure in [chosen_market_break_even(size)] if figure is not None],
     ]
 

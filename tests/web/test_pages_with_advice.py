@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from pypdf import PdfReader
 
+from advisor import charts
 from advisor import scenarios as store
 from advisor.models import ActiveCalibration, Calibration
 from advisor.web import forms
@@ -772,3 +773,42 @@ def test_a_deployment_that_misses_the_targets_says_its_latency_is_a_lone_clients
     size = {"tp": 2, "gpus": None, "fits_memory": True, "meets_latency": False, "ttft_s": 0.31, "tpot_s": 0.081}
     row = inference_rows(advice={"kind": "inference", "sizes": [size], "recommendation": {"action": "none"}})[0]
     assert row["latency"] == "p95 for a lone client: TTFT 310 ms, TPOT 81 ms"
+
+
+def _with_targets(ttft_p95_s: float, tpot_p95_s: float) -> dict[str, Any]:
+    """The 70B chat service in BF16 with the given latency targets, no GPUs compared."""
+    workload = {**SEVENTY_B_CHAT["workload"], "precision": "bf16"}
+    workload["latency"] = {"ttft_p95_s": ttft_p95_s, "tpot_p95_s": tpot_p95_s}
+    return {**SEVENTY_B_CHAT, "name": "70B, fast", "workload": workload, "compare_gpus": []}
+
+
+def test_an_unreachable_target_has_no_break_even_and_no_capacity_sized_within_the_targets(
+    client: Client, user: Any
+) -> None:
+    # An outsider's probe: with no deployment meeting the targets (action none) the PDF's key figures read
+    # "Break-even utilization never", and the capacity chart said "Each deployment is sized to serve the peak within
+    # the latency targets" over deployments that miss them.
+    advice, texts = _inference_pages(client, user, _with_targets(0.05, 0.005))
+    assert advice["recommendation"]["action"] == "none" and advice["recommendation"]["gpus"] is None
+    assert ("Break-even utilization", "n/a (no deployment meets the targets)") in key_figures(advice=advice)
+    assert "Break-even utilization n/a (no deployment meets the targets)" in texts[2]
+    for text in texts:
+        assert "sized to serve the peak within the latency targets" not in text
+        assert "No deployment meets the latency targets: none has a capacity to draw" in text
+    # Where some meet them and some miss (TP 8 meets, TP 2 and TP 4 miss), the caption says which.
+    mixed = advice_for(document=_with_targets(0.05, 0.01))
+    missed = [s["tp"] for s in mixed["sizes"] if s["gpus"] and not s["meets_latency"]]
+    assert missed == [2, 4]
+    caption = next(c.caption for c in charts.advice_charts(advice=mixed) if c.testid == "chart-runtime")
+    assert caption == (
+        "Each deployment that meets the latency targets is sized to serve the peak within them; "
+        "TP 2 and TP 4 miss them: no capacity is drawn for them."
+    )
+
+
+def test_no_size_means_no_break_even_to_state() -> None:
+    training = {"kind": "training", "sizes": [], "recommendation": {"action": "none", "gpus": None}}
+    assert key_figures(advice=training)[3] == (
+        "Break-even utilization",
+        "n/a (no candidate size fits the model in memory)",
+    )
