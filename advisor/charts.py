@@ -374,7 +374,27 @@ def _inference_throughput(advice: dict[str, Any]) -> Chart:
         x_format=label,
         x_ticks=xs,
         y_min=0,
-        caption="Each deployment is sized to serve the peak within the latency targets.",
+        caption=_capacity_caption(sizes),
+    )
+
+
+def _capacity_caption(sizes: Sequence[dict[str, Any]]) -> str:
+    """What the capacity drawn is: the peak within the latency targets, for the deployments that meet them only (an
+    outsider's probe: "Each deployment is sized to serve the peak within the latency targets" over an unreachable
+    target's deployments, none of which meets them)."""
+    missed = [f"TP {s.get('tp', '?')}" for s in sizes if not s.get("meets_latency")]
+    if not missed:
+        return "Each deployment is sized to serve the peak within the latency targets."
+    if len(missed) == len(sizes):
+        return (
+            "No deployment meets the latency targets: none has a capacity to draw (dashed: the peak's demand); the "
+            "table gives the latency each reaches."
+        )
+    which = missed[0] if len(missed) == 1 else f"{', '.join(missed[:-1])} and {missed[-1]}"
+    one = len(missed) == 1
+    return (
+        "Each deployment that meets the latency targets is sized to serve the peak within them; "
+        f"{which} miss{'es' if one else ''} them: no capacity is drawn for {'it' if one else 'them'}."
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Final
 from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
-from advisor.web.presenters import calibration_line, default_source
+from advisor.web.presenters import calibration_line, default_source, fabric_usd_per_node
 from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -175,11 +175,12 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 _quote_origin(quote, quote.get("source")),
             ]
         )
-        if quote.get("networking_usd_per_node"):
+        fabric = fabric_usd_per_node(advice=advice)
+        if fabric is not None:
             rows.append(
                 [
                     "network fabric",
-                    quote["networking_usd_per_node"],
+                    fabric,
                     f"USD per {quote.get('gpus_per_server')}-GPU node, added when the cluster spans nodes",
                     _quote_origin(quote, quote.get("networking_source") or quote.get("source")),
                 ]

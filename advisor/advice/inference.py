@@ -597,9 +597,17 @@ def _counted(x: float, word: str) -> str:
 
 
 def _rent_reason(doc: Mapping[str, Any]) -> str:
-    """What the rent bills: the base instances all month and the burst instances with the traffic (an outsider's
-    check read "plus 2.4e+02 spot replicas" and "plus 1 spot replicas")."""
     rent = doc["rent"]
+    return (
+        f"Renting costs {money(rent['usd_per_month'])}/month ({_rent_plan_words(rent)}): "
+        f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
+    )
+
+
+def _rent_plan_words(rent: Mapping[str, Any]) -> str:
+    """What the rent bills, as the reasons and the compare_gpus rows say it: "1 on-demand instance of 8 GPUs all
+    month, holding 1 replica; plus 0.97 spot replicas on average on 0.97 instances of 1 GPU, with the traffic" (an
+    outsider's check read "plus 2.4e+02 spot replicas" and "plus 1 spot replicas")."""
     base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
     base_words = MARKET_PHRASES.get(rent["base_market"] or "", "")
     if not rent["base_replicas"]:
@@ -622,9 +630,35 @@ def _rent_reason(doc: Mapping[str, Any]) -> str:
                 f"{_counted(rent['burst_instances_mean'], 'instance')} of {n_gpus(burst_offer['gpu_count'])}"
             )
         burst_txt += ", with the traffic"
+    return base_txt + burst_txt
+
+
+def _rented_gpus_at_peak(doc: Mapping[str, Any]) -> float:
+    """The GPUs the rent holds at the peak: the base instances' and the whole burst instances the replicas above
+    them need (advisor.advice.instances: an instance of g GPUs holds floor(g / tp) replicas)."""
+    rent = doc["rent"]
+    base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
+    gpus = (rent.get("base_instances") or 0) * base_offer.get("gpu_count", 0)
+    above = doc["replicas"] - (rent.get("base_replicas") or 0)
+    per_instance = burst_offer.get("gpu_count", 0) // doc["tp"]
+    if above > 0 and per_instance > 0:
+        gpus += math.ceil(above / per_instance) * burst_offer["gpu_count"]
+    return float(gpus)
+
+
+def _rented_instances_note(doc: Mapping[str, Any]) -> str | None:
+    """ "rented as 1 on-demand instance of 8 GPUs all month, holding 1 replica: 8 GPUs billed at the peak for a
+    deployment of 1 GPU" where renting whole instances holds more GPUs than the deployment uses (an outsider's probe:
+    a compared B200 read "1 GPU (TP 1), $32,120", an 8-GPU instance's bill, with nothing saying 7 GPUs sit idle);
+    None where the rent fills what it holds or is not priced."""
+    if doc["rent"]["usd_per_month"] is None or doc["gpus"] is None:
+        return None
+    rented = _rented_gpus_at_peak(doc)
+    if rented <= doc["gpus"]:
+        return None
     return (
-        f"Renting costs {money(rent['usd_per_month'])}/month ({base_txt}{burst_txt}): "
-        f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
+        f"rented as {_rent_plan_words(doc['rent'])}: {n_gpus(rented)} billed at the peak for a deployment of "
+        f"{n_gpus(doc['gpus'])}"
     )
 
 
@@ -1048,7 +1082,7 @@ def _alternative_row(
     fits_memory}`` at the recommended deployment (nulls and meets_latency false when none meets the targets)."""
     advice = {"kind": "inference", "sizes": size_docs, "recommendation": recommendation}
     doc = recommended_size(advice) if recommendation else None
-    return {
+    row = {
         "gpu": gpu,
         "gpus": doc["gpus"] if doc else None,
         "tp": doc["tp"] if doc else None,
@@ -1058,6 +1092,13 @@ def _alternative_row(
         "meets_latency": doc is not None,
         "fits_memory": any(d["fits_memory"] for d in size_docs),
     }
+    if doc is not None and (note := _rented_instances_note(doc)) is not None:
+        row["pricing_note"] = note
+    if doc is None and recommendation and recommendation.get("reasons"):
+        # No deployment on this GPU: why, as for a GPU the scenario cannot run on (an outsider's probe: an L40S with
+        # gpus null for a 70B RAG service carried no reason). The first reason says why; the rest what would help.
+        row["not_compared"] = str(recommendation["reasons"][0])
+    return row
 
 
 def _alternatives(
@@ -1085,7 +1126,9 @@ def _alternatives(
         except ScenarioError as exc:
             rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
-        rows.append({**_alternative_row(gpu, other["sizes"], other["recommendation"]), "pricing_note": note})
+        row = _alternative_row(gpu, other["sizes"], other["recommendation"])
+        notes = [n for n in (note, row.get("pricing_note")) if n]
+        rows.append({**row, "pricing_note": "; ".join(notes) if notes else None})
     return rows
 
 

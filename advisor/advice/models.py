@@ -348,11 +348,17 @@ class InferenceAlternative(Closed):
     usd_per_million_output_tokens: NonNegative | None
     meets_latency: bool
     fits_memory: bool
-    not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
+    not_compared: str | None = Field(
+        default=None,
+        description="Why this GPU could not be planned, when it could not: the scenario cannot run on it, or no "
+        "deployment on it fits and meets the latency targets (the first of its reasons).",
+    )
     pricing_note: str | None = Field(
         default=None,
-        description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
-        "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
+        description="How the rent is priced where a figure alone would mislead: renting whole instances that hold more "
+        "GPUs than the deployment uses (the instances, and the GPUs billed at the peak); and for another GPU than the "
+        "scenario's, when the scenario gives manual quotes: it is priced at its own catalog offers and hardware quote, "
+        "not at those quotes (they are for the scenario's GPU). Several are joined with '; '.",
     )
 
 

@@ -349,6 +349,9 @@ class PlannerForm(forms.Form):
     cluster_sizes = forms.CharField(
         label="Cluster sizes (GPUs)",
         max_length=200,
+        # Checked in clean(): training needs them; inference sizes its deployments from the traffic and ignores them
+        # (an outsider's probe: a serving plan was refused with "This field is required").
+        required=False,
         help_text="Candidate sizes to compare, separated by commas, e.g. 8, 16, 32.",
     )
     gpus_per_node = _bounded(
@@ -457,7 +460,9 @@ class PlannerForm(forms.Form):
 
     def clean_cluster_sizes(self) -> list[int]:
         raw = self.cleaned_data["cluster_sizes"]
-        if not _SIZES_RE.match(raw or ""):
+        if not (raw or "").strip():
+            return []  # clean() asks for them where the workload is training
+        if not _SIZES_RE.match(raw):
             raise forms.ValidationError("Enter whole numbers of GPUs separated by commas, e.g. 8, 16, 32.")
         sizes = sorted({int(part) for part in re.split(r"[,\s]+", raw.strip()) if part})
         r = rule("/cluster_sizes")
@@ -482,6 +487,8 @@ class PlannerForm(forms.Form):
             and "tokens_b" not in self.errors
         ):
             self.add_error("tokens_b", "Training needs the tokens one run processes.")
+        if data.get("kind", "training") == "training" and data.get("cluster_sizes") == []:
+            self.add_error("cluster_sizes", "Training compares cluster sizes: give them, e.g. 8, 16, 32.")
         if not data.get("model_name") and data.get("params_b") is None and "params_b" not in self.errors:
             self.add_error("params_b", "Give the model size, or choose a published model.")
         return data

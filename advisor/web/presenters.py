@@ -246,19 +246,43 @@ def _deployment_text(size: dict[str, Any]) -> str:
     return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
 
 
+def _latencies(ttft: Any, tpot: Any) -> str:
+    return f"TTFT {fmt.duration_s(ttft)}, TPOT {fmt.duration_s(tpot)}"
+
+
+def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
+    """A deployment's p95 latencies and the load they are at (an outsider's probe: the row's "TTFT 142 ms, TPOT 50 ms",
+    at the replica's sized capacity, beside the summary's 130 ms / 45 ms at the peak, with nothing saying which load
+    either is at): "p95 at the sized rate of 6.13 requests/s per replica: TTFT 142 ms, TPOT 50 ms; at the peak (5
+    requests/s per replica): TTFT 130 ms, TPOT 45 ms". One that misses the targets reports a lone client's load
+    (estimator.inference.sizing.best_under_latency)."""
+    ttft, tpot = size.get("ttft_s"), size.get("tpot_s")
+    if ttft is None or tpot is None:
+        return "n/a"
+    if not size.get("meets_latency"):
+        return f"p95 for a lone client: {_latencies(ttft, tpot)}"
+    rate = size.get("replica_requests_per_s")
+    load = "p95" if rate is None else f"p95 at the sized rate of {rate:.3g} requests/s per replica"
+    text = f"{load}: {_latencies(ttft, tpot)}"
+    at_peak = (size.get("ttft_s_at_peak"), size.get("tpot_s_at_peak"))
+    if None in at_peak or not peak or not size.get("replicas"):
+        return text
+    # What the peak puts on each replica (peak / replicas), as the recommendation's reasons say it.
+    return text + f"; at the peak ({peak / size['replicas']:.3g} requests/s per replica): {_latencies(*at_peak)}"
+
+
 def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = documents.recommended_size({**advice, "kind": "inference"})
     rows = []
     for size in advice.get("sizes", []):
         rent = size.get("rent") or {}
-        ttft, tpot = size.get("ttft_s"), size.get("tpot_s")
         rows.append(
             {
                 "gpus": size.get("gpus") if size.get("gpus") is not None else "n/a",
                 "layout": _deployment_text(size),
-                "latency": "n/a"
-                if ttft is None or tpot is None
-                else f"TTFT {fmt.duration_s(ttft)}, TPOT {fmt.duration_s(tpot)}",
+                "latency": _latency_text(
+                    size, peak=_get(advice, "scenario", "workload", "traffic", "peak_requests_per_s")
+                ),
                 "meets_latency": bool(size.get("meets_latency")),
                 "fits_memory": bool(size.get("fits_memory")),
                 "throughput": "n/a"
@@ -455,24 +479,34 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _break_even_figure(advice: dict[str, Any], size: dict[str, Any]) -> str:
+    """The recommended size's break-even, "n/a" where renting or owning is not priced; with no size, why there is
+    none (an outsider's probe: an unreachable serving target's key figures read "Break-even utilization: never")."""
+    if size:
+        return size_break_even_text(size, digits=1)
+    # The headline's words: a serving plan with no size has no deployment meeting the targets (_unmet_headline).
+    why = ACTION_LABELS["none"] if is_inference(advice) else action_label(advice.get("recommendation") or {})
+    return f"n/a ({why[:1].lower()}{why[1:]})"
+
+
 def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     """The recommended size's figures at full precision, as the PDF's summary prints them."""
     size = recommended_size(advice=advice) or {}
-    break_even = _get(size, "buy", "break_even_utilization")
+    break_even = (f"Break-even utilization {break_even_market_words(size)}".strip(), _break_even_figure(advice, size))
     if is_inference(advice):
         return [
             ("Rented cost per month", usd_exact(_get(size, "rent", "usd_per_month"))),
             ("Owned cost per month", usd_exact(_get(size, "buy", "usd_per_month"))),
             ("Rented cost per million output tokens", usd_cents(_get(size, "rent", "usd_per_million_output_tokens"))),
             ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
-            (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
+            break_even,
         ]
     run_hours = size.get("run_hours")
     return [
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
         ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
-        (f"Break-even utilization {break_even_market_words(size)}".strip(), break_even_text(break_even, digits=1)),
+        break_even,
         *[figure for figure in [chosen_market_break_even(size)] if figure is not None],
     ]
 
@@ -770,6 +804,17 @@ def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[st
     ]
 
 
+def fabric_usd_per_node(*, advice: Any) -> float | None:
+    """The hardware quote's network fabric per node where the plan may buy it: training adds it to the purchase when
+    the cluster spans nodes; serving never does (its replicas are independent: advisor.advice.inference), so the page,
+    the PDF and the workbook list no fabric for it (an outsider's probe: a serving plan's price sources read "network
+    fabric ... purchase $74,358", a price in no figure of the plan). None where it is not bought or not quoted."""
+    quote = advice.get("hardware_quote") or {}
+    if is_inference(advice) or not quote.get("networking_usd_per_node"):
+        return None
+    return float(quote["networking_usd_per_node"])
+
+
 def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """Every distinct rental offer the Advice used, and the hardware quote, with observed dates."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -812,13 +857,14 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "source": quote.get("source", ""),
             }
         )
-        if quote.get("networking_usd_per_node"):
+        fabric = fabric_usd_per_node(advice=advice)
+        if fabric is not None:
             sources.append(
                 {
                     "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
                     "purchase when the cluster spans nodes",
                     "market": "purchase",
-                    "price": usd_exact(quote["networking_usd_per_node"]),
+                    "price": usd_exact(fabric),
                     "observed_at": quote.get("quoted_on") or "n/a",
                     "source": quote.get("networking_source") or quote.get("source", ""),
                 }

@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 from pypdf import PdfReader
 
+from advisor import charts
 from advisor import scenarios as store
 from advisor.models import ActiveCalibration, Calibration
 from advisor.web import forms
 from advisor.web.planning import advice_for
-from advisor.web.presenters import key_figures
+from advisor.web.presenters import key_figures, price_sources
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bundled_data")]
 
@@ -652,3 +653,162 @@ def test_the_b200_deployment_rows_bill_one_eight_gpu_instance() -> None:
 
 def _get_rent(size: dict[str, Any]) -> dict[str, Any]:
     return size.get("rent") or {}
+
+
+# --- an ML platform lead's 70B chat service: the page, the planner, the PDF and the workbook -----------------------
+
+SEVENTY_B_CHAT: dict[str, Any] = {
+    "name": "70B chat",
+    "gpu": "h100-sxm",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.3-70b"},
+        "precision": "fp8",
+        "traffic": {"peak_requests_per_s": 20, "input_tokens": 200, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "compare_gpus": ["b200", "h200"],
+}
+
+
+def _inference_pages(client: Client, user: Any, document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The Advice, and what a reader sees of it on the planner's results, the saved scenario's page and its PDF."""
+    advice = advice_for(document=document)
+    planner = client.post("/plan/results/", forms.initial_from_scenario(document))
+    assert planner.status_code == 200, planner.content.decode()[:2000]
+    scenario = store.scenario_create(owner=user, name=document["name"], document=document)
+    client.force_login(user)
+    page = client.get(f"/scenarios/{scenario.pk}/")
+    pdf = client.get(f"/scenarios/{scenario.pk}/proposal.pdf")
+    assert page.status_code == 200 and pdf.status_code == 200
+    texts = [_visible_text(planner.content.decode()), _visible_text(page.content.decode()), _pdf_text(pdf.content)]
+    return advice, [" ".join(text.split()) for text in texts]
+
+
+def _workbook_rows(advice: dict[str, Any], sheet: str) -> list[tuple[Any, ...]]:
+    from openpyxl import load_workbook
+
+    from advisor.xlsx import proposal_workbook
+
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": advice})))
+    return list(book[sheet].iter_rows(values_only=True))
+
+
+def test_an_inference_plan_lists_no_network_fabric_it_never_buys(
+    client: Client, user: Any, example_advice: Any
+) -> None:
+    # An outsider's probe: the price sources of a serving plan (page, PDF, XLSX) listed "network fabric per 8-GPU
+    # node, added to the purchase when the cluster spans nodes" at $74,358, while serving buys whole servers for
+    # independent replicas and no fabric (advisor.advice.inference: capex = nodes x server price).
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    assert advice["hardware_quote"]["networking_usd_per_node"]  # the quote carries a fabric price...
+    for text in texts:  # ...that no rendering of the serving plan lists
+        assert "purchase of one 8-GPU h100-sxm server" in text
+        assert "network fabric" not in text
+    inputs = [row[0] for row in _workbook_rows(advice, "Assumptions")]
+    assert "hardware quote" in inputs and "network fabric" not in inputs
+    # A training plan buys the fabric when its cluster spans nodes, and still lists it.
+    assert any(s["what"].startswith("network fabric per 8-GPU node") for s in price_sources(advice=example_advice))
+    assert "network fabric" in [row[0] for row in _workbook_rows(example_advice, "Assumptions")]
+
+
+def test_a_compared_gpu_rented_in_a_larger_instance_says_so(client: Client, user: Any) -> None:
+    # An outsider's probe: "b200 - 1 GPU (TP 1) - $32,120" in the GPU types compared, the bill of a whole 8-GPU
+    # instance (8 x $5.50 x 730 h) with nothing saying 7 of the 8 rented GPUs sit idle (pricing_note null).
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    rows = {row["gpu"]: row for row in advice["alternatives"]}
+    b200 = rows["b200"]
+    assert (b200["gpus"], b200["tp"], b200["rent_usd_per_month"]) == (1, 1, pytest.approx(8 * 5.50 * 730))
+    note = "rented as 1 on-demand instance of 8 GPUs all month, holding 1 replica: 8 GPUs billed at the peak"
+    assert b200["pricing_note"] == f"{note} for a deployment of 1 GPU"
+    # The same words as the main advice's reasons for what renting bills (one definition).
+    reasons = advice_for(document={**SEVENTY_B_CHAT, "gpu": "b200", "compare_gpus": []})["recommendation"]["reasons"]
+    assert "(1 on-demand instance of 8 GPUs all month, holding 1 replica)" in reasons[1]
+    # A deployment that fills what it rents needs no note.
+    assert rows["h100-sxm"].get("pricing_note") is None and rows["h200"]["pricing_note"] is None
+    for text in texts:
+        assert f"b200 1 GPU (TP 1) {note}" in text
+
+
+def test_a_compared_gpu_with_no_deployment_says_why(client: Client, user: Any) -> None:
+    # An outsider's probe: a 70B RAG service compared with the L40S had no not_compared reason there (gpus null),
+    # unlike a GPU refused for its precision.
+    rag = {**SEVENTY_B_CHAT, "name": "70B RAG", "compare_gpus": ["l40s"]}
+    rag["workload"] = {
+        **SEVENTY_B_CHAT["workload"],
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 5, "input_tokens": 4000, "output_tokens": 300},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.05},
+    }
+    advice, texts = _inference_pages(client, user, rag)
+    l40s = next(row for row in advice["alternatives"] if row["gpu"] == "l40s")
+    assert l40s["gpus"] is None and l40s["meets_latency"] is False
+    assert l40s["not_compared"].startswith("No deployment meets TTFT 2 s and TPOT 50 ms: the fastest (TP ")
+    for text in texts:
+        assert f"l40s none {l40s['not_compared']}" in text
+
+
+def test_a_deployment_row_says_which_load_its_latency_is_at(client: Client, user: Any) -> None:
+    # An outsider's probe: the row read "TTFT 142 ms, TPOT 50 ms meets targets" (p95 at the replica's sized capacity,
+    # 6.13 requests/s) while the summary quoted 130 ms / 45 ms (at the peak's 5 requests/s per replica), with
+    # nothing saying which load either is at.
+    from advisor import formatting as fmt
+
+    advice, texts = _inference_pages(client, user, SEVENTY_B_CHAT)
+    size = next(s for s in advice["sizes"] if (s["tp"], s["gpus"]) == (1, 4))
+    assert size["ttft_s"] != size["ttft_s_at_peak"]
+    latency = (
+        f"p95 at the sized rate of 6.13 requests/s per replica: TTFT {fmt.duration_s(size['ttft_s'])}, "
+        f"TPOT {fmt.duration_s(size['tpot_s'])}; at the peak (5 requests/s per replica): "
+        f"TTFT {fmt.duration_s(size['ttft_s_at_peak'])}, TPOT {fmt.duration_s(size['tpot_s_at_peak'])}"
+    )
+    assert "TTFT 142 ms, TPOT 50 ms; at the peak (5 requests/s per replica): TTFT 130 ms, TPOT 45 ms" in latency
+    for text in texts:
+        assert f"{latency} meets targets" in text
+
+
+def test_a_deployment_that_misses_the_targets_says_its_latency_is_a_lone_clients() -> None:
+    from advisor.web.presenters import inference_rows
+
+    size = {"tp": 2, "gpus": None, "fits_memory": True, "meets_latency": False, "ttft_s": 0.31, "tpot_s": 0.081}
+    row = inference_rows(advice={"kind": "inference", "sizes": [size], "recommendation": {"action": "none"}})[0]
+    assert row["latency"] == "p95 for a lone client: TTFT 310 ms, TPOT 81 ms"
+
+
+def _with_targets(ttft_p95_s: float, tpot_p95_s: float) -> dict[str, Any]:
+    """The 70B chat service in BF16 with the given latency targets, no GPUs compared."""
+    workload = {**SEVENTY_B_CHAT["workload"], "precision": "bf16"}
+    workload["latency"] = {"ttft_p95_s": ttft_p95_s, "tpot_p95_s": tpot_p95_s}
+    return {**SEVENTY_B_CHAT, "name": "70B, fast", "workload": workload, "compare_gpus": []}
+
+
+def test_an_unreachable_target_has_no_break_even_and_no_capacity_sized_within_the_targets(
+    client: Client, user: Any
+) -> None:
+    # An outsider's probe: with no deployment meeting the targets (action none) the PDF's key figures read
+    # "Break-even utilization never", and the capacity chart said "Each deployment is sized to serve the peak within
+    # the latency targets" over deployments that miss them.
+    advice, texts = _inference_pages(client, user, _with_targets(0.05, 0.005))
+    assert advice["recommendation"]["action"] == "none" and advice["recommendation"]["gpus"] is None
+    assert ("Break-even utilization", "n/a (no deployment meets the targets)") in key_figures(advice=advice)
+    assert "Break-even utilization n/a (no deployment meets the targets)" in texts[2]
+    for text in texts:
+        assert "sized to serve the peak within the latency targets" not in text
+        assert "No deployment meets the latency targets: none has a capacity to draw" in text
+    # Where some meet them and some miss (TP 8 meets, TP 2 and TP 4 miss), the caption says which.
+    mixed = advice_for(document=_with_targets(0.05, 0.01))
+    missed = [s["tp"] for s in mixed["sizes"] if s["gpus"] and not s["meets_latency"]]
+    assert missed == [2, 4]
+    caption = next(c.caption for c in charts.advice_charts(advice=mixed) if c.testid == "chart-runtime")
+    assert caption == (
+        "Each deployment that meets the latency targets is sized to serve the peak within them; "
+        "TP 2 and TP 4 miss them: no capacity is drawn for them."
+    )
+
+
+def test_no_size_means_no_break_even_to_state() -> None:
+    training = {"kind": "training", "sizes": [], "recommendation": {"action": "none", "gpus": None}}
+    assert key_figures(advice=training)[3] == (
+        "Break-even utilization",
+        "n/a (no candidate size fits the model in memory)",
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from advisor.scenario import parse_scenario
 from advisor.web import forms
@@ -244,3 +245,19 @@ def test_utilization_at_its_minimum_plans_with_finite_costs(client) -> None:  # 
     response = client.post("/plan/results/", _data(utilization_pct="0.01"))
     assert response.status_code == 200, response.content[:500]
     assert "$" in response.content.decode()
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_inference_plans_with_no_cluster_sizes_and_training_still_asks_for_them(client: Client) -> None:
+    # An outsider's probe: POST /plan/results/ for a serving plan answered 422 "This field is required" on
+    # cluster_sizes, which inference ignores (the CLI and the API only warn that it was ignored).
+    serving = {**forms.preset_initial("8b-serving"), "cluster_sizes": ""}
+    form = forms.PlannerForm(serving)
+    assert form.is_valid(), form.errors
+    assert "cluster_sizes" not in form.to_scenario()
+    response = client.post("/plan/results/", serving)
+    assert response.status_code == 200, response.content[:500]
+    assert "Per million output tokens" in response.content.decode()
+    training = forms.PlannerForm(_data(cluster_sizes=""))
+    assert not training.is_valid()
+    assert training.errors["cluster_sizes"] == ["Training compares cluster sizes: give them, e.g. 8, 16, 32."]
