@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from pricing.feeds import FEED_NAMES, feed_units, get_feed
+from pricing.feeds import FEED_NAMES, PART_SEPARATOR, UnknownFeed, UnknownFeedPart, feed_units, get_feed, refreshable
 from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault, Provider
 from pricing.services import (
     INTERRUPTED_PREFIX,
@@ -298,8 +298,16 @@ def feed_statuses() -> list[FeedStatus]:
     """Each feed (and the bundled snapshot) with its last run and last success."""
     before = stale_before()
     statuses = []
-    # A group feed (skypilot) is listed, then each of its parts, which run on their own.
-    names = [unit for group in FEED_NAMES for unit in dict.fromkeys([group, *feed_units(group)])]
+    # A group feed (skypilot) is listed, then each of its parts, which run on their own: the configured ones and
+    # those with runs of their own (a cloud imported with `import_prices --cloud`, or refreshed by name).
+    recorded = _recorded_parts()
+    names = [
+        unit
+        for group in FEED_NAMES
+        for unit in dict.fromkeys(
+            [group, *feed_units(group), *(part for part in recorded if part.startswith(group + PART_SEPARATOR))]
+        )
+    ]
     for name in (*names, SNAPSHOT_FEED):
         runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
         last_run = runs.first()
@@ -312,6 +320,18 @@ def feed_statuses() -> list[FeedStatus]:
             stale = last_success is None or (last_success.finished_at or last_success.started_at) < before
         statuses.append(FeedStatus(name, label, configured, last_run, last_success, stale))
     return statuses
+
+
+def _recorded_parts() -> list[str]:
+    """The parts of group feeds (`skypilot:<cloud>`) that have runs and that a refresh still knows, sorted."""
+    names = FeedRun.objects.filter(feed__contains=PART_SEPARATOR).order_by().values_list("feed", flat=True).distinct()
+    known = []
+    for name in sorted(names):
+        try:
+            known.append(refreshable(name))
+        except (UnknownFeed, UnknownFeedPart):  # a name recorded before unknown clouds were refused
+            continue
+    return known
 
 
 def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:

@@ -29,7 +29,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
-from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
+from pricing.feeds import PART_SEPARATOR, UnknownFeedPart, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
@@ -1033,7 +1033,10 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
     as a refresh does and ingest the accepted offers in one transaction (for air-gapped sites and
     negotiated price sheets). Every file is read before anything is written: an unreadable one
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
-    not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
+    not withdraw the ones a file does not list (a price sheet is not the whole catalog). A `cloud` given to a
+    feed without parts raises UnknownFeedPart: it was ignored, and the offers imported as if it were not given."""
+    if cloud is not None and not hasattr(get_feed(name), "parts"):
+        raise UnknownFeedPart(f"feed {name!r} takes no cloud (only skypilot's files are one cloud's); leave it out")
     unit = import_unit(name, cloud)
     names = ", ".join(path.name for path in paths)
     try:

@@ -317,3 +317,13 @@ def test_a_future_dated_file_is_refused_per_record_and_a_small_clock_skew_is_not
     ahead = timezone.now() + MAX_CLOCK_SKEW / 2  # the other machine's clock runs a little fast
     skewed = lambda_h100_catalog(tmp_path / "skewed.csv", usd_per_hour="16.0", mtime=ahead)
     assert _import("--feed", "skypilot", "--cloud", "lambda", skewed)["accepted"] == 1
+
+
+@pytest.mark.parametrize("cloud", ["vast", ""])
+def test_a_cloud_given_to_a_feed_that_takes_none_is_refused_naming_the_option(cloud: str) -> None:
+    # `--feed azure --cloud vast` imported Azure's offers and ignored --cloud without a word.
+    written = FIXTURES / "written"
+    with pytest.raises(CommandError, match=r"--cloud: .*azure.*only skypilot") as caught:
+        _import("--feed", "azure", "--cloud", cloud, written / "azure_page1.json")
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 import responses
 from django.conf import settings as django_settings
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from pricing.feeds.lambda_cloud import API_URL
 from pricing.models import FeedRun, HardwareQuote, Offer, PriceObservation
-from tests.pricing.helpers import fixture_json
+from tests.pricing.helpers import FIXTURES, fixture_json
 
 pytestmark = pytest.mark.django_db
 CONTRACT_FIELDS = [
@@ -180,6 +182,30 @@ def test_feeds_api_lists_every_feed_and_the_snapshot(client: Client, user, bundl
     assert "Throttling" not in json.dumps(feeds)
     assert feeds["gcp"]["status"] == "never_run" and feeds["gcp"]["configured"] is False
     assert feeds["snapshot"]["status"] == "success" and feeds["snapshot"]["last_run"]["accepted"] == 485
+
+
+def test_feeds_api_lists_a_skypilot_cloud_that_was_imported_though_not_configured(
+    client: Client,
+    user,  # type: ignore[no-untyped-def]
+    bundled: str,
+) -> None:
+    # `import_prices --feed skypilot --cloud lambda` wrote offers of feed skypilot:lambda, which no list showed.
+    assert "lambda" not in django_settings.PRICING_SKYPILOT_CLOUDS
+    call_command(
+        "import_prices",
+        "--feed",
+        "skypilot",
+        "--cloud",
+        "lambda",
+        str(FIXTURES / "skypilot_lambda_v8_vms.csv"),
+        stdout=StringIO(),
+    )
+    client.force_login(user)
+    feeds = {feed["name"]: feed for feed in client.get("/api/v1/feeds").json()}
+    assert feeds["skypilot:lambda"]["status"] == "success"
+    assert feeds["skypilot:lambda"]["last_run"]["accepted"] == Offer.objects.filter(feed="skypilot:lambda").count() > 0
+    names = list(feeds)
+    assert names.index("skypilot") < names.index("skypilot:lambda") < names.index("snapshot")
 
 
 def test_feeds_api_shows_staff_the_error_text(client: Client, staff_user, bundled: str) -> None:  # type: ignore[no-untyped-def]
