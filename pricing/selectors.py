@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from pricing.feeds import FEED_NAMES, feed_units, get_feed
-from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault, Provider
+from pricing.feeds import FEED_NAMES, PART_SEPARATOR, UnknownFeed, UnknownFeedPart, feed_units, get_feed, refreshable
+from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation, Provider
 from pricing.services import (
     INTERRUPTED_PREFIX,
     OWNERSHIP_DEFAULTS_CSV,
@@ -298,8 +298,16 @@ def feed_statuses() -> list[FeedStatus]:
     """Each feed (and the bundled snapshot) with its last run and last success."""
     before = stale_before()
     statuses = []
-    # A group feed (skypilot) is listed, then each of its parts, which run on their own.
-    names = [unit for group in FEED_NAMES for unit in dict.fromkeys([group, *feed_units(group)])]
+    # A group feed (skypilot) is listed, then each of its parts, which run on their own: the configured ones and
+    # those with runs of their own (a cloud imported with `import_prices --cloud`, or refreshed by name).
+    recorded = _recorded_parts()
+    names = [
+        unit
+        for group in FEED_NAMES
+        for unit in dict.fromkeys(
+            [group, *feed_units(group), *(part for part in recorded if part.startswith(group + PART_SEPARATOR))]
+        )
+    ]
     for name in (*names, SNAPSHOT_FEED):
         runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
         last_run = runs.first()
@@ -314,14 +322,45 @@ def feed_statuses() -> list[FeedStatus]:
     return statuses
 
 
+def _recorded_parts() -> list[str]:
+    """The parts of group feeds (`skypilot:<cloud>`) that have runs and that a refresh still knows, sorted."""
+    names = FeedRun.objects.filter(feed__contains=PART_SEPARATOR).order_by().values_list("feed", flat=True).distinct()
+    known = []
+    for name in sorted(names):
+        try:
+            known.append(refreshable(name))
+        except (UnknownFeed, UnknownFeedPart):  # a name recorded before unknown clouds were refused
+            continue
+    return known
+
+
+def offer_history_rows(*, offer: Offer) -> list[tuple[dt.datetime, PriceObservation]]:
+    """The offer's history rows, oldest first, each with the moment it is placed at: the one order the page's
+    table, its chart and /api/v1/offers/{id}/history use.
+
+    A dated row is placed at its source's date (observed_at). An undated row (the bundled snapshot's, whose
+    source gives no date) is placed at the time it was recorded, but never after a dated row recorded after it:
+    that row superseded it, so the history ends at the current price (an undated snapshot row loaded after
+    the dates of the files imported next was drawn last, after the price that replaced it). Ties keep the
+    recording order."""
+    rows = list(offer.history.order_by("recorded_at", "id"))
+    placed: list[tuple[dt.datetime, int, PriceObservation]] = []
+    superseded_by: dt.datetime | None = None  # the earliest date of the dated rows recorded after this one
+    for position in reversed(range(len(rows))):
+        row = rows[position]
+        if row.observed_at is not None:
+            when = row.observed_at
+            superseded_by = when if superseded_by is None else min(superseded_by, when)
+        else:
+            when = row.recorded_at if superseded_by is None else min(row.recorded_at, superseded_by)
+        placed.append((when, position, row))
+    placed.sort(key=lambda item: (item[0], item[1]))
+    return [(when, row) for when, _, row in placed]
+
+
 def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:
-    """(when, USD per GPU-hour) for each history row, oldest first; `when` is the source's observation
-    date where it has one (the snapshot's dated rows), else the time the row was recorded."""
-    points = [
-        (row.observed_at or row.recorded_at, float(row.usd_per_gpu_hour))
-        for row in offer.history.order_by("recorded_at", "id")
-    ]
-    return sorted(points, key=lambda point: point[0])
+    """(when, USD per GPU-hour) for each history row, in the order of `offer_history_rows`."""
+    return [(when, float(row.usd_per_gpu_hour)) for when, row in offer_history_rows(offer=offer)]
 
 
 def known_provider_slugs() -> frozenset[str]:

@@ -29,7 +29,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 
-from pricing.feeds import PART_SEPARATOR, feed_units, file_reader, get_feed, import_unit
+from pricing.feeds import PART_SEPARATOR, UnknownFeedPart, feed_units, file_reader, get_feed, import_unit
 from pricing.feeds.base import (
     FeedDataError,
     FeedError,
@@ -60,6 +60,12 @@ HARDWARE_QUOTES_CSV = DATA_DIR / "hardware_quotes.csv"
 OWNERSHIP_DEFAULTS_CSV = DATA_DIR / "ownership_defaults.csv"
 MARKETS = frozenset(Market.values)
 MAX_EXAMPLES_PER_REASON = 5
+# How far a record's own date may run ahead of this machine's clock (the other machine's clock runs a little fast)
+# before it is refused as `observed_in_future`: a later date would keep its prices "fresh" until then.
+MAX_CLOCK_SKEW = dt.timedelta(minutes=5)
+OBSERVED_IN_FUTURE = "observed_in_future"
+# A record dated before the stored observation of its offer does not replace it (an older file imported last).
+OLDER_THAN_STORED = "older_than_stored"
 
 PROVIDER_NAMES = {
     "aws": "AWS",
@@ -114,6 +120,16 @@ class Validation:
         if len(entry["examples"]) < MAX_EXAMPLES_PER_REASON:
             # The examples go to a JSON column: PostgreSQL's jsonb refuses the NUL a rejected record may hold.
             entry["examples"].append(detail.replace("\x00", "\\x00")[:200])
+
+    def set_aside(self, refused: list[tuple[ValidOffer, Rejection]]) -> None:
+        """Move accepted records the ingest refused (`OLDER_THAN_STORED`) to the rejected ones, so a run's and an
+        import's summary count each record once, under its reason."""
+        if not refused:
+            return
+        ids = {id(item) for item, _ in refused}
+        self.accepted = [item for item in self.accepted if id(item) not in ids]
+        for _, rejection in refused:
+            self.reject(rejection.reason, rejection.detail)
 
 
 def price_bounds() -> tuple[Decimal, Decimal]:
@@ -210,10 +226,27 @@ def _stored_specs(record: OfferRecord, where: str) -> tuple[int | None, Decimal 
     return record.vcpus, memory_gib
 
 
-def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | None = None) -> ValidOffer | Rejection:
-    """Check one record: currency, market, GPU id, positive count and price, plausible $/GPU-hour, and that
-    every value fits the column it is stored in (rounded to the stored precision, counts and prices still
-    positive). A value that does not fit is one rejected record (`invalid_<field>`), never a failed run."""
+def _observed_in_future(record: OfferRecord, where: str, now: dt.datetime | None) -> Rejection | None:
+    """A record dated by its source later than `now` (beyond MAX_CLOCK_SKEW) is refused: stored, that date would
+    call its price fresh until then (a catalog file dated 2031 silenced the staleness warning for five years)."""
+    if record.observed_at is None:
+        return None
+    now = now or timezone.now()
+    if record.observed_at <= now + MAX_CLOCK_SKEW:
+        return None
+    return Rejection(
+        OBSERVED_IN_FUTURE,
+        f"{where[:120]}: observed {record.observed_at:%Y-%m-%d %H:%M} UTC, after now ({now:%Y-%m-%d %H:%M} UTC)",
+    )
+
+
+def validate_offer(
+    record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | None = None, now: dt.datetime | None = None
+) -> ValidOffer | Rejection:
+    """Check one record: currency, market, GPU id, positive count and price, plausible $/GPU-hour, a date of
+    its own no later than `now` (default: the clock; MAX_CLOCK_SKEW allowed), and that every value fits the
+    column it is stored in (rounded to the stored precision, counts and prices still positive). A value that
+    does not fit is one rejected record (`invalid_<field>`), never a failed run."""
     where = f"{record.provider} {record.instance_type} {record.region or '-'} {record.market}"
     if record.currency != "USD":
         return Rejection("currency_not_usd", f"{where}: {record.currency}")
@@ -224,6 +257,9 @@ def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | Non
     text = _text_problem(record)
     if text is not None:
         return Rejection(f"invalid_{text[0]}", f"{where[:120]}: {text[1]}")
+    future = _observed_in_future(record, where, now)
+    if future is not None:
+        return future
     gpu = record.canonical_gpu
     if gpu is None:
         return Rejection("unknown_gpu", f"{where}: GPU name {record.gpu_name!r}")
@@ -254,13 +290,15 @@ def validate_offer(record: OfferRecord, *, bounds: tuple[Decimal, Decimal] | Non
     )
 
 
-def validate_all(items: Iterable[OfferRecord | Rejection]) -> Validation:
+def validate_all(items: Iterable[OfferRecord | Rejection], *, now: dt.datetime | None = None) -> Validation:
+    """Validate every record (`validate_offer`, one clock reading for them all) and refuse duplicates."""
     result = Validation()
     seen: set[tuple[str, str, str, str]] = set()
     bounds = price_bounds()
+    now = now or timezone.now()
     for item in items:
         result.fetched += 1
-        checked = item if isinstance(item, Rejection) else validate_offer(item, bounds=bounds)
+        checked = item if isinstance(item, Rejection) else validate_offer(item, bounds=bounds, now=now)
         if isinstance(checked, Rejection):
             result.reject(checked.reason, checked.detail)
             continue
@@ -303,6 +341,8 @@ class IngestCounts:
     unchanged: int = 0
     skipped_live: int = 0
     withdrawn: int = 0
+    # Records that did not supersede the stored offer, with why (`Validation.set_aside` counts them as rejected).
+    refused: list[tuple[ValidOffer, Rejection]] = field(default_factory=list)
 
 
 def _chunks(items: Iterable[ValidOffer], size: int) -> Iterator[list[ValidOffer]]:
@@ -491,6 +531,12 @@ def ingest_offers(
                 if is_snapshot and (owner != SNAPSHOT_FEED or withdrawn is not None):
                     counts.skipped_live += 1
                     continue
+                older = _older_than_stored(item, owner=owner, stored=seen, now=now)
+                if older is not None:
+                    counts.refused.append((item, older))
+                    if owner == feed:  # its feed still lists it: this run must not withdraw it
+                        confirmed_own.append(offer_id)
+                    continue
                 price_changed = price != item.usd_per_hour
                 described_differently = (
                     gpu != item.gpu
@@ -517,14 +563,7 @@ def ingest_offers(
             if new_rows:
                 _insert_rows(cursor, Offer, offer_insert_fields, new_rows)
                 counts.created += len(new_rows)
-                created = Offer.objects.filter(
-                    provider_id__in={key[0] for key in new_items},
-                    instance_type__in={key[1] for key in new_items},
-                ).values_list("id", "provider_id", "instance_type", "region", "market")
-                for offer_id, provider_id, instance_type, region, market in created:
-                    new = new_items.get((provider_id, instance_type, region, market))
-                    if new is not None:
-                        history.append(_history_row(offer_id, new[0], new[1], db_now, run_id))
+                history.extend(_created_history(new_items, db_now, run_id))
             if updates:
                 _update_rows(cursor, Offer, _OFFER_VALUE_FIELDS, updates)
             if confirmed and not is_snapshot:
@@ -536,6 +575,43 @@ def ingest_offers(
             done += len(batch)
             progress(done, total, f"saved {done} offers")
     return counts
+
+
+def _created_history(
+    new_items: dict[tuple[int, str, str, str], tuple[ValidOffer, Any]], db_now: Any, run_id: int | None
+) -> list[tuple[Any, ...]]:
+    """The first history row of each offer just inserted (`new_items`: identity -> (offer, adapted observed_at));
+    their ids are read back by identity."""
+    created = Offer.objects.filter(
+        provider_id__in={key[0] for key in new_items},
+        instance_type__in={key[1] for key in new_items},
+    ).values_list("id", "provider_id", "instance_type", "region", "market")
+    rows = []
+    for offer_id, provider_id, instance_type, region, market in created:
+        new = new_items.get((provider_id, instance_type, region, market))
+        if new is not None:
+            rows.append(_history_row(offer_id, new[0], new[1], db_now, run_id))
+    return rows
+
+
+def _older_than_stored(
+    item: ValidOffer, *, owner: str, stored: dt.datetime | None, now: dt.datetime
+) -> Rejection | None:
+    """An `OLDER_THAN_STORED` rejection when the record's own date is before the stored observation of its
+    offer: an older file imported (or served) after a newer one must not bring back its price. The bundled
+    snapshot is superseded by any live price, as `withdraw_missing` does, and a stored date in the future
+    (written before such dates were refused) is no reason to keep a price."""
+    observed = item.record.observed_at
+    if observed is None or stored is None or owner == SNAPSHOT_FEED:
+        return None
+    if observed >= stored or stored > now + MAX_CLOCK_SKEW:
+        return None
+    record = item.record
+    return Rejection(
+        OLDER_THAN_STORED,
+        f"{record.provider} {record.instance_type} {record.region or '-'} {record.market}: ${item.usd_per_hour}/h "
+        f"observed {observed:%Y-%m-%d %H:%M} UTC, before the stored observation of {stored:%Y-%m-%d %H:%M} UTC",
+    )
 
 
 def _offer_values(
@@ -703,6 +779,16 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
     return run
 
 
+def _summary(checked: Validation) -> dict[str, Any]:
+    """The FeedRun fields that count a run's records: fetched, accepted, rejected and why."""
+    return {
+        "fetched": checked.fetched,
+        "accepted": len(checked.accepted),
+        "rejected": checked.rejected,
+        "rejections": checked.rejections,
+    }
+
+
 def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller: bool = False) -> list[FeedRun]:
     """Refresh a feed, or each part of a group feed on its own (one run each): a part that fails
     keeps its own previous offers and leaves the other parts' runs alone."""
@@ -742,25 +828,19 @@ def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller:
         except Exception as error:  # an adapter bug must not wipe data or hide the cause
             logger.exception("feed %s raised unexpectedly", name)
             return _finish(run, FeedRun.Status.FAILED, error=f"unexpected {type(error).__name__}: {error}")
-        summary = {
-            "fetched": checked.fetched,
-            "accepted": len(checked.accepted),
-            "rejected": checked.rejected,
-            "rejections": checked.rejections,
-            "warnings": checked.warnings,
-        }
         refusal, notes = _refusal(name, len(checked.accepted), accept_smaller=accept_smaller)
         if refusal:
-            return _finish(run, FeedRun.Status.REJECTED, error=refusal, **summary)
-        summary["warnings"] = [*notes, *checked.warnings]
+            return _finish(run, FeedRun.Status.REJECTED, error=refusal, warnings=checked.warnings, **_summary(checked))
         now = timezone.now()
         try:
             with transaction.atomic():
+                total = len(checked.accepted)
                 counts = ingest_offers(
-                    feed=name, offers=checked.accepted, run=run, now=now, progress=report, total=len(checked.accepted)
+                    feed=name, offers=checked.accepted, run=run, now=now, progress=report, total=total
                 )
                 providers = {offer.record.provider for offer in checked.accepted}
                 withdrawn = withdraw_missing(feed=name, run=run, now=now, providers=providers)
+                checked.set_aside(counts.refused)
                 return _finish(
                     run,
                     FeedRun.Status.SUCCESS,
@@ -768,9 +848,10 @@ def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller:
                     changed=counts.changed,
                     unchanged=counts.unchanged,
                     withdrawn=withdrawn,
-                    progress_done=len(checked.accepted),
-                    progress_total=len(checked.accepted),
-                    **summary,
+                    progress_done=total,
+                    progress_total=total,
+                    warnings=[*notes, *checked.warnings],
+                    **_summary(checked),
                 )
         except BaseException as error:  # rolled back (a time limit, a database error): say so, then re-raise
             _finish(
@@ -952,7 +1033,10 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
     as a refresh does and ingest the accepted offers in one transaction (for air-gapped sites and
     negotiated price sheets). Every file is read before anything is written: an unreadable one
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
-    not withdraw the ones a file does not list (a price sheet is not the whole catalog)."""
+    not withdraw the ones a file does not list (a price sheet is not the whole catalog). A `cloud` given to a
+    feed without parts raises UnknownFeedPart: it was ignored, and the offers imported as if it were not given."""
+    if cloud is not None and not hasattr(get_feed(name), "parts"):
+        raise UnknownFeedPart(f"feed {name!r} takes no cloud (only skypilot's files are one cloud's); leave it out")
     unit = import_unit(name, cloud)
     names = ", ".join(path.name for path in paths)
     try:
@@ -977,18 +1061,16 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
         with transaction.atomic():
             run = FeedRun.objects.create(feed=unit, kind=FeedRun.Kind.IMPORT)
             counts = ingest_offers(feed=unit, offers=checked.accepted, run=run)
+            checked.set_aside(counts.refused)
             _finish(
                 run,
                 FeedRun.Status.SUCCESS if checked.accepted else FeedRun.Status.REJECTED,
-                fetched=checked.fetched,
-                accepted=len(checked.accepted),
-                rejected=checked.rejected,
-                rejections=checked.rejections,
+                **_summary(checked),
                 warnings=[f"imported from files: {names}", *checked.warnings],
                 created=counts.created,
                 changed=counts.changed,
                 unchanged=counts.unchanged,
-                error="" if checked.accepted else "the files held no valid offers",
+                error="" if checked.accepted else "the files held no valid offer newer than the stored ones",
             )
     finally:
         feed_lock_release(feed=unit, token=token)

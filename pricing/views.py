@@ -56,15 +56,15 @@ def price_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer = get_object_or_404(Offer.objects.select_related("provider"), pk=pk)
-    history = list(offer.history.order_by("recorded_at", "id"))
+    placed = selectors.offer_history_rows(offer=offer)
     chart = history_svg(
-        selectors.offer_history(offer=offer),
+        [(when, float(row.usd_per_gpu_hour)) for when, row in placed],
         now=timezone.now(),
         title=f"{offer}: USD per GPU-hour",
     )
     context = {
         "offer": offer,
-        "history": history,
+        "history": [row for _, row in placed],
         "chart": chart,
         "stale": selectors.is_stale(offer),
         "compiled_on": selectors.snapshot_compiled_on(),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db.models import Max, QuerySet
 
 from pricing.models import HardwareQuote, Offer, PriceObservation
+from pricing.selectors import offer_history_rows
 
 MAX_HISTORY_DAYS = 3 * 366
 
@@ -36,8 +37,9 @@ def offers_last_modified(*, offers: QuerySet[Offer]) -> dt.datetime | None:
     return max(moments) if moments else None
 
 
-def offer_observations(*, offer: Offer) -> QuerySet[PriceObservation]:
-    return offer.history.order_by("recorded_at", "id")
+def offer_observations(*, offer: Offer) -> list[PriceObservation]:
+    """The offer's history in the order the page and its chart show it (`pricing.selectors.offer_history_rows`)."""
+    return [row for _, row in offer_history_rows(offer=offer)]
 
 
 @dataclass(frozen=True, slots=True)

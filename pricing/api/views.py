@@ -68,5 +68,7 @@ class OfferHistoryView(GenericAPIView):
     )
     def get(self, request: Request, offer_id: int) -> Response:
         offer = offer_by_id(offer_id=offer_id)
-        page = self.paginate_queryset(offer_observations(offer=offer))
+        # A list in the page's order (undated rows placed by rule, not SQL); DRF pages any sequence, its stubs say
+        # QuerySet.
+        page = self.paginate_queryset(offer_observations(offer=offer))  # type: ignore[arg-type]
         return self.get_paginated_response(PriceObservationSerializer(page, many=True).data)

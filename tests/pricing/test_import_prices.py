@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from pricing.feeds import FEED_NAME_MAX
 from pricing.models import FeedRun, Offer
-from tests.pricing.helpers import FIXTURES
+from pricing.services import MAX_CLOCK_SKEW
+from tests.pricing.helpers import FIXTURES, fixture_text, lambda_h100_catalog
 
 pytestmark = pytest.mark.django_db
 
@@ -247,3 +251,79 @@ def test_one_json_reader_serves_the_api_and_the_feeds() -> None:
     from pricing.feeds import base
 
     assert parsers.parse_json_text is core.jsontext.parse_json_text is base.parse_json_text
+
+
+def _lambda_8x_h100() -> Offer:
+    return Offer.objects.get(
+        provider__slug="lambda", instance_type="gpu_8x_h100_sxm5", region="europe-central-1", market="on_demand"
+    )
+
+
+def test_an_older_file_does_not_replace_the_newer_price_and_is_counted(tmp_path: Path, bundled: str) -> None:
+    # The feed operator's report: v1 ($16/h), then v2 ($17.60), then the older v0 ($12) replaced v2's $2.20/GPU-h
+    # with $1.50 observed a day earlier, and the history went out of observed order.
+    now = timezone.now().replace(microsecond=0)
+    days = [now - dt.timedelta(days=n) for n in (3, 2, 1)]
+    v0, v1, v2 = (
+        lambda_h100_catalog(tmp_path / f"v{n}.csv", usd_per_hour=price, mtime=days[n])
+        for n, price in enumerate(("12.0", "16.0", "17.6"))
+    )
+    _import("--feed", "skypilot", "--cloud", "lambda", v1)
+    _import("--feed", "skypilot", "--cloud", "lambda", v2)
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"v0\.csv: no offer accepted \(older_than_stored x1\)") as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(v0), stdout=out)
+    assert caught.value.returncode == 2
+    printed = json.loads(out.getvalue())
+    assert (printed["accepted"], printed["rejected"], printed["offers"]) == (0, {"older_than_stored": 1}, [])
+    offer = _lambda_8x_h100()
+    assert (float(offer.usd_per_gpu_hour), offer.observed_at, offer.feed) == (2.2, days[2], "skypilot:lambda")
+    assert [(row.observed_at, float(row.usd_per_gpu_hour)) for row in offer.history.exclude(observed_at=None)] == [
+        (days[1], 2.0),
+        (days[2], 2.2),
+    ]
+    run = FeedRun.objects.filter(feed="skypilot:lambda").first()
+    assert run is not None and (run.accepted, run.rejected, run.changed) == (0, 1, 0)
+    assert "gpu_8x_h100_sxm5 europe-central-1" in run.rejections["older_than_stored"]["examples"][0]
+
+
+def test_a_file_with_older_and_new_rows_stores_the_new_ones(tmp_path: Path, bundled: str) -> None:
+    now = timezone.now().replace(microsecond=0)
+    newer = lambda_h100_catalog(tmp_path / "newer.csv", usd_per_hour="17.6", mtime=now - dt.timedelta(days=1))
+    _import("--feed", "skypilot", "--cloud", "lambda", newer)
+    older = tmp_path / "older.csv"
+    real = next(line for line in fixture_text("skypilot_lambda_v8_vms.csv").splitlines() if "gpu_1x_h100_sxm5," in line)
+    older.write_text(f"{newer.read_text().replace('17.6', '12.0')}{real}\n")  # and a row the catalog holds as it is
+    stamp = (now - dt.timedelta(days=3)).timestamp()
+    os.utime(older, (stamp, stamp))
+    result = _import("--feed", "skypilot", "--cloud", "lambda", older)
+    assert result["rejected"] == {"older_than_stored": 1}
+    assert [(o["instance"], o["usd_per_gpu_hour"]) for o in result["offers"]] == [("gpu_1x_h100_sxm5", 4.29)]
+    assert float(_lambda_8x_h100().usd_per_gpu_hour) == 2.2
+
+
+def test_a_future_dated_file_is_refused_per_record_and_a_small_clock_skew_is_not(tmp_path: Path) -> None:
+    # A file dated 2031 stored observed_at 2031-01-01: the advice called its prices fresh for five years.
+    future = lambda_h100_catalog(
+        tmp_path / "future.csv", usd_per_hour="16.0", mtime=dt.datetime(2031, 1, 1, tzinfo=dt.UTC)
+    )
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"no offer accepted \(observed_in_future x1\)") as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(future), stdout=out)
+    assert caught.value.returncode == 2
+    run = FeedRun.objects.get(feed="skypilot:lambda")
+    assert "2031-01-01" in run.rejections["observed_in_future"]["examples"][0]
+    assert not Offer.objects.exists()
+    ahead = timezone.now() + MAX_CLOCK_SKEW / 2  # the other machine's clock runs a little fast
+    skewed = lambda_h100_catalog(tmp_path / "skewed.csv", usd_per_hour="16.0", mtime=ahead)
+    assert _import("--feed", "skypilot", "--cloud", "lambda", skewed)["accepted"] == 1
+
+
+@pytest.mark.parametrize("cloud", ["vast", ""])
+def test_a_cloud_given_to_a_feed_that_takes_none_is_refused_naming_the_option(cloud: str) -> None:
+    # `--feed azure --cloud vast` imported Azure's offers and ignored --cloud without a word.
+    written = FIXTURES / "written"
+    with pytest.raises(CommandError, match=r"--cloud: .*azure.*only skypilot") as caught:
+        _import("--feed", "azure", "--cloud", cloud, written / "azure_page1.json")
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()

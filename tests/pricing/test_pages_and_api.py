@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
+from io import StringIO
+from pathlib import Path
 
 import pytest
 import responses
 from django.conf import settings as django_settings
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from pricing.feeds.lambda_cloud import API_URL
 from pricing.models import FeedRun, HardwareQuote, Offer, PriceObservation
-from tests.pricing.helpers import fixture_json
+from pricing.selectors import offer_history
+from tests.pricing.helpers import FIXTURES, fixture_json, lambda_h100_catalog
 
 pytestmark = pytest.mark.django_db
 CONTRACT_FIELDS = [
@@ -93,6 +98,59 @@ def test_offer_history_chart_is_inline_svg(client: Client, bundled: str) -> None
     assert "<svg" in body and "<polyline" in body and body.count("<circle") == 2
     assert "http://" not in body.split("<svg", 1)[1].split("</svg>")[0].replace("http://www.w3.org/2000/svg", "")
     assert client.get("/prices/offers/999999/").status_code == 404
+
+
+def _history_everywhere(client: Client, offer: Offer) -> tuple[list[float], list[float], list[float], list[float]]:
+    """USD per GPU-hour of each history point as the selector, the page's table, its chart and the API list them."""
+    points = [price for _, price in offer_history(offer=offer)]
+    body = client.get(f"/prices/offers/{offer.pk}/").content.decode()
+    table = body.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    rows = [float(row.split("</td><td>$")[2].split("<")[0]) for row in table.split("<tr>")[1:]]
+    chart = [float(dot.split(": $", 1)[1].split("/")[0]) for dot in body.split("<circle")[1:]]
+    api = [row["usd_per_gpu_hour"] for row in client.get(f"/api/v1/offers/{offer.pk}/history").json()["results"]]
+    return points, rows, chart, api
+
+
+def test_the_history_ends_at_the_current_price_not_at_the_snapshots_undated_row(
+    client: Client,
+    user,  # type: ignore[no-untyped-def]
+    bundled: str,
+    tmp_path: Path,
+) -> None:
+    # The bundled snapshot's undated $2.99 was placed at its recording time (bootstrap, after the files' dates), so
+    # the chart ended at $2.99 while the page header said $2.20.
+    now = timezone.now().replace(microsecond=0)
+    for n, (price, age) in enumerate((("16.0", 2), ("17.6", 1))):
+        path = lambda_h100_catalog(tmp_path / f"v{n}.csv", usd_per_hour=price, mtime=now - dt.timedelta(days=age))
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(path), stdout=StringIO())
+    offer = Offer.objects.get(provider__slug="lambda", instance_type="gpu_8x_h100_sxm5", region="europe-central-1")
+    assert float(offer.usd_per_gpu_hour) == 2.2
+    client.force_login(user)
+    assert _history_everywhere(client, offer) == ([2.99, 2.0, 2.2],) * 4
+    moments = [when for when, _ in offer_history(offer=offer)]
+    assert moments == sorted(moments) and moments[-1] == now - dt.timedelta(days=1)
+
+
+def test_history_rows_recorded_out_of_observed_order_are_listed_in_observed_order(
+    client: Client,
+    user,  # type: ignore[no-untyped-def]
+    bundled: str,
+) -> None:
+    # Rows an older import appended last (before such imports were refused) were listed in recording order by the
+    # page's table and the API and in observed order by the chart.
+    offer = Offer.objects.filter(provider__slug="aws").first()
+    now = timezone.now()
+    for days, price in ((1, "5"), (3, "4")):
+        PriceObservation.objects.create(
+            offer=offer,
+            usd_per_hour=Decimal(price) * offer.gpu_count,
+            usd_per_gpu_hour=Decimal(price),
+            observed_at=now - dt.timedelta(days=days),
+            source="test",
+        )
+    client.force_login(user)
+    first = float(offer.history.order_by("id").first().usd_per_gpu_hour)
+    assert _history_everywhere(client, offer) == ([first, 4.0, 5.0],) * 4
 
 
 def test_only_staff_can_trigger_a_refresh(client: Client, user, bundled: str) -> None:  # type: ignore[no-untyped-def]
@@ -180,6 +238,30 @@ def test_feeds_api_lists_every_feed_and_the_snapshot(client: Client, user, bundl
     assert "Throttling" not in json.dumps(feeds)
     assert feeds["gcp"]["status"] == "never_run" and feeds["gcp"]["configured"] is False
     assert feeds["snapshot"]["status"] == "success" and feeds["snapshot"]["last_run"]["accepted"] == 485
+
+
+def test_feeds_api_lists_a_skypilot_cloud_that_was_imported_though_not_configured(
+    client: Client,
+    user,  # type: ignore[no-untyped-def]
+    bundled: str,
+) -> None:
+    # `import_prices --feed skypilot --cloud lambda` wrote offers of feed skypilot:lambda, which no list showed.
+    assert "lambda" not in django_settings.PRICING_SKYPILOT_CLOUDS
+    call_command(
+        "import_prices",
+        "--feed",
+        "skypilot",
+        "--cloud",
+        "lambda",
+        str(FIXTURES / "skypilot_lambda_v8_vms.csv"),
+        stdout=StringIO(),
+    )
+    client.force_login(user)
+    feeds = {feed["name"]: feed for feed in client.get("/api/v1/feeds").json()}
+    assert feeds["skypilot:lambda"]["status"] == "success"
+    assert feeds["skypilot:lambda"]["last_run"]["accepted"] == Offer.objects.filter(feed="skypilot:lambda").count() > 0
+    names = list(feeds)
+    assert names.index("skypilot") < names.index("skypilot:lambda") < names.index("snapshot")
 
 
 def test_feeds_api_shows_staff_the_error_text(client: Client, staff_user, bundled: str) -> None:  # type: ignore[no-untyped-def]

@@ -214,3 +214,37 @@ def test_a_live_feed_takes_over_a_snapshot_offer_and_the_snapshot_never_overwrit
     snap.refresh_from_db()
     assert not snap.is_snapshot and snap.feed == "lambda"
     assert not stale_snapshot.filter(withdrawn_at__isnull=True).exists()
+
+
+def _cudo_catalog_dated(settings, last_modified: str) -> str:  # type: ignore[no-untyped-def]
+    """The real Cudo v8 catalog as SkyPilot's S3 mirror serves it, with its Last-Modified date."""
+    url = f"{settings.PRICING_SKYPILOT_MIRROR_URL}/v8/cudo/vms.csv"
+    responses.get(f"{settings.PRICING_SKYPILOT_CATALOG_URL}/v8/cudo/vms.csv", status=429)  # rate-limited: the mirror
+    responses.get(url, body=fixture_text("skypilot_cudo_v8_vms.csv"), headers={"Last-Modified": last_modified})
+    return url
+
+
+@responses.activate
+def test_a_catalog_dated_in_the_future_is_refused_per_record_and_the_offers_kept(settings) -> None:  # type: ignore[no-untyped-def]
+    # A Last-Modified of 2031 was stored as observed_at: the advice called the prices fresh until 2031.
+    _cudo_catalog_dated(settings, "Wed, 01 Jan 2031 00:00:00 GMT")
+    run = feed_refresh(name="skypilot:cudo")
+    assert run.status == FeedRun.Status.REJECTED and "no valid offers" in run.error
+    assert (run.accepted, run.rejections["observed_in_future"]["count"]) == (0, 6)
+    assert not Offer.objects.filter(observed_at__year=2031).exists()
+
+
+@responses.activate
+def test_a_catalog_older_than_the_stored_one_keeps_the_newer_prices_and_withdraws_nothing(settings) -> None:  # type: ignore[no-untyped-def]
+    url = _cudo_catalog_dated(settings, "Wed, 25 Nov 2026 07:00:00 GMT")
+    assert feed_refresh(name="skypilot:cudo").status == FeedRun.Status.SUCCESS
+    before = _snapshot_of_offers()
+    older = fixture_text("skypilot_cudo_v8_vms.csv").replace(",3.9504,", ",2.0,")  # a mirror serving an old copy
+    responses.replace(responses.GET, url, body=older, headers={"Last-Modified": "Fri, 20 Nov 2026 07:00:00 GMT"})
+    run = feed_refresh(name="skypilot:cudo")
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert (run.accepted, run.rejected, run.changed, run.withdrawn) == (0, 6, 0, 0)
+    assert run.rejections["older_than_stored"]["count"] == 6
+    assert _snapshot_of_offers() == before
+    assert set(Offer.objects.values_list("observed_at", flat=True)) == {dt.datetime(2026, 11, 25, 7, tzinfo=dt.UTC)}
+    assert set(Offer.objects.values_list("last_run", flat=True)) == {run.id}

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from pricing import tasks
 from pricing.feeds.lambda_cloud import API_URL
-from pricing.feeds.skypilot import COMMITS_API
+from pricing.feeds.skypilot import COMMITS_API, catalog_version
 from pricing.models import FeedRun, Offer
 from tests.pricing.helpers import fixture_json, fixture_text
 
@@ -110,3 +110,27 @@ def test_command_refreshes_each_skypilot_cloud_and_names_the_one_that_failed(set
     assert "skypilot:cudo: Success: 6 fetched, 6 accepted" in text
     assert "skypilot:runpod: Not configured" in text and "no v8 catalog for 'runpod'" in text
     assert "catalog file date unknown" in Offer.objects.filter(feed="skypilot:cudo").first().source
+
+
+@responses.activate
+def test_command_refreshes_one_skypilot_cloud_by_the_name_the_feeds_list_gives_it(settings) -> None:  # type: ignore[no-untyped-def]
+    # README and /api/v1/feeds name each cloud `skypilot:<cloud>`; `--feed skypilot:lambda` was an argparse error.
+    settings.PRICING_SKYPILOT_ENABLED = True
+    base = settings.PRICING_SKYPILOT_CATALOG_URL
+    responses.get(f"{base}/{catalog_version('lambda')}/lambda/vms.csv", body=fixture_text("skypilot_lambda_v8_vms.csv"))
+    responses.get(COMMITS_API, status=403)
+    out = StringIO()
+    call_command("refresh_prices", "--feed", "skypilot:lambda", stdout=out)
+    assert "skypilot:lambda: Success: " in out.getvalue()
+    assert Offer.objects.filter(feed="skypilot:lambda", instance_type="gpu_1x_h100_sxm5").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("skypilot:vst", r"--feed: skypilot has no part 'vst'; known: .*skypilot:vast"), ("nosuch", "unknown feed")],
+)
+def test_command_refuses_a_feed_or_cloud_it_does_not_know_naming_the_known_ones(name: str, message: str) -> None:
+    with pytest.raises(CommandError, match=message) as caught:
+        call_command("refresh_prices", "--feed", name, stdout=StringIO())
+    assert caught.value.returncode == 2
+    assert not FeedRun.objects.exists()

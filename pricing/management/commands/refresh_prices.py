@@ -1,7 +1,8 @@
 """`python manage.py refresh_prices [--feed NAME | --accept-smaller FEED]`: run feeds now, in this process, with a
-progress bar. `--accept-smaller FEED` refreshes that one feed (or SkyPilot cloud, `skypilot:vast`) and accepts its
-catalog once even when it is below PRICING_MIN_FRACTION_OF_LAST_RUN of the last successful refresh (a catalog
-or a region list that shrank for good); a run with no valid offers is still refused."""
+progress bar; NAME is a feed or one SkyPilot cloud (`skypilot:vast`). `--accept-smaller FEED` refreshes that one
+feed (or SkyPilot cloud) and accepts its catalog once even when it is below PRICING_MIN_FRACTION_OF_LAST_RUN of the
+last successful refresh (a catalog or a region list that shrank for good); a run with no valid offers is still
+refused."""
 
 from __future__ import annotations
 
@@ -48,7 +49,12 @@ class Command(BaseCommand):
     help = "Fetch cloud GPU prices now. A failing feed keeps its previous offers; the summary says why."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--feed", choices=FEED_NAMES, help="one feed (default: all)")
+        parser.add_argument(
+            "--feed",
+            metavar="FEED",
+            help=f"one feed ({', '.join(FEED_NAMES)}) or one SkyPilot cloud (skypilot:<cloud>, e.g. skypilot:vast); "
+            "default: all",
+        )
         parser.add_argument(
             "--accept-smaller",
             metavar="FEED",
@@ -58,7 +64,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         accept_smaller = options["accept_smaller"]
-        names = [options["feed"]] if options["feed"] else list(FEED_NAMES)
+        names = [self._known("--feed", options["feed"])] if options["feed"] is not None else list(FEED_NAMES)
         if accept_smaller is not None:  # '' too: an empty name refreshed every feed (a hostile probe)
             if options["feed"]:
                 raise CommandError("--accept-smaller FEED names the one feed to refresh; leave out --feed")
@@ -76,13 +82,19 @@ class Command(BaseCommand):
             raise CommandError(f"{len(failed)} feed(s) did not refresh: {', '.join(failed)} (previous offers kept)")
 
     @staticmethod
-    def _one_feed(name: str) -> str:
-        """`name` when it is one refreshable feed or part; a group would accept every part's size at once."""
+    def _known(option: str, name: str) -> str:
+        """`name` when it names a feed or a part of one (`skypilot:<cloud>`, as README and /api/v1/feeds name them);
+        else exit 2 naming the option and the known names."""
         try:
             refreshable(name)
-            units = feed_units(name)
+            feed_units(name)
         except (UnknownFeed, UnknownFeedPart) as error:
-            raise CommandError(f"--accept-smaller: {error.args[0]}") from error
+            raise CommandError(f"{option}: {error.args[0]}", returncode=2) from error
+        return name
+
+    def _one_feed(self, name: str) -> str:
+        """`name` when it is one refreshable feed or part; a group would accept every part's size at once."""
+        units = feed_units(self._known("--accept-smaller", name))
         if units != [name]:
             raise CommandError(f"--accept-smaller takes one feed; {name} is refreshed as {', '.join(units)}")
         return name
