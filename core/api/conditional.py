@@ -9,6 +9,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from django.utils.http import http_date
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -20,6 +22,28 @@ class PreconditionFailed(exceptions.APIException):
     status_code = status.HTTP_412_PRECONDITION_FAILED
     default_detail = "If-Match does not match the current version: read it again (GET gives its ETag) and retry."
     default_code = "precondition_failed"
+
+
+# How the operations that use these helpers document them (one definition for scenarios and fleets: a view that
+# calls require_if_match lists IF_MATCH_PARAMETER and 412: PRECONDITION_FAILED_RESPONSE).
+ETAG_HEADER = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    response=[200, 201],
+    description="The version of this representation (send it as If-Match to replace it).",
+)
+IF_MATCH_PARAMETER = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="The ETag of the version you edited: a stale one is a 412 and nothing is saved. Without it the "
+    "write goes ahead whatever the current version is.",
+)
+PRECONDITION_FAILED_RESPONSE = OpenApiResponse(
+    description="If-Match names a version that is no longer the current one; nothing was saved."
+)
 
 
 def entity_tag(data: Any, *, variant: str = "") -> str:

@@ -270,3 +270,22 @@ def test_list_pages_validate_against_the_served_document(path: str, client, alic
 def test_the_served_document_has_no_openapi_3_0_nullable(client) -> None:  # type: ignore[no-untyped-def]
     """3.1 dropped `nullable` (JSON Schema says null with type lists); a 3.1 validator ignores it silently."""
     assert '"nullable"' not in json.dumps(_served(client))
+
+
+def _header_names(response: dict) -> set[str]:  # type: ignore[type-arg]
+    return set(response.get("headers", {}))
+
+
+@pytest.mark.parametrize("saved", ["scenarios", "fleets"])
+def test_saved_items_document_their_etag_and_if_match_alike(client, saved: str) -> None:  # type: ignore[no-untyped-def]
+    """Saved fleets "live under /api/v1/fleets like scenarios" (DESIGN.md); an integrator reading the document saw
+    neither an ETag nor If-Match on fleets, and their PUT overwrote whatever the client's copy was."""
+    paths = _served(client)["paths"]
+    detail = paths[f"/api/v1/{saved}/{{{saved[:-1]}_id}}"]
+    assert "ETag" in _header_names(paths[f"/api/v1/{saved}"]["post"]["responses"]["201"])
+    assert "ETag" in _header_names(detail["get"]["responses"]["200"])
+    put = detail["put"]
+    assert "ETag" in _header_names(put["responses"]["200"])
+    if_match = next(p for p in put["parameters"] if p["name"] == "If-Match")
+    assert if_match["in"] == "header" and not if_match.get("required", False)
+    assert list(put["responses"]["412"]["content"]) == ["application/problem+json"]
