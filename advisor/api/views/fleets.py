@@ -34,6 +34,8 @@ from advisor.versioned import DocumentNameError
 from core.api.conditional import (
     ETAG_HEADER,
     IF_MATCH_PARAMETER,
+    IF_NONE_MATCH_PARAMETER,
+    NOT_MODIFIED_RESPONSE,
     PRECONDITION_FAILED_RESPONSE,
     conditional_response,
     entity_tag,
@@ -149,8 +151,8 @@ class FleetDetailView(GenericAPIView):
 
     @extend_schema(
         summary="One of your fleets (its ETag goes in If-Match when you replace it)",
-        parameters=[ETAG_HEADER],
-        responses=FleetOutputSerializer,
+        parameters=[IF_NONE_MATCH_PARAMETER, ETAG_HEADER],
+        responses={200: FleetOutputSerializer, 304: NOT_MODIFIED_RESPONSE},
     )
     def get(self, request: Request, fleet_id: int) -> Response:
         return conditional_response(request, FleetOutputSerializer(self.get_object()).data)

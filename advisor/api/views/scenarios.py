@@ -24,6 +24,8 @@ from advisor.versioned import DocumentNameError
 from core.api.conditional import (
     ETAG_HEADER,
     IF_MATCH_PARAMETER,
+    IF_NONE_MATCH_PARAMETER,
+    NOT_MODIFIED_RESPONSE,
     PRECONDITION_FAILED_RESPONSE,
     conditional_response,
     entity_tag,
@@ -89,8 +91,8 @@ class ScenarioDetailView(GenericAPIView):
 
     @extend_schema(
         summary="One of your scenarios (its ETag goes in If-Match when you replace it)",
-        parameters=[ETAG_HEADER],
-        responses=ScenarioOutputSerializer,
+        parameters=[IF_NONE_MATCH_PARAMETER, ETAG_HEADER],
+        responses={200: ScenarioOutputSerializer, 304: NOT_MODIFIED_RESPONSE},
     )
     def get(self, request: Request, scenario_id: int) -> Response:
         return conditional_response(request, ScenarioOutputSerializer(self.get_object()).data)
