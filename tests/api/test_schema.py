@@ -332,3 +332,15 @@ def test_each_operation_that_answers_304_documents_it_and_its_validators(client,
         assert first.status_code == 200 and headers <= set(first.headers), (path, first.status_code)
         again = alice.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
         assert again.status_code == 304 and again.content == b"" and headers <= set(again.headers), path
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", "/api/v1/fleets/{fleet_id}/plan"), ("post", "/api/v1/calibrations/{calibration_id}/activate")],
+)
+def test_the_conflicts_operations_answer_are_documented(client, method: str, path: str) -> None:  # type: ignore[no-untyped-def]
+    """A saved fleet the current rules reject (GET /plan) and a calibration still fitting or whose fit failed
+    (activate) answer 409; neither operation listed it (its sibling /plan.pdf did)."""
+    responses = _served(client)["paths"][path][method]["responses"]
+    assert list(responses["409"]["content"]) == ["application/problem+json"]
+    assert responses["409"]["description"] not in ("", "Error.")

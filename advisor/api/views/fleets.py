@@ -185,14 +185,24 @@ class FleetDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+# A stored document the current rules reject (a rule or catalog change since it was saved) is a conflict, not the
+# caller's bad request; /plan and /plan.pdf document it alike.
+STORED_FLEET_INVALID_RESPONSE = OpenApiResponse(
+    description="The saved fleet no longer passes the current rules (they changed since it was saved): `errors` "
+    "names each field under `#/fleet`; PUT a corrected fleet."
+)
+
+
 class SavedFleetPlanView(GenericAPIView):
     serializer_class = FleetPlanDocument
     throttle_scope = "advice"
 
-    @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanDocument)
+    @extend_schema(
+        summary="The plan of one of your saved fleets",
+        responses={200: FleetPlanDocument, 409: STORED_FLEET_INVALID_RESPONSE},
+    )
     def get(self, request: Request, fleet_id: int) -> Response:
         fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
-        # A stored document the current rules reject is a conflict, not the caller's bad request.
         return Response(plan_or_400(request, fleet.document, at=("fleet",), status_code=409))
 
 
@@ -203,7 +213,7 @@ class FleetProposalView(GenericAPIView):
 
     @extend_schema(
         summary="The fleet plan of one of your saved fleets as a PDF",
-        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiResponse(description="As /plan.")},
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: STORED_FLEET_INVALID_RESPONSE},
     )
     def get(self, request: Request, fleet_id: int) -> HttpResponse:
         fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
