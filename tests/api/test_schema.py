@@ -344,3 +344,15 @@ def test_the_conflicts_operations_answer_are_documented(client, method: str, pat
     responses = _served(client)["paths"][path][method]["responses"]
     assert list(responses["409"]["content"]) == ["application/problem+json"]
     assert responses["409"]["description"] not in ("", "Error.")
+
+
+def test_a_nullable_field_of_any_value_accepts_null(client) -> None:  # type: ignore[no-untyped-def]
+    """Task.result was oneOf [{}, {"type": "null"}]: null matches both branches, so oneOf refused the null a pending
+    task answers. Nothing in the document may repeat that."""
+    document = _served(client)
+    assert '"oneOf": [{}, {"type": "null"}]' not in json.dumps(document)
+    task = {"$ref": "#/components/schemas/Task", "components": document["components"]}
+    validator = jsonschema.Draft202012Validator(task)
+    base = {"task_id": "t", "status": "PENDING", "status_url": "http://testserver/api/v1/tasks/t"}
+    for result in (None, {"calibration_id": 1, "state": "ready"}, [1], "text", 3):
+        assert [e.message for e in validator.iter_errors({**base, "result": result})] == [], result
