@@ -242,12 +242,20 @@ def calibration_fit_pending(*, calibration_id: int) -> dict[str, Any]:
     return {"calibration_id": calibration_id, "state": fields["state"], "error": fields.get("error", "")}
 
 
+# Why a calibration that is not ready cannot be activated, by state (the state labels read "'x' is fit failed").
+_NOT_READY = {
+    PENDING: "cannot be activated yet: it is queued for fitting",
+    FITTING: "cannot be activated yet: it is still fitting",
+    FAILED: "cannot be activated: its fit failed",
+}
+
+
 def calibration_activate(*, user: User, calibration: CalibrationRow) -> None:
     """Make ``calibration`` (the user's own, a shared one or the default) the one the user's predictions use."""
     if calibration.owner_id is not None and calibration.owner_id != user.pk:
         raise CalibrationNotAvailable("calibration: not found")
     if calibration.state != READY:
-        raise CalibrationNotReady(f"calibration: {calibration.name!r} is {calibration.get_state_display().lower()}")
+        raise CalibrationNotReady(f"calibration: {calibration.name!r} {_NOT_READY[calibration.state]}")
     ActiveCalibration.objects.update_or_create(user=user, defaults={"calibration": calibration})
 
 

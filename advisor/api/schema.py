@@ -109,6 +109,14 @@ class ProblemAutoSchema(AutoSchema):
                 meta["pattern"] = NOT_BLANK_NAME if blank_refused else NAME_TEXT
         return meta
 
+    def _map_serializer_field(self, field: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        # drf-spectacular writes a nullable field of any value (a JSONField with allow_null, Task.result) as
+        # oneOf [{}, {"type": "null"}]: null matches both branches, so oneOf refuses the very null it means to allow.
+        if schema.get("oneOf") == [{}, {"type": "null"}]:
+            schema["anyOf"] = schema.pop("oneOf")
+        return schema
+
     def _map_serializer(self, serializer: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
         # A serializer that refuses unknown fields (advisor.api.serializers.StrictSerializer) is a closed object:

@@ -9,7 +9,13 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.conditional import conditional_response
+from core.api.conditional import (
+    ETAG_HEADER,
+    IF_NONE_MATCH_PARAMETER,
+    LAST_MODIFIED_HEADER,
+    NOT_MODIFIED_RESPONSE,
+    conditional_response,
+)
 from core.api.renderers import JSON_AND_CSV
 from pricing import selectors
 from pricing.api.selectors import offer_by_id, offer_observations, offers_last_modified
@@ -26,8 +32,8 @@ class OfferListApi(GenericAPIView):
         summary="Current cloud GPU offers, cheapest per GPU-hour first",
         description="Each offer's `id` is stable (natural key: provider, instance, region, market) and opens "
         "`/offers/{id}/history`. Responses carry `ETag` and `Last-Modified`; send `If-None-Match` to get a 304.",
-        parameters=[OfferQuery],
-        responses=OfferSerializer(many=True),
+        parameters=[OfferQuery, IF_NONE_MATCH_PARAMETER, ETAG_HEADER, LAST_MODIFIED_HEADER],
+        responses={200: OfferSerializer(many=True), 304: NOT_MODIFIED_RESPONSE},
     )
     def get(self, request: Request) -> Response:
         query = OfferQuery(data=request.query_params)

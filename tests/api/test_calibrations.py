@@ -169,3 +169,18 @@ def test_estimate_warns_of_rows_predicted_from_a_borrowed_family_as_the_command_
 def test_the_default_calibrations_name_is_reserved(alice) -> None:  # type: ignore[no-untyped-def]
     response = alice.post("/api/v1/calibrations", {"name": "default (public runs)", "runs": runs_json()}, format="json")
     assert "reserved" in assert_problem(response, 400, "#/name")["errors"][0]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("state", "detail"),
+    [
+        ("pending", "'big' cannot be activated yet: it is queued for fitting"),
+        ("fitting", "'big' cannot be activated yet: it is still fitting"),
+        ("failed", "'big' cannot be activated: its fit failed"),
+    ],
+)
+def test_activating_a_calibration_that_is_not_ready_is_a_worded_409(alice, user, state: str, detail: str) -> None:  # type: ignore[no-untyped-def]
+    """The detail read "'big' is fit failed" (the state's label, lower-cased, after "is")."""
+    row = Calibration.objects.create(owner=user, name="big", document={}, runs=6, loo_mape=0.0, state=state)
+    body = assert_problem(alice.post(f"/api/v1/calibrations/{row.pk}/activate"), 409)
+    assert body["detail"] == detail

@@ -285,6 +285,13 @@ def test_the_purchasing_flow_runs_through_the_generated_models(generated, live_s
 
     offers = api["offers_list"].sync(client=client, gpu=m.V1OffersListGpu.H100_SXM, page_size=5)
     assert isinstance(offers, m.PaginatedOfferList) and offers.results
+    # An unchanged list is a 304 with no body: documented, so the client returns it (its `default` branch parsed the
+    # empty body as a problem and raised).
+    listed = api["offers_list"].sync_detailed(client=client, gpu=m.V1OffersListGpu.H100_SXM, page_size=5)
+    unchanged = api["offers_list"].sync_detailed(
+        client=client, gpu=m.V1OffersListGpu.H100_SXM, page_size=5, if_none_match=listed.headers["ETag"]
+    )
+    assert unchanged.status_code == 304 and unchanged.parsed is None
     history = api["offers_history_list"].sync(offers.results[0].id, client=client)
     assert isinstance(history, m.PaginatedPriceObservationList) and history.count >= 1
     assert history.results[0].usd_per_gpu_hour > 0

@@ -180,3 +180,18 @@ def test_throttle_counts_live_in_redis(settings, alice, redis_url) -> None:  # t
 
     keys = caches["default"]._cache.get_client().keys("*throttle_user_*")
     assert keys, "the throttle history is stored in Redis"
+
+
+def test_412_and_422_have_types_of_their_own(alice) -> None:  # type: ignore[no-untyped-def]
+    """Both answered the catch-all "type": "/problems/error", "title": "Error" while every other status had its own."""
+    created = alice.post("/api/v1/scenarios", {"name": "x", "scenario": scenario()}, format="json")
+    url = f"/api/v1/scenarios/{created.json()['id']}"
+    stale = assert_problem(
+        alice.put(url, {"name": "y", "scenario": scenario()}, format="json", HTTP_IF_MATCH='"old"'), 412
+    )
+    assert (stale["type"], stale["title"]) == ("/problems/precondition-failed", "Precondition failed")
+    body = {"name": "keyed", "scenario": scenario()}
+    assert alice.post("/api/v1/scenarios", body, format="json", HTTP_IDEMPOTENCY_KEY="k").status_code == 201
+    reused = alice.post("/api/v1/scenarios", {**body, "name": "other"}, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    problem = assert_problem(reused, 422)
+    assert (problem["type"], problem["title"]) == ("/problems/unprocessable-content", "Unprocessable content")

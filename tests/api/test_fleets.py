@@ -154,3 +154,29 @@ def test_a_usage_series_shorter_than_an_hour_is_refused_and_a_longer_ones_span_s
     half = "timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T00:30:00Z,8\n"
     one = alice.post("/api/v1/fleet-plans", {**document, "usage": {"csv": half}}, format="json").json()
     assert any("1 observed hour (samples covering 1 hour)" in w for w in one["warnings"]), one["warnings"]
+
+
+def test_saved_fleets_carry_an_etag_and_put_honours_if_match_as_scenarios_do(alice) -> None:  # type: ignore[no-untyped-def]
+    """A hostile probe: POST answered no ETag and PUT with `If-Match: "bogus"` (or an older ETag) answered 200 and
+    overwrote the fleet (a lost update). As PUT /scenarios/{id}: a stale If-Match is a 412 and nothing is saved."""
+    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    assert created.status_code == 201 and created["ETag"].startswith('"')
+    url = f"/api/v1/fleets/{created.json()['id']}"
+    fetched = alice.get(url)
+    assert fetched["ETag"] == created["ETag"]
+    not_modified = alice.get(url, HTTP_IF_NONE_MATCH=fetched["ETag"])
+    assert not_modified.status_code == 304 and not_modified.content == b""
+    changed = fleet({"name": "pretrain", "gpus": 64, "hours": 700, "runs_per_year": 10})
+    assert_problem(alice.put(url, {"name": "bogus", "fleet": changed}, format="json", HTTP_IF_MATCH='"bogus"'), 412)
+    updated = alice.put(url, {"name": "2027 v2", "fleet": changed}, format="json", HTTP_IF_MATCH=fetched["ETag"])
+    assert updated.status_code == 200 and updated["ETag"] not in ("", fetched["ETag"])
+    assert alice.get(url)["ETag"] == updated["ETag"]
+    stale = alice.put(
+        url, {"name": "lost update", "fleet": BASE_AND_WEEK}, format="json", HTTP_IF_MATCH=fetched["ETag"]
+    )
+    assert_problem(stale, 412)
+    saved = Fleet.objects.get(pk=created.json()["id"])
+    assert (saved.name, saved.document, saved.versions.count()) == ("2027 v2", changed, 2)
+    # The header is optional (as for scenarios): without it the write goes ahead; `*` matches any version.
+    assert alice.put(url, {"name": "no header", "fleet": changed}, format="json").status_code == 200
+    assert alice.put(url, {"name": "any", "fleet": changed}, format="json", HTTP_IF_MATCH="*").status_code == 200

@@ -154,3 +154,14 @@ def test_pages_link_to_the_token_page_when_logged_in(client, user) -> None:  # t
     assert b'href="/account/tokens/"' not in client.get("/").content
     client.force_login(user)
     assert b'href="/account/tokens/"' in client.get("/").content
+
+
+@pytest.mark.parametrize("wait", [355, 1])
+def test_the_token_creation_limit_says_when_to_retry_once(alice, settings, monkeypatch, wait: int) -> None:  # type: ignore[no-untyped-def]
+    """The 429 read "Too many tokens created; try again in 355 seconds. Expected available in 355 seconds." (the
+    view's sentence, then DRF's own appended to it)."""
+    monkeypatch.setattr("advisor.api.views.tokens.token_create_allowed", lambda *, user_id: wait)
+    body = assert_problem(alice.post("/api/v1/tokens", {"name": "one too many"}, format="json"), 429)
+    unit = "second" if wait == 1 else "seconds"
+    assert body["detail"] == f"Too many tokens created; try again in {wait} {unit}."
+    assert body["retry_after_s"] == wait

@@ -228,7 +228,15 @@ class CalibrationActivateView(GenericAPIView):
     serializer_class = CalibrationSerializer
 
     @extend_schema(
-        summary="Use this calibration for your advice and estimates", request=None, responses=CalibrationSerializer
+        summary="Use this calibration for your advice and estimates",
+        request=None,
+        responses={
+            200: CalibrationSerializer,
+            409: OpenApiResponse(
+                description="The calibration is still queued or fitting, or its fit failed (GET it for its state and "
+                "error): it cannot be activated."
+            ),
+        },
     )
     def post(self, request: Request, calibration_id: int) -> Response:
         row = _owned_or_shared(request, calibration_id)

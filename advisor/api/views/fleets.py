@@ -31,6 +31,16 @@ from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, flee
 from advisor.scenario import ScenarioError
 from advisor.scenarios import NAME_MAX_LENGTH
 from advisor.versioned import DocumentNameError
+from core.api.conditional import (
+    ETAG_HEADER,
+    IF_MATCH_PARAMETER,
+    IF_NONE_MATCH_PARAMETER,
+    NOT_MODIFIED_RESPONSE,
+    PRECONDITION_FAILED_RESPONSE,
+    conditional_response,
+    entity_tag,
+    require_if_match,
+)
 from core.api.renderers import PDFRenderer
 from core.auth import signed_in_user
 
@@ -111,7 +121,7 @@ class FleetListView(GenericAPIView):
     @extend_schema(
         summary="Save a fleet",
         request=FleetInputSerializer,
-        parameters=[IDEMPOTENCY_PARAMETER],
+        parameters=[IDEMPOTENCY_PARAMETER, ETAG_HEADER],
         responses={
             201: FleetOutputSerializer,
             422: KEY_REUSED_RESPONSE,
@@ -128,9 +138,8 @@ class FleetListView(GenericAPIView):
         except DocumentNameError as error:
             raise name_field_errors(error) from error
         location = reverse("v1:fleet-detail", kwargs={"fleet_id": fleet.pk}, request=request)
-        return Response(
-            FleetOutputSerializer(fleet).data, status=status.HTTP_201_CREATED, headers={"Location": location}
-        )
+        data = FleetOutputSerializer(fleet).data
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location, "ETag": entity_tag(data)})
 
 
 class FleetDetailView(GenericAPIView):
@@ -140,23 +149,35 @@ class FleetDetailView(GenericAPIView):
     def get_queryset(self) -> QuerySet[Fleet]:
         return fleets_for_user(user=signed_in_user(self.request)).annotate(version_count=Count("versions"))
 
-    @extend_schema(summary="One of your fleets", responses=FleetOutputSerializer)
+    @extend_schema(
+        summary="One of your fleets (its ETag goes in If-Match when you replace it)",
+        parameters=[IF_NONE_MATCH_PARAMETER, ETAG_HEADER],
+        responses={200: FleetOutputSerializer, 304: NOT_MODIFIED_RESPONSE},
+    )
     def get(self, request: Request, fleet_id: int) -> Response:
-        return Response(FleetOutputSerializer(self.get_object()).data)
+        return conditional_response(request, FleetOutputSerializer(self.get_object()).data)
 
     @extend_schema(
         summary="Replace a fleet's name and document (the previous state is kept as a version)",
         request=FleetInputSerializer,
-        responses=FleetOutputSerializer,
+        parameters=[IF_MATCH_PARAMETER, ETAG_HEADER],
+        responses={
+            200: FleetOutputSerializer,
+            412: PRECONDITION_FAILED_RESPONSE,
+        },
     )
     def put(self, request: Request, fleet_id: int) -> Response:
-        fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
+        # Versioned like scenarios, so guarded like them (a hostile probe: PUT with a stale or bogus If-Match answered
+        # 200 and overwrote, a lost update): the ETag GET gives, checked before the body (RFC 9110 13.2.1).
+        current = self.get_object()
+        require_if_match(request, entity_tag(FleetOutputSerializer(current).data))
         name, document = _validated_input(request)
         try:
-            fleet = fleet_update(fleet=fleet, name=name, document=document)
+            fleet = fleet_update(fleet=current, name=name, document=document)
         except DocumentNameError as error:
             raise name_field_errors(error) from error
-        return Response(FleetOutputSerializer(fleet).data)
+        data = FleetOutputSerializer(self.get_queryset().get(pk=fleet.pk)).data
+        return Response(data, headers={"ETag": entity_tag(data)})
 
     @extend_schema(summary="Delete a fleet and its versions", responses={204: None})
     def delete(self, request: Request, fleet_id: int) -> Response:
@@ -164,14 +185,24 @@ class FleetDetailView(GenericAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+# A stored document the current rules reject (a rule or catalog change since it was saved) is a conflict, not the
+# caller's bad request; /plan and /plan.pdf document it alike.
+STORED_FLEET_INVALID_RESPONSE = OpenApiResponse(
+    description="The saved fleet no longer passes the current rules (they changed since it was saved): `errors` "
+    "names each field under `#/fleet`; PUT a corrected fleet."
+)
+
+
 class SavedFleetPlanView(GenericAPIView):
     serializer_class = FleetPlanDocument
     throttle_scope = "advice"
 
-    @extend_schema(summary="The plan of one of your saved fleets", responses=FleetPlanDocument)
+    @extend_schema(
+        summary="The plan of one of your saved fleets",
+        responses={200: FleetPlanDocument, 409: STORED_FLEET_INVALID_RESPONSE},
+    )
     def get(self, request: Request, fleet_id: int) -> Response:
         fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)
-        # A stored document the current rules reject is a conflict, not the caller's bad request.
         return Response(plan_or_400(request, fleet.document, at=("fleet",), status_code=409))
 
 
@@ -182,7 +213,7 @@ class FleetProposalView(GenericAPIView):
 
     @extend_schema(
         summary="The fleet plan of one of your saved fleets as a PDF",
-        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiResponse(description="As /plan.")},
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: STORED_FLEET_INVALID_RESPONSE},
     )
     def get(self, request: Request, fleet_id: int) -> HttpResponse:
         fleet = fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id)

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 from django.db.models import Count, QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -22,24 +21,18 @@ from advisor.scenarios import (
     scenarios_for_user,
 )
 from advisor.versioned import DocumentNameError
-from core.api.conditional import conditional_response, entity_tag, require_if_match
+from core.api.conditional import (
+    ETAG_HEADER,
+    IF_MATCH_PARAMETER,
+    IF_NONE_MATCH_PARAMETER,
+    NOT_MODIFIED_RESPONSE,
+    PRECONDITION_FAILED_RESPONSE,
+    conditional_response,
+    entity_tag,
+    require_if_match,
+)
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
-
-ETAG_HEADER = OpenApiParameter(
-    "ETag",
-    OpenApiTypes.STR,
-    location=OpenApiParameter.HEADER,
-    response=[200, 201],
-    description="The version of this representation (send it as If-Match to replace it).",
-)
-IF_MATCH_PARAMETER = OpenApiParameter(
-    "If-Match",
-    OpenApiTypes.STR,
-    location=OpenApiParameter.HEADER,
-    required=False,
-    description="The ETag of the version you edited: a stale one is a 412 and nothing is saved.",
-)
 
 
 def _validated_input(request: Request) -> tuple[str, dict]:
@@ -98,8 +91,8 @@ class ScenarioDetailView(GenericAPIView):
 
     @extend_schema(
         summary="One of your scenarios (its ETag goes in If-Match when you replace it)",
-        parameters=[ETAG_HEADER],
-        responses=ScenarioOutputSerializer,
+        parameters=[IF_NONE_MATCH_PARAMETER, ETAG_HEADER],
+        responses={200: ScenarioOutputSerializer, 304: NOT_MODIFIED_RESPONSE},
     )
     def get(self, request: Request, scenario_id: int) -> Response:
         return conditional_response(request, ScenarioOutputSerializer(self.get_object()).data)
@@ -110,7 +103,7 @@ class ScenarioDetailView(GenericAPIView):
         parameters=[IF_MATCH_PARAMETER, ETAG_HEADER],
         responses={
             200: ScenarioOutputSerializer,
-            412: OpenApiResponse(description="If-Match names a version that is no longer the current one."),
+            412: PRECONDITION_FAILED_RESPONSE,
         },
     )
     def put(self, request: Request, scenario_id: int) -> Response:

@@ -22,6 +22,19 @@ from core.auth import signed_in_user
 from core.ratelimit import token_create_allowed
 
 
+class TokenCreateThrottled(Throttled):
+    """The per-user token-creation limit (core.ratelimit), worded as one sentence: DRF appends its wait sentence to
+    any detail given ("...; try again in 355 seconds. Expected available in 355 seconds."), so the wait goes in
+    through DRF's own (pluralising) templates instead."""
+
+    default_detail = "Too many tokens created;"
+    extra_detail_singular = "try again in {wait} second."
+    extra_detail_plural = "try again in {wait} seconds."
+
+    def __init__(self, wait: int) -> None:  # the wait completes the sentence: it is not optional here
+        super().__init__(wait=wait)
+
+
 class TokenListView(GenericAPIView):
     serializer_class = TokenSerializer
     renderer_classes = JSON_AND_CSV
@@ -44,7 +57,7 @@ class TokenListView(GenericAPIView):
         data.is_valid(raise_exception=True)
         wait = token_create_allowed(user_id=signed_in_user(request).pk)
         if wait is not None:
-            raise Throttled(wait=wait, detail=f"Too many tokens created; try again in {wait} seconds.")
+            raise TokenCreateThrottled(wait=wait)
         try:
             # request.auth is the ApiToken when the call was made with a key (None for a session).
             user, name = signed_in_user(request), data.validated_data["name"]
