@@ -236,7 +236,8 @@ def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpRespo
     try:
         activate(user=signed_in_user(request), calibration=calibration)
     except CalibrationNotReady as error:
-        messages.error(request, f"Cannot use it yet: {str(error).removeprefix('calibration: ')}.")
+        # The service's reason says it whole ("'big' cannot be activated: its fit failed").
+        messages.error(request, f"{str(error).removeprefix('calibration: ')}.")
     else:
         messages.success(request, f"Your scenarios now use “{calibration.name}”.")
     return redirect("calibration-detail", calibration_id=calibration.pk)

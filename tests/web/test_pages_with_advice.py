@@ -162,6 +162,19 @@ def test_calibration_upload_shows_row_errors_and_keeps_the_name(client: Client, 
     assert not Calibration.objects.filter(owner=user).exists()
 
 
+def test_activating_a_calibration_not_ready_says_why_once(client: Client, user: Any) -> None:
+    # "Cannot use it yet: 'big' cannot be activated: its fit failed." said it twice, and "yet" of a failed fit.
+    from advisor.calibrations import FAILED
+    from advisor.models import Calibration as CalibrationRow
+
+    client.force_login(user)
+    row = CalibrationRow.objects.create(owner=user, name="big", state=FAILED, document={}, runs=0, loo_mape=0.0)
+    page = client.post(f"/calibrations/{row.pk}/activate/", follow=True)
+    html = page.content.decode()
+    assert "&#x27;big&#x27; cannot be activated: its fit failed." in html
+    assert "Cannot use it yet" not in html
+
+
 def test_calibration_upload_fit_report_and_activate(client: Client, user: Any, other_user: Any) -> None:
     client.force_login(user)
     rows = [
