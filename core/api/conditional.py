@@ -74,8 +74,11 @@ def entity_tag(data: Any, *, variant: str = "") -> str:
     return '"' + hashlib.sha256(f"{variant}\n{canonical}".encode()).hexdigest()[:32] + '"'
 
 
-def _tags(header: str) -> list[str]:
-    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
+def _tags(header: str, *, weak: bool) -> list[str]:
+    """The tags a header lists; a weak one (W/"...") counts only where weak comparison is allowed: If-None-Match, not
+    If-Match, which RFC 9110 section 13.1.1 compares strongly (a weak tag names no exact version to write over)."""
+    listed = [tag.strip() for tag in header.split(",") if tag.strip()]
+    return [tag.removeprefix("W/") for tag in listed] if weak else [tag for tag in listed if not tag.startswith("W/")]
 
 
 def require_if_match(request: Request, current: str) -> None:
@@ -83,7 +86,7 @@ def require_if_match(request: Request, current: str) -> None:
     header = request.headers.get("If-Match")
     if header is None:
         return
-    tags = _tags(header)
+    tags = _tags(header, weak=False)
     if "*" not in tags and current not in tags:
         raise PreconditionFailed()
 
@@ -93,10 +96,11 @@ def conditional_response(
 ) -> Response:
     """200 with ETag (and Last-Modified), or 304 without a body when If-None-Match already names the tag."""
     tag = entity_tag(data, variant=variant)
-    headers = {"ETag": tag}
+    # A 304 carries the Vary its 200 would (RFC 9110 section 15.4.5), so a cache keys both alike.
+    headers = {"ETag": tag, "Vary": "Accept"}
     if last_modified is not None:
         headers["Last-Modified"] = http_date(last_modified.timestamp())
     if_none_match = request.headers.get("If-None-Match")
-    if if_none_match is not None and ("*" in _tags(if_none_match) or tag in _tags(if_none_match)):
+    if if_none_match is not None and {"*", tag} & set(_tags(if_none_match, weak=True)):
         return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
-    return Response(data, headers={**headers, "Vary": "Accept"})
+    return Response(data, headers=headers)

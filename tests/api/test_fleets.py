@@ -180,3 +180,16 @@ def test_saved_fleets_carry_an_etag_and_put_honours_if_match_as_scenarios_do(ali
     # The header is optional (as for scenarios): without it the write goes ahead; `*` matches any version.
     assert alice.put(url, {"name": "no header", "fleet": changed}, format="json").status_code == 200
     assert alice.put(url, {"name": "any", "fleet": changed}, format="json", HTTP_IF_MATCH="*").status_code == 200
+
+
+def test_if_match_compares_strongly_and_a_304_keeps_vary(alice) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: W/"<current tag>" matched on PUT (RFC 9110 13.1.1: If-Match compares strongly), and the 304 dropped
+    # the Vary its 200 carries (15.4.5).
+    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    url = f"/api/v1/fleets/{created.json()['id']}"
+    current = alice.get(url)
+    assert_problem(
+        alice.put(url, {"name": "w", "fleet": BASE_AND_WEEK}, format="json", HTTP_IF_MATCH=f"W/{current['ETag']}"), 412
+    )
+    weak_read = alice.get(url, HTTP_IF_NONE_MATCH=f"W/{current['ETag']}")  # If-None-Match compares weakly
+    assert weak_read.status_code == 304 and weak_read["Vary"] == current["Vary"] == "Accept"
