@@ -290,10 +290,26 @@ def validate_offer(
     )
 
 
+def _nothing_accepted(checked: Validation) -> str:
+    """Why an import stored nothing, as the feed's status says it: every record older than the stored prices, or
+    none valid (the detail named the older prices whatever the reasons were: a reviewer's unknown GPU)."""
+    if set(checked.rejections) == {OLDER_THAN_STORED}:
+        return "the files held no valid offer newer than the stored ones"
+    return "the files held no valid offers"
+
+
+def _newer(candidate: ValidOffer, kept: ValidOffer) -> bool:
+    """Whether ``candidate`` was observed after ``kept`` (both dated); an undated one never replaces."""
+    a, b = candidate.record.observed_at, kept.record.observed_at
+    return a is not None and b is not None and a > b
+
+
 def validate_all(items: Iterable[OfferRecord | Rejection], *, now: dt.datetime | None = None) -> Validation:
-    """Validate every record (`validate_offer`, one clock reading for them all) and refuse duplicates."""
+    """Validate every record (`validate_offer`, one clock reading for them all) and refuse duplicates: of one offer
+    listed twice, the newest-dated record is kept (two saved files imported together, the older first, kept the older
+    price where importing them one by one keeps the newer: a reviewer), else the first."""
     result = Validation()
-    seen: set[tuple[str, str, str, str]] = set()
+    kept_at: dict[tuple[str, str, str, str], int] = {}
     bounds = price_bounds()
     now = now or timezone.now()
     for item in items:
@@ -303,10 +319,12 @@ def validate_all(items: Iterable[OfferRecord | Rejection], *, now: dt.datetime |
             result.reject(checked.reason, checked.detail)
             continue
         key = checked.record.key
-        if key in seen:
+        if key in kept_at:
             result.reject("duplicate_offer", " ".join(key))
+            if _newer(checked, result.accepted[kept_at[key]]):
+                result.accepted[kept_at[key]] = checked
             continue
-        seen.add(key)
+        kept_at[key] = len(result.accepted)
         result.accepted.append(checked)
     result.warnings.extend(_spot_above_on_demand(result.accepted))
     return result
@@ -1070,7 +1088,7 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
                 created=counts.created,
                 changed=counts.changed,
                 unchanged=counts.unchanged,
-                error="" if checked.accepted else "the files held no valid offer newer than the stored ones",
+                error="" if checked.accepted else _nothing_accepted(checked),
             )
     finally:
         feed_lock_release(feed=unit, token=token)

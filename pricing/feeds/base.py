@@ -180,4 +180,7 @@ def read_json(path: Path) -> Any:
 
 
 def file_mtime(path: Path) -> dt.datetime:
-    return dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC)
+    """When a saved payload was written, as the date of the prices it holds: no later than now. A modification time
+    ahead of the clock (another machine's clock, a zip's local time read as UTC) is no provider's date: refusing every
+    record for it lost good prices (a reviewer: a file 9 hours ahead), so such a file is dated when it is read."""
+    return min(dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC), dt.datetime.now(dt.UTC))
