@@ -291,6 +291,14 @@ def _rows(rows: Iterable[dict[str, str]], *, ends_with_line_break: bool) -> Iter
         held = following
 
 
+def _ends_complete(text: str) -> bool:
+    """Whether the file's last row cannot have been cut inside: it ends with a line break, or with the closing quote
+    of a quoted cell (runpod's last column, GpuInfo, is one: a hand-saved catalog without the final line break lost
+    its last offer as 'cut', a reviewer). Quotes come in pairs in CSV ("" inside a quoted cell too), so an even count
+    means the last one closes a cell; a file cut inside a quoted cell has an odd count."""
+    return text.endswith(("\n", "\r")) or (text.endswith('"') and text.count('"') % 2 == 0)
+
+
 def parse_catalog(
     cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
 ) -> Iterator[OfferRecord | Rejection]:
@@ -300,7 +308,7 @@ def parse_catalog(
         raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
     provider = PROVIDER_OF_CLOUD.get(cloud, cloud)
     cheapest: dict[tuple[str, str, str], tuple[Decimal, CatalogRow]] = {}
-    for line, row, cut in _rows(reader, ends_with_line_break=text.endswith(("\n", "\r"))):
+    for line, row, cut in _rows(reader, ends_with_line_break=_ends_complete(text)):
         if None in row or None in row.values():  # a cell too many (under None) or too few (read as None)
             yield Rejection("malformed_row", f"skypilot {cloud} line {line}: wrong number of cells (truncated?)")
             continue

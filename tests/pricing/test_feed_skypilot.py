@@ -400,10 +400,21 @@ def test_a_last_row_without_its_line_break_or_with_a_cell_too_few_is_a_counted_m
     text = fixture_text("skypilot_runpod_v8_vms.csv")  # real rows; the copies below are cut or edited here
     whole, _ = _offers("runpod", text)
     header, first, *rest = text.splitlines(keepends=True)
-    # The file ends inside its last row: it cannot be told from a price cut to a prefix (1.39 -> 1.3), so refused.
-    offers, rejected = _offers("runpod", text[:-1])
+    # The file ends inside its last row's quoted GpuInfo: refused, as a cut cell cannot be told from a whole one.
+    offers, rejected = _offers("runpod", text[:-3])
     assert [r.reason for r in rejected] == ["malformed_row"] and "line break" in rejected[0].detail
     assert {o.key for o in offers} == _without_row(whole, header, rest[-1])
+    # Without its final line break but ending with the quote that closes GpuInfo the last row is whole: kept (a
+    # reviewer: a hand-saved catalog lost its last offer as "cut").
+    offers, rejected = _offers("runpod", text[:-1])
+    assert rejected == [] and {o.key for o in offers} == {o.key for o in whole}
+    # An unquoted last cell without the line break may be a prefix (a price 1.39 cut to 1.3): refused.
+    lambda_text = fixture_text("skypilot_lambda_v8_vms.csv")
+    assert not lambda_text.rstrip("\n").endswith('"')
+    _, rejected = _offers("lambda", lambda_text[:-1])
+    assert [r.detail for r in rejected if r.reason == "malformed_row"] == [
+        "skypilot lambda line 8: the file ends inside it, no line break"
+    ]
     # A whole row with a cell too few (its optional GpuInfo dropped, every required cell there): the reader gave it
     # None for GpuInfo, and it was stored without the memory that decides the GPU id.
     cells = next(csv.reader([rest[-1]]))
