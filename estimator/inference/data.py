@@ -143,6 +143,11 @@ class ServingGpu:
     nvlink_domain: int = 0  # 0 = gpus_per_node
 
     @property
+    def scale_up_name(self) -> str:
+        """What the scale-up link joins, in words: a PCIe card's group is its server, not an NVLink domain."""
+        return "PCIe server" if self.pcie else "NVLink domain"
+
+    @property
     def scale_up_gpus(self) -> int:
         """GPUs one tensor-parallel group can span on the scale-up link: the NVLink domain, at least the server."""
         return max(self.nvlink_domain, self.gpus_per_node)

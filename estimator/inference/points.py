@@ -171,14 +171,15 @@ def _check_scale_up(*, model: ServedModel, gpu: str, tp: int, bad: list[RowError
     """A dense model's tensor-parallel group stays on the GPU's scale-up link (its NVLink domain), the degrees the
     advice sizes (sizing.parallel_degrees); only a mixture of experts spans more (expert parallelism). An outsider's
     tp 16 of a dense 70B on 8-GPU H100 servers was predicted without a word."""
-    domain = serving_gpu(gpu).scale_up_gpus
+    served = serving_gpu(gpu)
+    domain = served.scale_up_gpus
     if tp not in parallel_degrees(model=model, scale_up=domain, tps=[tp]):
         bad.append(
             RowError(
                 row,
                 "tp",
                 f"must be at most {domain} for a dense model on {gpu} (tensor parallelism stays within its "
-                f"{domain}-GPU NVLink domain; only a mixture of experts spans more); got {tp}",
+                f"{domain}-GPU {served.scale_up_name}; only a mixture of experts spans more); got {tp}",
             )
         )
 
@@ -193,13 +194,14 @@ def _note(point: ServingPoint, *, fits: bool) -> str:
         memory_gb = float(extra["memory_gb"]) if extra.get("memory_gb") else get_gpu(point.gpu).memory_gb
         tokens = point.input_tokens + point.output_tokens
         notes.append(f"does not fit {point.tp} x {memory_gb:g} GB with a KV cache for {tokens:,.0f} tokens")
-    domain = serving_gpu(point.gpu).scale_up_gpus
+    served = serving_gpu(point.gpu)
+    domain = served.scale_up_gpus
     if point.tp > domain:
-        # estimator.inference.data._collective_path: a group past the NVLink domain runs every collective at the
+        # estimator.inference.data._collective_path: a group past the scale-up domain runs every collective at the
         # scale-out network's bandwidth and latency.
         notes.append(
-            f"tp {point.tp} spans {math.ceil(point.tp / domain)} NVLink domains of {domain} GPUs: its collectives "
-            "run over the scale-out network"
+            f"tp {point.tp} spans {math.ceil(point.tp / domain)} {served.scale_up_name}s of {domain} GPUs: its "
+            "collectives run over the scale-out network"
         )
     return "; ".join(notes)
 

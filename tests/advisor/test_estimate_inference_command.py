@@ -71,6 +71,10 @@ def test_tp_beyond_the_nvlink_domain_is_refused_for_a_dense_model_and_noted_for_
         run(tmp_path, "h100-sxm,fp8,llama-3.3-70b,,,,,,16,10,100,100,\n")
     assert caught.value.returncode == 2
     assert "row 1, column tp: must be at most 8 for a dense model on h100-sxm" in str(caught.value)
+    # A PCIe card's group is its server, not an NVLink domain (a reviewer: "its 8-GPU NVLink domain" of an L40S).
+    with pytest.raises(CommandError) as caught:
+        run(tmp_path, "l40s,fp8,llama-3.3-70b,,,,,,16,10,100,100,\n")
+    assert "stays within its 8-GPU PCIe server;" in str(caught.value)
     (row,) = csv.DictReader(io.StringIO(run(tmp_path, "h200,fp8,deepseek-v3,,,,,,16,10,100,100,\n")))
     assert row["fits_memory"] == "true" and float(row["predicted_output_tokens_per_s"]) > 0
     assert row["prediction_note"] == (
