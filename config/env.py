@@ -8,12 +8,12 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 # DRF's SimpleRateThrottle reads only the first letter of the period; we accept the spellings it documents.
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -34,8 +34,10 @@ def env_set(name: str) -> bool:
 
 
 def env_bool(name: str, default: bool = False) -> bool:
+    """A blank value is the default, as for every other reader: .env.example leaves the production hardening switches
+    blank ("defaults: on when DEBUG is off"), and read as false they turned HTTPS redirect and secure cookies off."""
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or raw.strip() == "":
         return default
     value = raw.strip().lower()
     if value in _TRUE:
@@ -117,6 +119,20 @@ def env_rate(name: str, default: str) -> str:
     return f"{int(match.group(1))}/{match.group(2).lower()}"
 
 
+def redacted(url: str) -> str:
+    """``url`` with its password replaced by *** (configuration errors go to logs and journals)."""
+    parts = urlsplit(url)
+    try:
+        password = parts.password
+    except ValueError:
+        password = None
+    if not password:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
 def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     """A URL whose scheme is one of `schemes` (empty stays empty: the feature is off)."""
     raw = os.environ.get(name)
@@ -126,7 +142,7 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     parts = urlsplit(raw.strip())
     if parts.scheme.lower() not in allowed or not (parts.netloc or parts.path):
         raise ConfigurationError(
-            f"{name}={raw!r} is not a URL this app can use; use {' or '.join(s + '://...' for s in allowed)}"
+            f"{name}={redacted(raw)!r} is not a URL this app can use; use {' or '.join(s + '://...' for s in allowed)}"
         )
     return raw.strip()
 
@@ -194,11 +210,13 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     if scheme in {"postgres", "postgresql", "pgsql"}:
         name = unquote(parts.path.lstrip("/"))
         if not name:
-            raise ConfigurationError(f"DATABASE_URL={url!r} names no database (postgres://user@host:5432/NAME)")
+            raise ConfigurationError(
+                f"DATABASE_URL={redacted(url)!r} names no database (postgres://user@host:5432/NAME)"
+            )
         try:
             port = parts.port
         except ValueError:
-            raise ConfigurationError(f"DATABASE_URL={url!r} has an invalid port") from None
+            raise ConfigurationError(f"DATABASE_URL={redacted(url)!r} has an invalid port") from None
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": name,
@@ -211,5 +229,17 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
             "ATOMIC_REQUESTS": False,
         }
     raise ConfigurationError(
-        f"DATABASE_URL={url!r}: scheme {scheme!r} is not supported; use sqlite:///PATH or postgres://USER@HOST:PORT/NAME"
+        f"DATABASE_URL={redacted(url)!r}: scheme {scheme!r} is not supported; use sqlite:///PATH or "
+        "postgres://USER@HOST:PORT/NAME"
     )
+
+
+def require_hosts_to_serve(*, allowed_hosts: list[str], production: bool) -> None:
+    """A production server with no ALLOWED_HOSTS answers 400 to every request, /healthz too (the reason only in a
+    traceback per request): refused when the server's application is built, so commands (migrate, bootstrap) still
+    run without it."""
+    if production and not allowed_hosts:
+        raise ConfigurationError(
+            "ALLOWED_HOSTS is required to serve in production: the host names the server answers to, comma-separated "
+            "(e.g. advisor.example.com); without it every request is a 400"
+        )

@@ -1,0 +1,105 @@
+"""What an ops engineer installing from the repository hit: blank switches of .env.example read as off, passwords in
+configuration errors, a production server answering 400 to everything, a worker that could never get a task."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.env import env_bool, redacted
+from tests.foundation.test_settings_validation import _bare_env, _check
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "prod-like-" + "k3y-with-enough-entropy-" * 3
+
+
+@pytest.mark.parametrize("default", [True, False])
+def test_a_blank_switch_is_its_default(monkeypatch, default: bool) -> None:  # type: ignore[no-untyped-def]
+    # .env.example leaves SECURE_SSL_REDIRECT= and the secure-cookie switches blank ("defaults: on when DEBUG is
+    # off"); read as false, a production server filled in from it had no HTTPS redirect and no Secure cookies.
+    monkeypatch.setenv("SOME_SWITCH", "  ")
+    assert env_bool("SOME_SWITCH", default=default) is default
+    monkeypatch.setenv("SOME_SWITCH", "off")
+    assert env_bool("SOME_SWITCH", default=True) is False
+
+
+def test_production_with_blank_switches_keeps_its_hardening() -> None:
+    env = _bare_env(
+        DJANGO_ENV="production",
+        SECRET_KEY=SECRET,
+        ALLOWED_HOSTS="advisor.example.com",
+        SECURE_SSL_REDIRECT="",
+        SESSION_COOKIE_SECURE="",
+        CSRF_COOKIE_SECURE="",
+        STATIC_MANIFEST="",
+    )
+    script = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+        "'Manifest' in s.STORAGES['staticfiles']['BACKEND'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.split() == ["True", "True", "True", "True"], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DATABASE_URL", "postgres://app:S3cretPW@db:99999/x"),
+        ("DATABASE_URL", "mysql://app:S3cretPW@db/x"),
+        ("REDIS_URL", "http://:S3cretPW@cache:6379/0"),
+    ],
+)
+def test_a_configuration_error_does_not_print_the_password(variable: str, value: str) -> None:
+    result = _check(_bare_env(SECRET_KEY=SECRET, **{variable: value}))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"configuration error: {variable}=")
+    assert "S3cretPW" not in result.stderr and ":***@" in result.stderr
+
+
+def test_redacted_keeps_a_url_without_a_password() -> None:
+    assert redacted("postgres://app@db:5432/x") == "postgres://app@db:5432/x"
+    assert redacted("redis://:pw@cache:6379/0") == "redis://:***@cache:6379/0"
+
+
+def _serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "import config.asgi"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_production_server_needs_allowed_hosts_and_commands_do_not() -> None:
+    # Without it the server started and answered 400 to every request, /healthz too; only a per-request traceback said
+    # why. Commands (migrate, bootstrap) need no host names, so only the server's application refuses.
+    env = _bare_env(DJANGO_ENV="production", SECRET_KEY=SECRET)
+    refused = _serve(env)
+    assert refused.returncode != 0
+    assert "ALLOWED_HOSTS is required to serve in production" in refused.stderr
+    assert _check(env).returncode == 0
+    assert _serve({**env, "ALLOWED_HOSTS": "advisor.example.com"}).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["worker", "beat"])
+def test_a_celery_worker_or_beat_without_redis_refuses_in_one_line(command: str) -> None:
+    # It started on the in-memory transport and said "ready", though it could never receive a task.
+    celery = Path(sys.executable).with_name("celery")
+    result = subprocess.run(
+        [str(celery), "-A", "config", command, "--loglevel=error"],
+        cwd=ROOT,
+        env=_bare_env(DJANGO_ENV="production", SECRET_KEY=SECRET),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "configuration error: REDIS_URL is required for a Celery worker or beat" in result.stderr
