@@ -119,6 +119,7 @@ beat: $(RUNTIME_STAMP)
 	$(BIN)/celery -A config beat --loglevel=info
 
 serve-prod: $(RUNTIME_STAMP)
+	$(BIN)/python manage.py bootstrap
 	$(BIN)/python manage.py collectstatic --noinput
 	$(BIN)/gunicorn -c config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
@@ -127,4 +128,4 @@ bench: $(TEST_STAMP)
 	@for script in bench/*.py; do echo "== $$script"; $(RUN_ENV) $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3 .pytest_cache test-artifacts
+	rm -rf $(VENV) staticfiles db.sqlite3 .pytest_cache test-artifacts celerybeat-schedule*
