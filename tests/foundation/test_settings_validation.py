@@ -109,6 +109,70 @@ def test_production_refuses_debug() -> None:
     assert "DEBUG=1 is not allowed with DJANGO_ENV=production" in result.stderr
 
 
+# --- the production server's config (gunicorn) ----------------------------------------------------------
+GUNICORN_CONF = ROOT / "config" / "gunicorn.conf.py"
+
+
+def _gunicorn_settings() -> dict[str, object]:
+    """config/gunicorn.conf.py run as gunicorn runs it (a module executed from the project root)."""
+    namespace: dict[str, object] = {"__name__": "gunicorn_conf"}
+    exec(compile(GUNICORN_CONF.read_text(), str(GUNICORN_CONF), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        # 0 workers starts an arbiter that serves nothing; `gunicorn --check-config` passed it.
+        ("GUNICORN_WORKERS", "0", "GUNICORN_WORKERS=0 must be at least 1"),
+        ("GUNICORN_WORKER_CONNECTIONS", "0", "GUNICORN_WORKER_CONNECTIONS=0 must be at least 1"),
+        # 0 switches gunicorn's request timeout off: a stuck request would hold its worker for ever.
+        ("GUNICORN_TIMEOUT_S", "0", "GUNICORN_TIMEOUT_S=0 must be at least 1"),
+        ("GUNICORN_GRACEFUL_TIMEOUT_S", "-5", "GUNICORN_GRACEFUL_TIMEOUT_S=-5 must be at least 1"),
+        ("GUNICORN_KEEPALIVE_S", "-1", "GUNICORN_KEEPALIVE_S=-1 must be at least 0"),
+        # 0 means unlimited to gunicorn; its documented maxima are 8190 bytes and 32768 fields.
+        ("GUNICORN_LIMIT_REQUEST_LINE", "0", "GUNICORN_LIMIT_REQUEST_LINE=0 must be between 1 and 8190"),
+        ("GUNICORN_LIMIT_REQUEST_LINE", "9000", "GUNICORN_LIMIT_REQUEST_LINE=9000 must be between 1 and 8190"),
+        ("GUNICORN_LIMIT_REQUEST_FIELDS", "0", "GUNICORN_LIMIT_REQUEST_FIELDS=0 must be between 1 and 32768"),
+        ("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", "0", "GUNICORN_LIMIT_REQUEST_FIELD_SIZE=0 must be at least 1"),
+        ("GUNICORN_WORKERS", "two", "GUNICORN_WORKERS='two' is not an integer; use a whole number at least 1"),
+    ],
+)
+def test_gunicorn_refuses_a_value_it_cannot_use_with_one_line(monkeypatch, capsys, variable, value, message) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as stopped:
+        _gunicorn_settings()
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"configuration error: {message}\n"
+
+
+def test_gunicorn_reads_blank_as_the_default_and_the_lowest_values_allowed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in ("GUNICORN_WORKERS", "GUNICORN_TIMEOUT_S", "GUNICORN_KEEPALIVE_S", "GUNICORN_LIMIT_REQUEST_LINE"):
+        monkeypatch.setenv(name, "")
+    config = _gunicorn_settings()
+    assert (config["workers"], config["timeout"], config["keepalive"]) == (2 * (os.cpu_count() or 1) + 1, 30, 5)
+    assert config["limit_request_line"] == 4094
+    for name in ("GUNICORN_WORKERS", "GUNICORN_TIMEOUT_S", "GUNICORN_LIMIT_REQUEST_LINE"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("GUNICORN_KEEPALIVE_S", "0")  # no keep-alive: gunicorn closes each connection after its response
+    config = _gunicorn_settings()
+    assert (config["workers"], config["timeout"], config["keepalive"], config["limit_request_line"]) == (1, 1, 0, 1)
+
+
+def test_gunicorn_check_config_stops_on_zero_workers_with_one_line() -> None:
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    result = subprocess.run(
+        [str(gunicorn), "--check-config", "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=_bare_env(GUNICORN_WORKERS="0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == "configuration error: GUNICORN_WORKERS=0 must be at least 1\n"
+
+
 # --- the readers, in-process ------------------------------------------------------------------------
 
 
