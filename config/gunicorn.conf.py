@@ -4,40 +4,40 @@ Worker class: gunicorn's own asyncio ASGI worker on Django's ASGI app (config/as
 reads requests on an event loop and hands a view to a thread only once its headers (and body) have
 arrived, so slow or idle clients hold a cheap connection, not a worker: with sync workers, three
 connections sending their headers a byte a second stopped `/healthz` (bench/slow_clients.py).
-Every value can be overridden with GUNICORN_* environment variables, read here as integers.
+Every value can be overridden with GUNICORN_* environment variables (.env.example), read and bounded by
+config/env.py's readers.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-
-def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise SystemExit(f"{name}={raw!r} is not an integer") from None
-
+# gunicorn puts its working directory (the project root, as for config.asgi below) on sys.path first.
+from config.env import ConfigurationError, env_int
 
 wsgi_app = "config.asgi:application"
 worker_class = "asgi"
-# 2 x cores + 1 is gunicorn's advice for CPU-bound work (each advice runs the estimator).
-workers = _int("GUNICORN_WORKERS", 2 * (os.cpu_count() or 1) + 1)
-# Open connections per worker, slow ones included; past it new connections wait in the backlog.
-worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
-# A request still running after this is abandoned and its worker restarted (the work budget keeps
-# every synchronous request well inside it; longer work runs as a Celery task).
-timeout = _int("GUNICORN_TIMEOUT_S", 30)
-graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT_S", 30)
-# Idle keep-alive connections are closed after this many seconds.
-keepalive = _int("GUNICORN_KEEPALIVE_S", 5)
-# Request line and headers: gunicorn's defaults, stated so that they are reviewed with the rest.
-limit_request_line = _int("GUNICORN_LIMIT_REQUEST_LINE", 4094)
-limit_request_fields = _int("GUNICORN_LIMIT_REQUEST_FIELDS", 100)
-limit_request_field_size = _int("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", 8190)
+# gunicorn prints a traceback for an exception in its config file; a bad value ends it with manage.py's one line.
+try:
+    # 2 x cores + 1 is gunicorn's advice for CPU-bound work (each advice runs the estimator).
+    workers = env_int("GUNICORN_WORKERS", 2 * (os.cpu_count() or 1) + 1, minimum=1)
+    # Open connections per worker, slow ones included; past it new connections wait in the backlog.
+    worker_connections = env_int("GUNICORN_WORKER_CONNECTIONS", 1000, minimum=1)
+    # A request still running after this is abandoned and its worker restarted (the work budget keeps
+    # every synchronous request well inside it; longer work runs as a Celery task). 0 would switch it off.
+    timeout = env_int("GUNICORN_TIMEOUT_S", 30, minimum=1)
+    graceful_timeout = env_int("GUNICORN_GRACEFUL_TIMEOUT_S", 30, minimum=1)
+    # Idle keep-alive connections are closed after this many seconds (0: each connection after its response).
+    keepalive = env_int("GUNICORN_KEEPALIVE_S", 5, minimum=0)
+    # Request line and headers: gunicorn's defaults, stated so that they are reviewed with the rest. gunicorn
+    # reads 0 as unlimited, and documents at most 8190 bytes of request line and 32768 fields.
+    limit_request_line = env_int("GUNICORN_LIMIT_REQUEST_LINE", 4094, minimum=1, maximum=8190)
+    limit_request_fields = env_int("GUNICORN_LIMIT_REQUEST_FIELDS", 100, minimum=1, maximum=32768)
+    limit_request_field_size = env_int("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", 8190, minimum=1)
+except ConfigurationError as error:
+    print(f"configuration error: {error}", file=sys.stderr)
+    raise SystemExit(2) from None
 # Django's ASGI handler has no lifespan support; skip the startup handshake.
 asgi_lifespan = "off"
 accesslog = "-"

@@ -951,18 +951,18 @@ def _snapshot_records(path: Path) -> Iterator[OfferRecord | Rejection]:
 
 def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
     """Load the bundled snapshot; records a FeedRun only when it changed something (idempotent)."""
+    began = timezone.now()
     checked = validate_all(_snapshot_records(path))
     with transaction.atomic():
         counts = ingest_offers(feed=SNAPSHOT_FEED, offers=checked.accepted, is_snapshot=True)
         first_load = not FeedRun.objects.filter(feed=SNAPSHOT_FEED, status=FeedRun.Status.SUCCESS).exists()
         if not (counts.created or counts.changed or first_load):
             return None
-        now = timezone.now()
-        return FeedRun.objects.create(
+        run = FeedRun.objects.create(
             feed=SNAPSHOT_FEED,
             kind=FeedRun.Kind.SNAPSHOT,
             status=FeedRun.Status.SUCCESS,
-            finished_at=now,
+            finished_at=timezone.now(),
             fetched=checked.fetched,
             accepted=len(checked.accepted),
             rejected=checked.rejected,
@@ -973,6 +973,10 @@ def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
             changed=counts.changed,
             unchanged=counts.unchanged,
         )
+        # create() stamps started_at (auto_now_add) after the load it records: the run began before reading the file.
+        run.started_at = began
+        run.save(update_fields=["started_at"])
+        return run
 
 
 def _skipped_note(skipped: int) -> list[str]:

@@ -3,7 +3,8 @@ variable and what it allows (no traceback, non-zero exit); a bare checkout runs 
 
 from __future__ import annotations
 
-import importlib
+import ast
+import json
 import os
 import re
 import subprocess
@@ -65,22 +66,119 @@ def test_a_bad_value_stops_check_with_one_line_naming_it(variable: str, value: s
     assert allowed in lines[0]
 
 
-def test_every_value_in_env_example_is_accepted_and_every_variable_is_read() -> None:
-    pairs = [line.split("=", 1) for line in ENV_EXAMPLE.read_text().splitlines() if line and not line.startswith("#")]
-    # settings.py reads each variable, or env.py does for settings (DJANGO_ENV, through deployment()).
-    settings_source = Path(importlib.import_module(settings.SETTINGS_MODULE).__file__ or "").read_text()
-    settings_source += Path(env_module.__file__ or "").read_text()
-    unread = [
-        name
-        for name, _ in pairs
-        if f'"{name}"' not in settings_source and not name.startswith("PRICING_REFRESH_HOURS_")
-    ]
-    assert not unread, f"variables in .env.example that settings.py never reads: {unread}"
-    env = _bare_env(**dict(pairs))
+# The files whose environment reads .env.example documents: Django's settings, their readers, the server's config.
+CONFIG_SOURCES = ("config/settings.py", "config/env.py", "config/gunicorn.conf.py")
+# Read there but not for an operator to set: CI is the test runner's switch; GPU_ADVISOR_DEV_NOTICE marks that the
+# development notice was printed, so that runserver's reloader child does not print it again.
+INTERNAL_VARIABLES = {"CI", "GPU_ADVISOR_DEV_NOTICE"}
+# config/env.py's typed readers (env_int, env_bool, ...), whose first argument is the variable's name.
+ENV_READERS = {name for name in vars(env_module) if name.startswith("env_")}
+# A line of .env.example that sets a variable, or shows one commented out (whose blank would not mean the default).
+_EXAMPLE_LINE = re.compile(r"^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$")
+# What an operator fills in on a server (the example's DEBUG=1 is for a checkout).
+PRODUCTION_SERVER = {
+    "DJANGO_ENV": "production",
+    "DEBUG": "0",
+    "SECRET_KEY": "prod-like-" + "k3y-with-enough-entropy-" * 3,
+    "ALLOWED_HOSTS": "advisor.example.com",
+    "DATABASE_URL": "postgres://advisor:pw@db.example.com:5432/advisor",
+    "REDIS_URL": "redis://cache.example.com:6379/0",
+}
+
+
+def _variable_names_built_at_run_time(prefix: str) -> list[str]:
+    """An f-string name, spelled out from the setting it fills (one PRICING_REFRESH_HOURS_<FEED> per feed)."""
+    assert prefix == "PRICING_REFRESH_HOURS_", f"{prefix}...: a variable name built at run time; spell it out here"
+    return [f"{prefix}{feed.upper()}" for feed in settings.PRICING_REFRESH_HOURS]
+
+
+def _name_read(call_or_subscript: ast.AST) -> ast.expr | None:
+    """The name argument of an environment read: a config.env reader (env_int(...)), os.environ.get(...),
+    os.getenv(...) or os.environ[...]."""
+    if isinstance(call_or_subscript, ast.Subscript) and isinstance(call_or_subscript.ctx, ast.Load):
+        return call_or_subscript.slice if ast.unparse(call_or_subscript.value) == "os.environ" else None
+    if not isinstance(call_or_subscript, ast.Call) or not call_or_subscript.args:
+        return None
+    function = ast.unparse(call_or_subscript.func)
+    if function.split(".")[-1] in ENV_READERS or function in {"os.environ.get", "os.getenv"}:
+        return call_or_subscript.args[0]
+    return None
+
+
+def variables_read() -> set[str]:
+    """Every variable the configuration reads, from its syntax tree (a call split over lines is one node)."""
+    names: set[str] = set()
+    for source in CONFIG_SOURCES:
+        for node in ast.walk(ast.parse((ROOT / source).read_text(), source)):
+            name = _name_read(node)
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.add(name.value)
+            elif isinstance(name, ast.JoinedStr) and isinstance(name.values[0], ast.Constant):
+                names.update(_variable_names_built_at_run_time(str(name.values[0].value)))
+    return names
+
+
+def example_lines() -> list[tuple[str, str, bool]]:
+    """(name, value, commented out) for each variable .env.example shows."""
+    found = [_EXAMPLE_LINE.match(line) for line in ENV_EXAMPLE.read_text().splitlines()]
+    return [(match[2], match[3], bool(match[1])) for match in found if match]
+
+
+def example_values() -> dict[str, str]:
+    return {name: value for name, value, commented_out in example_lines() if not commented_out}
+
+
+def test_env_example_lists_every_variable_the_configuration_reads_and_only_those() -> None:
+    listed = [name for name, _, _ in example_lines()]
+    read = variables_read()
+    assert {"DJANGO_ENV", "SECRET_KEY", "GUNICORN_WORKERS", "PRICING_REFRESH_HOURS_AWS"} <= read  # the parse works
+    assert sorted(read - INTERNAL_VARIABLES - set(listed)) == [], "read by config/ but missing from .env.example"
+    assert sorted(set(listed) - read) == [], "in .env.example but read nowhere in config/"
+    assert sorted({name for name in listed if listed.count(name) > 1}) == [], "listed twice in .env.example"
+
+
+def test_every_value_in_env_example_is_accepted_and_reads_the_same_exported_by_a_shell() -> None:
+    values = example_values()
+    # The README's way to load it without docker or systemd: `set -a; . ./.env; set +a`.
+    script = "set -a; . ./.env.example; set +a; exec \"$0\" -c 'import json, os; print(json.dumps(dict(os.environ)))'"
+    shell = subprocess.run(
+        ["bash", "-c", script, sys.executable], cwd=ROOT, env=_bare_env(), capture_output=True, text=True, timeout=60
+    )
+    assert shell.returncode == 0 and not shell.stderr, shell.stderr
+    exported = json.loads(shell.stdout)
+    assert {name: exported.get(name) for name in values} == values
+    env = _bare_env(**values)
     env.update(SECRET_KEY="example-" + "k" * 40)
     result = _check(env)
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+def _settings_under(env: dict[str, str]) -> dict[str, str]:
+    """Every setting (its repr) that Django reads from config/settings.py in a fresh process with this environment."""
+    script = (
+        "import json; from django.conf import settings; "
+        "print(json.dumps({name: repr(getattr(settings, name)) for name in dir(settings) if name.isupper()}))"
+    )
+    env = {**env, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: dict[str, str] = json.loads(result.stdout)
+    return loaded
+
+
+def test_env_example_on_a_production_server_keeps_every_default_and_the_hardening_on() -> None:
+    # Depends on a blank boolean (SECURE_SSL_REDIRECT=) reading as its default, as a blank number already does.
+    from_example = _settings_under(_bare_env(**{**example_values(), **PRODUCTION_SERVER}))
+    hardening = ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE")
+    assert {name: from_example[name] for name in hardening} == dict.fromkeys(hardening, "True")
+    assert "CompressedManifestStaticFilesStorage" in from_example["STORAGES"]
+    assert from_example["SECURE_HSTS_SECONDS"] == "31536000"
+    # Each value shown is the default: copying the file changes nothing an operator did not edit.
+    defaults = _settings_under(_bare_env(**PRODUCTION_SERVER))
+    assert {name: value for name, value in from_example.items() if defaults.get(name) != value} == {}
 
 
 def test_a_bare_checkout_runs_in_development_mode_and_says_so_once() -> None:
@@ -107,6 +205,70 @@ def test_production_refuses_debug() -> None:
     result = _check(_bare_env(DJANGO_ENV="production", DEBUG="1", SECRET_KEY="x" * 50))
     assert result.returncode == 2
     assert "DEBUG=1 is not allowed with DJANGO_ENV=production" in result.stderr
+
+
+# --- the production server's config (gunicorn) ----------------------------------------------------------
+GUNICORN_CONF = ROOT / "config" / "gunicorn.conf.py"
+
+
+def _gunicorn_settings() -> dict[str, object]:
+    """config/gunicorn.conf.py run as gunicorn runs it (a module executed from the project root)."""
+    namespace: dict[str, object] = {"__name__": "gunicorn_conf"}
+    exec(compile(GUNICORN_CONF.read_text(), str(GUNICORN_CONF), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        # 0 workers starts an arbiter that serves nothing; `gunicorn --check-config` passed it.
+        ("GUNICORN_WORKERS", "0", "GUNICORN_WORKERS=0 must be at least 1"),
+        ("GUNICORN_WORKER_CONNECTIONS", "0", "GUNICORN_WORKER_CONNECTIONS=0 must be at least 1"),
+        # 0 switches gunicorn's request timeout off: a stuck request would hold its worker for ever.
+        ("GUNICORN_TIMEOUT_S", "0", "GUNICORN_TIMEOUT_S=0 must be at least 1"),
+        ("GUNICORN_GRACEFUL_TIMEOUT_S", "-5", "GUNICORN_GRACEFUL_TIMEOUT_S=-5 must be at least 1"),
+        ("GUNICORN_KEEPALIVE_S", "-1", "GUNICORN_KEEPALIVE_S=-1 must be at least 0"),
+        # 0 means unlimited to gunicorn; its documented maxima are 8190 bytes and 32768 fields.
+        ("GUNICORN_LIMIT_REQUEST_LINE", "0", "GUNICORN_LIMIT_REQUEST_LINE=0 must be between 1 and 8190"),
+        ("GUNICORN_LIMIT_REQUEST_LINE", "9000", "GUNICORN_LIMIT_REQUEST_LINE=9000 must be between 1 and 8190"),
+        ("GUNICORN_LIMIT_REQUEST_FIELDS", "0", "GUNICORN_LIMIT_REQUEST_FIELDS=0 must be between 1 and 32768"),
+        ("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", "0", "GUNICORN_LIMIT_REQUEST_FIELD_SIZE=0 must be at least 1"),
+        ("GUNICORN_WORKERS", "two", "GUNICORN_WORKERS='two' is not an integer; use a whole number at least 1"),
+    ],
+)
+def test_gunicorn_refuses_a_value_it_cannot_use_with_one_line(monkeypatch, capsys, variable, value, message) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as stopped:
+        _gunicorn_settings()
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"configuration error: {message}\n"
+
+
+def test_gunicorn_reads_blank_as_the_default_and_the_lowest_values_allowed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in ("GUNICORN_WORKERS", "GUNICORN_TIMEOUT_S", "GUNICORN_KEEPALIVE_S", "GUNICORN_LIMIT_REQUEST_LINE"):
+        monkeypatch.setenv(name, "")
+    config = _gunicorn_settings()
+    assert (config["workers"], config["timeout"], config["keepalive"]) == (2 * (os.cpu_count() or 1) + 1, 30, 5)
+    assert config["limit_request_line"] == 4094
+    for name in ("GUNICORN_WORKERS", "GUNICORN_TIMEOUT_S", "GUNICORN_LIMIT_REQUEST_LINE"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("GUNICORN_KEEPALIVE_S", "0")  # no keep-alive: gunicorn closes each connection after its response
+    config = _gunicorn_settings()
+    assert (config["workers"], config["timeout"], config["keepalive"], config["limit_request_line"]) == (1, 1, 0, 1)
+
+
+def test_gunicorn_check_config_stops_on_zero_workers_with_one_line() -> None:
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    result = subprocess.run(
+        [str(gunicorn), "--check-config", "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=_bare_env(GUNICORN_WORKERS="0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == "configuration error: GUNICORN_WORKERS=0 must be at least 1\n"
 
 
 # --- the readers, in-process ------------------------------------------------------------------------

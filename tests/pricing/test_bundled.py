@@ -47,6 +47,12 @@ def test_bootstrap_loader_is_idempotent(bundled: str) -> None:
     assert HardwareQuote.objects.count() >= 6 and OwnershipDefault.objects.count() == 7
 
 
+def test_the_snapshot_run_finishes_no_earlier_than_it_started(bundled: str) -> None:
+    # It read finished_at 0.3 ms before started_at: finished_at was taken before create() stamped started_at.
+    run = FeedRun.objects.get(kind=FeedRun.Kind.SNAPSHOT)
+    assert run.finished_at is not None and run.finished_at >= run.started_at, (run.started_at, run.finished_at)
+
+
 def test_offers_frame_has_the_contract_columns_and_types(bundled: str) -> None:
     frame = offers_frame(gpu="h100-sxm")
     assert list(frame.columns) == OFFER_COLUMNS
