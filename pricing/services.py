@@ -826,12 +826,15 @@ def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller:
         raise ValueError(f"{name!r} is a group of feeds refreshed one by one ({', '.join(feed.parts())})")
     token = feed_lock_acquire(feed=name)
     if token is None:
-        return FeedRun.objects.create(
+        skipped = FeedRun.objects.create(
             feed=name,
             status=FeedRun.Status.SKIPPED,
-            finished_at=timezone.now(),
             error="another refresh of this feed is running; this one did nothing",
         )
+        # It ends as it starts: a finished_at read before create() stamped started_at came before it.
+        skipped.finished_at = skipped.started_at
+        skipped.save(update_fields=["finished_at"])
+        return skipped
     try:
         run = FeedRun.objects.create(feed=name)
         report = _run_progress(run, progress)

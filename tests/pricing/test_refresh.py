@@ -183,6 +183,7 @@ def test_a_second_refresh_while_one_holds_the_lock_does_nothing() -> None:
     assert token is not None
     run = feed_refresh(name="lambda")
     assert run.status == FeedRun.Status.SKIPPED and "another refresh" in run.error
+    assert run.finished_at is not None and run.finished_at >= run.started_at  # it finished before it started
     assert len(responses.calls) == 0  # it never fetched
     assert _snapshot_of_offers() == before
     assert FeedLock.objects.get(feed="lambda").token == token
