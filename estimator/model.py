@@ -67,6 +67,12 @@ FP32_STATE_BYTES: Final[tuple[float, float, float]] = (4.0, 4.0, 8.0)
 ACTIVATION_BYTES_PER_SBH: Final[float] = 32.0
 # Full recomputation keeps only each layer's 16-bit input (2 bytes per element).
 CHECKPOINT_BYTES_PER_SBH: Final[float] = 2.0
+# Bytes per element of the s x s attention scores an unfused kernel keeps for the backward: the 16-bit pre-softmax
+# scores and softmax output and the 1-byte dropout mask (Korthikanti et al. 2022, arXiv 2205.05198, Eq. 1: 5as^2b).
+ATTENTION_SCORE_BYTES: Final[float] = 5.0
+# Bytes per s.b.h of a layer that only sequence parallelism splits over the tensor-parallel ranks: the two layer norms'
+# inputs and the two dropout masks (Korthikanti et al. 2022 Table 2: sbh(10 + 24/t) without it, 34/t with it).
+REPLICATED_BYTES_PER_SBH: Final[float] = 10.0
 # Cross-entropy materialises the micro-batch's logits in fp32 (llm-analysis counts the same buffer).
 LOGIT_BYTES: Final[float] = 4.0
 # CUDA context, NCCL buffers and allocator fragmentation not available to the job (assumption: ~2 GB on 80 GB parts).
@@ -123,6 +129,14 @@ STACK_PREFIX: Final[str] = "stack_eff."
 # published kernel, estimator/data/stacks.csv; unseen stacks keep that centre).
 STACK_ATTENTION_PREFIX: Final[str] = "stack_attention."
 PARAMETER_PREFIXES: Final[tuple[str, ...]] = (FAMILY_PREFIX, ATTENTION_PREFIX, STACK_PREFIX, STACK_ATTENTION_PREFIX)
+# Per stack code (STACKS, then unknown): whether its attention kernel keeps the s x s scores (stacks.csv), a physical
+# property used by the memory model (not fitted).
+_SCORES_STORED = np.array(
+    [stack_properties()[s].attention_scores_stored for s in (*STACKS, UNKNOWN_STACK_ROW)], dtype=np.bool_
+)
+_SEQUENCE_PARALLEL = np.array(
+    [stack_properties()[s].sequence_parallel for s in (*STACKS, UNKNOWN_STACK_ROW)], dtype=np.bool_
+)
 # theta entries that are tables by group (family or stack index); per case they become (cases, groups).
 # tp_overlap_share is a constant (stacks.csv tp_comm_overlap): whether a stack overlaps tensor-parallel collectives.
 GROUP_TABLES: Final[tuple[str, ...]] = (
@@ -194,14 +208,28 @@ def _working_bytes(c: Cases) -> FloatArray:
     prefetch = np.where(strat >= ZERO3, ZERO3_PREFETCH_LAYERS * w_b * params_shard / np.maximum(layers_stage, 1.0), 0.0)
     act_scale = np.where(fp32, 2.0, 1.0)  # fp32 activations take twice the bytes
     sbh = mb * _f(c["seq"]) / cp * _f(c["hidden"])
-    full_layer = activation_bytes_per_sbh(c) * sbh / tp
-    stored = np.where(ac == AC_FULL, CHECKPOINT_BYTES_PER_SBH * sbh / tp, full_layer)
+    # Without sequence parallelism the layer norms' inputs and the dropout masks stay whole on every tensor-parallel
+    # rank (Korthikanti 2022 Table 2: 10 + 24/t bytes per s.b.h of the 34).
+    replicated = np.where(_SEQUENCE_PARALLEL[c["stack"]], 0.0, REPLICATED_BYTES_PER_SBH * (1.0 - 1.0 / tp))
+    full_layer = (activation_bytes_per_sbh(c) / tp + replicated) * sbh
+    # An unfused attention kernel keeps the s x s scores, softmax output and dropout mask: 5 a s / h bytes per s.b.h
+    # (Korthikanti 2022 Eq. 1), split over the tensor-parallel heads; selective recomputation drops them. An outsider:
+    # counting 32 bytes per s.b.h for every stack chose layouts without recomputation that Megatron-LM 2021 could
+    # not hold (GPT-3 175B at TP4 PP8: ~100 GB of activations where 22 GB were counted), 1.46x too fast.
+    scores = np.where(
+        _SCORES_STORED[c["stack"]], ATTENTION_SCORE_BYTES * _f(c["heads"]) * _f(c["seq"]) / _f(c["hidden"]), 0.0
+    )
+    live_layer = full_layer + scores * sbh / tp
+    kept = np.where(ac == AC_NONE, live_layer, full_layer)
+    stored = np.where(ac == AC_FULL, CHECKPOINT_BYTES_PER_SBH * sbh / tp, kept)
     micro = _f(c["global_batch"]) / (dp * mb)
     # Interleaved schedules (v > 1) keep (1 + (p - 1) / (p v)) times the 1F1B activations in flight (Korthikanti
     # 2022 §4.2.3).
     vp = _f(c["vp"])
     interleave = np.where(vp > 1, 1.0 + (pp - 1.0) / (pp * vp), 1.0)
     in_flight = np.where(pp > 1, np.minimum(pp, micro) * interleave, 1.0)
+    # The layer being recomputed is counted without its scores: a transient the 530B ZeRO-3 run of Narayanan et al.
+    # 2021 (Table 2, full recomputation, 80 GB) held, which counting them in would call impossible.
     activations = act_scale * (layers_stage * in_flight * stored + np.where(ac == AC_FULL, full_layer, 0.0))
     logits = LOGIT_BYTES * mb * _f(c["seq"]) / cp * _f(c["vocab"]) / tp
     return prefetch + activations + logits + MEMORY_RESERVE_BYTES

@@ -71,8 +71,10 @@ MB_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32)
 # layers. Published recipes use 2-12 (NeMo/Megatron-Bridge performance summaries: 4, 5, 7, 8, 12).
 VP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16)
 VP_DEEPEST_TIMED: Final[int] = 2
-# "selective" keeps the same bytes as "false" under FlashAttention (model.py) and costs more compute, so the search
-# only weighs full recomputation against none; a given "selective" is kept.
+# "selective" (recompute the attention core, Korthikanti et al. 2022) keeps the same bytes as "false" under a
+# FlashAttention-class kernel and costs more compute; the stacks whose attention keeps the s x s scores (stacks.csv
+# attention_scores_stored: Megatron-LM 2021, Megatron-DeepSpeed) predate it and recomputed whole layers. So the search
+# weighs full recomputation against none; a given "selective" is kept.
 AC_OPTIONS: Final[tuple[int, ...]] = (model.AC_NONE, model.AC_FULL)
 # Context parallelism is used for long sequences only (NeMo/Megatron recipes enable it from 8k tokens).
 CP_MIN_SEQ: Final[int] = 8192

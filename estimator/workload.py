@@ -37,7 +37,9 @@ class StackProperties:
     GEMMs, 0 = on the critical path, 0.5 = undocumented; fsdp_prefetch: 1 = ZeRO-3/FSDP collectives prefetched per
     layer behind compute (only a micro-batch's first all-gather and last reduce-scatter exposed), 0 = not, 0.5 =
     undocumented; interleaved_pipeline: whether the stack offers the interleaved (virtual-stage) pipeline schedule,
-    so a pipelined run with no published virtual stages searches them."""
+    so a pipelined run with no published virtual stages searches them; attention_scores_stored: whether its attention
+    kernel keeps the s x s scores for the backward (unfused attention: 5 a s / h bytes per s.b.h of a layer);
+    sequence_parallel: whether its layer norms and dropouts run sequence-parallel under tensor parallelism."""
 
     stack: str
     attention_kernel: str
@@ -46,6 +48,8 @@ class StackProperties:
     tp_comm_overlap: float
     fsdp_prefetch: float
     interleaved_pipeline: bool
+    attention_scores_stored: bool
+    sequence_parallel: bool
     source: str
 
 
@@ -63,6 +67,8 @@ def stack_properties() -> dict[str, StackProperties]:
             tp_comm_overlap=float(row["tp_comm_overlap"]),
             fsdp_prefetch=float(row["fsdp_prefetch"]),
             interleaved_pipeline=row["interleaved_pipeline"] == "1",
+            attention_scores_stored=row["attention_scores_stored"] == "1",
+            sequence_parallel=row["sequence_parallel"] == "1",
             source=row["source"],
         )
         for row in csv.DictReader(io.StringIO(body))
