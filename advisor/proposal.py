@@ -19,6 +19,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor import formatting as fmt
+from advisor.advice.models import RUN_TIME_SCOPE
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import results_context, usd_exact
@@ -40,6 +41,7 @@ METHOD_NOTES = [
     "year the owned cluster must be busy to cost the same per GPU-hour as renting.",
     "Scaling efficiency is throughput per GPU relative to the smallest candidate size; the "
     "recommendation prefers the size where adding GPUs stops paying.",
+    RUN_TIME_SCOPE,
 ]
 
 

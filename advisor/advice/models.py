@@ -437,6 +437,15 @@ class TrainingBuy(Closed):
     )
 
 
+# What a predicted run time covers (one wording for the Advice's field, its uncertainty method and the PDF).
+RUN_TIME_SCOPE = (
+    "Run hours are steady-state training at the predicted throughput: job interruptions, restarts from the last "
+    "checkpoint, checkpoint saves and evaluation are not included (Meta reported over 90% effective training time "
+    "for Llama 3 405B on 16,384 H100s, with 466 interruptions in 54 days: Dubey et al. 2024, arXiv 2407.21783 "
+    "§3.3.4); budget for them beside the figures."
+)
+
+
 class TrainingSize(Closed):
     gpus: int
     nodes: int
@@ -447,7 +456,7 @@ class TrainingSize(Closed):
     tokens_per_s: NonNegative | None
     mfu: Fraction | None
     scaling_efficiency: NonNegative | None = Field(description="Ratio to the smallest fitting size; may exceed 1.")
-    run_hours: NonNegative | None
+    run_hours: NonNegative | None = Field(description=RUN_TIME_SCOPE)
     run_hours_p10: NonNegative | None = None
     run_hours_p50: NonNegative | None = None
     run_hours_p90: NonNegative | None = None

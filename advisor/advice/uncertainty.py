@@ -9,6 +9,7 @@ import numpy as np
 
 from advisor.advice.costs import costs
 from advisor.advice.documents import inf_if_not_finite
+from advisor.advice.models import RUN_TIME_SCOPE
 from advisor.advice.offers import RentPricing
 from advisor.advice.ownership import Hardware
 from advisor.scenario import Scenario
@@ -196,5 +197,5 @@ def uncertainty_document(*, band: ThroughputBand) -> dict[str, Any]:
         "throughput_p10_multiplier .. x throughput_p90_multiplier, the point its median; from the calibration's "
         "held-out errors, with the spread between software stacks when the stack is not known); rental cost per run "
         "at the quoted price; break-even also over a rental price uniform over the cheapest eligible offers of the "
-        "market it is measured against (break_even_against.market)",
+        "market it is measured against (break_even_against.market). " + RUN_TIME_SCOPE,
     }
