@@ -121,11 +121,11 @@ def env_rate(name: str, default: str) -> str:
 
 def redacted(url: str) -> str:
     """``url`` with its password replaced by *** (configuration errors go to logs and journals)."""
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         password = parts.password
-    except ValueError:
-        password = None
+    except ValueError:  # an unbalanced bracketed host: show the scheme only
+        return url.split(":", 1)[0] + "://(unreadable)"
     if not password:
         return url
     userinfo, _, host = parts.netloc.rpartition("@")
@@ -139,17 +139,24 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     if raw is None or raw.strip() == "":
         return default
     allowed = tuple(schemes)
-    parts = urlsplit(raw.strip())
+    refused = ConfigurationError(
+        f"{name}={redacted(raw)!r} is not a URL this app can use; use {' or '.join(s + '://...' for s in allowed)}"
+    )
+    try:
+        parts = urlsplit(raw.strip())
+        _ = parts.port  # raises on a port out of range
+    except ValueError:  # an unbalanced bracketed host or a bad port: the same one line, not a traceback
+        raise refused from None
     if parts.scheme.lower() not in allowed or not (parts.netloc or parts.path):
-        raise ConfigurationError(
-            f"{name}={redacted(raw)!r} is not a URL this app can use; use {' or '.join(s + '://...' for s in allowed)}"
-        )
+        raise refused
     return raw.strip()
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
+    """Comma-separated values; a blank value is the default, as for every reader (a blank region list switched a
+    feed off, and a blank ALLOWED_HOSTS dropped the development hosts, though .env.example says blank = default)."""
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or raw.strip() == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
 
@@ -198,7 +205,12 @@ def deployment() -> str:
 
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     """Translate DATABASE_URL (sqlite:///relative/or//absolute, postgres://user:pw@host:port/name)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced bracketed host ([::1/db): one line, not a traceback
+        raise ConfigurationError(
+            f"DATABASE_URL={redacted(url)!r} is not a URL (a host in brackets must close)"
+        ) from None
     scheme = parts.scheme.lower()
     if scheme == "sqlite":
         raw_path = unquote(parts.path)

@@ -103,3 +103,23 @@ def test_a_celery_worker_or_beat_without_redis_refuses_in_one_line(command: str)
     )
     assert result.returncode != 0
     assert "configuration error: REDIS_URL is required for a Celery worker or beat" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("DATABASE_URL", "postgres://user:S3cretPW@[::1/db"), ("REDIS_URL", "redis://:S3cretPW@[::1:6379/0")],
+)
+def test_a_url_with_an_unclosed_bracket_is_one_line_not_a_traceback(variable: str, value: str) -> None:
+    result = _check(_bare_env(SECRET_KEY=SECRET, **{variable: value}))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"configuration error: {variable}=") and "Traceback" not in result.stderr
+    assert "S3cretPW" not in result.stderr
+
+
+def test_a_blank_list_is_its_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # .env.example says a blank value is the default; a blank region list switched the feed off (a reviewer).
+    from config.env import env_list, env_names
+
+    monkeypatch.setenv("SOME_LIST", " ")
+    assert env_list("SOME_LIST", ["a", "b"]) == ["a", "b"]
+    assert env_names("SOME_LIST", ["us-east-1"]) == ["us-east-1"]
