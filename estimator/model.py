@@ -210,8 +210,11 @@ def _working_bytes(c: Cases) -> FloatArray:
     sbh = mb * _f(c["seq"]) / cp * _f(c["hidden"])
     # Without sequence parallelism the layer norms' inputs and the dropout masks stay whole on every tensor-parallel
     # rank (Korthikanti 2022 Table 2: 10 + 24/t bytes per s.b.h of the 34).
-    replicated = np.where(_SEQUENCE_PARALLEL[c["stack"]], 0.0, REPLICATED_BYTES_PER_SBH * (1.0 - 1.0 / tp))
+    split = _SEQUENCE_PARALLEL[c["stack"]]
+    replicated = np.where(split, 0.0, REPLICATED_BYTES_PER_SBH * (1.0 - 1.0 / tp))
     full_layer = (activation_bytes_per_sbh(c) / tp + replicated) * sbh
+    # The layer input full recomputation keeps is whole on every rank too without it (Korthikanti Table 2: 2sbh).
+    checkpoint = CHECKPOINT_BYTES_PER_SBH * sbh / np.where(split, tp, 1.0)
     # An unfused attention kernel keeps the s x s scores, softmax output and dropout mask: 5 a s / h bytes per s.b.h
     # (Korthikanti 2022 Eq. 1), split over the tensor-parallel heads; selective recomputation drops them. An outsider:
     # counting 32 bytes per s.b.h for every stack chose layouts without recomputation that Megatron-LM 2021 could
@@ -221,7 +224,7 @@ def _working_bytes(c: Cases) -> FloatArray:
     )
     live_layer = full_layer + scores * sbh / tp
     kept = np.where(ac == AC_NONE, live_layer, full_layer)
-    stored = np.where(ac == AC_FULL, CHECKPOINT_BYTES_PER_SBH * sbh / tp, kept)
+    stored = np.where(ac == AC_FULL, checkpoint, kept)
     micro = _f(c["global_batch"]) / (dp * mb)
     # Interleaved schedules (v > 1) keep (1 + (p - 1) / (p v)) times the 1F1B activations in flight (Korthikanti
     # 2022 §4.2.3).
