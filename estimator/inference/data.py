@@ -144,8 +144,11 @@ class ServingGpu:
 
     @property
     def scale_up_name(self) -> str:
-        """What the scale-up link joins, in words: a PCIe card's group is its server, not an NVLink domain."""
-        return "PCIe server" if self.pcie else "NVLink domain"
+        """What the scale-up link joins, in words: a PCIe card's group is its server, an AMD GPU's its xGMI (Infinity
+        Fabric) domain, not an NVLink domain."""
+        if self.pcie:
+            return "PCIe server"
+        return "xGMI domain" if get_gpu(self.id).name.startswith("AMD ") else "NVLink domain"
 
     @property
     def scale_up_gpus(self) -> int:

@@ -75,6 +75,9 @@ def test_tp_beyond_the_nvlink_domain_is_refused_for_a_dense_model_and_noted_for_
     with pytest.raises(CommandError) as caught:
         run(tmp_path, "l40s,fp8,llama-3.3-70b,,,,,,16,10,100,100,\n")
     assert "stays within its 8-GPU PCIe server;" in str(caught.value)
+    with pytest.raises(CommandError) as caught:  # an AMD GPU's link is xGMI, not NVLink (a reviewer)
+        run(tmp_path, "mi300x,bf16,llama-3.3-70b,,,,,,16,10,100,100,\n")
+    assert "stays within its 8-GPU xGMI domain;" in str(caught.value)
     (row,) = csv.DictReader(io.StringIO(run(tmp_path, "h200,fp8,deepseek-v3,,,,,,16,10,100,100,\n")))
     assert row["fits_memory"] == "true" and float(row["predicted_output_tokens_per_s"]) > 0
     assert row["prediction_note"] == (

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         "input_tokens, output_tokens[, stack]) with the shipped inference calibration; writes the rows back with "
         "predicted_output_tokens_per_s (whole deployment), predicted_ttft_s, predicted_tpot_s, max_concurrency "
         "and the p95 latencies added, with fits_memory (true/false) and prediction_note (why a row has no "
-        "prediction, e.g. the model does not fit, or what it assumed: tp past the NVLink domain). Load model: "
+        "prediction, e.g. the model does not fit, or what it assumed: tp past the scale-up domain). Load model: "
         "concurrency is a closed loop of that many clients per replica group "
         "that start together with identical requests and each send the next when the last one ends, as a benchmark "
         "runs it; advise's latencies are at Poisson (random) arrivals of a request rate, an open loop, so the same "
