@@ -17,6 +17,7 @@ _FALSE = {"0", "false", "no", "off"}
 # DRF's SimpleRateThrottle reads only the first letter of the period; we accept the spellings it documents.
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$", re.IGNORECASE)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_QUERY_PASSWORD = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -126,11 +127,12 @@ def redacted(url: str) -> str:
         password = parts.password
     except ValueError:  # an unbalanced bracketed host: show the scheme only
         return url.split(":", 1)[0] + "://(unreadable)"
-    if not password:
-        return url
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user = userinfo.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    # libpq and redis-py also read a password from the query (?password=...).
+    query = _QUERY_PASSWORD.sub(r"\1***", parts.query)
+    if password:
+        userinfo, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{host}")
+    return urlunsplit(parts._replace(query=query)) if password or query != parts.query else url
 
 
 def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:

@@ -70,6 +70,10 @@ def test_a_configuration_error_does_not_print_the_password(variable: str, value:
 def test_redacted_keeps_a_url_without_a_password() -> None:
     assert redacted("postgres://app@db:5432/x") == "postgres://app@db:5432/x"
     assert redacted("redis://:pw@cache:6379/0") == "redis://:***@cache:6379/0"
+    # A password in the query too (libpq, redis-py read it there: a reviewer).
+    assert redacted("postgres://user@host/?sslmode=require&password=S3cret") == (
+        "postgres://user@host/?sslmode=require&password=***"
+    )
 
 
 def _serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
