@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from pricing.feeds import FEED_NAMES
+from pricing.feeds import FEED_NAMES, feed_units
 from pricing.gpus import CANONICAL_GPUS
 from pricing.models import Market, Provider
 
@@ -43,5 +43,12 @@ class OfferFilterForm(forms.Form):
         return region
 
 
+def _feed_choices() -> list[tuple[str, str]]:
+    """Every feed, then each part a group refreshes on its own (skypilot:<cloud>, as the API and refresh_prices take
+    them: the page offered the five feed names only)."""
+    parts = [unit for name in FEED_NAMES for unit in feed_units(name) if unit != name]
+    return [("", "All feeds"), *((name, name) for name in (*FEED_NAMES, *parts))]
+
+
 class RefreshForm(forms.Form):
-    feed = forms.ChoiceField(required=False, choices=[("", "All feeds"), *((name, name) for name in FEED_NAMES)])
+    feed = forms.ChoiceField(required=False, choices=_feed_choices)

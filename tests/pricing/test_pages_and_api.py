@@ -162,6 +162,24 @@ def test_only_staff_can_trigger_a_refresh(client: Client, user, bundled: str) ->
 
 
 @responses.activate
+def test_staff_can_refresh_one_skypilot_cloud_from_the_page(
+    client: Client,
+    staff_user,  # type: ignore[no-untyped-def]
+    bundled: str,
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    # The page offered the five feed names only, though the API and refresh_prices take skypilot:<cloud> (a feed
+    # operator). No recorded response is registered: the fetch fails here, and the run says so for that cloud alone.
+    client.force_login(staff_user)
+    assert 'value="skypilot:runpod"' in client.get("/prices/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/prices/refresh/", {"feed": "skypilot:runpod"})
+    assert response.status_code == 302 and response["Location"].endswith("/prices/#feeds")
+    assert FeedRun.objects.filter(feed="skypilot:runpod").exists()
+    assert not FeedRun.objects.filter(feed="skypilot:vast").exists()
+
+
+@responses.activate
 def test_staff_refresh_runs_the_feed_and_the_status_json_reports_it(
     client: Client,
     staff_user,  # type: ignore[no-untyped-def]
