@@ -477,6 +477,7 @@ def _size_document(
         "tpot_s_at_peak": num(d.tpot_at_peak_s) if good else None,
         "replica_output_tokens_per_s": d.replica_output_tokens_per_s,
         "replica_requests_per_s": d.replica_requests_per_s,
+        "requests_per_s_per_gpu": d.replica_requests_per_s / d.tp,
         "output_tokens_per_s": num(d.replica_output_tokens_per_s * d.replicas_peak) if good else None,
         "rent": rent_doc,
         "buy": buy_doc,
@@ -680,7 +681,9 @@ def _chosen_reasons(
         f"{traffic.peak_requests_per_s:g} requests/s ({share:.3g} per replica) at a p95 TTFT of "
         f"{doc['ttft_s_at_peak']:.3g} s and TPOT of {doc['tpot_s_at_peak']:.3g} s (targets {latency.ttft_p95_s:g} s / "
         f"{latency.tpot_p95_s:g} s), about {_about(doc['batch_at_peak'])} requests in flight per replica; each replica "
-        f"is sized to take up to {doc['replica_requests_per_s']:.3g} requests/s within the targets."
+        f"is sized to take up to {doc['replica_requests_per_s']:.3g} requests/s within the targets "
+        f"({doc['requests_per_s_per_gpu']:.3g} per GPU at {traffic.input_tokens:,} prompt and "
+        f"{traffic.output_tokens:,} output tokens)."
     )
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:

@@ -636,6 +636,11 @@ class InferenceSize(Closed):
     tpot_s_at_peak: NonNegative | None = Field(default=None, description="p95 TPOT [s] at that share of the peak.")
     replica_output_tokens_per_s: NonNegative | None = None
     replica_requests_per_s: NonNegative | None = None
+    requests_per_s_per_gpu: NonNegative | None = Field(
+        default=None,
+        description="The sized capacity per GPU at the request shape: replica_requests_per_s / tp (issue 20: req/s "
+        "per GPU at the shape the advice states).",
+    )
     output_tokens_per_s: NonNegative | None
     rent: InferenceRent
     buy: InferenceBuy

@@ -262,7 +262,9 @@ def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
     if not size.get("meets_latency"):
         return f"p95 for a lone client: {_latencies(ttft, tpot)}"
     rate = size.get("replica_requests_per_s")
-    load = "p95" if rate is None else f"p95 at the sized rate of {rate:.3g} requests/s per replica"
+    per_gpu = size.get("requests_per_s_per_gpu")
+    per_gpu_text = "" if per_gpu is None or size.get("tp", 1) == 1 else f" ({per_gpu:.3g} per GPU)"
+    load = "p95" if rate is None else f"p95 at the sized rate of {rate:.3g} requests/s per replica{per_gpu_text}"
     text = f"{load}: {_latencies(ttft, tpot)}"
     at_peak = (size.get("ttft_s_at_peak"), size.get("tpot_s_at_peak"))
     if None in at_peak or not peak or not size.get("replicas"):

@@ -186,6 +186,24 @@ def test_advice_document_for_an_8b_chat_service(catalog: dict[str, Any]):
     assert doc["recommendation"]["reasons"]
 
 
+def test_every_deployment_states_its_requests_per_second_per_gpu_at_the_request_shape(catalog: dict[str, Any]):
+    # Issue 20: the advice "shows req/s per GPU" at the request shape it states; it gave the rate per replica only, so
+    # per GPU was implicit for TP > 1 (an inference planner's probe).
+    from advisor.web.presenters import inference_rows
+
+    doc = advise_inference(scenario(), now=NOW)
+    for size in doc["sizes"]:
+        assert size["requests_per_s_per_gpu"] == pytest.approx(size["replica_requests_per_s"] / size["tp"])
+    reason = doc["recommendation"]["reasons"][0]
+    chosen = by_tp(doc, doc["recommendation"]["tp"])
+    traffic = doc["scenario"]["workload"]["traffic"]
+    shape = f"{traffic['input_tokens']:,} prompt and {traffic['output_tokens']:,} output tokens"
+    assert f"({chosen['requests_per_s_per_gpu']:.3g} per GPU at {shape})" in reason
+    rows = {row["layout"]: row for row in inference_rows(advice=doc)}
+    tp2 = by_tp(doc, 2)
+    assert any(f"({tp2['requests_per_s_per_gpu']:.3g} per GPU)" in row["latency"] for row in rows.values())
+
+
 def test_rent_is_a_reserved_base_plus_on_demand_burst(catalog: dict[str, Any]):
     doc = advise_inference(scenario(), now=NOW)
     tp1 = by_tp(doc, 1)
