@@ -492,9 +492,11 @@ def _unmet_reasons(
     assert traffic is not None and latency is not None
     fits = [d for d in deployments if d.fits_memory]
     if not fits:
+        tokens = traffic.input_tokens + traffic.output_tokens
+        largest = max(d.tp for d in deployments)
         reasons.append(
-            f"The model does not fit {max(d.tp for d in deployments)} x {memory_gb:g} GB with a KV cache for "
-            f"{traffic.input_tokens + traffic.output_tokens} tokens; use a larger GPU or lower precision."
+            f"The model {inf.does_not_fit_text(tp=largest, memory_gb=memory_gb, tokens=tokens)}; use a larger GPU or "
+            "lower precision."
         )
     else:
         fastest = min(fits, key=lambda d: d.tpot_s)

@@ -30,7 +30,7 @@ from estimator.inference.data import (
     serving_stack,
 )
 from estimator.inference.fit import InferenceCalibration
-from estimator.inference.sizing import ServingPoint, estimate_points, parallel_degrees
+from estimator.inference.sizing import ServingPoint, does_not_fit_text, estimate_points, parallel_degrees
 from estimator.runs import RowError, RunValidationError, plain_number
 from estimator.specs import UnknownGpuError, get_gpu
 
@@ -193,7 +193,7 @@ def _note(point: ServingPoint, *, fits: bool) -> str:
         extra = gpu_overrides()[0].get(point.gpu, {})  # a GPU of the inference table only: its row gives it
         memory_gb = float(extra["memory_gb"]) if extra.get("memory_gb") else get_gpu(point.gpu).memory_gb
         tokens = point.input_tokens + point.output_tokens
-        notes.append(f"does not fit {point.tp} x {memory_gb:g} GB with a KV cache for {tokens:,.0f} tokens")
+        notes.append(does_not_fit_text(tp=point.tp, memory_gb=memory_gb, tokens=tokens))
     served = serving_gpu(point.gpu)
     domain = served.scale_up_gpus
     if point.tp > domain:

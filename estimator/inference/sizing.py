@@ -175,6 +175,12 @@ class Deployment:
         return self.tp * self.replicas_mean
 
 
+def does_not_fit_text(*, tp: int, memory_gb: float, tokens: float) -> str:
+    """Why no deployment or point is predicted, in one wording for the advice and estimate_inference: "does not fit
+    1 x 80 GB with a KV cache for 200 tokens" (memory_gb: the datasheet's, as users know the GPU)."""
+    return f"does not fit {tp} x {memory_gb:g} GB with a KV cache for {tokens:,.0f} tokens"
+
+
 def scale_up_gpus(gpu: ServingGpu, gpus_per_node: int | None = None) -> int:
     """GPUs one tensor-parallel group can span on the scale-up link: the GPU's NVLink domain where it spans servers
     (GB200 NVL72: 72 GPUs over 4-GPU trays), otherwise the server (``gpus_per_node`` when given: the scenario's)."""
