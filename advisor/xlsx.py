@@ -56,18 +56,32 @@ def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequ
 
 
 def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """One row per size; the columns are every size's, in the order first met, blank where a size has none (an
+    outsider's probe: they were the first size's alone, so a first size that does not fit lost every cost column)."""
     sizes = advice.get("sizes") or []
-    scalar = [k for k in (sizes[0] if sizes else {}) if k not in _SIZE_SKIP]
-    money: list[str] = []
-    for size in sizes[:1]:
-        for side in ("rent", "buy"):
-            money += [f"{side}.{k}" for k, v in (size.get(side) or {}).items() if isinstance(v, int | float | bool)]
-    layout = ["layout"] if sizes and "layout" in sizes[0] else []
+    scalar = list(dict.fromkeys(k for size in sizes for k in size if k not in _SIZE_SKIP))
+    money = _side_columns(sizes)
+    layout = ["layout"] if any("layout" in size for size in sizes) else []
     rows = []
     for size in sizes:
         side_values = [(size.get(col.split(".")[0]) or {}).get(col.split(".")[1]) for col in money]
         rows.append([size.get(k) for k in scalar] + side_values + [size.get("layout") for _ in layout])
     return scalar + money + layout, rows
+
+
+def _side_columns(sizes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The rent and buy figures of any size (null included: a size that does not fit, a deployment that never
+    breaks even); a field that is an object in some size is not a figure."""
+    columns: dict[str, None] = {}
+    objects = set()
+    for size in sizes:
+        for side in ("rent", "buy"):
+            for key, value in (size.get(side) or {}).items():
+                if value is None or isinstance(value, int | float | bool):
+                    columns[f"{side}.{key}"] = None
+                else:
+                    objects.add(f"{side}.{key}")
+    return [column for column in columns if column not in objects]
 
 
 def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:

@@ -1,0 +1,88 @@
+"""The proposal workbook read back with openpyxl: every size's costs, what each price is, the spot loss and the
+compared GPUs, as an outsider comparing page, PDF, workbook and API found them missing or mislabelled."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.web.planning import advice_for
+from tests.web.conftest import load_bundled_data
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "advice_training_example.json"
+
+# 70B on [8, 16, 64]: 8 GPUs cannot hold it, so the first size has no costs.
+SEVENTY_B_SMALL_FIRST = {
+    "name": "70B small first",
+    "workload": {"kind": "training", "model": {"name": "llama-3.1-70b"}, "tokens": 2e11, "runs_per_year": 1},
+    "gpu": "h100-sxm",
+    "cluster_sizes": [8, 16, 64],
+}
+# 70B serving: the first deployment (TP 1) does not fit.
+SEVENTY_B_CHAT = {
+    "name": "70B chat serving",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 20, "mean_requests_per_s": 8, "input_tokens": 2000, "output_tokens": 300},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.05},
+    },
+    "gpu": "h100-sxm",
+}
+
+
+def _book(advice: dict[str, Any], **proposal: Any) -> Any:
+    from openpyxl import load_workbook
+
+    from advisor.xlsx import proposal_workbook
+
+    return load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": advice})))
+
+
+def _records(book: Any, sheet: str) -> list[dict[str, Any]]:
+    """A sheet's rows as {header: value}."""
+    rows = list(book[sheet].iter_rows(values_only=True))
+    return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+
+
+def _sized(advice: dict[str, Any], book: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    records = _records(book, "Sizes")
+    assert len(records) == len(advice["sizes"])
+    return list(zip(advice["sizes"], records, strict=True))
+
+
+def test_every_sizes_costs_are_listed_when_the_first_size_has_none() -> None:
+    """An outsider's probe: 70B on [8, 16, 64] (8 does not fit) gave a Sizes sheet without rent.usd_per_run,
+    buy.usd_per_run, buy.break_even_utilization or buy.usd_per_gpu_hour_at_utilization for any row (the columns came
+    from the first size alone, its None values skipped); 64 GPUs costs $154,248 rented, $1,201,144 owned, u* 0.772."""
+    load_bundled_data()
+    advice = advice_for(document=SEVENTY_B_SMALL_FIRST)
+    assert advice["sizes"][0]["rent"]["usd_per_run"] is None
+    book = _book(advice)
+    keys = ("usd_per_gpu_hour_at_utilization", "usd_per_run", "break_even_utilization")
+    for size, record in _sized(advice, book):
+        assert record["rent.usd_per_run"] == pytest.approx(size["rent"]["usd_per_run"])
+        for key in keys:
+            assert record[f"buy.{key}"] == pytest.approx(size["buy"][key])
+    assert [r["buy.usd_per_run"] is None for r in _records(book, "Sizes")] == [True, False, False]
+
+
+def test_every_deployments_costs_are_listed_when_the_first_does_not_fit() -> None:
+    """The same for serving: 70B's first deployment (TP 1) does not fit, and the sheet had no rent or buy column at
+    all; the example service's first deployment never breaks even (null), and buy.break_even_utilization was dropped."""
+    load_bundled_data()
+    for document in (SEVENTY_B_CHAT, json.loads((ROOT / "examples" / "inference-service.json").read_text())):
+        advice = advice_for(document=document)
+        book = _book(advice)
+        for size, record in _sized(advice, book):
+            assert record["rent.usd_per_month"] == pytest.approx(size["rent"]["usd_per_month"])
+            assert record["buy.usd_per_month"] == pytest.approx(size["buy"]["usd_per_month"])
+            assert record["buy.break_even_utilization"] == pytest.approx(size["buy"]["break_even_utilization"])
+        assert any(size["rent"]["usd_per_month"] for size in advice["sizes"])
