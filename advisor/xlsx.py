@@ -84,40 +84,34 @@ def _side_columns(sizes: Sequence[Mapping[str, Any]]) -> list[str]:
     return [column for column in columns if column not in objects]
 
 
+# "Costs by market": each rented market's offer and cost, then the owned row, per size.
+MARKET_HEADER: Final[tuple[str, ...]] = (
+    "gpus",
+    "market",
+    "provider",
+    "instance",
+    "region",
+    "listed_usd_per_gpu_hour",
+    "usd_per_used_gpu_hour",
+    "usd_per_run",
+    "usd_per_month",
+    "observed_at",
+    "source",
+)
+
+
 def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
-    inference = advice.get("kind") == "inference"
     rows = []
     for size in advice.get("sizes") or []:
         rent = size.get("rent") or {}
         markets = rent.get("by_market") or {rent.get("market") or (rent.get("offer") or {}).get("market"): rent}
-        for market, entry in markets.items():
-            # Training nests each market's offer under "offer" with its cost; inference lists the offers themselves.
-            offer = (entry or {}).get("offer") or (entry if (entry or {}).get("usd_per_gpu_hour") is not None else {})
-            # Inference rents whole instances: what a GPU-hour its replicas use is billed, comparable with the owned
-            # row's per busy GPU-hour (an outsider's check: an 8-GPU B200 instance serving 3 GPUs' replicas read
-            # $5.50, the listed per-GPU price, where $24.85 is billed, twice owning's $12.25).
-            price = offer.get(
-                "usd_per_used_gpu_hour" if inference else "usd_per_gpu_hour", offer.get("usd_per_gpu_hour")
-            )
-            rows.append(
-                [
-                    size.get("gpus"),
-                    market,
-                    offer.get("provider"),
-                    offer.get("instance"),
-                    offer.get("region"),
-                    price,
-                    (entry or {}).get("usd_per_run"),
-                    (entry or {}).get("usd_per_month"),
-                    offer.get("observed_at"),
-                    offer.get("source"),
-                ]
-            )
+        rows += [_rented_row(size.get("gpus"), market, entry or {}) for market, entry in markets.items()]
         buy = size.get("buy") or {}
         rows.append(
             [
                 size.get("gpus"),
                 "owned",
+                None,
                 None,
                 None,
                 None,
@@ -129,6 +123,29 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
             ]
         )
     return rows
+
+
+def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
+    """One rented market of a size: the offer's listed price per GPU-hour, and what a GPU-hour the work uses is
+    billed, comparable with the owned row's per busy GPU-hour. Training bills a busy GPU-hour (a reserved market's
+    commitment over the utilization); inference rents whole instances, billed over the GPUs its replicas use (an
+    outsider's check: an 8-GPU B200 instance serving 3 GPUs' replicas is billed $24.85 a used GPU-hour, listed at
+    $5.50; and a probe: that billed rate sat under the header usd_per_gpu_hour, beside the listed price elsewhere)."""
+    # Training nests each market's offer under "offer" with its cost; inference lists the offers themselves.
+    offer = entry.get("offer") or (entry if entry.get("usd_per_gpu_hour") is not None else {})
+    return [
+        gpus,
+        market,
+        offer.get("provider"),
+        offer.get("instance"),
+        offer.get("region"),
+        offer.get("usd_per_gpu_hour"),
+        entry.get("usd_per_busy_gpu_hour", offer.get("usd_per_used_gpu_hour")),
+        entry.get("usd_per_run"),
+        entry.get("usd_per_month"),
+        offer.get("observed_at"),
+        offer.get("source"),
+    ]
 
 
 def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
@@ -308,23 +325,7 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     _sheet(workbook, "Summary", ["Item", "Value"], _summary_rows(proposal))
     header, rows = _size_rows(advice)
     _sheet(workbook, "Sizes", header, rows)
-    _sheet(
-        workbook,
-        "Costs by market",
-        [
-            "gpus",
-            "market",
-            "provider",
-            "instance",
-            "region",
-            "usd_per_gpu_hour",
-            "usd_per_run",
-            "usd_per_month",
-            "observed_at",
-            "source",
-        ],
-        _market_rows(advice),
-    )
+    _sheet(workbook, "Costs by market", MARKET_HEADER, _market_rows(advice))
     _sheet(
         workbook,
         "Cash flow by year",

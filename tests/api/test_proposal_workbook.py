@@ -86,3 +86,25 @@ def test_every_deployments_costs_are_listed_when_the_first_does_not_fit() -> Non
             assert record["buy.usd_per_month"] == pytest.approx(size["buy"]["usd_per_month"])
             assert record["buy.break_even_utilization"] == pytest.approx(size["buy"]["break_even_utilization"])
         assert any(size["rent"]["usd_per_month"] for size in advice["sizes"])
+
+
+def test_inference_costs_by_market_name_the_listed_price_and_the_billed_rate() -> None:
+    """An outsider's probe: 70B serving's nebius spot row read usd_per_gpu_hour 1.5204 where the listed price (the
+    Prices sheet, the PDF, the API's offer) is $1.25: the column held what a used GPU-hour is billed."""
+    load_bundled_data()
+    advice = advice_for(document=SEVENTY_B_CHAT)
+    rows = _records(_book(advice), "Costs by market")
+    assert "usd_per_gpu_hour" not in rows[0]
+    rented = [r for r in rows if r["market"] != "owned" and r["provider"]]
+    offers = [(s["gpus"], m, o) for s in advice["sizes"] for m, o in s["rent"]["by_market"].items() if o]
+    assert offers and len(rented) == len(offers)
+    assert any(o["usd_per_used_gpu_hour"] != pytest.approx(o["usd_per_gpu_hour"]) for *_, o in offers)
+    for (gpus, market, offer), row in zip(offers, rented, strict=True):
+        assert (row["gpus"], row["market"], row["provider"]) == (gpus, market, offer["provider"])
+        assert row["listed_usd_per_gpu_hour"] == pytest.approx(offer["usd_per_gpu_hour"])
+        assert row["usd_per_used_gpu_hour"] == pytest.approx(offer["usd_per_used_gpu_hour"])
+    owned = [r for r in rows if r["market"] == "owned"]
+    for size, row in zip(advice["sizes"], owned, strict=True):
+        assert row["usd_per_used_gpu_hour"] == pytest.approx(size["buy"].get("usd_per_gpu_hour_at_utilization"))
+        assert row["usd_per_month"] == pytest.approx(size["buy"]["usd_per_month"])
+        assert row["listed_usd_per_gpu_hour"] is None

@@ -222,12 +222,13 @@ def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: igno
     book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}?format=xlsx").content))
     rows = list(book["Costs by market"].iter_rows(min_row=2, values_only=True))
     rented = [row for row in rows if row[1] != "owned" and row[2]]
-    assert rented and all(row[5] and row[9] for row in rented)  # provider, price and source on every rented row
+    # provider, listed and billed price and source on every rented row
+    assert rented and all(row[5] and row[6] and row[10] for row in rented)
     # What a GPU-hour the replicas use is billed there, beside the owned row's per busy GPU-hour: the listed per-GPU
     # price of an 8-GPU instance serving 3 GPUs' replicas read $5.50 where $24.85 is billed (an outsider's check).
     chosen = advice["sizes"][0]["rent"]["by_market"]["on_demand"]
     assert (advice["sizes"][0]["gpus"], "on_demand", chosen["provider"], chosen["usd_per_used_gpu_hour"]) in {
-        (row[0], row[1], row[2], row[5]) for row in rows
+        (row[0], row[1], row[2], row[6]) for row in rows
     }
 
 
@@ -332,7 +333,7 @@ def test_the_workbook_prices_inference_rent_per_used_gpu_hour() -> None:
     offer = {"provider": "acme", "usd_per_gpu_hour": 5.5, "usd_per_used_gpu_hour": 24.85, "gpu_count": 8.0}
     size = {"gpus": 3, "rent": {"by_market": {"on_demand": offer}}, "buy": {"usd_per_gpu_hour_at_utilization": 12.25}}
     rows = _market_rows({"kind": "inference", "sizes": [size]})
-    assert [row[5] for row in rows] == [24.85, 12.25]
+    assert [row[5:7] for row in rows] == [[5.5, 24.85], [None, 12.25]]
 
 
 # The finance analyst's scenario: rent gives only the markets, buy every ownership figure but no server.
