@@ -55,33 +55,62 @@ def _sheet(workbook: Any, title: str, header: Sequence[str], rows: Iterable[Sequ
     return sheet
 
 
+# An offer on the Sizes sheet: which market, whose, and its prices (listed per GPU-hour, billed per used GPU-hour,
+# per instance-hour of gpu_count GPUs); "Costs by market" and "Prices" give each offer in full, with its source.
+_OFFER_FIELDS: Final[tuple[str, ...]] = (
+    "market",
+    "provider",
+    "gpu_count",
+    "usd_per_hour",
+    "usd_per_gpu_hour",
+    "usd_per_used_gpu_hour",
+)
+# What the run costs on training's chosen market (rent.market), from its rent.by_market entry: a busy GPU-hour, and
+# the wall hours with spot's interruption loss, so that gpus x wall_hours x usd_per_busy_gpu_hour = usd_per_run.
+_CHOSEN_FIELDS: Final[tuple[str, ...]] = ("usd_per_busy_gpu_hour", "wall_hours", "lost_fraction")
+
+
 def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per size; the columns are every size's, in the order first met, blank where a size has none (an
     outsider's probe: they were the first size's alone, so a first size that does not fit lost every cost column)."""
     sizes = advice.get("sizes") or []
     scalar = list(dict.fromkeys(k for size in sizes for k in size if k not in _SIZE_SKIP))
-    money = _side_columns(sizes)
+    cells = [_side_cells(size) for size in sizes]
+    met = list(dict.fromkeys(column for side in cells for column in side))
+    money: list[str] = []
+    for column in met:
+        # A field null in one size and an object in another (a deployment that does not fit has no offer) is the
+        # object's fields, where the null stood.
+        fields = [other for other in met if other.startswith(f"{column}.")]
+        money += [field for field in fields or [column] if field not in money]
     layout = ["layout"] if any("layout" in size for size in sizes) else []
     rows = []
-    for size in sizes:
-        side_values = [(size.get(col.split(".")[0]) or {}).get(col.split(".")[1]) for col in money]
-        rows.append([size.get(k) for k in scalar] + side_values + [size.get("layout") for _ in layout])
+    for size, side in zip(sizes, cells, strict=True):
+        rows.append([size.get(k) for k in scalar] + [side.get(c) for c in money] + [size.get("layout") for _ in layout])
     return scalar + money + layout, rows
 
 
-def _side_columns(sizes: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The rent and buy figures of any size (null included: a size that does not fit, a deployment that never
-    breaks even); a field that is an object in some size is not a figure."""
-    columns: dict[str, None] = {}
-    objects = set()
-    for size in sizes:
-        for side in ("rent", "buy"):
-            for key, value in (size.get(side) or {}).items():
-                if value is None or isinstance(value, int | float | bool):
-                    columns[f"{side}.{key}"] = None
-                else:
-                    objects.add(f"{side}.{key}")
-    return [column for column in columns if column not in objects]
+def _side_cells(size: Mapping[str, Any]) -> dict[str, Any]:
+    """A size's rent and buy figures by column ("rent.usd_per_run"), null ones included; an object's fields each in
+    a column ("buy.break_even_against.market"), an offer's by _OFFER_FIELDS. rent.by_market is on "Costs by market",
+    but the chosen market's run is here (an outsider's probe: spot's rent did not re-add from the sheet, and no
+    market was named beside the rent or the break-even)."""
+    cells: dict[str, Any] = {}
+    for side in ("rent", "buy"):
+        values = size.get(side) or {}
+        for key, value in values.items():
+            if key == "by_market":
+                continue
+            if isinstance(value, Mapping):
+                fields = _OFFER_FIELDS if "provider" in value else value
+                cells.update({f"{side}.{key}.{field}": value.get(field) for field in fields})
+            else:
+                cells[f"{side}.{key}"] = value
+        market = values.get("market")
+        chosen = (values.get("by_market") or {}).get(market) if side == "rent" and isinstance(market, str) else None
+        if isinstance(chosen, Mapping):
+            cells.update({f"rent.{field}": chosen[field] for field in _CHOSEN_FIELDS if field in chosen})
+    return cells
 
 
 # "Costs by market": each rented market's offer and cost, then the owned row, per size.
@@ -93,6 +122,8 @@ MARKET_HEADER: Final[tuple[str, ...]] = (
     "region",
     "listed_usd_per_gpu_hour",
     "usd_per_used_gpu_hour",
+    "wall_hours",
+    "lost_fraction",
     "usd_per_run",
     "usd_per_month",
     "observed_at",
@@ -116,6 +147,8 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 None,
                 None,
                 buy.get("usd_per_gpu_hour_at_utilization"),
+                None,
+                None,
                 buy.get("usd_per_run"),
                 buy.get("usd_per_month"),
                 None,
@@ -141,6 +174,10 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
         offer.get("region"),
         offer.get("usd_per_gpu_hour"),
         entry.get("usd_per_busy_gpu_hour", offer.get("usd_per_used_gpu_hour")),
+        # Training's run on this market: its wall hours, with spot's interruption loss (gpus x wall_hours x the
+        # billed rate = usd_per_run).
+        entry.get("wall_hours"),
+        entry.get("lost_fraction"),
         entry.get("usd_per_run"),
         entry.get("usd_per_month"),
         offer.get("observed_at"),

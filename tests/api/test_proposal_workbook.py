@@ -108,3 +108,31 @@ def test_inference_costs_by_market_name_the_listed_price_and_the_billed_rate() -
         assert row["usd_per_used_gpu_hour"] == pytest.approx(size["buy"].get("usd_per_gpu_hour_at_utilization"))
         assert row["usd_per_month"] == pytest.approx(size["buy"]["usd_per_month"])
         assert row["listed_usd_per_gpu_hour"] is None
+
+
+def test_training_rent_re_adds_from_the_workbook_with_the_spot_loss_and_names_each_market() -> None:
+    """An outsider's probe: 128 GPUs x 274.312 run hours x spot $1.25 = $43,889.91, where the Sizes sheet says
+    $44,753.05: the 2.0% spot interruption loss (wall hours) was not in the workbook, nor which market the rent and
+    the break-even are against."""
+    advice = json.loads(FIXTURE.read_text())
+    book = _book(advice)
+    for size, record in _sized(advice, book):
+        rent, buy = size["rent"], size["buy"]
+        chosen = rent["by_market"][rent["market"]]
+        assert record["rent.market"] == record["rent.offer.market"] == rent["market"] == "spot"
+        assert record["rent.lost_fraction"] == pytest.approx(chosen["lost_fraction"]) and chosen["lost_fraction"] > 0
+        assert record["rent.wall_hours"] > record["run_hours"]
+        assert record["gpus"] * record["rent.wall_hours"] * record["rent.usd_per_busy_gpu_hour"] == pytest.approx(
+            record["rent.usd_per_run"]
+        )
+        assert record["rent.offer.usd_per_gpu_hour"] == pytest.approx(chosen["offer"]["usd_per_gpu_hour"])
+        assert record["buy.break_even_against.market"] == buy["break_even_against"]["market"] == "on_demand"
+        assert record["buy.break_even_against.usd_per_gpu_hour"] == pytest.approx(
+            buy["break_even_against"]["usd_per_gpu_hour"]
+        )
+        assert record["buy.break_even_by_market.on_demand"] == pytest.approx(buy["break_even_utilization"])
+    rented = [r for r in _records(book, "Costs by market") if r["market"] != "owned" and r["provider"]]
+    assert {r["market"] for r in rented} == {"on_demand", "spot"}
+    for row in rented:
+        assert row["gpus"] * row["wall_hours"] * row["usd_per_used_gpu_hour"] == pytest.approx(row["usd_per_run"])
+        assert (row["lost_fraction"] or 0) > 0 if row["market"] == "spot" else row["lost_fraction"] is None

@@ -223,7 +223,7 @@ def test_inference_proposal_pdf_and_workbook(alice, user) -> None:  # type: igno
     rows = list(book["Costs by market"].iter_rows(min_row=2, values_only=True))
     rented = [row for row in rows if row[1] != "owned" and row[2]]
     # provider, listed and billed price and source on every rented row
-    assert rented and all(row[5] and row[6] and row[10] for row in rented)
+    assert rented and all(row[5] and row[6] and row[12] for row in rented)
     # What a GPU-hour the replicas use is billed there, beside the owned row's per busy GPU-hour: the listed per-GPU
     # price of an 8-GPU instance serving 3 GPUs' replicas read $5.50 where $24.85 is billed (an outsider's check).
     chosen = advice["sizes"][0]["rent"]["by_market"]["on_demand"]
