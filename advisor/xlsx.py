@@ -1,6 +1,6 @@
-"""A proposal as an Excel workbook (openpyxl): summary, sizes, costs by market, cash flow by year,
-prices and assumptions with their sources. It writes the stored Advice; it computes nothing new
-beyond cutting the stored cash flow into years (advisor.cash_flow)."""
+"""A proposal as an Excel workbook (openpyxl): summary, sizes, costs by market, the compared GPUs (with
+compare_gpus), cash flow by year, prices and assumptions with their sources. It writes the stored Advice; it
+computes nothing new beyond cutting the stored cash flow into years (advisor.cash_flow)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from advisor.advice.documents import NOT_SERVING_PREFIXES
+from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
-from advisor.web.presenters import calibration_line, default_source, fabric_usd_per_node
+from advisor.web.presenters import alternative_rows, calibration_line, default_source, fabric_usd_per_node
 from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -183,6 +184,19 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
         offer.get("observed_at"),
         offer.get("source"),
     ]
+
+
+def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """With compare_gpus, one row per GPU at its recommended size as the Advice states it, and which is cheapest
+    as the page and the PDF mark it (an outsider's probe: the workbook had no GPU comparison at all)."""
+    alternatives = advice.get("alternatives") or []
+    # The schema's order (gpu first), then any field it does not name.
+    model = InferenceAlternative if advice.get("kind") == "inference" else Alternative
+    met = {key for alternative in alternatives for key in alternative}
+    header = [key for key in model.model_fields if key in met] + sorted(met - set(model.model_fields))
+    marked = [row["cheapest"] for row in alternative_rows(advice=dict(advice))]
+    rows = [[a.get(k) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)]
+    return [*header, "cheapest"], rows
 
 
 def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
@@ -363,6 +377,8 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     header, rows = _size_rows(advice)
     _sheet(workbook, "Sizes", header, rows)
     _sheet(workbook, "Costs by market", MARKET_HEADER, _market_rows(advice))
+    if advice.get("alternatives"):
+        _sheet(workbook, "Alternatives", *_alternative_rows(advice))
     _sheet(
         workbook,
         "Cash flow by year",

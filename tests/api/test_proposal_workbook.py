@@ -136,3 +136,26 @@ def test_training_rent_re_adds_from_the_workbook_with_the_spot_loss_and_names_ea
     for row in rented:
         assert row["gpus"] * row["wall_hours"] * row["usd_per_used_gpu_hour"] == pytest.approx(row["usd_per_run"])
         assert (row["lost_fraction"] or 0) > 0 if row["market"] == "spot" else row["lost_fraction"] is None
+
+
+def test_the_compared_gpus_have_their_own_sheet() -> None:
+    """An outsider's probe: compare_gpus [a100-80gb, h200, mi300x] gave the API's alternatives and the PDF's table
+    ('mi300x cheapest 64 GPUs ... $45,818 $178,778 63%'), and nothing of them in the workbook."""
+    load_bundled_data()
+    document = {
+        "name": "7B compare GPUs",
+        "workload": {"kind": "training", "model": {"name": "llama-2-7b"}, "tokens": 1e12, "runs_per_year": 4},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [8, 64],
+        "compare_gpus": ["a100-80gb", "mi300x"],
+    }
+    advice = advice_for(document=document)
+    book = _book(advice)
+    rows = _records(book, "Alternatives")
+    assert [r["gpu"] for r in rows] == [a["gpu"] for a in advice["alternatives"]] and len(rows) == 3
+    for alternative, row in zip(advice["alternatives"], rows, strict=True):
+        for key in ("gpus", "run_hours", "rent_usd_per_run", "rent_market", "buy_usd_per_run"):
+            assert row[key] == pytest.approx(alternative[key])
+        assert row["break_even_utilization"] == pytest.approx(alternative["break_even_utilization"])
+    assert sum(bool(r["cheapest"]) for r in rows) == 1
+    assert "Alternatives" not in _book(json.loads(FIXTURE.read_text())).sheetnames
