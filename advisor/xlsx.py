@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from advisor.advice.documents import NOT_SERVING_PREFIXES
@@ -31,7 +32,7 @@ def _cell_text(text: str) -> str:
 
 
 def _cell_value(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, int | float):
+    if isinstance(value, bool) or value is None or isinstance(value, int | float | datetime):
         return value
     if isinstance(value, Mapping | list | tuple):
         return _cell_text(
@@ -199,6 +200,28 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     return [*header, "cheapest"], rows
 
 
+DATETIME_FORMAT: Final[str] = "yyyy-mm-dd hh:mm:ss"
+
+
+def _utc(value: Any) -> Any:
+    """An ISO time as an Excel date and time in UTC (a cell holds no time zone: its label says UTC). The API's
+    document writes it "...Z", the web's "+00:00" (an outsider's probe: the two workbooks held the two texts)."""
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+    if not isinstance(moment, datetime):
+        return value
+    return (moment.astimezone(UTC) if moment.tzinfo else moment).replace(tzinfo=None)
+
+
+def _format_dates(sheet: Any) -> None:
+    for cells in sheet.iter_rows():
+        for cell in cells:
+            if isinstance(cell.value, datetime):
+                cell.number_format = DATETIME_FORMAT
+
+
 def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     advice = proposal["advice"]
     recommendation = advice.get("recommendation") or {}
@@ -207,7 +230,7 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     rows = [
         ["Proposal", proposal.get("id")],
         ["Scenario", proposal.get("scenario_name")],
-        ["Issued at", proposal.get("issued_at")],
+        ["Issued at (UTC)", _utc(proposal.get("issued_at"))],
         ["Decision", recommendation.get("action")],
         ["GPUs", recommendation.get("gpus")],
         ["GPU", (advice.get("gpu") or {}).get("id")],
@@ -373,7 +396,7 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     advice = proposal["advice"]
     workbook = Workbook()
     workbook.remove(workbook.active)
-    _sheet(workbook, "Summary", ["Item", "Value"], _summary_rows(proposal))
+    _format_dates(_sheet(workbook, "Summary", ["Item", "Value"], _summary_rows(proposal)))
     header, rows = _size_rows(advice)
     _sheet(workbook, "Sizes", header, rows)
     _sheet(workbook, "Costs by market", MARKET_HEADER, _market_rows(advice))

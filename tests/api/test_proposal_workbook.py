@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
 
+from advisor.models import Proposal
+from advisor.scenarios import scenario_create
 from advisor.web.planning import advice_for
 from tests.web.conftest import load_bundled_data
 
@@ -159,3 +163,31 @@ def test_the_compared_gpus_have_their_own_sheet() -> None:
         assert row["break_even_utilization"] == pytest.approx(alternative["break_even_utilization"])
     assert sum(bool(r["cheapest"]) for r in rows) == 1
     assert "Alternatives" not in _book(json.loads(FIXTURE.read_text())).sheetnames
+
+
+def _issued_at(content: bytes) -> Any:
+    from openpyxl import load_workbook
+
+    summary = load_workbook(io.BytesIO(content))["Summary"]
+    cells = [row[1] for row in summary.iter_rows(min_row=2) if row[0].value == "Issued at (UTC)"]
+    assert len(cells) == 1
+    return cells[0]
+
+
+def test_the_issue_time_is_one_excel_date_in_utc_from_the_api_and_the_web(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """An outsider's probe: the API's workbook read '2026-12-05T14:56:05.011292Z' and the web's
+    '2026-12-05T14:56:14.380791+00:00', both text."""
+    load_bundled_data()
+    saved = scenario_create(owner=user, name="s", document=SEVENTY_B_SMALL_FIRST).pk
+    issued = alice.post(f"/api/v1/scenarios/{saved}/proposals").json()
+    stored = Proposal.objects.get(pk=issued["id"]).issued_at.astimezone(UTC).replace(tzinfo=None)
+    web = Client()
+    web.force_login(user)
+    cells = [
+        _issued_at(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content),
+        _issued_at(web.get(f"/proposals/{issued['id']}/proposal.xlsx").content),
+    ]
+    for cell in cells:
+        assert isinstance(cell.value, datetime) and cell.is_date
+        assert abs((cell.value - stored).total_seconds()) < 0.001
+        assert cell.number_format == cells[0].number_format and "ss" in cell.number_format
