@@ -45,7 +45,17 @@ FFN_STEP: Final[int] = 256
 DENSE_FFN_RATIO: Final[tuple[float, float]] = (2.0, 8.0)
 HIDDEN_STEP: Final[int] = 1024  # 8 heads of 128, so 8 KV heads divide the heads
 DEFAULT_VOCAB: Final[int] = 128256
-WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((8.03, 4096), (70.6, 8192), (405.9, 16384))
+# GPT-3 Small (125M: hidden 768, Brown et al. 2020 Table 2.1) anchors the curve below 8B: extrapolating the Llama 3
+# slope down made 0.5B 2048 wide, whose embeddings alone outweighed it (1 layer, 0.58B implied).
+WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((0.125, 768), (8.03, 4096), (70.6, 8192), (405.9, 16384))
+# A derived small model's embeddings take at most a third of it (Qwen2.5-0.5B 28%, GPT-2 124M 31%): tied, as small
+# published models tie them (Llama 3.2 1B/3B, Qwen2.5 0.5B-3B, GPT-2), and below ~0.3B a smaller vocabulary
+# (GPT-2's 50,257 at 125M) in steps of VOCAB_STEP.
+EMBEDDING_SHARE_MAX: Final[float] = 1.0 / 3.0
+# (smallest width, rounding step): whole groups of 8 heads from 2048 up; below, 2 heads (an even head count) and,
+# under 512, one (a 1024 step made 1.5B 2048 wide and 0.7B 1024 wide, 37 layers).
+SMALL_WIDTH_STEPS: Final[tuple[tuple[float, int], ...]] = ((2 * HIDDEN_STEP, HIDDEN_STEP), (512, 256), (0, 128))
+VOCAB_STEP: Final[int] = 256
 ATTENTION_KINDS: Final[tuple[str, ...]] = ("gqa", "mla")
 MLP_KINDS: Final[Mapping[str, int]] = {"gated": 3, "plain": 2}  # weight matrices per MLP
 
@@ -267,12 +277,26 @@ def check_geometry(
 
 def _width_for(params_b: float) -> int:
     """Hidden size for a dense model of ``params_b``: log-log interpolation through WIDTH_ANCHORS (extrapolated
-    at both ends), rounded to HIDDEN_STEP."""
+    at both ends), rounded to SMALL_WIDTH_STEPS' step for its width (at least one head of DEFAULT_HEAD_DIM)."""
     logs = [(math.log(p), math.log(h)) for p, h in WIDTH_ANCHORS]
     x = math.log(params_b)
-    (x0, y0), (x1, y1) = (logs[0], logs[1]) if x < logs[1][0] else (logs[1], logs[2])
+    upper = next((i for i in range(1, len(logs) - 1) if x < logs[i][0]), len(logs) - 1)
+    (x0, y0), (x1, y1) = logs[upper - 1], logs[upper]
     width = math.exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
-    return max(HIDDEN_STEP, round(width / HIDDEN_STEP) * HIDDEN_STEP)
+    step = next(s for w, s in SMALL_WIDTH_STEPS if width >= w)
+    return max(DEFAULT_HEAD_DIM, round(width / step) * step)
+
+
+def _embeddings_for(params_b: float, hidden: int) -> tuple[int, bool]:
+    """(vocab, tied) of a derived model whose vocabulary is not given: the Llama 3 vocabulary, tied where untied
+    embeddings would take more than EMBEDDING_SHARE_MAX of params_b, and cut to that share where even tied ones
+    would."""
+    budget = EMBEDDING_SHARE_MAX * params_b * 1e9
+    if 2 * DEFAULT_VOCAB * hidden <= budget:
+        return DEFAULT_VOCAB, False
+    if DEFAULT_VOCAB * hidden <= budget:
+        return DEFAULT_VOCAB, True
+    return max(VOCAB_STEP, int(budget / hidden) // VOCAB_STEP * VOCAB_STEP), True
 
 
 def _nearest_dense_shape(params_b: float) -> ModelGeometry | None:
@@ -289,6 +313,7 @@ class _Dimensions(TypedDict):
     kv_heads: int
     ffn_hidden: int
     vocab: int
+    tied: bool
 
 
 def _complete(
@@ -307,20 +332,32 @@ def _complete(
     if not given.get("kv_heads"):
         assumed.append(f"grouped-query attention with {kv_heads} KV heads (not given)")
     ffn = given.get("ffn_hidden") or max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
-    vocab = given.get("vocab") or DEFAULT_VOCAB
-    if any(given.values()):
+    given_vocab = given.get("vocab")
+    vocab, tied = (given_vocab, False) if given_vocab else _embeddings_for(params_b, hidden)
+    if tied:
+        assumed.append(f"a small model's tied embeddings, vocabulary of {vocab:,} tokens (not given)")
+    elif any(given.values()) and not given_vocab:
         # With nothing given the whole shape is one assumption, said once by the caller. An outsider's check: a
         # mixture of experts given by its layers and hidden listed nothing assumed, its vocab and FFN derived.
-        if not given.get("vocab"):
-            assumed.append(f"vocabulary of {vocab:,} tokens (not given)")
-        if not given.get("ffn_hidden"):
-            assumed.append("MLP width derived from params_b (not given)")
+        assumed.append(f"vocabulary of {vocab:,} tokens (not given)")
+    if any(given.values()) and not given.get("ffn_hidden"):
+        assumed.append("MLP width derived from params_b (not given)")
     layers = given.get("layers")
     if not layers:
-        probe = ModelGeometry("", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab)
+        probe = ModelGeometry(
+            "", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab, tied=tied
+        )
         per_layer = probe.params() - probe._embedding_params()
         layers = max(1, round((params_b * 1e9 - probe._embedding_params()) / per_layer))
-    return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads, "ffn_hidden": ffn, "vocab": vocab}
+    return {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "ffn_hidden": ffn,
+        "vocab": vocab,
+        "tied": tied,
+    }
 
 
 def derive_geometry(
@@ -339,7 +376,8 @@ def derive_geometry(
 
     With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
     is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
-    width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b.
+    width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b; a
+    small model's embeddings tied (and its vocabulary cut) so they take at most a third of it (0.5 -> 15 x 1280).
     A mixture of experts (``experts`` > 0) needs layers and hidden. When layers are given and the FFN is not, the FFN
     (of one expert) is derived so the total matches params_b (a dense FFN within 2-8 x hidden). The result is not
     checked against params_b here (``check_geometry`` does that).

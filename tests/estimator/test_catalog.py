@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from estimator import catalog
@@ -137,3 +139,23 @@ def test_a_partly_given_geometry_lists_the_vocab_and_mlp_width_it_derived() -> N
         params_b=8.03, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256
     )
     assert full.assumed == ()
+
+
+@pytest.mark.parametrize("params_b", [0.002, 0.01, 0.1, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0])
+def test_a_small_model_derived_from_params_b_alone_has_a_sane_shape(params_b: float) -> None:
+    """An outsider's probe: below ~1B the Llama 3 vocabulary's embeddings alone outweighed params_b and the shape
+    collapsed to 1 layer (0.5 -> 1 x 2048, 0.58B; 0.1 -> 1 x 1024, 0.278B; 0.3 -> 2 layers but 0.5 -> 1)."""
+    g = catalog.derive_geometry(params_b=params_b)
+    assert catalog.geometry_deviation(g, params_b=params_b) < 0.06
+    assert g.layers >= 3
+    embeddings = g.vocab * g.hidden * (1 if g.tied else 2)
+    assert embeddings <= params_b * 1e9 / 3 + 1
+    assert g.heads % g.kv_heads == 0 and g.hidden % g.heads == 0
+    if g.tied or g.vocab != catalog.DEFAULT_VOCAB:
+        assert any("tied embeddings" in a for a in g.assumed)
+
+
+def test_small_derived_models_grow_with_params_b() -> None:
+    sizes = [0.001 * 1.1**k for k in range(85)]  # 1M to 3.3B (above, catalog shapes take over)
+    implied = [catalog.derive_geometry(params_b=p).params() for p in sizes]
+    assert all(b > a for a, b in itertools.pairwise(implied))
