@@ -60,6 +60,12 @@ ATTENTION_KINDS: Final[tuple[str, ...]] = ("gqa", "mla")
 MLP_KINDS: Final[Mapping[str, int]] = {"gated": 3, "plain": 2}  # weight matrices per MLP
 
 
+DENSE_ASSUMED: Final[str] = (
+    "dense (no experts: a mixture of experts needs a catalog name, "
+    "or experts and active_experts with layers and hidden)"
+)
+
+
 class CatalogError(ValueError):
     """An unknown model id or an invalid geometry; ``field`` names the offending field."""
 
@@ -316,6 +322,18 @@ class _Dimensions(TypedDict):
     tied: bool
 
 
+def _derived_dimensions(given: Mapping[str, int | None], *, layers: int, hidden: int, heads: int) -> list[str]:
+    """What a partly given geometry left to the fallback rules among its layers, hidden and heads."""
+    notes = []
+    if not given.get("layers"):
+        notes.append(f"{layers} layers, to make params_b (not given)")
+    if not given.get("hidden"):
+        notes.append(f"hidden {hidden:,} from the catalog's width-vs-size curve (not given)")
+    if not given.get("heads"):
+        notes.append(f"{heads} attention heads of {hidden // heads} (not given)")
+    return notes
+
+
 def _complete(
     params_b: float,
     given: Mapping[str, int | None],
@@ -349,6 +367,9 @@ def _complete(
         )
         per_layer = probe.params() - probe._embedding_params()
         layers = max(1, round((params_b * 1e9 - probe._embedding_params()) / per_layer))
+    if any(given.values()):
+        # An outsider's probe: {"params_b": 70, "kv_heads": 64} derived 70 x 8192 with 64 heads and listed none of it.
+        assumed.extend(_derived_dimensions(given, layers=layers, hidden=hidden, heads=heads))
     return {
         "layers": layers,
         "hidden": hidden,
@@ -398,6 +419,10 @@ def derive_geometry(
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise CatalogError(name, f"must be a positive integer, got {value!r}")
     assumed: list[str] = []
+    if not experts and not (layers and hidden):
+        # An outsider's probe: {"params_b": 46.7} was a dense 68 x 7168 (6 x 46.7 FLOPs per token, Mixtral's 6 x 12.9)
+        # and nothing said a dense model was assumed.
+        assumed.append(DENSE_ASSUMED)
     if not any(given.values()) and not experts:
         shape = _nearest_dense_shape(float(params_b))
         if shape is not None:
@@ -483,6 +508,9 @@ def resolve_model(
         for key, value in given.items():
             if value is not None and value != getattr(model, key):
                 raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {value} (leave it out)")
+        if params_b is not None and f"{params_b:g}" != f"{model.params_b:g}":
+            # An outsider's probe: {"name": "llama-3.1-70b", "params_b": 80} silently became 70.6.
+            return replace(model, assumed=(f"params_b {params_b:g} replaced by {model.id}'s {model.params_b:g}",))
         return model
     if params_b is None:
         raise CatalogError("params_b", "give a catalog model name or params_b")
