@@ -245,7 +245,7 @@ class _Checker:
         # Exactly as listed, as the schema's enum says: a document is stored as given and returned as saved.
         if isinstance(value, str) and value in allowed:
             return value
-        self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}")
+        self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}{_case_hint(value, allowed)}")
         return None
 
     def text(self, value: Any, where: str) -> str | None:
@@ -285,6 +285,17 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return f"string {value[:40]!r}"
     return {"list": "an array", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
+
+
+def _case_hint(value: Any, allowed: tuple[str, ...]) -> str:
+    """``" (did you mean 'id'?)"`` where ``value`` is an allowed id in another case or with spaces around it, else
+    "". Choices are taken exactly as the schema's enum lists them (CSV cells are read case-insensitively): an
+    outsider's probe got only the list of ids for "Llama-3.1-70B"."""
+    if not isinstance(value, str):
+        return ""
+    key = value.strip().lower()
+    match = next((a for a in allowed if a.lower() == key), None)
+    return f" (did you mean {match!r}? ids are exact, as listed)" if match else ""
 
 
 def _fmt(x: float) -> str:
@@ -562,7 +573,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         except UnknownGpuError:
             spec = None
         if spec is None:
-            c.fail("/gpu", f"must be one of {', '.join(gpu_ids)}; got {top['gpu']!r}")
+            c.fail("/gpu", f"must be one of {', '.join(gpu_ids)}; got {top['gpu']!r}{_case_hint(top['gpu'], gpu_ids)}")
         else:
             gpu_id = spec.id
 
@@ -690,7 +701,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     name = m.get("name")
     names = c.rule(f"{where}/name").choices
     if name is not None and name not in names:
-        c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}")
+        c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}{_case_hint(name, names)}")
         return None
     if name is None and m.get("params_b") is None:
         r = c.rule(f"{where}/params_b")
