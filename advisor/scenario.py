@@ -327,6 +327,8 @@ class Model:
     active_params_b: float = field(default=0.0, compare=False)
     # The MLP width a token's activations take (its active experts' together; ffn_hidden for a dense model)
     token_ffn_hidden: int = field(default=0, compare=False)
+    # The attention core's width (estimator.catalog.ModelGeometry.attention_width; hidden but for latent attention)
+    attention_width: int = field(default=0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
     max_context: int = field(default=0, compare=False)  # the catalog's published context (0: none known)
 
@@ -439,7 +441,14 @@ class Scenario:
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
         workload = doc["workload"]
-        for key in ("implied_params_b", "active_params_b", "token_ffn_hidden", "assumed", "max_context"):
+        for key in (
+            "implied_params_b",
+            "active_params_b",
+            "token_ffn_hidden",
+            "attention_width",
+            "assumed",
+            "max_context",
+        ):
             workload["model"].pop(key)
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
@@ -732,6 +741,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         implied_params_b=round(geometry.params() / 1e9, 3),
         active_params_b=geometry.active_params_b if geometry.experts else geometry.params_b,
         token_ffn_hidden=geometry.token_ffn_hidden(),
+        attention_width=geometry.attention_width(),
         assumed=geometry.assumed,
         max_context=geometry.max_context,
         **architecture_dict(geometry),

@@ -170,6 +170,14 @@ class ModelGeometry:
             return float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
         return float(self.layers * 2 * self.kv_heads * self.head_dim)
 
+    def attention_width(self) -> int:
+        """Width of the attention core, heads x (qk + v head dims) / 2: its causal forward is 2 x layers x seq x
+        this FLOPs per token, and Q, K, V and the output store it (training, estimator.workload.TrainingJob). The
+        hidden size for multi-head and grouped-query attention; DeepSeek-V3's latent attention: 128 x (192 + 128) / 2
+        = 20,480 beside a hidden size of 7168."""
+        d_qk = self.head_dim + (self.rope_head_dim if self.attention == "mla" else 0)
+        return self.heads * (d_qk + (self.v_head_dim or self.head_dim)) // 2
+
     def attention_flops_per_token_per_context(self) -> float:
         """FLOPs of QK^T and AV per generated token per token of context (2 x 2 x heads x head_dim per layer)."""
         d_qk = self.head_dim + (self.rope_head_dim if self.attention == "mla" else 0)

@@ -217,6 +217,11 @@ class TrainingJob:
     # Virtual pipeline stages per GPU (1 = plain 1F1B); None = searched where the stack offers the interleaved schedule
     virtual_pipeline: int | None = None
     active_params_b: float | None = None
+    # Width of the attention core [elements]: its causal forward is 2 x layers x seq_len x attention_width FLOPs per
+    # token and Q, K, V and the attention output store that width; heads x (qk + v head dims) / 2
+    # (estimator.catalog.ModelGeometry.attention_width). None = hidden, as in multi-head attention. DeepSeek-V3's
+    # latent attention is 20,480 wide beside a hidden size of 7168.
+    attention_width: int | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -239,6 +244,8 @@ class TrainingJob:
         for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
             value = _positive_int(name, getattr(self, name), optional=True)
             put(self, name, derived[name] if value is None else value)
+        width = _positive_int("attention_width", self.attention_width, optional=True)
+        put(self, "attention_width", self.hidden if width is None else width)
         if self.hidden % self.heads:  # type: ignore[operator]
             raise WorkloadError("heads", f"must divide hidden ({self.hidden}); got {self.heads}")
         if self.strategy is not None:
