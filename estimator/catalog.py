@@ -330,6 +330,12 @@ class _Dimensions(TypedDict):
     tied: bool
 
 
+def ffn_for_hidden(hidden: int) -> int:
+    """The MLP width derived for a dense model of ``hidden`` when none is given: DEFAULT_FFN_PER_HIDDEN x hidden in
+    steps of FFN_STEP (the one rule of Scenarios, inference points and profiled runs)."""
+    return max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
+
+
 def _derived_dimensions(given: Mapping[str, int | None], *, layers: int, hidden: int, heads: int) -> list[str]:
     """What a partly given geometry left to the fallback rules among its layers, hidden and heads."""
     notes = []
@@ -357,7 +363,7 @@ def _complete(
         raise CatalogError("kv_heads", f"must divide heads ({heads}); got {kv_heads}")
     if not given.get("kv_heads"):
         assumed.append(f"grouped-query attention with {kv_heads} KV heads (not given)")
-    ffn = given.get("ffn_hidden") or max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
+    ffn = given.get("ffn_hidden") or ffn_for_hidden(hidden)
     given_vocab = given.get("vocab")
     vocab, tied = (given_vocab, False) if given_vocab else _embeddings_for(params_b, hidden)
     if tied:
@@ -538,9 +544,8 @@ def resolve_model(
 
 
 def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
-    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture) of a
-    geometry, so the training side can take catalog shapes with a one-line change:
-    ``architecture_dict(derive_geometry(params_b=p))`` (70 -> 80 x 8192 instead of 71 x 9216)."""
+    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture, which is
+    ``architecture_dict(derive_geometry(params_b=p))``) of a geometry."""
     return {
         "layers": geometry.layers,
         "hidden": geometry.hidden,
