@@ -245,7 +245,7 @@ class _Checker:
         # Exactly as listed, as the schema's enum says: a document is stored as given and returned as saved.
         if isinstance(value, str) and value in allowed:
             return value
-        self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}")
+        self.fail(where, f"must be one of {', '.join(allowed)}; got {value!r}{_case_hint(value, allowed)}")
         return None
 
     def text(self, value: Any, where: str) -> str | None:
@@ -287,6 +287,17 @@ def _kind(value: Any) -> str:
     return {"list": "an array", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
 
 
+def _case_hint(value: Any, allowed: tuple[str, ...]) -> str:
+    """``" (did you mean 'id'?)"`` where ``value`` is an allowed id in another case or with spaces around it, else
+    "". Choices are taken exactly as the schema's enum lists them (CSV cells are read case-insensitively): an
+    outsider's probe got only the list of ids for "Llama-3.1-70B"."""
+    if not isinstance(value, str):
+        return ""
+    key = value.strip().lower()
+    match = next((a for a in allowed if a.lower() == key), None)
+    return f" (did you mean {match!r}? ids are exact, as listed)" if match else ""
+
+
 def _fmt(x: float) -> str:
     return f"{x:g}" if abs(x) < 1e6 else f"{x:.0e}"
 
@@ -316,6 +327,8 @@ class Model:
     active_params_b: float = field(default=0.0, compare=False)
     # The MLP width a token's activations take (its active experts' together; ffn_hidden for a dense model)
     token_ffn_hidden: int = field(default=0, compare=False)
+    # The attention core's width (estimator.catalog.ModelGeometry.attention_width; hidden but for latent attention)
+    attention_width: int = field(default=0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
     max_context: int = field(default=0, compare=False)  # the catalog's published context (0: none known)
 
@@ -428,7 +441,14 @@ class Scenario:
         doc = _lists(asdict(self))
         doc.pop("defaults_used")
         workload = doc["workload"]
-        for key in ("implied_params_b", "active_params_b", "token_ffn_hidden", "assumed", "max_context"):
+        for key in (
+            "implied_params_b",
+            "active_params_b",
+            "token_ffn_hidden",
+            "attention_width",
+            "assumed",
+            "max_context",
+        ):
             workload["model"].pop(key)
         unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
@@ -562,7 +582,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         except UnknownGpuError:
             spec = None
         if spec is None:
-            c.fail("/gpu", f"must be one of {', '.join(gpu_ids)}; got {top['gpu']!r}")
+            c.fail("/gpu", f"must be one of {', '.join(gpu_ids)}; got {top['gpu']!r}{_case_hint(top['gpu'], gpu_ids)}")
         else:
             gpu_id = spec.id
 
@@ -690,7 +710,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     name = m.get("name")
     names = c.rule(f"{where}/name").choices
     if name is not None and name not in names:
-        c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}")
+        c.fail(f"{where}/name", f"must be one of {', '.join(names)}; got {_kind(name)}{_case_hint(name, names)}")
         return None
     if name is None and m.get("params_b") is None:
         r = c.rule(f"{where}/params_b")
@@ -721,6 +741,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         implied_params_b=round(geometry.params() / 1e9, 3),
         active_params_b=geometry.active_params_b if geometry.experts else geometry.params_b,
         token_ffn_hidden=geometry.token_ffn_hidden(),
+        attention_width=geometry.attention_width(),
         assumed=geometry.assumed,
         max_context=geometry.max_context,
         **architecture_dict(geometry),

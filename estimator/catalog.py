@@ -45,9 +45,25 @@ FFN_STEP: Final[int] = 256
 DENSE_FFN_RATIO: Final[tuple[float, float]] = (2.0, 8.0)
 HIDDEN_STEP: Final[int] = 1024  # 8 heads of 128, so 8 KV heads divide the heads
 DEFAULT_VOCAB: Final[int] = 128256
-WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((8.03, 4096), (70.6, 8192), (405.9, 16384))
+# GPT-3 Small (125M: hidden 768, Brown et al. 2020 Table 2.1) anchors the curve below 8B: extrapolating the Llama 3
+# slope down made 0.5B 2048 wide, whose embeddings alone outweighed it (1 layer, 0.58B implied).
+WIDTH_ANCHORS: Final[tuple[tuple[float, int], ...]] = ((0.125, 768), (8.03, 4096), (70.6, 8192), (405.9, 16384))
+# A derived small model's embeddings take at most a third of it (Qwen2.5-0.5B 28%, GPT-2 124M 31%): tied, as small
+# published models tie them (Llama 3.2 1B/3B, Qwen2.5 0.5B-3B, GPT-2), and below ~0.3B a smaller vocabulary
+# (GPT-2's 50,257 at 125M) in steps of VOCAB_STEP.
+EMBEDDING_SHARE_MAX: Final[float] = 1.0 / 3.0
+# (smallest width, rounding step): whole groups of 8 heads from 2048 up; below, 2 heads (an even head count) and,
+# under 512, one (a 1024 step made 1.5B 2048 wide and 0.7B 1024 wide, 37 layers).
+SMALL_WIDTH_STEPS: Final[tuple[tuple[float, int], ...]] = ((2 * HIDDEN_STEP, HIDDEN_STEP), (512, 256), (0, 128))
+VOCAB_STEP: Final[int] = 256
 ATTENTION_KINDS: Final[tuple[str, ...]] = ("gqa", "mla")
 MLP_KINDS: Final[Mapping[str, int]] = {"gated": 3, "plain": 2}  # weight matrices per MLP
+
+
+DENSE_ASSUMED: Final[str] = (
+    "dense (no experts: a mixture of experts needs a catalog name, "
+    "or experts and active_experts with layers and hidden)"
+)
 
 
 class CatalogError(ValueError):
@@ -153,6 +169,14 @@ class ModelGeometry:
         if self.attention == "mla":
             return float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
         return float(self.layers * 2 * self.kv_heads * self.head_dim)
+
+    def attention_width(self) -> int:
+        """Width of the attention core, heads x (qk + v head dims) / 2: its causal forward is 2 x layers x seq x
+        this FLOPs per token, and Q, K, V and the output store it (training, estimator.workload.TrainingJob). The
+        hidden size for multi-head and grouped-query attention; DeepSeek-V3's latent attention: 128 x (192 + 128) / 2
+        = 20,480 beside a hidden size of 7168."""
+        d_qk = self.head_dim + (self.rope_head_dim if self.attention == "mla" else 0)
+        return self.heads * (d_qk + (self.v_head_dim or self.head_dim)) // 2
 
     def attention_flops_per_token_per_context(self) -> float:
         """FLOPs of QK^T and AV per generated token per token of context (2 x 2 x heads x head_dim per layer)."""
@@ -267,12 +291,26 @@ def check_geometry(
 
 def _width_for(params_b: float) -> int:
     """Hidden size for a dense model of ``params_b``: log-log interpolation through WIDTH_ANCHORS (extrapolated
-    at both ends), rounded to HIDDEN_STEP."""
+    at both ends), rounded to SMALL_WIDTH_STEPS' step for its width (at least one head of DEFAULT_HEAD_DIM)."""
     logs = [(math.log(p), math.log(h)) for p, h in WIDTH_ANCHORS]
     x = math.log(params_b)
-    (x0, y0), (x1, y1) = (logs[0], logs[1]) if x < logs[1][0] else (logs[1], logs[2])
+    upper = next((i for i in range(1, len(logs) - 1) if x < logs[i][0]), len(logs) - 1)
+    (x0, y0), (x1, y1) = logs[upper - 1], logs[upper]
     width = math.exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
-    return max(HIDDEN_STEP, round(width / HIDDEN_STEP) * HIDDEN_STEP)
+    step = next(s for w, s in SMALL_WIDTH_STEPS if width >= w)
+    return max(DEFAULT_HEAD_DIM, round(width / step) * step)
+
+
+def _embeddings_for(params_b: float, hidden: int) -> tuple[int, bool]:
+    """(vocab, tied) of a derived model whose vocabulary is not given: the Llama 3 vocabulary, tied where untied
+    embeddings would take more than EMBEDDING_SHARE_MAX of params_b, and cut to that share where even tied ones
+    would."""
+    budget = EMBEDDING_SHARE_MAX * params_b * 1e9
+    if 2 * DEFAULT_VOCAB * hidden <= budget:
+        return DEFAULT_VOCAB, False
+    if DEFAULT_VOCAB * hidden <= budget:
+        return DEFAULT_VOCAB, True
+    return max(VOCAB_STEP, int(budget / hidden) // VOCAB_STEP * VOCAB_STEP), True
 
 
 def _nearest_dense_shape(params_b: float) -> ModelGeometry | None:
@@ -289,6 +327,25 @@ class _Dimensions(TypedDict):
     kv_heads: int
     ffn_hidden: int
     vocab: int
+    tied: bool
+
+
+def ffn_for_hidden(hidden: int) -> int:
+    """The MLP width derived for a dense model of ``hidden`` when none is given: DEFAULT_FFN_PER_HIDDEN x hidden in
+    steps of FFN_STEP (the one rule of Scenarios, inference points and profiled runs)."""
+    return max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
+
+
+def _derived_dimensions(given: Mapping[str, int | None], *, layers: int, hidden: int, heads: int) -> list[str]:
+    """What a partly given geometry left to the fallback rules among its layers, hidden and heads."""
+    notes = []
+    if not given.get("layers"):
+        notes.append(f"{layers} layers, to make params_b (not given)")
+    if not given.get("hidden"):
+        notes.append(f"hidden {hidden:,} from the catalog's width-vs-size curve (not given)")
+    if not given.get("heads"):
+        notes.append(f"{heads} attention heads of {hidden // heads} (not given)")
+    return notes
 
 
 def _complete(
@@ -306,21 +363,36 @@ def _complete(
         raise CatalogError("kv_heads", f"must divide heads ({heads}); got {kv_heads}")
     if not given.get("kv_heads"):
         assumed.append(f"grouped-query attention with {kv_heads} KV heads (not given)")
-    ffn = given.get("ffn_hidden") or max(FFN_STEP, round(DEFAULT_FFN_PER_HIDDEN * hidden / FFN_STEP) * FFN_STEP)
-    vocab = given.get("vocab") or DEFAULT_VOCAB
-    if any(given.values()):
+    ffn = given.get("ffn_hidden") or ffn_for_hidden(hidden)
+    given_vocab = given.get("vocab")
+    vocab, tied = (given_vocab, False) if given_vocab else _embeddings_for(params_b, hidden)
+    if tied:
+        assumed.append(f"a small model's tied embeddings, vocabulary of {vocab:,} tokens (not given)")
+    elif any(given.values()) and not given_vocab:
         # With nothing given the whole shape is one assumption, said once by the caller. An outsider's check: a
         # mixture of experts given by its layers and hidden listed nothing assumed, its vocab and FFN derived.
-        if not given.get("vocab"):
-            assumed.append(f"vocabulary of {vocab:,} tokens (not given)")
-        if not given.get("ffn_hidden"):
-            assumed.append("MLP width derived from params_b (not given)")
+        assumed.append(f"vocabulary of {vocab:,} tokens (not given)")
+    if any(given.values()) and not given.get("ffn_hidden"):
+        assumed.append("MLP width derived from params_b (not given)")
     layers = given.get("layers")
     if not layers:
-        probe = ModelGeometry("", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab)
+        probe = ModelGeometry(
+            "", params_b, params_b, 1, hidden, heads, kv_heads, hidden // heads, ffn, vocab=vocab, tied=tied
+        )
         per_layer = probe.params() - probe._embedding_params()
         layers = max(1, round((params_b * 1e9 - probe._embedding_params()) / per_layer))
-    return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads, "ffn_hidden": ffn, "vocab": vocab}
+    if any(given.values()):
+        # An outsider's probe: {"params_b": 70, "kv_heads": 64} derived 70 x 8192 with 64 heads and listed none of it.
+        assumed.extend(_derived_dimensions(given, layers=layers, hidden=hidden, heads=heads))
+    return {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "ffn_hidden": ffn,
+        "vocab": vocab,
+        "tied": tied,
+    }
 
 
 def derive_geometry(
@@ -339,7 +411,8 @@ def derive_geometry(
 
     With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
     is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
-    width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b.
+    width-vs-size curve, 128-wide heads, 8 KV heads, FFN 3.5 x hidden, and the layer count that gives params_b; a
+    small model's embeddings tied (and its vocabulary cut) so they take at most a third of it (0.5 -> 15 x 1280).
     A mixture of experts (``experts`` > 0) needs layers and hidden. When layers are given and the FFN is not, the FFN
     (of one expert) is derived so the total matches params_b (a dense FFN within 2-8 x hidden). The result is not
     checked against params_b here (``check_geometry`` does that).
@@ -360,6 +433,10 @@ def derive_geometry(
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise CatalogError(name, f"must be a positive integer, got {value!r}")
     assumed: list[str] = []
+    if not experts and not (layers and hidden):
+        # An outsider's probe: {"params_b": 46.7} was a dense 68 x 7168 (6 x 46.7 FLOPs per token, Mixtral's 6 x 12.9)
+        # and nothing said a dense model was assumed.
+        assumed.append(DENSE_ASSUMED)
     if not any(given.values()) and not experts:
         shape = _nearest_dense_shape(float(params_b))
         if shape is not None:
@@ -445,6 +522,9 @@ def resolve_model(
         for key, value in given.items():
             if value is not None and value != getattr(model, key):
                 raise CatalogError(key, f"{model.id} has {key} {getattr(model, key)}; got {value} (leave it out)")
+        if params_b is not None and f"{params_b:g}" != f"{model.params_b:g}":
+            # An outsider's probe: {"name": "llama-3.1-70b", "params_b": 80} silently became 70.6.
+            return replace(model, assumed=(f"params_b {params_b:g} replaced by {model.id}'s {model.params_b:g}",))
         return model
     if params_b is None:
         raise CatalogError("params_b", "give a catalog model name or params_b")
@@ -464,9 +544,8 @@ def resolve_model(
 
 
 def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
-    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture) of a
-    geometry, so the training side can take catalog shapes with a one-line change:
-    ``architecture_dict(derive_geometry(params_b=p))`` (70 -> 80 x 8192 instead of 71 x 9216)."""
+    """``layers, hidden, heads, ffn_hidden, vocab`` (the keys of estimator.workload.derive_architecture, which is
+    ``architecture_dict(derive_geometry(params_b=p))``) of a geometry."""
     return {
         "layers": geometry.layers,
         "hidden": geometry.hidden,

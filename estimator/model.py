@@ -13,8 +13,9 @@ Model summary (sources in reference/estimator.md):
   masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h),
   2·s·b·h/t with full recomputation plus one layer's working set; the first
   pipeline stage holds min(pp, microbatches) microbatches in flight; fp32 logits of the micro-batch; a fixed reserve.
-* Compute: 6·P FLOP per token plus causal attention 6·L·s·h (Megatron-Core counting), plus one extra forward
-  (2·P + 2·L·s·h) with full recomputation or the attention core (2·L·s·h) with selective, at
+* Compute: 6·P FLOP per token plus causal attention 6·L·s·a (Megatron-Core counting; a the attention width, h
+  but for latent attention), plus one extra forward
+  (2·P + 2·L·s·a) with full recomputation or the attention core (2·L·s·a) with selective, at
   peak x efficiency: matmuls at eff_base x family x stack x cluster multipliers x h/(h + hidden_knee)
   (x fp8_gain x h/(h + fp8_knee)) of the precision's peak, the attention core at attention_eff x family_attention x
   stack_attention (the stack's attention kernel relative to FlashAttention-2, estimator/data/stacks.csv) x cluster of
@@ -240,8 +241,11 @@ def _working_bytes(c: Cases) -> FloatArray:
 
 def activation_bytes_per_sbh(c: Cases) -> FloatArray:
     """Stored activation bytes per s·b·h of one layer: ACTIVATION_BYTES_PER_SBH for ffn = 4h, plus 4 bytes (fc1
-    output and activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below)."""
-    return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / _f(c["hidden"]) - 4.0)
+    output and activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below), plus 8 bytes
+    (Q, K, V and the attention output, 2 bytes each: Korthikanti 2022's 8 s·b·h of the 34) per s·b for every unit of
+    attention width beyond h (``attn``: DeepSeek-V3's latent attention is 2.86 h wide)."""
+    hidden = _f(c["hidden"])
+    return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / hidden - 4.0) + 8.0 * (_f(c["attn"]) / hidden - 1.0)
 
 
 def with_shard_degree(c: Cases) -> Cases:
@@ -288,8 +292,9 @@ def layout_valid(c: Cases) -> npt.NDArray[np.bool_]:
 
 def model_flops_per_token(c: Mapping[str, np.ndarray]) -> FloatArray:
     """Training FLOP per token without recomputation: 6·P (P the parameters a token runs through: a mixture of
-    experts' active ones, as Megatron-Core and NeMo count its model FLOPs) + causal attention 6·L·s·h."""
-    return 6.0 * _f(c["active_params"]) + 6.0 * _f(c["layers"]) * _f(c["seq"]) * _f(c["hidden"])
+    experts' active ones, as Megatron-Core and NeMo count its model FLOPs) + causal attention 6·L·s·a, a the
+    attention width (``attn``: h for multi-head attention, heads x (d_qk + d_v) / 2 for DeepSeek's latent one)."""
+    return 6.0 * _f(c["active_params"]) + 6.0 * _f(c["layers"]) * _f(c["seq"]) * _f(c["attn"])
 
 
 def step_time(c: Cases, theta: Mapping[str, object]) -> FloatArray:
@@ -434,7 +439,7 @@ def _compute_time(c: Cases, theta: Mapping[str, object], stage_share: FloatArray
     seq, hidden, layers = _f(c["seq"]), _f(c["hidden"]), _f(c["layers"])
     ac = c["ac"]
     params = _f(c["active_params"])  # a token's matmuls: the active experts only (memory counts them all)
-    attn = 2.0 * layers * seq * hidden  # forward causal attention core per token
+    attn = 2.0 * layers * seq * _f(c["attn"])  # forward causal attention core per token (attention width)
     # Full recomputation repeats the forward pass (2 FLOP/param/token); recompute_fraction is how much of that
     # extra forward a framework actually pays (some keep the cheapest-to-store outputs).
     recompute = _p(theta, "recompute_fraction")

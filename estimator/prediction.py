@@ -239,6 +239,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "active_params": full(job.active_params),
         "layers": full(job.layers),  # type: ignore[arg-type]
         "hidden": full(job.hidden),  # type: ignore[arg-type]
+        "attn": full(job.attention_width),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
@@ -279,6 +280,7 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         ):
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
+        rows["attn"].append(rows["hidden"][-1])  # profiled runs: multi-head (or grouped-query) attention, hidden wide
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(_int_or_open(given_virtual_stages(run)))
         rows["seq"].append(run.seq_len)
@@ -305,6 +307,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "active_params",
     "layers",
     "hidden",
+    "attn",
     "heads",
     "vocab",
     "ffn",
@@ -432,7 +435,7 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     domain = np.maximum(server, _NVLINK_DOMAIN[gpu])
     cases["gpn"] = domain
     cases["node_bw"] = q["node_bw"][query] * domain / server
-    cases.update({k: q[k][query] for k in ("vocab", "ffn", "stack", "seq", "global_batch")})
+    cases.update({k: q[k][query] for k in ("attn", "vocab", "ffn", "stack", "seq", "global_batch")})
     # A layout without virtual stages (a caller's fixed layout) runs plain 1F1B where the query leaves them open.
     vp = layout["vp"] if "vp" in layout else q["vp"][query]
     cases["vp"] = np.where(vp == OPEN, 1, vp)

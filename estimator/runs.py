@@ -4,7 +4,8 @@ Row numbers in errors are 1-based *data* rows: row 1 is the first line after the
 record of the list). Empty layout cells (strategy, tp, pp, cp, micro_batch, activation_checkpointing) mean "search
 the fastest feasible layout"; other empty optional cells take documented defaults: precision the GPU's best 16-bit
 one (bf16, or fp16 on a GPU without bf16 such as the V100: ``default_precision``), architecture from params_b
-(``estimator.workload.derive_architecture``), gpus_per_node and inter_node_gbps from the GPU's typical server.
+(the model catalog's derivation, as a Scenario's: ``row_architecture``), gpus_per_node and inter_node_gbps from the
+GPU's typical server.
 Extra columns are kept (and written back by ``write_predictions_csv``) but ignored. ``write_predictions_csv`` writes
 what it assumed into the empty cells (``assumed_values``, and the chosen layout where one fits), so its output reads
 back as the same rows with the same predictions.
@@ -23,11 +24,18 @@ from typing import Final
 import numpy as np
 
 from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM, RUN_COLUMN_MINIMUM
-from estimator.catalog import GEOMETRY_TOLERANCE, CatalogError, ModelGeometry, check_geometry, geometry_deviation
+from estimator.catalog import (
+    GEOMETRY_TOLERANCE,
+    CatalogError,
+    ModelGeometry,
+    architecture_dict,
+    check_geometry,
+    derive_geometry,
+    geometry_deviation,
+)
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
     CHECKPOINTING,
-    FFN_PER_HIDDEN,
     HEAD_DIM,
     STACKS,
     STRATEGIES,
@@ -379,7 +387,9 @@ def _check_virtual_stages(text: Mapping[str, str], v: Mapping[str, object], bad:
     """A given pp against the layers, and a given virtual_pipeline against pp (given or searched), the layers and
     the row's stack (estimator.workload.virtual_stage_problem)."""
     given_layers = v.get("layers")
-    layers = int(derive_architecture(float(v["params_b"]))["layers"] if given_layers is None else given_layers)  # type: ignore[arg-type, call-overload]
+    hidden = v.get("hidden")
+    arch = row_architecture(float(v["params_b"]), None if hidden is None else int(hidden))  # type: ignore[arg-type, call-overload]
+    layers = int(arch["layers"] if given_layers is None else given_layers)  # type: ignore[call-overload]
     derived = "" if given_layers is not None else " (layers derived from params_b: give layers)"
     pp = v.get("pp")
     if pp is not None and int(pp) > layers:  # type: ignore[call-overload]
@@ -422,15 +432,27 @@ def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, s
     return True
 
 
+def row_architecture(params_b: float, hidden: int | None) -> dict[str, int]:
+    """The architecture a row's empty cells take: the model catalog's derivation from params_b, as a Scenario's
+    (estimator.catalog.derive_geometry; an outsider's probe: the estimate ran its own GPT-3 rule, 70.6 -> 71 x 9216,
+    where advise ran 80 x 8192), at the row's hidden where it gives one (the layers that make params_b at that width,
+    the MLP width the catalog's ``ffn_for_hidden``)."""
+    if hidden is None:
+        return derive_architecture(params_b)
+    heads = default_heads(params_b, hidden)
+    # A heads that cannot divide the hidden is refused naming heads (_check_heads); the layers need some reading.
+    geometry = derive_geometry(params_b=params_b, hidden=hidden, heads=heads if hidden % heads == 0 else 1)
+    return architecture_dict(geometry)
+
+
 def _filled_geometry(ints: Mapping[str, int], params_b: float) -> dict[str, int]:
     """layers, hidden, heads, ffn_hidden, vocab of a row, its empty cells as ``assumed_values`` fills them."""
-    arch = derive_architecture(params_b)
-    hidden = ints.get("hidden", arch["hidden"])
+    arch = row_architecture(params_b, ints.get("hidden"))
     return {
         "layers": ints.get("layers", arch["layers"]),
-        "hidden": hidden,
+        "hidden": arch["hidden"],
         "heads": ints.get("heads") or default_heads(params_b, ints.get("hidden")),
-        "ffn_hidden": ints.get("ffn_hidden", FFN_PER_HIDDEN * hidden),
+        "ffn_hidden": ints.get("ffn_hidden", arch["ffn_hidden"]),
         "vocab": ints.get("vocab", arch["vocab"]),
     }
 
@@ -453,9 +475,9 @@ def _check_size(ints: Mapping[str, int], params_b: float, bad: Callable[[str, st
     """params_b within the Scenario's tolerance of what the row's geometry implies (estimator.catalog.check_geometry,
     over both readings of ``geometry_readings``): a 65B geometry said to be 7B predicted 5x its measured throughput.
     A geometry that is params_b's own derivation (nothing given, or an estimate's output read back) contradicts
-    nothing, as in a Scenario. Below about 1B the derivation itself sits past 15% (embeddings: 0.5B is derived as
-    0.7B-1.1B), so a row's geometry may be that far off plus the 15% (a hostile probe: vocab 32000 -> 32001 on a 0.5B
-    row with nothing else given was refused for the derived layers and hidden it never typed)."""
+    nothing, as in a Scenario. The derivation's own readings (tied or not, plain or gated MLP, one KV head or all)
+    may sit past 15%, so a row's geometry may be that far off plus the 15% (a hostile probe: vocab 32000 -> 32001 on a
+    0.5B row with nothing else given was refused for the derived layers and hidden it never typed)."""
     if _filled_geometry(ints, params_b) == _filled_geometry({}, params_b):
         return True
     derived_off = geometry_deviation(geometry_readings({}, params_b), params_b=params_b)
@@ -512,17 +534,14 @@ DEFAULTED_COLUMNS: Final[tuple[str, ...]] = (
 def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
     """The documented default of each of the row's empty DEFAULTED_COLUMNS cells, as predicting uses it (one
     definition for ``prediction.run_queries`` and the write-back): the precision ``default_precision`` chose,
-    gpus_per_node and inter_node_gbps of the GPU's typical server, the architecture derived from params_b, with an
-    empty ffn_hidden following the row's hidden (given or derived) as FFN_PER_HIDDEN x hidden and empty heads as
-    ``default_heads``."""
+    gpus_per_node and inter_node_gbps of the GPU's typical server, the architecture of ``row_architecture`` (the
+    catalog's, as a Scenario's, at a given hidden) and empty heads as ``default_heads``."""
     spec = get_gpu(run.gpu)
-    arch = derive_architecture(run.params_b)
     defaults: dict[str, str | int | float] = {
         "gpus_per_node": spec.gpus_per_node,
         "inter_node_gbps": spec.inter_node_gbps,
-        **arch,
+        **row_architecture(run.params_b, run.hidden),
         "heads": default_heads(run.params_b, run.hidden),
-        "ffn_hidden": FFN_PER_HIDDEN * (run.hidden or arch["hidden"]),
     }
     assumed = {k: v for k, v in defaults.items() if getattr(run, k) is None}
     if not run.cells.get("precision", ""):  # the field always holds a precision: the cell says whether it was given

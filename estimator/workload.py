@@ -2,7 +2,7 @@
 
 Layout fields left as ``None`` mean "search it": the estimator picks the fastest feasible value per
 cluster size (``estimator.layout``). Architecture fields left as ``None`` are derived from ``params_b``
-by the rule in :func:`derive_architecture`.
+by :func:`derive_architecture` (the model catalog's derivation).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Final
 
+from estimator.catalog import DEFAULT_HEAD_DIM, architecture_dict, derive_geometry, ffn_for_hidden
 from estimator.specs import DATA_DIR, PRECISIONS, GpuSpec
 
 STRATEGIES: Final[tuple[str, ...]] = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
@@ -79,15 +80,8 @@ def stack_properties() -> dict[str, StackProperties]:
     return table
 
 
-# Architecture derivation when only params_b is known. Sources: GPT-3 175B (96 layers, hidden 12288),
-# Llama 2 7B/13B (32 x 4096, 40 x 5120) all have hidden/layers = 128 and head dim 128; ffn = 4 x hidden is the
-# GPT/MPT convention; vocab 32000 is Llama 2's tokenizer. P ~= 12 * layers * hidden^2 (Narayanan et al. 2021, Eq. 2).
-HIDDEN_PER_LAYER: Final[int] = 128
-HEAD_DIM: Final[int] = 128
-# hidden is rounded to whole groups of 8 heads so tensor parallelism up to a node's 8 GPUs divides the heads.
-HIDDEN_STEP: Final[int] = 8 * HEAD_DIM
-FFN_PER_HIDDEN: Final[int] = 4
-DEFAULT_VOCAB: Final[int] = 32000
+# The hidden size in heads of this width where a profiled run gives hidden but not heads (the catalog's head size).
+HEAD_DIM: Final[int] = DEFAULT_HEAD_DIM
 
 
 class WorkloadError(ValueError):
@@ -165,22 +159,12 @@ def virtual_stage_problem(*, virtual: int, pp: int | None, layers: int, stack: s
 
 
 def derive_architecture(params_b: float) -> dict[str, int]:
-    """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters.
-
-    Rule: hidden = 128 x layers and P = 12 x layers x hidden^2, so layers = round((P / (12 x 128^2))^(1/3));
-    hidden is then rounded to a multiple of 1024 (8 heads of dimension 128) from sqrt(P / (12 x layers));
-    ffn_hidden = 4 x hidden; vocab = 32000. Gives 96 x 12288 for 175B, as GPT-3.
-    """
-    params = params_b * 1e9
-    layers = max(1, round((params / (12 * HIDDEN_PER_LAYER**2)) ** (1 / 3)))
-    hidden = max(HIDDEN_STEP, round(math.sqrt(params / (12 * layers)) / HIDDEN_STEP) * HIDDEN_STEP)
-    return {
-        "layers": layers,
-        "hidden": hidden,
-        "heads": hidden // HEAD_DIM,
-        "ffn_hidden": FFN_PER_HIDDEN * hidden,
-        "vocab": DEFAULT_VOCAB,
-    }
+    """layers, hidden, heads, ffn_hidden, vocab for a dense decoder of ``params_b`` billion parameters: the model
+    catalog's derivation (estimator.catalog.derive_geometry), the one a Scenario takes, so ``estimate`` and ``advise``
+    run one shape (an outsider's probe: this was a GPT-3 rule of its own, 70.6 -> 71 x 9216 with FFN 4 x hidden and
+    a 32,000 vocabulary where advise ran Llama 3.1 70B's 80 x 8192; 0.5B on 8 H100s 776,895 against 1,159,373
+    tokens/s)."""
+    return architecture_dict(derive_geometry(params_b=params_b))
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +201,11 @@ class TrainingJob:
     # Virtual pipeline stages per GPU (1 = plain 1F1B); None = searched where the stack offers the interleaved schedule
     virtual_pipeline: int | None = None
     active_params_b: float | None = None
+    # Width of the attention core [elements]: its causal forward is 2 x layers x seq_len x attention_width FLOPs per
+    # token and Q, K, V and the attention output store that width; heads x (qk + v head dims) / 2
+    # (estimator.catalog.ModelGeometry.attention_width). None = hidden, as in multi-head attention. DeepSeek-V3's
+    # latent attention is 20,480 wide beside a hidden size of 7168.
+    attention_width: int | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -234,11 +223,13 @@ class TrainingJob:
         put(self, "precision", precision)
         derived = derive_architecture(self.params_b)
         if self.hidden is not None and self.ffn_hidden is None:
-            # The ffn follows the given hidden size (ffn = 4 x hidden), not the one params_b would imply.
-            derived["ffn_hidden"] = FFN_PER_HIDDEN * int(_positive_int("hidden", self.hidden) or 0)
+            # The ffn follows the given hidden size (the catalog's rule), not the one params_b would imply.
+            derived["ffn_hidden"] = ffn_for_hidden(int(_positive_int("hidden", self.hidden) or 0))
         for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
             value = _positive_int(name, getattr(self, name), optional=True)
             put(self, name, derived[name] if value is None else value)
+        width = _positive_int("attention_width", self.attention_width, optional=True)
+        put(self, "attention_width", self.hidden if width is None else width)
         if self.hidden % self.heads:  # type: ignore[operator]
             raise WorkloadError("heads", f"must divide hidden ({self.hidden}); got {self.heads}")
         if self.strategy is not None:

@@ -189,6 +189,9 @@ def _training_job(s: Scenario) -> TrainingJob:
         # regression probe: Mixtral's activations were counted for one expert of the two a token uses).
         ffn_hidden=w.model.token_ffn_hidden if w.model.experts and w.model.token_ffn_hidden else w.model.ffn_hidden,
         vocab=w.model.vocab,
+        # Latent attention is wider than hidden (DeepSeek-V3: 20,480 beside 7168): its FLOPs, time and Q/K/V memory (an
+        # outsider's probe back-solved 232.7 GFLOP/token where the hand count is 252.7). 0: hidden.
+        attention_width=w.model.attention_width or None,
         strategy=None if par.strategy == "auto" else par.strategy,
         tp=par.tp,
         pp=par.pp,

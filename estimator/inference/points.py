@@ -203,7 +203,21 @@ def _note(point: ServingPoint, *, fits: bool) -> str:
             f"tp {point.tp} spans {math.ceil(point.tp / domain)} {served.scale_up_name}s of {domain} GPUs: its "
             "collectives run over the scale-out network"
         )
-    return "; ".join(notes)
+    assumed = _assumed_note(point.model)
+    return "; ".join([*notes, assumed] if assumed else notes)
+
+
+def _assumed_note(model: ServedModel) -> str:
+    """What the row's model took that the row did not give (estimator.catalog's ``assumed``), with the shape it was
+    served as where that was derived: an outsider's params_b 46.7 row ran as a dense 68 x 7168 model with 8 KV heads
+    and its note was empty."""
+    if not model.assumed:
+        return ""
+    listed = "; ".join(model.assumed)
+    if model.name:
+        return f"assumed {listed}"
+    shape = f"{model.layers} layers x {model.hidden} hidden, {model.heads} heads, {model.kv_heads} KV heads"
+    return f"assumed {shape}: {listed}"
 
 
 def _check_fits_model(

@@ -812,3 +812,18 @@ def test_a_quote_prices_on_demand_but_the_echo_and_other_gpus_keep_the_users_mar
     assert parse_scenario(s.to_dict()) == s  # the echo reads back the same
     other, note = catalog_prices_for_other_gpus(s)
     assert other.rent.markets == ("reserved_1y",) and other.rent.usd_per_gpu_hour is None and note
+
+
+def test_deepseek_v3_training_counts_its_latent_attention_at_its_own_width(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: DeepSeek-V3 training back-solved to 232.7 GFLOP/token (6 x 37e9 + 6 x 61 x 4096 x 7168,
+    the hidden size as the attention width) where its 128 heads x (192 + 128) make it 252.7."""
+    doc = advise(
+        scenario(
+            workload={"kind": "training", "model": {"name": "deepseek-v3"}, "tokens": 1.48e13, "global_batch": 15360},
+            cluster_sizes=[2048],
+        ),
+        now=NOW,
+    ).to_dict()
+    size = by_gpus(doc, 2048)
+    flops_per_token = size["mfu"] * 2048 * get_gpu("h100-sxm").peak_tflops["bf16"] * 1e12 / size["tokens_per_s"]
+    assert flops_per_token == pytest.approx(6 * 37e9 + 3 * 61 * 128 * 320 * 4096, rel=2e-3)

@@ -36,7 +36,14 @@ def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> Non
         assert 0 < float(r["predicted_ttft_s"]) <= float(r["predicted_ttft_p95_s"])
         assert 0 < float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
         assert int(r["max_concurrency"]) >= 1
-        assert r["fits_memory"] == "true" and r["prediction_note"] == ""
+        assert r["fits_memory"] == "true"
+    # The geometry row leaves its vocabulary and MLP width to the catalog's rules, and the note says so.
+    assert [r["prediction_note"] for r in rows[:3]] == [
+        "",
+        "assumed 32 layers x 4096 hidden, 32 heads, 32 KV heads: vocabulary of 128,256 tokens (not given); "
+        "MLP width derived from params_b (not given)",
+        "",
+    ]
     # 141 GB of bf16 weights on one 80 GB GPU: no prediction (empty cells, as for every latency), no capacity.
     assert rows[3]["predicted_output_tokens_per_s"] == "" and rows[3]["max_concurrency"] == "0"
     assert rows[3]["predicted_ttft_s"] == "" and rows[3]["predicted_tpot_p95_s"] == ""
@@ -283,3 +290,18 @@ def test_the_help_says_concurrency_is_a_closed_loop_unlike_advises_poisson_arriv
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     row = next(line for line in readme.splitlines() if "estimate_inference --points" in line)
     assert "closed loop" in row or "closed loop" in readme.split("estimate_inference --points", 1)[1][:600]
+
+
+def test_a_row_given_by_params_b_says_what_its_prediction_assumed(tmp_path: Path) -> None:
+    """An outsider's probe: a params_b 46.7 row was served as a dense 68 x 7168 model with 8 KV heads (46.9 tokens/s
+    where Mixtral gives 161) and its prediction_note was empty; a name with another params_b was replaced silently."""
+    body = "h100-sxm,bf16,,46.7,,,,,2,1,1000,200,\nh100-sxm,bf16,llama-3.1-70b,80,,,,,2,1,1000,200,\n"
+    derived, named = csv.DictReader(io.StringIO(run(tmp_path, body)))
+    note = derived["prediction_note"]
+    assert note.startswith("assumed 68 layers x 7168 hidden, 56 heads, 8 KV heads: dense (no experts")
+    assert "8 KV heads (not given)" in note
+    assert named["prediction_note"] == "assumed params_b 80 replaced by llama-3.1-70b's 70.6"
+    # A 0.5B row with no geometry was refused: "layers/hidden/heads imply 0.6B parameters, 16% away ... fix the
+    # geometry" (the derived 1 x 2048 shape); its derivation now makes params_b.
+    (small,) = csv.DictReader(io.StringIO(run(tmp_path, "h100-sxm,bf16,,0.5,,,,,1,1,100,100,\n")))
+    assert float(small["predicted_output_tokens_per_s"]) > 0 and "15 layers x 1280 hidden" in small["prediction_note"]

@@ -352,3 +352,12 @@ def test_every_list_in_a_scenario_has_a_cap() -> None:
         found = errors(with_(pointer, value))
         assert pointer in found, (pointer, found)
         assert "at most" in found[pointer]
+
+
+def test_a_catalog_name_in_another_case_is_refused_with_the_id_to_use() -> None:
+    """An outsider's probe: the API refused "Llama-3.1-70B" with the list of ids while estimate_inference's CSV took
+    it. The Scenario keeps its one rule for every choice (exactly as the schema's enum lists it: a document is stored
+    as given) and says which id was meant; the GPU id alike."""
+    message = errors(with_("/workload/model", {"name": "Llama-3.1-70B"}))["/workload/model/name"]
+    assert "did you mean 'llama-3.1-70b'" in message
+    assert "did you mean 'h100-sxm'" in errors({**MINIMAL, "gpu": "H100-SXM"})["/gpu"]

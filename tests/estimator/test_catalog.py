@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from estimator import catalog
@@ -137,3 +139,53 @@ def test_a_partly_given_geometry_lists_the_vocab_and_mlp_width_it_derived() -> N
         params_b=8.03, layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256
     )
     assert full.assumed == ()
+
+
+@pytest.mark.parametrize("params_b", [0.002, 0.01, 0.1, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0])
+def test_a_small_model_derived_from_params_b_alone_has_a_sane_shape(params_b: float) -> None:
+    """An outsider's probe: below ~1B the Llama 3 vocabulary's embeddings alone outweighed params_b and the shape
+    collapsed to 1 layer (0.5 -> 1 x 2048, 0.58B; 0.1 -> 1 x 1024, 0.278B; 0.3 -> 2 layers but 0.5 -> 1)."""
+    g = catalog.derive_geometry(params_b=params_b)
+    assert catalog.geometry_deviation(g, params_b=params_b) < 0.06
+    assert g.layers >= 3
+    embeddings = g.vocab * g.hidden * (1 if g.tied else 2)
+    assert embeddings <= params_b * 1e9 / 3 + 1
+    assert g.heads % g.kv_heads == 0 and g.hidden % g.heads == 0
+    if g.tied or g.vocab != catalog.DEFAULT_VOCAB:
+        assert any("tied embeddings" in a for a in g.assumed)
+
+
+def test_small_derived_models_grow_with_params_b() -> None:
+    sizes = [0.001 * 1.1**k for k in range(85)]  # 1M to 3.3B (above, catalog shapes take over)
+    implied = [catalog.derive_geometry(params_b=p).params() for p in sizes]
+    assert all(b > a for a, b in itertools.pairwise(implied))
+
+
+def test_a_partly_given_geometry_lists_the_layers_hidden_and_heads_it_derived() -> None:
+    """An outsider's probe: {"params_b": 70, "kv_heads": 64} came back 70 x 8192 with 64 heads and {"params_b": 70,
+    "heads": 64} 79 x 8192, with only the vocabulary and MLP width listed as assumed."""
+    g = catalog.resolve_model(params_b=70, kv_heads=64)
+    text = " | ".join(g.assumed)
+    assert f"{g.layers} layers" in text and f"hidden {g.hidden:,}" in text and f"{g.heads} attention heads" in text
+    g = catalog.resolve_model(params_b=70, heads=64)
+    text = " | ".join(g.assumed)
+    assert f"{g.layers} layers" in text and f"hidden {g.hidden:,}" in text and "attention heads" not in text
+
+
+def test_a_name_with_a_different_params_b_says_the_catalog_count_replaced_it() -> None:
+    """An outsider's probe: {"name": "llama-3.1-70b", "params_b": 80} silently became 70.6."""
+    g = catalog.resolve_model(name="llama-3.1-70b", params_b=80)
+    assert g.params_b == 70.6
+    assert "params_b 80 replaced by llama-3.1-70b's 70.6" in g.assumed
+    assert catalog.resolve_model(name="llama-3.1-70b", params_b=70.6) == catalog.get_model("llama-3.1-70b")
+
+
+@pytest.mark.parametrize("params_b", [46.7, 70, 671, 0.5])
+def test_a_params_b_only_model_says_it_was_taken_as_dense(params_b: float) -> None:
+    """An outsider's probe: {"params_b": 46.7} was a dense 68 x 7168 (6 x 46.7 FLOPs per token where Mixtral runs
+    6 x 12.9) and nothing said a dense model was assumed."""
+    g = catalog.derive_geometry(params_b=params_b)
+    assert not g.is_moe
+    assert any(a.startswith("dense") and "experts" in a for a in g.assumed)
+    moe = catalog.derive_geometry(params_b=46.7, layers=32, hidden=4096, experts=8, active_experts=2)
+    assert not any(a.startswith("dense") for a in moe.assumed)

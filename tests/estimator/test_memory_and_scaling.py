@@ -249,3 +249,28 @@ def test_a_mixture_of_experts_computes_its_active_parameters_and_holds_all_of_th
     assert 1.5 < ratio < 46.7 / 12.9  # the compute shrinks by 3.6x; the ZeRO-3 collectives of all weights do not
     with pytest.raises(WorkloadError, match="active_params_b"):
         TrainingJob(params_b=7.0, active_params_b=8.0, **geometry)
+
+
+def test_attention_wider_than_hidden_counts_its_flops_time_and_qkv_activations() -> None:
+    """An outsider's probe: DeepSeek-V3's multi-head latent attention (128 heads x (192 + 128) = 2 x 20,480 wide) was
+    counted 7168 wide: 232.7 GFLOP/token where the hand count is 252.7 at seq 4096 (308 vs 468 at 32768)."""
+    geometry = {"seq_len": 4096, "global_batch": 512, "layers": 61, "hidden": 7168, "heads": 128, "vocab": 129280}
+    narrow = TrainingJob(params_b=671, active_params_b=37, ffn_hidden=18432, **geometry)
+    mla = TrainingJob(params_b=671, active_params_b=37, ffn_hidden=18432, attention_width=20480, **geometry)
+    assert narrow.attention_width == 7168  # default: hidden, so a dense model is unchanged
+    layout = {"strategy": model.ZERO3, "tp": 8, "pp": 8, "cp": 1, "mb": 1, "ac": 0}
+    cases = {
+        name: case_table(job_queries(job, Cluster(get_gpu("h100-sxm")), [2048]), np.array([0]), layout)
+        for name, job in (("narrow", narrow), ("mla", mla))
+    }
+    assert model.model_flops_per_token(cases["narrow"])[0] == pytest.approx(232.7e9, rel=1e-3)
+    assert model.model_flops_per_token(cases["mla"])[0] == pytest.approx(6 * 37e9 + 3 * 61 * 128 * 320 * 4096)
+    assert model.model_flops_per_token(cases["mla"])[0] == pytest.approx(252.7e9, rel=1e-3)
+    theta = load_default().theta()
+    assert model.step_time(cases["mla"], theta)[0] > model.step_time(cases["narrow"], theta)[0]
+    # Q, K, V and the attention output (8 of the 34 bytes per s.b.h) are as wide as the attention.
+    extra = model.activation_bytes_per_sbh(cases["mla"])[0] - model.activation_bytes_per_sbh(cases["narrow"])[0]
+    assert extra == pytest.approx(8.0 * (20480 / 7168 - 1.0))
+    assert model.memory_per_gpu(cases["mla"])[0] > model.memory_per_gpu(cases["narrow"])[0]
+    with pytest.raises(WorkloadError, match="attention_width"):
+        TrainingJob(params_b=7, seq_len=4096, global_batch=8, attention_width=0)

@@ -12,6 +12,7 @@ from estimator.calibrate import public_runs
 from estimator.runs import (
     COLUMNS,
     RunValidationError,
+    assumed_values,
     given_virtual_stages,
     read_runs_csv,
     runs_from_records,
@@ -258,7 +259,7 @@ def test_estimate_output_writes_what_it_assumed_and_reads_back_to_the_same_predi
     assert all(row[column] for row in rows for column in DEFAULTED_COLUMNS), "every default is written"
     v100, _, _, given_hidden = rows
     assert v100["precision"] == "fp16" and given_hidden["hidden"] == "4096"
-    assert int(given_hidden["ffn_hidden"]) == 4 * 4096
+    assert int(given_hidden["ffn_hidden"]) == 14336  # the catalog's 3.5 x hidden, as a Scenario derives it (was 4 x)
     assert all(row[c] for row in rows if row["fits_memory"] == "true" for c in LAYOUT_COLUMNS)
     assert _estimate(first) == first, "the output, read back as input, predicts (and writes) the same"
 
@@ -338,3 +339,25 @@ def test_messages_quote_cells_escaped_and_shortened() -> None:
     first, second = (e.message for e in info.value.errors)
     assert len(first) < 200 and first.endswith("'...")
     assert "\x00" not in second and "\\x00" in second and len(second) < 300
+
+
+@pytest.mark.parametrize("params_b", [0.5, 7.0, 70.6, 175.0])
+def test_a_row_given_only_params_b_takes_the_scenarios_geometry(params_b: float) -> None:
+    """An outsider's probe: the estimate path derived its own GPT-3-rule shape (70.6 -> 71 x 9216, FFN 36864, vocab
+    32000; 0.5 -> 14 x 2048) where advise takes the catalog's (80 x 8192, FFN 28672, vocab 128256): 510,137 against
+    522,598 tokens/s at 512 H100s, and 776,895 against 1,159,373 for 0.5B on 8."""
+    from estimator.catalog import architecture_dict, derive_geometry
+    from estimator.workload import TrainingJob
+
+    (run,) = runs_from_records(
+        [{"gpu": "h100-sxm", "num_gpus": 8, "params_b": params_b, "seq_len": 4096, "global_batch": 64}]
+    )
+    expected = architecture_dict(derive_geometry(params_b=params_b))
+    assumed = assumed_values(run)
+    assert {k: assumed[k] for k in expected} == expected
+    job = TrainingJob(params_b=params_b, seq_len=4096, global_batch=64)
+    assert {k: getattr(job, k) for k in expected} == expected
+    # A given hidden takes the catalog's MLP width for it (3.5 x hidden in steps of 256; it was 4 x hidden), in both.
+    (given,) = runs_from_records([{**run.cells, "params_b": 70.6, "hidden": 8192}])
+    job = TrainingJob(params_b=70.6, seq_len=4096, global_batch=64, hidden=8192)
+    assert assumed_values(given)["ffn_hidden"] == job.ffn_hidden == 28672

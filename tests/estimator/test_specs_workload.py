@@ -47,8 +47,15 @@ def test_precision_a_gpu_lacks_is_refused_with_what_it_supports() -> None:
         get_gpu("v100-32gb").peak_flops("bf16")
 
 
-def test_architecture_rule_recovers_gpt3_175b() -> None:
-    assert derive_architecture(175) == {"layers": 96, "hidden": 12288, "heads": 96, "ffn_hidden": 49152, "vocab": 32000}
+def test_architecture_rule_is_the_catalogs() -> None:
+    # One derivation for estimate and advise (it was a GPT-3 rule of its own: 70.6 -> 71 x 9216, vocab 32000).
+    assert derive_architecture(70.6) == {
+        "layers": 80,
+        "hidden": 8192,
+        "heads": 64,
+        "ffn_hidden": 28672,
+        "vocab": 128256,
+    }
 
 
 def test_job_fills_architecture_and_normalises_checkpointing() -> None:
