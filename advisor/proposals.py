@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -26,12 +28,37 @@ from advisor.scenarios import scenario_for_user
 OFFER_KEY = ("provider", "instance", "region", "market")
 
 
+# From this magnitude on Python writes an integral float with an exponent (1e+16); PostgreSQL's jsonb writes it
+# as digits (10000000000000000), which reads back as an integer.
+_EXPONENT_FROM = 1e16
+
+
+def _stored_numbers(value: Any) -> Any:
+    """`value` with its numbers as every database returns them: a float of 1e16 or more in magnitude becomes the
+    integer its JSON text names (1.2345678901234567e+20: 123456789012345670000, not the binary value's digits),
+    and -0.0 becomes 0.0 (jsonb has no negative zero); other numbers are unchanged."""
+    if isinstance(value, float):
+        if value == 0:
+            return 0.0
+        return int(Decimal(repr(value))) if abs(value) >= _EXPONENT_FROM and math.isfinite(value) else value
+    if isinstance(value, Mapping):
+        return {key: _stored_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_stored_numbers(item) for item in value]
+    return value
+
+
 def _canonical(value: Any) -> str:
-    # allow_nan=False: a NaN or infinity would be stored differently by each database; fail loudly instead.
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """The JSON a proposal stores and hashes. Its numbers are those SQLite and PostgreSQL both read back
+    (`_stored_numbers`), so the served document is the same on both and its hash can be checked from it.
+    allow_nan=False: a NaN or infinity would be stored differently by each database; fail loudly instead."""
+    return json.dumps(_stored_numbers(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def content_hash(*, advice: Mapping[str, Any], provenance: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of `{"advice": ..., "provenance": ...}` written as JSON with sorted keys, no whitespace and
+    non-ASCII characters as \\u escapes: in Python, `json.dumps(doc, sort_keys=True, separators=(",", ":"))` of
+    the proposal's `advice` and `provenance` as the API serves them."""
     return hashlib.sha256(_canonical({"advice": advice, "provenance": provenance}).encode()).hexdigest()
 
 

@@ -29,15 +29,25 @@ OUTAGE_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, RedisEr
 
 
 class QueueUnavailable(Exception):
-    """The task queue does not answer; nothing was queued."""
+    """The task queue does not answer; nothing was queued. The message gives the wait Retry-After gives and,
+    when the task has one, the command an operator can run instead (`operator_command`)."""
 
-    def __init__(self, cause: BaseException, *, retry_after_s: int = 60) -> None:
+    def __init__(self, cause: BaseException, *, retry_after_s: int = 60, operator_command: str = "") -> None:
         self.cause = cause
         self.retry_after_s = retry_after_s
+        instead = f"; an operator can run it now with `{operator_command}`." if operator_command else "."
         super().__init__(
             "The task queue (Redis) is not answering, so the task could not be queued and nothing was started. "
-            "Try again in a minute; an operator can run it now with `manage.py refresh_prices`."
+            f"Try again in {retry_after_s} s{instead}"
         )
+
+
+def operator_command(task: Task, args: tuple[Any, ...]) -> str:
+    """The command that does the task's work in the operator's shell: the task's `operator_command` option
+    (`@shared_task(operator_command="python manage.py refresh_prices --feed {0}")`, formatted with the task's
+    arguments), or "" for a task without one."""
+    template = getattr(task, "operator_command", "")
+    return template.format(*args) if template else ""
 
 
 def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
@@ -56,6 +66,8 @@ def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
         if not broker.is_open():
             broker.record_failure(error)
         logger.warning("could not queue %s: %s: %s", task.name, type(error).__name__, error)
-        raise QueueUnavailable(error, retry_after_s=broker.retry_after_s()) from error
+        raise QueueUnavailable(
+            error, retry_after_s=broker.retry_after_s(), operator_command=operator_command(task, args)
+        ) from error
     broker.record_success()
     return result

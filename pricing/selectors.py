@@ -275,6 +275,8 @@ class FeedStatus:
     last_run: FeedRun | None
     last_success: FeedRun | None
     stale: bool
+    # What anyone may read of the last run's error (run_error_category); staff see the error itself.
+    error_category: str = ""
 
 
 def run_error_category(run: FeedRun) -> str:
@@ -318,7 +320,8 @@ def feed_statuses() -> list[FeedStatus]:
             feed = get_feed(name)
             label, configured = feed.label, feed.is_configured()
             stale = last_success is None or (last_success.finished_at or last_success.started_at) < before
-        statuses.append(FeedStatus(name, label, configured, last_run, last_success, stale))
+        category = run_error_category(last_run) if last_run else ""
+        statuses.append(FeedStatus(name, label, configured, last_run, last_success, stale, category))
     return statuses
 
 

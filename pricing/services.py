@@ -380,6 +380,16 @@ def _provider_ids(slugs: set[str], cache_ids: dict[str, int]) -> dict[str, int]:
     return cache_ids
 
 
+def _lock_providers(provider_ids: Iterable[int]) -> None:
+    """Hold the providers' rows until the transaction ends, so that writers of one provider's offers take turns.
+    Two feeds (lambda and skypilot:lambda: different refresh locks) may write the same offer: under PostgreSQL
+    READ COMMITTED both saw it missing and the second insert failed with a unique violation. The rows are locked
+    in id order (one batch's providers at once), and the offers are read only after the lock is granted, so the
+    second writer sees the first's. SQLite has no row locks and needs none: its write transactions take the
+    database's write lock when they begin (settings: IMMEDIATE)."""
+    list(Provider.objects.select_for_update().filter(id__in=set(provider_ids)).order_by("id").values_list("id"))
+
+
 # Columns written by the ingest, in order; the rest of the row is the identity (provider, instance, region, market).
 _OFFER_VALUE_FIELDS = (
     "gpu",
@@ -443,7 +453,11 @@ def _insert_rows(cursor: Any, model: type[models.Model], names: tuple[str, ...],
     """Insert many rows in one go: COPY on PostgreSQL, executemany elsewhere (SQLite runs it in C)."""
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(model._meta.db_table)
-        with cursor.cursor.copy(f"COPY {table} ({', '.join(_columns(model, names))}) FROM STDIN") as copy:
+        # COPY goes to psycopg's own cursor: wrapped, its errors are Django's (DatabaseError) as a statement's are.
+        with (
+            connection.wrap_database_errors,
+            cursor.cursor.copy(f"COPY {table} ({', '.join(_columns(model, names))}) FROM STDIN") as copy,
+        ):
             for row in rows:
                 copy.write_row(row)
     else:
@@ -465,7 +479,10 @@ def _update_rows(cursor: Any, model: type[models.Model], names: tuple[str, ...],
         f"SELECT {', '.join(columns)}, {key} FROM {table} WITH NO DATA"
     )
     cursor.execute(f"TRUNCATE {staging}")
-    with cursor.cursor.copy(f"COPY {staging} ({', '.join(columns)}, {key}) FROM STDIN") as copy:
+    with (
+        connection.wrap_database_errors,
+        cursor.cursor.copy(f"COPY {staging} ({', '.join(columns)}, {key}) FROM STDIN") as copy,
+    ):
         for row in rows:
             copy.write_row(row)
     assignments = ", ".join(f"{column} = staged.{column}" for column in columns)
@@ -518,6 +535,7 @@ def ingest_offers(
     with connection.cursor() as cursor:
         for batch in _chunks(offers, batch_size):
             ids = _provider_ids({o.record.provider for o in batch}, provider_ids)
+            _lock_providers(ids[o.record.provider] for o in batch)
             instances = {o.record.instance_type for o in batch}
             existing = {
                 row[1:5]: row
@@ -805,6 +823,13 @@ def _summary(checked: Validation) -> dict[str, Any]:
         "rejected": checked.rejected,
         "rejections": checked.rejections,
     }
+
+
+def database_error_text(error: BaseException) -> str:
+    """One line for a database error that ended a refresh or an import (the commands print it; the full text,
+    with PostgreSQL's DETAIL and CONTEXT lines, stays in the run's error and the log)."""
+    lines = str(error).strip().splitlines()
+    return f"database error, nothing changed: {type(error).__name__}: {lines[0] if lines else 'no message'}"
 
 
 def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller: bool = False) -> list[FeedRun]:

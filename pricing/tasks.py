@@ -41,6 +41,7 @@ def retry_countdown(retries: int) -> float:
     max_retries=MAX_RETRIES,
     soft_time_limit=600,
     time_limit=660,
+    operator_command="python manage.py refresh_prices --feed {0}",  # core.queueing: named when Redis is down
 )
 def refresh_feed(self: Any, name: str) -> dict[str, Any]:
     from pricing.services import feed_refresh
@@ -56,7 +57,7 @@ def refresh_feed(self: Any, name: str) -> dict[str, Any]:
     return {"feed": name, "run_id": run.id, "status": run.status, "error": run.error}
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, operator_command="python manage.py refresh_prices")
 def refresh_all() -> list[str]:
     """Queue one refresh per feed; each runs, fails and retries on its own."""
     feeds = [name for name in FEED_NAMES if name in settings.PRICING_REFRESH_HOURS]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from pypdf import PdfReader
@@ -116,3 +117,37 @@ def test_identical_requests_are_answered_from_the_cache_until_inputs_change(alic
     assert_problem(alice.post("/api/v1/advice", scenario(gpu="x"), format="json"), 400, "#/gpu")
     assert_problem(alice.post("/api/v1/advice", scenario(gpu="x"), format="json"), 400, "#/gpu")
     assert len(calls) == 6, "invalid scenarios are not cached"
+
+
+def test_an_advice_cached_during_a_refresh_is_not_served_after_the_refresh_commits_new_prices(user, settings) -> None:  # type: ignore[no-untyped-def]
+    """The refresh's FeedRun row exists (running) before its offers are written: an advice computed while
+    it fetches holds the old prices and must not be the cached answer once the new prices are committed."""
+    import responses
+
+    from advisor.api.advice_cache import cached_advice_for
+    from pricing.feeds.lambda_cloud import API_URL
+    from pricing.models import FeedRun
+    from pricing.services import feed_refresh
+    from tests.pricing.helpers import fixture_json
+
+    settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
+    document = scenario()
+    payload = fixture_json("written/lambda_instance_types.json")
+    during: list[dict] = []
+
+    def answer(request):  # type: ignore[no-untyped-def]
+        if FeedRun.objects.filter(feed="lambda", status="success").exists():  # the second refresh, mid-fetch
+            assert FeedRun.objects.filter(feed="lambda", status="running").exists()
+            during.append(cached_advice_for(document=document, user=user))
+        return 200, {}, json.dumps(payload)
+
+    with responses.RequestsMock() as mock:
+        mock.add_callback(responses.GET, API_URL, callback=answer)
+        assert feed_refresh(name="lambda").status == "success"
+        payload["data"]["gpu_8x_h100_sxm5"]["instance_type"]["price_cents_per_hour"] = 80  # $0.10/GPU-h: cheapest
+        run = feed_refresh(name="lambda")
+    assert run.status == "success" and run.changed == 2 and len(during) == 1
+    after = cached_advice_for(document=document, user=user)
+    fresh = advice_for(document=document, user=user)
+    assert _without_clock(after) != _without_clock(during[0]), "the advice computed with the old prices is served"
+    assert _without_clock(after) == _without_clock(fresh)

@@ -406,3 +406,27 @@ def test_the_workbook_lists_each_rent_and_buy_field_once_with_its_unit(alice, us
     assert rows["/rent/price_decline_per_year"][1].number_format.endswith("%")
     assert rows["/buy/years"][1].number_format == "General" and rows["/buy/pue"][1].number_format == "General"
     assert "$" in rows["hardware quote"][1].number_format
+
+
+def test_the_content_hash_verifies_from_the_served_proposal_on_every_backend(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # An ops probe: on PostgreSQL, jsonb read the float 1e+16 (workload.tokens) back as the integer
+    # 10000000000000000 and -0.0 as 0.0, so the hash of the served JSON did not match; SQLite kept the text.
+    import hashlib
+
+    from advisor.proposals import content_hash
+
+    assert content_hash(advice={"tokens": 1e16, "x": -0.0, "y": [1.2345678901234567e20, 2.0]}, provenance={}) == (
+        content_hash(advice={"tokens": 10**16, "x": 0.0, "y": [123456789012345670000, 2.0]}, provenance={})
+    )
+    load_bundled_data()
+    document = json.loads(json.dumps(DESIGN_SCENARIO))
+    document["workload"]["tokens"] = 1e16
+    scenario_id = scenario_create(owner=user, name="largest run", document=document).pk
+    issued = _issue(alice, scenario_id)
+    served = alice.get(f"/api/v1/proposals/{issued['id']}").json()
+    tokens = served["advice"]["scenario"]["workload"]["tokens"]
+    assert tokens == 10**16 and isinstance(tokens, int), "the same number on SQLite and PostgreSQL"
+    text = json.dumps(
+        {"advice": served["advice"], "provenance": served["provenance"]}, sort_keys=True, separators=(",", ":")
+    )
+    assert hashlib.sha256(text.encode()).hexdigest() == served["content_hash"]

@@ -342,3 +342,28 @@ def test_a_cloud_given_to_a_feed_that_takes_none_is_refused_naming_the_option(cl
         _import("--feed", "azure", "--cloud", cloud, written / "azure_page1.json")
     assert caught.value.returncode == 2
     assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+def test_a_database_error_while_storing_exits_2_with_one_line_naming_the_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # An ops probe (PostgreSQL, two feeds writing one offer at once): a UniqueViolation left import_prices with
+    # exit 1 and a 12-frame traceback; the README promises exit 2 and one line naming the file.
+    from django.db import IntegrityError
+
+    import pricing.services
+
+    def refused(**kwargs):  # type: ignore[no-untyped-def]
+        raise IntegrityError(
+            'duplicate key value violates unique constraint "offer_identity"\nDETAIL:  Key (provider_id, ...)'
+        )
+
+    monkeypatch.setattr(pricing.services, "ingest_offers", refused)
+    catalog = lambda_h100_catalog(tmp_path / "sheet.csv", usd_per_hour="16.0", mtime=timezone.now())
+    with pytest.raises(CommandError) as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(catalog), stdout=StringIO())
+    assert caught.value.returncode == 2
+    assert str(caught.value) == (
+        f"cannot import {catalog}: database error, nothing changed: IntegrityError: duplicate key value violates "
+        'unique constraint "offer_identity"'
+    )
+    assert not Offer.objects.filter(feed="skypilot:lambda").exists()
+    assert not FeedRun.objects.filter(feed="skypilot:lambda").exists()  # rolled back with the offers

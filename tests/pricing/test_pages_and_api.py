@@ -318,3 +318,21 @@ def test_hardware_quotes_are_editable_in_the_admin(client: Client, staff_user, b
     quote.refresh_from_db()
     assert quote.usd == Decimal("455000") and quote.source == "vendor quote #123"
     assert client.get("/admin/pricing/offer/").status_code == 200
+
+
+def test_the_page_shows_a_failed_runs_category_to_everyone_and_its_error_to_staff(
+    client: Client,
+    staff_user,  # type: ignore[no-untyped-def]
+    bundled: str,
+) -> None:
+    # An ops probe: /prices/ printed the raw error (host, port and URL of the price API) to anyone.
+    error = (
+        "Lambda instance-types: ConnectionError: HTTPConnectionPool(host='10.1.2.3', port=8731): Max retries "
+        "exceeded with url: /api/v1/instance-types"
+    )
+    FeedRun.objects.create(feed="lambda", status=FeedRun.Status.FAILED, error=error, retryable=True)
+    anonymous = client.get("/prices/").content.decode()
+    assert "10.1.2.3" not in anonymous and "HTTPConnectionPool" not in anonymous
+    assert "network error; will retry" in anonymous
+    client.force_login(staff_user)
+    assert "10.1.2.3" in client.get("/prices/").content.decode()

@@ -134,3 +134,38 @@ def test_command_refuses_a_feed_or_cloud_it_does_not_know_naming_the_known_ones(
         call_command("refresh_prices", "--feed", name, stdout=StringIO())
     assert caught.value.returncode == 2
     assert not FeedRun.objects.exists()
+
+
+@responses.activate
+def test_a_database_error_while_saving_is_one_line_and_the_next_feed_still_runs(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # An ops probe: a statement timeout while saving printed 14 traceback frames ending in QueryCanceled, not the
+    # README's 'N feed(s) did not refresh' line; the run itself was recorded failed and the offers kept.
+    from django.db import OperationalError
+
+    import pricing.services
+
+    settings.PRICING_SKYPILOT_ENABLED = True
+    settings.PRICING_SKYPILOT_CLOUDS = ["cudo", "runpod"]
+    base = settings.PRICING_SKYPILOT_CATALOG_URL
+    responses.get(f"{base}/v8/cudo/vms.csv", body=fixture_text("skypilot_cudo_v8_vms.csv"))
+    responses.get(f"{base}/v8/runpod/vms.csv", body=fixture_text("skypilot_cudo_v8_vms.csv").replace("cudo", "runpod"))
+    responses.get(COMMITS_API, status=403)
+    real = pricing.services.ingest_offers
+
+    def timing_out(**kwargs):  # type: ignore[no-untyped-def]
+        if kwargs["feed"] == "skypilot:cudo":
+            raise OperationalError("canceling statement due to statement timeout\nCONTEXT:  COPY pricing_offer, line 1")
+        return real(**kwargs)
+
+    monkeypatch.setattr(pricing.services, "ingest_offers", timing_out)
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"^1 feed\(s\) did not refresh: skypilot:cudo \(previous offers kept\)$"):
+        call_command("refresh_prices", "--feed", "skypilot", stdout=out)
+    text = out.getvalue()
+    assert (
+        "skypilot:cudo: Failed - database error, nothing changed: OperationalError: canceling statement due to "
+        "statement timeout\n" in text
+    )
+    assert "CONTEXT" not in text and "skypilot:runpod: Success" in text
+    assert FeedRun.objects.get(feed="skypilot:cudo").status == FeedRun.Status.FAILED
+    assert not Offer.objects.filter(feed="skypilot:cudo").exists()

@@ -33,6 +33,12 @@ from advisor.xlsx import proposal_workbook
 from core.api.renderers import PDFRenderer, StoredTextJSONRenderer
 from core.auth import signed_in_user
 
+CONTENT_HASH_HELP = (
+    'SHA-256 (hex) of {"advice": ..., "provenance": ...} as this API serves them, written as JSON with sorted keys, '
+    "no whitespace and non-ASCII characters as \\u escapes (Python: json.dumps(doc, sort_keys=True, "
+    'separators=(",", ":"))); the same on SQLite and PostgreSQL.'
+)
+
 
 class ProposalSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
@@ -60,6 +66,7 @@ class ProposalSerializer(serializers.ModelSerializer):
             "provenance",
         ]
         read_only_fields = fields
+        extra_kwargs = {"content_hash": {"help_text": CONTENT_HASH_HELP}}
 
 
 class ProposalListItemSerializer(serializers.ModelSerializer):
@@ -69,6 +76,7 @@ class ProposalListItemSerializer(serializers.ModelSerializer):
         model = Proposal
         fields = ["id", "scenario_id", "scenario_name", "issued_at", "content_hash"]
         read_only_fields = fields
+        extra_kwargs = {"content_hash": {"help_text": CONTENT_HASH_HELP}}
 
 
 class XLSXRenderer(BaseRenderer):

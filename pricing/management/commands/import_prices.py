@@ -2,8 +2,9 @@
 
 The same adapter, validation and ingest as a refresh; prints one JSON summary:
 {"accepted": n, "rejected": {reason: n}, "offers": [{provider, instance, region, market, gpu,
-gpu_count, usd_per_gpu_hour}]}. Exit status 2 naming the file on unreadable input, and 2 after the summary
-when no record was accepted (an import that stored nothing is not a success to a cron job or a script).
+gpu_count, usd_per_gpu_hour}]}. Exit status 2 naming the file on unreadable input or a database error (one
+line; nothing stored), and 2 after the summary when no record was accepted (an import that stored nothing is
+not a success to a cron job or a script).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart
 from pricing.feeds.base import FeedError, FeedFileError
-from pricing.services import ImportResult, feed_import
+from pricing.services import ImportResult, database_error_text, feed_import
 
 
 class Command(BaseCommand):
@@ -38,6 +40,9 @@ class Command(BaseCommand):
             raise CommandError(error.args[0], returncode=2) from error
         except UnknownFeedPart as error:
             raise CommandError(f"--cloud: {error.args[0]}", returncode=2) from error
+        except DatabaseError as error:  # rolled back: nothing was stored
+            files = ", ".join(str(path) for path in options["files"])
+            raise CommandError(f"cannot import {files}: {database_error_text(error)}", returncode=2) from error
         self.stdout.write(json.dumps(summary(result), indent=2))
         if not result.checked.accepted:
             rejected = ", ".join(f"{reason} x{count}" for reason, count in summary(result)["rejected"].items())

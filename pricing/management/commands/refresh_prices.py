@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
+from django.db import DatabaseError
 
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart, feed_units, refreshable
 from pricing.models import FeedRun
-from pricing.services import feeds_refresh
+from pricing.services import database_error_text, feed_refresh
 
 BAR_WIDTH = 30
 
@@ -72,8 +73,14 @@ class Command(BaseCommand):
         failed = []
         for name in names:
             bar = ProgressBar(self.stdout, name)
-            # a group (skypilot): one run per cloud
-            for run in feeds_refresh(name=name, progress=bar, accept_smaller=accept_smaller is not None):
+            for unit in feed_units(name):  # a group (skypilot): one run per cloud, each on its own
+                try:
+                    run = feed_refresh(name=unit, progress=bar, accept_smaller=accept_smaller is not None)
+                except DatabaseError as error:  # the run says so where it could be saved; the offers were kept
+                    bar.close()
+                    self.stdout.write(self.style.ERROR(f"{unit}: Failed - {database_error_text(error)}"))
+                    failed.append(unit)
+                    continue
                 bar.close()
                 self.stdout.write(self._summary(run))
                 if run.status in (FeedRun.Status.FAILED, FeedRun.Status.REJECTED):
