@@ -812,3 +812,19 @@ def test_a_quote_prices_on_demand_but_the_echo_and_other_gpus_keep_the_users_mar
     assert parse_scenario(s.to_dict()) == s  # the echo reads back the same
     other, note = catalog_prices_for_other_gpus(s)
     assert other.rent.markets == ("reserved_1y",) and other.rent.usd_per_gpu_hour is None and note
+
+
+def test_breaks_even_means_owning_at_the_planned_utilization_costs_no_more_than_renting(
+    catalog: dict[str, Any],
+) -> None:
+    """An outside tester: llama-3.1-70b at 512 GPUs said breaks_even true at 12% utilization against a break-even of
+    77% (owning $9.6M a run, renting $1.6M): training read 'u* exists', inference 'utilization >= u*'."""
+    for utilization in (0.3, 0.6, 1.0):
+        doc = advise(scenario(utilization=utilization), now=NOW).to_dict()
+        for size in doc["sizes"]:
+            buy = size["buy"]
+            be = buy["break_even_utilization"]
+            assert buy["breaks_even"] == (be is not None and buy["utilization"] >= be), (utilization, size["gpus"])
+    low = by_gpus(advise(scenario(utilization=0.3), now=NOW).to_dict(), 8)["buy"]
+    assert low["break_even_utilization"] is not None and low["break_even_utilization"] > 0.3
+    assert low["breaks_even"] is False
