@@ -13,6 +13,7 @@ from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import defaulted_fields, rent_rate_words
+from advisor.advice.offers import quoted_offers
 from advisor.charts import format_hours, format_percent, format_usd
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -546,6 +547,31 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
+def prices_as_of_text(*, advice: dict[str, Any]) -> str:
+    """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
+    date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
+    the snapshot's compile date (an outside tester read 'Prices as of 2026-12-02' as an observation date)."""
+    info = advice.get("price_freshness") or {}
+    as_of = advice.get("prices_as_of")
+    if info.get("kind") == "manual":
+        return f"Prices: your own rental quote ({as_of or 'n/a'})"
+    # Each offer once, however many sizes quote it (advisor.advice.offers.price_dates counts them so).
+    used = {
+        (o.get("provider"), o.get("instance"), o.get("region"), o.get("market")): o
+        for o in quoted_offers(list(advice.get("sizes") or []))
+    }
+    undated = sum(1 for o in used.values() if not o.get("observed_at"))
+    if not used:
+        return "Prices: n/a (no rental offer quoted)"
+    if undated == len(used):
+        compiled = info.get("snapshot_compiled_on")
+        return (f"Prices: snapshot compiled {compiled}; " if compiled else "Prices: ") + (
+            "the offers used carry no observation date"
+        )
+    oldest = f"Prices as of {as_of}, the oldest observation among the offers used"
+    return oldest + (f" ({undated} of {len(used)} undated)" if undated else "")
+
+
 def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     """Which calibration, and how accurate it is for this scenario: the held-out error that applies (by software
     stack when the scenario's stack is unknown or has no runs) beside the constant-MFU guess, and the P10-P90 band
@@ -937,6 +963,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
+        "prices_as_of_text": prices_as_of_text(advice=advice),
         "calibration_line": calibration_line(advice=advice),
         "calibration_summary": calibration_line(advice=advice, short=True),
         "warnings": advice.get("warnings") or [],
