@@ -6,7 +6,6 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
 from advisor import charts
@@ -14,7 +13,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
-from advisor.charts import format_hours, format_percent, format_usd
+from advisor.charts import format_hours, format_percent
 
 MARKET_LABELS = charts.MARKET_LABELS
 STRATEGY_LABELS = {
@@ -37,16 +36,14 @@ def _get(mapping: Any, *keys: str) -> Any:
 
 
 def usd(value: Any) -> str:
-    return "n/a" if value is None else format_usd(float(value))
+    """Money in a table cell: ``formatting.usd``, thousands and millions short."""
+    return fmt.usd(value, compact=True)
 
 
 def usd_exact(value: Any) -> str:
-    """Whole dollars with separators: the form the PDF's key figures use; the sign before the dollar ("-$2,282,882",
-    not "$-2,282,882": an outsider's probe, a buying year net of its resale value)."""
-    if value is None or not math.isfinite(float(value)):
-        return "n/a"
-    dollars = round(float(value))  # an int: -0.4 rounds to 0, printed "$0" (never "$-0")
-    return f"-${-dollars:,}" if dollars < 0 else f"${dollars:,}"
+    """Money in full (``formatting.usd``): whole dollars with separators, cents below $100 (an outside tester: the
+    PDF's "$4" a run beside the reasons' "$4.26"); the sign before the dollar ("-$2,282,882", not "$-2,282,882")."""
+    return fmt.usd(value)
 
 
 def percent(value: Any) -> str:
@@ -796,7 +793,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Providers", ", ".join(rent.get("providers") or []) or "all"),
     ]
     if rent.get("usd_per_gpu_hour") is not None:
-        rows.append(("Your rental quote", f"${rent['usd_per_gpu_hour']:,.2f} per GPU-hour"))
+        rows.append(("Your rental quote", f"{fmt.price(rent['usd_per_gpu_hour'])} per GPU-hour"))
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
     rows += [
@@ -861,7 +858,7 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                     "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
                     + (f" ({offer['region']})" if offer.get("region") else ""),
                     "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
-                    "price": f"${offer.get('usd_per_gpu_hour', 0):,.2f} per GPU-hour",
+                    "price": f"{fmt.price(offer.get('usd_per_gpu_hour', 0))} per GPU-hour",
                     "observed_at": (
                         str(offer["observed_at"])[:10]
                         if offer.get("observed_at")

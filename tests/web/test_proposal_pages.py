@@ -174,7 +174,9 @@ def test_negative_money_puts_the_sign_first_and_a_range_keeps_one_unit() -> None
     3.4 d"."""
     from advisor.web.presenters import hours_in_one_unit, size_rows, usd_cents, usd_exact
 
-    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "$0", "$1,234,567")
+    # Cents below $100 (an outside tester: "$4" a run beside the reasons' "$4.26"), never "-$0.00".
+    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "-$0.40", "$1,234,567")
+    assert usd_exact(-0.001) == "$0.00"
     assert usd_cents(-3.5) == "-$3.50"
     assert hours_in_one_unit(60.0, 45.6, 81.6) == ["2.5 d", "1.9 d", "3.4 d"]
     assert hours_in_one_unit(10.0, 8.0, None) == ["10.0 h", "8.0 h", "n/a"]
