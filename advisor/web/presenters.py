@@ -569,6 +569,16 @@ def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     return oldest + (f" ({undated} of {len(used)} undated)" if undated else "")
 
 
+def held_out_words(held_out: str | None) -> str:
+    """How a calibration's held-out error was measured (``held_out``: the Advice's calibration.held_out), in the words
+    the planner, the PDF, the workbook and the calibrations pages use: "held out by software stack"."""
+    if held_out == "leave-one-stack-out":
+        return "held out by software stack"
+    if held_out in (None, "", "leave-one-config-family-out"):
+        return "held out by configuration family"
+    return f"held out {held_out}"
+
+
 def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     """Which calibration, and how accurate it is for this scenario: the held-out error that applies (by software
     stack when the scenario's stack is unknown or has no runs) beside the constant-MFU guess, and the P10-P90 band
@@ -588,12 +598,10 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
             accuracy += f" within its own runs; it was never checked on {which}, so expect larger errors"
         return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
     stack = calibration.get("stack")
+    how = held_out_words(calibration.get("held_out"))
     if calibration.get("held_out") == "leave-one-stack-out":
         check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
-        how = "held out by software stack"
     else:
-        held = calibration.get("held_out") or "configuration family"
-        how = "held out by configuration family" if held == "leave-one-config-family-out" else f"held out {held}"
         # A user's calibration answers a job naming no stack with its own runs (Calibration.held_out_accuracy).
         check = f"{stack} has runs in it" if stack else "the stack not given is taken to be its runs'"
     band = advice.get("uncertainty") or {}
