@@ -75,20 +75,8 @@ class Chart:
 
 
 def format_usd(value: float) -> str:
-    if value < 0:
-        return "-" + format_usd(-value)
-    if value == 0:
-        return "$0"
-    magnitude = abs(value)
-    if magnitude >= 1e6:
-        return f"${value / 1e6:,.2f}M"
-    if magnitude >= 1e4:
-        return f"${value / 1e3:,.0f}k"
-    if magnitude >= 1e3:
-        return f"${value / 1e3:,.1f}k"
-    if magnitude >= 10:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}"
+    """An axis or label amount: ``formatting.usd``, thousands and millions short."""
+    return fmt.usd(value, compact=True)
 
 
 def format_hours(value: float) -> str:

@@ -91,6 +91,68 @@ def gpus_on_nodes(gpus: Any, nodes: Any) -> str:
     return text if _finite(nodes) is None else f"{text} on {count(nodes, 'node')}"
 
 
+# Money below this many dollars keeps its cents: a run's "$4" beside the reasons' "$4.26" broke a hand check.
+CENTS_BELOW_USD: Final[float] = 100
+# A price per GPU-hour keeps up to the catalog's six decimals (pricing.models stores six), past the cents only where
+# they are not zero, so GPUs x hours x the stated price re-adds to the stated cost ("$2.13375", not "$2.13").
+PRICE_DECIMALS: Final[int] = 6
+# Hours below this keep a tenth ("takes 1.4 hours", where "takes 1 hours (P10-P90 1-1)" hid the run time).
+TENTHS_BELOW_HOURS: Final[float] = 10
+
+
+def _signed_usd(number: float, digits: str) -> str:
+    """ "$" and the digits, the sign first; never "-$0" or "-$0.00"."""
+    return f"-${digits}" if number < 0 and digits.strip("0.,") else f"${digits}"
+
+
+def usd(value: Any, *, compact: bool = False) -> str:
+    """An amount of money, as every rendering writes it: cents below ``CENTS_BELOW_USD`` ("$4.26"), whole dollars
+    above ("$1,234,567"), the sign first ("-$2,282,882"); zero is "$0". ``compact`` (tables, chart axes) writes
+    thousands and millions short: "$1.5k", "$25k", "$1.23M"."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    magnitude = abs(number)
+    if number == 0:
+        digits = "0"
+    elif compact and magnitude >= 1e6:
+        digits = f"{magnitude / 1e6:,.2f}M"
+    elif compact and magnitude >= 1e4:
+        digits = f"{magnitude / 1e3:,.0f}k"
+    elif compact and magnitude >= 1e3:
+        digits = f"{magnitude / 1e3:,.1f}k"
+    elif round(magnitude, 2) < CENTS_BELOW_USD:
+        digits = f"{magnitude:,.2f}"
+    else:
+        digits = f"{round(magnitude):,}"
+    return _signed_usd(number, digits)
+
+
+def price(value: Any) -> str:
+    """A price per unit (USD per GPU-hour) with the decimals it has, up to ``PRICE_DECIMALS`` and at least the cents:
+    2.13375 -> "$2.13375", 2.95 -> "$2.95", 3 -> "$3.00"."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    whole, _, decimals = f"{abs(number):,.{PRICE_DECIMALS}f}".partition(".")
+    return _signed_usd(number, f"{whole}.{decimals.rstrip('0').ljust(2, '0')}")
+
+
+def hours(value: Any) -> str:
+    """A duration in hours: a tenth below ``TENTHS_BELOW_HOURS`` ("1.0 hours", "9.5 hours"), whole hours above
+    ("12 hours", "1,234 hours")."""
+    return MISSING if _finite(value) is None else f"{hours_number(value)} hours"
+
+
+def hours_number(value: Any) -> str:
+    """The number of ``hours`` alone (a P10-P90 range: "1.1-1.4")."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    tenths = round(number, 1)
+    return f"{tenths:,.1f}" if abs(tenths) < TENTHS_BELOW_HOURS else f"{number:,.0f}"
+
+
 def duration_s(value: Any) -> str:
     """A latency: "50 ms" below a second, "1.2 s" above."""
     number = _finite(value)

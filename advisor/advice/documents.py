@@ -79,10 +79,7 @@ def fraction(x: Any) -> float | None:
 
 
 def money(x: Any) -> str:
-    value = float(x)
-    if not math.isfinite(value):
-        return "n/a"
-    return f"${value:,.2f}" if abs(value) < 100 else f"${value:,.0f}"
+    return fmt.usd(x)
 
 
 def n_gpus(n: Any) -> str:
@@ -110,20 +107,20 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
     if listed is None:
         return "an unknown price"
     if billed is None or math.isclose(billed, listed, rel_tol=1e-9):
-        return f"{money(listed)} per GPU-hour"
+        return f"{fmt.price(listed)} per GPU-hour"
     if market in RESERVED_MARKETS:
         # A term is paid for every hour whether busy or not, so a busy GPU-hour costs the price / utilization.
         return (
-            f"{money(listed)} per GPU-hour reserved for the term, paid whether busy or not: "
-            f"{money(billed)} per busy GPU-hour at {pct(listed / billed)} utilization"
+            f"{fmt.price(listed)} per GPU-hour reserved for the term, paid whether busy or not: "
+            f"{fmt.price(billed)} per busy GPU-hour at {pct(listed / billed)} utilization"
         )
     if market not in FLOATING_MARKETS:
-        return f"{money(listed)} per GPU-hour"
+        return f"{fmt.price(listed)} per GPU-hour"
     buy, decline = scenario.get("buy") or {}, (scenario.get("rent") or {}).get("price_decline_per_year")
     rate = pct(buy.get("discount_rate"))
     return (
-        f"{money(billed)} per GPU-hour levelized over {fmt.plain(buy.get('years'))} years at {fmt.article(rate)} "
-        f"{rate} discount rate from {money(listed)} today, falling {pct(decline)} a year"
+        f"{fmt.price(billed)} per GPU-hour levelized over {fmt.plain(buy.get('years'))} years at {fmt.article(rate)} "
+        f"{rate} discount rate from {fmt.price(listed)} today, falling {pct(decline)} a year"
     )
 
 

@@ -423,7 +423,11 @@ class TrainingBuy(Closed):
     break_even_utilization_p10: NonNegative | None = None
     break_even_utilization_p50: NonNegative | None = None
     break_even_utilization_p90: NonNegative | None = None
-    breaks_even: bool | None = None
+    breaks_even: bool | None = Field(
+        default=None,
+        description="utilization >= break_even_utilization: owning at the planned utilization costs no more than "
+        "renting at break_even_against's price; false where break_even_utilization is null.",
+    )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None,
         description="u* against each market's price (keys: markets; a manual quote is on_demand, as in "
@@ -595,7 +599,8 @@ class InferenceBuy(Closed):
     break_even_hours_per_year: NonNegative | None = None
     breaks_even: bool | None = Field(
         default=None,
-        description="utilization >= break_even_utilization: owning costs no more than the rent as priced.",
+        description="utilization >= break_even_utilization: owning costs no more than the rent as priced; false where "
+        "break_even_utilization is null.",
     )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None,

@@ -88,8 +88,9 @@ def _run_time_reasons(
     busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
     runs = fmt.runs_a_year(w.runs_per_year)
     reasons.append(
-        f"One run of {fmt.tokens(w.tokens)} takes {doc['run_hours']:,.0f} hours "
-        f"(P10-P90 {doc['run_hours_p10']:,.0f}-{doc['run_hours_p90']:,.0f}); at {runs} the cluster is busy "
+        f"One run of {fmt.tokens(w.tokens)} takes {fmt.hours(doc['run_hours'])} "
+        f"(P10-P90 {fmt.hours_number(doc['run_hours_p10'])}-{fmt.hours_number(doc['run_hours_p90'])}); at {runs} the "
+        "cluster is busy "
         f"{pct(busy)} of the year."
     )
     if s.utilization is not None and busy > s.utilization:
@@ -145,7 +146,7 @@ def _own_reasons(
     basis = "given" if s.utilization is not None else f"implied by {fmt.runs_a_year(s.workload.runs_per_year)}"
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
-        f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
+        f"{fmt.price(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
         f"{be_words}{chosen_market_break_even(doc, against=market)}."
     )
     rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]

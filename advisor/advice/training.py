@@ -324,6 +324,7 @@ def _buy_document(
     own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
     be = float(base["break_even"][i])
     be_ok = ok and math.isfinite(be) and be <= 1.0
+    u = float(base["utilization"][i])
     return {
         "capex_usd": float(base["capex"][i]),
         "usd_per_year": float(base["yearly_fixed"][i]),
@@ -345,7 +346,8 @@ def _buy_document(
         "break_even_utilization_p10": fraction(be_q[0][i]) if be_q is not None and ok else None,
         "break_even_utilization_p50": fraction(be_q[1][i]) if be_q is not None and ok else None,
         "break_even_utilization_p90": fraction(be_q[2][i]) if be_q is not None and ok else None,
-        "breaks_even": bool(be_ok),
+        # As inference's: owning at the planned utilization costs no more than renting (not merely "u* exists").
+        "breaks_even": bool(be_ok and math.isfinite(u) and u >= be),
     }
 
 

@@ -13,10 +13,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from advisor.calibrations import CalibrationNotReady, calibration_submit
+from advisor.calibrations import CalibrationNotReady, calibration_submit, held_out_accuracy
 from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
+from advisor.web.presenters import held_out_words
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
 from estimator.calibrate import fit_warnings
@@ -100,7 +101,9 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "row_errors": row_errors,
-        "calibrations": [{"row": c, "loo_mape": _pct(c.loo_mape)} for c in _visible(request.user)],
+        "calibrations": [
+            {"row": c, "loo_mape": _pct(c.loo_mape), "held_out": _held_out(c)} for c in _visible(request.user)
+        ],
         "active_id": _active_id(request.user),
     }
     return render(request, "calibrations/list.html", context, status=status)
@@ -115,6 +118,20 @@ def _own_or_default(request: HttpRequest, calibration_id: int) -> Calibration:
 
 def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{float(value) * 100:.1f}%"
+
+
+def _held_out(calibration: Calibration) -> dict[str, str] | None:
+    """The held-out error the planner, the PDF and the workbook print for a scenario naming no stack, labelled, beside
+    the constant-MFU guess held out the same way (advisor.calibrations.held_out_accuracy); None without one."""
+    figures = held_out_accuracy(row=calibration)
+    if figures["held_out_median_ape"] is None:
+        return None
+    baseline = figures["baseline_held_out_median_ape"]
+    return {
+        "words": held_out_words(figures["held_out"]),
+        "median_ape": _pct(figures["held_out_median_ape"]),
+        "baseline": _pct(baseline) if baseline is not None else "",
+    }
 
 
 def fit_report(calibration: Calibration) -> dict[str, Any]:
@@ -144,6 +161,7 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         "loo_p90_ape": _pct(report.get("loo_p90_ape")),
         "in_sample_mape": _pct(report.get("in_sample_mape")),
         "baseline_mape": _pct(baseline.get("mape")) if baseline.get("mape") is not None else None,
+        "held_out": _held_out(calibration),
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],

@@ -253,6 +253,12 @@ BASE_INITIAL: dict[str, Any] = {
     "staff_usd_per_year": 0,
     "kind": "training",
 }
+# Prefilled fields whose prefill is the Scenario's own default for the workload kind (advisor.scenario.DEFAULTS;
+# training's markets leave spot out as the Scenario does). Left as prefilled they are not sent, so the Advice cites
+# the default and its source, as the API's does for the same scenario, rather than "your input"; the numbers are the
+# same. runs_per_year and cluster_sizes are always sent: left out, utilization would no longer be implied by the runs
+# and the sizes would be the Scenario's.
+SENT_WHEN_CHANGED = ("precision", "strategy", "markets", "staff_usd_per_year")
 # Ownership fields left empty take the pricing catalog's defaults; the form shows them as placeholders.
 CATALOG_FIELDS = {
     "years": "years",
@@ -446,8 +452,20 @@ class PlannerForm(forms.Form):
         help_text="Other GPU types to price at their own best size beside this plan.",
     )
 
-    def __init__(self, *args: Any, ownership_defaults: dict[str, float] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        ownership_defaults: dict[str, float] | None = None,
+        editing: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``editing``: the saved Scenario document the submitted form edits, whose given values stay given."""
         super().__init__(*args, **kwargs)
+        if self.is_bound and not self.initial:
+            # The defaults the page prefills for the submitted kind: changed_data then tells a value the user chose
+            # from a default left as prefilled (SENT_WHEN_CHANGED).
+            self.initial = default_initial(str(self.data.get(self.add_prefix("kind")) or "training"))
+        self.editing = editing or {}
         for name, key in CATALOG_FIELDS.items():
             if ownership_defaults and key in ownership_defaults:
                 value = ownership_defaults[key] / SCALES.get(name, 1)
@@ -498,9 +516,14 @@ class PlannerForm(forms.Form):
         data = self.cleaned_data
         kind = data.get("kind") or "training"
         skip = INFERENCE_ONLY if kind == "training" else TRAINING_ONLY
+        left_as_prefilled = {
+            name
+            for name in SENT_WHEN_CHANGED
+            if name not in self.changed_data and _get(self.editing, POINTERS[name]) is None
+        }
         document: dict[str, Any] = {"workload": {"kind": kind}}
         for name, pointer in POINTERS.items():
-            if name in skip:
+            if name in skip or name in left_as_prefilled:
                 continue
             value: Any = data.get(name)
             if value is None or value == "" or value == []:
@@ -600,6 +623,11 @@ def initial_from_scenario(document: dict[str, Any]) -> dict[str, Any]:
         # no-spot default made the planner's 8B serving preset rent dearer than the same example via the API.
         initial["markets"] = list(Market.values)
     return initial
+
+
+def default_initial(kind: str) -> dict[str, Any]:
+    """What the form prefills for a workload of ``kind`` with nothing given."""
+    return initial_from_scenario({"workload": {"kind": kind}})
 
 
 def preset_initial(key: str) -> dict[str, Any]:

@@ -6,14 +6,14 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
 from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import defaulted_fields, rent_rate_words
-from advisor.charts import format_hours, format_percent, format_usd
+from advisor.advice.offers import quoted_offers
+from advisor.charts import format_hours, format_percent
 
 MARKET_LABELS = charts.MARKET_LABELS
 STRATEGY_LABELS = {
@@ -36,16 +36,14 @@ def _get(mapping: Any, *keys: str) -> Any:
 
 
 def usd(value: Any) -> str:
-    return "n/a" if value is None else format_usd(float(value))
+    """Money in a table cell: ``formatting.usd``, thousands and millions short."""
+    return fmt.usd(value, compact=True)
 
 
 def usd_exact(value: Any) -> str:
-    """Whole dollars with separators: the form the PDF's key figures use; the sign before the dollar ("-$2,282,882",
-    not "$-2,282,882": an outsider's probe, a buying year net of its resale value)."""
-    if value is None or not math.isfinite(float(value)):
-        return "n/a"
-    dollars = round(float(value))  # an int: -0.4 rounds to 0, printed "$0" (never "$-0")
-    return f"-${-dollars:,}" if dollars < 0 else f"${dollars:,}"
+    """Money in full (``formatting.usd``): whole dollars with separators, cents below $100 (an outside tester: the
+    PDF's "$4" a run beside the reasons' "$4.26"); the sign before the dollar ("-$2,282,882", not "$-2,282,882")."""
+    return fmt.usd(value)
 
 
 def percent(value: Any) -> str:
@@ -546,6 +544,41 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
+def prices_as_of_text(*, advice: dict[str, Any]) -> str:
+    """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
+    date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
+    the snapshot's compile date (an outside tester read 'Prices as of 2026-12-02' as an observation date)."""
+    info = advice.get("price_freshness") or {}
+    as_of = advice.get("prices_as_of")
+    if info.get("kind") == "manual":
+        return f"Prices: your own rental quote ({as_of or 'n/a'})"
+    # Each offer once, however many sizes quote it (advisor.advice.offers.price_dates counts them so).
+    used = {
+        (o.get("provider"), o.get("instance"), o.get("region"), o.get("market")): o
+        for o in quoted_offers(list(advice.get("sizes") or []))
+    }
+    undated = sum(1 for o in used.values() if not o.get("observed_at"))
+    if not used:
+        return "Prices: n/a (no rental offer quoted)"
+    if undated == len(used):
+        compiled = info.get("snapshot_compiled_on")
+        return (f"Prices: snapshot compiled {compiled}; " if compiled else "Prices: ") + (
+            "the offers used carry no observation date"
+        )
+    oldest = f"Prices as of {as_of}, the oldest observation among the offers used"
+    return oldest + (f" ({undated} of {len(used)} undated)" if undated else "")
+
+
+def held_out_words(held_out: str | None) -> str:
+    """How a calibration's held-out error was measured (``held_out``: the Advice's calibration.held_out), in the words
+    the planner, the PDF, the workbook and the calibrations pages use: "held out by software stack"."""
+    if held_out == "leave-one-stack-out":
+        return "held out by software stack"
+    if held_out in (None, "", "leave-one-config-family-out"):
+        return "held out by configuration family"
+    return f"held out {held_out}"
+
+
 def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     """Which calibration, and how accurate it is for this scenario: the held-out error that applies (by software
     stack when the scenario's stack is unknown or has no runs) beside the constant-MFU guess, and the P10-P90 band
@@ -565,12 +598,10 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
             accuracy += f" within its own runs; it was never checked on {which}, so expect larger errors"
         return f"Throughput calibrated on {runs} ('{name}'): {accuracy}."
     stack = calibration.get("stack")
+    how = held_out_words(calibration.get("held_out"))
     if calibration.get("held_out") == "leave-one-stack-out":
         check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
-        how = "held out by software stack"
     else:
-        held = calibration.get("held_out") or "configuration family"
-        how = "held out by configuration family" if held == "leave-one-config-family-out" else f"held out {held}"
         # A user's calibration answers a job naming no stack with its own runs (Calibration.held_out_accuracy).
         check = f"{stack} has runs in it" if stack else "the stack not given is taken to be its runs'"
     band = advice.get("uncertainty") or {}
@@ -770,7 +801,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Providers", ", ".join(rent.get("providers") or []) or "all"),
     ]
     if rent.get("usd_per_gpu_hour") is not None:
-        rows.append(("Your rental quote", f"${rent['usd_per_gpu_hour']:,.2f} per GPU-hour"))
+        rows.append(("Your rental quote", f"{fmt.price(rent['usd_per_gpu_hour'])} per GPU-hour"))
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
     rows += [
@@ -835,7 +866,7 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                     "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
                     + (f" ({offer['region']})" if offer.get("region") else ""),
                     "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
-                    "price": f"${offer.get('usd_per_gpu_hour', 0):,.2f} per GPU-hour",
+                    "price": f"{fmt.price(offer.get('usd_per_gpu_hour', 0))} per GPU-hour",
                     "observed_at": (
                         str(offer["observed_at"])[:10]
                         if offer.get("observed_at")
@@ -937,6 +968,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
+        "prices_as_of_text": prices_as_of_text(advice=advice),
         "calibration_line": calibration_line(advice=advice),
         "calibration_summary": calibration_line(advice=advice, short=True),
         "warnings": advice.get("warnings") or [],

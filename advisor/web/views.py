@@ -40,9 +40,17 @@ PENDING_KEY = "planner_pending"
 
 
 def _planner_form(
-    data: QueryDict | dict[str, Any] | None = None, *, initial: dict[str, Any] | None = None
+    data: QueryDict | dict[str, Any] | None = None,
+    *,
+    initial: dict[str, Any] | None = None,
+    editing: Scenario | None = None,
 ) -> PlannerForm:
-    return PlannerForm(data, initial=initial, ownership_defaults=ownership_defaults_or_none())
+    return PlannerForm(
+        data,
+        initial=initial,
+        ownership_defaults=ownership_defaults_or_none(),
+        editing=editing.document if editing is not None else None,
+    )
 
 
 def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
@@ -139,8 +147,8 @@ def _advice_or_errors(*, scenario: Scenario) -> tuple[dict[str, Any] | None, lis
 @require_http_methods(["GET", "POST"])
 def planner(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        form = _planner_form(request.POST)
         editing = _editing(request)
+        form = _planner_form(request.POST, editing=editing)
         advice = _calculate(request, form, editing=editing)
         return _planner_page(request, form=form, advice=advice, editing=editing, status=200 if advice else 400)
 
@@ -169,8 +177,9 @@ def planner(request: HttpRequest) -> HttpResponse:
 @throttled("advice")
 def planner_results(request: HttpRequest) -> HttpResponse:
     """The results fragment the planner's script swaps in as inputs change (422 with the errors)."""
-    form = _planner_form(request.POST)
-    advice = _calculate(request, form, editing=_editing(request))
+    editing = _editing(request)
+    form = _planner_form(request.POST, editing=editing)
+    advice = _calculate(request, form, editing=editing)
     if advice is None:
         return render(request, "planner/results_fragment.html", {"errors": _error_items(form)}, status=422)
     return render(request, "planner/results_fragment.html", results_context(advice=advice))
@@ -180,8 +189,8 @@ def planner_results(request: HttpRequest) -> HttpResponse:
 @throttled("pdf")
 def planner_proposal(request: HttpRequest) -> HttpResponse:
     """The PDF proposal of the scenario on screen (no need to save it first)."""
-    form = _planner_form(request.POST)
     editing = _editing(request)
+    form = _planner_form(request.POST, editing=editing)
     advice = _calculate(request, form, editing=editing)
     if advice is None:
         return _planner_page(request, form=form, editing=editing, status=400)
@@ -197,8 +206,8 @@ def planner_save(request: HttpRequest) -> HttpResponse:
             request.session[PENDING_KEY] = pending
         next_url = f"{reverse('planner')}?restore=1"
         return redirect(f"{reverse('login')}?{urlencode({'next': next_url})}")
-    form = _planner_form(request.POST)
     editing = _editing(request)
+    form = _planner_form(request.POST, editing=editing)
     advice = _calculate(request, form, editing=editing)
     if advice is None:
         return _planner_page(request, form=form, editing=editing, status=400)

@@ -588,6 +588,7 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
     """An outsider's probe (#6): with rent.price_decline_per_year the cost per run and break-even use the levelized
     price, but the reason and the table said today's $2.95 and break_even_against carried it too."""
     from advisor import economics as ec
+    from advisor import formatting as fmt
     from advisor.web.presenters import size_rows
 
     doc = advise(
@@ -598,7 +599,8 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
     # $4.00 today falling 20% a year, levelized over 4 years at a 0% discount rate: 4 x (1 + .8 + .64 + .512) / 4.
     levelized = 4.0 * (1 + 0.8 + 0.64 + 0.512) / 4
     assert size["rent"]["usd_per_run"] == pytest.approx(8 * size["run_hours"] * levelized)
-    stated = f"${levelized:,.2f} per GPU-hour levelized over 4 years at a 0% discount rate from $4.00 today, "
+    # At the decimals it has, so 8 x hours x the stated price re-adds to the cost (an outside tester).
+    stated = f"{fmt.price(levelized)} per GPU-hour levelized over 4 years at a 0% discount rate from $4.00 today, "
     stated += "falling 20% a year"
     reasons = doc["recommendation"]["reasons"]
     assert any(f"a run at {stated}." in r for r in reasons), reasons
@@ -827,3 +829,71 @@ def test_deepseek_v3_training_counts_its_latent_attention_at_its_own_width(catal
     size = by_gpus(doc, 2048)
     flops_per_token = size["mfu"] * 2048 * get_gpu("h100-sxm").peak_tflops["bf16"] * 1e12 / size["tokens_per_s"]
     assert flops_per_token == pytest.approx(6 * 37e9 + 3 * 61 * 128 * 320 * 4096, rel=2e-3)
+
+
+def test_breaks_even_means_owning_at_the_planned_utilization_costs_no_more_than_renting(
+    catalog: dict[str, Any],
+) -> None:
+    """An outside tester: llama-3.1-70b at 512 GPUs said breaks_even true at 12% utilization against a break-even of
+    77% (owning $9.6M a run, renting $1.6M): training read 'u* exists', inference 'utilization >= u*'."""
+    for utilization in (0.3, 0.6, 1.0):
+        doc = advise(scenario(utilization=utilization), now=NOW).to_dict()
+        for size in doc["sizes"]:
+            buy = size["buy"]
+            be = buy["break_even_utilization"]
+            assert buy["breaks_even"] == (be is not None and buy["utilization"] >= be), (utilization, size["gpus"])
+    low = by_gpus(advise(scenario(utilization=0.3), now=NOW).to_dict(), 8)["buy"]
+    assert low["break_even_utilization"] is not None and low["break_even_utilization"] > 0.3
+    assert low["breaks_even"] is False
+
+
+def test_figures_re_add_by_hand_to_the_cent_and_the_hour(catalog: dict[str, Any]) -> None:
+    """An outside tester, on DESIGN.md's break-even example: the PDF's key figures said 'Rented cost per run $4' and
+    'Owned cost per run $6' beside reasons saying $4.26 and $5.84, a reason read 'takes 1 hours (P10-P90 1-1)', and
+    a price source '$2.13 per GPU-hour' for a price of 2.13375 the cost was computed with."""
+    from advisor import formatting as fmt
+    from advisor.web.presenters import key_figures, price_sources
+
+    design = {
+        "name": "design example",
+        "workload": {"kind": "training", "model": {"params_b": 1}, "tokens": 1e9, "runs_per_year": 1},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [4],
+        "network": {"gpus_per_node": 4},
+        "rent": {"usd_per_gpu_hour": 1.0},
+        "buy": {
+            "capex_usd": 120000,
+            **BUY,
+            "years": 5,
+            "power_usd_per_kwh": 0,
+            "pue": 1,
+            "colo_usd_per_kw_month": 0,
+            "support_fraction_per_year": 0,
+        },
+        "utilization": 0.5,
+    }
+    doc = advise(design, now=NOW).to_dict()
+    size = by_gpus(doc, 4)
+    figures = dict(key_figures(advice=doc))
+    assert figures["Rented cost per run"] == f"${size['rent']['usd_per_run']:.2f}"
+    assert figures["Owned cost per run"] == f"${size['buy']['usd_per_run']:.2f}"
+    run = next(r for r in doc["recommendation"]["reasons"] if r.startswith("One run of"))
+    assert " 1 hours" not in run and f"takes {size['run_hours']:.1f} hours" in run, run
+    assert (fmt.usd(4.2631), fmt.usd(-0.4), fmt.usd(-2_282_882.3), fmt.usd(99.996), fmt.usd(0)) == (
+        "$4.26",
+        "-$0.40",
+        "-$2,282,882",
+        "$100",
+        "$0",
+    )
+    assert (fmt.price(2.13375), fmt.price(2.95), fmt.price(3), fmt.price(1.2345678)) == (
+        "$2.13375",
+        "$2.95",
+        "$3.00",
+        "$1.234568",
+    )
+    assert (fmt.hours(1.04), fmt.hours(9.96), fmt.hours(1234.4)) == ("1.0 hours", "10 hours", "1,234 hours")
+    _offer(catalog["offers"]["acme_od"].provider, "acme.8xh100.odd", "on_demand", 8, 17.07)  # $2.13375 per GPU-hour
+    doc = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
+    assert "$2.13375 per GPU-hour" in [row["price"] for row in price_sources(advice=doc)]
+    assert "at $2.13375 per GPU-hour" in " ".join(doc["recommendation"]["reasons"])

@@ -184,3 +184,32 @@ def test_activating_a_calibration_that_is_not_ready_is_a_worded_409(alice, user,
     row = Calibration.objects.create(owner=user, name="big", document={}, runs=6, loo_mape=0.0, state=state)
     body = assert_problem(alice.post(f"/api/v1/calibrations/{row.pk}/activate"), 409)
     assert body["detail"] == detail
+
+
+def test_the_held_out_error_the_planner_prints_is_listed_beside_the_leave_one_out_mean(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """An outside tester: the planner, PDF and XLSX said 'held out by software stack: median error 14.6%
+    (constant-MFU guess 25.8%)' while /calibrations/ and GET /api/v1/calibrations gave 8.2% (leave-one-out mean)."""
+    from django.test import Client
+
+    from advisor.advice.documents import calibration_document
+    from estimator.calibrate import load_default
+
+    # What an Advice for a scenario naming no software stack carries (and the planner prints).
+    applies = calibration_document(load_default(), stack=None)
+    assert applies["held_out"] == "leave-one-stack-out"
+    listed = alice.get("/api/v1/calibrations").json()["results"]
+    default = next(c for c in listed if c["is_default"])
+    assert default["loo_mape"] == pytest.approx(applies["loo_mape"])
+    assert default["held_out"] == applies["held_out"]
+    assert default["held_out_median_ape"] == pytest.approx(applies["held_out_median_ape"])
+    assert default["baseline_held_out_median_ape"] == pytest.approx(applies["baseline_held_out_median_ape"])
+    detail = alice.get(f"/api/v1/calibrations/{default['id']}").json()
+    assert detail["held_out_median_ape"] == pytest.approx(applies["held_out_median_ape"])
+
+    web = Client()
+    web.force_login(user)
+    median, guess = (f"{applies[k] * 100:.1f}%" for k in ("held_out_median_ape", "baseline_held_out_median_ape"))
+    for page in (web.get("/calibrations/"), web.get(f"/calibrations/{default['id']}/")):
+        text = page.content.decode()
+        assert f"{applies['loo_mape'] * 100:.1f}%" in text and median in text and guess in text, page
+        assert "held out by software stack" in text.lower()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.db.models import F
 
+from advisor import formatting as fmt
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.models import Proposal
 from advisor.scenarios import scenario_create
@@ -123,7 +124,7 @@ def test_pdf_has_cover_yearly_totals_approval_block_page_numbers_and_sources(ali
     assert "Throughput held out by software stack: median error" in summary
     assert "stack not given, so held out by software stack" in flat and "MFU guess" in flat
     offer = advice["sizes"][0]["rent"]["offer"]
-    assert f"${offer['usd_per_gpu_hour']:,.2f} per GPU-hour" in flat
+    assert f"{fmt.price(offer['usd_per_gpu_hour'])} per GPU-hour" in flat
     assert advice["hardware_quote"]["quoted_on"] in flat
     # What the run hours leave out (an outsider: published GPU-hours of famous runs sat above every band, and nothing
     # said the figures were steady-state training), in the PDF and in the Advice.

@@ -242,7 +242,7 @@ def test_odd_inputs_never_break_the_page(client: Client, overrides: dict[str, An
 
 def test_editing_in_the_planner_keeps_fields_the_form_does_not_show(client: Client, user: Any) -> None:
     document = _document()
-    document["rent"]["spot"] = {"checkpoint_s": 300}
+    document.setdefault("rent", {})["spot"] = {"checkpoint_s": 300}
     document["workload"]["model"]["ffn_hidden"] = 11008
     scenario = store.scenario_create(owner=user, name="From the API", document=document)
     client.force_login(user)

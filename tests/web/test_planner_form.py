@@ -223,7 +223,9 @@ def test_the_serving_preset_sends_what_the_example_sends() -> None:
     assert form.is_valid(), form.errors
     scenario = form.to_scenario()
     assert "cluster_sizes" not in scenario
-    assert set(scenario["rent"]["markets"]) == {m.value for m in Market}
+    # Left as prefilled, serving's markets are the Scenario's default (every market), not sent as input.
+    assert "markets" not in scenario.get("rent", {})
+    assert set(parse_scenario(scenario).rent.markets) == {m.value for m in Market}
     assert (
         parse_scenario(scenario).rent.markets
         == parse_scenario(
@@ -261,3 +263,77 @@ def test_inference_plans_with_no_cluster_sizes_and_training_still_asks_for_them(
     training = forms.PlannerForm(_data(cluster_sizes=""))
     assert not training.is_valid()
     assert training.errors["cluster_sizes"] == ["Training compares cluster sizes: give them, e.g. 8, 16, 32."]
+
+
+# --- an outside tester: the browser sent its prefilled defaults as the user's input -----------------------------
+PREFILLED_DEFAULTS = {
+    "precision": "/workload/precision",
+    "strategy": "/workload/parallelism/strategy",
+    "markets": "/rent/markets",
+    "staff_usd_per_year": "/buy/staff_usd_per_year",
+}
+
+
+def _sent(document: dict[str, Any], pointer: str) -> Any:
+    value: Any = document
+    for key in pointer.strip("/").split("/"):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+@pytest.mark.parametrize("key", list(forms.PRESETS))
+def test_a_default_left_as_prefilled_is_not_sent_as_input(key: str) -> None:
+    """The PDF, page and XLSX said 'your input' for precision bf16, the markets, staff $0/yr and strategy auto that
+    the form prefills, where the API's proposal of the same scenario cites the default and its source."""
+    form = forms.PlannerForm(forms.preset_initial(key))
+    assert form.is_valid(), form.errors
+    document = form.to_scenario()
+    assert {name for name, pointer in PREFILLED_DEFAULTS.items() if _sent(document, pointer) is not None} == set()
+    assert set(PREFILLED_DEFAULTS.values()) - {"/workload/parallelism/strategy"} <= set(
+        parse_scenario(document).defaults_used
+    )
+
+
+def test_a_value_the_user_chose_is_sent_and_the_numbers_do_not_change() -> None:
+    typed = forms.PlannerForm(
+        _data(precision="fp8", strategy="fsdp", markets=["on_demand"], staff_usd_per_year="50000")
+    )
+    assert typed.is_valid(), typed.errors
+    document = typed.to_scenario()
+    assert document["workload"]["precision"] == "fp8" and document["workload"]["parallelism"]["strategy"] == "fsdp"
+    assert document["rent"]["markets"] == ["on_demand"] and document["buy"]["staff_usd_per_year"] == 50000
+    # Switched to serving, the training form's no-spot markets are not serving's default: they are sent.
+    serving = forms.PlannerForm({**forms.preset_initial("8b-serving"), "markets": forms.BASE_INITIAL["markets"]})
+    assert serving.is_valid(), serving.errors
+    assert set(serving.to_scenario()["rent"]["markets"]) == set(forms.BASE_INITIAL["markets"])
+    # Left as prefilled, the scenario parses to the same numbers as when the defaults were sent.
+    prefilled = forms.PlannerForm(_data())
+    assert prefilled.is_valid(), prefilled.errors
+    explicit = prefilled.to_scenario()
+    explicit["workload"].update(precision="bf16", parallelism={"strategy": "auto"})
+    explicit.setdefault("rent", {})["markets"] = forms.BASE_INITIAL["markets"]
+    explicit.setdefault("buy", {})["staff_usd_per_year"] = 0
+    assert parse_scenario(prefilled.to_scenario()) == parse_scenario(explicit)  # defaults_used is not compared
+
+
+def test_editing_keeps_what_the_saved_scenario_gave() -> None:
+    saved = {
+        "name": "x",
+        "workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12, "precision": "bf16"},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [8],
+    }
+    form = forms.PlannerForm(forms.initial_from_scenario(saved), editing=saved)
+    assert form.is_valid(), form.errors
+    merged = forms.merge_into(saved, form.to_scenario())
+    assert merged["workload"]["precision"] == "bf16"  # given in the saved scenario: still the user's
+    assert "strategy" not in merged["workload"].get("parallelism", {}) and "markets" not in merged.get("rent", {})
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_the_page_cites_the_default_for_a_prefilled_precision(client: Client) -> None:
+    response = client.post("/plan/results/", _data())
+    assert response.status_code == 200, response.content[:500]
+    rows = {label: source for label, _, source in response.context["assumptions"]}
+    assert rows["Precision"].startswith("default") and rows["Staff"].startswith("default"), rows
+    assert rows["Rental markets"].startswith("default"), rows

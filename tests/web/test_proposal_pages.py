@@ -174,10 +174,33 @@ def test_negative_money_puts_the_sign_first_and_a_range_keeps_one_unit() -> None
     3.4 d"."""
     from advisor.web.presenters import hours_in_one_unit, size_rows, usd_cents, usd_exact
 
-    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "$0", "$1,234,567")
+    # Cents below $100 (an outside tester: "$4" a run beside the reasons' "$4.26"), never "-$0.00".
+    assert (usd_exact(-2_282_882.3), usd_exact(-0.4), usd_exact(1_234_567.4)) == ("-$2,282,882", "-$0.40", "$1,234,567")
+    assert usd_exact(-0.001) == "$0.00"
     assert usd_cents(-3.5) == "-$3.50"
     assert hours_in_one_unit(60.0, 45.6, 81.6) == ["2.5 d", "1.9 d", "3.4 d"]
     assert hours_in_one_unit(10.0, 8.0, None) == ["10.0 h", "8.0 h", "n/a"]
     size = {"gpus": 8, "run_hours": 60.0, "run_hours_p10": 45.6, "run_hours_p90": 81.6}
     row = size_rows(advice={"sizes": [size]})[0]
     assert (row["run_time"], row["run_time_band"]) == ("2.5 d", "1.9 d to 3.4 d")
+
+
+def test_the_cover_says_what_its_price_date_is(example_advice: dict[str, Any]) -> None:
+    """An outside tester: the cover's 'Prices as of 2026-12-02' was the snapshot's compile date while every offer used
+    was undated; '(an upper bound)' came only in a late warning."""
+    from advisor.proposal import render_proposal_html
+    from advisor.web.presenters import prices_as_of_text
+
+    html = render_proposal_html(advice=example_advice, scenario_name="example")
+    assert "Prices as of 2026-12-02" not in html
+    words = "Prices: snapshot compiled 2026-12-02; the offers used carry no observation date"
+    assert prices_as_of_text(advice=example_advice) == words and words in html
+    head = example_advice["sizes"][0]["rent"]["offer"]
+    for size in example_advice["sizes"]:  # the headline offer, wherever it is quoted
+        for offer in [size["rent"]["offer"], *(m["offer"] for m in size["rent"]["by_market"].values() if m)]:
+            if offer and (offer["provider"], offer["instance"]) == (head["provider"], head["instance"]):
+                offer["observed_at"] = "2026-11-30T12:00:00Z"
+    dated = {**example_advice, "prices_as_of": "2026-11-30"}
+    assert prices_as_of_text(advice=dated).startswith("Prices as of 2026-11-30, the oldest observation among the")
+    manual = {**example_advice, "price_freshness": {**example_advice["price_freshness"], "kind": "manual"}}
+    assert prices_as_of_text(advice=manual) == "Prices: your own rental quote (2026-12-02)"

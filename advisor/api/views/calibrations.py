@@ -32,6 +32,7 @@ from advisor.calibrations import (
     CalibrationNotReady,
     calibration_activate,
     calibration_submit,
+    held_out_accuracy,
 )
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
@@ -55,15 +56,59 @@ class CalibrationSerializer(serializers.ModelSerializer):
     loo_mape = serializers.FloatField(
         help_text="Leave-one-out MAPE of tokens/s (fraction); identical configurations are held out together."
     )
+    held_out = serializers.SerializerMethodField(
+        help_text="How held_out_median_ape was measured for a scenario naming no software stack, as its Advice's "
+        "calibration.held_out says it (leave-one-stack-out for the shipped calibration); null where there is none."
+    )
+    held_out_median_ape = serializers.SerializerMethodField(
+        help_text="Held-out median absolute percentage error of tokens/s (fraction) that applies to a scenario naming "
+        "no software stack: the figure its Advice (calibration.held_out_median_ape), page, PDF and XLSX state."
+    )
+    baseline_held_out_median_ape = serializers.SerializerMethodField(
+        help_text="A constant-MFU-per-GPU guess held out the same way (fraction), for comparison."
+    )
 
     class Meta:
         model = Calibration
-        fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at", "state", "error"]
+        fields = [
+            "id",
+            "name",
+            "runs",
+            "loo_mape",
+            "held_out",
+            "held_out_median_ape",
+            "baseline_held_out_median_ape",
+            "is_default",
+            "shared",
+            "is_active",
+            "created_at",
+            "state",
+            "error",
+        ]
         read_only_fields = fields
         extra_kwargs = {"state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."}}
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
+
+    def _held_out(self, obj: Calibration) -> dict[str, Any]:
+        """held_out_accuracy of ``obj``, parsed once for its three fields."""
+        cached: dict[int, dict[str, Any]] = self.__dict__.setdefault("_held_out_by_pk", {})
+        if obj.pk not in cached:
+            cached[obj.pk] = held_out_accuracy(row=obj)
+        return cached[obj.pk]
+
+    def get_held_out(self, obj: Calibration) -> str | None:
+        held: str | None = self._held_out(obj)["held_out"]
+        return held
+
+    def get_held_out_median_ape(self, obj: Calibration) -> float | None:
+        median: float | None = self._held_out(obj)["held_out_median_ape"]
+        return median
+
+    def get_baseline_held_out_median_ape(self, obj: Calibration) -> float | None:
+        baseline: float | None = self._held_out(obj)["baseline_held_out_median_ape"]
+        return baseline
 
     def get_is_active(self, obj: Calibration) -> bool:
         return obj.pk == self.context.get("active_id")
