@@ -16,6 +16,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
@@ -42,6 +43,14 @@ class CalibrationNameError(ValueError):
     """The name is empty, too long, or already used by this owner; ``field`` is "name"."""
 
     field = "name"
+
+
+class CalibrationNameTaken(CalibrationNameError):
+    """The owner already has a calibration of that name (``taken``) and replacing it was not asked for."""
+
+    def __init__(self, taken: str) -> None:
+        super().__init__(f"name: {taken!r} is already used; choose another name")
+        self.taken = taken
 
 
 class CalibrationNotAvailable(LookupError):
@@ -95,19 +104,21 @@ def _unused_name(*, owner: User | None, name: str, replace: bool) -> str:
         )
     existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
     if existing.exists() and not replace:
-        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
+        raise CalibrationNameTaken(cleaned)
     return cleaned
 
 
 def _store(*, owner: User | None, name: str, fields: dict[str, Any], replace: bool) -> CalibrationRow:
-    """Insert, or with ``replace`` overwrite the owner's calibration of that name, in one transaction."""
+    """Insert, or with ``replace`` overwrite the owner's calibration of that name (same id: whoever activated it now
+    predicts with the new fit), stamping ``updated_at`` so that the list and page say it changed, in one
+    transaction."""
     try:
         with transaction.atomic():
             row = CalibrationRow.objects.filter(owner=owner, name=name, is_default=False).first() if replace else None
             if row is not None:
-                for key, value in fields.items():
+                for key, value in {**fields, "updated_at": timezone.now()}.items():
                     setattr(row, key, value)
-                row.save(update_fields=[*fields])
+                row.save(update_fields=[*fields, "updated_at"])
                 return row
             return CalibrationRow.objects.create(owner=owner, name=name, **fields)
     except IntegrityError:  # a concurrent request took the name between the check and the insert
@@ -184,7 +195,8 @@ def calibration_create(
     """Fit ``runs`` (regularised toward the shipped default, so a few runs adjust rather than overfit) and store it.
 
     ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
-    same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError, and
+    same owner raises CalibrationNameTaken unless ``replace``, which overwrites it in place and dates it
+    (``updated_at``). Invalid runs raise estimator's RunValidationError, and
     so do measurements that cannot be true (``check_measured_runs``)."""
     check_measured_runs(runs=runs)
     cleaned = _unused_name(owner=owner, name=name, replace=replace)

@@ -58,9 +58,27 @@ class CalibrationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Calibration
-        fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at", "state", "error"]
+        fields = [
+            "id",
+            "name",
+            "runs",
+            "loo_mape",
+            "is_default",
+            "shared",
+            "is_active",
+            "created_at",
+            "updated_at",
+            "state",
+            "error",
+        ]
         read_only_fields = fields
-        extra_kwargs = {"state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."}}
+        extra_kwargs = {
+            "state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."},
+            "updated_at": {
+                "help_text": "When a new fit replaced it under the same id and name (`calibrate --replace`): whoever "
+                "activated it predicts with the new fit since. Null: never replaced."
+            },
+        }
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
