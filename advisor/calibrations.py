@@ -158,9 +158,26 @@ def _measures_disagree(run: ProfiledRun) -> RowError | None:
 
 
 def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
-    """RunValidationError naming each run whose measurement cannot be true: tokens_per_s and step_time_s that
-    disagree, or a throughput above the GPUs' peak (MFU > MAX_MEASURED_MFU). Runs without a measurement are left to
-    the fit, which names them."""
+    """RunValidationError naming each run whose measurement cannot be true (``measurement_errors``)."""
+    errors = measurement_errors(runs=runs)
+    if errors:
+        raise RunValidationError(errors)
+
+
+def with_measurement_errors(error: RunValidationError) -> RunValidationError:
+    """``error`` (rows that did not parse) with the ``measurement_errors`` of the rows that did, in row order: one
+    answer names every bad row of an upload (an outsider fixed the parse errors, resubmitted, and only then heard of a
+    throughput above the GPUs' peak two rows further down)."""
+    found = measurement_errors(runs=error.runs)
+    if not found:
+        return error
+    return RunValidationError(sorted([*error.errors, *found], key=lambda e: e.row), runs=error.runs)
+
+
+def measurement_errors(*, runs: Sequence[ProfiledRun]) -> list[RowError]:
+    """Each run whose measurement cannot be true: tokens_per_s and step_time_s that disagree, or a throughput above
+    the GPUs' peak (MFU > MAX_MEASURED_MFU), in row order. Runs without a measurement are left to the fit, which
+    names them."""
     errors = [error for error in map(_measures_disagree, runs) if error is not None]
     measured = [run for run in runs if run.measured_tokens_per_s is not None]
     if measured:
@@ -181,8 +198,7 @@ def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
                         "the seconds per optimizer step of global_batch sequences",
                     )
                 )
-    if errors:
-        raise RunValidationError(sorted(errors, key=lambda e: e.row))
+    return sorted(errors, key=lambda e: e.row)
 
 
 def calibration_create(

@@ -123,10 +123,12 @@ class RowError:
 
 
 class RunValidationError(ValueError):
-    """Some rows are invalid; ``errors`` lists each with its row and column."""
+    """Some rows are invalid; ``errors`` lists each with its row and column. ``runs``: the rows that did validate
+    (when the parser got that far), so that a later check of their values can answer in the same message."""
 
-    def __init__(self, errors: Sequence[RowError]) -> None:
+    def __init__(self, errors: Sequence[RowError], *, runs: Sequence[ProfiledRun] = ()) -> None:
         self.errors = list(errors)
+        self.runs = list(runs)
         shown = "; ".join(str(e) for e in self.errors[:5])
         more = f" (and {len(self.errors) - 5} more)" if len(self.errors) > 5 else ""
         super().__init__(f"{len(self.errors)} invalid value(s): {shown}{more}")
@@ -546,7 +548,7 @@ def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledR
         if len(errors) >= MAX_ERRORS:
             break
     if errors:
-        raise RunValidationError(errors)
+        raise RunValidationError(errors, runs=runs)
     if not runs:
         raise RunValidationError([RowError(0, "runs", "no runs: at least one row is needed")])
     return runs

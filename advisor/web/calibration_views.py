@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from advisor.calibrations import CalibrationNotReady, calibration_submit
+from advisor.calibrations import CalibrationNotReady, calibration_submit, with_measurement_errors
 from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
@@ -75,6 +75,8 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                         max_rows=settings.MAX_UPLOAD_ROWS,
                         max_extra_columns=settings.MAX_EXTRA_COLUMNS,
                     )
+                except RunValidationError as error:
+                    raise with_measurement_errors(error) from None
                 except TooManyRows:
                     raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.") from None
                 except TooManyColumns as error:

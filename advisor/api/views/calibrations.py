@@ -32,6 +32,7 @@ from advisor.calibrations import (
     CalibrationNotReady,
     calibration_activate,
     calibration_submit,
+    with_measurement_errors,
 )
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
@@ -194,7 +195,7 @@ class CalibrationListView(GenericAPIView):
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or not name.strip():
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
-        runs = runs_or_400(data, other_fields=("name",))
+        runs = runs_or_400(data, other_fields=("name",), more_errors=with_measurement_errors)
         try:
             row = calibration_submit(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:

@@ -9,7 +9,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from advisor.calibrations import CalibrationNameError, CalibrationNameTaken, calibration_create
+from advisor.calibrations import (
+    CalibrationNameError,
+    CalibrationNameTaken,
+    calibration_create,
+    with_measurement_errors,
+)
 from advisor.management.commands.estimate import BAD_INPUT, owner_option, read_text_argument, runs_or_exit
 from estimator.calibrate import fit_warnings
 from estimator.runs import RunValidationError
@@ -38,7 +43,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
+        runs = runs_or_exit(read_text_argument(options["runs"], "--runs"), more_errors=with_measurement_errors)
         # Without --name: the file's name ("-", standard input, has none to give).
         stem = "" if options["runs"] == "-" else Path(options["runs"]).stem
         name = options.get("name") or stem or "calibration"
