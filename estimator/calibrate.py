@@ -39,6 +39,7 @@ from scipy.stats import t as student_t
 from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
 from estimator.runs import (
+    WHOLE_DOCUMENT,
     ProfiledRun,
     RowError,
     RunValidationError,
@@ -335,7 +336,7 @@ def _check_runs(runs: Sequence[ProfiledRun], *, merged: int = 0) -> np.ndarray:
         message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
         if merged:
             message += f" (after {merged} row(s) repeating another row's configuration and measurement were merged)"
-        raise RunValidationError([RowError(0, "runs", message)])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, message)])
     return measured_tokens_per_s(runs)
 
 

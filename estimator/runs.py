@@ -105,19 +105,28 @@ SOURCE_STACKS: Final[tuple[tuple[str, str], ...]] = (
     ("narayanan", "megatron-lm"),
     ("megatron", "megatron-lm"),
 )
+# The column of a RowError about the runs as a whole (JSON: the "runs" list; CSV: the document).
+WHOLE_DOCUMENT: Final[str] = "runs"
 # More errors than this in one file are summarised: the first ones are what a user fixes first.
 MAX_ERRORS: Final[int] = 50
 
 
 @dataclass(frozen=True, slots=True)
 class RowError:
-    """One problem: ``row`` (1-based data row; 0 = the header), ``column`` and a message saying what is allowed."""
+    """One problem: ``row`` (1-based data row; 0 = the header), ``column`` and a message saying what is allowed.
+    Row 0 with column ``WHOLE_DOCUMENT`` is a problem of the runs as a whole (too few of them), no header cell's."""
 
     row: int
     column: str
     message: str
 
+    @property
+    def whole_document(self) -> bool:
+        return self.row == 0 and self.column == WHOLE_DOCUMENT
+
     def __str__(self) -> str:
+        if self.whole_document:
+            return self.message
         where = "header" if self.row == 0 else f"row {self.row}"
         return f"{where}, column {self.column}: {self.message}"
 
@@ -535,7 +544,7 @@ def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:
     """Validate JSON records (one mapping per run, keys = CSV columns); row numbers are 1-based list positions."""
     if not isinstance(records, Sequence) or isinstance(records, str | bytes):
-        raise RunValidationError([RowError(0, "runs", "must be a list of objects")])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, "must be a list of objects")])
     errors: list[RowError] = []
     runs: list[ProfiledRun] = []
     for number, record in enumerate(records, start=1):
@@ -550,7 +559,7 @@ def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledR
     if errors:
         raise RunValidationError(errors, runs=runs)
     if not runs:
-        raise RunValidationError([RowError(0, "runs", "no runs: at least one row is needed")])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, "no runs: at least one row is needed")])
     return runs
 
 
@@ -569,9 +578,17 @@ def read_runs_csv(text: str) -> list[ProfiledRun]:
         raise RunValidationError([RowError(0, h, "column appears more than once in the header") for h in repeated])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise RunValidationError([RowError(0, c, "required column is missing from the header") for c in missing])
+        raise RunValidationError([RowError(0, c, _missing_column(c, header)) for c in missing])
     reader.fieldnames = header
     return runs_from_records([{k: v for k, v in row.items() if k is not None} for row in reader])
+
+
+def _missing_column(column: str, header: Sequence[str]) -> str:
+    """What a required column missing from ``header`` is told, naming a header cell that spells it in another case
+    (`GPU`): the schema's names are lower case, and a cell in capitals is an extra column, kept and ignored."""
+    message = "required column is missing from the header"
+    found = [name for name in header if name.casefold() == column]
+    return message if not found else f"{message} (found {found[0]!r}: column names are lower case)"
 
 
 def header_of(runs: Sequence[ProfiledRun]) -> list[str]:

@@ -23,7 +23,9 @@ from estimator.runs import (
 
 
 def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
-    if csv_body:
+    if csv_body and error.whole_document:  # too few runs: the document, not a header cell
+        where = pointer("csv")
+    elif csv_body:
         # A malformed record (bad quoting, an oversized cell) has a row but no column to blame.
         where = pointer("csv", error.row, error.column) if error.column else pointer("csv", error.row)
     elif error.row == 0:

@@ -328,3 +328,10 @@ def test_calibrate_names_bad_measurements_beside_parse_errors_in_one_answer(tmp_
     for where in ("row 1, column num_gpus", "row 2, column tokens_per_s", "row 3, column step_time_s"):
         assert where in page
     assert not CalibrationRow.objects.filter(name="both").exists()
+
+
+@pytest.mark.django_db
+def test_calibrate_with_one_run_names_the_file_not_a_header_column(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "calibrate", "--runs", f"{RUNS_HEADER}\nh100-sxm,8,7,4096,512,70000\n")
+    assert "a calibration needs at least 2 runs, got 1" in message
+    assert "header" not in message and "column runs" not in message
