@@ -84,7 +84,8 @@ def ensure_default_calibration() -> str:
             is_default=True, defaults={"owner": None, "name": shipped.name, **_row_fields(document)}
         )
     verb = "loaded" if created else "updated"
-    return f"default calibration {row.name!r} {verb} ({row.runs} runs, leave-one-out MAPE {row.loo_mape:.1%})"
+    how = calibrate.held_out_name(document.get("report") or {})
+    return f"default calibration {row.name!r} {verb} ({row.runs} runs, {how} MAPE {row.loo_mape:.1%})"
 
 
 def _clean_name(name: str) -> str:

@@ -213,7 +213,7 @@ class Calibration:
         if own and "loo_median_ape" in self.report:
             # The held-out check of a user's calibration is over its own runs, and their stack (even the pooled
             # label 'other') or a job that names none is theirs: the Advice said 'never checked on stack other'.
-            name = re.split(r" \(|[;:]", str(self.report.get("held_out") or "held out"))[0]
+            name = held_out_name(self.report)
             prefix, base = "loo", baseline.get("loo") or {}
         elif unknown and "stack_out_median_ape" in self.report:
             prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
@@ -305,6 +305,13 @@ class Calibration:
             except CalibrationError as error:
                 raise CalibrationError(f"base/{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
         return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format, base=base)
+
+
+def held_out_name(report: Mapping[str, Any]) -> str:
+    """How the report's ``loo_*`` figures were held out, in a few words: the head of its ``held_out`` description
+    ("leave-one-config-family-out", "leave-one-configuration-out", "4-fold by config family"), or "held out" when the
+    report has none. What every label of loo_mape says: above REFINE_MAX_FOLDS runs it is not leave-one-out."""
+    return re.split(r" \(|[;:]", str(report.get("held_out") or "held out"))[0]
 
 
 def _json_safe(value: Any) -> Any:

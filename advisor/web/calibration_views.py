@@ -19,7 +19,7 @@ from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
-from estimator.calibrate import fit_warnings
+from estimator.calibrate import fit_warnings, held_out_name
 from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
@@ -141,6 +141,8 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
     baseline = (report.get("baseline") or {}).get("loo") or {}
     return {
         "runs": calibration.runs,
+        "held_out_name": held_out_name(report),
+        "held_out": report.get("held_out") or "",
         "loo_mape": _pct(calibration.loo_mape),
         "loo_median_ape": _pct(report.get("loo_median_ape")),
         "loo_p90_ape": _pct(report.get("loo_p90_ape")),

@@ -825,3 +825,35 @@ def test_no_size_means_no_break_even_to_state() -> None:
         "Break-even utilization",
         "n/a (no candidate size fits the model in memory)",
     )
+
+
+def test_the_calibration_pages_name_the_held_out_check_the_report_ran(client: Client, user: Any) -> None:
+    """Above 10 runs a user's calibration is held out K-fold by config family, but the page said 'Leave-one-out mean
+    absolute error', never showed the report's held_out description, and the upload form promised 'one refit per
+    run' (an ML lead's probe); the API's loo_mape help and `calibrate --help` said leave-one-out too."""
+    import io as text_io
+
+    from django.core.management import call_command
+
+    from advisor.api.views.calibrations import CalibrationSerializer
+    from estimator.calibrate import load_default
+
+    document = load_default().to_dict()
+    document["report"]["held_out"] = (
+        "4-fold by config family (twins held out together); each refinement from the prior calibration"
+    )
+    row = Calibration.objects.create(owner=user, name="team", document=document, runs=26, loo_mape=0.369)
+    client.force_login(user)
+    page = client.get(f"/calibrations/{row.pk}/").content.decode()
+    summary = page.split('data-testid="fit-summary"', 1)[1].split("</p>", 1)[0]
+    assert "4-fold by config family" in summary and "each refinement from the prior calibration" in page
+    listing = client.get("/calibrations/").content.decode()
+    for html in (page, listing):
+        at = html.lower().find("leave-one-out")
+        assert at < 0 and "LOO" not in html, html[at - 300 : at + 100]
+    assert "one refit per run" not in listing
+    assert "leave-one-out" not in str(CalibrationSerializer().fields["loo_mape"].help_text).lower()
+    helped = text_io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("calibrate", "--help", stdout=helped)
+    assert "leave-one-out" not in helped.getvalue().lower()

@@ -54,7 +54,9 @@ class CalibrationSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
     is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
     loo_mape = serializers.FloatField(
-        help_text="Leave-one-out MAPE of tokens/s (fraction); identical configurations are held out together."
+        help_text="Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
+        "default leave-one-config-family-out; a user's calibration leave-one-configuration-out up to 10 runs, else "
+        "10-fold by config family (identical configurations always held out together)."
     )
 
     class Meta:

@@ -23,8 +23,9 @@ from estimator.runs import RunValidationError
 class Command(BaseCommand):
     help = (
         "Fit a calibration to profiled runs (regularised toward the shipped default), store it for everyone, and "
-        "print a JSON report: runs, loo_mape (leave-one-out MAPE of tokens/s, a fraction; identical configurations are "
-        "held out together), params and fit figures."
+        "print a JSON report: runs, loo_mape (held-out MAPE of tokens/s, a fraction: one fold per configuration up "
+        "to 10 runs, else 10 folds of whole config families, as held_out says; identical configurations are held out "
+        "together), params and fit figures."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
