@@ -19,7 +19,7 @@ from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
-from estimator.calibrate import fit_warnings, held_out_name
+from estimator.calibrate import fit_warnings, held_out_name, prior_warning
 from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
@@ -139,6 +139,7 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         if r.get("measured_tokens_per_s") and r.get("predicted_tokens_per_s")
     ]
     baseline = (report.get("baseline") or {}).get("loo") or {}
+    prior = report.get("prior_on_held_out") or {}
     return {
         "runs": calibration.runs,
         "held_out_name": held_out_name(report),
@@ -148,6 +149,10 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         "loo_p90_ape": _pct(report.get("loo_p90_ape")),
         "in_sample_mape": _pct(report.get("in_sample_mape")),
         "baseline_mape": _pct(baseline.get("mape")) if baseline.get("mape") is not None else None,
+        "baseline_median_ape": _pct(baseline.get("median_ape")),
+        "prior": None
+        if prior.get("median_ape") is None
+        else {"name": prior.get("name"), "mape": _pct(prior.get("mape")), "median_ape": _pct(prior["median_ape"])},
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],
@@ -244,4 +249,7 @@ def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpRespo
         messages.error(request, f"{str(error).removeprefix('calibration: ')}.")
     else:
         messages.success(request, f"Your scenarios now use “{calibration.name}”.")
+        report = (calibration.document or {}).get("report") or {}
+        if (worse := prior_warning(name=calibration.name, report=report)) is not None:
+            messages.warning(request, worse)
     return redirect("calibration-detail", calibration_id=calibration.pk)
