@@ -857,6 +857,31 @@ def prior_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     )
 
 
+def at_bound_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning naming the fitted parameters that sit at a bound of their range (``parameters``: free and
+    ``at_bound``), for any calibration: the runs push them as far as the model allows, so the fit does not describe
+    them with physical values and predictions elsewhere rest on the bound (a team's nvlink_eff at its 0.2 floor and
+    fabric_eff at its 0.999 ceiling went unflagged)."""
+    entries = [e for e in report.get("parameters") or [] if isinstance(e, Mapping) and e.get("free")]
+    pinned = [e for e in entries if e.get("at_bound") and "fitted" in e]
+    if not pinned:
+        return None
+    listed = ", ".join(
+        f"{e['name']} {float(e['fitted']):.3f} ({_bound_side(e)}; prior {float(e['prior']):.3f})" for e in pinned
+    )
+    return (
+        f"The calibration '{name}' has parameters pinned at a bound: {listed}. The runs push them as far as the model "
+        "allows, so it does not describe these runs with physical values, and its predictions at sizes and layouts "
+        "the runs do not cover rest on where the bound is, not on a measurement. Check the runs' layout columns, "
+        "gpus_per_node and inter_node_gbps, or compare with the calibration it refines."
+    )
+
+
+def _bound_side(entry: Mapping[str, Any]) -> str:
+    fitted, prior = float(entry["fitted"]), float(entry.get("prior", entry["fitted"]))
+    return "its lower bound" if fitted < prior else "its upper bound" if fitted > prior else "a bound"
+
+
 def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     """A warning when the fit's error grows with the GPU count (``residual_trend_flagged``): the model does not
     reproduce how the runs scale, so sizes beyond (or between) them are off by more than the band says."""
@@ -877,8 +902,8 @@ def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
 
 def fit_report_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
     """The warnings a fit derives from its own report (held-out miss, worse than the baseline, worse than the
-    calibration it refines, residual trend)."""
-    rules = (held_out_warning, baseline_warning, prior_warning, trend_warning)
+    calibration it refines, parameters pinned at a bound, residual trend)."""
+    rules = (held_out_warning, baseline_warning, prior_warning, at_bound_warning, trend_warning)
     derived = (f(name=name, report=report) for f in rules)
     return [note for note in derived if note]
 

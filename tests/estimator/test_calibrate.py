@@ -461,3 +461,16 @@ def test_no_prior_warning_when_the_refinement_beats_its_prior() -> None:
 
     report = {"loo_median_ape": 0.05, "prior_on_held_out": {"name": "default (public runs)", "median_ape": 0.20}}
     assert not [n for n in fit_report_warnings(name="ours", report=report) if "predicts these runs better" in n]
+
+
+def test_parameters_pinned_at_a_bound_are_warned_for_any_calibration(nanotron_team: tuple[list, Calibration]) -> None:
+    """nvlink_eff fitted to 0.200 (its lower bound) and fabric_eff to 0.999 (its upper), both moved by the data, with
+    no warning: the at-bound rule was the public fit's only."""
+    from estimator.calibrate import fit_warnings
+
+    _, team = nanotron_team
+    pinned = [note for note in fit_warnings(name=team.name, report=team.report) if "pinned at a bound" in note]
+    assert len(pinned) == 1
+    assert "nvlink_eff 0.200 (its lower bound" in pinned[0] and "fabric_eff 0.999 (its upper bound" in pinned[0]
+    default = load_default()
+    assert not [n for n in fit_warnings(name=default.name, report=default.report) if "pinned at a bound" in n]
