@@ -123,7 +123,8 @@ class Calibration:
         """Whether a prediction on a GPU of ``family`` with ``stack`` (None: not said) is the calibration's own. A
         user's calibration (one with a ``base``) covers the GPU families and stacks of its runs: their cluster
         efficiency, fabric and overlap were learned there, and said nothing of another GPU or stack. A job that does
-        not name its stack, on one of those families, is taken to be the user's own."""
+        not name its stack, on one of those families, is the user's calibration's to predict (with the stacks' prior
+        mean for its stack effect: it did not say it is the runs' stack)."""
         scope = self.report.get("scope") or {}
         if self.base is None or not scope:
             return True
@@ -1160,8 +1161,10 @@ def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:
         "stacks": sorted({stack_label(run) for run in runs}),
         "pairs": sorted({(get_gpu(run.gpu).family, stack_label(run)) for run in runs}),
         "base": base,
-        "rule": "GPU family and stack pairs outside these runs (a job without a stack on these families counts as "
-        f"theirs) are predicted with '{base}', which this calibration refines, and its band",
+        "rule": "GPU family and stack pairs outside these runs are predicted with "
+        f"'{base}', which this calibration refines, and its band; a job without a stack on these families is "
+        "predicted by this calibration with the stacks' prior mean for its stack effect (name the stack to predict "
+        "it as these runs were)",
     }
 
 

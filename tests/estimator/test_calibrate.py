@@ -474,3 +474,19 @@ def test_parameters_pinned_at_a_bound_are_warned_for_any_calibration(nanotron_te
     assert "nvlink_eff 0.200 (its lower bound" in pinned[0] and "fabric_eff 0.999 (its upper bound" in pinned[0]
     default = load_default()
     assert not [n for n in fit_warnings(name=default.name, report=default.report) if "pinned at a bound" in n]
+
+
+def test_a_job_naming_no_stack_is_described_as_predicted_the_way_it_is() -> None:
+    """README said a job naming no stack on a team's family 'counts as yours'; an ML lead read it as the team's stack,
+    but it is predicted by the team's calibration with the stacks' prior mean for its stack effect (1.1% above
+    `stack: other`, with the note 'Software stack unknown'). The README and the stored scope rule say so."""
+    from pathlib import Path
+
+    from estimator.calibrate import refine_scope
+
+    runs = [r for r in public_runs() if r.gpu == "h100-sxm"][:2]
+    rule = refine_scope(runs, base="default (public runs)")["rule"]
+    assert "stacks' prior mean" in rule and "name the stack" in rule
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert "counts as yours" not in readme
+    assert "predicted by your calibration with the stacks' prior mean for its stack effect" in readme
