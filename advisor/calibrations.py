@@ -16,6 +16,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
@@ -42,6 +43,14 @@ class CalibrationNameError(ValueError):
     """The name is empty, too long, or already used by this owner; ``field`` is "name"."""
 
     field = "name"
+
+
+class CalibrationNameTaken(CalibrationNameError):
+    """The owner already has a calibration of that name (``taken``) and replacing it was not asked for."""
+
+    def __init__(self, taken: str) -> None:
+        super().__init__(f"name: {taken!r} is already used; choose another name")
+        self.taken = taken
 
 
 class CalibrationNotAvailable(LookupError):
@@ -75,7 +84,8 @@ def ensure_default_calibration() -> str:
             is_default=True, defaults={"owner": None, "name": shipped.name, **_row_fields(document)}
         )
     verb = "loaded" if created else "updated"
-    return f"default calibration {row.name!r} {verb} ({row.runs} runs, leave-one-out MAPE {row.loo_mape:.1%})"
+    how = calibrate.held_out_name(document.get("report") or {})
+    return f"default calibration {row.name!r} {verb} ({row.runs} runs, {how} MAPE {row.loo_mape:.1%})"
 
 
 def _clean_name(name: str) -> str:
@@ -95,19 +105,21 @@ def _unused_name(*, owner: User | None, name: str, replace: bool) -> str:
         )
     existing = CalibrationRow.objects.filter(owner=owner, name=cleaned, is_default=False)
     if existing.exists() and not replace:
-        raise CalibrationNameError(f"name: {cleaned!r} is already used; choose another name")
+        raise CalibrationNameTaken(cleaned)
     return cleaned
 
 
 def _store(*, owner: User | None, name: str, fields: dict[str, Any], replace: bool) -> CalibrationRow:
-    """Insert, or with ``replace`` overwrite the owner's calibration of that name, in one transaction."""
+    """Insert, or with ``replace`` overwrite the owner's calibration of that name (same id: whoever activated it now
+    predicts with the new fit), stamping ``updated_at`` so that the list and page say it changed, in one
+    transaction."""
     try:
         with transaction.atomic():
             row = CalibrationRow.objects.filter(owner=owner, name=name, is_default=False).first() if replace else None
             if row is not None:
-                for key, value in fields.items():
+                for key, value in {**fields, "updated_at": timezone.now()}.items():
                     setattr(row, key, value)
-                row.save(update_fields=[*fields])
+                row.save(update_fields=[*fields, "updated_at"])
                 return row
             return CalibrationRow.objects.create(owner=owner, name=name, **fields)
     except IntegrityError:  # a concurrent request took the name between the check and the insert
@@ -147,9 +159,26 @@ def _measures_disagree(run: ProfiledRun) -> RowError | None:
 
 
 def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
-    """RunValidationError naming each run whose measurement cannot be true: tokens_per_s and step_time_s that
-    disagree, or a throughput above the GPUs' peak (MFU > MAX_MEASURED_MFU). Runs without a measurement are left to
-    the fit, which names them."""
+    """RunValidationError naming each run whose measurement cannot be true (``measurement_errors``)."""
+    errors = measurement_errors(runs=runs)
+    if errors:
+        raise RunValidationError(errors)
+
+
+def with_measurement_errors(error: RunValidationError) -> RunValidationError:
+    """``error`` (rows that did not parse) with the ``measurement_errors`` of the rows that did, in row order: one
+    answer names every bad row of an upload (an outsider fixed the parse errors, resubmitted, and only then heard of a
+    throughput above the GPUs' peak two rows further down)."""
+    found = measurement_errors(runs=error.runs)
+    if not found:
+        return error
+    return RunValidationError(sorted([*error.errors, *found], key=lambda e: e.row), runs=error.runs)
+
+
+def measurement_errors(*, runs: Sequence[ProfiledRun]) -> list[RowError]:
+    """Each run whose measurement cannot be true: tokens_per_s and step_time_s that disagree, or a throughput above
+    the GPUs' peak (MFU > MAX_MEASURED_MFU), in row order. Runs without a measurement are left to the fit, which
+    names them."""
     errors = [error for error in map(_measures_disagree, runs) if error is not None]
     measured = [run for run in runs if run.measured_tokens_per_s is not None]
     if measured:
@@ -170,8 +199,7 @@ def check_measured_runs(*, runs: Sequence[ProfiledRun]) -> None:
                         "the seconds per optimizer step of global_batch sequences",
                     )
                 )
-    if errors:
-        raise RunValidationError(sorted(errors, key=lambda e: e.row))
+    return sorted(errors, key=lambda e: e.row)
 
 
 def calibration_create(
@@ -184,7 +212,8 @@ def calibration_create(
     """Fit ``runs`` (regularised toward the shipped default, so a few runs adjust rather than overfit) and store it.
 
     ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
-    same owner raises CalibrationNameError unless ``replace``. Invalid runs raise estimator's RunValidationError, and
+    same owner raises CalibrationNameTaken unless ``replace``, which overwrites it in place and dates it
+    (``updated_at``). Invalid runs raise estimator's RunValidationError, and
     so do measurements that cannot be true (``check_measured_runs``)."""
     check_measured_runs(runs=runs)
     cleaned = _unused_name(owner=owner, name=name, replace=replace)

@@ -730,8 +730,9 @@ def chart_tornado(*, advice: dict[str, Any]) -> Chart:
 
 
 def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
-    """Calibration fit: measured vs leave-one-out predicted tokens/s (log-log), one point per profiled run."""
-    title = "Leave-one-out predicted vs measured tokens/s"
+    """Calibration fit: measured vs held-out predicted tokens/s (log-log), one point per profiled run (held out as
+    the report's ``held_out`` says; the page prints it)."""
+    title = "Held-out predicted vs measured tokens/s"
     good = [(m, p, g) for m, p, g in points if m > 0 and p > 0]
     if not good:
         return Chart(testid="chart-residuals", title=title, svg=mark_safe(""), caption="No runs to draw.")

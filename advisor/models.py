@@ -33,6 +33,9 @@ class Calibration(models.Model):
     loo_mape = models.FloatField(help_text="Leave-one-out mean absolute percentage error of tokens/s, as a fraction.")
     is_default = models.BooleanField(default=False, help_text="The shipped calibration used when a user chose none.")
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was last replaced by a new fit under the same name (null: never)."
+    )
     # A large upload is fitted by the fit_calibration task: until then the row holds the validated runs.
     state = models.CharField(max_length=8, choices=State.choices, default=State.READY)
     task_id = models.CharField(max_length=64, blank=True, default="", help_text="The fit task, while one is queued.")

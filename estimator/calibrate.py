@@ -8,12 +8,13 @@ user's cluster (fabric and NVLink efficiency, overlap, cluster/stack efficiency)
 identify; ``fit(runs, prior=...)`` does the same; its ``loo_*`` figures hold out one configuration at a time
 (identical configurations, i.e. repeats of one measurement, together; ``refine_folds``).
 
-The report gives held-out errors that do not leak: leave-one-config-family-out (twins held out together) as
-``loo_*``, leave-one-stack-out as ``stack_out_*``, each fold refitted from the prior with layouts searched again, beside
-the naive baseline "constant MFU per GPU and precision" fitted on the same folds; the per-parameter table (prior,
-fitted, moved by the data, at a bound); measured vs predicted scaling efficiency by GPU count with the residual trend
-with size; the range the runs cover; the measured MFU range per GPU family (the public fit caps predictions at its
-maximum; a user's calibration at ``family_mfu_cap``, see ``user_mfu_caps``).
+The report gives held-out errors that do not leak: leave-one-config-family-out (twins held out together) as ``loo_*``,
+leave-one-stack-out as ``stack_out_*``, each fold refitted from the prior with layouts searched again, beside the naive
+baseline "constant MFU per GPU and precision" fitted on the same folds and, for a user's calibration, the prior as it is
+on the same runs (``prior_on_held_out``: keeping the default may predict the team's runs better); the per-parameter
+table (prior, fitted, moved by the data, at a bound); measured vs predicted scaling efficiency by GPU count with the
+residual trend with size; the range the runs cover; the measured MFU range per GPU family (the public fit caps
+predictions at its maximum; a user's calibration at ``family_mfu_cap``, see ``user_mfu_caps``).
 
 Regenerate the shipped default (``estimator/data/default_calibration.json``) from ``estimator/data/public_runs.csv``:
 
@@ -39,6 +40,7 @@ from scipy.stats import t as student_t
 from estimator import fitting, model
 from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
 from estimator.runs import (
+    WHOLE_DOCUMENT,
     ProfiledRun,
     RowError,
     RunValidationError,
@@ -121,7 +123,8 @@ class Calibration:
         """Whether a prediction on a GPU of ``family`` with ``stack`` (None: not said) is the calibration's own. A
         user's calibration (one with a ``base``) covers the GPU families and stacks of its runs: their cluster
         efficiency, fabric and overlap were learned there, and said nothing of another GPU or stack. A job that does
-        not name its stack, on one of those families, is taken to be the user's own."""
+        not name its stack, on one of those families, is the user's calibration's to predict (with the stacks' prior
+        mean for its stack effect: it did not say it is the runs' stack)."""
         scope = self.report.get("scope") or {}
         if self.base is None or not scope:
             return True
@@ -212,7 +215,7 @@ class Calibration:
         if own and "loo_median_ape" in self.report:
             # The held-out check of a user's calibration is over its own runs, and their stack (even the pooled
             # label 'other') or a job that names none is theirs: the Advice said 'never checked on stack other'.
-            name = re.split(r" \(|[;:]", str(self.report.get("held_out") or "held out"))[0]
+            name = held_out_name(self.report)
             prefix, base = "loo", baseline.get("loo") or {}
         elif unknown and "stack_out_median_ape" in self.report:
             prefix, name, base = "stack_out", "leave-one-stack-out", baseline.get("stack_out") or {}
@@ -306,6 +309,13 @@ class Calibration:
         return cls(name=name.strip(), params=clean, report=dict(report), fitted_format=fitted_format, base=base)
 
 
+def held_out_name(report: Mapping[str, Any]) -> str:
+    """How the report's ``loo_*`` figures were held out, in a few words: the head of its ``held_out`` description
+    ("leave-one-config-family-out", "leave-one-configuration-out", "4-fold by config family"), or "held out" when the
+    report has none. What every label of loo_mape says: above REFINE_MAX_FOLDS runs it is not leave-one-out."""
+    return re.split(r" \(|[;:]", str(report.get("held_out") or "held out"))[0]
+
+
 def _json_safe(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _json_safe(v) for k, v in value.items()}
@@ -335,7 +345,7 @@ def _check_runs(runs: Sequence[ProfiledRun], *, merged: int = 0) -> np.ndarray:
         message = f"a calibration needs at least {MIN_RUNS} runs, got {len(runs)}"
         if merged:
             message += f" (after {merged} row(s) repeating another row's configuration and measurement were merged)"
-        raise RunValidationError([RowError(0, "runs", message)])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, message)])
     return measured_tokens_per_s(runs)
 
 
@@ -831,6 +841,48 @@ def baseline_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     )
 
 
+def prior_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning when the calibration a user's calibration refines (``prior_on_held_out``: the default, as it is)
+    predicts the user's own runs by a smaller median error than the refinement held out on them: the refinement
+    makes the team's predictions worse (an ML lead's 26 nanotron runs: default 7.1%, refined 14.3%)."""
+    median = report.get("loo_median_ape")
+    prior = report.get("prior_on_held_out") or {}
+    base = prior.get("median_ape")
+    if median is None or base is None or not base < median:
+        return None
+    refined = prior.get("name") or "the calibration it refines"
+    return (
+        f"The calibration '{refined}' predicts these runs better: median {base:.1%} vs {median:.1%} for '{name}' "
+        f"({held_out_name(report)}; '{refined}' as it is, on the same runs); keep using it. Refining on these runs "
+        "moves the cluster parameters in a way that does not carry over to the runs each fold left out."
+    )
+
+
+def at_bound_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A warning naming the fitted parameters that sit at a bound of their range (``parameters``: free and
+    ``at_bound``), for any calibration: the runs push them as far as the model allows, so the fit does not describe
+    them with physical values and predictions elsewhere rest on the bound (a team's nvlink_eff at its 0.2 floor and
+    fabric_eff at its 0.999 ceiling went unflagged)."""
+    entries = [e for e in report.get("parameters") or [] if isinstance(e, Mapping) and e.get("free")]
+    pinned = [e for e in entries if e.get("at_bound") and "fitted" in e]
+    if not pinned:
+        return None
+    listed = ", ".join(
+        f"{e['name']} {float(e['fitted']):.3f} ({_bound_side(e)}; prior {float(e['prior']):.3f})" for e in pinned
+    )
+    return (
+        f"The calibration '{name}' has parameters pinned at a bound: {listed}. The runs push them as far as the model "
+        "allows, so it does not describe these runs with physical values, and its predictions at sizes and layouts "
+        "the runs do not cover rest on where the bound is, not on a measurement. Check the runs' layout columns, "
+        "gpus_per_node and inter_node_gbps, or compare with the calibration it refines."
+    )
+
+
+def _bound_side(entry: Mapping[str, Any]) -> str:
+    fitted, prior = float(entry["fitted"]), float(entry.get("prior", entry["fitted"]))
+    return "its lower bound" if fitted < prior else "its upper bound" if fitted > prior else "a bound"
+
+
 def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     """A warning when the fit's error grows with the GPU count (``residual_trend_flagged``): the model does not
     reproduce how the runs scale, so sizes beyond (or between) them are off by more than the band says."""
@@ -850,8 +902,10 @@ def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
 
 
 def fit_report_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
-    """The warnings a fit derives from its own report (held-out miss, worse than the baseline, residual trend)."""
-    derived = (f(name=name, report=report) for f in (held_out_warning, baseline_warning, trend_warning))
+    """The warnings a fit derives from its own report (held-out miss, worse than the baseline, worse than the
+    calibration it refines, parameters pinned at a bound, residual trend)."""
+    rules = (held_out_warning, baseline_warning, prior_warning, at_bound_warning, trend_warning)
+    derived = (f(name=name, report=report) for f in rules)
     return [note for note in derived if note]
 
 
@@ -1089,7 +1143,7 @@ def refine(
         **scaling_report(runs, measured, in_sample),
     }
     if held_out:
-        report.update(_refine_held_out(problem, runs, measured))
+        report.update(_refine_held_out(problem, runs, measured, prior_name=prior.name))
     report["warnings"] = [
         *duplicate_warnings(merged),
         *low_mfu_warnings(runs, measured),
@@ -1107,8 +1161,10 @@ def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:
         "stacks": sorted({stack_label(run) for run in runs}),
         "pairs": sorted({(get_gpu(run.gpu).family, stack_label(run)) for run in runs}),
         "base": base,
-        "rule": "GPU family and stack pairs outside these runs (a job without a stack on these families counts as "
-        f"theirs) are predicted with '{base}', which this calibration refines, and its band",
+        "rule": "GPU family and stack pairs outside these runs are predicted with "
+        f"'{base}', which this calibration refines, and its band; a job without a stack on these families is "
+        "predicted by this calibration with the stacks' prior mean for its stack effect (name the stack to predict "
+        "it as these runs were)",
     }
 
 
@@ -1202,7 +1258,9 @@ def configuration_folds(runs: Sequence[ProfiledRun]) -> np.ndarray:
     return np.array([index[label] for label in labels])
 
 
-def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray) -> dict[str, Any]:
+def _refine_held_out(
+    problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray, *, prior_name: str
+) -> dict[str, Any]:
     folds, how = refine_folds(runs)
     count = len(runs)
     if count > REFINE_MAX_FOLDS and np.unique(folds).size == 1:
@@ -1213,7 +1271,15 @@ def _refine_held_out(problem: fitting.Problem, runs: Sequence[ProfiledRun], meas
     loo, baseline, from_prior = _fold_predictions(problem, measured, folds, count)
     if from_prior:
         how += "; a configuration with no other run to refine from is predicted by the prior calibration"
-    return _refine_held_out_report(runs[:count], measured[:count], loo[:count], baseline[:count], how)
+    report = _refine_held_out_report(runs[:count], measured[:count], loo[:count], baseline[:count], how)
+    # The prior as it is predicts every run without seeing it refitted: what keeping it would give on the same runs.
+    by_prior = fitting.predict_rows(problem, problem.prior, np.arange(count))
+    report["prior_on_held_out"] = {
+        "name": prior_name,
+        "how": "the calibration refined, as it is (not refitted on these runs), on the same runs",
+        **_errors(by_prior, measured[:count]),
+    }
+    return report
 
 
 def _fold_predictions(

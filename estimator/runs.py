@@ -113,28 +113,39 @@ SOURCE_STACKS: Final[tuple[tuple[str, str], ...]] = (
     ("narayanan", "megatron-lm"),
     ("megatron", "megatron-lm"),
 )
+# The column of a RowError about the runs as a whole (JSON: the "runs" list; CSV: the document).
+WHOLE_DOCUMENT: Final[str] = "runs"
 # More errors than this in one file are summarised: the first ones are what a user fixes first.
 MAX_ERRORS: Final[int] = 50
 
 
 @dataclass(frozen=True, slots=True)
 class RowError:
-    """One problem: ``row`` (1-based data row; 0 = the header), ``column`` and a message saying what is allowed."""
+    """One problem: ``row`` (1-based data row; 0 = the header), ``column`` and a message saying what is allowed.
+    Row 0 with column ``WHOLE_DOCUMENT`` is a problem of the runs as a whole (too few of them), no header cell's."""
 
     row: int
     column: str
     message: str
 
+    @property
+    def whole_document(self) -> bool:
+        return self.row == 0 and self.column == WHOLE_DOCUMENT
+
     def __str__(self) -> str:
+        if self.whole_document:
+            return self.message
         where = "header" if self.row == 0 else f"row {self.row}"
         return f"{where}, column {self.column}: {self.message}"
 
 
 class RunValidationError(ValueError):
-    """Some rows are invalid; ``errors`` lists each with its row and column."""
+    """Some rows are invalid; ``errors`` lists each with its row and column. ``runs``: the rows that did validate
+    (when the parser got that far), so that a later check of their values can answer in the same message."""
 
-    def __init__(self, errors: Sequence[RowError]) -> None:
+    def __init__(self, errors: Sequence[RowError], *, runs: Sequence[ProfiledRun] = ()) -> None:
         self.errors = list(errors)
+        self.runs = list(runs)
         shown = "; ".join(str(e) for e in self.errors[:5])
         more = f" (and {len(self.errors) - 5} more)" if len(self.errors) > 5 else ""
         super().__init__(f"{len(self.errors)} invalid value(s): {shown}{more}")
@@ -552,7 +563,7 @@ def assumed_values(run: ProfiledRun) -> dict[str, str | int | float]:
 def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledRun]:
     """Validate JSON records (one mapping per run, keys = CSV columns); row numbers are 1-based list positions."""
     if not isinstance(records, Sequence) or isinstance(records, str | bytes):
-        raise RunValidationError([RowError(0, "runs", "must be a list of objects")])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, "must be a list of objects")])
     errors: list[RowError] = []
     runs: list[ProfiledRun] = []
     for number, record in enumerate(records, start=1):
@@ -565,9 +576,9 @@ def runs_from_records(records: Sequence[Mapping[str, object]]) -> list[ProfiledR
         if len(errors) >= MAX_ERRORS:
             break
     if errors:
-        raise RunValidationError(errors)
+        raise RunValidationError(errors, runs=runs)
     if not runs:
-        raise RunValidationError([RowError(0, "runs", "no runs: at least one row is needed")])
+        raise RunValidationError([RowError(0, WHOLE_DOCUMENT, "no runs: at least one row is needed")])
     return runs
 
 
@@ -586,9 +597,17 @@ def read_runs_csv(text: str) -> list[ProfiledRun]:
         raise RunValidationError([RowError(0, h, "column appears more than once in the header") for h in repeated])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise RunValidationError([RowError(0, c, "required column is missing from the header") for c in missing])
+        raise RunValidationError([RowError(0, c, _missing_column(c, header)) for c in missing])
     reader.fieldnames = header
     return runs_from_records([{k: v for k, v in row.items() if k is not None} for row in reader])
+
+
+def _missing_column(column: str, header: Sequence[str]) -> str:
+    """What a required column missing from ``header`` is told, naming a header cell that spells it in another case
+    (`GPU`): the schema's names are lower case, and a cell in capitals is an extra column, kept and ignored."""
+    message = "required column is missing from the header"
+    found = [name for name in header if name.casefold() == column]
+    return message if not found else f"{message} (found {found[0]!r}: column names are lower case)"
 
 
 def header_of(runs: Sequence[ProfiledRun]) -> list[str]:

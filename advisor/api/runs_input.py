@@ -23,7 +23,9 @@ from estimator.runs import (
 
 
 def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
-    if csv_body:
+    if csv_body and error.whole_document:  # too few runs: the document, not a header cell
+        where = pointer("csv")
+    elif csv_body:
         # A malformed record (bad quoting, an oversized cell) has a row but no column to blame.
         where = pointer("csv", error.row, error.column) if error.column else pointer("csv", error.row)
     elif error.row == 0:
@@ -35,8 +37,14 @@ def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
     return {"pointer": where, "detail": error.message, "code": "invalid", "row": error.row, "column": error.column}
 
 
-def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[ProfiledRun]:
-    """`data` is the parsed body: str for text/csv, else the JSON value (`runs` plus `other_fields`)."""
+def runs_or_400(
+    data: Any,
+    *,
+    other_fields: tuple[str, ...] = (),
+    more_errors: Callable[[RunValidationError], RunValidationError] | None = None,
+) -> list[ProfiledRun]:
+    """`data` is the parsed body: str for text/csv, else the JSON value (`runs` plus `other_fields`). ``more_errors``
+    adds what a later check finds in the rows that did parse, so that one answer names every bad row."""
     csv_body = isinstance(data, str)
     limit = settings.MAX_UPLOAD_ROWS
     if csv_body:
@@ -67,7 +75,8 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     try:
         runs = parse(payload)
     except RunValidationError as error:
-        raise runs_problem(error, csv_body=csv_body) from error
+        whole = error if more_errors is None else more_errors(error)
+        raise runs_problem(whole, csv_body=csv_body) from error
     # Extra columns are echoed in the answer: cap them, so the output stays the size of a real table.
     extra = len(header_of(runs)) - len(COLUMNS)
     if extra > settings.MAX_EXTRA_COLUMNS:

@@ -13,14 +13,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from advisor.calibrations import CalibrationNotReady, calibration_submit, held_out_accuracy
+from advisor.calibrations import CalibrationNotReady, calibration_submit, held_out_accuracy, with_measurement_errors
 from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from advisor.web.presenters import held_out_words
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
-from estimator.calibrate import fit_warnings
+from estimator.calibrate import fit_warnings, held_out_name, prior_warning
 from estimator.runs import RunValidationError
 
 MAX_ERRORS_SHOWN = 20
@@ -76,6 +76,8 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                         max_rows=settings.MAX_UPLOAD_ROWS,
                         max_extra_columns=settings.MAX_EXTRA_COLUMNS,
                     )
+                except RunValidationError as error:
+                    raise with_measurement_errors(error) from None
                 except TooManyRows:
                     raise forms.ValidationError(f"At most {settings.MAX_UPLOAD_ROWS} rows per upload.") from None
                 except TooManyColumns as error:
@@ -154,14 +156,21 @@ def fit_report(calibration: Calibration) -> dict[str, Any]:
         if r.get("measured_tokens_per_s") and r.get("predicted_tokens_per_s")
     ]
     baseline = (report.get("baseline") or {}).get("loo") or {}
+    prior = report.get("prior_on_held_out") or {}
     return {
         "runs": calibration.runs,
+        "held_out_name": held_out_name(report),
+        "held_out_method": report.get("held_out") or "",
         "loo_mape": _pct(calibration.loo_mape),
         "loo_median_ape": _pct(report.get("loo_median_ape")),
         "loo_p90_ape": _pct(report.get("loo_p90_ape")),
         "in_sample_mape": _pct(report.get("in_sample_mape")),
         "baseline_mape": _pct(baseline.get("mape")) if baseline.get("mape") is not None else None,
         "held_out": _held_out(calibration),
+        "baseline_median_ape": _pct(baseline.get("median_ape")),
+        "prior": None
+        if prior.get("median_ape") is None
+        else {"name": prior.get("name"), "mape": _pct(prior.get("mape")), "median_ape": _pct(prior["median_ape"])},
         "per_gpu": per_gpu,
         "chart": chart_residuals(points=points) if points else None,
         "sources": report.get("sources") or [],
@@ -258,4 +267,7 @@ def calibration_activate(request: HttpRequest, calibration_id: int) -> HttpRespo
         messages.error(request, f"{str(error).removeprefix('calibration: ')}.")
     else:
         messages.success(request, f"Your scenarios now use “{calibration.name}”.")
+        report = (calibration.document or {}).get("report") or {}
+        if (worse := prior_warning(name=calibration.name, report=report)) is not None:
+            messages.warning(request, worse)
     return redirect("calibration-detail", calibration_id=calibration.pk)

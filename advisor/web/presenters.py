@@ -582,8 +582,8 @@ def held_out_words(held_out: str | None) -> str:
 def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     """Which calibration, and how accurate it is for this scenario: the held-out error that applies (by software
     stack when the scenario's stack is unknown or has no runs) beside the constant-MFU guess, and the P10-P90 band
-    the cost ranges use; the plain leave-one-out error where the Advice carries no held-out figures. ``short``: the
-    error and band only (the PDF's one-page summary; its calibration section has the whole line)."""
+    the cost ranges use; the plain held-out error (loo_mape) where the Advice carries no held-out figures. ``short``:
+    the error and band only (the PDF's one-page summary; its calibration section has the whole line)."""
     calibration = advice.get("calibration") or {}
     if not calibration:
         return "Estimates are uncalibrated."
@@ -591,7 +591,7 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     median = calibration.get("held_out_median_ape")
     if median is None:
         mape = calibration.get("loo_mape")
-        accuracy = "unknown accuracy" if mape is None else f"leave-one-out error {mape * 100:.1f}% of tokens/s"
+        accuracy = "unknown accuracy" if mape is None else f"held-out error {mape * 100:.1f}% of tokens/s"
         if "stack" in calibration:  # a training Advice: no held-out figure applies to this scenario's stack
             stack = calibration["stack"]
             which = f"stack '{stack}'" if stack else "a stack not given"

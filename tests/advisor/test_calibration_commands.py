@@ -148,8 +148,41 @@ def test_calibrate_fits_stores_and_reports(tmp_path: Path) -> None:
     assert {"eff_base", "overlap", "family_eff.a100"} <= set(report["params"])
     row = CalibrationRow.objects.get(name="our stack")
     assert row.owner is None and row.runs == 6 and row.loo_mape == pytest.approx(report["loo_mape"])
-    _run("calibrate", "--runs", str(source), "--name", "our stack")
-    assert CalibrationRow.objects.filter(name="our stack").count() == 1, "same name replaces"
+    assert row.updated_at is None
+
+
+@pytest.mark.django_db
+def test_calibrate_refuses_to_replace_a_calibration_unless_told_and_then_dates_it(tmp_path: Path, other_user) -> None:  # type: ignore[no-untyped-def]
+    """A shared calibration another user activated was overwritten in place by a second `calibrate --name X`: the
+    same id, name and created_at, a different curve (+26% in an outsider's probe), no notice."""
+    from django.test import Client
+
+    source = tmp_path / "mine.csv"
+    source.write_text(_public_rows(6), encoding="utf-8")
+    _run("calibrate", "--runs", str(source), "--name", "acme")
+    shared = CalibrationRow.objects.get(name="acme")
+    calibration_activate(user=other_user, calibration=shared)
+    other = tmp_path / "other.csv"
+    other.write_text(_public_rows(3), encoding="utf-8")
+    with pytest.raises(CommandError) as refused:
+        _run("calibrate", "--runs", str(other), "--name", "acme")
+    assert refused.value.returncode == 2
+    assert "'acme' is already used" in str(refused.value) and "--replace" in str(refused.value)
+    shared.refresh_from_db()
+    assert shared.runs == 6 and shared.updated_at is None, "nothing changed"
+
+    out, _ = _run("calibrate", "--runs", str(other), "--name", "acme", "--replace")
+    assert json.loads(out)["id"] == shared.pk
+    shared.refresh_from_db()
+    assert shared.runs == 3 and shared.updated_at is not None and shared.updated_at >= shared.created_at
+    web = Client()
+    web.force_login(other_user)
+    listed = web.get("/api/v1/calibrations").json()
+    entry = next(c for c in listed["results"] if c["name"] == "acme") if "results" in listed else None
+    entry = entry or next(c for c in listed if c["name"] == "acme")
+    assert entry["updated_at"] is not None
+    page = web.get(f"/calibrations/{shared.pk}/").content.decode()
+    assert "Replaced" in page
 
 
 @pytest.mark.django_db

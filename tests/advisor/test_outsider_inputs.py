@@ -287,3 +287,51 @@ def test_estimate_of_a_v100_row_without_precision_predicts_in_fp16(tmp_path: Pat
     )
     (row,) = list(csv.DictReader(io.StringIO(out)))
     assert row["fits_memory"] == "true" and float(row["predicted_tokens_per_s"]) > 0
+
+
+# A parse error (row 1, num_gpus), a throughput above the GPUs' peak (row 2) and a step time that disagrees with
+# tokens_per_s (row 3): an outsider's upload named row 1 only, and rows 2 and 3 on the second try.
+_BOTH_KINDS = (
+    f"{RUNS_HEADER},step_time_s\n"
+    "h100-sxm,zero,7,4096,512,70000,\n"
+    "h100-sxm,8,7,4096,512,1e12,\n"
+    "h100-sxm,8,7,4096,512,70000,100\n"
+    "h100-sxm,16,7,4096,512,130000,\n"
+)
+
+
+@pytest.mark.django_db
+def test_calibrate_names_bad_measurements_beside_parse_errors_in_one_answer(tmp_path: Path, user) -> None:  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    from tests.api.conftest import assert_problem
+
+    message = _refused(tmp_path, "calibrate", "--runs", _BOTH_KINDS)
+    for where in ("row 1, column num_gpus", "row 2, column tokens_per_s", "row 3, column step_time_s"):
+        assert where in message, message
+    assert message.index("row 1,") < message.index("row 2,") < message.index("row 3,"), "in row order"
+
+    from rest_framework.test import APIClient
+
+    from advisor.api.tokens import api_token_create
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(user=user, name='t').key}")
+    answer = api.post("/api/v1/calibrations?name=both", _BOTH_KINDS, content_type="text/csv")
+    assert_problem(answer, 400, "#/csv/1/num_gpus", "#/csv/2/tokens_per_s", "#/csv/3/step_time_s")
+
+    web = Client()
+    web.force_login(user)
+    upload = io.BytesIO(_BOTH_KINDS.encode())
+    upload.name = "runs.csv"
+    page = web.post("/calibrations/", {"name": "both", "runs": upload}).content.decode()
+    for where in ("row 1, column num_gpus", "row 2, column tokens_per_s", "row 3, column step_time_s"):
+        assert where in page
+    assert not CalibrationRow.objects.filter(name="both").exists()
+
+
+@pytest.mark.django_db
+def test_calibrate_with_one_run_names_the_file_not_a_header_column(tmp_path: Path) -> None:
+    message = _refused(tmp_path, "calibrate", "--runs", f"{RUNS_HEADER}\nh100-sxm,8,7,4096,512,70000\n")
+    assert "a calibration needs at least 2 runs, got 1" in message
+    assert "header" not in message and "column runs" not in message

@@ -213,3 +213,18 @@ def test_the_held_out_error_the_planner_prints_is_listed_beside_the_leave_one_ou
         text = page.content.decode()
         assert f"{applies['loo_mape'] * 100:.1f}%" in text and median in text and guess in text, page
         assert "held out by software stack" in text.lower()
+
+
+def test_a_one_run_upload_points_at_the_document_and_a_header_in_capitals_is_named(alice) -> None:  # type: ignore[no-untyped-def]
+    """An ML lead's 1-run upload was refused at #/csv/0/runs (the header row, and no such column), and a header `GPU`
+    was told 'required column is missing' with no word of the `GPU` it has."""
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s"
+    one_run = f"{header}\nh100-sxm,8,7,4096,512,70000\n"
+    one = alice.post("/api/v1/calibrations?name=one", one_run, content_type="text/csv")
+    body = assert_problem(one, 400, "#/csv")
+    assert [e["pointer"] for e in body["errors"]] == ["#/csv"]
+    assert "at least 2 runs" in body["errors"][0]["detail"]
+    upper = "GPU" + header.removeprefix("gpu") + "\nh100-sxm,8,7,4096,512,70000\nh100-sxm,16,7,4096,512,130000\n"
+    capitals = alice.post("/api/v1/calibrations?name=up", upper, content_type="text/csv")
+    body = assert_problem(capitals, 400, "#/csv/0/gpu")
+    assert "found 'GPU': column names are lower case" in body["errors"][0]["detail"]

@@ -33,6 +33,7 @@ from advisor.calibrations import (
     calibration_activate,
     calibration_submit,
     held_out_accuracy,
+    with_measurement_errors,
 )
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
@@ -54,7 +55,9 @@ class CalibrationSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
     is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
     loo_mape = serializers.FloatField(
-        help_text="Leave-one-out MAPE of tokens/s (fraction); identical configurations are held out together."
+        help_text="Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
+        "default leave-one-config-family-out; a user's calibration leave-one-configuration-out up to 10 runs, else "
+        "10-fold by config family (identical configurations always held out together)."
     )
     held_out = serializers.SerializerMethodField(
         help_text="How held_out_median_ape was measured for a scenario naming no software stack, as its Advice's "
@@ -82,11 +85,18 @@ class CalibrationSerializer(serializers.ModelSerializer):
             "shared",
             "is_active",
             "created_at",
+            "updated_at",
             "state",
             "error",
         ]
         read_only_fields = fields
-        extra_kwargs = {"state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."}}
+        extra_kwargs = {
+            "state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."},
+            "updated_at": {
+                "help_text": "When a new fit replaced it under the same id and name (`calibrate --replace`): whoever "
+                "activated it predicts with the new fit since. Null: never replaced."
+            },
+        }
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
@@ -221,7 +231,7 @@ class CalibrationListView(GenericAPIView):
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or not name.strip():
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
-        runs = runs_or_400(data, other_fields=("name",))
+        runs = runs_or_400(data, other_fields=("name",), more_errors=with_measurement_errors)
         try:
             row = calibration_submit(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:

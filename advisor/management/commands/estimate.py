@@ -4,6 +4,7 @@ profiled-run row with the named calibration (default: the shipped one)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,14 @@ def invalid_rows(error: RunValidationError, option: str) -> CommandError:
     return CommandError(f"{len(error.errors)} invalid value(s) in {option}:\n{body}", returncode=BAD_INPUT)
 
 
-def runs_or_exit(text: str) -> list:
-    """Validated runs, or a CommandError (exit 2) listing every bad row and column."""
+def runs_or_exit(text: str, *, more_errors: Callable[[RunValidationError], RunValidationError] | None = None) -> list:
+    """Validated runs, or a CommandError (exit 2) listing every bad row and column (``more_errors`` adds what a later
+    check finds in the rows that did parse, so that one answer names them all)."""
     try:
         # A file has no upload limit: only the CSV checks (quoting, cell size, characters) apply.
         return read_runs_text(text, max_rows=sys.maxsize)
     except RunValidationError as error:
-        raise invalid_rows(error, "--runs") from None
+        raise invalid_rows(error if more_errors is None else more_errors(error), "--runs") from None
 
 
 def write_out(path: str, text: str) -> None:
