@@ -11,6 +11,7 @@ from django.conf import settings
 
 from advisor.api.errors import FieldErrors, pointer
 from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, oversized_cells
+from estimator.calibrate import measured_tokens_per_s
 from estimator.runs import (
     COLUMNS,
     ProfiledRun,
@@ -73,6 +74,17 @@ def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[Profil
     if extra > settings.MAX_EXTRA_COLUMNS:
         detail = f"at most {settings.MAX_EXTRA_COLUMNS} columns beyond the schema's (MAX_EXTRA_COLUMNS); got {extra}"
         raise FieldErrors([{"pointer": pointer("csv" if csv_body else "runs"), "detail": detail, "code": "too_many"}])
+    return runs
+
+
+def measured_runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[ProfiledRun]:
+    """`runs_or_400` for a calibration upload: each run also needs its measurement (tokens_per_s or step_time_s),
+    named per run now rather than after the upload is stored and fitted."""
+    runs = runs_or_400(data, other_fields=other_fields)
+    try:
+        measured_tokens_per_s(runs)
+    except RunValidationError as error:
+        raise runs_problem(error, csv_body=isinstance(data, str)) from None
     return runs
 
 

@@ -184,3 +184,23 @@ def test_activating_a_calibration_that_is_not_ready_is_a_worded_409(alice, user,
     row = Calibration.objects.create(owner=user, name="big", document={}, runs=6, loo_mape=0.0, state=state)
     body = assert_problem(alice.post(f"/api/v1/calibrations/{row.pk}/activate"), 409)
     assert body["detail"] == detail
+
+
+def test_runs_without_a_measurement_are_refused_before_anything_is_stored_or_fitted(
+    alice, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # 20,000 runs without tokens_per_s came back 400 after 7.4 s: parsed, stored as pending, parsed again and fitted
+    # (in-process) before the fit named them, in one '#/runs' error ('cannot_fit').
+    import advisor.tasks
+
+    settings.CALIBRATION_INLINE_MAX_RUNS = 2
+
+    def no_fit(**_: object) -> None:
+        raise AssertionError("the upload was submitted for fitting")
+
+    monkeypatch.setattr(advisor.tasks, "calibration_fit_pending", no_fit)
+    runs = [{k: v for k, v in run.items() if k not in ("tokens_per_s", "step_time_s")} for run in runs_json(5)]
+    body = assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": runs}, format="json"), 400)
+    assert [error["pointer"] for error in body["errors"]] == [f"#/runs/{i}/tokens_per_s" for i in range(5)]
+    assert "needs tokens_per_s" in body["errors"][0]["detail"]
+    assert not Calibration.objects.filter(name="x").exists()

@@ -23,7 +23,7 @@ from advisor.api.calibration_access import (
 )
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
-from advisor.api.runs_input import runs_or_400, runs_problem
+from advisor.api.runs_input import measured_runs_or_400, runs_or_400, runs_problem
 from advisor.api.schema import NOT_BLANK_NAME
 from advisor.api.views.base import query_params
 from advisor.calibrations import (
@@ -176,7 +176,7 @@ class CalibrationListView(GenericAPIView):
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or not name.strip():
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
-        runs = runs_or_400(data, other_fields=("name",))
+        runs = measured_runs_or_400(data, other_fields=("name",))
         try:
             row = calibration_submit(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:
