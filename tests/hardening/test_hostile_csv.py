@@ -120,3 +120,26 @@ def test_a_spreadsheet_is_told_to_export_csv_and_no_raw_nul_is_echoed(tmp_path: 
 def test_cell_text_in_a_message_is_escaped_and_shortened() -> None:
     assert shown("a\x00b") == "'a\\x00b'"
     assert shown("9" * 5000) == repr("9" * 40) + "... (5,000 characters)"
+
+
+FORMULA = "=cmd|' /C calc'!A0"
+NOTES = [FORMULA, "-5", "+1", "1e3", "-1+2", "@SUM(A1)"]
+PROTECTED = ["'" + FORMULA, "-5", "+1", "1e3", "'-1+2", "'@SUM(A1)"]
+
+
+@pytest.mark.django_db
+def test_the_command_and_the_api_protect_the_same_cells_and_only_formulas(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
+    # manage.py estimate wrote '=cmd|...' unchanged where /api/v1/estimate.csv wrote "'=cmd|..."; the API also wrote
+    # the plain numbers -5 and +1 of an extra column as "'-5" and "'+1".
+    import csv
+
+    text = HEADER + ",note\n" + "".join(f'h100-sxm,8,7,4096,1024,"{note}"\n' for note in NOTES)
+    source = tmp_path / "runs.csv"
+    source.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    call_command("estimate", "--runs", str(source), stdout=out, stderr=io.StringIO())
+    from_command = [row["note"] for row in csv.DictReader(io.StringIO(out.getvalue()))]
+    response = api.post("/api/v1/estimate?format=csv", text, content_type="text/csv")
+    assert response.status_code == 200, response.content[:500]
+    from_api = [row["note"] for row in csv.DictReader(io.StringIO(response.content.decode()))]
+    assert from_command == PROTECTED == from_api
