@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from rest_framework.request import Request
 
 from advisor.api.errors import FieldErrors, pointer
 from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, oversized_cells
@@ -36,10 +37,25 @@ def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
     return {"pointer": where, "detail": error.message, "code": "invalid", "row": error.row, "column": error.column}
 
 
+EMPTY_CSV_DETAIL = (
+    "the CSV is empty: send a header row (gpu,num_gpus,params_b,seq_len,global_batch,...) and a row per run"
+)
+
+
+def runs_data(request: Request) -> Any:
+    """The body `runs_or_400` reads: DRF gives an empty body `{}` without calling a parser, so an empty text/csv
+    body is the empty text it is (not told it lacks the JSON form's `runs`)."""
+    if request.content_type.split(";")[0].strip().lower() == "text/csv" and not request.data:
+        return ""
+    return request.data
+
+
 def runs_or_400(data: Any, *, other_fields: tuple[str, ...] = ()) -> list[ProfiledRun]:
     """`data` is the parsed body: str for text/csv, else the JSON value (`runs` plus `other_fields`)."""
     csv_body = isinstance(data, str)
     limit = settings.MAX_UPLOAD_ROWS
+    if csv_body and not data.strip("\ufeff \t\r\n"):
+        raise FieldErrors([{"pointer": pointer("csv"), "detail": EMPTY_CSV_DETAIL, "code": "required"}])
     if csv_body:
         try:
             payload: Any = check_runs_csv(data, max_rows=limit, max_extra_columns=settings.MAX_EXTRA_COLUMNS)

@@ -143,3 +143,26 @@ def test_the_command_and_the_api_protect_the_same_cells_and_only_formulas(tmp_pa
     assert response.status_code == 200, response.content[:500]
     from_api = [row["note"] for row in csv.DictReader(io.StringIO(response.content.decode()))]
     assert from_command == PROTECTED == from_api
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/v1/estimate", "/api/v1/calibrations?name=empty"])
+def test_an_empty_csv_body_is_told_the_csv_is_empty(api, path) -> None:  # type: ignore[no-untyped-def]
+    # It was told "#/runs: required: a list of profiled-run objects", the JSON form's wording.
+    body = assert_problem(api.post(path, "", content_type="text/csv"), 400, "#/csv")
+    assert body["errors"][0]["detail"].startswith("the CSV is empty")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data", "detail"),
+    [
+        ((HEADER + "\nh100-sxm,8,7,4096,1024\nh100-sxm,8,7,4096,1024,K\u00f6ln\n").encode("latin-1"), "line 3"),
+        ((HEADER + "\nh100-sxm,8,7,4096,1024\n").encode("utf-16"), "UTF-16"),
+    ],
+)
+def test_a_csv_body_that_is_not_utf8_says_where_or_which_encoding(api, data: bytes, detail: str) -> None:  # type: ignore[no-untyped-def]
+    # "The CSV body must be UTF-8 text: 'utf-8' codec can't decode byte 0xf6 in position 326": a byte offset.
+    answer = assert_problem(api.post("/api/v1/estimate", data, content_type="text/csv"), 400)
+    assert detail in answer["detail"] and "export the CSV as UTF-8" in answer["detail"]
+    assert "position" not in answer["detail"]
