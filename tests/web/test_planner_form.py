@@ -261,3 +261,21 @@ def test_inference_plans_with_no_cluster_sizes_and_training_still_asks_for_them(
     training = forms.PlannerForm(_data(cluster_sizes=""))
     assert not training.is_valid()
     assert training.errors["cluster_sizes"] == ["Training compares cluster sizes: give them, e.g. 8, 16, 32."]
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "1e400", "-1e400"])
+def test_a_number_beyond_a_float_is_told_the_range_not_to_enter_a_number(value: str) -> None:
+    # 'Enter a number.' of 400 nines: Django reads it as infinity.
+    form = forms.PlannerForm(data=_data(params_b=value, model_name=""))
+    assert not form.is_valid()
+    assert form.errors["params_b"] == [
+        f"Enter a number from 0.001 to 100000: this one is too {'small' if value.startswith('-') else 'large'}."
+    ]
+
+
+def test_an_unknown_choice_is_echoed_cut_to_a_readable_length() -> None:
+    # A 100,000-character gpu value was echoed whole on the page.
+    form = forms.PlannerForm(data=_data(gpu="x" * 100_000))
+    assert not form.is_valid()
+    (message,) = form.errors["gpu"]
+    assert "(100,000 characters)" in message and len(message) < 300
