@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import json
 import mimetypes
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
+from django.core.cache import cache
 from django.core.exceptions import SuspiciousFileOperation
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -152,21 +155,36 @@ def render_proposal_pdf(
     return HTML(string=html, base_url=PROPOSAL_BASE_URL, url_fetcher=static_only_fetcher()).write_pdf()
 
 
+# Seconds the rendered PDF of an issued proposal is kept in the cache (rendering takes 2-7 s).
+FROZEN_PDF_CACHE_S = 24 * 3600
+
+
 def frozen_proposal_pdf(*, proposal: Any, shared: bool = False) -> bytes:
     """The PDF of an issued proposal (advisor.models.Proposal): its stored Advice (or Fleet Plan), dated the day
-    it was issued.
+    it was issued. Rendered once and kept in the cache, keyed by everything it prints (the content hash of its
+    numbers, its id, name and issue date, who prepared it), so repeated downloads are cheap.
 
     ``shared``: read through a share link, so the owner's account name is left out (it was not shared)."""
-    if proposal.kind == "fleet":
-        return render_fleet_pdf(
+    fleet = proposal.kind == "fleet"
+    issued = None if fleet else issued_fields(proposal=proposal, shared=shared)
+    printed = [proposal.kind, proposal.pk, proposal.content_hash, proposal.scenario_name, str(proposal.issued_at)]
+    key = "frozen-pdf:" + hashlib.sha256(json.dumps([*printed, issued], sort_keys=True).encode()).hexdigest()
+    cached = cache.get(key)
+    if isinstance(cached, bytes):
+        return cached
+    if fleet:
+        pdf = render_fleet_pdf(
             plan=proposal.advice, fleet_name=proposal.scenario_name, generated_on=proposal.issued_at.date()
         )
-    return render_proposal_pdf(
-        advice=proposal.advice,
-        scenario_name=proposal.scenario_name,
-        generated_on=proposal.issued_at.date(),
-        issued=issued_fields(proposal=proposal, shared=shared),
-    )
+    else:
+        pdf = render_proposal_pdf(
+            advice=proposal.advice,
+            scenario_name=proposal.scenario_name,
+            generated_on=proposal.issued_at.date(),
+            issued=issued,
+        )
+    cache.set(key, pdf, timeout=FROZEN_PDF_CACHE_S)
+    return pdf
 
 
 SHARED_PREPARED_BY = "shared link"

@@ -3,6 +3,7 @@ variable and what it allows (manage.py prints it without a traceback)."""
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -181,6 +182,19 @@ def env_origins(name: str, default: list[str]) -> list[str]:
         if urlsplit(origin).scheme not in {"http", "https"} or not urlsplit(origin).netloc:
             raise ConfigurationError(f"{name} entry {origin!r} is not an origin; use https://host[:port]")
     return origins
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """Comma-separated IP addresses or networks (10.0.0.2, 10.0.0.0/8, fd00::/8)."""
+    networks = env_list(name, default)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ConfigurationError(
+                f"{name} entry {network!r} is not an IP address or network; use e.g. 10.0.0.2 or 10.0.0.0/8"
+            ) from None
+    return networks
 
 
 def require_order(smaller: tuple[str, float], larger: tuple[str, float]) -> None:

@@ -18,6 +18,7 @@ from config.env import (
     env_int,
     env_list,
     env_names,
+    env_networks,
     env_origins,
     env_rate,
     env_str,
@@ -74,6 +75,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Query strings and urlencoded forms that are not UTF-8: 400 naming the parameter (Django would decode U+FFFD).
+    "core.request_encoding.Utf8RequestMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -124,8 +127,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-# Failed sign-ins per client address and per username in a window, then 429 (core/ratelimit.py).
+# Failed sign-ins per username from one client address, and per address over all usernames, in a window, then 429
+# (core/ratelimit.py).
 LOGIN_MAX_FAILURES = env_int("LOGIN_MAX_FAILURES", 10, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 50, minimum=1)
+# Addresses or networks of the reverse proxies in front of the app: a request from one of them is counted under the
+# address it put in X-Forwarded-For. Default none (REMOTE_ADDR only; X-Forwarded-For is client-controlled).
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", [])
 LOGIN_FAILURE_WINDOW_S = env_int("LOGIN_FAILURE_WINDOW_S", 300, minimum=1)
 # API tokens a user may create per window (API and token page), then 429.
 TOKEN_CREATE_MAX = env_int("TOKEN_CREATE_MAX", 20, minimum=1)

@@ -35,6 +35,9 @@ PARSE_ERROR: Final[str] = "parse_error"  # the code of a problem with the text i
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+# The only way valid JSON text decoded from UTF-8 can hold NUL or a surrogate: an escape (raw ones fail to parse).
+# Text without one skips the walk over every string (about 4 s for a 4.6 MB body of 60,000 runs).
+_BAD_CHARACTER_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,23 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
+class _Hooks:
+    """json.loads hooks that note whether any value needs the located-problems walk after parsing."""
+
+    def __init__(self) -> None:
+        self.suspect = False
+
+    def bounded_int(self, literal: str) -> int | _TooManyDigits:
+        value = _bounded_int(literal)
+        self.suspect = self.suspect or isinstance(value, _TooManyDigits)
+        return value
+
+    def object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = _object(pairs)
+        self.suspect = self.suspect or isinstance(value, _RepeatedNames)
+        return value
+
+
 def _located_problems(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[JSONTextProblem]:
     for bad in bad_strings(value, path):
         yield JSONTextProblem(bad, BAD_CHARACTER_DETAIL, "invalid_character")
@@ -133,15 +153,19 @@ def parse_json_text(text: bytes | str) -> Any:
     limit = settings.MAX_JSON_DEPTH
     if json_depth(data) > limit:
         raise JSONTextError([JSONTextProblem((), f"nested deeper than {limit} arrays/objects", PARSE_ERROR)])
+    hooks = _Hooks()
     try:
+        decoded = data.decode("utf-8")
         value = json.loads(
-            data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_bounded_int, object_pairs_hook=_object
+            decoded, parse_constant=_reject_constant, parse_int=hooks.bounded_int, object_pairs_hook=hooks.object
         )
     except json.JSONDecodeError as error:
         message = f"not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         raise JSONTextError([JSONTextProblem((), message, PARSE_ERROR)]) from error
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise JSONTextError([JSONTextProblem((), str(error), PARSE_ERROR)]) from error
+    if not hooks.suspect and _BAD_CHARACTER_ESCAPE.search(decoded) is None:
+        return value
     problems = list(_located_problems(value))
     if problems:
         raise JSONTextError(problems)

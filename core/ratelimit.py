@@ -1,8 +1,11 @@
 """A small fixed-window limiter counted in Django's cache, and the login view that uses it.
 
-Failed logins are counted per client address and per username; once either reaches
-LOGIN_MAX_FAILURES within LOGIN_FAILURE_WINDOW_S, further attempts answer 429 with the login page
-and a message saying when to retry (a correct password does not bypass it). Counts live in the
+Failed logins are counted per (username, client address) and per client address; once a username reaches
+LOGIN_MAX_FAILURES from one address, or the address LOGIN_MAX_FAILURES_PER_ADDRESS over all usernames, within
+LOGIN_FAILURE_WINDOW_S, further attempts from that address answer 429 with the login page and a message saying
+when to retry (a correct password does not bypass it). The same username from another address is not locked:
+wrong passwords sent for a named account lock out only their sender. The client address is REMOTE_ADDR, or behind
+a proxy listed in TRUSTED_PROXIES the address that proxy saw (client_address). Counts live in the
 cache (Redis in production, so every gunicorn worker shares them); when the cache is down the
 limiter reads 0 and lets attempts through rather than lock everyone out.
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,24 +65,58 @@ def release(keys: list[str]) -> None:
             cache.decr(key)
 
 
-def reserve(*, identities: list[tuple[str, str]], limit: Limit) -> list[str] | None:
-    """Take one slot on every counter with one atomic increment each; the keys taken, or None (and nothing
-    kept) when any counter was already full."""
-    keys = [_key(scope, identity, limit.window_s) for scope, identity in identities]
-    counts = [_hit(key, limit=limit) for key in keys]
-    if all(taken <= limit.count for taken in counts):
+def reserve_counters(*, counters: list[tuple[str, str, Limit]]) -> list[str] | None:
+    """Take one slot on every (scope, identity, limit) counter with one atomic increment each; the keys taken, or
+    None (and nothing kept) when any counter was already full. The counters share one window length."""
+    keys = [_key(scope, identity, limit.window_s) for scope, identity, limit in counters]
+    counts = [_hit(key, limit=limit) for key, (_, _, limit) in zip(keys, counters, strict=True)]
+    if all(taken <= limit.count for taken, (_, _, limit) in zip(counts, counters, strict=True)):
         return keys
     release(keys)
     return None
 
 
+def reserve(*, identities: list[tuple[str, str]], limit: Limit) -> list[str] | None:
+    """`reserve_counters` with one limit for every counter."""
+    return reserve_counters(counters=[(scope, identity, limit) for scope, identity in identities])
+
+
+def _trusted(address: str, *, proxies: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in proxies)
+
+
 def client_address(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a proxy rewrites it.
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+    """REMOTE_ADDR; when that is a proxy listed in TRUSTED_PROXIES, the address it saw: X-Forwarded-For read from
+    the right, past the hops that are trusted proxies themselves. The entries left of that are whatever the client
+    sent and are never read (X-Forwarded-For is client-controlled unless a trusted proxy appended the entry)."""
+    address = request.META.get("REMOTE_ADDR", "") or "unknown"
+    proxies = [ipaddress.ip_network(entry, strict=False) for entry in settings.TRUSTED_PROXIES]
+    if not proxies or not _trusted(address, proxies=proxies):
+        return address
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    for hop in reversed(hops):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return address  # not an address a proxy writes: stop at the last trusted hop
+        if not _trusted(hop, proxies=proxies):
+            return hop
+        address = hop
+    return address
 
 
 def login_limit() -> Limit:
+    """Failed sign-ins for one username from one address."""
     return Limit(count=settings.LOGIN_MAX_FAILURES, window_s=settings.LOGIN_FAILURE_WINDOW_S)
+
+
+def address_login_limit() -> Limit:
+    """Failed sign-ins from one address over all usernames (password spraying)."""
+    return Limit(count=settings.LOGIN_MAX_FAILURES_PER_ADDRESS, window_s=settings.LOGIN_FAILURE_WINDOW_S)
 
 
 def token_create_limit() -> Limit:
@@ -93,10 +131,13 @@ def token_create_allowed(*, user_id: int) -> int | None:
     return None
 
 
-def login_identities(request: HttpRequest) -> list[tuple[str, str]]:
-    """The counters a sign-in attempt takes a slot on: its address and, when given, the username."""
+def login_counters(request: HttpRequest) -> list[tuple[str, str, Limit]]:
+    """The counters a sign-in attempt takes a slot on: its address and, when a username is given, that username
+    from that address."""
+    address = client_address(request)
     username = (request.POST.get("username") or "").strip().lower()
-    return [("login-ip", client_address(request))] + ([("login-user", username)] if username else [])
+    counters = [("login-ip", address, address_login_limit())]
+    return counters + ([("login-user-ip", f"{username}\n{address}", login_limit())] if username else [])
 
 
 # The request attribute that carries the slots a sign-in attempt took, for the success path to give back.
@@ -104,7 +145,7 @@ SLOTS_ATTRIBUTE = "login_limit_slots"
 
 
 def reserve_login(request: HttpRequest) -> bool:
-    slots = reserve(identities=login_identities(request), limit=login_limit())
+    slots = reserve_counters(counters=login_counters(request))
     setattr(request, SLOTS_ATTRIBUTE, slots or [])
     return slots is not None
 
@@ -114,7 +155,7 @@ def release_login(request: HttpRequest) -> None:
 
 
 class RateLimitedLoginView(LoginView):
-    """Django's login view with failed attempts limited per address and per username."""
+    """Django's login view with failed attempts limited per address and per username from an address."""
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         limit = login_limit()

@@ -85,3 +85,15 @@ def label(name: str) -> str:
     else ``shown``."""
     plain = len(name) <= SHOWN_CHARACTERS * 2 and name.isprintable()
     return name if plain else shown(name)
+
+
+_UTF16_BYTE_ORDER_MARKS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def not_utf8_detail(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where ``data`` stops being UTF-8, as a person finds it: the line and the byte, or UTF-16 named when the data
+    starts with its byte order mark (Excel's "Unicode text"), never a byte offset alone."""
+    if data.startswith(_UTF16_BYTE_ORDER_MARKS):
+        return "it is UTF-16 (it starts with a UTF-16 byte order mark), not UTF-8: export the CSV as UTF-8"
+    line = data[: error.start].count(b"\n") + 1
+    return f"line {line} holds the byte 0x{data[error.start]:02x}, which is not UTF-8 text: export the CSV as UTF-8"

@@ -14,6 +14,7 @@ from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
 from core.jsontext import PARSE_ERROR, JSONTextError, parse_json_text
+from core.textcheck import not_utf8_detail
 
 
 class PayloadTooLarge(APIException):
@@ -62,7 +63,8 @@ class CSVTextParser(BaseParser):
     media_type = "text/csv"
 
     def parse(self, stream: IO[bytes], media_type: str | None = None, parser_context: Mapping | None = None) -> Any:
+        data = read_limited(stream)
         try:
-            return read_limited(stream).decode("utf-8-sig")
+            return data.decode("utf-8-sig")
         except UnicodeDecodeError as error:
-            raise ParseError(f"The CSV body must be UTF-8 text: {error}") from error
+            raise ParseError(f"The CSV body must be UTF-8 text: {not_utf8_detail(data, error)}") from error

@@ -8,9 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from rest_framework.request import Request
 
 from advisor.api.errors import FieldErrors, pointer
 from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, oversized_cells
+from estimator.calibrate import measured_tokens_per_s
 from estimator.runs import (
     COLUMNS,
     ProfiledRun,
@@ -37,6 +39,19 @@ def _entry(error: RowError, *, csv_body: bool) -> dict[str, Any]:
     return {"pointer": where, "detail": error.message, "code": "invalid", "row": error.row, "column": error.column}
 
 
+EMPTY_CSV_DETAIL = (
+    "the CSV is empty: send a header row (gpu,num_gpus,params_b,seq_len,global_batch,...) and a row per run"
+)
+
+
+def runs_data(request: Request) -> Any:
+    """The body `runs_or_400` reads: DRF gives an empty body `{}` without calling a parser, so an empty text/csv
+    body is the empty text it is (not told it lacks the JSON form's `runs`)."""
+    if request.content_type.split(";")[0].strip().lower() == "text/csv" and not request.data:
+        return ""
+    return request.data
+
+
 def runs_or_400(
     data: Any,
     *,
@@ -47,6 +62,8 @@ def runs_or_400(
     adds what a later check finds in the rows that did parse, so that one answer names every bad row."""
     csv_body = isinstance(data, str)
     limit = settings.MAX_UPLOAD_ROWS
+    if csv_body and not data.strip("\ufeff \t\r\n"):
+        raise FieldErrors([{"pointer": pointer("csv"), "detail": EMPTY_CSV_DETAIL, "code": "required"}])
     if csv_body:
         try:
             payload: Any = check_runs_csv(data, max_rows=limit, max_extra_columns=settings.MAX_EXTRA_COLUMNS)
@@ -82,6 +99,22 @@ def runs_or_400(
     if extra > settings.MAX_EXTRA_COLUMNS:
         detail = f"at most {settings.MAX_EXTRA_COLUMNS} columns beyond the schema's (MAX_EXTRA_COLUMNS); got {extra}"
         raise FieldErrors([{"pointer": pointer("csv" if csv_body else "runs"), "detail": detail, "code": "too_many"}])
+    return runs
+
+
+def measured_runs_or_400(
+    data: Any,
+    *,
+    other_fields: tuple[str, ...] = (),
+    more_errors: Callable[[RunValidationError], RunValidationError] | None = None,
+) -> list[ProfiledRun]:
+    """`runs_or_400` for a calibration upload: each run also needs its measurement (tokens_per_s or step_time_s),
+    named per run now rather than after the upload is stored and fitted."""
+    runs = runs_or_400(data, other_fields=other_fields, more_errors=more_errors)
+    try:
+        measured_tokens_per_s(runs)
+    except RunValidationError as error:
+        raise runs_problem(error, csv_body=isinstance(data, str)) from None
     return runs
 
 

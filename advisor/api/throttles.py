@@ -7,8 +7,11 @@ a running test process. Throttling is a fairness tool, not a defence against den
 from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
+from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
+
+from core.ratelimit import client_address
 
 
 class _RatesAtRequestTime:
@@ -20,6 +23,11 @@ class _RatesAtRequestTime:
             raise ImproperlyConfigured(f"No throttle rate set for scope {self.scope!r}")
         # The DRF stubs type the rates as numbers; DRF parses them as "<count>/<period>" strings.
         return rates[self.scope]  # type: ignore[return-value]
+
+    def get_ident(self, request: Request) -> str:
+        # DRF's own reads the whole X-Forwarded-For header when NUM_PROXIES is unset (a client-written value, a
+        # fresh budget per made-up header); the sign-in limits' address honours TRUSTED_PROXIES instead.
+        return client_address(request)
 
 
 class AnonThrottle(_RatesAtRequestTime, AnonRateThrottle):

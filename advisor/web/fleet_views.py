@@ -46,7 +46,7 @@ def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]
         if (upload.size or 0) > MAX_USAGE_UPLOAD_BYTES:
             return None, [{"pointer": "/usage/csv", "message": f"at most {MAX_USAGE_UPLOAD_BYTES:,} bytes"}]
         try:
-            return upload.read().decode("utf-8"), []
+            return upload.read().decode("utf-8-sig"), []
         except UnicodeDecodeError:
             return None, [{"pointer": "/usage/csv", "message": "the usage file must be UTF-8 text (CSV)"}]
     if request.POST.get("example_usage"):

@@ -8,6 +8,7 @@ mapped back onto these fields by :func:`field_for_pointer`.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from typing import Any
 
@@ -15,6 +16,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from advisor.scenario_model import Rule, rule
+from core.textcheck import shown
 from estimator.catalog import catalog as model_catalog
 from estimator.specs import all_gpus
 from pricing.models import MARKET_PHRASES, Market
@@ -297,6 +299,19 @@ class _Above:
         return isinstance(other, _Above) and other.bound == self.bound
 
 
+class _RangedFloatField(forms.FloatField):
+    """A FloatField that answers a number beyond a float ('9' x 400, -1e400) with its range: Django's own reads it
+    as infinity and says 'Enter a number.' of a number."""
+
+    def validate(self, value: Any) -> None:
+        if isinstance(value, float) and math.isinf(value):
+            low = f"from {self.min_value:g} " if self.min_value is not None else ""
+            high = f"to {self.max_value:g}" if self.max_value is not None else "that is finite"
+            size = "large" if value > 0 else "small"
+            raise ValidationError(f"Enter a number {low}{high}: this one is too {size}.", code="max_value")
+        super().validate(value)
+
+
 def _bounded(name: str, label: str, *, help_text: str) -> forms.Field:
     """A number field whose type (integer or not) and bounds are the Scenario model's for the JSON field it
     edits, in the form's units: the HTML min/max/step and the server-side check come from the same rule."""
@@ -306,13 +321,39 @@ def _bounded(name: str, label: str, *, help_text: str) -> forms.Field:
         kwargs["max_value"] = _in_form_units(name, r.maximum)
     if r.minimum is not None and not r.exclusive_minimum:
         kwargs["min_value"] = _in_form_units(name, r.minimum)
-    field: forms.Field = (forms.IntegerField if r.integer else forms.FloatField)(**kwargs)
+    field: forms.Field = (forms.IntegerField if r.integer else _RangedFloatField)(**kwargs)
     if r.minimum is not None and r.exclusive_minimum:
         low = _in_form_units(name, r.minimum)
         field.validators.append(_Above(low))
         # The browser's min is inclusive: it lets the bound through and the server names it.
         field.widget.attrs.update({"min": low, "data-exclusive-min": "true"})
     return field
+
+
+class _ShownChoiceMixin:
+    """A choice field whose 'not one of the available choices' error quotes the value cut to a readable length
+    (a 100,000-character gpu value was echoed whole on the page)."""
+
+    error_messages: dict[str, Any]
+
+    def validate(self, value: Any) -> None:
+        try:
+            super().validate(value)  # type: ignore[misc]
+        except ValidationError as error:
+            if error.code != "invalid_choice" or not isinstance(error.params, dict):
+                raise
+            shown_value = shown(str(error.params.get("value", "")))
+            raise ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice", params={"value": shown_value}
+            ) from None
+
+
+class ShownChoiceField(_ShownChoiceMixin, forms.ChoiceField):
+    pass
+
+
+class ShownMultipleChoiceField(_ShownChoiceMixin, forms.MultipleChoiceField):
+    pass
 
 
 class PlannerForm(forms.Form):
@@ -322,7 +363,7 @@ class PlannerForm(forms.Form):
         required=False,
         help_text="Shown on saved scenarios and the PDF cover.",
     )
-    model_name = forms.ChoiceField(
+    model_name = ShownChoiceField(
         label="Model",
         choices=MODEL_CHOICES,
         required=False,
@@ -333,7 +374,7 @@ class PlannerForm(forms.Form):
         "Model size (billions of parameters)",
         help_text="Total parameters, e.g. 7 for a 7B model; the geometry is derived when the size changes.",
     )
-    kind = forms.ChoiceField(
+    kind = ShownChoiceField(
         label="Workload kind", choices=KINDS, help_text="Training runs a job to completion; inference serves requests."
     )
     tokens_b = _bounded(
@@ -343,7 +384,7 @@ class PlannerForm(forms.Form):
     global_batch = _bounded(
         "global_batch", "Global batch (sequences)", help_text="Sequences per optimizer step across all GPUs."
     )
-    precision = forms.ChoiceField(label="Precision", choices=PRECISIONS, help_text="Arithmetic of the matmuls.")
+    precision = ShownChoiceField(label="Precision", choices=PRECISIONS, help_text="Arithmetic of the matmuls.")
     runs_per_year = _bounded(
         "runs_per_year", "Runs per year", help_text="How often this job runs; it sets how busy an owned cluster is."
     )
@@ -351,7 +392,7 @@ class PlannerForm(forms.Form):
     hidden = _bounded("hidden", "Hidden size", help_text="Optional: model width.")
     heads = _bounded("heads", "Attention heads", help_text="Optional.")
 
-    gpu = forms.ChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
+    gpu = ShownChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
     cluster_sizes = forms.CharField(
         label="Cluster sizes (GPUs)",
         max_length=200,
@@ -370,15 +411,15 @@ class PlannerForm(forms.Form):
         "Scale-out bandwidth per node (Gb/s)",
         help_text="Network between nodes: 8 x 400 Gb/s InfiniBand = 3200; empty = the typical server.",
     )
-    strategy = forms.ChoiceField(label="Sharding strategy", choices=STRATEGIES, help_text="auto picks per size.")
+    strategy = ShownChoiceField(label="Sharding strategy", choices=STRATEGIES, help_text="auto picks per size.")
     tp = _bounded("tp", "Tensor parallel (GPUs)", help_text="Optional: empty = chosen per size.")
     pp = _bounded("pp", "Pipeline stages", help_text="Optional: empty = chosen per size.")
     micro_batch = _bounded("micro_batch", "Micro-batch (sequences)", help_text="Optional: per GPU per step.")
-    activation_checkpointing = forms.ChoiceField(
+    activation_checkpointing = ShownChoiceField(
         label="Activation checkpointing", choices=CHECKPOINTING, required=False, help_text="Trades compute for memory."
     )
 
-    markets = forms.MultipleChoiceField(
+    markets = ShownMultipleChoiceField(
         label="Rental markets",
         choices=MARKETS,
         required=False,
@@ -444,7 +485,7 @@ class PlannerForm(forms.Form):
         "Utilization (% of the year busy)",
         help_text="Share of the year the owned cluster does useful work; empty = implied by the runs a year.",
     )
-    compare_gpus = forms.MultipleChoiceField(
+    compare_gpus = ShownMultipleChoiceField(
         label="Compare with GPUs",
         choices=GPU_CHOICES,
         required=False,

@@ -11,9 +11,7 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"): text starting with these, after any leading
-# spaces, including the fullwidth forms (U+FF1D, U+FF0B, U+FF0D, U+FF20) that spreadsheets fold to ASCII.
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+from core.csvcells import spreadsheet_safe
 
 
 class _EscapingJSONRenderer(JSONRenderer):
@@ -57,9 +55,7 @@ def _cell(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str) and value.lstrip(" ").startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
+    return spreadsheet_safe(value) if isinstance(value, str) else value
 
 
 def serializer_columns(serializer: serializers.Serializer, *, prefix: str = "") -> list[str]:

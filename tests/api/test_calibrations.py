@@ -228,3 +228,23 @@ def test_a_one_run_upload_points_at_the_document_and_a_header_in_capitals_is_nam
     capitals = alice.post("/api/v1/calibrations?name=up", upper, content_type="text/csv")
     body = assert_problem(capitals, 400, "#/csv/0/gpu")
     assert "found 'GPU': column names are lower case" in body["errors"][0]["detail"]
+
+
+def test_runs_without_a_measurement_are_refused_before_anything_is_stored_or_fitted(
+    alice, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # 20,000 runs without tokens_per_s came back 400 after 7.4 s: parsed, stored as pending, parsed again and fitted
+    # (in-process) before the fit named them, in one '#/runs' error ('cannot_fit').
+    import advisor.tasks
+
+    settings.CALIBRATION_INLINE_MAX_RUNS = 2
+
+    def no_fit(**_: object) -> None:
+        raise AssertionError("the upload was submitted for fitting")
+
+    monkeypatch.setattr(advisor.tasks, "calibration_fit_pending", no_fit)
+    runs = [{k: v for k, v in run.items() if k not in ("tokens_per_s", "step_time_s")} for run in runs_json(5)]
+    body = assert_problem(alice.post("/api/v1/calibrations", {"name": "x", "runs": runs}, format="json"), 400)
+    assert [error["pointer"] for error in body["errors"]] == [f"#/runs/{i}/tokens_per_s" for i in range(5)]
+    assert "needs tokens_per_s" in body["errors"][0]["detail"]
+    assert not Calibration.objects.filter(name="x").exists()

@@ -195,3 +195,11 @@ def test_412_and_422_have_types_of_their_own(alice) -> None:  # type: ignore[no-
     reused = alice.post("/api/v1/scenarios", {**body, "name": "other"}, format="json", HTTP_IDEMPOTENCY_KEY="k")
     problem = assert_problem(reused, 422)
     assert (problem["type"], problem["title"]) == ("/problems/unprocessable-content", "Unprocessable content")
+
+
+def test_the_anonymous_rate_is_not_escaped_by_a_made_up_x_forwarded_for(settings, anon) -> None:  # type: ignore[no-untyped-def]
+    # DRF's own client identity is the whole X-Forwarded-For header when NUM_PROXIES is unset: a new made-up header
+    # on each request was a fresh anonymous budget. The client address is core.ratelimit's (TRUSTED_PROXIES).
+    _rates(settings, anon="2/min")
+    statuses = [anon.get("/api/schema/", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}").status_code for i in range(4)]
+    assert statuses[2:] == [429, 429]

@@ -431,3 +431,25 @@ def test_the_content_hash_verifies_from_the_served_proposal_on_every_backend(ali
         {"advice": served["advice"], "provenance": served["provenance"]}, sort_keys=True, separators=(",", ":")
     )
     assert hashlib.sha256(text.encode()).hexdigest() == served["content_hash"]
+
+
+def test_an_issued_proposals_pdf_is_rendered_once(alice, saved, user, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Every download rendered the PDF again (5.75 s, 6.79 s, 6.78 s), though an issued proposal never changes.
+    import advisor.proposal
+
+    issued = _issue(alice, saved)
+    url = f"/api/v1/proposals/{issued['id']}/proposal.pdf"
+    first = alice.get(url).content
+    rendered = advisor.proposal.render_proposal_pdf
+
+    def not_again(**_: object) -> bytes:
+        raise AssertionError("rendered again")
+
+    monkeypatch.setattr(advisor.proposal, "render_proposal_pdf", not_again)
+    assert alice.get(url).content == first
+    # What the PDF prints besides the frozen numbers is part of the key: the preparer's name, and a share link's
+    # "shared link" in its place.
+    monkeypatch.setattr(advisor.proposal, "render_proposal_pdf", rendered)
+    user.first_name, user.last_name = "Alice", "Renamed"
+    user.save()
+    assert "Alice Renamed" in _pdf_text(alice.get(url).content)

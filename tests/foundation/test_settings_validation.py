@@ -52,6 +52,7 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("PRICING_MIN_USD_PER_GPU_HOUR", "60", "must be less than PRICING_MAX_USD_PER_GPU_HOUR=50.0"),
         ("API_THROTTLE_ANON", "0/minute", "COUNT >= 1"),
         ("PRICING_AWS_REGIONS", "us-east-1,US East", "'US East' is not a name"),
+        ("TRUSTED_PROXIES", "10.0.0.2,proxy.local", "'proxy.local' is not an IP address or network"),
     ],
 )
 def test_a_bad_value_stops_check_with_one_line_naming_it(variable: str, value: str, allowed: str) -> None:

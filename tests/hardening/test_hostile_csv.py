@@ -120,3 +120,49 @@ def test_a_spreadsheet_is_told_to_export_csv_and_no_raw_nul_is_echoed(tmp_path: 
 def test_cell_text_in_a_message_is_escaped_and_shortened() -> None:
     assert shown("a\x00b") == "'a\\x00b'"
     assert shown("9" * 5000) == repr("9" * 40) + "... (5,000 characters)"
+
+
+FORMULA = "=cmd|' /C calc'!A0"
+NOTES = [FORMULA, "-5", "+1", "1e3", "-1+2", "@SUM(A1)"]
+PROTECTED = ["'" + FORMULA, "-5", "+1", "1e3", "'-1+2", "'@SUM(A1)"]
+
+
+@pytest.mark.django_db
+def test_the_command_and_the_api_protect_the_same_cells_and_only_formulas(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
+    # manage.py estimate wrote '=cmd|...' unchanged where /api/v1/estimate.csv wrote "'=cmd|..."; the API also wrote
+    # the plain numbers -5 and +1 of an extra column as "'-5" and "'+1".
+    import csv
+
+    text = HEADER + ",note\n" + "".join(f'h100-sxm,8,7,4096,1024,"{note}"\n' for note in NOTES)
+    source = tmp_path / "runs.csv"
+    source.write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    call_command("estimate", "--runs", str(source), stdout=out, stderr=io.StringIO())
+    from_command = [row["note"] for row in csv.DictReader(io.StringIO(out.getvalue()))]
+    response = api.post("/api/v1/estimate?format=csv", text, content_type="text/csv")
+    assert response.status_code == 200, response.content[:500]
+    from_api = [row["note"] for row in csv.DictReader(io.StringIO(response.content.decode()))]
+    assert from_command == PROTECTED == from_api
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/v1/estimate", "/api/v1/calibrations?name=empty"])
+def test_an_empty_csv_body_is_told_the_csv_is_empty(api, path) -> None:  # type: ignore[no-untyped-def]
+    # It was told "#/runs: required: a list of profiled-run objects", the JSON form's wording.
+    body = assert_problem(api.post(path, "", content_type="text/csv"), 400, "#/csv")
+    assert body["errors"][0]["detail"].startswith("the CSV is empty")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data", "detail"),
+    [
+        ((HEADER + "\nh100-sxm,8,7,4096,1024\nh100-sxm,8,7,4096,1024,K\u00f6ln\n").encode("latin-1"), "line 3"),
+        ((HEADER + "\nh100-sxm,8,7,4096,1024\n").encode("utf-16"), "UTF-16"),
+    ],
+)
+def test_a_csv_body_that_is_not_utf8_says_where_or_which_encoding(api, data: bytes, detail: str) -> None:  # type: ignore[no-untyped-def]
+    # "The CSV body must be UTF-8 text: 'utf-8' codec can't decode byte 0xf6 in position 326": a byte offset.
+    answer = assert_problem(api.post("/api/v1/estimate", data, content_type="text/csv"), 400)
+    assert detail in answer["detail"] and "export the CSV as UTF-8" in answer["detail"]
+    assert "position" not in answer["detail"]

@@ -198,3 +198,14 @@ def test_an_unpriced_all_rent_reads_not_priced(client) -> None:  # type: ignore[
     assert page.status_code == 200, page.content[:2000]
     html = page.content.decode()
     assert "Renting everything: not priced" in html and "$ (saves $)" not in html
+
+
+def test_a_usage_upload_with_a_byte_order_mark_is_read(client, user) -> None:  # type: ignore[no-untyped-def]
+    # The page decoded uploads as 'utf-8', keeping the BOM in the header's first name (Excel's "CSV UTF-8").
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    text = "timestamp,gpus_busy\n" + "".join(f"2025-01-01T{hour:02d}:00:00Z,{8 + hour % 3}\n" for hour in range(24))
+    upload = SimpleUploadedFile("usage.csv", b"\xef\xbb\xbf" + text.encode(), content_type="text/csv")
+    page = client.post("/fleet/", {"fleet": json.dumps(BASE_AND_WEEK), "usage_file": upload})
+    assert page.status_code == 200, page.content.decode()[:3000]
+    assert "missing timestamp" not in page.content.decode()

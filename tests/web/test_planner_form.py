@@ -337,3 +337,21 @@ def test_the_page_cites_the_default_for_a_prefilled_precision(client: Client) ->
     rows = {label: source for label, _, source in response.context["assumptions"]}
     assert rows["Precision"].startswith("default") and rows["Staff"].startswith("default"), rows
     assert rows["Rental markets"].startswith("default"), rows
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "1e400", "-1e400"])
+def test_a_number_beyond_a_float_is_told_the_range_not_to_enter_a_number(value: str) -> None:
+    # 'Enter a number.' of 400 nines: Django reads it as infinity.
+    form = forms.PlannerForm(data=_data(params_b=value, model_name=""))
+    assert not form.is_valid()
+    assert form.errors["params_b"] == [
+        f"Enter a number from 0.001 to 100000: this one is too {'small' if value.startswith('-') else 'large'}."
+    ]
+
+
+def test_an_unknown_choice_is_echoed_cut_to_a_readable_length() -> None:
+    # A 100,000-character gpu value was echoed whole on the page.
+    form = forms.PlannerForm(data=_data(gpu="x" * 100_000))
+    assert not form.is_valid()
+    (message,) = form.errors["gpu"]
+    assert "(100,000 characters)" in message and len(message) < 300

@@ -402,9 +402,13 @@ def _timestamp(text: str) -> float:
 
 def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(hours from the first sample, GPUs busy, GPUs pending or None) of a usage CSV; ValueError names
-    the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored."""
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored. A leading
+    byte order mark (Excel's "CSV UTF-8") is dropped, as the files the commands read are decoded utf-8-sig."""
+    lines = [
+        line for line in text.removeprefix("\ufeff").splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    # Strict: a quote that never closes is an error at its row, not a cell running to the end of the file.
+    reader = csv.DictReader(io.StringIO("\n".join(lines)), strict=True)
     row_number = 0  # the last row read: data rows from 1 (the header is not counted), as in the profiled-run CSV
     header_read = False
     try:

@@ -23,7 +23,7 @@ from advisor.api.calibration_access import (
 )
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
-from advisor.api.runs_input import runs_or_400, runs_problem
+from advisor.api.runs_input import measured_runs_or_400, runs_data, runs_or_400, runs_problem
 from advisor.api.schema import NOT_BLANK_NAME
 from advisor.api.views.base import query_params
 from advisor.calibrations import (
@@ -222,16 +222,17 @@ class CalibrationListView(GenericAPIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = request.data
+        data = runs_data(request)
+        name: object
         if isinstance(data, str):  # text/csv: the name comes in the query
             name = request.query_params.get("name", "")
-            if not name.strip():
+            if not isinstance(name, str) or not name.strip():
                 raise QueryParameterErrors({"name": ["required with a text/csv body: the calibration's name"]})
         else:
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or not name.strip():
                 raise FieldErrors([{"pointer": pointer("name"), "detail": "required: the calibration's name (text)"}])
-        runs = runs_or_400(data, other_fields=("name",), more_errors=with_measurement_errors)
+        runs = measured_runs_or_400(data, other_fields=("name",), more_errors=with_measurement_errors)
         try:
             row = calibration_submit(owner=signed_in_user(request), name=name, runs=runs)
         except RunValidationError as error:
@@ -351,7 +352,7 @@ class EstimateView(GenericAPIView):
             row = calibration_visible_to(user=user, calibration_id=active_calibration_id(user=user))
         if row.state != Calibration.State.READY:
             raise QueryParameterErrors({"calibration": [f"not ready: {row.get_state_display().lower()}"]})
-        runs = runs_or_400(request.data)
+        runs = runs_or_400(runs_data(request))
         rows = estimate_rows(runs=runs, calibration=row)
         calibration = CalibrationSerializer(row, context=_context(request)).data
         # The same notes `manage.py estimate` prints beside its CSV: rows whose GPU family the calibration has no

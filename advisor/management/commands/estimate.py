@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
 from advisor.runs_csv import read_runs_text
+from core.csvcells import spreadsheet_safe_csv
 from core.inputfile import read_input_text
 from estimator import calibrate
 from estimator.prediction import borrowed_family_notes, estimate_runs_csv
@@ -101,7 +102,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"))
         calibration = calibration_option(options) or calibration_for_user(user=None)[1]
-        text = estimate_runs_csv(runs, calibration)
+        # Opened in a spreadsheet like /api/v1/estimate.csv: formula-like cells are written as text, as there.
+        text = spreadsheet_safe_csv(estimate_runs_csv(runs, calibration))
         for note in borrowed_family_notes(runs, calibration):
             self.stderr.write(f"note: {note}")
         for note in calibrate.fit_warnings(name=calibration.name, report=calibration.report):

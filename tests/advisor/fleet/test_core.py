@@ -336,3 +336,26 @@ def test_the_load_duration_answer_against_a_reserved_term_counts_a_fixed_base_on
     rec = plan_fleet(jobs=[Job("base", 80, 8760)], prices=prices).to_dict()["recommendation"]
     assert rec["load_duration_answer"]["owned_gpus"] == 80 == rec["owned_gpus"]
     assert rec["load_duration_answer"]["usd_per_year"] == pytest.approx(150_000 + 10 * 35_040)
+
+
+USAGE_TEXT = "timestamp,gpus_busy\n2025-01-01T00:00:00Z,8\n2025-01-01T01:00:00Z,10\n2025-01-01T02:00:00Z,9\n"
+
+
+def test_a_usage_csv_with_a_byte_order_mark_reads_as_without_one() -> None:
+    # Excel's "CSV UTF-8": refused "header must have timestamp,gpus_busy[,gpus_pending]; missing timestamp".
+    from advisor.advice.fleet.document import parse_usage_csv
+
+    with_bom = parse_usage_csv("\ufeff" + USAGE_TEXT)
+    plain = parse_usage_csv(USAGE_TEXT)
+    assert [list(part) for part in with_bom[:2]] == [list(part) for part in plain[:2]]
+
+
+def test_an_unclosed_quote_in_a_usage_csv_says_so_at_its_row() -> None:
+    # It read to the end of the file as one timestamp: "row 3, column timestamp: must be ISO 8601 ...; got
+    # '2020-05-01T02:00:00,527.72,0\n2020-05-01T'... (22,525 characters)".
+    from advisor.advice.fleet.document import parse_usage_csv
+
+    lines = USAGE_TEXT.splitlines()
+    lines[3] = '"' + lines[3]
+    with pytest.raises(ValueError, match=r'^row 3: unterminated quoted cell \(a " opens a cell that never closes\)$'):
+        parse_usage_csv("\n".join([*lines, "2025-01-01T03:00:00Z,9", "2025-01-01T04:00:00Z,9"]) + "\n")
