@@ -417,6 +417,10 @@ ESTIMATE_MAX_LAYOUTS = env_int("ESTIMATE_MAX_LAYOUTS", 2_000_000, minimum=1)
 MAX_EXTRA_COLUMNS = env_int("MAX_EXTRA_COLUMNS", 50, minimum=0)
 # Fleet plans: jobs given as a workload (each one advice run, ~50 ms or more) in one synchronous plan.
 FLEET_MAX_WORKLOAD_JOBS = env_int("FLEET_MAX_WORKLOAD_JOBS", 100, minimum=1)
-# Fleet plans: hours of runs placed, each run's hours plus its wait (about 1 us each over ~100 candidate owned sizes,
-# so 2M is about 2 s; the 100,000 runs allowed, each waiting up to a year, would be 876M, many minutes).
+# Fleet plans: hours of runs placed, each run's hours plus its wait (the 100,000 runs allowed, each waiting up to a
+# year, would be 876M, many minutes; FLEET_MAX_PLAN_STEPS below counts them again times the candidate owned sizes).
 FLEET_MAX_PLACEMENT_HOURS = env_int("FLEET_MAX_PLACEMENT_HOURS", 2_000_000, minimum=8760)  # one run of a year
+# Fleet plans: simulation steps, the candidate owned sizes (a few hundred at most, more for a higher peak) times the
+# hours the runs hold, 8 x those they may wait, 100 per run, the year and the peak's nodes (about 20 ns each at most:
+# advisor.advice.fleet.plan.PlanWork; bench/fleet.py's 200-job mix is 213M).
+FLEET_MAX_PLAN_STEPS = env_int("FLEET_MAX_PLAN_STEPS", 300_000_000, minimum=1_000_000)

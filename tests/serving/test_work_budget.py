@@ -160,3 +160,51 @@ def test_usage_at_the_span_limit_is_planned(alice) -> None:  # type: ignore[no-u
     csv_text = f"timestamp,gpus_busy\n0,8\n{MAX_USAGE_SPAN_HOURS * 3600},16\n"
     response = alice.post("/api/v1/fleet-plans", fleet(usage={"csv": csv_text}), format="json")
     assert response.status_code == 200, response.content[:500]
+
+
+def _reviewer_jobs(count: int) -> list[dict[str, object]]:
+    """A hostile probe's mix: every job inside the per-job limits and 1,880 placement hours each (376,000 in all at
+    200 jobs, far inside FLEET_MAX_PLACEMENT_HOURS), but sizes up to 63,936 GPUs at once: a 5.9M-GPU peak."""
+    return [
+        {
+            "name": f"j{i}",
+            "gpus": 8 * (1 + i * 37 % 8000),
+            "hours": 20,
+            "runs_per_year": 10,
+            "interruptible": i % 2 == 0,
+            "max_wait_days": 7,
+        }
+        for i in range(count)
+    ]
+
+
+@pytest.mark.usefixtures("no_placement")
+def test_a_fleet_plan_whose_peak_needs_many_candidate_sizes_is_refused_before_placing(alice, client) -> None:  # type: ignore[no-untyped-def]
+    # The probe's 200 jobs took 98 s: the search simulated 7,768 owned sizes (its node-by-node window grew with the
+    # peak), each over every placement hour. The plan's steps count sizes x hours before any are simulated.
+    from tests.advisor.fleet.figures import fleet
+
+    document = fleet(*_reviewer_jobs(200))
+    saved = ("/api/v1/fleets", {"name": "big", "fleet": document}, "#/fleet/jobs")
+    for path, body, where in [("/api/v1/fleet-plans", document, "#/jobs"), saved]:
+        answer = assert_problem(alice.post(path, body, format="json"), 400, where)
+        detail = answer["errors"][0]["detail"]
+        assert "at most 300,000,000 simulation steps in one plan (FLEET_MAX_PLAN_STEPS)" in detail, detail
+        assert "candidate owned sizes (more for a higher peak: 5,892,000 GPUs at once)" in detail, detail
+    # The /fleet/ page plans for anonymous visitors: the same check, before the same work.
+    page = client.post("/fleet/", {"fleet": json.dumps(document), "action": "plan"})
+    assert page.status_code == 400 and "FLEET_MAX_PLAN_STEPS" in page.content.decode()
+
+
+def test_the_plan_steps_count_sizes_times_hours_and_admit_a_plan_at_the_limit(alice, settings) -> None:  # type: ignore[no-untyped-def]
+    from tests.advisor.fleet.figures import fleet
+
+    # 2 jobs x 3 runs of 8 GPUs at the same hours: a peak of 16 GPUs, 5 sizes at most (0, 8, 16, the peak and the
+    # load-duration answer); each simulates the 60 hours the runs hold, 8 x the 216 they may wait, 100 x the 6 runs,
+    # the year and 2 nodes: 5 x (60 + 1,728 + 600 + 8,760 + 2) = 55,750.
+    document = fleet(*_waiting_jobs(2, 3, 1.5))
+    settings.FLEET_MAX_PLAN_STEPS = 55_750
+    assert alice.post("/api/v1/fleet-plans", document, format="json").status_code == 200
+    settings.FLEET_MAX_PLAN_STEPS = 55_749
+    answer = assert_problem(alice.post("/api/v1/fleet-plans", document, format="json"), 400, "#/jobs")
+    assert "got 55,750: 5 candidate owned sizes" in answer["errors"][0]["detail"]

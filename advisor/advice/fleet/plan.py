@@ -40,6 +40,7 @@ from advisor.advice.fleet.demand import (
     occupancy,
     requested_demand,
     schedule_runs,
+    wait_hours,
 )
 from advisor.advice.fleet.placement import Placement, place, rented_series
 from advisor.formatting import count
@@ -54,9 +55,14 @@ LOAD_DURATION_METHOD: Final[str] = (
 TIERS: Final[tuple[str, ...]] = ("owned", "reserved_1y", "reserved_3y", "on_demand", "spot")
 RESERVED: Final[tuple[str, ...]] = ("reserved_1y", "reserved_3y")
 # More candidate owned sizes than this are searched coarse to fine: first an even stride of whole
-# nodes (zero, the peak and the load-duration answer always in), then every whole node within one
-# stride of the cheapest. The simulation holds one year of hours per candidate, so this bounds the work.
+# nodes (zero, the peak and the load-duration answer always in), then within one stride of the cheapest
+# at a step of at most 1/FINE_STEPS of that stride, again around the cheapest so far, down to every
+# whole node. Each level simulates at most 2 x FINE_STEPS - 1 sizes and the levels grow with the log of
+# the peak, so the sizes simulated stay a few hundred for any peak (``searched_sizes``); a coarse stride
+# of at most FINE_STEPS nodes is refined node by node at once. The simulation holds one year of hours per
+# candidate, so this bounds the work.
 MAX_CANDIDATES: Final[int] = 96
+FINE_STEPS: Final[int] = MAX_CANDIDATES // 2
 # Points of the load-duration curve in the document (the curve is exact; this only thins the output).
 CURVE_POINTS: Final[int] = 200
 # Runs listed per job in jobs[].runs (the counts owned_runs / rented_runs always cover every run).
@@ -212,6 +218,73 @@ def whole_nodes(gpus: float, gpn: int) -> int:
     return math.ceil(gpus / gpn - 1e-9) * gpn
 
 
+def _coarse_stride(nodes: int) -> int:
+    """Nodes between coarse candidates when the search is not given sizes: 1 up to MAX_CANDIDATES sizes."""
+    return max(1, math.ceil((nodes + 1) / MAX_CANDIDATES))
+
+
+def _refine_steps(stride: int) -> list[int]:
+    """The step (nodes) of each refinement level after a coarse search at ``stride``: each searches within one
+    step of the level before on either side of the cheapest, FINE_STEPS times finer, down to every node."""
+    steps = []
+    while stride > 1:
+        stride = math.ceil(stride / FINE_STEPS)
+        steps.append(stride)
+    return steps
+
+
+def searched_sizes(*, peak_gpus: float, gpn: int, given: Sequence[int] | None = None) -> int:
+    """At most how many owned sizes ``plan_fleet`` simulates for a peak of ``peak_gpus`` (the coarse grid, zero,
+    the peak, the load-duration answer, and every refinement level; or the given sizes with those three): the
+    plan's work is this many simulated years (a hostile probe: the node-by-node window around the cheapest grew
+    with the peak, 7,768 sizes for a 5.9M-GPU peak)."""
+    if given:
+        return len(set(given)) + 3
+    peak = whole_nodes(peak_gpus, gpn)
+    stride = _coarse_stride(peak // gpn)
+    sizes = len(range(0, peak + 1, stride * gpn)) + 2
+    for step in _refine_steps(stride):
+        sizes += 2 * ((stride - 1) // step) + 1
+        stride = step
+    return sizes
+
+
+# Weights of ``PlanWork.steps``, measured (CPU time of fleet_plan per size simulated): an hour a run holds is one
+# step; an hour it may wait is 8 (a run that finds the owned GPUs busy scans its whole wait for the sizes it waits
+# at and places each distinct delay on its own); a run is 100 besides its hours (one pass of the placement loop per
+# search level, a few numpy calls each). One step is then at most about 20 ns.
+WAIT_STEPS: Final[int] = 8
+RUN_STEPS: Final[int] = 100
+
+
+@dataclass(frozen=True)
+class PlanWork:
+    """What simulating a plan costs, counted before any of it: each candidate owned size places every run over the
+    hours it holds and may wait, holds the year, and prices a commitment at each whole node up to the peak."""
+
+    sizes: int  # owned sizes simulated at most (``searched_sizes``)
+    runs: int
+    run_hours: int  # whole hours the runs hold
+    wait_hours: int  # hours they may wait for owned GPUs (never past the year)
+    peak_nodes: int  # whole nodes at the peak
+
+    @property
+    def steps(self) -> int:
+        per_size = self.run_hours + WAIT_STEPS * self.wait_hours + RUN_STEPS * self.runs + HOURS + self.peak_nodes
+        return self.sizes * per_size
+
+
+def plan_work(*, runs: Runs, peak_gpus: float, gpn: int, given: Sequence[int] | None = None) -> PlanWork:
+    """The work of ``plan_fleet`` for these runs and peak (GPUs at once), counted before any of it."""
+    return PlanWork(
+        sizes=searched_sizes(peak_gpus=peak_gpus, gpn=gpn, given=given),
+        runs=len(runs),
+        run_hours=int(runs.slots.sum()),
+        wait_hours=int(wait_hours(runs).sum()),
+        peak_nodes=whole_nodes(peak_gpus, gpn) // gpn,
+    )
+
+
 def _candidates(
     *, peak_gpus: float, gpn: int, given: Sequence[int] | None, keep: Sequence[int]
 ) -> tuple[NDArray[np.int64], int]:
@@ -221,8 +294,7 @@ def _candidates(
     if given:
         sizes = set(given)
     else:
-        nodes = peak // gpn
-        stride = max(1, math.ceil((nodes + 1) / MAX_CANDIDATES))
+        stride = _coarse_stride(peak // gpn)
         sizes = set(range(0, peak + 1, stride * gpn))
     return np.array(sorted(sizes | {0, peak, *keep}), dtype=np.int64), stride
 
@@ -230,14 +302,17 @@ def _candidates(
 def _search(
     *, runs: Runs, usage: NDArray[np.float64] | None, prices: TierPrices, sizes: NDArray[np.int64], stride: int
 ) -> tuple[Placement, Options]:
-    """Simulate the candidates; with a coarse stride, then every whole node around the cheapest."""
+    """Simulate the candidates; with a coarse stride, then around the cheapest so far at each finer step
+    (``_refine_steps``) down to every whole node."""
     placement = place(runs=runs, owned_gpus=sizes, usage=usage)
     options = _price_options(runs=runs, placement=placement, prices=prices)
-    if stride > 1:
-        gpn = prices.gpus_per_node
-        best = int(sizes[int(np.argmin(options.usd_per_year))])
-        near = np.arange(best - (stride - 1) * gpn, best + stride * gpn, gpn)
-        near = near[(near > 0) & (near < sizes[-1]) & ~np.isin(near, sizes)]
+    gpn, top = prices.gpus_per_node, int(sizes[-1])
+    for step in _refine_steps(stride):
+        best = int(options.owned_gpus[int(np.argmin(options.usd_per_year))])
+        reach = (stride - 1) // step
+        near = best + gpn * step * np.arange(-reach, reach + 1, dtype=np.int64)
+        near = near[(near > 0) & (near < top) & ~np.isin(near, options.owned_gpus)]
+        stride = step
         if near.size:  # each size is priced on its own placement: only the new ones need pricing
             fine = place(runs=runs, owned_gpus=near, usage=usage)
             placement = placement.merged(fine)
@@ -435,9 +510,10 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
     if prices.on_demand_usd_per_gpu_hour is None and prices.floating() is not None:
         out.append("No on-demand price: rented runs are covered by a reserved commitment at the peak.")
     if stride > 1:
+        finer = "".join(f"every {step} nodes, then " for step in _refine_steps(stride)[:-1])
         out.append(
-            f"Many candidate sizes: owned sizes were searched every {stride} nodes, then node by node around the "
-            "cheapest."
+            f"Many candidate sizes: owned sizes were searched every {stride} nodes, then {finer}node by node around "
+            "the cheapest."
         )
     if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
         out.append("Interruptible jobs, but no spot price: they rent like the others.")

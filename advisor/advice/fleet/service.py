@@ -18,9 +18,9 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from advisor.advice.fleet.demand import HOURS, Job, placement_hours, requested_demand, schedule_runs
+from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
-from advisor.advice.fleet.plan import FleetPlan, TierPrices, cost_spread, plan_fleet
+from advisor.advice.fleet.plan import RUN_STEPS, WAIT_STEPS, FleetPlan, TierPrices, cost_spread, plan_fleet, plan_work
 from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
@@ -112,7 +112,7 @@ def _uncertainty(
 ) -> dict[str, Any]:
     """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
     the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
-    predicted = [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
+    predicted = _predicted(fleet)
     sizes = plan.options.owned_gpus.tolist()
     factors, options = [1.0], [plan.options]
     if band is not None and band.p90_multiplier > band.p10_multiplier:
@@ -163,23 +163,55 @@ def within_budget(fleet: FleetInput) -> None:
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
 
 
-def placement_within_budget(jobs: list[Job]) -> None:
-    """Placing a run looks at every hour it holds and every hour it may wait, for each candidate owned size:
-    count those hours over all runs before placing any (the run count alone does not bound the work)."""
+def placement_within_budget(fleet: FleetInput, jobs: list[Job]) -> None:
+    """Count the plan's work before any of it (the API, the page and the command all plan through here). Placing a
+    run looks at every hour it holds and every hour it may wait (FLEET_MAX_PLACEMENT_HOURS: the run count alone
+    does not bound the work), for each candidate owned size, and the sizes grow with the peak
+    (FLEET_MAX_PLAN_STEPS: ``PlanWork``; a hostile probe's 5.9M-GPU peak simulated 7,768 sizes for 98 s)."""
     limit = settings.FLEET_MAX_PLACEMENT_HOURS
     runs = schedule_runs(jobs)
     per_job = np.bincount(runs.job, weights=placement_hours(runs), minlength=len(jobs))
     work = int(per_job.sum())
-    if work <= limit:
+    if work > limit:
+        worst = int(np.argmax(per_job))
+        message = (
+            f"at most {limit:,} hours of runs to place in one plan (FLEET_MAX_PLACEMENT_HOURS): each run counts its "
+            f"hours plus its max_wait_days in hours, at most a year; got {work:,}, the most /jobs/{worst} "
+            f"({jobs[worst].runs_per_year:,} runs, {int(per_job[worst]):,} hours). Give fewer runs_per_year or a "
+            "shorter max_wait_days, or many small runs as measured usage (usage.csv)."
+        )
+        raise ScenarioError([{"pointer": "/jobs", "message": message}])
+    plan_steps_within_budget(fleet, runs)
+
+
+def plan_steps_within_budget(fleet: FleetInput, runs: Runs) -> None:
+    """FLEET_MAX_PLAN_STEPS: the candidate owned sizes times what each simulates (``PlanWork``), three years over
+    when predicted jobs are simulated again at their P10 and P90 throughput (``_uncertainty``)."""
+    limit = settings.FLEET_MAX_PLAN_STEPS
+    usage = fleet.usage.usage.hourly if fleet.usage else None
+    peak = float(requested_demand(runs, usage, whole_hours=True).max(initial=0.0))
+    gpn = fleet.base.network.gpus_per_node
+    work = plan_work(runs=runs, peak_gpus=peak, gpn=gpn, given=fleet.owned_gpus)
+    years = 3 if any(_predicted(fleet)) else 1
+    steps = years * work.steps
+    if steps <= limit:
         return
-    worst = int(np.argmax(per_job))
     message = (
-        f"at most {limit:,} hours of runs to place in one plan (FLEET_MAX_PLACEMENT_HOURS): each run counts its "
-        f"hours plus its max_wait_days in hours, at most a year; got {work:,}, the most /jobs/{worst} "
-        f"({jobs[worst].runs_per_year:,} runs, {int(per_job[worst]):,} hours). Give fewer runs_per_year or a "
-        "shorter max_wait_days, or many small runs as measured usage (usage.csv)."
+        f"at most {limit:,} simulation steps in one plan (FLEET_MAX_PLAN_STEPS); got {steps:,}: {work.sizes:,} "
+        f"candidate owned sizes (more for a higher peak: {peak:,.0f} GPUs at once), each simulating the "
+        f"{work.run_hours:,} hours the runs hold, {WAIT_STEPS} x the {work.wait_hours:,} hours they may wait, "
+        f"{RUN_STEPS} x the {work.runs:,} runs, the year's {HOURS:,} hours and the peak's {work.peak_nodes:,} nodes "
+        f"of {gpn} GPUs"
+        + (", over 3 years (the plan, and its predicted jobs at P10 and P90 throughput)" if years > 1 else "")
+        + ". Give fewer GPUs at once (a lower peak), fewer runs_per_year or a shorter max_wait_days, or the "
+        "owned_gpus sizes to compare."
     )
     raise ScenarioError([{"pointer": "/jobs", "message": message}])
+
+
+def _predicted(fleet: FleetInput) -> list[bool]:
+    """Per job: its run hours are predicted (a training workload), so the uncertainty simulates it again."""
+    return [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
 
 
 def resolve_jobs(fleet: FleetInput, *, calibration: Calibration | None = None) -> list[Job]:
@@ -195,7 +227,7 @@ def validate_fleet(
     before planning, so a saved fleet never answers its plan with a conflict). Raises ScenarioError."""
     fleet = parse_fleet(document, defaults=defaults)
     within_budget(fleet)
-    placement_within_budget(resolve_jobs(fleet, calibration=calibration))
+    placement_within_budget(fleet, resolve_jobs(fleet, calibration=calibration))
     return fleet
 
 
@@ -219,7 +251,7 @@ def plan_for_input(
     plan is over the work budget (checked before any work)."""
     within_budget(fleet)
     jobs = resolve_jobs(fleet, calibration=calibration)
-    placement_within_budget(jobs)
+    placement_within_budget(fleet, jobs)
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
     priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))

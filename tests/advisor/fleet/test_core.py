@@ -283,6 +283,30 @@ def test_coarse_to_fine_search_prices_each_size_as_a_direct_simulation_would() -
     assert searched.recommended == direct.recommended
 
 
+def test_a_huge_peak_is_searched_in_a_few_hundred_sizes_ending_node_by_node_at_the_cheapest() -> None:
+    """A hostile probe: the node-by-node window around the coarse cheapest was one coarse stride wide, and the stride
+    grows with the peak (7,768 sizes simulated for a 5.9M-GPU peak, minutes). Each finer level now searches within
+    one step of the level before, FINE_STEPS times finer, so the sizes grow with the log of the peak."""
+    from advisor.advice.fleet import plan as fleet_plan
+
+    jobs = [Job("base", 4000, 8760), *(Job(f"burst {k}", 65536, 1) for k in range(10))]  # a 659,360-GPU peak
+    plan = plan_fleet(jobs=jobs, prices=PRICES)
+    sizes = plan.options.owned_gpus
+    assert plan.peak_gpus == 659_360
+    assert sizes.size <= 3 * fleet_plan.MAX_CANDIDATES  # 1,454 before
+    searched_sizes = fleet_plan.searched_sizes
+    assert sizes.size <= searched_sizes(peak_gpus=plan.peak_gpus, gpn=8) <= 3 * fleet_plan.MAX_CANDIDATES
+    best = int(sizes[plan.recommended])
+    assert best == 4000  # the steady base, busy all year
+    assert {best - 8, best + 8} <= set(sizes.tolist())  # the last level is node by node
+    assert "searched every 859 nodes, then every 18 nodes, then node by node" in " ".join(plan.warnings)
+    # Any peak: at most a few hundred sizes (10,000 jobs of 65,536 GPUs at once).
+    assert searched_sizes(peak_gpus=655_360_000, gpn=8) <= 5 * fleet_plan.MAX_CANDIDATES
+    for peak in (8, 800, 8_000, 40_000, 400_000):
+        simulated = plan_fleet(jobs=[Job("once", peak, 1)], prices=PRICES).options.owned_gpus.size
+        assert simulated <= searched_sizes(peak_gpus=peak, gpn=8)
+
+
 def test_each_node_is_weighed_at_what_it_adds_to_the_owned_cost() -> None:
     # A regression probe: the second node was weighed at the per-node cost, though going from one node to a cluster
     # also adds its fabric and base: base + 2 x per node - one node.
