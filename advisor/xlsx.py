@@ -14,7 +14,13 @@ from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
-from advisor.web.presenters import alternative_rows, calibration_line, default_source, fabric_usd_per_node
+from advisor.web.presenters import (
+    alternative_rows,
+    calibration_line,
+    default_source,
+    fabric_usd_per_node,
+    prices_as_of_text,
+)
 from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -239,7 +245,8 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Stated runs alone, rented (USD a year)", amount.get("stated_runs_usd")],
         # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
         ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
-        ["Prices as of", advice.get("prices_as_of")],
+        # The PDF cover's words: the date alone read as an observation date where it was the snapshot's compile date.
+        ["Prices", prices_as_of_text(advice=advice)],
         ["Calibration", calibration.get("name")],
         # The same accuracy statement as the PDF and the page (the held-out error that applies to this scenario).
         ["Calibration accuracy", calibration_line(advice=advice)],

@@ -191,3 +191,14 @@ def test_the_issue_time_is_one_excel_date_in_utc_from_the_api_and_the_web(alice,
         assert isinstance(cell.value, datetime) and cell.is_date
         assert abs((cell.value - stored).total_seconds()) < 0.001
         assert cell.number_format == cells[0].number_format and "ss" in cell.number_format
+
+
+def test_the_summary_says_what_its_price_date_is_as_the_pdf_cover_does() -> None:
+    """An outside tester: the Summary's 'Prices as of 2026-12-02' was the snapshot's compile date while every offer
+    used was undated; the PDF cover now says so (presenters.prices_as_of_text) and the workbook read the bare date."""
+    from advisor.web.presenters import prices_as_of_text
+
+    advice = json.loads(FIXTURE.read_text())
+    summary = dict(_book(advice)["Summary"].iter_rows(min_row=2, values_only=True))
+    assert summary["Prices"] == prices_as_of_text(advice=advice)
+    assert "Prices as of" not in summary
