@@ -26,7 +26,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Final, TypedDict
 
@@ -269,24 +269,105 @@ def geometry_deviation(geometry: ModelGeometry | Sequence[ModelGeometry], *, par
     return max(0.0, 1.0 - high / given) if given > high else 0.0
 
 
+def _divisors(n: int) -> tuple[int, ...]:
+    return tuple(k for k in range(1, n + 1) if n % k == 0)
+
+
+def geometry_readings(geometry: ModelGeometry, *, kv_heads_given: bool) -> tuple[ModelGeometry, ...]:
+    """Every way real dense models build the sizes a geometry gives (layers, hidden, heads, ffn_hidden, vocab), the
+    geometry's own reading first: a gated 3-matrix (SwiGLU) or plain 2-matrix (GELU) MLP, tied or untied embeddings
+    and, unless kv_heads was given, any KV-head count that divides heads (multi-query to multi-head attention). A
+    Scenario says neither gated or plain nor tied; a profiled-run row does not say its KV heads either."""
+    gqa = geometry.attention == "gqa" and not kv_heads_given
+    kv_options = (geometry.kv_heads, *(k for k in _divisors(geometry.heads) if gqa and k != geometry.kv_heads))
+    mlps = (geometry.mlp, *(kind for kind in MLP_KINDS if kind != geometry.mlp))
+    return tuple(
+        replace(geometry, mlp=mlp, kv_heads=kv_heads, tied=tied)
+        for mlp in mlps
+        for kv_heads in kv_options
+        for tied in (geometry.tied, not geometry.tied)
+    )
+
+
+def _extreme_readings(geometry: ModelGeometry, *, kv_heads_given: bool) -> tuple[ModelGeometry, ModelGeometry]:
+    """The fewest-parameter and the most-parameter of ``geometry_readings`` (plain MLP, one KV head, tied; gated
+    MLP, every head a KV head, untied): the counts the geometry can imply lie between them."""
+    low_kv, high_kv = (1, geometry.heads) if geometry.attention == "gqa" and not kv_heads_given else (0, 0)
+    return (
+        replace(geometry, mlp="plain", kv_heads=low_kv or geometry.kv_heads, tied=True),
+        replace(geometry, mlp="gated", kv_heads=high_kv or geometry.kv_heads, tied=False),
+    )
+
+
+@lru_cache(maxsize=1024)  # bounded: a profiled-run upload may bring thousands of sizes
+def _derivation_slack(params_b: float) -> float:
+    """How far every reading of params_b's own derivation sits from params_b: 0 from about 1B up, where a tiny
+    model's embeddings and whole layers can put it past the tolerance."""
+    derived = derive_geometry(params_b=params_b)
+    return geometry_deviation(_extreme_readings(derived, kv_heads_given=False), params_b=params_b)
+
+
 def check_geometry(
-    geometry: ModelGeometry | Sequence[ModelGeometry],
+    geometry: ModelGeometry,
     *,
     params_b: float,
+    kv_heads_given: bool,
     tolerance: float = GEOMETRY_TOLERANCE,
     what: str = "layers/hidden/heads",
 ) -> None:
-    """CatalogError naming ``model`` when the geometry (or every reading of it: ``geometry_deviation``) implies a
-    size more than ``tolerance`` from params_b: the one rule of Scenarios, inference points and profiled runs."""
-    off = geometry_deviation(geometry, params_b=params_b)
+    """The one rule of Scenarios, inference points and profiled-run rows (DESIGN.md: geometry implying a size more
+    than 15% from params_b is refused): CatalogError naming ``model`` when params_b is more than ``tolerance`` from
+    every count the geometry's ``geometry_readings`` imply, widened by how far params_b's own derivation sits (a
+    tiny model's: a geometry derived from params_b contradicts nothing). An outsider's probe: MPT-13B (40 x 5120, a
+    plain 4 x hidden MLP, multi-head attention, tied embeddings; 12.854B) was refused by a Scenario as 15.6B, read
+    only as gated with 8 KV heads, while the profiled-run CSV took the same row."""
+    extremes = _extreme_readings(geometry, kv_heads_given=kv_heads_given)
+    tolerance += _derivation_slack(float(params_b))
+    off = geometry_deviation(extremes, params_b=params_b)
     if off > tolerance:
-        low, high = (count / 1e9 for count in _implied_range(geometry))
+        low, high = (count / 1e9 for count in _implied_range(extremes))
         implied = f"{low:.1f}B" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}B to {high:.1f}B"
         raise CatalogError(
             "model",
             f"{what} imply {implied} parameters, {off:.0%} away from params_b {params_b:g}B "
             f"(at most {tolerance:.0%} allowed); fix the geometry or leave it out to derive it",
         )
+
+
+def _reading_text(g: ModelGeometry) -> str:
+    if g.kv_heads == g.heads:
+        attention = "multi-head attention"
+    elif g.kv_heads == 1:
+        attention = "multi-query attention"
+    else:
+        attention = f"grouped-query attention with {g.kv_heads} KV heads"
+    mlp = "gated 3-matrix MLP" if g.mlp == "gated" else "plain 2-matrix MLP"
+    return f"{mlp}, {attention}, {'tied' if g.tied else 'untied'} embeddings"
+
+
+def consistent_reading(
+    geometry: ModelGeometry, *, params_b: float, kv_heads_given: bool, tolerance: float = GEOMETRY_TOLERANCE
+) -> ModelGeometry:
+    """``geometry`` checked against params_b (``check_geometry``, CatalogError when refused) and read the way that
+    agrees with it: the geometry itself when it implies params_b within the tolerance, else its reading nearest
+    params_b (MPT-13B as a plain-MLP, multi-head, tied model: 12.84B), said in ``assumed``."""
+    check_geometry(geometry, params_b=params_b, kv_heads_given=kv_heads_given, tolerance=tolerance)
+    given = params_b * 1e9
+    if abs(geometry.params() / given - 1.0) <= tolerance:
+        return geometry
+    readings = geometry_readings(geometry, kv_heads_given=kv_heads_given)
+    best = min(readings, key=lambda g: abs(g.params() / given - 1.0))
+    if best == geometry:
+        return geometry
+    stale: tuple[str, ...] = ("grouped-query attention with",) if best.kv_heads != geometry.kv_heads else ()
+    if best.tied != geometry.tied:
+        stale += ("a small model's tied embeddings",)
+    notes = [note for note in geometry.assumed if not note.startswith(stale)]
+    notes.append(
+        f"read as a {_reading_text(best)} (not given): of the ways to build the given sizes, the nearest params_b "
+        f"({best.params() / 1e9:.3g}B; a {_reading_text(geometry)} would be {geometry.params() / 1e9:.3g}B)"
+    )
+    return replace(best, assumed=tuple(notes))
 
 
 def _width_for(params_b: float) -> int:
@@ -539,8 +620,7 @@ def resolve_model(
         experts=experts or 0,
         active_experts=active_experts or 0,
     )
-    check_geometry(geometry, params_b=params_b, tolerance=tolerance)
-    return geometry
+    return consistent_reading(geometry, params_b=params_b, kv_heads_given=kv_heads is not None, tolerance=tolerance)
 
 
 def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:

@@ -25,13 +25,11 @@ import numpy as np
 
 from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM, RUN_COLUMN_MINIMUM
 from estimator.catalog import (
-    GEOMETRY_TOLERANCE,
     CatalogError,
     ModelGeometry,
     architecture_dict,
     check_geometry,
     derive_geometry,
-    geometry_deviation,
 )
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
@@ -468,35 +466,27 @@ def _filled_geometry(ints: Mapping[str, int], params_b: float) -> dict[str, int]
     }
 
 
-def geometry_readings(ints: Mapping[str, int], params_b: float) -> tuple[ModelGeometry, ModelGeometry]:
-    """The row's geometry read the two farthest ways a row leaves open: plain MLP, one KV head and tied embeddings
-    (fewest parameters); gated MLP, every head a KV head and untied embeddings (most)."""
+def _row_geometry(ints: Mapping[str, int], params_b: float) -> ModelGeometry:
+    """The row's geometry, its empty cells as ``assumed_values`` fills them; a row gives no KV heads, MLP kind or
+    tying (estimator.catalog.check_geometry reads it every way real models are built)."""
     g = _filled_geometry(ints, params_b)
     layers, hidden, heads, ffn, vocab = g["layers"], g["hidden"], g["heads"], g["ffn_hidden"], g["vocab"]
-
-    def reading(kv_heads: int, mlp: str, tied: bool) -> ModelGeometry:
-        return ModelGeometry(
-            "", params_b, params_b, layers, hidden, heads, kv_heads, hidden // heads, ffn, mlp, vocab, tied
-        )
-
-    return reading(1, "plain", True), reading(heads, "gated", False)
+    return ModelGeometry("", params_b, params_b, layers, hidden, heads, heads, hidden // heads, ffn, vocab=vocab)
 
 
 def _check_size(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
-    """params_b within the Scenario's tolerance of what the row's geometry implies (estimator.catalog.check_geometry,
-    over both readings of ``geometry_readings``): a 65B geometry said to be 7B predicted 5x its measured throughput.
-    A geometry that is params_b's own derivation (nothing given, or an estimate's output read back) contradicts
-    nothing, as in a Scenario. The derivation's own readings (tied or not, plain or gated MLP, one KV head or all)
-    may sit past 15%, so a row's geometry may be that far off plus the 15% (a hostile probe: vocab 32000 -> 32001 on a
-    0.5B row with nothing else given was refused for the derived layers and hidden it never typed)."""
+    """params_b within the Scenario's tolerance of what the row's geometry implies: the Scenario's own rule,
+    estimator.catalog.check_geometry (a gated or plain MLP, any KV heads, tied or untied embeddings; a geometry
+    derived from params_b contradicts nothing): a 65B geometry said to be 7B predicted 5x its measured throughput.
+    A geometry that is params_b's own derivation (nothing given, or an estimate's output read back) passes, as in a
+    Scenario."""
     if _filled_geometry(ints, params_b) == _filled_geometry({}, params_b):
         return True
-    derived_off = geometry_deviation(geometry_readings({}, params_b), params_b=params_b)
     try:
         check_geometry(
-            geometry_readings(ints, params_b),
+            _row_geometry(ints, params_b),
             params_b=params_b,
-            tolerance=GEOMETRY_TOLERANCE + derived_off,
+            kv_heads_given=False,
             what="layers/hidden/heads/ffn_hidden/vocab",
         )
     except CatalogError as error:

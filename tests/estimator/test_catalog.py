@@ -82,6 +82,29 @@ def test_geometry_far_from_params_is_refused_naming_model() -> None:
     assert err.value.field == "model" and "15%" in str(err.value)
 
 
+# MPT-13B (llm-foundry mpt-13b config, the team's profiled rows): a plain GELU MLP 4 x hidden, multi-head attention,
+# embeddings tied; read as gated with 8 KV heads it implies 15.6B, and with kv_heads 40 given 17.3B.
+MPT_13B: dict[str, int] = {"layers": 40, "hidden": 5120, "heads": 40, "ffn_hidden": 20480, "vocab": 50368}
+
+
+@pytest.mark.parametrize("kv_heads", [None, 40])
+def test_a_plain_mlp_multi_head_model_with_tied_embeddings_is_read_as_built(kv_heads: int | None) -> None:
+    """An outsider's probe: the team's own MPT-13B (12.854B) was refused as 15.6B / 17.3B, 21% / 35% away."""
+    g = catalog.resolve_model(params_b=12.854, kv_heads=kv_heads, **MPT_13B)
+    assert (g.mlp, g.kv_heads, g.tied) == ("plain", 40, True)
+    assert g.params() / 1e9 == pytest.approx(12.854, rel=0.01)
+    assert any("plain 2-matrix MLP, multi-head attention, tied embeddings" in note for note in g.assumed)
+    assert not any(note.startswith("grouped-query attention") for note in g.assumed)
+
+
+def test_a_geometry_no_reading_brings_near_params_b_is_refused_with_the_range_it_implies() -> None:
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.resolve_model(params_b=70, layers=32, hidden=4096, heads=32)
+    message = str(err.value)
+    assert message.startswith("model: layers/hidden/heads imply ") and "B to " in message
+    assert "away from params_b 70B (at most 15% allowed)" in message
+
+
 def test_given_geometry_within_tolerance_is_kept() -> None:
     g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, vocab=32000)
     assert g.kv_heads == 32 and g.ffn_hidden == 11008 and not any("KV heads" in a for a in g.assumed)
