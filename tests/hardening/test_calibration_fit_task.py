@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from advisor import calibrations
 from advisor.models import Calibration
 from advisor.tasks import fit_calibration
-from core.queueing import QueueUnavailable
+from core.queueing import QueueUnavailable, record_issued
 from tests.hardening.test_upload_limits import runs_csv
 
 pytestmark = pytest.mark.django_db
@@ -45,9 +45,11 @@ def queued(monkeypatch) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def
     """A broker that takes the task and a worker that has not run it yet."""
     sent: list[tuple[Any, ...]] = []
 
-    def enqueue(task: Any, *args: Any) -> AsyncResult:
+    def enqueue(task: Any, *args: Any, owner: Any = None) -> AsyncResult:
         sent.append((task.name, *args))
-        return AsyncResult(str(uuid.uuid4()), app=app)
+        result = AsyncResult(str(uuid.uuid4()), app=app)
+        record_issued(task_id=result.id, kind=task.name, owner=owner)  # as core.queueing.enqueue does
+        return result
 
     monkeypatch.setattr(calibrations, "enqueue", enqueue)
     return sent
@@ -99,7 +101,7 @@ def test_small_uploads_are_fitted_in_the_request(api, settings, queued) -> None:
 
 
 def test_with_the_queue_down_a_large_upload_answers_503_and_stores_nothing(api, large, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def down(*args: Any) -> None:
+    def down(*args: Any, **kwargs: Any) -> None:
         raise QueueUnavailable(OSError("connection refused"))
 
     monkeypatch.setattr(calibrations, "enqueue", down)
