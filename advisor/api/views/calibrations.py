@@ -7,7 +7,7 @@ from typing import Any
 from celery import current_app as app
 from celery.result import AsyncResult
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.generics import GenericAPIView
@@ -33,6 +33,7 @@ from advisor.calibrations import (
     calibration_activate,
     calibration_submit,
 )
+from advisor.fit_recovery import STALLED, shown_state
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
@@ -55,12 +56,21 @@ class CalibrationSerializer(serializers.ModelSerializer):
     loo_mape = serializers.FloatField(
         help_text="Leave-one-out MAPE of tokens/s (fraction); identical configurations are held out together."
     )
+    state = serializers.SerializerMethodField(
+        help_text=(
+            "pending/fitting (a task is fitting it), ready, failed (see error), or stalled: still waiting "
+            "CALIBRATION_FIT_STALLED_AFTER_S after it was queued, so its task was lost; it is queued again."
+        )
+    )
 
     class Meta:
         model = Calibration
         fields = ["id", "name", "runs", "loo_mape", "is_default", "shared", "is_active", "created_at", "state", "error"]
         read_only_fields = fields
-        extra_kwargs = {"state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."}}
+
+    @extend_schema_field(serializers.ChoiceField(choices=[*Calibration.State.values, STALLED]))
+    def get_state(self, obj: Calibration) -> str:
+        return shown_state(calibration=obj)
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
