@@ -241,7 +241,7 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
     }
     row = _store(owner=owner, name=cleaned, fields=pending, replace=False)
     try:
-        result = enqueue(fit_calibration, row.pk)
+        result = enqueue(fit_calibration, row.pk, owner=owner)
     except QueueUnavailable:
         row.delete()
         raise

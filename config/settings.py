@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "advisor",
     "pricing",
 ]
@@ -175,6 +176,9 @@ MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32, minimum=8)
 # Uploads of at most this many runs are fitted inside the request (about 1 s for 6 runs, 3 s for 40 on 2 cores,
 # measured with estimator.calibrate.fit); larger ones go to the fit_calibration task and answer 202.
 CALIBRATION_INLINE_MAX_RUNS = env_int("CALIBRATION_INLINE_MAX_RUNS", 24, minimum=0)
+# A fit still pending this long after it was queued lost its task (a Redis flush or restart): shown as stalled and
+# queued again by beat. Four times the hard task limit (CELERY_TASK_TIME_LIMIT, 15 min) by default.
+CALIBRATION_FIT_STALLED_AFTER_S = env_int("CALIBRATION_FIT_STALLED_AFTER_S", 3600, minimum=60)
 # Who besides staff may poll a task at /api/v1/tasks/<id>: dotted paths of (user, task_id) -> bool. Pricing owns
 # the endpoint and imports no app; the advisor grants owners their calibration fits.
 TASK_VIEWERS = ["advisor.calibrations.owns_calibration_task"]
@@ -392,6 +396,11 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
 # The only user-sized thing kept for an anonymous visitor: the planner input across sign-in (advisor/web/pending.py).
 ANONYMOUS_SESSION_MAX_BYTES = env_int("ANONYMOUS_SESSION_MAX_BYTES", 16 * 1024, minimum=1024)
+CELERY_BEAT_SCHEDULE["requeue-stalled-fits"] = {
+    "task": "advisor.requeue_stalled_fits",
+    "schedule": 15 * 60.0,
+    "options": {"expires": 10 * 60.0},
+}
 CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
     "task": "core.tasks.clear_expired_sessions",
     "schedule": 24 * 3600.0,

@@ -16,10 +16,12 @@ from urllib.parse import urlsplit
 from celery import Task
 from celery import current_app as app
 from celery.result import AsyncResult
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import RedisError
 
 from core.breaker import breaker_for
+from core.models import IssuedTask
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +52,28 @@ def operator_command(task: Task, args: tuple[Any, ...]) -> str:
     return template.format(*args) if template else ""
 
 
-def enqueue(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
-    """`task.delay(*args, **kwargs)` that fails fast with QueueUnavailable when the broker is down."""
+def record_issued(*, task_id: str, kind: str, owner: AbstractBaseUser | AnonymousUser | None = None) -> None:
+    """Remember a task id the app handed out (the task status API answers 404 for any other id)."""
+    issued_to = owner if owner is not None and owner.is_authenticated else None
+    IssuedTask.objects.update_or_create(id=task_id, defaults={"kind": kind, "owner": issued_to})
+
+
+def issued_task(*, task_id: str) -> IssuedTask | None:
+    """The record of a task id the app handed out, or None for an id it never issued."""
+    return IssuedTask.objects.filter(pk=task_id).first()
+
+
+def enqueue(
+    task: Task, *args: Any, owner: AbstractBaseUser | AnonymousUser | None = None, **kwargs: Any
+) -> AsyncResult:
+    """`task.delay(*args, **kwargs)` that fails fast with QueueUnavailable when the broker is down; the task id is
+    recorded (`record_issued`, with the user it was queued for) once the task is queued."""
+    result = _send(task, *args, **kwargs)
+    record_issued(task_id=result.id, kind=task.name, owner=owner)
+    return result
+
+
+def _send(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
     if app.conf.task_always_eager:
         return task.delay(*args, **kwargs)
     # After a failure the broker is skipped for a short window: the next requests answer 503 at once.

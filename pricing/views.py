@@ -85,9 +85,9 @@ def refresh(request: HttpRequest) -> HttpResponse:
     feed = form.cleaned_data["feed"]
     try:
         if feed:
-            enqueue(refresh_feed, feed)
+            enqueue(refresh_feed, feed, owner=request.user)
         else:
-            enqueue(refresh_all)
+            enqueue(refresh_all, owner=request.user)
     except QueueUnavailable as error:
         messages.error(request, f"Refresh of {feed or 'all feeds'} could not be queued: {error}")
         return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")

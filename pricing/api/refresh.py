@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import current_app as app
 from celery.result import AsyncResult
 from django.conf import settings
+from django.utils import timezone
 from django.utils.module_loading import import_string
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -19,7 +21,7 @@ from rest_framework.reverse import reverse
 
 from core.api.permissions import IsStaff
 from core.api.query import KnownQueryParameters
-from core.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue
+from core.queueing import OUTAGE_ERRORS, QueueUnavailable, enqueue, issued_task
 from pricing.api.serializers import TaskSerializer
 from pricing.feeds import UnknownFeed, UnknownFeedPart, refreshable
 from pricing.tasks import refresh_feed
@@ -51,8 +53,17 @@ class QueueDown(APIException):
         return cls(str(error), wait=error.retry_after_s)
 
 
-def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
-    """The task's state from the result backend (Redis); 503 with Retry-After when that does not answer."""
+# An issued task still PENDING once a result would have expired: Celery cannot tell queued from lost or expired.
+UNKNOWN = "unknown"
+UNKNOWN_DETAIL = (
+    "No result is stored for this task: its result expired or was lost (results are kept {hours:g} h). "
+    "Check what it did in the feed status (GET /api/v1/feeds) or the calibration's state (GET /api/v1/calibrations)."
+)
+
+
+def task_status(request: Request, result: AsyncResult, *, issued_at: datetime | None = None) -> dict[str, Any]:
+    """The task's state from the result backend (Redis); 503 with Retry-After when that does not answer. A task
+    issued at ``issued_at`` that is still PENDING after CELERY_RESULT_EXPIRES reads "unknown", with why."""
     try:
         state = result.state
         outcome = result.result if state in ("SUCCESS", "FAILURE") else None
@@ -64,7 +75,11 @@ def task_status(request: Request, result: AsyncResult) -> dict[str, Any]:
         "status": state,
         "status_url": reverse("v1:task-detail", kwargs={"task_id": result.id}, request=request),
     }
-    if state == "SUCCESS":
+    expires_s = settings.CELERY_RESULT_EXPIRES
+    if state == "PENDING" and issued_at is not None and timezone.now() - issued_at >= timedelta(seconds=expires_s):
+        body["status"] = UNKNOWN
+        body["detail"] = UNKNOWN_DETAIL.format(hours=expires_s / 3600)
+    elif state == "SUCCESS":
         body["result"] = outcome
     elif state == "FAILURE":
         body["error"] = f"{type(outcome).__name__}: {outcome}"
@@ -97,7 +112,7 @@ class FeedRefreshView(GenericAPIView):
         except UnknownFeedPart as error:
             raise UnknownFeedPartError(f"{error}.") from error
         try:
-            result = enqueue(refresh_feed, feed)
+            result = enqueue(refresh_feed, feed, owner=request.user)
         except QueueUnavailable as error:
             raise QueueDown.from_unavailable(error) from error
         body = task_status(request, result)
@@ -108,11 +123,17 @@ class TaskDetailView(GenericAPIView):
     serializer_class = TaskSerializer
 
     @extend_schema(
-        summary="A background task's state and result (staff: any task; others: their calibration fits)",
+        summary=(
+            "A background task's state and result (staff: any task; others: their calibration fits); "
+            "404 for an id the app never issued"
+        ),
         responses=TaskSerializer,
     )
     def get(self, request: Request, task_id: str) -> Response:
         if not may_see_task(request.user, task_id):
             # The same answer whether or not the id exists: task ids are not enumerable through this.
             raise PermissionDenied("Only staff, or the owner of a calibration the task fits, can see a task.")
-        return Response(task_status(request, AsyncResult(task_id, app=app)))
+        issued = issued_task(task_id=task_id)
+        if issued is None:
+            raise NotFound(f"No task {task_id!r}: this app never issued that id.")
+        return Response(task_status(request, AsyncResult(task_id, app=app), issued_at=issued.created_at))

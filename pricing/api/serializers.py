@@ -161,7 +161,13 @@ class DailyPriceSerializer(serializers.Serializer):
 
 class TaskSerializer(serializers.Serializer):
     task_id = serializers.CharField()
-    status = serializers.CharField(help_text="Celery state: PENDING, STARTED, SUCCESS, FAILURE, RETRY, REVOKED.")
+    status = serializers.CharField(
+        help_text=(
+            "Celery state: PENDING, STARTED, SUCCESS, FAILURE, RETRY, REVOKED; or unknown: still PENDING after "
+            "the results are kept (CELERY_RESULT_EXPIRES), so its result expired or was lost (see detail)."
+        )
+    )
     status_url = serializers.URLField(help_text="Poll this for the task's state and result.")
     result = serializers.JSONField(required=False, allow_null=True)
     error = serializers.CharField(required=False, allow_null=True)
+    detail = serializers.CharField(required=False, help_text="Why the status is unknown, and where to look instead.")

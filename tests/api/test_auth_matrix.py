@@ -52,7 +52,7 @@ ENDPOINTS: list[tuple[str, str, Any, str | None, str, int]] = [
     ("get", "/api/v1/hardware-quotes", None, None, SHARED, 200),
     ("get", "/api/v1/feeds", None, None, SHARED, 200),
     ("post", "/api/v1/feeds/lambda/refresh", None, None, STAFF_ONLY, 202),
-    ("get", "/api/v1/tasks/00000000-task", None, None, STAFF_ONLY, 200),
+    ("get", "/api/v1/tasks/00000000-task", None, None, STAFF_ONLY, 404),
     ("get", "/api/v1/calibrations", None, None, SHARED, 200),
     ("post", "/api/v1/calibrations?name=fit", LAMBDA_RUNS, "text/csv", SHARED, 201),
     ("get", "/api/v1/calibrations/{calibration}", None, None, OWNED, 200),

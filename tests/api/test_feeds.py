@@ -32,7 +32,27 @@ def test_refresh_is_staff_only_and_names_known_feeds(alice, carol) -> None:  # t
     assert_problem(alice.get("/api/v1/tasks/some-id"), 403)
     body = assert_problem(carol.post("/api/v1/feeds/nope/refresh"), 404)
     assert "lambda" in body["detail"]
-    assert carol.get("/api/v1/tasks/unknown-id").json()["status"] == "PENDING"
+    # An id the app never issued is not found (Celery alone would read it as PENDING).
+    assert "never issued" in assert_problem(carol.get("/api/v1/tasks/unknown-id"), 404)["detail"]
+
+
+def test_an_issued_task_without_a_result_after_the_result_expiry_is_unknown(
+    carol, staff_user, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from celery.result import AsyncResult
+
+    monkeypatch.setattr("django.conf.settings.PRICING_LAMBDA_API_KEY", "")
+    task = carol.post("/api/v1/feeds/lambda/refresh").json()
+    from core.models import IssuedTask
+
+    issued = IssuedTask.objects.get(pk=task["task_id"])
+    assert (issued.kind, issued.owner) == ("pricing.tasks.refresh_feed", staff_user)
+    AsyncResult(task["task_id"]).forget()  # the result store lost it (a Redis flush, or it expired)
+    assert carol.get(task["status_url"]).json()["status"] == "PENDING"  # within the expiry it may still be queued
+    settings.CELERY_RESULT_EXPIRES = 0
+    body = carol.get(task["status_url"]).json()
+    assert body["status"] == "unknown"
+    assert "expired or was lost" in body["detail"] and "feed status" in body["detail"]
 
 
 def test_staff_refresh_of_one_skypilot_cloud_runs_that_cloud(carol, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from advisor import calibrations
 from advisor.models import Calibration
 from advisor.tasks import fit_calibration
-from core.queueing import QueueUnavailable
+from core.queueing import QueueUnavailable, record_issued
 from tests.hardening.test_upload_limits import runs_csv
 
 pytestmark = pytest.mark.django_db
@@ -45,11 +45,14 @@ def queued(monkeypatch) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def
     """A broker that takes the task and a worker that has not run it yet."""
     sent: list[tuple[Any, ...]] = []
 
-    def enqueue(task: Any, *args: Any) -> AsyncResult:
+    def enqueue(task: Any, *args: Any, owner: Any = None) -> AsyncResult:
         sent.append((task.name, *args))
-        return AsyncResult(str(uuid.uuid4()), app=app)
+        result = AsyncResult(str(uuid.uuid4()), app=app)
+        record_issued(task_id=result.id, kind=task.name, owner=owner)  # as core.queueing.enqueue does
+        return result
 
     monkeypatch.setattr(calibrations, "enqueue", enqueue)
+    monkeypatch.setattr("advisor.fit_recovery.enqueue", enqueue)
     return sent
 
 
@@ -99,7 +102,7 @@ def test_small_uploads_are_fitted_in_the_request(api, settings, queued) -> None:
 
 
 def test_with_the_queue_down_a_large_upload_answers_503_and_stores_nothing(api, large, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def down(*args: Any) -> None:
+    def down(*args: Any, **kwargs: Any) -> None:
         raise QueueUnavailable(OSError("connection refused"))
 
     monkeypatch.setattr(calibrations, "enqueue", down)
@@ -179,3 +182,33 @@ def test_the_report_page_renders_the_refinement_fields_it_finds(user) -> None:  
     assert "1 \u2013 32" in page and "a100-80gb" in page
     plain = _web(user).get(f"/calibrations/{default.pk}/").content.decode()
     assert 'data-testid="fit-summary"' in plain and 'data-testid="residual-trend-flag"' not in plain
+
+
+def test_a_fit_whose_queued_task_was_lost_shows_stalled_and_beat_queues_it_again(  # type: ignore[no-untyped-def]
+    api, large, queued, settings
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from advisor.tasks import requeue_stalled_fits
+    from core.models import IssuedTask
+
+    body = api.post("/api/v1/calibrations?name=lost", data=large, content_type="text/csv").json()
+    assert body["state"] == "pending"
+    assert requeue_stalled_fits() == []  # queued a moment ago: not stalled
+    # The broker lost the message (a Redis flush); an hour later nothing has fitted it.
+    hour_ago = timezone.now() - timedelta(seconds=settings.CALIBRATION_FIT_STALLED_AFTER_S + 1)
+    Calibration.objects.filter(pk=body["id"]).update(created_at=hour_ago)
+    IssuedTask.objects.filter(pk=body["task_id"]).update(created_at=hour_ago)
+    assert api.get(f"/api/v1/calibrations/{body['id']}").json()["state"] == "stalled"
+    assert api.post(f"/api/v1/calibrations/{body['id']}/activate").status_code == 409
+
+    assert requeue_stalled_fits() == [body["id"]]
+    row = Calibration.objects.get(pk=body["id"])
+    assert queued[-1] == ("advisor.fit_calibration", row.pk) and row.task_id != body["task_id"]
+    assert api.get(f"/api/v1/calibrations/{row.pk}").json()["state"] == "pending"  # queued again just now
+    assert requeue_stalled_fits() == []
+    fit_calibration(row.pk)
+    assert api.get(f"/api/v1/calibrations/{row.pk}").json()["state"] == "ready"
+    assert any(entry["task"] == "advisor.requeue_stalled_fits" for entry in settings.CELERY_BEAT_SCHEDULE.values())

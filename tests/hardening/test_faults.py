@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from advisor import scenarios as store
 from advisor.web import forms
 from config.celery import app
+from core.queueing import record_issued
 from tests.api.examples import scenario
 
 
@@ -175,8 +176,10 @@ def test_a_redis_outage_is_logged_once_a_minute_not_per_call(caplog) -> None:  #
 def test_with_redis_down_a_task_status_answers_503_with_retry_after(redis_down, staff_user) -> None:  # type: ignore[no-untyped-def]
     api = APIClient()
     api.force_authenticate(staff_user)
+    task_id = str(uuid.uuid4())
+    record_issued(task_id=task_id, kind="pricing.tasks.refresh_feed")  # an id the app handed out
     started = time.monotonic()
-    response = api.get(f"/api/v1/tasks/{uuid.uuid4()}")
+    response = api.get(f"/api/v1/tasks/{task_id}")
     assert response.status_code == 503, response.content[:500]
     assert response["Content-Type"].startswith("application/problem+json")
     assert int(response["Retry-After"]) > 0

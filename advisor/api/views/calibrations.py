@@ -7,7 +7,7 @@ from typing import Any
 from celery import current_app as app
 from celery.result import AsyncResult
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.generics import GenericAPIView
@@ -35,6 +35,7 @@ from advisor.calibrations import (
     held_out_accuracy,
     with_measurement_errors,
 )
+from advisor.fit_recovery import STALLED, shown_state
 from advisor.models import Calibration
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
@@ -70,6 +71,12 @@ class CalibrationSerializer(serializers.ModelSerializer):
     baseline_held_out_median_ape = serializers.SerializerMethodField(
         help_text="A constant-MFU-per-GPU guess held out the same way (fraction), for comparison."
     )
+    state = serializers.SerializerMethodField(
+        help_text=(
+            "pending/fitting (a task is fitting it), ready, failed (see error), or stalled: still waiting "
+            "CALIBRATION_FIT_STALLED_AFTER_S after it was queued, so its task was lost; it is queued again."
+        )
+    )
 
     class Meta:
         model = Calibration
@@ -91,12 +98,15 @@ class CalibrationSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
         extra_kwargs = {
-            "state": {"help_text": "pending/fitting (a task is fitting it), ready, or failed (see error)."},
             "updated_at": {
                 "help_text": "When a new fit replaced it under the same id and name (`calibrate --replace`): whoever "
                 "activated it predicts with the new fit since. Null: never replaced."
             },
         }
+
+    @extend_schema_field(serializers.ChoiceField(choices=[*Calibration.State.values, STALLED]))
+    def get_state(self, obj: Calibration) -> str:
+        return shown_state(calibration=obj)
 
     def get_shared(self, obj: Calibration) -> bool:
         return obj.owner_id is None
