@@ -1038,10 +1038,14 @@ def _predict_queries(q: dict[str, np.ndarray], calibration: Calibration) -> Solu
 
 def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> str:
     """The profiled-run rows predicted with ``calibration`` and written back as ``manage.py estimate`` writes them
-    (``estimator.runs.write_predictions_csv``: predicted columns, assumed defaults and the chosen layout)."""
+    (``estimator.runs.write_predictions_csv``: predicted columns, assumed defaults, the chosen layout, and for a row
+    with no layout a ``prediction_note`` naming the constraint that rules it out)."""
     from estimator.runs import write_predictions_csv
 
     solution = predict_runs(runs, calibration)
+    reasons = no_layout_reasons(
+        run_queries(runs), fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb
+    )
     return write_predictions_csv(
         runs,
         tokens_per_s=solution.tokens_per_s,
@@ -1049,4 +1053,5 @@ def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> 
         mfu=solution.mfu,
         fits_memory=solution.fits_memory,
         layout=solution.layout_labels(),
+        notes=reasons,
     )
