@@ -22,6 +22,7 @@ from core.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters, label
 from estimator.runs import (
     COLUMNS,
     MAX_ERRORS,
+    NOTE_COLUMN,
     PREDICTED_COLUMNS,
     ProfiledRun,
     RowError,
@@ -49,7 +50,7 @@ class TooManyColumns(ValueError):
 
 def extra_columns(header: Sequence[str]) -> int:
     """How many columns the header names beyond the schema's and the predicted ones (what an answer echoes)."""
-    known = {*COLUMNS, *PREDICTED_COLUMNS}
+    known = {*COLUMNS, *PREDICTED_COLUMNS, NOTE_COLUMN}
     return len({name for name in header if name not in known})
 
 

@@ -59,11 +59,17 @@ class Calibration(Protocol):
     def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]: ...
 
 
-# Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021);
-# pipeline depths up to 64 cover the 1T-parameter Megatron run; micro-batches are powers of two.
+# Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021): the
+# divisors of an 8-GPU server. Pipeline depths: every depth up to 64 (the 1T-parameter Megatron run) that divides the
+# GPUs and is no deeper than the layers. The layers need not split evenly (3 stages of 32 layers are 11, 11, 10): the
+# step time counts the longest stage and frameworks place uneven splits (Megatron-LM --decoder-first/last-pipeline-
+# num-layers, nanotron and torchtitan's split points); the search skips the uneven depths whose memory the model would
+# undercount (_possible_depths). Powers of two alone left 3-, 6- and 12-node clusters without a layout for a batch of
+# 256, under-predicted by 25-28% (an outside tester's probe). Micro-batches: powers of two.
 STRATEGY_OPTIONS: Final[tuple[int, ...]] = (model.DDP, model.ZERO1, model.ZERO2, model.ZERO3, model.HSDP)
 TP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
-PP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32, 64)
+PP_MAX: Final[int] = 64
+PP_OPTIONS: Final[tuple[int, ...]] = tuple(range(1, PP_MAX + 1))
 CP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
 MB_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32)
 # Virtual pipeline stages per GPU of the interleaved schedule (Narayanan 2021 §2.2.2), searched where a pipelined run
@@ -334,31 +340,83 @@ _SEARCH: Final[dict[str, tuple[int, ...]]] = {
 }
 
 
-def _expand(parent: np.ndarray, given: np.ndarray, options: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Repeat each candidate once per option where its query left the field open; returns (parent, values)."""
+def _expand(
+    parent: np.ndarray, given: np.ndarray, options: tuple[int, ...], allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Repeat each candidate once per option where its query left the field open (only the options ``allowed``,
+    shape (candidates, options), marks); returns (parent, values)."""
     opts = np.asarray(options, dtype=np.int64)
     is_open = given == OPEN
-    counts = np.where(is_open, opts.size, 1)
-    new_parent = np.repeat(parent, counts)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    position = np.arange(new_parent.size) - starts
-    values = np.where(np.repeat(is_open, counts), opts[position % opts.size], np.repeat(given, counts))
-    return new_parent, values
+    if allowed is None:
+        counts = np.where(is_open, opts.size, 1)
+        new_parent = np.repeat(parent, counts)
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        position = np.arange(new_parent.size) - starts
+        values = np.where(np.repeat(is_open, counts), opts[position % opts.size], np.repeat(given, counts))
+        return new_parent, values
+    rows, columns = np.nonzero(np.where(is_open[:, None], allowed, np.arange(opts.size) == 0))
+    return parent[rows], np.where(is_open[rows], opts[columns], given[rows])
 
 
-def candidates(q: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(query index per candidate, layout columns per candidate), pruned of combinations that cannot run."""
+def _odd_part(k: np.ndarray) -> np.ndarray:
+    k = np.maximum(k, 1)
+    return k // (k & -k)
+
+
+def _possible_depths(n: np.ndarray, layers: np.ndarray, batch: np.ndarray) -> np.ndarray:
+    """(rows, PP_OPTIONS) whether the search tries each depth p for ``n`` GPUs (those left after tensor and context
+    parallelism), ``layers`` layers and a global ``batch``:
+
+    * p divides the GPUs, and its odd part is the one the GPUs' odd part needs beyond what the batch can take: tp,
+      cp and micro-batches are powers of two, so the odd factor of the GPUs that does not divide the batch must go to
+      the pipeline (24 GPUs with a batch of 256: 3, so depths 3, 6, 12, 24). Where the batch takes it all, the search
+      keeps to powers of two, as it did before: a search over every divisor doubled the candidates (and the time).
+    * Where the layers do not split evenly, the first stage, which takes the short share and holds the most
+      micro-batches in flight (up to p), still holds the most activations (q layers x p against (q + 1) layers x the
+      r = layers mod p micro-batches of the first long stage), as the memory model counts them. 3 stages of 32 layers
+      pass (10 x 3 >= 11 x 2); 56 of 105 would not (1 x 56 < 2 x 49)."""
+    gpus = n.astype(np.int64)
+    odd = _odd_part(gpus)
+    needed = odd // np.gcd(odd, _odd_part(np.maximum(batch.astype(np.int64), 1)))
+    # Per distinct (GPUs, layers, odd factor): candidate rows repeat a handful of them.
+    keys, row = np.unique((gpus << 40) | (layers.astype(np.int64) << 20) | needed, return_inverse=True)
+    gpus, layers, needed = (keys >> 40)[:, None], ((keys >> 20) & 0xFFFFF)[:, None], (keys & 0xFFFFF)[:, None]
+    depths = np.asarray(PP_OPTIONS, dtype=np.int64)
+    short, rest = layers // depths, layers % depths
+    counted = (short >= 1) & ((short + 1) * rest <= short * depths)
+    return ((gpus % depths == 0) & (_odd_part(depths) == needed) & counted)[row.ravel()]
+
+
+def candidates(
+    q: dict[str, np.ndarray], *, survivors: dict[str, np.ndarray] | None = None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(query index per candidate, layout columns per candidate), pruned of combinations that cannot run.
+
+    ``survivors``, when given, receives per query whether any candidate is left after each pruning step: "divides"
+    (tp x pp x cp divides the GPUs, within the heads, sequence and layers), "batch" (the global batch splits over the
+    data-parallel ranks), "virtual" (the virtual stages fit the pipeline)."""
     query = np.arange(q["n"].size)
     layout: dict[str, np.ndarray] = {}
     for key, options in (("strategy", STRATEGY_OPTIONS), ("tp", TP_OPTIONS), ("cp", CP_OPTIONS), ("pp", PP_OPTIONS)):
         index = np.arange(query.size)
-        index, values = _expand(index, q[key][query], options)
+        # Pipeline depths only where they split the GPUs tp and cp leave (pruned below anyway): 64 depths, few divide.
+        allowed = (
+            _possible_depths(
+                q["n"][query] // (layout["tp"] * layout["cp"]), q["layers"][query], q["global_batch"][query]
+            )
+            if key == "pp"
+            else None
+        )
+        index, values = _expand(index, q[key][query], options, allowed)
         query = query[index]
         layout = {k: v[index] for k, v in layout.items()}
         layout[key] = values
     keep = _prune_model_parallel(q, query, layout)
     query = query[keep]
     layout = {k: v[keep] for k, v in layout.items()}
+    steps = {"mb": "batch", "vp": "virtual"}
+    if survivors is not None:
+        survivors["divides"] = np.bincount(query, minlength=q["n"].size) > 0
     for key, options in (("mb", MB_OPTIONS), ("vp", VP_OPTIONS), ("ac", AC_OPTIONS)):
         index = np.arange(query.size)
         index, values = _expand(index, q[key][query], options)
@@ -374,6 +432,8 @@ def candidates(q: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarr
             continue
         query = query[keep]
         layout = {k: v[keep] for k, v in layout.items()}
+        if survivors is not None:
+            survivors[steps[key]] = np.bincount(query, minlength=q["n"].size) > 0
     return query, layout
 
 
@@ -390,7 +450,9 @@ def _prune_virtual_stages(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     interleaves = (pp > 1) & _INTERLEAVES[q["stack"][query]] & worth_it
     options = np.asarray(VP_OPTIONS)
     position = np.minimum(np.searchsorted(options, vp), options.size - 1)  # given values need not be options
-    timed = _timed_virtual_stages(stage_layers)[np.arange(vp.size), position] & (options[position] == vp)
+    # Per distinct stage length (a few dozen) rather than per candidate: a table indexed by the stage's layers.
+    by_length = _timed_virtual_stages(np.arange(int(stage_layers.max(initial=1)) + 1))
+    timed = by_length[stage_layers, position] & (options[position] == vp)
     searched = np.where(interleaves, timed, vp == 1)
     return (q["vp"][query] != OPEN) | searched
 
@@ -484,8 +546,12 @@ def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
     first_step = np.ones(q["n"].size)
     for key, options in _SEARCH.items():
         is_open = q[key] == OPEN
-        if key in ("strategy", "tp", "cp", "pp"):
+        if key in ("strategy", "tp", "cp"):
             first_step *= np.where(is_open, len(options), 1)
+        elif key == "pp":  # expanded over the depths that divide the GPUs only
+            first_step *= np.where(
+                is_open, np.maximum(_possible_depths(q["n"], q["layers"], q["global_batch"]).sum(axis=1), 1), 1
+            )
         if key not in ("pp", "vp"):
             tight *= np.where(is_open, np.maximum(allowed.get(key, len(options)), 1), 1)
     return np.maximum(tight * _pipeline_pairs(q), first_step)
@@ -494,14 +560,18 @@ def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
 def _pipeline_pairs(q: dict[str, np.ndarray]) -> np.ndarray:
     """Per query: the (pipeline depth, virtual stages) pairs the search can expand (depths no deeper than the layers
     that divide the GPUs; virtual stages that divide a stage's layers where they are searched)."""
-    pp = np.where(q["pp"][:, None] == OPEN, np.asarray(PP_OPTIONS)[None, :], q["pp"][:, None])  # (queries, depths)
-    layers = q["layers"].astype(np.int64)[:, None]
-    possible = (q["pp"][:, None] != OPEN) | ((pp <= layers) & (q["n"].astype(np.int64)[:, None] % pp == 0))
-    timed = _timed_virtual_stages(-(-layers // np.maximum(pp, 1))).sum(axis=2)  # (queries, depths)
+    layers = q["layers"].astype(np.int64)
+    searched = q["pp"] == OPEN
+    pp = np.where(searched[:, None], np.asarray(PP_OPTIONS)[None, :], q["pp"][:, None])  # (queries, depths)
+    # A given depth once (its first column), searched ones where they split the GPUs.
+    possible = np.where(
+        searched[:, None], _possible_depths(q["n"], layers, q["global_batch"]), np.arange(len(PP_OPTIONS)) == 0
+    )
+    stage_layers = -(-layers[:, None] // np.maximum(pp, 1))
+    timed = _timed_virtual_stages(np.arange(int(stage_layers.max(initial=1)) + 1)).sum(axis=-1)  # per stage length
     interleaved = (q["vp"][:, None] == OPEN) & (pp > 1) & _INTERLEAVES[q["stack"]][:, None]
-    pairs = np.where(possible, np.where(interleaved, timed, 1), 0).sum(axis=1)
-    # A given depth counts once in each of the len(PP_OPTIONS) columns above.
-    return np.maximum(np.where(q["pp"] == OPEN, pairs, pairs / len(PP_OPTIONS)), 1)
+    pairs = np.where(possible, np.where(interleaved, timed[stage_layers], 1), 0).sum(axis=1)
+    return np.maximum(pairs, 1)
 
 
 def run_search_size(runs: Sequence[ProfiledRun]) -> int:
@@ -595,9 +665,14 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     calibration, outside = calibration.scoped(family=cluster.gpu.family, stack=job.stack)
     theta = calibration.theta()
     s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
+    reasons = no_layout_reasons(q, fits=s.fits_memory[:count], memory_per_gpu_gb=s.memory_per_gpu_gb[:count])
     s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
     s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
     gpus_used = used[:count]
+    reasons = [
+        r or (f"the layouts that split the batch over all {n} GPUs run slower" if m < n else "")
+        for r, n, m in zip(reasons, q["n"], gpus_used, strict=True)
+    ]
     tokens, capped = cap_mfu(q, s.tokens_per_s, calibration)
     s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
@@ -632,7 +707,9 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
         p90_multiplier=interval["p90_multiplier"],
         warnings=(
             *([outside] if outside else []),
-            *prediction_warnings(job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q),
+            *prediction_warnings(
+                job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q, reasons=reasons
+            ),
         ),
         gpus_used=gpus_used,
     )
@@ -646,19 +723,14 @@ def prediction_warnings(
     capped: bool = False,
     gpus_used: np.ndarray | None = None,
     q: dict[str, np.ndarray] | None = None,
+    reasons: Sequence[str] | None = None,
 ) -> tuple[str, ...]:
     """What the advisor should show next to a prediction: borrowed calibration, unknown stack, MFU cap, sizes whose
-    fastest option leaves GPUs idle."""
+    fastest option leaves GPUs idle and sizes no layout runs, each with the constraint that rules its own layouts out
+    (``reasons``: per size, as :func:`no_layout_reasons` words it; empty where the size runs its own layout)."""
     notes = []
     if gpus_used is not None and q is not None:
-        idle = [f"{n} GPUs -> {m}" for n, m in zip(q["n"], gpus_used, strict=True) if m < n]
-        if idle:
-            notes.append(
-                "the global batch does not divide well at some sizes; their fastest option runs on fewer GPUs ("
-                + ", ".join(idle[:5])
-                + (", ..." if len(idle) > 5 else "")
-                + ")"
-            )
+        notes.extend(_size_notes(q["n"], gpus_used, reasons or [""] * q["n"].size))
     family = cluster.gpu.family
     source = calibration.borrowed_families().get(family)
     if source is not None:
@@ -680,6 +752,114 @@ def prediction_warnings(
             f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
         )
     return tuple(notes)
+
+
+def _size_notes(sizes: np.ndarray, gpus_used: np.ndarray, reasons: Sequence[str]) -> list[str]:
+    """The notes on sizes that do not run a layout of their own: those whose fastest option runs on fewer GPUs, and
+    those with no layout at all for a reason other than memory (a size that does not fit says so already) or fewer
+    GPUs than the given model-parallel group (the advice's one-GPU check asks for 1 GPU of any job)."""
+    fewer = [f"{n} GPUs -> {m} ({why})" for n, m, why in zip(sizes, gpus_used, reasons, strict=True) if m < n]
+    none = [
+        f"{n} GPUs ({why})"
+        for n, m, why in zip(sizes, gpus_used, reasons, strict=True)
+        if m == n and why and not why.startswith((MEMORY_REASON, TOO_FEW_REASON))
+    ]
+    notes = []
+    if fewer:
+        notes.append(
+            "some sizes have no faster layout of their own, so their fastest option runs on fewer GPUs and leaves the "
+            "rest idle: " + "; ".join(fewer[:5]) + ("; ..." if len(fewer) > 5 else "")
+        )
+    if none:
+        notes.append("no layout runs at some sizes: " + "; ".join(none[:5]) + ("; ..." if len(none) > 5 else ""))
+    return notes
+
+
+MEMORY_REASON: Final[str] = "no layout that divides the GPUs fits"
+TOO_FEW_REASON: Final[str] = "fewer GPUs than the given"
+
+
+def no_layout_reasons(q: dict[str, np.ndarray], *, fits: np.ndarray, memory_per_gpu_gb: np.ndarray) -> list[str]:
+    """Per query, why no layout runs it ('' where one fits): the given tp x pp x cp that does not divide the GPUs,
+    the global batch that splits over the data-parallel ranks of no layout (or only with a pipeline deeper than the
+    layers), the given virtual stages, or memory (``memory_per_gpu_gb``: the leanest layout's need, as ``solve``
+    answers an infeasible query)."""
+    reasons = [""] * q["n"].size
+    rows = np.flatnonzero(~np.asarray(fits, dtype=bool))
+    if rows.size == 0:
+        return reasons
+    sub = {k: v[rows] for k, v in q.items()}
+    survivors: dict[str, np.ndarray] = {}
+    candidates(sub, survivors=survivors)
+    for j, i in enumerate(rows):
+        row = {
+            k: int(v[j]) for k, v in sub.items() if k in _INT_KEYS or k in ("layers", "heads", "seq", "global_batch")
+        }
+        group = max(row["tp"], 1) * max(row["pp"], 1) * max(row["cp"], 1)
+        # The search expands only the depths that leave a batch it can split: none left is the batch's doing.
+        if not survivors["divides"][j] and (row["pp"] != OPEN or row["n"] % group):
+            reasons[i] = _given_layout_reason(row)
+        elif not survivors["batch"][j]:
+            reasons[i] = _batch_reason(row, gpn=int(sub["gpn"][j]))
+        elif not survivors["virtual"][j]:
+            reasons[i] = f"no pipeline on {row['n']} GPUs holds the given {row['vp']} virtual stages per GPU"
+        else:
+            capacity = _MEMORY[row["gpu"]] / 1e9
+            reasons[i] = f"{MEMORY_REASON} in {capacity:g} GB per GPU (the leanest needs {memory_per_gpu_gb[i]:.0f} GB)"
+    return reasons
+
+
+def _given_layout_reason(row: dict[str, int]) -> str:
+    """Why the layout fields a query gives leave no layout on its GPUs."""
+    tp, pp, cp = (max(row[k], 1) for k in ("tp", "pp", "cp"))
+    if row["n"] < tp * pp * cp:
+        return f"{TOO_FEW_REASON} tp x pp x cp = {tp * pp * cp}"
+    if row["n"] % (tp * pp * cp):
+        return f"{row['n']} is not a multiple of the given tp x pp x cp = {tp * pp * cp}"
+    if pp > row["layers"]:
+        return f"the given pp of {pp} is more than the model's {row['layers']} layers"
+    return f"the given tp {tp} and cp {cp} do not divide the model's {row['heads']} heads and {row['seq']} tokens"
+
+
+def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
+    """Why no layout splits a query's global batch over its data-parallel ranks: the pipeline depth it would take
+    beyond the layers (or the search's PP_MAX), when one would do."""
+    n, batch, layers = row["n"], row["global_batch"], row["layers"]
+    micro = max(row["mb"], 1)
+    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and row["heads"] % t == 0]
+    cp = max(row["cp"], 1)
+    depths = [
+        n // (tp * cp * dp)
+        for tp in tps
+        if n % (tp * cp) == 0
+        for dp in _divisors(n // (tp * cp))
+        if batch % (dp * micro) == 0
+    ]
+    deeper = [d for d in depths if d > min(layers, PP_MAX)]
+    if row["pp"] == OPEN and deeper and len(deeper) == len(depths):
+        depth = min(deeper)
+        beyond = f"more than the model's {layers} layers" if depth > layers else f"deeper than the {PP_MAX} searched"
+        return f"the global batch of {batch} sequences splits over {n} GPUs only with {depth} pipeline stages, {beyond}"
+    given = [name for name, key in _GIVEN_NAMES if row[key] != OPEN]
+    within = f" with the given {', '.join(given)}" if given else ""
+    return (
+        f"the global batch of {batch} sequences does not split evenly over the data-parallel ranks of any "
+        f"layout{within}"
+    )
+
+
+_GIVEN_NAMES: Final[tuple[tuple[str, str], ...]] = (
+    ("strategy", "strategy"),
+    ("tp", "tp"),
+    ("pp", "pp"),
+    ("cp", "cp"),
+    ("micro_batch", "mb"),
+)
+
+
+def _divisors(k: int) -> list[int]:
+    small = [d for d in range(1, int(k**0.5) + 1) if k % d == 0]
+    return sorted({*small, *(k // d for d in small)})
 
 
 def borrowed_family_note(*, gpu: str, family: str, source: str) -> str:
@@ -749,10 +929,12 @@ def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:
 def use_fewer_gpus_when_infeasible(
     q: dict[str, np.ndarray], s: Solution, reference: np.ndarray
 ) -> tuple[Solution, np.ndarray]:
-    """A size with no feasible layout (the batch or the heads do not divide it; memory never shrinks with more GPUs)
-    runs the fastest smaller ``reference`` size's job and leaves GPUs idle. A feasible size that is slower than a
-    smaller one keeps its own answer: that is the fabric's knee, which users must see. Returns the solution and the
-    GPUs each query actually uses."""
+    """A size with no feasible layout (the batch or the heads do not divide it; memory never shrinks with more GPUs),
+    or whose layouts are slower than a smaller ``reference`` size whose layout it cannot run (224 GPUs split a batch
+    of 256 only with 7 pipeline stages, slower than 192 GPUs' 3), runs the fastest smaller reference size's job and
+    leaves GPUs idle. A feasible size that is slower than a smaller one whose layout it could run keeps its own
+    answer: that is the fabric's knee, which users must see. Returns the solution and the GPUs each query actually
+    uses."""
     used = q["n"].copy()
     candidates = np.flatnonzero(reference & s.fits_memory)
     if candidates.size == 0:
@@ -765,12 +947,25 @@ def use_fewer_gpus_when_infeasible(
         running[k] = k if tokens[k] > tokens[running[k - 1]] else running[k - 1]
     below = np.searchsorted(q["n"][candidates], q["n"], side="left") - 1  # last reference size strictly smaller
     source = np.where(below >= 0, candidates[running[np.maximum(below, 0)]], -1)
-    take = (source >= 0) & ~s.fits_memory
+    has = source >= 0
+    slower = has & s.fits_memory & (s.tokens_per_s < s.tokens_per_s[source] * (1.0 - 1e-9))
+    take = has & (~s.fits_memory | (slower & ~_runs_layout_of(q, s, source)))
     fields = {f: getattr(s, f).copy() for f in Solution.__dataclass_fields__}
     for name in fields:
         fields[name][take] = fields[name][source[take]]
     used[take] = q["n"][source[take]]
     return Solution(**fields), used
+
+
+def _runs_layout_of(q: dict[str, np.ndarray], s: Solution, source: np.ndarray) -> np.ndarray:
+    """Per query: whether its GPUs and global batch split by the layout ``s`` chose for query ``source`` (tp x pp x cp
+    divides the GPUs and the data-parallel ranks divide the batch in micro-batches the search could pick)."""
+    source = np.maximum(source, 0)
+    group = s.tp[source] * s.pp[source] * s.cp[source]
+    dp = q["n"] // np.maximum(group, 1)
+    micro = np.where(q["mb"] == OPEN, 1, q["mb"])
+    divides = (group >= 1) & (dp >= 1) & (q["n"] % np.maximum(group, 1) == 0)
+    return divides & (q["global_batch"] % np.maximum(dp * micro, 1) == 0)
 
 
 def keep_smaller_layouts(
@@ -846,10 +1041,14 @@ def _predict_queries(q: dict[str, np.ndarray], calibration: Calibration) -> Solu
 
 def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> str:
     """The profiled-run rows predicted with ``calibration`` and written back as ``manage.py estimate`` writes them
-    (``estimator.runs.write_predictions_csv``: predicted columns, assumed defaults and the chosen layout)."""
+    (``estimator.runs.write_predictions_csv``: predicted columns, assumed defaults, the chosen layout, and for a row
+    with no layout a ``prediction_note`` naming the constraint that rules it out)."""
     from estimator.runs import write_predictions_csv
 
     solution = predict_runs(runs, calibration)
+    reasons = no_layout_reasons(
+        run_queries(runs), fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb
+    )
     return write_predictions_csv(
         runs,
         tokens_per_s=solution.tokens_per_s,
@@ -857,4 +1056,5 @@ def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> 
         mfu=solution.mfu,
         fits_memory=solution.fits_memory,
         layout=solution.layout_labels(),
+        notes=reasons,
     )

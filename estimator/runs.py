@@ -79,6 +79,8 @@ PREDICTED_COLUMNS: Final[tuple[str, ...]] = (
     "predicted_mfu",
     "fits_memory",
 )
+# Added after PREDICTED_COLUMNS when a row has no prediction: why (the constraint that rules out every layout).
+NOTE_COLUMN: Final[str] = "prediction_note"
 DEFAULT_PRECISION: Final[str] = "bf16"
 # An empty precision cell means the first of these the GPU has: mixed-precision training runs in a 16-bit format, and
 # a GPU without bf16 tensor cores (V100) trains in fp16 (with loss scaling), not in bf16 it cannot run.
@@ -605,7 +607,7 @@ def header_of(runs: Sequence[ProfiledRun]) -> list[str]:
     extra: dict[str, None] = {}
     for run in runs:
         for key in run.cells:
-            if key not in COLUMNS and key not in PREDICTED_COLUMNS:
+            if key not in COLUMNS and key not in PREDICTED_COLUMNS and key != NOTE_COLUMN:
                 extra.setdefault(key, None)
     return [*COLUMNS, *extra]
 
@@ -618,22 +620,28 @@ def write_predictions_csv(
     mfu: np.ndarray,
     fits_memory: np.ndarray,
     layout: Mapping[str, np.ndarray],
+    notes: Sequence[str] | None = None,
 ) -> str:
     """The rows back as CSV with the predicted columns added and every empty cell that was assumed filled in: the
     documented defaults (``assumed_values``) and, where a layout fits, the chosen layout. A row that fits no layout
     keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
     output predicts the same.
 
+    ``notes``: per run, why it has no prediction ('' where it has one); written into a ``prediction_note`` column
+    after the predicted ones when any is not empty.
+
     ``layout`` maps each of LAYOUT_COLUMNS (and optionally ``virtual_pipeline``) to one value per run. The chosen
     virtual stages are written where the search chose them: into the ``virtual_pipeline`` column when the input has
     one, or a column added when a row that fits chose an interleaved schedule."""
     out = io.StringIO()
     header = [*header_of(runs), *PREDICTED_COLUMNS]
+    if notes is not None and any(notes):
+        header.append(NOTE_COLUMN)
     written = [*LAYOUT_COLUMNS]
     if VIRTUAL_PIPELINE in layout:
         chose_interleaving = np.any(np.asarray(fits_memory, dtype=bool) & (np.asarray(layout[VIRTUAL_PIPELINE]) > 1))
         if VIRTUAL_PIPELINE not in header and chose_interleaving:
-            header.insert(len(header) - len(PREDICTED_COLUMNS), VIRTUAL_PIPELINE)
+            header.insert(header.index(PREDICTED_COLUMNS[0]), VIRTUAL_PIPELINE)
         if VIRTUAL_PIPELINE in header:
             written.append(VIRTUAL_PIPELINE)
     writer = csv.DictWriter(out, fieldnames=header, lineterminator="\n")
@@ -650,6 +658,8 @@ def write_predictions_csv(
         # Significant digits, not decimals: a tiny model's MFU is far below 0.0001 and must not print as 0.
         row["predicted_mfu"] = f"{mfu[i]:.4g}" if fits else ""
         row["fits_memory"] = "true" if fits else "false"
+        if NOTE_COLUMN in header:
+            row[NOTE_COLUMN] = notes[i] if notes is not None else ""
         writer.writerow(row)
     return out.getvalue()
 

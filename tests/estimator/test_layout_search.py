@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from estimator import predict, predict_runs
 from estimator.calibrate import Calibration, load_default
+from estimator.prediction import LAYOUT_TOLERANCE
 from estimator.runs import read_runs_csv
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob
@@ -83,3 +86,53 @@ def test_a_size_no_layout_divides_is_not_feasible(calibration: Calibration) -> N
     result = predict(job, Cluster(get_gpu("a100-80gb")), [4, 8], calibration)
     assert result.fits_memory.tolist() == [False, True]
     assert np.isnan(result.tokens_per_s[0])
+
+
+# Team N's 8.86B (Llama 3.1 8B geometry with as many KV heads as heads) at seq 4096 and a global batch of 256: an
+# outside tester's scenario (probe "ownruns").
+NANOTRON_8B = TrainingJob(
+    params_b=8.86,
+    layers=32,
+    hidden=4096,
+    heads=32,
+    ffn_hidden=14336,
+    vocab=128256,
+    seq_len=4096,
+    global_batch=256,
+    stack="other",
+)
+H100_NODES = Cluster(get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=3200)
+
+
+def test_the_search_tries_pipeline_depths_that_are_not_powers_of_two(calibration: Calibration) -> None:
+    # 24 and 48 GPUs (3 and 6 nodes): 256 sequences split over 8 or 16 replicas only with a 3-stage pipeline (32
+    # layers: 11, 11, 10). Powers of two alone ran them as 16 and 32 GPUs, 28% below the pp=3 layout given by hand.
+    searched = predict(NANOTRON_8B, H100_NODES, [24, 48], calibration)
+    given = replace(NANOTRON_8B, strategy="zero1", tp=1, pp=3, micro_batch=1, activation_checkpointing=False)
+    by_hand = predict(given, H100_NODES, [24, 48], calibration)
+    assert by_hand.fits_memory.all()
+    assert searched.gpus_used.tolist() == [24, 48]
+    assert np.all(searched.tokens_per_s >= by_hand.tokens_per_s * (1.0 - LAYOUT_TOLERANCE))
+    assert (searched.pp % 3 == 0).all()
+    assert not any("fewer GPUs" in note for note in searched.warnings)
+
+
+def test_a_size_only_a_pipeline_deeper_than_the_layers_splits_names_the_layers(calibration: Calibration) -> None:
+    # 232 GPUs = 8 x 29: a batch of 256 splits over 8 replicas only with 29 pipeline stages, more than the 24 layers;
+    # 192 GPUs run 3 stages.
+    job = TrainingJob(params_b=1.3, layers=24, hidden=2048, heads=16, seq_len=2048, global_batch=256)
+    result = predict(job, Cluster(get_gpu("h100-sxm")), [192, 232], calibration)
+    assert result.gpus_used.tolist() == [192, 192]
+    (note,) = [note for note in result.warnings if "232 GPUs -> 192" in note]
+    assert "29 pipeline stages" in note and "24 layers" in note
+    assert "does not divide well" not in note
+
+
+def test_a_size_the_given_layout_does_not_divide_says_so(calibration: Calibration) -> None:
+    # An explicit pp=3 on 16 GPUs: no layout at all (16 is not a multiple of 3), and no smaller size to fall back on;
+    # the size used to read as 'does not fit in memory' with no word of why.
+    given = replace(NANOTRON_8B, strategy="zero1", tp=1, pp=3, micro_batch=1, activation_checkpointing=False)
+    result = predict(given, H100_NODES, [16, 24], calibration)
+    assert result.fits_memory.tolist() == [False, True]
+    (note,) = [note for note in result.warnings if "16 GPUs" in note]
+    assert "not a multiple of" in note and "3" in note and "memory" not in note

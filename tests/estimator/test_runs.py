@@ -361,3 +361,27 @@ def test_a_row_given_only_params_b_takes_the_scenarios_geometry(params_b: float)
     (given,) = runs_from_records([{**run.cells, "params_b": 70.6, "hidden": 8192}])
     job = TrainingJob(params_b=70.6, seq_len=4096, global_batch=64, hidden=8192)
     assert assumed_values(given)["ffn_hidden"] == job.ffn_hidden == 28672
+
+
+def test_a_row_with_no_layout_says_which_constraint_rules_it_out() -> None:
+    """Rows with no layout used to read fits_memory=false with nothing else, memory or not (an outside tester's
+    probe); a prediction_note now names the constraint, and a row with a prediction leaves it empty."""
+    from estimator.runs import NOTE_COLUMN
+
+    text = (
+        "gpu,num_gpus,params_b,layers,seq_len,global_batch,strategy\n"
+        "h100-sxm,232,1.3,24,2048,256,\n"  # 8 x 29: only 29 pipeline stages split the batch; the model has 24 layers
+        "h100-sxm,40,1.3,24,2048,256,fsdp\n"  # FSDP runs no pipeline: 5 does not divide the batch
+        "h100-sxm,8,405,126,8192,1024,\n"  # memory
+        "h100-sxm,24,1.3,24,2048,256,\n"  # a 3-stage pipeline (or tp) splits it
+    )
+    first = _estimate(text)
+    rows = list(csv.DictReader(io.StringIO(first)))
+    deep, fsdp, huge, fits = (row[NOTE_COLUMN] for row in rows)
+    assert [row["fits_memory"] for row in rows] == ["false", "false", "false", "true"]
+    assert "29 pipeline stages" in deep and "24 layers" in deep
+    assert "global batch of 256" in fsdp and "given strategy" in fsdp and "memory" not in fsdp
+    assert "80 GB per GPU" in huge and "leanest needs" in huge
+    assert fits == ""
+    assert _estimate(first) == first, "the note column reads back as the same output"
+    assert NOTE_COLUMN not in _estimate(text.split("h100-sxm,232")[0] + "h100-sxm,24,1.3,24,2048,256,\n").split("\n")[0]
