@@ -82,7 +82,8 @@ def test_vectorized_prediction_equals_one_size_at_a_time(calibration: Calibratio
 
 
 def test_a_size_no_layout_divides_is_not_feasible(calibration: Calibration) -> None:
-    job = TrainingJob(params_b=1, seq_len=2048, global_batch=512, tp=8)
+    # A given geometry whose 16 heads tp 8 divides (a derived 1B shape has 14 heads).
+    job = TrainingJob(params_b=1.3, layers=24, hidden=2048, heads=16, seq_len=2048, global_batch=512, tp=8)
     result = predict(job, Cluster(get_gpu("a100-80gb")), [4, 8], calibration)
     assert result.fits_memory.tolist() == [False, True]
     assert np.isnan(result.tokens_per_s[0])
