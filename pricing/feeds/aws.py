@@ -2,8 +2,10 @@
 
 - On-demand and reserved (standard, no upfront, 1 and 3 years) from `pricing.get_products`, filtered
   to GPU instances, Linux, shared tenancy, no pre-installed software, used capacity, paginated by
-  NextToken (price-feeds.md 5.1). Capacity Block products (priced $0, `marketoption` not OnDemand),
-  Windows rows and usage types other than box usage are counted as rejections.
+  NextToken (price-feeds.md 5.1). The same rule (PRODUCT_RULE) is checked on every product read, so a
+  saved offer file's Linux-with-SQL-Server products are counted, not priced as Linux. Capacity Block
+  products (priced $0, `marketoption` not OnDemand), Windows rows and usage types other than box usage
+  are counted as rejections.
 - GPU model, count and memory from EC2 `describe_instance_types` (with SkyPilot's fix-ups: p5en
   reports the GPU name "NVIDIA", p4de is A100 80GB, L4 memory is misreported; a GPU slice such as
   g6f reports Count 0 and its fraction in GpuPartitionSize).
@@ -71,17 +73,45 @@ GPU_FIXUPS: dict[str, tuple[str, int]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ProductTerm:
+    """One attribute an offered product must have: sent as a TERM_MATCH filter to `get_products` and checked on every
+    product read (a bulk offer file holds them all, unfiltered); a product without it is counted under `reason`."""
+
+    field: str
+    value: str
+    reason: str
+
+
+# The products that are on-demand/reserved Linux GPU instances, after SkyPilot's fetch_aws.py row filter
+# (skypilot-org/skypilot sky/catalog/data_fetchers/fetch_aws.py, read at 00526108, price-feeds.md 1.1: Linux, no
+# Pre Installed S/W, CapacityStatus Used, Tenancy Shared) and the get_products form of skypilot#1437. An offer file
+# lists "Linux with SQL Std/Web/Ent" beside plain Linux with the same operatingSystem and BoxUsage usagetype, told
+# apart only by preInstalledSw (and operation RunInstances:0004/0100/0200): AWS's EC2 offer file, SKU EHFDZFP2EH9BD4DX
+# m5.xlarge "SQL Std" $0.672 against $0.192 for plain Linux (version 20260910195514).
+PRODUCT_RULE: tuple[ProductTerm, ...] = (
+    ProductTerm("instanceFamily", "GPU instance", "not_gpu_instance"),
+    ProductTerm("operatingSystem", "Linux", "not_linux"),
+    ProductTerm("tenancy", "Shared", "not_shared_tenancy"),
+    ProductTerm("preInstalledSw", "NA", "preinstalled_software"),
+    ProductTerm("capacitystatus", "Used", "capacity_reservation"),
+    ProductTerm("licenseModel", "No License required", "license_not_free"),
+)
+
+
 def product_filters(region: str) -> list[dict[str, str]]:
-    terms = {
-        "regionCode": region,
-        "instanceFamily": "GPU instance",
-        "operatingSystem": "Linux",
-        "tenancy": "Shared",
-        "preInstalledSw": "NA",
-        "capacitystatus": "Used",
-        "licenseModel": "No License required",
-    }
-    return [{"Type": "TERM_MATCH", "Field": name, "Value": value} for name, value in terms.items()]
+    """The `get_products` filters: the region and PRODUCT_RULE."""
+    terms = [("regionCode", region)] + [(term.field, term.value) for term in PRODUCT_RULE]
+    return [{"Type": "TERM_MATCH", "Field": name, "Value": value} for name, value in terms]
+
+
+def product_rule_rejection(*, attributes: dict[str, Any], where: str) -> Rejection | None:
+    """The rejection of a product whose attributes break PRODUCT_RULE (the first term broken), or None."""
+    for term in PRODUCT_RULE:
+        value = attributes.get(term.field)
+        if value != term.value:
+            return Rejection(term.reason, f"{where}: {term.field} {value!r}, not {term.value!r}")
+    return None
 
 
 def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
@@ -275,8 +305,9 @@ def _product_records(
     family = product["product"].get("productFamily")
     if not isinstance(family, str) or family not in INSTANCE_FAMILIES or not instance:
         return [Rejection("not_compute_instance", f"{where}: productFamily {family!r}")]
-    if attributes.get("operatingSystem") != "Linux":
-        return [Rejection("not_linux", f"{where}: {attributes.get('operatingSystem')}")]
+    broken = product_rule_rejection(attributes=attributes, where=where)
+    if broken:
+        return [broken]
     if attributes.get("marketoption", "OnDemand") != "OnDemand":
         return [Rejection("capacity_block", f"{where}: marketoption {attributes.get('marketoption')}")]
     usage = str(attributes.get("usagetype") or "")

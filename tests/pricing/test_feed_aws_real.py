@@ -30,6 +30,7 @@ from tests.pricing.helpers import FIXTURES, fixture_json
 
 INSTANCE_TYPES = "aws_describe_instance_types_moto.json"
 OFFER_FILE = "aws_offer_file_us_east_1_opencost.json"
+SQL_TWIN_OFFER_FILE = "aws_offer_file_us_east_1_opencost_sql_std_twin.json"
 G6F_TYPES = ["g6f.2xlarge", "g6f.4xlarge", "g6f.large", "g6f.xlarge"]
 P_TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5e.48xlarge", "p5en.48xlarge"]
 
@@ -137,6 +138,31 @@ def test_import_prices_reads_the_real_offer_file_with_the_real_instance_types() 
             "usd_per_gpu_hour": 4.096575,
         }
     ]
+
+
+@pytest.mark.django_db
+def test_a_linux_with_sql_server_product_of_an_offer_file_is_counted_not_priced_as_on_demand() -> None:
+    # The offer file lists "Linux with SQL Std" beside plain Linux: same operatingSystem and BoxUsage usagetype, only
+    # preInstalledSw and operation differ. It was kept as the on-demand price when listed first ($5.536575/GPU-h).
+    result = _import(SQL_TWIN_OFFER_FILE, INSTANCE_TYPES)
+    assert result["rejected"] == {"preinstalled_software": 1, "capacity_block": 1}
+    assert [(o["instance"], o["market"], o["usd_per_gpu_hour"]) for o in result["offers"]] == [
+        ("p4d.24xlarge", "on_demand", 4.096575)
+    ]
+
+
+def test_the_api_filters_are_the_product_rule_each_offer_file_product_is_checked_against(tmp_path: Path) -> None:
+    rule = {term.field: term.value for term in aws.PRODUCT_RULE}
+    assert {f["Field"]: f["Value"] for f in product_filters("us-west-2")} == {"regionCode": "us-west-2", **rule}
+    product = next(aws.offer_file_products(fixture_json(OFFER_FILE)))
+    for term in aws.PRODUCT_RULE:
+        changed = json.loads(json.dumps(product))
+        changed["product"]["attributes"][term.field] = "something else"
+        saved = tmp_path / "page.json"
+        saved.write_text(json.dumps({"PriceList": [changed]}))
+        [rejection] = aws.records_from_files([saved])
+        assert isinstance(rejection, Rejection) and rejection.reason == term.reason
+        assert term.field in rejection.detail and "something else" in rejection.detail
 
 
 @pytest.mark.django_db
