@@ -2,7 +2,8 @@
 
 GCP prices GPUs and their host VM separately (price-feeds.md 1.3 and 5.5), so an accelerator
 machine type's price is assembled: vCPUs x the series' core SKU + GiB x its RAM SKU + GPUs x the
-GPU SKU, per region and usage type (OnDemand, Preemptible = spot, Commit1Yr/Commit3Yr). The machine
+GPU SKU, per region and usage type (OnDemand, Preemptible = spot, Commit1Yr/Commit3Yr). A4 (B200)
+has no host SKUs: its GPU slice SKU prices the whole VM, GPUs x slice. The machine
 types and their host series come from `pricing/data/gcp_machine_types.csv` (GCP's machine docs).
 Unit prices are `units + nanos / 1e9`. GPU SKUs that belong to no listed machine type, and machine
 types whose host SKUs are missing in a region, are counted as rejections.
@@ -39,7 +40,15 @@ SERVICE = "services/6F81-5844-456A"  # Compute Engine
 API_URL = f"https://cloudbilling.googleapis.com/v1/{SERVICE}/skus"
 MACHINE_TYPES_CSV = Path(__file__).resolve().parent.parent / "data" / "gcp_machine_types.csv"
 MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "reserved_1y", "Commit3Yr": "reserved_3y"}
-HOST = re.compile(r"(?:^|\s)(A2|A3 Ultra|A3|A4|G2) (?:Instance )?(Core|Cpu|Ram)\b", re.IGNORECASE)
+# Host SKU series as Cloud Billing writes them: 'A3Plus Instance Core/Ram' is A3 Mega's host and 'A3Ultra Instance
+# Core/Ram' A3 Ultra's, without a space (dstackai/gpuhunt src/gpuhunt/providers/gcp.py maps "A3Plus Instance" to
+# a3-megagpu; cloudpilot-ai/karpenter-provider-gcp pkg/providers/pricing/instanceprice/families.go @ dc6099e8, after
+# Cyclenerd/google-cloud-pricing-cost-calculator build/mapping.csv, lists "A3Plus Instance Core" and "A3Ultra Instance
+# Core"; read 2026-12). A4 has no host SKU: its VM is priced per GPU slice (GPU_SLICE).
+HOST = re.compile(r"(?:^|\s)(A2|A3Plus|A3Ultra|A3|G2) (?:Instance )?(Core|Cpu|Ram)\b", re.IGNORECASE)
+# 'A4 Nvidia B200 (1 gpu slice) running in ...': the whole A4 VM per GPU (gpuhunt's add_compute_gpu_slice_sku and
+# get_instance_price: gpu_count x slice; SkyPilot fetch_gcp.py matches 'Nvidia B200 (1 gpu slice)').
+GPU_SLICE = "(1 gpu slice)"
 NANOS = Decimal(1_000_000_000)
 # GPU SKUs priced for a purchase mode this app does not model as a market: DWS (Dynamic Workload
 # Scheduler) flex-start and calendar-mode reservations. Their usageType is OnDemand, so without this
@@ -186,7 +195,7 @@ def _collect(sku: Any, patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterato
         return  # storage, network, licences: not machine prices
     description = str(sku.get("description", ""))
     host = HOST.search(description)
-    is_gpu = category.get("resourceGroup", "") == "GPU"
+    is_gpu = category.get("resourceGroup", "") == "GPU" or GPU_SLICE in description.lower()
     if not is_gpu and not host:
         return  # host SKUs of machine series without GPUs
     usage_type = str(category.get("usageType", ""))
@@ -217,22 +226,50 @@ def _collect(sku: Any, patterns: list[str], hosts: Hosts, gpus: Gpus) -> Iterato
     hosts.update({(series, kind, str(market), region): component for region in regions})
 
 
+@dataclass(frozen=True, slots=True)
+class Assembled:
+    price: Decimal
+    components: tuple[Component, ...]
+    source: str
+
+
+def assembled_price(
+    *, machine: MachineType, gpu: Component, hosts: Hosts, market: str, region: str
+) -> Assembled | Rejection:
+    """The machine's hourly price from its GPU SKU and, unless it is priced per GPU slice (no host series), its
+    series' core and RAM SKUs; a Rejection naming what is missing or not a price."""
+    where = f"gcp {machine.name} {region} {market}"
+    if not machine.host_series:  # priced per GPU slice: the GPU SKU is the whole VM
+        components: tuple[Component, ...] = (gpu,)
+        price = machine.gpu_count * gpu.price
+        source = f"{machine.gpu_count} x '{gpu.description}' (the whole VM, per GPU slice)"
+    else:
+        series = machine.host_series.upper()
+        core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
+        if core is None or ram is None:
+            return Rejection("missing_host_sku", f"{where}: no '{machine.host_series} Instance Core/Ram' SKU")
+        components = (gpu, core, ram)
+        price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
+        source = (
+            f"{machine.vcpus} x '{core.description}' + {machine.memory_gib} GiB x '{ram.description}' + "
+            f"{machine.gpu_count} x '{gpu.description}'"
+        )
+    # A component priced zero or below is no price: summed with the others it passed validation, and an A2 with
+    # its GPU SKU at 0 was stored at the price of its vCPUs and RAM (0.739477/GPU-h where 3.673385 is right).
+    free = [f"'{c.description}' at {c.price}" for c in components if c.price <= 0]
+    if free:
+        return Rejection("non_positive_price", f"{where}: {', '.join(free)}")
+    return Assembled(price=price, components=components, source=source)
+
+
 def _machine_offers(machine: MachineType, hosts: Hosts, gpus: Gpus) -> Iterator[OfferRecord | Rejection]:
     for (pattern, market, region), gpu in sorted(gpus.items()):
         if pattern not in machine.gpu_skus:
             continue
-        series = machine.host_series.upper()
-        core, ram = hosts.get((series, "core", market, region)), hosts.get((series, "ram", market, region))
-        if core is None or ram is None:
-            yield Rejection("missing_host_sku", f"gcp {machine.name} {region} {market}: no {series} core/RAM SKU")
+        assembled = assembled_price(machine=machine, gpu=gpu, hosts=hosts, market=market, region=region)
+        if isinstance(assembled, Rejection):
+            yield assembled
             continue
-        # A component priced zero or below is no price: summed with the others it passed validation, and an A2 with
-        # its GPU SKU at 0 was stored at the price of its vCPUs and RAM (0.739477/GPU-h where 3.673385 is right).
-        free = [f"'{c.description}' at {c.price}" for c in (gpu, core, ram) if c.price <= 0]
-        if free:
-            yield Rejection("non_positive_price", f"gcp {machine.name} {region} {market}: {', '.join(free)}")
-            continue
-        price = machine.vcpus * core.price + machine.memory_gib * ram.price + machine.gpu_count * gpu.price
         yield OfferRecord(
             provider="gcp",
             instance_type=machine.name,
@@ -241,14 +278,11 @@ def _machine_offers(machine: MachineType, hosts: Hosts, gpus: Gpus) -> Iterator[
             gpu_name=machine.gpu,
             gpu=machine.gpu,
             gpu_count=Decimal(machine.gpu_count),
-            usd_per_hour=price,
+            usd_per_hour=assembled.price,
             vcpus=machine.vcpus,
             memory_gib=machine.memory_gib,
-            effective_at=max((c.effective_at for c in (core, ram, gpu) if c.effective_at), default=None),
-            source=(
-                f"GCP Cloud Billing Catalog {SERVICE}: {machine.vcpus} x '{core.description}' + "
-                f"{machine.memory_gib} GiB x '{ram.description}' + {machine.gpu_count} x '{gpu.description}'"
-            ),
+            effective_at=max((c.effective_at for c in assembled.components if c.effective_at), default=None),
+            source=f"GCP Cloud Billing Catalog {SERVICE}: {assembled.source}",
         )
 
 

@@ -159,8 +159,11 @@ def test_each_real_gpu_description_maps_to_its_machine_type(description: str, ma
     sku = copy.deepcopy(fixture_json("written/gcp_skus_page1.json")["skus"][0])
     sku["description"] = description
     items = list(assemble([sku], machines))
-    # Recognised: only the host SKUs are missing (this page has none for the series), never the GPU.
-    assert {item.reason for item in items if isinstance(item, Rejection)} == {"missing_host_sku"}
+    # Recognised: only the host SKUs are missing (this page has none for the series), never the GPU; A4 has no host
+    # SKU, its GPU slice is the whole VM's price.
+    reasons = {item.reason for item in items if isinstance(item, Rejection)}
+    assert reasons == (set() if machine.startswith("a4-") else {"missing_host_sku"})
+    assert all(item.instance_type == machine for item in items if isinstance(item, OfferRecord))
 
 
 @pytest.mark.parametrize("component", ["Nvidia Tesla A100 GPU", "A2 Instance Core", "A2 Instance Ram"])
@@ -194,3 +197,54 @@ def test_a_saved_sku_page_with_a_byte_order_mark_is_read(tmp_path: Path) -> None
         for path in (plain, marked)
     ]
     assert offers[0] == offers[1] and len(offers[0]) == 15
+
+
+# A3 Mega, A3 Ultra and A4 on OpenCost's real page (gcp_skus_opencost_page.json), each SKU a copy of one of its
+# records with description, price (units/nanos) and, for a spot SKU, usageType changed (fixtures/README.md names the
+# sources of the descriptions and prices). Host SKUs are 'A3Plus Instance Core/Ram' (a3-megagpu) and 'A3Ultra
+# Instance Core/Ram' (a3-ultragpu), no space; A4 has no core/RAM SKU: the VM is priced per GPU slice.
+def _real_sku(kind: str, description: str, units: str, nanos: int, usage: str = "OnDemand") -> dict:
+    page = fixture_json("gcp_skus_opencost_page.json")["skus"]
+    template = {"gpu": page[0], "ram": page[1], "core": page[2]}[kind]
+    sku = copy.deepcopy(template)
+    sku["description"] = description
+    sku["category"]["usageType"] = usage
+    sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"].update(units=units, nanos=nanos)
+    return sku
+
+
+A3_MEGA_SKUS = [
+    _real_sku("gpu", "Nvidia H100 80GB Mega GPU running in Americas", "10", 344275712),
+    _real_sku("core", "A3Plus Instance Core running in Americas", "0", 26924000),
+    _real_sku("ram", "A3Plus Instance Ram running in Americas", "0", 2344000),
+]
+A3_HIGH_HOST = [
+    _real_sku("core", "A3 Instance Core running in Americas", "0", 1000000),
+    _real_sku("ram", "A3 Instance Ram running in Americas", "0", 100000),
+]
+A3_ULTRA_SKUS = [
+    _real_sku("gpu", "H200 141GB GPU running in Americas", "9", 311740000),
+    _real_sku("core", "A3Ultra Instance Core running in Americas", "0", 30000000),
+    _real_sku("ram", "A3Ultra Instance Ram running in Americas", "0", 3000000),
+]
+A4_SKUS = [
+    _real_sku("gpu", "A4 Nvidia B200 (1 gpu slice) running in Americas", "16", 110000000),
+    _real_sku("gpu", "Spot Preemptible A4 Nvidia B200 (1 gpu slice) running in Americas", "4", 954200000),
+]
+
+
+def test_a3_mega_and_a3_ultra_use_their_own_host_skus_and_a4_is_priced_per_gpu_slice() -> None:
+    # Before: every one of these was missing_host_sku (12), or a3-megagpu took A3 High's host SKUs when listed.
+    items = list(assemble(A3_MEGA_SKUS + A3_HIGH_HOST + A3_ULTRA_SKUS + A4_SKUS, machine_types()))
+    assert _by_reason(items) == {}
+    offers = {(o.instance_type, o.market): o for o in items if isinstance(o, OfferRecord) and o.region == "us-central1"}
+    mega = offers[("a3-megagpu-8g", "on_demand")]
+    assert mega.usd_per_hour == 208 * Decimal("0.026924") + 1872 * Decimal("0.002344") + 8 * Decimal("10.344275712")
+    assert "A3Plus Instance Core" in mega.source and "'A3 Instance" not in mega.source
+    ultra = offers[("a3-ultragpu-8g", "on_demand")]
+    assert (ultra.gpu, ultra.gpu_count) == ("h200", 8)
+    assert ultra.usd_per_hour == 224 * Decimal("0.03") + 2952 * Decimal("0.003") + 8 * Decimal("9.31174")
+    b200 = offers[("a4-highgpu-8g", "on_demand")]
+    assert (b200.gpu, b200.gpu_count, b200.usd_per_hour) == ("b200", 8, 8 * Decimal("16.11"))
+    assert "8 x 'A4 Nvidia B200 (1 gpu slice) running in Americas'" in b200.source and "Core" not in b200.source
+    assert offers[("a4-highgpu-8g", "spot")].usd_per_hour == 8 * Decimal("4.9542")
