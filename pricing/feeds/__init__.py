@@ -66,7 +66,11 @@ def refreshable(name: str) -> str:
         return name
     if not _is_group_module(group):
         raise UnknownFeedPart(f"feed {group!r} has no parts; refresh it as {group!r}")
-    known: list[str] = import_module(FEED_MODULES[group]).known_parts()
+    module = import_module(FEED_MODULES[group])
+    refused: dict[str, str] = module.refused_parts() if hasattr(module, "refused_parts") else {}
+    if part in refused:
+        raise UnknownFeedPart(f"{group}{PART_SEPARATOR}{part} is refused: {refused[part]}")
+    known: list[str] = module.known_parts()
     if part not in known:
         raise UnknownFeedPart(
             f"{group} has no part {part!r}; known: {', '.join(f'{group}{PART_SEPARATOR}{p}' for p in known)}"

@@ -84,14 +84,21 @@ def catalog_versions(path: Path = VERSIONS_CSV) -> dict[str, str]:
         return {row["cloud"]: row["version"] for row in csv.DictReader(handle)}
 
 
+@functools.cache
+def refused_parts(path: Path = VERSIONS_CSV) -> dict[str, str]:
+    """Clouds whose SkyPilot catalog holds no whole-instance price, with why and which feed to use instead."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["cloud"]: row["refused"] for row in csv.DictReader(handle) if row.get("refused")}
+
+
 def catalog_version(cloud: str) -> str:
     return catalog_versions().get(cloud, SKYPILOT_SCHEMA_VERSION)
 
 
 def known_parts() -> list[str]:
     """The clouds a `skypilot:<cloud>` feed may name: those SkyPilot's catalog repository holds
-    (`skypilot_catalogs.csv`) and those configured in PRICING_SKYPILOT_CLOUDS."""
-    return sorted(set(catalog_versions()) | set(settings.PRICING_SKYPILOT_CLOUDS))
+    (`skypilot_catalogs.csv`) and those configured in PRICING_SKYPILOT_CLOUDS, less the refused ones."""
+    return sorted((set(catalog_versions()) | set(settings.PRICING_SKYPILOT_CLOUDS)) - set(refused_parts()))
 
 
 def feed_name(cloud: str) -> str:
@@ -302,6 +309,8 @@ def _ends_complete(text: str) -> bool:
 def parse_catalog(
     cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
 ) -> Iterator[OfferRecord | Rejection]:
+    if cloud in refused_parts():
+        raise FeedDataError(f"SkyPilot catalog {cloud}: refused: {refused_parts()[cloud]}")
     reader = csv.DictReader(io.StringIO(text))
     missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
     if missing:
@@ -314,6 +323,13 @@ def parse_catalog(
             continue
         if cut:
             yield Rejection("malformed_row", f"skypilot {cloud} line {line}: the file ends inside it, no line break")
+            continue
+        if not row["InstanceType"].strip():  # keyed on it below: such rows merged into one ('', region, market)
+            yield Rejection(
+                "no_instance_type",
+                f"skypilot {cloud} line {line}: no InstanceType (accelerator {row['AcceleratorName'].strip() or '?'} "
+                f"x {row['AcceleratorCount'].strip() or '?'} priced apart from a host VM)",
+            )
             continue
         if not row["AcceleratorName"].strip():
             yield Rejection("no_accelerator", f"skypilot {cloud} {row['InstanceType']}")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import responses
+from django.core.management import CommandError, call_command
 
 from pricing.feeds import FEED_NAME_MAX, UnknownFeed, UnknownFeedPart, feed_units, refreshable
 from pricing.feeds.base import FeedDataError, OfferRecord, Rejection
@@ -25,9 +26,11 @@ from pricing.feeds.skypilot import (
     cloud_from_settings,
     feed_name,
     gpu_memory_mib,
+    known_parts,
     parse_catalog,
     parse_row,
     records_from_files,
+    refused_parts,
 )
 from pricing.models import FeedLock, FeedRun, Offer
 from pricing.services import feed_refresh, feeds_refresh
@@ -220,7 +223,7 @@ def test_every_cloud_of_the_default_configuration_has_a_catalog_version_on_recor
         feed_units("aws:us-east-1")
 
 
-@pytest.mark.parametrize("cloud", sorted(catalog_versions()))
+@pytest.mark.parametrize("cloud", sorted(set(catalog_versions()) - set(refused_parts())))
 def test_every_known_clouds_feed_name_fits_the_feed_columns(cloud: str) -> None:
     name = feed_name(cloud)
     assert refreshable(name) == name
@@ -454,3 +457,30 @@ def test_a_saved_catalog_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
         for path in (plain, marked)
     ]
     assert offers[0] == offers[1] and len(offers[0]) == 6
+
+
+# SkyPilot's real GCP v8 catalog (fixtures/skypilot_gcp_v8_vms.csv): host VMs without their accelerator
+# (a2-highgpu-1g at 0.73948 where the whole VM is 3.673385, OpenCost's real SKU page) and accelerator rows without an
+# InstanceType. Read as a catalog, they merged into one record keyed ('', region, market), rejected missing_identity,
+# and the other accelerator rows disappeared uncounted.
+def test_the_gcp_catalog_is_refused_as_a_skypilot_part_naming_the_gcp_feed(tmp_path: Path) -> None:
+    with pytest.raises(UnknownFeedPart, match=r"skypilot:gcp.*use the 'gcp' feed"):
+        refreshable("skypilot:gcp")
+    assert "gcp" not in known_parts()
+    text = fixture_text("skypilot_gcp_v8_vms.csv")
+    with pytest.raises(FeedDataError, match="prices accelerators apart from their host VMs"):
+        list(parse_catalog("gcp", text, url="recorded"))
+    saved = tmp_path / "vms.csv"
+    saved.write_text(text)
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="use the 'gcp' feed"):
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "gcp", str(saved), stdout=out)
+
+
+def test_each_catalog_row_without_an_instance_type_is_counted_on_its_own() -> None:
+    # The real GCP rows read as another cloud's catalog would be: three accelerator rows, each counted, none merged.
+    items = list(parse_catalog("nebius", fixture_text("skypilot_gcp_v8_vms.csv"), url="recorded"))
+    assert not [item for item in items if isinstance(item, OfferRecord)]
+    details = [(item.reason, item.detail) for item in items if isinstance(item, Rejection)]
+    assert Counter(reason for reason, _ in details) == {"no_instance_type": 3, "no_accelerator": 2}
+    assert "line 4: no InstanceType (accelerator tpu-v5p-8 x 1 priced apart from a host VM)" in details[2][1]
