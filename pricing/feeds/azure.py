@@ -67,8 +67,18 @@ _SKU_TABLE: list[tuple[re.Pattern[str], str, dict[int, Decimal] | Decimal]] = [
     ),
     (re.compile(r"^Standard_NC(\d+)as_T4_v3$"), "t4", {4: Decimal(1), 8: Decimal(1), 16: Decimal(1), 64: Decimal(4)}),
     (re.compile(r"^Standard_NC(\d+)s_v3$"), "v100-16gb", {6: Decimal(1), 12: Decimal(2), 24: Decimal(4)}),
+    # NC24rs v3 (RDMA): 4x V100, the only r size of NCv3 (microsoft/aspire AksNodeVmSizes.cs @ 5bd693ae, generated
+    # from Azure's resource SKUs: "Standard_NC24rs_v3 -- 24 vCPUs -- 448 GB RAM -- 4 GPU(s)"; Azure ML's docs: "in one
+    # node of Standard_NC24rs_v3 there are 4 NVIDIA V100 GPUs", citing
+    # learn.microsoft.com/azure/virtual-machines/sizes-gpu).
+    (re.compile(r"^Standard_NC24rs_v3$"), "v100-16gb", Decimal(4)),
     (re.compile(r"^Standard_ND40rs_v2$"), "v100-32gb", Decimal(8)),
-    (re.compile(r"^Standard_ND96is_MI300X_v5$"), "mi300x", Decimal(8)),
+    # ND MI300X v5 in both sizes, ND96is and ND96isr (Microsoft Learn "Isolation for VMs in Azure", ND family row:
+    # Standard_ND96is_MI300X_v5, Standard_ND96isr_MI300X_v5; the ND MI300X v5 series page
+    # learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series: 8 AMD Instinct MI300X GPUs).
+    # Not mapped, no Learn size page found (2026-12): the flex sizes ND96isf_H100_v5 and ND96isrf_H200_v5; nor
+    # ND128isr_GB300_v6, GB300 being no GPU of the catalog (pricing/gpus.py): those stay unknown_gpu.
+    (re.compile(r"^Standard_ND96isr?_MI300X_v5$"), "mi300x", Decimal(8)),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 from urllib.parse import parse_qs, urlsplit
 
@@ -10,6 +11,7 @@ import responses
 
 from pricing.feeds import azure
 from pricing.feeds.azure import API_URL, AzureFeed, gpu_of_sku
+from pricing.feeds.base import OfferRecord
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_import, feed_refresh
 from tests.pricing.helpers import FIXTURES, fixture_json
@@ -234,3 +236,31 @@ def test_the_documentation_sample_items_are_each_counted_by_reason() -> None:
         "unknown_gpu": 1,
     }
     assert result.run.status == FeedRun.Status.REJECTED
+
+
+# The real recorded eastus ND96isr H100 v5 on-demand item (REAL_EASTUS, Items[0]) with armSkuName, meterName, skuName
+# and productName changed to another real size (fixtures/README.md); each was counted unknown_gpu before.
+@pytest.mark.parametrize(
+    ("arm_sku", "meter", "product", "expected"),
+    [
+        ("Standard_ND96isr_MI300X_v5", "ND96isr MI300X v5", "Virtual Machines ND MI300X v5 Series", ("mi300x", 8)),
+        ("Standard_NC24rs_v3", "NC24rs v3", "Virtual Machines NCSv3 Series", ("v100-16gb", 4)),
+    ],
+)
+def test_real_sizes_the_table_missed_are_priced_per_gpu(
+    arm_sku: str, meter: str, product: str, expected: tuple
+) -> None:
+    item = copy.deepcopy(fixture_json(REAL_EASTUS)["Items"][0])
+    item.update(armSkuName=arm_sku, meterName=meter, skuName=meter, productName=product)
+    [record] = azure.item_records(item)
+    assert isinstance(record, OfferRecord)
+    assert (record.gpu, record.gpu_count) == (expected[0], Decimal(expected[1]))
+
+
+@pytest.mark.parametrize(
+    "arm_sku",
+    # No Microsoft Learn size page was found for the flex sizes; GB300 is no GPU of the catalog (pricing/gpus.py).
+    ["Standard_ND96isrf_H200_v5", "Standard_ND96isf_H100_v5", "Standard_ND128isr_GB300_v6", "Standard_NC6rs_v3"],
+)
+def test_sizes_without_a_documented_gpu_stay_unknown(arm_sku: str) -> None:
+    assert gpu_of_sku(arm_sku) is None
