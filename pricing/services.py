@@ -253,7 +253,8 @@ def validate_offer(
     if record.market not in MARKETS:
         return Rejection("unknown_market", f"{where}: {record.market!r}")
     if not record.instance_type or not record.provider:
-        return Rejection("missing_identity", where)
+        missing = " and ".join(name for name in ("provider", "instance_type") if not getattr(record, name))
+        return Rejection("missing_identity", f"{where}: no {missing} (source: {record.source[:160]})")
     text = _text_problem(record)
     if text is not None:
         return Rejection(f"invalid_{text[0]}", f"{where[:120]}: {text[1]}")

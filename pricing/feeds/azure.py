@@ -168,6 +168,11 @@ def page_records(items: Iterable[Any], *, where: str) -> Iterator[OfferRecord | 
             yield Rejection("malformed_record", f"{where}: item {str(item)[:60]!r} is not an object")
 
 
+def item_identity(item: dict) -> str:
+    """What identifies a Retail Prices item when its armSkuName cannot: meterId, skuId and meterName."""
+    return " ".join(f"{key} {item.get(key)!s}" for key in ("meterId", "skuId", "meterName") if item.get(key))
+
+
 def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
     sku = str(item.get("armSkuName") or "")
     region = str(item.get("armRegionName") or "")
@@ -193,9 +198,16 @@ def item_records(item: dict) -> Iterator[OfferRecord | Rejection]:
     else:
         yield Rejection("unsupported_price_type", f"{where}: type {price_type!r} {item.get('reservationTerm') or ''}")
         return
+    if not sku:  # validation would name neither the item nor the field ('azure  eastus reserved_1y')
+        yield Rejection("missing_identity", f"azure item {item_identity(item)} {region or '-'}: no armSkuName")
+        return
     price = to_decimal(item.get("retailPrice", item.get("unitPrice")))
     if price is None:
-        yield Rejection("malformed_record", f"{where}: no price")
+        yield Rejection(
+            "malformed_record",
+            f"{where} ({item_identity(item)}): neither retailPrice ({item.get('retailPrice')!r}) nor unitPrice "
+            f"({item.get('unitPrice')!r}) is a price",
+        )
         return
     if years:
         price = price / (HOURS_PER_YEAR * years)

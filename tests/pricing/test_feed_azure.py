@@ -13,7 +13,7 @@ from pricing.feeds import azure
 from pricing.feeds.azure import API_URL, AzureFeed, gpu_of_sku
 from pricing.feeds.base import OfferRecord
 from pricing.models import FeedRun, Offer
-from pricing.services import feed_import, feed_refresh
+from pricing.services import feed_import, feed_refresh, validate_all
 from tests.pricing.helpers import FIXTURES, fixture_json
 
 pytestmark = pytest.mark.django_db
@@ -264,3 +264,27 @@ def test_real_sizes_the_table_missed_are_priced_per_gpu(
 )
 def test_sizes_without_a_documented_gpu_stay_unknown(arm_sku: str) -> None:
     assert gpu_of_sku(arm_sku) is None
+
+
+def test_an_item_without_its_size_or_price_is_rejected_naming_the_item_and_the_field() -> None:
+    # The real recorded 1-year reservation of ND96isr H100 v5 (REAL_EASTUS, Items[1]) with one field removed. Before:
+    # 'azure  eastus reserved_1y' (missing_identity, naming neither item nor field) and '...: no price'.
+    item = fixture_json(REAL_EASTUS)["Items"][1]
+    unnamed = {key: value for key, value in item.items() if key != "armSkuName"}
+    checked = validate_all(list(azure.item_records(unnamed)))
+    [detail] = checked.rejections["missing_identity"]["examples"]
+    assert "armSkuName" in detail and item["meterId"] in detail and item["meterName"] in detail
+    unpriced = {key: value for key, value in item.items() if key not in ("retailPrice", "unitPrice")}
+    [rejection] = azure.item_records(unpriced)
+    assert rejection.reason == "malformed_record"
+    assert "retailPrice" in rejection.detail and "unitPrice" in rejection.detail
+    assert item["meterId"] in rejection.detail and "Standard_ND96isr_H100_v5" in rejection.detail
+
+
+def test_a_record_without_instance_type_names_the_field_and_its_source() -> None:
+    record = OfferRecord(
+        provider="azure", instance_type="", region="eastus", market="on_demand", gpu_name="", gpu="h100-sxm",
+        gpu_count=Decimal(8), usd_per_hour=Decimal("98.32"), source="Azure Retail Prices API meterId 42",
+    )  # fmt: skip
+    [detail] = validate_all([record]).rejections["missing_identity"]["examples"]
+    assert "no instance_type" in detail and "meterId 42" in detail
