@@ -678,11 +678,18 @@ def _chosen_reasons(
     # At the peak each replica carries peak / replicas, not its sized capacity (an outsider's probe: the capacity's
     # 125 requests in flight were quoted "at the peak", where Little's law gives fewer).
     share = traffic.peak_requests_per_s / doc["replicas"]
+    targets = f"targets {latency.ttft_p95_s:g} s / {latency.tpot_p95_s:g} s"
+    ttft, tpot, batch = doc["ttft_s_at_peak"], doc["tpot_s_at_peak"], doc["batch_at_peak"]
+    # A figure the sizing could not compute (None) is left unsaid, never formatted (an outsider's probe: a 500).
+    at_peak = (
+        f"at a p95 TTFT of {ttft:.3g} s and TPOT of {tpot:.3g} s ({targets}), about {_about(batch)} requests in "
+        "flight per replica"
+        if None not in (ttft, tpot, batch)
+        else f"within the {targets}"
+    )
     reasons.append(
         f"TP {doc['tp']} x {fmt.count(doc['replicas'], 'replica')} = {n_gpus(doc['gpus'])} serves the peak of "
-        f"{traffic.peak_requests_per_s:g} requests/s ({share:.3g} per replica) at a p95 TTFT of "
-        f"{doc['ttft_s_at_peak']:.3g} s and TPOT of {doc['tpot_s_at_peak']:.3g} s (targets {latency.ttft_p95_s:g} s / "
-        f"{latency.tpot_p95_s:g} s), about {_about(doc['batch_at_peak'])} requests in flight per replica; each replica "
+        f"{traffic.peak_requests_per_s:g} requests/s ({share:.3g} per replica) {at_peak}; each replica "
         f"is sized to take up to {doc['replica_requests_per_s']:.3g} requests/s within the targets "
         f"({doc['requests_per_s_per_gpu']:.3g} per GPU at {traffic.input_tokens:,} prompt and "
         f"{traffic.output_tokens:,} output tokens)."

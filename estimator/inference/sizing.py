@@ -306,6 +306,19 @@ def _at_peak(
     in_flight = np.exp(log_grid[rows, above - 1] + weight * (log_grid[rows, above] - log_grid[rows, above - 1]))
     load = open_loop_in_flight(c, theta, in_flight, figures=rep)
     fields = {f: getattr(load, f) for f in LoadPoint.__dataclass_fields__}
+    # Where the rate is not monotone in the in-flight count (one-token answers: the load between two grid points
+    # can read over capacity although both sides serve the share), the read point is saturated: the replica's
+    # sized operating point stands in, a load at least the share that meets the targets (its figures bound the
+    # share's from above) rather than no figures (an outsider's probe: a 500 from the advice).
+    missed = serves & (load.saturated | ~np.isfinite(load.ttft_p95_s) | ~np.isfinite(load.tpot_p95_s))
+    sized = {"in_flight": perf.batch, "ttft_p95_s": perf.ttft_s, "tpot_p95_s": perf.tpot_s}
+    for f, v in sized.items():
+        fields[f] = np.where(missed, v, fields[f])
+    for f in ("ttft_s", "tpot_s"):  # no mean where the sized point's p95 stands in
+        fields[f] = np.where(missed, np.nan, fields[f])
+    fields["saturated"] = load.saturated & ~missed
+    fields["requests_per_s"] = np.where(missed, target, fields["requests_per_s"])
+    fields["output_tokens_per_s"] = np.where(missed, target * c.osl, fields["output_tokens_per_s"])
     for f in ("in_flight", "ttft_s", "tpot_s", "ttft_p95_s", "tpot_p95_s"):
         fields[f] = np.where(serves, fields[f], np.nan)
     return LoadPoint(**fields)

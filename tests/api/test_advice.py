@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -151,3 +152,48 @@ def test_an_advice_cached_during_a_refresh_is_not_served_after_the_refresh_commi
     fresh = advice_for(document=document, user=user)
     assert _without_clock(after) != _without_clock(during[0]), "the advice computed with the old prices is served"
     assert _without_clock(after) == _without_clock(fresh)
+
+
+SHORT_ANSWERS = {
+    "name": "one-token answers",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-8b"},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 300, "mean_requests_per_s": 150, "input_tokens": 512, "output_tokens": 1},
+        "latency": {"ttft_p95_s": 0.5, "tpot_p95_s": 0.05},
+    },
+    "gpu": "h100-sxm",
+}
+
+
+def _without_peak_figures(size):  # type: ignore[no-untyped-def]
+    """A sizing whose deployments carry no figures at the peak (NaN), as the sizing answers where it cannot read
+    them."""
+
+    def sized(**kwargs):  # type: ignore[no-untyped-def]
+        nan = float("nan")
+        return [
+            dataclasses.replace(d, batch_at_peak=nan, ttft_at_peak_s=nan, tpot_at_peak_s=nan) for d in size(**kwargs)
+        ]
+
+    return sized
+
+
+@pytest.mark.parametrize("peak_figures", ["computed", "missing"])
+def test_an_inference_advice_is_an_answer_or_a_problem_naming_a_field_never_a_server_error(
+    alice, monkeypatch, peak_figures
+) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe: 8B, 300 requests/s of 512-token prompts with one-token answers was a 500: the sizing
+    # had no figures at the peak (NaN) and the recommendation's reason formatted the missing number.
+    from estimator import inference as inf
+
+    if peak_figures == "missing":
+        monkeypatch.setattr(inf, "size_deployments", _without_peak_figures(inf.size_deployments))
+    response = alice.post("/api/v1/advice", SHORT_ANSWERS, format="json")
+    if response.status_code == 400:
+        assert_problem(response, 400, "#/workload")
+        return
+    assert response.status_code == 200, response.content[:2000]
+    reasons = " ".join(response.json()["recommendation"]["reasons"])
+    assert "None" not in reasons and "nan" not in reasons, reasons

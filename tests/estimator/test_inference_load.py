@@ -258,3 +258,26 @@ def test_nim_saturation_is_reproduced_within_the_issue_targets_where_the_queue_d
     assert np.all(np.abs(load.ttft_s[0, past] / measured[past] - 1) < 0.35)
     tpot = np.array([float(r["itl_ms"]) / 1e3 for r in rows])
     assert np.all(np.abs(load.tpot_s[0] / tpot - 1) < 0.35)
+
+
+def test_every_deployment_that_serves_the_peak_has_figures_there_within_the_targets():
+    # An outsider's probe: 8B bf16 H100, 300 requests/s of 512-token prompts with one-token answers. TP 2 (3
+    # replicas of 107 requests/s) had no figures at the peak (in flight, p95 TTFT and TPOT infinite): the share of
+    # 100 requests/s fell between two loads of the in-flight grid where the rate jumps, and the load read between
+    # them was over capacity. That reached the advice as None and crashed its reason.
+    sizes = inf.size_deployments(
+        model=inf.ServedModel.from_catalog("llama-3.1-8b"),
+        gpu="h100-sxm",
+        precision="bf16",
+        input_tokens=512,
+        output_tokens=1,
+        peak_requests_per_s=300,
+        mean_requests_per_s=150,
+        ttft_p95_s=0.5,
+        tpot_p95_s=0.05,
+        tps=[1, 2, 4, 8],
+    )
+    for d in sizes:
+        assert d.meets_latency and np.isfinite(d.replicas_peak)
+        assert np.isfinite([d.batch_at_peak, d.ttft_at_peak_s, d.tpot_at_peak_s]).all(), d
+        assert d.ttft_at_peak_s <= 0.5 * (1 + 1e-9) and d.tpot_at_peak_s <= 0.05 * (1 + 1e-9)
