@@ -186,7 +186,9 @@ class Recommendation(Closed):
     )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
-        default=None, description="Scaling efficiency below which more GPUs are not worth it."
+        default=None,
+        description="Efficiency of a step up on the GPUs it adds, (dtps / tps) / (dgpus / gpus), below which more "
+        "GPUs are not worth it.",
     )
     closest: ClosestDeployment | ClosestSize | None = Field(
         default=None,
@@ -459,7 +461,11 @@ class TrainingSize(Closed):
     step_time_s: NonNegative | None
     tokens_per_s: NonNegative | None
     mfu: Fraction | None
-    scaling_efficiency: NonNegative | None = Field(description="Ratio to the smallest fitting size; may exceed 1.")
+    scaling_efficiency: NonNegative | None = Field(
+        description="Throughput per GPU relative to the smallest fitting size, capped at 1 (gains below the model's "
+        "error read as 1). Not the step from the previous size: the knee judges each step by what its added GPUs "
+        "deliver, (dtps / tps) / (dgpus / gpus), and the recommendation's reasons give that figure."
+    )
     run_hours: NonNegative | None = Field(description=RUN_TIME_SCOPE)
     run_hours_p10: NonNegative | None = None
     run_hours_p50: NonNegative | None = None

@@ -18,20 +18,31 @@ from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
 # Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
 UTILIZATION_ABOVE_RUNS_FACTOR: Final[float] = 2.0
-# A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
-# (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the
-# usual HPC strong-scaling acceptance threshold).
+# A step up in cluster size is worth taking while the GPUs it adds deliver at least 80% of the throughput they would
+# ideally add (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the usual
+# HPC strong-scaling acceptance threshold, applied here to the added GPUs, so the step's size does not decide it).
 KNEE_MARGINAL_EFFICIENCY: Final[float] = 0.8
 
 
-def knee_index(gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray) -> tuple[int | None, int | None, float | None]:
-    """(index of the knee size, index of the next fitting size, that step's marginal efficiency)."""
+def step_efficiency(*, gpus_from: float, tps_from: float, gpus_to: float, tps_to: float) -> float:
+    """What a step up in cluster size delivers on the GPUs it adds: (dtps / tps) / (dgpus / gpus). 1 is ideal, 0 a
+    step that adds GPUs and no speed (an outsider's probe: 64 -> 72 GPUs at the same throughput read as
+    1.0 / 1.125 = 89% when measured as the ratio of speed-up to GPUs, and passed the knee)."""
+    return ((tps_to - tps_from) / tps_from) / ((gpus_to - gpus_from) / gpus_from)
+
+
+def knee_index(
+    *, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray
+) -> tuple[int | None, int | None, float | None]:
+    """(index of the knee size, index of the next fitting size, that step's efficiency on the added GPUs)."""
     idx = np.flatnonzero(feasible)
     if not idx.size:
         return None, None, None
     knee = int(idx[0])
     for prev, nxt in itertools.pairwise(idx):
-        marginal = (tps[nxt] / tps[prev]) / (gpus[nxt] / gpus[prev])
+        marginal = step_efficiency(
+            gpus_from=float(gpus[prev]), tps_from=float(tps[prev]), gpus_to=float(gpus[nxt]), tps_to=float(tps[nxt])
+        )
         if not marginal >= KNEE_MARGINAL_EFFICIENCY:
             return knee, int(nxt), float(marginal)
         knee = int(nxt)
@@ -55,24 +66,32 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> t
     return n, usd, word
 
 
-def _knee_reason(
-    gpus: np.ndarray,
-    feasible: np.ndarray,
-    knee: int,
-    beyond: int | None,
-    beyond_eff: float | None,
-    doc: Mapping[str, Any],
-) -> str:
+def _step_words(*, gpus: np.ndarray, tps: np.ndarray, lo: int, hi: int) -> str:
+    """A step up in the real figures: speed-up against GPUs, per-GPU throughput, what the added GPUs deliver."""
+    eff = step_efficiency(
+        gpus_from=float(gpus[lo]), tps_from=float(tps[lo]), gpus_to=float(gpus[hi]), tps_to=float(tps[hi])
+    )
+    return (
+        f"{int(gpus[lo])} -> {int(gpus[hi])} GPUs runs {tps[hi] / tps[lo]:.2f}x as fast on {gpus[hi] / gpus[lo]:.2f}x "
+        f"the GPUs ({pct((tps[hi] / gpus[hi]) / (tps[lo] / gpus[lo]))} of the per-GPU throughput), so the "
+        f"{int(gpus[hi] - gpus[lo])} added GPUs deliver {pct(eff)} of the throughput they would ideally add"
+    )
+
+
+def _knee_reason(*, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray, knee: int, beyond: int | None) -> str:
     rec_gpus = int(gpus[knee])
+    kept = np.flatnonzero(feasible)
     if beyond is not None:
         return (
-            f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver "
-            f"only {pct(beyond_eff)} of the ideal speed-up, below the {pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
+            f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])}, "
+            f"{_step_words(gpus=gpus, tps=tps, lo=knee, hi=beyond)}, below the {pct(KNEE_MARGINAL_EFFICIENCY)} "
+            "threshold."
         )
-    if knee == int(np.flatnonzero(feasible)[-1]) and np.count_nonzero(feasible) > 1:
+    if knee == int(kept[-1]) and kept.size > 1:
+        step = _step_words(gpus=gpus, tps=tps, lo=int(kept[-2]), hi=knee)
         return (
-            f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(doc['scaling_efficiency'])} per-GPU "
-            f"efficiency; every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
+            f"{n_gpus(rec_gpus)}, the largest candidate, still scales: {step}; "
+            f"every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)}."
         )
     if len(gpus) == 1:
         return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
@@ -230,9 +249,11 @@ def _chosen_size_reasons(
     cheapest = cheapest_size(size_docs, runs_per_year=float(s.workload.runs_per_year or 0.0))
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
+        cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
         reasons.append(
             f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
-            f"({money(usd_cheap)} {how}) but takes longer or scales worse."
+            f"({money(usd_cheap)} {how}); a run takes {fmt.hours(cheap_hours)} there against "
+            f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
     if action is None:
         action = "none"
@@ -257,7 +278,7 @@ def recommend(
     Action "none" (gpus null) when the model fits on no candidate size.
 
     ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced)."""
-    knee, beyond, beyond_eff = knee_index(gpus, tokens_per_s, feasible)
+    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=feasible)
     reasons: list[str] = []
     # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
     # deployment meets its targets), and when the chosen size runs but can be priced neither rented nor owned (gpus:
@@ -272,7 +293,7 @@ def recommend(
         warnings.append("The model fits on no candidate cluster size.")
     else:
         rec_gpus = int(gpus[knee])
-        reasons.append(_knee_reason(gpus, feasible, knee, beyond, beyond_eff, size_docs[knee]))
+        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=feasible, knee=knee, beyond=beyond))
         action = _chosen_size_reasons(
             s=s, size_docs=size_docs, knee=knee, raw_break_even=raw_break_even, reasons=reasons, warnings=warnings
         )

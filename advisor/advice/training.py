@@ -23,8 +23,9 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   Break-even is against the on-demand price (elastic, billed when used; cost-model.md 4.1), or
   the manual quote; without an on-demand offer, against the cheapest market.
 - Recommendation: the size at the knee of the scaling curve: the largest size such that every
-  step up from the previous fitting size keeps its marginal scaling efficiency (speed-up gained
-  / GPUs added) at or above ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
+  step up from the previous fitting size keeps its marginal scaling efficiency (relative throughput
+  gained / relative GPUs added, ``recommendation.step_efficiency``) at or above
+  ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
   at the scenario's utilization.
 - Uncertainty: ``MC_SAMPLES`` draws (fixed seed, so the same scenario gives the same advice) of
   the throughput error (the prediction's own P10-P90 band, estimator.calibrate.band_log_factors) -> P10/P50/P90 of run
@@ -71,7 +72,7 @@ from advisor.advice.offers import (
     price_warnings,
 )
 from advisor.advice.ownership import Hardware, hardware
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
+from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import (
     Model,
@@ -517,12 +518,14 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     multi = np.flatnonzero(feasible & (gpus > gpn))
     if single.size and multi.size:
         a, b = int(single[-1]), int(multi[0])
-        step = (tps[b] / tps[a]) / (gpus[b] / gpus[a])
+        step = step_efficiency(
+            gpus_from=float(gpus[a]), tps_from=float(tps[a]), gpus_to=float(gpus[b]), tps_to=float(tps[b])
+        )
         if step < KNEE_MARGINAL_EFFICIENCY:
             warnings.append(
                 f"The fabric between nodes ({s.network.inter_node_gbps:g} Gb/s per node) is the bottleneck: going "
-                f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes delivers {pct(step)} of the "
-                "ideal speed-up."
+                f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes runs {tps[b] / tps[a]:.2f}x as "
+                f"fast, so the added GPUs deliver {pct(step)} of the throughput they would ideally add."
             )
 
 

@@ -288,9 +288,11 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
     doc = advise(scenario(network={"inter_node_gbps": 100}, rent=on_demand_only, utilization=0.2), now=NOW).to_dict()
     validate(doc)
     assert doc["recommendation"]["gpus"] == 8
-    # Marginal efficiency 8 -> 16: (1.2 / 1.0) / (16 / 8) = 0.6 < 0.8.
+    # Marginal efficiency 8 -> 16: ((1.2 - 1.0) / 1.0) / ((16 - 8) / 8) = 0.2 < 0.8.
     assert any(
-        "going to 16 would deliver only 60% of the ideal speed-up" in r for r in doc["recommendation"]["reasons"]
+        "going to 16, 8 -> 16 GPUs runs 1.20x as fast on 2.00x the GPUs (60% of the per-GPU throughput), so the 8 "
+        "added GPUs deliver 20% of the throughput they would ideally add" in r
+        for r in doc["recommendation"]["reasons"]
     )
     assert any("fabric between nodes (100 Gb/s per node) is the bottleneck" in w for w in doc["warnings"])
     # Per GPU, 1 GPU is as fast as 8 and rents for $3.00 instead of $4.00 per GPU-hour; at 20% utilization an
@@ -897,3 +899,31 @@ def test_figures_re_add_by_hand_to_the_cent_and_the_hour(catalog: dict[str, Any]
     doc = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
     assert "$2.13375 per GPU-hour" in [row["price"] for row in price_sources(advice=doc)]
     assert "at $2.13375 per GPU-hour" in " ".join(doc["recommendation"]["reasons"])
+
+
+def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outsider's probe: 72 GPUs ran 64's layout with 8 idle (the same 801 h) and passed the knee because
+    (1.0 / 1.125) = 89% cleared 80%, so "rent 72" cost $170,130 against $151,227 for 64. The added GPUs'
+    contribution is (dtps / tps) / (dgpus / gpus) = 0."""
+    import advisor.advice.training as pipeline
+    from advisor.advice.recommendation import knee_index
+
+    gpus = np.array([8, 64, 72])
+    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[:2] == (1, 2)
+    # 8 -> 64 keeps 94% of the ideal contribution ((7.6 - 1) / 1) / ((64 - 8) / 8); 64 -> 72 adds nothing.
+    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[2] == 0.0
+
+    def flat_after_64(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
+        real = predict(job, cluster, sizes, cal)
+        speedup = {1: 1 / 8, 8: 1.0, 64: 7.6, 72: 7.6}  # relative to 8 GPUs
+        base = real.tokens_per_s[list(real.gpus).index(8)]
+        tps = np.array([base * speedup[int(n)] for n in real.gpus])
+        return dataclasses.replace(real, tokens_per_s=tps, fits_memory=np.ones(len(tps), dtype=bool))
+
+    monkeypatch.setattr(pipeline, "predict", flat_after_64)
+    doc = advise(scenario(cluster_sizes=[8, 64, 72], rent={"markets": ["on_demand"]}), now=NOW).to_dict()
+    validate(doc)
+    rec = doc["recommendation"]
+    assert rec["gpus"] == 64, rec["reasons"]
+    assert any("going to 72" in r and "0% of" in r for r in rec["reasons"]), rec["reasons"]
+    assert not any("takes longer or scales worse" in r for r in rec["reasons"])
