@@ -144,9 +144,10 @@ class ClosestSize(Closed):
 
 
 class SizeRelaxOption(Closed):
-    """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again."""
+    """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again; where every size
+    leaves GPUs idle, the size the job runs on, an open layout or a global batch that splits over the sizes."""
 
-    change: Literal["cluster_sizes", "gpu"]
+    change: Literal["cluster_sizes", "gpu", "parallelism", "global_batch"]
     text: str
     fits_memory: bool
     gpu: str
@@ -454,6 +455,11 @@ RUN_TIME_SCOPE = (
 
 class TrainingSize(Closed):
     gpus: int
+    gpus_used: int | None = Field(
+        default=None,
+        description="GPUs the job runs on: fewer than gpus where no layout of its own is faster, so it runs a smaller "
+        "size's job and leaves the rest idle (paid for all the same). Absent in documents issued before 2026-12-08.",
+    )
     nodes: int
     layout: Layout
     fits_memory: bool

@@ -95,7 +95,7 @@ def _knee_reason(*, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray, kne
         )
     if len(gpus) == 1:
         return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
-    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model."
+    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model on all of its GPUs."
 
 
 def _run_time_reasons(
@@ -263,11 +263,24 @@ def _chosen_size_reasons(
     return action
 
 
+def idle_sizes_reason(*, gpus: np.ndarray, gpus_used: np.ndarray, feasible: np.ndarray, run_hours: list[Any]) -> str:
+    """Every fitting size runs its job on fewer GPUs than it pays for: which, on how many, for how long."""
+    idx = np.flatnonzero(feasible)
+    runs = "; ".join(
+        f"{n_gpus(int(gpus[i]))} run on {int(gpus_used[i])} ({fmt.hours(run_hours[i])} a run)" for i in idx
+    )
+    return (
+        f"No candidate size runs its job on all of its GPUs: {runs}. Renting or buying any of them pays for GPUs that "
+        "sit idle, so none is recommended; the warnings give the estimator's reason and relax what would run on them."
+    )
+
+
 def recommend(
     *,
     s: Scenario,
     memory_gb: float,
     gpus: np.ndarray,
+    gpus_used: np.ndarray,
     tokens_per_s: np.ndarray,
     feasible: np.ndarray,
     size_docs: list[dict[str, Any]],
@@ -277,15 +290,25 @@ def recommend(
     """The recommendation document (action, gpus, reasons) and the index of the chosen size; adds warnings.
     Action "none" (gpus null) when the model fits on no candidate size.
 
-    ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced)."""
-    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=feasible)
+    ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced).
+    ``gpus_used``: the GPUs each size's job runs on; a size that leaves some idle (it runs a smaller size's job) is
+    never the knee, and when every fitting size does, the action is none (an outsider's probe: "buy 24 GPUs" whose job
+    ran on 4 for 16,956 hours)."""
+    whole = feasible & (gpus_used >= gpus)
+    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=whole)
     reasons: list[str] = []
     # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
     # deployment meets its targets), and when the chosen size runs but can be priced neither rented nor owned (gpus:
     # that size).
     action: str | None = "none"
     rec_gpus: int | None = None
-    if knee is None:
+    if knee is None and feasible.any():
+        reasons.append(
+            idle_sizes_reason(
+                gpus=gpus, gpus_used=gpus_used, feasible=feasible, run_hours=[d["run_hours"] for d in size_docs]
+            )
+        )
+    elif knee is None:
         reasons.append(
             f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
             f"{memory_gb:g} GB); try more GPUs or a layout with more sharding."
@@ -293,7 +316,12 @@ def recommend(
         warnings.append("The model fits on no candidate cluster size.")
     else:
         rec_gpus = int(gpus[knee])
-        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=feasible, knee=knee, beyond=beyond))
+        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=whole, knee=knee, beyond=beyond))
+        if idle := [f"{n_gpus(int(gpus[i]))} on {int(gpus_used[i])}" for i in np.flatnonzero(feasible & ~whole)]:
+            reasons.append(
+                f"Not candidates: {'; '.join(idle)}; those sizes run a smaller size's job and leave the rest of "
+                "their GPUs idle, paid for all the same."
+            )
         action = _chosen_size_reasons(
             s=s, size_docs=size_docs, knee=knee, raw_break_even=raw_break_even, reasons=reasons, warnings=warnings
         )

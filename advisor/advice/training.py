@@ -48,6 +48,7 @@ import numpy as np
 from django.utils import timezone
 
 from advisor import economics as ec
+from advisor import formatting as fmt
 from advisor.advice.costs import cumulative_document
 from advisor.advice.documents import (
     ADVICE_VERSION,
@@ -215,6 +216,7 @@ class SizePredictions:
     tokens_per_s: np.ndarray
     feasible: np.ndarray
     fits_one: bool
+    gpus_used: np.ndarray  # the GPUs each size's job runs on (fewer where it runs a smaller size's job)
 
     def at(self, column: str) -> np.ndarray:
         """A prediction column at the candidate sizes."""
@@ -235,7 +237,8 @@ def predict_sizes(s: Scenario, calibration: Calibration) -> SizePredictions:
     fits_one = bool(p.fits_memory[0]) if with_one[0] == 1 else False
     tps = p.tokens_per_s[keep]
     feasible = p.fits_memory[keep] & np.isfinite(tps) & (tps > 0)
-    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one)
+    used = p.gpus if p.gpus_used is None else p.gpus_used
+    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one, np.asarray(used)[keep])
 
 
 _LAYOUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -373,6 +376,7 @@ def _size_documents(
         size_docs.append(
             {
                 "gpus": int(n),
+                "gpus_used": int(sizes.gpus_used[i]),
                 "nodes": int(sizes.nodes[i]),
                 "layout": _layout(sizes, i),
                 "fits_memory": bool(sizes.at("fits_memory")[i]),
@@ -471,6 +475,80 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
                 }
             )
     return {"closest": closest, "relax": relax}
+
+
+def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, float, float] | None:
+    """(GPUs, memory per GPU [GB], run hours) of the largest of the scenario's sizes whose job runs on all its GPUs."""
+    spec = get_gpu(s.gpu)
+    cluster = Cluster(gpu=spec, gpus_per_node=s.network.gpus_per_node, inter_node_gbps=s.network.inter_node_gbps)
+    p = predict(_training_job(s), cluster, np.asarray(s.cluster_sizes, dtype=np.int64), calibration)
+    used = p.gpus if p.gpus_used is None else p.gpus_used
+    whole = np.flatnonzero(p.fits_memory & np.isfinite(p.tokens_per_s) & (used >= p.gpus))
+    if not whole.size:
+        return None
+    i = int(whole[np.argmax(p.gpus[whole])])
+    tokens = s.workload.tokens or 0.0
+    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / 3600.0
+
+
+def idle_options(s: Scenario, sizes: SizePredictions, calibration: Calibration) -> dict[str, Any]:
+    """Every fitting size leaves GPUs idle (it runs a smaller size's job): the size that uses the most (``closest``) and
+    what would run the sizes on all their GPUs (``relax``: an open layout, a global batch of a power of two), each
+    checked by predicting again, beside the size the job runs on."""
+    w = s.workload
+    assert w.parallelism is not None and w.global_batch is not None
+    fitting = np.flatnonzero(sizes.feasible)
+    best = int(fitting[np.argmax(sizes.gpus_used[fitting])])
+    spec = get_gpu(s.gpu)
+    memory = num(sizes.at("memory_per_gpu_gb")[best])
+    closest = {"gpus": int(sizes.gpus[best]), "gpu": s.gpu, "memory_per_gpu_gb": memory, "memory_gb": spec.memory_gb}
+    used = int(sizes.gpus_used[best])
+    relax: list[dict[str, Any]] = [
+        {
+            "change": "cluster_sizes",
+            "text": f"{n_gpus(used)} run the same job as {n_gpus(int(sizes.gpus[best]))} at the same speed",
+            "fits_memory": True,
+            "gpu": s.gpu,
+            "gpus": used,
+            "memory_per_gpu_gb": memory,
+        }
+    ]
+    tries: list[tuple[str, str, Scenario]] = []
+    par = w.parallelism
+    if par.micro_batch is not None:
+        tries.append(
+            (
+                "parallelism",
+                "/workload/parallelism/micro_batch left open",
+                _with(s, parallelism=replace(par, micro_batch=None)),
+            )
+        )
+    if par.strategy != "auto" or any(v is not None for v in (par.tp, par.pp, par.cp, par.micro_batch)):
+        open_layout = replace(par, strategy="auto", tp=None, pp=None, cp=None, micro_batch=None, virtual_pipeline=None)
+        tries.append(("parallelism", "/workload/parallelism left to auto", _with(s, parallelism=open_layout)))
+    power = 1 << max(0, int(w.global_batch - 1).bit_length())
+    if power != w.global_batch:
+        tries.append(("global_batch", f"/workload/global_batch {power}", _with(s, global_batch=power)))
+    for change, words, changed in tries:
+        found = _largest_whole_size(changed, calibration)
+        if found:
+            n, gb, hours = found
+            relax.append(
+                {
+                    "change": change,
+                    "text": f"with {words}, {n_gpus(n)} run on all of them ({fmt.hours(hours)} a run)",
+                    "fits_memory": True,
+                    "gpu": s.gpu,
+                    "gpus": n,
+                    "memory_per_gpu_gb": gb,
+                }
+            )
+    return {"closest": {**closest, "fits_memory": True}, "relax": relax}
+
+
+def _with(s: Scenario, **workload: Any) -> Scenario:
+    """The scenario with some workload fields replaced."""
+    return replace(s, workload=replace(s.workload, **workload))
 
 
 def moe_training_warning(model: Model) -> str:
@@ -650,13 +728,22 @@ def advise_training(
         s=s,
         memory_gb=spec.memory_gb,
         gpus=gpus,
+        gpus_used=sizes.gpus_used,
         tokens_per_s=tps,
         feasible=sizes.feasible,
         size_docs=size_docs,
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
-    if explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
+    if (
+        explain_no_fit
+        and recommendation["action"] == "none"
+        and recommendation["gpus"] is None
+        and sizes.feasible.any()
+    ):
+        recommendation.update(idle_options(s, sizes, calibration))
+        recommendation["reasons"] += [f"Checked: {r['text']}." for r in recommendation["relax"]]
+    elif explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
         recommendation.update(no_fit_options(s, sizes, calibration))
         holds = [r["text"] for r in recommendation["relax"] if r["fits_memory"]]
         recommendation["reasons"] += [f"Checked: {text}." for text in holds]

@@ -915,10 +915,11 @@ def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], mon
 
     def flat_after_64(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
         real = predict(job, cluster, sizes, cal)
-        speedup = {1: 1 / 8, 8: 1.0, 64: 7.6, 72: 7.6}  # relative to 8 GPUs
+        speedup = {1: 1 / 8, 8: 1.0, 64: 7.6, 72: 7.6}  # relative to 8 GPUs, each size on all of its GPUs
         base = real.tokens_per_s[list(real.gpus).index(8)]
         tps = np.array([base * speedup[int(n)] for n in real.gpus])
-        return dataclasses.replace(real, tokens_per_s=tps, fits_memory=np.ones(len(tps), dtype=bool))
+        fits = np.ones(len(tps), dtype=bool)
+        return dataclasses.replace(real, tokens_per_s=tps, fits_memory=fits, gpus_used=real.gpus)
 
     monkeypatch.setattr(pipeline, "predict", flat_after_64)
     doc = advise(scenario(cluster_sizes=[8, 64, 72], rent={"markets": ["on_demand"]}), now=NOW).to_dict()
@@ -927,3 +928,47 @@ def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], mon
     assert rec["gpus"] == 64, rec["reasons"]
     assert any("going to 72" in r and "0% of" in r for r in rec["reasons"]), rec["reasons"]
     assert not any("takes longer or scales worse" in r for r in rec["reasons"])
+
+
+M13 = {
+    "params_b": 13,
+    "layers": 40,
+    "hidden": 5120,
+    "heads": 40,
+    "kv_heads": 8,
+    "ffn_hidden": 13824,
+    "vocab": 32000,
+    "seq_len": 4096,
+}
+
+
+def test_sizes_that_run_on_fewer_gpus_are_judged_as_what_they_are(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    """An outsider's probe: a global batch of 1000 with fsdp micro-batch 2 splits over neither 24 nor 48 GPUs, so both
+    ran the 4-GPU job (16,956 h a run, busy 194% of the year), and the advice said "buy 24 GPUs" with a knee between
+    24 and 48. No size runs its own GPUs: the advice says so and what to change, checked by predicting again."""
+    workload = {
+        "kind": "training",
+        "model": M13,
+        "tokens": 1e12,
+        "global_batch": 1000,
+        "runs_per_year": 1,
+        "parallelism": {"strategy": "fsdp", "tp": 1, "pp": 1, "micro_batch": 2},
+    }
+    doc = advise(scenario(workload=workload, cluster_sizes=[24, 48]), calibration=calibration, now=NOW).to_dict()
+    validate(doc)
+    assert [s["gpus_used"] for s in doc["sizes"]] == [4, 4]
+    rec = doc["recommendation"]
+    assert rec["action"] == "none" and rec["gpus"] is None, rec["reasons"]
+    assert any("24 GPUs run on 4" in r for r in rec["reasons"]), rec["reasons"]
+    assert any(r.startswith("Checked: with /workload/parallelism") for r in rec["reasons"]), rec["reasons"]
+    fixes = {r["change"] for r in rec["relax"]}
+    assert fixes & {"parallelism", "global_batch"}, rec["relax"]
+    assert all(r["gpus"] in (24, 48) for r in rec["relax"] if r["change"] != "cluster_sizes")
+
+    # A size that falls back beside one that runs all its GPUs is never the knee: 72 runs 64's job.
+    mixed = dict(workload, global_batch=1024, parallelism={"strategy": "auto"})
+    doc = advise(scenario(workload=mixed, cluster_sizes=[64, 72]), calibration=calibration, now=NOW).to_dict()
+    assert by_gpus(doc, 72)["gpus_used"] == 64 and doc["recommendation"]["gpus"] == 64
+    assert any(r.startswith("Not candidates: 72 GPUs on 64;") for r in doc["recommendation"]["reasons"])
