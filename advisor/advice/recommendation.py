@@ -49,16 +49,32 @@ def knee_index(
     return knee, None, None
 
 
+def finishes_runs(*, run_hours: float | None, runs_per_year: float, owned: bool) -> bool:
+    """Whether a size can finish the year's runs: owned, one cluster runs them all within the year; rented, clusters
+    run side by side, so each run must finish within the year (within its own years when fewer than one a year)."""
+    if run_hours is None:
+        return False
+    per_year = runs_per_year if owned else min(runs_per_year, 1.0)
+    return run_hours * per_year <= ec.HOURS_PER_YEAR
+
+
+def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[float, str]]:
+    """(USD per run, "rent"/"buy") of each priced option at a size that finishes the year's runs."""
+    return [
+        (doc[side]["usd_per_run"], side)
+        for side in ("rent", "buy")
+        if doc[side]["usd_per_run"] is not None
+        and finishes_runs(run_hours=doc["run_hours"], runs_per_year=runs_per_year, owned=side == "buy")
+    ]
+
+
 def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
-    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options. Owning counts only
-    at sizes that finish the year's runs within the year (an outsider's probe: 64 owned GPUs were offered as the
-    cheapest for 2 runs a year of 340 days each); rented clusters can run side by side."""
+    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
+    options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
+    cheapest for 2 runs a year of 340 days each)."""
+    words = {"rent": "rented", "buy": "owned"}
     options = [
-        (d[side]["usd_per_run"], d["gpus"], word)
-        for d in size_docs
-        for side, word in (("rent", "rented"), ("buy", "owned"))
-        if d[side]["usd_per_run"] is not None
-        and (side == "rent" or (d["run_hours"] or 0.0) * runs_per_year <= ec.HOURS_PER_YEAR)
+        (usd, d["gpus"], words[side]) for d in size_docs for usd, side in _options(d, runs_per_year=runs_per_year)
     ]
     if not options:
         return None
@@ -215,13 +231,30 @@ def _per_run_comparison(doc: Mapping[str, Any]) -> str:
     return f" ({money(rent_run)} a run renting against {money(own_run)} owning at {pct(doc['buy']['utilization'])})"
 
 
-def _action(doc: Mapping[str, Any]) -> str | None:
-    """Rent or buy by the lower cost per run (rent on a tie); None when neither is priced."""
-    rent_run = doc["rent"]["usd_per_run"]
-    own_run = doc["buy"]["usd_per_run"]
-    if rent_run is not None and (own_run is None or rent_run <= own_run):
-        return "rent"
-    return "buy" if own_run is not None else None
+def _action(doc: Mapping[str, Any], *, runs_per_year: float) -> str | None:
+    """Rent or buy by the lower cost per run (rent on a tie) among the options that finish the year's runs; None when
+    none does or neither is priced."""
+    options = _options(doc, runs_per_year=runs_per_year)
+    return min(options, key=lambda o: (o[0], o[1] != "rent"))[1] if options else None
+
+
+def _finishing_size(size_docs: list[dict[str, Any]], *, whole: np.ndarray, knee: int, runs_per_year: float) -> int:
+    """The knee when an option there finishes the year's runs, else the smallest larger size (running on all its
+    GPUs) where one does, else the knee (its action is then none)."""
+    for i in [knee, *(int(j) for j in np.flatnonzero(whole) if j > knee)]:
+        if _action(size_docs[i], runs_per_year=runs_per_year) is not None:
+            return i
+    return knee
+
+
+def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]], *, whole: np.ndarray) -> str:
+    fastest = min((size_docs[int(i)] for i in np.flatnonzero(whole)), key=lambda d: d["run_hours"])
+    runs = fmt.runs_a_year(s.workload.runs_per_year)
+    return (
+        f"No candidate size finishes {runs}: the fastest, {n_gpus(fastest['gpus'])}, takes "
+        f"{fmt.hours(fastest['run_hours'])} a run, owned or rented. Give larger /cluster_sizes, fewer /workload/tokens "
+        "or fewer /workload/runs_per_year."
+    )
 
 
 def _chosen_size_reasons(
@@ -229,6 +262,7 @@ def _chosen_size_reasons(
     s: Scenario,
     size_docs: list[dict[str, Any]],
     knee: int,
+    whole: np.ndarray,
     raw_break_even: Any,
     reasons: list[str],
     warnings: list[str],
@@ -236,7 +270,8 @@ def _chosen_size_reasons(
     doc = size_docs[knee]
     rec_gpus = doc["gpus"]
     _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
-    action = _action(doc)
+    runs_per_year = float(s.workload.runs_per_year or 0.0)
+    action = _action(doc, runs_per_year=runs_per_year)
     offer = doc["rent"]["offer"]
     if offer is not None:
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
@@ -246,7 +281,7 @@ def _chosen_size_reasons(
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
-    cheapest = cheapest_size(size_docs, runs_per_year=float(s.workload.runs_per_year or 0.0))
+    cheapest = cheapest_size(size_docs, runs_per_year=runs_per_year)
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
@@ -255,10 +290,22 @@ def _chosen_size_reasons(
             f"({money(usd_cheap)} {how}); a run takes {fmt.hours(cheap_hours)} there against "
             f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
-    if action is None:
+    if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):
+        action = "none"
+        reasons.append(_unfinished_reason(s, size_docs, whole=whole))
+    elif action is None:
         action = "none"
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
     else:
+        if (
+            doc["buy"]["usd_per_run"] is not None
+            and action == "rent"
+            and len(_options(doc, runs_per_year=runs_per_year)) == 1
+        ):
+            reasons.append(
+                f"Owning {n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year, "
+                "so only renting (clusters side by side) counts."
+            )
         reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
     return action
 
@@ -322,8 +369,22 @@ def recommend(
                 f"Not candidates: {'; '.join(idle)}; those sizes run a smaller size's job and leave the rest of "
                 "their GPUs idle, paid for all the same."
             )
+        chosen = _finishing_size(size_docs, whole=whole, knee=knee, runs_per_year=float(s.workload.runs_per_year or 0))
+        if chosen != knee:
+            reasons.append(
+                f"{n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year "
+                f"({fmt.hours(size_docs[knee]['run_hours'])} a run), so the advice takes the smallest larger size that "
+                f"does, {n_gpus(int(gpus[chosen]))}, past the knee."
+            )
+            knee, rec_gpus = chosen, int(gpus[chosen])
         action = _chosen_size_reasons(
-            s=s, size_docs=size_docs, knee=knee, raw_break_even=raw_break_even, reasons=reasons, warnings=warnings
+            s=s,
+            size_docs=size_docs,
+            knee=knee,
+            whole=whole,
+            raw_break_even=raw_break_even,
+            reasons=reasons,
+            warnings=warnings,
         )
     recommendation = {
         "action": action,

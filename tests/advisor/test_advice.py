@@ -972,3 +972,17 @@ def test_sizes_that_run_on_fewer_gpus_are_judged_as_what_they_are(
     doc = advise(scenario(workload=mixed, cluster_sizes=[64, 72]), calibration=calibration, now=NOW).to_dict()
     assert by_gpus(doc, 72)["gpus_used"] == 64 and doc["recommendation"]["gpus"] == 64
     assert any(r.startswith("Not candidates: 72 GPUs on 64;") for r in doc["recommendation"]["reasons"])
+
+
+def test_the_recommendation_never_owns_a_cluster_that_cannot_finish_the_years_runs(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: 15T tokens of a 3B model on [8, 16] GPUs said "buy 16 GPUs" for 1 run a year that takes
+    13,259 hours (busy 151% of the year). cheapest_size already left such owned sizes out; the headline uses the
+    same rule: no size finishes the run within the year, so none, and what to relax."""
+    model = {**M13, "params_b": 3.2, "layers": 28, "hidden": 3072, "heads": 24, "ffn_hidden": 8192, "vocab": 128256}
+    workload = {"kind": "training", "model": model, "tokens": 1.5e13, "global_batch": 1024, "runs_per_year": 1}
+    doc = advise(scenario(workload=workload, cluster_sizes=[8, 16], utilization=None), now=NOW).to_dict()
+    validate(doc)
+    rec = doc["recommendation"]
+    assert by_gpus(doc, 16)["run_hours"] > 8760
+    assert rec["action"] == "none", rec["reasons"]
+    assert any("No candidate size finishes 1 run a year" in r for r in rec["reasons"]), rec["reasons"]
