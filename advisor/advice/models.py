@@ -338,6 +338,12 @@ class Alternative(Closed):
         description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
         "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="That GPU's own plan's warnings the Advice does not give already (a calibration borrowed from "
+        "another GPU family, an MFU cap, idle GPUs); empty for the scenario's GPU, whose warnings are the Advice's. "
+        "Absent in documents issued before 2026-12-08.",
+    )
 
 
 class InferenceAlternative(Closed):

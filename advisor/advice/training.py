@@ -802,7 +802,13 @@ def advise_training(
         uncertainty=uncertainty_document(band=band),
         assumptions=tuple(assumptions_used(s)),
         alternatives=tuple(
-            _alternatives(s, own=alternative_row(s.gpu, size_docs, knee), calibration=calibration, now=now)
+            _alternatives(
+                s,
+                own=alternative_row(s.gpu, size_docs, knee),
+                calibration=calibration,
+                now=now,
+                shown=tuple(warnings),
+            )
         ),
     )
 
@@ -820,6 +826,7 @@ def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int 
         "buy_usd_per_run": doc["buy"]["usd_per_run"] if doc else None,
         "break_even_utilization": doc["buy"]["break_even_utilization"] if doc else None,
         "fits_memory": bool(doc and doc["fits_memory"]),
+        "warnings": [],
     }
 
 
@@ -835,10 +842,12 @@ def _alternative_scope_notes(s: Scenario, calibration: Calibration) -> list[str]
 
 
 def _alternatives(
-    s: Scenario, *, own: dict[str, Any], calibration: Calibration, now: dt.datetime
+    s: Scenario, *, own: dict[str, Any], calibration: Calibration, now: dt.datetime, shown: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """With ``compare_gpus``: the plan's own GPU, then each other GPU at its recommended size from the same pipeline
-    run on that GPU. A GPU the scenario cannot run on (a precision it lacks) is listed with the reason."""
+    run on that GPU, with that run's warnings the plan does not show already (``shown``: an outsider's probe found an
+    uncalibrated MI300X the cheapest row with no word of its borrowed calibration). A GPU the scenario cannot run on
+    (a precision it lacks) is listed with the reason."""
     if not s.compare_gpus:
         return []
     rows = [own]
@@ -854,7 +863,8 @@ def _alternatives(
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
-        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note})
+        own_warnings = [w for w in other.warnings if w not in shown]
+        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note, "warnings": own_warnings})
     return rows
 
 

@@ -986,3 +986,25 @@ def test_the_recommendation_never_owns_a_cluster_that_cannot_finish_the_years_ru
     assert by_gpus(doc, 16)["run_hours"] > 8760
     assert rec["action"] == "none", rec["reasons"]
     assert any("No candidate size finishes 1 run a year" in r for r in rec["reasons"]), rec["reasons"]
+
+
+def test_each_compared_gpu_carries_its_own_prediction_caveats(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: an uncalibrated MI300X came out the cheapest alternative with no word that its efficiencies
+    were borrowed from the hopper family (the same pipeline warns when it is the plan's GPU)."""
+    import io
+
+    from openpyxl import load_workbook
+
+    from advisor.web.presenters import alternative_rows
+    from advisor.xlsx import proposal_workbook
+
+    doc = advise(scenario(compare_gpus=["mi300x"]), now=NOW).to_dict()
+    validate(doc)
+    own, mi300x = doc["alternatives"]
+    assert any("cdna3" in w and "hopper" in w for w in mi300x["warnings"]), mi300x
+    assert not any("cdna3" in w for w in own["warnings"])
+    assert "cdna3" in alternative_rows(advice=doc)[1]["note"]
+    proposal = {"id": 1, "scenario_name": "test", "issued_at": "2026-12-01T09:00:00Z", "advice": doc}
+    sheet = load_workbook(io.BytesIO(proposal_workbook(proposal=proposal)))["Alternatives"]
+    header = [c.value for c in sheet[1]]
+    assert "cdna3" in str(sheet.cell(row=3, column=header.index("warnings") + 1).value)
