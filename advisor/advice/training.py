@@ -23,8 +23,8 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   Break-even is against the on-demand price (elastic, billed when used; cost-model.md 4.1), or
   the manual quote; without an on-demand offer, against the cheapest market.
 - Recommendation: the size at the knee of the scaling curve: the largest size such that every
-  step up from the previous fitting size keeps its marginal scaling efficiency (relative throughput
-  gained / relative GPUs added, ``recommendation.step_efficiency``) at or above
+  step up from the previous fitting size keeps its scaling efficiency per doubling of GPUs
+  (``recommendation.step_efficiency``: speed-up / 2 on a doubling) at or above
   ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
   at the scenario's utilization.
 - Uncertainty: ``MC_SAMPLES`` draws (fixed seed, so the same scenario gives the same advice) of
@@ -603,7 +603,7 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
             warnings.append(
                 f"The fabric between nodes ({s.network.inter_node_gbps:g} Gb/s per node) is the bottleneck: going "
                 f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes runs {tps[b] / tps[a]:.2f}x as "
-                f"fast, so the added GPUs deliver {pct(step)} of the throughput they would ideally add."
+                f"fast: {pct(step)} scaling efficiency per doubling of GPUs."
             )
 
 

@@ -290,8 +290,8 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
     assert doc["recommendation"]["gpus"] == 8
     # Marginal efficiency 8 -> 16: ((1.2 - 1.0) / 1.0) / ((16 - 8) / 8) = 0.2 < 0.8.
     assert any(
-        "going to 16, 8 -> 16 GPUs runs 1.20x as fast on 2.00x the GPUs (60% of the per-GPU throughput), so the 8 "
-        "added GPUs deliver 20% of the throughput they would ideally add" in r
+        "going to 16, 8 -> 16 GPUs runs 1.20x as fast on 2.00x the GPUs (60% of the per-GPU throughput): "
+        "60% scaling efficiency per doubling of GPUs" in r
         for r in doc["recommendation"]["reasons"]
     )
     assert any("fabric between nodes (100 Gb/s per node) is the bottleneck" in w for w in doc["warnings"])
@@ -903,15 +903,15 @@ def test_figures_re_add_by_hand_to_the_cent_and_the_hour(catalog: dict[str, Any]
 
 def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """An outsider's probe: 72 GPUs ran 64's layout with 8 idle (the same 801 h) and passed the knee because
-    (1.0 / 1.125) = 89% cleared 80%, so "rent 72" cost $170,130 against $151,227 for 64. The added GPUs'
-    contribution is (dtps / tps) / (dgpus / gpus) = 0."""
+    (1.0 / 1.125) = 89% cleared 80%, so "rent 72" cost $170,130 against $151,227 for 64. Per doubling of GPUs a
+    step with no speed-up keeps 1 ** (1 / log2 1.125) / 2 = 50%, whatever its size."""
     import advisor.advice.training as pipeline
     from advisor.advice.recommendation import knee_index
 
     gpus = np.array([8, 64, 72])
     assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[:2] == (1, 2)
-    # 8 -> 64 keeps 94% of the ideal contribution ((7.6 - 1) / 1) / ((64 - 8) / 8); 64 -> 72 adds nothing.
-    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[2] == 0.0
+    # 8 -> 64 (three doublings at 7.6x) keeps 7.6 ** (1 / 3) / 2 = 98% per doubling; 64 -> 72 adds nothing: 50%.
+    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[2] == 0.5
 
     def flat_after_64(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
         real = predict(job, cluster, sizes, cal)
@@ -926,7 +926,9 @@ def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], mon
     validate(doc)
     rec = doc["recommendation"]
     assert rec["gpus"] == 64, rec["reasons"]
-    assert any("going to 72" in r and "0% of" in r for r in rec["reasons"]), rec["reasons"]
+    assert any("going to 72" in r and "50% scaling efficiency per doubling" in r for r in rec["reasons"]), rec[
+        "reasons"
+    ]
     assert not any("takes longer or scales worse" in r for r in rec["reasons"])
 
 
