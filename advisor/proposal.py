@@ -42,8 +42,9 @@ METHOD_NOTES = [
     "and v the energy of a busy GPU-hour.",
     "Break-even utilization u* = A / (N x 8760 x (r - v)) against the rental price r: the share of the "
     "year the owned cluster must be busy to cost the same per GPU-hour as renting.",
-    "Scaling efficiency is throughput per GPU relative to the smallest candidate size; the "
-    "recommendation prefers the size where adding GPUs stops paying.",
+    "Scaling efficiency is throughput per GPU relative to the smallest candidate size, capped at 100%; the "
+    "recommendation takes the largest size up to which every step's added GPUs deliver at least 80% of the "
+    "throughput they would ideally add ((dtps / tps) / (dgpus / gpus)).",
     RUN_TIME_SCOPE,
 ]
 

@@ -193,6 +193,11 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
     ]
 
 
+def _cell(value: Any) -> Any:
+    """A value a cell can hold: a list (an alternative's warnings) joined with "; "."""
+    return "; ".join(map(str, value)) if isinstance(value, list) else value
+
+
 def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """With compare_gpus, one row per GPU at its recommended size as the Advice states it, and which is cheapest
     as the page and the PDF mark it (an outsider's probe: the workbook had no GPU comparison at all)."""
@@ -202,7 +207,7 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     met = {key for alternative in alternatives for key in alternative}
     header = [key for key in model.model_fields if key in met] + sorted(met - set(model.model_fields))
     marked = [row["cheapest"] for row in alternative_rows(advice=dict(advice))]
-    rows = [[a.get(k) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)]
+    rows = [[_cell(a.get(k)) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)]
     return [*header, "cheapest"], rows
 
 

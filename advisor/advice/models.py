@@ -144,9 +144,10 @@ class ClosestSize(Closed):
 
 
 class SizeRelaxOption(Closed):
-    """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again."""
+    """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again; where every size
+    leaves GPUs idle, the size the job runs on, an open layout or a global batch that splits over the sizes."""
 
-    change: Literal["cluster_sizes", "gpu"]
+    change: Literal["cluster_sizes", "gpu", "parallelism", "global_batch"]
     text: str
     fits_memory: bool
     gpu: str
@@ -186,7 +187,9 @@ class Recommendation(Closed):
     )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
-        default=None, description="Scaling efficiency below which more GPUs are not worth it."
+        default=None,
+        description="Efficiency of a step up on the GPUs it adds, (dtps / tps) / (dgpus / gpus), below which more "
+        "GPUs are not worth it.",
     )
     closest: ClosestDeployment | ClosestSize | None = Field(
         default=None,
@@ -335,6 +338,12 @@ class Alternative(Closed):
         description="Another GPU than the scenario's, when the scenario gives manual quotes: it is priced at its own "
         "catalog offers and hardware quote, not at those quotes (they are for the scenario's GPU).",
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="That GPU's own plan's warnings the Advice does not give already (a calibration borrowed from "
+        "another GPU family, an MFU cap, idle GPUs); empty for the scenario's GPU, whose warnings are the Advice's. "
+        "Absent in documents issued before 2026-12-08.",
+    )
 
 
 class InferenceAlternative(Closed):
@@ -452,6 +461,11 @@ RUN_TIME_SCOPE = (
 
 class TrainingSize(Closed):
     gpus: int
+    gpus_used: int | None = Field(
+        default=None,
+        description="GPUs the job runs on: fewer than gpus where no layout of its own is faster, so it runs a smaller "
+        "size's job and leaves the rest idle (paid for all the same). Absent in documents issued before 2026-12-08.",
+    )
     nodes: int
     layout: Layout
     fits_memory: bool
@@ -459,7 +473,11 @@ class TrainingSize(Closed):
     step_time_s: NonNegative | None
     tokens_per_s: NonNegative | None
     mfu: Fraction | None
-    scaling_efficiency: NonNegative | None = Field(description="Ratio to the smallest fitting size; may exceed 1.")
+    scaling_efficiency: NonNegative | None = Field(
+        description="Throughput per GPU relative to the smallest fitting size, capped at 1 (gains below the model's "
+        "error read as 1). Not the step from the previous size: the knee judges each step by what its added GPUs "
+        "deliver, (dtps / tps) / (dgpus / gpus), and the recommendation's reasons give that figure."
+    )
     run_hours: NonNegative | None = Field(description=RUN_TIME_SCOPE)
     run_hours_p10: NonNegative | None = None
     run_hours_p50: NonNegative | None = None

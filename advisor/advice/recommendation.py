@@ -18,36 +18,66 @@ from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
 # Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
 UTILIZATION_ABOVE_RUNS_FACTOR: Final[float] = 2.0
-# A step up in cluster size is worth taking while it delivers at least 80% of the ideal speed-up
-# (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the
-# usual HPC strong-scaling acceptance threshold).
+# A step up in cluster size is worth taking while it keeps a scaling efficiency of at least 80% per doubling of GPUs
+# (product rule, stated in every recommendation; Amdahl-style "parallel efficiency >= 0.8" is the usual HPC
+# strong-scaling acceptance threshold: a doubling must run at least 1.6x as fast). See step_efficiency.
 KNEE_MARGINAL_EFFICIENCY: Final[float] = 0.8
 
 
-def knee_index(gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray) -> tuple[int | None, int | None, float | None]:
-    """(index of the knee size, index of the next fitting size, that step's marginal efficiency)."""
+def step_efficiency(*, gpus_from: float, tps_from: float, gpus_to: float, tps_to: float) -> float:
+    """Scaling efficiency of a step up, per doubling of GPUs: speed-up ** (ln 2 / ln GPU ratio) / 2. On a doubling it
+    is the usual parallel efficiency (speed-up / 2); a smaller or larger step is judged as the doublings it makes up,
+    so two steps that each keep 80% make one that keeps 80%, and a step that adds GPUs and no speed reads 50% whatever
+    its size (an outsider's probe: 64 -> 72 GPUs at the same throughput read 1.0 / 1.125 = 89% as speed-up over GPU
+    ratio, and passed the knee). 1 is ideal."""
+    doublings = math.log2(gpus_to / gpus_from)
+    return float((tps_to / tps_from) ** (1.0 / doublings) / 2.0)
+
+
+def knee_index(
+    *, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray
+) -> tuple[int | None, int | None, float | None]:
+    """(index of the knee size, index of the next fitting size, that step's efficiency on the added GPUs)."""
     idx = np.flatnonzero(feasible)
     if not idx.size:
         return None, None, None
     knee = int(idx[0])
     for prev, nxt in itertools.pairwise(idx):
-        marginal = (tps[nxt] / tps[prev]) / (gpus[nxt] / gpus[prev])
+        marginal = step_efficiency(
+            gpus_from=float(gpus[prev]), tps_from=float(tps[prev]), gpus_to=float(gpus[nxt]), tps_to=float(tps[nxt])
+        )
         if not marginal >= KNEE_MARGINAL_EFFICIENCY:
             return knee, int(nxt), float(marginal)
         knee = int(nxt)
     return knee, None, None
 
 
+def finishes_runs(*, run_hours: float | None, runs_per_year: float, owned: bool) -> bool:
+    """Whether a size can finish the year's runs: owned, one cluster runs them all within the year; rented, clusters
+    run side by side, so each run must finish within the year (within its own years when fewer than one a year)."""
+    if run_hours is None:
+        return False
+    per_year = runs_per_year if owned else min(runs_per_year, 1.0)
+    return run_hours * per_year <= ec.HOURS_PER_YEAR
+
+
+def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[float, str]]:
+    """(USD per run, "rent"/"buy") of each priced option at a size that finishes the year's runs."""
+    return [
+        (doc[side]["usd_per_run"], side)
+        for side in ("rent", "buy")
+        if doc[side]["usd_per_run"] is not None
+        and finishes_runs(run_hours=doc["run_hours"], runs_per_year=runs_per_year, owned=side == "buy")
+    ]
+
+
 def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
-    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options. Owning counts only
-    at sizes that finish the year's runs within the year (an outsider's probe: 64 owned GPUs were offered as the
-    cheapest for 2 runs a year of 340 days each); rented clusters can run side by side."""
+    """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
+    options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
+    cheapest for 2 runs a year of 340 days each)."""
+    words = {"rent": "rented", "buy": "owned"}
     options = [
-        (d[side]["usd_per_run"], d["gpus"], word)
-        for d in size_docs
-        for side, word in (("rent", "rented"), ("buy", "owned"))
-        if d[side]["usd_per_run"] is not None
-        and (side == "rent" or (d["run_hours"] or 0.0) * runs_per_year <= ec.HOURS_PER_YEAR)
+        (usd, d["gpus"], words[side]) for d in size_docs for usd, side in _options(d, runs_per_year=runs_per_year)
     ]
     if not options:
         return None
@@ -55,28 +85,36 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> t
     return n, usd, word
 
 
-def _knee_reason(
-    gpus: np.ndarray,
-    feasible: np.ndarray,
-    knee: int,
-    beyond: int | None,
-    beyond_eff: float | None,
-    doc: Mapping[str, Any],
-) -> str:
+def _step_words(*, gpus: np.ndarray, tps: np.ndarray, lo: int, hi: int) -> str:
+    """A step up in the real figures: speed-up against GPUs, per-GPU throughput, what the added GPUs deliver."""
+    eff = step_efficiency(
+        gpus_from=float(gpus[lo]), tps_from=float(tps[lo]), gpus_to=float(gpus[hi]), tps_to=float(tps[hi])
+    )
+    return (
+        f"{int(gpus[lo])} -> {int(gpus[hi])} GPUs runs {tps[hi] / tps[lo]:.2f}x as fast on {gpus[hi] / gpus[lo]:.2f}x "
+        f"the GPUs ({pct((tps[hi] / gpus[hi]) / (tps[lo] / gpus[lo]))} of the per-GPU throughput): "
+        f"{pct(eff)} scaling efficiency per doubling of GPUs"
+    )
+
+
+def _knee_reason(*, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray, knee: int, beyond: int | None) -> str:
     rec_gpus = int(gpus[knee])
+    kept = np.flatnonzero(feasible)
     if beyond is not None:
         return (
-            f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])} would deliver "
-            f"only {pct(beyond_eff)} of the ideal speed-up, below the {pct(KNEE_MARGINAL_EFFICIENCY)} threshold."
+            f"{n_gpus(rec_gpus)} is the knee of the scaling curve: going to {int(gpus[beyond])}, "
+            f"{_step_words(gpus=gpus, tps=tps, lo=knee, hi=beyond)}, below the {pct(KNEE_MARGINAL_EFFICIENCY)} "
+            "threshold."
         )
-    if knee == int(np.flatnonzero(feasible)[-1]) and np.count_nonzero(feasible) > 1:
+    if knee == int(kept[-1]) and kept.size > 1:
+        step = _step_words(gpus=gpus, tps=tps, lo=int(kept[-2]), hi=knee)
         return (
-            f"{n_gpus(rec_gpus)}, the largest candidate, still scales at {pct(doc['scaling_efficiency'])} per-GPU "
-            f"efficiency; every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)} of the ideal speed-up."
+            f"{n_gpus(rec_gpus)}, the largest candidate, still scales: {step}; "
+            f"every step up kept at least {pct(KNEE_MARGINAL_EFFICIENCY)}."
         )
     if len(gpus) == 1:
         return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
-    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model."
+    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model on all of its GPUs."
 
 
 def _run_time_reasons(
@@ -196,13 +234,30 @@ def _per_run_comparison(doc: Mapping[str, Any]) -> str:
     return f" ({money(rent_run)} a run renting against {money(own_run)} owning at {pct(doc['buy']['utilization'])})"
 
 
-def _action(doc: Mapping[str, Any]) -> str | None:
-    """Rent or buy by the lower cost per run (rent on a tie); None when neither is priced."""
-    rent_run = doc["rent"]["usd_per_run"]
-    own_run = doc["buy"]["usd_per_run"]
-    if rent_run is not None and (own_run is None or rent_run <= own_run):
-        return "rent"
-    return "buy" if own_run is not None else None
+def _action(doc: Mapping[str, Any], *, runs_per_year: float) -> str | None:
+    """Rent or buy by the lower cost per run (rent on a tie) among the options that finish the year's runs; None when
+    none does or neither is priced."""
+    options = _options(doc, runs_per_year=runs_per_year)
+    return min(options, key=lambda o: (o[0], o[1] != "rent"))[1] if options else None
+
+
+def _finishing_size(size_docs: list[dict[str, Any]], *, whole: np.ndarray, knee: int, runs_per_year: float) -> int:
+    """The knee when an option there finishes the year's runs, else the smallest larger size (running on all its
+    GPUs) where one does, else the knee (its action is then none)."""
+    for i in [knee, *(int(j) for j in np.flatnonzero(whole) if j > knee)]:
+        if _action(size_docs[i], runs_per_year=runs_per_year) is not None:
+            return i
+    return knee
+
+
+def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]], *, whole: np.ndarray) -> str:
+    fastest = min((size_docs[int(i)] for i in np.flatnonzero(whole)), key=lambda d: d["run_hours"])
+    runs = fmt.runs_a_year(s.workload.runs_per_year)
+    return (
+        f"No candidate size finishes {runs}: the fastest, {n_gpus(fastest['gpus'])}, takes "
+        f"{fmt.hours(fastest['run_hours'])} a run, owned or rented. Give larger /cluster_sizes, fewer /workload/tokens "
+        "or fewer /workload/runs_per_year."
+    )
 
 
 def _chosen_size_reasons(
@@ -210,6 +265,7 @@ def _chosen_size_reasons(
     s: Scenario,
     size_docs: list[dict[str, Any]],
     knee: int,
+    whole: np.ndarray,
     raw_break_even: Any,
     reasons: list[str],
     warnings: list[str],
@@ -217,7 +273,8 @@ def _chosen_size_reasons(
     doc = size_docs[knee]
     rec_gpus = doc["gpus"]
     _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
-    action = _action(doc)
+    runs_per_year = float(s.workload.runs_per_year or 0.0)
+    action = _action(doc, runs_per_year=runs_per_year)
     offer = doc["rent"]["offer"]
     if offer is not None:
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
@@ -227,19 +284,45 @@ def _chosen_size_reasons(
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
-    cheapest = cheapest_size(size_docs, runs_per_year=float(s.workload.runs_per_year or 0.0))
+    cheapest = cheapest_size(size_docs, runs_per_year=runs_per_year)
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
+        cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
         reasons.append(
             f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
-            f"({money(usd_cheap)} {how}) but takes longer or scales worse."
+            f"({money(usd_cheap)} {how}); a run takes {fmt.hours(cheap_hours)} there against "
+            f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
-    if action is None:
+    if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):
+        action = "none"
+        reasons.append(_unfinished_reason(s, size_docs, whole=whole))
+    elif action is None:
         action = "none"
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
     else:
+        if (
+            doc["buy"]["usd_per_run"] is not None
+            and action == "rent"
+            and len(_options(doc, runs_per_year=runs_per_year)) == 1
+        ):
+            reasons.append(
+                f"Owning {n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year, "
+                "so only renting (clusters side by side) counts."
+            )
         reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
     return action
+
+
+def idle_sizes_reason(*, gpus: np.ndarray, gpus_used: np.ndarray, feasible: np.ndarray, run_hours: list[Any]) -> str:
+    """Every fitting size runs its job on fewer GPUs than it pays for: which, on how many, for how long."""
+    idx = np.flatnonzero(feasible)
+    runs = "; ".join(
+        f"{n_gpus(int(gpus[i]))} run on {int(gpus_used[i])} ({fmt.hours(run_hours[i])} a run)" for i in idx
+    )
+    return (
+        f"No candidate size runs its job on all of its GPUs: {runs}. Renting or buying any of them pays for GPUs that "
+        "sit idle, so none is recommended; the warnings give the estimator's reason and relax what would run on them."
+    )
 
 
 def recommend(
@@ -247,6 +330,7 @@ def recommend(
     s: Scenario,
     memory_gb: float,
     gpus: np.ndarray,
+    gpus_used: np.ndarray,
     tokens_per_s: np.ndarray,
     feasible: np.ndarray,
     size_docs: list[dict[str, Any]],
@@ -256,15 +340,25 @@ def recommend(
     """The recommendation document (action, gpus, reasons) and the index of the chosen size; adds warnings.
     Action "none" (gpus null) when the model fits on no candidate size.
 
-    ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced)."""
-    knee, beyond, beyond_eff = knee_index(gpus, tokens_per_s, feasible)
+    ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced).
+    ``gpus_used``: the GPUs each size's job runs on; a size that leaves some idle (it runs a smaller size's job) is
+    never the knee, and when every fitting size does, the action is none (an outsider's probe: "buy 24 GPUs" whose job
+    ran on 4 for 16,956 hours)."""
+    whole = feasible & (gpus_used >= gpus)
+    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=whole)
     reasons: list[str] = []
     # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
     # deployment meets its targets), and when the chosen size runs but can be priced neither rented nor owned (gpus:
     # that size).
     action: str | None = "none"
     rec_gpus: int | None = None
-    if knee is None:
+    if knee is None and feasible.any():
+        reasons.append(
+            idle_sizes_reason(
+                gpus=gpus, gpus_used=gpus_used, feasible=feasible, run_hours=[d["run_hours"] for d in size_docs]
+            )
+        )
+    elif knee is None:
         reasons.append(
             f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
             f"{memory_gb:g} GB); try more GPUs or a layout with more sharding."
@@ -272,9 +366,28 @@ def recommend(
         warnings.append("The model fits on no candidate cluster size.")
     else:
         rec_gpus = int(gpus[knee])
-        reasons.append(_knee_reason(gpus, feasible, knee, beyond, beyond_eff, size_docs[knee]))
+        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=whole, knee=knee, beyond=beyond))
+        if idle := [f"{n_gpus(int(gpus[i]))} on {int(gpus_used[i])}" for i in np.flatnonzero(feasible & ~whole)]:
+            reasons.append(
+                f"Not candidates: {'; '.join(idle)}; those sizes run a smaller size's job and leave the rest of "
+                "their GPUs idle, paid for all the same."
+            )
+        chosen = _finishing_size(size_docs, whole=whole, knee=knee, runs_per_year=float(s.workload.runs_per_year or 0))
+        if chosen != knee:
+            reasons.append(
+                f"{n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year "
+                f"({fmt.hours(size_docs[knee]['run_hours'])} a run), so the advice takes the smallest larger size that "
+                f"does, {n_gpus(int(gpus[chosen]))}, past the knee."
+            )
+            knee, rec_gpus = chosen, int(gpus[chosen])
         action = _chosen_size_reasons(
-            s=s, size_docs=size_docs, knee=knee, raw_break_even=raw_break_even, reasons=reasons, warnings=warnings
+            s=s,
+            size_docs=size_docs,
+            knee=knee,
+            whole=whole,
+            raw_break_even=raw_break_even,
+            reasons=reasons,
+            warnings=warnings,
         )
     recommendation = {
         "action": action,

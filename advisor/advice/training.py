@@ -23,8 +23,9 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
   Break-even is against the on-demand price (elastic, billed when used; cost-model.md 4.1), or
   the manual quote; without an on-demand offer, against the cheapest market.
 - Recommendation: the size at the knee of the scaling curve: the largest size such that every
-  step up from the previous fitting size keeps its marginal scaling efficiency (speed-up gained
-  / GPUs added) at or above ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
+  step up from the previous fitting size keeps its scaling efficiency per doubling of GPUs
+  (``recommendation.step_efficiency``: speed-up / 2 on a doubling) at or above
+  ``KNEE_MARGINAL_EFFICIENCY``; rent or buy by the lower cost per run
   at the scenario's utilization.
 - Uncertainty: ``MC_SAMPLES`` draws (fixed seed, so the same scenario gives the same advice) of
   the throughput error (the prediction's own P10-P90 band, estimator.calibrate.band_log_factors) -> P10/P50/P90 of run
@@ -47,6 +48,7 @@ import numpy as np
 from django.utils import timezone
 
 from advisor import economics as ec
+from advisor import formatting as fmt
 from advisor.advice.costs import cumulative_document
 from advisor.advice.documents import (
     ADVICE_VERSION,
@@ -71,7 +73,7 @@ from advisor.advice.offers import (
     price_warnings,
 )
 from advisor.advice.ownership import Hardware, hardware
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend
+from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.scenario import (
     Model,
@@ -214,6 +216,7 @@ class SizePredictions:
     tokens_per_s: np.ndarray
     feasible: np.ndarray
     fits_one: bool
+    gpus_used: np.ndarray  # the GPUs each size's job runs on (fewer where it runs a smaller size's job)
 
     def at(self, column: str) -> np.ndarray:
         """A prediction column at the candidate sizes."""
@@ -234,7 +237,8 @@ def predict_sizes(s: Scenario, calibration: Calibration) -> SizePredictions:
     fits_one = bool(p.fits_memory[0]) if with_one[0] == 1 else False
     tps = p.tokens_per_s[keep]
     feasible = p.fits_memory[keep] & np.isfinite(tps) & (tps > 0)
-    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one)
+    used = p.gpus if p.gpus_used is None else p.gpus_used
+    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one, np.asarray(used)[keep])
 
 
 _LAYOUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -372,6 +376,7 @@ def _size_documents(
         size_docs.append(
             {
                 "gpus": int(n),
+                "gpus_used": int(sizes.gpus_used[i]),
                 "nodes": int(sizes.nodes[i]),
                 "layout": _layout(sizes, i),
                 "fits_memory": bool(sizes.at("fits_memory")[i]),
@@ -472,6 +477,80 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
     return {"closest": closest, "relax": relax}
 
 
+def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, float, float] | None:
+    """(GPUs, memory per GPU [GB], run hours) of the largest of the scenario's sizes whose job runs on all its GPUs."""
+    spec = get_gpu(s.gpu)
+    cluster = Cluster(gpu=spec, gpus_per_node=s.network.gpus_per_node, inter_node_gbps=s.network.inter_node_gbps)
+    p = predict(_training_job(s), cluster, np.asarray(s.cluster_sizes, dtype=np.int64), calibration)
+    used = p.gpus if p.gpus_used is None else p.gpus_used
+    whole = np.flatnonzero(p.fits_memory & np.isfinite(p.tokens_per_s) & (used >= p.gpus))
+    if not whole.size:
+        return None
+    i = int(whole[np.argmax(p.gpus[whole])])
+    tokens = s.workload.tokens or 0.0
+    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / 3600.0
+
+
+def idle_options(s: Scenario, sizes: SizePredictions, calibration: Calibration) -> dict[str, Any]:
+    """Every fitting size leaves GPUs idle (it runs a smaller size's job): the size that uses the most (``closest``) and
+    what would run the sizes on all their GPUs (``relax``: an open layout, a global batch of a power of two), each
+    checked by predicting again, beside the size the job runs on."""
+    w = s.workload
+    assert w.parallelism is not None and w.global_batch is not None
+    fitting = np.flatnonzero(sizes.feasible)
+    best = int(fitting[np.argmax(sizes.gpus_used[fitting])])
+    spec = get_gpu(s.gpu)
+    memory = num(sizes.at("memory_per_gpu_gb")[best])
+    closest = {"gpus": int(sizes.gpus[best]), "gpu": s.gpu, "memory_per_gpu_gb": memory, "memory_gb": spec.memory_gb}
+    used = int(sizes.gpus_used[best])
+    relax: list[dict[str, Any]] = [
+        {
+            "change": "cluster_sizes",
+            "text": f"{n_gpus(used)} run the same job as {n_gpus(int(sizes.gpus[best]))} at the same speed",
+            "fits_memory": True,
+            "gpu": s.gpu,
+            "gpus": used,
+            "memory_per_gpu_gb": memory,
+        }
+    ]
+    tries: list[tuple[str, str, Scenario]] = []
+    par = w.parallelism
+    if par.micro_batch is not None:
+        tries.append(
+            (
+                "parallelism",
+                "/workload/parallelism/micro_batch left open",
+                _with(s, parallelism=replace(par, micro_batch=None)),
+            )
+        )
+    if par.strategy != "auto" or any(v is not None for v in (par.tp, par.pp, par.cp, par.micro_batch)):
+        open_layout = replace(par, strategy="auto", tp=None, pp=None, cp=None, micro_batch=None, virtual_pipeline=None)
+        tries.append(("parallelism", "/workload/parallelism left to auto", _with(s, parallelism=open_layout)))
+    power = 1 << max(0, int(w.global_batch - 1).bit_length())
+    if power != w.global_batch:
+        tries.append(("global_batch", f"/workload/global_batch {power}", _with(s, global_batch=power)))
+    for change, words, changed in tries:
+        found = _largest_whole_size(changed, calibration)
+        if found:
+            n, gb, hours = found
+            relax.append(
+                {
+                    "change": change,
+                    "text": f"with {words}, {n_gpus(n)} run on all of them ({fmt.hours(hours)} a run)",
+                    "fits_memory": True,
+                    "gpu": s.gpu,
+                    "gpus": n,
+                    "memory_per_gpu_gb": gb,
+                }
+            )
+    return {"closest": {**closest, "fits_memory": True}, "relax": relax}
+
+
+def _with(s: Scenario, **workload: Any) -> Scenario:
+    """The scenario with some workload fields replaced."""
+    return replace(s, workload=replace(s.workload, **workload))
+
+
 def moe_training_warning(model: Model) -> str:
     """What a mixture-of-experts training prediction counts and what it leaves out."""
     return (
@@ -517,12 +596,14 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     multi = np.flatnonzero(feasible & (gpus > gpn))
     if single.size and multi.size:
         a, b = int(single[-1]), int(multi[0])
-        step = (tps[b] / tps[a]) / (gpus[b] / gpus[a])
+        step = step_efficiency(
+            gpus_from=float(gpus[a]), tps_from=float(tps[a]), gpus_to=float(gpus[b]), tps_to=float(tps[b])
+        )
         if step < KNEE_MARGINAL_EFFICIENCY:
             warnings.append(
                 f"The fabric between nodes ({s.network.inter_node_gbps:g} Gb/s per node) is the bottleneck: going "
-                f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes delivers {pct(step)} of the "
-                "ideal speed-up."
+                f"from {n_gpus(gpus[a])} in one node to {int(gpus[b])} across nodes runs {tps[b] / tps[a]:.2f}x as "
+                f"fast: {pct(step)} scaling efficiency per doubling of GPUs."
             )
 
 
@@ -647,13 +728,22 @@ def advise_training(
         s=s,
         memory_gb=spec.memory_gb,
         gpus=gpus,
+        gpus_used=sizes.gpus_used,
         tokens_per_s=tps,
         feasible=sizes.feasible,
         size_docs=size_docs,
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
-    if explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
+    if (
+        explain_no_fit
+        and recommendation["action"] == "none"
+        and recommendation["gpus"] is None
+        and sizes.feasible.any()
+    ):
+        recommendation.update(idle_options(s, sizes, calibration))
+        recommendation["reasons"] += [f"Checked: {r['text']}." for r in recommendation["relax"]]
+    elif explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
         recommendation.update(no_fit_options(s, sizes, calibration))
         holds = [r["text"] for r in recommendation["relax"] if r["fits_memory"]]
         recommendation["reasons"] += [f"Checked: {text}." for text in holds]
@@ -712,7 +802,13 @@ def advise_training(
         uncertainty=uncertainty_document(band=band),
         assumptions=tuple(assumptions_used(s)),
         alternatives=tuple(
-            _alternatives(s, own=alternative_row(s.gpu, size_docs, knee), calibration=calibration, now=now)
+            _alternatives(
+                s,
+                own=alternative_row(s.gpu, size_docs, knee),
+                calibration=calibration,
+                now=now,
+                shown=tuple(warnings),
+            )
         ),
     )
 
@@ -730,6 +826,7 @@ def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int 
         "buy_usd_per_run": doc["buy"]["usd_per_run"] if doc else None,
         "break_even_utilization": doc["buy"]["break_even_utilization"] if doc else None,
         "fits_memory": bool(doc and doc["fits_memory"]),
+        "warnings": [],
     }
 
 
@@ -745,10 +842,12 @@ def _alternative_scope_notes(s: Scenario, calibration: Calibration) -> list[str]
 
 
 def _alternatives(
-    s: Scenario, *, own: dict[str, Any], calibration: Calibration, now: dt.datetime
+    s: Scenario, *, own: dict[str, Any], calibration: Calibration, now: dt.datetime, shown: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """With ``compare_gpus``: the plan's own GPU, then each other GPU at its recommended size from the same pipeline
-    run on that GPU. A GPU the scenario cannot run on (a precision it lacks) is listed with the reason."""
+    run on that GPU, with that run's warnings the plan does not show already (``shown``: an outsider's probe found an
+    uncalibrated MI300X the cheapest row with no word of its borrowed calibration). A GPU the scenario cannot run on
+    (a precision it lacks) is listed with the reason."""
     if not s.compare_gpus:
         return []
     rows = [own]
@@ -764,7 +863,8 @@ def _alternatives(
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
-        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note})
+        own_warnings = [w for w in other.warnings if w not in shown]
+        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note, "warnings": own_warnings})
     return rows
 
 

@@ -924,7 +924,7 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         elif monthly and not alt.get("meets_latency"):
             note = "no deployment meets the latency targets"
         else:
-            note = alt.get("pricing_note") or ""
+            note = "; ".join([alt.get("pricing_note") or "", *(alt.get("warnings") or [])]).strip("; ")
         rows.append(
             {
                 "gpu": alt.get("gpu"),

@@ -288,9 +288,11 @@ def test_knee_and_fabric_warning_when_leaving_the_node_scales_badly(
     doc = advise(scenario(network={"inter_node_gbps": 100}, rent=on_demand_only, utilization=0.2), now=NOW).to_dict()
     validate(doc)
     assert doc["recommendation"]["gpus"] == 8
-    # Marginal efficiency 8 -> 16: (1.2 / 1.0) / (16 / 8) = 0.6 < 0.8.
+    # Marginal efficiency 8 -> 16: ((1.2 - 1.0) / 1.0) / ((16 - 8) / 8) = 0.2 < 0.8.
     assert any(
-        "going to 16 would deliver only 60% of the ideal speed-up" in r for r in doc["recommendation"]["reasons"]
+        "going to 16, 8 -> 16 GPUs runs 1.20x as fast on 2.00x the GPUs (60% of the per-GPU throughput): "
+        "60% scaling efficiency per doubling of GPUs" in r
+        for r in doc["recommendation"]["reasons"]
     )
     assert any("fabric between nodes (100 Gb/s per node) is the bottleneck" in w for w in doc["warnings"])
     # Per GPU, 1 GPU is as fast as 8 and rents for $3.00 instead of $4.00 per GPU-hour; at 20% utilization an
@@ -897,3 +899,114 @@ def test_figures_re_add_by_hand_to_the_cent_and_the_hour(catalog: dict[str, Any]
     doc = advise(scenario(rent={"markets": ["on_demand"]}), now=NOW).to_dict()
     assert "$2.13375 per GPU-hour" in [row["price"] for row in price_sources(advice=doc)]
     assert "at $2.13375 per GPU-hour" in " ".join(doc["recommendation"]["reasons"])
+
+
+def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outsider's probe: 72 GPUs ran 64's layout with 8 idle (the same 801 h) and passed the knee because
+    (1.0 / 1.125) = 89% cleared 80%, so "rent 72" cost $170,130 against $151,227 for 64. Per doubling of GPUs a
+    step with no speed-up keeps 1 ** (1 / log2 1.125) / 2 = 50%, whatever its size."""
+    import advisor.advice.training as pipeline
+    from advisor.advice.recommendation import knee_index
+
+    gpus = np.array([8, 64, 72])
+    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[:2] == (1, 2)
+    # 8 -> 64 (three doublings at 7.6x) keeps 7.6 ** (1 / 3) / 2 = 98% per doubling; 64 -> 72 adds nothing: 50%.
+    assert knee_index(gpus=gpus, tps=np.array([1.0, 7.6, 7.6]), feasible=np.ones(3, dtype=bool))[2] == 0.5
+
+    def flat_after_64(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
+        real = predict(job, cluster, sizes, cal)
+        speedup = {1: 1 / 8, 8: 1.0, 64: 7.6, 72: 7.6}  # relative to 8 GPUs, each size on all of its GPUs
+        base = real.tokens_per_s[list(real.gpus).index(8)]
+        tps = np.array([base * speedup[int(n)] for n in real.gpus])
+        fits = np.ones(len(tps), dtype=bool)
+        return dataclasses.replace(real, tokens_per_s=tps, fits_memory=fits, gpus_used=real.gpus)
+
+    monkeypatch.setattr(pipeline, "predict", flat_after_64)
+    doc = advise(scenario(cluster_sizes=[8, 64, 72], rent={"markets": ["on_demand"]}), now=NOW).to_dict()
+    validate(doc)
+    rec = doc["recommendation"]
+    assert rec["gpus"] == 64, rec["reasons"]
+    assert any("going to 72" in r and "50% scaling efficiency per doubling" in r for r in rec["reasons"]), rec[
+        "reasons"
+    ]
+    assert not any("takes longer or scales worse" in r for r in rec["reasons"])
+
+
+M13 = {
+    "params_b": 13,
+    "layers": 40,
+    "hidden": 5120,
+    "heads": 40,
+    "kv_heads": 8,
+    "ffn_hidden": 13824,
+    "vocab": 32000,
+    "seq_len": 4096,
+}
+
+
+def test_sizes_that_run_on_fewer_gpus_are_judged_as_what_they_are(
+    catalog: dict[str, Any], calibration: Calibration
+) -> None:
+    """An outsider's probe: a global batch of 1000 with fsdp micro-batch 2 splits over neither 24 nor 48 GPUs, so both
+    ran the 4-GPU job (16,956 h a run, busy 194% of the year), and the advice said "buy 24 GPUs" with a knee between
+    24 and 48. No size runs its own GPUs: the advice says so and what to change, checked by predicting again."""
+    workload = {
+        "kind": "training",
+        "model": M13,
+        "tokens": 1e12,
+        "global_batch": 1000,
+        "runs_per_year": 1,
+        "parallelism": {"strategy": "fsdp", "tp": 1, "pp": 1, "micro_batch": 2},
+    }
+    doc = advise(scenario(workload=workload, cluster_sizes=[24, 48]), calibration=calibration, now=NOW).to_dict()
+    validate(doc)
+    assert [s["gpus_used"] for s in doc["sizes"]] == [4, 4]
+    rec = doc["recommendation"]
+    assert rec["action"] == "none" and rec["gpus"] is None, rec["reasons"]
+    assert any("24 GPUs run on 4" in r for r in rec["reasons"]), rec["reasons"]
+    assert any(r.startswith("Checked: with /workload/parallelism") for r in rec["reasons"]), rec["reasons"]
+    fixes = {r["change"] for r in rec["relax"]}
+    assert fixes & {"parallelism", "global_batch"}, rec["relax"]
+    assert all(r["gpus"] in (24, 48) for r in rec["relax"] if r["change"] != "cluster_sizes")
+
+    # A size that falls back beside one that runs all its GPUs is never the knee: 72 runs 64's job.
+    mixed = dict(workload, global_batch=1024, parallelism={"strategy": "auto"})
+    doc = advise(scenario(workload=mixed, cluster_sizes=[64, 72]), calibration=calibration, now=NOW).to_dict()
+    assert by_gpus(doc, 72)["gpus_used"] == 64 and doc["recommendation"]["gpus"] == 64
+    assert any(r.startswith("Not candidates: 72 GPUs on 64;") for r in doc["recommendation"]["reasons"])
+
+
+def test_the_recommendation_never_owns_a_cluster_that_cannot_finish_the_years_runs(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: 15T tokens of a 3B model on [8, 16] GPUs said "buy 16 GPUs" for 1 run a year that takes
+    13,259 hours (busy 151% of the year). cheapest_size already left such owned sizes out; the headline uses the
+    same rule: no size finishes the run within the year, so none, and what to relax."""
+    model = {**M13, "params_b": 3.2, "layers": 28, "hidden": 3072, "heads": 24, "ffn_hidden": 8192, "vocab": 128256}
+    workload = {"kind": "training", "model": model, "tokens": 1.5e13, "global_batch": 1024, "runs_per_year": 1}
+    doc = advise(scenario(workload=workload, cluster_sizes=[8, 16], utilization=None), now=NOW).to_dict()
+    validate(doc)
+    rec = doc["recommendation"]
+    assert by_gpus(doc, 16)["run_hours"] > 8760
+    assert rec["action"] == "none", rec["reasons"]
+    assert any("No candidate size finishes 1 run a year" in r for r in rec["reasons"]), rec["reasons"]
+
+
+def test_each_compared_gpu_carries_its_own_prediction_caveats(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: an uncalibrated MI300X came out the cheapest alternative with no word that its efficiencies
+    were borrowed from the hopper family (the same pipeline warns when it is the plan's GPU)."""
+    import io
+
+    from openpyxl import load_workbook
+
+    from advisor.web.presenters import alternative_rows
+    from advisor.xlsx import proposal_workbook
+
+    doc = advise(scenario(compare_gpus=["mi300x"]), now=NOW).to_dict()
+    validate(doc)
+    own, mi300x = doc["alternatives"]
+    assert any("cdna3" in w and "hopper" in w for w in mi300x["warnings"]), mi300x
+    assert not any("cdna3" in w for w in own["warnings"])
+    assert "cdna3" in alternative_rows(advice=doc)[1]["note"]
+    proposal = {"id": 1, "scenario_name": "test", "issued_at": "2026-12-01T09:00:00Z", "advice": doc}
+    sheet = load_workbook(io.BytesIO(proposal_workbook(proposal=proposal)))["Alternatives"]
+    header = [c.value for c in sheet[1]]
+    assert "cdna3" in str(sheet.cell(row=3, column=header.index("warnings") + 1).value)
