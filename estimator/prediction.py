@@ -56,6 +56,8 @@ class Calibration(Protocol):
 
     def family_mfu_max(self) -> dict[str, float]: ...
 
+    def precision_mfu_caps(self) -> dict[str, dict[str, float]]: ...
+
     def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]: ...
 
 
@@ -667,13 +669,16 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
     reasons = no_layout_reasons(q, fits=s.fits_memory[:count], memory_per_gpu_gb=s.memory_per_gpu_gb[:count])
     s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
+    tokens, capped = cap_curve(extended, s.tokens_per_s, calibration)
+    capped = capped[:count]
+    s = replace(s, tokens_per_s=tokens)
     s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
     gpus_used = used[:count]
     reasons = [
         r or (f"the layouts that split the batch over all {n} GPUs run slower" if m < n else "")
         for r, n, m in zip(reasons, q["n"], gpus_used, strict=True)
     ]
-    tokens, capped = cap_mfu(q, s.tokens_per_s, calibration)
+    tokens = s.tokens_per_s
     s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
@@ -747,10 +752,7 @@ def prediction_warnings(
             "the interval includes the spread between stacks"
         )
     if capped:
-        notes.append(
-            "some sizes were capped at the highest MFU ever measured on this GPU family "
-            f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
-        )
+        notes.append(mfu_cap_note(cluster, job.precision, calibration))
     return tuple(notes)
 
 
@@ -900,15 +902,94 @@ def borrowed_family_notes(runs: Sequence[ProfiledRun], calibration: Calibration)
     return notes + [f"rows {_listed_rows(numbers)}: {note}" for note, numbers in outside.items()]
 
 
+def mfu_cap_flops(calibration: Calibration) -> tuple[np.ndarray, dict[tuple[int, int], str]]:
+    """Per (GPU, precision) index: the highest FLOP/s per GPU a prediction may reach (inf: no cap), and the words
+    that say where it comes from.
+
+    * The precision has runs on the GPU's family (or the family it borrows from), or one at the same peak does
+      (bf16 and fp16): the best MFU they measured against that peak.
+    * It has none: the best achieved FLOP/s of the family's runs in a precision whose peak on this GPU is at least
+      as high (the tightest such), as a job in a precision runs no faster than in one with a higher peak. That bound
+      is loose (Blackwell's fp8 best is 0.89 of the bf16 peak), but it is what the runs say; capping a bf16 job at
+      the fp8 runs' MFU fraction, as the precision-blind cap did, took an fp8 ratio for a bf16 one.
+    * No such precision (an fp8 job where the family has bf16 runs only: they bound it from below): no cap.
+    A calibration stored before the report kept precisions caps every precision at its family's best MFU (as it
+    did)."""
+    caps = calibration.precision_mfu_caps()
+    legacy = calibration.family_mfu_max()
+    flops = np.full(PEAK_FLOPS.shape, np.inf)
+    basis: dict[tuple[int, int], str] = {}
+    for g, spec in enumerate(_GPUS):
+        if not caps:
+            if spec.family in legacy:
+                flops[g] = legacy[spec.family] * PEAK_FLOPS[g]
+                basis.update({(g, p): f"{legacy[spec.family]:.0%}" for p in range(len(PRECISIONS))})
+            continue
+        measured = caps.get(spec.family, {})
+        for p, precision in enumerate(PRECISIONS):
+            flops[g, p], basis[g, p] = _precision_cap(g, precision, measured)
+    return flops, basis
+
+
+def _precision_cap(g: int, precision: str, measured: dict[str, float]) -> tuple[float, str]:
+    """(FLOP/s per GPU cap, its basis) of ``precision`` on GPU index ``g`` from the family's best MFU per measured
+    precision (``mfu_cap_flops``); a precision at the same peak (bf16 and fp16 run on the same tensor cores at the same
+    rate) counts as its own."""
+    peak = PEAK_FLOPS[g, PRECISIONS.index(precision)]
+    rates = {r: PEAK_FLOPS[g, PRECISIONS.index(r)] for r in measured}
+    same = [r for r in measured if rates[r] == peak]
+    if same:
+        best = max(same, key=lambda r: measured[r])
+        return measured[best] * peak, f"{measured[best]:.0%}, the best of its {best} runs"
+    bounds = [(measured[r] * rates[r], r) for r in measured if rates[r] > peak]
+    if not bounds:
+        return np.inf, ""
+    value, source = min(bounds)
+    return value, (
+        f"{value / peak:.0%} of the {precision} peak: no {precision} runs, so the best achieved FLOP/s of its "
+        f"{source} runs ({measured[source]:.0%} of the {source} peak), which {precision} does not exceed"
+    )
+
+
 def cap_mfu(
     q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
 ) -> tuple[np.ndarray, np.ndarray]:
-    """tokens/s no higher than the family's highest measured MFU allows; (tokens/s, which were capped)."""
-    caps = calibration.family_mfu_max()
-    family_cap = np.array([caps.get(f, np.inf) for f in FAMILIES])[GPU_FAMILY[q["gpu"]]]
-    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / model.model_flops_per_token(q)
+    """tokens/s of each row (a job of its own: a profiled run) no higher than the family's highest measured MFU in
+    its precision allows (``mfu_cap_flops``); (tokens/s, which were capped)."""
+    flops, _ = mfu_cap_flops(calibration)
+    limit = flops[q["gpu"], q["precision"]] * q["n"] / model.model_flops_per_token(q)
     capped = np.isfinite(tokens_per_s) & (tokens_per_s > limit)
     return np.where(capped, limit, tokens_per_s), capped
+
+
+def cap_curve(
+    q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
+) -> tuple[np.ndarray, np.ndarray]:
+    """``cap_mfu`` for one job over cluster sizes (``q``: one GPU and precision, sizes in any order): each size's
+    tokens/s scaled by one factor, the one that brings the highest MFU at it or any smaller size down to the cap, so
+    the per-GPU throughput of every size relative to the smaller ones stands. Clipping each size on its own gave
+    every size above the cap the same per-GPU rate, a flat curve (13B on 8 and 64 B200s: scaling 1.0).
+    The factor at a size depends only on the sizes up to it, so it is the same whichever larger sizes are asked
+    alongside when ``q`` holds a size-independent grid (``reference_sizes``). (tokens/s, which were scaled)."""
+    flops, _ = mfu_cap_flops(calibration)
+    limit = flops[q["gpu"], q["precision"]] * q["n"] / model.model_flops_per_token(q)
+    share = np.where(np.isfinite(tokens_per_s), tokens_per_s / limit, 0.0)  # MFU / cap
+    order = np.argsort(q["n"], kind="stable")
+    highest = np.maximum.accumulate(share[order])
+    upto = np.searchsorted(q["n"][order], q["n"], side="right") - 1  # last position with a size <= this one
+    factor = np.minimum(1.0, 1.0 / np.maximum(highest[upto], 1e-300))
+    capped = np.isfinite(tokens_per_s) & (factor < 1.0)
+    return tokens_per_s * factor, capped
+
+
+def mfu_cap_note(cluster: Cluster, precision: str, calibration: Calibration) -> str:
+    """What a capped prediction says of its cap: the family, the precision and where the cap comes from."""
+    _, basis = mfu_cap_flops(calibration)
+    where = basis.get((GPU_INDEX[cluster.gpu.id], _PRECISION_INDEX[precision]), "")
+    return (
+        f"capped at the highest MFU measured on the {cluster.gpu.family} family in {precision} ({where}): every size "
+        "scaled down by one factor, so the scaling between sizes stands"
+    )
 
 
 def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
