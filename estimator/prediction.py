@@ -249,6 +249,8 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "hidden": full(job.hidden),  # type: ignore[arg-type]
         "attn": full(job.attention_width),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
+        # Unknown KV heads bound tp as the heads do (every kv_heads check then repeats the heads one).
+        "kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
         "stack": full(_stack_code(job.stack)).astype(np.int64),
@@ -288,6 +290,7 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         ):
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
+        rows["kv_heads"].append(rows["heads"][-1])  # the CSV has no KV-head column: heads alone bound tp
         rows["attn"].append(rows["hidden"][-1])  # profiled runs: multi-head (or grouped-query) attention, hidden wide
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(_int_or_open(given_virtual_stages(run)))
@@ -317,6 +320,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "hidden",
     "attn",
     "heads",
+    "kv_heads",
     "vocab",
     "ffn",
     "stack",
@@ -474,6 +478,7 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     tp, pp, cp = layout["tp"], layout["pp"], layout["cp"]
     n, gpn = q["n"][query], q["gpn"][query]
     keep = (n % (tp * pp * cp) == 0) & (q["heads"][query].astype(np.int64) % tp == 0)
+    keep &= _kv_heads(q)[query] % tp == 0
     keep &= (q["seq"][query].astype(np.int64) % cp == 0) & (pp <= q["layers"][query])
     searched = {k: q[k][query] == OPEN for k in ("strategy", "tp", "pp", "cp")}
     keep &= ~searched["tp"] | (tp <= gpn)
@@ -487,12 +492,18 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     return keep
 
 
+def _kv_heads(q: dict[str, np.ndarray]) -> np.ndarray:
+    """KV heads per query (a table without the column: its heads)."""
+    return q.get("kv_heads", q["heads"]).astype(np.int64)
+
+
 def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> model.Cases:
     """Everything model.py needs per candidate: query fields, the GPU's specs and the layout."""
     gpu = q["gpu"][query]
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
+    cases["kv_heads"] = _kv_heads(q)[query]
     # The model's "node" is the NVLink domain: collectives inside it run over NVLink. Where the domain spans servers
     # (GB200 NVL72) it is the domain, and its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]
@@ -540,6 +551,7 @@ def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
     pruning (strategy x tp x cp x pp)."""
     n = q["n"].astype(np.int64)[:, None]
     tp_ok = (q["heads"].astype(np.int64)[:, None] % TP_OPTIONS == 0) & (n % TP_OPTIONS == 0)
+    tp_ok &= _kv_heads(q)[:, None] % TP_OPTIONS == 0
     tp_ok &= np.asarray(TP_OPTIONS)[None, :] <= q["gpn"][:, None]
     seq = q["seq"].astype(np.int64)[:, None]
     cp_ok = (seq % CP_OPTIONS == 0) & (n % CP_OPTIONS == 0) & ((np.asarray(CP_OPTIONS) == 1) | (seq >= CP_MIN_SEQ))
@@ -795,7 +807,9 @@ def no_layout_reasons(q: dict[str, np.ndarray], *, fits: np.ndarray, memory_per_
     candidates(sub, survivors=survivors)
     for j, i in enumerate(rows):
         row = {
-            k: int(v[j]) for k, v in sub.items() if k in _INT_KEYS or k in ("layers", "heads", "seq", "global_batch")
+            k: int(v[j])
+            for k, v in sub.items()
+            if k in _INT_KEYS or k in ("layers", "heads", "kv_heads", "seq", "global_batch")
         }
         group = max(row["tp"], 1) * max(row["pp"], 1) * max(row["cp"], 1)
         # The search expands only the depths that leave a batch it can split: none left is the batch's doing.
@@ -820,7 +834,12 @@ def _given_layout_reason(row: dict[str, int]) -> str:
         return f"{row['n']} is not a multiple of the given tp x pp x cp = {tp * pp * cp}"
     if pp > row["layers"]:
         return f"the given pp of {pp} is more than the model's {row['layers']} layers"
-    return f"the given tp {tp} and cp {cp} do not divide the model's {row['heads']} heads and {row['seq']} tokens"
+    kv = row.get("kv_heads", row["heads"])
+    kv_words = f" ({kv} KV heads)" if kv != row["heads"] else ""
+    return (
+        f"the given tp {tp} and cp {cp} do not divide the model's {row['heads']} heads{kv_words} and {row['seq']} "
+        "tokens"
+    )
 
 
 def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
@@ -828,7 +847,8 @@ def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
     beyond the layers (or the search's PP_MAX), when one would do."""
     n, batch, layers = row["n"], row["global_batch"], row["layers"]
     micro = max(row["mb"], 1)
-    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and row["heads"] % t == 0]
+    kv = row.get("kv_heads", row["heads"])
+    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and kv % t == 0]
     cp = max(row["cp"], 1)
     depths = [
         n // (tp * cp * dp)

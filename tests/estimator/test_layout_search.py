@@ -137,3 +137,25 @@ def test_a_size_the_given_layout_does_not_divide_says_so(calibration: Calibratio
     assert result.fits_memory.tolist() == [False, True]
     (note,) = [note for note in result.warnings if "16 GPUs" in note]
     assert "not a multiple of" in note and "3" in note and "memory" not in note
+
+
+def test_tensor_parallelism_must_divide_the_kv_heads_where_they_are_known(calibration: Calibration) -> None:
+    # Megatron-Core splits the KV groups over the TP ranks (attention.py: divide(num_query_groups, world_size) asserts
+    # divisibility): a 34B with 2 KV heads at tp 8 does not start. An outside probe got it recommended at 64 GPUs.
+    from estimator.workload import WorkloadError
+
+    shape = {"layers": 48, "hidden": 8192, "heads": 64, "ffn_hidden": 22016, "vocab": 32000}
+    with pytest.raises(WorkloadError) as info:
+        TrainingJob(params_b=34, seq_len=4096, global_batch=1024, tp=8, kv_heads=2, **shape)
+    assert info.value.field == "tp" and "kv_heads" in str(info.value)
+    with pytest.raises(WorkloadError) as info:
+        TrainingJob(params_b=34, seq_len=4096, global_batch=1024, kv_heads=3, **shape)
+    assert info.value.field == "kv_heads"
+    cluster = Cluster(get_gpu("h100-sxm"))
+    long = TrainingJob(params_b=34, seq_len=131072, global_batch=64, kv_heads=2, **shape)
+    result = predict(long, cluster, [64, 256], calibration)
+    assert result.fits_memory.any()
+    assert np.all(2 % result.tp[result.fits_memory] == 0), result.tp
+    # Unknown KV heads (a profiled run's CSV has no column): heads alone, as before.
+    free = predict(replace(long, kv_heads=None), cluster, [64, 256], calibration)
+    assert np.any(free.tp[free.fits_memory] > 2)
