@@ -674,13 +674,18 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     q = job_queries(job, cluster, sizes)
     count = q["n"].size
     grid = reference_sizes(int(q["n"].max()), int(cluster.gpus_per_node))  # type: ignore[arg-type]
-    extended = job_queries(job, cluster, np.concatenate([q["n"], grid]))
-    reference = np.arange(extended["n"].size) >= count
+    admitted = admitted_sizes(q)
+    admitted = admitted[~np.isin(admitted, grid)]
+    extended = job_queries(job, cluster, np.concatenate([q["n"], grid, admitted]))
+    position = np.arange(extended["n"].size)
+    # Layouts carry over from the size-independent grid; a size with none of its own may also fall back on an
+    # admitted smaller count.
+    reference, fallbacks = (position >= count) & (position < count + grid.size), position >= count
     calibration, outside = calibration.scoped(family=cluster.gpu.family, stack=job.stack)
     theta = calibration.theta()
     s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
     reasons = no_layout_reasons(q, fits=s.fits_memory[:count], memory_per_gpu_gb=s.memory_per_gpu_gb[:count])
-    s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
+    s, used = use_fewer_gpus_when_infeasible(extended, s, fallbacks)
     tokens, capped = cap_curve(extended, s.tokens_per_s, calibration)
     capped = capped[:count]
     s = replace(s, tokens_per_s=tokens)
@@ -1025,6 +1030,38 @@ def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:
     coarse = (np.arange(8, 16)[None, :] * 2 ** np.arange(3, 31)[:, None]).ravel()
     sizes = np.concatenate([powers, gpus_per_node * nodes, gpus_per_node * coarse])
     return np.unique(sizes[sizes <= largest]).astype(np.int64)
+
+
+# A size with no layout of its own may fall back on this many of the largest smaller GPU counts that the job's batch
+# and model-parallel options split (``admitted_sizes``), beside the reference grid.
+ADMITTED_FALLBACKS: Final[int] = 4
+
+
+def admitted_sizes(q: dict[str, np.ndarray]) -> np.ndarray:
+    """The GPU counts below each size of ``q`` (one job) that its constraints admit, the ADMITTED_FALLBACKS largest
+    per size: tp x cp x pp x dp with tp, cp and pp the given values or the search's options (tp dividing the KV
+    heads and within a node, cp dividing the sequence from CP_MIN_SEQ, pp up to the layers and PP_MAX) and dp
+    dividing the global batch in the given micro-batches (1 where searched). Powers of two and whole nodes alone left
+    a batch of 1000 in micro-batches of 2 on 24 GPUs to 4 of them, though 20 take 25 micro-batches each.
+    Bounded: (divisors of the batch) x (at most 4 x 4 x 64 groups), sorted once. A smaller size's picks are the
+    largest of those of any larger size below it, so an answer does not depend on the other sizes asked."""
+    first = {k: int(v[0]) for k, v in q.items() if k in (*_INT_KEYS, "global_batch", "layers", "seq", "gpn")}
+    kv = int(_kv_heads(q)[0])
+    micro = max(first["mb"], 1)
+    if first["global_batch"] % micro:
+        return np.zeros(0, dtype=np.int64)
+
+    def given_or(key: str, options: Sequence[int]) -> np.ndarray:
+        return np.asarray([first[key]] if first[key] != OPEN else options, dtype=np.int64)
+
+    tps = given_or("tp", [t for t in TP_OPTIONS if kv % t == 0 and t <= first["gpn"]])
+    cps = given_or("cp", [c for c in CP_OPTIONS if first["seq"] % c == 0 and (c == 1 or first["seq"] >= CP_MIN_SEQ)])
+    pps = given_or("pp", range(1, min(first["layers"], PP_MAX) + 1))
+    groups = np.unique(np.multiply.outer(np.multiply.outer(tps, cps), pps).ravel())
+    dps = np.asarray(_divisors(first["global_batch"] // micro), dtype=np.int64)
+    admitted = np.unique(np.multiply.outer(groups, dps).ravel())
+    below = np.searchsorted(admitted, q["n"], side="left")[:, None] - np.arange(1, ADMITTED_FALLBACKS + 1)[None, :]
+    return np.unique(admitted[below[below >= 0]])
 
 
 def use_fewer_gpus_when_infeasible(
