@@ -49,7 +49,7 @@ from estimator.runs import (
     read_runs_csv,
     virtual_stages,
 )
-from estimator.specs import DATA_DIR, get_gpu
+from estimator.specs import DATA_DIR, PRECISIONS, get_gpu
 from estimator.workload import POOLED_STACKS, derive_architecture
 
 DEFAULT_FILE: Final[str] = "default_calibration.json"
@@ -247,6 +247,25 @@ class Calibration:
         for family, source in self.borrowed_families().items():
             if source in table:
                 table.setdefault(family, table[source])
+        return table
+
+    def precision_mfu_caps(self) -> dict[str, dict[str, float]]:
+        """family -> precision -> MFU cap, each against that precision's peak: the highest MFU the family's runs in
+        that precision measured (``family_precision_mfu``) or, in a user's calibration, ``family_precision_mfu_cap``;
+        borrowing families take their source's. Only the precisions that have runs: ``prediction.mfu_cap_flops``
+        says what another precision gets. {} for a calibration stored before the report kept precisions (its
+        precision-blind ``family_mfu_max`` then applies)."""
+        if "family_precision_mfu" not in self.report:
+            return {}
+        table = {
+            family: {precision: float(v[1]) for precision, v in by.items()}
+            for family, by in (self.report.get("family_precision_mfu") or {}).items()
+        }
+        for family, by in (self.report.get("family_precision_mfu_cap") or {}).items():
+            table.setdefault(family, {}).update({precision: float(v) for precision, v in by.items()})
+        for family, source in self.borrowed_families().items():
+            if source in table:
+                table.setdefault(family, dict(table[source]))
         return table
 
     @property
@@ -925,6 +944,21 @@ def family_mfu_range(queries: Mapping[str, np.ndarray], measured: np.ndarray) ->
     return {FAMILIES[f]: [float(mfu[family == f].min()), float(mfu[family == f].max())] for f in np.unique(family)}
 
 
+def family_precision_mfu_range(
+    queries: Mapping[str, np.ndarray], measured: np.ndarray
+) -> dict[str, dict[str, list[float]]]:
+    """[min, max] measured MFU per GPU family and precision, each against its precision's peak (predictions in a
+    precision are capped at its max: an fp8 run's MFU against the fp8 peak says nothing of a bf16 job's against the
+    bf16 peak)."""
+    mfu = measured_mfu(queries, measured)
+    family = GPU_FAMILY[queries["gpu"]]
+    table: dict[str, dict[str, list[float]]] = {}
+    for f, p in sorted({(int(a), int(b)) for a, b in zip(family, queries["precision"], strict=True)}):
+        rows = (family == f) & (queries["precision"] == p)
+        table.setdefault(FAMILIES[f], {})[PRECISIONS[p]] = [float(mfu[rows].min()), float(mfu[rows].max())]
+    return table
+
+
 def fitted_stack_spread(params: Mapping[str, float]) -> float:
     """Spread (sd of log) of the fitted stack multipliers (0 with fewer than two)."""
     logs = [math.log(v) for k, v in params.items() if k.startswith(model.STACK_PREFIX)]
@@ -1053,6 +1087,7 @@ def fit(
         "within_stack_log_sigma": _within_stack_sigma(runs, problem.measured, in_sample),
         "stack_config_families": stack_config_families(runs),
         "family_mfu": family_mfu_range(problem.queries, problem.measured),
+        "family_precision_mfu": family_precision_mfu_range(problem.queries, problem.measured),
         "coverage": coverage(runs),
         **scaling_report(runs, problem.measured, in_sample),
     }
@@ -1133,6 +1168,8 @@ def refine(
         },
         "family_mfu": _merged_mfu(prior, queries, measured),
         "family_mfu_cap": user_mfu_caps(prior, queries, measured),
+        "family_precision_mfu": _merged_precision_mfu(prior, queries, measured),
+        "family_precision_mfu_cap": user_precision_mfu_caps(prior, queries, measured),
         "family_mfu_cap_rule": "predictions are capped per GPU family at the higher of the prior's cap (the highest "
         "MFU of the family's public runs, or of the family it borrows from when it has none) and the best MFU of "
         f"these runs plus {USER_MFU_CAP_MARGIN:.0%}, so that a few runs of one cluster do not pin its predictions",
@@ -1183,6 +1220,8 @@ _BASE_REPORT_KEYS: Final[tuple[str, ...]] = (
     "stack_config_families",
     "family_mfu",
     "family_mfu_cap",
+    "family_precision_mfu",
+    "family_precision_mfu_cap",
     "coverage",
     "warnings",
 )
@@ -1236,6 +1275,33 @@ def user_mfu_caps(prior: Calibration, queries: Mapping[str, np.ndarray], measure
     caps = {family: cap for family, cap in prior_caps.items() if family not in borrowing}
     for family, (_, high) in family_mfu_range(queries, measured).items():
         caps[family] = max(prior_caps.get(family, 0.0), high * (1.0 + USER_MFU_CAP_MARGIN))
+    return caps
+
+
+def _merged_precision_mfu(
+    prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray
+) -> dict[str, dict[str, list[float]]]:
+    stored = prior.report.get("family_precision_mfu") or {}
+    merged = {family: {p: list(v) for p, v in by.items()} for family, by in stored.items()}
+    for family, by in family_precision_mfu_range(queries, measured).items():
+        for precision, (low, high) in by.items():
+            old = merged.setdefault(family, {}).get(precision, [low, high])
+            merged[family][precision] = [min(old[0], low), max(old[1], high)]
+    return merged
+
+
+def user_precision_mfu_caps(
+    prior: Calibration, queries: Mapping[str, np.ndarray], measured: np.ndarray
+) -> dict[str, dict[str, float]]:
+    """``user_mfu_caps`` per precision: the prior's cap in the precision, raised to the user's best MFU in it plus
+    USER_MFU_CAP_MARGIN; families and precisions the runs do not touch keep the prior's."""
+    prior_caps = prior.precision_mfu_caps()
+    borrowing = prior.borrowed_families()
+    caps = {f: dict(by) for f, by in prior_caps.items() if f not in borrowing}
+    for family, by in family_precision_mfu_range(queries, measured).items():
+        for precision, (_, high) in by.items():
+            own = prior_caps.get(family, {}).get(precision, 0.0)
+            caps.setdefault(family, {})[precision] = max(own, high * (1.0 + USER_MFU_CAP_MARGIN))
     return caps
 
 

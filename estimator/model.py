@@ -277,7 +277,8 @@ def _shard_degree(c: Cases, dp: FloatArray) -> FloatArray:
 
 
 def layout_valid(c: Cases) -> npt.NDArray[np.bool_]:
-    """Whether the layout divides the GPUs, the batch, the heads and the sequence (fits is separate)."""
+    """Whether the layout divides the GPUs, the batch, the heads (and the KV heads, where the table has them:
+    Megatron-Core splits the KV groups over the tensor-parallel ranks) and the sequence (fits is separate)."""
     n, tp, pp, cp, mb = (c[k].astype(np.int64) for k in ("n", "tp", "pp", "cp", "mb"))
     gb = c["global_batch"].astype(np.int64)
     mp = tp * pp * cp
@@ -285,6 +286,7 @@ def layout_valid(c: Cases) -> npt.NDArray[np.bool_]:
     ok = (n % mp == 0) & (n >= mp)
     ok &= gb % (dp * mb) == 0
     ok &= c["heads"].astype(np.int64) % tp == 0
+    ok &= c.get("kv_heads", c["heads"]).astype(np.int64) % tp == 0
     ok &= c["seq"].astype(np.int64) % cp == 0
     ok &= pp <= c["layers"].astype(np.int64)
     return ok

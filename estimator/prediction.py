@@ -56,6 +56,8 @@ class Calibration(Protocol):
 
     def family_mfu_max(self) -> dict[str, float]: ...
 
+    def precision_mfu_caps(self) -> dict[str, dict[str, float]]: ...
+
     def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]: ...
 
 
@@ -247,6 +249,8 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "hidden": full(job.hidden),  # type: ignore[arg-type]
         "attn": full(job.attention_width),  # type: ignore[arg-type]
         "heads": full(job.heads),  # type: ignore[arg-type]
+        # Unknown KV heads bound tp as the heads do (every kv_heads check then repeats the heads one).
+        "kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
         "stack": full(_stack_code(job.stack)).astype(np.int64),
@@ -286,6 +290,7 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         ):
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
+        rows["kv_heads"].append(rows["heads"][-1])  # the CSV has no KV-head column: heads alone bound tp
         rows["attn"].append(rows["hidden"][-1])  # profiled runs: multi-head (or grouped-query) attention, hidden wide
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(_int_or_open(given_virtual_stages(run)))
@@ -315,6 +320,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "hidden",
     "attn",
     "heads",
+    "kv_heads",
     "vocab",
     "ffn",
     "stack",
@@ -472,6 +478,7 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     tp, pp, cp = layout["tp"], layout["pp"], layout["cp"]
     n, gpn = q["n"][query], q["gpn"][query]
     keep = (n % (tp * pp * cp) == 0) & (q["heads"][query].astype(np.int64) % tp == 0)
+    keep &= _kv_heads(q)[query] % tp == 0
     keep &= (q["seq"][query].astype(np.int64) % cp == 0) & (pp <= q["layers"][query])
     searched = {k: q[k][query] == OPEN for k in ("strategy", "tp", "pp", "cp")}
     keep &= ~searched["tp"] | (tp <= gpn)
@@ -485,12 +492,18 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     return keep
 
 
+def _kv_heads(q: dict[str, np.ndarray]) -> np.ndarray:
+    """KV heads per query (a table without the column: its heads)."""
+    return q.get("kv_heads", q["heads"]).astype(np.int64)
+
+
 def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> model.Cases:
     """Everything model.py needs per candidate: query fields, the GPU's specs and the layout."""
     gpu = q["gpu"][query]
     precision = q["precision"][query]
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
+    cases["kv_heads"] = _kv_heads(q)[query]
     # The model's "node" is the NVLink domain: collectives inside it run over NVLink. Where the domain spans servers
     # (GB200 NVL72) it is the domain, and its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]
@@ -538,6 +551,7 @@ def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
     pruning (strategy x tp x cp x pp)."""
     n = q["n"].astype(np.int64)[:, None]
     tp_ok = (q["heads"].astype(np.int64)[:, None] % TP_OPTIONS == 0) & (n % TP_OPTIONS == 0)
+    tp_ok &= _kv_heads(q)[:, None] % TP_OPTIONS == 0
     tp_ok &= np.asarray(TP_OPTIONS)[None, :] <= q["gpn"][:, None]
     seq = q["seq"].astype(np.int64)[:, None]
     cp_ok = (seq % CP_OPTIONS == 0) & (n % CP_OPTIONS == 0) & ((np.asarray(CP_OPTIONS) == 1) | (seq >= CP_MIN_SEQ))
@@ -660,20 +674,28 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     q = job_queries(job, cluster, sizes)
     count = q["n"].size
     grid = reference_sizes(int(q["n"].max()), int(cluster.gpus_per_node))  # type: ignore[arg-type]
-    extended = job_queries(job, cluster, np.concatenate([q["n"], grid]))
-    reference = np.arange(extended["n"].size) >= count
+    admitted = admitted_sizes(q)
+    admitted = admitted[~np.isin(admitted, grid)]
+    extended = job_queries(job, cluster, np.concatenate([q["n"], grid, admitted]))
+    position = np.arange(extended["n"].size)
+    # Layouts carry over from the size-independent grid; a size with none of its own may also fall back on an
+    # admitted smaller count.
+    reference, fallbacks = (position >= count) & (position < count + grid.size), position >= count
     calibration, outside = calibration.scoped(family=cluster.gpu.family, stack=job.stack)
     theta = calibration.theta()
     s = keep_smaller_layouts(extended, solve(extended, theta), theta, reference)
     reasons = no_layout_reasons(q, fits=s.fits_memory[:count], memory_per_gpu_gb=s.memory_per_gpu_gb[:count])
-    s, used = use_fewer_gpus_when_infeasible(extended, s, reference)
+    s, used = use_fewer_gpus_when_infeasible(extended, s, fallbacks)
+    tokens, capped = cap_curve(extended, s.tokens_per_s, calibration)
+    capped = capped[:count]
+    s = replace(s, tokens_per_s=tokens)
     s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
     gpus_used = used[:count]
     reasons = [
         r or (f"the layouts that split the batch over all {n} GPUs run slower" if m < n else "")
         for r, n, m in zip(reasons, q["n"], gpus_used, strict=True)
     ]
-    tokens, capped = cap_mfu(q, s.tokens_per_s, calibration)
+    tokens = s.tokens_per_s
     s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
@@ -747,10 +769,7 @@ def prediction_warnings(
             "the interval includes the spread between stacks"
         )
     if capped:
-        notes.append(
-            "some sizes were capped at the highest MFU ever measured on this GPU family "
-            f"({calibration.family_mfu_max().get(family, float('nan')):.0%})"
-        )
+        notes.append(mfu_cap_note(cluster, job.precision, calibration))
     return tuple(notes)
 
 
@@ -793,7 +812,9 @@ def no_layout_reasons(q: dict[str, np.ndarray], *, fits: np.ndarray, memory_per_
     candidates(sub, survivors=survivors)
     for j, i in enumerate(rows):
         row = {
-            k: int(v[j]) for k, v in sub.items() if k in _INT_KEYS or k in ("layers", "heads", "seq", "global_batch")
+            k: int(v[j])
+            for k, v in sub.items()
+            if k in _INT_KEYS or k in ("layers", "heads", "kv_heads", "seq", "global_batch")
         }
         group = max(row["tp"], 1) * max(row["pp"], 1) * max(row["cp"], 1)
         # The search expands only the depths that leave a batch it can split: none left is the batch's doing.
@@ -818,7 +839,12 @@ def _given_layout_reason(row: dict[str, int]) -> str:
         return f"{row['n']} is not a multiple of the given tp x pp x cp = {tp * pp * cp}"
     if pp > row["layers"]:
         return f"the given pp of {pp} is more than the model's {row['layers']} layers"
-    return f"the given tp {tp} and cp {cp} do not divide the model's {row['heads']} heads and {row['seq']} tokens"
+    kv = row.get("kv_heads", row["heads"])
+    kv_words = f" ({kv} KV heads)" if kv != row["heads"] else ""
+    return (
+        f"the given tp {tp} and cp {cp} do not divide the model's {row['heads']} heads{kv_words} and {row['seq']} "
+        "tokens"
+    )
 
 
 def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
@@ -826,7 +852,8 @@ def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
     beyond the layers (or the search's PP_MAX), when one would do."""
     n, batch, layers = row["n"], row["global_batch"], row["layers"]
     micro = max(row["mb"], 1)
-    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and row["heads"] % t == 0]
+    kv = row.get("kv_heads", row["heads"])
+    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and kv % t == 0]
     cp = max(row["cp"], 1)
     depths = [
         n // (tp * cp * dp)
@@ -900,15 +927,94 @@ def borrowed_family_notes(runs: Sequence[ProfiledRun], calibration: Calibration)
     return notes + [f"rows {_listed_rows(numbers)}: {note}" for note, numbers in outside.items()]
 
 
+def mfu_cap_flops(calibration: Calibration) -> tuple[np.ndarray, dict[tuple[int, int], str]]:
+    """Per (GPU, precision) index: the highest FLOP/s per GPU a prediction may reach (inf: no cap), and the words
+    that say where it comes from.
+
+    * The precision has runs on the GPU's family (or the family it borrows from), or one at the same peak does
+      (bf16 and fp16): the best MFU they measured against that peak.
+    * It has none: the best achieved FLOP/s of the family's runs in a precision whose peak on this GPU is at least
+      as high (the tightest such), as a job in a precision runs no faster than in one with a higher peak. That bound
+      is loose (Blackwell's fp8 best is 0.89 of the bf16 peak), but it is what the runs say; capping a bf16 job at
+      the fp8 runs' MFU fraction, as the precision-blind cap did, took an fp8 ratio for a bf16 one.
+    * No such precision (an fp8 job where the family has bf16 runs only: they bound it from below): no cap.
+    A calibration stored before the report kept precisions caps every precision at its family's best MFU (as it
+    did)."""
+    caps = calibration.precision_mfu_caps()
+    legacy = calibration.family_mfu_max()
+    flops = np.full(PEAK_FLOPS.shape, np.inf)
+    basis: dict[tuple[int, int], str] = {}
+    for g, spec in enumerate(_GPUS):
+        if not caps:
+            if spec.family in legacy:
+                flops[g] = legacy[spec.family] * PEAK_FLOPS[g]
+                basis.update({(g, p): f"{legacy[spec.family]:.0%}" for p in range(len(PRECISIONS))})
+            continue
+        measured = caps.get(spec.family, {})
+        for p, precision in enumerate(PRECISIONS):
+            flops[g, p], basis[g, p] = _precision_cap(g, precision, measured)
+    return flops, basis
+
+
+def _precision_cap(g: int, precision: str, measured: dict[str, float]) -> tuple[float, str]:
+    """(FLOP/s per GPU cap, its basis) of ``precision`` on GPU index ``g`` from the family's best MFU per measured
+    precision (``mfu_cap_flops``); a precision at the same peak (bf16 and fp16 run on the same tensor cores at the same
+    rate) counts as its own."""
+    peak = PEAK_FLOPS[g, PRECISIONS.index(precision)]
+    rates = {r: PEAK_FLOPS[g, PRECISIONS.index(r)] for r in measured}
+    same = [r for r in measured if rates[r] == peak]
+    if same:
+        best = max(same, key=lambda r: measured[r])
+        return measured[best] * peak, f"{measured[best]:.0%}, the best of its {best} runs"
+    bounds = [(measured[r] * rates[r], r) for r in measured if rates[r] > peak]
+    if not bounds:
+        return np.inf, ""
+    value, source = min(bounds)
+    return value, (
+        f"{value / peak:.0%} of the {precision} peak: no {precision} runs, so the best achieved FLOP/s of its "
+        f"{source} runs ({measured[source]:.0%} of the {source} peak), which {precision} does not exceed"
+    )
+
+
 def cap_mfu(
     q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
 ) -> tuple[np.ndarray, np.ndarray]:
-    """tokens/s no higher than the family's highest measured MFU allows; (tokens/s, which were capped)."""
-    caps = calibration.family_mfu_max()
-    family_cap = np.array([caps.get(f, np.inf) for f in FAMILIES])[GPU_FAMILY[q["gpu"]]]
-    limit = family_cap * q["n"] * PEAK_FLOPS[q["gpu"], q["precision"]] / model.model_flops_per_token(q)
+    """tokens/s of each row (a job of its own: a profiled run) no higher than the family's highest measured MFU in
+    its precision allows (``mfu_cap_flops``); (tokens/s, which were capped)."""
+    flops, _ = mfu_cap_flops(calibration)
+    limit = flops[q["gpu"], q["precision"]] * q["n"] / model.model_flops_per_token(q)
     capped = np.isfinite(tokens_per_s) & (tokens_per_s > limit)
     return np.where(capped, limit, tokens_per_s), capped
+
+
+def cap_curve(
+    q: dict[str, np.ndarray], tokens_per_s: np.ndarray, calibration: Calibration
+) -> tuple[np.ndarray, np.ndarray]:
+    """``cap_mfu`` for one job over cluster sizes (``q``: one GPU and precision, sizes in any order): each size's
+    tokens/s scaled by one factor, the one that brings the highest MFU at it or any smaller size down to the cap, so
+    the per-GPU throughput of every size relative to the smaller ones stands. Clipping each size on its own gave
+    every size above the cap the same per-GPU rate, a flat curve (13B on 8 and 64 B200s: scaling 1.0).
+    The factor at a size depends only on the sizes up to it, so it is the same whichever larger sizes are asked
+    alongside when ``q`` holds a size-independent grid (``reference_sizes``). (tokens/s, which were scaled)."""
+    flops, _ = mfu_cap_flops(calibration)
+    limit = flops[q["gpu"], q["precision"]] * q["n"] / model.model_flops_per_token(q)
+    share = np.where(np.isfinite(tokens_per_s), tokens_per_s / limit, 0.0)  # MFU / cap
+    order = np.argsort(q["n"], kind="stable")
+    highest = np.maximum.accumulate(share[order])
+    upto = np.searchsorted(q["n"][order], q["n"], side="right") - 1  # last position with a size <= this one
+    factor = np.minimum(1.0, 1.0 / np.maximum(highest[upto], 1e-300))
+    capped = np.isfinite(tokens_per_s) & (factor < 1.0)
+    return tokens_per_s * factor, capped
+
+
+def mfu_cap_note(cluster: Cluster, precision: str, calibration: Calibration) -> str:
+    """What a capped prediction says of its cap: the family, the precision and where the cap comes from."""
+    _, basis = mfu_cap_flops(calibration)
+    where = basis.get((GPU_INDEX[cluster.gpu.id], _PRECISION_INDEX[precision]), "")
+    return (
+        f"capped at the highest MFU measured on the {cluster.gpu.family} family in {precision} ({where}): every size "
+        "scaled down by one factor, so the scaling between sizes stands"
+    )
 
 
 def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
@@ -924,6 +1030,38 @@ def reference_sizes(largest: int, gpus_per_node: int) -> np.ndarray:
     coarse = (np.arange(8, 16)[None, :] * 2 ** np.arange(3, 31)[:, None]).ravel()
     sizes = np.concatenate([powers, gpus_per_node * nodes, gpus_per_node * coarse])
     return np.unique(sizes[sizes <= largest]).astype(np.int64)
+
+
+# A size with no layout of its own may fall back on this many of the largest smaller GPU counts that the job's batch
+# and model-parallel options split (``admitted_sizes``), beside the reference grid.
+ADMITTED_FALLBACKS: Final[int] = 4
+
+
+def admitted_sizes(q: dict[str, np.ndarray]) -> np.ndarray:
+    """The GPU counts below each size of ``q`` (one job) that its constraints admit, the ADMITTED_FALLBACKS largest
+    per size: tp x cp x pp x dp with tp, cp and pp the given values or the search's options (tp dividing the KV
+    heads and within a node, cp dividing the sequence from CP_MIN_SEQ, pp up to the layers and PP_MAX) and dp
+    dividing the global batch in the given micro-batches (1 where searched). Powers of two and whole nodes alone left
+    a batch of 1000 in micro-batches of 2 on 24 GPUs to 4 of them, though 20 take 25 micro-batches each.
+    Bounded: (divisors of the batch) x (at most 4 x 4 x 64 groups), sorted once. A smaller size's picks are the
+    largest of those of any larger size below it, so an answer does not depend on the other sizes asked."""
+    first = {k: int(v[0]) for k, v in q.items() if k in (*_INT_KEYS, "global_batch", "layers", "seq", "gpn")}
+    kv = int(_kv_heads(q)[0])
+    micro = max(first["mb"], 1)
+    if first["global_batch"] % micro:
+        return np.zeros(0, dtype=np.int64)
+
+    def given_or(key: str, options: Sequence[int]) -> np.ndarray:
+        return np.asarray([first[key]] if first[key] != OPEN else options, dtype=np.int64)
+
+    tps = given_or("tp", [t for t in TP_OPTIONS if kv % t == 0 and t <= first["gpn"]])
+    cps = given_or("cp", [c for c in CP_OPTIONS if first["seq"] % c == 0 and (c == 1 or first["seq"] >= CP_MIN_SEQ)])
+    pps = given_or("pp", range(1, min(first["layers"], PP_MAX) + 1))
+    groups = np.unique(np.multiply.outer(np.multiply.outer(tps, cps), pps).ravel())
+    dps = np.asarray(_divisors(first["global_batch"] // micro), dtype=np.int64)
+    admitted = np.unique(np.multiply.outer(groups, dps).ravel())
+    below = np.searchsorted(admitted, q["n"], side="left")[:, None] - np.arange(1, ADMITTED_FALLBACKS + 1)[None, :]
+    return np.unique(admitted[below[below >= 0]])
 
 
 def use_fewer_gpus_when_infeasible(

@@ -206,6 +206,10 @@ class TrainingJob:
     # (estimator.catalog.ModelGeometry.attention_width). None = hidden, as in multi-head attention. DeepSeek-V3's
     # latent attention is 20,480 wide beside a hidden size of 7168.
     attention_width: int | None = None
+    # Key/value heads of grouped-query attention (None = not known: heads alone bound tensor parallelism). Megatron-Core
+    # splits the KV groups over the tensor-parallel ranks (megatron/core/transformer/attention.py:
+    # divide(num_query_groups, world_size) asserts divisibility), so tp must divide them.
+    kv_heads: int | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -243,8 +247,23 @@ class TrainingJob:
             raise WorkloadError("micro_batch", f"must not exceed global_batch ({self.global_batch})")
         if self.tp is not None and self.heads % self.tp:  # type: ignore[operator]
             raise WorkloadError("tp", f"must divide heads ({self.heads}); got {self.tp}")
+        self._check_kv_heads()
         put(self, "activation_checkpointing", normalize_checkpointing(self.activation_checkpointing))
         put(self, "stack", normalize_stack(self.stack))
+
+    def _check_kv_heads(self) -> None:
+        kv = _positive_int("kv_heads", self.kv_heads, optional=True)
+        object.__setattr__(self, "kv_heads", kv)
+        if kv is None:
+            return
+        if self.heads % kv:  # type: ignore[operator]
+            raise WorkloadError("kv_heads", f"must divide heads ({self.heads}); got {kv}")
+        if self.tp is not None and kv % self.tp:
+            raise WorkloadError(
+                "tp",
+                f"must divide kv_heads ({kv}): Megatron-Core splits the key/value heads over the tensor-parallel "
+                f"ranks; got {self.tp}",
+            )
 
     @property
     def params(self) -> float:

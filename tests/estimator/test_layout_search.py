@@ -130,10 +130,54 @@ def test_a_size_only_a_pipeline_deeper_than_the_layers_splits_names_the_layers(c
 
 
 def test_a_size_the_given_layout_does_not_divide_says_so(calibration: Calibration) -> None:
-    # An explicit pp=3 on 16 GPUs: no layout at all (16 is not a multiple of 3), and no smaller size to fall back on;
-    # the size used to read as 'does not fit in memory' with no word of why.
+    # An explicit pp=3 on 16 GPUs: no layout of its own (16 is not a multiple of 3); the size used to read as 'does
+    # not fit in memory' with no word of why. 12 of its GPUs run the layout (3 stages x 4 replicas), so it falls back
+    # on them (the reference grid alone had no smaller size for it) and says why.
     given = replace(NANOTRON_8B, strategy="zero1", tp=1, pp=3, micro_batch=1, activation_checkpointing=False)
     result = predict(given, H100_NODES, [16, 24], calibration)
-    assert result.fits_memory.tolist() == [False, True]
-    (note,) = [note for note in result.warnings if "16 GPUs" in note]
+    assert result.gpus_used.tolist() == [12, 24]
+    (note,) = [note for note in result.warnings if "16 GPUs -> 12" in note]
     assert "not a multiple of" in note and "3" in note and "memory" not in note
+
+
+def test_tensor_parallelism_must_divide_the_kv_heads_where_they_are_known(calibration: Calibration) -> None:
+    # Megatron-Core splits the KV groups over the TP ranks (attention.py: divide(num_query_groups, world_size) asserts
+    # divisibility): a 34B with 2 KV heads at tp 8 does not start. An outside probe got it recommended at 64 GPUs.
+    from estimator.workload import WorkloadError
+
+    shape = {"layers": 48, "hidden": 8192, "heads": 64, "ffn_hidden": 22016, "vocab": 32000}
+    with pytest.raises(WorkloadError) as info:
+        TrainingJob(params_b=34, seq_len=4096, global_batch=1024, tp=8, kv_heads=2, **shape)
+    assert info.value.field == "tp" and "kv_heads" in str(info.value)
+    with pytest.raises(WorkloadError) as info:
+        TrainingJob(params_b=34, seq_len=4096, global_batch=1024, kv_heads=3, **shape)
+    assert info.value.field == "kv_heads"
+    cluster = Cluster(get_gpu("h100-sxm"))
+    long = TrainingJob(params_b=34, seq_len=131072, global_batch=64, kv_heads=2, **shape)
+    result = predict(long, cluster, [64, 256], calibration)
+    assert result.fits_memory.any()
+    assert np.all(2 % result.tp[result.fits_memory] == 0), result.tp
+    # Unknown KV heads (a profiled run's CSV has no column): heads alone, as before.
+    free = predict(replace(long, kv_heads=None), cluster, [64, 256], calibration)
+    assert np.any(free.tp[free.fits_memory] > 2)
+
+
+def test_a_size_the_batch_does_not_split_over_falls_back_to_the_largest_size_that_splits_it(
+    calibration: Calibration,
+) -> None:
+    # An outside probe: a batch of 1000 in micro-batches of 2 under FSDP does not split over 24 or 48 GPUs, and both
+    # fell back to 4 GPUs (16,956 h per run), though 20 GPUs take 25 micro-batches each (and 25 GPUs 20).
+    shape = {"layers": 40, "hidden": 5120, "heads": 40, "ffn_hidden": 13824, "vocab": 32000}
+    job = TrainingJob(
+        params_b=13, seq_len=4096, global_batch=1000, strategy="fsdp", tp=1, pp=1, micro_batch=2, kv_heads=8, **shape
+    )
+    cluster = Cluster(get_gpu("h100-sxm"))
+    result = predict(job, cluster, [24, 48], calibration)
+    assert result.gpus_used.tolist() == [20, 25]
+    assert result.fits_memory.all()
+    # With the micro-batch searched, 40 GPUs take 25 sequences each.
+    open_micro = predict(replace(job, micro_batch=None), cluster, [24, 48], calibration)
+    assert open_micro.gpus_used.tolist() == [20, 40]
+    # One size's answer does not depend on the other sizes asked.
+    alone = predict(replace(job, micro_batch=None), cluster, [48], calibration)
+    assert alone.tokens_per_s[0] == pytest.approx(open_micro.tokens_per_s[1])

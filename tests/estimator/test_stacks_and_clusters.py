@@ -269,3 +269,32 @@ def test_the_pooled_other_stack_says_its_interval_includes_the_spread_between_st
     assert any("pools several different stacks" in note for note in other.warnings)
     assert not any("spread between stacks" in note for note in nemo.warnings)
     assert other.interval_log_sigma > nemo.interval_log_sigma
+
+
+M13 = {"layers": 40, "hidden": 5120, "heads": 40, "ffn_hidden": 13824, "vocab": 32000}
+
+
+def test_the_mfu_cap_is_per_precision_and_a_bf16_job_is_not_capped_by_fp8_runs(calibration: Calibration) -> None:
+    # An outside probe: the Blackwell cap (0.4473) is the best MFU of its FP8 runs against the FP8 peak; applied to a
+    # bf16 prediction (MFU against the bf16 peak) it pinned 13B on 8 and 64 B200s at 12,121 tok/s/GPU each.
+    job = TrainingJob(params_b=13, seq_len=4096, global_batch=1024, **M13)
+    result = predict(job, Cluster(get_gpu("b200")), [8, 64], calibration)
+    per_gpu = result.tokens_per_s / result.gpus
+    assert per_gpu[1] < per_gpu[0] * 0.995, per_gpu
+    assert result.scaling_efficiency[1] < 0.995
+    fp8 = calibration.precision_mfu_caps()["blackwell"]
+    assert "fp8" in fp8 and "bf16" not in fp8
+
+
+def test_the_mfu_cap_scales_the_whole_curve_by_one_factor(calibration: Calibration) -> None:
+    job = TrainingJob(params_b=13, seq_len=4096, global_batch=1024, precision="bf16", **M13)
+    cluster = Cluster(get_gpu("h100-sxm"))
+    free = predict(job, cluster, [8, 64, 256], calibration)
+    report = dict(calibration.report)
+    report["family_precision_mfu"] = {**report["family_precision_mfu"], "hopper": {"bf16": [0.1, 0.3]}}
+    capped = predict(job, cluster, [8, 64, 256], dataclasses.replace(calibration, report=report))
+    # The highest MFU of the curve (at its smallest sizes, up to 1 GPU) meets the cap; the asked ones sit below it.
+    assert np.nanmax(capped.mfu) <= 0.3 + 1e-9 and np.nanmax(free.mfu) > 0.3
+    np.testing.assert_allclose(capped.tokens_per_s / free.tokens_per_s, capped.tokens_per_s[0] / free.tokens_per_s[0])
+    np.testing.assert_allclose(capped.scaling_efficiency, free.scaling_efficiency)
+    assert any("one factor" in note and "bf16" in note for note in capped.warnings)
