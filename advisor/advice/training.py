@@ -159,7 +159,10 @@ class Advice:
 
 
 _WORKLOAD_POINTERS: Final[Mapping[str, str]] = {
-    **{k: f"/workload/model/{k}" for k in ("params_b", "seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")},
+    **{
+        k: f"/workload/model/{k}"
+        for k in ("params_b", "seq_len", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")
+    },
     **{
         k: f"/workload/parallelism/{k}"
         for k in ("strategy", "tp", "pp", "cp", "micro_batch", "activation_checkpointing", "virtual_pipeline")
@@ -187,6 +190,9 @@ def _training_job(s: Scenario) -> TrainingJob:
         layers=w.model.layers,
         hidden=w.model.hidden,
         heads=w.model.heads,
+        # Megatron-Core splits the key/value heads over the tensor-parallel ranks: tp must divide them (an outsider's
+        # probe: tp 8 was recommended for 4 KV heads).
+        kv_heads=w.model.kv_heads,
         # Activation memory is what the FFN width sizes here: a mixture of experts stores its active experts' (a
         # regression probe: Mixtral's activations were counted for one expert of the two a token uses).
         ffn_hidden=w.model.token_ffn_hidden if w.model.experts and w.model.token_ffn_hidden else w.model.ffn_hidden,

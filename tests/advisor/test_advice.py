@@ -1010,3 +1010,17 @@ def test_each_compared_gpu_carries_its_own_prediction_caveats(catalog: dict[str,
     sheet = load_workbook(io.BytesIO(proposal_workbook(proposal=proposal)))["Alternatives"]
     header = [c.value for c in sheet[1]]
     assert "cdna3" in str(sheet.cell(row=3, column=header.index("warnings") + 1).value)
+
+
+def test_tensor_parallel_must_divide_the_kv_heads(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: heads 40 with 4 KV heads and a given tp 8 was advised (Megatron-Core asserts
+    num_query_groups % tp == 0, so that job does not start); left open, the search never picks such a tp."""
+    model = {**M13, "kv_heads": 4}
+    workload = {"kind": "training", "model": model, "tokens": 1e11, "runs_per_year": 1, "global_batch": 1024}
+    with pytest.raises(ScenarioError) as caught:
+        advise(scenario(workload={**workload, "parallelism": {"tp": 8}}, cluster_sizes=[64]), now=NOW)
+    assert caught.value.errors[0]["pointer"] == "/workload/parallelism/tp"
+    assert "kv_heads (4)" in caught.value.errors[0]["message"]
+    model = {**M13, "params_b": 11, "kv_heads": 2, "seq_len": 131072}
+    doc = advise(scenario(workload={**workload, "model": model}, cluster_sizes=[64]), now=NOW).to_dict()
+    assert all(size["layout"]["tp"] in (1, 2) for size in doc["sizes"] if size.get("layout")), doc["sizes"]
