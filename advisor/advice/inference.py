@@ -27,6 +27,10 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
   GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
   that / 12.
+- A yearly rental price decline (``rent.price_decline_per_year``) levelizes the on-demand and spot parts of the
+  monthly bill over the horizon (``costs.rent_level``, the factor training and the fleet plan use; a reserved term
+  as quoted): ``rent.usd_per_month`` is that levelized bill, which break-even, ``breaks_even`` and the
+  recommendation compare, and ``usd_per_month_today`` today's, which the cash outlook pays the first year.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -51,12 +55,13 @@ from scipy.special import gammaln
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.costs import cumulative_document
+from advisor.advice.costs import cumulative_document, rent_level
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
     json_document,
     json_safe,
+    levelized_words,
     model_document,
     money,
     n_gpus,
@@ -257,8 +262,16 @@ class _RentPlan:
     burst_market: np.ndarray
     alone: dict[str, tuple[np.ndarray, np.ndarray]]  # market -> (row, USD/hour) renting it all on that market
     used_gpu_hours: np.ndarray  # GPU-hours the replicas are busy, an hour of the day on average
-    rent_month: np.ndarray
+    rent_month_today: np.ndarray  # the bill a month at today's prices [USD/month]
+    committed_month: np.ndarray  # its part on a reserved term, whose price does not decline [USD/month]
+    level: float  # costs.rent_level: levelizes on-demand and spot prices over the horizon (1 without a decline)
     base: np.ndarray  # base replicas (nan where the deployment does not qualify)
+
+    @property
+    def rent_month(self) -> np.ndarray:
+        """The bill a month levelized over the horizon (``rent.price_decline_per_year``): on-demand and spot parts
+        at ``level`` x today's price, a reserved term's as quoted, like training's costs per run [USD/month]."""
+        return self.committed_month + (self.rent_month_today - self.committed_month) * self.level
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -301,6 +314,10 @@ def _rent_plan(
     finite = np.isfinite(needed).all(axis=1)
     used = np.where(finite, time_average(np.where(np.isfinite(needed), needed, 0.0), share), np.nan) * tp
     alone = {m: table.alone(m, needed=needed, share=share, all_month=m in RESERVED_MARKETS) for m in priced}
+    base_row = split["base_row"]
+    prices = table.usd_per_hour
+    base_price = prices[np.maximum(base_row, 0), np.arange(len(tps))] if prices.shape[0] else np.zeros(len(tps))
+    base_hourly = np.where(base_row >= 0, split["base_instances"] * base_price, 0.0)
     return _RentPlan(
         table=table,
         split=split,
@@ -308,7 +325,11 @@ def _rent_plan(
         burst_market=_market_of(table, split["burst_row"]),
         alone=alone,
         used_gpu_hours=used,
-        rent_month=split["usd_per_hour"] * HOURS_PER_MONTH,
+        rent_month_today=split["usd_per_hour"] * HOURS_PER_MONTH,
+        committed_month=np.where(
+            np.isin(base_market, list(RESERVED_MARKETS)) & np.isfinite(base_hourly), base_hourly * HOURS_PER_MONTH, 0.0
+        ),
+        level=float(rent_level(s=s)),
         base=np.where(ok, split["base_replicas"], np.nan),
     )
 
@@ -398,6 +419,7 @@ def _rent_document(
     return {
         "offer": burst_offer or base_offer,
         "usd_per_month": num(rent_month[i]) if rent_ok else None,
+        "usd_per_month_today": num(plan.rent_month_today[i]) if rent_ok else None,
         "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
         "base_replicas": int(base[i]) if rent_ok else None,
         "base_market": plan.base_market[i] if rent_ok and base[i] > 0 else None,
@@ -599,10 +621,17 @@ def _counted(x: float, word: str) -> str:
     return f"{figure} {word if figure == '1' else word + 's'}"
 
 
-def _rent_reason(doc: Mapping[str, Any]) -> str:
+def _rent_reason(doc: Mapping[str, Any], *, scenario: Mapping[str, Any] | None = None) -> str:
+    """ "Renting costs $14,313/month levelized over 5 years at an 8% discount rate from $24,521/month today, falling
+    30% a year (...)": the levelized bill the decision compares, with today's where a price decline makes them
+    differ."""
     rent = doc["rent"]
+    cost = f"{money(rent['usd_per_month'])}/month"
+    today = rent.get("usd_per_month_today")
+    if scenario is not None and today is not None and not math.isclose(today, rent["usd_per_month"], rel_tol=1e-9):
+        cost = levelized_words(levelized=cost, today=f"{money(today)}/month", scenario=scenario)
     return (
-        f"Renting costs {money(rent['usd_per_month'])}/month ({_rent_plan_words(rent)}): "
+        f"Renting costs {cost} ({_rent_plan_words(rent)}): "
         f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
     )
 
@@ -689,7 +718,7 @@ def _chosen_reasons(
     )
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:
-        reasons.append(_rent_reason(doc))
+        reasons.append(_rent_reason(doc, scenario=s.to_dict()))
     if buy_m is not None:
         be = doc["buy"]["break_even_utilization"]
         reasons.append(
@@ -781,6 +810,7 @@ def _outlook(
     s: Scenario,
     doc: Mapping[str, Any],
     j: int,
+    plan: _RentPlan,
     hw: Hardware,
     own: Mapping[str, Any],
     nodes: np.ndarray,
@@ -806,18 +836,22 @@ def _outlook(
         + own["variable"] * busy_gpu_hours_year[j]
     )  # cash each year: running costs and the energy of busy GPU-hours
     residual = float(own["capex"][j]) * b.residual_fraction
+    # Cash at today's prices, the on-demand and spot part falling each year and a reserved term's not; the present
+    # cost is the levelized rent's, the same figure (a finance probe: the NPV levelized while the decision did not).
+    committed = float(plan.committed_month[j])
     cumulative = cumulative_document(
         gpus=rec_gpus,
         months=months,
-        rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
+        rent_usd_per_month=float(plan.rent_month_today[j]) - committed,
+        rent_committed_usd_per_month=committed,
         rent_decline_per_year=s.rent.price_decline_per_year,
         capex_usd=float(own["capex"][j]),
         own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
         residual_usd=residual,
     )
     rent_pv, own_pv = ec.npv_rent_and_own_usd(
-        rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
-        rent_decline_per_year=s.rent.price_decline_per_year,
+        rent_usd_per_year=float(plan.rent_month[j]) * ec.MONTHS_PER_YEAR,
+        rent_decline_per_year=0.0,  # levelized already
         capex_usd=float(own["capex"][j]),
         own_running_usd_per_year=running_year,
         residual_usd=residual,
@@ -897,7 +931,7 @@ def advise_inference(
     # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
     # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
     with np.errstate(divide="ignore", invalid="ignore"):
-        be_price = plan.split["usd_per_hour"] / plan.used_gpu_hours
+        be_price = plan.rent_month / HOURS_PER_MONTH / plan.used_gpu_hours
     be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
     own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
 
@@ -964,7 +998,7 @@ def advise_inference(
     if rec_j is not None and hw is not None and action in ("rent", "buy"):
         doc = size_docs[rec_j]
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
-            cumulative, npv = _outlook(s, doc, rec_j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
+            cumulative, npv = _outlook(s, doc, rec_j, plan, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
 
     return json_document(
         {

@@ -89,8 +89,8 @@ class BreakEvenAgainst(Closed):
     usd_per_gpu_hour: NonNegative | None = Field(
         description="The rental price break_even_utilization was computed against (training: levelized over the "
         "horizon when rent.price_decline_per_year is set; inference: the rent as priced per busy GPU-hour, "
-        "rent.usd_per_month over the replicas' GPU-hours a month, base, burst and whole instances included, so "
-        "that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
+        "rent.usd_per_month (levelized) over the replicas' GPU-hours a month, base, burst and whole instances "
+        "included, so that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
     )
 
 
@@ -537,16 +537,28 @@ class TrafficProfile(Closed):
 
 
 class InferenceRent(Closed):
-    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count
-    GPUs holds floor(gpu_count / tp) replicas. usd_per_month = (base_instances x base_offer.usd_per_hour +
-    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, gpu_count and usd_per_hour are one
-    instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a time: gpu_count tp,
-    usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the
-    instances billed over the replicas' GPU-hours they serve."""
+    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count GPUs
+    holds floor(gpu_count / tp) replicas. usd_per_month_today = (base_instances x base_offer.usd_per_hour +
+    burst_instances_mean x burst_offer.usd_per_hour) x 730; usd_per_month levelizes it. In the offers, gpu_count and
+    usd_per_hour are one instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a
+    time: gpu_count tp, usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use
+    costs there: the instances billed over the replicas' GPU-hours they serve."""
 
     offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
-    usd_per_month: NonNegative | None
-    usd_per_million_output_tokens: NonNegative | None = None
+    usd_per_month: NonNegative | None = Field(
+        description="The rent a month the decision compares [USD/month]: usd_per_month_today with its on-demand and "
+        "spot parts levelized over buy.years at buy.discount_rate under rent.price_decline_per_year (the constant "
+        "price with the same present value, as training's costs per run; a reserved term's part as quoted); equal "
+        "to usd_per_month_today without a decline."
+    )
+    usd_per_month_today: NonNegative | None = Field(
+        default=None,
+        description="The bill a month at today's prices: (base_instances x base_offer.usd_per_hour + "
+        "burst_instances_mean x burst_offer.usd_per_hour) x 730 [USD/month]; cumulative_cost pays it the first year.",
+    )
+    usd_per_million_output_tokens: NonNegative | None = Field(
+        default=None, description="usd_per_month over the output tokens served a month [USD per million tokens]."
+    )
     base_replicas: int | None = Field(
         default=None, description="Replicas the base instances hold (at most the peak's), billed all month."
     )

@@ -987,3 +987,54 @@ def test_warnings_name_the_markets_asked_for_and_say_nothing_to_break_even_again
     spot = advise_inference(scenario(rent={"markets": ["spot"]}), now=NOW)
     assert any(w.startswith("Only spot offers") for w in spot["warnings"])
     assert not any("No reserved offer" in w for w in spot["warnings"]), spot["warnings"]
+
+
+SERVE_70B = {
+    "name": "70B serve manual 3.5, -30%/yr",
+    "workload": {
+        "kind": "inference",
+        "model": {"params_b": 70, "layers": 80, "hidden": 8192, "heads": 64, "seq_len": 4096},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 12, "mean_requests_per_s": 10, "input_tokens": 1500, "output_tokens": 300},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+    },
+    "gpu": "h100-sxm",
+    "rent": {"usd_per_gpu_hour": 3.5, "price_decline_per_year": 0.3},
+    "buy": {"capex_usd": 317000},
+}
+
+
+def test_a_rental_price_decline_levelizes_the_rent_the_decision_compares(db: None):
+    # A finance probe: at 30%/year the 70B service was "buy 12 GPUs, cheaper by $2,452/month" against today's rent
+    # while its own present costs said rent $685,770 < buy $1,057,367; training and fleet levelize the rent.
+    doc = advise_inference(SERVE_70B, now=NOW)
+    level = float(
+        ec.levelized_rent_usd_per_gpu_hour(usd_per_gpu_hour=1.0, decline_per_year=0.3, discount_rate=0.08, years=5)
+    )
+    assert level == pytest.approx(0.58370, abs=1e-5)
+    flat = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 3.5}}, now=NOW)
+    checked = 0
+    for size, today in zip(doc["sizes"], flat["sizes"], strict=True):
+        rent, buy = size["rent"], size["buy"]
+        if rent["usd_per_month"] is None or buy["usd_per_month"] is None:
+            continue
+        checked += 1
+        assert rent["usd_per_month_today"] == pytest.approx(today["rent"]["usd_per_month"])
+        assert rent["usd_per_month"] == pytest.approx(today["rent"]["usd_per_month"] * level)
+        busy_hours_month = buy["utilization"] * buy["gpus_owned"] * HOURS_PER_MONTH
+        assert buy["break_even_against"]["usd_per_gpu_hour"] == pytest.approx(rent["usd_per_month"] / busy_hours_month)
+        assert buy["breaks_even"] == (buy["usd_per_month"] <= rent["usd_per_month"])
+    assert checked
+    rec = doc["recommendation"]
+    assert rec["action"] == "rent"
+    assert doc["npv"]["rent_present_cost_usd"] < doc["npv"]["buy_present_cost_usd"]
+    size = next(s for s in doc["sizes"] if s["gpus"] == rec["gpus"] and s["tp"] == rec["tp"])
+    crf = float(ec.capital_recovery_factor(discount_rate=0.08, years=5))
+    assert doc["npv"]["rent_present_cost_usd"] == pytest.approx(size["rent"]["usd_per_month"] * 12 / crf)
+    # The cash outlook pays today's price the first year.
+    assert doc["cumulative_cost"]["rent_usd"][12] == pytest.approx(12 * size["rent"]["usd_per_month_today"])
+    text = " ".join(rec["reasons"])
+    assert "levelized over 5 years at an 8% discount rate from" in text and "today, falling 30% a year" in text
+    # Without a decline nothing changes: usd_per_month is today's.
+    for size in flat["sizes"]:
+        assert size["rent"]["usd_per_month_today"] == size["rent"]["usd_per_month"]
