@@ -958,6 +958,8 @@ def advise_inference(
         "tp": None if rec_j is None else size_docs[rec_j]["tp"],
         "reasons": reasons,
     }
+    if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
+        recommendation.update(gpus_owned=size_docs[rec_j]["buy"]["gpus_owned"], nodes=size_docs[rec_j]["buy"]["nodes"])
     if action == "none" and not ok.any() and explain_unmet:  # no deployment meets the targets (not: one does but
         # nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))

@@ -184,6 +184,12 @@ class Recommendation(Closed):
         description="Inference: the tensor-parallel degree of the recommended deployment; it and gpus name one "
         "size (TP 4 x 18 and TP 8 x 9 are both 72 GPUs). Absent in training and in documents issued before 2026-12-06.",
     )
+    gpus_owned: int | None = Field(
+        default=None,
+        description="Inference, action buy: the GPUs bought, whole servers of network.gpus_per_node (gpus is what "
+        "the deployment uses; the capex pays for these). Absent otherwise.",
+    )
+    nodes: int | None = Field(default=None, description="Inference, action buy: the servers bought. Absent otherwise.")
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
         default=None, description="Scaling efficiency below which more GPUs are not worth it."

@@ -1038,3 +1038,28 @@ def test_a_rental_price_decline_levelizes_the_rent_the_decision_compares(db: Non
     # Without a decline nothing changes: usd_per_month is today's.
     for size in flat["sizes"]:
         assert size["rent"]["usd_per_month_today"] == size["rent"]["usd_per_month"]
+
+
+def test_a_buy_decision_states_the_gpus_and_servers_bought_beside_the_deployments(db: None):
+    # A finance probe: "Decision: Buy 12 NVIDIA H100 SXM5 80GB GPUs ... Amount: $634,000" while $634,000 bought 16 GPUs
+    # in 2 x 8-GPU servers ($52,833 a GPU, which no quote supports); the XLSX Summary read GPUs 12.
+    import io
+
+    from openpyxl import load_workbook
+
+    from advisor.web.presenters import headline
+    from advisor.xlsx import proposal_workbook
+
+    doc = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 3.5}}, now=NOW)
+    rec = doc["recommendation"]
+    assert rec["action"] == "buy" and rec["gpus"] == 12
+    assert rec["gpus_owned"] == 16 and rec["nodes"] == 2
+    top = headline(advice=doc)
+    assert top["gpus_text"] == "16 NVIDIA H100 SXM5 80GB GPUs in 2 x 8-GPU servers (the deployment uses 12)"
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": doc})))
+    summary = dict(book["Summary"].iter_rows(min_row=2, values_only=True))
+    assert summary["GPUs"] == 16 and summary["Servers"] == 2 and summary["GPUs the deployment uses"] == 12
+    assert summary["Amount to approve (USD)"] == pytest.approx(2 * 317000)
+    rent = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 1.0}}, now=NOW)
+    assert rent["recommendation"]["action"] == "rent" and "gpus_owned" not in rent["recommendation"]
+    assert headline(advice=rent)["gpus_text"] == f"{rent['recommendation']['gpus']} NVIDIA H100 SXM5 80GB GPUs"
