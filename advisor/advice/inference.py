@@ -263,7 +263,8 @@ class _RentPlan:
     alone: dict[str, tuple[np.ndarray, np.ndarray]]  # market -> (row, USD/hour) renting it all on that market
     used_gpu_hours: np.ndarray  # GPU-hours the replicas are busy, an hour of the day on average
     rent_month_today: np.ndarray  # the bill a month at today's prices [USD/month]
-    committed_month: np.ndarray  # its part on a reserved term, whose price does not decline [USD/month]
+    base_month_today: np.ndarray  # its base's part, billed every hour used or not [USD/month]
+    committed_month: np.ndarray  # the base's part on a reserved term, whose price does not decline [USD/month]
     level: float  # costs.rent_level: levelizes on-demand and spot prices over the horizon (1 without a decline)
     base: np.ndarray  # base replicas (nan where the deployment does not qualify)
 
@@ -272,6 +273,11 @@ class _RentPlan:
         """The bill a month levelized over the horizon (``rent.price_decline_per_year``): on-demand and spot parts
         at ``level`` x today's price, a reserved term's as quoted, like training's costs per run [USD/month]."""
         return self.committed_month + (self.rent_month_today - self.committed_month) * self.level
+
+    @property
+    def base_month(self) -> np.ndarray:
+        """The base's part of ``rent_month`` (levelized likewise), billed every hour used or not [USD/month]."""
+        return self.committed_month + (self.base_month_today - self.committed_month) * self.level
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -326,6 +332,7 @@ def _rent_plan(
         alone=alone,
         used_gpu_hours=used,
         rent_month_today=split["usd_per_hour"] * HOURS_PER_MONTH,
+        base_month_today=np.where(np.isfinite(base_hourly), base_hourly * HOURS_PER_MONTH, 0.0),
         committed_month=np.where(
             np.isin(base_market, list(RESERVED_MARKETS)) & np.isfinite(base_hourly), base_hourly * HOURS_PER_MONTH, 0.0
         ),
@@ -335,9 +342,17 @@ def _rent_plan(
 
 
 def _own_costs(
-    s: Scenario, hw: Hardware, nodes: np.ndarray, owned_gpus: np.ndarray, busy_gpu_hours_year: np.ndarray, be_price: Any
+    s: Scenario,
+    hw: Hardware,
+    nodes: np.ndarray,
+    owned_gpus: np.ndarray,
+    busy_gpu_hours_year: np.ndarray,
+    plan: _RentPlan,
 ) -> dict[str, Any]:
-    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even."""
+    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even against
+    the rent as priced, its base billed every hour used or not and its burst per busy GPU-hour
+    (economics.break_even_with_committed_rent: a finance probe read u* 23% against a reserved base that owning beat
+    at any utilization)."""
     gpn = s.network.gpus_per_node
     b = s.buy
     fixed = ec.yearly_fixed_cost_usd(
@@ -374,10 +389,11 @@ def _own_costs(
         "rate": ec.owned_usd_per_gpu_hour(
             yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
         ),
-        "break_even": ec.break_even_utilization(
+        "break_even": ec.break_even_with_committed_rent(
             yearly_fixed_usd=fixed,
             gpus=owned_gpus,
-            rent_usd_per_gpu_hour=be_price,
+            committed_usd_per_year=plan.base_month * ec.MONTHS_PER_YEAR,
+            rent_usd_per_gpu_hour=(plan.rent_month - plan.base_month) * ec.MONTHS_PER_YEAR / busy_gpu_hours_year,
             variable_usd_per_gpu_hour=variable,
         ),
     }
@@ -441,6 +457,7 @@ def _buy_document(
     be_price: Any,
     be_markets: list[str],
     tokens_per_month: float,
+    rent_month: np.ndarray,
 ) -> dict[str, Any]:
     be = float(own["break_even"][i])
     be_ok = math.isfinite(be) and be <= 1.0
@@ -462,7 +479,8 @@ def _buy_document(
         },
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
-        "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
+        # Owning costs no more than the rent as priced (u >= u* wherever u* is a break-even).
+        "breaks_even": bool(math.isfinite(float(be_price[i])) and own["month"][i] <= rent_month[i]),
     }
 
 
@@ -726,7 +744,10 @@ def _chosen_reasons(
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
             f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
             + (
-                f"{be:.0%}."
+                "0%: the rent's base is billed every hour used or not, and even fully busy owning costs no more, so "
+                "owning is cheaper at any utilization."
+                if be == 0
+                else f"{be:.0%}."
                 if be is not None
                 else "more than 100% (owning never pays at this price)."
                 if rent_m is not None
@@ -933,14 +954,15 @@ def advise_inference(
     with np.errstate(divide="ignore", invalid="ignore"):
         be_price = plan.rent_month / HOURS_PER_MONTH / plan.used_gpu_hours
     be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
-    own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
     for i, d in enumerate(deployments):
         good = bool(ok[i])
         rent_doc = _rent_document(s, i, d.tp, good, plan, tokens_per_month)
         buy_doc = (
-            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month)
+            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month, plan.rent_month)
             if own and good
             else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )

@@ -611,14 +611,17 @@ class InferenceBuy(Closed):
     usd_per_million_output_tokens: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
     break_even_utilization: NonNegative | None = Field(
-        description="u* = A / (N * 8760 * (r - v)) against break_even_against (the rent as priced), in 0..1; null "
-        "when owning costs more than that rent even fully busy, or renting is not priced."
+        description="u* against the rent as priced (break_even_against), in 0..1: its base, billed every hour used "
+        "or not, is C a year and its burst r per busy GPU-hour, so u* = max(0, (A - C) / (N * 8760 * (r - v))) "
+        "(DESIGN.md's formula where there is no base), and without a burst 0 where owning fully busy costs no more "
+        "than the base (owning is cheaper at any utilization; economics.break_even_with_committed_rent); null when "
+        "owning costs more than that rent even fully busy, or renting is not priced."
     )
     break_even_hours_per_year: NonNegative | None = None
     breaks_even: bool | None = Field(
         default=None,
-        description="utilization >= break_even_utilization: owning costs no more than the rent as priced; false where "
-        "break_even_utilization is null.",
+        description="Owning costs no more than the rent as priced (buy.usd_per_month <= rent.usd_per_month): "
+        "utilization >= break_even_utilization wherever that is a break-even.",
     )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None,

@@ -281,15 +281,27 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
         "markets": ["reserved_1y", "on_demand"],
         "usd_per_gpu_hour": rate,
     }
-    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (rate - variable)))
+    # The reserved base is billed every hour used or not; only the burst scales with the busy hours (a finance probe:
+    # the whole rent per busy hour read u* 23% where owning was cheaper at any utilization).
+    rent = tp1["rent"]
+    base = rent["base_instances"] * rent["base_offer"]["usd_per_hour"] * HOURS_PER_MONTH * 12
+    burst_rate = (rent["usd_per_month"] * 12 - base) / busy
+    assert burst_rate > variable
+    assert buy["break_even_utilization"] == pytest.approx(
+        max(0.0, (fixed - base) / (nodes * 8 * 8760 * (burst_rate - variable)))
+    )
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
     # A finance probe: usd_per_year was the fixed part only ($489,906 against 12 x usd_per_month = $512,279 on a 70B
     # service): one yearly cost, fixed plus the busy hours' energy, behind both.
     assert buy["usd_per_year"] == pytest.approx(fixed + variable * busy)
     assert buy["usd_per_year"] == pytest.approx(12 * buy["usd_per_month"])
     assert 0 < buy["utilization"] <= 1
-    be = ec.break_even_utilization(
-        yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=rate, variable_usd_per_gpu_hour=variable
+    be = ec.break_even_with_committed_rent(
+        yearly_fixed_usd=fixed,
+        gpus=nodes * 8,
+        committed_usd_per_year=base,
+        rent_usd_per_gpu_hour=burst_rate,
+        variable_usd_per_gpu_hour=variable,
     )
     assert buy["break_even_utilization"] == pytest.approx(float(be))
 
@@ -1063,3 +1075,39 @@ def test_a_buy_decision_states_the_gpus_and_servers_bought_beside_the_deployment
     rent = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 1.0}}, now=NOW)
     assert rent["recommendation"]["action"] == "rent" and "gpus_owned" not in rent["recommendation"]
     assert headline(advice=rent)["gpus_text"] == f"{rent['recommendation']['gpus']} NVIDIA H100 SXM5 80GB GPUs"
+
+
+@pytest.mark.parametrize("markets", [["reserved_1y"], ["on_demand", "reserved_1y"]])
+def test_break_even_against_a_base_billed_all_month_follows_the_term_rule(catalog: dict[str, Any], markets: Any):
+    # A finance probe: an L40S 16-GPU row on a reserved base read u* 0.2269 against the rent per busy GPU-hour, while
+    # owning was cheaper at any utilization ($7,361/month idle, $7,625 at u*, against $27,715 rented). The base is
+    # billed every hour used or not, so only the burst scales with the busy hours (economics.break_even_against_term:
+    # u* = 0 where owning fully busy costs no more than the committed rent).
+    doc = advise_inference(scenario(rent={"markets": markets}), now=NOW)
+    checked = 0
+    for size in doc["sizes"]:
+        rent, buy = size["rent"], size["buy"]
+        if rent["usd_per_month"] is None or buy["usd_per_month"] is None or not rent["base_replicas"]:
+            continue
+        checked += 1
+        gpus, fixed, v = buy["gpus_owned"], buy["fixed_usd_per_year"], buy["variable_usd_per_busy_gpu_hour"]
+        base = rent["base_instances"] * rent["base_offer"]["usd_per_hour"] * HOURS_PER_MONTH * 12
+        burst = rent["usd_per_month"] * 12 - base
+        busy = buy["utilization"] * gpus * 8760
+        rate = burst / busy  # the burst per busy GPU-hour of the owned GPUs
+        fully_busy = fixed + v * gpus * 8760 <= base + rate * gpus * 8760
+        if rate > v:
+            expected = max(0.0, (fixed - base) / (gpus * 8760 * (rate - v)))
+            assert buy["break_even_utilization"] == pytest.approx(expected) if expected <= 1 else True
+        elif fully_busy:
+            assert buy["break_even_utilization"] == 0
+        else:
+            assert buy["break_even_utilization"] is None
+        assert buy["breaks_even"] == (buy["usd_per_month"] <= rent["usd_per_month"])
+    assert checked
+    if markets == ["reserved_1y"]:  # no burst: the whole rent is the term
+        zero = [s for s in doc["sizes"] if s["buy"].get("break_even_utilization") == 0]
+        assert zero
+        rec = doc["recommendation"]
+        if rec["action"] == "buy" and by_tp(doc, rec["tp"])["buy"]["break_even_utilization"] == 0:
+            assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
