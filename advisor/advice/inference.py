@@ -716,7 +716,6 @@ def _chosen_reasons(
     s: Scenario,
     doc: Mapping[str, Any],
     action: str,
-    size_docs: list[dict[str, Any]],
     reasons: list[str],
     warnings: list[str],
 ) -> None:
@@ -758,7 +757,9 @@ def _chosen_reasons(
     if rent_m is not None and buy_m is not None:
         cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
         reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
-    if any(d["rent"]["burst_market"] == "spot" for d in size_docs if d["rent"]["usd_per_month"]):
+    # The recommended deployment's burst (a finance probe: another row's spot burst put this on a decision that used
+    # none); every row's rent.burst_market says which market it bursts on.
+    if action == "rent" and doc["rent"]["burst_market"] == "spot":
         warnings.append(
             "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
             "need retries; remove spot from /rent/markets to price on-demand instead."
@@ -797,7 +798,7 @@ def _recommend(
         )
         return "none", j, reasons
     _, j, action = min(candidates, key=lambda c: c[0])
-    _chosen_reasons(s, size_docs[j], action, size_docs, reasons, warnings)
+    _chosen_reasons(s, size_docs[j], action, reasons, warnings)
     return action, j, reasons
 
 

@@ -1111,3 +1111,15 @@ def test_break_even_against_a_base_billed_all_month_follows_the_term_rule(catalo
         rec = doc["recommendation"]
         if rec["action"] == "buy" and by_tp(doc, rec["tp"])["buy"]["break_even_utilization"] == 0:
             assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
+
+
+def test_the_spot_warning_is_for_the_recommended_deployment_only(catalog: dict[str, Any]):
+    # A finance probe: the recommended 8 GPUs burst on demand, only a 16-GPU row on spot, yet the warnings, the PDF and
+    # the XLSX said "Spot capacity serves part of the peak". Each row's rent.burst_market says which market it uses.
+    _offer(Provider.objects.get(slug="acme"), "acme.8xh100", "spot", 8, 30.0)
+    traffic = {"peak_requests_per_s": 200, "mean_requests_per_s": 60, "input_tokens": 1000, "output_tokens": 200}
+    doc = advise_inference(scenario(traffic=traffic), now=NOW)
+    rec = by_tp(doc, doc["recommendation"]["tp"])
+    assert rec["rent"]["burst_market"] == "on_demand"
+    assert any(s["rent"]["burst_market"] == "spot" for s in doc["sizes"])
+    assert not any(w.startswith("Spot capacity serves part of the peak") for w in doc["warnings"]), doc["warnings"]
