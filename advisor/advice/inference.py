@@ -66,6 +66,7 @@ from advisor.advice.documents import (
     money,
     n_gpus,
     num,
+    pct,
     recommended_size,
 )
 from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
@@ -741,12 +742,12 @@ def _chosen_reasons(
         reasons.append(
             f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
-            f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
+            f"them {pct(doc['buy']['utilization'])} busy against a break-even of "
             + (
                 "0%: the rent's base is billed every hour used or not, and even fully busy owning costs no more, so "
                 "owning is cheaper at any utilization."
                 if be == 0
-                else f"{be:.0%}."
+                else f"{pct(be)}."
                 if be is not None
                 else "more than 100% (owning never pays at this price)."
                 if rent_m is not None
