@@ -189,7 +189,8 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
             continue
         if where in DEFAULTS:
             d = DEFAULTS[where]
-            out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})
+            row = {"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source}
+            out.append({**row, "as_of": d.as_of} if d.as_of else row)
         elif where.startswith(TRAFFIC_POINTER + "/"):
             rates = {f"{TRAFFIC_POINTER}/{k}" for k in ("peak_requests_per_s", "mean_requests_per_s")}
             derived = where in rates and not rates <= set(s.defaults_used)  # the other rate was given

@@ -1123,3 +1123,24 @@ def test_the_spot_warning_is_for_the_recommended_deployment_only(catalog: dict[s
     assert rec["rent"]["burst_market"] == "on_demand"
     assert any(s["rent"]["burst_market"] == "spot" for s in doc["sizes"])
     assert not any(w.startswith("Spot capacity serves part of the peak") for w in doc["warnings"]), doc["warnings"]
+
+
+def test_every_sourced_default_the_advice_states_carries_a_date(db: None):
+    # A finance probe: the spot interruption rate, checkpoint and restart times, software and staff defaults had a
+    # source but no as_of, while the ownership table's and the hardware quotes' all carry dates (cost-model.md 5).
+    from advisor.advice.documents import assumptions_used
+    from advisor.scenario import DEFAULTS
+
+    dated = {
+        "/rent/spot/interruptions_per_node_hour",
+        "/rent/spot/checkpoint_s",
+        "/rent/spot/restart_s",
+        "/buy/software_usd_per_gpu_year",
+        "/buy/staff_usd_per_year",
+    }
+    assert DEFAULTS["/buy/software_usd_per_gpu_year"].as_of == "2023-11-21"  # NVIDIA's Q3 FY24 earnings call
+    s = parse_scenario({"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12}, "gpu": "h100-sxm"})
+    rows = {row["pointer"]: row for row in assumptions_used(s, catalog={"years": {"as_of": "2026-09-01"}})}
+    for pointer in dated:
+        assert pointer in rows, pointer
+        assert rows[pointer]["as_of"], pointer
