@@ -273,12 +273,12 @@ class _RentPlan:
     def rent_month(self) -> np.ndarray:
         """The bill a month levelized over the horizon (``rent.price_decline_per_year``): on-demand and spot parts
         at ``level`` x today's price, a reserved term's as quoted, like training's costs per run [USD/month]."""
-        return self.committed_month + (self.rent_month_today - self.committed_month) * self.level
+        return np.asarray(self.committed_month + (self.rent_month_today - self.committed_month) * self.level)
 
     @property
     def base_month(self) -> np.ndarray:
         """The base's part of ``rent_month`` (levelized likewise), billed every hour used or not [USD/month]."""
-        return self.committed_month + (self.base_month_today - self.committed_month) * self.level
+        return np.asarray(self.committed_month + (self.base_month_today - self.committed_month) * self.level)
 
     @property
     def frame(self) -> pd.DataFrame:
