@@ -16,7 +16,8 @@ Conventions (see ../shared/reference/cost-model.md section 4 and DESIGN.md):
 - Break-even utilization ``u* = A / (N * 8760 * (r - v))`` (DESIGN.md); infinite when the
   rental price does not exceed the variable cost (buying never pays). A value above 1 means
   the cluster cannot break even even when busy all year.
-- Reserved terms are paid whether used or not: per busy GPU-hour they cost ``price / u``.
+- Reserved terms are paid whether used or not: per busy GPU-hour they cost ``price / u``; break-even against a rent
+  billed partly every hour (a term, an always-on base) is ``break_even_with_committed_rent``.
 - Spot: the job checkpoints at the Young/Daly interval ``T = sqrt(2 C M)`` where the job's
   mean time between interruptions ``M`` shrinks as ``1 / nodes``; the fraction of wall time
   lost is ``C / T + (T / 2 + R) / M`` (checkpoint stalls, half an interval of lost work and
@@ -166,10 +167,43 @@ def break_even_against_term(
     8760)`` and that plus ``v`` owning is cheaper only below ``(r - A / (N * 8760)) / v``; reported as ``inf``
     (not at full use): the costs per run at the given utilization compare the two there. No offer (an infinite
     price): ``inf``."""
-    fully_busy = _f(yearly_fixed_usd) / (_f(gpus) * HOURS_PER_YEAR) + _f(variable_usd_per_gpu_hour)
-    term = _f(term_usd_per_gpu_hour)
-    with _quiet():  # no offer (an infinite price): nothing to break even against
-        return np.where(np.isfinite(term) & (fully_busy <= term), 0.0, np.inf)
+    return break_even_with_committed_rent(
+        yearly_fixed_usd=yearly_fixed_usd,
+        gpus=gpus,
+        committed_usd_per_year=_f(term_usd_per_gpu_hour) * _f(gpus) * HOURS_PER_YEAR,
+        rent_usd_per_gpu_hour=0.0,
+        variable_usd_per_gpu_hour=variable_usd_per_gpu_hour,
+    )
+
+
+def break_even_with_committed_rent(
+    *,
+    yearly_fixed_usd: ArrayLike,
+    gpus: ArrayLike,
+    committed_usd_per_year: ArrayLike,
+    rent_usd_per_gpu_hour: ArrayLike,
+    variable_usd_per_gpu_hour: ArrayLike,
+) -> Array:
+    """Break-even utilization against a rent with a part billed every hour used or not (``C`` a year: a reserved
+    term, an always-on base) and a part billed per busy GPU-hour (``r``, of the ``N`` owned GPUs' busy hours).
+
+    Owning costs ``A + v N 8760 u``, renting ``C + r N 8760 u``. Where ``r > v``: ``u* = max(0, (A - C) / (N 8760
+    (r - v)))``, DESIGN.md's formula when ``C = 0``. Otherwise (a term alone: ``r = 0``) the hourly prices decide
+    (reference cost-model.md 4.1): ``0`` where owning fully busy costs no more (``A + v N 8760 <= C + r N 8760``:
+    owning is cheaper at any utilization), ``inf`` otherwise (owning is cheaper at most below some utilization, not
+    a break-even). No price (infinite): ``inf``."""
+    a, c, r, v = (
+        _f(yearly_fixed_usd),
+        _f(committed_usd_per_year),
+        _f(rent_usd_per_gpu_hour),
+        _f(variable_usd_per_gpu_hour),
+    )
+    hours = _f(gpus) * HOURS_PER_YEAR
+    priced = np.isfinite(c) & np.isfinite(r) & (hours > 0)
+    with _quiet():
+        threshold = np.maximum((a - c) / (hours * (r - v)), 0.0)
+        fully_busy_cheaper = a + v * hours <= c + r * hours
+        return np.where(priced & (r > v), threshold, np.where(priced & (r <= v) & fully_busy_cheaper, 0.0, np.inf))
 
 
 def break_even_for_market(

@@ -173,7 +173,9 @@ MAX_PERCENT_DIGITS: Final[int] = 6
 
 def percent(value: Any, *, digits: int = 0) -> str:
     """A fraction as a percentage: 0.6 -> "60%"; a nonzero fraction below what ``digits`` decimals show keeps
-    ``SMALL_PERCENT_DIGITS`` significant digits (0.0016 -> "0.16%"; 1e-300 -> "1e-298%")."""
+    ``SMALL_PERCENT_DIGITS`` significant digits (0.0016 -> "0.16%"; 1e-300 -> "1e-298%"); one that is not 1 never
+    reads 100%: it takes the decimals that show the difference (0.99668 -> "99.7%", a finance probe read a break-even
+    of "100% utilization (8,731 hours a year)")."""
     number = _finite(value)
     if number is None:
         return MISSING
@@ -182,4 +184,6 @@ def percent(value: Any, *, digits: int = 0) -> str:
         digits = SMALL_PERCENT_DIGITS - 1 - math.floor(math.log10(abs(share)))
         if digits > MAX_PERCENT_DIGITS:
             return f"{share:.{SMALL_PERCENT_DIGITS}g}%"
+    while share != 100 and f"{share:.{digits}f}" == f"{100:.{digits}f}" and digits < MAX_PERCENT_DIGITS:
+        digits += 1
     return f"{share:.{digits}f}%"

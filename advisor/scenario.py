@@ -49,6 +49,7 @@ class Default:
     value: Any
     unit: str
     source: str
+    as_of: str | None = None  # the date the source states, or the day it was read where it states none (ISO 8601)
 
 
 # Every default that does not come from the ownership-defaults table, with its unit and source.
@@ -97,19 +98,37 @@ DEFAULTS: Final[Mapping[str, Default]] = {
     "/rent/spot/interruptions_per_node_hour": Default(
         0.2 / 730,
         "interruptions per node-hour",
-        "AWS Spot Instance Advisor top bucket '>20%' interruptions per month (cost-model.md 4.4), 730 h/month",
+        "AWS Spot Instance Advisor top bucket '>20%' interruptions per month (cost-model.md 4.4), 730 h/month; "
+        "read 2026-12-05 (the source states no date)",
+        "2026-12-05",
     ),
-    "/rent/spot/checkpoint_s": Default(120, "s", "cost-model.md 4.4 Young/Daly example (120 s checkpoint write)"),
+    "/rent/spot/checkpoint_s": Default(
+        120,
+        "s",
+        "cost-model.md 4.4 Young/Daly example (120 s checkpoint write); read 2026-12-05 (the source states no date)",
+        "2026-12-05",
+    ),
     "/rent/spot/restart_s": Default(
-        1800, "s", "cost-model.md 4.4: measured 28-58 min capacity waits for constrained GPU families (lower end)"
+        1800,
+        "s",
+        "cost-model.md 4.4: measured 28-58 min capacity waits for constrained GPU families (lower end); read "
+        "2026-12-05 (the source states no date)",
+        "2026-12-05",
     ),
     "/buy/server": Default(None, "hardware quote name", "null = the newest catalog quote for the GPU"),
     "/buy/capex_usd": Default(None, "USD per node", "DESIGN.md: null = the hardware quote"),
-    "/buy/staff_usd_per_year": Default(0, "USD/year", "DESIGN.md example (staff shared with existing operations)"),
+    "/buy/staff_usd_per_year": Default(
+        0,
+        "USD/year",
+        "DESIGN.md example (staff shared with existing operations); read 2026-12-05 (the source states no date)",
+        "2026-12-05",
+    ),
     "/buy/software_usd_per_gpu_year": Default(
         0,
         "USD/GPU-year",
-        "open-source stack; NVIDIA AI Enterprise would be $4,500/GPU/yr (cost-model.md 1.2)",
+        "open-source stack; NVIDIA AI Enterprise would be $4,500/GPU/yr (Jensen Huang, NVIDIA Q3 FY24 earnings call, "
+        "2023-11-21; cost-model.md 1.2)",
+        "2023-11-21",
     ),
     "/utilization": Default(
         0.6,

@@ -243,7 +243,14 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Scenario", proposal.get("scenario_name")],
         ["Issued at (UTC)", _utc(proposal.get("issued_at"))],
         ["Decision", recommendation.get("action")],
-        ["GPUs", recommendation.get("gpus")],
+        # What is bought: a serving deployment is owned in whole servers (a finance probe: GPUs 12 beside the
+        # $634,000 of 16 GPUs in 2 servers).
+        ["GPUs", recommendation.get("gpus_owned") or recommendation.get("gpus")],
+        *(
+            [["Servers", recommendation["nodes"]], ["GPUs the deployment uses", recommendation.get("gpus")]]
+            if recommendation.get("gpus_owned")
+            else []
+        ),
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],

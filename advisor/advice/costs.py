@@ -156,9 +156,11 @@ def cumulative_document(
     capex_usd: float,
     own_usd_per_month: float,
     residual_usd: float,
+    rent_committed_usd_per_month: float = 0.0,
 ) -> dict[str, Any]:
     """The Advice's ``cumulative_cost``: renting and owning paid month by month over the horizon, and the month
-    owning becomes the cheaper (training and inference alike)."""
+    owning becomes the cheaper (training and inference alike). ``rent_committed_usd_per_month``: rent on a reserved
+    term besides ``rent_usd_per_month``, whose price does not decline (an inference base)."""
     rent_cum, own_cum = ec.cumulative_cost_by_month(
         months=months,
         rent_usd_per_month=rent_usd_per_month,
@@ -167,6 +169,7 @@ def cumulative_document(
         own_usd_per_month=own_usd_per_month,
         residual_usd=residual_usd,
     )
+    rent_cum = rent_cum + rent_committed_usd_per_month * np.arange(months + 1, dtype=np.float64)
     return {
         "gpus": gpus,
         "months": list(range(months + 1)),

@@ -116,11 +116,18 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
         )
     if market not in FLOATING_MARKETS:
         return f"{fmt.price(listed)} per GPU-hour"
+    return levelized_words(levelized=f"{fmt.price(billed)} per GPU-hour", today=fmt.price(listed), scenario=scenario)
+
+
+def levelized_words(*, levelized: str, today: str, scenario: Mapping[str, Any]) -> str:
+    """A rent levelized over the horizon, said with today's figure and the decline it levelizes (training's price per
+    GPU-hour, inference's bill a month): "$2.05 per GPU-hour levelized over 5 years at an 8% discount rate from $2.95
+    today, falling 20% a year". ``scenario``: the normalized Scenario (its decline, years and discount rate)."""
     buy, decline = scenario.get("buy") or {}, (scenario.get("rent") or {}).get("price_decline_per_year")
     rate = pct(buy.get("discount_rate"))
     return (
-        f"{fmt.price(billed)} per GPU-hour levelized over {fmt.plain(buy.get('years'))} years at {fmt.article(rate)} "
-        f"{rate} discount rate from {fmt.price(listed)} today, falling {pct(decline)} a year"
+        f"{levelized} levelized over {fmt.plain(buy.get('years'))} years at {fmt.article(rate)} {rate} discount rate "
+        f"from {today} today, falling {pct(decline)} a year"
     )
 
 
@@ -182,7 +189,8 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
             continue
         if where in DEFAULTS:
             d = DEFAULTS[where]
-            out.append({"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source})
+            row = {"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source}
+            out.append({**row, "as_of": d.as_of} if d.as_of else row)
         elif where.startswith(TRAFFIC_POINTER + "/"):
             rates = {f"{TRAFFIC_POINTER}/{k}" for k in ("peak_requests_per_s", "mean_requests_per_s")}
             derived = where in rates and not rates <= set(s.defaults_used)  # the other rate was given

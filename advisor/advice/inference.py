@@ -27,6 +27,10 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
   GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
   that / 12.
+- A yearly rental price decline (``rent.price_decline_per_year``) levelizes the on-demand and spot parts of the
+  monthly bill over the horizon (``costs.rent_level``, the factor training and the fleet plan use; a reserved term
+  as quoted): ``rent.usd_per_month`` is that levelized bill, which break-even, ``breaks_even`` and the
+  recommendation compare, and ``usd_per_month_today`` today's, which the cash outlook pays the first year.
 - Cost per million output tokens = monthly cost / output tokens served in a month at the mean rate
   (requests/s x output tokens x 730 x 3600); it carries the prompt (prefill) work too. The size entry's
   ``usd_per_million_output_tokens`` is the cheaper of renting and owning; ``rent`` and ``buy`` carry each.
@@ -51,16 +55,18 @@ from scipy.special import gammaln
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.costs import cumulative_document
+from advisor.advice.costs import cumulative_document, rent_level
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
     json_document,
     json_safe,
+    levelized_words,
     model_document,
     money,
     n_gpus,
     num,
+    pct,
     recommended_size,
 )
 from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
@@ -257,8 +263,22 @@ class _RentPlan:
     burst_market: np.ndarray
     alone: dict[str, tuple[np.ndarray, np.ndarray]]  # market -> (row, USD/hour) renting it all on that market
     used_gpu_hours: np.ndarray  # GPU-hours the replicas are busy, an hour of the day on average
-    rent_month: np.ndarray
+    rent_month_today: np.ndarray  # the bill a month at today's prices [USD/month]
+    base_month_today: np.ndarray  # its base's part, billed every hour used or not [USD/month]
+    committed_month: np.ndarray  # the base's part on a reserved term, whose price does not decline [USD/month]
+    level: float  # costs.rent_level: levelizes on-demand and spot prices over the horizon (1 without a decline)
     base: np.ndarray  # base replicas (nan where the deployment does not qualify)
+
+    @property
+    def rent_month(self) -> np.ndarray:
+        """The bill a month levelized over the horizon (``rent.price_decline_per_year``): on-demand and spot parts
+        at ``level`` x today's price, a reserved term's as quoted, like training's costs per run [USD/month]."""
+        return np.asarray(self.committed_month + (self.rent_month_today - self.committed_month) * self.level)
+
+    @property
+    def base_month(self) -> np.ndarray:
+        """The base's part of ``rent_month`` (levelized likewise), billed every hour used or not [USD/month]."""
+        return np.asarray(self.committed_month + (self.base_month_today - self.committed_month) * self.level)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -301,6 +321,10 @@ def _rent_plan(
     finite = np.isfinite(needed).all(axis=1)
     used = np.where(finite, time_average(np.where(np.isfinite(needed), needed, 0.0), share), np.nan) * tp
     alone = {m: table.alone(m, needed=needed, share=share, all_month=m in RESERVED_MARKETS) for m in priced}
+    base_row = split["base_row"]
+    prices = table.usd_per_hour
+    base_price = prices[np.maximum(base_row, 0), np.arange(len(tps))] if prices.shape[0] else np.zeros(len(tps))
+    base_hourly = np.where(base_row >= 0, split["base_instances"] * base_price, 0.0)
     return _RentPlan(
         table=table,
         split=split,
@@ -308,15 +332,28 @@ def _rent_plan(
         burst_market=_market_of(table, split["burst_row"]),
         alone=alone,
         used_gpu_hours=used,
-        rent_month=split["usd_per_hour"] * HOURS_PER_MONTH,
+        rent_month_today=split["usd_per_hour"] * HOURS_PER_MONTH,
+        base_month_today=np.where(np.isfinite(base_hourly), base_hourly * HOURS_PER_MONTH, 0.0),
+        committed_month=np.where(
+            np.isin(base_market, list(RESERVED_MARKETS)) & np.isfinite(base_hourly), base_hourly * HOURS_PER_MONTH, 0.0
+        ),
+        level=float(rent_level(s=s)),
         base=np.where(ok, split["base_replicas"], np.nan),
     )
 
 
 def _own_costs(
-    s: Scenario, hw: Hardware, nodes: np.ndarray, owned_gpus: np.ndarray, busy_gpu_hours_year: np.ndarray, be_price: Any
+    s: Scenario,
+    hw: Hardware,
+    nodes: np.ndarray,
+    owned_gpus: np.ndarray,
+    busy_gpu_hours_year: np.ndarray,
+    plan: _RentPlan,
 ) -> dict[str, Any]:
-    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even."""
+    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even against
+    the rent as priced, its base billed every hour used or not and its burst per busy GPU-hour
+    (economics.break_even_with_committed_rent: a finance probe read u* 23% against a reserved base that owning beat
+    at any utilization)."""
     gpn = s.network.gpus_per_node
     b = s.buy
     fixed = ec.yearly_fixed_cost_usd(
@@ -353,10 +390,11 @@ def _own_costs(
         "rate": ec.owned_usd_per_gpu_hour(
             yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
         ),
-        "break_even": ec.break_even_utilization(
+        "break_even": ec.break_even_with_committed_rent(
             yearly_fixed_usd=fixed,
             gpus=owned_gpus,
-            rent_usd_per_gpu_hour=be_price,
+            committed_usd_per_year=plan.base_month * ec.MONTHS_PER_YEAR,
+            rent_usd_per_gpu_hour=(plan.rent_month - plan.base_month) * ec.MONTHS_PER_YEAR / busy_gpu_hours_year,
             variable_usd_per_gpu_hour=variable,
         ),
     }
@@ -398,6 +436,7 @@ def _rent_document(
     return {
         "offer": burst_offer or base_offer,
         "usd_per_month": num(rent_month[i]) if rent_ok else None,
+        "usd_per_month_today": num(plan.rent_month_today[i]) if rent_ok else None,
         "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
         "base_replicas": int(base[i]) if rent_ok else None,
         "base_market": plan.base_market[i] if rent_ok and base[i] > 0 else None,
@@ -419,6 +458,7 @@ def _buy_document(
     be_price: Any,
     be_markets: list[str],
     tokens_per_month: float,
+    rent_month: np.ndarray,
 ) -> dict[str, Any]:
     be = float(own["break_even"][i])
     be_ok = math.isfinite(be) and be <= 1.0
@@ -440,7 +480,8 @@ def _buy_document(
         },
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
-        "breaks_even": bool(be_ok and float(own["utilization"][i]) >= be),
+        # Owning costs no more than the rent as priced (u >= u* wherever u* is a break-even).
+        "breaks_even": bool(math.isfinite(float(be_price[i])) and own["month"][i] <= rent_month[i]),
     }
 
 
@@ -599,10 +640,17 @@ def _counted(x: float, word: str) -> str:
     return f"{figure} {word if figure == '1' else word + 's'}"
 
 
-def _rent_reason(doc: Mapping[str, Any]) -> str:
+def _rent_reason(doc: Mapping[str, Any], *, scenario: Mapping[str, Any] | None = None) -> str:
+    """ "Renting costs $14,313/month levelized over 5 years at an 8% discount rate from $24,521/month today, falling
+    30% a year (...)": the levelized bill the decision compares, with today's where a price decline makes them
+    differ."""
     rent = doc["rent"]
+    cost = f"{money(rent['usd_per_month'])}/month"
+    today = rent.get("usd_per_month_today")
+    if scenario is not None and today is not None and not math.isclose(today, rent["usd_per_month"], rel_tol=1e-9):
+        cost = levelized_words(levelized=cost, today=f"{money(today)}/month", scenario=scenario)
     return (
-        f"Renting costs {money(rent['usd_per_month'])}/month ({_rent_plan_words(rent)}): "
+        f"Renting costs {cost} ({_rent_plan_words(rent)}): "
         f"{money(rent['usd_per_million_output_tokens'])} per million output tokens."
     )
 
@@ -669,7 +717,6 @@ def _chosen_reasons(
     s: Scenario,
     doc: Mapping[str, Any],
     action: str,
-    size_docs: list[dict[str, Any]],
     reasons: list[str],
     warnings: list[str],
 ) -> None:
@@ -696,15 +743,18 @@ def _chosen_reasons(
     )
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:
-        reasons.append(_rent_reason(doc))
+        reasons.append(_rent_reason(doc, scenario=s.to_dict()))
     if buy_m is not None:
         be = doc["buy"]["break_even_utilization"]
         reasons.append(
             f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
-            f"them {doc['buy']['utilization']:.0%} busy against a break-even of "
+            f"them {pct(doc['buy']['utilization'])} busy against a break-even of "
             + (
-                f"{be:.0%}."
+                "0%: the rent's base is billed every hour used or not, and even fully busy owning costs no more, so "
+                "owning is cheaper at any utilization."
+                if be == 0
+                else f"{pct(be)}."
                 if be is not None
                 else "more than 100% (owning never pays at this price)."
                 if rent_m is not None
@@ -715,7 +765,9 @@ def _chosen_reasons(
     if rent_m is not None and buy_m is not None:
         cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
         reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
-    if any(d["rent"]["burst_market"] == "spot" for d in size_docs if d["rent"]["usd_per_month"]):
+    # The recommended deployment's burst (a finance probe: another row's spot burst put this on a decision that used
+    # none); every row's rent.burst_market says which market it bursts on.
+    if action == "rent" and doc["rent"]["burst_market"] == "spot":
         warnings.append(
             "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
             "need retries; remove spot from /rent/markets to price on-demand instead."
@@ -754,7 +806,7 @@ def _recommend(
         )
         return "none", j, reasons
     _, j, action = min(candidates, key=lambda c: c[0])
-    _chosen_reasons(s, size_docs[j], action, size_docs, reasons, warnings)
+    _chosen_reasons(s, size_docs[j], action, reasons, warnings)
     return action, j, reasons
 
 
@@ -788,6 +840,7 @@ def _outlook(
     s: Scenario,
     doc: Mapping[str, Any],
     j: int,
+    plan: _RentPlan,
     hw: Hardware,
     own: Mapping[str, Any],
     nodes: np.ndarray,
@@ -813,18 +866,22 @@ def _outlook(
         + own["variable"] * busy_gpu_hours_year[j]
     )  # cash each year: running costs and the energy of busy GPU-hours
     residual = float(own["capex"][j]) * b.residual_fraction
+    # Cash at today's prices, the on-demand and spot part falling each year and a reserved term's not; the present
+    # cost is the levelized rent's, the same figure (a finance probe: the NPV levelized while the decision did not).
+    committed = float(plan.committed_month[j])
     cumulative = cumulative_document(
         gpus=rec_gpus,
         months=months,
-        rent_usd_per_month=float(doc["rent"]["usd_per_month"]),
+        rent_usd_per_month=float(plan.rent_month_today[j]) - committed,
+        rent_committed_usd_per_month=committed,
         rent_decline_per_year=s.rent.price_decline_per_year,
         capex_usd=float(own["capex"][j]),
         own_usd_per_month=running_year / ec.MONTHS_PER_YEAR,
         residual_usd=residual,
     )
     rent_pv, own_pv = ec.npv_rent_and_own_usd(
-        rent_usd_per_year=float(doc["rent"]["usd_per_month"]) * ec.MONTHS_PER_YEAR,
-        rent_decline_per_year=s.rent.price_decline_per_year,
+        rent_usd_per_year=float(plan.rent_month[j]) * ec.MONTHS_PER_YEAR,
+        rent_decline_per_year=0.0,  # levelized already
         capex_usd=float(own["capex"][j]),
         own_running_usd_per_year=running_year,
         residual_usd=residual,
@@ -904,16 +961,17 @@ def advise_inference(
     # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
     # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
     with np.errstate(divide="ignore", invalid="ignore"):
-        be_price = plan.split["usd_per_hour"] / plan.used_gpu_hours
+        be_price = plan.rent_month / HOURS_PER_MONTH / plan.used_gpu_hours
     be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
-    own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, be_price) if hw is not None else {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
     for i, d in enumerate(deployments):
         good = bool(ok[i])
         rent_doc = _rent_document(s, i, d.tp, good, plan, tokens_per_month)
         buy_doc = (
-            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month)
+            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month, plan.rent_month)
             if own and good
             else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )
@@ -931,6 +989,8 @@ def advise_inference(
         "tp": None if rec_j is None else size_docs[rec_j]["tp"],
         "reasons": reasons,
     }
+    if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
+        recommendation.update(gpus_owned=size_docs[rec_j]["buy"]["gpus_owned"], nodes=size_docs[rec_j]["buy"]["nodes"])
     if action == "none" and not ok.any() and explain_unmet:  # no deployment meets the targets (not: one does but
         # nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
@@ -971,7 +1031,7 @@ def advise_inference(
     if rec_j is not None and hw is not None and action in ("rent", "buy"):
         doc = size_docs[rec_j]
         if doc["rent"]["usd_per_month"] is not None and doc["buy"]["usd_per_month"] is not None:
-            cumulative, npv = _outlook(s, doc, rec_j, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
+            cumulative, npv = _outlook(s, doc, rec_j, plan, hw, own, nodes, owned_gpus, busy_gpu_hours_year)
 
     return json_document(
         {

@@ -89,8 +89,8 @@ class BreakEvenAgainst(Closed):
     usd_per_gpu_hour: NonNegative | None = Field(
         description="The rental price break_even_utilization was computed against (training: levelized over the "
         "horizon when rent.price_decline_per_year is set; inference: the rent as priced per busy GPU-hour, "
-        "rent.usd_per_month over the replicas' GPU-hours a month, base, burst and whole instances included, so "
-        "that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
+        "rent.usd_per_month (levelized) over the replicas' GPU-hours a month, base, burst and whole instances "
+        "included, so that breaks_even holds exactly where buy.usd_per_month is at most rent.usd_per_month)."
     )
 
 
@@ -185,6 +185,12 @@ class Recommendation(Closed):
         description="Inference: the tensor-parallel degree of the recommended deployment; it and gpus name one "
         "size (TP 4 x 18 and TP 8 x 9 are both 72 GPUs). Absent in training and in documents issued before 2026-12-06.",
     )
+    gpus_owned: int | None = Field(
+        default=None,
+        description="Inference, action buy: the GPUs bought, whole servers of network.gpus_per_node (gpus is what "
+        "the deployment uses; the capex pays for these). Absent otherwise.",
+    )
+    nodes: int | None = Field(default=None, description="Inference, action buy: the servers bought. Absent otherwise.")
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
         default=None,
@@ -555,16 +561,28 @@ class TrafficProfile(Closed):
 
 
 class InferenceRent(Closed):
-    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count
-    GPUs holds floor(gpu_count / tp) replicas. usd_per_month = (base_instances x base_offer.usd_per_hour +
-    burst_instances_mean x burst_offer.usd_per_hour) x 730. In the offers, gpu_count and usd_per_hour are one
-    instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a time: gpu_count tp,
-    usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the
-    instances billed over the replicas' GPU-hours they serve."""
+    """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count GPUs
+    holds floor(gpu_count / tp) replicas. usd_per_month_today = (base_instances x base_offer.usd_per_hour +
+    burst_instances_mean x burst_offer.usd_per_hour) x 730; usd_per_month levelizes it. In the offers, gpu_count and
+    usd_per_hour are one instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a
+    time: gpu_count tp, usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use
+    costs there: the instances billed over the replicas' GPU-hours they serve."""
 
     offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
-    usd_per_month: NonNegative | None
-    usd_per_million_output_tokens: NonNegative | None = None
+    usd_per_month: NonNegative | None = Field(
+        description="The rent a month the decision compares [USD/month]: usd_per_month_today with its on-demand and "
+        "spot parts levelized over buy.years at buy.discount_rate under rent.price_decline_per_year (the constant "
+        "price with the same present value, as training's costs per run; a reserved term's part as quoted); equal "
+        "to usd_per_month_today without a decline."
+    )
+    usd_per_month_today: NonNegative | None = Field(
+        default=None,
+        description="The bill a month at today's prices: (base_instances x base_offer.usd_per_hour + "
+        "burst_instances_mean x burst_offer.usd_per_hour) x 730 [USD/month]; cumulative_cost pays it the first year.",
+    )
+    usd_per_million_output_tokens: NonNegative | None = Field(
+        default=None, description="usd_per_month over the output tokens served a month [USD per million tokens]."
+    )
     base_replicas: int | None = Field(
         default=None, description="Replicas the base instances hold (at most the peak's), billed all month."
     )
@@ -611,14 +629,17 @@ class InferenceBuy(Closed):
     usd_per_million_output_tokens: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
     break_even_utilization: NonNegative | None = Field(
-        description="u* = A / (N * 8760 * (r - v)) against break_even_against (the rent as priced), in 0..1; null "
-        "when owning costs more than that rent even fully busy, or renting is not priced."
+        description="u* against the rent as priced (break_even_against), in 0..1: its base, billed every hour used "
+        "or not, is C a year and its burst r per busy GPU-hour, so u* = max(0, (A - C) / (N * 8760 * (r - v))) "
+        "(DESIGN.md's formula where there is no base), and without a burst 0 where owning fully busy costs no more "
+        "than the base (owning is cheaper at any utilization; economics.break_even_with_committed_rent); null when "
+        "owning costs more than that rent even fully busy, or renting is not priced."
     )
     break_even_hours_per_year: NonNegative | None = None
     breaks_even: bool | None = Field(
         default=None,
-        description="utilization >= break_even_utilization: owning costs no more than the rent as priced; false where "
-        "break_even_utilization is null.",
+        description="Owning costs no more than the rent as priced (buy.usd_per_month <= rent.usd_per_month): "
+        "utilization >= break_even_utilization wherever that is a break-even.",
     )
     break_even_by_market: dict[str, NonNegative | None] | None = Field(
         default=None,

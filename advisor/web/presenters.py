@@ -354,6 +354,7 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
         "action": "none",
         "action_label": ACTION_LABELS["none"],
         "gpus": None,
+        "gpus_text": None,
         "reasons": recommendation.get("reasons") or [],
         "figures": figures,
     }
@@ -372,6 +373,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
         "action": action,
         "action_label": action_label(recommendation),
         "gpus": recommendation.get("gpus"),
+        "gpus_text": gpus_bought_text(advice=advice),
         "reasons": recommendation.get("reasons") or [],
         "figures": [
             {
@@ -394,6 +396,22 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
             },
         ],
     }
+
+
+def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
+    """The GPUs a decision names, as the headline says them: "12 NVIDIA H100 SXM5 80GB GPUs", or, buying a serving
+    deployment in whole servers, what is bought and what the deployment uses: "16 ... GPUs in 2 x 8-GPU servers (the
+    deployment uses 12)" (a finance probe: "Buy 12 GPUs" beside the $634,000 of 16). None without GPUs."""
+    recommendation = advice.get("recommendation") or {}
+    gpus = recommendation.get("gpus")
+    if not gpus:
+        return None
+    name = _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")
+    owned, nodes = recommendation.get("gpus_owned"), recommendation.get("nodes")
+    if not owned or not nodes:
+        return f"{gpus} {name} GPUs"
+    text = f"{owned} {name} GPUs in {nodes} x {owned // nodes}-GPU servers"
+    return text if owned == gpus else f"{text} (the deployment uses {gpus})"
 
 
 def action_label(recommendation: dict[str, Any]) -> str:
@@ -452,6 +470,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
         "action": action,
         "action_label": action_label(recommendation),
         "gpus": recommendation.get("gpus"),
+        "gpus_text": gpus_bought_text(advice=advice),
         "reasons": recommendation.get("reasons") or [],
         "figures": [
             {

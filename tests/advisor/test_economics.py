@@ -306,3 +306,33 @@ def test_cost_per_run_is_never_negative(
     owned = ec.owned_usd_per_gpu_hour(yearly_fixed_usd=a, gpus=gpus, utilization=u, variable_usd_per_gpu_hour=v)
     cost = float(ec.usd_per_run(gpus=gpus, run_hours=hours, usd_per_gpu_hour=owned))
     assert not math.isnan(cost) and cost >= 0
+
+
+def test_break_even_with_a_committed_rent_is_designs_formula_without_one_and_the_term_rule_without_a_burst():
+    design = ec.break_even_utilization(
+        yearly_fixed_usd=24000, gpus=4, rent_usd_per_gpu_hour=1.0, variable_usd_per_gpu_hour=0.0
+    )
+    assert float(design) == pytest.approx(0.685, abs=1e-3)
+    none_committed = ec.break_even_with_committed_rent(
+        yearly_fixed_usd=24000,
+        gpus=4,
+        committed_usd_per_year=0.0,
+        rent_usd_per_gpu_hour=1.0,
+        variable_usd_per_gpu_hour=0,
+    )
+    assert float(none_committed) == pytest.approx(float(design))
+    for term in (0.5, 1.0, 2.0):  # A / (N 8760) + v = 0.785: owning is cheaper at any utilization from there
+        assert float(
+            ec.break_even_against_term(
+                yearly_fixed_usd=24000, gpus=4, term_usd_per_gpu_hour=term, variable_usd_per_gpu_hour=0.1
+            )
+        ) == (0.0 if term >= 24000 / (4 * 8760) + 0.1 else math.inf)
+    # A base billed all year beside a burst: only the burst scales with the busy hours.
+    mixed = ec.break_even_with_committed_rent(
+        yearly_fixed_usd=24000,
+        gpus=4,
+        committed_usd_per_year=6000,
+        rent_usd_per_gpu_hour=1.0,
+        variable_usd_per_gpu_hour=0,
+    )
+    assert float(mixed) == pytest.approx(18000 / (4 * 8760))

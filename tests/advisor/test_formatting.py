@@ -54,3 +54,15 @@ def test_small_fractions_keep_their_significant_digits() -> None:
 def test_runs_a_year_and_sized_things_take_their_number_and_article() -> None:
     assert fmt.runs_a_year(1) == "1 run a year" and fmt.runs_a_year(4) == "4 runs a year"
     assert fmt.node_of(8, "server") == "an 8-GPU server" and fmt.node_of(4, "server") == "a 4-GPU server"
+
+
+def test_a_fraction_below_one_never_prints_as_100_percent():
+    """A finance probe: break-even 0.99668 read "100% utilization (8,731 hours a year)" in the reasons, the warning
+    and the PDF summary, and 99.7% in the PDF's key figures. One function, enough decimals to show it is below."""
+    from advisor.advice.documents import pct
+    from advisor.charts import format_percent
+    from advisor.web.presenters import break_even_text
+
+    assert fmt.percent(0.99668) == pct(0.99668) == format_percent(0.99668) == break_even_text(0.99668) == "99.7%"
+    assert fmt.percent(0.99996) == "99.996%" and fmt.percent(0.99668, digits=1) == "99.7%"
+    assert fmt.percent(1.0) == "100%" and fmt.percent(0.994) == "99%" and fmt.percent(0.6) == "60%"

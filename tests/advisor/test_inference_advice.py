@@ -281,15 +281,27 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
         "markets": ["reserved_1y", "on_demand"],
         "usd_per_gpu_hour": rate,
     }
-    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (rate - variable)))
+    # The reserved base is billed every hour used or not; only the burst scales with the busy hours (a finance probe:
+    # the whole rent per busy hour read u* 23% where owning was cheaper at any utilization).
+    rent = tp1["rent"]
+    base = rent["base_instances"] * rent["base_offer"]["usd_per_hour"] * HOURS_PER_MONTH * 12
+    burst_rate = (rent["usd_per_month"] * 12 - base) / busy
+    assert burst_rate > variable
+    assert buy["break_even_utilization"] == pytest.approx(
+        max(0.0, (fixed - base) / (nodes * 8 * 8760 * (burst_rate - variable)))
+    )
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
     # A finance probe: usd_per_year was the fixed part only ($489,906 against 12 x usd_per_month = $512,279 on a 70B
     # service): one yearly cost, fixed plus the busy hours' energy, behind both.
     assert buy["usd_per_year"] == pytest.approx(fixed + variable * busy)
     assert buy["usd_per_year"] == pytest.approx(12 * buy["usd_per_month"])
     assert 0 < buy["utilization"] <= 1
-    be = ec.break_even_utilization(
-        yearly_fixed_usd=fixed, gpus=nodes * 8, rent_usd_per_gpu_hour=rate, variable_usd_per_gpu_hour=variable
+    be = ec.break_even_with_committed_rent(
+        yearly_fixed_usd=fixed,
+        gpus=nodes * 8,
+        committed_usd_per_year=base,
+        rent_usd_per_gpu_hour=burst_rate,
+        variable_usd_per_gpu_hour=variable,
     )
     assert buy["break_even_utilization"] == pytest.approx(float(be))
 
@@ -987,3 +999,148 @@ def test_warnings_name_the_markets_asked_for_and_say_nothing_to_break_even_again
     spot = advise_inference(scenario(rent={"markets": ["spot"]}), now=NOW)
     assert any(w.startswith("Only spot offers") for w in spot["warnings"])
     assert not any("No reserved offer" in w for w in spot["warnings"]), spot["warnings"]
+
+
+SERVE_70B = {
+    "name": "70B serve manual 3.5, -30%/yr",
+    "workload": {
+        "kind": "inference",
+        "model": {"params_b": 70, "layers": 80, "hidden": 8192, "heads": 64, "seq_len": 4096},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 12, "mean_requests_per_s": 10, "input_tokens": 1500, "output_tokens": 300},
+        "latency": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+    },
+    "gpu": "h100-sxm",
+    "rent": {"usd_per_gpu_hour": 3.5, "price_decline_per_year": 0.3},
+    "buy": {"capex_usd": 317000},
+}
+
+
+def test_a_rental_price_decline_levelizes_the_rent_the_decision_compares(db: None):
+    # A finance probe: at 30%/year the 70B service was "buy 12 GPUs, cheaper by $2,452/month" against today's rent
+    # while its own present costs said rent $685,770 < buy $1,057,367; training and fleet levelize the rent.
+    doc = advise_inference(SERVE_70B, now=NOW)
+    level = float(
+        ec.levelized_rent_usd_per_gpu_hour(usd_per_gpu_hour=1.0, decline_per_year=0.3, discount_rate=0.08, years=5)
+    )
+    assert level == pytest.approx(0.58370, abs=1e-5)
+    flat = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 3.5}}, now=NOW)
+    checked = 0
+    for size, today in zip(doc["sizes"], flat["sizes"], strict=True):
+        rent, buy = size["rent"], size["buy"]
+        if rent["usd_per_month"] is None or buy["usd_per_month"] is None:
+            continue
+        checked += 1
+        assert rent["usd_per_month_today"] == pytest.approx(today["rent"]["usd_per_month"])
+        assert rent["usd_per_month"] == pytest.approx(today["rent"]["usd_per_month"] * level)
+        busy_hours_month = buy["utilization"] * buy["gpus_owned"] * HOURS_PER_MONTH
+        assert buy["break_even_against"]["usd_per_gpu_hour"] == pytest.approx(rent["usd_per_month"] / busy_hours_month)
+        assert buy["breaks_even"] == (buy["usd_per_month"] <= rent["usd_per_month"])
+    assert checked
+    rec = doc["recommendation"]
+    assert rec["action"] == "rent"
+    assert doc["npv"]["rent_present_cost_usd"] < doc["npv"]["buy_present_cost_usd"]
+    size = next(s for s in doc["sizes"] if s["gpus"] == rec["gpus"] and s["tp"] == rec["tp"])
+    crf = float(ec.capital_recovery_factor(discount_rate=0.08, years=5))
+    assert doc["npv"]["rent_present_cost_usd"] == pytest.approx(size["rent"]["usd_per_month"] * 12 / crf)
+    # The cash outlook pays today's price the first year.
+    assert doc["cumulative_cost"]["rent_usd"][12] == pytest.approx(12 * size["rent"]["usd_per_month_today"])
+    text = " ".join(rec["reasons"])
+    assert "levelized over 5 years at an 8% discount rate from" in text and "today, falling 30% a year" in text
+    # Without a decline nothing changes: usd_per_month is today's.
+    for size in flat["sizes"]:
+        assert size["rent"]["usd_per_month_today"] == size["rent"]["usd_per_month"]
+
+
+def test_a_buy_decision_states_the_gpus_and_servers_bought_beside_the_deployments(db: None):
+    # A finance probe: "Decision: Buy 12 NVIDIA H100 SXM5 80GB GPUs ... Amount: $634,000" while $634,000 bought 16 GPUs
+    # in 2 x 8-GPU servers ($52,833 a GPU, which no quote supports); the XLSX Summary read GPUs 12.
+    import io
+
+    from openpyxl import load_workbook
+
+    from advisor.web.presenters import headline
+    from advisor.xlsx import proposal_workbook
+
+    doc = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 3.5}}, now=NOW)
+    rec = doc["recommendation"]
+    assert rec["action"] == "buy" and rec["gpus"] == 12
+    assert rec["gpus_owned"] == 16 and rec["nodes"] == 2
+    top = headline(advice=doc)
+    assert top["gpus_text"] == "16 NVIDIA H100 SXM5 80GB GPUs in 2 x 8-GPU servers (the deployment uses 12)"
+    book = load_workbook(io.BytesIO(proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": doc})))
+    summary = dict(book["Summary"].iter_rows(min_row=2, values_only=True))
+    assert summary["GPUs"] == 16 and summary["Servers"] == 2 and summary["GPUs the deployment uses"] == 12
+    assert summary["Amount to approve (USD)"] == pytest.approx(2 * 317000)
+    rent = advise_inference({**SERVE_70B, "rent": {"usd_per_gpu_hour": 1.0}}, now=NOW)
+    assert rent["recommendation"]["action"] == "rent" and "gpus_owned" not in rent["recommendation"]
+    assert headline(advice=rent)["gpus_text"] == f"{rent['recommendation']['gpus']} NVIDIA H100 SXM5 80GB GPUs"
+
+
+@pytest.mark.parametrize("markets", [["reserved_1y"], ["on_demand", "reserved_1y"]])
+def test_break_even_against_a_base_billed_all_month_follows_the_term_rule(catalog: dict[str, Any], markets: Any):
+    # A finance probe: an L40S 16-GPU row on a reserved base read u* 0.2269 against the rent per busy GPU-hour, while
+    # owning was cheaper at any utilization ($7,361/month idle, $7,625 at u*, against $27,715 rented). The base is
+    # billed every hour used or not, so only the burst scales with the busy hours (economics.break_even_against_term:
+    # u* = 0 where owning fully busy costs no more than the committed rent).
+    doc = advise_inference(scenario(rent={"markets": markets}), now=NOW)
+    checked = 0
+    for size in doc["sizes"]:
+        rent, buy = size["rent"], size["buy"]
+        if rent["usd_per_month"] is None or buy["usd_per_month"] is None or not rent["base_replicas"]:
+            continue
+        checked += 1
+        gpus, fixed, v = buy["gpus_owned"], buy["fixed_usd_per_year"], buy["variable_usd_per_busy_gpu_hour"]
+        base = rent["base_instances"] * rent["base_offer"]["usd_per_hour"] * HOURS_PER_MONTH * 12
+        burst = rent["usd_per_month"] * 12 - base
+        busy = buy["utilization"] * gpus * 8760
+        rate = burst / busy  # the burst per busy GPU-hour of the owned GPUs
+        fully_busy = fixed + v * gpus * 8760 <= base + rate * gpus * 8760
+        if rate > v:
+            expected = max(0.0, (fixed - base) / (gpus * 8760 * (rate - v)))
+            assert buy["break_even_utilization"] == pytest.approx(expected) if expected <= 1 else True
+        elif fully_busy:
+            assert buy["break_even_utilization"] == 0
+        else:
+            assert buy["break_even_utilization"] is None
+        assert buy["breaks_even"] == (buy["usd_per_month"] <= rent["usd_per_month"])
+    assert checked
+    if markets == ["reserved_1y"]:  # no burst: the whole rent is the term
+        zero = [s for s in doc["sizes"] if s["buy"].get("break_even_utilization") == 0]
+        assert zero
+        rec = doc["recommendation"]
+        if rec["action"] == "buy" and by_tp(doc, rec["tp"])["buy"]["break_even_utilization"] == 0:
+            assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
+
+
+def test_the_spot_warning_is_for_the_recommended_deployment_only(catalog: dict[str, Any]):
+    # A finance probe: the recommended 8 GPUs burst on demand, only a 16-GPU row on spot, yet the warnings, the PDF and
+    # the XLSX said "Spot capacity serves part of the peak". Each row's rent.burst_market says which market it uses.
+    _offer(Provider.objects.get(slug="acme"), "acme.8xh100", "spot", 8, 30.0)
+    traffic = {"peak_requests_per_s": 200, "mean_requests_per_s": 60, "input_tokens": 1000, "output_tokens": 200}
+    doc = advise_inference(scenario(traffic=traffic), now=NOW)
+    rec = by_tp(doc, doc["recommendation"]["tp"])
+    assert rec["rent"]["burst_market"] == "on_demand"
+    assert any(s["rent"]["burst_market"] == "spot" for s in doc["sizes"])
+    assert not any(w.startswith("Spot capacity serves part of the peak") for w in doc["warnings"]), doc["warnings"]
+
+
+def test_every_sourced_default_the_advice_states_carries_a_date(db: None):
+    # A finance probe: the spot interruption rate, checkpoint and restart times, software and staff defaults had a
+    # source but no as_of, while the ownership table's and the hardware quotes' all carry dates (cost-model.md 5).
+    from advisor.advice.documents import assumptions_used
+    from advisor.scenario import DEFAULTS
+
+    dated = {
+        "/rent/spot/interruptions_per_node_hour",
+        "/rent/spot/checkpoint_s",
+        "/rent/spot/restart_s",
+        "/buy/software_usd_per_gpu_year",
+        "/buy/staff_usd_per_year",
+    }
+    assert DEFAULTS["/buy/software_usd_per_gpu_year"].as_of == "2023-11-21"  # NVIDIA's Q3 FY24 earnings call
+    s = parse_scenario({"workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12}, "gpu": "h100-sxm"})
+    rows = {row["pointer"]: row for row in assumptions_used(s, catalog={"years": {"as_of": "2026-09-01"}})}
+    for pointer in dated:
+        assert pointer in rows, pointer
+        assert rows[pointer]["as_of"], pointer
