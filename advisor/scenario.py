@@ -35,6 +35,7 @@ from estimator.catalog import (
     context_problem,
     derive_geometry,
     resolve_model,
+    work_params_b,
 )
 from estimator.specs import UnknownGpuError, get_gpu
 from estimator.workload import virtual_stage_problem
@@ -342,6 +343,9 @@ class Model:
     experts: int = 0
     active_experts: int = 0
     implied_params_b: float = field(default=0.0, compare=False)
+    # Billions of parameters the work (FLOPs, weight memory) is counted on: params_b, or a dense geometry's own count
+    # when the user gave the geometry (estimator.catalog.work_params_b)
+    work_params_b: float = field(default=0.0, compare=False)
     # Billions of parameters one token runs through (a mixture of experts' active ones; params_b for a dense model)
     active_params_b: float = field(default=0.0, compare=False)
     # The MLP width a token's activations take (its active experts' together; ffn_hidden for a dense model)
@@ -462,6 +466,7 @@ class Scenario:
         workload = doc["workload"]
         for key in (
             "implied_params_b",
+            "work_params_b",
             "active_params_b",
             "token_ffn_hidden",
             "attention_width",
@@ -746,12 +751,14 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     if seq_len is None or (m.get("params_b") is not None and params_b is None):
         return None
     try:
-        geometry = _geometry(name, params_b, given)
+        geometry, geometry_given = _geometry(name, params_b, given)
     except CatalogError as exc:
         c.fail(where if exc.field in ("model", "name") else f"{where}/{exc.field}", str(exc).split(": ", 1)[1])
         return None
+    work_b, work_note = work_params_b(geometry, geometry_given=geometry_given)
     return Model(
         params_b=geometry.params_b,
+        work_params_b=work_b,
         seq_len=int(seq_len),
         name=geometry.id or None,
         kv_heads=geometry.kv_heads,
@@ -761,23 +768,24 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         active_params_b=geometry.active_params_b if geometry.experts else geometry.params_b,
         token_ffn_hidden=geometry.token_ffn_hidden(),
         attention_width=geometry.attention_width(),
-        assumed=geometry.assumed,
+        assumed=(*geometry.assumed, *([work_note] if work_note else [])),
         max_context=geometry.max_context,
         **architecture_dict(geometry),
     )
 
 
-def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> ModelGeometry:
-    """The catalog entry (geometry given beside a name must be the catalog's own) or a checked derivation."""
+def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> tuple[ModelGeometry, bool]:
+    """The catalog entry (geometry given beside a name must be the catalog's own) or a checked derivation, and
+    whether the geometry is the user's own (neither the catalog's nor derived from params_b)."""
     if name:
-        return resolve_model(name=name, params_b=params_b, **dict(given))
+        return resolve_model(name=name, params_b=params_b, **dict(given)), False
     assert params_b is not None
     derived = derive_geometry(params_b=float(params_b))
     if all(v == getattr(derived, key) for key, v in given.items()):
         # Nothing given, or the derivation itself (a normalized scenario read back): nothing contradicts params_b;
         # small models' derived shapes can sit past 15% (embeddings), and the implied size is reported.
-        return derived
-    return resolve_model(params_b=float(params_b), **dict(given))  # type: ignore[arg-type]
+        return derived, False
+    return resolve_model(params_b=float(params_b), **dict(given)), True  # type: ignore[arg-type]
 
 
 def _parallelism(

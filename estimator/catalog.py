@@ -370,6 +370,25 @@ def consistent_reading(
     return replace(best, assumed=tuple(notes))
 
 
+def work_params_b(geometry: ModelGeometry, *, geometry_given: bool) -> tuple[float, str | None]:
+    """(billions of parameters the matmuls run through and the weights hold, a note when that is not params_b).
+
+    A dense geometry the user gave is the model: its count (read as ``consistent_reading`` reads it, nearest
+    params_b) is the work, whatever the label says (an outsider's probe: a 40 x 5120 gated model with 8 KV heads,
+    labelled 13B, holds 11.34B; FLOPs on the label made its run 12% longer). A catalog model's params_b is its
+    published count, and a geometry derived from params_b adds nothing to it: the label stays. Mixtures of experts
+    keep their own accounting (active parameters)."""
+    if not geometry_given or geometry.experts:
+        return geometry.params_b, None
+    held = geometry.params() / 1e9
+    if f"{held:.3g}" == f"{geometry.params_b:.3g}":
+        return held, None
+    return held, (
+        f"FLOPs and weights from the geometry's {held:.3g}B parameters, not params_b {geometry.params_b:g}B "
+        "(the sizes given hold that many)"
+    )
+
+
 def _width_for(params_b: float) -> int:
     """Hidden size for a dense model of ``params_b``: log-log interpolation through WIDTH_ANCHORS (extrapolated
     at both ends), rounded to SMALL_WIDTH_STEPS' step for its width (at least one head of DEFAULT_HEAD_DIM)."""

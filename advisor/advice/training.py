@@ -180,7 +180,8 @@ def _training_job(s: Scenario) -> TrainingJob:
     par = w.parallelism
     assert par is not None and w.global_batch is not None
     return TrainingJob(
-        params_b=w.model.params_b,
+        # The geometry's own count when the user gave it (an outsider's probe: 13B on an 11.34B geometry ran 12% long).
+        params_b=w.model.work_params_b or w.model.params_b,
         # The geometry's active count (router included) may sit a little above a given params_b (within the 15% the
         # Scenario allows): never more than all of them (a hostile probe got a 400 naming active_params_b).
         active_params_b=min(w.model.active_params_b, w.model.params_b) if w.model.experts else None,

@@ -960,10 +960,11 @@ def test_sizes_that_run_on_fewer_gpus_are_judged_as_what_they_are(
     }
     doc = advise(scenario(workload=workload, cluster_sizes=[24, 48]), calibration=calibration, now=NOW).to_dict()
     validate(doc)
-    assert [s["gpus_used"] for s in doc["sizes"]] == [4, 4]
+    # The largest GPU counts the batch splits over (1000 / (20 x 2) = 25 micro-batches a rank; 1000 / (25 x 2) = 20).
+    assert [s["gpus_used"] for s in doc["sizes"]] == [20, 25]
     rec = doc["recommendation"]
     assert rec["action"] == "none" and rec["gpus"] is None, rec["reasons"]
-    assert any("24 GPUs run on 4" in r for r in rec["reasons"]), rec["reasons"]
+    assert any("24 GPUs run on 20" in r for r in rec["reasons"]), rec["reasons"]
     assert any(r.startswith("Checked: with /workload/parallelism") for r in rec["reasons"]), rec["reasons"]
     fixes = {r["change"] for r in rec["relax"]}
     assert fixes & {"parallelism", "global_batch"}, rec["relax"]
@@ -1024,3 +1025,24 @@ def test_tensor_parallel_must_divide_the_kv_heads(catalog: dict[str, Any]) -> No
     model = {**M13, "params_b": 11, "kv_heads": 2, "seq_len": 131072}
     doc = advise(scenario(workload={**workload, "model": model}, cluster_sizes=[64]), now=NOW).to_dict()
     assert all(size["layout"]["tp"] in (1, 2) for size in doc["sizes"] if size.get("layout")), doc["sizes"]
+
+
+def test_flops_follow_a_given_geometry_not_its_label(catalog: dict[str, Any]) -> None:
+    """An outsider's probe: the same 40 x 5120 gated geometry with 8 KV heads (11.34B) labelled params_b 11.34 ran
+    810 h and labelled 13 ran 907 h (+12%), with no word: the matmuls are the geometry's. A catalog model and a
+    params_b-only model keep their label."""
+    layout = {"strategy": "fsdp", "tp": 1, "pp": 1, "micro_batch": 2}
+
+    def run_hours(model: dict[str, Any]) -> tuple[float, list[str]]:
+        workload = {"kind": "training", "model": model, "tokens": 1e12, "runs_per_year": 1, "global_batch": 1024}
+        doc = advise(scenario(workload={**workload, "parallelism": layout}, cluster_sizes=[64]), now=NOW).to_dict()
+        return by_gpus(doc, 64)["run_hours"], doc["model"]["assumed"]
+
+    labelled, notes = run_hours({**M13, "params_b": 13})
+    exact, exact_notes = run_hours({**M13, "params_b": 11.34})
+    assert labelled == pytest.approx(exact, rel=1e-3)
+    assert any("geometry's 11.3B parameters, not params_b 13B" in n for n in notes), notes
+    assert not any("not params_b" in n for n in exact_notes)
+    # A label alone stays the work: the derived geometry adds nothing to it.
+    _, derived_notes = run_hours({"params_b": 13, "seq_len": 4096})
+    assert not any("not params_b" in n for n in derived_notes)
