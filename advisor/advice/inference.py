@@ -762,9 +762,6 @@ def _chosen_reasons(
                 else "none: renting is not priced, so there is nothing to break even against."
             )
         )
-    if rent_m is not None and buy_m is not None:
-        cheaper, other = (rent_m, buy_m) if action == "rent" else (buy_m, rent_m)
-        reasons.append(f"{action.capitalize()} is cheaper by {money(other - cheaper)}/month.")
     # The recommended deployment's burst (a finance probe: another row's spot burst put this on a decision that used
     # none); every row's rent.burst_market says which market it bursts on.
     if action == "rent" and doc["rent"]["burst_market"] == "spot":
@@ -806,8 +803,27 @@ def _recommend(
         )
         return "none", j, reasons
     _, j, action = min(candidates, key=lambda c: c[0])
+    # The other way to pay at its cheapest, over every deployment that meets the targets (an outsider's probe:
+    # "rent is cheaper by $7,112/month" was against owning the rent winner's layout, where owning TP 2 x 3 on one
+    # server came within $444).
+    other = min((c for c in candidates if c[2] != action), key=lambda c: c[0], default=None)
     _chosen_reasons(s, size_docs[j], action, reasons, warnings)
+    if other is not None:
+        reasons.append(_margin_reason(action=action, chosen=size_docs[j], other=size_docs[other[1]], cost=other[0]))
     return action, j, reasons
+
+
+def _margin_reason(*, action: str, chosen: Mapping[str, Any], other: Mapping[str, Any], cost: float) -> str:
+    """How much cheaper the chosen option is than the other way to pay at its cheapest deployment."""
+    margin = money(cost - chosen[action]["usd_per_month"])
+    if other is chosen:
+        return f"{action.capitalize()} is cheaper by {margin}/month."
+    way = "owning" if action == "rent" else "renting"
+    gpus = other["buy"]["gpus_owned"] if action == "rent" else other["gpus"]
+    return (
+        f"{action.capitalize()} is cheaper by {margin}/month than the cheapest way of {way} that meets the targets: "
+        f"TP {other['tp']} x {fmt.count(other['replicas'], 'replica')} ({n_gpus(gpus)}) at {money(cost)}/month."
+    )
 
 
 def _prices_as_of(

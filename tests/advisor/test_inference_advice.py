@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from advisor import economics as ec
+from advisor.advice.documents import money
 from advisor.advice.inference import (
     HOURS_PER_MONTH,
     advise_inference,
@@ -320,6 +321,27 @@ def test_recommendation_is_the_cheapest_deployment_that_meets_the_targets(catalo
     assert doc["recommendation"]["gpus"] == gpus
     assert doc["cumulative_cost"]["gpus"] == gpus
     assert doc["npv"]["years"] == 4
+
+
+def test_the_margin_is_against_the_other_way_to_pay_at_its_cheapest(catalog: dict[str, Any]):
+    """An outsider's probe: "rent is cheaper by $7,112/month" compared against owning the rent winner's own layout
+    (16 GPUs) while owning TP 2 x 3 replicas on one server came within $444. The margin is against the cheapest
+    deployment of the other kind that meets the targets."""
+    light = {"peak_requests_per_s": 5, "mean_requests_per_s": 2, "input_tokens": 2000, "output_tokens": 500}
+    # Buy TP 2 x 2 ($8,521/month) where renting TP 2 x 2 costs $14,600 but renting TP 1 x 8 only $9,612.
+    for overrides in ({"precision": "fp8", "traffic": light}, {}, {"rent": {"usd_per_gpu_hour": 9.0}}):
+        doc = advise_inference(scenario(model=LLAMA_70B, **overrides), now=NOW)
+        action = doc["recommendation"]["action"]
+        other = "buy" if action == "rent" else "rent"
+        meets = [s for s in doc["sizes"] if s["meets_latency"]]
+        chosen = next(s for s in meets if s["gpus"] == doc["recommendation"]["gpus"])
+        costs = [s[other]["usd_per_month"] for s in meets if s[other]["usd_per_month"] is not None]
+        margin = min(costs) - chosen[action]["usd_per_month"]
+        assert margin >= 0
+        said = [r for r in doc["recommendation"]["reasons"] if "is cheaper by" in r]
+        assert len(said) == 1 and money(margin) in said[0], (money(margin), said)
+        if overrides.get("traffic") is light:
+            assert action == "buy" and "TP 1 x 8 replicas" in said[0], said
 
 
 def test_70b_needs_tensor_parallelism_and_more_gpus(catalog: dict[str, Any]):
