@@ -248,3 +248,42 @@ def test_runs_without_a_measurement_are_refused_before_anything_is_stored_or_fit
     assert [error["pointer"] for error in body["errors"]] == [f"#/runs/{i}/tokens_per_s" for i in range(5)]
     assert "needs tokens_per_s" in body["errors"][0]["detail"]
     assert not Calibration.objects.filter(name="x").exists()
+
+
+@pytest.fixture
+def queued(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A broker that takes the fit task and a worker that has not run it yet."""
+    import uuid
+
+    from celery import current_app
+    from celery.result import AsyncResult
+
+    from advisor import calibrations
+    from core.queueing import record_issued
+
+    def enqueue(task, *args, owner=None):  # type: ignore[no-untyped-def]
+        result = AsyncResult(str(uuid.uuid4()), app=current_app)
+        record_issued(task_id=result.id, kind=task.name, owner=owner)
+        return result
+
+    monkeypatch.setattr(calibrations, "enqueue", enqueue)
+    monkeypatch.setattr("advisor.fit_recovery.enqueue", enqueue)
+
+
+def test_an_unfitted_calibration_has_no_held_out_error(alice, settings, queued, client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: a pending calibration reported loo_mape 0.0 (a 0% held-out error), typed a required number, so a
+    tool ranking calibrations by loo_mape chose the unfitted one. A failed fit kept the same placeholder."""
+    from advisor.calibrations import calibration_fit_pending
+
+    settings.CALIBRATION_INLINE_MAX_RUNS = 2
+    created = alice.post("/api/v1/calibrations", {"name": "big", "runs": runs_json(4)}, format="json")
+    assert created.status_code == 202, created.content
+    assert created.json()["loo_mape"] is None
+    listed = {c["id"]: c for c in alice.get("/api/v1/calibrations").json()["results"]}
+    assert listed[created.json()["id"]]["loo_mape"] is None
+    Calibration.objects.filter(pk=created.json()["id"]).update(pending_runs=[{"gpu": "h900"}])
+    assert calibration_fit_pending(calibration_id=created.json()["id"])["state"] == "failed"
+    assert alice.get(f"/api/v1/calibrations/{created.json()['id']}").json()["loo_mape"] is None
+    schemas = client.get("/api/schema/?format=json").json()["components"]["schemas"]
+    for component in ("Calibration", "CalibrationDetail"):
+        assert schemas[component]["properties"]["loo_mape"]["type"] == ["number", "null"], component

@@ -56,9 +56,11 @@ class CalibrationSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
     is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
     loo_mape = serializers.FloatField(
-        help_text="Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
+        allow_null=True,
+        help_text="Null until it is fitted (state pending, fitting or failed). "
+        "Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
         "default leave-one-config-family-out; a user's calibration leave-one-configuration-out up to 10 runs, else "
-        "10-fold by config family (identical configurations always held out together)."
+        "10-fold by config family (identical configurations always held out together).",
     )
     held_out = serializers.SerializerMethodField(
         help_text="How held_out_median_ape was measured for a scenario naming no software stack, as its Advice's "
