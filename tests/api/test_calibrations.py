@@ -287,3 +287,14 @@ def test_an_unfitted_calibration_has_no_held_out_error(alice, settings, queued, 
     schemas = client.get("/api/schema/?format=json").json()["components"]["schemas"]
     for component in ("Calibration", "CalibrationDetail"):
         assert schemas[component]["properties"]["loo_mape"]["type"] == ["number", "null"], component
+
+
+def test_the_202_of_a_queued_fit_declares_its_task_id_and_status_url(client) -> None:  # type: ignore[no-untyped-def]
+    """The 202 body carries task_id and status_url, but its schema was plain CalibrationDetail: a generated client
+    left both in additional_properties, with no task_id attribute to poll."""
+    document = client.get("/api/schema/?format=json").json()
+    accepted = document["paths"]["/api/v1/calibrations"]["post"]["responses"]["202"]
+    ref = accepted["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    component = document["components"]["schemas"][ref]
+    assert {"task_id", "status_url"} <= set(component["properties"]) & set(component["required"]), ref
+    assert {"id", "state", "loo_mape", "report"} <= set(component["properties"])

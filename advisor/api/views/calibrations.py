@@ -7,6 +7,7 @@ from typing import Any
 from celery import current_app as app
 from celery.result import AsyncResult
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -151,6 +152,28 @@ class CalibrationDetailSerializer(CalibrationSerializer):
         return dict(obj.document.get("params") or {})
 
 
+class CalibrationQueuedSerializer(CalibrationDetailSerializer):
+    """A large upload, stored with state pending, and the task that fits it (``context["task"]``: task_status)."""
+
+    task_id = serializers.SerializerMethodField(help_text="The fit task's id.")
+    status_url = serializers.SerializerMethodField(
+        help_text="GET it (or this calibration) until the task ends and the state is ready or failed."
+    )
+
+    class Meta(CalibrationDetailSerializer.Meta):
+        fields = [*CalibrationDetailSerializer.Meta.fields, "task_id", "status_url"]
+        read_only_fields = fields
+
+    def get_task_id(self, obj: Calibration) -> str:
+        task_id: str = self.context["task"]["task_id"]
+        return task_id
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_status_url(self, obj: Calibration) -> str:
+        status_url: str = self.context["task"]["status_url"]
+        return status_url
+
+
 class ResidualSerializer(serializers.Serializer):
     row = serializers.IntegerField()
     gpu = serializers.CharField()
@@ -227,7 +250,7 @@ class CalibrationListView(GenericAPIView):
         responses={
             201: CalibrationDetailSerializer,
             202: OpenApiResponse(
-                CalibrationDetailSerializer,
+                CalibrationQueuedSerializer,
                 description="A large upload: stored with state pending; the body adds task_id and status_url "
                 "(GET it, or this calibration, until state is ready or failed).",
             ),
@@ -257,15 +280,15 @@ class CalibrationListView(GenericAPIView):
         except QueueUnavailable as error:
             raise QueueDown.from_unavailable(error) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
-        body = dict(CalibrationDetailSerializer(row, context=_context(request)).data)
         if row.state == Calibration.State.READY:
+            body = CalibrationDetailSerializer(row, context=_context(request)).data
             return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
         if row.state == Calibration.State.FAILED:  # fitted in-process (embedded mode) and the runs could not be fitted
             row.delete()
-            raise FieldErrors([{"pointer": pointer("runs"), "detail": body["error"], "code": "cannot_fit"}])
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": row.error, "code": "cannot_fit"}])
         # A large upload: the fit runs in a task; poll the task (or the calibration's state).
         task = task_status(request, AsyncResult(row.task_id, app=app))
-        body.update(task_id=task["task_id"], status_url=task["status_url"])
+        body = CalibrationQueuedSerializer(row, context={**_context(request), "task": task}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})
 
 
