@@ -39,6 +39,11 @@ class ProblemSerializer(serializers.Serializer):
     instance = serializers.CharField(help_text="The request path and query.")
     # The stub sees a clash with Serializer.errors; DRF's SerializerMetaclass moves declared fields off the class.
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")  # type: ignore[assignment]
+    errors_omitted = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="How many more errors there were: `errors` lists the first MAX_ERRORS_PER_RESPONSE (default 100).",
+    )
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
 
