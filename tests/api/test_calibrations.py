@@ -298,3 +298,16 @@ def test_the_202_of_a_queued_fit_declares_its_task_id_and_status_url(client) -> 
     component = document["components"]["schemas"][ref]
     assert {"task_id", "status_url"} <= set(component["properties"]) & set(component["required"]), ref
     assert {"id", "state", "loo_mape", "report"} <= set(component["properties"])
+
+
+def test_many_bad_runs_list_the_first_hundred_and_count_the_rest(alice) -> None:  # type: ignore[no-untyped-def]
+    """A probe: 150 bad runs answered exactly 50 errors and no errors_omitted, so a client that fixed them got
+    another 50. README 'Many errors at once': the first MAX_ERRORS_PER_RESPONSE (100), the rest counted."""
+    bad = {"gpu": "h100-sxm", "num_gpus": 0, "params_b": 7, "seq_len": 4096, "global_batch": 256}
+    body = assert_problem(alice.post("/api/v1/estimate", {"runs": [bad] * 150}, format="json"), 400)
+    assert [e["pointer"] for e in body["errors"]] == [f"#/runs/{i}/num_gpus" for i in range(100)]
+    assert body["errors_omitted"] == 50
+    header, row = runs_csv(1).splitlines()
+    text = header + "\n" + "\n".join([row.replace("h100-sxm", "h100\x01", 1)] * 150) + "\n"
+    body = assert_problem(alice.post("/api/v1/estimate", text, content_type="text/csv"), 400)
+    assert len(body["errors"]) == 100 and body["errors_omitted"] == 50
