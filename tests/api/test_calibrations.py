@@ -311,3 +311,29 @@ def test_many_bad_runs_list_the_first_hundred_and_count_the_rest(alice) -> None:
     text = header + "\n" + "\n".join([row.replace("h100-sxm", "h100\x01", 1)] * 150) + "\n"
     body = assert_problem(alice.post("/api/v1/estimate", text, content_type="text/csv"), 400)
     assert len(body["errors"]) == 100 and body["errors_omitted"] == 50
+
+
+def test_estimate_rows_are_typed_json_with_a_schema(alice, client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: every input cell came back a string ("8", "true", "" for missing), and results items were free
+    objects, so a generated client had no typed profiled-run attributes (the chosen layout arrived as text)."""
+    run = {"gpu": "h100-sxm", "num_gpus": 8, "params_b": 13, "seq_len": 4096, "global_batch": 256}
+    run |= {"tokens_per_s": 12000.5, "activation_checkpointing": True, "team": "blue"}
+    response = alice.post("/api/v1/estimate", {"runs": [run]}, format="json")
+    assert response.status_code == 200, response.content
+    row = response.json()["results"][0]
+    assert row["num_gpus"] == 8 and row["params_b"] == 13 and row["tokens_per_s"] == 12000.5
+    assert row["activation_checkpointing"] is True and row["fits_memory"] is True
+    assert row["step_time_s"] is None and row["source"] is None and row["team"] == "blue"
+    assert all(isinstance(row[c], int) for c in ("gpus_per_node", "tp", "pp", "cp", "micro_batch"))
+    assert isinstance(row["inter_node_gbps"], float) and isinstance(row["strategy"], str)
+    assert isinstance(row["predicted_tokens_per_s"], float)
+    document = client.get("/api/schema/?format=json").json()
+    schemas = document["components"]["schemas"]
+    items = schemas["EstimateResult"]["properties"]["results"]["items"]
+    component = schemas[items["$ref"].rsplit("/", 1)[-1]]
+    properties = component["properties"]
+    assert properties["num_gpus"]["type"] == "integer" and properties["params_b"]["type"] == "number"
+    assert properties["tp"]["type"] == ["integer", "null"] and properties["gpu"]["type"] == "string"
+    assert properties["fits_memory"]["type"] == "boolean"
+    assert properties["predicted_tokens_per_s"]["type"] == ["number", "null"]
+    assert component.get("additionalProperties", True) is not False

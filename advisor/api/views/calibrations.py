@@ -17,6 +17,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.calibration_access import (
+    ESTIMATE_ROW_COLUMNS,
+    ESTIMATE_ROW_OPTIONAL,
+    ColumnType,
     active_calibration_id,
     calibration_visible_to,
     calibrations_visible_to,
@@ -344,6 +347,35 @@ class EstimateQuery(serializers.Serializer):
     )
 
 
+@extend_schema_field({"oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["selective"]}]})
+class CheckpointingField(serializers.JSONField):
+    """activation_checkpointing: true, false or selective."""
+
+
+def _row_field(column_type: ColumnType, *, required: bool) -> serializers.Field:
+    options: dict[str, Any] = {"allow_null": column_type.nullable, "required": required}
+    if column_type.also_text:
+        return CheckpointingField(**options)
+    fields: dict[type, type[serializers.Field]] = {
+        int: serializers.IntegerField,
+        float: serializers.FloatField,
+        bool: serializers.BooleanField,
+    }
+    return fields.get(column_type.kind, serializers.CharField)(**options)
+
+
+class EstimateRowSerializer(serializers.Serializer):
+    """One estimated row: the DESIGN.md profiled-run columns (an empty cell null; empty layout cells filled with
+    the chosen layout where one fits), the predicted columns (null where the run fits no layout), prediction_note
+    (why not; null where there is a prediction), and any other column of the input, as the text given."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            column: _row_field(column_type, required=column not in ESTIMATE_ROW_OPTIONAL)
+            for column, column_type in ESTIMATE_ROW_COLUMNS.items()
+        }
+
+
 class EstimateResultSerializer(serializers.Serializer):
     calibration = CalibrationSerializer()
     warnings = serializers.ListField(
@@ -355,8 +387,8 @@ class EstimateResultSerializer(serializers.Serializer):
         "merged duplicate rows); empty when nothing.",
     )
     count = serializers.IntegerField()
-    results = serializers.ListField(
-        child=serializers.DictField(),
+    results = EstimateRowSerializer(
+        many=True,
         help_text="The input rows with predicted_tokens_per_s, predicted_step_time_s, predicted_mfu (null when "
         "the run does not fit), fits_memory, and empty layout cells filled with the chosen layout.",
     )
