@@ -1,6 +1,7 @@
 """Hardware purchase quotes and a GPU's daily price series. Pricing owns the selectors and serializers;
-these two views stay with the advisor because they accept only the GPU ids the estimator knows
-(pricing may not import the estimator)."""
+these two views stay with the advisor because quotes accept only the GPU ids the estimator knows
+(pricing may not import the estimator). A price history is there for every GPU id an offer can carry
+(pricing's canonical ids, a superset of the estimator's)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
 from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes
 from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer, check_provider_slugs
+from pricing.gpus import CANONICAL_GPUS
 from pricing.models import Market
 
 
@@ -82,12 +84,14 @@ class GpuPriceHistoryView(GenericAPIView):
 
     @extend_schema(
         summary="A GPU's daily price series (end-of-day price in effect, across matching offers)",
+        description="Any GPU id an offer can carry (the `gpu` of GET /api/v1/offers): a superset of GET "
+        "/api/v1/gpus, which lists the GPUs the estimator has specs for.",
         parameters=[GpuPriceHistoryQuery],
         responses=DailyPriceSerializer(many=True),
     )
     def get(self, request: Request, gpu_id: str) -> Response:
-        if gpu_id not in GPU_IDS:
-            raise NotFound(f"Unknown GPU {gpu_id!r}; GET /api/v1/gpus lists the ids.")
+        if gpu_id not in CANONICAL_GPUS:
+            raise NotFound(f"Unknown GPU {gpu_id!r}; offers carry these GPU ids: {', '.join(CANONICAL_GPUS)}.")
         query = query_params(GpuPriceHistoryQuery, request)
         series = gpu_daily_prices(
             gpu=gpu_id,
