@@ -222,6 +222,7 @@ class CalibrationListView(GenericAPIView):
     serializer_class = CalibrationSerializer
     renderer_classes = JSON_AND_CSV
     parser_classes = [JSONParser, CSVTextParser]
+    task_queue_methods = ("POST",)  # a large upload is fitted by a task: 503 when the queue does not answer
 
     def get_queryset(self) -> QuerySet[Calibration]:
         return calibrations_visible_to(user=signed_in_user(self.request))
