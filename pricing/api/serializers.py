@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from pricing import selectors
@@ -116,6 +117,7 @@ class FeedSerializer(serializers.Serializer):
     def get_error(self, feed: selectors.FeedStatus) -> str:
         return visible_error(feed.last_run, self.context.get("request")) if feed.last_run else ""
 
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_last_success_at(self, feed: selectors.FeedStatus) -> str | None:
         run = feed.last_success
         return serializers.DateTimeField().to_representation(run.finished_at) if run and run.finished_at else None

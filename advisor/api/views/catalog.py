@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
@@ -47,6 +47,9 @@ class HardwareQuoteListView(GenericAPIView):
 HISTORY_EARLIEST = dt.date(2010, 11, 1)
 
 
+_MARKETS_HELP = f"Comma-separated markets ({', '.join(Market.values)}); default all."
+
+
 class GpuPriceHistoryQuery(serializers.Serializer):
     since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
@@ -54,7 +57,7 @@ class GpuPriceHistoryQuery(serializers.Serializer):
     market = CommaSeparatedChoices(
         choices=tuple(Market.values),
         required=False,
-        help_text=f"Comma-separated markets ({', '.join(Market.values)}); default all.",
+        help_text=_MARKETS_HELP,
     )
 
     def validate_provider(self, value: list[str]) -> list[str]:
@@ -86,7 +89,17 @@ class GpuPriceHistoryView(GenericAPIView):
         summary="A GPU's daily price series (end-of-day price in effect, across matching offers)",
         description="Any GPU id an offer can carry (the `gpu` of GET /api/v1/offers): a superset of GET "
         "/api/v1/gpus, which lists the GPUs the estimator has specs for.",
-        parameters=[GpuPriceHistoryQuery],
+        parameters=[
+            GpuPriceHistoryQuery,
+            # A comma-separated list of the market enum GET /api/v1/offers declares (style form, not exploded).
+            OpenApiParameter(
+                "market",
+                {"type": "array", "items": {"type": "string", "enum": list(Market.values)}},
+                style="form",
+                explode=False,
+                description=_MARKETS_HELP,
+            ),
+        ],
         responses=DailyPriceSerializer(many=True),
     )
     def get(self, request: Request, gpu_id: str) -> Response:
