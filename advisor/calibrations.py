@@ -234,7 +234,7 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
     pending = {
         "document": {},
         "runs": len(runs),
-        "loo_mape": 0.0,
+        "loo_mape": None,  # no held-out error until there is a fit
         "state": PENDING,
         "error": "",
         "pending_runs": [dict(run.cells) for run in runs],
@@ -263,10 +263,10 @@ def calibration_fit_pending(*, calibration_id: int) -> dict[str, Any]:
     try:
         fields = _fitted_fields(runs_from_records(row.pending_runs or []), row.name)
     except RunValidationError as error:
-        fields = {"state": FAILED, "error": str(error)}
+        fields = {"state": FAILED, "error": str(error), "loo_mape": None}
     except Exception:
         logger.exception("fitting calibration %s failed", calibration_id)
-        fields = {"state": FAILED, "error": "the fit failed unexpectedly; it has been logged"}
+        fields = {"state": FAILED, "error": "the fit failed unexpectedly; it has been logged", "loo_mape": None}
     CalibrationRow.objects.filter(pk=calibration_id).update(**fields)
     return {"calibration_id": calibration_id, "state": fields["state"], "error": fields.get("error", "")}
 

@@ -30,7 +30,11 @@ class Calibration(models.Model):
     name = models.CharField(max_length=200)
     document = models.JSONField(help_text="Fitted parameters and fit report (estimator calibration JSON).")
     runs = models.PositiveIntegerField(help_text="Profiled runs used in the fit.")
-    loo_mape = models.FloatField(help_text="Leave-one-out mean absolute percentage error of tokens/s, as a fraction.")
+    loo_mape = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Held-out mean absolute percentage error of tokens/s, as a fraction; null until it is fitted.",
+    )
     is_default = models.BooleanField(default=False, help_text="The shipped calibration used when a user chose none.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(

@@ -21,7 +21,6 @@ from typing import Final
 from core.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters, label
 from estimator.runs import (
     COLUMNS,
-    MAX_ERRORS,
     NOTE_COLUMN,
     PREDICTED_COLUMNS,
     ProfiledRun,
@@ -66,14 +65,12 @@ def oversized_cells(records: object) -> list[RowError]:
         return []
     limit = csv.field_size_limit()
     errors = []
-    for index, record in enumerate(records[: MAX_ERRORS * 100]):
+    for index, record in enumerate(records):
         if not isinstance(record, dict):
             continue
         for key, value in record.items():
             if len(str(key)) > limit or (isinstance(value, str) and len(value) > limit):
                 errors.append(RowError(index + 1, str(key)[:80], cell_too_long_message()))
-        if len(errors) >= MAX_ERRORS:
-            break
     return errors
 
 
@@ -204,8 +201,6 @@ def check_runs_csv(text: str, *, max_rows: int, max_extra_columns: int | None = 
                 for index, cell in enumerate(cells)
                 if has_bad_characters(cell)
             )
-            if len(errors) >= MAX_ERRORS:
-                break
     except csv.Error as error:
         # The reader failed on the record after the last one it returned.
         errors.append(_malformed(row + 1 if header else 0, error, record="".join(lines.record), header=header))

@@ -68,6 +68,10 @@ def name_field_errors(error: DocumentNameError) -> FieldErrors:
     return FieldErrors([{"pointer": pointer("name"), "detail": str(error).removeprefix("name: "), "code": "invalid"}])
 
 
+# The detail of every 400 for bad query parameters (QueryParameterErrors, core's QueryParameterProblem).
+QUERY_ERRORS_DETAIL = "The query has invalid parameters; see errors."
+
+
 class QueryParameterErrors(FieldErrors):
     """Bad query parameters: each entry names its parameter."""
 
@@ -77,7 +81,7 @@ class QueryParameterErrors(FieldErrors):
                 {"pointer": pointer(name), "parameter": name, "detail": detail, "code": code}
                 for name, detail, code in _flatten_named(errors)
             ],
-            detail="The query has invalid parameters; see errors.",
+            detail=QUERY_ERRORS_DETAIL,
         )
 
 
@@ -115,6 +119,8 @@ def _detail_text(exc: exceptions.APIException) -> str:
     detail = exc.detail
     if isinstance(detail, str):
         return str(detail)
+    if isinstance(exc, QueryParameterProblem):
+        return QUERY_ERRORS_DETAIL
     return "The request has invalid fields; see errors."
 
 

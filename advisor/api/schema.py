@@ -39,6 +39,11 @@ class ProblemSerializer(serializers.Serializer):
     instance = serializers.CharField(help_text="The request path and query.")
     # The stub sees a clash with Serializer.errors; DRF's SerializerMetaclass moves declared fields off the class.
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="One entry per bad field.")  # type: ignore[assignment]
+    errors_omitted = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="How many more errors there were: `errors` lists the first MAX_ERRORS_PER_RESPONSE (default 100).",
+    )
     retry_after_s = serializers.IntegerField(required=False, help_text="For 429: seconds until a retry may succeed.")
 
 
@@ -62,6 +67,19 @@ _ERROR_DESCRIPTIONS = {
     "429": "Rate limit reached; see `retry_after_s` and the Retry-After header.",
 }
 
+# Answers beyond those every operation has, declared here once for the operations they apply to.
+# Any operation that takes a body:
+_BODY_ERROR_DESCRIPTIONS = {
+    "413": "The body is larger than the upload limit, or the work it asks for is over a budget (e.g. estimate's "
+    "ESTIMATE_MAX_LAYOUTS); `detail` names the limit.",
+    "415": "The body's Content-Type is not one this operation takes (JSON; CSV where documented).",
+}
+# An operation that needs the task queue: a view lists its methods that do in ``task_queue_methods``.
+_QUEUE_DOWN_DESCRIPTION = "The task queue (Redis) is not answering; retry after the Retry-After header's seconds."
+_RETRY_AFTER_HEADER = {
+    "Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait before retrying."}
+}
+
 
 class ProblemAutoSchema(AutoSchema):
     def map_renderers(self, attribute: str) -> list[Any]:
@@ -79,14 +97,25 @@ class ProblemAutoSchema(AutoSchema):
         for code, response in list(responses.items()):
             if code >= "400" and "content" not in response:  # declared without a body: it is a problem
                 responses[code] = self._problem(code, response.get("description") or "Error.")
-        for code, description in _ERROR_DESCRIPTIONS.items():
+        for code, description in self._error_descriptions().items():
             if code not in responses:
                 responses[code] = self._problem(code, description)
+        if "503" in responses and self.method in getattr(self.view, "task_queue_methods", ()):
+            responses["503"].setdefault("headers", {}).update(_RETRY_AFTER_HEADER)
         responses.setdefault("default", self._problem("default", "Any other error, as problem details."))
         for response in responses.values():
             if "text/csv" in response.get("content", {}):
                 response["content"]["text/csv"] = {"schema": CSV_SCHEMA}
         return responses
+
+    def _error_descriptions(self) -> dict[str, str]:
+        """The problem answers this operation declares: every operation's, then the body's and the queue's."""
+        descriptions = dict(_ERROR_DESCRIPTIONS)
+        if self.method in ("POST", "PUT", "PATCH") and self._get_request_body() is not None:
+            descriptions.update(_BODY_ERROR_DESCRIPTIONS)
+        if self.method in getattr(self.view, "task_queue_methods", ()):
+            descriptions["503"] = _QUEUE_DOWN_DESCRIPTION
+        return descriptions
 
     def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
         body: dict[str, Any] | None = super()._get_request_body(direction)

@@ -95,6 +95,7 @@ class UnknownFeedPartError(APIException):
 class FeedRefreshView(GenericAPIView):
     permission_classes = [IsStaff, KnownQueryParameters]
     serializer_class = TaskSerializer
+    task_queue_methods = ("POST",)  # the OpenAPI document declares its 503 (QueueDown) with Retry-After
 
     @extend_schema(
         summary=(
@@ -121,6 +122,7 @@ class FeedRefreshView(GenericAPIView):
 
 class TaskDetailView(GenericAPIView):
     serializer_class = TaskSerializer
+    task_queue_methods = ("GET",)  # the OpenAPI document declares its 503 (QueueDown) with Retry-After
 
     @extend_schema(
         summary=(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from pricing import selectors
@@ -53,7 +54,11 @@ class OfferSerializer(serializers.Serializer):
     instance = serializers.CharField(source="instance_type")
     region = serializers.CharField(help_text="Empty when the provider prices the instance the same everywhere.")
     market = serializers.ChoiceField(choices=Market.values)
-    gpu = serializers.CharField()
+    gpu = serializers.CharField(
+        help_text="Canonical GPU id (the `gpu` filter's choices; GET /api/v1/gpus/{id}/price-history takes each). "
+        "A superset of GET /api/v1/gpus, which lists only the GPUs the estimator has specs for: an offer may carry "
+        "a GPU with no entry there (e.g. t4, a10), priced but not estimated."
+    )
     gpu_count = serializers.FloatField(help_text="GPUs in the instance (fractional for shared GPUs).")
     usd_per_hour = serializers.FloatField(help_text="Whole instance, USD per hour.")
     usd_per_gpu_hour = serializers.FloatField(help_text="USD per GPU-hour.")
@@ -112,6 +117,7 @@ class FeedSerializer(serializers.Serializer):
     def get_error(self, feed: selectors.FeedStatus) -> str:
         return visible_error(feed.last_run, self.context.get("request")) if feed.last_run else ""
 
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_last_success_at(self, feed: selectors.FeedStatus) -> str | None:
         run = feed.last_success
         return serializers.DateTimeField().to_representation(run.finished_at) if run and run.finished_at else None

@@ -4,7 +4,6 @@ serialize. Tabular resources also render as CSV."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +15,7 @@ from core.api.conditional import (
     NOT_MODIFIED_RESPONSE,
     conditional_response,
 )
+from core.api.query import QueryParameterProblem
 from core.api.renderers import JSON_AND_CSV
 from pricing import selectors
 from pricing.api.selectors import offer_by_id, offer_observations, offers_last_modified
@@ -37,8 +37,9 @@ class OfferListApi(GenericAPIView):
     )
     def get(self, request: Request) -> Response:
         query = OfferQuery(data=request.query_params)
-        if not query.is_valid():
-            raise ValidationError(query.errors)
+        if not query.is_valid():  # a 400 naming each query parameter, as every other query error is
+            details = {name: " ".join(str(message) for message in messages) for name, messages in query.errors.items()}
+            raise QueryParameterProblem(details, code="invalid")
         filters = query.validated_data
         offers = selectors.current_offers(
             gpu=filters.get("gpu"),

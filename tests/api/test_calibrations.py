@@ -248,3 +248,92 @@ def test_runs_without_a_measurement_are_refused_before_anything_is_stored_or_fit
     assert [error["pointer"] for error in body["errors"]] == [f"#/runs/{i}/tokens_per_s" for i in range(5)]
     assert "needs tokens_per_s" in body["errors"][0]["detail"]
     assert not Calibration.objects.filter(name="x").exists()
+
+
+@pytest.fixture
+def queued(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A broker that takes the fit task and a worker that has not run it yet."""
+    import uuid
+
+    from celery import current_app
+    from celery.result import AsyncResult
+
+    from advisor import calibrations
+    from core.queueing import record_issued
+
+    def enqueue(task, *args, owner=None):  # type: ignore[no-untyped-def]
+        result = AsyncResult(str(uuid.uuid4()), app=current_app)
+        record_issued(task_id=result.id, kind=task.name, owner=owner)
+        return result
+
+    monkeypatch.setattr(calibrations, "enqueue", enqueue)
+    monkeypatch.setattr("advisor.fit_recovery.enqueue", enqueue)
+
+
+def test_an_unfitted_calibration_has_no_held_out_error(alice, settings, queued, client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: a pending calibration reported loo_mape 0.0 (a 0% held-out error), typed a required number, so a
+    tool ranking calibrations by loo_mape chose the unfitted one. A failed fit kept the same placeholder."""
+    from advisor.calibrations import calibration_fit_pending
+
+    settings.CALIBRATION_INLINE_MAX_RUNS = 2
+    created = alice.post("/api/v1/calibrations", {"name": "big", "runs": runs_json(4)}, format="json")
+    assert created.status_code == 202, created.content
+    assert created.json()["loo_mape"] is None
+    listed = {c["id"]: c for c in alice.get("/api/v1/calibrations").json()["results"]}
+    assert listed[created.json()["id"]]["loo_mape"] is None
+    Calibration.objects.filter(pk=created.json()["id"]).update(pending_runs=[{"gpu": "h900"}])
+    assert calibration_fit_pending(calibration_id=created.json()["id"])["state"] == "failed"
+    assert alice.get(f"/api/v1/calibrations/{created.json()['id']}").json()["loo_mape"] is None
+    schemas = client.get("/api/schema/?format=json").json()["components"]["schemas"]
+    for component in ("Calibration", "CalibrationDetail"):
+        assert schemas[component]["properties"]["loo_mape"]["type"] == ["number", "null"], component
+
+
+def test_the_202_of_a_queued_fit_declares_its_task_id_and_status_url(client) -> None:  # type: ignore[no-untyped-def]
+    """The 202 body carries task_id and status_url, but its schema was plain CalibrationDetail: a generated client
+    left both in additional_properties, with no task_id attribute to poll."""
+    document = client.get("/api/schema/?format=json").json()
+    accepted = document["paths"]["/api/v1/calibrations"]["post"]["responses"]["202"]
+    ref = accepted["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    component = document["components"]["schemas"][ref]
+    assert {"task_id", "status_url"} <= set(component["properties"]) & set(component["required"]), ref
+    assert {"id", "state", "loo_mape", "report"} <= set(component["properties"])
+
+
+def test_many_bad_runs_list_the_first_hundred_and_count_the_rest(alice) -> None:  # type: ignore[no-untyped-def]
+    """A probe: 150 bad runs answered exactly 50 errors and no errors_omitted, so a client that fixed them got
+    another 50. README 'Many errors at once': the first MAX_ERRORS_PER_RESPONSE (100), the rest counted."""
+    bad = {"gpu": "h100-sxm", "num_gpus": 0, "params_b": 7, "seq_len": 4096, "global_batch": 256}
+    body = assert_problem(alice.post("/api/v1/estimate", {"runs": [bad] * 150}, format="json"), 400)
+    assert [e["pointer"] for e in body["errors"]] == [f"#/runs/{i}/num_gpus" for i in range(100)]
+    assert body["errors_omitted"] == 50
+    header, row = runs_csv(1).splitlines()
+    text = header + "\n" + "\n".join([row.replace("h100-sxm", "h100\x01", 1)] * 150) + "\n"
+    body = assert_problem(alice.post("/api/v1/estimate", text, content_type="text/csv"), 400)
+    assert len(body["errors"]) == 100 and body["errors_omitted"] == 50
+
+
+def test_estimate_rows_are_typed_json_with_a_schema(alice, client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: every input cell came back a string ("8", "true", "" for missing), and results items were free
+    objects, so a generated client had no typed profiled-run attributes (the chosen layout arrived as text)."""
+    run = {"gpu": "h100-sxm", "num_gpus": 8, "params_b": 13, "seq_len": 4096, "global_batch": 256}
+    run |= {"tokens_per_s": 12000.5, "activation_checkpointing": True, "team": "blue"}
+    response = alice.post("/api/v1/estimate", {"runs": [run]}, format="json")
+    assert response.status_code == 200, response.content
+    row = response.json()["results"][0]
+    assert row["num_gpus"] == 8 and row["params_b"] == 13 and row["tokens_per_s"] == 12000.5
+    assert row["activation_checkpointing"] is True and row["fits_memory"] is True
+    assert row["step_time_s"] is None and row["source"] is None and row["team"] == "blue"
+    assert all(isinstance(row[c], int) for c in ("gpus_per_node", "tp", "pp", "cp", "micro_batch"))
+    assert isinstance(row["inter_node_gbps"], float) and isinstance(row["strategy"], str)
+    assert isinstance(row["predicted_tokens_per_s"], float)
+    document = client.get("/api/schema/?format=json").json()
+    schemas = document["components"]["schemas"]
+    items = schemas["EstimateResult"]["properties"]["results"]["items"]
+    component = schemas[items["$ref"].rsplit("/", 1)[-1]]
+    properties = component["properties"]
+    assert properties["num_gpus"]["type"] == "integer" and properties["params_b"]["type"] == "number"
+    assert properties["tp"]["type"] == ["integer", "null"] and properties["gpu"]["type"] == "string"
+    assert properties["fits_memory"]["type"] == "boolean"
+    assert properties["predicted_tokens_per_s"]["type"] == ["number", "null"]
+    assert component.get("additionalProperties", True) is not False

@@ -148,3 +148,18 @@ def test_hardware_quotes_filter_and_paginate(alice) -> None:  # type: ignore[no-
     assert_problem(alice.get("/api/v1/hardware-quotes?gpu=h900"), 400, "#/gpu")
     rows = list(csv.DictReader(io.StringIO(alice.get("/api/v1/hardware-quotes?format=csv").content.decode())))
     assert len(rows) == 5 and {float(row["usd"]) for row in rows} >= {250000.0, 250001.0}
+
+
+def test_every_gpu_id_an_offer_carries_has_a_price_history(alice, client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: offers carry ids /api/v1/gpus does not list (t4, a10, l40...); price-history answered 404 for them,
+    pointing to GET /api/v1/gpus, a list that lacks them, while /api/v1/offers/{id}/history worked."""
+    aws = Provider.objects.create(slug="aws", name="AWS")
+    offer = _offer(aws, "g4dn.12xlarge", gpu="t4")
+    _observe(offer, dt.datetime(2026, 11, 1, 12, tzinfo=UTC), 1.0)
+    response = alice.get("/api/v1/gpus/t4/price-history?since=2026-11-01&until=2026-11-02")
+    assert response.status_code == 200, response.content
+    assert response.json()[0]["median_usd_per_gpu_hour"] == 1.0
+    detail = assert_problem(alice.get("/api/v1/gpus/h900/price-history"), 404)["detail"]
+    assert "t4" in detail and "/api/v1/gpus " not in detail
+    gpu = client.get("/api/schema/?format=json").json()["components"]["schemas"]["Offer"]["properties"]["gpu"]
+    assert "/api/v1/gpus" in gpu["description"] and "superset" in gpu["description"]

@@ -245,3 +245,16 @@ def test_an_empty_list_as_csv_still_has_its_header_row(alice) -> None:  # type: 
     assert len(one) == 2 and one[0] == empty[0]
     calibrations = alice.get("/api/v1/calibrations.csv").content.decode().splitlines()
     assert calibrations and "name" in calibrations[0].split(","), calibrations
+
+
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [("provider=nosuch", "provider"), ("market=spot,on_demand", "market"), ("provider=aws,lambda", "provider")],
+)
+def test_offer_filter_errors_name_their_query_parameter(alice, query, parameter) -> None:  # type: ignore[no-untyped-def]
+    """A probe: /api/v1/offers filter errors had the body-field shape (no 'parameter', 'The request has invalid
+    fields') while every other query error, page_size on the same endpoint included, names its parameter."""
+    body = assert_problem(alice.get(f"/api/v1/offers?{query}"), 400, f"#/{parameter}")
+    assert [error["parameter"] for error in body["errors"]] == [parameter]
+    page_size = assert_problem(alice.get("/api/v1/offers?page_size=501"), 400, "#/page_size")
+    assert body["detail"] == page_size["detail"] == "The query has invalid parameters; see errors."

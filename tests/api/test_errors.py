@@ -203,3 +203,11 @@ def test_the_anonymous_rate_is_not_escaped_by_a_made_up_x_forwarded_for(settings
     _rates(settings, anon="2/min")
     statuses = [anon.get("/api/schema/", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}").status_code for i in range(4)]
     assert statuses[2:] == [429, 429]
+
+
+def test_the_problem_schema_declares_errors_omitted(client) -> None:  # type: ignore[no-untyped-def]
+    """A 400 with more than MAX_ERRORS_PER_RESPONSE errors carries errors_omitted (README 'Many errors at once'),
+    but the Problem component did not declare it: a generated client found it only in additional_properties."""
+    problem = client.get("/api/schema/?format=json").json()["components"]["schemas"]["Problem"]
+    assert problem["properties"]["errors_omitted"]["type"] == "integer"
+    assert "errors_omitted" not in problem.get("required", [])

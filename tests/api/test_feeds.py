@@ -90,3 +90,15 @@ def test_feeds_and_offers_as_csv(alice) -> None:  # type: ignore[no-untyped-def]
         assert float(row["usd_per_gpu_hour"]) == offer["usd_per_gpu_hour"]
         assert row["gpu"] == "h100-sxm" and row["market"] == "on_demand"
     assert_problem(alice.get("/api/v1/offers?market=cheap"), 400, "#/market")
+
+
+def test_feed_dates_and_price_history_filters_are_typed(client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: Feed.last_success_at was a plain string (Offer.observed_at is a date-time), and price-history's
+    market was a free string while the server enforces the market enum /api/v1/offers declares."""
+    document = client.get("/api/schema/?format=json").json()
+    feed = document["components"]["schemas"]["Feed"]["properties"]["last_success_at"]
+    assert feed["type"] == ["string", "null"] and feed["format"] == "date-time"
+    offers = {p["name"]: p for p in document["paths"]["/api/v1/offers"]["get"]["parameters"]}
+    history = {p["name"]: p for p in document["paths"]["/api/v1/gpus/{gpu_id}/price-history"]["get"]["parameters"]}
+    assert history["market"]["schema"]["items"]["enum"] == offers["market"]["schema"]["enum"]
+    assert history["market"]["explode"] is False and history["market"]["style"] == "form"

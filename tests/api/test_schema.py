@@ -356,3 +356,26 @@ def test_a_nullable_field_of_any_value_accepts_null(client) -> None:  # type: ig
     base = {"task_id": "t", "status": "PENDING", "status_url": "http://testserver/api/v1/tasks/t"}
     for result in (None, {"calibration_id": 1, "state": "ready"}, [1], "text", 3):
         assert [e.message for e in validator.iter_errors({**base, "result": result})] == [], result
+
+
+def test_operations_declare_the_body_limit_media_type_and_queue_answers(client) -> None:  # type: ignore[no-untyped-def]
+    """A probe: 413 (a body over the limit, estimate's layout budget), 415 (a body that is not JSON) and 503 with
+    Retry-After (the task queue down) came back only as `default`."""
+    paths = client.get("/api/schema/?format=json").json()["paths"]
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            if method == "parameters" or "requestBody" not in operation:
+                continue
+            for code in ("413", "415"):
+                assert list(operation["responses"][code]["content"]) == ["application/problem+json"], (path, code)
+    queued = [
+        ("/api/v1/tasks/{task_id}", "get"),
+        ("/api/v1/feeds/{feed}/refresh", "post"),
+        ("/api/v1/calibrations", "post"),
+    ]
+    for path, method in queued:
+        unavailable = paths[path][method]["responses"]["503"]
+        assert list(unavailable["content"]) == ["application/problem+json"], path
+        assert unavailable["headers"]["Retry-After"]["schema"]["type"] == "integer", path
+    assert "503" not in paths["/api/v1/offers"]["get"]["responses"]
+    assert "413" not in paths["/api/v1/offers"]["get"]["responses"]

@@ -7,6 +7,7 @@ from typing import Any
 from celery import current_app as app
 from celery.result import AsyncResult
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -16,6 +17,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from advisor.api.calibration_access import (
+    ESTIMATE_ROW_COLUMNS,
+    ESTIMATE_ROW_OPTIONAL,
+    ColumnType,
     active_calibration_id,
     calibration_visible_to,
     calibrations_visible_to,
@@ -56,9 +60,11 @@ class CalibrationSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="Shared with every user (the default or a CLI fit).")
     is_active = serializers.SerializerMethodField(help_text="The one your advice and estimates use.")
     loo_mape = serializers.FloatField(
-        help_text="Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
+        allow_null=True,
+        help_text="Null until it is fitted (state pending, fitting or failed). "
+        "Held-out MAPE of tokens/s (fraction), held out as the report's `held_out` says: the shipped "
         "default leave-one-config-family-out; a user's calibration leave-one-configuration-out up to 10 runs, else "
-        "10-fold by config family (identical configurations always held out together)."
+        "10-fold by config family (identical configurations always held out together).",
     )
     held_out = serializers.SerializerMethodField(
         help_text="How held_out_median_ape was measured for a scenario naming no software stack, as its Advice's "
@@ -149,6 +155,28 @@ class CalibrationDetailSerializer(CalibrationSerializer):
         return dict(obj.document.get("params") or {})
 
 
+class CalibrationQueuedSerializer(CalibrationDetailSerializer):
+    """A large upload, stored with state pending, and the task that fits it (``context["task"]``: task_status)."""
+
+    task_id = serializers.SerializerMethodField(help_text="The fit task's id.")
+    status_url = serializers.SerializerMethodField(
+        help_text="GET it (or this calibration) until the task ends and the state is ready or failed."
+    )
+
+    class Meta(CalibrationDetailSerializer.Meta):
+        fields = [*CalibrationDetailSerializer.Meta.fields, "task_id", "status_url"]
+        read_only_fields = fields
+
+    def get_task_id(self, obj: Calibration) -> str:
+        task_id: str = self.context["task"]["task_id"]
+        return task_id
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_status_url(self, obj: Calibration) -> str:
+        status_url: str = self.context["task"]["status_url"]
+        return status_url
+
+
 class ResidualSerializer(serializers.Serializer):
     row = serializers.IntegerField()
     gpu = serializers.CharField()
@@ -194,6 +222,7 @@ class CalibrationListView(GenericAPIView):
     serializer_class = CalibrationSerializer
     renderer_classes = JSON_AND_CSV
     parser_classes = [JSONParser, CSVTextParser]
+    task_queue_methods = ("POST",)  # a large upload is fitted by a task: 503 when the queue does not answer
 
     def get_queryset(self) -> QuerySet[Calibration]:
         return calibrations_visible_to(user=signed_in_user(self.request))
@@ -225,7 +254,7 @@ class CalibrationListView(GenericAPIView):
         responses={
             201: CalibrationDetailSerializer,
             202: OpenApiResponse(
-                CalibrationDetailSerializer,
+                CalibrationQueuedSerializer,
                 description="A large upload: stored with state pending; the body adds task_id and status_url "
                 "(GET it, or this calibration, until state is ready or failed).",
             ),
@@ -255,15 +284,15 @@ class CalibrationListView(GenericAPIView):
         except QueueUnavailable as error:
             raise QueueDown.from_unavailable(error) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
-        body = dict(CalibrationDetailSerializer(row, context=_context(request)).data)
         if row.state == Calibration.State.READY:
+            body = CalibrationDetailSerializer(row, context=_context(request)).data
             return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
         if row.state == Calibration.State.FAILED:  # fitted in-process (embedded mode) and the runs could not be fitted
             row.delete()
-            raise FieldErrors([{"pointer": pointer("runs"), "detail": body["error"], "code": "cannot_fit"}])
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": row.error, "code": "cannot_fit"}])
         # A large upload: the fit runs in a task; poll the task (or the calibration's state).
         task = task_status(request, AsyncResult(row.task_id, app=app))
-        body.update(task_id=task["task_id"], status_url=task["status_url"])
+        body = CalibrationQueuedSerializer(row, context={**_context(request), "task": task}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": location})
 
 
@@ -319,6 +348,35 @@ class EstimateQuery(serializers.Serializer):
     )
 
 
+@extend_schema_field({"oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["selective"]}]})
+class CheckpointingField(serializers.JSONField):
+    """activation_checkpointing: true, false or selective."""
+
+
+def _row_field(column_type: ColumnType, *, required: bool) -> serializers.Field:
+    options: dict[str, Any] = {"allow_null": column_type.nullable, "required": required}
+    if column_type.also_text:
+        return CheckpointingField(**options)
+    fields: dict[type, type[serializers.Field]] = {
+        int: serializers.IntegerField,
+        float: serializers.FloatField,
+        bool: serializers.BooleanField,
+    }
+    return fields.get(column_type.kind, serializers.CharField)(**options)
+
+
+class EstimateRowSerializer(serializers.Serializer):
+    """One estimated row: the DESIGN.md profiled-run columns (an empty cell null; empty layout cells filled with
+    the chosen layout where one fits), the predicted columns (null where the run fits no layout), prediction_note
+    (why not; null where there is a prediction), and any other column of the input, as the text given."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            column: _row_field(column_type, required=column not in ESTIMATE_ROW_OPTIONAL)
+            for column, column_type in ESTIMATE_ROW_COLUMNS.items()
+        }
+
+
 class EstimateResultSerializer(serializers.Serializer):
     calibration = CalibrationSerializer()
     warnings = serializers.ListField(
@@ -330,8 +388,8 @@ class EstimateResultSerializer(serializers.Serializer):
         "merged duplicate rows); empty when nothing.",
     )
     count = serializers.IntegerField()
-    results = serializers.ListField(
-        child=serializers.DictField(),
+    results = EstimateRowSerializer(
+        many=True,
         help_text="The input rows with predicted_tokens_per_s, predicted_step_time_s, predicted_mfu (null when "
         "the run does not fit), fits_memory, and empty layout cells filled with the chosen layout.",
     )

@@ -1,13 +1,14 @@
 """Hardware purchase quotes and a GPU's daily price series. Pricing owns the selectors and serializers;
-these two views stay with the advisor because they accept only the GPU ids the estimator knows
-(pricing may not import the estimator)."""
+these two views stay with the advisor because quotes accept only the GPU ids the estimator knows
+(pricing may not import the estimator). A price history is there for every GPU id an offer can carry
+(pricing's canonical ids, a superset of the estimator's)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
@@ -19,6 +20,7 @@ from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
 from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes
 from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer, check_provider_slugs
+from pricing.gpus import CANONICAL_GPUS
 from pricing.models import Market
 
 
@@ -45,6 +47,9 @@ class HardwareQuoteListView(GenericAPIView):
 HISTORY_EARLIEST = dt.date(2010, 11, 1)
 
 
+_MARKETS_HELP = f"Comma-separated markets ({', '.join(Market.values)}); default all."
+
+
 class GpuPriceHistoryQuery(serializers.Serializer):
     since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
@@ -52,7 +57,7 @@ class GpuPriceHistoryQuery(serializers.Serializer):
     market = CommaSeparatedChoices(
         choices=tuple(Market.values),
         required=False,
-        help_text=f"Comma-separated markets ({', '.join(Market.values)}); default all.",
+        help_text=_MARKETS_HELP,
     )
 
     def validate_provider(self, value: list[str]) -> list[str]:
@@ -82,12 +87,24 @@ class GpuPriceHistoryView(GenericAPIView):
 
     @extend_schema(
         summary="A GPU's daily price series (end-of-day price in effect, across matching offers)",
-        parameters=[GpuPriceHistoryQuery],
+        description="Any GPU id an offer can carry (the `gpu` of GET /api/v1/offers): a superset of GET "
+        "/api/v1/gpus, which lists the GPUs the estimator has specs for.",
+        parameters=[
+            GpuPriceHistoryQuery,
+            # A comma-separated list of the market enum GET /api/v1/offers declares (style form, not exploded).
+            OpenApiParameter(
+                "market",
+                {"type": "array", "items": {"type": "string", "enum": list(Market.values)}},
+                style="form",
+                explode=False,
+                description=_MARKETS_HELP,
+            ),
+        ],
         responses=DailyPriceSerializer(many=True),
     )
     def get(self, request: Request, gpu_id: str) -> Response:
-        if gpu_id not in GPU_IDS:
-            raise NotFound(f"Unknown GPU {gpu_id!r}; GET /api/v1/gpus lists the ids.")
+        if gpu_id not in CANONICAL_GPUS:
+            raise NotFound(f"Unknown GPU {gpu_id!r}; offers carry these GPU ids: {', '.join(CANONICAL_GPUS)}.")
         query = query_params(GpuPriceHistoryQuery, request)
         series = gpu_daily_prices(
             gpu=gpu_id,

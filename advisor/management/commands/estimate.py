@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -17,7 +18,7 @@ from core.csvcells import spreadsheet_safe_csv
 from core.inputfile import read_input_text
 from estimator import calibrate
 from estimator.prediction import borrowed_family_notes, estimate_runs_csv
-from estimator.runs import MAX_ERRORS, RunValidationError
+from estimator.runs import RunValidationError
 
 # The contract of DESIGN.md: bad input exits with status 2.
 BAD_INPUT = 2
@@ -33,10 +34,12 @@ def read_text_argument(path: str, option: str) -> str:
 
 
 def invalid_rows(error: RunValidationError, option: str) -> CommandError:
-    """The exit-2 error listing the bad rows and columns of ``option``'s file (the first MAX_ERRORS of them)."""
-    lines = [f"  {e}" for e in error.errors[:MAX_ERRORS]]
-    if len(error.errors) > MAX_ERRORS:
-        lines.append(f"  ... and {len(error.errors) - MAX_ERRORS} more")
+    """The exit-2 error listing the bad rows and columns of ``option``'s file (the first MAX_ERRORS_PER_RESPONSE of
+    them, as the API's answer does) and counting the rest."""
+    shown = settings.MAX_ERRORS_PER_RESPONSE
+    lines = [f"  {e}" for e in error.errors[:shown]]
+    if len(error.errors) > shown:
+        lines.append(f"  ... and {len(error.errors) - shown} more")
     body = "\n".join(lines)
     return CommandError(f"{len(error.errors)} invalid value(s) in {option}:\n{body}", returncode=BAD_INPUT)
 
