@@ -23,6 +23,11 @@ from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, sc
 Market = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 NonNegative = Annotated[float, Field(ge=0)]
+# Timestamps and dates stay ISO 8601 strings in the documents (their bytes are hashed into proposals), typed by their
+# JSON Schema format so a generated client parses them as the offers API's own date-times (an integrator's probe:
+# AdviceOffer.observed_at was a plain string beside Offer.observed_at's date-time).
+IsoDateTime = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+IsoDate = Annotated[str, Field(json_schema_extra={"format": "date"})]
 # The normalized Scenario: its schema is the Scenario document's, referenced rather than copied (the marker
 # becomes a $ref in advice_json_schema: pydantic cannot hold a reference to a schema outside its own $defs).
 _SCENARIO_MARKER = "x-scenario-document"
@@ -66,7 +71,7 @@ class Offer(Closed):
     usd_per_used_gpu_hour: NonNegative = Field(
         description="Price per GPU-hour of the GPUs the job uses (a partly used instance costs in full)."
     )
-    observed_at: str | None = Field(description="When the price was observed (ISO 8601); null: undated.")
+    observed_at: IsoDateTime | None = Field(description="When the price was observed (ISO 8601); null: undated.")
     source: str
     is_snapshot: bool = Field(description="From the bundled snapshot rather than a live feed.")
     stale: bool
@@ -214,9 +219,9 @@ class PriceFreshness(Closed):
     snapshot: bool
     live_offers: int
     snapshot_offers: int
-    newest_observed_at: str | None
-    newest_live_observed_at: str | None
-    snapshot_compiled_on: str | None
+    newest_observed_at: IsoDateTime | None
+    newest_live_observed_at: IsoDateTime | None
+    snapshot_compiled_on: IsoDate | None
     stale: bool
     stale_after_hours: int
     label: str
@@ -230,7 +235,7 @@ class HardwareQuote(Closed):
     gpus_per_server: int
     name: str | None = None
     usd: NonNegative | None
-    quoted_on: str | None
+    quoted_on: IsoDate | None
     source: str
     power_kw: NonNegative | None
     idle_power_kw: NonNegative | None = None
@@ -516,12 +521,12 @@ class TrainingAdvice(Closed):
 
     advice_version: Literal[1]
     kind: Literal["training"]
-    generated_at: str
+    generated_at: IsoDateTime
     scenario: NormalizedScenario
     gpu: GpuSummary
     sizes: list[TrainingSize]
     recommendation: Recommendation
-    prices_as_of: str | None = Field(description=PRICES_AS_OF)
+    prices_as_of: IsoDate | None = Field(description=PRICES_AS_OF)
     price_freshness: PriceFreshness
     hardware_quote: HardwareQuote | None
     calibration: CalibrationSummary
@@ -717,14 +722,14 @@ class InferenceAdvice(Closed):
 
     advice_version: Literal[1]
     kind: Literal["inference"]
-    generated_at: str
+    generated_at: IsoDateTime
     scenario: NormalizedScenario
     gpu: GpuSummary
     model: InferenceModel
     traffic_profile: TrafficProfile
     sizes: list[InferenceSize]
     recommendation: Recommendation
-    prices_as_of: str | None = Field(description=PRICES_AS_OF)
+    prices_as_of: IsoDate | None = Field(description=PRICES_AS_OF)
     price_freshness: PriceFreshness
     hardware_quote: HardwareQuote | None
     calibration: CalibrationSummary

@@ -95,3 +95,36 @@ def test_layouts_come_back_in_the_scenario_types(real_advice) -> None:  # type: 
             assert checkpointing is None or isinstance(checkpointing, bool) or checkpointing == "selective", size
             for key in ("tp", "pp", "cp", "micro_batch"):
                 assert size["layout"][key] is None or isinstance(size["layout"][key], int), (key, size["layout"])
+
+
+def _formats(schema: Any, found: dict[str, set[str]], key: str = "") -> None:
+    """Every property name with the JSON Schema formats declared for it, anywhere in the schema."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("format"), str):
+            found.setdefault(key, set()).add(schema["format"])
+        for k, v in schema.items():
+            _formats(v, found, k if k not in ("anyOf", "items", "properties", "$defs") else key)
+    elif isinstance(schema, list):
+        for v in schema:
+            _formats(v, found, key)
+
+
+@pytest.mark.parametrize("name", ["training", "inference"])
+def test_timestamps_are_typed_as_dates_and_their_values_are(real_advice, name) -> None:  # type: ignore[no-untyped-def]
+    """An integrator's probe: the advice's generated_at, prices_as_of and offer observed_at were plain strings in the
+    schema, so a generated client could not compare them with /api/v1/offers' date-times without parsing by hand."""
+    import datetime as dt
+
+    doc = real_advice[name]
+    found: dict[str, set[str]] = {}
+    _formats(json.loads((SCHEMAS / ADVICE_SCHEMA_FILES[doc["kind"]]).read_text()), found)
+    assert found.get("generated_at") == {"date-time"} and found.get("prices_as_of") == {"date"}
+    assert found.get("observed_at") == {"date-time"} and found.get("newest_observed_at") == {"date-time"}
+    assert found.get("quoted_on") == {"date"}
+    assert dt.datetime.fromisoformat(doc["generated_at"]).tzinfo is not None
+    if doc["prices_as_of"] is not None:
+        dt.date.fromisoformat(doc["prices_as_of"])
+    fresh = doc["price_freshness"]
+    for key in ("newest_observed_at", "newest_live_observed_at"):
+        if fresh[key] is not None:
+            assert dt.datetime.fromisoformat(fresh[key]).tzinfo is not None

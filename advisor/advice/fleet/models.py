@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field
 
 from advisor.advice.fleet.demand import HOURS
-from advisor.advice.models import HardwareQuote, Offer
+from advisor.advice.models import HardwareQuote, IsoDate, IsoDateTime, Offer
 from advisor.scenario_model import (
     INTEGRAL,
     MAX_GPUS,
@@ -210,7 +210,7 @@ class FleetPlan(Closed):
     model_config = ConfigDict(title="FleetPlan")
 
     fleet_plan_version: Literal[1]
-    generated_at: str
+    generated_at: IsoDateTime
     fleet: FleetPlanInput = Field(description="the Fleet Plan input, normalized (defaults filled in)")
     gpu: str
     demand: FleetDemand
@@ -219,7 +219,7 @@ class FleetPlan(Closed):
     jobs: list[FleetJobResult]
     uncertainty: FleetUncertainty
     tier_prices: TierPrices
-    prices_as_of: str | None = Field(description="date of the oldest price observation used")
+    prices_as_of: IsoDate | None = Field(description="date of the oldest price observation used")
     warnings: list[str]
 
 
