@@ -12,6 +12,7 @@ from django.test import Client
 
 from advisor import scenarios as store
 from advisor.api.tokens import api_token_create
+from advisor.models import Calibration
 from advisor.proposals import issue_proposal
 from advisor.web import forms
 
@@ -90,6 +91,11 @@ def test_pages_fit_a_phone(phone: Any, live_server: Any, user: Any, artifacts: P
         "compare": f"/scenarios/compare/?ids={first.pk}&ids={second.pk}",
         "tokens": "/account/tokens/",
         "proposal": f"/proposals/{proposal.pk}/",
+        # An outsider's probe: the fleet JSON textarea (cols=100) was 852 px wide; calibration reports were never
+        # checked.
+        "fleet": "/fleet/",
+        "calibrations": "/calibrations/",
+        "calibration": f"/calibrations/{Calibration.objects.get(is_default=True).pk}/",
     }
     for name, path in pages.items():
         response = page.goto(f"{live_server.url}{path}")
