@@ -226,3 +226,17 @@ def test_compare_refuses_ids_that_are_not_ascii_digits(
     response = client.get("/scenarios/compare/", {"ids": [raw, alices_scenario.pk]})
     assert response.status_code == 400
     assert b"ids must be scenario numbers" in response.content
+
+
+def test_every_page_names_a_favicon_served_from_static(client: Client) -> None:
+    # An outsider's probe: every page logged a console error, a 404 for /favicon.ico.
+    import re
+    from pathlib import Path
+
+    from django.contrib.staticfiles import finders
+
+    html = client.get("/").content.decode()
+    link = re.search(r'<link rel="icon" href="/static/([^"]+)" type="image/svg\+xml">', html)
+    assert link, html[:600]
+    path = finders.find(link.group(1))
+    assert path and "<svg" in Path(path).read_text(encoding="utf-8")
