@@ -39,6 +39,13 @@ MARKET_LABELS = MARKET_PHRASES
 WIDTH = 640
 HEIGHT = 300
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 72, 20, 34, 48
+# Average width of an 11 px DejaVu Sans character: enough to keep labels apart without measuring fonts.
+CHAR_WIDTH = 6.2
+LEGEND_ROW = 16
+LEGEND_MARGIN = 8
+# Point shapes that tell apart series sharing a colour (colour x shape: 8 x 4 distinct looks).
+MARKERS = ("circle", "square", "triangle", "diamond")
+PALETTE_WIDE = (ACCENT, RENT, BUY, "#ae3ec9", "#7048e8", "#e8590c", "#0b7285", "#5c940d")
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,17 @@ class Series:
     band_low: Sequence[float | None] | None = None
     band_high: Sequence[float | None] | None = None
     points: bool = True
+    marker: str = "circle"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One legend entry: a label and a sample of what it stands for (colour, dash, point shape)."""
+
+    label: str
+    color: str
+    dash: str | None = None
+    marker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,7 @@ class _Frame:
         x_log2: bool = False,
         width: int = WIDTH,
         height: int = HEIGHT,
+        top_extra: int = 0,
     ) -> None:
         self.x_log2 = x_log2
         self.x0, self.x1 = (math.log2(v) for v in x_range) if x_log2 else x_range
@@ -128,9 +147,10 @@ class _Frame:
         self.y0, self.y1 = y_range
         if self.y1 == self.y0:
             self.y1 = self.y0 + 1
-        self.width, self.height = width, height
+        # top_extra: room above the plot for legend rows beyond the first; the plot keeps its height.
+        self.width, self.height = width, height + top_extra
         self.left, self.right = PAD_LEFT, width - PAD_RIGHT
-        self.top, self.bottom = PAD_TOP, height - PAD_BOTTOM
+        self.top, self.bottom = PAD_TOP + top_extra, self.height - PAD_BOTTOM
 
     def x(self, value: float) -> float:
         v = math.log2(value) if self.x_log2 else value
@@ -139,6 +159,25 @@ class _Frame:
     def y(self, value: float) -> float:
         clamped = min(max(value, self.y0), self.y1)
         return self.bottom - (clamped - self.y0) / (self.y1 - self.y0) * (self.bottom - self.top)
+
+
+def _text_width(text: str, *, size: int = 11) -> float:
+    return len(text) * CHAR_WIDTH * size / 11
+
+
+def _point(shape: str | None, x: float, y: float, color: str, *, r: float = 3.0) -> str:
+    """One data point drawn as ``shape`` (one of MARKERS; a circle when unknown)."""
+    if shape == "square":
+        return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" fill="{color}"/>'
+    if shape in ("triangle", "diamond"):
+        corners = (
+            [(x, y - r * 1.3), (x + r * 1.2, y + r), (x - r * 1.2, y + r)]
+            if shape == "triangle"
+            else [(x, y - r * 1.4), (x + r * 1.4, y), (x, y + r * 1.4), (x - r * 1.4, y)]
+        )
+        path = " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy in corners)
+        return f'<polygon points="{path}" fill="{color}"/>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:g}" fill="{color}"/>'
 
 
 def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, color: str = MUTED) -> str:
@@ -174,10 +213,17 @@ def _axes(
         y = frame.y(tick)
         parts.append(f'<line x1="{frame.left}" y1="{y:.1f}" x2="{frame.right}" y2="{y:.1f}" stroke="{GRID}"/>')
         parts.append(_text(frame.left - 6, y + 4, y_format(tick), anchor="end"))
+    labelled_right = -math.inf
     for tick in x_ticks:
         x = frame.x(tick)
         parts.append(f'<line x1="{x:.1f}" y1="{frame.bottom}" x2="{x:.1f}" y2="{frame.bottom + 4}" stroke="{MUTED}"/>')
-        parts.append(_text(x, frame.bottom + 16, x_format(tick)))
+        # Thin the labels: a tick whose label would touch the previous one keeps its mark and loses its label
+        # (GPU counts 512, 560, 576 lie a few pixels apart on a log axis).
+        label = x_format(tick)
+        half = _text_width(label) / 2
+        if x - half >= labelled_right + 4:
+            parts.append(_text(x, frame.bottom + 16, label))
+            labelled_right = x + half
     parts.append(
         f'<line x1="{frame.left}" y1="{frame.bottom}" x2="{frame.right}" y2="{frame.bottom}" stroke="{MUTED}"/>'
     )
@@ -226,18 +272,50 @@ def _series(frame: _Frame, series: Series) -> list[str]:
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{series.color}" stroke-width="2"{dash}/>')
         if series.points:
-            parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{series.color}"/>' for x, y in run)
+            parts.extend(_point(series.marker, x, y, series.color) for x, y in run)
     return parts
 
 
-def _legend(frame: _Frame, items: Sequence[tuple[str, str]]) -> list[str]:
-    parts = []
-    x: float = frame.left
-    for label, color in items:
-        parts.append(f'<rect x="{x:.1f}" y="10" width="12" height="4" fill="{color}"/>')
-        parts.append(_text(x + 16, 16, label, anchor="start"))
-        x += 24 + 6.2 * len(label)
-    return parts
+def _legend_rows(keys: Sequence[Key], *, left: float, right: float) -> list[list[tuple[float, Key]]]:
+    """Legend entries laid out left to right, wrapping to a new row at the chart's right edge: (x, key) per row."""
+    rows: list[list[tuple[float, Key]]] = [[]]
+    x = left
+    for key in keys:
+        # Sample (16 px), the label measured a size up (the average width runs short on long ids), a gap.
+        width = 16 + _text_width(key.label, size=12) + 12
+        if rows[-1] and x + width > right:
+            rows.append([])
+            x = left
+        rows[-1].append((x, key))
+        x += width
+    return rows
+
+
+def _legend_height(keys: Sequence[Key]) -> int:
+    """Room the legend needs above the plot beyond its first row (0 for a legend on one row)."""
+    return (len(_legend_rows(keys, left=LEGEND_MARGIN, right=WIDTH - LEGEND_MARGIN)) - 1) * LEGEND_ROW
+
+
+def _legend_key(x: float, y: float, key: Key, *, right: float) -> str:
+    """A sample line (dashed as the series), its point shape, and the label, cut with an ellipsis where it would
+    run past the chart (the full label stays in the entry's tooltip)."""
+    dash = f' stroke-dasharray="{key.dash}"' if key.dash else ""
+    marker = f' data-marker="{key.marker}"' if key.marker else ""
+    room = max(int((right - x - 16) / CHAR_WIDTH), 4)
+    label = key.label if len(key.label) <= room else key.label[: room - 1] + "\u2026"
+    point = _point(key.marker, x + 6, y - 4, key.color) if key.marker else ""
+    return (
+        f'<g class="legend-key"{marker}><title>{escape(key.label)}</title>'
+        f'<line x1="{x:.1f}" y1="{y - 4:.1f}" x2="{x + 12:.1f}" y2="{y - 4:.1f}" stroke="{key.color}" '
+        f'stroke-width="3"{dash}/>{point}{_text(x + 16, y, label, anchor="start")}</g>'
+    )
+
+
+def _legend(frame: _Frame, keys: Sequence[Key]) -> list[str]:
+    """The legend above the plot, wrapped in rows across the chart's width (the frame's top_extra leaves room)."""
+    right = frame.width - LEGEND_MARGIN
+    rows = _legend_rows(keys, left=LEGEND_MARGIN, right=right)
+    return [_legend_key(x, 16 + i * LEGEND_ROW, key, right=frame.right) for i, row in enumerate(rows) for x, key in row]
 
 
 def _values(seq: Sequence[float | None]) -> list[float]:
@@ -260,7 +338,9 @@ def _line_chart(
     markers: Sequence[Marker] = (),
     extra: Sequence[str] = (),
     caption: str = "",
+    legend: Sequence[Key] | None = None,
 ) -> Chart:
+    keys = list(legend) if legend is not None else [Key(s.label, s.color, s.dash) for s in series]
     xs = [x for s in series for x in s.xs]
     ys = [y for s in series for y in _values(s.ys)]
     ys += [y for s in series for band in (s.band_low, s.band_high) if band for y in _values(band)]
@@ -270,7 +350,12 @@ def _line_chart(
     low = min(ys) if y_min is None else y_min
     high = max(ys) if y_max is None else y_max
     ticks = _nice_ticks(low, high * 1.05 if high > 0 else high)
-    frame = _Frame(x_range=(min(xs), max(xs)), y_range=(min(ticks[0], low), max(ticks[-1], high)), x_log2=x_log2)
+    frame = _Frame(
+        x_range=(min(xs), max(xs)),
+        y_range=(min(ticks[0], low), max(ticks[-1], high)),
+        x_log2=x_log2,
+        top_extra=_legend_height(keys),
+    )
     body = _axes(
         frame,
         x_ticks=x_ticks if x_ticks is not None else sorted(set(xs)),
@@ -289,13 +374,13 @@ def _line_chart(
         anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
         label_y = y + 18 if marker.label_below else y - 8
         body.append(_text(x + (-8 if anchor == "end" else 8), label_y, marker.label, anchor=anchor, color=marker.color))
-    body.extend(_legend(frame, [(s.label, s.color) for s in series]))
+    body.extend(_legend(frame, keys))
     return Chart(
         testid=testid,
         title=title,
         svg=_svg(frame, body, title=title),
         caption=caption,
-        legend=tuple((s.label, s.color) for s in series),
+        legend=tuple((k.label, k.color) for k in keys),
     )
 
 
@@ -720,7 +805,7 @@ def chart_tornado(*, advice: dict[str, Any]) -> Chart:
         body.append(_text(frame.left - 6, y + bar_h / 2 + 1, row["input"], anchor="end", color="#1b1f24"))
     x_base = frame.x(base)
     body.append(f'<line x1="{x_base:.1f}" y1="{frame.top}" x2="{x_base:.1f}" y2="{frame.bottom}" stroke="#1b1f24"/>')
-    body.extend(_legend(frame, [("input at its low value", ACCENT), ("input at its high value", RENT)]))
+    body.extend(_legend(frame, [Key("input at its low value", ACCENT), Key("input at its high value", RENT)]))
     return Chart(
         testid="chart-sensitivity",
         title=title,
@@ -741,7 +826,11 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
     lo_exp, hi_exp = math.floor(math.log10(low)), math.ceil(math.log10(high))
     if hi_exp == lo_exp:
         hi_exp += 1
-    frame = _Frame(x_range=(lo_exp, hi_exp), y_range=(lo_exp, hi_exp), height=340)
+    colors: dict[str, str] = {}
+    for _, _, gpu in good:
+        colors.setdefault(gpu, PALETTE_WIDE[len(colors) % len(PALETTE_WIDE)])
+    keys = [Key(gpu, color, marker="circle") for gpu, color in colors.items()]
+    frame = _Frame(x_range=(lo_exp, hi_exp), y_range=(lo_exp, hi_exp), height=340, top_extra=_legend_height(keys))
     ticks = list(range(lo_exp, hi_exp + 1))
     body = _axes(
         frame,
@@ -756,16 +845,14 @@ def chart_residuals(*, points: Sequence[tuple[float, float, str]]) -> Chart:
         f'<line x1="{frame.x(lo_exp):.1f}" y1="{frame.y(lo_exp):.1f}" x2="{frame.x(hi_exp):.1f}" '
         f'y2="{frame.y(hi_exp):.1f}" stroke="{MUTED}" stroke-dasharray="4 4"/>'
     )
-    palette = [ACCENT, RENT, BUY, "#ae3ec9", "#7048e8", "#e8590c", "#0b7285", "#5c940d"]
-    colors: dict[str, str] = {}
     for measured, predicted, gpu in good:
-        color = colors.setdefault(gpu, palette[len(colors) % len(palette)])
+        color = colors[gpu]
         body.append(
             f'<circle cx="{frame.x(math.log10(measured)):.1f}" cy="{frame.y(math.log10(predicted)):.1f}" r="3.5" '
             f'fill="{color}" fill-opacity="0.8"><title>{escape(gpu)}: measured {measured:,.0f}, '
             f"predicted {predicted:,.0f}</title></circle>"
         )
-    body.extend(_legend(frame, list(colors.items())))
+    body.extend(_legend(frame, keys))
     return Chart(
         testid="chart-residuals",
         title=title,
@@ -780,17 +867,20 @@ def _fractions(values: Any) -> list[float | None]:
 
 
 def chart_scaling_efficiency(*, curves: Sequence[dict[str, Any]]) -> Chart:
-    """Calibration fit: measured (solid) and predicted (dashed) scaling efficiency by GPU count, one colour per
-    configuration (the report's ``scaling_efficiency`` curves: gpus, measured, predicted as fractions)."""
-    palette = [ACCENT, RENT, BUY, "#ae3ec9", "#7048e8", "#e8590c", "#0b7285", "#5c940d"]
+    """Calibration fit: measured (solid) and predicted (dashed) scaling efficiency by GPU count, one look (colour x
+    point shape) per configuration (the report's ``scaling_efficiency`` curves: gpus, measured, predicted as
+    fractions). The legend names each configuration once; solid and dashed are the caption's."""
     series: list[Series] = []
+    keys: list[Key] = []
     for i, curve in enumerate(c for c in curves if c.get("gpus")):
-        color = palette[i % len(palette)]
+        color = PALETTE_WIDE[i % len(PALETTE_WIDE)]
+        marker = MARKERS[(i // len(PALETTE_WIDE)) % len(MARKERS)]
         xs = [float(g) for g in curve["gpus"]]
         family = str(curve.get("config_family") or f"runs {i + 1}")
-        series.append(Series(label=f"{family}: measured", xs=xs, ys=_fractions(curve.get("measured")), color=color))
+        keys.append(Key(family, color, marker=marker))
+        series.append(Series(f"{family}: measured", xs, _fractions(curve.get("measured")), color, marker=marker))
         series.append(
-            Series(label=f"{family}: predicted", xs=xs, ys=_fractions(curve.get("predicted")), color=color, dash="5 4")
+            Series(f"{family}: predicted", xs, _fractions(curve.get("predicted")), color, dash="5 4", marker=marker)
         )
     return _line_chart(
         testid="chart-scaling-efficiency",
@@ -802,6 +892,7 @@ def chart_scaling_efficiency(*, curves: Sequence[dict[str, Any]]) -> Chart:
         x_log2=True,
         y_min=0.0,
         y_max=1.0,
+        legend=keys,
         caption="Solid: measured; dashed: predicted. Tokens/s per GPU relative to the smallest run of each "
         "configuration; where the lines part, the fit misses your cluster's knee.",
     )

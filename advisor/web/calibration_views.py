@@ -18,6 +18,7 @@ from advisor.charts import chart_residuals, chart_scaling_efficiency
 from advisor.models import ActiveCalibration, Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from advisor.web.presenters import held_out_words
+from advisor.web.serving_calibration import serving_calibration_report
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
 from estimator.calibrate import fit_warnings, held_out_name, prior_warning
@@ -107,6 +108,7 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
             {"row": c, "loo_mape": _pct(c.loo_mape), "held_out": _held_out(c)} for c in _visible(request.user)
         ],
         "active_id": _active_id(request.user),
+        "serving": serving_calibration_report(),
     }
     return render(request, "calibrations/list.html", context, status=status)
 
@@ -252,6 +254,12 @@ def calibration_detail(request: HttpRequest, calibration_id: int) -> HttpRespons
         "refresh_s": FIT_POLL_S,
     }
     return render(request, "calibrations/detail.html", context)
+
+
+@require_GET
+def calibration_serving(request: HttpRequest) -> HttpResponse:
+    """The shipped serving calibration, read-only. Open to everyone, as the inference results that cite it are."""
+    return render(request, "calibrations/serving.html", {"report": serving_calibration_report()})
 
 
 @login_required

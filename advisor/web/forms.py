@@ -688,6 +688,33 @@ def field_for_pointer(pointer: str) -> str | None:
     return None
 
 
+def _json_names() -> dict[str, str]:
+    """Each way a validator message names a JSON value, to the form field that edits it: the whole pointer, and the
+    last key where it is an identifier (has an underscore: 'tokens' or 'precision' may be plain prose) naming one
+    field only. The one mapping from POINTERS; longest first so a pointer wins over its last key."""
+    keys: dict[str, list[str]] = {}
+    for name, pointer in POINTERS.items():
+        keys.setdefault(pointer.rsplit("/", 1)[-1], []).append(name)
+    names = {pointer: name for name, pointer in POINTERS.items()}
+    names.update({key: found[0] for key, found in keys.items() if "_" in key and len(found) == 1})
+    return dict(sorted(names.items(), key=lambda item: -len(item[0])))
+
+
+JSON_NAMES = _json_names()
+_JSON_NAME = re.compile(r"(?<![\w/])(" + "|".join(re.escape(key) for key in JSON_NAMES) + r")(?![\w/])")
+
+
+def in_form_words(message: str, form: forms.Form) -> str:
+    """A Scenario validator's message in the form's words: each JSON key or pointer it names (another field of a
+    cross-field rule, 'must not exceed peak_requests_per_s (10)') becomes that field's label, quoted."""
+
+    def label(match: re.Match[str]) -> str:
+        field = form.fields.get(JSON_NAMES[match.group(1)])
+        return f"“{field.label}”" if field is not None and field.label else match.group(1)
+
+    return _JSON_NAME.sub(label, message)
+
+
 def _only(name: str) -> str:
     return "training" if name in TRAINING_ONLY else "inference" if name in INFERENCE_ONLY else ""
 

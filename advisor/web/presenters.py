@@ -14,6 +14,7 @@ from advisor.advice import documents
 from advisor.advice.documents import defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
 from advisor.charts import format_hours, format_percent
+from advisor.web.serving_calibration import serving_calibration_url
 
 MARKET_LABELS = charts.MARKET_LABELS
 STRATEGY_LABELS = {
@@ -989,6 +990,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "freshness": freshness(advice=advice),
         "prices_as_of_text": prices_as_of_text(advice=advice),
         "calibration_line": calibration_line(advice=advice),
+        "calibration_url": serving_calibration_url(advice=advice),
         "calibration_summary": calibration_line(advice=advice, short=True),
         "warnings": advice.get("warnings") or [],
         "assumptions": assumptions(advice=advice),

@@ -31,6 +31,7 @@ urlpatterns = [
     path("s/<str:token>/", views.shared, name="shared"),
     path("s/<str:token>/proposal.pdf", views.shared_proposal, name="shared-proposal"),
     path("calibrations/", calibration_views.calibration_list, name="calibration-list"),
+    path("calibrations/serving/", calibration_views.calibration_serving, name="calibration-serving"),
     path("calibrations/<int:calibration_id>/", calibration_views.calibration_detail, name="calibration-detail"),
     path(
         "calibrations/<int:calibration_id>/activate/",

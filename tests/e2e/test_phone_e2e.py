@@ -12,8 +12,10 @@ from django.test import Client
 
 from advisor import scenarios as store
 from advisor.api.tokens import api_token_create
+from advisor.models import Calibration
 from advisor.proposals import issue_proposal
 from advisor.web import forms
+from pricing.models import Offer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bundled_data")]
 
@@ -89,7 +91,15 @@ def test_pages_fit_a_phone(phone: Any, live_server: Any, user: Any, artifacts: P
         "scenario": f"/scenarios/{first.pk}/",
         "compare": f"/scenarios/compare/?ids={first.pk}&ids={second.pk}",
         "tokens": "/account/tokens/",
-        "proposal": f"/proposals/{proposal.pk}/",
+        # An outsider's probe: the fleet JSON textarea (cols=100) was 852 px wide; an offer's long source string and
+        # its unwrapped history table 830-862 px; calibration reports were never checked.
+        "fleet": "/fleet/",
+        "calibrations": "/calibrations/",
+        "calibration": f"/calibrations/{Calibration.objects.get(is_default=True).pk}/",
+        "serving-calibration": "/calibrations/serving/",
+        "offer": f"/prices/offers/{Offer.objects.order_by('pk').first().pk}/",
+        "offer-long-source": f"/prices/offers/{max(Offer.objects.all(), key=lambda o: len(o.source)).pk}/",
+        "proposal": f"/proposals/{proposal.pk}/",  # last: its charts are checked below
     }
     for name, path in pages.items():
         response = page.goto(f"{live_server.url}{path}")

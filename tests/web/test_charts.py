@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -225,3 +226,54 @@ def test_an_inference_break_even_chart_marks_the_break_even_the_headline_quotes(
     assert re.findall(r"break-even vs [^<]*", svg) == [
         f"break-even vs the rent {buy['break_even_utilization'] * 100:.0f}%"
     ]
+
+
+def _many_configurations() -> list[dict[str, Any]]:
+    """23 configurations as the shipped calibration's report has them: long names, GPU counts 2-10 % apart."""
+    counts = [8, 16, 64, 256, 512, 560, 576, 640, 768, 1024, 1120, 1152, 1536, 2240, 2304, 2520]
+    return [
+        {
+            "config_family": f"llm-foundry/a100/bf16/L{12 + i}xH768/s2048",
+            "gpus": counts[i % 4 :: 4] or counts[:2],
+            "measured": [1.0 - 0.01 * k for k in range(len(counts[i % 4 :: 4]) or 2)],
+            "predicted": [0.98 - 0.01 * k for k in range(len(counts[i % 4 :: 4]) or 2)],
+        }
+        for i in range(23)
+    ]
+
+
+def _text_extent(text: ET.Element) -> tuple[float, float]:
+    """Left and right edge of an SVG text, at the charts' average character width."""
+    x, width = float(text.get("x", 0)), len(text.text or "") * 6.2 * float(text.get("font-size", 11)) / 11
+    anchor = text.get("text-anchor", "start")
+    left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+    return left, left + width
+
+
+def test_scaling_efficiency_legend_wraps_inside_the_chart_and_names_every_configuration() -> None:
+    curves = _many_configurations()
+    root = _parse(str(charts.chart_scaling_efficiency(curves=curves).svg))
+    width = float(root.get("viewBox").split()[2])
+    texts = [t for t in root.iter(f"{SVG}text") if t.text and not t.get("transform")]  # not the rotated y label
+    for text in texts:
+        left, right = _text_extent(text)
+        assert left >= 0 and right <= width, text.text
+    shown = {t.text for t in texts}
+    assert all(any(c["config_family"] in label for label in shown) for c in curves)
+
+
+def test_scaling_efficiency_configurations_differ_in_colour_or_marker() -> None:
+    root = _parse(str(charts.chart_scaling_efficiency(curves=_many_configurations()).svg))
+    keys = [g for g in root.iter(f"{SVG}g") if g.get("class") == "legend-key"]
+    looks = {(k.find(f"{SVG}line").get("stroke"), k.get("data-marker")) for k in keys}
+    assert len(keys) >= 23 and len(looks) == len(keys)
+
+
+def test_scaling_efficiency_gpu_count_labels_do_not_overlap() -> None:
+    root = _parse(str(charts.chart_scaling_efficiency(curves=_many_configurations()).svg))
+    bottom = max(float(t.get("y")) for t in root.iter(f"{SVG}text") if (t.text or "").isdigit())
+    ticks = sorted(
+        _text_extent(t) for t in root.iter(f"{SVG}text") if (t.text or "").isdigit() and float(t.get("y")) == bottom
+    )
+    assert len(ticks) >= 4
+    assert all(nxt[0] - prev[1] >= 4 for prev, nxt in itertools.pairwise(ticks))

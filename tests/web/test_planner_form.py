@@ -355,3 +355,26 @@ def test_an_unknown_choice_is_echoed_cut_to_a_readable_length() -> None:
     assert not form.is_valid()
     (message,) = form.errors["gpu"]
     assert "(100,000 characters)" in message and len(message) < 300
+
+
+def test_a_cross_field_error_names_the_other_field_by_its_label_not_its_json_key(client: Client) -> None:
+    # An outsider's probe: mean traffic above peak said "must not exceed peak_requests_per_s (10); got 50".
+    serving = {**forms.preset_initial("8b-serving"), "peak_requests_per_s": "10", "mean_requests_per_s": "50"}
+    response = client.post("/plan/results/", serving)
+    html = response.content.decode()
+    assert response.status_code == 422, html[:500]
+    assert "peak_requests_per_s" not in html.split("<form", 1)[-1].replace('name="peak_requests_per_s"', "").replace(
+        'id="id_peak_requests_per_s"', ""
+    ).replace('for="id_peak_requests_per_s"', "")
+    assert "must not exceed “Peak traffic (requests per second)” (10); got 50" in html
+
+
+def test_json_keys_and_pointers_in_a_message_read_as_form_labels() -> None:
+    form = forms.PlannerForm()
+    words = forms.in_form_words
+    assert words("must not exceed peak_requests_per_s (10)", form) == (
+        "must not exceed “Peak traffic (requests per second)” (10)"
+    )
+    assert words("see /workload/traffic/mean_requests_per_s", form) == "see “Mean traffic (requests per second)”"
+    # Plain words that happen to be keys (tokens, precision) stay prose.
+    assert words("1000 tokens at this precision", form) == "1000 tokens at this precision"

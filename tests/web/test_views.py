@@ -226,3 +226,35 @@ def test_compare_refuses_ids_that_are_not_ascii_digits(
     response = client.get("/scenarios/compare/", {"ids": [raw, alices_scenario.pk]})
     assert response.status_code == 400
     assert b"ids must be scenario numbers" in response.content
+
+
+def test_every_page_names_a_favicon_served_from_static(client: Client) -> None:
+    # An outsider's probe: every page logged a console error, a 404 for /favicon.ico.
+    import re
+    from pathlib import Path
+
+    from django.contrib.staticfiles import finders
+
+    html = client.get("/").content.decode()
+    link = re.search(r'<link rel="icon" href="/static/([^"]+)" type="image/svg\+xml">', html)
+    assert link, html[:600]
+    path = finders.find(link.group(1))
+    assert path and "<svg" in Path(path).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", ["/nonexistent/", "/scenarios/999/"])
+def test_a_404_in_production_is_a_page_with_the_nav(client: Client, user: Any, settings: Any, path: str) -> None:
+    # An outsider's probe: production 404s were Django's bare "Not Found", with no nav and no way back.
+    settings.DEBUG = False
+    client.force_login(user)
+    response = client.get(path)
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert 'aria-label="Main"' in html and "Page not found" in html and 'href="/plan/"' in html
+
+
+def test_a_500_is_a_page_with_the_nav(rf: Any) -> None:
+    from django.views.defaults import server_error
+
+    html = server_error(rf.get("/")).content.decode()
+    assert 'aria-label="Main"' in html and "Something went wrong" in html
