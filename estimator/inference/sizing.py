@@ -45,7 +45,9 @@ from estimator.inference.simulate import simulate_closed_loop
 
 @dataclass(frozen=True, slots=True)
 class ReplicaPerformance:
-    """Best operating point of one replica per case (arrays). Units: tokens/s, requests/s, seconds (p95)."""
+    """Best operating point of one replica per case (arrays). Units: tokens/s, requests/s, seconds (p95).
+    ``reachable_ttft_s`` and ``reachable_tpot_s``: the p95 latencies of the searched load nearest the targets
+    (_nearest): sizing again with targets at or above both meets them (what a looser target can ask)."""
 
     fits_memory: BoolArray
     meets_latency: BoolArray
@@ -56,6 +58,8 @@ class ReplicaPerformance:
     ttft_s: FloatArray
     tpot_s: FloatArray
     weights_gb_per_gpu: FloatArray
+    reachable_ttft_s: FloatArray
+    reachable_tpot_s: FloatArray
 
 
 def best_under_latency(
@@ -105,6 +109,7 @@ def best_under_latency(
         lone_load = open_loop_in_flight(c, theta, alone[:, None], figures=figures)
         chosen = {f: np.where(meets, v, getattr(lone_load, f)[:, 0]) for f, v in chosen.items()}
     req = np.where(fits, chosen["requests_per_s"], 0.0)
+    reach_ttft, reach_tpot = _nearest((load, fine_load), ttft, tpot)
     return ReplicaPerformance(
         fits_memory=fits,
         meets_latency=meets & fits,
@@ -115,7 +120,22 @@ def best_under_latency(
         ttft_s=np.where(fits, chosen["ttft_p95_s"], np.inf),
         tpot_s=np.where(fits, chosen["tpot_p95_s"], np.inf),
         weights_gb_per_gpu=weight_bytes_per_gpu(c) / 1e9,
+        reachable_ttft_s=np.where(fits, reach_ttft, np.inf),
+        reachable_tpot_s=np.where(fits, reach_tpot, np.inf),
     )
+
+
+def _nearest(loads: Sequence[LoadPoint], ttft: FloatArray, tpot: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(p95 TTFT, p95 TPOT) per case of the searched load nearest the targets: the smallest worst ratio of p95 to
+    target, max(TTFT / target, TPOT / target), as unmet.closest_deployment ranks deployments. Every searched load
+    is searched again at any targets (the grids depend on the batch cap only), so targets at or above this pair
+    are met; where the p95s rise with the load, it is the lightest load, and no lower TTFT target is met."""
+    ttfts = np.concatenate([x.ttft_p95_s for x in loads], axis=1)
+    tpots = np.concatenate([x.tpot_p95_s for x in loads], axis=1)
+    ratio = np.maximum(ttfts / ttft, tpots / tpot)
+    idx = np.argmin(np.where(np.isfinite(ratio), ratio, np.inf), axis=1)
+    rows = np.arange(len(idx))
+    return ttfts[rows, idx], tpots[rows, idx]
 
 
 def _search(
@@ -148,7 +168,8 @@ class Deployment:
     ``tp`` is the GPUs of one replica (tensor parallel inside the NVLink domain; expert parallel beyond it).
     ``batch``, ``ttft_s``, ``tpot_s`` are at the replica's sized capacity (``replica_requests_per_s``, the highest
     rate that meets the targets); the ``*_at_peak`` fields at the load the peak puts on each replica
-    (peak requests/s / replicas_peak): what a load test at the peak would see (nan where no replica count serves it)."""
+    (peak requests/s / replicas_peak): what a load test at the peak would see (nan where no replica count serves it).
+    ``reachable_ttft_s`` and ``reachable_tpot_s``: the lowest p95 targets this sizing meets (ReplicaPerformance)."""
 
     tp: int
     fits_memory: bool
@@ -165,6 +186,8 @@ class Deployment:
     batch_at_peak: float = math.nan
     ttft_at_peak_s: float = math.nan
     tpot_at_peak_s: float = math.nan
+    reachable_ttft_s: float = math.nan
+    reachable_tpot_s: float = math.nan
 
     @property
     def gpus_peak(self) -> float:
@@ -271,6 +294,8 @@ def size_deployments(
             batch_at_peak=float(at_peak.in_flight[i]),
             ttft_at_peak_s=float(at_peak.ttft_p95_s[i]),
             tpot_at_peak_s=float(at_peak.tpot_p95_s[i]),
+            reachable_ttft_s=float(perf.reachable_ttft_s[i]),
+            reachable_tpot_s=float(perf.reachable_tpot_s[i]),
         )
         for i in range(n)
     ]
