@@ -354,7 +354,8 @@ def test_unreachable_latency_gives_no_recommendation_and_says_why(catalog: dict[
     assert closest["tp"] in [s["tp"] for s in doc["sizes"] if s["fits_memory"]]
     looser = rec["relax"][0]
     assert looser["change"] == "latency_targets" and looser["meets_latency"]
-    assert closest["tpot_s"] <= looser["tpot_p95_s"] <= closest["tpot_s"] * 1.1  # rounded up to 2 digits
+    # The sizing's nearest load rounded up, at least what one request takes alone (closest: a lone client's).
+    assert closest["tpot_s"] <= looser["tpot_p95_s"]
     assert "None" not in json.dumps(rec["reasons"]) and "?" not in " ".join(rec["reasons"])
 
 
