@@ -199,6 +199,42 @@ def test_impossible_latency_is_reported_not_hidden():
     assert perf.tpot_s[0] > 0.001
 
 
+@pytest.mark.parametrize(
+    ("precision", "isl", "ttft_target", "lone_ttft_s"),
+    [("fp8", 32_000, 1.0, 1.09), ("bf16", 1000, 0.05, 0.0513)],
+)
+def test_a_deployment_that_misses_the_targets_reports_a_lone_requests_latency(
+    precision: str, isl: int, ttft_target: float, lone_ttft_s: float
+):
+    """Where no load meets the targets, the figures are one client's, one request at a time, as estimate_inference
+    computes them at concurrency 1 (an outsider's probe: 70B FP8 at 32,000 in read 4.53 s at TP 8, a Poisson load
+    at the lone client's in-flight count, where a lone request takes 1.09 s; 70B BF16 at 1,000 in read 62 ms, 51)."""
+    model = llama(70)
+    sizes = {
+        d.tp: d
+        for d in size(
+            model,
+            precision=precision,
+            input_tokens=isl,
+            output_tokens=200,
+            peak_requests_per_s=1,
+            mean_requests_per_s=0.5,
+            ttft_p95_s=ttft_target,
+            tpot_p95_s=0.05,
+        )
+    }
+    tps = [tp for tp, d in sizes.items() if d.fits_memory]
+    assert not any(sizes[tp].meets_latency for tp in tps)
+    points = [inf.ServingPoint(model, "h100-sxm", precision, tp, 1.0, isl, 200) for tp in tps]
+    alone = inf.estimate_points(points, calibration=CAL)
+    for i, tp in enumerate(tps):
+        d = sizes[tp]
+        assert d.batch == 1
+        assert d.ttft_s == pytest.approx(alone.ttft_p95_s[i], rel=1e-9)
+        assert d.tpot_s == pytest.approx(alone.tpot_p95_s[i], rel=1e-9)
+    assert sizes[8].ttft_s == pytest.approx(lone_ttft_s, rel=0.01)
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     isl=st.integers(16, 8000),
