@@ -150,9 +150,10 @@ class ClosestSize(Closed):
 
 class SizeRelaxOption(Closed):
     """Training, action none: more GPUs, or a GPU with more memory, checked by predicting again; where every size
-    leaves GPUs idle, the size the job runs on, an open layout or a global batch that splits over the sizes."""
+    leaves GPUs idle, the size the job runs on, an open layout or a global batch that splits over the sizes; where
+    the size runs but nothing prices it, a rent price or a hardware price to give."""
 
-    change: Literal["cluster_sizes", "gpu", "parallelism", "global_batch"]
+    change: Literal["cluster_sizes", "gpu", "parallelism", "global_batch", "rent_price", "buy_price"]
     text: str
     fits_memory: bool
     gpu: str

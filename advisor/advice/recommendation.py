@@ -320,8 +320,8 @@ def idle_sizes_reason(*, gpus: np.ndarray, gpus_used: np.ndarray, feasible: np.n
         f"{n_gpus(int(gpus[i]))} run on {int(gpus_used[i])} ({fmt.hours(run_hours[i])} a run)" for i in idx
     )
     return (
-        f"No candidate size runs its job on all of its GPUs: {runs}. Renting or buying any of them pays for GPUs that "
-        "sit idle, so none is recommended; the warnings give the estimator's reason and relax what would run on them."
+        f"No candidate size runs its job on all of its GPUs: {runs}. The advice takes the best of them as they run, "
+        "paying for the GPUs that sit idle; the checked changes below would run a size on all of its GPUs."
     )
 
 
@@ -342,23 +342,19 @@ def recommend(
 
     ``raw_break_even``: break-even utilization per size before capping (read only when owning is priced).
     ``gpus_used``: the GPUs each size's job runs on; a size that leaves some idle (it runs a smaller size's job) is
-    never the knee, and when every fitting size does, the action is none (an outsider's probe: "buy 24 GPUs" whose job
-    ran on 4 for 16,956 hours)."""
+    never the knee while another size runs on all of its own (an outsider's probe: "rent 72" whose job ran on 64).
+    When every fitting size leaves GPUs idle (a GB200 NVL72 rack with a power-of-two batch runs on 64), the best of
+    them as they run is taken, idle GPUs paid for, and the reasons say so."""
     whole = feasible & (gpus_used >= gpus)
-    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=whole)
+    candidates = whole if whole.any() else feasible
+    knee, beyond, _ = knee_index(gpus=gpus, tps=tokens_per_s, feasible=candidates)
     reasons: list[str] = []
     # DESIGN.md: action rent|buy|none; "none" when no candidate size can run the job (as inference answers when no
     # deployment meets its targets), and when the chosen size runs but can be priced neither rented nor owned (gpus:
     # that size).
     action: str | None = "none"
     rec_gpus: int | None = None
-    if knee is None and feasible.any():
-        reasons.append(
-            idle_sizes_reason(
-                gpus=gpus, gpus_used=gpus_used, feasible=feasible, run_hours=[d["run_hours"] for d in size_docs]
-            )
-        )
-    elif knee is None:
+    if knee is None:
         reasons.append(
             f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
             f"{memory_gb:g} GB); try more GPUs or a layout with more sharding."
@@ -366,13 +362,20 @@ def recommend(
         warnings.append("The model fits on no candidate cluster size.")
     else:
         rec_gpus = int(gpus[knee])
-        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=whole, knee=knee, beyond=beyond))
-        if idle := [f"{n_gpus(int(gpus[i]))} on {int(gpus_used[i])}" for i in np.flatnonzero(feasible & ~whole)]:
+        if not whole.any():
+            run_hours = [d["run_hours"] for d in size_docs]
+            reasons.append(idle_sizes_reason(gpus=gpus, gpus_used=gpus_used, feasible=feasible, run_hours=run_hours))
+        reasons.append(_knee_reason(gpus=gpus, tps=tokens_per_s, feasible=candidates, knee=knee, beyond=beyond))
+        if whole.any() and (
+            idle := [f"{n_gpus(int(gpus[i]))} on {int(gpus_used[i])}" for i in np.flatnonzero(feasible & ~whole)]
+        ):
             reasons.append(
                 f"Not candidates: {'; '.join(idle)}; those sizes run a smaller size's job and leave the rest of "
                 "their GPUs idle, paid for all the same."
             )
-        chosen = _finishing_size(size_docs, whole=whole, knee=knee, runs_per_year=float(s.workload.runs_per_year or 0))
+        chosen = _finishing_size(
+            size_docs, whole=candidates, knee=knee, runs_per_year=float(s.workload.runs_per_year or 0)
+        )
         if chosen != knee:
             reasons.append(
                 f"{n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year "
@@ -384,7 +387,7 @@ def recommend(
             s=s,
             size_docs=size_docs,
             knee=knee,
-            whole=whole,
+            whole=candidates,
             raw_break_even=raw_break_even,
             reasons=reasons,
             warnings=warnings,

@@ -498,6 +498,31 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
     return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / 3600.0
 
 
+def unpriced_options(s: Scenario, sizes: SizePredictions, knee: int) -> dict[str, Any]:
+    """The chosen size runs but neither renting nor owning is priced: that size (``closest``) and the two inputs that
+    would price it (``relax``), as DESIGN.md's none carries (an integrator's probe: none with closest and relax
+    absent)."""
+    spec = get_gpu(s.gpu)
+    memory = num(sizes.at("memory_per_gpu_gb")[knee])
+    gpus = int(sizes.gpus[knee])
+    closest = {"gpus": gpus, "gpu": s.gpu, "memory_per_gpu_gb": memory, "memory_gb": spec.memory_gb}
+    same = {"fits_memory": True, "gpu": s.gpu, "gpus": gpus, "memory_per_gpu_gb": memory}
+    relax = [
+        {
+            **same,
+            "change": "rent_price",
+            "text": f"with /rent/usd_per_gpu_hour given (no {s.gpu} offer in "
+            f"{', '.join(s.rent.priced_markets)}), renting {n_gpus(gpus)} is priced",
+        },
+        {
+            **same,
+            "change": "buy_price",
+            "text": f"with /buy/capex_usd given (no hardware quote for {s.gpu}), owning {n_gpus(gpus)} is priced",
+        },
+    ]
+    return {"closest": {**closest, "fits_memory": True}, "relax": relax}
+
+
 def idle_options(s: Scenario, sizes: SizePredictions, calibration: Calibration) -> dict[str, Any]:
     """Every fitting size leaves GPUs idle (it runs a smaller size's job): the size that uses the most (``closest``) and
     what would run the sizes on all their GPUs (``relax``: an open layout, a global batch of a power of two), each
@@ -742,14 +767,16 @@ def advise_training(
         raw_break_even=base.get("break_even"),
         warnings=warnings,
     )
+    idle_everywhere = sizes.feasible.any() and not (sizes.feasible & (sizes.gpus_used >= gpus)).any()
+    if explain_no_fit and idle_everywhere:
+        recommendation["reasons"] += [f"Checked: {r['text']}." for r in idle_options(s, sizes, calibration)["relax"]]
     if (
-        explain_no_fit
-        and recommendation["action"] == "none"
-        and recommendation["gpus"] is None
-        and sizes.feasible.any()
+        recommendation["action"] == "none"
+        and knee is not None
+        and size_docs[knee]["rent"]["usd_per_run"] is None
+        and size_docs[knee]["buy"]["usd_per_run"] is None
     ):
-        recommendation.update(idle_options(s, sizes, calibration))
-        recommendation["reasons"] += [f"Checked: {r['text']}." for r in recommendation["relax"]]
+        recommendation.update(unpriced_options(s, sizes, knee))
     elif explain_no_fit and recommendation["action"] == "none" and recommendation["gpus"] is None:
         recommendation.update(no_fit_options(s, sizes, calibration))
         holds = [r["text"] for r in recommendation["relax"] if r["fits_memory"]]
