@@ -58,6 +58,7 @@ POINTERS: dict[str, str] = {
     "layers": "/workload/model/layers",
     "hidden": "/workload/model/hidden",
     "heads": "/workload/model/heads",
+    "kv_heads": "/workload/model/kv_heads",
     "seq_len": "/workload/model/seq_len",
     "tokens_b": "/workload/tokens",
     "global_batch": "/workload/global_batch",
@@ -128,7 +129,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "workload",
         "Workload",
         ["name", "kind", "model_name", "params_b", "tokens_b", "runs_per_year"],
-        ["seq_len", "global_batch", "precision", "layers", "hidden", "heads"],
+        ["seq_len", "global_batch", "precision", "layers", "hidden", "heads", "kv_heads"],
     ),
     (
         "serving",
@@ -391,6 +392,12 @@ class PlannerForm(forms.Form):
     layers = _bounded("layers", "Layers", help_text="Optional: derived from the model size when empty.")
     hidden = _bounded("hidden", "Hidden size", help_text="Optional: model width.")
     heads = _bounded("heads", "Attention heads", help_text="Optional.")
+    kv_heads = _bounded(
+        "kv_heads",
+        "KV heads",
+        help_text="Optional: key/value heads, which divide the heads: as many as the heads for multi-head attention, "
+        "1 for multi-query. Empty = the published model's, else grouped-query attention with at most 8.",
+    )
 
     gpu = ShownChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
     cluster_sizes = forms.CharField(
@@ -704,15 +711,30 @@ JSON_NAMES = _json_names()
 _JSON_NAME = re.compile(r"(?<![\w/])(" + "|".join(re.escape(key) for key in JSON_NAMES) + r")(?![\w/])")
 
 
-def in_form_words(message: str, form: forms.Form) -> str:
+def _sibling_names(pointer: str) -> dict[str, str]:
+    """The fields beside the one at ``pointer`` in its JSON object, by their key: 'heads' beside kv_heads."""
+    if pointer not in POINTERS.values():
+        return {}
+    parent = pointer.rsplit("/", 1)[0]
+    return {p.rsplit("/", 1)[1]: name for name, p in POINTERS.items() if p != pointer and p.rsplit("/", 1)[0] == parent}
+
+
+def in_form_words(message: str, form: forms.Form, *, pointer: str = "") -> str:
     """A Scenario validator's message in the form's words: each JSON key or pointer it names (another field of a
-    cross-field rule, 'must not exceed peak_requests_per_s (10)') becomes that field's label, quoted."""
+    cross-field rule, 'must not exceed peak_requests_per_s (10)') becomes that field's label, quoted. A plain key
+    ('heads') is a field only beside the one the message is about (``pointer``) and followed by its value in
+    brackets: kv_heads 'must divide heads (40)'."""
 
-    def label(match: re.Match[str]) -> str:
-        field = form.fields.get(JSON_NAMES[match.group(1)])
-        return f"“{field.label}”" if field is not None and field.label else match.group(1)
+    def quoted(name: str, text: str) -> str:
+        field = form.fields.get(name)
+        return f"“{field.label}”" if field is not None and field.label else text
 
-    return _JSON_NAME.sub(label, message)
+    message = _JSON_NAME.sub(lambda match: quoted(JSON_NAMES[match.group(1)], match.group(1)), message)
+    siblings = _sibling_names(pointer)
+    if not siblings:
+        return message
+    plain = re.compile(r"(?<![\w/“])(" + "|".join(re.escape(key) for key in siblings) + r")(?= \()")
+    return plain.sub(lambda match: quoted(siblings[match.group(1)], match.group(1)), message)
 
 
 def _only(name: str) -> str:

@@ -56,7 +56,7 @@ def _planner_form(
 def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
     for item in error.errors:
         field = planner_forms.field_for_pointer(item.get("pointer") or "")
-        message = planner_forms.in_form_words(item.get("message", "invalid"), form)
+        message = planner_forms.in_form_words(item.get("message", "invalid"), form, pointer=item.get("pointer") or "")
         if field and field in form.fields:
             form.add_error(field, message)
         else:
