@@ -282,8 +282,15 @@ def field_rule(name: str) -> Rule:
 
 
 def _in_form_units(name: str, bound: float) -> float:
-    """A JSON bound in the form's units (percent, billions of tokens), without float noise (0.9 / 0.01)."""
-    return float(f"{bound / SCALES.get(name, 1):.12g}")
+    """A JSON bound in the form's units (percent, billions of tokens), without float noise (0.9 / 0.01); a whole
+    bound is an int, so that Django's range messages print it as the field shows it ('at least 1', not '1.0')."""
+    value = float(f"{bound / SCALES.get(name, 1):.12g}")
+    return int(value) if value.is_integer() else value
+
+
+def _bound_text(bound: float) -> str:
+    """A bound as the field shows it: 10000000 rather than 1e+07, 0.001 as it is."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
 class _Above:
@@ -294,7 +301,7 @@ class _Above:
 
     def __call__(self, value: float) -> None:
         if value is not None and value <= self.bound:
-            raise ValidationError(f"Ensure this value is greater than {self.bound:g}.", code="min_value")
+            raise ValidationError(f"Ensure this value is greater than {_bound_text(self.bound)}.", code="min_value")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Above) and other.bound == self.bound
@@ -306,8 +313,8 @@ class _RangedFloatField(forms.FloatField):
 
     def validate(self, value: Any) -> None:
         if isinstance(value, float) and math.isinf(value):
-            low = f"from {self.min_value:g} " if self.min_value is not None else ""
-            high = f"to {self.max_value:g}" if self.max_value is not None else "that is finite"
+            low = f"from {_bound_text(self.min_value)} " if self.min_value is not None else ""
+            high = f"to {_bound_text(self.max_value)}" if self.max_value is not None else "that is finite"
             size = "large" if value > 0 else "small"
             raise ValidationError(f"Enter a number {low}{high}: this one is too {size}.", code="max_value")
         super().validate(value)

@@ -448,3 +448,25 @@ def test_the_planner_sizes_a_multi_head_attention_model_as_the_json_does(client:
         advice = response.context["advice"]
         gpus[kv_heads] = advice["recommendation"]["gpus"]
     assert gpus["40"] > 2 * gpus[""], gpus
+
+
+@pytest.mark.parametrize("name", _number_fields())
+def test_a_range_error_prints_the_bound_as_the_field_shows_it(name: str) -> None:
+    # An outsider's probe: "greater than or equal to 1.0" (Global batch, Answer length), "less than or equal to
+    # 100000.0" (Model size), "10000000.0" (Training tokens, in billions).
+    field = forms.PlannerForm().fields[name]
+    attrs = {**field.widget_attrs(field.widget), **field.widget.attrs}
+    kind = "inference" if name in forms.INFERENCE_ONLY else "training"
+    base = forms.preset_initial("8b-serving" if kind == "inference" else "7b-pretrain")
+    high = float(attrs["max"])
+    low = float(attrs["min"])
+    for typed, bound in (
+        (f"{high * 2 + 1:.0f}", attrs["max"]),
+        (f"{low - 1 - abs(low):.0f}", attrs["min"]),
+        ("9" * 400, attrs["max"]),
+    ):
+        form = forms.PlannerForm({**base, name: typed})
+        assert not form.is_valid()
+        (message,) = form.errors[name]
+        assert f" {bound}." in message or f" {bound}:" in message, (name, message, bound)
+        assert not re.search(r"\d\.0\b", message) and "e+" not in message, (name, message)
