@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -258,3 +259,28 @@ def test_a_500_is_a_page_with_the_nav(rf: Any) -> None:
 
     html = server_error(rf.get("/")).content.decode()
     assert 'aria-label="Main"' in html and "Something went wrong" in html
+
+
+def test_get_logout_explains_and_offers_the_log_out_button(client: Client, user: Any) -> None:
+    # An outsider's probe: GET /accounts/logout/ answered 405 with an empty body (the browser's own error page).
+    client.force_login(user)
+    response = client.get("/accounts/logout/")
+    html = response.content.decode()
+    assert response.status_code == 200, html[:300]
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    form = re.search(r'<form method="post" action="/accounts/logout/"[^>]*>(.*?)</form>', main, re.S)
+    assert form is not None, main
+    assert 'name="csrfmiddlewaretoken"' in form.group(1) and "Log out" in form.group(1)
+    assert user.get_username() in main
+    assert "_auth_user_id" in client.session  # a GET signs nobody out
+    assert client.post("/accounts/logout/").status_code == 302
+    assert "_auth_user_id" not in client.session
+
+
+def test_get_logout_signed_out_links_to_sign_in(client: Client) -> None:
+    response = client.get("/accounts/logout/")
+    html = response.content.decode()
+    assert response.status_code == 200, html[:300]
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    assert "not signed in" in main and f'href="{reverse("login")}"' in main
+    assert "<form" not in main
