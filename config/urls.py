@@ -7,6 +7,7 @@ from rest_framework.permissions import AllowAny
 from advisor import views
 from advisor.api import pages as api_pages
 from advisor.api.errors import api_route_not_found
+from advisor.web.account_views import LogoutPage
 from core.api.query import KnownQueryParameters
 from core.ratelimit import RateLimitedLoginView, login_rate_limited
 
@@ -18,6 +19,8 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     # Before Django's auth urls: the same login page with failed attempts rate-limited.
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    # Also before them: a GET (a typed or bookmarked link) gets a page with the button instead of a bare 405.
+    path("accounts/logout/", LogoutPage.as_view(), name="logout"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(("advisor.api.urls", "api"), namespace="v1")),

@@ -58,6 +58,7 @@ POINTERS: dict[str, str] = {
     "layers": "/workload/model/layers",
     "hidden": "/workload/model/hidden",
     "heads": "/workload/model/heads",
+    "kv_heads": "/workload/model/kv_heads",
     "seq_len": "/workload/model/seq_len",
     "tokens_b": "/workload/tokens",
     "global_batch": "/workload/global_batch",
@@ -128,7 +129,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "workload",
         "Workload",
         ["name", "kind", "model_name", "params_b", "tokens_b", "runs_per_year"],
-        ["seq_len", "global_batch", "precision", "layers", "hidden", "heads"],
+        ["seq_len", "global_batch", "precision", "layers", "hidden", "heads", "kv_heads"],
     ),
     (
         "serving",
@@ -281,8 +282,15 @@ def field_rule(name: str) -> Rule:
 
 
 def _in_form_units(name: str, bound: float) -> float:
-    """A JSON bound in the form's units (percent, billions of tokens), without float noise (0.9 / 0.01)."""
-    return float(f"{bound / SCALES.get(name, 1):.12g}")
+    """A JSON bound in the form's units (percent, billions of tokens), without float noise (0.9 / 0.01); a whole
+    bound is an int, so that Django's range messages print it as the field shows it ('at least 1', not '1.0')."""
+    value = float(f"{bound / SCALES.get(name, 1):.12g}")
+    return int(value) if value.is_integer() else value
+
+
+def _bound_text(bound: float) -> str:
+    """A bound as the field shows it: 10000000 rather than 1e+07, 0.001 as it is."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
 class _Above:
@@ -293,7 +301,7 @@ class _Above:
 
     def __call__(self, value: float) -> None:
         if value is not None and value <= self.bound:
-            raise ValidationError(f"Ensure this value is greater than {self.bound:g}.", code="min_value")
+            raise ValidationError(f"Ensure this value is greater than {_bound_text(self.bound)}.", code="min_value")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Above) and other.bound == self.bound
@@ -305,8 +313,8 @@ class _RangedFloatField(forms.FloatField):
 
     def validate(self, value: Any) -> None:
         if isinstance(value, float) and math.isinf(value):
-            low = f"from {self.min_value:g} " if self.min_value is not None else ""
-            high = f"to {self.max_value:g}" if self.max_value is not None else "that is finite"
+            low = f"from {_bound_text(self.min_value)} " if self.min_value is not None else ""
+            high = f"to {_bound_text(self.max_value)}" if self.max_value is not None else "that is finite"
             size = "large" if value > 0 else "small"
             raise ValidationError(f"Enter a number {low}{high}: this one is too {size}.", code="max_value")
         super().validate(value)
@@ -391,6 +399,12 @@ class PlannerForm(forms.Form):
     layers = _bounded("layers", "Layers", help_text="Optional: derived from the model size when empty.")
     hidden = _bounded("hidden", "Hidden size", help_text="Optional: model width.")
     heads = _bounded("heads", "Attention heads", help_text="Optional.")
+    kv_heads = _bounded(
+        "kv_heads",
+        "KV heads",
+        help_text="Optional: key/value heads, which divide the heads: as many as the heads for multi-head attention, "
+        "1 for multi-query. Empty = the published model's, else grouped-query attention with at most 8.",
+    )
 
     gpu = ShownChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")
     cluster_sizes = forms.CharField(
@@ -704,15 +718,30 @@ JSON_NAMES = _json_names()
 _JSON_NAME = re.compile(r"(?<![\w/])(" + "|".join(re.escape(key) for key in JSON_NAMES) + r")(?![\w/])")
 
 
-def in_form_words(message: str, form: forms.Form) -> str:
+def _sibling_names(pointer: str) -> dict[str, str]:
+    """The fields beside the one at ``pointer`` in its JSON object, by their key: 'heads' beside kv_heads."""
+    if pointer not in POINTERS.values():
+        return {}
+    parent = pointer.rsplit("/", 1)[0]
+    return {p.rsplit("/", 1)[1]: name for name, p in POINTERS.items() if p != pointer and p.rsplit("/", 1)[0] == parent}
+
+
+def in_form_words(message: str, form: forms.Form, *, pointer: str = "") -> str:
     """A Scenario validator's message in the form's words: each JSON key or pointer it names (another field of a
-    cross-field rule, 'must not exceed peak_requests_per_s (10)') becomes that field's label, quoted."""
+    cross-field rule, 'must not exceed peak_requests_per_s (10)') becomes that field's label, quoted. A plain key
+    ('heads') is a field only beside the one the message is about (``pointer``) and followed by its value in
+    brackets: kv_heads 'must divide heads (40)'."""
 
-    def label(match: re.Match[str]) -> str:
-        field = form.fields.get(JSON_NAMES[match.group(1)])
-        return f"“{field.label}”" if field is not None and field.label else match.group(1)
+    def quoted(name: str, text: str) -> str:
+        field = form.fields.get(name)
+        return f"“{field.label}”" if field is not None and field.label else text
 
-    return _JSON_NAME.sub(label, message)
+    message = _JSON_NAME.sub(lambda match: quoted(JSON_NAMES[match.group(1)], match.group(1)), message)
+    siblings = _sibling_names(pointer)
+    if not siblings:
+        return message
+    plain = re.compile(r"(?<![\w/“])(" + "|".join(re.escape(key) for key in siblings) + r")(?= \()")
+    return plain.sub(lambda match: quoted(siblings[match.group(1)], match.group(1)), message)
 
 
 def _only(name: str) -> str:

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -32,6 +32,7 @@ from advisor.web.presenters import compare_columns, freshness, results_context
 from advisor.web.throttling import throttled
 from core.auth import signed_in_user
 from core.ids import id_or_404, parse_id
+from core.textcheck import shown
 
 PENDING_KEY = "planner_pending"
 
@@ -56,7 +57,7 @@ def _planner_form(
 def _apply_scenario_errors(form: PlannerForm, error: ScenarioError) -> None:
     for item in error.errors:
         field = planner_forms.field_for_pointer(item.get("pointer") or "")
-        message = planner_forms.in_form_words(item.get("message", "invalid"), form)
+        message = planner_forms.in_form_words(item.get("message", "invalid"), form, pointer=item.get("pointer") or "")
         if field and field in form.fields:
             form.add_error(field, message)
         else:
@@ -231,7 +232,8 @@ def planner_save(request: HttpRequest) -> HttpResponse:
 @require_GET
 def scenario_list(request: HttpRequest) -> HttpResponse:
     scenarios = store.scenarios_for_user(user=signed_in_user(request))
-    return render(request, "scenarios/list.html", {"scenarios": scenarios})
+    ticked, _ = _ids_or_bad([raw for raw in request.GET.getlist("ids") if parse_id(raw) is not None])
+    return render(request, "scenarios/list.html", {"scenarios": scenarios, "ticked": ticked})
 
 
 @login_required
@@ -310,16 +312,39 @@ def scenario_proposal(request: HttpRequest, scenario_id: int) -> HttpResponse:
     return _pdf_response(advice=advice, name=scenario.name)
 
 
+def _ids_or_bad(raws: list[str]) -> tuple[list[int], str | None]:
+    """The distinct scenario ids ``raws`` write, in order, or the first one that writes none."""
+    ids: list[int] = []
+    for raw in raws:
+        number = parse_id(raw)
+        if number is None:
+            return [], raw
+        if number not in ids:
+            ids.append(number)
+    return ids, None
+
+
 @login_required
 @require_GET
 def scenario_compare(request: HttpRequest) -> HttpResponse:
-    parsed = [parse_id(raw) for raw in request.GET.getlist("ids")]
-    if None in parsed:
-        return HttpResponseBadRequest("ids must be scenario numbers")
-    ids = list(dict.fromkeys(i for i in parsed if i is not None))
+    ids, bad = _ids_or_bad(request.GET.getlist("ids"))
+    if bad is not None:
+        detail = (
+            f"The parameter ids must be scenario numbers (whole numbers such as 12, the boxes ticked on your "
+            f"scenarios), two to four of them; {shown(bad)} is not one."
+        )
+        context = {
+            "title": "Cannot compare these scenarios",
+            "detail": detail,
+            "back_url": reverse("scenario-list"),
+            "back_label": "Your scenarios",
+        }
+        return render(request, "400.html", context, status=400)
     if not 2 <= len(ids) <= 4:
-        messages.error(request, "Pick two to four scenarios to compare.")
-        return redirect("scenario-list")
+        messages.error(request, f"Pick two to four scenarios to compare (you ticked {len(ids)}).")
+        # Back to the list with the ticks kept, so one more (or one less) is a click away.
+        query = f"?{urlencode({'ids': ids}, doseq=True)}" if ids else ""
+        return redirect(f"{reverse('scenario-list')}{query}")
     scenarios = [_own_scenario(request, i) for i in ids]
     pairs = [(s, _advice_or_errors(scenario=s)[0]) for s in scenarios]
     return render(request, "scenarios/compare.html", compare_columns(pairs=pairs))

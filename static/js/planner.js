@@ -86,9 +86,9 @@
   if (kind) kind.addEventListener("change", showKind);
   showKind();
 
-  // Geometry follows the size: typing a new size clears layers/hidden/heads (the server derives them from the
+  // Geometry follows the size: typing a new size clears layers/hidden/heads/KV heads (the server derives them from the
   // catalog's shapes and the results show the size they imply); choosing a published model clears them all.
-  var geometry = ["layers", "hidden", "heads"];
+  var geometry = ["layers", "hidden", "heads", "kv_heads"];
   function clear(names) {
     names.forEach(function (name) {
       var input = form.querySelector("[name=" + name + "]");

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
+from advisor import scenarios as store
 from advisor.scenario import parse_scenario
 from advisor.web import forms
 from pricing.models import Market
@@ -378,3 +380,93 @@ def test_json_keys_and_pointers_in_a_message_read_as_form_labels() -> None:
     assert words("see /workload/traffic/mean_requests_per_s", form) == "see “Mean traffic (requests per second)”"
     # Plain words that happen to be keys (tokens, precision) stay prose.
     assert words("1000 tokens at this precision", form) == "1000 tokens at this precision"
+
+
+# An outsider's probe: the planner had no KV heads, so a custom multi-head-attention model (13B, 40 layers x 5120,
+# 40 heads) was always sized as 8 KV heads: 3 GPUs where the same scenario as JSON (kv_heads 40) needs 9.
+MHA_13B = {"model_name": "", "params_b": "13", "layers": "40", "hidden": "5120", "heads": "40"}
+
+
+@pytest.mark.parametrize("preset", ["7b-pretrain", "8b-serving"])
+def test_kv_heads_is_sent_only_when_given_for_either_kind(preset: str) -> None:
+    base = {**forms.preset_initial(preset), **MHA_13B}
+    given = forms.PlannerForm({**base, "kv_heads": "40"})
+    assert given.is_valid(), given.errors
+    assert given.to_scenario()["workload"]["model"]["kv_heads"] == 40
+    parse_scenario(given.to_scenario())
+    empty = forms.PlannerForm({**base, "kv_heads": ""})
+    assert empty.is_valid(), empty.errors
+    assert "kv_heads" not in empty.to_scenario()["workload"]["model"]
+    assert forms.PlannerForm().fields["kv_heads"].label == "KV heads"
+    workload = next(more for key, _, _, more in forms.SECTIONS if key == "workload")
+    assert workload[workload.index("heads") + 1] == "kv_heads"  # beside the heads
+
+
+def test_a_saved_kv_heads_reloads_in_the_form(client: Client, user: Any) -> None:
+    saved = {
+        "name": "13B MHA",
+        "workload": {
+            "kind": "inference",
+            "model": {"params_b": 13, "layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 40},
+        },
+        "gpu": "h100-sxm",
+    }
+    initial = forms.initial_from_scenario(saved)
+    assert initial["kv_heads"] == 40
+    form = forms.PlannerForm(initial, editing=saved)
+    assert form.is_valid(), form.errors
+    assert forms.merge_into(saved, form.to_scenario())["workload"]["model"]["kv_heads"] == 40
+    scenario = store.scenario_create(owner=user, name="13B MHA", document=saved)
+    client.force_login(user)
+    html = client.get(f"/plan/?scenario={scenario.pk}").content.decode()
+    assert re.search(r'<input[^>]*name="kv_heads"[^>]*value="40"', html), html.split('name="kv_heads"')[1][:200]
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_kv_heads_that_do_not_divide_the_heads_are_refused_naming_the_field(client: Client) -> None:
+    response = client.post("/plan/results/", {**forms.preset_initial("8b-serving"), **MHA_13B, "kv_heads": "7"})
+    assert response.status_code == 422, response.content[:500]
+    errors = dict(response.context["errors"])
+    assert errors["kv_heads"] == ["must divide “Attention heads” (40); got 7"], errors
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_the_planner_sizes_a_multi_head_attention_model_as_the_json_does(client: Client) -> None:
+    data = {
+        **forms.preset_initial("8b-serving"),
+        **MHA_13B,
+        "peak_requests_per_s": "10",
+        "mean_requests_per_s": "10",
+        "input_tokens": "2000",
+        "output_tokens": "500",
+        "ttft_p95_s": "1",
+    }
+    gpus = {}
+    for kv_heads in ("40", ""):
+        response = client.post("/plan/results/", {**data, "kv_heads": kv_heads})
+        assert response.status_code == 200, response.content[:500]
+        advice = response.context["advice"]
+        gpus[kv_heads] = advice["recommendation"]["gpus"]
+    assert gpus["40"] > 2 * gpus[""], gpus
+
+
+@pytest.mark.parametrize("name", _number_fields())
+def test_a_range_error_prints_the_bound_as_the_field_shows_it(name: str) -> None:
+    # An outsider's probe: "greater than or equal to 1.0" (Global batch, Answer length), "less than or equal to
+    # 100000.0" (Model size), "10000000.0" (Training tokens, in billions).
+    field = forms.PlannerForm().fields[name]
+    attrs = {**field.widget_attrs(field.widget), **field.widget.attrs}
+    kind = "inference" if name in forms.INFERENCE_ONLY else "training"
+    base = forms.preset_initial("8b-serving" if kind == "inference" else "7b-pretrain")
+    high = float(attrs["max"])
+    low = float(attrs["min"])
+    for typed, bound in (
+        (f"{high * 2 + 1:.0f}", attrs["max"]),
+        (f"{low - 1 - abs(low):.0f}", attrs["min"]),
+        ("9" * 400, attrs["max"]),
+    ):
+        form = forms.PlannerForm({**base, name: typed})
+        assert not form.is_valid()
+        (message,) = form.errors[name]
+        assert f" {bound}." in message or f" {bound}:" in message, (name, message, bound)
+        assert not re.search(r"\d\.0\b", message) and "e+" not in message, (name, message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -258,3 +259,66 @@ def test_a_500_is_a_page_with_the_nav(rf: Any) -> None:
 
     html = server_error(rf.get("/")).content.decode()
     assert 'aria-label="Main"' in html and "Something went wrong" in html
+
+
+def test_a_400_is_a_page_with_the_nav(rf: Any) -> None:
+    from django.core.exceptions import SuspiciousOperation
+    from django.views.defaults import bad_request
+
+    response = bad_request(rf.get("/"), SuspiciousOperation("x"))
+    html = response.content.decode()
+    assert response.status_code == 400 and 'aria-label="Main"' in html and "<h1>" in html
+
+
+def test_get_logout_explains_and_offers_the_log_out_button(client: Client, user: Any) -> None:
+    # An outsider's probe: GET /accounts/logout/ answered 405 with an empty body (the browser's own error page).
+    client.force_login(user)
+    response = client.get("/accounts/logout/")
+    html = response.content.decode()
+    assert response.status_code == 200, html[:300]
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    form = re.search(r'<form method="post" action="/accounts/logout/"[^>]*>(.*?)</form>', main, re.S)
+    assert form is not None, main
+    assert 'name="csrfmiddlewaretoken"' in form.group(1) and "Log out" in form.group(1)
+    assert user.get_username() in main
+    assert "_auth_user_id" in client.session  # a GET signs nobody out
+    assert client.post("/accounts/logout/").status_code == 302
+    assert "_auth_user_id" not in client.session
+
+
+def test_get_logout_signed_out_links_to_sign_in(client: Client) -> None:
+    response = client.get("/accounts/logout/")
+    html = response.content.decode()
+    assert response.status_code == 200, html[:300]
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    assert "not signed in" in main and f'href="{reverse("login")}"' in main
+    assert "<form" not in main
+
+
+def test_compare_with_one_ticked_keeps_the_tick(client: Client, user: Any, alices_scenario: Any) -> None:
+    # An outsider's probe: one box ticked, "Compare selected": "Pick two to four scenarios to compare." and the tick
+    # was gone.
+    other = store.scenario_create(owner=user, name="Second", document=alices_scenario.document)
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [alices_scenario.pk]}, follow=True)
+    html = response.content.decode()
+    assert response.status_code == 200 and "Pick two to four scenarios to compare" in html
+    boxes = dict(re.findall(r'<input type="checkbox" name="ids" value="(\d+)"([^>]*)>', html))
+    assert "checked" in boxes[str(alices_scenario.pk)], boxes
+    assert "checked" not in boxes[str(other.pk)], boxes
+
+
+@pytest.mark.parametrize("raw", ["abc", "1.5", "-2"])
+def test_compare_with_ids_that_are_not_numbers_is_a_page_naming_the_parameter(
+    client: Client, user: Any, alices_scenario: Any, raw: str
+) -> None:
+    client.force_login(user)
+    response = client.get("/scenarios/compare/", {"ids": [raw, alices_scenario.pk]})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    assert 'class="site-header"' in html and "<h1>" in html  # the base layout, not bare text
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    assert "ids" in main and "scenario numbers" in main and "two to four" in main, main
+    assert f"&#x27;{raw}&#x27;" in main  # what was sent, quoted
+    assert f'href="{reverse("scenario-list")}"' in main
