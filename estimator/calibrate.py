@@ -38,7 +38,7 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import t as student_t
 
 from estimator import fitting, model
-from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries
+from estimator.prediction import FAMILIES, GPU_FAMILY, PEAK_FLOPS, borrowed_families, run_queries, solve
 from estimator.runs import (
     WHOLE_DOCUMENT,
     ProfiledRun,
@@ -174,10 +174,17 @@ class Calibration:
         return band_multipliers(self.report.get("prediction_interval") or {}, held_out_log_errors(self.report), extra)
 
     def family_effect_sigma(self) -> float:
-        """sd (log) of the GEMM efficiency multipliers of the calibrated GPU families (family_eff): how far one
-        family's efficiency sits from another's, the error of borrowing one for a family without runs (an outsider:
-        MI300X, borrowing Hopper's, stated a P10-P90 band of x0.86-1.13 while her runs measured 1.7-2x slower). With
-        fewer than two calibrated families, the widest family prior (estimator.fitting.FAMILY_PRIORS)."""
+        """What borrowing a calibrated family's efficiencies costs a family without runs (an outsider: MI300X,
+        borrowing Hopper's, stated a P10-P90 band of x0.86-1.13 while her runs measured 1.7-2x slower).
+
+        Measured where the report has it (``family_borrow_log_offsets``): each calibrated family's runs predicted with
+        the family it would borrow from in its place, against its own fit, one offset per family, scaled to the next
+        family's as tau is to the next stack's (:func:`_predictive_spread`). Otherwise the sd (log) of the fitted GEMM
+        multipliers (family_eff), or with fewer than two calibrated families the widest family prior
+        (estimator.fitting.FAMILY_PRIORS)."""
+        offsets = self.report.get("family_borrow_log_offsets") or {}
+        if len(offsets) >= 2:
+            return _predictive_spread([float(v) for v in offsets.values()])
         values = [float(v) for k, v in self.params.items() if k.startswith(model.FAMILY_PREFIX) and float(v) > 0]
         if len(values) < 2:
             return max(width for _, width in fitting.FAMILY_PRIORS.values())
@@ -674,6 +681,7 @@ def _held_out_report(
         "baseline": {"name": "constant MFU per GPU and precision", "loo": families.baseline_errors()},
         "prediction_interval": _interval(measured, loo, "leave-one-config-family-out log errors of tokens/s"),
         "residuals": _residual_rows(runs, measured, loo),
+        "family_borrow_log_offsets": family_borrow_offsets(problem, params),
     }
     if len(set(stacks.labels)) > 1:
         stack_errors = stacks.errors()
@@ -972,12 +980,42 @@ def _between_stack_sigma(params: Mapping[str, float], offsets: Mapping[str, floa
     one number per stack, so llm-foundry's 198 runs count once) scaled to the predictive spread of the NEXT stack from
     K measured ones (sqrt(1 + 1/K) times the t quantile with K degrees of freedom over the normal's: with 7 stacks the
     spread itself is known only to about a quarter)."""
-    measured = 0.0
-    if offsets:
-        k = len(offsets)
-        rms = math.sqrt(float(np.mean(np.square(list(offsets.values())))))
-        measured = rms * math.sqrt(1 + 1 / k) * float(student_t.ppf(INTERVAL_QUANTILES[1], k)) / Z90
+    measured = _predictive_spread(list(offsets.values())) if offsets else 0.0
     return max(fitted_stack_spread(params), fitting.STACK_PRIOR_LOG_WIDTH, measured)
+
+
+def _predictive_spread(offsets: Sequence[float]) -> float:
+    """The spread (log sd) to expect for the NEXT group from K measured group offsets: their RMS times
+    sqrt(1 + 1/K) times the t quantile with K degrees of freedom over the normal's."""
+    k = len(offsets)
+    rms = math.sqrt(float(np.mean(np.square(offsets))))
+    return rms * math.sqrt(1 + 1 / k) * float(student_t.ppf(INTERVAL_QUANTILES[1], k)) / Z90
+
+
+def family_borrow_offsets(problem: fitting.Problem, params: Mapping[str, float]) -> dict[str, float]:
+    """Per calibrated GPU family: the median log(tokens/s predicted borrowing / predicted with its own fit) over its
+    runs, where "borrowing" is what a family without runs gets (its efficiencies from the nearest other calibrated
+    family, scaled by its own peaks: prediction.borrowed_families): the error of the product's borrowing rule, one
+    number per family (a family's 198 runs count once)."""
+    family_of = GPU_FAMILY[problem.queries["gpu"]]
+    calibrated = sorted(k.removeprefix(model.FAMILY_PREFIX) for k in params if k.startswith(model.FAMILY_PREFIX))
+    offsets: dict[str, float] = {}
+    for name in calibrated:
+        rows = np.flatnonzero(family_of == FAMILIES.index(name))
+        others = [f for f in calibrated if f != name]
+        if rows.size == 0 or not others:
+            continue
+        dropped = {
+            k: v for k, v in params.items() if k not in (model.FAMILY_PREFIX + name, model.ATTENTION_PREFIX + name)
+        }
+        sub = problem.rows(rows)
+        own = solve(sub.queries, model.unpack_parameters(params, FAMILIES), require_fit=False).tokens_per_s
+        theta = model.unpack_parameters(dropped, FAMILIES, borrowed=borrowed_families(others))
+        lent = solve(sub.queries, theta, require_fit=False).tokens_per_s
+        ok = np.isfinite(own) & np.isfinite(lent) & (own > 0) & (lent > 0)
+        if ok.any():
+            offsets[name] = float(np.median(np.log(lent[ok] / own[ok])))
+    return offsets
 
 
 def stack_out_offsets(held: HeldOut) -> dict[str, float]:
