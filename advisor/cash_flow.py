@@ -113,6 +113,59 @@ def stated_runs_share(*, advice: Mapping[str, Any]) -> tuple[float, float] | Non
     return float(runs), float(runs) * float(hours) / HOURS_PER_YEAR
 
 
+def buy_at_stated_runs(
+    *, size: Mapping[str, Any], runs_per_year: float | None, given_utilization: float | None
+) -> dict[str, float] | None:
+    """When owning a size wins only at a given utilization above the share of the year its stated runs keep it busy:
+    the runs' own share and owning's cost per run there against renting's. None when no utilization was given, the
+    runs fill at least the given share, or owning still costs no more than renting at the runs' own share.
+
+    Owned cost per busy GPU-hour is A / (N x 8760 x u) + v (economics.owned_usd_per_gpu_hour), so its fixed part at
+    the runs' share b is the priced one scaled by u / b (a finance approver: a $25M buy at 80% given, where 6 runs
+    keep 512 GPUs busy 72.8% against a 77% break-even, and nothing said the stated work alone would rent)."""
+    buy, rent = size.get("buy") or {}, size.get("rent") or {}
+    figures = (
+        size.get("run_hours"),
+        buy.get("usd_per_run"),
+        rent.get("usd_per_run"),
+        buy.get("usd_per_gpu_hour_at_utilization"),
+        buy.get("variable_usd_per_busy_gpu_hour"),
+        buy.get("utilization"),
+    )
+    if given_utilization is None or not runs_per_year or any(f is None for f in figures):
+        return None
+    hours, own_run, rent_run, rate, variable, priced_at = (float(f) for f in figures if f is not None)
+    busy = float(runs_per_year) * hours / HOURS_PER_YEAR
+    if busy <= 0 or busy >= priced_at or not rate:
+        return None
+    own_at_runs = own_run * ((rate - variable) * priced_at / busy + variable) / rate
+    if own_at_runs <= rent_run:
+        return None
+    return {
+        "runs_per_year": float(runs_per_year),
+        "busy": busy,
+        "utilization": priced_at,
+        "own_usd_per_run": own_at_runs,
+        "rent_usd_per_run": rent_run,
+    }
+
+
+def buy_at_stated_runs_words(*, verdict: Mapping[str, float]) -> str:
+    """``buy_at_stated_runs`` in one clause, the same in the reasons, the warnings and the proposal's amount."""
+    runs = verdict["runs_per_year"]
+    return (
+        f"the stated {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {verdict['busy'] * 100:.0f}% of "
+        f"the year, and at that utilization owning costs ${verdict['own_usd_per_run']:,.0f} a run against "
+        f"${verdict['rent_usd_per_run']:,.0f} renting: the stated runs alone would rent; buying rests on the "
+        f"{verdict['utilization'] * 100:.0f}% utilization assumed, filled by work not stated"
+    )
+
+
+def _recommended_size(advice: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    gpus = (advice.get("recommendation") or {}).get("gpus")
+    return next((d for d in advice.get("sizes") or [] if d.get("gpus") == gpus), None)
+
+
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sum an approver is asked to sign for: the purchase price when buying, the first year's
     rent when renting; with the horizon's cash total of that option beside it. None without a decision.
@@ -129,6 +182,14 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     stated: tuple[float, float] | None = None
     if action == "buy":
         amount, label = years[0]["buy_usd"], "purchase price, paid up front"
+        scenario = advice.get("scenario") or {}
+        verdict = buy_at_stated_runs(
+            size=_recommended_size(advice) or {},
+            runs_per_year=(scenario.get("workload") or {}).get("runs_per_year"),
+            given_utilization=scenario.get("utilization"),
+        )
+        if verdict is not None:
+            label += "; " + buy_at_stated_runs_words(verdict=verdict)
     else:
         amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
         utilization = (advice.get("cumulative_cost") or {}).get("utilization")
