@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from advisor.economics import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
@@ -24,6 +26,33 @@ MONTHS_PER_YEAR = 12
 # The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
 # priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).
 STATED_RUNS_TOLERANCE = 0.1
+
+
+def purchase_usd(*, nodes: Any, usd_per_node: Any, fabric_per_node: Any) -> Any:
+    """What buying ``nodes`` whole nodes costs up front: each node's price, plus the network fabric per node only
+    when the cluster spans nodes (broadcast over numpy arrays; advisor.advice.costs.ownership_costs prices with it)."""
+    n_nodes = np.asarray(nodes, dtype=float)
+    return n_nodes * (np.asarray(usd_per_node, dtype=float) + np.where(n_nodes > 1, fabric_per_node, 0.0))
+
+
+def fleet_purchase(*, plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The purchase a Fleet Plan asks to approve: its owned GPUs as whole nodes at the hardware quote (the fabric
+    per node when they span nodes). None when it owns nothing or has no hardware quote."""
+    owned = int((plan.get("recommendation") or {}).get("owned_gpus") or 0)
+    prices = plan.get("tier_prices") or {}
+    quote, per_node = prices.get("hardware_quote") or {}, int(prices.get("gpus_per_node") or 0)
+    if owned <= 0 or per_node <= 0 or quote.get("usd") is None:
+        return None
+    nodes = math.ceil(owned / per_node)
+    fabric = float(quote.get("networking_usd_per_node") or 0.0)
+    return {
+        "gpus": owned,
+        "nodes": nodes,
+        "gpus_per_node": per_node,
+        "usd_per_node": float(quote["usd"]),
+        "fabric_per_node": fabric if nodes > 1 else 0.0,
+        "usd": float(purchase_usd(nodes=nodes, usd_per_node=quote["usd"], fabric_per_node=fabric)),
+    }
 
 
 def _year_rows(*, rent: Sequence[float], buy: Sequence[float], discount_rate: float) -> list[dict[str, float | int]]:

@@ -55,3 +55,32 @@ def test_a_buy_that_rests_on_utilization_the_stated_runs_do_not_fill_says_so(ali
     cover = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[0]
     assert "Decision: Buy 512" in cover
     assert "73% of the year" in cover and "stated runs alone" in cover and "would rent" in cover
+
+
+def test_a_frozen_fleet_proposal_carries_what_a_scenario_proposal_carries(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from advisor.fleet.store import fleet_create
+
+    load_bundled_data()
+    fleet = fleet_create(owner=user, name="2027 program", document=_example("fleet-2027.json"))
+    draft = alice.get(f"/api/v1/fleets/{fleet.pk}/plan.pdf")
+    response = alice.post(f"/api/v1/fleets/{fleet.pk}/proposals")
+    assert response.status_code == 201, response.content[:2000]
+    issued = response.json()
+    frozen = alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content
+    assert frozen != draft.content
+    pages = _pdf_pages(frozen)
+    cover, flat = pages[0], " ".join(pages)
+    plan = issued["advice"]
+    assert f"Proposal {issued['id']} issued {issued['issued_at'][:10]}" in cover
+    assert issued["content_hash"][:16] in cover and "SHA-256" in cover
+    assert "Approved by" in cover and "Prepared by" in cover and user.get_username() in cover
+    # 32 GPUs = 4 nodes x ($317,000 server + $74,358 fabric) = $1,565,432, paid up front.
+    quote = plan["tier_prices"]["hardware_quote"]
+    nodes = plan["recommendation"]["owned_gpus"] // plan["tier_prices"]["gpus_per_node"]
+    price = nodes * (quote["usd"] + quote["networking_usd_per_node"])
+    assert plan["recommendation"]["owned_gpus"] == 32 and price == 1_565_432
+    assert "Amount: $1,565,432" in cover and "4 servers of 8 GPUs" in cover
+    # Assumptions and price sources, as a scenario proposal prints them.
+    for words in ("Service life", "5 years", "Discount rate", "8%", "PUE 1.3", "Colocation", "Support"):
+        assert words in flat, words
+    assert "Price sources" in flat and "nebius" in flat and "2024-08-01" in flat and "$317,000" in flat
