@@ -12,9 +12,10 @@ from typing import Any, Final
 from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
-from advisor.advice.documents import defaulted_fields, rent_rate_words
+from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
 from advisor.charts import format_hours, format_percent
+from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.web.serving_calibration import serving_calibration_url
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -684,12 +685,51 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = default_source(default)
         rows.append((label, value, source))
         shown.add(pointer)
+    # Every other input the scenario gave (a finance approver: a 15% price decline, which turned a buy into a rent,
+    # and the compared GPUs were in no row), under a label read off its pointer.
+    for pointer, value in scenario_inputs(advice=advice):
+        if pointer not in sources and not _shown_by(pointer, shown | FIXED_ROW_POINTERS):
+            rows.append((pointer_label(pointer), _assumed_value({"value": value}), "your input"))
     # Whatever else the Advice assumed (a reviewer: the serving engine's settings and the calendar reached the JSON
     # and the XLSX but not the page or the PDF a customer reads), under a label read off its pointer.
     for key, assumed in sources.items():
         if isinstance(key, str) and key and not _shown_by(key, shown):
             rows.append((pointer_label(key), _assumed_value(assumed), default_source(assumed)))
     return rows
+
+
+# What the fixed rows of _assumption_values print besides their ASSUMPTION_POINTERS (whole objects by their prefix).
+FIXED_ROW_POINTERS: Final[frozenset[str]] = frozenset(
+    {
+        "/name",
+        "/gpu",
+        "/workload/kind",
+        "/workload/model",
+        "/workload/tokens",
+        "/network",
+        "/rent/usd_per_gpu_hour",
+        "/buy/capex_usd",
+    }
+)
+
+
+def scenario_inputs(*, advice: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(JSON pointer, value) of every field of the Advice's scenario that holds a value, objects opened field by field
+    and lists kept whole; a null field (left to the advice: the implied utilization, the catalog price) or an empty
+    list is no input, nor, serving, a field only training reads.
+    The one list the PDF's and the workbook's assumptions are drawn from."""
+    inputs: list[tuple[str, Any]] = []
+
+    def walk(pointer: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                walk(f"{pointer}/{key}", inner)
+        elif value is not None and value != []:
+            inputs.append((pointer, value))
+
+    walk("", advice.get("scenario") or {})
+    skipped = (*NOT_SERVING_PREFIXES, *TRAINING_ONLY_DEFAULTS) if is_inference(dict(advice)) else ()
+    return [(p, v) for p, v in inputs if p != "/name" and not p.startswith(skipped)]
 
 
 # Pointers a fixed row shows inside another's value: the PUE is in the electricity row.

@@ -84,3 +84,24 @@ def test_a_frozen_fleet_proposal_carries_what_a_scenario_proposal_carries(alice,
     for words in ("Service life", "5 years", "Discount rate", "8%", "PUE 1.3", "Colocation", "Support"):
         assert words in flat, words
     assert "Price sources" in flat and "nebius" in flat and "2024-08-01" in flat and "$317,000" in flat
+
+
+def test_every_scenario_input_the_advice_used_is_in_the_pdf_and_the_workbook_assumptions(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    document = copy.deepcopy(_example("70b-training.json"))
+    document.update({"cluster_sizes": [256, 512], "utilization": 0.8, "rent": {"price_decline_per_year": 0.15}})
+    document["compare_gpus"] = ["h200"]
+    document["workload"]["runs_per_year"] = 7
+    issued = _issue(alice, user, document)
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assumptions = flat[flat.index("Assumptions") :]
+    # Before: a 15% price decline (which decides rent or buy) and the compared GPUs were left out of the table.
+    assert "price decline per year 0.15" in assumptions and "Compare GPUs h200" in assumptions
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    rows = {row[0]: row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
+    # Before: no utilization, runs per year, tokens or cluster sizes on the sheet.
+    assert rows["/utilization"][1] == 0.8 and rows["/utilization"][3] == "your input"
+    assert rows["/workload/runs_per_year"][1] == 7 and rows["/workload/tokens"][1] == 2e12
+    assert rows["/cluster_sizes"][1] == "256, 512" and rows["/compare_gpus"][1] == "h200"
+    assert rows["/rent/price_decline_per_year"][1] == 0.15
