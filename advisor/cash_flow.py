@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from advisor.economics import HOURS_PER_YEAR
 
 MONTHS_PER_YEAR = 12
@@ -24,6 +26,33 @@ MONTHS_PER_YEAR = 12
 # The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
 # priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).
 STATED_RUNS_TOLERANCE = 0.1
+
+
+def purchase_usd(*, nodes: Any, usd_per_node: Any, fabric_per_node: Any) -> Any:
+    """What buying ``nodes`` whole nodes costs up front: each node's price, plus the network fabric per node only
+    when the cluster spans nodes (broadcast over numpy arrays; advisor.advice.costs.ownership_costs prices with it)."""
+    n_nodes = np.asarray(nodes, dtype=float)
+    return n_nodes * (np.asarray(usd_per_node, dtype=float) + np.where(n_nodes > 1, fabric_per_node, 0.0))
+
+
+def fleet_purchase(*, plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The purchase a Fleet Plan asks to approve: its owned GPUs as whole nodes at the hardware quote (the fabric
+    per node when they span nodes). None when it owns nothing or has no hardware quote."""
+    owned = int((plan.get("recommendation") or {}).get("owned_gpus") or 0)
+    prices = plan.get("tier_prices") or {}
+    quote, per_node = prices.get("hardware_quote") or {}, int(prices.get("gpus_per_node") or 0)
+    if owned <= 0 or per_node <= 0 or quote.get("usd") is None:
+        return None
+    nodes = math.ceil(owned / per_node)
+    fabric = float(quote.get("networking_usd_per_node") or 0.0)
+    return {
+        "gpus": owned,
+        "nodes": nodes,
+        "gpus_per_node": per_node,
+        "usd_per_node": float(quote["usd"]),
+        "fabric_per_node": fabric if nodes > 1 else 0.0,
+        "usd": float(purchase_usd(nodes=nodes, usd_per_node=quote["usd"], fabric_per_node=fabric)),
+    }
 
 
 def _year_rows(*, rent: Sequence[float], buy: Sequence[float], discount_rate: float) -> list[dict[str, float | int]]:
@@ -113,6 +142,59 @@ def stated_runs_share(*, advice: Mapping[str, Any]) -> tuple[float, float] | Non
     return float(runs), float(runs) * float(hours) / HOURS_PER_YEAR
 
 
+def buy_at_stated_runs(
+    *, size: Mapping[str, Any], runs_per_year: float | None, given_utilization: float | None
+) -> dict[str, float] | None:
+    """When owning a size wins only at a given utilization above the share of the year its stated runs keep it busy:
+    the runs' own share and owning's cost per run there against renting's. None when no utilization was given, the
+    runs fill at least the given share, or owning still costs no more than renting at the runs' own share.
+
+    Owned cost per busy GPU-hour is A / (N x 8760 x u) + v (economics.owned_usd_per_gpu_hour), so its fixed part at
+    the runs' share b is the priced one scaled by u / b (a finance approver: a $25M buy at 80% given, where 6 runs
+    keep 512 GPUs busy 72.8% against a 77% break-even, and nothing said the stated work alone would rent)."""
+    buy, rent = size.get("buy") or {}, size.get("rent") or {}
+    figures = (
+        size.get("run_hours"),
+        buy.get("usd_per_run"),
+        rent.get("usd_per_run"),
+        buy.get("usd_per_gpu_hour_at_utilization"),
+        buy.get("variable_usd_per_busy_gpu_hour"),
+        buy.get("utilization"),
+    )
+    if given_utilization is None or not runs_per_year or any(f is None for f in figures):
+        return None
+    hours, own_run, rent_run, rate, variable, priced_at = (float(f) for f in figures if f is not None)
+    busy = float(runs_per_year) * hours / HOURS_PER_YEAR
+    if busy <= 0 or busy >= priced_at or not rate:
+        return None
+    own_at_runs = own_run * ((rate - variable) * priced_at / busy + variable) / rate
+    if own_at_runs <= rent_run:
+        return None
+    return {
+        "runs_per_year": float(runs_per_year),
+        "busy": busy,
+        "utilization": priced_at,
+        "own_usd_per_run": own_at_runs,
+        "rent_usd_per_run": rent_run,
+    }
+
+
+def buy_at_stated_runs_words(*, verdict: Mapping[str, float]) -> str:
+    """``buy_at_stated_runs`` in one clause, the same in the reasons, the warnings and the proposal's amount."""
+    runs = verdict["runs_per_year"]
+    return (
+        f"the stated {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {verdict['busy'] * 100:.0f}% of "
+        f"the year, and at that utilization owning costs ${verdict['own_usd_per_run']:,.0f} a run against "
+        f"${verdict['rent_usd_per_run']:,.0f} renting: the stated runs alone would rent; buying rests on the "
+        f"{verdict['utilization'] * 100:.0f}% utilization assumed, filled by work not stated"
+    )
+
+
+def _recommended_size(advice: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    gpus = (advice.get("recommendation") or {}).get("gpus")
+    return next((d for d in advice.get("sizes") or [] if d.get("gpus") == gpus), None)
+
+
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sum an approver is asked to sign for: the purchase price when buying, the first year's
     rent when renting; with the horizon's cash total of that option beside it. None without a decision.
@@ -129,6 +211,14 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     stated: tuple[float, float] | None = None
     if action == "buy":
         amount, label = years[0]["buy_usd"], "purchase price, paid up front"
+        scenario = advice.get("scenario") or {}
+        verdict = buy_at_stated_runs(
+            size=_recommended_size(advice) or {},
+            runs_per_year=(scenario.get("workload") or {}).get("runs_per_year"),
+            given_utilization=scenario.get("utilization"),
+        )
+        if verdict is not None:
+            label += "; " + buy_at_stated_runs_words(verdict=verdict)
     else:
         amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
         utilization = (advice.get("cumulative_cost") or {}).get("utilization")

@@ -167,7 +167,7 @@ def frozen_proposal_pdf(*, proposal: Any, shared: bool = False) -> bytes:
 
     ``shared``: read through a share link, so the owner's account name is left out (it was not shared)."""
     fleet = proposal.kind == "fleet"
-    issued = None if fleet else issued_fields(proposal=proposal, shared=shared)
+    issued = issued_fields(proposal=proposal, shared=shared)
     printed = [proposal.kind, proposal.pk, proposal.content_hash, proposal.scenario_name, str(proposal.issued_at)]
     key = "frozen-pdf:" + hashlib.sha256(json.dumps([*printed, issued], sort_keys=True).encode()).hexdigest()
     cached = cache.get(key)
@@ -175,7 +175,10 @@ def frozen_proposal_pdf(*, proposal: Any, shared: bool = False) -> bytes:
         return cached
     if fleet:
         pdf = render_fleet_pdf(
-            plan=proposal.advice, fleet_name=proposal.scenario_name, generated_on=proposal.issued_at.date()
+            plan=proposal.advice,
+            fleet_name=proposal.scenario_name,
+            generated_on=proposal.issued_at.date(),
+            issued=issued,
         )
     else:
         pdf = render_proposal_pdf(

@@ -20,6 +20,7 @@ from advisor.web.presenters import (
     default_source,
     fabric_usd_per_node,
     prices_as_of_text,
+    scenario_inputs,
 )
 from pricing import selectors
 
@@ -312,7 +313,24 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     gpu = advice.get("gpu") or {}
     if gpu:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])
-    return rows + _side_rows(advice=advice, defaults={a.get("pointer"): a for a in assumptions})
+    defaults = {a.get("pointer"): a for a in assumptions}
+    return rows + _input_rows(advice=advice, defaults=defaults) + _side_rows(advice=advice, defaults=defaults)
+
+
+def _input_rows(*, advice: Mapping[str, Any], defaults: Mapping[Any, Any]) -> list[list[Any]]:
+    """Each scenario input outside /rent and /buy that no default row lists (presenters.scenario_inputs, the list the
+    PDF's table is drawn from): a finance approver found no utilization, runs per year, tokens or cluster sizes."""
+    catalog: dict[str, Any] = {}
+    return [
+        [
+            pointer,
+            ", ".join(str(v) for v in value) if isinstance(value, list) else value,
+            _unit(pointer=pointer, catalog=catalog),
+            "your input",
+        ]
+        for pointer, value in scenario_inputs(advice=advice)
+        if pointer not in defaults and not pointer.startswith(_SIDES)
+    ]
 
 
 # The Scenario's rent and buy sections: the sheet lists them field by field, whoever gave each.

@@ -10,6 +10,7 @@ import numpy as np
 
 from advisor import economics as ec
 from advisor.advice.ownership import Hardware
+from advisor.cash_flow import purchase_usd
 from advisor.scenario import Scenario
 
 
@@ -46,7 +47,7 @@ def ownership_costs(
     b = s.buy
     n_nodes = np.asarray(nodes, dtype=float)
     per_node = np.asarray(o.get("capex_per_node", hw.capex_per_node), dtype=float)
-    capex = n_nodes * (per_node + np.where(n_nodes > 1, hw.fabric_per_node, 0.0))
+    capex = purchase_usd(nodes=n_nodes, usd_per_node=per_node, fabric_per_node=hw.fabric_per_node)
     pue = o.get("pue", b.pue)
     kwh = o.get("power_usd_per_kwh", b.power_usd_per_kwh)
     gpn = s.network.gpus_per_node

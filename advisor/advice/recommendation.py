@@ -13,6 +13,7 @@ import numpy as np
 from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import money, n_gpus, pct, rent_rate_words
+from advisor.cash_flow import buy_at_stated_runs, buy_at_stated_runs_words
 from advisor.scenario import Scenario
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
@@ -260,6 +261,23 @@ def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]], *, whole: n
     )
 
 
+def _buy_on_assumed_utilization(
+    s: Scenario, doc: Mapping[str, Any], action: str, reasons: list[str], warnings: list[str]
+) -> None:
+    """A buy that the stated runs alone would not make: said in the reasons and warned about."""
+    if action != "buy":
+        return
+    verdict = buy_at_stated_runs(size=doc, runs_per_year=s.workload.runs_per_year, given_utilization=s.utilization)
+    if verdict is None:
+        return
+    words = buy_at_stated_runs_words(verdict=verdict)
+    reasons.append(f"Owning wins only at the utilization given: {words}.")
+    warnings.append(
+        f"Buying depends on utilization the stated runs do not reach: {words}. Confirm that other work will keep "
+        f"the cluster {pct(verdict['utilization'])} busy, or rent."
+    )
+
+
 def _chosen_size_reasons(
     *,
     s: Scenario,
@@ -310,6 +328,7 @@ def _chosen_size_reasons(
                 "so only renting (clusters side by side) counts."
             )
         reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
+        _buy_on_assumed_utilization(s, doc, action, reasons, warnings)
     return action
 
 

@@ -9,9 +9,12 @@ from typing import Any, Final
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from advisor import formatting as fmt
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
+from advisor.cash_flow import fleet_purchase
 from advisor.fleet.charts import fleet_charts
+from advisor.web.presenters import offer_key, offer_source, ownership_rows, quote_sources, usd_exact
 
 METHOD_NOTES: Final[list[str]] = [
     "Demand: every run of every job on an hourly calendar of one 8760-hour year (runs start in their months or "
@@ -25,7 +28,56 @@ METHOD_NOTES: Final[list[str]] = [
 ]
 
 
-def render_fleet_html(*, plan: dict[str, Any], fleet_name: str, generated_on: dt.date | None = None) -> str:
+def fleet_assumptions(*, plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of what the plan's owning is priced on: the ownership terms and the server bought."""
+    fleet = plan.get("fleet") or {}
+    rows = [("GPU", str(plan.get("gpu") or fleet.get("gpu") or "n/a"))]
+    quote = (plan.get("tier_prices") or {}).get("hardware_quote") or {}
+    if quote.get("power_kw") is not None:
+        rows.append(
+            (
+                "Server power",
+                f"{fmt.plain(quote['power_kw'])} kW per {fmt.plain(quote.get('gpus_per_server'))}-GPU server",
+            )
+        )
+    return rows + ownership_rows(buy=fleet.get("buy") or {})
+
+
+def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every offer the plan's tiers are priced at, and the hardware quote with its fabric, as price-source rows."""
+    prices = plan.get("tier_prices") or {}
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for offer in (prices.get("offers") or {}).values():
+        if offer:
+            seen.setdefault(offer_key(offer), offer_source(offer))
+    quote = prices.get("hardware_quote")
+    fabric = (quote or {}).get("networking_usd_per_node") or None
+    return [*seen.values(), *quote_sources(quote=quote, fabric=fabric)]
+
+
+def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """advisor.cash_flow.fleet_purchase as the cover prints it."""
+    purchase = fleet_purchase(plan=plan)
+    if purchase is None:
+        return None
+    what = (
+        f"{purchase['nodes']} server{'' if purchase['nodes'] == 1 else 's'} of {purchase['gpus_per_node']} GPUs at "
+        f"{usd_exact(purchase['usd_per_node'])}"
+    )
+    if purchase["fabric_per_node"]:
+        what += f" plus {usd_exact(purchase['fabric_per_node'])} network fabric each"
+    return {**purchase, "usd_text": usd_exact(purchase["usd"]), "label": f"purchase price, paid up front: {what}"}
+
+
+def render_fleet_html(
+    *,
+    plan: dict[str, Any],
+    fleet_name: str,
+    generated_on: dt.date | None = None,
+    issued: dict[str, Any] | None = None,
+) -> str:
+    """``issued`` ({"id", "prepared_by", "issued_at", "content_hash"}) marks a frozen proposal: its number, issue
+    time, hash, approval block, purchase, assumptions and price sources, as a scenario proposal prints them."""
     csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
     context = {
         "plan": plan,
@@ -34,11 +86,22 @@ def render_fleet_html(*, plan: dict[str, Any], fleet_name: str, generated_on: dt
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
         "method_notes": METHOD_NOTES,
         "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
+        "issued": issued,
+        "amount": purchase_text(plan=plan),
+        "assumption_rows": fleet_assumptions(plan=plan),
+        "price_sources": fleet_price_sources(plan=plan),
     }
     return render_to_string("fleet/proposal.html", context)
 
 
-def render_fleet_pdf(*, plan: dict[str, Any], fleet_name: str, generated_on: dt.date | None = None) -> bytes:
+def render_fleet_pdf(
+    *,
+    plan: dict[str, Any],
+    fleet_name: str,
+    generated_on: dt.date | None = None,
+    issued: dict[str, Any] | None = None,
+) -> bytes:
     from weasyprint import HTML  # imported here: loading Pango costs time the other pages need not pay
 
-    return HTML(string=render_fleet_html(plan=plan, fleet_name=fleet_name, generated_on=generated_on)).write_pdf()
+    html = render_fleet_html(plan=plan, fleet_name=fleet_name, generated_on=generated_on, issued=issued)
+    return HTML(string=html).write_pdf()

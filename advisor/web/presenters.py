@@ -6,14 +6,16 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
-from advisor.advice.documents import defaulted_fields, rent_rate_words
+from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
 from advisor.charts import format_hours, format_percent
+from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.web.serving_calibration import serving_calibration_url
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -683,12 +685,51 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = default_source(default)
         rows.append((label, value, source))
         shown.add(pointer)
+    # Every other input the scenario gave (a finance approver: a 15% price decline, which turned a buy into a rent,
+    # and the compared GPUs were in no row), under a label read off its pointer.
+    for pointer, value in scenario_inputs(advice=advice):
+        if pointer not in sources and not _shown_by(pointer, shown | FIXED_ROW_POINTERS):
+            rows.append((pointer_label(pointer), _assumed_value({"value": value}), "your input"))
     # Whatever else the Advice assumed (a reviewer: the serving engine's settings and the calendar reached the JSON
     # and the XLSX but not the page or the PDF a customer reads), under a label read off its pointer.
     for key, assumed in sources.items():
         if isinstance(key, str) and key and not _shown_by(key, shown):
             rows.append((pointer_label(key), _assumed_value(assumed), default_source(assumed)))
     return rows
+
+
+# What the fixed rows of _assumption_values print besides their ASSUMPTION_POINTERS (whole objects by their prefix).
+FIXED_ROW_POINTERS: Final[frozenset[str]] = frozenset(
+    {
+        "/name",
+        "/gpu",
+        "/workload/kind",
+        "/workload/model",
+        "/workload/tokens",
+        "/network",
+        "/rent/usd_per_gpu_hour",
+        "/buy/capex_usd",
+    }
+)
+
+
+def scenario_inputs(*, advice: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(JSON pointer, value) of every field of the Advice's scenario that holds a value, objects opened field by field
+    and lists kept whole; a null field (left to the advice: the implied utilization, the catalog price) or an empty
+    list is no input, nor, serving, a field only training reads.
+    The one list the PDF's and the workbook's assumptions are drawn from."""
+    inputs: list[tuple[str, Any]] = []
+
+    def walk(pointer: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                walk(f"{pointer}/{key}", inner)
+        elif value is not None and value != []:
+            inputs.append((pointer, value))
+
+    walk("", advice.get("scenario") or {})
+    skipped = (*NOT_SERVING_PREFIXES, *TRAINING_ONLY_DEFAULTS) if is_inference(dict(advice)) else ()
+    return [(p, v) for p, v in inputs if p != "/name" and not p.startswith(skipped)]
 
 
 # Pointers a fixed row shows inside another's value: the PUE is in the electricity row.
@@ -824,7 +865,17 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("Your rental quote", f"{fmt.price(rent['usd_per_gpu_hour'])} per GPU-hour"))
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
-    rows += [
+    rows += ownership_rows(buy=buy)
+    if not traffic and scenario.get("utilization") is None:
+        rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
+    elif not traffic:
+        rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
+    return rows
+
+
+def ownership_rows(*, buy: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the ownership terms (a scenario's or a fleet's ``buy``), worded as the proposals print them."""
+    return [
         ("Service life", f"{_g(buy.get('years'))} years"),
         ("Discount rate", percent(buy.get("discount_rate"))),
         ("Residual value", f"{percent(buy.get('residual_fraction'))} of capex"),
@@ -833,11 +884,6 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
-    if not traffic and scenario.get("utilization") is None:
-        rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
-    elif not traffic:
-        rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
-    return rows
 
 
 def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:
@@ -868,6 +914,56 @@ def fabric_usd_per_node(*, advice: Any) -> float | None:
     return float(quote["networking_usd_per_node"])
 
 
+def offer_source(offer: Mapping[str, Any]) -> dict[str, Any]:
+    """One rental offer as a row of the price sources."""
+    return {
+        "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
+        + (f" ({offer['region']})" if offer.get("region") else ""),
+        "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
+        "price": f"{fmt.price(offer.get('usd_per_gpu_hour', 0))} per GPU-hour",
+        "observed_at": (
+            str(offer["observed_at"])[:10]
+            if offer.get("observed_at")
+            else "not recorded (bundled snapshot)"
+            if offer.get("is_snapshot")
+            else "not recorded"
+        ),
+        "source": offer.get("source", ""),
+    }
+
+
+def offer_key(offer: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (offer.get("provider"), offer.get("instance"), offer.get("region"), offer.get("market"))
+
+
+def quote_sources(*, quote: Mapping[str, Any] | None, fabric: float | None) -> list[dict[str, Any]]:
+    """The hardware quote (and the fabric per node where it is bought) as rows of the price sources."""
+    if not quote:
+        return []
+    sources = [
+        {
+            "what": ("your purchase quote for" if quote.get("manual") else "purchase of")
+            + f" one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
+            "market": "purchase",
+            "price": usd_exact(quote.get("usd")),
+            "observed_at": quote.get("quoted_on") or "n/a",
+            "source": quote.get("source", ""),
+        }
+    ]
+    if fabric is not None:
+        sources.append(
+            {
+                "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
+                "purchase when the cluster spans nodes",
+                "market": "purchase",
+                "price": usd_exact(fabric),
+                "observed_at": quote.get("quoted_on") or "n/a",
+                "source": quote.get("networking_source") or quote.get("source", ""),
+            }
+        )
+    return sources
+
+
 def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """Every distinct rental offer the Advice used, and the hardware quote, with observed dates."""
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -877,52 +973,10 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
             # Training nests each market's offer under "offer"; inference lists the offers themselves.
             offers.append(_get(entry, "offer") or (entry if _get(entry, "usd_per_gpu_hour") is not None else None))
         for offer in offers:
-            if not offer:
-                continue
-            key = (offer.get("provider"), offer.get("instance"), offer.get("region"), offer.get("market"))
-            seen.setdefault(
-                key,
-                {
-                    "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
-                    + (f" ({offer['region']})" if offer.get("region") else ""),
-                    "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
-                    "price": f"{fmt.price(offer.get('usd_per_gpu_hour', 0))} per GPU-hour",
-                    "observed_at": (
-                        str(offer["observed_at"])[:10]
-                        if offer.get("observed_at")
-                        else "not recorded (bundled snapshot)"
-                        if offer.get("is_snapshot")
-                        else "not recorded"
-                    ),
-                    "source": offer.get("source", ""),
-                },
-            )
-    sources = list(seen.values())
+            if offer:
+                seen.setdefault(offer_key(offer), offer_source(offer))
     quote = advice.get("hardware_quote")
-    if quote:
-        sources.append(
-            {
-                "what": ("your purchase quote for" if quote.get("manual") else "purchase of")
-                + f" one {fmt.plain(quote.get('gpus_per_server'))}-GPU {quote.get('gpu', '')} server",
-                "market": "purchase",
-                "price": usd_exact(quote.get("usd")),
-                "observed_at": quote.get("quoted_on") or "n/a",
-                "source": quote.get("source", ""),
-            }
-        )
-        fabric = fabric_usd_per_node(advice=advice)
-        if fabric is not None:
-            sources.append(
-                {
-                    "what": f"network fabric per {fmt.plain(quote.get('gpus_per_server'))}-GPU node, added to the "
-                    "purchase when the cluster spans nodes",
-                    "market": "purchase",
-                    "price": usd_exact(fabric),
-                    "observed_at": quote.get("quoted_on") or "n/a",
-                    "source": quote.get("networking_source") or quote.get("source", ""),
-                }
-            )
-    return sources
+    return [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
 
 
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,107 @@
+"""What a finance approver reads in an issued proposal, parsed back from the real PDF and workbook: a buy that
+rests on utilization the stated runs do not fill, a frozen fleet proposal, every input the advice used."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.scenarios import scenario_create
+from tests.web.conftest import load_bundled_data
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example(name: str) -> dict[str, Any]:
+    return json.loads((ROOT / "examples" / name).read_text())
+
+
+def _issue(client, user, document: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    load_bundled_data()
+    saved = scenario_create(owner=user, name=document.get("name", "scenario"), document=document)
+    response = client.post(f"/api/v1/scenarios/{saved.pk}/proposals")
+    assert response.status_code == 201, response.content[:2000]
+    return response.json()
+
+
+def _pdf_pages(content: bytes) -> list[str]:
+    from pypdf import PdfReader
+
+    return [" ".join(page.extract_text().split()) for page in PdfReader(io.BytesIO(content)).pages]
+
+
+def _buy70() -> dict[str, Any]:
+    document = copy.deepcopy(_example("70b-training.json"))
+    document.update({"cluster_sizes": [64, 128, 256, 512], "utilization": 0.8})
+    document["workload"]["runs_per_year"] = 6
+    return document
+
+
+def test_a_buy_that_rests_on_utilization_the_stated_runs_do_not_fill_says_so(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # 6 runs of 1,063 h keep 512 GPUs busy 72.8% of the year, below the 77% break-even: at the runs' own utilization
+    # owning costs ~$1.70M a run against $1.61M renting, so the buy at 80% rests on work nobody stated.
+    issued = _issue(alice, user, _buy70())
+    advice = issued["advice"]
+    assert advice["recommendation"]["action"] == "buy"
+    said = " ".join(advice["warnings"])
+    assert "stated runs alone" in said and "73%" in said and "rent" in said
+    assert any("stated runs alone" in reason for reason in advice["recommendation"]["reasons"])
+    cover = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[0]
+    assert "Decision: Buy 512" in cover
+    assert "73% of the year" in cover and "stated runs alone" in cover and "would rent" in cover
+
+
+def test_a_frozen_fleet_proposal_carries_what_a_scenario_proposal_carries(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from advisor.fleet.store import fleet_create
+
+    load_bundled_data()
+    fleet = fleet_create(owner=user, name="2027 program", document=_example("fleet-2027.json"))
+    draft = alice.get(f"/api/v1/fleets/{fleet.pk}/plan.pdf")
+    response = alice.post(f"/api/v1/fleets/{fleet.pk}/proposals")
+    assert response.status_code == 201, response.content[:2000]
+    issued = response.json()
+    frozen = alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content
+    assert frozen != draft.content
+    pages = _pdf_pages(frozen)
+    cover, flat = pages[0], " ".join(pages)
+    plan = issued["advice"]
+    assert f"Proposal {issued['id']} issued {issued['issued_at'][:10]}" in cover
+    assert issued["content_hash"][:16] in cover and "SHA-256" in cover
+    assert "Approved by" in cover and "Prepared by" in cover and user.get_username() in cover
+    # 32 GPUs = 4 nodes x ($317,000 server + $74,358 fabric) = $1,565,432, paid up front.
+    quote = plan["tier_prices"]["hardware_quote"]
+    nodes = plan["recommendation"]["owned_gpus"] // plan["tier_prices"]["gpus_per_node"]
+    price = nodes * (quote["usd"] + quote["networking_usd_per_node"])
+    assert plan["recommendation"]["owned_gpus"] == 32 and price == 1_565_432
+    assert "Amount: $1,565,432" in cover and "4 servers of 8 GPUs" in cover
+    # Assumptions and price sources, as a scenario proposal prints them.
+    for words in ("Service life", "5 years", "Discount rate", "8%", "PUE 1.3", "Colocation", "Support"):
+        assert words in flat, words
+    assert "Price sources" in flat and "nebius" in flat and "2024-08-01" in flat and "$317,000" in flat
+
+
+def test_every_scenario_input_the_advice_used_is_in_the_pdf_and_the_workbook_assumptions(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    document = copy.deepcopy(_example("70b-training.json"))
+    document.update({"cluster_sizes": [256, 512], "utilization": 0.8, "rent": {"price_decline_per_year": 0.15}})
+    document["compare_gpus"] = ["h200"]
+    document["workload"]["runs_per_year"] = 7
+    issued = _issue(alice, user, document)
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assumptions = flat[flat.index("Assumptions") :]
+    # Before: a 15% price decline (which decides rent or buy) and the compared GPUs were left out of the table.
+    assert "price decline per year 0.15" in assumptions and "Compare GPUs h200" in assumptions
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    rows = {row[0]: row for row in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
+    # Before: no utilization, runs per year, tokens or cluster sizes on the sheet.
+    assert rows["/utilization"][1] == 0.8 and rows["/utilization"][3] == "your input"
+    assert rows["/workload/runs_per_year"][1] == 7 and rows["/workload/tokens"][1] == 2e12
+    assert rows["/cluster_sizes"][1] == "256, 512" and rows["/compare_gpus"][1] == "h200"
+    assert rows["/rent/price_decline_per_year"][1] == 0.15
