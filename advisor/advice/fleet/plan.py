@@ -21,6 +21,7 @@ the cheapest.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -500,7 +501,7 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
         out.append(
             "Measured usage is divisible demand (any GPU-hour may run on any free GPU): "
             f"{count(usage.observed_hours, 'observed hour')} (samples covering {count(usage.span_hours, 'hour')})"
-            + (", repeated to fill the year" if usage.repeated else "")
+            + _usage_calendar(usage)
             + (f", {count(usage.missing_hours, 'hour')} missing (gaps) left out" if usage.missing_hours else "")
             + (f", scaled by growth {usage.growth:g}" if usage.growth != 1 else "")
             + "."
@@ -517,6 +518,32 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
         )
     if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
         out.append("Interruptible jobs, but no spot price: they rent like the others.")
+    return out
+
+
+def _usage_calendar(usage: Usage) -> str:
+    """How the measured hours were laid on the plan's calendar year: what was left out, filled or repeated."""
+    start = dt.datetime(2001, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=usage.start_hour)  # any 365-day year
+    out = f", laid on the calendar by their UTC timestamps (from {start.day} {start:%B} {start:%H}:00 UTC)"
+    if usage.leap_day_hours:
+        out += f"; {count(usage.leap_day_hours, 'hour')} of 29 February left out (the plan year has 365 days)"
+    if usage.older_hours:
+        out += (
+            f"; {count(usage.older_hours, 'older observed hour')} left out (a later year observed the same calendar "
+            "hour: the latest is kept)"
+        )
+    if usage.week_filled_hours:
+        out += (
+            f"; {count(usage.week_filled_hours, 'hour')} not observed took the same hour of the week from the nearest "
+            "observed week"
+        )
+    low, high = usage.copies
+    if high > 1:
+        times = f"{low} to {high} times" if high > low else f"{low} times"
+        out += (
+            f"; the observed hours repeated {times} to fill the year, in time order from the last observed hour "
+            "(the last, part copy takes hours spread evenly over the series)"
+        )
     return out
 
 
