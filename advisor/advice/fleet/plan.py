@@ -113,7 +113,7 @@ class TierPrices:
 
     def break_even_utilization(self, *, nth_node: int = 3) -> float:
         """u* of the GPUs of the ``nth_node`` owned node (default: a node added to a multi-node cluster, fabric
-        included: the marginal u* the plan reports) against the floating price."""
+        included) against the floating price; the plan reports its recommended fleet's last node (``marginal_node``)."""
         floating = self.floating()
         if floating is None:
             return math.inf
@@ -217,6 +217,11 @@ class FleetPlan:
 def whole_nodes(gpus: float, gpn: int) -> int:
     """``gpus`` rounded up to whole nodes of ``gpn`` GPUs."""
     return math.ceil(gpus / gpn - 1e-9) * gpn
+
+
+def marginal_node(owned_gpus: int, gpn: int) -> int:
+    """Which node (1, 2, ...) is the last of ``owned_gpus``: the one whose u* the plan reports (the first when none)."""
+    return max(1, whole_nodes(owned_gpus, gpn) // gpn)
 
 
 def _coarse_stride(nodes: int) -> int:
@@ -465,7 +470,6 @@ def plan_fleet(
     demand = requested_demand(runs, hourly)
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
-    u_star = prices.break_even_utilization()
     # Runs that cannot rent: all without spot, or those that may not use it (a hostile probe: without a spot price
     # the interruptible ones cannot rent either).
     firm_runs = ~runs.interruptible if prices.spot_usd_per_gpu_hour is not None else np.ones(len(runs), dtype=bool)
@@ -476,6 +480,9 @@ def plan_fleet(
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
+    # u* of what is recommended: its last node (a lone node has no fabric; a probe's own 8 reported a third node's
+    # u* 1.179, "owning costs more than renting it all year", beside a $2,170 saving, where its own is 0.983).
+    u_star = prices.break_even_utilization(nth_node=marginal_node(int(options.owned_gpus[best]), gpn))
     warnings = _warnings(jobs=jobs, usage=usage, prices=prices, stride=stride)
     plan = FleetPlan(
         jobs=jobs,
@@ -660,7 +667,13 @@ def _reasons(plan: FleetPlan) -> list[str]:
     floating = p.floating()
     reasons = []
     if floating is not None and math.isfinite(u):
-        per_gpu = p.owned_per_node_usd_per_year / p.gpus_per_node
+        nth = marginal_node(owned, p.gpus_per_node)
+        per_gpu = p.node_usd_per_year(nth) / p.gpus_per_node
+        node = (
+            ("the one node owned" if owned else "a lone owned node") + " (no fabric)"
+            if nth == 1
+            else f"node {nth} of the {owned} owned GPUs (what it adds, fabric included)"
+        )
         pays = (
             f"which pays off against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is "
             f"busy more than {u * HOURS:,.0f} hours a year"
@@ -673,8 +686,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
                 "every hour: owning is cheaper at any utilization"
             )
         reasons.append(
-            f"Break-even utilization u* = {_pct(u)}: a GPU of a multi-node owned cluster costs {_money(per_gpu)} a "
-            f"year, {pays}."
+            f"Break-even utilization u* = {_pct(u)}: a GPU of {node} costs {_money(per_gpu)} a year, {pays}."
         )
     ld = plan.load_duration_gpus
     ld_i = plan.option(ld)
