@@ -334,7 +334,14 @@ def node_busy_shares(demand: NDArray[np.float64], gpn: int) -> NDArray[np.float6
     return (gpu_hours_above(demand, lower) - gpu_hours_above(demand, lower + gpn)) / (gpn * HOURS)
 
 
-def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices, firm_peak: float) -> int:
+def _load_duration_level(
+    demand: NDArray[np.float64],
+    *,
+    gpn: int,
+    prices: TierPrices,
+    firm_peak: float,
+    spot: tuple[NDArray[np.float64], float] | None = None,
+) -> int:
     """The whole-node count that costs least for divisible demand with no waiting: owned GPUs' fixed cost (a lone
     node, the step to a cluster, then one node: TierPrices.owned_fixed_usd_per_year) and energy for the hours they
     are busy, plus the rest rented: by the GPU-hour on demand, or reserved for the whole year up to the peak where
@@ -342,7 +349,10 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     of the year against u* = 36%; stopping at the first node not worth owning alone owned nothing where a lone node
     carries a fixed base (staff) that three nodes share ($176,873 a year against $126,513 owning 20 GPUs), on demand
     and against a reserved term alike. With nothing to rent by the hour but spot, the peak of the runs that cannot
-    use spot (``firm_peak``) must be owned."""
+    use spot (``firm_peak``) must be owned. ``spot``: (the demand of runs that rent on spot, hour by hour; what a spot
+    GPU-hour of that demand costs, after the interruption loss): owned GPUs carry the other demand first, and what is
+    left of the spot demand rents at spot (a capacity planner's probe: priced at on demand, every interruptible mix
+    owned 16 GPUs where spot at $1.25 is cheaper than an owned GPU at about $2.32 per busy GPU-hour)."""
     floating = prices.floating()
     if floating is None:
         return whole_nodes(firm_peak, gpn)
@@ -354,7 +364,14 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     rented_hours = gpu_hours_above(demand, owned)
     owned_hours = float(demand.sum()) - rented_hours
     # A term is billed every hour: it must hold the peak above what is owned.
+    spot_rent = np.zeros_like(owned)
+    if spot is not None and float(spot[0].max(initial=0.0)) > 0:
+        firm = demand - spot[0]
+        firm_rented = gpu_hours_above(firm, owned)
+        spot_rent = spot[1] * (rented_hours - firm_rented)  # spot demand above what the firm demand leaves owned
+        rented_hours, peak = firm_rented, float(firm.max(initial=0.0))
     rent = price * HOURS * np.maximum(peak - owned, 0.0) if market in RESERVED else price * rented_hours
+    rent = rent + spot_rent
     cost = prices.owned_fixed_usd_per_year(owned) + prices.owned_variable_usd_per_gpu_hour * owned_hours + rent
     return int(owned[int(np.argmin(cost))])  # the fewest nodes among equal costs
 
@@ -373,26 +390,35 @@ def _commit_level(
     return float(levels[int(np.argmin(cost))])
 
 
-def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
-    gpn = prices.gpus_per_node
-    sizes = placement.owned_gpus
-    n_sizes = sizes.size
-    floating = prices.floating()
-    on_demand = prices.on_demand_usd_per_gpu_hour
+def spot_choice(*, runs: Runs, prices: TierPrices) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """(runs that rent on spot when rented: interruptible and cheaper there after the Young/Daly loss, each run's
+    wall-clock hours on spot)."""
     lost = ec.spot_lost_fraction(
-        nodes=np.ceil(runs.gpus / gpn),
+        nodes=np.ceil(runs.gpus / prices.gpus_per_node),
         interruptions_per_node_hour=prices.spot_interruptions_per_node_hour,
         checkpoint_s=prices.spot_checkpoint_s,
         restart_s=prices.spot_restart_s,
     )
-    spot_hours = ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost)
+    spot_hours = np.asarray(ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost), dtype=float)
     spot_price = prices.spot_usd_per_gpu_hour
+    floating = prices.floating()
+    on_demand = prices.on_demand_usd_per_gpu_hour
     pool_price = on_demand if on_demand is not None else (floating[1] if floating else math.inf)
     to_spot = (
         runs.interruptible & np.isfinite(spot_hours) & (spot_price * spot_hours < pool_price * runs.hours)
         if spot_price is not None
         else np.zeros(len(runs), dtype=bool)
     )
+    return to_spot, spot_hours
+
+
+def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
+    gpn = prices.gpus_per_node
+    sizes = placement.owned_gpus
+    n_sizes = sizes.size
+    on_demand = prices.on_demand_usd_per_gpu_hour
+    spot_price = prices.spot_usd_per_gpu_hour
+    to_spot, spot_hours = spot_choice(runs=runs, prices=prices)
     rented = ~placement.on_owned
     spot_runs = rented & to_spot[None, :]
     pool_runs = rented & ~to_spot[None, :]
@@ -476,7 +502,9 @@ def plan_fleet(
     firm = occupancy(
         start=runs.start[firm_runs], slots=runs.slots[firm_runs], gpus=runs.gpus[firm_runs].astype(float)
     ) + (0.0 if hourly is None else hourly)
-    ld = _load_duration_level(demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)))
+    ld = _load_duration_level(
+        demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)), spot=_spot_demand(runs, prices)
+    )
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
@@ -500,6 +528,23 @@ def plan_fleet(
         peak_gpus=peak,
     )
     return replace(plan, reasons=tuple(_reasons(plan)))
+
+
+def _spot_demand(runs: Runs, prices: TierPrices) -> tuple[NDArray[np.float64], float] | None:
+    """(Mean GPUs wanted each hour by the runs that rent on spot, the cost of one of their GPU-hours on spot: the spot
+    price times their wall-clock hours there over their run hours), or None when no run rents on spot."""
+    to_spot, spot_hours = spot_choice(runs=runs, prices=prices)
+    if not to_spot.any() or prices.spot_usd_per_gpu_hour is None:
+        return None
+    series = occupancy(
+        start=runs.start[to_spot],
+        slots=runs.slots[to_spot],
+        gpus=runs.gpus[to_spot].astype(float),
+        hours=runs.hours[to_spot],
+    )
+    gpu_hours = runs.hours[to_spot] * runs.gpus[to_spot]
+    stretch = float(np.sum(spot_hours[to_spot] * runs.gpus[to_spot]) / np.sum(gpu_hours))
+    return series, prices.spot_usd_per_gpu_hour * stretch
 
 
 def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices, stride: int) -> list[str]:

@@ -27,3 +27,28 @@ def test_break_even_is_that_of_the_recommended_fleets_last_node() -> None:
     assert rec["break_even_utilization"] == pytest.approx(124_051.23 / 8 / (8760 * (2.0 - 0.1989)))
     assert not any("more than renting it all year" in r for r in rec["reasons"])
     assert "u* = 98%" in rec["reasons"][0]
+
+
+SPOT = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=124_051.23,
+    owned_per_node_usd_per_year=148_843.0,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=2.95,
+    spot_usd_per_gpu_hour=1.25,
+)
+ALL_INTERRUPTIBLE = [
+    Job("a", 8, 10, runs_per_year=500, interruptible=True),
+    Job("b", 16, 8760, interruptible=True),
+]
+
+
+def test_the_load_duration_answer_prices_interruptible_demand_at_spot() -> None:
+    # Spot at $1.25 is cheaper than an owned GPU (about $2.32 per busy GPU-hour): the load-duration answer owned 16
+    # (priced everything not owned at on demand) and blamed "found the 16 owned GPUs busy and may not wait".
+    doc = plan_fleet(jobs=ALL_INTERRUPTIBLE, prices=SPOT).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 0
+    assert rec["load_duration_answer"]["owned_gpus"] == 0
+    assert not any("may not wait" in r for r in rec["reasons"])
