@@ -401,7 +401,14 @@ def _timestamp(text: str) -> float:
 
 
 def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(hours from the first sample, GPUs busy, GPUs pending or None) of a usage CSV; ValueError names
+    """(hours from the first sample, GPUs busy, GPUs pending or None) of a usage CSV (``usage_csv_samples``)."""
+    hours, busy, pending, _ = usage_csv_samples(text)
+    return hours, busy, pending
+
+
+def usage_csv_samples(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """(hours from the first sample, GPUs busy, GPUs pending or None, the first sample in hours since
+    1970-01-01T00:00Z) of a usage CSV; ValueError names
     the row and column. Lines starting with '#' are comments (attribution); extra columns are ignored. A leading
     byte order mark (Excel's "CSV UTF-8") is dropped, as the files the commands read are decoded utf-8-sig."""
     lines = [
@@ -442,7 +449,8 @@ def parse_usage_csv(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | Non
             f"the samples may span at most {MAX_USAGE_SPAN_HOURS:,} hours (usage is resampled to hourly means "
             f"over its span); got {t[-1]:,.0f} hours from the first row to the last"
         )
-    return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None)
+    first = samples.times[0] / 3600.0
+    return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None), first
 
 
 @dataclass
@@ -493,7 +501,7 @@ def _usage(e: _Errors, value: Any) -> UsageSpec | None:
         e.fail("/usage/csv", "required: the usage CSV text (timestamp,gpus_busy[,gpus_pending])")
         return None
     try:
-        hours, busy, pending = parse_usage_csv(text)
+        hours, busy, pending, first = usage_csv_samples(text)
     except ValueError as exc:
         e.fail("/usage/csv", str(exc))
         return None
@@ -502,11 +510,17 @@ def _usage(e: _Errors, value: Any) -> UsageSpec | None:
     return UsageSpec(
         csv=text,
         growth=growth,
-        usage=hourly_usage(hours=hours, gpus=busy, growth=growth),
+        usage=hourly_usage(hours=hours, gpus=busy, growth=growth, first_hour=first),
         rows=int(hours.size),
         has_pending=pending is not None,
         pending_mean=None if pending is None else float(pending.mean()),
     )
+
+
+def read_usage(*, text: str, growth: float = 1.0) -> Usage:
+    """The year of measured demand in a usage CSV (ValueError naming the row and column)."""
+    hours, busy, _, first = usage_csv_samples(text)
+    return hourly_usage(hours=hours, gpus=busy, growth=growth, first_hour=first)
 
 
 def with_usage_csv(document: Any, text: str) -> Any:

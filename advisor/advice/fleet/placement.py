@@ -1,13 +1,14 @@
 """Place whole runs on owned capacity, for every candidate owned size at once.
 
-One pass over the runs in their scheduling order (an event loop over runs, as a first-come
-scheduler would see them); inside it numpy works over the candidate sizes and the run's hours
-together, so the cost grows as runs x (run hours + wait) x sizes in vectorised arithmetic, never as a
-Python loop over hours or sizes. A run goes on owned GPUs when enough of them are free for its whole
-duration, starting at its requested hour or up to ``max_wait`` hours later (the earliest such
-start); otherwise it is rented at its requested hour. Runs are never split between owned and rented
-GPUs. Measured usage (divisible demand) then fills whatever owned GPUs are free hour by hour, and
-the rest of it is rented.
+One pass over the runs in their placement order (``schedule_runs``: the most GPU-hours first, so that a
+small early run never keeps a larger later one off the owned GPUs); inside it numpy works over the
+candidate sizes and the run's hours together, so the cost grows as runs x (run hours + wait) x sizes in
+vectorised arithmetic, never as a Python loop over hours or sizes. A run goes on owned GPUs when enough
+of them are free for its whole duration, starting at its requested hour or up to ``max_wait`` hours
+later (the earliest such start); otherwise it is rented at its requested hour. A size then keeps the
+placement of a smaller one when that put more GPU-hours on owned GPUs (``_best_smaller``). Runs are
+never split between owned and rented GPUs. Measured usage (divisible demand) then fills whatever owned
+GPUs are free hour by hour, and the rest of it is rented.
 """
 
 from __future__ import annotations
@@ -81,6 +82,16 @@ def _later(
     return fits.any(axis=0), np.argmax(fits, axis=0)
 
 
+def _best_smaller(gpu_hours: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Per size, the size at or below it whose placement put the most GPU-hours on owned GPUs (itself on ties): a
+    placement that fits fewer owned GPUs fits more, and a greedy pass may pack a larger size worse than a smaller
+    one. Taking the best of the smaller sizes keeps more owned GPUs never placing fewer GPU-hours."""
+    best = np.maximum.accumulate(gpu_hours) if gpu_hours.size else gpu_hours
+    index = np.arange(gpu_hours.size, dtype=np.int64)
+    src: NDArray[np.int64] = np.maximum.accumulate(np.where(gpu_hours >= best, index, 0)) if gpu_hours.size else index
+    return src
+
+
 def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float64] | None = None) -> Placement:
     """Simulate the year for every owned size in ``owned_gpus`` (ascending; see the module docstring)."""
     sizes = np.asarray(owned_gpus, dtype=np.int64)
@@ -124,8 +135,9 @@ def place(*, runs: Runs, owned_gpus: NDArray[np.int64], usage: NDArray[np.float6
             _occupy(load, columns, (start + int(d)) % HOURS, slots, need)
             owned[r, columns] = True
             waited[r, columns] = int(d)
-    on_owned, waited = owned.T.copy(), waited.T.copy()
-    owned_busy = load.T.astype(float)
+    src = _best_smaller(owned.T.astype(float) @ (runs.hours * runs.gpus))
+    on_owned, waited = owned[:, src].T.copy(), waited[:, src].T.copy()
+    owned_busy = load[:, src].T.astype(float)
     gpu_hours = on_owned.astype(float) @ (runs.hours * runs.gpus)
     usage_rented = None
     if usage is not None:

@@ -21,6 +21,7 @@ the cheapest.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -112,7 +113,7 @@ class TierPrices:
 
     def break_even_utilization(self, *, nth_node: int = 3) -> float:
         """u* of the GPUs of the ``nth_node`` owned node (default: a node added to a multi-node cluster, fabric
-        included: the marginal u* the plan reports) against the floating price."""
+        included) against the floating price; the plan reports its recommended fleet's last node (``marginal_node``)."""
         floating = self.floating()
         if floating is None:
             return math.inf
@@ -216,6 +217,11 @@ class FleetPlan:
 def whole_nodes(gpus: float, gpn: int) -> int:
     """``gpus`` rounded up to whole nodes of ``gpn`` GPUs."""
     return math.ceil(gpus / gpn - 1e-9) * gpn
+
+
+def marginal_node(owned_gpus: int, gpn: int) -> int:
+    """Which node (1, 2, ...) is the last of ``owned_gpus``: the one whose u* the plan reports (the first when none)."""
+    return max(1, whole_nodes(owned_gpus, gpn) // gpn)
 
 
 def _coarse_stride(nodes: int) -> int:
@@ -328,7 +334,14 @@ def node_busy_shares(demand: NDArray[np.float64], gpn: int) -> NDArray[np.float6
     return (gpu_hours_above(demand, lower) - gpu_hours_above(demand, lower + gpn)) / (gpn * HOURS)
 
 
-def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierPrices, firm_peak: float) -> int:
+def _load_duration_level(
+    demand: NDArray[np.float64],
+    *,
+    gpn: int,
+    prices: TierPrices,
+    firm_peak: float,
+    spot: tuple[NDArray[np.float64], float] | None = None,
+) -> int:
     """The whole-node count that costs least for divisible demand with no waiting: owned GPUs' fixed cost (a lone
     node, the step to a cluster, then one node: TierPrices.owned_fixed_usd_per_year) and energy for the hours they
     are busy, plus the rest rented: by the GPU-hour on demand, or reserved for the whole year up to the peak where
@@ -336,7 +349,10 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     of the year against u* = 36%; stopping at the first node not worth owning alone owned nothing where a lone node
     carries a fixed base (staff) that three nodes share ($176,873 a year against $126,513 owning 20 GPUs), on demand
     and against a reserved term alike. With nothing to rent by the hour but spot, the peak of the runs that cannot
-    use spot (``firm_peak``) must be owned."""
+    use spot (``firm_peak``) must be owned. ``spot``: (the demand of runs that rent on spot, hour by hour; what a spot
+    GPU-hour of that demand costs, after the interruption loss): owned GPUs carry the other demand first, and what is
+    left of the spot demand rents at spot (a capacity planner's probe: priced at on demand, every interruptible mix
+    owned 16 GPUs where spot at $1.25 is cheaper than an owned GPU at about $2.32 per busy GPU-hour)."""
     floating = prices.floating()
     if floating is None:
         return whole_nodes(firm_peak, gpn)
@@ -348,7 +364,14 @@ def _load_duration_level(demand: NDArray[np.float64], *, gpn: int, prices: TierP
     rented_hours = gpu_hours_above(demand, owned)
     owned_hours = float(demand.sum()) - rented_hours
     # A term is billed every hour: it must hold the peak above what is owned.
+    spot_rent = np.zeros_like(owned)
+    if spot is not None and float(spot[0].max(initial=0.0)) > 0:
+        firm = demand - spot[0]
+        firm_rented = gpu_hours_above(firm, owned)
+        spot_rent = spot[1] * (rented_hours - firm_rented)  # spot demand above what the firm demand leaves owned
+        rented_hours, peak = firm_rented, float(firm.max(initial=0.0))
     rent = price * HOURS * np.maximum(peak - owned, 0.0) if market in RESERVED else price * rented_hours
+    rent = rent + spot_rent
     cost = prices.owned_fixed_usd_per_year(owned) + prices.owned_variable_usd_per_gpu_hour * owned_hours + rent
     return int(owned[int(np.argmin(cost))])  # the fewest nodes among equal costs
 
@@ -367,26 +390,35 @@ def _commit_level(
     return float(levels[int(np.argmin(cost))])
 
 
-def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
-    gpn = prices.gpus_per_node
-    sizes = placement.owned_gpus
-    n_sizes = sizes.size
-    floating = prices.floating()
-    on_demand = prices.on_demand_usd_per_gpu_hour
+def spot_choice(*, runs: Runs, prices: TierPrices) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """(runs that rent on spot when rented: interruptible and cheaper there after the Young/Daly loss, each run's
+    wall-clock hours on spot)."""
     lost = ec.spot_lost_fraction(
-        nodes=np.ceil(runs.gpus / gpn),
+        nodes=np.ceil(runs.gpus / prices.gpus_per_node),
         interruptions_per_node_hour=prices.spot_interruptions_per_node_hour,
         checkpoint_s=prices.spot_checkpoint_s,
         restart_s=prices.spot_restart_s,
     )
-    spot_hours = ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost)
+    spot_hours = np.asarray(ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost), dtype=float)
     spot_price = prices.spot_usd_per_gpu_hour
+    floating = prices.floating()
+    on_demand = prices.on_demand_usd_per_gpu_hour
     pool_price = on_demand if on_demand is not None else (floating[1] if floating else math.inf)
     to_spot = (
         runs.interruptible & np.isfinite(spot_hours) & (spot_price * spot_hours < pool_price * runs.hours)
         if spot_price is not None
         else np.zeros(len(runs), dtype=bool)
     )
+    return to_spot, spot_hours
+
+
+def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
+    gpn = prices.gpus_per_node
+    sizes = placement.owned_gpus
+    n_sizes = sizes.size
+    on_demand = prices.on_demand_usd_per_gpu_hour
+    spot_price = prices.spot_usd_per_gpu_hour
+    to_spot, spot_hours = spot_choice(runs=runs, prices=prices)
     rented = ~placement.on_owned
     spot_runs = rented & to_spot[None, :]
     pool_runs = rented & ~to_spot[None, :]
@@ -464,17 +496,21 @@ def plan_fleet(
     demand = requested_demand(runs, hourly)
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
     gpn = prices.gpus_per_node
-    u_star = prices.break_even_utilization()
     # Runs that cannot rent: all without spot, or those that may not use it (a hostile probe: without a spot price
     # the interruptible ones cannot rent either).
     firm_runs = ~runs.interruptible if prices.spot_usd_per_gpu_hour is not None else np.ones(len(runs), dtype=bool)
     firm = occupancy(
         start=runs.start[firm_runs], slots=runs.slots[firm_runs], gpus=runs.gpus[firm_runs].astype(float)
     ) + (0.0 if hourly is None else hourly)
-    ld = _load_duration_level(demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)))
+    ld = _load_duration_level(
+        demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)), spot=_spot_demand(runs, prices)
+    )
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
     best = int(np.argmin(options.usd_per_year))
+    # u* of what is recommended: its last node (a lone node has no fabric; a probe's own 8 reported a third node's
+    # u* 1.179, "owning costs more than renting it all year", beside a $2,170 saving, where its own is 0.983).
+    u_star = prices.break_even_utilization(nth_node=marginal_node(int(options.owned_gpus[best]), gpn))
     warnings = _warnings(jobs=jobs, usage=usage, prices=prices, stride=stride)
     plan = FleetPlan(
         jobs=jobs,
@@ -494,13 +530,30 @@ def plan_fleet(
     return replace(plan, reasons=tuple(_reasons(plan)))
 
 
+def _spot_demand(runs: Runs, prices: TierPrices) -> tuple[NDArray[np.float64], float] | None:
+    """(Mean GPUs wanted each hour by the runs that rent on spot, the cost of one of their GPU-hours on spot: the spot
+    price times their wall-clock hours there over their run hours), or None when no run rents on spot."""
+    to_spot, spot_hours = spot_choice(runs=runs, prices=prices)
+    if not to_spot.any() or prices.spot_usd_per_gpu_hour is None:
+        return None
+    series = occupancy(
+        start=runs.start[to_spot],
+        slots=runs.slots[to_spot],
+        gpus=runs.gpus[to_spot].astype(float),
+        hours=runs.hours[to_spot],
+    )
+    gpu_hours = runs.hours[to_spot] * runs.gpus[to_spot]
+    stretch = float(np.sum(spot_hours[to_spot] * runs.gpus[to_spot]) / np.sum(gpu_hours))
+    return series, prices.spot_usd_per_gpu_hour * stretch
+
+
 def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices, stride: int) -> list[str]:
     out: list[str] = []
     if usage is not None:
         out.append(
             "Measured usage is divisible demand (any GPU-hour may run on any free GPU): "
             f"{count(usage.observed_hours, 'observed hour')} (samples covering {count(usage.span_hours, 'hour')})"
-            + (", repeated to fill the year" if usage.repeated else "")
+            + _usage_calendar(usage)
             + (f", {count(usage.missing_hours, 'hour')} missing (gaps) left out" if usage.missing_hours else "")
             + (f", scaled by growth {usage.growth:g}" if usage.growth != 1 else "")
             + "."
@@ -517,6 +570,32 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
         )
     if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
         out.append("Interruptible jobs, but no spot price: they rent like the others.")
+    return out
+
+
+def _usage_calendar(usage: Usage) -> str:
+    """How the measured hours were laid on the plan's calendar year: what was left out, filled or repeated."""
+    start = dt.datetime(2001, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=usage.start_hour)  # any 365-day year
+    out = f", laid on the calendar by their UTC timestamps (from {start.day} {start:%B} {start:%H}:00 UTC)"
+    if usage.leap_day_hours:
+        out += f"; {count(usage.leap_day_hours, 'hour')} of 29 February left out (the plan year has 365 days)"
+    if usage.older_hours:
+        out += (
+            f"; {count(usage.older_hours, 'older observed hour')} left out (a later year observed the same calendar "
+            "hour: the latest is kept)"
+        )
+    if usage.week_filled_hours:
+        out += (
+            f"; {count(usage.week_filled_hours, 'hour')} not observed took the same hour of the week from the nearest "
+            "observed week"
+        )
+    low, high = usage.copies
+    if high > 1:
+        times = f"{low} to {high} times" if high > low else f"{low} times"
+        out += (
+            f"; the observed hours repeated {times} to fill the year, in time order from the last observed hour "
+            "(the last, part copy takes hours spread evenly over the series)"
+        )
     return out
 
 
@@ -633,7 +712,13 @@ def _reasons(plan: FleetPlan) -> list[str]:
     floating = p.floating()
     reasons = []
     if floating is not None and math.isfinite(u):
-        per_gpu = p.owned_per_node_usd_per_year / p.gpus_per_node
+        nth = marginal_node(owned, p.gpus_per_node)
+        per_gpu = p.node_usd_per_year(nth) / p.gpus_per_node
+        node = (
+            ("the one node owned" if owned else "a lone owned node") + " (no fabric)"
+            if nth == 1
+            else f"node {nth} of the {owned} owned GPUs (what it adds, fabric included)"
+        )
         pays = (
             f"which pays off against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is "
             f"busy more than {u * HOURS:,.0f} hours a year"
@@ -646,8 +731,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
                 "every hour: owning is cheaper at any utilization"
             )
         reasons.append(
-            f"Break-even utilization u* = {_pct(u)}: a GPU of a multi-node owned cluster costs {_money(per_gpu)} a "
-            f"year, {pays}."
+            f"Break-even utilization u* = {_pct(u)}: a GPU of {node} costs {_money(per_gpu)} a year, {pays}."
         )
     ld = plan.load_duration_gpus
     ld_i = plan.option(ld)

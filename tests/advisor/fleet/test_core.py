@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -383,3 +385,42 @@ def test_an_unclosed_quote_in_a_usage_csv_says_so_at_its_row() -> None:
     lines[3] = '"' + lines[3]
     with pytest.raises(ValueError, match=r'^row 3: unterminated quoted cell \(a " opens a cell that never closes\)$'):
         parse_usage_csv("\n".join([*lines, "2025-01-01T03:00:00Z,9", "2025-01-01T04:00:00Z,9"]) + "\n")
+
+
+# A capacity planner's probe: a $300,000 node under the default buy settings ($118,383.24 a year fixed, $0.1989 of
+# energy per busy GPU-hour).
+PROBE_NODE = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=118_383.24,
+    owned_per_node_usd_per_year=118_383.24,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=3.0,
+)
+SHORT_THEN_LONG = [Job("short 4-GPU job", 4, 1000), Job("long training", 8, 8000, months=(2,))]
+ADD_MIX = [
+    Job("j0", 8, 2000, runs_per_year=12),
+    Job("j1", 8, 2000, runs_per_year=50, months=(2, 11)),
+    Job("j2", 2, 24, runs_per_year=12),
+    Job("j3", 16, 6, runs_per_year=12),
+]
+
+
+def test_a_small_early_run_does_not_keep_a_larger_later_one_off_the_owned_node() -> None:
+    # First come, first fit put the short job on the node and rented the 8,000-hour run: own 0 at $204,000.
+    doc = plan_fleet(jobs=SHORT_THEN_LONG, prices=PROBE_NODE).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 8
+    assert rec["usd_per_year"] == pytest.approx(118_383.24 + 0.1989 * 64_000 + 3.0 * 4_000)  # $143,113
+    assert {j["name"]: j["owned_runs"] for j in doc["jobs"]} == {"short 4-GPU job": 0, "long training": 1}
+
+
+@pytest.mark.parametrize(
+    ("jobs", "extra", "price"),
+    [(SHORT_THEN_LONG, Job("extra 8-GPU job", 8, 600), 3.0), (ADD_MIX, Job("j9", 4, 200, runs_per_year=2), 4.0)],
+)
+def test_more_demand_never_lowers_the_cost(jobs: list[Job], extra: Job, price: float) -> None:
+    prices = replace(PROBE_NODE, on_demand_usd_per_gpu_hour=price)
+    before = plan_fleet(jobs=jobs, prices=prices).to_dict()["recommendation"]["usd_per_year"]
+    after = plan_fleet(jobs=[*jobs, extra], prices=prices).to_dict()["recommendation"]["usd_per_year"]
+    assert after >= before

@@ -1,0 +1,54 @@
+"""The plan's explanations: break-even of what is recommended, and why the answers differ (a capacity planner's
+probe)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.advice.fleet.demand import Job
+from advisor.advice.fleet.plan import TierPrices, plan_fleet
+
+# Catalog H100 SXM at $2.00 on demand: one node $124,051.23 a year, a node of a cluster $148,843 (19% fabric).
+CATALOG_NODE = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=124_051.23,
+    owned_per_node_usd_per_year=148_843.0,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=2.0,
+)
+
+
+def test_break_even_is_that_of_the_recommended_fleets_last_node() -> None:
+    doc = plan_fleet(jobs=[Job("one node", 8, 8760)], prices=CATALOG_NODE).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 8
+    # One node, no fabric: (124,051.23 / 8) / (8,760 x (2.00 - 0.1989)) = 0.983, not 1.179 of a third node.
+    assert rec["break_even_utilization"] == pytest.approx(124_051.23 / 8 / (8760 * (2.0 - 0.1989)))
+    assert not any("more than renting it all year" in r for r in rec["reasons"])
+    assert "u* = 98%" in rec["reasons"][0]
+
+
+SPOT = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=124_051.23,
+    owned_per_node_usd_per_year=148_843.0,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=2.95,
+    spot_usd_per_gpu_hour=1.25,
+)
+ALL_INTERRUPTIBLE = [
+    Job("a", 8, 10, runs_per_year=500, interruptible=True),
+    Job("b", 16, 8760, interruptible=True),
+]
+
+
+def test_the_load_duration_answer_prices_interruptible_demand_at_spot() -> None:
+    # Spot at $1.25 is cheaper than an owned GPU (about $2.32 per busy GPU-hour): the load-duration answer owned 16
+    # (priced everything not owned at on demand) and blamed "found the 16 owned GPUs busy and may not wait".
+    doc = plan_fleet(jobs=ALL_INTERRUPTIBLE, prices=SPOT).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 0
+    assert rec["load_duration_answer"]["owned_gpus"] == 0
+    assert not any("may not wait" in r for r in rec["reasons"])

@@ -1,0 +1,79 @@
+"""Measured usage on the calendar: a capacity planner's probe found a usage CSV's dates ignored (hours counted from
+the first sample, laid from 1 January) while jobs are placed by calendar month."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from advisor.advice.fleet.demand import HOURS, MONTH_START_HOUR, Job
+from advisor.advice.fleet.document import read_usage
+from advisor.advice.fleet.plan import TierPrices, plan_fleet
+
+PROBE_NODE = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=118_383.24,
+    owned_per_node_usd_per_year=118_383.24,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=3.0,
+)
+
+
+def hourly_csv(start: str, hours: int, gpus: Callable[[dt.datetime], float]) -> str:
+    t = dt.datetime.fromisoformat(start)
+    rows = [f"{(t + dt.timedelta(hours=h)).isoformat()},{gpus(t + dt.timedelta(hours=h))}" for h in range(hours)]
+    return "\n".join(["timestamp,gpus_busy", *rows]) + "\n"
+
+
+def second_half(x: dt.datetime) -> float:
+    return 64.0 if x.month >= 7 else 0.0
+
+
+def test_a_july_start_export_lands_in_july() -> None:
+    january = read_usage(text=hourly_csv("2023-01-01T00:00", 8760, second_half))
+    july = read_usage(text=hourly_csv("2023-07-01T00:00", 8760, second_half))
+    july_hour = int(MONTH_START_HOUR[6])
+    assert july.hourly[:july_hour] == pytest.approx(np.zeros(july_hour))
+    assert july.hourly[july_hour:] == pytest.approx(np.full(HOURS - july_hour, 64.0))
+    assert july.hourly == pytest.approx(january.hourly)
+    # With a January-June job of 64 GPUs: 64 busy all year, own 64 ($1,058,577), not own 0 at $1,681,920.
+    doc = plan_fleet(jobs=[Job("H1 program", 64, 4344, months=(1,))], usage=july, prices=PROBE_NODE).to_dict()
+    assert doc["demand"]["peak_gpus"] == 64
+    assert doc["recommendation"]["owned_gpus"] == 64
+    assert doc["recommendation"]["usd_per_year"] == pytest.approx(8 * 118_383.24 + 0.1989 * 64 * 8760)
+    assert any("calendar" in w and "1 July" in w for w in doc["warnings"])
+
+
+def test_a_leap_year_drops_29_february_not_its_first_day_and_says_so() -> None:
+    usage = read_usage(text=hourly_csv("2024-01-01T00:00", 8784, lambda x: 64.0 if x.timetuple().tm_yday == 1 else 8))
+    assert usage.hourly[:24] == pytest.approx(np.full(24, 64.0))
+    assert usage.hourly[24:] == pytest.approx(np.full(HOURS - 24, 8.0))
+    doc = plan_fleet(jobs=[], usage=usage, prices=PROBE_NODE).to_dict()
+    assert doc["demand"]["peak_gpus"] == 64
+    assert any("24 hours of 29 February" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_a_two_year_export_keeps_the_latest_year_and_says_what_it_dropped() -> None:
+    usage = read_usage(text=hourly_csv("2023-01-01T00:00", 8760 + 8784, lambda x: 40.0 if x.year == 2023 else 80.0))
+    assert usage.hourly == pytest.approx(np.full(HOURS, 80.0))
+    doc = plan_fleet(jobs=[], usage=usage, prices=PROBE_NODE).to_dict()
+    assert any("8,760 older observed hours" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_a_short_series_is_repeated_evenly_on_the_calendar() -> None:
+    # 715 hours (a month of Helios "up" hours): 8,760 = 12 x 715 + 180; np.resize counted the first 180 hours 13
+    # times, the rest 12, so a ramp's yearly mean came out 351.5 instead of 357.
+    usage = read_usage(text=hourly_csv("2020-05-01T00:00", 715, lambda x: float(x.timetuple().tm_yday - 122)))
+    ramp = read_usage(text="timestamp,gpus_busy\n" + "".join(f"{h * 3600},{h}\n" for h in range(715)))
+    assert ramp.hourly.mean() == pytest.approx(357.0, rel=2e-3)
+    times = np.bincount(ramp.hourly.astype(int), minlength=715)
+    assert set(times.tolist()) == {12, 13}
+    # Observed hours stay on their calendar hours (1 May onwards), the copies around them.
+    may = int(MONTH_START_HOUR[4])
+    assert usage.hourly[may : may + 715] == pytest.approx(np.arange(715) // 24)
+    doc = plan_fleet(jobs=[], usage=usage, prices=PROBE_NODE).to_dict()
+    assert any("repeated 12 to 13 times" in w for w in doc["warnings"]), doc["warnings"]
