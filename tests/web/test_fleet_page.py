@@ -35,6 +35,8 @@ def test_done_when_figures_on_the_page(client, label, document, owned, usd, all_
         assert f'data-testid="{testid}"' in html
     assert html.count("<svg") >= 2
     assert f"yearly cost P10 ${usd:,.0f}" in html  # hours given, one manual price: no spread
+    # A capacity planner's probe: the range sat wholly above the headline with nothing saying why.
+    assert "the headline prices every rented hour at the cheapest offer" in " ".join(html.split())
 
 
 def test_charts_mark_the_owned_level_and_the_cheapest(client) -> None:  # type: ignore[no-untyped-def]
