@@ -381,6 +381,14 @@ EPOCH_RANGE: Final[tuple[float, float]] = (
 )
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _timestamp(text: str) -> float:
     """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds."""
     text = text.strip()
@@ -483,7 +491,16 @@ class _UsageSamples:
                 )
             out.append(value)
         if len(self.times) > 1 and self.times[-1] <= self.times[-2]:
-            raise ValueError(f"row {row_number}, column timestamp: must be later than the row before")
+            # A local-time export repeats an hour when the clocks go back (a planner's probe got no hint why).
+            naive = not re.search(r"(Z|[+-]\d\d:?\d\d)$", stamp.strip()) and not _is_number(stamp)
+            hint = (
+                "; timestamps without a UTC offset are read as UTC, so a local-time export that repeats an hour when "
+                "the clocks go back lands here: give each timestamp its offset (e.g. 2024-10-27T01:30+01:00) or "
+                "export in UTC"
+                if naive
+                else ""
+            )
+            raise ValueError(f"row {row_number}, column timestamp: must be later than the row before{hint}")
 
 
 def _usage(e: _Errors, value: Any) -> UsageSpec | None:

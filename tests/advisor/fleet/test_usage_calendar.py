@@ -77,3 +77,21 @@ def test_a_short_series_is_repeated_evenly_on_the_calendar() -> None:
     assert usage.hourly[may : may + 715] == pytest.approx(np.arange(715) // 24)
     doc = plan_fleet(jobs=[], usage=usage, prices=PROBE_NODE).to_dict()
     assert any("repeated 12 to 13 times" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_a_local_time_file_repeating_an_hour_at_the_clock_change_gets_a_hint() -> None:
+    """A capacity planner's probe: a local-time export repeating 01:00 when the clocks go back was refused with
+    "must be later than the row before" and no word on why; with UTC offsets it reads."""
+    from advisor.advice.fleet.document import parse_usage_csv
+
+    local = "timestamp,gpus_busy\n2024-10-27T00:00,8\n2024-10-27T01:00,8\n2024-10-27T01:00,8\n2024-10-27T02:00,8\n"
+    with pytest.raises(ValueError, match=r"row 3, column timestamp: must be later than the row before; .*UTC offset"):
+        parse_usage_csv(local)
+    offsets = (
+        "timestamp,gpus_busy\n2024-10-27T00:00+02:00,8\n2024-10-27T01:00+02:00,8\n2024-10-27T01:00+01:00,8\n"
+        "2024-10-27T02:00+01:00,8\n"
+    )
+    assert parse_usage_csv(offsets)[1].tolist() == [8, 8, 8, 8]
+    with pytest.raises(ValueError) as caught:
+        parse_usage_csv("timestamp,gpus_busy\n100,8\n100,8\n")
+    assert "UTC offset" not in str(caught.value)
