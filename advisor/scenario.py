@@ -685,10 +685,8 @@ def serving_engine_problem(engine: str, gpu: str) -> str | None:
     if spec.vendor in vendors:
         return None
     runs = [e for e in SERVING_ENGINES if spec.vendor in ENGINE_VENDORS[e]]
-    return (
-        f"{engine} runs on {' and '.join(vendors)} GPUs only, not on {spec.name}; engines that run on it: "
-        f"{', '.join(runs)} (left out: {default_serving_engine(gpu)})"
-    )
+    only = " and ".join(vendors)
+    return f"{engine} runs on {only} GPUs only, not on {spec.name}; engines that run on it: {', '.join(runs)}"
 
 
 def serving_engine_on(engine: str | None, gpu: str) -> str:
@@ -719,7 +717,7 @@ def _serving_engine(c: _Checker, w: dict[str, Any], kind: str | None, spec: Any,
     engine = c.chosen(w["serving_engine"], where)
     problem = None if engine is None or spec is None else serving_engine_problem(engine, spec.id)
     if problem is not None:
-        c.fail(where, problem)
+        c.fail(where, f"{problem} (left out: {default_serving_engine(spec.id)})")
         return None
     return engine
 

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from advisor.advice.inference import advise_inference
 from advisor.scenario import ScenarioError, parse_scenario, scenario_for_gpu
 from advisor.scenario_model import SERVING_ENGINES, rule
 from estimator import inference as inf
@@ -119,3 +120,50 @@ def test_another_gpu_keeps_the_engine_where_it_runs_else_takes_its_default(
     """A function of the normalized engine alone, so that the normalized scenario posted back compares the same."""
     other = scenario_for_gpu(parse(doc("h100-sxm", engine)), gpu)
     assert other.workload.serving_engine == expected
+
+
+# --- the advice sizes with it ---------------------------------------------------------------------------------
+
+
+def engine_rows(advice: dict[str, Any]) -> dict[str, Any]:
+    return {a["pointer"]: a for a in advice["assumptions"] if a["pointer"].startswith("/serving/")}
+
+
+@pytest.mark.django_db
+def test_an_mi300x_is_sized_with_vllm_and_the_assumptions_say_it_was_defaulted() -> None:
+    """The finding's scenario (llama-3.1-70b bf16 on mi300x): TensorRT-LLM's batch cap of 2048 and its reserve of
+    every request's whole output KV sized it before; vLLM's 256 and half the output now."""
+    advice = advise_inference(doc("mi300x"))
+    rows = engine_rows(advice)
+    assert rows["/serving/engine"]["value"] == "vllm"
+    source = rows["/serving/engine"]["source"]
+    assert "defaulted" in source and "NVIDIA" in source and "serving_stacks.csv vllm" in source
+    assert rows["/serving/max_batch"]["value"] == 256 and rows["/serving/kv_output_reserved"]["value"] == 0.5
+    assert max(s["max_batch"] for s in advice["sizes"]) <= 256
+    assert advice["scenario"]["workload"]["serving_engine"] == "vllm"
+
+
+@pytest.mark.django_db
+def test_a_given_engine_sizes_the_deployments_and_is_said_given() -> None:
+    default = advise_inference(doc("h100-sxm"))
+    vllm = advise_inference(doc("h100-sxm", "vllm"))
+    assert engine_rows(default)["/serving/engine"]["value"] == "trtllm"
+    assert "defaulted" in engine_rows(default)["/serving/engine"]["source"]
+    assert engine_rows(vllm)["/serving/engine"]["value"] == "vllm"
+    assert "given" in engine_rows(vllm)["/serving/engine"]["source"]
+    assert [s["max_batch"] for s in vllm["sizes"]] != [s["max_batch"] for s in default["sizes"]]
+    assert max(s["max_batch"] for s in vllm["sizes"]) <= 256 < max(s["max_batch"] for s in default["sizes"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("gpu", ["h100-sxm", "mi300x"])
+def test_the_normalized_scenario_posted_back_gives_the_same_advice(gpu: str) -> None:
+    other = "mi300x" if gpu == "h100-sxm" else "h100-sxm"
+    first = advise_inference({**doc(gpu), "compare_gpus": [other]})
+    again = advise_inference(first["scenario"])
+    for key in ("sizes", "recommendation", "alternatives"):
+        assert again[key] == first[key], key
+    assert engine_rows(again)["/serving/engine"]["value"] == engine_rows(first)["/serving/engine"]["value"]
+    if gpu == "h100-sxm":  # the MI300X row is sized with vLLM, and says so
+        row = next(r for r in first["alternatives"] if r["gpu"] == "mi300x")
+        assert "vllm" in row["pricing_note"]
