@@ -24,6 +24,7 @@ from advisor.scenario_model import (
     LAYOUT_STRATEGIES,
     MAX_GPUS,
     MIN_PARAMS_B,
+    SERVING_ENGINES,
     STACKS,
     Rule,
     rule,
@@ -42,7 +43,7 @@ from estimator.workload import virtual_stage_problem
 from pricing.models import Market
 
 # Re-exported: the bounds and choices are defined once, in advisor.scenario_model (the typed Scenario).
-__all__ = ["KINDS", "LAYOUT_STRATEGIES", "MAX_GPUS", "MIN_PARAMS_B", "STACKS"]
+__all__ = ["KINDS", "LAYOUT_STRATEGIES", "MAX_GPUS", "MIN_PARAMS_B", "SERVING_ENGINES", "STACKS"]
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,26 @@ _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
 )
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
 
-__doc__ = (__doc__ or "") + "\n".join(
-    f"- ``{pointer}``: {d.value!r} ({d.unit}; {d.source})" for pointer, d in DEFAULTS.items()
+# The GPU makers (estimator.specs GpuSpec.vendor) each serving engine runs on. TensorRT-LLM builds CUDA engines for
+# NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"); NIM for LLMs ships TensorRT-LLM
+# or vLLM engines in containers for NVIDIA GPUs (NIM docs, support matrix). vLLM and SGLang also run on AMD Instinct
+# GPUs through ROCm (docs.vllm.ai "GPU" installation: ROCm, MI300; SGLang docs "AMD GPUs": MI300X).
+ENGINE_VENDORS: Final[Mapping[str, tuple[str, ...]]] = {
+    "trtllm": ("NVIDIA",),
+    "nim": ("NVIDIA",),
+    "vllm": ("NVIDIA", "AMD"),
+    "sglang": ("NVIDIA", "AMD"),
+}
+# /workload/serving_engine left out: TensorRT-LLM, the engine of the tables the serving model is calibrated on
+# (estimator.inference DEFAULT_STACK); on a GPU it does not run on, vLLM (the engine of AMD's MI300X inference guides).
+DEFAULT_SERVING_ENGINE: Final[str] = "trtllm"
+OTHER_VENDOR_SERVING_ENGINE: Final[str] = "vllm"
+
+__doc__ = (
+    (__doc__ or "")
+    + "\n".join(f"- ``{pointer}``: {d.value!r} ({d.unit}; {d.source})" for pointer, d in DEFAULTS.items())
+    + f"\n- ``/workload/serving_engine`` (inference): {DEFAULT_SERVING_ENGINE!r} on the GPUs it runs on, else "
+    f"{OTHER_VENDOR_SERVING_ENGINE!r} (ENGINE_VENDORS); the Advice's /serving/engine assumption says which and why."
 )
 
 
@@ -387,6 +406,7 @@ class Workload:
     model: Model
     precision: str
     stack: str | None = None
+    serving_engine: str | None = None  # inference: the engine the deployments are sized for (never None there)
     # training
     tokens: float | None = None
     global_batch: int | None = None
@@ -474,7 +494,7 @@ class Scenario:
             "max_context",
         ):
             workload["model"].pop(key)
-        unused = ("traffic", "latency") if self.workload.kind == "training" else _TRAINING_ONLY
+        unused = ("traffic", "latency", "serving_engine") if self.workload.kind == "training" else _TRAINING_ONLY
         for key in unused:
             workload.pop(key)
         if self.workload.kind == "inference":
@@ -490,9 +510,13 @@ TRAINING_ONLY_DEFAULTS: Final[tuple[str, ...]] = ("/cluster_sizes", "/utilizatio
 
 def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
     """The same scenario on another GPU (``compare_gpus``): network and cluster sizes that were defaulted follow
-    that GPU's server; ScenarioError when the scenario cannot run on it (a precision it lacks)."""
+    that GPU's server, and the serving engine is :func:`serving_engine_on` that GPU; ScenarioError when the scenario
+    cannot run on it (a precision it lacks)."""
     doc = s.to_dict()
     doc.update(gpu=gpu, compare_gpus=[])
+    engine = s.workload.serving_engine
+    if engine is not None and serving_engine_problem(engine, gpu) is not None:
+        doc["workload"]["serving_engine"] = None  # that GPU's default (serving_engine_on)
     for key in ("gpus_per_node", "inter_node_gbps"):
         if f"/network/{key}" in s.defaults_used:
             doc["network"][key] = None
@@ -648,6 +672,56 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     )
 
 
+def default_serving_engine(gpu: str) -> str:
+    """The engine a deployment on ``gpu`` is sized for when none is given."""
+    vendor = get_gpu(gpu).vendor
+    return DEFAULT_SERVING_ENGINE if vendor in ENGINE_VENDORS[DEFAULT_SERVING_ENGINE] else OTHER_VENDOR_SERVING_ENGINE
+
+
+def serving_engine_problem(engine: str, gpu: str) -> str | None:
+    """Why ``engine`` cannot serve on ``gpu`` (it does not run on that maker's GPUs), else None."""
+    spec = get_gpu(gpu)
+    vendors = ENGINE_VENDORS[engine]
+    if spec.vendor in vendors:
+        return None
+    runs = [e for e in SERVING_ENGINES if spec.vendor in ENGINE_VENDORS[e]]
+    only = " and ".join(vendors)
+    return f"{engine} runs on {only} GPUs only, not on {spec.name}; engines that run on it: {', '.join(runs)}"
+
+
+def serving_engine_on(engine: str | None, gpu: str) -> str:
+    """The engine a scenario sized for ``engine`` is sized for on ``gpu`` (a compared or suggested GPU): the same
+    engine where it runs, else that GPU's default. A function of the normalized engine alone, so that the normalized
+    scenario posted back compares the same."""
+    if engine is not None and serving_engine_problem(engine, gpu) is None:
+        return engine
+    return default_serving_engine(gpu)
+
+
+def _serving_engine(c: _Checker, w: dict[str, Any], kind: str | None, spec: Any, used: list[str]) -> str | None:
+    """/workload/serving_engine: inference only, one of SERVING_ENGINES, running on the GPU; left out, the GPU's
+    default (recorded in ``used``)."""
+    where = "/workload/serving_engine"
+    if kind != "inference":
+        if "serving_engine" in w:  # also an unknown field of the training workload: say why instead
+            c.errors = [e for e in c.errors if e["pointer"] != where]
+            c.fail(
+                where,
+                "applies to inference scenarios only (workload.kind inference); a training job names its "
+                "training stack in /workload/stack",
+            )
+        return None
+    if w.get("serving_engine") is None:
+        used.append(where)
+        return None if spec is None else default_serving_engine(spec.id)
+    engine = c.chosen(w["serving_engine"], where)
+    problem = None if engine is None or spec is None else serving_engine_problem(engine, spec.id)
+    if problem is not None:
+        c.fail(where, f"{problem} (left out: {default_serving_engine(spec.id)})")
+        return None
+    return engine
+
+
 def _stack(c: _Checker, value: Any) -> str | None:
     """The stack as listed; the CSV's spellings of an unknown stack ("" and "unknown") are refused pointing at null."""
     if value in ("", "unknown"):
@@ -677,11 +751,12 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
             f"{given}{spec.id} has no {precision} peak; supported: {', '.join(spec.peak_tflops)}",
         )
     stack = None if w.get("stack") is None else _stack(c, w.get("stack"))
+    engine = _serving_engine(c, w, kind, spec, used)
     if kind == "inference":
         # Through get(): left out, each is recorded as a default, so its assumption is not read as "your input".
         traffic = _traffic(c, get(w, "traffic", "/workload"), used)
         latency = _latency(c, get(w, "latency", "/workload"), get)
-        if model is None or precision is None or traffic is None or latency is None:
+        if model is None or precision is None or traffic is None or latency is None or engine is None:
             return None
         problem = context_problem(
             model=model.name or "the model",
@@ -693,7 +768,15 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
             field, why = problem
             c.fail(f"/workload/traffic/{field}", why)
             return None
-        return Workload(kind=kind, model=model, precision=precision, stack=stack, traffic=traffic, latency=latency)
+        return Workload(
+            kind=kind,
+            model=model,
+            precision=precision,
+            stack=stack,
+            serving_engine=engine,
+            traffic=traffic,
+            latency=latency,
+        )
     if w.get("tokens") is None:
         r = c.rule("/workload/tokens")
         c.fail(

@@ -45,6 +45,11 @@ KINDS: Final[tuple[str, ...]] = ("training", "inference")
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
 # DESIGN.md profiled-run CSV `stack` column.
 STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
+# The serving engines a deployment can be sized for: the user-facing rows of
+# estimator/data/inference/serving_stacks.csv (its other rows, trtllm_v0.9 and trtllm_bench, are the engines of
+# published benchmark tables the calibration was fitted on, not engines one deploys). Which GPUs each runs on:
+# advisor.scenario ENGINE_VENDORS.
+SERVING_ENGINES: Final[tuple[str, ...]] = ("trtllm", "nim", "vllm", "sglang")
 # Provider slugs; the parser lower-cases them before matching (a provider's id is case-insensitive).
 PROVIDER_SLUG: Final[str] = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
 SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
@@ -63,6 +68,7 @@ CatalogModel = Literal[MODEL_IDS]  # type: ignore[valid-type]
 Precision = Literal[PRECISIONS]  # type: ignore[valid-type]
 Strategy = Literal[LAYOUT_STRATEGIES]  # type: ignore[valid-type]
 Stack = Literal[STACKS]  # type: ignore[valid-type]
+ServingEngine = Literal[SERVING_ENGINES]  # type: ignore[valid-type]
 MarketId = Literal[MARKET_IDS]  # type: ignore[valid-type]
 # A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
 # that refuses the other branches (true/false), an enum into an attempt that falls through to them.
@@ -174,6 +180,12 @@ class InferenceWorkload(Closed):
     model: WorkloadModel
     precision: Precision | None = Field(default=None, description="supported by the GPU (its peak_tflops)")
     stack: Stack | None = Field(default=None, description="training stack as in the profiled-run CSV; null = unknown")
+    serving_engine: ServingEngine | None = Field(
+        default=None,
+        description="the engine the deployments are sized for (its memory and batching settings: "
+        "estimator/data/inference/serving_stacks.csv); trtllm and nim run on NVIDIA GPUs only; null = trtllm on "
+        "NVIDIA GPUs, vllm on others",
+    )
     traffic: Traffic | None = None
     latency: Latency | None = None
 
@@ -257,9 +269,9 @@ _DESCRIPTION: Final[str] = (
     "Input of advise(), POST /api/v1/advice and saved scenarios (DESIGN.md). Null means the documented default "
     "(advisor/scenario.py DEFAULTS). Cross-field rules (sizes above one node must be whole nodes, micro_batch <= "
     "global_batch, tp divides heads, mean <= peak requests, precision supported by the GPU, geometry given beside a "
-    "catalog name is the catalog's, geometry within 15% of params_b) and the known provider slugs "
-    "(stored data) are checked by advisor.scenario.parse_scenario; buy.server must name a stored hardware quote "
-    "for the GPU, checked when the advice is computed. Each is a 400 naming the field. Generated from "
+    "catalog name is the catalog's, geometry within 15% of params_b, serving_engine runs on the GPU) and the known "
+    "provider slugs (stored data) are checked by advisor.scenario.parse_scenario; buy.server must name a stored "
+    "hardware quote for the GPU, checked when the advice is computed. Each is a 400 naming the field. Generated from "
     "advisor/scenario_model.py (manage.py generate_schemas); do not edit."
 )
 

@@ -52,6 +52,7 @@ class GpuSpec:
         inter_node_gbps: scale-out bandwidth of one typical server [Gb/s] (8 x 400 Gb/s NDR = 3200).
         tdp_w: board power [W]; server_power_kw: typical server maximum power [kW].
         source: where the numbers come from.
+        vendor (derived): the maker, the first word of ``name`` as its datasheet spells it (``NVIDIA``, ``AMD``).
     """
 
     id: str
@@ -67,6 +68,10 @@ class GpuSpec:
     server_power_kw: float
     source: str
     nvlink_domain: int = 0  # 0 = gpus_per_node (set by the loader from the csv)
+
+    @property
+    def vendor(self) -> str:
+        return self.name.split(" ", 1)[0]
 
     def supported_precisions(self) -> tuple[str, ...]:
         return tuple(p for p in PRECISIONS if p in self.peak_tflops)

@@ -74,12 +74,15 @@ from advisor.advice.offers import capacity_warning, offer_document, price_dates,
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import (
+    DEFAULT_SERVING_ENGINE,
     Latency,
     Scenario,
     ScenarioError,
     catalog_prices_for_other_gpus,
     parse_scenario,
     scenario_for_gpu,
+    serving_engine_on,
+    serving_engine_problem,
 )
 from estimator import inference as inf
 from estimator.bounds import MAX_GPUS
@@ -205,8 +208,8 @@ def _deployments(
     targets: tuple[float, float] | None = None,
 ) -> list[Any]:
     """The estimator's deployment per TP degree that fits the scale-up domain (the scenario's GPU and precision
-    unless given);
-    its input errors become ScenarioErrors."""
+    unless given), for the scenario's serving engine on that GPU (``serving_engine_on``: a suggested GPU it does not
+    run on takes its own default); its input errors become ScenarioErrors."""
     w = s.workload
     traffic, latency = w.traffic, w.latency
     assert traffic is not None and latency is not None
@@ -225,6 +228,7 @@ def _deployments(
                 tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
                 tps=tps or inf.tensor_parallel_degrees(gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
+                stack=serving_engine_on(w.serving_engine, gpu or s.gpu),
             )
         )
     except inf.InferenceError as exc:
@@ -1101,21 +1105,31 @@ def advise_inference(
                 "loo_mape": cal.loo_mape,
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
-            "assumptions": [*assumptions_used(s), *serving_assumptions()],
+            "assumptions": [*assumptions_used(s), *serving_assumptions(s)],
             "alternatives": _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
         }
     )
 
 
-def serving_assumptions() -> list[dict[str, Any]]:
-    """What the sizing and the monthly figures rest on that no Scenario field sets: the serving engine's memory and
-    batching settings (estimator/data/inference/serving_stacks.csv, the default engine: workload.stack names a
-    training stack and does not select one) and the 730-hour month."""
-    engine = inf.serving_stack(None)
+def _engine_choice(s: Scenario) -> str:
+    """Whether /workload/serving_engine was given or defaulted, and why the default is what it is."""
+    engine = s.workload.serving_engine
+    if "/workload/serving_engine" not in s.defaults_used:
+        return f"given (/workload/serving_engine {engine})"
+    why = serving_engine_problem(DEFAULT_SERVING_ENGINE, s.gpu)
+    default = f"{engine}, the default where it runs" if why is None else f"{engine}, because the default {why}"
+    return f"defaulted (/workload/serving_engine left out): {default}"
+
+
+def serving_assumptions(s: Scenario) -> list[dict[str, Any]]:
+    """What the sizing and the monthly figures rest on: the serving engine (/workload/serving_engine, given or
+    defaulted) with its memory and batching settings (estimator/data/inference/serving_stacks.csv), and the 730-hour
+    month."""
+    engine = inf.serving_stack(s.workload.serving_engine)
     source = f"serving_stacks.csv {engine.name}: {engine.source}"
     kv_of = "of the GPU memory" if engine.kv_of_total else "of the memory left after weights, activations and runtime"
     rows = [
-        ("/serving/engine", engine.name, "serving engine", f"the default engine of the sizing; {source}"),
+        ("/serving/engine", engine.name, "serving engine", f"{_engine_choice(s)}; {source}"),
         ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", source),
         ("/serving/kv_output_reserved", engine.kv_output_reserved, "fraction of a request's output KV held", source),
         ("/serving/max_batch", engine.max_batch, "requests per replica", source),
@@ -1215,9 +1229,18 @@ def _alternatives(
             rows.append({**_alternative_row(gpu, [], None), "not_compared": str(exc)})
             continue
         row = _alternative_row(gpu, other["sizes"], other["recommendation"])
-        notes = [n for n in (note, row.get("pricing_note")) if n]
+        notes = [n for n in (note, row.get("pricing_note"), _engine_note(s, gpu)) if n]
         rows.append({**row, "pricing_note": "; ".join(notes) if notes else None})
     return rows
+
+
+def _engine_note(s: Scenario, gpu: str) -> str | None:
+    """Where another GPU is sized with another engine than the plan's (one it does not run on), which and why."""
+    engine = s.workload.serving_engine
+    other = serving_engine_on(engine, gpu)
+    if engine is None or other == engine:
+        return None
+    return f"sized for {other}: {serving_engine_problem(engine, gpu)}"
 
 
 @dataclass(frozen=True)

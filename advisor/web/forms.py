@@ -22,9 +22,10 @@ from estimator.specs import all_gpus
 from pricing.models import MARKET_PHRASES, Market
 
 
-def _choices(pointer: str, labels: dict[str, str]) -> list[tuple[str, str]]:
-    """The model's allowed values at ``pointer`` (in its order), each with its label here."""
-    r = rule(pointer)
+def _choices(pointer: str, labels: dict[str, str], kind: str = "training") -> list[tuple[str, str]]:
+    """The model's allowed values at ``pointer`` (in its order; /workload fields of ``kind``), each with its label
+    here."""
+    r = rule(pointer, kind)
     values = (r.items or r).choices
     return [(value, labels.get(value, value)) for value in values]
 
@@ -46,6 +47,15 @@ STRATEGIES = _choices(
         "hsdp": "HSDP (sharded over the fewest whole nodes that hold the states, replicated across the rest)",
     },
 )
+# Empty: the GPU's default engine (advisor.scenario.default_serving_engine), cited as a default in the Advice.
+SERVING_ENGINES = [
+    ("", "default: TensorRT-LLM on NVIDIA GPUs, vLLM on others"),
+    *_choices(
+        "/workload/serving_engine",
+        {"trtllm": "TensorRT-LLM (NVIDIA GPUs)", "nim": "NVIDIA NIM (NVIDIA GPUs)", "vllm": "vLLM", "sglang": "SGLang"},
+        kind="inference",
+    ),
+]
 # activation_checkpointing is true, false or "selective" (the model's union); the form sends them as text.
 CHECKPOINTING = [("", "auto"), ("false", "off"), ("selective", "selective"), ("true", "full")]
 MARKETS = _choices("/rent/markets", dict(MARKET_PHRASES))
@@ -96,6 +106,7 @@ POINTERS: dict[str, str] = {
     "output_tokens": "/workload/traffic/output_tokens",
     "ttft_p95_s": "/workload/latency/ttft_p95_s",
     "tpot_p95_s": "/workload/latency/tpot_p95_s",
+    "serving_engine": "/workload/serving_engine",
 }
 # Fields that only mean something for one kind of workload; the other kind leaves them out.
 TRAINING_ONLY = {
@@ -117,6 +128,7 @@ INFERENCE_ONLY = {
     "output_tokens",
     "ttft_p95_s",
     "tpot_p95_s",
+    "serving_engine",
 }
 KINDS = [("training", "training (a run of N tokens)"), ("inference", "inference (serving traffic)")]
 # Fields shown in percent whose JSON value is a fraction; tokens are entered in billions.
@@ -135,7 +147,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "serving",
         "Serving (inference)",
         ["peak_requests_per_s", "mean_requests_per_s", "input_tokens", "output_tokens"],
-        ["ttft_p95_s", "tpot_p95_s"],
+        ["ttft_p95_s", "tpot_p95_s", "serving_engine"],
     ),
     (
         "cluster",
@@ -404,6 +416,14 @@ class PlannerForm(forms.Form):
         "KV heads",
         help_text="Optional: key/value heads, which divide the heads: as many as the heads for multi-head attention, "
         "1 for multi-query. Empty = the published model's, else grouped-query attention with at most 8.",
+    )
+
+    serving_engine = ShownChoiceField(
+        label="Serving engine",
+        choices=SERVING_ENGINES,
+        required=False,
+        help_text="Whose memory and batching settings size the deployments; TensorRT-LLM and NIM run on NVIDIA GPUs "
+        "only.",
     )
 
     gpu = ShownChoiceField(label="GPU", choices=GPU_CHOICES, help_text="GPU model to rent or buy.")

@@ -148,7 +148,7 @@ class ServingGpu:
         Fabric) domain, not an NVLink domain."""
         if self.pcie:
             return "PCIe server"
-        return "xGMI domain" if get_gpu(self.id).name.startswith("AMD ") else "NVLink domain"
+        return "xGMI domain" if get_gpu(self.id).vendor == "AMD" else "NVLink domain"
 
     @property
     def scale_up_gpus(self) -> int:

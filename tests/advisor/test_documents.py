@@ -172,7 +172,15 @@ def test_an_advised_layout_is_a_valid_parallelism() -> None:
 
 def test_the_parser_reads_its_rules_from_the_model() -> None:
     assert rule("/workload/model/params_b").minimum == 0.001
-    assert rule("/workload", "inference").fields == ("kind", "model", "precision", "stack", "traffic", "latency")
+    assert rule("/workload", "inference").fields == (
+        "kind",
+        "model",
+        "precision",
+        "stack",
+        "serving_engine",
+        "traffic",
+        "latency",
+    )
     assert tuple(FleetPlanInput.model_fields) == FLEET_FIELDS and tuple(FleetJob.model_fields) == JOB_FIELDS
 
 

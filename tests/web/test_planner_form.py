@@ -470,3 +470,33 @@ def test_a_range_error_prints_the_bound_as_the_field_shows_it(name: str) -> None
         (message,) = form.errors[name]
         assert f" {bound}." in message or f" {bound}:" in message, (name, message, bound)
         assert not re.search(r"\d\.0\b", message) and "e+" not in message, (name, message)
+
+
+def test_the_serving_engine_is_a_select_of_the_model_choices_sent_only_when_chosen() -> None:
+    from advisor.scenario_model import SERVING_ENGINES
+
+    assert [value for value, _ in forms.PlannerForm().fields["serving_engine"].choices] == ["", *SERVING_ENGINES]
+    serving = next(more for key, _, _, more in forms.SECTIONS if key == "serving")
+    assert "serving_engine" in serving and forms.field_for_pointer("/workload/serving_engine") == "serving_engine"
+    base = forms.preset_initial("8b-serving")
+    left = forms.PlannerForm(base)
+    assert left.is_valid(), left.errors
+    assert "serving_engine" not in left.to_scenario()["workload"]  # the GPU's default applies, cited as such
+    chosen = forms.PlannerForm({**base, "serving_engine": "vllm"})
+    assert chosen.is_valid(), chosen.errors
+    assert chosen.to_scenario()["workload"]["serving_engine"] == "vllm"
+    assert parse_scenario(chosen.to_scenario()).workload.serving_engine == "vllm"
+    training = forms.PlannerForm(_data(serving_engine="vllm"))
+    assert training.is_valid(), training.errors
+    assert "serving_engine" not in training.to_scenario()["workload"]
+    saved = {"workload": {"kind": "inference", "model": {"params_b": 8}, "serving_engine": "sglang"}, "gpu": "mi300x"}
+    assert forms.initial_from_scenario(saved)["serving_engine"] == "sglang"
+
+
+@pytest.mark.usefixtures("bundled_data")
+def test_tensorrt_llm_on_an_mi300x_is_refused_on_the_engine_select(client: Client) -> None:
+    data = {**forms.preset_initial("8b-serving"), "gpu": "mi300x", "serving_engine": "trtllm"}
+    response = client.post("/plan/results/", data)
+    assert response.status_code == 422, response.content[:500]
+    errors = dict(response.context["errors"])
+    assert "NVIDIA GPUs only" in errors["serving_engine"][0], errors

@@ -1,0 +1,169 @@
+"""workload.serving_engine (an outsider's finding: a Scenario could not choose the serving engine, so every inference
+advice was sized with TensorRT-LLM's memory and batching settings, MI300X included, where TensorRT-LLM does not run)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from advisor.advice.inference import advise_inference
+from advisor.scenario import ScenarioError, parse_scenario, scenario_for_gpu
+from advisor.scenario_model import SERVING_ENGINES, rule
+from estimator import inference as inf
+from estimator.specs import GPU_IDS, get_gpu
+from tests.advisor.test_scenario import CATALOG, MINIMAL
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "advisor/schemas/scenario.schema.json").read_text())
+INFERENCE: dict[str, Any] = {
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 5, "mean_requests_per_s": 2, "input_tokens": 2000, "output_tokens": 500},
+        "latency": {"ttft_p95_s": 2, "tpot_p95_s": 0.05},
+    },
+    "gpu": "mi300x",
+}
+
+
+def doc(gpu: str = "mi300x", engine: str | None = None, base: dict[str, Any] = INFERENCE) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    out["gpu"] = gpu
+    if engine is not None:
+        out["workload"]["serving_engine"] = engine
+    return out
+
+
+def parse(document: dict[str, Any]) -> Any:
+    return parse_scenario(document, defaults=CATALOG)
+
+
+def errors(document: dict[str, Any]) -> dict[str, str]:
+    with pytest.raises(ScenarioError) as caught:
+        parse(document)
+    return {e["pointer"]: e["message"] for e in caught.value.errors}
+
+
+# --- the field ------------------------------------------------------------------------------------------------
+
+
+def test_the_choices_are_the_user_facing_engines_of_the_serving_table() -> None:
+    """The benchmark-only rows (trtllm_v0.9, trtllm_bench) describe the engines of published tables, not a choice."""
+    assert SERVING_ENGINES == ("trtllm", "nim", "vllm", "sglang")
+    assert set(SERVING_ENGINES) <= set(inf.serving_stacks())
+    assert rule("/workload/serving_engine", "inference").choices == SERVING_ENGINES
+    assert "serving_engine" not in rule("/workload", "training").fields
+
+
+def test_every_gpu_names_its_vendor() -> None:
+    assert {get_gpu(g).vendor for g in GPU_IDS} == {"NVIDIA", "AMD"}
+    assert get_gpu("mi300x").vendor == "AMD" and get_gpu("h100-sxm").vendor == "NVIDIA"
+
+
+@pytest.mark.parametrize(("gpu", "engine"), [("h100-sxm", "trtllm"), ("b200", "trtllm"), ("mi300x", "vllm")])
+def test_left_out_the_engine_is_tensorrt_llm_where_it_runs_else_vllm(gpu: str, engine: str) -> None:
+    s = parse(doc(gpu))
+    assert s.workload.serving_engine == engine
+    assert "/workload/serving_engine" in s.defaults_used
+    normalized = s.to_dict()
+    assert normalized["workload"]["serving_engine"] == engine
+    jsonschema.validate(normalized, SCHEMA)
+    assert parse(normalized).to_dict() == normalized
+
+
+@pytest.mark.parametrize(("gpu", "engine"), [("h100-sxm", "vllm"), ("h100-sxm", "nim"), ("mi300x", "sglang")])
+def test_a_given_engine_is_kept(gpu: str, engine: str) -> None:
+    s = parse(doc(gpu, engine))
+    assert s.workload.serving_engine == engine
+    assert "/workload/serving_engine" not in s.defaults_used
+    jsonschema.validate(doc(gpu, engine), SCHEMA)
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "nim"])
+def test_an_nvidia_only_engine_on_an_amd_gpu_is_refused_naming_the_field(engine: str) -> None:
+    message = errors(doc("mi300x", engine))["/workload/serving_engine"]
+    assert engine in message and "NVIDIA" in message and "vllm" in message
+
+
+@pytest.mark.parametrize("engine", ["trtllm_bench", "trtllm_v0.9", "TRTLLM", "tensorrt-llm", ""])
+def test_other_values_are_refused_as_the_schema_refuses_them(engine: str) -> None:
+    assert "/workload/serving_engine" in errors(doc("h100-sxm", engine))
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc("h100-sxm", engine)))
+
+
+def test_a_training_scenario_refuses_it_naming_the_field() -> None:
+    training = copy.deepcopy(MINIMAL)
+    training["workload"]["serving_engine"] = "vllm"
+    message = errors(training)["/workload/serving_engine"]
+    assert "inference" in message
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(training))
+    assert "serving_engine" not in parse(MINIMAL).to_dict()["workload"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "gpu", "expected"),
+    [
+        (None, "mi300x", "vllm"),  # defaulted trtllm does not run there: that GPU's default
+        ("trtllm", "mi300x", "vllm"),
+        ("vllm", "mi300x", "vllm"),
+        ("sglang", "b200", "sglang"),
+    ],
+)
+def test_another_gpu_keeps_the_engine_where_it_runs_else_takes_its_default(
+    engine: str | None, gpu: str, expected: str
+) -> None:
+    """A function of the normalized engine alone, so that the normalized scenario posted back compares the same."""
+    other = scenario_for_gpu(parse(doc("h100-sxm", engine)), gpu)
+    assert other.workload.serving_engine == expected
+
+
+# --- the advice sizes with it ---------------------------------------------------------------------------------
+
+
+def engine_rows(advice: dict[str, Any]) -> dict[str, Any]:
+    return {a["pointer"]: a for a in advice["assumptions"] if a["pointer"].startswith("/serving/")}
+
+
+@pytest.mark.django_db
+def test_an_mi300x_is_sized_with_vllm_and_the_assumptions_say_it_was_defaulted() -> None:
+    """The finding's scenario (llama-3.1-70b bf16 on mi300x): TensorRT-LLM's batch cap of 2048 and its reserve of
+    every request's whole output KV sized it before; vLLM's 256 and half the output now."""
+    advice = advise_inference(doc("mi300x"))
+    rows = engine_rows(advice)
+    assert rows["/serving/engine"]["value"] == "vllm"
+    source = rows["/serving/engine"]["source"]
+    assert "defaulted" in source and "NVIDIA" in source and "serving_stacks.csv vllm" in source
+    assert rows["/serving/max_batch"]["value"] == 256 and rows["/serving/kv_output_reserved"]["value"] == 0.5
+    assert max(s["max_batch"] for s in advice["sizes"]) <= 256
+    assert advice["scenario"]["workload"]["serving_engine"] == "vllm"
+
+
+@pytest.mark.django_db
+def test_a_given_engine_sizes_the_deployments_and_is_said_given() -> None:
+    default = advise_inference(doc("h100-sxm"))
+    vllm = advise_inference(doc("h100-sxm", "vllm"))
+    assert engine_rows(default)["/serving/engine"]["value"] == "trtllm"
+    assert "defaulted" in engine_rows(default)["/serving/engine"]["source"]
+    assert engine_rows(vllm)["/serving/engine"]["value"] == "vllm"
+    assert "given" in engine_rows(vllm)["/serving/engine"]["source"]
+    assert [s["max_batch"] for s in vllm["sizes"]] != [s["max_batch"] for s in default["sizes"]]
+    assert max(s["max_batch"] for s in vllm["sizes"]) <= 256 < max(s["max_batch"] for s in default["sizes"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("gpu", ["h100-sxm", "mi300x"])
+def test_the_normalized_scenario_posted_back_gives_the_same_advice(gpu: str) -> None:
+    other = "mi300x" if gpu == "h100-sxm" else "h100-sxm"
+    first = advise_inference({**doc(gpu), "compare_gpus": [other]})
+    again = advise_inference(first["scenario"])
+    for key in ("sizes", "recommendation", "alternatives"):
+        assert again[key] == first[key], key
+    assert engine_rows(again)["/serving/engine"]["value"] == engine_rows(first)["/serving/engine"]["value"]
+    if gpu == "h100-sxm":  # the MI300X row is sized with vLLM, and says so
+        row = next(r for r in first["alternatives"] if r["gpu"] == "mi300x")
+        assert "vllm" in row["pricing_note"]
