@@ -165,7 +165,8 @@ DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
 # The GPU makers (estimator.specs GpuSpec.vendor) each serving engine runs on. TensorRT-LLM builds CUDA engines for
 # NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"); NIM for LLMs ships TensorRT-LLM
 # or vLLM engines in containers for NVIDIA GPUs (NIM docs, support matrix). vLLM and SGLang also run on AMD Instinct
-# GPUs through ROCm (docs.vllm.ai "GPU" installation: ROCm, MI300; SGLang docs "AMD GPUs": MI300X).
+# GPUs through ROCm (vllm-project/vllm docs/getting_started/installation/gpu.rocm.inc.md: "vLLM supports AMD GPUs with
+# ROCm 6.3 or above ... MI300 (gfx942)", read 2026-12-05; SGLang docs "AMD GPUs": MI300X, not re-read).
 ENGINE_VENDORS: Final[Mapping[str, tuple[str, ...]]] = {
     "trtllm": ("NVIDIA",),
     "nim": ("NVIDIA",),
