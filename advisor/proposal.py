@@ -78,9 +78,24 @@ def _proposal_context(
             "amount": amount_text(amount=decision_amount(advice=advice)),
             # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
             "issued": issued,
+            "compared_sources_note": compared_sources_note(advice=advice),
         }
     )
     return context
+
+
+def compared_sources_note(*, advice: dict[str, Any]) -> str:
+    """The compared GPUs' prices are not in the sources table (the Advice records only the scenario GPU's offers and
+    quote): say so, rather than let the table look complete."""
+    gpu = (advice.get("gpu") or {}).get("id") or (advice.get("scenario") or {}).get("gpu")
+    others = [a.get("gpu") for a in advice.get("alternatives") or [] if a.get("gpu") and a.get("gpu") != gpu]
+    if not others:
+        return ""
+    return (
+        f"The GPUs compared, {', '.join(others)}, are priced at their own cheapest catalog offers and server quotes; "
+        "this proposal does not record those (each row's note names any undated or stale one): ask for them before "
+        "relying on those rows."
+    )
 
 
 def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:

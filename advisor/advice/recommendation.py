@@ -72,6 +72,19 @@ def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[floa
     ]
 
 
+def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
+    """The words a rented size needs when one cluster cannot run the year's runs (finishes_runs owned): the runs go
+    on clusters side by side (an outsider's probe read "64 GPUs is the cheapest" as one cluster of 64 for 6 runs of
+    8,110 hours)."""
+    if finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
+        return ""
+    clusters = math.ceil(runs_per_year)
+    return (
+        f", {runs_per_year:g} runs side by side on {clusters} clusters of {n_gpus(gpus)}: one cluster would need "
+        f"{fmt.hours(run_hours * runs_per_year)} a year"
+    )
+
+
 def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
     """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
     options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
@@ -306,9 +319,10 @@ def _chosen_size_reasons(
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
+        side_by_side = _side_by_side(run_hours=cheap_hours, runs_per_year=runs_per_year, gpus=n_cheap)
         reasons.append(
             f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
-            f"({money(usd_cheap)} {how}); a run takes {fmt.hours(cheap_hours)} there against "
+            f"({money(usd_cheap)} {how}{side_by_side}); a run takes {fmt.hours(cheap_hours)} there against "
             f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
     if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):

@@ -14,6 +14,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
+from advisor.advice.recommendation import finishes_runs
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.web.serving_calibration import serving_calibration_url
@@ -979,6 +980,23 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
 
 
+def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether a compared GPU's size finishes the year's runs owned and rented (recommendation.finishes_runs), and
+    when owning cannot, the words: an outsider's probe found an A100 needing 18,018 h of cluster time a year priced
+    as a usable option."""
+    runs = float(_get(advice, "scenario", "workload", "runs_per_year") or 1.0)
+    run_hours = alternative.get("run_hours")
+    owned, rented = (finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=side) for side in (True, False))
+    text = ""
+    if run_hours is not None and not owned:
+        text = (
+            f"Owning cannot finish {runs:g} runs a year: {fmt.count(round(run_hours * runs), 'hour')} of one "
+            f"cluster's time against the year's 8,760"
+            + ("; renting only as clusters side by side" if rented else "; nor can renting finish one run in a year")
+        )
+    return {"buy": owned, "rent": rented, "text": text}
+
+
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
     compares cost per run, inference cost per month."""
@@ -999,6 +1017,10 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
             note = "no deployment meets the latency targets"
         else:
             note = "; ".join([alt.get("pricing_note") or "", *(alt.get("warnings") or [])]).strip("; ")
+        finishes = alternative_finishes(advice=advice, alternative=alt)
+        if not monthly and alt.get("gpus") and not finishes["buy"]:
+            note = "; ".join([finishes["text"], note]).strip("; ")
+            costs = [rent] if rent is not None and finishes["rent"] else []
         rows.append(
             {
                 "gpu": alt.get("gpu"),

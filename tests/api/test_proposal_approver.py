@@ -105,3 +105,35 @@ def test_every_scenario_input_the_advice_used_is_in_the_pdf_and_the_workbook_ass
     assert rows["/workload/runs_per_year"][1] == 7 and rows["/workload/tokens"][1] == 2e12
     assert rows["/cluster_sizes"][1] == "256, 512" and rows["/compare_gpus"][1] == "h200"
     assert rows["/rent/price_decline_per_year"][1] == 0.15
+
+
+def _buyimpl() -> dict[str, Any]:
+    document = copy.deepcopy(_example("70b-training.json"))
+    document.pop("utilization", None)
+    document.update({"cluster_sizes": [256, 512], "rent": {"price_decline_per_year": 0.15}})
+    document["compare_gpus"] = ["h200", "a100-80gb"]
+    document["workload"]["runs_per_year"] = 7
+    return document
+
+
+def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    # A100: 7 runs x 2,573.5 h = 18,015 h of one cluster's time a year, more than the year's 8,760 h: owning cannot
+    # finish them; renting can only as clusters side by side. Before: priced and compared as any usable option.
+    issued = _issue(alice, user, _buyimpl())
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    compared = flat[flat.index("GPU types compared") :]
+    assert "Owning cannot finish 7 runs a year: 18,015 hours of one cluster's time" in compared
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    sheet = list(book["Alternatives"].iter_rows(values_only=True))
+    a100 = dict(zip(sheet[0], next(row for row in sheet if row[0] == "a100-80gb"), strict=True))
+    assert a100["owning_finishes_runs"] is False and a100["renting_finishes_runs"] is True
+    # The compared GPUs' offers are not recorded: the sources say so rather than look complete.
+    assert "h200, a100-80gb, are priced at their own" in flat[flat.index("Price sources") :]
+
+
+def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # 6 runs of 8,110 h on 64 GPUs need 48,660 h of one cluster's time: 64 is the cheapest only as 6 clusters.
+    reasons = " ".join(_issue(alice, user, _buy70())["advice"]["recommendation"]["reasons"])
+    assert "64 GPUs is the cheapest per run ($1,531,079 rented, 6 runs side by side on 6 clusters of 64 GPUs" in reasons
