@@ -25,7 +25,7 @@ from advisor import formatting as fmt
 from advisor.advice.models import RUN_TIME_SCOPE
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
-from advisor.web.presenters import results_context, usd_exact
+from advisor.web.presenters import results_context, risk_words, usd_exact
 from pricing.models import MARKET_PHRASES
 
 METHOD_NOTES = [
@@ -79,6 +79,7 @@ def _proposal_context(
             # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
             "issued": issued,
             "compared_sources_note": compared_sources_note(advice=advice),
+            "risk_text": risk_words(advice=advice),
         }
     )
     return context

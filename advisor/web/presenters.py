@@ -980,6 +980,66 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
 
 
+def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:
+    """An input value of a sensitivity row: "$2.36 per GPU-hour", "$380,400", "64%", "4 years"."""
+    unit = row.get("unit") or ""
+    if unit == "years":
+        return f"{value:g} years"
+    if unit == "USD/GPU-hour":
+        return f"${value:,.2f} per GPU-hour"
+    return usd_exact(value) if unit.startswith("USD") else f"{value * 100:.3g}%"
+
+
+def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
+    """The same in a sentence: "a rental price of $2.36 per GPU-hour (-20%)", "4 years of ownership"."""
+    name, base, number = row.get("input") or "", float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
+    if (row.get("unit") or "") == "years":
+        return f"{number} of ownership"
+    change = f" ({(value / base - 1) * 100:+.0f}%)" if base and (row.get("unit") or "").startswith("USD") else ""
+    return f"a {name} of {number}{change}"
+
+
+def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[list[str], list[str]]:
+    """The sensitivity ends at which owning minus renting changes sign, and the inputs whose whole range keeps it."""
+    flips, holds = [], []
+    for row in rows:
+        ends = [end for end in ("low", "high") if row.get(end) is not None and (float(row[end]) > 0) == cheaper]
+        flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
+        if not ends:
+            low, high = (_sensitivity_number(row, float(row[f"{end}_input"])) for end in ("low", "high"))
+            holds.append(f"{row['input']} ({low}-{high})")
+    return flips, holds
+
+
+def _in_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def risk_words(*, advice: Mapping[str, Any]) -> str:
+    """The risk in plain words, from the recommended size's P10-P90 cost per run and the sensitivity rows: where the
+    rent-or-own decision flips, and over which tested ranges it holds (an outsider's probe: the chart's input values
+    were in SVG tooltips only, and the cost band was printed nowhere)."""
+    size = documents.recommended_size(dict(advice)) or {}
+    parts = []
+    rent, buy = size.get("rent") or {}, size.get("buy") or {}
+    if rent.get("usd_per_run_p90") is not None and rent.get("usd_per_run_p10") is not None:
+        owned = [usd_exact(buy.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if buy.get(k) is not None]
+        also = f" ({owned[0]} and {owned[1]} owned)" if len(owned) == 2 else ""
+        parts.append(
+            f"1 chance in 10 a run costs more than {usd_exact(rent['usd_per_run_p90'])} renting, and 1 in 10 less "
+            f"than {usd_exact(rent['usd_per_run_p10'])}{also}: the spread of the run time's prediction"
+        )
+    rows = [r for r in advice.get("sensitivity") or [] if r.get("base") is not None]
+    if rows:
+        cheaper = float(rows[0]["base"]) < 0
+        flips, holds = _flips_and_holds(rows, cheaper=cheaper)
+        if flips:
+            parts.append(f"owning would cost {'more' if cheaper else 'less'} than renting at {_in_list(flips)}")
+        if holds:
+            parts.append(f"the decision holds over the range tested for {', '.join(holds)}")
+    return ("Risk: " + "; ".join(parts) + ".") if parts else ""
+
+
 def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str, Any]) -> dict[str, Any]:
     """Whether a compared GPU's size finishes the year's runs owned and rented (recommendation.finishes_runs), and
     when owning cannot, the words: an outsider's probe found an A100 needing 18,018 h of cluster time a year priced

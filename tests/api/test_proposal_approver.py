@@ -137,3 +137,19 @@ def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice
     # 6 runs of 8,110 h on 64 GPUs need 48,660 h of one cluster's time: 64 is the cheapest only as 6 clusters.
     reasons = " ".join(_issue(alice, user, _buy70())["advice"]["recommendation"]["reasons"])
     assert "64 GPUs is the cheapest per run ($1,531,079 rented, 6 runs side by side on 6 clusters of 64 GPUs" in reasons
+
+
+def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: the sensitivity chart's input values were in SVG tooltips only, nothing said where the decision flips,
+    # and the P10-P90 of the cost per run ($1.22M-$2.17M renting) was printed nowhere.
+    issued = _issue(alice, user, _buy70())
+    size = next(s for s in issued["advice"]["sizes"] if s["gpus"] == 512)
+    summary = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[1]
+    assert "Risk:" in summary
+    p10, p90 = (f"${round(size['rent'][key]):,}" for key in ("usd_per_run_p10", "usd_per_run_p90"))
+    assert f"1 chance in 10 a run costs more than {p90}" in summary and f"less than {p10}" in summary
+    assert "owning would cost more than renting at a rental price of $2.36 per GPU-hour (-20%)" in summary
+    for flip in ("utilization of 64%", "capex per node of $380,400 (+20%)", "4 years of ownership"):
+        assert flip in summary, flip
+    assert "holds over the range tested for support (8%-12%)" not in summary  # support 12% flips it
+    assert "discount rate (6.4%-9.6%)" in summary
