@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from advisor import formatting as fmt
 from advisor.advice.models import RUN_TIME_SCOPE
-from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.cash_flow import decision_amount, owning_cash_parts, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import results_context, risk_words, usd_exact
 from pricing.models import MARKET_PHRASES
@@ -73,8 +73,9 @@ def _proposal_context(
             "scenario_name": scenario_name,
             "generated_on": generated_on.isoformat(),
             "printing": True,
-            "method_notes": INFERENCE_METHOD_NOTES if advice.get("kind") == "inference" else METHOD_NOTES,
+            "method_notes": method_notes(advice=advice),
             "yearly": yearly_table(yearly=yearly_totals(advice=advice)),
+            "owning_parts_text": owning_parts_text(advice=advice),
             "amount": amount_text(amount=decision_amount(advice=advice)),
             # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
             "issued": issued,
@@ -97,6 +98,37 @@ def compared_sources_note(*, advice: dict[str, Any]) -> str:
         "this proposal does not record those (each row's note names any undated or stale one): ask for them before "
         "relying on those rows."
     )
+
+
+def owning_parts_text(*, advice: dict[str, Any]) -> str:
+    """advisor.cash_flow.owning_cash_parts as one sentence under the cash table: the parts re-add to a full year."""
+    parts = owning_cash_parts(advice=advice)
+    if not parts:
+        return ""
+    quote, terms = advice.get("hardware_quote") or {}, (advice.get("scenario") or {}).get("buy") or {}
+    idle = (
+        "idle draw included"
+        if quote.get("idle_power_kw") is not None
+        else "the quote states no idle draw, so energy counts busy hours only"
+    )
+    return (
+        "Buying, cash in a full year: "
+        + " + ".join(f"{name} {usd_exact(usd)}" for name, usd in parts)
+        + f" = {usd_exact(sum(usd for _, usd in parts))} a year (colocation billed on {quote.get('power_kw'):g} kW "
+        f"per server whether busy or not; energy at PUE {terms.get('pue'):g}, {idle}); the last year is net of the "
+        "resale value."
+    )
+
+
+def method_notes(*, advice: dict[str, Any]) -> list[str]:
+    """The method notes, with the owned-cost note true for the quote used: idle energy only where it states an idle
+    draw (an outsider's probe: the note counted idle energy where the quote's idle power was none)."""
+    if advice.get("kind") == "inference":
+        return INFERENCE_METHOD_NOTES
+    if (advice.get("hardware_quote") or {}).get("idle_power_kw") is not None:
+        return METHOD_NOTES
+    idle = "idle energy (zero here: the quote's idle draw is not stated, so energy counts busy hours only)"
+    return [note.replace("idle energy", idle, 1) for note in METHOD_NOTES]
 
 
 def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -684,6 +684,8 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
             source = default_source(default)
+        if label == "Electricity" and "/buy/pue" in sources:
+            source = f"{source}; PUE: {default_source(sources['/buy/pue'])}"
         rows.append((label, value, source))
         shown.add(pointer)
     # Every other input the scenario gave (a finance approver: a 15% price decline, which turned a buy into a rent,
@@ -867,6 +869,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
     rows += ownership_rows(buy=buy)
+    rows += server_power_rows(quote=advice.get("hardware_quote") or {})
     if not traffic and scenario.get("utilization") is None:
         rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
     elif not traffic:
@@ -885,6 +888,18 @@ def ownership_rows(*, buy: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
+
+
+def server_power_rows(*, quote: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The power per server the colocation and energy are billed on, with its source and idle draw (an outsider's
+    probe: 10.2 kW was only at the end of the quote's source string, and that idle energy counted zero nowhere)."""
+    if quote.get("power_kw") is None:
+        return []
+    idle = quote.get("idle_power_kw")
+    source = str(quote.get("source") or "")
+    source = source.split("power: ", 1)[1] if "power: " in source else source
+    idle_text = f"idle {idle:g} kW" if idle is not None else "idle draw not stated: energy counts busy hours only"
+    return [("Power per server", f"{quote['power_kw']:g} kW (maximum rating; {idle_text}); source: {source}")]
 
 
 def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:

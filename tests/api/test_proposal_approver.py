@@ -153,3 +153,18 @@ def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type:
         assert flip in summary, flip
     assert "holds over the range tested for support (8%-12%)" not in summary  # support 12% flips it
     assert "discount rate (6.4%-9.6%)" in summary
+
+
+def test_the_yearly_owning_cost_re_adds_from_the_pdf(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Buying, cash $4,393,403 a year = support 10% x $25,046,912 + colocation 64 x 10.2 kW x $150 x 12
+    # + energy 512 GPU x 8,760 h x 80% x $0.1989 per busy GPU-hour. Before: no breakdown, no kW per server, PUE
+    # without a source, and a method note counting idle energy the quote does not state.
+    issued = _issue(alice, user, _buy70())
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assert "support $2,504,691 + colocation $1,175,040 + energy $713,672 = $4,393,403 a year" in flat
+    assumptions = flat[flat.index("Assumptions") :]
+    assert "Power per server 10.2 kW" in assumptions and "NVIDIA DGX H100 user guide" in assumptions
+    assert "PUE: default: AI data-" in assumptions and "SemiAnalysis via Epoch AI energy.py" in assumptions
+    method = flat[flat.index("Method notes") :]
+    assert "and idle energy), N the GPUs" not in method
+    assert "idle draw is not stated, so energy counts busy hours only" in method
