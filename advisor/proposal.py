@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import mimetypes
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -125,10 +126,27 @@ def method_notes(*, advice: dict[str, Any]) -> list[str]:
     draw (an outsider's probe: the note counted idle energy where the quote's idle power was none)."""
     if advice.get("kind") == "inference":
         return INFERENCE_METHOD_NOTES
-    if (advice.get("hardware_quote") or {}).get("idle_power_kw") is not None:
-        return METHOD_NOTES
-    idle = "idle energy (zero here: the quote's idle draw is not stated, so energy counts busy hours only)"
-    return [note.replace("idle energy", idle, 1) for note in METHOD_NOTES]
+    notes = list(METHOD_NOTES)
+    if (advice.get("hardware_quote") or {}).get("idle_power_kw") is None:
+        idle = "idle energy (zero here: the quote's idle draw is not stated, so energy counts busy hours only)"
+        notes = [note.replace("idle energy", idle, 1) for note in notes]
+    if any(_get_market(size) == "spot" for size in advice.get("sizes") or []):
+        # A spot rental's cost counts the run time its interruptions lose (wall hours): say so, not "not included".
+        notes = [note.replace(SPOT_NOT_COUNTED, SPOT_COUNTED, 1) for note in notes]
+    return notes
+
+
+SPOT_NOT_COUNTED = (
+    "job interruptions, restarts from the last checkpoint, checkpoint saves and evaluation are not included"
+)
+SPOT_COUNTED = (
+    "a spot rental's cost per run includes the run time spot interruptions lose (restarts from the last checkpoint), "
+    "as stated beside it; other job interruptions, checkpoint saves and evaluation are not included"
+)
+
+
+def _get_market(size: Mapping[str, Any]) -> Any:
+    return (size.get("rent") or {}).get("market")
 
 
 def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -72,6 +72,18 @@ def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[floa
     ]
 
 
+def _spot_loss_words(doc: Mapping[str, Any]) -> str:
+    """On spot, what makes the cost per run re-add: the GPUs times the wall hours, which include the run time spot
+    interruptions lose (an outsider's probe: 32 x 44.89 h x $1.25 = $1,796 against $1,812 printed)."""
+    spot = (doc["rent"].get("by_market") or {}).get("spot") or {}
+    if doc["rent"].get("market") != "spot" or spot.get("wall_hours") is None:
+        return ""
+    return (
+        f": {n_gpus(doc['gpus'])} x {spot['wall_hours']:,.2f} hours, the run's {doc['run_hours']:,.2f} hours and "
+        f"{fmt.percent(spot.get('lost_fraction') or 0.0, digits=1)} of the run time lost to interruptions"
+    )
+
+
 def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
     """The words a rented size needs when one cluster cannot run the year's runs (finishes_runs owned): the runs go
     on clusters side by side (an outsider's probe read "64 GPUs is the cheapest" as one cluster of 64 for 6 runs of
@@ -311,7 +323,8 @@ def _chosen_size_reasons(
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
         reasons.append(
             f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs "
-            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}."
+            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}"
+            f"{_spot_loss_words(doc)}."
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
