@@ -209,6 +209,7 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     if action not in ("buy", "rent") or totals is None:
         return None
     years = totals["years"]
+    other = "rent" if action == "buy" else "buy"
     stated: tuple[float, float] | None = None
     if action == "buy":
         amount, label = years[0]["buy_usd"], "purchase price, paid up front"
@@ -250,6 +251,11 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         "horizon_years": totals["horizon_years"],
         "horizon_cash_usd": float(totals["total"][f"{action}_usd"]),
         "horizon_present_usd": float(totals["total"][f"{action}_present_usd"]),
+        # The other option over the same horizon, for the cover (a finance approver: page 1 named no alternative).
+        "other_action": other,
+        "other_horizon_cash_usd": float(totals["total"][f"{other}_usd"]),
+        "other_horizon_present_usd": float(totals["total"][f"{other}_present_usd"]),
+        "present_saving_usd": float(totals["total"][f"{other}_present_usd"] - totals["total"][f"{action}_present_usd"]),
     }
 
 

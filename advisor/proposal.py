@@ -174,6 +174,17 @@ def amount_text(*, amount: dict[str, Any] | None) -> dict[str, Any] | None:
         "horizon_cash_text": usd_exact(amount["horizon_cash_usd"]),
         "horizon_present_text": usd_exact(amount["horizon_present_usd"]),
         "horizon_years_text": f"{amount['horizon_years']:g}",
+        "other_text": (
+            f"{'Renting' if amount['other_action'] == 'rent' else 'Buying'} instead: "
+            f"{usd_exact(amount['other_horizon_cash_usd'])} cash over {amount['horizon_years']:g} years; present cost "
+            f"{usd_exact(amount['other_horizon_present_usd'])}: {'buying' if amount['action'] == 'buy' else 'renting'}"
+            f" {'saves' if amount['present_saving_usd'] >= 0 else 'costs'} "
+            f"{usd_exact(abs(amount['present_saving_usd']))} in present cost"
+            + ("" if amount["present_saving_usd"] >= 0 else " more")
+            + "."
+        )
+        if "other_action" in amount
+        else "",
     }
 
 

@@ -144,7 +144,8 @@ def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type:
     # and the P10-P90 of the cost per run ($1.22M-$2.17M renting) was printed nowhere.
     issued = _issue(alice, user, _buy70())
     size = next(s for s in issued["advice"]["sizes"] if s["gpus"] == 512)
-    summary = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[1]
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    summary = flat[flat.index("Executive summary") : flat.index("Assumptions")]
     assert "Risk:" in summary
     p10, p90 = (f"${round(size['rent'][key]):,}" for key in ("usd_per_run_p10", "usd_per_run_p90"))
     assert f"1 chance in 10 a run costs more than {p90}" in summary and f"less than {p10}" in summary
@@ -195,3 +196,12 @@ def test_a_spot_cost_per_run_re_adds_from_the_figures_beside_it(alice, user) -> 
     assert "0.9% of the run time lost to interruptions" in flat
     method = flat[flat.index("Method notes") :]
     assert "job interruptions, restarts from the last checkpoint, checkpoint saves and evaluation are not" not in method
+
+
+def test_the_cover_states_the_alternative_and_the_saving(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: page 1 gave the buy's $44,509,238 cash / $40,883,847 present cost over 5 years and nothing of renting
+    # ($52,924,416 / $42,262,369), nor the $1,378,522 present-cost saving.
+    issued = _issue(alice, user, _buy70())
+    cover = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[0]
+    assert "Renting instead: $52,924,416 cash over 5 years; present cost $42,262,369" in cover
+    assert "buying saves $1,378,522 in present cost" in cover
