@@ -1016,7 +1016,8 @@ def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
 
 def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[list[str], list[str]]:
     """The sensitivity ends at which owning minus renting changes sign, and the inputs whose whole range keeps it."""
-    flips, holds = [], []
+    flips: list[str] = []
+    holds: list[str] = []
     for row in rows:
         ends = [end for end in ("low", "high") if row.get(end) is not None and (float(row[end]) > 0) == cheaper]
         flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
