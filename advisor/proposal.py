@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import mimetypes
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -23,9 +24,9 @@ from django.utils import timezone
 
 from advisor import formatting as fmt
 from advisor.advice.models import RUN_TIME_SCOPE
-from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.cash_flow import decision_amount, owning_cash_parts, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
-from advisor.web.presenters import results_context, usd_exact
+from advisor.web.presenters import results_context, risk_words, usd_exact
 from pricing.models import MARKET_PHRASES
 
 METHOD_NOTES = [
@@ -73,14 +74,79 @@ def _proposal_context(
             "scenario_name": scenario_name,
             "generated_on": generated_on.isoformat(),
             "printing": True,
-            "method_notes": INFERENCE_METHOD_NOTES if advice.get("kind") == "inference" else METHOD_NOTES,
+            "method_notes": method_notes(advice=advice),
             "yearly": yearly_table(yearly=yearly_totals(advice=advice)),
+            "owning_parts_text": owning_parts_text(advice=advice),
             "amount": amount_text(amount=decision_amount(advice=advice)),
             # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
             "issued": issued,
+            "compared_sources_note": compared_sources_note(advice=advice),
+            "risk_text": risk_words(advice=advice),
         }
     )
     return context
+
+
+def compared_sources_note(*, advice: dict[str, Any]) -> str:
+    """The compared GPUs' prices are not in the sources table (the Advice records only the scenario GPU's offers and
+    quote): say so, rather than let the table look complete."""
+    gpu = (advice.get("gpu") or {}).get("id") or (advice.get("scenario") or {}).get("gpu")
+    others = [a.get("gpu") for a in advice.get("alternatives") or [] if a.get("gpu") and a.get("gpu") != gpu]
+    if not others:
+        return ""
+    return (
+        f"The GPUs compared, {', '.join(others)}, are priced at their own cheapest catalog offers and server quotes; "
+        "this proposal does not record those (each row's note names any undated or stale one): ask for them before "
+        "relying on those rows."
+    )
+
+
+def owning_parts_text(*, advice: dict[str, Any]) -> str:
+    """advisor.cash_flow.owning_cash_parts as one sentence under the cash table: the parts re-add to a full year."""
+    parts = owning_cash_parts(advice=advice)
+    if not parts:
+        return ""
+    quote, terms = advice.get("hardware_quote") or {}, (advice.get("scenario") or {}).get("buy") or {}
+    idle = (
+        "idle draw included"
+        if quote.get("idle_power_kw") is not None
+        else "the quote states no idle draw, so energy counts busy hours only"
+    )
+    return (
+        "Buying, cash in a full year: "
+        + " + ".join(f"{name} {usd_exact(usd)}" for name, usd in parts)
+        + f" = {usd_exact(sum(usd for _, usd in parts))} a year (colocation billed on {quote.get('power_kw'):g} kW "
+        f"per server whether busy or not; energy at PUE {terms.get('pue'):g}, {idle}); the last year is net of the "
+        "resale value."
+    )
+
+
+def method_notes(*, advice: dict[str, Any]) -> list[str]:
+    """The method notes, with the owned-cost note true for the quote used: idle energy only where it states an idle
+    draw (an outsider's probe: the note counted idle energy where the quote's idle power was none)."""
+    if advice.get("kind") == "inference":
+        return INFERENCE_METHOD_NOTES
+    notes = list(METHOD_NOTES)
+    if (advice.get("hardware_quote") or {}).get("idle_power_kw") is None:
+        idle = "idle energy (zero here: the quote's idle draw is not stated, so energy counts busy hours only)"
+        notes = [note.replace("idle energy", idle, 1) for note in notes]
+    if any(_get_market(size) == "spot" for size in advice.get("sizes") or []):
+        # A spot rental's cost counts the run time its interruptions lose (wall hours): say so, not "not included".
+        notes = [note.replace(SPOT_NOT_COUNTED, SPOT_COUNTED, 1) for note in notes]
+    return notes
+
+
+SPOT_NOT_COUNTED = (
+    "job interruptions, restarts from the last checkpoint, checkpoint saves and evaluation are not included"
+)
+SPOT_COUNTED = (
+    "a spot rental's cost per run includes the run time spot interruptions lose (restarts from the last checkpoint), "
+    "as stated beside it; other job interruptions, checkpoint saves and evaluation are not included"
+)
+
+
+def _get_market(size: Mapping[str, Any]) -> Any:
+    return (size.get("rent") or {}).get("market")
 
 
 def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -108,6 +174,17 @@ def amount_text(*, amount: dict[str, Any] | None) -> dict[str, Any] | None:
         "horizon_cash_text": usd_exact(amount["horizon_cash_usd"]),
         "horizon_present_text": usd_exact(amount["horizon_present_usd"]),
         "horizon_years_text": f"{amount['horizon_years']:g}",
+        "other_text": (
+            f"{'Renting' if amount['other_action'] == 'rent' else 'Buying'} instead: "
+            f"{usd_exact(amount['other_horizon_cash_usd'])} cash over {amount['horizon_years']:g} years; present cost "
+            f"{usd_exact(amount['other_horizon_present_usd'])}: {'buying' if amount['action'] == 'buy' else 'renting'}"
+            f" {'saves' if amount['present_saving_usd'] >= 0 else 'costs'} "
+            f"{usd_exact(abs(amount['present_saving_usd']))} in present cost"
+            + ("" if amount["present_saving_usd"] >= 0 else " more")
+            + "."
+        )
+        if "other_action" in amount
+        else "",
     }
 
 

@@ -15,6 +15,7 @@ from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
+    alternative_finishes,
     alternative_rows,
     calibration_line,
     default_source,
@@ -209,7 +210,12 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     header = [key for key in model.model_fields if key in met] + sorted(met - set(model.model_fields))
     marked = [row["cheapest"] for row in alternative_rows(advice=dict(advice))]
     rows = [[_cell(a.get(k)) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)]
-    return [*header, "cheapest"], rows
+    if model is InferenceAlternative:
+        return [*header, "cheapest"], rows
+    # Whether each GPU's size finishes the year's runs, as the PDF's note says (an A100 needing 18,018 h a year).
+    finishes = [alternative_finishes(advice=advice, alternative=a) for a in alternatives]
+    rows = [[*row, f["buy"], f["rent"]] for row, f in zip(rows, finishes, strict=True)]
+    return [*header, "cheapest", "owning_finishes_runs", "renting_finishes_runs"], rows
 
 
 DATETIME_FORMAT: Final[str] = "yyyy-mm-dd hh:mm:ss"

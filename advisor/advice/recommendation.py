@@ -72,6 +72,31 @@ def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[floa
     ]
 
 
+def _spot_loss_words(doc: Mapping[str, Any]) -> str:
+    """On spot, what makes the cost per run re-add: the GPUs times the wall hours, which include the run time spot
+    interruptions lose (an outsider's probe: 32 x 44.89 h x $1.25 = $1,796 against $1,812 printed)."""
+    spot = (doc["rent"].get("by_market") or {}).get("spot") or {}
+    if doc["rent"].get("market") != "spot" or spot.get("wall_hours") is None:
+        return ""
+    return (
+        f": {n_gpus(doc['gpus'])} x {spot['wall_hours']:,.2f} hours, the run's {doc['run_hours']:,.2f} hours and "
+        f"{fmt.percent(spot.get('lost_fraction') or 0.0, digits=1)} of the run time lost to interruptions"
+    )
+
+
+def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
+    """The words a rented size needs when one cluster cannot run the year's runs (finishes_runs owned): the runs go
+    on clusters side by side (an outsider's probe read "64 GPUs is the cheapest" as one cluster of 64 for 6 runs of
+    8,110 hours)."""
+    if finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
+        return ""
+    clusters = math.ceil(runs_per_year)
+    return (
+        f", {runs_per_year:g} runs side by side on {clusters} clusters of {n_gpus(gpus)}: one cluster would need "
+        f"{fmt.hours(run_hours * runs_per_year)} a year"
+    )
+
+
 def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
     """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
     options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
@@ -298,7 +323,8 @@ def _chosen_size_reasons(
         where = f"{offer['provider']} {offer['instance'] or ''} {offer['region'] or ''}".split()
         reasons.append(
             f"Renting {MARKET_PHRASES[doc['rent']['market']]} ({' '.join(where)}) costs "
-            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}."
+            f"{money(doc['rent']['usd_per_run'])} a run at {rent_rate_words(doc, scenario=s.to_dict())}"
+            f"{_spot_loss_words(doc)}."
         )
     if doc["buy"]["usd_per_run"] is not None:
         _own_reasons(s, doc, float(raw_break_even[knee]), rec_gpus, reasons, warnings)
@@ -306,9 +332,10 @@ def _chosen_size_reasons(
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
+        side_by_side = _side_by_side(run_hours=cheap_hours, runs_per_year=runs_per_year, gpus=n_cheap)
         reasons.append(
             f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
-            f"({money(usd_cheap)} {how}); a run takes {fmt.hours(cheap_hours)} there against "
+            f"({money(usd_cheap)} {how}{side_by_side}); a run takes {fmt.hours(cheap_hours)} there against "
             f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
     if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):

@@ -14,6 +14,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
+from advisor.advice.recommendation import finishes_runs
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.web.serving_calibration import serving_calibration_url
@@ -683,6 +684,8 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
             source = default_source(default)
+        if label == "Electricity" and "/buy/pue" in sources:
+            source = f"{source}; PUE: {default_source(sources['/buy/pue'])}"
         rows.append((label, value, source))
         shown.add(pointer)
     # Every other input the scenario gave (a finance approver: a 15% price decline, which turned a buy into a rent,
@@ -866,6 +869,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     if buy.get("capex_usd") is not None:
         rows.append(("Your purchase quote", f"${buy['capex_usd']:,.0f} per node"))
     rows += ownership_rows(buy=buy)
+    rows += server_power_rows(quote=advice.get("hardware_quote") or {})
     if not traffic and scenario.get("utilization") is None:
         rows.append(("Utilization", f"implied per size by {fmt.runs_a_year(workload.get('runs_per_year'))}"))
     elif not traffic:
@@ -884,6 +888,18 @@ def ownership_rows(*, buy: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
     ]
+
+
+def server_power_rows(*, quote: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The power per server the colocation and energy are billed on, with its source and idle draw (an outsider's
+    probe: 10.2 kW was only at the end of the quote's source string, and that idle energy counted zero nowhere)."""
+    if quote.get("power_kw") is None:
+        return []
+    idle = quote.get("idle_power_kw")
+    source = str(quote.get("source") or "")
+    source = source.split("power: ", 1)[1] if "power: " in source else source
+    idle_text = f"idle {idle:g} kW" if idle is not None else "idle draw not stated: energy counts busy hours only"
+    return [("Power per server", f"{quote['power_kw']:g} kW (maximum rating; {idle_text}); source: {source}")]
 
 
 def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:
@@ -979,6 +995,84 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
 
 
+def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:
+    """An input value of a sensitivity row: "$2.36 per GPU-hour", "$380,400", "64%", "4 years"."""
+    unit = row.get("unit") or ""
+    if unit == "years":
+        return f"{value:g} years"
+    if unit == "USD/GPU-hour":
+        return f"${value:,.2f} per GPU-hour"
+    return usd_exact(value) if unit.startswith("USD") else f"{value * 100:.3g}%"
+
+
+def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
+    """The same in a sentence: "a rental price of $2.36 per GPU-hour (-20%)", "4 years of ownership"."""
+    name, base, number = row.get("input") or "", float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
+    if (row.get("unit") or "") == "years":
+        return f"{number} of ownership"
+    change = f" ({(value / base - 1) * 100:+.0f}%)" if base and (row.get("unit") or "").startswith("USD") else ""
+    return f"a {name} of {number}{change}"
+
+
+def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[list[str], list[str]]:
+    """The sensitivity ends at which owning minus renting changes sign, and the inputs whose whole range keeps it."""
+    flips: list[str] = []
+    holds: list[str] = []
+    for row in rows:
+        ends = [end for end in ("low", "high") if row.get(end) is not None and (float(row[end]) > 0) == cheaper]
+        flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
+        if not ends:
+            low, high = (_sensitivity_number(row, float(row[f"{end}_input"])) for end in ("low", "high"))
+            holds.append(f"{row['input']} ({low}-{high})")
+    return flips, holds
+
+
+def _in_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def risk_words(*, advice: Mapping[str, Any]) -> str:
+    """The risk in plain words, from the recommended size's P10-P90 cost per run and the sensitivity rows: where the
+    rent-or-own decision flips, and over which tested ranges it holds (an outsider's probe: the chart's input values
+    were in SVG tooltips only, and the cost band was printed nowhere)."""
+    size = documents.recommended_size(dict(advice)) or {}
+    parts = []
+    rent, buy = size.get("rent") or {}, size.get("buy") or {}
+    if rent.get("usd_per_run_p90") is not None and rent.get("usd_per_run_p10") is not None:
+        owned = [usd_exact(buy.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if buy.get(k) is not None]
+        also = f" ({owned[0]} and {owned[1]} owned)" if len(owned) == 2 else ""
+        parts.append(
+            f"1 chance in 10 a run costs more than {usd_exact(rent['usd_per_run_p90'])} renting, and 1 in 10 less "
+            f"than {usd_exact(rent['usd_per_run_p10'])}{also}: the spread of the run time's prediction"
+        )
+    rows = [r for r in advice.get("sensitivity") or [] if r.get("base") is not None]
+    if rows:
+        cheaper = float(rows[0]["base"]) < 0
+        flips, holds = _flips_and_holds(rows, cheaper=cheaper)
+        if flips:
+            parts.append(f"owning would cost {'more' if cheaper else 'less'} than renting at {_in_list(flips)}")
+        if holds:
+            parts.append(f"the decision holds over the range tested for {', '.join(holds)}")
+    return ("Risk: " + "; ".join(parts) + ".") if parts else ""
+
+
+def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether a compared GPU's size finishes the year's runs owned and rented (recommendation.finishes_runs), and
+    when owning cannot, the words: an outsider's probe found an A100 needing 18,018 h of cluster time a year priced
+    as a usable option."""
+    runs = float(_get(advice, "scenario", "workload", "runs_per_year") or 1.0)
+    run_hours = alternative.get("run_hours")
+    owned, rented = (finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=side) for side in (True, False))
+    text = ""
+    if run_hours is not None and not owned:
+        text = (
+            f"Owning cannot finish {runs:g} runs a year: {fmt.count(round(run_hours * runs), 'hour')} of one "
+            f"cluster's time against the year's 8,760"
+            + ("; renting only as clusters side by side" if rented else "; nor can renting finish one run in a year")
+        )
+    return {"buy": owned, "rent": rented, "text": text}
+
+
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
     compares cost per run, inference cost per month."""
@@ -999,6 +1093,10 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
             note = "no deployment meets the latency targets"
         else:
             note = "; ".join([alt.get("pricing_note") or "", *(alt.get("warnings") or [])]).strip("; ")
+        finishes = alternative_finishes(advice=advice, alternative=alt)
+        if not monthly and alt.get("gpus") and not finishes["buy"]:
+            note = "; ".join([finishes["text"], note]).strip("; ")
+            costs = [rent] if rent is not None and finishes["rent"] else []
         rows.append(
             {
                 "gpu": alt.get("gpu"),

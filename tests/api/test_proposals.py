@@ -128,7 +128,7 @@ def test_pdf_has_cover_yearly_totals_approval_block_page_numbers_and_sources(ali
     assert advice["hardware_quote"]["quoted_on"] in flat
     # What the run hours leave out (an outsider: published GPU-hours of famous runs sat above every band, and nothing
     # said the figures were steady-state training), in the PDF and in the Advice.
-    assert "Run hours are steady-state training at the predicted throughput: job interruptions" in flat
+    assert "Run hours are steady-state training at the predicted throughput:" in flat
     assert "466 interruptions in 54 days" in advice["uncertainty"]["method"]
 
 
