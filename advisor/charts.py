@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
+from advisor.advice.recommendation import finishes_runs
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
@@ -901,18 +902,10 @@ def chart_scaling_efficiency(*, curves: Sequence[dict[str, Any]]) -> Chart:
 def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
     """Training with compare_gpus: each GPU at its recommended size as a point, time per run against the cheaper
     of renting and owning per run (lower left is better); None without alternatives."""
-    rows = [
-        (
-            a["gpu"],
-            float(a["run_hours"]),
-            min(c for c in (a["rent_usd_per_run"], a["buy_usd_per_run"]) if c is not None),
-        )
-        for a in advice.get("alternatives") or []
-        if a.get("run_hours") is not None
-        and (a.get("rent_usd_per_run") is not None or a.get("buy_usd_per_run") is not None)
-    ]
     if _is_inference(advice) or not advice.get("alternatives"):
         return None
+    runs = float(((advice.get("scenario") or {}).get("workload") or {}).get("runs_per_year") or 1.0)
+    rows = [row for a in advice["alternatives"] if (row := _alternative_point(a, runs_per_year=runs)) is not None]
     title = "GPU types: cost and time per run"
     if not rows:
         return Chart(testid="chart-alternatives", title=title, svg=mark_safe(""), caption="No GPU could be priced.")
@@ -931,6 +924,31 @@ def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
         markers=[Marker(h, usd, gpu, color) for gpu, h, usd, color in colored],
         caption="Lower left is cheaper and faster.",
     )
+
+
+def _alternative_point(alternative: dict[str, Any], *, runs_per_year: float) -> tuple[str, float, float] | None:
+    """(label, hours per run, USD per run) of a compared GPU: the cheaper of renting and owning among those that
+    finish the year's runs (recommendation.finishes_runs, as the table's cheapest mark), the label saying so where
+    owning cannot or neither can (an A100 needing 18,015 h of one cluster a year was plotted at its owned cost)."""
+    hours = alternative.get("run_hours")
+    priced = {
+        side: float(alternative[f"{side}_usd_per_run"])
+        for side in ("rent", "buy")
+        if alternative.get(f"{side}_usd_per_run") is not None
+    }
+    if hours is None or not priced:
+        return None
+    finishing = {
+        side: usd
+        for side, usd in priced.items()
+        if finishes_runs(run_hours=hours, runs_per_year=runs_per_year, owned=side == "buy")
+    }
+    label = str(alternative["gpu"])
+    if not finishing:
+        label += " (cannot finish the runs)"
+    elif "buy" in priced and "buy" not in finishing:
+        label += " (rented: owning cannot finish the runs)"
+    return label, float(hours), min((finishing or priced).values())
 
 
 _PALETTE = [ACCENT, BUY, RENT, "#7048e8", "#e67700", "#0c8599"]

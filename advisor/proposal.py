@@ -88,10 +88,19 @@ def _proposal_context(
 
 
 def compared_sources_note(*, advice: dict[str, Any]) -> str:
-    """The compared GPUs' prices are not in the sources table (the Advice records only the scenario GPU's offers and
-    quote): say so, rather than let the table look complete."""
+    """A compared GPU priced at offers or quotes its row does not record (an Advice issued before alternatives
+    carried them) is not in the sources table: say so, rather than let the table look complete."""
     gpu = (advice.get("gpu") or {}).get("id") or (advice.get("scenario") or {}).get("gpu")
-    others = [a.get("gpu") for a in advice.get("alternatives") or [] if a.get("gpu") and a.get("gpu") != gpu]
+    others = [
+        a.get("gpu")
+        for a in advice.get("alternatives") or []
+        if a.get("gpu")
+        and a.get("gpu") != gpu
+        and (
+            (a.get("rent_usd_per_run") is not None and not a.get("offer"))
+            or (a.get("buy_usd_per_run") is not None and not a.get("hardware_quote"))
+        )
+    ]
     if not others:
         return ""
     return (

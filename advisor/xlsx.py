@@ -20,7 +20,9 @@ from advisor.web.presenters import (
     calibration_line,
     default_source,
     fabric_usd_per_node,
+    offer_source,
     prices_as_of_text,
+    quote_sources,
     scenario_inputs,
 )
 from pricing import selectors
@@ -196,7 +198,13 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
 
 
 def _cell(value: Any) -> Any:
-    """A value a cell can hold: a list (an alternative's warnings) joined with "; "."""
+    """A value a cell can hold: a list (an alternative's warnings) joined with "; "; an alternative's offer or
+    hardware quote as the price sources word it (each is also a row of the Prices sheet)."""
+    if isinstance(value, Mapping):
+        row = (
+            (quote_sources(quote=value, fabric=None) or [{}])[0] if "gpus_per_server" in value else offer_source(value)
+        )
+        return ", ".join(str(row[k]) for k in ("what", "market", "price", "observed_at") if row.get(k))
     return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
@@ -216,6 +224,32 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     finishes = [alternative_finishes(advice=advice, alternative=a) for a in alternatives]
     rows = [[*row, f["buy"], f["rent"]] for row, f in zip(rows, finishes, strict=True)]
     return [*header, "cheapest", "owning_finishes_runs", "renting_finishes_runs"], rows
+
+
+PRICE_KEYS: Final = ("provider", "instance", "region", "market", "usd_per_gpu_hour", "observed_at", "source")
+
+
+def _price_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
+    """The offers the proposal quotes (provenance), then those the compared GPUs are priced at and their server
+    quotes (market "purchase", the price per server in usd), each once, with the GPU each prices (an outsider's
+    probe: the compared GPUs' offers and quotes were listed nowhere)."""
+    advice = proposal["advice"]
+    gpu = (advice.get("gpu") or {}).get("id")
+    rows = [
+        [o.get(k) for k in PRICE_KEYS] + [gpu, None] for o in (proposal.get("provenance") or {}).get("offers") or []
+    ]
+    seen = {tuple(row[:4]) for row in rows}
+    for alternative in advice.get("alternatives") or []:
+        offer, quote = alternative.get("offer"), alternative.get("hardware_quote")
+        if offer and tuple(offer.get(k) for k in PRICE_KEYS[:4]) not in seen:
+            seen.add(tuple(offer.get(k) for k in PRICE_KEYS[:4]))
+            rows.append([offer.get(k) for k in PRICE_KEYS] + [alternative.get("gpu"), None])
+        if quote and ("purchase", quote.get("gpu"), quote.get("quoted_on")) not in seen:
+            seen.add(("purchase", quote.get("gpu"), quote.get("quoted_on")))
+            name = quote.get("name") or f"{quote.get('gpus_per_server')}-GPU server"
+            dated = (quote.get("quoted_on"), quote.get("source"), quote.get("gpu"), quote.get("usd"))
+            rows.append([name, None, None, "purchase", None, *dated])
+    return rows
 
 
 DATETIME_FORMAT: Final[str] = "yyyy-mm-dd hh:mm:ss"
@@ -451,19 +485,7 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
         ["year", "rent_cash_usd", "buy_cash_usd", "rent_present_usd", "buy_present_usd"],
         _cash_rows(advice),
     )
-    offers = (proposal.get("provenance") or {}).get("offers") or []
-    _sheet(
-        workbook,
-        "Prices",
-        ["provider", "instance", "region", "market", "usd_per_gpu_hour", "observed_at", "source"],
-        (
-            [
-                o.get(k)
-                for k in ("provider", "instance", "region", "market", "usd_per_gpu_hour", "observed_at", "source")
-            ]
-            for o in offers
-        ),
-    )
+    _sheet(workbook, "Prices", [*PRICE_KEYS, "gpu", "usd"], _price_rows(proposal))
     _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _assumption_rows(advice)))
     buffer = io.BytesIO()
     workbook.save(buffer)

@@ -356,6 +356,16 @@ class Alternative(Closed):
         "another GPU family, an MFU cap, idle GPUs); empty for the scenario's GPU, whose warnings are the Advice's. "
         "Absent in documents issued before 2026-12-08.",
     )
+    offer: Offer | None = Field(
+        default=None,
+        description="The rental offer rent_usd_per_run is priced at (that GPU's recommended size's rent.offer); null "
+        "where it is not priced at an offer. Absent in documents issued before 2026-12-09.",
+    )
+    hardware_quote: HardwareQuote | None = Field(
+        default=None,
+        description="The server quote buy_usd_per_run is priced at (that GPU's plan's hardware_quote); null where "
+        "none is quoted. Absent in documents issued before 2026-12-09.",
+    )
 
 
 class InferenceAlternative(Closed):

@@ -838,7 +838,7 @@ def advise_training(
         alternatives=tuple(
             _alternatives(
                 s,
-                own=alternative_row(s.gpu, size_docs, knee),
+                own=alternative_row(s.gpu, size_docs, knee, hardware_quote=hw.document if hw else None),
                 calibration=calibration,
                 now=now,
                 shown=tuple(warnings),
@@ -847,11 +847,21 @@ def advise_training(
     )
 
 
-def alternative_row(gpu: str, size_docs: Sequence[Mapping[str, Any]], knee: int | None) -> dict[str, Any]:
-    """``{gpu, gpus, run_hours, rent_usd_per_run, buy_usd_per_run, break_even_utilization, fits_memory}`` at the
-    recommended size (the knee); nulls and fits_memory false when no size holds the model."""
+def alternative_row(
+    gpu: str,
+    size_docs: Sequence[Mapping[str, Any]],
+    knee: int | None,
+    *,
+    hardware_quote: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``{gpu, gpus, run_hours, rent_usd_per_run, buy_usd_per_run, break_even_utilization, fits_memory, offer,
+    hardware_quote}`` at the recommended size (the knee); nulls and fits_memory false when no size holds the model.
+    The offer and quote are the prices the row's costs rest on, so that the PDF and workbook can source them (an
+    outsider's probe: the compared GPUs were priced at offers and quotes no price source listed)."""
     doc = size_docs[knee] if knee is not None else None
     return {
+        "offer": doc["rent"]["offer"] if doc else None,
+        "hardware_quote": hardware_quote if doc and doc["buy"]["usd_per_run"] is not None else None,
         "gpu": gpu,
         "gpus": doc["gpus"] if doc else None,
         "run_hours": doc["run_hours"] if doc else None,
@@ -898,7 +908,8 @@ def _alternatives(
             continue
         knee = next((i for i, d in enumerate(other.sizes) if d["gpus"] == other.recommendation["gpus"]), None)
         own_warnings = [w for w in other.warnings if w not in shown]
-        rows.append({**alternative_row(gpu, other.sizes, knee), "pricing_note": note, "warnings": own_warnings})
+        row = alternative_row(gpu, other.sizes, knee, hardware_quote=other.hardware_quote)
+        rows.append({**row, "pricing_note": note, "warnings": own_warnings})
     return rows
 
 

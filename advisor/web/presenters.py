@@ -992,7 +992,31 @@ def price_sources(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
             if offer:
                 seen.setdefault(offer_key(offer), offer_source(offer))
     quote = advice.get("hardware_quote")
-    return [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
+    sources = [*seen.values(), *quote_sources(quote=quote, fabric=fabric_usd_per_node(advice=advice))]
+    return sources + compared_sources(advice=advice, listed={*seen, _quote_key(quote)})
+
+
+def _quote_key(quote: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    quote = quote or {}
+    return ("quote", quote.get("gpu"), quote.get("usd"), quote.get("quoted_on"), quote.get("source"))
+
+
+def compared_sources(*, advice: Mapping[str, Any], listed: set[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The offers and server quotes the compared GPUs (training's alternatives) are priced at, each once and not
+    again where ``listed`` already has it, named for the GPU they price (an outsider's probe: the h200 and A100 rows
+    rested on offers and a 2021 quote that no price source listed)."""
+    sources = []
+    for alternative in advice.get("alternatives") or []:
+        offer, quote = alternative.get("offer"), alternative.get("hardware_quote")
+        if offer and offer_key(offer) not in listed:
+            listed.add(offer_key(offer))
+            row = offer_source(offer)
+            sources.append({**row, "what": f"{row['what']}, for the compared {alternative.get('gpu')}"})
+        if quote and _quote_key(quote) not in listed:
+            listed.add(_quote_key(quote))
+            fabric = quote.get("networking_usd_per_node")
+            sources.extend(quote_sources(quote=quote, fabric=float(fabric) if fabric else None))
+    return sources
 
 
 def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:

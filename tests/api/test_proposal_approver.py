@@ -129,8 +129,6 @@ def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, 
     sheet = list(book["Alternatives"].iter_rows(values_only=True))
     a100 = dict(zip(sheet[0], next(row for row in sheet if row[0] == "a100-80gb"), strict=True))
     assert a100["owning_finishes_runs"] is False and a100["renting_finishes_runs"] is True
-    # The compared GPUs' offers are not recorded: the sources say so rather than look complete.
-    assert "h200, a100-80gb, are priced at their own" in flat[flat.index("Price sources") :]
 
 
 def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice, user) -> None:  # type: ignore[no-untyped-def]
@@ -205,3 +203,35 @@ def test_the_cover_states_the_alternative_and_the_saving(alice, user) -> None:  
     cover = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)[0]
     assert "Renting instead: $52,924,416 cash over 5 years; present cost $42,262,369" in cover
     assert "buying saves $1,378,522 in present cost" in cover
+
+
+def test_the_compared_gpus_offers_and_quotes_are_in_the_price_sources(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    from advisor.charts import chart_alternatives
+
+    # Before: the h200 and A100 rows were priced at offers and server quotes (the A100's from 2021-06-01) that the
+    # Advice did not record, so the PDF's Price sources and the workbook listed only the H100's.
+    issued = _issue(alice, user, _buyimpl())
+    alternatives = {a["gpu"]: a for a in issued["advice"]["alternatives"]}
+    for gpu in ("h100-sxm", "h200", "a100-80gb"):
+        assert alternatives[gpu]["offer"]["provider"] and alternatives[gpu]["offer"]["usd_per_gpu_hour"] > 0, gpu
+        assert alternatives[gpu]["hardware_quote"]["gpu"] == gpu
+    a100 = alternatives["a100-80gb"]
+    assert a100["hardware_quote"]["quoted_on"] == "2021-06-01"
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    sources = flat[flat.index("Price sources") :]
+    for gpu in ("h200", "a100-80gb"):
+        assert alternatives[gpu]["offer"]["instance"] in sources, gpu
+        assert f"8-GPU {gpu} server" in sources, gpu
+    assert "2021-06-01" in sources and "does not record those" not in sources
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    prices = list(book["Prices"].iter_rows(values_only=True))
+    assert "gpu" in prices[0]
+    listed = {(row[prices[0].index("gpu")], row[1]) for row in prices[1:]}
+    assert ("a100-80gb", a100["offer"]["instance"]) in listed
+    assert any(row[prices[0].index("gpu")] == "a100-80gb" and "2021-06-01" in str(row[5]) for row in prices[1:])
+    # The chart marks the A100, which cannot finish 7 runs a year owned, at its rent (owning is not an option).
+    chart = chart_alternatives(advice=issued["advice"])
+    assert chart is not None
+    assert "a100-80gb (rented: owning cannot finish the runs)" in str(chart.svg)
