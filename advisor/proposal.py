@@ -75,7 +75,7 @@ def _proposal_context(
             "generated_on": generated_on.isoformat(),
             "printing": True,
             "method_notes": method_notes(advice=advice),
-            "yearly": yearly_table(yearly=yearly_totals(advice=advice)),
+            "yearly": yearly_table(yearly=yearly_totals(advice=advice), advice=advice),
             "owning_parts_text": owning_parts_text(advice=advice),
             "amount": amount_text(amount=decision_amount(advice=advice)),
             # A frozen proposal names itself (number, who prepared it, hash); a scenario PDF is a draft.
@@ -158,7 +158,7 @@ def _get_market(size: Mapping[str, Any]) -> Any:
     return (size.get("rent") or {}).get("market")
 
 
-def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:
+def yearly_table(*, yearly: dict[str, Any] | None, advice: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """advisor.cash_flow.yearly_totals as printed: whole dollars, one row per year and a total row."""
     if yearly is None:
         return None
@@ -168,9 +168,21 @@ def yearly_table(*, yearly: dict[str, Any] | None) -> dict[str, Any] | None:
         "rows": [(str(row["year"]), *(usd_exact(row[k]) for k in keys)) for row in yearly["years"]],
         "total_row": (f"Total over {yearly['horizon_years']:g} years", *(usd_exact(yearly["total"][k]) for k in keys)),
         "rate_text": f"{yearly['discount_rate'] * 100:g}%",
-        "gpus_text": fmt.count(yearly.get("gpus"), "GPU"),
+        "gpus_text": gpus_rented_and_bought(yearly=yearly, advice=advice or {}),
         "market_text": MARKET_PHRASES.get(yearly.get("rent_market") or "", "chosen"),
     }
+
+
+def gpus_rented_and_bought(*, yearly: Mapping[str, Any], advice: Mapping[str, Any]) -> str:
+    """The GPUs the cash table's columns are for: serving buys whole servers for the peak, so it may buy more than
+    it rents (a finance approver: "3 GPUs" above a buying column that buys one 8-GPU server)."""
+    rented = yearly.get("gpus")
+    owned = (advice.get("cumulative_cost") or {}).get("gpus_owned")
+    if owned is None or owned == rented:
+        return fmt.count(rented, "GPU")
+    per_server = (advice.get("hardware_quote") or {}).get("gpus_per_server")
+    servers = f" ({fmt.count(owned // per_server, 'server')} of {per_server} GPUs)" if per_server else ""
+    return f"Renting {fmt.count(rented, 'GPU')}, buying {fmt.count(owned, 'GPU')}{servers}"
 
 
 def amount_text(*, amount: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -54,8 +54,12 @@ def percent(value: Any) -> str:
     return "n/a" if value is None else format_percent(float(value))
 
 
-def break_even_text(value: Any, *, digits: int = 0) -> str:
-    """A break-even utilization; above 100% (or none) owning never matches the rental price."""
+def break_even_text(value: Any, *, digits: int = 0, priced: bool = True) -> str:
+    """A break-even utilization; above 100% (or none) owning never matches the rental price; "n/a" where renting or
+    owning is not priced (``priced`` false), as nothing was compared (a finance approver: the summary's "n/a" beside
+    a sizes table's "never" on unpriced rows, which reads as owning priced and always losing)."""
+    if not priced:
+        return "n/a"
     if value is None or float(value) > 1:
         return "never"
     return fmt.percent(value, digits=digits)
@@ -68,9 +72,7 @@ def size_break_even_text(size: dict[str, Any], *, digits: int = 0) -> str:
         any((size.get(side) or {}).get(key) is not None for key in ("usd_per_run", "usd_per_month"))
         for side in ("rent", "buy")
     ]
-    if not all(priced):
-        return "n/a"
-    return break_even_text(_get(size, "buy", "break_even_utilization"), digits=digits)
+    return break_even_text(_get(size, "buy", "break_even_utilization"), digits=digits, priced=all(priced))
 
 
 def hours(value: Any) -> str:
@@ -133,7 +135,6 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         )
         if size.get("run_hours_p10") is not None and size.get("run_hours_p90") is not None:
             band = f"{low_time} to {high_time}"
-        break_even = _get(size, "buy", "break_even_utilization")
         be_low = _get(size, "buy", "break_even_utilization_p10")
         be_high = _get(size, "buy", "break_even_utilization_p90")
         break_even_band = ""
@@ -155,7 +156,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "scaling_efficiency": percent(size.get("scaling_efficiency")),
                 "fits_memory": bool(size.get("fits_memory")),
                 "memory": "n/a" if size.get("memory_per_gpu_gb") is None else f"{size['memory_per_gpu_gb']:.0f} GB/GPU",
-                "break_even": break_even_text(break_even),
+                "break_even": size_break_even_text(size),
                 "break_even_band": break_even_band,
                 "break_even_hours": (
                     ""
@@ -661,6 +662,9 @@ ASSUMPTION_POINTERS = {
 }
 
 
+# The utilization row's source where the scenario gives none: it is the runs' own share, not anybody's input.
+IMPLIED_UTILIZATION_SOURCE: Final = "not given: implied by the runs per year (your input) and each size's run time"
+
 # Rows that show part of one Scenario object: the fields of it each row stands for.
 PART_SUFFIX: Final[dict[str, str]] = {"Traffic": "_requests_per_s", "Request size": "_tokens"}
 
@@ -680,6 +684,8 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = "your input; " + "; ".join(
                 f"{field}: {sources[f'{pointer}/{field}'].get('source', 'default')}" for field in parts
             )
+        elif label == "Utilization" and _get(advice, "scenario", "utilization") is None:
+            source = IMPLIED_UTILIZATION_SOURCE
         elif default is None:
             source = "your input" if label in ASSUMPTION_POINTERS else ""
         else:
@@ -782,10 +788,14 @@ def _assumed_value(assumption: dict[str, Any]) -> str:
     return str(value)
 
 
+UNDATED_SOURCE: Final = "(the source states no date)"
+
+
 def default_source(default: dict[str, Any]) -> str:
-    """ "default: <source> (as of <date>)": how the page, the PDF and the workbook word a default's origin."""
+    """ "default: <source> (as of <date>)": how the page, the PDF and the workbook word a default's origin. An
+    undated source's as_of is the day it was read (the issue day), not its date: not printed as one."""
     source = "default: " + str(default.get("source", ""))
-    if default.get("as_of"):
+    if default.get("as_of") and UNDATED_SOURCE not in source:
         source += f" (as of {default['as_of']})"
     return source
 
@@ -1132,7 +1142,11 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 else hours(alt.get("run_hours")),
                 "rent": usd_exact(rent),
                 "buy": usd_exact(buy),
-                "break_even": break_even_text(alt.get("break_even_utilization")) if not monthly else "",
+                "break_even": break_even_text(
+                    alt.get("break_even_utilization"), priced=rent is not None and buy is not None
+                )
+                if not monthly
+                else "",
                 "note": note,
                 "best_cost": min(costs) if costs else None,
                 "cheapest": False,

@@ -235,3 +235,51 @@ def test_the_compared_gpus_offers_and_quotes_are_in_the_price_sources(alice, use
     chart = chart_alternatives(advice=issued["advice"])
     assert chart is not None
     assert "a100-80gb (rented: owning cannot finish the runs)" in str(chart.svg)
+
+
+def _none() -> dict[str, Any]:
+    return {
+        "name": "405B unreachable",
+        "workload": {
+            "kind": "training",
+            "model": {"params_b": 405, "layers": 126, "hidden": 16384, "heads": 128, "seq_len": 8192},
+            "tokens": 1.5e13,
+            "global_batch": 2048,
+            "precision": "bf16",
+            "runs_per_year": 1,
+        },
+        "gpu": "l4",
+        "cluster_sizes": [1, 2, 4],
+        "utilization": 0.6,
+    }
+
+
+def test_an_unpriced_size_has_no_break_even_rather_than_never(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: the summary said "Break-even utilization n/a" and the sizes table "never" on every unpriced row,
+    # which reads as owning priced and always losing.
+    issued = _issue(alice, user, _none())
+    assert issued["advice"]["recommendation"]["action"] == "none"
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    sizes = flat[flat.index("Cluster sizes") : flat.index("Price sources")]
+    assert "never" not in sizes and "n/a" in sizes
+
+
+def test_the_inference_cash_table_names_the_gpus_rented_and_the_gpus_bought(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: "3 GPUs; renting on the chosen market" above a buying column that buys one 8-GPU server.
+    issued = _issue(alice, user, _example("inference-service.json"))
+    cumulative = issued["advice"]["cumulative_cost"]
+    assert (cumulative["gpus"], cumulative["gpus_owned"]) == (3, 8)
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assert "Renting 3 GPUs, buying 8 GPUs (1 server of 8 GPUs);" in flat
+
+
+def test_an_implied_utilization_and_an_undated_default_say_what_they_are(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: "Utilization implied per size by 7 runs a year | your input" (nobody gave one), and undated defaults
+    # read "read 2026-12-05 (the source states no date) (as of 2026-12-05)", the issue date as the source's date.
+    issued = _issue(alice, user, _buyimpl())
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assumptions = flat[flat.index("Assumptions") : flat.index("Charts")]
+    utilization = assumptions[assumptions.index("Utilization") : assumptions.index("Compare GPUs")]
+    assert "7 runs a year your input" not in utilization
+    assert "7 runs a year not given: implied by the runs per year" in utilization
+    assert "(the source states no date) (as of" not in assumptions
