@@ -684,6 +684,8 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = "your input; " + "; ".join(
                 f"{field}: {sources[f'{pointer}/{field}'].get('source', 'default')}" for field in parts
             )
+        elif label == POWER_LABEL:
+            source = power_source(quote=advice.get("hardware_quote") or {})
         elif label == "Utilization" and _get(advice, "scenario", "utilization") is None:
             source = IMPLIED_UTILIZATION_SOURCE
         elif default is None:
@@ -906,10 +908,18 @@ def server_power_rows(*, quote: Mapping[str, Any]) -> list[tuple[str, str]]:
     if quote.get("power_kw") is None:
         return []
     idle = quote.get("idle_power_kw")
-    source = str(quote.get("source") or "")
-    source = source.split("power: ", 1)[1] if "power: " in source else source
     idle_text = f"idle {idle:g} kW" if idle is not None else "idle draw not stated: energy counts busy hours only"
-    return [("Power per server", f"{quote['power_kw']:g} kW (maximum rating; {idle_text}); source: {source}")]
+    return [(POWER_LABEL, f"{quote['power_kw']:g} kW (maximum rating; {idle_text})")]
+
+
+POWER_LABEL: Final = "Power per server"
+
+
+def power_source(*, quote: Mapping[str, Any]) -> str:
+    """Where the power per server comes from: the quote's source from its "power: " part on (the Source column, not
+    the value's: a finance approver found it inside the value)."""
+    source = str(quote.get("source") or "")
+    return source.split("power: ", 1)[1] if "power: " in source else source
 
 
 def _cluster_rows(scenario: dict[str, Any], *, inference: bool) -> list[tuple[str, str]]:
@@ -1044,6 +1054,8 @@ def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
     name, base, number = row.get("input") or "", float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
     if (row.get("unit") or "") == "years":
         return f"{number} of ownership"
+    if (row.get("unit") or "") == "fraction of capex/year":  # a share, not a quantity: no "a support of 12%"
+        return f"{name} of {number} of the purchase price a year"
     change = f" ({(value / base - 1) * 100:+.0f}%)" if base and (row.get("unit") or "").startswith("USD") else ""
     return f"a {name} of {number}{change}"
 
@@ -1107,6 +1119,13 @@ def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str,
     return {"buy": owned, "rent": rented, "text": text}
 
 
+def sentences(*parts: Any) -> str:
+    """Notes as sentences, each ending with one full stop, joined by spaces (a finance approver: a compared GPU's
+    warnings joined with ".;")."""
+    texts = [str(part).strip().rstrip(".;").strip() for part in parts if part and str(part).strip()]
+    return " ".join(f"{text}." for text in texts if text)
+
+
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
     compares cost per run, inference cost per month."""
@@ -1126,10 +1145,10 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         elif monthly and not alt.get("meets_latency"):
             note = "no deployment meets the latency targets"
         else:
-            note = "; ".join([alt.get("pricing_note") or "", *(alt.get("warnings") or [])]).strip("; ")
+            note = sentences(alt.get("pricing_note"), *(alt.get("warnings") or []))
         finishes = alternative_finishes(advice=advice, alternative=alt)
         if not monthly and alt.get("gpus") and not finishes["buy"]:
-            note = "; ".join([finishes["text"], note]).strip("; ")
+            note = sentences(finishes["text"], note)
             costs = [rent] if rent is not None and finishes["rent"] else []
         rows.append(
             {

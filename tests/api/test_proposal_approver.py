@@ -283,3 +283,30 @@ def test_an_implied_utilization_and_an_undated_default_say_what_they_are(alice, 
     assert "7 runs a year your input" not in utilization
     assert "7 runs a year not given: implied by the runs per year" in utilization
     assert "(the source states no date) (as of" not in assumptions
+
+
+def test_table_rows_and_headings_stay_with_what_follows_them(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: the fabric row's "$74,358" sat on one page and its label on the next, and "Price sources" was at the
+    # foot of a page with its table on the next.
+    issued = _issue(alice, user, _buy70())
+    pages = _pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content)
+    fabric = [page for page in pages if "network fabric per 8-GPU node" in page]
+    assert fabric and all("$74,358" in page for page in fabric)
+    heading = next(page for page in pages if "Price sources Price sources" in page)
+    assert "Price sources Price sources Offer Market Price Observed Source" in heading
+    css = (ROOT / "templates" / "proposal" / "print.css").read_text()
+    assert "tr { page-break-inside: avoid; }" in css and "h2, h3 { break-after: avoid; }" in css
+
+
+def test_the_risk_and_power_rows_and_compared_notes_read_as_sentences(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Before: "a support of 12%", the power row's source inside its value, and a compared GPU's warnings joined ".;".
+    issued = _issue(alice, user, _buy70())
+    flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
+    assert "a support of" not in flat and "support of 12% of the purchase price a year" in flat
+    power = flat[flat.index("Power per server") :][:400]
+    assert "; source: " not in power and "busy hours only) NVIDIA DGX H100 user guide" in power
+    from advisor.web.presenters import alternative_rows
+
+    compared = _issue(alice, user, _buyimpl())
+    notes = [row["note"] for row in alternative_rows(advice=compared["advice"])]
+    assert notes and not any(".;" in note for note in notes), notes
