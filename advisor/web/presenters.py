@@ -743,8 +743,10 @@ def scenario_inputs(*, advice: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(p, v) for p, v in inputs if p != "/name" and not p.startswith(skipped)]
 
 
-# Pointers a fixed row shows inside another's value: the PUE is in the electricity row.
-SHOWN_IN_OTHER_ROWS: Final[frozenset[str]] = frozenset({"/buy/pue"})
+# Pointers another row shows: the PUE is in the electricity row; the serving engine in the advice's /serving/engine
+# assumption, which says whether it was given or defaulted (the normalized scenario always carries it, so listed as a
+# scenario input it read "your input" for an engine nobody chose).
+SHOWN_IN_OTHER_ROWS: Final[frozenset[str]] = frozenset({"/buy/pue", "/workload/serving_engine"})
 
 POINTER_WORDS: Final[dict[str, str]] = {
     "kv": "KV",
