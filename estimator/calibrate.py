@@ -65,6 +65,11 @@ FORMAT_VERSION: Final[int] = 4
 MIN_RUNS: Final[int] = 2
 # The P10/P90 band: quantiles of the held-out log errors.
 INTERVAL_QUANTILES: Final[tuple[float, float]] = (0.1, 0.9)
+# Held-out runs a user's calibration needs before its band may be narrower than the one of the calibration it refines:
+# the smallest n for which even the widest band n runs give without assuming a distribution (their min..max, which
+# holds a new run with probability (n - 1)/(n + 1)) reaches the band's nominal coverage (0.8: n = 9).
+_BAND_COVERAGE: Final[float] = INTERVAL_QUANTILES[1] - INTERVAL_QUANTILES[0]
+MIN_RUNS_OWN_BAND: Final[int] = math.ceil(round((1 + _BAND_COVERAGE) / (1 - _BAND_COVERAGE), 9))
 # z of the 90th percentile of a normal: widens the band of an unknown stack by the between-stack spread.
 Z90: Final[float] = 1.2816
 # What a user's runs may move (cluster-specific); everything else stays at the public fit.
@@ -177,7 +182,14 @@ class Calibration:
         extra = self.stack_effect_sigma(stack=stack, known_stack=known_stack)
         if family is not None and family in self.borrowed_families():
             extra = math.hypot(extra, self.family_effect_sigma())
-        return band_multipliers(self.report.get("prediction_interval") or {}, held_out_log_errors(self.report), extra)
+        errors = held_out_log_errors(self.report)
+        band = band_multipliers(self.report.get("prediction_interval") or {}, errors, extra)
+        if self.base is None or errors is None:
+            return band
+        # A user's calibration: its few held-out errors as a small-sample predictive interval, and below
+        # MIN_RUNS_OWN_BAND of them never narrower than the band of the calibration it refines (team_band).
+        base = self.base.interval(stack=stack, known_stack=known_stack, family=family)
+        return team_band(band, errors, extra, base=base)
 
     def family_effect_sigma(self) -> float:
         """What borrowing a calibrated family's efficiencies costs a family without runs (an outsider: MI300X,
@@ -580,6 +592,37 @@ def band_multipliers(band: Mapping[str, Any], log_errors: np.ndarray | None, ext
         return {"log_sigma": widened, "p10_multiplier": p10 * math.exp(-extra), "p90_multiplier": p90 * math.exp(extra)}
     low, high = _smoothed_quantiles(log_errors, extra_sigma, INTERVAL_QUANTILES)
     return {"log_sigma": widened, "p10_multiplier": float(np.exp(-high)), "p90_multiplier": float(np.exp(-low))}
+
+
+def small_sample_band(log_errors: np.ndarray, extra_sigma: float) -> dict[str, float]:
+    """The P10-P90 band of measured/predicted tokens/s as a predictive interval for the NEXT run from n held-out log
+    errors: their mean +- t(0.9, n - 1) x sqrt(s^2 (1 + 1/n) + extra_sigma^2), s their sample sd (Student t with
+    n - 1 degrees of freedom: the spread of n errors is itself known only roughly, so the band widens as n falls;
+    the raw 10th/90th percentiles of 2 errors gave a 2-run team a band narrower than the 279-run default's). The
+    extra (stack) spread is added to the variance under the same t quantile: conservative."""
+    n = log_errors.size
+    mean = float(np.mean(log_errors))
+    s = float(np.std(log_errors, ddof=1))
+    spread = math.sqrt(s**2 * (1.0 + 1.0 / n) + extra_sigma**2)
+    half = float(student_t.ppf(INTERVAL_QUANTILES[1], n - 1)) * spread
+    return {"log_sigma": spread, "p10_multiplier": math.exp(-(mean + half)), "p90_multiplier": math.exp(-(mean - half))}
+
+
+def team_band(
+    band: Mapping[str, float], log_errors: np.ndarray, extra_sigma: float, *, base: Mapping[str, float]
+) -> dict[str, float]:
+    """The band of a user's calibration (``Calibration.interval``): the widest of its held-out errors' own band
+    (``band``, from :func:`band_multipliers`) and their small-sample predictive interval (:func:`small_sample_band`)
+    and, with fewer than MIN_RUNS_OWN_BAND held-out errors, the band of the calibration it refines for the same job
+    (``base``): too few runs to say its errors are smaller than the base's."""
+    bands = [band, small_sample_band(log_errors, extra_sigma)]
+    if log_errors.size < MIN_RUNS_OWN_BAND:
+        bands.append(base)
+    return {
+        "log_sigma": max(float(b["log_sigma"]) for b in bands),
+        "p10_multiplier": min(float(b["p10_multiplier"]) for b in bands),
+        "p90_multiplier": max(float(b["p90_multiplier"]) for b in bands),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -1276,14 +1319,38 @@ def refine(
         "scope": refine_scope(runs, base=prior.name),
         **scaling_report(runs, measured, in_sample),
     }
+    base = base_of(prior)
     if held_out:
         report.update(_refine_held_out(problem, runs, measured, prior_name=prior.name))
+        report["prediction_interval"] = stored_team_interval(report, base)
     report["warnings"] = [
         *duplicate_warnings(merged),
         *low_mfu_warnings(runs, measured),
         *fit_report_warnings(name=name, report=report),
     ]
-    return Calibration(name=name, params=params, report=report, base=base_of(prior))
+    return Calibration(name=name, params=params, report=report, base=base)
+
+
+def stored_team_interval(report: Mapping[str, Any], base: Calibration) -> dict[str, Any]:
+    """The report's ``prediction_interval`` of a user's calibration: the generic band ``Calibration.interval`` gives
+    it (:func:`team_band` with no stack spread), the raw 10th/90th percentiles of its held-out errors kept beside."""
+    raw = dict(report["prediction_interval"])
+    errors = held_out_log_errors(report)
+    if errors is None:
+        return raw
+    return {
+        **raw,
+        **team_band(raw, errors, 0.0, base=base.interval()),
+        "held_out_quantile_multipliers": [raw["p10_multiplier"], raw["p90_multiplier"]],
+        "rule": f"the widest of the {INTERVAL_QUANTILES[0]:.0%}/{INTERVAL_QUANTILES[1]:.0%} percentiles of the "
+        f"{errors.size} held-out log errors and their Student-t predictive interval ({errors.size - 1} degrees of "
+        f"freedom)"
+        + (
+            f", and the band of '{base.name}' (fewer than {MIN_RUNS_OWN_BAND} held-out runs)"
+            if errors.size < MIN_RUNS_OWN_BAND
+            else ""
+        ),
+    }
 
 
 def refine_scope(runs: Sequence[ProfiledRun], *, base: str) -> dict[str, Any]:

@@ -103,3 +103,58 @@ def test_the_keep_the_default_rule_needs_the_default_better_on_median_and_mean_a
     # Better on median and mean but on only 3 runs: 3 paired runs cannot show it (p = 1/8).
     three = {**report, "residuals": residuals[:3], "prior_on_held_out": {**prior, "predicted_tokens_per_s": [98.0] * 3}}
     assert prior_warning(name="ours", report=three) is None
+
+
+def _log_width(band: dict[str, float]) -> float:
+    return float(np.log(band["p90_multiplier"] / band["p10_multiplier"]))
+
+
+@pytest.fixture(scope="module")
+def small_teams(nanotron: list[ProfiledRun]) -> dict[int, tuple[Calibration, str]]:
+    """Teams of 2, 3, 5 and 14 runs (the probe's): runs -> (calibration, its stack)."""
+    default = load_default()
+    maxtext = read_runs_csv((DATA_DIR / "unseen_runs_4.csv").read_text(encoding="utf-8"))
+    two = [r for r in maxtext if (r.gpu, r.params_b) in (("h100-sxm", 6.74), ("b200", 70.6))]
+    teams = {2: (two, "maxtext")}
+    for name in TEAMS:
+        runs = _team(nanotron, name)
+        teams[len(runs)] = (runs, "other")
+    return {n: (fit(runs, name=f"team{n}", prior=default), stack) for n, (runs, stack) in teams.items()}
+
+
+def test_a_small_team_is_never_given_a_narrower_band_than_the_calibration_it_refines(
+    small_teams: dict[int, tuple[Calibration, str]],
+) -> None:
+    """2 MaxText runs gave x0.909-1.102 where the 279-run default gives x0.823-1.185 (a held-back H200 row at 1.166x
+    fell outside), and 5 nanotron runs x0.770-1.325 against the default's x0.740-1.312: raw 10th/90th percentiles of
+    2 to 5 held-out errors. Below MIN_RUNS_OWN_BAND held-out runs the base's band is the floor."""
+    from estimator.calibrate import MIN_RUNS_OWN_BAND
+
+    assert MIN_RUNS_OWN_BAND == 9  # min..max of n runs holds a new one with probability (n-1)/(n+1): 80% at n = 9
+    default = load_default()
+    assert sorted(small_teams) == [2, 3, 5, 14]
+    for n, (team, stack) in small_teams.items():
+        for kwargs in ({"stack": stack}, {}, {"stack": None, "known_stack": False}):
+            band, base = team.interval(**kwargs), default.interval(**kwargs)  # type: ignore[arg-type]
+            if n < MIN_RUNS_OWN_BAND:
+                assert band["p10_multiplier"] <= base["p10_multiplier"] + 1e-12, (n, kwargs, band, base)
+                assert band["p90_multiplier"] >= base["p90_multiplier"] - 1e-12, (n, kwargs, band, base)
+    # The held-back H200 70B row at 1.166x of the prediction is inside the 2-run team's band now.
+    assert small_teams[2][0].interval(stack="maxtext")["p90_multiplier"] > 1.166
+
+
+def test_the_team_band_widens_as_the_number_of_held_out_runs_falls() -> None:
+    """The same spread of held-out log errors (sd 0.05) from 14, 5, 3 and 2 runs: a Student-t predictive interval
+    with n - 1 degrees of freedom, wider the fewer the runs."""
+    from estimator.calibrate import small_sample_band
+
+    widths = []
+    for n in (14, 5, 3, 2):
+        errors = np.linspace(-1.0, 1.0, n)
+        errors = 0.05 * errors / errors.std(ddof=1)
+        widths.append(_log_width(small_sample_band(errors, 0.0)))
+        # An extra (stack) spread only widens it.
+        assert _log_width(small_sample_band(errors, 0.1)) > widths[-1]
+    assert widths == sorted(widths) and len(set(widths)) == 4, widths
+    # 2 runs: mean +- t(0.9, 1 dof) sd sqrt(1 + 1/2) = +-3.078 x 0.05 x 1.225.
+    assert widths[-1] == pytest.approx(2 * 3.0777 * 0.05 * np.sqrt(1.5), rel=1e-3)
