@@ -184,7 +184,7 @@ class Calibration:
             extra = math.hypot(extra, self.family_effect_sigma())
         errors = held_out_log_errors(self.report)
         band = band_multipliers(self.report.get("prediction_interval") or {}, errors, extra)
-        if self.base is None or errors is None:
+        if self.base is None:
             return band
         # A user's calibration: its few held-out errors as a small-sample predictive interval, and below
         # MIN_RUNS_OWN_BAND of them never narrower than the band of the calibration it refines (team_band).
@@ -555,8 +555,9 @@ def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[
 
 
 def held_out_log_errors(report: Mapping[str, Any]) -> np.ndarray | None:
-    """log(predicted/measured) of the report's held-out predictions (``residuals``), or None when it has none."""
-    rows = report.get("residuals") or []
+    """log(predicted/measured) of the report's held-out predictions (``residuals``, but those ``flagged`` as
+    implausible), or None when it has fewer than two."""
+    rows = [r for r in report.get("residuals") or [] if not r.get("flagged")]
     predicted = np.array([float(r.get("predicted_tokens_per_s", np.nan)) for r in rows])
     measured = np.array([float(r.get("measured_tokens_per_s", np.nan)) for r in rows])
     ok = np.isfinite(predicted) & np.isfinite(measured) & (predicted > 0) & (measured > 0)
@@ -609,12 +610,14 @@ def small_sample_band(log_errors: np.ndarray, extra_sigma: float) -> dict[str, f
 
 
 def team_band(
-    band: Mapping[str, float], log_errors: np.ndarray, extra_sigma: float, *, base: Mapping[str, float]
+    band: Mapping[str, float], log_errors: np.ndarray | None, extra_sigma: float, *, base: Mapping[str, float]
 ) -> dict[str, float]:
     """The band of a user's calibration (``Calibration.interval``): the widest of its held-out errors' own band
     (``band``, from :func:`band_multipliers`) and their small-sample predictive interval (:func:`small_sample_band`)
     and, with fewer than MIN_RUNS_OWN_BAND held-out errors, the band of the calibration it refines for the same job
-    (``base``): too few runs to say its errors are smaller than the base's."""
+    (``base``): too few runs to say its errors are smaller than the base's (the base's alone with fewer than two)."""
+    if log_errors is None:
+        return dict(base)
     bands = [band, small_sample_band(log_errors, extra_sigma)]
     if log_errors.size < MIN_RUNS_OWN_BAND:
         bands.append(base)
@@ -872,11 +875,16 @@ def scaling_report(runs: Sequence[ProfiledRun], measured: np.ndarray, predicted:
     }
 
 
+def low_mfu_rows(runs: Sequence[ProfiledRun], measured: np.ndarray) -> np.ndarray:
+    """Indices of the runs measured below LOW_MEASURED_MFU (``low_mfu_warnings``)."""
+    return np.flatnonzero(measured_mfu(run_queries(runs), measured) < LOW_MEASURED_MFU)
+
+
 def low_mfu_warnings(runs: Sequence[ProfiledRun], measured: np.ndarray) -> list[str]:
     """One warning naming the runs whose measured MFU is below LOW_MEASURED_MFU (empty when none): far below any
     published run, most likely a per-GPU throughput given as the whole job's."""
     mfu = measured_mfu(run_queries(runs), measured)
-    low = np.flatnonzero(mfu < LOW_MEASURED_MFU)
+    low = low_mfu_rows(runs, measured)
     if low.size == 0:
         return []
     listed = ", ".join(f"row {runs[i].row} ({mfu[i]:.2%})" for i in low[:5]) + (", ..." if low.size > 5 else "")
@@ -1030,10 +1038,23 @@ def trend_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
     )
 
 
+def flagged_band_warning(*, name: str, report: Mapping[str, Any]) -> str | None:
+    """A note naming the held-out runs (``residuals`` marked ``flagged``) that the band leaves out."""
+    rows = [r for r in report.get("residuals") or [] if r.get("flagged")]
+    if not rows:
+        return None
+    listed = ", ".join(f"row {r.get('row')}" for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    return (
+        f"The calibration '{name}' has {len(rows)} run(s) measured below {LOW_MEASURED_MFU:.0%} MFU ({listed}), "
+        "left out of its P10-P90 band: their held-out errors would stretch it to cover a likely unit mistake. Its "
+        "held-out error figures and its fit still include them; correct or remove them and upload again."
+    )
+
+
 def fit_report_warnings(*, name: str, report: Mapping[str, Any]) -> list[str]:
     """The warnings a fit derives from its own report (held-out miss, worse than the baseline, worse than the
     calibration it refines, parameters pinned at a bound, residual trend)."""
-    rules = (held_out_warning, baseline_warning, prior_warning, at_bound_warning, trend_warning)
+    rules = (held_out_warning, baseline_warning, prior_warning, at_bound_warning, trend_warning, flagged_band_warning)
     derived = (f(name=name, report=report) for f in rules)
     return [note for note in derived if note]
 
@@ -1321,7 +1342,8 @@ def refine(
     }
     base = base_of(prior)
     if held_out:
-        report.update(_refine_held_out(problem, runs, measured, prior_name=prior.name))
+        flagged = low_mfu_rows(runs, measured)
+        report.update(_refine_held_out(problem, runs, measured, prior_name=prior.name, flagged=flagged))
         report["prediction_interval"] = stored_team_interval(report, base)
     report["warnings"] = [
         *duplicate_warnings(merged),
@@ -1500,7 +1522,12 @@ def configuration_folds(runs: Sequence[ProfiledRun]) -> np.ndarray:
 
 
 def _refine_held_out(
-    problem: fitting.Problem, runs: Sequence[ProfiledRun], measured: np.ndarray, *, prior_name: str
+    problem: fitting.Problem,
+    runs: Sequence[ProfiledRun],
+    measured: np.ndarray,
+    *,
+    prior_name: str,
+    flagged: np.ndarray | None = None,
 ) -> dict[str, Any]:
     folds, how = refine_folds(runs)
     count = len(runs)
@@ -1511,7 +1538,10 @@ def _refine_held_out(
     loo, baseline, from_prior = _fold_predictions(problem, measured, folds, count)
     if from_prior:
         how += "; a configuration with no other run to refine from is predicted by the prior calibration"
-    report = _refine_held_out_report(runs[:count], measured[:count], loo[:count], baseline[:count], how)
+    left_out = np.zeros(count, dtype=bool)
+    if flagged is not None:
+        left_out[flagged[flagged < count]] = True
+    report = _refine_held_out_report(runs[:count], measured[:count], loo[:count], baseline[:count], how, left_out)
     # The prior as it is predicts every run without seeing it refitted: what keeping it would give on the same runs.
     by_prior = fitting.predict_rows(problem, problem.prior, np.arange(count))
     report["prior_on_held_out"] = {
@@ -1548,10 +1578,22 @@ def _fold_predictions(
 
 
 def _refine_held_out_report(
-    runs: Sequence[ProfiledRun], measured: np.ndarray, loo: np.ndarray, baseline: np.ndarray, how: str
+    runs: Sequence[ProfiledRun],
+    measured: np.ndarray,
+    loo: np.ndarray,
+    baseline: np.ndarray,
+    how: str,
+    left_out: np.ndarray,
 ) -> dict[str, Any]:
+    """The held-out figures of a refinement. Runs ``left_out`` (flagged by the fit as implausible: low_mfu_rows) are
+    marked ``flagged`` in ``residuals`` and do not make the band (prediction_interval, held_out_log_errors): one
+    per-GPU figure entered as the whole job's made a band of x0.018-1.331."""
     loo_errors = _errors(loo, measured)
     gpus = np.array([run.gpu for run in runs])
+    band_rows = ~left_out if np.count_nonzero(~left_out) else np.ones_like(left_out)
+    residuals = _residual_rows(runs, measured, loo)
+    for i in np.flatnonzero(left_out):
+        residuals[i]["flagged"] = f"measured below {LOW_MEASURED_MFU:.0%} MFU: left out of the band"
     return {
         "held_out": f"{how}; each refinement from the prior calibration, same starting points as the fit",
         "loo_mape": loo_errors["mape"],
@@ -1562,8 +1604,10 @@ def _refine_held_out_report(
             for gpu in sorted(set(gpus))
         },
         "baseline": {"name": "constant MFU per GPU and precision", "loo": _errors(baseline, measured)},
-        "prediction_interval": _interval(measured, loo, f"{how} log errors of tokens/s"),
-        "residuals": _residual_rows(runs, measured, loo),
+        "prediction_interval": _interval(
+            measured[band_rows], loo[band_rows], f"{how} log errors of tokens/s (runs the fit flags left out)"
+        ),
+        "residuals": residuals,
     }
 
 

@@ -158,3 +158,30 @@ def test_the_team_band_widens_as_the_number_of_held_out_runs_falls() -> None:
     assert widths == sorted(widths) and len(set(widths)) == 4, widths
     # 2 runs: mean +- t(0.9, 1 dof) sd sqrt(1 + 1/2) = +-3.078 x 0.05 x 1.225.
     assert widths[-1] == pytest.approx(2 * 3.0777 * 0.05 * np.sqrt(1.5), rel=1e-3)
+
+
+def test_a_row_the_fit_flags_as_a_unit_typo_does_not_stretch_the_band(nanotron: list[ProfiledRun]) -> None:
+    """team_small plus its 8.86B/64-GPU run with tokens_per_s divided by 64 (a per-GPU figure; flagged "0.62% MFU ...
+    treated as measured"): the band was x0.018-1.331 and the P90 run time 56x the point, from residuals that kept the
+    flagged row, with no note."""
+    import dataclasses
+
+    default = load_default()
+    small = _team(nanotron, "team_small")
+    typo = next(r for r in small if (r.params_b, r.num_gpus) == (8.86, 64))
+    assert typo.tokens_per_s is not None
+    bad = [*small, dataclasses.replace(typo, row=6, tokens_per_s=typo.tokens_per_s / 64)]
+    team = fit(bad, name="t-bad", prior=default)
+    notes = fit_warnings(name=team.name, report=team.report)
+    assert any("row 6 (0.62%)" in n for n in notes)  # the fit's own flag
+    left_out = [n for n in notes if "left out of its P10-P90 band" in n]
+    assert len(left_out) == 1 and "row 6" in left_out[0], notes
+    flagged = [r for r in team.report["residuals"] if r.get("flagged")]
+    assert [r["row"] for r in flagged] == [6]
+    for stack in ("other", None):
+        band, clean = team.interval(stack=stack), fit(small, name="small", prior=default).interval(stack=stack)
+        # No wider than the same team's band without the typo row allows for its one run fewer.
+        assert band["p10_multiplier"] > 0.5 and band["p90_multiplier"] < 2.0, band
+        assert _log_width(band) < 1.5 * _log_width(clean), (band, clean)
+    stored = team.report["prediction_interval"]
+    assert stored["p10_multiplier"] > 0.5
