@@ -959,10 +959,10 @@ def prior_comparison(report: Mapping[str, Any]) -> dict[str, Any] | None:
     p-value of "the refinement's per-run error is larger" (exact for small samples). ``prior_better``: the rule of
     :func:`prior_warning`."""
     prior = report.get("prior_on_held_out") or {}
-    figures = (report.get("loo_median_ape"), report.get("loo_mape"), prior.get("median_ape"), prior.get("mape"))
+    figures = [report.get("loo_median_ape"), report.get("loo_mape"), prior.get("median_ape"), prior.get("mape")]
     if any(value is None for value in figures):
         return None
-    median, mean, prior_median, prior_mean = (float(value) for value in figures)
+    median, mean, prior_median, prior_mean = (float(value or 0.0) for value in figures)
     out: dict[str, Any] = {
         "median_ape": median,
         "mape": mean,
@@ -1340,17 +1340,17 @@ def refine(
         "scope": refine_scope(runs, base=prior.name),
         **scaling_report(runs, measured, in_sample),
     }
-    base = base_of(prior)
+    refined = base_of(prior)
     if held_out:
         flagged = low_mfu_rows(runs, measured)
         report.update(_refine_held_out(problem, runs, measured, prior_name=prior.name, flagged=flagged))
-        report["prediction_interval"] = stored_team_interval(report, base)
+        report["prediction_interval"] = stored_team_interval(report, refined)
     report["warnings"] = [
         *duplicate_warnings(merged),
         *low_mfu_warnings(runs, measured),
         *fit_report_warnings(name=name, report=report),
     ]
-    return Calibration(name=name, params=params, report=report, base=base)
+    return Calibration(name=name, params=params, report=report, base=refined)
 
 
 def stored_team_interval(report: Mapping[str, Any], base: Calibration) -> dict[str, Any]:
