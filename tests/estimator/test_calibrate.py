@@ -435,12 +435,15 @@ def nanotron_team() -> tuple[list, Calibration]:
     return runs, fit(runs, name="nanotron-team", prior=load_default())
 
 
-def test_a_refinement_reports_its_prior_on_the_same_held_out_runs_and_warns_when_the_prior_wins(
+def test_a_refinement_reports_its_prior_on_the_same_held_out_runs_and_warns_only_when_the_runs_show_it_wins(
     nanotron_team: tuple[list, Calibration],
 ) -> None:
     """The team's calibration missed its own held-out runs by a median 14.3% where the default, never refitted on
-    them, missed by 7.1%: nothing compared the two, so the team would activate the worse one."""
-    from estimator.calibrate import fit_warnings
+    them, missed by 7.1%: the report compares the two on the same runs, run by run. The default is better on 15 of
+    the 26 runs only (one-sided paired Wilcoxon p = 0.18), which does not show it better: no advice to keep it (the
+    median alone told three teams to keep the default their own fits beat on held-back runs,
+    test_calibrate_team.py); runs the default does predict better still get it (same file)."""
+    from estimator.calibrate import fit_warnings, prior_comparison
 
     runs, team = nanotron_team
     report = team.report
@@ -449,11 +452,12 @@ def test_a_refinement_reports_its_prior_on_the_same_held_out_runs_and_warns_when
     measured = np.array([run.measured_tokens_per_s for run in runs])
     by_default = predict_runs(runs, load_default()).tokens_per_s
     assert prior["median_ape"] == pytest.approx(float(np.median(np.abs(by_default / measured - 1))), abs=0.01)
+    np.testing.assert_allclose(prior["predicted_tokens_per_s"], by_default, rtol=1e-9)
     assert prior["median_ape"] < report["loo_median_ape"]
-    better = [note for note in fit_warnings(name=team.name, report=report) if "predicts these runs better" in note]
-    assert len(better) == 1, fit_warnings(name=team.name, report=report)
-    assert f"median {prior['median_ape']:.1%} vs {report['loo_median_ape']:.1%}" in better[0]
-    assert "keep using it" in better[0]
+    comparison = prior_comparison(report)
+    assert comparison is not None and comparison["runs"] == 26
+    assert comparison["prior_better_runs"] == 15 and comparison["p_value"] > 0.05 and not comparison["prior_better"]
+    assert not [n for n in fit_warnings(name=team.name, report=report) if "predicts these runs better" in n]
 
 
 def test_no_prior_warning_when_the_refinement_beats_its_prior() -> None:
