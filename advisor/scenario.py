@@ -732,6 +732,15 @@ def _stack(c: _Checker, value: Any) -> str | None:
             f"an unknown stack is null (or leave the field out), else one of {allowed}; got {value!r}",
         )
         return None
+    if isinstance(value, str) and value.strip().lower() in SERVING_ENGINES:
+        # An outsider tried "vllm" here: the serving engine has its own field.
+        allowed = ", ".join(c.rule("/workload/stack").choices)
+        c.fail(
+            "/workload/stack",
+            f"{value!r} is a serving engine: give it as /workload/serving_engine (inference); /workload/stack is the "
+            f"training stack, one of {allowed}",
+        )
+        return None
     return c.chosen(value, "/workload/stack")
 
 
@@ -886,6 +895,14 @@ def _parallelism(
         c.fail(f"{where}/micro_batch", f"must not exceed global_batch ({global_batch}); got {ints['micro_batch']}")
     if ints["tp"] and model is not None and model.heads % ints["tp"]:
         c.fail(f"{where}/tp", f"must divide the attention heads ({model.heads}); got {ints['tp']}")
+    elif ints["tp"] and model is not None and model.kv_heads and model.kv_heads % ints["tp"]:
+        # The estimator's rule too (TrainingJob): here so that a scenario is refused when saved, not only when advised
+        # (a hostile probe saved one through the API that could never be advised).
+        c.fail(
+            f"{where}/tp",
+            f"must divide kv_heads ({model.kv_heads}): Megatron-Core splits the key/value heads over the "
+            f"tensor-parallel ranks; got {ints['tp']}",
+        )
     if ints["pp"] and model is not None and ints["pp"] > model.layers:
         c.fail(
             f"{where}/pp", f"must not exceed the model's layers ({model.layers}): one stage holds at least one layer"

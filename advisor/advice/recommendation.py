@@ -140,7 +140,10 @@ def _knee_reason(*, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray, kne
         )
     if len(gpus) == 1:
         return f"{n_gpus(rec_gpus)} is the only size asked for (/cluster_sizes)."
-    return f"{n_gpus(rec_gpus)} is the only candidate size that holds the model on all of its GPUs."
+    return (
+        f"{n_gpus(rec_gpus)} is the only candidate size that runs the job on all of its GPUs (the others do not hold "
+        "the model, or run a smaller size's job with GPUs idle)."
+    )
 
 
 def _run_time_reasons(

@@ -1065,3 +1065,25 @@ def test_none_because_nothing_is_priced_says_closest_and_relax(catalog: dict[str
     assert rec["closest"]["gpus"] == rec["gpus"] and rec["closest"]["fits_memory"], rec
     assert {r["change"] for r in rec["relax"]} == {"rent_price", "buy_price"}
     assert any("/rent/usd_per_gpu_hour" in r["text"] for r in rec["relax"])
+
+
+def test_a_scenario_whose_tp_does_not_divide_the_kv_heads_is_refused_when_saved(catalog: dict[str, Any]) -> None:
+    """A hostile probe: POST /api/v1/scenarios stored heads 40 / kv_heads 4 with tp 8 (201), which could never be
+    advised (409 ever after): the Scenario refuses it, so saving does too; "vllm" as a training stack points at the
+    serving engine's own field; the only size that runs all of its GPUs is worded as what it is."""
+    from advisor.scenario import parse_scenario
+
+    model = {**M13, "kv_heads": 4}
+    bad = {"kind": "training", "model": model, "tokens": 1e11, "parallelism": {"tp": 8}}
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(scenario(workload=bad, cluster_sizes=[64]))
+    assert [e["pointer"] for e in caught.value.errors] == ["/workload/parallelism/tp"]
+    assert "kv_heads (4)" in caught.value.errors[0]["message"]
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(
+            scenario(workload={"kind": "training", "model": {"params_b": 7}, "tokens": 1e11, "stack": "vllm"})
+        )
+    assert "/workload/serving_engine" in caught.value.errors[0]["message"]
+    doc = advise(scenario(workload={**bad, "model": M13, "parallelism": {"strategy": "auto"}}, cluster_sizes=[64, 72]))
+    reasons = " ".join(doc.to_dict()["recommendation"]["reasons"])
+    assert "holds the model on all of its GPUs" not in reasons
