@@ -45,6 +45,7 @@ from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
 from core.textcheck import shown
+from estimator.runs import repeated_names
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
 
@@ -460,6 +461,15 @@ def usage_csv_samples(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
         fields = [f.strip() for f in reader.fieldnames or []]
         reader.fieldnames = fields
         header_read = True
+        # csv.DictReader keeps the last of a repeated column (a hostile-input review: gpus_busy given twice, 8 then
+        # 64, planned a peak of 64); refused as the profiled-run CSV refuses it.
+        repeated = [name for name in repeated_names(fields) if name]
+        if repeated:
+            names = f"column {repeated[0]}" if len(repeated) == 1 else f"columns {', '.join(repeated)}"
+            raise ValueError(
+                f"header, {names}: column appears more than once in the header (which copy is meant?); give each "
+                "column once"
+            )
         missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
         if missing:
             raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")

@@ -45,3 +45,15 @@ def test_epoch_seconds_still_read(stamps: tuple[str, ...], hours: float) -> None
     t, busy, _ = parse_usage_csv(text)
     assert t[-1] == pytest.approx(hours)
     assert busy.tolist() == [8.0] * len(stamps)
+
+
+@pytest.mark.django_db
+def test_a_repeated_column_is_refused_naming_it() -> None:
+    """timestamp,gpus_busy,gpus_busy was read with the last copy winning: peak 64 where the first column said 8. The
+    profiled-run CSV refuses a repeated header; the usage CSV now does too."""
+    text = "timestamp,gpus_busy,gpus_busy\n" + "".join(f"2024-01-01T{h:02d}:00Z,8,64\n" for h in range(24))
+    with pytest.raises(ValueError, match=r"^header, column gpus_busy: column appears more than once in the header"):
+        parse_usage_csv(text)
+    assert refused(text)
+    with pytest.raises(ValueError, match=r"column note: column appears more than once"):
+        parse_usage_csv("timestamp,gpus_busy,note,note\n0,8,a,b\n3600,8,a,b\n")
