@@ -176,15 +176,17 @@ class Usage:
     repeated: bool  # fewer observed hours than a year: the observed hours were repeated to fill it
     growth: float
     start_hour: int = 0  # hour of the (365-day) year the first sample falls in, UTC
-    leap_day_hours: int = 0  # observed hours of 29 February, left out (the plan year has 365 days)
-    older_hours: int = 0  # observed hours left out because a later year observed the same calendar hour
+    leap_day_hours: int = 0  # observed hours of 29 February, laid on 28 February (the plan year has 365 days)
+    older_hours: int = 0  # observed hours left out because a later one fell on the same calendar hour
     copies: tuple[int, int] = (1, 1)  # fewest and most times an observed hour counts in the year (series repeated)
     week_filled_hours: int = 0  # hours not observed that took the same hour of a nearby week
 
 
-def _calendar_hours(first: float, n: int) -> NDArray[np.int64]:
-    """Hour of the 365-day year (0..8759, UTC) of hours ``first + k`` (hours since 1970-01-01T00:00Z), k < n; -1 for
-    the 24 hours of 29 February, which the plan year has not (later hours of a leap year move back a day)."""
+def _calendar_hours(first: float, n: int) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """(Hour of the 365-day year (0..8759, UTC), whether it is of 29 February) of hours ``first + k`` (hours since
+    1970-01-01T00:00Z), k < n. The plan year has no 29 February: its 24 hours are laid on 28 February, and later
+    hours of a leap year move back a day (a hostile-input review: 29 February's hours were thrown away, and usage
+    all on that day planned "own 0 GPUs, $0 a year")."""
     stamps = np.datetime64(0, "h") + (np.floor(first) + np.arange(n)).astype("timedelta64[h]")
     years = stamps.astype("datetime64[Y]")
     hour = (stamps - years.astype("datetime64[h]")).astype(np.int64)
@@ -192,8 +194,8 @@ def _calendar_hours(first: float, n: int) -> NDArray[np.int64]:
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
     feb29 = 59 * 24
     late = leap & (hour >= feb29)
-    out: NDArray[np.int64] = np.where(late & (hour < feb29 + 24), -1, hour - 24 * late)
-    return out
+    out: NDArray[np.int64] = hour - 24 * late
+    return out, late & (hour < feb29 + 24)
 
 
 WEEK: Final[int] = 168
@@ -256,8 +258,8 @@ def hourly_usage(
     holds for one typical interval and the rest is missing. Hours covered less than
     MIN_HOUR_COVERAGE are missing. Each observed hour goes on its calendar hour of the plan year (July data in July,
     as jobs' months are): a series longer than a year keeps the latest observation of each calendar hour, 29 February
-    is left out, and the calendar hours not observed are filled from nearby weeks or the series repeated
-    (``_fill_year``); the shape of demand, scaled by ``growth``."""
+    is laid on 28 February (where both were observed, 29 February is the later), and the calendar hours not observed
+    are filled from nearby weeks or the series repeated (``_fill_year``); the shape of demand, scaled by ``growth``."""
     t = np.asarray(hours, dtype=float)
     v = np.asarray(gpus, dtype=float)
     step = float(np.median(np.diff(t))) if t.size > 1 else 1.0
@@ -278,17 +280,16 @@ def hourly_usage(
     seen = cover >= MIN_HOUR_COVERAGE
     if not seen.any():
         mean, seen = np.full(mean.size, float(np.mean(v))), np.ones(mean.size, dtype=bool)
-    calendar = _calendar_hours(first_hour, mean.size)
-    leap_day = seen & (calendar < 0)
-    keep = seen & ~leap_day
-    # The latest observation of each calendar hour: the first of each in the reversed series.
-    hit, latest = np.unique(calendar[keep][::-1], return_index=True)
+    calendar, leap = _calendar_hours(first_hour, mean.size)
+    # The latest observation of each calendar hour: the first of each in the reversed series. Every observed hour has
+    # a calendar hour (29 February's is 28 February's), so the year always holds at least one.
+    hit, latest = np.unique(calendar[seen][::-1], return_index=True)
     year = np.zeros(HOURS)
-    year[hit] = mean[keep][::-1][latest]
+    year[hit] = mean[seen][::-1][latest]
     known = np.zeros(HOURS, dtype=bool)
     known[hit] = True
-    start = int(calendar[keep][0]) if keep.any() else 0
-    weeks, *copies = _fill_year(known, year, start) if hit.size else (0, 0, 0)
+    start = int(calendar[seen][0])
+    weeks, *copies = _fill_year(known, year, start)
     return Usage(
         hourly=year * growth,
         observed_hours=int(np.count_nonzero(seen)),
@@ -297,8 +298,8 @@ def hourly_usage(
         repeated=bool(hit.size < HOURS),
         growth=float(growth),
         start_hour=start,
-        leap_day_hours=int(np.count_nonzero(leap_day)),
-        older_hours=int(np.count_nonzero(keep)) - int(hit.size),
+        leap_day_hours=int(np.count_nonzero(seen & leap)),
+        older_hours=int(np.count_nonzero(seen)) - int(hit.size),
         copies=(copies[0], copies[1]),
         week_filled_hours=weeks,
     )

@@ -45,6 +45,7 @@ from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
 from core.textcheck import shown
+from estimator.runs import repeated_names
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
 
@@ -389,11 +390,41 @@ def _is_number(text: str) -> bool:
     return True
 
 
+# All-digit timestamps shorter than this that are also a date (ISO 8601 basic format, 20240101) are ambiguous.
+MIN_EPOCH_DIGITS: Final[int] = 9
+
+
+class AmbiguousTimestampError(ValueError):
+    """An all-digit timestamp that reads both as a YYYYMMDD date and as epoch seconds (the message says both)."""
+
+
+def _ambiguous(text: str) -> str | None:
+    """Why an all-digit timestamp of fewer than MIN_EPOCH_DIGITS digits that is also a date is refused, or None. A
+    hostile-input review: 20240101 was read as 20,240,101 epoch seconds, and 25 years of daily rows became 66 hours
+    from 20 August 1970."""
+    if not (text.isascii() and text.isdigit() and len(text) < MIN_EPOCH_DIGITS):
+        return None
+    try:
+        day = dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+    epoch = dt.datetime.fromtimestamp(int(text), tz=dt.UTC)
+    return (
+        f"{text} reads two ways: as the date {day.isoformat()} (ISO 8601 basic format) or as {int(text):,} epoch "
+        f"seconds ({epoch:%Y-%m-%dT%H:%M:%SZ}); write dates as YYYY-MM-DD ({day.isoformat()}) or times as 10-digit "
+        "epoch seconds"
+    )
+
+
 def _timestamp(text: str) -> float:
-    """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds."""
+    """Seconds since the epoch: ISO 8601 (naive = UTC, 'Z' allowed) or a number of epoch seconds. An all-digit value
+    that is also a YYYYMMDD date raises AmbiguousTimestampError."""
     text = text.strip()
     if "_" in text:  # Python's float() reads 1_000; no timestamp writes it
         raise ValueError("not a timestamp")
+    why = _ambiguous(text)
+    if why is not None:
+        raise AmbiguousTimestampError(why)
     try:
         seconds = float(text)
     except ValueError:
@@ -430,6 +461,15 @@ def usage_csv_samples(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
         fields = [f.strip() for f in reader.fieldnames or []]
         reader.fieldnames = fields
         header_read = True
+        # csv.DictReader keeps the last of a repeated column (a hostile-input review: gpus_busy given twice, 8 then
+        # 64, planned a peak of 64); refused as the profiled-run CSV refuses it.
+        repeated = [name for name in repeated_names(fields) if name]
+        if repeated:
+            names = f"column {repeated[0]}" if len(repeated) == 1 else f"columns {', '.join(repeated)}"
+            raise ValueError(
+                f"header, {names}: column appears more than once in the header (which copy is meant?); give each "
+                "column once"
+            )
         missing = [c for c in ("timestamp", "gpus_busy") if c not in fields]
         if missing:
             raise ValueError(f"header must have timestamp,gpus_busy[,gpus_pending]; missing {', '.join(missing)}")
@@ -474,6 +514,8 @@ class _UsageSamples:
         stamp = row["timestamp"] or ""
         try:
             self.times.append(_timestamp(stamp))
+        except AmbiguousTimestampError as error:
+            raise ValueError(f"row {row_number}, column timestamp: {error}") from None
         except ValueError:
             raise ValueError(
                 f"row {row_number}, column timestamp: must be ISO 8601 or epoch seconds (years 1 to 9999); "

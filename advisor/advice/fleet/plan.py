@@ -578,11 +578,14 @@ def _usage_calendar(usage: Usage) -> str:
     start = dt.datetime(2001, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=usage.start_hour)  # any 365-day year
     out = f", laid on the calendar by their UTC timestamps (from {start.day} {start:%B} {start:%H}:00 UTC)"
     if usage.leap_day_hours:
-        out += f"; {count(usage.leap_day_hours, 'hour')} of 29 February left out (the plan year has 365 days)"
+        out += (
+            f"; {count(usage.leap_day_hours, 'hour')} of 29 February laid on 28 February (the plan year has 365 "
+            "days; where both days were observed, 29 February is the later and is kept)"
+        )
     if usage.older_hours:
         out += (
-            f"; {count(usage.older_hours, 'older observed hour')} left out (a later year observed the same calendar "
-            "hour: the latest is kept)"
+            f"; {count(usage.older_hours, 'older observed hour')} left out (a later observation fell on the same "
+            "calendar hour: a later year, or 29 February on 28 February; the latest is kept)"
         )
     if usage.week_filled_hours:
         out += (

@@ -61,7 +61,8 @@ def test_a_two_year_export_keeps_the_latest_year_and_says_what_it_dropped() -> N
     usage = read_usage(text=hourly_csv("2023-01-01T00:00", 8760 + 8784, lambda x: 40.0 if x.year == 2023 else 80.0))
     assert usage.hourly == pytest.approx(np.full(HOURS, 80.0))
     doc = plan_fleet(jobs=[], usage=usage, prices=PROBE_NODE).to_dict()
-    assert any("8,760 older observed hours" in w for w in doc["warnings"]), doc["warnings"]
+    # 2023's 8,760 hours, and 28 February 2024's 24, which 29 February 2024 (laid on 28 February) replaces.
+    assert any("8,784 older observed hours" in w for w in doc["warnings"]), doc["warnings"]
 
 
 def test_a_short_series_is_repeated_evenly_on_the_calendar() -> None:
@@ -95,3 +96,26 @@ def test_a_local_time_file_repeating_an_hour_at_the_clock_change_gets_a_hint() -
     with pytest.raises(ValueError) as caught:
         parse_usage_csv("timestamp,gpus_busy\n100,8\n100,8\n")
     assert "UTC offset" not in str(caught.value)
+
+
+def test_29_february_is_laid_on_28_february_not_thrown_away() -> None:
+    """A hostile-input review: samples all on 29 February planned "own 0 GPUs, $0 a year" (every hour left out, the
+    year all zeros, "from 1 January"); a 2-day export with 64 GPUs on 29 February and 8 on 1 March planned a peak of
+    8."""
+    only = read_usage(text=hourly_csv("2024-02-29T00:00", 24, lambda x: 64.0))
+    feb28 = int(MONTH_START_HOUR[1]) + 27 * 24
+    assert only.start_hour == feb28
+    assert only.hourly == pytest.approx(np.full(HOURS, 64.0))
+    doc = plan_fleet(jobs=[], usage=only, prices=PROBE_NODE).to_dict()
+    assert doc["demand"]["peak_gpus"] == 64
+    assert doc["recommendation"]["owned_gpus"] == 64
+    assert any("24 hours of 29 February laid on 28 February" in w and "28 February 00:00" in w for w in doc["warnings"])
+    two = read_usage(text=hourly_csv("2024-02-29T00:00", 48, lambda x: 64.0 if x.day == 29 else 8.0))
+    assert two.hourly[feb28 : feb28 + 24] == pytest.approx(np.full(24, 64.0))
+    assert two.hourly[feb28 + 24 : feb28 + 48] == pytest.approx(np.full(24, 8.0))
+    assert plan_fleet(jobs=[], usage=two, prices=PROBE_NODE).to_dict()["demand"]["peak_gpus"] == 64
+    # Both days observed: the year has one of them; the later (29 February) is kept and 28 February's hours are
+    # counted as left out, not lost silently.
+    both = read_usage(text=hourly_csv("2024-02-28T00:00", 48, lambda x: 64.0 if x.day == 29 else 8.0))
+    assert both.hourly[feb28 : feb28 + 24] == pytest.approx(np.full(24, 64.0))
+    assert (both.leap_day_hours, both.older_hours) == (24, 24)
