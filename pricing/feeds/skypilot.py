@@ -44,6 +44,7 @@ from pricing.feeds.base import (
     FeedNetworkError,
     FeedNotConfigured,
     FeedNotFound,
+    IntegerTooLarge,
     OfferRecord,
     Progress,
     Rejection,
@@ -51,6 +52,8 @@ from pricing.feeds.base import (
     parse_datetime,
     read_text,
     to_decimal,
+    to_int,
+    vcpus_too_large,
 )
 from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory
 
@@ -260,8 +263,9 @@ def gpu_memory_mib(raw: str | None, *, whole_box: bool = False) -> int | None:
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     """One catalog row, every cell checked; BadCell names the first unreadable one."""
     accelerator = row["AcceleratorName"].strip()
-    vcpus = _number(row, "vCPUs")
-    if vcpus is not None and vcpus != vcpus.to_integral_value():
+    number = _number(row, "vCPUs")
+    vcpus = to_int(number)  # IntegerTooLarge beyond its bound
+    if number is not None and vcpus is None:
         raise BadCell("vCPUs", row.get("vCPUs"))
     mib = gpu_memory_mib(row.get("GpuInfo"), whole_box=cloud in TOTAL_MEMORY_CLOUDS)
     gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
@@ -280,7 +284,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         accelerator=accelerator,
         gpu=gpu,
         gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
-        vcpus=int(vcpus) if vcpus is not None else None,
+        vcpus=vcpus,
         memory_gib=_number(row, "MemoryGiB"),
         prices={market: price for market, price in prices.items() if price is not None},
     )
@@ -338,6 +342,9 @@ def parse_catalog(
             parsed = parse_row(cloud, row)
         except BadCell as error:
             yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
+            continue
+        except IntegerTooLarge as error:
+            yield vcpus_too_large(f"skypilot {cloud} line {line}", error)
             continue
         if not parsed.prices:
             yield Rejection("no_price", f"skypilot {cloud} line {line}: {parsed.instance}: neither Price nor SpotPrice")
