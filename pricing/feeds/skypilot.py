@@ -26,7 +26,8 @@ import datetime as dt
 import functools
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
@@ -310,15 +311,25 @@ def _ends_complete(text: str) -> bool:
     return text.endswith(("\n", "\r")) or (text.endswith('"') and text.count('"') % 2 == 0)
 
 
+def _check_header(cloud: str, names: Sequence[str]) -> None:
+    """FeedDataError for a header without the columns read, or with one given twice: csv.DictReader keeps the last
+    copy, so a second Price column silently priced every row (a hostile probe: $12.00 stored for a $6.32 box)."""
+    missing = REQUIRED_COLUMNS - set(names)
+    if missing:
+        raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
+    repeated = sorted(name for name, times in Counter(names).items() if times > 1)
+    if repeated:
+        shown = ", ".join(repr(name[:40]) for name in repeated[:5])
+        raise FeedDataError(f"SkyPilot catalog {cloud}: column {shown} appears more than once in the header")
+
+
 def parse_catalog(
     cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
 ) -> Iterator[OfferRecord | Rejection]:
     if cloud in refused_parts():
         raise FeedDataError(f"SkyPilot catalog {cloud}: refused: {refused_parts()[cloud]}")
     reader = csv.DictReader(io.StringIO(text))
-    missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
-    if missing:
-        raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
+    _check_header(cloud, reader.fieldnames or [])
     provider = PROVIDER_OF_CLOUD.get(cloud, cloud)
     cheapest: dict[tuple[str, str, str], tuple[Decimal, CatalogRow]] = {}
     for line, row, cut in _rows(reader, ends_with_line_break=_ends_complete(text)):

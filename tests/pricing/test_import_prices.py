@@ -395,3 +395,18 @@ def test_a_vcpu_count_of_thousands_of_digits_is_one_invalid_vcpus_record_and_the
     assert sky_result["rejected"] == {"invalid_vcpus": 1} and sky_result["accepted"] == 6
     for run in FeedRun.objects.all():
         assert len(str(run.rejections)) < 1000, run.rejections  # the value is not written out whole
+
+
+def test_a_catalog_with_a_repeated_column_is_refused_naming_it(tmp_path: Path) -> None:
+    # A hostile probe: a second Price column silently replaced the first (csv.DictReader keeps the last), and
+    # $12.00/8 was stored for a $6.32 box. Refused as the profiled-run CSV refuses one.
+    saved = tmp_path / "sky_dup.csv"
+    saved.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice,Price\n"
+        "gpu_8x_v100_n,V100,8.0,88.0,448.0,6.32,europe-central-1,,,12.00\n"
+    )
+    expected = r"sky_dup\.csv: .*column 'Price' appears more than once in the header"
+    with pytest.raises(CommandError, match=expected) as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(saved), stdout=StringIO())
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()
