@@ -139,6 +139,16 @@ def to_int(value: Any) -> int | None:
     return int(number)
 
 
+def shown(value: Any) -> str:
+    """A value as a rejection's message writes it: a number as its digits, anything else as its repr(), never over
+    40 characters. repr() of a 5,001-digit int raised ValueError (Python's 4,300-digit limit), a traceback out of
+    import_prices, and a 5,000-digit Decimal wrote 5,000 characters into the run's rejection examples."""
+    if type(value) is int and abs(value) >= 10**MAX_INTEGER_DIGITS:
+        return f"an integer of more than {MAX_INTEGER_DIGITS} digits"
+    text = str(value) if isinstance(value, Decimal) or type(value) is int else repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
 def vcpus_too_large(where: str, error: IntegerTooLarge) -> Rejection:
     """The record of a vCPU count to_int refuses: invalid_vcpus, as validation names a count outside the column."""
     return Rejection("invalid_vcpus", f"{where}: vcpus {error}")
