@@ -38,6 +38,7 @@ from pricing.feeds.base import (
     Progress,
     Rejection,
     no_progress,
+    shown,
     to_decimal,
 )
 from pricing.models import (
@@ -200,12 +201,12 @@ def _stored_positive(value: object, name: str, not_positive: str, where: str) ->
     """A count or price as its column stores it, still above zero after rounding (the CHECK constraints
     and the per-GPU price divide by it); `not_positive` is the reason when it is not."""
     if not _positive(value):
-        return Rejection(not_positive, f"{where}: {name} {value}")
+        return Rejection(not_positive, f"{where}: {name} {shown(value)}")
     stored = _stored_decimal(value, name)
     if stored is None:
-        return Rejection(f"invalid_{name}", f"{where}: {name} {value} does not fit {_decimal_column_type(name)}")
+        return Rejection(f"invalid_{name}", f"{where}: {name} {shown(value)} does not fit {_decimal_column_type(name)}")
     if stored <= 0:
-        return Rejection(not_positive, f"{where}: {name} {value} is 0 at the stored precision")
+        return Rejection(not_positive, f"{where}: {name} {shown(value)} is 0 at the stored precision")
     return stored
 
 
@@ -214,14 +215,14 @@ def _stored_specs(record: OfferRecord, where: str) -> tuple[int | None, Decimal 
     low, high = _integer_range("vcpus")
     # bool is an int subclass, and JSON's true is no vCPU count.
     if record.vcpus is not None and not (type(record.vcpus) is int and low <= record.vcpus <= high):
-        return Rejection("invalid_vcpus", f"{where}: vcpus {record.vcpus!r} is no integer in [{low}, {high}]")
+        return Rejection("invalid_vcpus", f"{where}: vcpus {shown(record.vcpus)} is no integer in [{low}, {high}]")
     if record.memory_gib is None:
         return record.vcpus, None
     memory_gib = _stored_decimal(record.memory_gib, "memory_gib")
     if memory_gib is None or memory_gib < 0:  # the column would hold a negative size; no machine has one
         return Rejection(
             "invalid_memory_gib",
-            f"{where}: memory_gib {record.memory_gib!r} is no size {_decimal_column_type('memory_gib')} holds",
+            f"{where}: memory_gib {shown(record.memory_gib)} is no size {_decimal_column_type('memory_gib')} holds",
         )
     return record.vcpus, memory_gib
 

@@ -35,6 +35,7 @@ from pricing.feeds.base import (
     FeedFileError,
     FeedNetworkError,
     FeedNotConfigured,
+    IntegerTooLarge,
     MalformedRecord,
     OfferRecord,
     Progress,
@@ -45,6 +46,7 @@ from pricing.feeds.base import (
     read_json,
     to_decimal,
     to_int,
+    vcpus_too_large,
 )
 from pricing.gpus import canonical_gpu_by_memory
 
@@ -123,7 +125,10 @@ def _gpu_from_ec2(info: dict[str, Any]) -> tuple[str, Decimal, int] | None:
     first = gpus[0]
     name = str(first.get("Name") or "")
     memory = first.get("MemoryInfo") or {}
-    mib = (to_int(memory.get("SizeInMiB")) if isinstance(memory, dict) else None) or 0
+    try:
+        mib = (to_int(memory.get("SizeInMiB")) if isinstance(memory, dict) else None) or 0
+    except IntegerTooLarge:
+        mib = 0  # no GPU's memory: unknown, as a missing one
     count = to_decimal(first.get("Count"))
     partition, logical = to_decimal(first.get("GpuPartitionSize")), to_decimal(first.get("LogicalGpuCount"))
     if not count and partition and logical:
@@ -315,7 +320,10 @@ def _product_records(
         return [Rejection("not_box_usage", f"{where}: usagetype {usage}")]
     name, count = _gpu_name_and_count(instance, gpus, attributes)
     fixed = GPU_FIXUPS.get(instance, (None, 0))[0]
-    vcpus = to_int(attributes.get("vcpu"))  # str.isdigit() then int() failed on '²'; unknown stays None
+    try:
+        vcpus = to_int(attributes.get("vcpu"))  # str.isdigit() then int() failed on '²'; unknown stays None
+    except IntegerTooLarge as error:
+        return [vcpus_too_large(where, error)]
     memory = to_decimal(str(attributes.get("memory", "")).replace(" GiB", "").replace(",", ""))
     version = product.get("version", "")
     records: list[OfferRecord | Rejection] = []

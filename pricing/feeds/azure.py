@@ -27,12 +27,14 @@ from pricing.feeds import http
 from pricing.feeds.base import (
     FeedDataError,
     FeedFileError,
+    IntegerTooLarge,
     OfferRecord,
     Progress,
     Rejection,
     parse_datetime,
     read_json,
     to_decimal,
+    to_int,
 )
 
 API_URL = "https://prices.azure.com/api/retail/prices"
@@ -89,7 +91,11 @@ def gpu_of_sku(arm_sku_name: str) -> tuple[str, Decimal] | None:
             continue
         if isinstance(counts, Decimal):
             return gpu, counts
-        count = counts.get(int(match.group(1)))
+        try:
+            size = to_int(match.group(1))
+        except IntegerTooLarge:  # "Standard_NC" + "9" * 5000 + "s_v3": no size, one unknown_gpu, not a failed file
+            return None
+        count = counts.get(size) if size is not None else None
         return (gpu, count) if count is not None else None
     return None
 

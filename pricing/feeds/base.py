@@ -115,15 +115,43 @@ def to_decimal(value: Any) -> Decimal | None:
     return number if number.is_finite() else None
 
 
+# No count a feed gives (vCPUs, MiB) has more digits. Beyond it an integer is refused before it is converted: a vCPU
+# count of "1e5000" became a 5,001-digit int whose repr() raised (Python's 4,300-digit limit), a traceback out of
+# import_prices (a hostile probe), and "1e100000000" would take the memory and time to build.
+MAX_INTEGER_DIGITS = 18
+
+
+class IntegerTooLarge(MalformedRecord):
+    """A feed's integer of more than MAX_INTEGER_DIGITS digits; the message shows it in bounded form."""
+
+
 def to_int(value: Any) -> int | None:
     """An int from a feed's integral number or numeric string ("96", 96.0); None when it is none (a fraction,
-    text, JSON true). The range is the validation's business (`validate_offer`)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    number = to_decimal(value)
+    text, JSON true). IntegerTooLarge beyond MAX_INTEGER_DIGITS digits, the only bound checked here: the range is
+    the validation's business (`validate_offer`)."""
+    if isinstance(value, bool):
+        return None
+    number = Decimal(value) if isinstance(value, int) else to_decimal(value)
     if number is None or number != number.to_integral_value():
         return None
+    if number.copy_abs() >= Decimal(10) ** MAX_INTEGER_DIGITS:
+        raise IntegerTooLarge(f"{number:.3e} has more than {MAX_INTEGER_DIGITS} digits")
     return int(number)
+
+
+def shown(value: Any) -> str:
+    """A value as a rejection's message writes it: a number as its digits, anything else as its repr(), never over
+    40 characters. repr() of a 5,001-digit int raised ValueError (Python's 4,300-digit limit), a traceback out of
+    import_prices, and a 5,000-digit Decimal wrote 5,000 characters into the run's rejection examples."""
+    if type(value) is int and abs(value) >= 10**MAX_INTEGER_DIGITS:
+        return f"an integer of more than {MAX_INTEGER_DIGITS} digits"
+    text = str(value) if isinstance(value, Decimal) or type(value) is int else repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def vcpus_too_large(where: str, error: IntegerTooLarge) -> Rejection:
+    """The record of a vCPU count to_int refuses: invalid_vcpus, as validation names a count outside the column."""
+    return Rejection("invalid_vcpus", f"{where}: vcpus {error}")
 
 
 def as_object(value: Any, what: str) -> dict[str, Any]:

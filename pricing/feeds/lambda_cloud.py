@@ -23,6 +23,7 @@ from pricing.feeds import http
 from pricing.feeds.base import (
     FeedDataError,
     FeedFileError,
+    IntegerTooLarge,
     MalformedRecord,
     OfferRecord,
     Progress,
@@ -33,6 +34,7 @@ from pricing.feeds.base import (
     read_json,
     to_decimal,
     to_int,
+    vcpus_too_large,
 )
 from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory
 
@@ -140,7 +142,10 @@ def _instance_offers(key: str, entry: dict[str, Any], *, url: str) -> list[Offer
     specs = as_object(instance.get("specs") or {}, "specs")
     description = as_text(instance.get("gpu_description") or "", "gpu_description")
     instance_description = as_text(instance.get("description") or "", "description")
-    vcpus = to_int(specs.get("vcpus"))
+    try:
+        vcpus = to_int(specs.get("vcpus"))
+    except IntegerTooLarge as error:
+        return [vcpus_too_large(f"lambda {name}", error)]
     if vcpus is None and specs.get("vcpus") is not None:
         raise MalformedRecord(f"specs.vcpus {specs.get('vcpus')!r} is no integer")
     match = NAME.match(name)

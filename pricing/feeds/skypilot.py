@@ -26,7 +26,8 @@ import datetime as dt
 import functools
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
@@ -44,6 +45,7 @@ from pricing.feeds.base import (
     FeedNetworkError,
     FeedNotConfigured,
     FeedNotFound,
+    IntegerTooLarge,
     OfferRecord,
     Progress,
     Rejection,
@@ -51,6 +53,8 @@ from pricing.feeds.base import (
     parse_datetime,
     read_text,
     to_decimal,
+    to_int,
+    vcpus_too_large,
 )
 from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory
 
@@ -260,8 +264,9 @@ def gpu_memory_mib(raw: str | None, *, whole_box: bool = False) -> int | None:
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     """One catalog row, every cell checked; BadCell names the first unreadable one."""
     accelerator = row["AcceleratorName"].strip()
-    vcpus = _number(row, "vCPUs")
-    if vcpus is not None and vcpus != vcpus.to_integral_value():
+    number = _number(row, "vCPUs")
+    vcpus = to_int(number)  # IntegerTooLarge beyond its bound
+    if number is not None and vcpus is None:
         raise BadCell("vCPUs", row.get("vCPUs"))
     mib = gpu_memory_mib(row.get("GpuInfo"), whole_box=cloud in TOTAL_MEMORY_CLOUDS)
     gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
@@ -280,7 +285,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         accelerator=accelerator,
         gpu=gpu,
         gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
-        vcpus=int(vcpus) if vcpus is not None else None,
+        vcpus=vcpus,
         memory_gib=_number(row, "MemoryGiB"),
         prices={market: price for market, price in prices.items() if price is not None},
     )
@@ -306,15 +311,25 @@ def _ends_complete(text: str) -> bool:
     return text.endswith(("\n", "\r")) or (text.endswith('"') and text.count('"') % 2 == 0)
 
 
+def _check_header(cloud: str, names: Sequence[str]) -> None:
+    """FeedDataError for a header without the columns read, or with one given twice: csv.DictReader keeps the last
+    copy, so a second Price column silently priced every row (a hostile probe: $12.00 stored for a $6.32 box)."""
+    missing = REQUIRED_COLUMNS - set(names)
+    if missing:
+        raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
+    repeated = sorted(name for name, times in Counter(names).items() if times > 1)
+    if repeated:
+        shown = ", ".join(repr(name[:40]) for name in repeated[:5])
+        raise FeedDataError(f"SkyPilot catalog {cloud}: column {shown} appears more than once in the header")
+
+
 def parse_catalog(
     cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
 ) -> Iterator[OfferRecord | Rejection]:
     if cloud in refused_parts():
         raise FeedDataError(f"SkyPilot catalog {cloud}: refused: {refused_parts()[cloud]}")
     reader = csv.DictReader(io.StringIO(text))
-    missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
-    if missing:
-        raise FeedDataError(f"SkyPilot catalog {cloud}: not a catalog CSV, missing columns {sorted(missing)}")
+    _check_header(cloud, reader.fieldnames or [])
     provider = PROVIDER_OF_CLOUD.get(cloud, cloud)
     cheapest: dict[tuple[str, str, str], tuple[Decimal, CatalogRow]] = {}
     for line, row, cut in _rows(reader, ends_with_line_break=_ends_complete(text)):
@@ -338,6 +353,9 @@ def parse_catalog(
             parsed = parse_row(cloud, row)
         except BadCell as error:
             yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
+            continue
+        except IntegerTooLarge as error:
+            yield vcpus_too_large(f"skypilot {cloud} line {line}", error)
             continue
         if not parsed.prices:
             yield Rejection("no_price", f"skypilot {cloud} line {line}: {parsed.instance}: neither Price nor SpotPrice")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from decimal import Decimal
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -288,3 +290,18 @@ def test_a_record_without_instance_type_names_the_field_and_its_source() -> None
     )  # fmt: skip
     [detail] = validate_all([record]).rejections["missing_identity"]["examples"]
     assert "no instance_type" in detail and "meterId 42" in detail
+
+
+def test_a_size_number_of_thousands_of_digits_is_one_unknown_gpu_and_the_other_items_are_stored(tmp_path: Path) -> None:
+    # A hostile probe: int() of the NC size number raised ValueError (Python's 4,300-digit limit) and the whole file
+    # was refused, the 4 good offers with it. A mutated copy of the recorded eastus response.
+    payload = fixture_json(REAL_EASTUS)
+    payload["Items"][0]["armSkuName"] = "Standard_NC" + "9" * 5000 + "s_v3"
+    saved = tmp_path / "azure_nc.json"
+    saved.write_text(json.dumps(payload))
+    assert gpu_of_sku(payload["Items"][0]["armSkuName"]) is None
+    result = feed_import(name="azure", paths=[saved])
+    counts = {reason: entry["count"] for reason, entry in result.run.rejections.items()}
+    # the item's 5,016-character name is also more than the instance_type column holds, which validation checks first
+    assert counts == {"invalid_instance_type": 1, "not_linux": 4, "low_priority": 1}
+    assert result.run.accepted == 4 and len(str(result.run.rejections)) < 2000  # the other offers

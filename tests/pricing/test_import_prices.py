@@ -367,3 +367,46 @@ def test_a_database_error_while_storing_exits_2_with_one_line_naming_the_file(tm
     )
     assert not Offer.objects.filter(feed="skypilot:lambda").exists()
     assert not FeedRun.objects.filter(feed="skypilot:lambda").exists()  # rolled back with the offers
+
+
+@pytest.mark.parametrize("vcpus", ["1e5000", "9" * 5000])
+def test_a_vcpu_count_of_thousands_of_digits_is_one_invalid_vcpus_record_and_the_rest_imported(
+    vcpus: str, tmp_path: Path
+) -> None:
+    # A hostile probe: to_int built a 5,001-digit int and the rejection's repr() of it raised ValueError
+    # (Python's 4,300-digit limit), a traceback out of import_prices. Mutated copies of real files.
+    offer_file = json.loads((FIXTURES / "aws_offer_file_us_east_1_opencost.json").read_text())
+    offer_file["products"]["H7NGEAC6UEHNTKSJ"]["attributes"]["vcpu"] = vcpus
+    saved = tmp_path / "aws_vcpu.json"
+    saved.write_text(json.dumps(offer_file))
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"no offer accepted \(invalid_vcpus x1, capacity_block x1\)"):
+        # the file's one offer: exit 2 with the summary, not a traceback
+        call_command(
+            "import_prices", "--feed", "aws", saved, FIXTURES / "aws_describe_instance_types_moto.json", stdout=out
+        )
+    assert json.loads(out.getvalue())["rejected"] == {"invalid_vcpus": 1, "capacity_block": 1}
+    catalog = fixture_text("skypilot_cudo_v8_vms.csv").splitlines()
+    cells = catalog[1].split(",")
+    cells[catalog[0].split(",").index("vCPUs")] = vcpus
+    saved = tmp_path / "sky_vcpu.csv"
+    saved.write_text("\n".join([*catalog, ",".join(cells)]) + "\n")
+    sky_result = _import("--feed", "skypilot", "--cloud", "cudo", saved)
+    assert sky_result["rejected"] == {"invalid_vcpus": 1} and sky_result["accepted"] == 6
+    for run in FeedRun.objects.all():
+        assert len(str(run.rejections)) < 1000, run.rejections  # the value is not written out whole
+
+
+def test_a_catalog_with_a_repeated_column_is_refused_naming_it(tmp_path: Path) -> None:
+    # A hostile probe: a second Price column silently replaced the first (csv.DictReader keeps the last), and
+    # $12.00/8 was stored for a $6.32 box. Refused as the profiled-run CSV refuses one.
+    saved = tmp_path / "sky_dup.csv"
+    saved.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice,Price\n"
+        "gpu_8x_v100_n,V100,8.0,88.0,448.0,6.32,europe-central-1,,,12.00\n"
+    )
+    expected = r"sky_dup\.csv: .*column 'Price' appears more than once in the header"
+    with pytest.raises(CommandError, match=expected) as caught:
+        call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(saved), stdout=StringIO())
+    assert caught.value.returncode == 2
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()

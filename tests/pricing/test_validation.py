@@ -142,3 +142,21 @@ def test_provider_gpu_names_map_to_canonical_ids(name: str, gpu: str | None) -> 
 def test_design_gpu_ids_are_all_canonical() -> None:
     design = "v100-32gb a10g l4 l40s a100-40gb a100-80gb h100-pcie h100-sxm h200 gh200 b200 gb200 rtx4090 mi300x"
     assert set(design.split()) <= set(CANONICAL_GPUS)
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"vcpus": 10**5000}, "invalid_vcpus"),  # repr() of it raised ValueError (Python's 4,300-digit limit)
+        ({"vcpus": "9" * 5000}, "invalid_vcpus"),
+        ({"memory_gib": Decimal("9" * 5000)}, "invalid_memory_gib"),
+        ({"gpu_count": Decimal("9" * 5000)}, "invalid_gpu_count"),
+        ({"usd_per_hour": Decimal("9" * 5000)}, "invalid_usd_per_hour"),
+        ({"usd_per_hour": Decimal("-" + "9" * 5000)}, "non_positive_price"),
+    ],
+)
+def test_a_rejection_never_writes_out_a_value_of_thousands_of_digits(changes: dict, reason: str) -> None:
+    # A hostile probe: the message is kept in the run's rejection examples and shown on the feed status.
+    result = validate_offer(record(**changes))
+    assert isinstance(result, Rejection) and result.reason == reason
+    assert len(result.detail) < 300, result.detail[:300]
