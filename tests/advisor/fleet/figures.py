@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.advice.fleet.plan import TierPrices
+
 # $2.50 per GPU-hour; a $438,000 8-GPU node kept 5 years with no other cost: u* = 0.5.
 MANUAL_QUOTES: dict[str, Any] = {
     "gpu": "h100-sxm",
@@ -50,3 +52,15 @@ FIGURES: list[tuple[str, dict[str, Any], int, float, float]] = [
 
 def option(plan: dict[str, Any], owned: int) -> dict[str, Any]:
     return next(o for o in plan["options"] if o["owned_gpus"] == owned)
+
+
+# A capacity planner's probe: a $300,000 node under the default buy settings ($118,383.24 a year fixed, $0.1989 of
+# energy per busy GPU-hour).
+PROBE_NODE = TierPrices(
+    gpus_per_node=8,
+    owned_one_node_usd_per_year=118_383.24,
+    owned_per_node_usd_per_year=118_383.24,
+    owned_base_usd_per_year=0.0,
+    owned_variable_usd_per_gpu_hour=0.1989,
+    on_demand_usd_per_gpu_hour=3.0,
+)

@@ -10,6 +10,7 @@ import pytest
 from advisor.advice.fleet.demand import HOURS, MONTH_START_HOUR, Job, hourly_usage, run_starts, schedule_runs
 from advisor.advice.fleet.placement import place
 from advisor.advice.fleet.plan import TierPrices, plan_fleet
+from tests.advisor.fleet.figures import PROBE_NODE
 
 # $2.50 per GPU-hour; a $438,000 8-GPU node kept 5 years, no other cost: $87,600 a node-year, u* = 0.5.
 NODE_YEAR = 438_000 / 5
@@ -387,16 +388,6 @@ def test_an_unclosed_quote_in_a_usage_csv_says_so_at_its_row() -> None:
         parse_usage_csv("\n".join([*lines, "2025-01-01T03:00:00Z,9", "2025-01-01T04:00:00Z,9"]) + "\n")
 
 
-# A capacity planner's probe: a $300,000 node under the default buy settings ($118,383.24 a year fixed, $0.1989 of
-# energy per busy GPU-hour).
-PROBE_NODE = TierPrices(
-    gpus_per_node=8,
-    owned_one_node_usd_per_year=118_383.24,
-    owned_per_node_usd_per_year=118_383.24,
-    owned_base_usd_per_year=0.0,
-    owned_variable_usd_per_gpu_hour=0.1989,
-    on_demand_usd_per_gpu_hour=3.0,
-)
 SHORT_THEN_LONG = [Job("short 4-GPU job", 4, 1000), Job("long training", 8, 8000, months=(2,))]
 ADD_MIX = [
     Job("j0", 8, 2000, runs_per_year=12),

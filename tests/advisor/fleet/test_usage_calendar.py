@@ -11,16 +11,8 @@ import pytest
 
 from advisor.advice.fleet.demand import HOURS, MONTH_START_HOUR, Job
 from advisor.advice.fleet.document import read_usage
-from advisor.advice.fleet.plan import TierPrices, plan_fleet
-
-PROBE_NODE = TierPrices(
-    gpus_per_node=8,
-    owned_one_node_usd_per_year=118_383.24,
-    owned_per_node_usd_per_year=118_383.24,
-    owned_base_usd_per_year=0.0,
-    owned_variable_usd_per_gpu_hour=0.1989,
-    on_demand_usd_per_gpu_hour=3.0,
-)
+from advisor.advice.fleet.plan import plan_fleet
+from tests.advisor.fleet.figures import PROBE_NODE
 
 
 def hourly_csv(start: str, hours: int, gpus: Callable[[dt.datetime], float]) -> str:
