@@ -38,7 +38,7 @@ def step_efficiency(*, gpus_from: float, tps_from: float, gpus_to: float, tps_to
 def knee_index(
     *, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray
 ) -> tuple[int | None, int | None, float | None]:
-    """(index of the knee size, index of the next fitting size, that step's efficiency on the added GPUs)."""
+    """(index of the knee size, index of the next fitting size, that step's efficiency per doubling of GPUs)."""
     idx = np.flatnonzero(feasible)
     if not idx.size:
         return None, None, None
@@ -112,7 +112,7 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> t
 
 
 def _step_words(*, gpus: np.ndarray, tps: np.ndarray, lo: int, hi: int) -> str:
-    """A step up in the real figures: speed-up against GPUs, per-GPU throughput, what the added GPUs deliver."""
+    """A step up in the real figures: speed-up against GPUs, per-GPU throughput, efficiency per doubling."""
     eff = step_efficiency(
         gpus_from=float(gpus[lo]), tps_from=float(tps[lo]), gpus_to=float(gpus[hi]), tps_to=float(tps[hi])
     )
