@@ -210,6 +210,14 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
     def bad(column: str, message: str) -> None:
         errors.append(RowError(row_number, column, message))
 
+    for column, value in cells.items():
+        # A profiled-run cell is one CSV cell (a hostile probe's {"a": [1, 2]} came back as Python's repr).
+        if column is not None and isinstance(value, Mapping | list | tuple):
+            bad(
+                str(column), "must be a number, text, true/false or null (one cell of the CSV); got an object or a list"
+            )
+    if len(errors) > start:
+        return None
     text = {k: _text(v) for k, v in cells.items() if k is not None}
     for column in REQUIRED:
         if not text.get(column, ""):

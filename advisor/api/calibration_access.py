@@ -101,8 +101,8 @@ def _typed_row(run: ProfiledRun, cells: Mapping[str, str]) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for column, cell in cells.items():
         column_type = ESTIMATE_ROW_COLUMNS.get(column)
-        if column_type is None:  # an extra column: echoed as given
-            row[column] = cell
+        if column_type is None:  # an extra column: echoed as given (an empty cell as null, as every other column)
+            row[column] = cell or None
             continue
         given = getattr(run, column, None) if column in ProfiledRun.__dataclass_fields__ else None
         row[column] = _typed_cell(str(given) if given is not None else cell, column_type)

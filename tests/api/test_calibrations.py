@@ -337,3 +337,18 @@ def test_estimate_rows_are_typed_json_with_a_schema(alice, client) -> None:  # t
     assert properties["fits_memory"]["type"] == "boolean"
     assert properties["predicted_tokens_per_s"]["type"] == ["number", "null"]
     assert component.get("additionalProperties", True) is not False
+
+
+def test_estimate_cells_are_cells_and_an_empty_extra_is_null(alice) -> None:  # type: ignore[no-untyped-def]
+    """A hostile probe: an extra column sent as {"a": [1, 2]} came back as Python's repr "{'a': [1, 2]}" and a null
+    extra as "": a profiled-run cell is one CSV cell (refused naming the row and column otherwise), and an empty
+    extra comes back null like every other column."""
+    run = {"gpu": "h100-sxm", "num_gpus": 8, "params_b": 13, "seq_len": 4096, "global_batch": 256}
+    response = alice.post("/api/v1/estimate", {"runs": [run | {"x": {"a": [1, 2]}}]}, format="json")
+    assert response.status_code == 400, response.content
+    errors = response.json()["errors"]
+    assert [e["pointer"] for e in errors] == ["#/runs/0/x"] and "one cell of the CSV" in errors[0]["detail"]
+    response = alice.post("/api/v1/estimate", {"runs": [run | {"y": None, "z": "kept"}]}, format="json")
+    assert response.status_code == 200, response.content
+    row = response.json()["results"][0]
+    assert row["y"] is None and row["z"] == "kept"
