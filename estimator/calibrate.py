@@ -543,15 +543,19 @@ def _fold_problem(problem: fitting.Problem, train: np.ndarray) -> fitting.Proble
     return dataclasses.replace(problem, free=free)
 
 
-def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[str, Any]:
-    log_error = np.log(predicted / measured)
+def log_error_band(log_error: np.ndarray) -> dict[str, float]:
+    """The P10-P90 band of measured/predicted from held-out ``log_error`` = log(predicted/measured): their 10th and
+    90th percentiles, turned over (over-predicting means less than predicted), and their sd."""
     low, high = np.quantile(log_error, INTERVAL_QUANTILES)
     return {
-        "from": source,
         "log_sigma": float(np.std(log_error)),
         "p10_multiplier": float(np.exp(-high)),
         "p90_multiplier": float(np.exp(-low)),
     }
+
+
+def _interval(measured: np.ndarray, predicted: np.ndarray, source: str) -> dict[str, Any]:
+    return {"from": source, **log_error_band(np.log(predicted / measured))}
 
 
 def held_out_log_errors(report: Mapping[str, Any]) -> np.ndarray | None:

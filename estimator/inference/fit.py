@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares
 
+from estimator.calibrate import log_error_band
 from estimator.inference.data import (
     DATA_DIR,
     FloatArray,
@@ -300,6 +301,9 @@ class InferenceCalibration:
     # The model against published latency it was never fitted on (estimator.inference.checks.latency_check); None in
     # a document written before the check existed.
     latency_check: Mapping[str, Any] | None = None
+    # log(predicted / measured) of each table row with its model held out (every row of a model refitted without
+    # it: a model the calibration has not seen, as a user's is); empty in a document written before they were kept.
+    held_out_log_errors: tuple[float, ...] = ()
 
 
 def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
@@ -335,7 +339,27 @@ def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
         parameters=tuple(report),
         residual_log_sd=number("residual_log_sd") if "residual_log_sd" in data else 0.0,
         latency_check=_latency_check(data.get("latency_check")),
+        held_out_log_errors=_held_out_log_errors(data.get("held_out_by_model")),
     )
+
+
+def _held_out_log_errors(value: object) -> tuple[float, ...]:
+    """A document's held_out_by_model.log_errors, or () where it has none."""
+    if value is None:
+        return ()
+    errors = value.get("log_errors") if isinstance(value, Mapping) else None
+    if not isinstance(errors, list) or not all(isinstance(e, int | float) for e in errors):
+        raise InferenceError("calibration", "held_out_by_model.log_errors must be a list of numbers")
+    return tuple(float(e) for e in errors)
+
+
+def capacity_band(cal: InferenceCalibration) -> dict[str, float] | None:
+    """The P10-P90 band of a replica's measured over predicted capacity (multipliers of the predicted requests/s):
+    the calibration's held-out-by-model errors, by the rule training's band uses (estimator.calibrate
+    .log_error_band); None where the calibration keeps fewer than two."""
+    if len(cal.held_out_log_errors) < 2:
+        return None
+    return log_error_band(np.asarray(cal.held_out_log_errors))
 
 
 def _latency_check(value: object) -> Mapping[str, Any] | None:
@@ -359,6 +383,7 @@ def calibrate(*, name: str = "trtllm-default", table: MeasuredTable | None = Non
     table = table or load_table()
     params = fit(table)
     loo = leave_one_out(table, start=params)
+    by_model = hold_out(table, list(table.models))  # each fold from scratch, as bench/inference_accuracy.py does
     return InferenceCalibration(
         name=name,
         params=params,
@@ -371,6 +396,7 @@ def calibrate(*, name: str = "trtllm-default", table: MeasuredTable | None = Non
         source=f"estimator/{DATA_DIR}/{TABLE_FILE} (sources: {', '.join(sorted(set(table.sources)))})",
         parameters=tuple(parameter_report(table, params)),
         residual_log_sd=residual_log_sd(table, params),
+        held_out_log_errors=tuple(float(e) for e in np.log(by_model.model_pred / by_model.measured)),
     )
 
 
@@ -391,4 +417,21 @@ def calibration_document(cal: InferenceCalibration) -> dict[str, object]:
         "fit_log_sigma": FIT_LOG_SIGMA,
         "parameters": [dict(e) for e in cal.parameters],
         **({} if cal.latency_check is None else {"latency_check": dict(cal.latency_check)}),
+        **({"held_out_by_model": _held_out_document(cal)} if cal.held_out_log_errors else {}),
+    }
+
+
+def _held_out_document(cal: InferenceCalibration) -> dict[str, object]:
+    """Hold out by model: each row's log(predicted / measured), their absolute percentage errors' median and p90
+    (bench/inference_accuracy.py section 1) and the band of a replica's capacity they give (capacity_band)."""
+    errors = np.asarray(cal.held_out_log_errors)
+    ape_ = np.abs(np.expm1(errors))
+    band = capacity_band(cal) or {}
+    return {
+        "from": "hold out by model: every row of a model predicted by a fit without that model",
+        "median_ape": round(float(np.median(ape_)), 4),
+        "p90_ape": round(float(np.quantile(ape_, 0.9)), 4),
+        "p10_multiplier": round(band.get("p10_multiplier", 1.0), 4),
+        "p90_multiplier": round(band.get("p90_multiplier", 1.0), 4),
+        "log_errors": [round(float(e), 5) for e in errors],
     }
