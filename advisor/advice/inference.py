@@ -404,6 +404,117 @@ def _own_costs(
     }
 
 
+def _ownership(
+    s: Scenario,
+    hw: Hardware | None,
+    gpus: np.ndarray,
+    needed: np.ndarray,
+    tp: np.ndarray,
+    day: DailyTraffic,
+    plan: _RentPlan,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Owning each deployment's peak in whole servers: (servers, GPUs owned, busy GPU-hours a year, _own_costs or {}
+    without a hardware quote)."""
+    gpn = s.network.gpus_per_node
+    nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
+    owned_gpus = nodes * gpn
+    busy_gpu_hours_year = (
+        np.where(np.isfinite(needed).all(axis=1), day.average(np.where(np.isfinite(needed), needed, 0.0)), np.nan)
+        * tp
+        * 8760.0
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
+    return nodes, owned_gpus, busy_gpu_hours_year, own
+
+
+CAPACITY_BAND_SOURCE: Final[str] = (
+    "P10 and P90 of a replica's measured over predicted capacity: the serving calibration's held-out errors of "
+    "output tokens/s, each model's rows predicted by a fit without that model"
+)
+
+
+def _priced_at(
+    s: Scenario,
+    tps: list[int],
+    ok: np.ndarray,
+    day: DailyTraffic,
+    hw: Hardware | None,
+    replica_rps: np.ndarray,
+    tokens_per_month: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per deployment, were each replica to serve ``replica_rps``: the GPUs the peak needs and the cheaper of
+    renting and owning per million output tokens (nan where neither is priced), by the same plans as the sizes."""
+    traffic = s.workload.traffic
+    assert traffic is not None
+    tp = np.asarray(tps, dtype=np.float64)
+    peak = inf.replicas_for(requests_per_s=traffic.peak_requests_per_s, replica_requests_per_s=replica_rps)
+    needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
+    plan = _rent_plan(s, tps, peak, ok, needed, day.share, [])
+    gpus = tp * peak
+    own = _ownership(s, hw, gpus, needed, tp, day, plan)[3]
+    rent = np.where(np.isfinite(plan.rent_month), plan.rent_month, np.inf)
+    month = np.minimum(rent, own["month"]) if own else rent
+    return gpus, np.where(np.isfinite(month), month / tokens_per_month * 1e6, np.nan)
+
+
+def _add_capacity_bands(
+    s: Scenario,
+    size_docs: list[dict[str, Any]],
+    cal: inf.InferenceCalibration,
+    ok: np.ndarray,
+    day: DailyTraffic,
+    hw: Hardware | None,
+    tokens_per_month: float,
+) -> None:
+    """``capacity_band`` of each size that meets the targets (None elsewhere, and everywhere when the calibration
+    keeps no held-out errors): a replica's requests/s at the P10 and P90 of inf.capacity_band, and the GPUs the peak
+    needs and the cost per million output tokens were every replica to serve that."""
+    band = inf.capacity_band(cal)
+    for doc in size_docs:
+        doc["capacity_band"] = None
+    if band is None or not ok.any():
+        return
+    tps = [doc["tp"] for doc in size_docs]
+    rps = np.asarray([doc["replica_requests_per_s"] for doc in size_docs], dtype=np.float64)
+    ends = {q: _priced_at(s, tps, ok, day, hw, rps * band[f"{q}_multiplier"], tokens_per_month) for q in ("p10", "p90")}
+    for i, doc in enumerate(size_docs):
+        if not ok[i]:
+            continue
+        priced = doc["usd_per_million_output_tokens"] is not None
+        doc["capacity_band"] = {
+            "source": CAPACITY_BAND_SOURCE,
+            **{f"replica_requests_per_s_{q}": float(rps[i] * band[f"{q}_multiplier"]) for q in ends},
+            **{f"gpus_at_{q}": _finite_int(float(ends[q][0][i])) for q in ends},
+            **{f"usd_per_million_output_tokens_at_{q}": num(ends[q][1][i]) if priced else None for q in ends},
+        }
+
+
+def _capacity_band_reason(doc: Mapping[str, Any]) -> str:
+    """ "1 chance in 10 the deployment needs 4 GPUs or more at the peak rather than 3 ...": the recommended size's
+    band in words (an outsider's probe: GPUs and costs were stated with no uncertainty at all)."""
+    band = doc["capacity_band"]
+    p10, p90 = band["replica_requests_per_s_p10"], band["replica_requests_per_s_p90"]
+    low, high = band["usd_per_million_output_tokens_at_p10"], band["usd_per_million_output_tokens_at_p90"]
+    why = (
+        f"the serving model's error on models it was not fitted on puts a replica's capacity between {p10:.3g} and "
+        f"{p90:.3g} requests/s (P10-P90) rather than {doc['replica_requests_per_s']:.3g}"
+    )
+    if band["gpus_at_p10"] is None or band["gpus_at_p10"] <= doc["gpus"]:
+        return f"The {n_gpus(doc['gpus'])} still serve the peak at a replica's P10 capacity: {why}."
+    cost = (
+        ""
+        if low is None
+        else f", at {money(low)} rather than {money(doc['usd_per_million_output_tokens'])} per million output tokens"
+    )
+    return (
+        f"1 chance in 10 the deployment needs {n_gpus(band['gpus_at_p10'])} or more at the peak rather than "
+        f"{doc['gpus']}{cost}: {why}; at the P90 {n_gpus(band['gpus_at_p90'])}"
+        + ("" if high is None else f" and {money(high)} per million")
+        + " would do."
+    )
+
+
 def _role_offer(plan: _RentPlan, i: int, role: str, tp: int) -> dict[str, Any] | None:
     """The offer the base or the burst of deployment ``i`` rents, with what a GPU-hour its replicas use costs there
     (the instances billed over the replica GPU-hours they serve)."""
@@ -945,7 +1056,6 @@ def advise_inference(
     warnings: list[str] = []
     traffic = w.traffic
     spec = get_gpu(s.gpu)
-    gpn = s.network.gpus_per_node
     model = served_model(s)
     deployments = _deployments(s, model, cal)
     if model.latent_kv and any(d.tp > 1 for d in deployments):
@@ -970,21 +1080,13 @@ def advise_inference(
 
     # Owning: the peak deployment in whole servers.
     hw = hardware(s, warnings)
-    nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
-    owned_gpus = nodes * gpn
-    busy_gpu_hours_year = (
-        np.where(np.isfinite(needed).all(axis=1), day.average(np.where(np.isfinite(needed), needed, 0.0)), np.nan)
-        * tp
-        * 8760.0
-    )
+    nodes, owned_gpus, busy_gpu_hours_year, own = _ownership(s, hw, gpus, needed, tp, day, plan)
     # Break-even against the rent as priced, per busy GPU-hour (its base, burst and whole instances): owning then
     # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
     # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
     with np.errstate(divide="ignore", invalid="ignore"):
         be_price = plan.rent_month / HOURS_PER_MONTH / plan.used_gpu_hours
     be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
 
     size_docs: list[dict[str, Any]] = []
     for i, d in enumerate(deployments):
@@ -1001,6 +1103,7 @@ def advise_inference(
                 f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
+    _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month)
 
     action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {
@@ -1009,6 +1112,9 @@ def advise_inference(
         "tp": None if rec_j is None else size_docs[rec_j]["tp"],
         "reasons": reasons,
     }
+    if rec_j is not None and size_docs[rec_j].get("capacity_band") is not None:
+        recommendation["capacity_band"] = size_docs[rec_j]["capacity_band"]
+        reasons.append(_capacity_band_reason(size_docs[rec_j]))
     if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
         recommendation.update(gpus_owned=size_docs[rec_j]["buy"]["gpus_owned"], nodes=size_docs[rec_j]["buy"]["nodes"])
     if action == "none" and not ok.any() and explain_unmet:  # no deployment meets the targets (not: one does but

@@ -180,6 +180,26 @@ class ModelGeometry(Closed):
     assumed: list[str]
 
 
+class CapacityBand(Closed):
+    """Inference: the P10-P90 band of one replica's capacity, from the serving calibration's held-out errors (each
+    model's rows of its table predicted by a fit without that model; estimator.inference.capacity_band), and what the
+    deployment needs at its ends. At the P10 capacity (1 chance in 10 a replica serves less) the peak needs more
+    GPUs; at the P90 fewer."""
+
+    source: str = Field(description="Which held-out errors the band comes from.")
+    replica_requests_per_s_p10: NonNegative = Field(description="A replica's capacity at the band's P10 [requests/s].")
+    replica_requests_per_s_p90: NonNegative = Field(description="A replica's capacity at the band's P90 [requests/s].")
+    gpus_at_p10: int | None = Field(description="GPUs the peak needs were every replica to serve its P10 capacity.")
+    gpus_at_p90: int | None = Field(description="GPUs the peak needs were every replica to serve its P90 capacity.")
+    usd_per_million_output_tokens_at_p10: NonNegative | None = Field(
+        description="The cheaper of renting and owning per million output tokens at the P10 capacity (the same "
+        "rent and ownership plans as the size, made for the replicas that capacity needs); null where not priced."
+    )
+    usd_per_million_output_tokens_at_p90: NonNegative | None = Field(
+        description="Likewise at the P90 capacity; null where not priced."
+    )
+
+
 class Recommendation(Closed):
     action: Literal["rent", "buy", "none"] | None = Field(
         description="none when no size fits, no deployment meets the targets or nothing can be priced (null only "
@@ -197,6 +217,11 @@ class Recommendation(Closed):
         "the deployment uses; the capex pays for these). Absent otherwise.",
     )
     nodes: int | None = Field(default=None, description="Inference, action buy: the servers bought. Absent otherwise.")
+    capacity_band: CapacityBand | None = Field(
+        default=None,
+        description="Inference: the recommended size's capacity_band. Absent in training, where no deployment is "
+        "recommended, and in documents issued before 2026-12-05.",
+    )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
         default=None,
@@ -705,6 +730,12 @@ class InferenceSize(Closed):
     rent: InferenceRent
     buy: InferenceBuy
     usd_per_million_output_tokens: NonNegative | None
+    capacity_band: CapacityBand | None = Field(
+        default=None,
+        description="The P10-P90 band of a replica's capacity and the GPUs and cost per million output tokens at its "
+        "ends; null where the size does not meet the targets or the calibration keeps no held-out errors. Absent in "
+        "documents issued before 2026-12-05.",
+    )
 
 
 class LatencyCheck(Closed):

@@ -399,8 +399,36 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "value": size_break_even_text(size),
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
+            *_capacity_band_figure(recommendation.get("capacity_band")),
         ],
     }
+
+
+CAPACITY_BAND_GPUS: Final[str] = "GPUs at the peak, P10-P90 of a replica's capacity"
+CAPACITY_BAND_COST: Final[str] = "Cost per million output tokens, P10-P90 of a replica's capacity"
+
+
+def _capacity_band_costs(band: Mapping[str, Any]) -> str:
+    """ "$0.16-$0.21": the cost per million output tokens at the P90 capacity, then at the P10."""
+    return (
+        f"{usd_cents(band['usd_per_million_output_tokens_at_p90'])}-"
+        f"{usd_cents(band['usd_per_million_output_tokens_at_p10'])}"
+    )
+
+
+def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The recommended deployment's GPUs at the peak over the P10-P90 of a replica's capacity (the Advice's
+    recommendation.capacity_band), with the cost per million output tokens over it; none without a band."""
+    if not band:
+        return []
+    return [
+        {
+            "key": "capacity_band",
+            "label": CAPACITY_BAND_GPUS,
+            "value": f"{band['gpus_at_p90']}-{band['gpus_at_p10']} GPUs",
+            "note": f"{_capacity_band_costs(band)} per million output tokens over the serving model's held-out error",
+        }
+    ]
 
 
 def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
@@ -513,6 +541,14 @@ def _break_even_figure(advice: dict[str, Any], size: dict[str, Any]) -> str:
     return f"n/a ({why[:1].lower()}{why[1:]})"
 
 
+def _capacity_band_rows(band: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The PDF summary's rows of the recommendation's capacity band (none without one)."""
+    if not band:
+        return []
+    figure = _capacity_band_figure(band)[0]
+    return [(CAPACITY_BAND_GPUS, figure["value"]), (CAPACITY_BAND_COST, _capacity_band_costs(band))]
+
+
 def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     """The recommended size's figures at full precision, as the PDF's summary prints them."""
     size = recommended_size(advice=advice) or {}
@@ -524,6 +560,7 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
             ("Rented cost per million output tokens", usd_cents(_get(size, "rent", "usd_per_million_output_tokens"))),
             ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
             break_even,
+            *_capacity_band_rows((advice.get("recommendation") or {}).get("capacity_band")),
         ]
     run_hours = size.get("run_hours")
     return [
