@@ -404,8 +404,8 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-CAPACITY_BAND_GPUS: Final[str] = "GPUs at the peak, P10-P90 of a replica's capacity"
-CAPACITY_BAND_COST: Final[str] = "Cost per million output tokens, P10-P90 of a replica's capacity"
+CAPACITY_BAND_GPUS: Final[str] = "GPUs at the peak (P10-P90)"
+CAPACITY_BAND_COST: Final[str] = "Per million output tokens (P10-P90)"
 
 
 def _capacity_band_costs(band: Mapping[str, Any]) -> str:

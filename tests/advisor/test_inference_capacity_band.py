@@ -73,7 +73,5 @@ def test_the_page_and_the_pdf_show_the_band_beside_the_recommendation():
     low, high = band["usd_per_million_output_tokens_at_p90"], band["usd_per_million_output_tokens_at_p10"]
     assert f"{usd_cents(low)}-{usd_cents(high)} per million output tokens" in figure["note"]
     rows = dict(key_figures(advice=doc))
-    assert rows["GPUs at the peak, P10-P90 of a replica's capacity"] == figure["value"]
-    assert (
-        rows["Cost per million output tokens, P10-P90 of a replica's capacity"] == f"{usd_cents(low)}-{usd_cents(high)}"
-    )
+    assert rows["GPUs at the peak (P10-P90)"] == figure["value"]
+    assert rows["Per million output tokens (P10-P90)"] == f"{usd_cents(low)}-{usd_cents(high)}"
