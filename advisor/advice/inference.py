@@ -300,11 +300,20 @@ def _market_of(table: InstanceTable, rows: np.ndarray) -> np.ndarray:
 
 
 def _rent_plan(
-    s: Scenario, tps: list[int], peak_replicas: np.ndarray, ok: np.ndarray, needed: Any, share: Any, warnings: list[str]
+    s: Scenario,
+    tps: list[int],
+    peak_replicas: np.ndarray,
+    ok: np.ndarray,
+    needed: Any,
+    share: Any,
+    warnings: list[str],
+    *,
+    offers: pd.DataFrame,
 ) -> _RentPlan:
+    """``offers``: rental_offers(s), read once per advice (the capacity band prices two more plans from them)."""
     tp = np.asarray(tps, dtype=np.float64)
     table = InstanceTable.build(
-        rental_offers(s).reset_index(drop=True),
+        offers,
         tps=tps,
         peak_replicas=peak_replicas,
         manual=s.rent.usd_per_gpu_hour is not None,
@@ -442,6 +451,7 @@ def _priced_at(
     hw: Hardware | None,
     replica_rps: np.ndarray,
     tokens_per_month: float,
+    offers: pd.DataFrame,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per deployment, were each replica to serve ``replica_rps``: the GPUs the peak needs and the cheaper of
     renting and owning per million output tokens (nan where neither is priced), by the same plans as the sizes."""
@@ -450,7 +460,7 @@ def _priced_at(
     tp = np.asarray(tps, dtype=np.float64)
     peak = inf.replicas_for(requests_per_s=traffic.peak_requests_per_s, replica_requests_per_s=replica_rps)
     needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
-    plan = _rent_plan(s, tps, peak, ok, needed, day.share, [])
+    plan = _rent_plan(s, tps, peak, ok, needed, day.share, [], offers=offers)
     gpus = tp * peak
     own = _ownership(s, hw, gpus, needed, tp, day, plan)[3]
     rent = np.where(np.isfinite(plan.rent_month), plan.rent_month, np.inf)
@@ -466,6 +476,7 @@ def _add_capacity_bands(
     day: DailyTraffic,
     hw: Hardware | None,
     tokens_per_month: float,
+    offers: pd.DataFrame,
 ) -> None:
     """``capacity_band`` of each size that meets the targets (None elsewhere, and everywhere when the calibration
     keeps no held-out errors): a replica's requests/s at the P10 and P90 of inf.capacity_band, and the GPUs the peak
@@ -477,7 +488,10 @@ def _add_capacity_bands(
         return
     tps = [doc["tp"] for doc in size_docs]
     rps = np.asarray([doc["replica_requests_per_s"] for doc in size_docs], dtype=np.float64)
-    ends = {q: _priced_at(s, tps, ok, day, hw, rps * band[f"{q}_multiplier"], tokens_per_month) for q in ("p10", "p90")}
+    ends = {
+        q: _priced_at(s, tps, ok, day, hw, rps * band[f"{q}_multiplier"], tokens_per_month, offers)
+        for q in ("p10", "p90")
+    }
     for i, doc in enumerate(size_docs):
         if not ok[i]:
             continue
@@ -1076,7 +1090,8 @@ def advise_inference(
     needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
     tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
 
-    plan = _rent_plan(s, tps, peak_replicas, ok, needed, day.share, warnings)
+    offers = rental_offers(s).reset_index(drop=True)
+    plan = _rent_plan(s, tps, peak_replicas, ok, needed, day.share, warnings, offers=offers)
 
     # Owning: the peak deployment in whole servers.
     hw = hardware(s, warnings)
@@ -1103,7 +1118,7 @@ def advise_inference(
                 f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
-    _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month)
+    _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers)
 
     action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {
