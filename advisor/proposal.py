@@ -26,7 +26,7 @@ from advisor import formatting as fmt
 from advisor.advice.models import RUN_TIME_SCOPE
 from advisor.cash_flow import decision_amount, owning_cash_parts, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
-from advisor.web.presenters import results_context, risk_words, usd_exact
+from advisor.web.presenters import plain_words, results_context, risk_words, usd_exact
 from pricing.models import MARKET_PHRASES
 
 METHOD_NOTES = [
@@ -69,8 +69,14 @@ def _proposal_context(
     *, advice: dict[str, Any], scenario_name: str, generated_on: dt.date, issued: dict[str, Any] | None
 ) -> dict[str, Any]:
     context = results_context(advice=advice)
+    # The reasons, warnings and price notes in words for a reader of the PDF alone (the JSON keeps the ids).
+    headline = context["headline"]
     context.update(
         {
+            "headline": {**headline, "reasons": [plain_words(reason) for reason in headline["reasons"]]},
+            "warnings": [plain_words(warning) for warning in context["warnings"]],
+            "alternatives": [{**row, "note": plain_words(row["note"])} for row in context["alternatives"]],
+            "price_sources": [{**row, "source": plain_words(str(row["source"]))} for row in context["price_sources"]],
             "scenario_name": scenario_name,
             "generated_on": generated_on.isoformat(),
             "printing": True,

@@ -21,6 +21,7 @@ from advisor.web.presenters import (
     default_source,
     fabric_usd_per_node,
     offer_source,
+    plain_words,
     prices_as_of_text,
     quote_sources,
     scenario_inputs,
@@ -208,6 +209,12 @@ def _cell(value: Any) -> Any:
     return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
+def _worded(alternative: Mapping[str, Any], key: str) -> Any:
+    """An alternative's field, its warnings in words as the Summary's (plain_words)."""
+    value = alternative.get(key)
+    return [plain_words(str(w)) for w in value] if key == "warnings" and isinstance(value, list) else value
+
+
 def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """With compare_gpus, one row per GPU at its recommended size as the Advice states it, and which is cheapest
     as the page and the PDF mark it (an outsider's probe: the workbook had no GPU comparison at all)."""
@@ -217,7 +224,9 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     met = {key for alternative in alternatives for key in alternative}
     header = [key for key in model.model_fields if key in met] + sorted(met - set(model.model_fields))
     marked = [row["cheapest"] for row in alternative_rows(advice=dict(advice))]
-    rows = [[_cell(a.get(k)) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)]
+    rows = [
+        [_cell(_worded(a, k)) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)
+    ]
     if model is InferenceAlternative:
         return [*header, "cheapest"], rows
     # Whether each GPU's size finishes the year's runs, as the PDF's note says (an A100 needing 18,018 h a year).
@@ -305,8 +314,8 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Calibration accuracy", calibration_line(advice=advice)],
         ["Content hash (SHA-256)", proposal.get("content_hash")],
     ]
-    rows += [["Reason", reason] for reason in recommendation.get("reasons") or []]
-    rows += [["Warning", warning] for warning in advice.get("warnings") or []]
+    rows += [["Reason", plain_words(reason)] for reason in recommendation.get("reasons") or []]
+    rows += [["Warning", plain_words(warning)] for warning in advice.get("warnings") or []]
     return rows
 
 

@@ -6,6 +6,7 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -17,6 +18,7 @@ from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import finishes_runs
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
+from advisor.scenario_model import KINDS, rule
 from advisor.web.serving_calibration import serving_calibration_url
 
 MARKET_LABELS = charts.MARKET_LABELS
@@ -109,7 +111,7 @@ def offer_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     offer = _get(size, "rent", "offer")
     if not offer:
         return "no offer"
-    market = MARKET_LABELS.get(offer.get("market", ""), offer.get("market", ""))
+    market = market_label(offer.get("market", ""))
     where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part)
     rate = rent_rate_words(size, scenario=advice.get("scenario") or {})
     return f"{where or 'unnamed offer'} {market} at {rate}"
@@ -178,9 +180,9 @@ def _rent_plan_text(rent: dict[str, Any]) -> str:
         return "not priced"
     if rent.get("base_instances") is not None:
         return _instance_plan_text(rent)
-    base, base_market = rent.get("base_replicas"), MARKET_LABELS.get(rent.get("base_market") or "", "")
+    base, base_market = rent.get("base_replicas"), market_label(rent.get("base_market") or "")
     plan = f"{fmt.plain(base)} base on {base_market}" if base and base_market else "no reserved base"
-    burst, burst_market = rent.get("burst_replicas_mean"), MARKET_LABELS.get(rent.get("burst_market") or "", "")
+    burst, burst_market = rent.get("burst_replicas_mean"), market_label(rent.get("burst_market") or "")
     if burst and burst_market:
         plan += f" + {burst:.2f} burst on {burst_market} (mean)"
     return plan
@@ -193,13 +195,13 @@ def _gpus_of(offer: Any) -> str:
 
 
 def _instance_plan_text(rent: dict[str, Any]) -> str:
-    base, base_market = rent.get("base_instances"), MARKET_LABELS.get(rent.get("base_market") or "", "")
+    base, base_market = rent.get("base_instances"), market_label(rent.get("base_market") or "")
     if base and base_market:
         plan = f"{fmt.count(base, 'instance')}{_gpus_of(rent.get('base_offer'))} on {base_market} all month"
         plan += f" ({fmt.count(rent.get('base_replicas'), 'replica')})"
     else:
         plan = "no reserved base"
-    burst, burst_market = rent.get("burst_instances_mean"), MARKET_LABELS.get(rent.get("burst_market") or "", "")
+    burst, burst_market = rent.get("burst_instances_mean"), market_label(rent.get("burst_market") or "")
     if burst and burst_market:
         word = "instance" if burst == 1 else "instances"
         plan += f" + {burst:.2g} {burst_market} {word}{_gpus_of(rent.get('burst_offer'))} on average"
@@ -808,6 +810,38 @@ def pointer_label(pointer: str) -> str:
     return f"{head}: {rest}" if rest else head
 
 
+def market_label(market: str) -> str:
+    """A market id in words: "reserved_1y" -> "1-year reserved"; an id it does not know as it is."""
+    return MARKET_LABELS.get(market, market)
+
+
+def _scenario_defines(pointer: str) -> bool:
+    for kind in KINDS:
+        try:
+            rule(pointer, kind)
+        except KeyError:
+            continue
+        return True
+    return False
+
+
+# A JSON pointer standing alone in a sentence ("give /buy/capex_usd."), not part of a path or a URL.
+_POINTER_IN_TEXT: Final = re.compile(r"(?<![\w/.:-])(?:/[a-z][a-z0-9_]*)+")
+_MARKET_IN_TEXT: Final = re.compile(r"\b(" + "|".join(re.escape(market) for market in MARKET_LABELS) + r")\b")
+
+
+def plain_words(text: str) -> str:
+    """The Advice's reason or warning for a reader of the PDF and the workbook: each market id in words and each
+    pointer the Scenario defines as its field label, quoted ("remove spot from /rent/markets" -> "remove spot
+    from “Rent: markets”"); the rest as it is. The Advice JSON keeps them (API clients read them)."""
+
+    def label(match: re.Match[str]) -> str:
+        pointer = match.group(0)
+        return f"“{pointer_label(pointer)}”" if _scenario_defines(pointer) else pointer
+
+    return _MARKET_IN_TEXT.sub(lambda match: market_label(match.group(1)), _POINTER_IN_TEXT.sub(label, text))
+
+
 def _shown_by(pointer: str, shown: set[str]) -> bool:
     """Whether a fixed row shows the pointer: its own, or a field of an object a row shows (the traffic's)."""
     if pointer in SHOWN_IN_OTHER_ROWS:
@@ -911,7 +945,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         *_cluster_rows(scenario, inference=bool(traffic)),
         (
             "Rental markets",
-            ", ".join(MARKET_LABELS.get(m, m) for m in rent.get("markets") or []) or "all",
+            ", ".join(market_label(m) for m in rent.get("markets") or []) or "all",
         ),
         ("Providers", ", ".join(rent.get("providers") or []) or "all"),
     ]
@@ -994,7 +1028,7 @@ def offer_source(offer: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "what": " ".join(str(p) for p in (offer.get("provider"), offer.get("instance")) if p)
         + (f" ({offer['region']})" if offer.get("region") else ""),
-        "market": MARKET_LABELS.get(offer.get("market", ""), offer.get("market", "")),
+        "market": market_label(offer.get("market", "")),
         "price": f"{fmt.price(offer.get('usd_per_gpu_hour', 0))} per GPU-hour",
         "observed_at": (
             str(offer["observed_at"])[:10]

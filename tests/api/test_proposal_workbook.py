@@ -165,6 +165,30 @@ def test_the_compared_gpus_have_their_own_sheet() -> None:
     assert "Alternatives" not in _book(json.loads(FIXTURE.read_text())).sheetnames
 
 
+def test_the_compared_gpus_warnings_are_worded_as_the_summarys() -> None:
+    """A CFO reading the workbook: a compared GPU's warnings named /rent/markets and on_demand where the Summary's
+    say "“Rent: markets”" and "on-demand"; a path, a URL or a pointer the Scenario does not define stays as it is."""
+    load_bundled_data()
+    document = {
+        "name": "7B compare GPUs",
+        "workload": {"kind": "training", "model": {"name": "llama-2-7b"}, "tokens": 1e12, "runs_per_year": 4},
+        "gpu": "h100-sxm",
+        "cluster_sizes": [8, 64],
+        "compare_gpus": ["a100-80gb"],
+    }
+    advice = advice_for(document=document)
+    said = "Priced reserved_1y and on_demand; remove spot from /rent/markets (pricing/data/caps.csv, n/a, /nope)."
+    advice["alternatives"][0]["warnings"] = [said]
+    advice["warnings"] = [*advice["warnings"], said]
+    book = _book(advice)
+    worded = (
+        "Priced 1-year reserved and on-demand; remove spot from “Rent: markets” (pricing/data/caps.csv, n/a, /nope)."
+    )
+    assert _records(book, "Alternatives")[0]["warnings"] == worded
+    assert worded in [row[1] for row in book["Summary"].iter_rows(min_row=2, values_only=True) if row[0] == "Warning"]
+    assert advice["alternatives"][0]["warnings"] == [said]
+
+
 def _issued_at(content: bytes) -> Any:
     from openpyxl import load_workbook
 

@@ -453,3 +453,25 @@ def test_an_issued_proposals_pdf_is_rendered_once(alice, saved, user, monkeypatc
     user.first_name, user.last_name = "Alice", "Renamed"
     user.save()
     assert "Alice Renamed" in _pdf_text(alice.get(url).content)
+
+
+def test_the_pdf_and_workbook_word_the_reasons_and_warnings_without_market_ids_or_pointers(alice, user) -> None:  # type: ignore[no-untyped-def]
+    """A CFO reading only the PDF (an outsider's probe): 'remove spot from /rent/markets', 'give /buy/capex_usd' and
+    'eu-north1 on_demand' in the reasons and warnings. The PDF and the workbook word them; the API's JSON keeps
+    them as they are (clients read them)."""
+    from openpyxl import load_workbook
+
+    load_bundled_data()
+    document = json.loads((ROOT / "examples" / "inference-service.json").read_text())
+    saved = scenario_create(owner=user, name="chat", document=document).pk
+    issued = _issue(alice, saved)
+    advice = issued["advice"]
+    said = " ".join([*advice["recommendation"]["reasons"], *advice["warnings"]])
+    assert "/rent/markets" in said and "on_demand" in said  # the JSON as API clients read it
+    flat = " ".join(_pdf_text(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content).split())
+    book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
+    summary = [str(row[1]) for row in book["Summary"].iter_rows(min_row=2, values_only=True) if row[0] == "Warning"]
+    for text in (flat, " ".join(summary)):
+        assert "/rent/" not in text and "/buy/" not in text and "on_demand" not in text
+        assert "remove spot from “Rent: markets”" in text and "give “Buy: capex USD”" in text
+        assert "on-demand" in text
