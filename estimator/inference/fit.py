@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares
 
-from estimator.calibrate import log_error_band
+from estimator.calibrate import MIN_RUNS_OWN_BAND, log_error_band
 from estimator.inference.data import (
     DATA_DIR,
     FloatArray,
@@ -40,6 +40,7 @@ from estimator.inference.model import (
     PARAMETER_BOUNDS,
     PARAMETER_NAMES,
     PARAMETER_PRIORS,
+    kv_share,
     max_throughput,
     theta_of,
     weight_bytes_total,
@@ -51,6 +52,10 @@ CALIBRATION_FILE: Final[str] = "calibration.json"
 # row's own ``stack`` column wins.
 TABLE_STACK: Final[str] = "trtllm_bench"
 REGENERATE_COMMAND: Final[str] = "python -m estimator.inference --fit --out estimator/data/inference/calibration.json"
+# Decimals of each held-out row's KV share in the document, and the rounding a share read from it may carry (a row of
+# the very layout being advised must count as "as tight").
+KV_SHARE_DECIMALS: Final[int] = 5
+KV_SHARE_ROUNDING: Final[float] = 0.5 * 10.0**-KV_SHARE_DECIMALS
 FIT_STARTS: Final[int] = 8  # extra starting points of the full fit (held-out refits start from the full fit)
 FIT_SEED: Final[int] = 0
 # Log error scale of one table row: the RMS log residual of the calibration fit (the document's residual_log_sd, 0.18
@@ -304,6 +309,9 @@ class InferenceCalibration:
     # log(predicted / measured) of each table row with its model held out (every row of a model refitted without
     # it: a model the calibration has not seen, as a user's is); empty in a document written before they were kept.
     held_out_log_errors: tuple[float, ...] = ()
+    # Each of those rows' share of its GPU memory for the KV cache (model.kv_share), same order; empty in a document
+    # written before they were kept.
+    held_out_kv_shares: tuple[float, ...] = ()
 
 
 def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
@@ -339,18 +347,20 @@ def calibration_from_json(data: Mapping[str, object]) -> InferenceCalibration:
         parameters=tuple(report),
         residual_log_sd=number("residual_log_sd") if "residual_log_sd" in data else 0.0,
         latency_check=_latency_check(data.get("latency_check")),
-        held_out_log_errors=_held_out_log_errors(data.get("held_out_by_model")),
+        held_out_log_errors=_held_out_numbers(data.get("held_out_by_model"), "log_errors"),
+        held_out_kv_shares=_held_out_numbers(data.get("held_out_by_model"), "kv_shares", optional=True),
     )
 
 
-def _held_out_log_errors(value: object) -> tuple[float, ...]:
-    """A document's held_out_by_model.log_errors, or () where it has none."""
-    if value is None:
+def _held_out_numbers(value: object, key: str, *, optional: bool = False) -> tuple[float, ...]:
+    """A document's held_out_by_model.<key> list, or () where it has no held_out_by_model (or, ``optional``, no
+    such key)."""
+    if value is None or (optional and isinstance(value, Mapping) and key not in value):
         return ()
-    errors = value.get("log_errors") if isinstance(value, Mapping) else None
-    if not isinstance(errors, list) or not all(isinstance(e, int | float) for e in errors):
-        raise InferenceError("calibration", "held_out_by_model.log_errors must be a list of numbers")
-    return tuple(float(e) for e in errors)
+    numbers = value.get(key) if isinstance(value, Mapping) else None
+    if not isinstance(numbers, list) or not all(isinstance(e, int | float) for e in numbers):
+        raise InferenceError("calibration", f"held_out_by_model.{key} must be a list of numbers")
+    return tuple(float(e) for e in numbers)
 
 
 def capacity_band(cal: InferenceCalibration) -> dict[str, float] | None:
@@ -360,6 +370,18 @@ def capacity_band(cal: InferenceCalibration) -> dict[str, float] | None:
     if len(cal.held_out_log_errors) < 2:
         return None
     return log_error_band(np.asarray(cal.held_out_log_errors))
+
+
+def held_out_at_kv_share(cal: InferenceCalibration, share: float) -> FloatArray | None:
+    """The held-out-by-model log errors of the calibration rows whose KV-cache share of GPU memory is ``share`` or
+    less, widened to the MIN_RUNS_OWN_BAND tightest rows (ties included) where fewer are that tight: a deployment
+    whose weights leave little memory for the KV cache is checked against rows as tight. None where the calibration
+    keeps no shares (or fewer rows than that)."""
+    shares = np.asarray(cal.held_out_kv_shares)
+    if len(shares) != len(cal.held_out_log_errors) or len(shares) < MIN_RUNS_OWN_BAND:
+        return None
+    limit = max(share + KV_SHARE_ROUNDING, float(np.sort(shares)[MIN_RUNS_OWN_BAND - 1]))
+    return np.asarray(cal.held_out_log_errors)[shares <= limit]
 
 
 def _latency_check(value: object) -> Mapping[str, Any] | None:
@@ -397,6 +419,7 @@ def calibrate(*, name: str = "trtllm-default", table: MeasuredTable | None = Non
         parameters=tuple(parameter_report(table, params)),
         residual_log_sd=residual_log_sd(table, params),
         held_out_log_errors=tuple(float(e) for e in np.log(by_model.model_pred / by_model.measured)),
+        held_out_kv_shares=tuple(float(x) for x in kv_share(table.cases)),
     )
 
 
@@ -434,4 +457,9 @@ def _held_out_document(cal: InferenceCalibration) -> dict[str, object]:
         "p10_multiplier": round(band.get("p10_multiplier", 1.0), 4),
         "p90_multiplier": round(band.get("p90_multiplier", 1.0), 4),
         "log_errors": [round(float(e), 5) for e in errors],
+        **(
+            {"kv_shares": [round(x, KV_SHARE_DECIMALS) for x in cal.held_out_kv_shares]}
+            if cal.held_out_kv_shares
+            else {}
+        ),
     }

@@ -161,6 +161,12 @@ def kv_memory_bytes(c: ServingCases) -> FloatArray:
     return c.tp * per_gpu
 
 
+def kv_share(c: ServingCases) -> FloatArray:
+    """The share of the group's GPU memory its KV cache gets (kv_memory_bytes over tp x memory); <= 0 when the
+    weights do not fit."""
+    return kv_memory_bytes(c) / (c.tp * c.mem_bytes)
+
+
 def kv_capacity_requests(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     """In-flight requests whose reserved KV (input + the stack's kv_output_reserved fraction of the output tokens)
     fits; <= 0 when the weights do not fit. ``theta`` is unused (kept for the callers' uniform signature)."""

@@ -38,7 +38,7 @@ from estimator.inference.latency import (
     open_loop_in_flight,
     replica,
 )
-from estimator.inference.model import max_batch, weight_bytes_per_gpu
+from estimator.inference.model import kv_share, max_batch, weight_bytes_per_gpu
 from estimator.inference.simulate import simulate_closed_loop
 
 
@@ -168,7 +168,8 @@ class Deployment:
     ``batch``, ``ttft_s``, ``tpot_s`` are at the replica's sized capacity (``replica_requests_per_s``, the highest
     rate that meets the targets); the ``*_at_peak`` fields at the load the peak puts on each replica
     (peak requests/s / replicas_peak): what a load test at the peak would see (nan where no replica count serves it).
-    ``reachable_ttft_s`` and ``reachable_tpot_s``: the lowest p95 targets this sizing meets (ReplicaPerformance)."""
+    ``reachable_ttft_s`` and ``reachable_tpot_s``: the lowest p95 targets this sizing meets (ReplicaPerformance).
+    ``kv_share``: the share of the replica's GPU memory its KV cache gets (model.kv_share)."""
 
     tp: int
     fits_memory: bool
@@ -187,6 +188,7 @@ class Deployment:
     tpot_at_peak_s: float = math.nan
     reachable_ttft_s: float = math.nan
     reachable_tpot_s: float = math.nan
+    kv_share: float = math.nan
 
     @property
     def gpus_peak(self) -> float:
@@ -276,6 +278,7 @@ def size_deployments(
     peak = replicas_for(requests_per_s=peak_requests_per_s, replica_requests_per_s=perf.requests_per_s)
     mean = replicas_for(requests_per_s=mean_requests_per_s, replica_requests_per_s=perf.requests_per_s)
     at_peak = _at_peak(cases, cal.params, perf, peak, peak_requests_per_s)
+    shares = kv_share(cases)
     return [
         Deployment(
             tp=degrees[i],
@@ -295,6 +298,7 @@ def size_deployments(
             tpot_at_peak_s=float(at_peak.tpot_p95_s[i]),
             reachable_ttft_s=float(perf.reachable_ttft_s[i]),
             reachable_tpot_s=float(perf.reachable_tpot_s[i]),
+            kv_share=float(shares[i]),
         )
         for i in range(n)
     ]
