@@ -430,7 +430,7 @@ def _ownership(
     busy_gpu_hours_year = (
         np.where(np.isfinite(needed).all(axis=1), day.average(np.where(np.isfinite(needed), needed, 0.0)), np.nan)
         * tp
-        * 8760.0
+        * ec.HOURS_PER_YEAR
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}

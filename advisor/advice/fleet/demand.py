@@ -192,7 +192,7 @@ def _calendar_hours(first: float, n: int) -> tuple[NDArray[np.int64], NDArray[np
     hour = (stamps - years.astype("datetime64[h]")).astype(np.int64)
     year = years.astype(np.int64) + 1970
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-    feb29 = 59 * 24
+    feb29 = int(MONTH_START_HOUR[2])  # a leap year's 29 February starts where a common year's March does
     late = leap & (hour >= feb29)
     out: NDArray[np.int64] = hour - 24 * late
     return out, late & (hour < feb29 + 24)
