@@ -16,6 +16,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from advisor.models import ActiveCalibration
@@ -295,6 +296,25 @@ def default_calibration_row() -> CalibrationRow:
         ensure_default_calibration()
         row = CalibrationRow.objects.get(is_default=True)
     return row
+
+
+def calibrations_visible_to(*, user: User) -> QuerySet[CalibrationRow]:
+    """The calibrations ``user`` may see and use: their own and the shared ones (owner null: the default, and those
+    ``manage.py calibrate`` stores without --owner), the default first, then newest first."""
+    return CalibrationRow.objects.filter(Q(owner=user) | Q(owner__isnull=True)).order_by(
+        "-is_default", "-created_at", "-id"
+    )
+
+
+def calibration_visible_to(*, user: User, calibration_id: int) -> CalibrationRow:
+    """Raises Calibration.DoesNotExist for a missing id and for another user's calibration alike."""
+    return calibrations_visible_to(user=user).get(pk=calibration_id)
+
+
+def active_calibration_id(*, user: User) -> int:
+    """The id of the calibration ``user`` made active, else the default's."""
+    active = ActiveCalibration.objects.filter(user=user).values_list("calibration_id", flat=True).first()
+    return active if active is not None else default_calibration_row().pk
 
 
 def calibration_for_user(*, user: User | AnonymousUser | None) -> tuple[CalibrationRow, calibrate.Calibration]:

@@ -1,5 +1,5 @@
-"""Calibrations an API user may see and use: their own and the shared ones (owner null, incl. the default).
-Another user's calibration does not exist for them (404), like scenarios and tokens."""
+"""The estimate endpoint's answer: each profiled run's row with the predicted columns, typed as JSON. Which
+calibrations a user may see and use is advisor.calibrations' (calibrations_visible_to, active_calibration_id)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from django.conf import settings
-from django.contrib.auth.models import User
-from django.db.models import Q, QuerySet
 
-from advisor.calibrations import default_calibration_row
-from advisor.models import ActiveCalibration, Calibration
+from advisor.models import Calibration
 from core.api.budget import require_within_budget
 from estimator import calibrate
 from estimator.prediction import estimate_runs_csv, run_search_size
@@ -62,22 +59,6 @@ ESTIMATE_ROW_COLUMNS: Final[dict[str, ColumnType]] = {
 }
 # Columns a row of the answer may lack (the input did not have them; no layout chose interleaving).
 ESTIMATE_ROW_OPTIONAL: Final[frozenset[str]] = frozenset({"stack", VIRTUAL_PIPELINE})
-
-
-def calibrations_visible_to(*, user: User) -> QuerySet[Calibration]:
-    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True)).order_by(
-        "-is_default", "-created_at", "-id"
-    )
-
-
-def calibration_visible_to(*, user: User, calibration_id: int) -> Calibration:
-    """Raises Calibration.DoesNotExist for a missing id and for another user's calibration alike."""
-    return calibrations_visible_to(user=user).get(pk=calibration_id)
-
-
-def active_calibration_id(*, user: User) -> int:
-    active = ActiveCalibration.objects.filter(user=user).values_list("calibration_id", flat=True).first()
-    return active if active is not None else default_calibration_row().pk
 
 
 def estimate_rows(*, runs: Sequence[ProfiledRun], calibration: Calibration) -> list[dict[str, Any]]:

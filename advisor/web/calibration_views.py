@@ -8,14 +8,21 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from advisor.calibrations import CalibrationNotReady, calibration_submit, held_out_accuracy, with_measurement_errors
+from advisor.calibrations import (
+    CalibrationNotReady,
+    active_calibration_id,
+    calibration_submit,
+    calibration_visible_to,
+    calibrations_visible_to,
+    held_out_accuracy,
+    with_measurement_errors,
+)
 from advisor.charts import chart_residuals, chart_scaling_efficiency
-from advisor.models import ActiveCalibration, Calibration
+from advisor.models import Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from advisor.web.presenters import held_out_words
 from advisor.web.serving_calibration import serving_calibration_report
@@ -47,18 +54,6 @@ class CalibrationUploadForm(forms.Form):
             return upload.read().decode("utf-8-sig")
         except UnicodeDecodeError:
             raise forms.ValidationError("The file is not UTF-8 text; export the CSV as UTF-8.") from None
-
-
-def _visible(user: Any) -> Any:
-    # Shared calibrations (the default, and those `manage.py calibrate` stores without --owner) are everyone's.
-    return Calibration.objects.filter(Q(owner=user) | Q(owner__isnull=True))
-
-
-def _active_id(user: Any) -> int | None:
-    active = ActiveCalibration.objects.filter(user=user).values_list("calibration_id", flat=True).first()
-    if active is not None:
-        return active
-    return Calibration.objects.filter(is_default=True).values_list("pk", flat=True).first()
 
 
 @login_required
@@ -105,19 +100,20 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "row_errors": row_errors,
         "calibrations": [
-            {"row": c, "loo_mape": _pct(c.loo_mape), "held_out": _held_out(c)} for c in _visible(request.user)
+            {"row": c, "loo_mape": _pct(c.loo_mape), "held_out": _held_out(c)}
+            for c in calibrations_visible_to(user=signed_in_user(request))
         ],
-        "active_id": _active_id(request.user),
+        "active_id": active_calibration_id(user=signed_in_user(request)),
         "serving": serving_calibration_report(),
     }
     return render(request, "calibrations/list.html", context, status=status)
 
 
 def _own_or_default(request: HttpRequest, calibration_id: int) -> Calibration:
-    calibration = _visible(request.user).filter(pk=calibration_id).first()
-    if calibration is None:
-        raise Http404("No such calibration")
-    return calibration
+    try:
+        return calibration_visible_to(user=signed_in_user(request), calibration_id=calibration_id)
+    except Calibration.DoesNotExist:
+        raise Http404("No such calibration") from None
 
 
 def _pct(value: Any) -> str:
@@ -250,7 +246,7 @@ def calibration_detail(request: HttpRequest, calibration_id: int) -> HttpRespons
     context = {
         "calibration": calibration,
         "report": fit_report(calibration),
-        "is_active": _active_id(request.user) == calibration.pk,
+        "is_active": active_calibration_id(user=signed_in_user(request)) == calibration.pk,
         "refresh_s": FIT_POLL_S,
     }
     return render(request, "calibrations/detail.html", context)

@@ -20,9 +20,6 @@ from advisor.api.calibration_access import (
     ESTIMATE_ROW_COLUMNS,
     ESTIMATE_ROW_OPTIONAL,
     ColumnType,
-    active_calibration_id,
-    calibration_visible_to,
-    calibrations_visible_to,
     estimate_rows,
 )
 from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
@@ -34,8 +31,11 @@ from advisor.calibrations import (
     NAME_MAX_LENGTH,
     CalibrationNameError,
     CalibrationNotReady,
+    active_calibration_id,
     calibration_activate,
     calibration_submit,
+    calibration_visible_to,
+    calibrations_visible_to,
     held_out_accuracy,
     with_measurement_errors,
 )
