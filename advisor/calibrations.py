@@ -58,6 +58,15 @@ class CalibrationNotAvailable(LookupError):
     """The calibration is another user's: callers answer 404."""
 
 
+class CalibrationFitFailed(Exception):
+    """An upload fitted in-process (the embedded mode runs the fit task in the request) whose runs could not be
+    fitted; ``reason`` says why. Nothing is kept: callers answer 400 on the runs."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"runs: {reason}")
+        self.reason = reason
+
+
 class CalibrationNotReady(ValueError):
     """The calibration is still being fitted, or its fit failed: it cannot be used yet (callers answer 409)."""
 
@@ -224,7 +233,8 @@ def calibration_create(
 def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -> CalibrationRow:
     """An upload: up to CALIBRATION_INLINE_MAX_RUNS runs are fitted now (state ready); more are stored with their
     validated runs and fitted by the ``fit_calibration`` task (state pending; in the embedded mode the task runs
-    in-process, so the row comes back ready). QueueUnavailable (nothing stored) when the queue does not answer."""
+    in-process, so the row comes back ready, or CalibrationFitFailed, with nothing stored, when the runs could not be
+    fitted). QueueUnavailable (nothing stored) when the queue does not answer."""
     check_measured_runs(runs=runs)
     if len(runs) <= settings.CALIBRATION_INLINE_MAX_RUNS:
         return calibration_create(owner=owner, name=name, runs=runs)
@@ -248,6 +258,9 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
         raise
     CalibrationRow.objects.filter(pk=row.pk, state__in=[PENDING, FITTING]).update(task_id=result.id)
     row.refresh_from_db()
+    if row.state == FAILED:  # fitted in-process (the embedded mode) and the runs could not be fitted
+        row.delete()
+        raise CalibrationFitFailed(row.error)
     return row
 
 

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from advisor.calibrations import (
+    CalibrationFitFailed,
     CalibrationNotReady,
     active_calibration_id,
     calibration_submit,
@@ -85,6 +86,8 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                 if len(error.errors) > MAX_ERRORS_SHOWN:
                     row_errors.append(f"... and {len(error.errors) - MAX_ERRORS_SHOWN} more")
                 form.add_error("runs", f"{len(error.errors)} problem(s) in the file; see the list below.")
+            except CalibrationFitFailed as error:
+                form.add_error("runs", f"The runs could not be fitted: {error.reason}")
             except (forms.ValidationError, ValueError) as error:
                 form.add_error("runs" if isinstance(error, forms.ValidationError) else "name", str(error))
             except QueueUnavailable as error:

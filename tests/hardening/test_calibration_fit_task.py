@@ -208,3 +208,39 @@ def test_a_fit_whose_queued_task_was_lost_shows_stalled_and_beat_queues_it_again
     fit_calibration(row.pk)
     assert api.get(f"/api/v1/calibrations/{row.pk}").json()["state"] == "ready"
     assert any(entry["task"] == "advisor.requeue_stalled_fits" for entry in settings.CELERY_BEAT_SCHEDULE.values())
+
+
+@pytest.fixture
+def unfittable(monkeypatch) -> str:  # type: ignore[no-untyped-def]
+    """The fit of stored runs fails (in-process, in the embedded mode): the reason the task stores on the row."""
+    from estimator.runs import RowError, RunValidationError
+
+    def cannot_fit(*args: Any, **kwargs: Any) -> None:
+        raise RunValidationError([RowError(2, "tokens_per_s", "no family of these runs can be fitted")])
+
+    monkeypatch.setattr(calibrations, "_fitted_fields", cannot_fit)
+    return "no family of these runs can be fitted"
+
+
+def test_a_large_upload_whose_in_process_fit_fails_is_refused_by_the_api_and_nothing_is_kept(
+    api, large, unfittable
+) -> None:  # type: ignore[no-untyped-def]
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert error["pointer"] == "#/runs" and error["code"] == "cannot_fit" and unfittable in error["detail"]
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+def test_the_page_upload_whose_in_process_fit_fails_shows_why_on_the_form_and_keeps_nothing(
+    user, large, unfittable
+) -> None:  # type: ignore[no-untyped-def]
+    # The page said "is being fitted" and kept a failed row, where the API refused the same upload (400 cannot_fit).
+    upload = SimpleUploadedFile("runs.csv", large.encode(), content_type="text/csv")
+    response = _web(user).post("/calibrations/", {"name": "from the page", "runs": upload})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "is being fitted" not in page
+    (error,) = response.context["form"].errors["runs"]
+    assert error.startswith("The runs could not be fitted: ") and unfittable in error
+    assert not Calibration.objects.filter(is_default=False).exists()

@@ -29,6 +29,7 @@ from advisor.api.schema import NOT_BLANK_NAME
 from advisor.api.views.base import query_params
 from advisor.calibrations import (
     NAME_MAX_LENGTH,
+    CalibrationFitFailed,
     CalibrationNameError,
     CalibrationNotReady,
     active_calibration_id,
@@ -281,15 +282,14 @@ class CalibrationListView(GenericAPIView):
             if isinstance(data, str):
                 raise QueryParameterErrors({"name": [detail]}) from error
             raise FieldErrors([{"pointer": pointer("name"), "detail": detail}]) from error
+        except CalibrationFitFailed as error:
+            raise FieldErrors([{"pointer": pointer("runs"), "detail": error.reason, "code": "cannot_fit"}]) from error
         except QueueUnavailable as error:
             raise QueueDown.from_unavailable(error) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
         if row.state == Calibration.State.READY:
             body = CalibrationDetailSerializer(row, context=_context(request)).data
             return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
-        if row.state == Calibration.State.FAILED:  # fitted in-process (embedded mode) and the runs could not be fitted
-            row.delete()
-            raise FieldErrors([{"pointer": pointer("runs"), "detail": row.error, "code": "cannot_fit"}])
         # A large upload: the fit runs in a task; poll the task (or the calibration's state).
         task = task_status(request, AsyncResult(row.task_id, app=app))
         body = CalibrationQueuedSerializer(row, context={**_context(request), "task": task}).data
