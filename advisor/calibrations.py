@@ -374,6 +374,8 @@ def calibration_named(*, name: str, owner: User | None = None) -> CalibrationRow
     raise CalibrationNotAvailable(f"{len(rows)} calibrations are named {name!r} (owners: {owners}); pass --owner")
 
 
-def owns_calibration_task(user: Any, task_id: str) -> bool:
+def owns_calibration_task(*, user: User | AnonymousUser, task_id: str) -> bool:
     """Whether ``task_id`` fits one of ``user``'s calibrations (settings.TASK_VIEWERS: they may poll it)."""
-    return bool(user.is_authenticated) and CalibrationRow.objects.filter(owner=user, task_id=task_id).exists()
+    if isinstance(user, AnonymousUser):
+        return False
+    return CalibrationRow.objects.filter(owner=user, task_id=task_id).exists()

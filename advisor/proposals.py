@@ -120,7 +120,7 @@ def _fleet_plan(*, user: User, document: dict[str, Any]) -> tuple[dict[str, Any]
     from advisor.calibrations import calibration_for_user
 
     row, calibration = calibration_for_user(user=user)
-    return json.loads(_canonical(fleet_plan(document, calibration=calibration))), row
+    return json.loads(_canonical(fleet_plan(document=document, calibration=calibration))), row
 
 
 def _issue(

@@ -91,7 +91,7 @@ def main() -> int:
     fleet = parse_fleet(document)
     priced = tier_prices(base=fleet.base)
     jobs = [resolve_job(j, index=i) for i, j in enumerate(fleet.jobs)]
-    plan = fleet_plan(document)
+    plan = fleet_plan(document=document)
     runs = sum(j.runs_per_year for j in jobs)
     print(
         f"mix: {len(jobs)} jobs, {runs:,} runs, peak {plan['demand']['peak_gpus']:,.0f} GPUs, "
@@ -102,7 +102,7 @@ def main() -> int:
     scenario = parse_scenario(ADVISE_SCENARIO)
     t_advise = median_s(lambda: advise(scenario), args.repeats)
     t_core = median_s(lambda: plan_fleet(jobs=jobs, prices=priced.prices).to_dict(), args.repeats)
-    t_full = median_s(lambda: fleet_plan(document), args.repeats)
+    t_full = median_s(lambda: fleet_plan(document=document), args.repeats)
     print(f"advise() (7B, 10 sizes):          {t_advise * 1000:8.1f} ms")
     print(f"plan_fleet() core (200 jobs):     {t_core * 1000:8.1f} ms  = {t_core / t_advise:5.1f} x advise()")
     print(f"fleet_plan() end to end:          {t_full * 1000:8.1f} ms  = {t_full / t_advise:5.1f} x advise()")

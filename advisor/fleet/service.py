@@ -19,9 +19,9 @@ def _calibration(user: Any) -> Calibration | None:
 
 def fleet_plan_for(*, document: Any, user: Any = None, usage_csv: str | None = None) -> dict[str, Any]:
     """``fleet_plan`` with the user's active calibration."""
-    return fleet_plan(document, usage_csv=usage_csv, calibration=_calibration(user))
+    return fleet_plan(document=document, usage_csv=usage_csv, calibration=_calibration(user))
 
 
 def validate_fleet_for(*, document: Any, user: Any = None) -> FleetInput:
     """``validate_fleet`` with the user's active calibration: a document that passes may be stored."""
-    return validate_fleet(document, calibration=_calibration(user))
+    return validate_fleet(document=document, calibration=_calibration(user))

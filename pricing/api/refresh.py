@@ -31,11 +31,11 @@ logger = logging.getLogger(__name__)
 
 def may_see_task(user: Any, task_id: str) -> bool:
     """Staff see every task; anyone else only a task one of ``settings.TASK_VIEWERS`` grants them (dotted
-    paths of ``(user, task_id) -> bool``: the advisor's calibration fits), so pricing needs no import of the apps
+    paths of ``(*, user, task_id) -> bool``: the advisor's calibration fits), so pricing needs no import of the apps
     whose tasks these are."""
     if user.is_staff:
         return True
-    return any(import_string(path)(user, task_id) for path in settings.TASK_VIEWERS)
+    return any(import_string(path)(user=user, task_id=task_id) for path in settings.TASK_VIEWERS)
 
 
 class QueueDown(APIException):

@@ -133,7 +133,7 @@ def test_pdf_html_carries_the_plan_and_both_pictures() -> None:
     from advisor.advice.fleet.service import fleet_plan
     from advisor.fleet.proposal import render_fleet_html
 
-    html = render_fleet_html(plan=fleet_plan(BASE_AND_WEEK), fleet_name="2027 base")
+    html = render_fleet_html(plan=fleet_plan(document=BASE_AND_WEEK), fleet_name="2027 base")
     assert "Own 32 GPUs: $457,920 a year" in html
     assert 'data-testid="chart-load-duration"' in html and 'data-testid="chart-fleet-cost"' in html
 

@@ -66,7 +66,7 @@ def _finite(value: Any) -> Any:
 
 
 def predicted_by(
-    fleet: FleetInput, calibration: Calibration | None
+    *, fleet: FleetInput, calibration: Calibration | None
 ) -> dict[str | None, tuple[Calibration, str | None]]:
     """Per workload.stack of the fleet's predicted (training) jobs, the calibration that predicts them on the fleet's
     GPU (``Calibration.scoped``: a user's outside its runs' families and stacks is its base) and the note saying so."""
@@ -80,14 +80,14 @@ def predicted_by(
     return {s: cal.scoped(family=family, stack=s) for s in sorted(stacks, key=str)}
 
 
-def throughput_band(fleet: FleetInput, calibration: Calibration | None) -> ThroughputBand | None:
+def throughput_band(*, fleet: FleetInput, calibration: Calibration | None) -> ThroughputBand | None:
     """The tokens/s band of the fleet's predicted (training) jobs, as each job's Advice states it for its own
     workload.stack, from the calibration that predicts it: one draw moves them all, so jobs of different stacks
     take the widest of their bands. None without a predicted job."""
     family = get_gpu(fleet.base.gpu).family
     bands = [
         ThroughputBand.of(used.interval(stack=s, known_stack=s is not None, family=family))
-        for s, (used, _) in predicted_by(fleet, calibration).items()
+        for s, (used, _) in predicted_by(fleet=fleet, calibration=calibration).items()
     ]
     return max(bands, key=lambda b: b.p90_multiplier / b.p10_multiplier, default=None)
 
@@ -99,7 +99,7 @@ def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) ->
     if calibration is None:
         return []
     out: list[str] = []
-    for stack, (used, note) in predicted_by(fleet, calibration).items():
+    for stack, (used, note) in predicted_by(fleet=fleet, calibration=calibration).items():
         out.extend(fit_warnings(name=used.name, report=used.report))
         if note:
             which = "the jobs naming no stack" if stack is None else f"the jobs of stack {stack!r}"
@@ -151,7 +151,7 @@ def _uncertainty(
     }
 
 
-def within_budget(fleet: FleetInput) -> None:
+def within_budget(*, fleet: FleetInput) -> None:
     """Each job given as a workload costs one run of the advice pipeline: count them before running any."""
     limit = settings.FLEET_MAX_WORKLOAD_JOBS
     priced_jobs = sum(job.scenario is not None for job in fleet.jobs)
@@ -163,7 +163,7 @@ def within_budget(fleet: FleetInput) -> None:
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
 
 
-def placement_within_budget(fleet: FleetInput, jobs: list[Job]) -> None:
+def placement_within_budget(*, fleet: FleetInput, jobs: list[Job]) -> None:
     """Count the plan's work before any of it (the API, the page and the command all plan through here). Placing a
     run looks at every hour it holds and every hour it may wait (FLEET_MAX_PLACEMENT_HOURS: the run count alone
     does not bound the work), for each candidate owned size, and the sizes grow with the peak
@@ -181,10 +181,10 @@ def placement_within_budget(fleet: FleetInput, jobs: list[Job]) -> None:
             "shorter max_wait_days, or many small runs as measured usage (usage.csv)."
         )
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
-    plan_steps_within_budget(fleet, runs)
+    plan_steps_within_budget(fleet=fleet, runs=runs)
 
 
-def plan_steps_within_budget(fleet: FleetInput, runs: Runs) -> None:
+def plan_steps_within_budget(*, fleet: FleetInput, runs: Runs) -> None:
     """FLEET_MAX_PLAN_STEPS: the candidate owned sizes times what each simulates (``PlanWork``), three years over
     when predicted jobs are simulated again at their P10 and P90 throughput (``_uncertainty``)."""
     limit = settings.FLEET_MAX_PLAN_STEPS
@@ -214,24 +214,24 @@ def _predicted(fleet: FleetInput) -> list[bool]:
     return [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
 
 
-def resolve_jobs(fleet: FleetInput, *, calibration: Calibration | None = None) -> list[Job]:
+def resolve_jobs(*, fleet: FleetInput, calibration: Calibration | None = None) -> list[Job]:
     """The core's jobs of a validated input, run hours from the advice pipeline for workload jobs. Raises
     ScenarioError naming the job's field when a workload cannot run (does not fit, or a run outlasts a year)."""
     return [resolve_job(job, index=i, calibration=calibration) for i, job in enumerate(fleet.jobs)]
 
 
 def validate_fleet(
-    document: Any, *, calibration: Calibration | None = None, defaults: Mapping[str, float] | None = None
+    *, document: Any, calibration: Calibration | None = None, defaults: Mapping[str, float] | None = None
 ) -> FleetInput:
     """What may be saved: a valid Fleet Plan input whose every job can run (the checks ``fleet_plan`` makes
     before planning, so a saved fleet never answers its plan with a conflict). Raises ScenarioError."""
     fleet = parse_fleet(document, defaults=defaults)
-    within_budget(fleet)
-    placement_within_budget(fleet, resolve_jobs(fleet, calibration=calibration))
+    within_budget(fleet=fleet)
+    placement_within_budget(fleet=fleet, jobs=resolve_jobs(fleet=fleet, calibration=calibration))
     return fleet
 
 
-def require_a_price(prices: TierPrices, *, gpu: str) -> None:
+def require_a_price(*, prices: TierPrices, gpu: str) -> None:
     """ScenarioError naming the manual quotes when neither renting nor owning ``gpu`` has a price: every option
     would cost infinitely much, and their differences (the savings) would be NaN."""
     rentable = prices.floating() is not None or prices.spot_usd_per_gpu_hour is not None
@@ -245,20 +245,20 @@ def require_a_price(prices: TierPrices, *, gpu: str) -> None:
 
 
 def plan_for_input(
-    fleet: FleetInput, *, calibration: Calibration | None = None, now: dt.datetime | None = None
+    *, fleet: FleetInput, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run or the
     plan is over the work budget (checked before any work)."""
-    within_budget(fleet)
-    jobs = resolve_jobs(fleet, calibration=calibration)
-    placement_within_budget(fleet, jobs)
+    within_budget(fleet=fleet)
+    jobs = resolve_jobs(fleet=fleet, calibration=calibration)
+    placement_within_budget(fleet=fleet, jobs=jobs)
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
     priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
-    require_a_price(priced.prices, gpu=fleet.base.gpu)
+    require_a_price(prices=priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
-    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet, calibration))
+    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet=fleet, calibration=calibration))
     warnings = [*priced.warnings, *doc.pop("warnings")]
     warnings.extend(_calibration_warnings(fleet, calibration))
     if fleet.usage is not None and fleet.usage.has_pending:
@@ -282,8 +282,8 @@ def plan_for_input(
 
 
 def fleet_plan(
-    document: Any,
     *,
+    document: Any,
     usage_csv: str | None = None,
     calibration: Calibration | None = None,
     defaults: Mapping[str, float] | None = None,
@@ -292,4 +292,4 @@ def fleet_plan(
     """Validate a Fleet Plan input (decoded JSON) and plan it. Raises ScenarioError naming each bad field."""
     if usage_csv is not None:
         document = with_usage_csv(document, usage_csv)
-    return plan_for_input(parse_fleet(document, defaults=defaults), calibration=calibration, now=now)
+    return plan_for_input(fleet=parse_fleet(document, defaults=defaults), calibration=calibration, now=now)

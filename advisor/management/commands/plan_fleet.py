@@ -42,7 +42,7 @@ class Command(BaseCommand):
         usage = _read(options["usage"], "usage CSV") if options.get("usage") else None
         document = parse_json_argument(text, path=path)
         try:
-            plan = fleet_plan(document, usage_csv=usage)
+            plan = fleet_plan(document=document, usage_csv=usage)
         except ScenarioError as exc:
             lines = "\n".join(f"  {e['pointer'] or '/'}: {e['message']}" for e in exc.errors)
             raise CommandError(f"{path}: invalid fleet plan\n{lines}", returncode=INVALID_INPUT) from exc

@@ -204,13 +204,13 @@ def test_jobs_of_different_stacks_share_the_widest_of_their_bands() -> None:
         return {"name": name, "gpus": 16, "workload": workload, "runs_per_year": 3}
 
     calibration = load_default()
-    nemo = throughput_band(parse_fleet(fleet(job("a", "nemo"))), calibration)
-    mixed = throughput_band(parse_fleet(fleet(job("a", "nemo"), job("b", None))), calibration)
+    nemo = throughput_band(fleet=parse_fleet(fleet(job("a", "nemo"))), calibration=calibration)
+    mixed = throughput_band(fleet=parse_fleet(fleet(job("a", "nemo"), job("b", None))), calibration=calibration)
     unknown = calibration.interval(known_stack=False)
     assert nemo is not None and mixed is not None
     assert mixed.p10_multiplier == pytest.approx(unknown["p10_multiplier"])
     assert mixed.p10_multiplier < nemo.p10_multiplier
-    assert throughput_band(parse_fleet(BASE_AND_WEEK), calibration) is None  # no predicted job
+    assert throughput_band(fleet=parse_fleet(BASE_AND_WEEK), calibration=calibration) is None  # no predicted job
 
 
 @pytest.mark.django_db

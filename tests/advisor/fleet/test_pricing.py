@@ -123,7 +123,7 @@ def test_the_rented_tiers_are_priced_at_offers_able_to_supply_the_peak() -> None
     document = {**CATALOG, "jobs": [{"name": "big", "gpus": 64, "hours": 4000}]}
     base = parse_fleet(document).base
     one_node = tier_prices(base=base).offers["on_demand"]
-    plan = fleet_plan(document)
+    plan = fleet_plan(document=document)
     at_peak = offers_for_size(base, gpus=8, at_once=64)["on_demand"]
     assert plan["tier_prices"]["offers"]["on_demand"] == at_peak.cheapest
     assert at_peak.cheapest["max_gpus"] is None or at_peak.cheapest["max_gpus"] >= 64
@@ -141,8 +141,8 @@ def test_a_peak_off_the_node_grid_does_not_raise_every_rented_hour() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
     base_job = {"name": "base", "gpus": 16, "hours": 8760}
-    alone = fleet_plan({**CATALOG, "jobs": [base_job]})
-    plus_one = fleet_plan({**CATALOG, "jobs": [base_job, {"name": "one", "gpus": 1, "hours": 1}]})
+    alone = fleet_plan(document={**CATALOG, "jobs": [base_job]})
+    plus_one = fleet_plan(document={**CATALOG, "jobs": [base_job, {"name": "one", "gpus": 1, "hours": 1}]})
     price = alone["tier_prices"]["on_demand_usd_per_gpu_hour"]
     assert plus_one["tier_prices"]["on_demand_usd_per_gpu_hour"] == pytest.approx(price)
     rent_all = plus_one["recommendation"]["all_rent_usd_per_year"]
@@ -160,8 +160,8 @@ def test_interruptible_jobs_rent_spot_without_the_markets_being_listed() -> None
         "gpu": "h100-sxm",
         "jobs": [{"name": "evals", "gpus": 16, "hours": 6, "runs_per_year": 300, "interruptible": True}],
     }
-    default = fleet_plan(evals)
-    listed = fleet_plan({**evals, "rent": {"markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]}})
+    default = fleet_plan(document=evals)
+    listed = fleet_plan(document={**evals, "rent": {"markets": ["on_demand", "spot", "reserved_1y", "reserved_3y"]}})
     assert default["fleet"]["rent"]["markets"] == listed["fleet"]["rent"]["markets"]
     assert default["tier_prices"]["spot_usd_per_gpu_hour"] is not None
     assert default["recommendation"]["usd_per_year"] == pytest.approx(listed["recommendation"]["usd_per_year"])
@@ -175,7 +175,7 @@ def test_short_runs_count_their_share_of_the_hour_not_the_whole_hour() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "s",
             "gpu": "a10g",
             "buy": {"capex_usd": 80000},
@@ -197,7 +197,7 @@ def test_a_lone_node_is_weighed_at_one_node_cost() -> None:
     # load-duration answer owned nothing while the simulated answer (and one node's own cost) owned the node.
     from advisor.advice.fleet.service import fleet_plan
 
-    plan = fleet_plan({"name": "a", "gpu": "h100-sxm", "jobs": [{"name": "base", "gpus": 8, "hours": 8760}]})
+    plan = fleet_plan(document={"name": "a", "gpu": "h100-sxm", "jobs": [{"name": "base", "gpus": 8, "hours": 8760}]})
     prices, rec = plan["tier_prices"], plan["recommendation"]
     one_node = (
         prices["owned_usd_per_year_one_node"]
@@ -219,7 +219,7 @@ def test_against_a_term_only_the_fleet_owns_what_costs_less_per_hour_than_the_te
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "r",
             "gpu": "a10g",
             "rent": {"markets": ["reserved_1y"]},
@@ -247,7 +247,7 @@ def test_with_spot_only_the_reasons_say_renting_everything_is_not_priced() -> No
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "sp",
             "gpu": "h100-sxm",
             "rent": {"markets": ["spot"]},
@@ -273,7 +273,7 @@ def test_a_commitment_covers_only_what_its_gpus_can_hold_at_once() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "I",
             "gpu": "a10g",
             "rent": {"markets": ["on_demand", "reserved_1y"]},
@@ -299,7 +299,7 @@ def test_a_short_peak_with_nothing_to_rent_by_the_hour_is_answered(markets: list
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "s",
             "gpu": "h100-sxm",
             "rent": {"markets": markets},
@@ -314,7 +314,7 @@ def test_a_peak_past_every_offer_capacity_is_said() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
     plan = fleet_plan(
-        {
+        document={
             "name": "v",
             "gpu": "h100-sxm",
             "rent": {"providers": ["vast"]},
@@ -336,17 +336,17 @@ def test_a_plan_whose_workload_jobs_use_a_calibration_carries_its_fit_warnings()
     poor = replace(load_default(), name="per gpu")
     poor = replace(poor, report={**poor.report, "loo_median_ape": 8.82, "warnings": ["12 run(s) measured below 2%"]})
     training = {"name": "70b", "gpus": 64, "workload": {"kind": "training", "model": {"params_b": 70}, "tokens": 2e11}}
-    plan = fleet_plan({**CATALOG, "jobs": [training]}, calibration=poor)
+    plan = fleet_plan(document={**CATALOG, "jobs": [training]}, calibration=poor)
     assert "12 run(s) measured below 2%" in plan["warnings"]
     assert any("The calibration 'per gpu' misses its own held-out runs by a median 882%" in w for w in plan["warnings"])
-    hours_only = fleet_plan(CATALOG, calibration=poor)  # no job runs through the estimator
+    hours_only = fleet_plan(document=CATALOG, calibration=poor)  # no job runs through the estimator
     assert not any("per gpu" in w for w in hours_only["warnings"])
 
 
 def test_a_null_fleet_name_is_the_fleets_default_name() -> None:
     from advisor.advice.fleet.service import fleet_plan
 
-    assert fleet_plan({**CATALOG, "name": None})["fleet"]["name"] == "Untitled fleet"
+    assert fleet_plan(document={**CATALOG, "name": None})["fleet"]["name"] == "Untitled fleet"
 
 
 def test_a_plan_outside_its_users_calibration_scope_takes_the_band_and_warnings_of_the_base() -> None:
@@ -365,14 +365,14 @@ def test_a_plan_outside_its_users_calibration_scope_takes_the_band_and_warnings_
     workload = {"kind": "training", "model": model, "tokens": 1e12, "global_batch": 1024}
     training = {"name": "7B", "gpus": 64, "runs_per_year": 4, "workload": workload}
     document = {**CATALOG, "jobs": [training]}
-    user, base = fleet_plan(document, calibration=team), fleet_plan(document, calibration=default)
+    user, base = fleet_plan(document=document, calibration=team), fleet_plan(document=document, calibration=default)
     assert user["uncertainty"] == base["uncertainty"]
     assert user["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(0.7405, abs=5e-4)
     about_team = [w for w in user["warnings"] if "team-a100" in w]
     assert len(about_team) == 1 and "default (public runs)" in about_team[0], about_team
     assert "misses its own held-out runs" not in about_team[0]
     # On the team's own GPU its band and its fit warnings apply.
-    own = fleet_plan({**document, "gpu": "a100-80gb"}, calibration=team)
+    own = fleet_plan(document={**document, "gpu": "a100-80gb"}, calibration=team)
     band = team.interval(stack=None, known_stack=False, family="a100")
     assert own["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(band["p10_multiplier"])
     assert any("'team-a100' misses its own held-out runs by a median 882%" in w for w in own["warnings"])
