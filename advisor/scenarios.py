@@ -75,6 +75,11 @@ def scenario_versions(*, scenario: Scenario) -> QuerySet[ScenarioVersion]:
     return scenario.versions.all()
 
 
+def share_link_for_scenario(*, scenario: Scenario, link_id: int) -> ShareLink | None:
+    """The scenario's share link ``link_id`` (revoked or not); None for a missing id and another scenario's link."""
+    return ShareLink.objects.filter(scenario=scenario, pk=link_id).first()
+
+
 def active_share_links(*, scenario: Scenario) -> QuerySet[ShareLink]:
     return scenario.share_links.filter(revoked_at__isnull=True)
 

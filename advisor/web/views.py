@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from advisor import proposals as proposal_store
 from advisor import scenarios as store
-from advisor.models import Scenario, ShareLink
+from advisor.models import Scenario
 from advisor.proposal import PdfUnavailable, render_proposal_pdf
 from advisor.versioned import DocumentNameError
 from advisor.web import forms as planner_forms
@@ -373,7 +373,7 @@ def share_create(request: HttpRequest, scenario_id: int) -> HttpResponse:
 @require_POST
 def share_revoke(request: HttpRequest, scenario_id: int, link_id: int) -> HttpResponse:
     scenario = _own_scenario(request, scenario_id)
-    link = ShareLink.objects.filter(scenario=scenario, pk=link_id).first()
+    link = store.share_link_for_scenario(scenario=scenario, link_id=link_id)
     if link is None:
         raise Http404("No such share link")
     store.share_link_revoke(link=link)
