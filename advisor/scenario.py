@@ -565,13 +565,16 @@ def _known_providers_only(c: _Checker, where: str, given: list[Any], slugs: list
     """An unknown provider would silently price nothing and flip the advice to "buy": refuse it by name."""
     if not slugs:
         return
-    from pricing.selectors import known_provider_slugs
+    from pricing.selectors import known_provider_slugs, unknown_provider_slugs
 
-    known = known_provider_slugs()
+    unknown = set(unknown_provider_slugs(slugs=slugs))
+    if not unknown:
+        return
+    known = ", ".join(sorted(known_provider_slugs()))
     for i, p in enumerate(given):
         slug = p.lower() if isinstance(p, str) else None
-        if slug in slugs and slug not in known:
-            c.fail(f"{where}/providers/{i}", f"unknown provider {p!r}; known providers: {', '.join(sorted(known))}")
+        if slug in unknown:
+            c.fail(f"{where}/providers/{i}", f"unknown provider {p!r}; known providers: {known}")
 
 
 def ownership_defaults() -> dict[str, float]:

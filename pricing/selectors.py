@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -369,3 +370,9 @@ def offer_history(*, offer: Offer) -> list[tuple[dt.datetime, float]]:
 def known_provider_slugs() -> frozenset[str]:
     """Every provider a Scenario may name in rent.providers: those in the catalog and those a feed names."""
     return frozenset(PROVIDER_NAMES) | frozenset(Provider.objects.values_list("slug", flat=True))
+
+
+def unknown_provider_slugs(*, slugs: Iterable[str]) -> list[str]:
+    """The given slugs no provider has (``known_provider_slugs``), sorted: an unknown slug would silently match
+    nothing, read as 'no prices' (the API's price queries) or flip the advice to "buy" (a Scenario's providers)."""
+    return sorted(set(slugs) - known_provider_slugs())

@@ -10,15 +10,14 @@ from rest_framework import serializers
 
 from pricing import selectors
 from pricing.gpus import CANONICAL_GPUS
-from pricing.models import FeedRun, HardwareQuote, Market, PriceObservation, Provider
+from pricing.models import FeedRun, HardwareQuote, Market, PriceObservation
 
 
 def check_provider_slugs(slugs: list[str]) -> None:
-    """ValidationError naming the slugs no provider has, with the known ones (an unknown slug silently matched nothing:
-    an empty list or an empty price history read as 'no prices')."""
-    unknown = sorted(set(slugs) - set(Provider.objects.filter(slug__in=slugs).values_list("slug", flat=True)))
+    """ValidationError naming the slugs no provider has (``selectors.unknown_provider_slugs``), with the known ones."""
+    unknown = selectors.unknown_provider_slugs(slugs=slugs)
     if unknown:
-        known = ", ".join(Provider.objects.order_by("slug").values_list("slug", flat=True))
+        known = ", ".join(sorted(selectors.known_provider_slugs()))
         names = ", ".join(repr(slug) for slug in unknown)
         raise serializers.ValidationError(f"Unknown provider {names}; known providers: {known}.")
 
