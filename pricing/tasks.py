@@ -26,11 +26,6 @@ class FeedRunRetryable(RuntimeError):
     """The run failed on the network; Celery retries the task later (autoretry_for)."""
 
 
-def retry_countdown(retries: int) -> float:
-    """Celery's retry_backoff schedule before jitter: 60 s, 120 s, 240 s ... capped at an hour."""
-    return float(min(RETRY_CAP_S, RETRY_BASE_S * 2**retries))
-
-
 @shared_task(
     bind=True,
     acks_late=True,

@@ -29,10 +29,21 @@ def _only_lambda_configured(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PRICING_AWS_REGIONS = []
 
 
-def test_backoff_doubles_and_is_capped() -> None:
-    assert 60 <= tasks.retry_countdown(0) <= 66
-    assert 240 <= tasks.retry_countdown(2) <= 264
-    assert tasks.retry_countdown(20) <= tasks.RETRY_CAP_S * 1.1
+@responses.activate
+@pytest.mark.parametrize(("retries", "countdown"), [(0, 60), (2, 240), (5, 1920), (6, 3600), (20, 3600)])
+def test_the_retry_countdown_celery_computes_doubles_and_is_capped(retries: int, countdown: int) -> None:
+    # The countdown Celery's autoretry_for computes from the task's retry_backoff and retry_backoff_max, on the
+    # task's retries-th failure (a worker's request), not a copy of the schedule.
+    responses.get(API_URL, status=503)
+    task = tasks.refresh_feed
+    assert task.max_retries == tasks.MAX_RETRIES and task.autoretry_for == (tasks.FeedRunRetryable,)
+    task.push_request(retries=retries, is_eager=False)
+    try:
+        with mock.patch.object(task, "retry", side_effect=Retry()) as retry, pytest.raises(Retry):
+            task.run("lambda")
+    finally:
+        task.pop_request()
+    assert retry.call_args.kwargs["countdown"] == countdown
 
 
 @responses.activate
