@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit
@@ -53,6 +54,19 @@ def redis_url() -> str:
     if IN_CI:
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+def torch_module() -> types.ModuleType:
+    """The torch module for tests of the profiler (its extra, installed by `make test`); skipped (with the reason)
+    only outside CI, as redis_url is."""
+    try:
+        import torch
+    except ImportError as error:
+        reason = f"needs torch (the profiler extra): {error}"
+        if IN_CI:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return torch
 
 
 @pytest.fixture(autouse=True)

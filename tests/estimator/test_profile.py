@@ -32,6 +32,7 @@ from estimator.profiling.results import (
     write_csv,
 )
 from estimator.specs import GPU_IDS
+from tests.conftest import torch_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -290,7 +291,7 @@ def test_world_sizes() -> None:
 
 
 def test_param_count_is_megatron_formula_and_the_built_model() -> None:
-    torch = pytest.importorskip("torch")  # the profiler extra; installed by `make test`
+    torch = torch_module()
     from estimator.profiling._gpt import GPT
 
     for shape in (MODEL_PRESETS["tiny"][0], MODEL_PRESETS["125m"][0]):
