@@ -1009,10 +1009,6 @@ def snapshot_load(*, path: Path = SNAPSHOT_CSV) -> FeedRun | None:
         return run
 
 
-def _skipped_note(skipped: int) -> list[str]:
-    return [f"{skipped} rows left alone: a live feed owns or superseded them"] if skipped else []
-
-
 def hardware_quotes_load(*, path: Path = HARDWARE_QUOTES_CSV) -> int:
     """Create the shipped quotes that are missing; quotes edited in the admin are left as they are."""
     created = 0

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
-from advisor.fleet.models import Fleet, FleetVersion
+from advisor.fleet.models import Fleet
 from advisor.versioned import versioned_create, versioned_update
 
 
@@ -35,7 +35,3 @@ def fleets_for_user(*, user: User) -> QuerySet[Fleet]:
 def fleet_for_user(*, user: User, fleet_id: int) -> Fleet:
     """The user's fleet; another user's (or a missing) id raises Fleet.DoesNotExist."""
     return fleets_for_user(user=user).get(pk=fleet_id)
-
-
-def fleet_versions(*, fleet: Fleet) -> QuerySet[FleetVersion]:
-    return fleet.versions.all()
