@@ -11,11 +11,41 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db.models import Max, QuerySet
+from django.utils import timezone
 
 from pricing.models import HardwareQuote, Offer, PriceObservation
 from pricing.selectors import offer_history_rows
 
 MAX_HISTORY_DAYS = 3 * 366
+DEFAULT_HISTORY_DAYS = 90  # a history asked without `since` starts this many days before `until`
+# No cloud sold GPU-hours before AWS's first GPU instance (cg1.4xlarge, November 2010).
+HISTORY_EARLIEST = dt.date(2010, 11, 1)
+
+
+class HistoryWindowError(ValueError):
+    """A price-history window that cannot be answered; ``field`` (since or until) is the one to change."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def price_history_window(*, since: dt.date | None, until: dt.date | None) -> tuple[dt.date, dt.date]:
+    """The (since, until) days a price history covers: ``until`` defaults to today (UTC), ``since`` to
+    DEFAULT_HISTORY_DAYS before it. Raises HistoryWindowError for a day outside the data's range (none can have a
+    price, and the calendar's ends overflow), since after until, or a span over MAX_HISTORY_DAYS."""
+    today = timezone.now().date()
+    latest = today + dt.timedelta(days=1)
+    for field, day in (("since", since), ("until", until)):
+        if day is not None and not HISTORY_EARLIEST <= day <= latest:
+            raise HistoryWindowError(field, f"must be from {HISTORY_EARLIEST} to {latest}; got {day}")
+    until = until or today
+    since = since or until - dt.timedelta(days=DEFAULT_HISTORY_DAYS)
+    if since > until:
+        raise HistoryWindowError("since", f"must be on or before until ({until})")
+    if (until - since).days > MAX_HISTORY_DAYS:
+        raise HistoryWindowError("since", f"the range may span at most {MAX_HISTORY_DAYS} days")
+    return since, until
 
 
 def hardware_quotes(*, gpu: str | None = None) -> QuerySet[HardwareQuote]:

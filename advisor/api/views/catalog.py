@@ -5,9 +5,6 @@ these two views stay with the advisor because quotes accept only the GPU ids the
 
 from __future__ import annotations
 
-import datetime as dt
-
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
@@ -18,7 +15,13 @@ from rest_framework.response import Response
 from advisor.api.views.base import CommaSeparatedChoices, query_params
 from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
-from pricing.api.selectors import MAX_HISTORY_DAYS, gpu_daily_prices, hardware_quotes
+from pricing.api.selectors import (
+    DEFAULT_HISTORY_DAYS,
+    HistoryWindowError,
+    gpu_daily_prices,
+    hardware_quotes,
+    price_history_window,
+)
 from pricing.api.serializers import DailyPriceSerializer, HardwareQuoteSerializer, check_provider_slugs
 from pricing.gpus import CANONICAL_GPUS
 from pricing.models import Market
@@ -43,15 +46,13 @@ class HardwareQuoteListView(GenericAPIView):
         return self.get_paginated_response(HardwareQuoteSerializer(page, many=True).data)
 
 
-# No cloud sold GPU-hours before AWS's first GPU instance (cg1.4xlarge, November 2010).
-HISTORY_EARLIEST = dt.date(2010, 11, 1)
-
-
 _MARKETS_HELP = f"Comma-separated markets ({', '.join(Market.values)}); default all."
 
 
 class GpuPriceHistoryQuery(serializers.Serializer):
-    since = serializers.DateField(required=False, help_text="First day (UTC), default 90 days before `until`.")
+    since = serializers.DateField(
+        required=False, help_text=f"First day (UTC), default {DEFAULT_HISTORY_DAYS} days before `until`."
+    )
     until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
     provider = CommaSeparatedChoices(required=False, help_text="Comma-separated provider slugs; default all.")
     market = CommaSeparatedChoices(
@@ -65,18 +66,10 @@ class GpuPriceHistoryQuery(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict) -> dict:
-        # Dates outside the data's range are refused: none can have a price, and the calendar's ends overflow.
-        latest = timezone.now().date() + dt.timedelta(days=1)
-        for name in ("since", "until"):
-            day = attrs.get(name)
-            if day is not None and not HISTORY_EARLIEST <= day <= latest:
-                raise serializers.ValidationError({name: [f"must be from {HISTORY_EARLIEST} to {latest}; got {day}"]})
-        until = attrs.get("until") or timezone.now().date()
-        since = attrs.get("since") or until - dt.timedelta(days=90)
-        if since > until:
-            raise serializers.ValidationError({"since": [f"must be on or before until ({until})"]})
-        if (until - since).days > MAX_HISTORY_DAYS:
-            raise serializers.ValidationError({"since": [f"the range may span at most {MAX_HISTORY_DAYS} days"]})
+        try:
+            since, until = price_history_window(since=attrs.get("since"), until=attrs.get("until"))
+        except HistoryWindowError as error:
+            raise serializers.ValidationError({error.field: [str(error)]}) from error
         return {**attrs, "since": since, "until": until}
 
 
