@@ -281,3 +281,14 @@ def test_every_deployment_that_serves_the_peak_has_figures_there_within_the_targ
         assert d.meets_latency and np.isfinite(d.replicas_peak)
         assert np.isfinite([d.batch_at_peak, d.ttft_at_peak_s, d.tpot_at_peak_s]).all(), d
         assert d.ttft_at_peak_s <= 0.5 * (1 + 1e-9) and d.tpot_at_peak_s <= 0.05 * (1 + 1e-9)
+
+
+def test_scale_out_fabric_is_the_16_rank_two_node_measurement_its_source_cites():
+    """fabrics.csv scale-out cites vidur a100_dgx all_reduce.csv, 16 ranks over 2 nodes (8 GPUs per node);
+    shared/data/hardware/vidur_allreduce_summary.csv row a100_dgx,16,8,2: 0.065 / 0.097 / 0.464 ms at 2 KB / 66 KB /
+    1 MB and busbw 17.49 GB/s at 64 MB, of 25 GB/s one-way HDR (200 Gb/s) per GPU. (22.42 GB/s and 0.107 / 0.308 ms
+    are the 8-rank, 4-GPU-per-node row.)"""
+    scale_out = inf.fabrics()["scale-out"]
+    assert scale_out.busbw_efficiency == pytest.approx(17.49 / 25.0, abs=0.005)
+    assert scale_out.latency_s == pytest.approx(float(np.median([0.065, 0.097, 0.464])) * 1e-3, rel=1e-9)
+    assert "16 ranks" in scale_out.source
