@@ -137,7 +137,7 @@ class ServingGpu:
     link_gbps: float
     pcie: bool
     gpus_per_node: int
-    scale_out_gbps: float = 50.0
+    scale_out_gbps: float
     fabric: str = "nvlink-hopper"
     convert_per_s: float = 0.0  # CUDA-core type conversions per second (8-bit KV dequantization); 0 = unknown
     nvlink_domain: int = 0  # 0 = gpus_per_node
@@ -178,7 +178,8 @@ def _fabric_for(nvlink_gbps: float) -> str:
 
 def serving_gpu(gpu_id: str) -> ServingGpu:
     """Spec of ``gpu_id`` from estimator.specs, completed by estimator/data/inference/gpus.csv (fp4 peaks, and
-    the A100 PCIe 80GB the spec table lacks). Raises estimator.specs.UnknownGpuError for an unknown id."""
+    the A100 PCIe 80GB the spec table lacks, its server included: gpus_per_node, inter_node_gbps [Gb/s per node]).
+    Raises estimator.specs.UnknownGpuError for an unknown id."""
     overrides, _ = gpu_overrides()
     key = gpu_id.strip().lower()
     extra = overrides.get(key, {})
@@ -187,7 +188,7 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         bw = float(extra["memory_bw_gbps"])
         peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
         nvlink = float(extra["nvlink_gbps"])
-        gpn, scale_out = 8, 200.0 * 8 / 8.0  # PCIe A100 servers: 8 GPUs, 200 Gb/s per GPU (HDR, interconnect_specs)
+        gpn, scale_out = int(extra["gpus_per_node"]), float(extra["inter_node_gbps"]) / 8.0  # the row's server
         domain = gpn
     else:
         spec = get_gpu(key)

@@ -292,3 +292,12 @@ def test_scale_out_fabric_is_the_16_rank_two_node_measurement_its_source_cites()
     assert scale_out.busbw_efficiency == pytest.approx(17.49 / 25.0, abs=0.005)
     assert scale_out.latency_s == pytest.approx(float(np.median([0.065, 0.097, 0.464])) * 1e-3, rel=1e-9)
     assert "16 ranks" in scale_out.source
+
+
+def test_the_a100_pcie_server_comes_from_the_inference_gpu_table_with_its_source():
+    """The A100 PCIe 80GB has no id in estimator/data/gpus.csv; its typical server (GPUs per node, scale-out Gb/s per
+    node) is data in estimator/data/inference/gpus.csv, not a literal in the code."""
+    row = next(r for r in read_data_csv("gpus.csv") if r["spec_id"] == "a100-pcie-80gb")
+    gpu = inf.serving_gpu("a100-pcie-80gb")
+    assert gpu.gpus_per_node == int(row["gpus_per_node"])
+    assert gpu.scale_out_gbps == pytest.approx(float(row["inter_node_gbps"]) / 8 / int(row["gpus_per_node"]))
