@@ -1249,13 +1249,14 @@ def serving_assumptions(s: Scenario) -> list[dict[str, Any]]:
     month."""
     engine = inf.serving_stack(s.workload.serving_engine)
     source = f"serving_stacks.csv {engine.name}: {engine.source}"
+    max_batch, max_num_tokens = engine.batch_limits(inf.serving_gpu(s.gpu))  # the engine's defaults on this GPU
     kv_of = "of the GPU memory" if engine.kv_of_total else "of the memory left after weights, activations and runtime"
     rows = [
         ("/serving/engine", engine.name, "serving engine", f"{_engine_choice(s)}; {source}"),
         ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", source),
         ("/serving/kv_output_reserved", engine.kv_output_reserved, "fraction of a request's output KV held", source),
-        ("/serving/max_batch", engine.max_batch, "requests per replica", source),
-        ("/serving/max_num_tokens", engine.max_num_tokens, "tokens per engine step (activation buffers)", source),
+        ("/serving/max_batch", max_batch, "requests per replica", source),
+        ("/serving/max_num_tokens", max_num_tokens, "tokens per engine step (activation buffers)", source),
         ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", source),
         (
             "/serving/arrivals",

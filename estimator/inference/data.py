@@ -137,7 +137,7 @@ class ServingGpu:
     link_gbps: float
     pcie: bool
     gpus_per_node: int
-    scale_out_gbps: float = 50.0
+    scale_out_gbps: float
     fabric: str = "nvlink-hopper"
     convert_per_s: float = 0.0  # CUDA-core type conversions per second (8-bit KV dequantization); 0 = unknown
     nvlink_domain: int = 0  # 0 = gpus_per_node
@@ -178,7 +178,8 @@ def _fabric_for(nvlink_gbps: float) -> str:
 
 def serving_gpu(gpu_id: str) -> ServingGpu:
     """Spec of ``gpu_id`` from estimator.specs, completed by estimator/data/inference/gpus.csv (fp4 peaks, and
-    the A100 PCIe 80GB the spec table lacks). Raises estimator.specs.UnknownGpuError for an unknown id."""
+    the A100 PCIe 80GB the spec table lacks, its server included: gpus_per_node, inter_node_gbps [Gb/s per node]).
+    Raises estimator.specs.UnknownGpuError for an unknown id."""
     overrides, _ = gpu_overrides()
     key = gpu_id.strip().lower()
     extra = overrides.get(key, {})
@@ -187,7 +188,7 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         bw = float(extra["memory_bw_gbps"])
         peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
         nvlink = float(extra["nvlink_gbps"])
-        gpn, scale_out = 8, 200.0 * 8 / 8.0  # PCIe A100 servers: 8 GPUs, 200 Gb/s per GPU (HDR, interconnect_specs)
+        gpn, scale_out = int(extra["gpus_per_node"]), float(extra["inter_node_gbps"]) / 8.0  # the row's server
         domain = gpn
     else:
         spec = get_gpu(key)
@@ -242,6 +243,25 @@ class ServingStack:
     # 1.0 when the scheduler reserves the whole output on admission (TensorRT-LLM GUARANTEED_NO_EVICT), 0.5 when KV
     # pages are allocated as tokens are generated (vLLM): serving_stacks.csv kv_output_reserved.
     kv_output_reserved: float = 1.0
+    # GPU-dependent defaults (serving_stacks.csv large_gpu_*): on a GPU of at least large_gpu_min_gib GiB whose id
+    # names none of large_gpu_excludes the engine uses large_gpu_max_batch / large_gpu_max_num_tokens instead of
+    # max_batch / max_num_tokens (vLLM V1 EngineArgs.get_batch_defaults). 0 = the same on every GPU.
+    large_gpu_min_gib: float = 0.0
+    large_gpu_excludes: tuple[str, ...] = ()
+    large_gpu_max_num_tokens: int = 0
+    large_gpu_max_batch: int = 0
+
+    def batch_limits(self, gpu: ServingGpu) -> tuple[int, int]:
+        """(max requests in flight, max tokens per engine step) of this engine's defaults on ``gpu``."""
+        gib = gpu.memory_gb * 1e9 / 2**30
+        large = (
+            self.large_gpu_min_gib > 0
+            and gib >= self.large_gpu_min_gib
+            and not any(name in gpu.id for name in self.large_gpu_excludes)
+        )
+        if large:
+            return self.large_gpu_max_batch, self.large_gpu_max_num_tokens
+        return self.max_batch, self.max_num_tokens
 
     def kv_bytes(self, precision: str) -> float:
         """Bytes per KV-cache element of a ``precision`` deployment on this engine at its default KV-cache dtype."""
@@ -285,6 +305,10 @@ def serving_stacks() -> dict[str, ServingStack]:
             custom_ar_max_bytes=_limits_mb(r["custom_ar_max_mb"]),
             kv_cache_8bit=r["kv_cache_8bit"].strip() == "1",
             kv_output_reserved=float(r["kv_output_reserved"]),
+            large_gpu_min_gib=float(r["large_gpu_min_gib"] or 0.0),
+            large_gpu_excludes=tuple(n.strip().lower() for n in r["large_gpu_excludes"].split("/") if n.strip()),
+            large_gpu_max_num_tokens=int(r["large_gpu_max_num_tokens"] or 0),
+            large_gpu_max_batch=int(r["large_gpu_max_batch"] or 0),
         )
         for r in read_data_csv("serving_stacks.csv")
     }
@@ -609,8 +633,8 @@ def build_cases(
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
         kv_output_reserved=arr([s.kv_output_reserved for s in stack_rows]),
-        max_num_tokens=arr([s.max_num_tokens for s in stack_rows]),
-        engine_max_batch=arr([s.max_batch for s in stack_rows]),
+        max_num_tokens=arr([s.batch_limits(g)[1] for s, g in zip(stack_rows, gpus, strict=True)]),
+        engine_max_batch=arr([s.batch_limits(g)[0] for s, g in zip(stack_rows, gpus, strict=True)]),
         chunked_prefill=np.asarray([s.chunked_prefill for s in stack_rows]),
         tp=arr(tps),
         attention_dp=np.asarray(adp, dtype=bool),

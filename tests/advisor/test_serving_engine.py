@@ -132,14 +132,16 @@ def engine_rows(advice: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.django_db
 def test_an_mi300x_is_sized_with_vllm_and_the_assumptions_say_it_was_defaulted() -> None:
     """The finding's scenario (llama-3.1-70b bf16 on mi300x): TensorRT-LLM's batch cap of 2048 and its reserve of
-    every request's whole output KV sized it before; vLLM's 256 and half the output now."""
+    every request's whole output KV sized it before; vLLM's batch cap and half the output now: max_num_seqs 1024 on
+    a GPU of >= 70 GiB that is not an A100 (vLLM V1 EngineArgs.get_batch_defaults; serving_stacks.csv vllm)."""
     advice = advise_inference(doc("mi300x"))
     rows = engine_rows(advice)
     assert rows["/serving/engine"]["value"] == "vllm"
     source = rows["/serving/engine"]["source"]
     assert "defaulted" in source and "NVIDIA" in source and "serving_stacks.csv vllm" in source
-    assert rows["/serving/max_batch"]["value"] == 256 and rows["/serving/kv_output_reserved"]["value"] == 0.5
-    assert max(s["max_batch"] for s in advice["sizes"]) <= 256
+    assert rows["/serving/max_batch"]["value"] == 1024 and rows["/serving/kv_output_reserved"]["value"] == 0.5
+    assert rows["/serving/max_num_tokens"]["value"] == 8192
+    assert max(s["max_batch"] for s in advice["sizes"]) <= 1024
     assert advice["scenario"]["workload"]["serving_engine"] == "vllm"
 
 
@@ -152,7 +154,17 @@ def test_a_given_engine_sizes_the_deployments_and_is_said_given() -> None:
     assert engine_rows(vllm)["/serving/engine"]["value"] == "vllm"
     assert "given" in engine_rows(vllm)["/serving/engine"]["source"]
     assert [s["max_batch"] for s in vllm["sizes"]] != [s["max_batch"] for s in default["sizes"]]
-    assert max(s["max_batch"] for s in vllm["sizes"]) <= 256 < max(s["max_batch"] for s in default["sizes"])
+    assert max(s["max_batch"] for s in vllm["sizes"]) <= 1024  # vLLM's max_num_seqs on an H100
+    assert engine_rows(vllm)["/serving/max_batch"]["value"] == 1024
+
+
+@pytest.mark.django_db
+def test_vllm_on_an_a100_states_and_uses_its_smaller_defaults() -> None:
+    """vLLM V1 EngineArgs.get_batch_defaults: 256 requests / 2048 tokens per step on an A100 (excluded by name)."""
+    advice = advise_inference(doc("a100-80gb", "vllm"))
+    rows = engine_rows(advice)
+    assert rows["/serving/max_batch"]["value"] == 256 and rows["/serving/max_num_tokens"]["value"] == 2048
+    assert max(s["max_batch"] for s in advice["sizes"]) <= 256
 
 
 @pytest.mark.django_db

@@ -105,7 +105,7 @@ def test_vllm_sizes_its_kv_cache_from_total_memory_and_leaves_less_when_weights_
     vllm = cases("llama-3.1-70b", stack="vllm")
     # 70B fp8 on one H100: 90% of the whole GPU minus the weights is far less than 90% of what the weights leave.
     assert 0 < inf.kv_memory_bytes(vllm)[0] < 0.5 * inf.kv_memory_bytes(trt)[0]
-    assert inf.max_batch(cases("llama-3.1-8b", stack="vllm"), CAL.params)[0] <= 256  # vLLM max_num_seqs
+    assert inf.max_batch(cases("llama-3.1-8b", stack="vllm"), CAL.params)[0] <= 1024  # vLLM max_num_seqs on H100
 
 
 def test_unknown_stack_names_the_field():
@@ -281,3 +281,42 @@ def test_every_deployment_that_serves_the_peak_has_figures_there_within_the_targ
         assert d.meets_latency and np.isfinite(d.replicas_peak)
         assert np.isfinite([d.batch_at_peak, d.ttft_at_peak_s, d.tpot_at_peak_s]).all(), d
         assert d.ttft_at_peak_s <= 0.5 * (1 + 1e-9) and d.tpot_at_peak_s <= 0.05 * (1 + 1e-9)
+
+
+def test_scale_out_fabric_is_the_16_rank_two_node_measurement_its_source_cites():
+    """fabrics.csv scale-out cites vidur a100_dgx all_reduce.csv, 16 ranks over 2 nodes (8 GPUs per node);
+    shared/data/hardware/vidur_allreduce_summary.csv row a100_dgx,16,8,2: 0.065 / 0.097 / 0.464 ms at 2 KB / 66 KB /
+    1 MB and busbw 17.49 GB/s at 64 MB, of 25 GB/s one-way HDR (200 Gb/s) per GPU. (22.42 GB/s and 0.107 / 0.308 ms
+    are the 8-rank, 4-GPU-per-node row.)"""
+    scale_out = inf.fabrics()["scale-out"]
+    assert scale_out.busbw_efficiency == pytest.approx(17.49 / 25.0, abs=0.005)
+    assert scale_out.latency_s == pytest.approx(float(np.median([0.065, 0.097, 0.464])) * 1e-3, rel=1e-9)
+    assert "16 ranks" in scale_out.source
+
+
+def test_the_a100_pcie_server_comes_from_the_inference_gpu_table_with_its_source():
+    """The A100 PCIe 80GB has no id in estimator/data/gpus.csv; its typical server (GPUs per node, scale-out Gb/s per
+    node) is data in estimator/data/inference/gpus.csv, not a literal in the code."""
+    row = next(r for r in read_data_csv("gpus.csv") if r["spec_id"] == "a100-pcie-80gb")
+    gpu = inf.serving_gpu("a100-pcie-80gb")
+    assert gpu.gpus_per_node == int(row["gpus_per_node"])
+    assert gpu.scale_out_gbps == pytest.approx(float(row["inter_node_gbps"]) / 8 / int(row["gpus_per_node"]))
+
+
+@pytest.mark.parametrize(
+    ("gpu", "max_batch", "max_num_tokens"),
+    [
+        *[(gpu, 1024, 8192) for gpu in ("h100-sxm", "h200", "b200", "mi300x")],
+        *[(gpu, 256, 2048) for gpu in ("a100-80gb", "a100-pcie-80gb", "l40s", "l4")],
+    ],
+)
+def test_vllm_batch_defaults_depend_on_the_gpu_as_its_engine_args_say(gpu: str, max_batch: int, max_num_tokens: int):
+    """vLLM V1 EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py), OpenAI API server: max_num_seqs /
+    max_num_batched_tokens 1024 / 8192 on a GPU with >= 70 GiB whose name does not contain A100, else 256 / 2048
+    (serving_stacks.csv vllm row). TensorRT-LLM's are the same on every GPU."""
+    vllm, trt = inf.serving_stack("vllm"), inf.serving_stack("trtllm")
+    serving = inf.serving_gpu(gpu)
+    assert vllm.batch_limits(serving) == (max_batch, max_num_tokens)
+    assert trt.batch_limits(serving) == (2048, 8192)
+    c = cases("llama-3.1-8b", gpu=gpu, precision="bf16", stack="vllm")
+    assert (c.engine_max_batch[0], c.max_num_tokens[0]) == (max_batch, max_num_tokens)

@@ -92,3 +92,13 @@ def test_cluster_defaults_to_the_typical_server_and_validates() -> None:
     assert (cluster.gpus_per_node, cluster.inter_node_gbps) == (8, 1600)
     with pytest.raises(WorkloadError, match="inter_node_gbps"):
         Cluster(get_gpu("a100-80gb"), inter_node_gbps=0)
+
+
+def test_gb200_scale_out_is_the_dgx_gb200_compute_trays_four_400g_connectx7_ports() -> None:
+    """A GB200 NVL72 compute tray (4 GPUs) has four ConnectX-7 OSFP InfiniBand ports for the compute fabric (NVIDIA
+    Mission Control North-South Network GB200 Deployment Guide, 'GB200 compute tray network port types'; NVIDIA
+    multi-node tuning guide: CX7 in the compute tray), ConnectX-7 at up to 400 Gb/s: 4 x 400 = 1,600 Gb/s per tray,
+    400 Gb/s per GPU (800 Gb/s per GPU is GB300's ConnectX-8)."""
+    spec = get_gpu("gb200")
+    assert spec.gpus_per_node == 4 and spec.inter_node_gbps == 4 * 400
+    assert "ConnectX-7" in spec.source

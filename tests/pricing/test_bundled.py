@@ -87,6 +87,31 @@ def test_shipped_hardware_quotes_cover_the_required_servers(bundled: str, gpu: s
     assert quote.networking_usd_per_node >= 0
 
 
+def test_every_shipped_quote_prices_its_cluster_fabric_by_the_19_percent_rule(bundled: str) -> None:
+    """hardware_quotes.csv: networking per node = usd x 0.19 / 0.81, the Epoch AI rule that the cluster fabric is 19%
+    of total cluster cost (training-cost-trends constants.py, reference/cost-model.md 1.2), for every quote, derived
+    ones included: a multi-node RTX 4090 cluster needs the fabric the estimator assumes (gpus.csv 100 Gb/s per node)."""
+    for quote in HardwareQuote.objects.all():
+        assert float(quote.networking_usd_per_node) == pytest.approx(float(quote.usd) * 0.19 / 0.81, abs=1.0), quote.gpu
+
+
+def test_a_32_gpu_rtx4090_cluster_pays_for_its_fabric(bundled: str) -> None:
+    from advisor.advice import advise
+
+    scenario = {
+        "workload": {"kind": "training", "model": {"params_b": 1.3}, "tokens": 1e10, "global_batch": 256},
+        "gpu": "rtx4090",
+        "cluster_sizes": [32],
+        "utilization": 0.6,
+    }
+    doc = advise(scenario).to_dict()
+    size = next(s for s in doc["sizes"] if s["gpus"] == 32)
+    quote = doc["hardware_quote"]
+    assert quote["networking_usd_per_node"] > 0
+    per_node = (quote["usd"] + quote["networking_usd_per_node"]) * size["nodes"] * 8 / quote["gpus_per_server"]
+    assert size["nodes"] > 1 and size["buy"]["capex_usd"] == pytest.approx(per_node)
+
+
 def test_hardware_quote_picks_the_newest_and_says_none_when_missing(bundled: str) -> None:
     assert hardware_quote(gpu="h100-sxm").quoted_on == dt.date(2024, 8, 1)
     assert hardware_quote(gpu="t4") is None
