@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from advisor import scenario_model
 from advisor.scenario_model import rule
+from advisor.web import forms
 from estimator import bounds
-from estimator.workload import STACKS
+from estimator.workload import CHECKPOINTING, STACKS
 
 
 def test_scenario_bounds_are_the_estimators() -> None:
@@ -22,3 +24,17 @@ def test_scenario_bounds_are_the_estimators() -> None:
 def test_scenario_stacks_are_the_estimators() -> None:
     for kind in ("training", "inference"):
         assert rule("/workload/stack", kind).choices == STACKS
+
+
+def test_form_choices_are_the_models() -> None:
+    assert tuple(value for value, _ in forms.KINDS) == scenario_model.KINDS == tuple(scenario_model.WORKLOADS)
+    assert tuple(value for value, _ in forms.CHECKPOINTING if value) == CHECKPOINTING
+    # The Scenario's activation_checkpointing (true, false or "selective") as the form's text.
+    branches = scenario_model.scenario_json_schema()["$defs"]["Parallelism"]["properties"]["activation_checkpointing"]
+    texts = set()
+    for branch in branches["anyOf"]:
+        if branch.get("type") == "boolean":
+            texts |= {"true", "false"}
+        elif "enum" in branch:
+            texts |= set(branch["enum"])
+    assert texts == set(CHECKPOINTING)
