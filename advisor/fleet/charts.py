@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.charts import ACCENT, BUY, MARKET_COLORS, MUTED, RENT, Chart, Marker, Series, format_usd, line_chart
+from advisor.formatting import percent
 
 HOURS_TICKS = (0, 2190, 4380, 6570, 8760)  # quarters of the 8760-hour year
 
@@ -41,7 +42,7 @@ def chart_load_duration(*, plan: dict[str, Any]) -> Chart:
     markers = []
     u_star, ld = rec.get("break_even_utilization"), rec["load_duration_answer"]["owned_gpus"]
     if u_star is not None and u_star <= 1:
-        markers.append(Marker(u_star * 8760, ld, f"u* = {100 * u_star:.0f}%: {ld} GPUs", color=MUTED))
+        markers.append(Marker(u_star * 8760, ld, f"u* = {percent(u_star)}: {ld} GPUs", color=MUTED))
     return line_chart(
         testid="chart-load-duration",
         title="Load-duration curve: GPUs wanted against hours a year at or above",
