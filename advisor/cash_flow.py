@@ -21,9 +21,7 @@ import numpy as np
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.economics import HOURS_PER_YEAR
-
-MONTHS_PER_YEAR = 12
+from advisor.economics import HOURS_PER_YEAR, MONTHS_PER_YEAR
 
 # The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
 # priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).

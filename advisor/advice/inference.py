@@ -90,7 +90,7 @@ from estimator.specs import get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
-HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
+HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_MONTH  # 730
 PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
 
 
@@ -1088,7 +1088,7 @@ def advise_inference(
     )
     served_mean = day.mean()
     needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
-    tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
+    tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * ec.SECONDS_PER_HOUR
 
     offers = rental_offers(s).reset_index(drop=True)
     plan = _rent_plan(s, tps, peak_replicas, ok, needed, day.share, warnings, offers=offers)

@@ -495,7 +495,7 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
         return None
     i = int(whole[np.argmax(p.gpus[whole])])
     tokens = s.workload.tokens or 0.0
-    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / 3600.0
+    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / ec.SECONDS_PER_HOUR
 
 
 def unpriced_options(s: Scenario, sizes: SizePredictions, knee: int) -> dict[str, Any]:
