@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 
 from advisor import economics as ec
-from advisor.economics import HOURS_PER_YEAR
-
-MONTHS_PER_YEAR = 12
+from advisor import formatting as fmt
+from advisor.economics import HOURS_PER_YEAR, MONTHS_PER_YEAR
 
 # The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
 # priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).
@@ -184,10 +183,10 @@ def buy_at_stated_runs_words(*, verdict: Mapping[str, float]) -> str:
     """``buy_at_stated_runs`` in one clause, the same in the reasons, the warnings and the proposal's amount."""
     runs = verdict["runs_per_year"]
     return (
-        f"the stated {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {verdict['busy'] * 100:.0f}% of "
-        f"the year, and at that utilization owning costs ${verdict['own_usd_per_run']:,.0f} a run against "
+        f"the stated {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {fmt.percent(verdict['busy'])} "
+        f"of the year, and at that utilization owning costs ${verdict['own_usd_per_run']:,.0f} a run against "
         f"${verdict['rent_usd_per_run']:,.0f} renting: the stated runs alone would rent; buying rests on the "
-        f"{verdict['utilization'] * 100:.0f}% utilization assumed, filled by work not stated"
+        f"{fmt.percent(verdict['utilization'])} utilization assumed, filled by work not stated"
     )
 
 
@@ -225,7 +224,7 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
         utilization = (advice.get("cumulative_cost") or {}).get("utilization")
         label = "rent in the first year" + (
-            f", GPUs busy {float(utilization) * 100:.0f}% of the year" if utilization is not None else ""
+            f", GPUs busy {fmt.percent(utilization)} of the year" if utilization is not None else ""
         )
         # Only a given utilization can stand for more than the runs (an implied one is the runs' own share).
         given = ((advice.get("scenario") or {}).get("utilization")) is not None

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
 from advisor.advice.recommendation import finishes_runs
@@ -622,7 +623,7 @@ def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float
         if f > 0 and v >= 0:
             return f, v
     if usd_per_year and gpus:
-        f = usd_per_year / (gpus * 8760.0)
+        f = usd_per_year / (gpus * ec.HOURS_PER_YEAR)
         return f, max(c0 - f / utilization, 0.0)
     return None
 

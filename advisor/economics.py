@@ -34,8 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-HOURS_PER_YEAR = 8760.0  # 365 days x 24 h; the convention of DESIGN.md's break-even definition.
+from core import units
+
+HOURS_PER_YEAR = float(units.HOURS_PER_YEAR)  # 365 days x 24 h; the convention of DESIGN.md's break-even definition.
 MONTHS_PER_YEAR = 12
+HOURS_PER_MONTH = HOURS_PER_YEAR / MONTHS_PER_YEAR  # 730
 SECONDS_PER_HOUR = 3600.0
 
 Array = NDArray[np.float64]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
+from advisor.economics import HOURS_PER_MONTH
 from advisor.scenario_model import (
     KINDS,
     LAYOUT_STRATEGIES,
@@ -98,7 +99,7 @@ DEFAULTS: Final[Mapping[str, Default]] = {
         "no decline assumed unless given; cost-model.md 4.5 recommends modelling one (H100 ~$8/h in 2023, ~$2 by 2025)",
     ),
     "/rent/spot/interruptions_per_node_hour": Default(
-        0.2 / 730,
+        0.2 / HOURS_PER_MONTH,
         "interruptions per node-hour",
         "AWS Spot Instance Advisor top bucket '>20%' interruptions per month (cost-model.md 4.4), 730 h/month; "
         "read 2026-12-05 (the source states no date)",

@@ -30,21 +30,19 @@ from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, sc
 from estimator import bounds
 from estimator.catalog import model_ids
 from estimator.specs import GPU_IDS, PRECISIONS
-from estimator.workload import STRATEGIES
+from estimator.workload import STACKS, STRATEGIES
 from pricing.models import Market
 
 # The smallest model the estimator is meant for (estimator.bounds: one definition, shared with profiled-run rows).
 MIN_PARAMS_B: Final[float] = bounds.MIN_PARAMS_B
-MAX_PARAMS_B: Final[float] = 100_000
-MAX_GPUS: Final[int] = 65_536
-MAX_DIMENSION: Final[int] = 10_000_000  # model geometry, sequence length, batch, tokens per request
+MAX_PARAMS_B: Final[float] = bounds.MAX_PARAMS_B
+MAX_GPUS: Final[int] = bounds.MAX_GPUS
+MAX_DIMENSION: Final[int] = bounds.MAX_GEOMETRY  # model geometry, sequence length, batch, tokens per request
 # An owned cluster busy about an hour a year (0.01%: 53 minutes): the cost of a busy GPU-hour divides by the
 # utilization, and a vanishing one (5e-324) left the costs per run and per busy GPU-hour null, not finite.
 MIN_UTILIZATION: Final[float] = 1e-4
 KINDS: Final[tuple[str, ...]] = ("training", "inference")
 LAYOUT_STRATEGIES: Final[tuple[str, ...]] = ("auto", *STRATEGIES)
-# DESIGN.md profiled-run CSV `stack` column.
-STACKS: Final[tuple[str, ...]] = ("megatron-lm", "nemo", "llm-foundry", "deepspeed", "maxtext", "torchtitan", "other")
 # The serving engines a deployment can be sized for: the user-facing rows of
 # estimator/data/inference/serving_stacks.csv (its other rows, trtllm_v0.9 and trtllm_bench, are the engines of
 # published benchmark tables the calibration was fitted on, not engines one deploys). Which GPUs each runs on:
@@ -195,7 +193,7 @@ WORKLOADS: Final[dict[str, type[Closed]]] = {"training": TrainingWorkload, "infe
 
 
 class Network(Closed):
-    gpus_per_node: Annotated[int, Field(ge=1, le=72), INTEGRAL] | None = Field(
+    gpus_per_node: Annotated[int, Field(ge=1, le=bounds.MAX_GPUS_PER_NODE), INTEGRAL] | None = Field(
         default=None, description="GPUs in one server (NVLink domain); null = the GPU's typical server"
     )
     inter_node_gbps: Annotated[float, Field(ge=bounds.MIN_INTER_NODE_GBPS, le=bounds.MAX_INTER_NODE_GBPS)] | None = (

@@ -1064,6 +1064,18 @@ def admitted_sizes(q: dict[str, np.ndarray]) -> np.ndarray:
     return np.unique(admitted[below[below >= 0]])
 
 
+def running_argmax(values: np.ndarray) -> np.ndarray:
+    """Per position k, the index of the largest of ``values[: k + 1]``: the first to reach it (a later value must
+    exceed it strictly), a NaN never taken after position 0, and a NaN at position 0 never given up (nothing
+    compares greater than it); the loop ``r[k] = k if values[k] > values[r[k - 1]] else r[k - 1]``, vectorised."""
+    if values.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    finite = np.where(np.isnan(values), -np.inf, values)  # a later NaN loses every comparison, as -inf does
+    best = np.maximum.accumulate(finite)
+    exceeds = (finite[1:] > best[:-1]) & ~np.isnan(values[:1])
+    return np.maximum.accumulate(np.where(np.r_[True, exceeds], np.arange(values.size), 0))
+
+
 def use_fewer_gpus_when_infeasible(
     q: dict[str, np.ndarray], s: Solution, reference: np.ndarray
 ) -> tuple[Solution, np.ndarray]:
@@ -1079,10 +1091,7 @@ def use_fewer_gpus_when_infeasible(
         return s, used
     candidates = candidates[np.argsort(q["n"][candidates], kind="stable")]
     tokens = s.tokens_per_s[candidates]
-    # Running best among reference sizes, in size order (index into candidates of the fastest so far).
-    running = np.zeros(candidates.size, dtype=np.int64)
-    for k in range(1, candidates.size):
-        running[k] = k if tokens[k] > tokens[running[k - 1]] else running[k - 1]
+    running = running_argmax(tokens)  # in size order: index into candidates of the fastest so far
     below = np.searchsorted(q["n"][candidates], q["n"], side="left") - 1  # last reference size strictly smaller
     source = np.where(below >= 0, candidates[running[np.maximum(below, 0)]], -1)
     has = source >= 0

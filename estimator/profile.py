@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from estimator.profiling.gpu_ids import resolve_gpu_id
-from estimator.profiling.results import PRECISIONS, ModelShape, ProfileReport, rows_from_report, rows_to_text, write_csv
-from estimator.specs import get_gpu
+from estimator.profiling.results import ModelShape, ProfileReport, rows_from_report, rows_to_text, write_csv
+from estimator.specs import PRECISIONS, get_gpu
 
 if TYPE_CHECKING:
     from estimator.profiling.launch import ProfileConfig

@@ -90,7 +90,7 @@ from estimator.specs import get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
-HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_YEAR / ec.MONTHS_PER_YEAR  # 730
+HOURS_PER_MONTH: Final[float] = ec.HOURS_PER_MONTH  # 730
 PROFILE_STEPS: Final[int] = 288  # 5-minute steps over a day
 
 
@@ -1088,7 +1088,7 @@ def advise_inference(
     )
     served_mean = day.mean()
     needed = replicas_over_time(rate=day.rate, replica_requests_per_s=replica_rps)
-    tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * 3600.0
+    tokens_per_month = served_mean * traffic.output_tokens * HOURS_PER_MONTH * ec.SECONDS_PER_HOUR
 
     offers = rental_offers(s).reset_index(drop=True)
     plan = _rent_plan(s, tps, peak_replicas, ok, needed, day.share, warnings, offers=offers)
@@ -1293,9 +1293,10 @@ def kv_share_warnings(
     over = median > 0
     p90 = float(np.quantile(np.abs(ratio), 0.9))
     return [
-        f"TP {d.tp} leaves {d.kv_share:.0%} of GPU memory for the KV cache; on the calibration's held-out rows with as "
-        f"little (n {len(errors)}) throughput was {'over' if over else 'under'}-predicted by a median "
-        f"{abs(median):.0%} (P90 {p90:.0%}): expect {'fewer' if over else 'more'} requests per GPU than stated."
+        f"TP {d.tp} leaves {fmt.percent(d.kv_share)} of GPU memory for the KV cache; on the calibration's held-out "
+        f"rows with as little (n {len(errors)}) throughput was {'over' if over else 'under'}-predicted by a median "
+        f"{fmt.percent(abs(median))} (P90 {fmt.percent(p90)}): expect {'fewer' if over else 'more'} requests per GPU "
+        "than stated."
     ]
 
 
@@ -1310,9 +1311,10 @@ def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:
         return text + "; this calibration carries no check against measured latency."
     return (
         f"{text}; against {check['points']} published latency measurements it was never fitted on, mean TTFT was "
-        f"within {check['ttft_within']:.0%} at {check['ttft_share_within']:.0%} of them (median error "
-        f"{check['ttft_median_ape']:.0%}) and TPOT within {check['tpot_within']:.0%} at "
-        f"{check['tpot_share_within']:.0%} (median {check['tpot_median_ape']:.0%}): leave margin below a TTFT target."
+        f"within {fmt.percent(check['ttft_within'])} at {fmt.percent(check['ttft_share_within'])} of them (median "
+        f"error {fmt.percent(check['ttft_median_ape'])}) and TPOT within {fmt.percent(check['tpot_within'])} at "
+        f"{fmt.percent(check['tpot_share_within'])} (median {fmt.percent(check['tpot_median_ape'])}): leave margin "
+        "below a TTFT target."
     )
 
 

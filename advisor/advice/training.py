@@ -75,6 +75,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
+from advisor.advice.unmet import MAX_BIGGER_GPUS
 from advisor.scenario import (
     Model,
     Scenario,
@@ -404,7 +405,6 @@ def _size_documents(
 
 
 MORE_GPUS_DOUBLINGS: Final[int] = 12  # no fit: sizes tried beyond the largest candidate (x2 each, up to x4096)
-MAX_BIGGER_GPUS: Final[int] = 2  # no fit: GPUs with more memory suggested beside the scenario's
 
 
 def _sizes_to_try(s: Scenario) -> list[int]:
@@ -495,7 +495,7 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
         return None
     i = int(whole[np.argmax(p.gpus[whole])])
     tokens = s.workload.tokens or 0.0
-    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / 3600.0
+    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / ec.SECONDS_PER_HOUR
 
 
 def unpriced_options(s: Scenario, sizes: SizePredictions, knee: int) -> dict[str, Any]:

@@ -20,7 +20,9 @@ from estimator import inference as inf
 from estimator.specs import GPU_IDS, get_gpu
 
 SIXTEEN_BIT: Final[tuple[str, ...]] = ("bf16", "fp16")
-MAX_BIGGER_GPUS: Final[int] = 2  # GPUs suggested beside the plan's (the next ones up by memory bandwidth)
+# Bigger GPUs suggested beside the scenario's when it cannot be met: the next ones up by memory bandwidth (a serving
+# plan here), or by memory (a training job that fits no size, advisor.advice.training).
+MAX_BIGGER_GPUS: Final[int] = 2
 
 Sizer = Callable[..., list[Any]]
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.charts import ACCENT, BUY, MARKET_COLORS, MUTED, RENT, Chart, Marker, Series, format_usd, line_chart
+from advisor.economics import HOURS_PER_YEAR
+from advisor.formatting import percent
 
-HOURS_TICKS = (0, 2190, 4380, 6570, 8760)  # quarters of the 8760-hour year
+HOURS_TICKS = tuple(HOURS_PER_YEAR * q / 4 for q in range(5))  # quarters of the year
 
 
 def _gpu_ticks(values: list[float]) -> list[float]:
@@ -32,16 +34,24 @@ def chart_load_duration(*, plan: dict[str, Any]) -> Chart:
     committed = sum(t["gpus"] or 0 for t in rec["tiers"] if t["tier"].startswith("reserved"))
     series = [Series("demand at or above", hours, gpus, ACCENT, points=False)]
     if owned:
-        series.append(Series(f"owned ({owned} GPUs)", [0, 8760], [owned, owned], BUY, dash="6 4", points=False))
+        series.append(
+            Series(f"owned ({owned} GPUs)", [0, HOURS_PER_YEAR], [owned, owned], BUY, dash="6 4", points=False)
+        )
     if committed:
         level = owned + committed
         series.append(
-            Series(f"+ committed ({committed:g})", [0, 8760], [level, level], MARKET_COLORS["reserved_3y"], dash="3 3")
+            Series(
+                f"+ committed ({committed:g})",
+                [0, HOURS_PER_YEAR],
+                [level, level],
+                MARKET_COLORS["reserved_3y"],
+                dash="3 3",
+            )
         )
     markers = []
     u_star, ld = rec.get("break_even_utilization"), rec["load_duration_answer"]["owned_gpus"]
     if u_star is not None and u_star <= 1:
-        markers.append(Marker(u_star * 8760, ld, f"u* = {100 * u_star:.0f}%: {ld} GPUs", color=MUTED))
+        markers.append(Marker(u_star * HOURS_PER_YEAR, ld, f"u* = {percent(u_star)}: {ld} GPUs", color=MUTED))
     return line_chart(
         testid="chart-load-duration",
         title="Load-duration curve: GPUs wanted against hours a year at or above",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django import forms
@@ -23,6 +24,7 @@ from advisor.calibrations import (
     with_measurement_errors,
 )
 from advisor.charts import chart_residuals, chart_scaling_efficiency
+from advisor.formatting import percent
 from advisor.models import Calibration
 from advisor.runs_csv import TooManyColumns, TooManyRows, read_runs_text
 from advisor.web.presenters import held_out_words
@@ -119,8 +121,8 @@ def _own_or_default(request: HttpRequest, calibration_id: int) -> Calibration:
         raise Http404("No such calibration") from None
 
 
-def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{float(value) * 100:.1f}%"
+# The pages' errors and shares, to one decimal (formatting.percent: "n/a" for none, never 100% for 0.9996).
+_pct = functools.partial(percent, digits=1)
 
 
 def _held_out(calibration: Calibration) -> dict[str, str] | None:

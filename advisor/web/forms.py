@@ -15,10 +15,12 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from advisor import scenario_model
 from advisor.scenario_model import Rule, rule
 from core.textcheck import shown
 from estimator.catalog import catalog as model_catalog
 from estimator.specs import all_gpus
+from estimator.workload import CHECKPOINTING as CHECKPOINTING_VALUES
 from pricing.models import MARKET_PHRASES, Market
 
 
@@ -56,8 +58,12 @@ SERVING_ENGINES = [
         kind="inference",
     ),
 ]
-# activation_checkpointing is true, false or "selective" (the model's union); the form sends them as text.
-CHECKPOINTING = [("", "auto"), ("false", "off"), ("selective", "selective"), ("true", "full")]
+# activation_checkpointing is true, false or "selective" (the model's union); the form sends them as text, the
+# estimator's CHECKPOINTING.
+CHECKPOINTING = [
+    ("", "auto"),
+    *((value, {"false": "off", "true": "full"}.get(value, value)) for value in CHECKPOINTING_VALUES),
+]
 MARKETS = _choices("/rent/markets", dict(MARKET_PHRASES))
 
 # Form field -> JSON pointer in the Scenario document. One table, used both ways.
@@ -130,7 +136,8 @@ INFERENCE_ONLY = {
     "tpot_p95_s",
     "serving_engine",
 }
-KINDS = [("training", "training (a run of N tokens)"), ("inference", "inference (serving traffic)")]
+KIND_LABELS = {"training": "training (a run of N tokens)", "inference": "inference (serving traffic)"}
+KINDS = [(kind, KIND_LABELS.get(kind, kind)) for kind in scenario_model.KINDS]
 # Fields shown in percent whose JSON value is a fraction; tokens are entered in billions.
 PERCENT_FIELDS = {"discount_rate_pct", "residual_pct", "support_pct", "utilization_pct", "price_decline_pct"}
 SCALES = {"tokens_b": 1e9} | dict.fromkeys(PERCENT_FIELDS, 0.01)

@@ -654,7 +654,7 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     median = calibration.get("held_out_median_ape")
     if median is None:
         mape = calibration.get("loo_mape")
-        accuracy = "unknown accuracy" if mape is None else f"held-out error {mape * 100:.1f}% of tokens/s"
+        accuracy = "unknown accuracy" if mape is None else f"held-out error {fmt.percent(mape, digits=1)} of tokens/s"
         if "stack" in calibration:  # a training Advice: no held-out figure applies to this scenario's stack
             stack = calibration["stack"]
             which = f"stack '{stack}'" if stack else "a stack not given"
@@ -670,11 +670,11 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     band = advice.get("uncertainty") or {}
     low, high = band.get("throughput_p10_multiplier"), band.get("throughput_p90_multiplier")
     spread = f", P10-P90 x{low:.2f}-x{high:.2f}" if low is not None and high is not None else ""
-    error = f"median error {median * 100:.1f}% of tokens/s"
+    error = f"median error {fmt.percent(median, digits=1)} of tokens/s"
     if short:
         return f"Throughput {how}: {error}{spread}."
     baseline = calibration.get("baseline_held_out_median_ape")
-    guess = "" if baseline is None else f" (constant-MFU guess {baseline * 100:.1f}%)"
+    guess = "" if baseline is None else f" (constant-MFU guess {fmt.percent(baseline, digits=1)})"
     return f"Throughput calibrated on {runs} ('{name}'); {check}, so {how}: {error}{guess}{spread}."
 
 

@@ -4,15 +4,16 @@ Calibration row, users cannot refit or activate it, and the page only prints its
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.urls import reverse
 
+from advisor.formatting import percent
 from estimator.inference.fit import InferenceCalibration, default_calibration
 
-
-def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{float(value) * 100:.1f}%"
+# The pages' errors and shares, to one decimal (formatting.percent: "n/a" for none, never 100% for 0.9996).
+_pct = functools.partial(percent, digits=1)
 
 
 def _number(value: Any) -> str:

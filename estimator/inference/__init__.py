@@ -9,10 +9,10 @@ simulated step by step), ``fit`` (calibration on the TensorRT-LLM tables, held-o
 baseline), ``sizing`` (best operating point under p95 targets, replicas, point estimates).
 """
 
+from estimator.catalog import DEFAULT_KV_HEADS
 from estimator.inference.data import (
     ACTIVATION_BYTES,
     ALLREDUCES_PER_LAYER,
-    DEFAULT_KV_HEADS,
     DEFAULT_STACK,
     PRECISIONS,
     TP_DEGREES,

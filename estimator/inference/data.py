@@ -54,7 +54,6 @@ TP_DEGREES: Final[tuple[int, ...]] = (1, 2, 4, 8)
 # Expert-parallel groups beyond one node (of 8 GPUs; scaled to the largest TP group: 2 and 4 such groups), tried for
 # mixture-of-experts models that do not fit one node.
 MOE_MULTI_NODE_DEGREES: Final[tuple[int, ...]] = (16, 32)
-DEFAULT_KV_HEADS: Final[int] = 8
 DEFAULT_STACK: Final[str] = "trtllm"
 EXPERT_FALLBACK_PRECISION: Final[str] = "fp16"  # routed experts of an engine without FP8 expert GEMMs
 # Activation buffer width per token in units of hidden (residual, QKV, attention output) and of ffn/tp (gated up

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from scipy.optimize import least_squares
 
 from estimator.calibrate import MIN_RUNS_OWN_BAND, log_error_band
+from estimator.fitting import BOUND_MARGIN, IDENTIFIED_RATIO
 from estimator.inference.data import (
     DATA_DIR,
     FloatArray,
@@ -62,11 +63,6 @@ FIT_SEED: Final[int] = 0
 # for the shipped fit; a test keeps the two within a factor 1.5). A prior residual is (value - centre) / width x this,
 # so a parameter one width from its prior costs as much as one row off by this much.
 FIT_LOG_SIGMA: Final[float] = 0.18
-# A parameter whose posterior sd is below this fraction of its prior width was moved (identified) by the data (the
-# training fit's estimator.fitting.IDENTIFIED_RATIO).
-IDENTIFIED_RATIO: Final[float] = 0.7
-# A fitted value within this fraction of its range from a bound is reported "at_bound".
-BOUND_MARGIN: Final[float] = 0.01
 # Calibration document format: 1 = fitted kv_output_reserved, no parameter report (read: the old kv_output_reserved is
 # ignored, it is now the serving stack's fact); 2 = prior-penalised fit with its parameter report.
 CALIBRATION_FORMAT: Final[int] = 2

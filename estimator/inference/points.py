@@ -31,7 +31,7 @@ from estimator.inference.data import (
 )
 from estimator.inference.fit import InferenceCalibration
 from estimator.inference.sizing import ServingPoint, does_not_fit_text, estimate_points, parallel_degrees
-from estimator.runs import RowError, RunValidationError, plain_number
+from estimator.runs import NOTE_COLUMN, RowError, RunValidationError, plain_number
 from estimator.specs import UnknownGpuError, get_gpu
 
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
@@ -47,7 +47,6 @@ OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
     "predicted_tpot_p95_s",
 )
 FITS_COLUMN: Final[str] = "fits_memory"  # the training estimate's column (estimator.runs.PREDICTED_COLUMNS)
-NOTE_COLUMN: Final[str] = "prediction_note"  # not "note": an input's own note column is kept as it is
 
 
 def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int, *, integer: bool) -> float | None:

@@ -38,8 +38,6 @@ EXTRA_COLUMNS: tuple[str, ...] = (
 
 CSV_COLUMNS: tuple[str, ...] = SCHEMA_COLUMNS + EXTRA_COLUMNS
 
-PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
-
 
 @dataclass(frozen=True)
 class MatmulResult:

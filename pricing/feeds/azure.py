@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import requests
 from django.conf import settings
 
+from core import units
 from pricing.feeds import http
 from pricing.feeds.base import (
     FeedDataError,
@@ -38,7 +39,7 @@ from pricing.feeds.base import (
 )
 
 API_URL = "https://prices.azure.com/api/retail/prices"
-HOURS_PER_YEAR = Decimal(8760)
+HOURS_PER_YEAR = Decimal(units.HOURS_PER_YEAR)
 RESERVATION_YEARS = {"1 Year": ("reserved_1y", 1), "3 Years": ("reserved_3y", 3)}
 # Windows rows end their productName in " Windows", but some H100 series in " Win" ("Virtual
 # Machines NCCadsv5 Srs Win", SkyPilot fetch_azure.py); Cloud Services (classic) rows are no VMs

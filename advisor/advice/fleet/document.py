@@ -41,6 +41,7 @@ from advisor.advice.fleet.models import (
     FleetPlanInput,
     FleetUsage,
 )
+from advisor.economics import SECONDS_PER_HOUR
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
@@ -484,20 +485,20 @@ def usage_csv_samples(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
         raise ValueError(f"{where}: {csv_error_detail(error)}") from None
     if len(samples.times) < 2:
         raise ValueError("at least two rows of samples are needed")
-    t = (np.array(samples.times) - samples.times[0]) / 3600.0
+    t = (np.array(samples.times) - samples.times[0]) / SECONDS_PER_HOUR
     # The last sample holds for one typical interval, as hourly_usage counts it.
     covered = t[-1] + float(np.median(np.diff(t)))
     if covered < MIN_USAGE_SPAN_HOURS:
         raise ValueError(
             f"the samples must cover at least {MIN_USAGE_SPAN_HOURS:g} hour (usage is resampled to hourly means); "
-            f"got {covered * 3600:,.0f} seconds, from the first row to the last plus one interval"
+            f"got {covered * SECONDS_PER_HOUR:,.0f} seconds, from the first row to the last plus one interval"
         )
     if t[-1] > MAX_USAGE_SPAN_HOURS:
         raise ValueError(
             f"the samples may span at most {MAX_USAGE_SPAN_HOURS:,} hours (usage is resampled to hourly means "
             f"over its span); got {t[-1]:,.0f} hours from the first row to the last"
         )
-    first = samples.times[0] / 3600.0
+    first = samples.times[0] / SECONDS_PER_HOUR
     return t, np.array(samples.busy), (np.array(samples.queued) if samples.pending else None), first
 
 

@@ -44,7 +44,7 @@ from advisor.advice.fleet.demand import (
     wait_hours,
 )
 from advisor.advice.fleet.placement import Placement, place, rented_series
-from advisor.formatting import count
+from advisor.formatting import count, percent
 
 LOAD_DURATION_METHOD: Final[str] = (
     "own the whole-node count that costs least, demand filling the nodes from the bottom: each node at what it adds "
@@ -665,7 +665,8 @@ def _money(x: float) -> str:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%" if math.isfinite(x) else "never"
+    """A share of the year (formatting.percent: 0.997 is 99.7%, not 100%); "never" where there is none."""
+    return percent(x) if math.isfinite(x) else "never"
 
 
 def _runs_word(n: int) -> str:

@@ -8,15 +8,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from advisor.advice import advise
 from advisor.management.commands.estimate import add_calibration_arguments, calibration_option
-from advisor.management.jsonfile import parse_json_argument
+from advisor.management.jsonfile import invalid_document, read_json_file_argument
 from advisor.scenario import ScenarioError
-from core.inputfile import read_input_text
-
-INVALID_INPUT = 2
 
 
 class Command(BaseCommand):
@@ -29,16 +26,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["scenario"]
-        try:
-            # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
-            text = read_input_text(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"{path}: cannot read the scenario file ({exc})", returncode=INVALID_INPUT) from exc
-        document = parse_json_argument(text.removeprefix("\ufeff"), path=path)
+        document = read_json_file_argument(path, what="scenario file")
         try:
             advice = advise(document, calibration=calibration_option(options))
         except ScenarioError as exc:
-            lines = "\n".join(f"  {e['pointer'] or '/'}: {e['message']}" for e in exc.errors)
-            raise CommandError(f"{path}: invalid scenario\n{lines}", returncode=INVALID_INPUT) from exc
+            raise invalid_document(exc, path=path, what="scenario") from exc
         indent = None if options["compact"] else 2
         self.stdout.write(json.dumps(advice.to_dict(), indent=indent, allow_nan=False))

@@ -15,7 +15,8 @@ from advisor.calibrations import (
     calibration_create,
     with_measurement_errors,
 )
-from advisor.management.commands.estimate import BAD_INPUT, owner_option, read_text_argument, runs_or_exit
+from advisor.management.commands.estimate import owner_option, read_text_argument, runs_or_exit
+from core.exitcodes import INVALID_INPUT
 from estimator.calibrate import fit_warnings
 from estimator.runs import RunValidationError
 
@@ -53,16 +54,16 @@ class Command(BaseCommand):
             row = calibration_create(owner=owner, name=name, runs=runs, replace=options["replace"])
         except RunValidationError as error:
             lines = "\n".join(f"  {e}" for e in error.errors)
-            raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=BAD_INPUT) from None
+            raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=INVALID_INPUT) from None
         except CalibrationNameTaken as error:
             whose = "a shared calibration" if owner is None else f"a calibration of {owner.get_username()}"
             raise CommandError(
                 f"--name: {error.taken!r} is already used by {whose}; choose another name, or pass --replace to "
                 "overwrite it (everyone who activated it then predicts with the new fit)",
-                returncode=BAD_INPUT,
+                returncode=INVALID_INPUT,
             ) from None
         except CalibrationNameError as error:
-            raise CommandError(f"--name: {str(error).removeprefix('name: ')}", returncode=BAD_INPUT) from None
+            raise CommandError(f"--name: {str(error).removeprefix('name: ')}", returncode=INVALID_INPUT) from None
         report = {k: v for k, v in row.document["report"].items() if k != "residuals"}
         output = {"id": row.pk, "name": row.name, **report, "params": row.document["params"]}
         self.stdout.write(json.dumps(output, indent=2, sort_keys=True))

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import models
 
 from advisor.api.tokens import TokenNameError, api_token_create
+from core.exitcodes import INVALID_INPUT
 
 
 class Command(BaseCommand):
@@ -32,7 +33,7 @@ class Command(BaseCommand):
             field.run_validators(username)
         except ValidationError as error:
             reason = " ".join(error.messages).rstrip(".")
-            raise CommandError(f"USERNAME: {reason}; got {username[:40]!r}", returncode=2) from error
+            raise CommandError(f"USERNAME: {reason}; got {username[:40]!r}", returncode=INVALID_INPUT) from error
         lookup: dict[str, Any] = {user_model.USERNAME_FIELD: username}
         user, created = user_model.objects.get_or_create(**lookup)
         if created:

@@ -15,13 +15,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from advisor.calibrations import CalibrationNotAvailable, calibration_for_user, calibration_named
 from advisor.runs_csv import read_runs_text
 from core.csvcells import spreadsheet_safe_csv
+from core.exitcodes import INVALID_INPUT
 from core.inputfile import read_input_text
 from estimator import calibrate
 from estimator.prediction import borrowed_family_notes, estimate_runs_csv
 from estimator.runs import RunValidationError
-
-# The contract of DESIGN.md: bad input exits with status 2.
-BAD_INPUT = 2
 
 
 def read_text_argument(path: str, option: str) -> str:
@@ -30,7 +28,7 @@ def read_text_argument(path: str, option: str) -> str:
     try:
         return read_input_text(path)
     except (OSError, UnicodeDecodeError) as error:
-        raise CommandError(f"{option}: cannot read {path}: {error}", returncode=BAD_INPUT) from None
+        raise CommandError(f"{option}: cannot read {path}: {error}", returncode=INVALID_INPUT) from None
 
 
 def invalid_rows(error: RunValidationError, option: str) -> CommandError:
@@ -41,7 +39,7 @@ def invalid_rows(error: RunValidationError, option: str) -> CommandError:
     if len(error.errors) > shown:
         lines.append(f"  ... and {len(error.errors) - shown} more")
     body = "\n".join(lines)
-    return CommandError(f"{len(error.errors)} invalid value(s) in {option}:\n{body}", returncode=BAD_INPUT)
+    return CommandError(f"{len(error.errors)} invalid value(s) in {option}:\n{body}", returncode=INVALID_INPUT)
 
 
 def runs_or_exit(text: str, *, more_errors: Callable[[RunValidationError], RunValidationError] | None = None) -> list:
@@ -59,7 +57,7 @@ def write_out(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as error:
-        raise CommandError(f"--out: cannot write {path}: {error}", returncode=BAD_INPUT) from None
+        raise CommandError(f"--out: cannot write {path}: {error}", returncode=INVALID_INPUT) from None
 
 
 def add_calibration_arguments(parser: CommandParser) -> None:
@@ -75,7 +73,7 @@ def owner_option(options: dict[str, Any]) -> Any:
         return None
     owner = get_user_model().objects.filter(username=options["owner"]).first()
     if owner is None:
-        raise CommandError(f"--owner: no user {options['owner']!r}", returncode=BAD_INPUT)
+        raise CommandError(f"--owner: no user {options['owner']!r}", returncode=INVALID_INPUT)
     return owner
 
 
@@ -87,7 +85,7 @@ def calibration_option(options: dict[str, Any]) -> calibrate.Calibration | None:
     try:
         row = calibration_named(name=options["calibration"], owner=owner)
     except CalibrationNotAvailable as error:
-        raise CommandError(f"--calibration: {error}", returncode=BAD_INPUT) from None
+        raise CommandError(f"--calibration: {error}", returncode=INVALID_INPUT) from None
     return calibrate.Calibration.from_dict(row.document)
 
 

@@ -9,23 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from advisor.advice.fleet.service import fleet_plan
-from advisor.management.jsonfile import parse_json_argument
+from advisor.management.jsonfile import invalid_document, read_file_argument, read_json_file_argument
 from advisor.scenario import ScenarioError
-from core.inputfile import read_input_text
-
-INVALID_INPUT = 2
-
-
-def _read(path: str, what: str) -> str:
-    try:
-        # utf-8-sig: Windows editors save UTF-8 with a byte order mark, which json.loads refuses.
-        text = read_input_text(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{path}: cannot read the {what} ({exc})", returncode=INVALID_INPUT) from exc
-    return text.removeprefix("\ufeff")
 
 
 class Command(BaseCommand):
@@ -38,13 +26,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["fleet"]
-        text = _read(path, "fleet file")
-        usage = _read(options["usage"], "usage CSV") if options.get("usage") else None
-        document = parse_json_argument(text, path=path)
+        document = read_json_file_argument(path, what="fleet file")
+        usage = read_file_argument(options["usage"], what="usage CSV") if options.get("usage") else None
         try:
             plan = fleet_plan(document=document, usage_csv=usage)
         except ScenarioError as exc:
-            lines = "\n".join(f"  {e['pointer'] or '/'}: {e['message']}" for e in exc.errors)
-            raise CommandError(f"{path}: invalid fleet plan\n{lines}", returncode=INVALID_INPUT) from exc
+            raise invalid_document(exc, path=path, what="fleet plan") from exc
         indent = None if options["compact"] else 2
         self.stdout.write(json.dumps(plan, indent=indent, allow_nan=False))

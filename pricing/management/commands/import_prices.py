@@ -16,6 +16,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from core.exitcodes import INVALID_INPUT
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart
 from pricing.feeds.base import FeedError, FeedFileError
 from pricing.services import ImportResult, database_error_text, feed_import
@@ -33,22 +34,24 @@ class Command(BaseCommand):
         try:
             result = feed_import(name=options["feed"], paths=options["files"], cloud=options["cloud"])
         except FeedFileError as error:
-            raise CommandError(f"cannot import {error.path}: {error}", returncode=2) from error
+            raise CommandError(f"cannot import {error.path}: {error}", returncode=INVALID_INPUT) from error
         except FeedError as error:
-            raise CommandError(str(error), returncode=2) from error
+            raise CommandError(str(error), returncode=INVALID_INPUT) from error
         except UnknownFeed as error:
-            raise CommandError(error.args[0], returncode=2) from error
+            raise CommandError(error.args[0], returncode=INVALID_INPUT) from error
         except UnknownFeedPart as error:
-            raise CommandError(f"--cloud: {error.args[0]}", returncode=2) from error
+            raise CommandError(f"--cloud: {error.args[0]}", returncode=INVALID_INPUT) from error
         except DatabaseError as error:  # rolled back: nothing was stored
             files = ", ".join(str(path) for path in options["files"])
-            raise CommandError(f"cannot import {files}: {database_error_text(error)}", returncode=2) from error
+            raise CommandError(
+                f"cannot import {files}: {database_error_text(error)}", returncode=INVALID_INPUT
+            ) from error
         self.stdout.write(json.dumps(summary(result), indent=2))
         if not result.checked.accepted:
             rejected = ", ".join(f"{reason} x{count}" for reason, count in summary(result)["rejected"].items())
             files = ", ".join(str(path) for path in options["files"])
             raise CommandError(
-                f"{files}: no offer accepted ({rejected or 'no records'}); nothing was stored", returncode=2
+                f"{files}: no offer accepted ({rejected or 'no records'}); nothing was stored", returncode=INVALID_INPUT
             )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.db import DatabaseError
 
+from core.exitcodes import INVALID_INPUT
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart, feed_units, refreshable
 from pricing.models import FeedRun
 from pricing.services import database_error_text, feed_refresh
@@ -96,7 +97,7 @@ class Command(BaseCommand):
             refreshable(name)
             feed_units(name)
         except (UnknownFeed, UnknownFeedPart) as error:
-            raise CommandError(f"{option}: {error.args[0]}", returncode=2) from error
+            raise CommandError(f"{option}: {error.args[0]}", returncode=INVALID_INPUT) from error
         return name
 
     def _one_feed(self, name: str) -> str:

@@ -52,3 +52,14 @@ def test_the_load_duration_answer_prices_interruptible_demand_at_spot() -> None:
     assert rec["owned_gpus"] == 0
     assert rec["load_duration_answer"]["owned_gpus"] == 0
     assert not any("may not wait" in r for r in rec["reasons"])
+
+
+def test_a_node_busy_997_of_the_year_does_not_read_100_percent() -> None:
+    # 8,734 of 8,760 hours is 99.7%: the reasons printed "busy 100% of the year" (their own 0-decimal percent, not
+    # advisor.formatting.percent, which never rounds a share that is not 1 to 100%).
+    doc = plan_fleet(jobs=[Job("nearly always", 8, 8734)], prices=CATALOG_NODE).to_dict()
+    reasons = doc["recommendation"]["reasons"]
+    assert doc["recommendation"]["owned_gpus"] == 8
+    assert any("own 8 GPUs, busy 99.7% of the year" in r for r in reasons), reasons
+    assert any("the last busy 99.7% of the year" in r for r in reasons), reasons
+    assert not any("100%" in r for r in reasons), reasons

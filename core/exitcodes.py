@@ -1,0 +1,9 @@
+"""Exit statuses of the management commands: one definition, shared by every app's commands."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# The contract of DESIGN.md: a command given bad input (a file it cannot read, a bad value, an unknown name) exits
+# with status 2, as argparse does for a bad command line.
+INVALID_INPUT: Final[int] = 2
