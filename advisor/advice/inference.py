@@ -226,7 +226,7 @@ def _deployments(
                 mean_requests_per_s=traffic.mean_requests_per_s,
                 ttft_p95_s=targets[0] if targets else latency.ttft_p95_s,
                 tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
-                tps=tps or inf.tensor_parallel_degrees(gpu or s.gpu, gpus_per_node=gpn),
+                tps=tps or replica_sizes(model, gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
                 stack=serving_engine_on(w.serving_engine, gpu or s.gpu),
             )
@@ -234,6 +234,14 @@ def _deployments(
     except inf.InferenceError as exc:
         where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
         raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+
+
+def replica_sizes(model: inf.ServedModel, gpu: str, *, gpus_per_node: int) -> list[int]:
+    """The estimator's replica sizes on ``gpu`` with ``gpus_per_node`` GPUs a node (inf.parallel_degrees): TP up to
+    the scale-up link, and for a mixture of experts groups across nodes with expert parallelism (DeepSeek-V3 does not
+    fit one node of 80 GB GPUs; the advice tried TP 1-8 only and answered "use a larger GPU")."""
+    scale_up = inf.scale_up_gpus(inf.serving_gpu(gpu), gpus_per_node)
+    return inf.parallel_degrees(model=model, scale_up=scale_up)
 
 
 def served_model(s: Scenario) -> inf.ServedModel:

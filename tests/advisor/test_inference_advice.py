@@ -1247,3 +1247,15 @@ def test_a_32k_prompt_service_is_not_sized_at_twice_the_gpus_it_needs(catalog: d
     doc = advise_inference(_long_prompt(peak=0.5, mean=0.2, isl=32_000, osl=100, ttft=5.0, tpot=0.012), now=NOW)
     assert doc["recommendation"]["gpus"] < 8
     assert by_tp(doc, 4)["meets_latency"]
+
+
+def test_a_mixture_of_experts_too_big_for_one_node_is_served_across_nodes_with_expert_parallelism(
+    catalog: dict[str, Any],
+):
+    # DeepSeek-V3 fp8 does not fit 8 x 80 GB; the estimator serves it over 16 and 32 H100s (expert parallelism,
+    # estimator.inference.parallel_degrees), but the advice tried TP 1-8 only and answered "use a larger GPU".
+    doc = advise_inference(scenario(model={"name": "deepseek-v3"}, precision="fp8"), now=NOW)
+    tps = [s["tp"] for s in doc["sizes"]]
+    assert 16 in tps and 32 in tps
+    assert by_tp(doc, 16)["fits_memory"] and not by_tp(doc, 8)["fits_memory"]
+    assert doc["recommendation"]["action"] != "none" and doc["recommendation"]["tp"] >= 16
