@@ -39,6 +39,12 @@ from estimator.catalog import (
     resolve_model,
     work_params_b,
 )
+from estimator.inference.engines import (
+    DEFAULT_SERVING_ENGINE,
+    OTHER_VENDOR_SERVING_ENGINE,
+    default_serving_engine,
+    serving_engine_problem,
+)
 from estimator.specs import UnknownGpuError, get_gpu
 from estimator.workload import virtual_stage_problem
 from pricing.models import Market
@@ -163,27 +169,15 @@ _MODEL_GEOMETRY: Final[tuple[str, ...]] = (
 )
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
 
-# The GPU makers (estimator.specs GpuSpec.vendor) each serving engine runs on. TensorRT-LLM builds CUDA engines for
-# NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"); NIM for LLMs ships TensorRT-LLM
-# or vLLM engines in containers for NVIDIA GPUs (NIM docs, support matrix). vLLM and SGLang also run on AMD Instinct
-# GPUs through ROCm (vllm-project/vllm docs/getting_started/installation/gpu.rocm.inc.md: "vLLM supports AMD GPUs with
-# ROCm 6.3 or above ... MI300 (gfx942)", read 2026-12-05; SGLang docs "AMD GPUs": MI300X, not re-read).
-ENGINE_VENDORS: Final[Mapping[str, tuple[str, ...]]] = {
-    "trtllm": ("NVIDIA",),
-    "nim": ("NVIDIA",),
-    "vllm": ("NVIDIA", "AMD"),
-    "sglang": ("NVIDIA", "AMD"),
-}
-# /workload/serving_engine left out: TensorRT-LLM, the engine of the tables the serving model is calibrated on
-# (estimator.inference DEFAULT_STACK); on a GPU it does not run on, vLLM (the engine of AMD's MI300X inference guides).
-DEFAULT_SERVING_ENGINE: Final[str] = "trtllm"
-OTHER_VENDOR_SERVING_ENGINE: Final[str] = "vllm"
+# Which engines run on which GPUs, and the default engine: estimator.inference.engines (one rule with
+# estimate_inference).
 
 __doc__ = (
     (__doc__ or "")
     + "\n".join(f"- ``{pointer}``: {d.value!r} ({d.unit}; {d.source})" for pointer, d in DEFAULTS.items())
     + f"\n- ``/workload/serving_engine`` (inference): {DEFAULT_SERVING_ENGINE!r} on the GPUs it runs on, else "
-    f"{OTHER_VENDOR_SERVING_ENGINE!r} (ENGINE_VENDORS); the Advice's /serving/engine assumption says which and why."
+    f"{OTHER_VENDOR_SERVING_ENGINE!r} (estimator.inference.engines ENGINE_VENDORS); the Advice's /serving/engine "
+    "assumption says which and why."
 )
 
 
@@ -675,23 +669,6 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
         compare_gpus=compare,
         defaults_used=tuple(used),
     )
-
-
-def default_serving_engine(gpu: str) -> str:
-    """The engine a deployment on ``gpu`` is sized for when none is given."""
-    vendor = get_gpu(gpu).vendor
-    return DEFAULT_SERVING_ENGINE if vendor in ENGINE_VENDORS[DEFAULT_SERVING_ENGINE] else OTHER_VENDOR_SERVING_ENGINE
-
-
-def serving_engine_problem(engine: str, gpu: str) -> str | None:
-    """Why ``engine`` cannot serve on ``gpu`` (it does not run on that maker's GPUs), else None."""
-    spec = get_gpu(gpu)
-    vendors = ENGINE_VENDORS[engine]
-    if spec.vendor in vendors:
-        return None
-    runs = [e for e in SERVING_ENGINES if spec.vendor in ENGINE_VENDORS[e]]
-    only = " and ".join(vendors)
-    return f"{engine} runs on {only} GPUs only, not on {spec.name}; engines that run on it: {', '.join(runs)}"
 
 
 def serving_engine_on(engine: str | None, gpu: str) -> str:

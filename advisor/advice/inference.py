@@ -86,7 +86,7 @@ from advisor.scenario import (
 )
 from estimator import inference as inf
 from estimator.bounds import MAX_GPUS
-from estimator.specs import get_gpu
+from estimator.specs import UnknownGpuError, get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
@@ -226,7 +226,7 @@ def _deployments(
                 mean_requests_per_s=traffic.mean_requests_per_s,
                 ttft_p95_s=targets[0] if targets else latency.ttft_p95_s,
                 tpot_p95_s=targets[1] if targets else latency.tpot_p95_s,
-                tps=tps or inf.tensor_parallel_degrees(gpu or s.gpu, gpus_per_node=gpn),
+                tps=tps or replica_sizes(model, gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
                 stack=serving_engine_on(w.serving_engine, gpu or s.gpu),
             )
@@ -234,6 +234,14 @@ def _deployments(
     except inf.InferenceError as exc:
         where = {"precision": "/workload/precision"}.get(exc.field, f"/workload/{exc.field}")
         raise ScenarioError([{"pointer": where, "message": str(exc)}]) from None
+
+
+def replica_sizes(model: inf.ServedModel, gpu: str, *, gpus_per_node: int) -> list[int]:
+    """The estimator's replica sizes on ``gpu`` with ``gpus_per_node`` GPUs a node (inf.parallel_degrees): TP up to
+    the scale-up link, and for a mixture of experts groups across nodes with expert parallelism (DeepSeek-V3 does not
+    fit one node of 80 GB GPUs; the advice tried TP 1-8 only and answered "use a larger GPU")."""
+    scale_up = inf.scale_up_gpus(inf.serving_gpu(gpu), gpus_per_node)
+    return inf.parallel_degrees(model=model, scale_up=scale_up)
 
 
 def served_model(s: Scenario) -> inf.ServedModel:
@@ -1137,6 +1145,7 @@ def advise_inference(
         # nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
+    warnings.extend(uncalibrated_serving_warnings(s.gpu, serving_engine_on(s.workload.serving_engine, s.gpu)))
     ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
     if ignored:  # an outsider's probe: they were taken and silently had no effect
         warnings.append(
@@ -1298,6 +1307,39 @@ def kv_share_warnings(
         f"{fmt.percent(abs(median))} (P90 {fmt.percent(p90)}): expect {'fewer' if over else 'more'} requests per GPU "
         "than stated."
     ]
+
+
+def _gpu_name(gpu: str) -> str:
+    try:
+        return get_gpu(gpu).name
+    except UnknownGpuError:  # a GPU of the serving table only (the A100 PCIe 80GB)
+        return gpu
+
+
+def uncalibrated_serving_warnings(gpu: str, engine: str) -> list[str]:
+    """What the serving calibration has no rows of (the GPU, the engine): where its throughput is borrowed from and
+    that the stated accuracy was measured elsewhere (as the training advice warns for an uncalibrated GPU family).
+    An outsider's probe: an MI300X on vLLM read 1.43x an H100's TensorRT-LLM requests/s per GPU beside an accuracy
+    measured on neither."""
+    gpus, engines = inf.table_coverage()
+    out = []
+    measured_on = ", ".join(_gpu_name(g) for g in gpus)
+    if gpu not in gpus:
+        out.append(
+            f"The serving calibration has no rows on {_gpu_name(gpu)}: its throughput applies the efficiencies fitted "
+            f"on {', '.join(engines)} runs on {measured_on} to its datasheet bandwidth and FLOP/s, and the stated "
+            "accuracy (held-out error, capacity band, KV-share error) was measured on those GPUs, not on this one: "
+            "expect a wider error, and benchmark it before committing."
+        )
+    if engine not in engines:
+        out.append(
+            f"The serving calibration has no {engine} rows: its throughput is borrowed from {', '.join(engines)} "
+            f"(measured on {measured_on}): {engine}'s own settings (serving_stacks.csv: the memory it reserves, "
+            "its batch cap and step token budget, the kernels it lacks) are applied to their fitted efficiencies, "
+            f"its own kernels and scheduler are not measured, and the stated accuracy was measured on "
+            f"{', '.join(engines)}, not {engine}."
+        )
+    return out
 
 
 def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:

@@ -113,10 +113,12 @@ def relax_options(
     if s.workload.precision in SIXTEEN_BIT and "fp8" in spec.peak_tflops:
         d = _best(size(gpu=s.gpu, precision="fp8", tps=None), ttft, tpot)
         out.append(_entry("precision", "serve FP8 weights", d, precision="fp8"))
-    node_tps = [t for t in inf.TP_DEGREES if t <= spec.gpus_per_node]
-    if max(node_tps) > s.network.gpus_per_node:
+    top = max(t for t in inf.TP_DEGREES if t <= spec.gpus_per_node)
+    if top > s.network.gpus_per_node:
+        # The GPU's own node: TP up to it, and for a mixture of experts groups of such nodes (expert parallelism).
+        node_tps = inf.parallel_degrees(model=model, scale_up=spec.gpus_per_node)
         d = _best(size(gpu=s.gpu, precision=s.workload.precision, tps=node_tps), ttft, tpot)
-        out.append(_entry("tensor_parallel", f"a node of {spec.gpus_per_node} GPUs for TP up to {max(node_tps)}", d))
+        out.append(_entry("tensor_parallel", f"a node of {spec.gpus_per_node} GPUs for TP up to {top}", d))
     out.extend(_bigger_gpus(s, size=size, ttft=ttft, tpot=tpot))
     return out
 

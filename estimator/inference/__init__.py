@@ -53,6 +53,7 @@ from estimator.inference.fit import (
     parameter_report,
     residual_log_sd,
     subset,
+    table_coverage,
 )
 from estimator.inference.latency import LoadPoint, closed_loop, open_loop, open_loop_in_flight
 from estimator.inference.model import (
@@ -161,6 +162,7 @@ __all__ = [
     "solo_prefill_s",
     "static_batch_throughput",
     "subset",
+    "table_coverage",
     "tensor_parallel_degrees",
     "throughput_at_batch",
     "weight_bytes_total",

@@ -37,6 +37,7 @@ from estimator.inference.data import (
     read_data_csv,
     serving_gpu,
 )
+from estimator.inference.engines import BENCHMARK_STACK_ENGINES
 from estimator.inference.model import (
     PARAMETER_BOUNDS,
     PARAMETER_NAMES,
@@ -87,6 +88,15 @@ def table_model(name: str) -> ServedModel:
 def table_gpu(name: str) -> str:
     """A table's GPU name (TensorRT-LLM spelling or GPU id) as a GPU id."""
     return gpu_overrides()[1].get(name, name)
+
+
+def table_coverage(rows: Sequence[Mapping[str, str]] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The GPU ids and serving engines (estimator.inference.engines names) the calibration table has rows of (the
+    bundled copy when ``rows`` is None): what the fitted efficiencies and the held-out accuracy were measured on."""
+    rows = read_data_csv(TABLE_FILE) if rows is None else rows
+    gpus = sorted({table_gpu(r["gpu"]) for r in rows})
+    stacks = {(r.get("stack") or TABLE_STACK).strip().lower() for r in rows}
+    return tuple(gpus), tuple(sorted({BENCHMARK_STACK_ENGINES.get(x, x) for x in stacks}))
 
 
 def load_table(rows: Sequence[Mapping[str, str]] | None = None) -> MeasuredTable:

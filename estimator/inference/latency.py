@@ -8,7 +8,9 @@ stream answers infinite) are simulated step by step in estimator.inference.simul
 Vectorised over cases (and a grid per case). The queueing model, on top of estimator.inference.model:
 
 * In flight: ``B = min(N, cap)`` requests (cap = KV capacity, at most the engine's batch limit). Throughput
-  ``X(B)`` tokens/s and mean TPOT ``B / X(B)`` (prefills of arriving requests interleaved) as the model gives.
+  ``X(B)`` tokens/s as the model gives; mean TPOT the decode step at the batch, lengthened by the prefills of the
+  other requests that arrive during the decode (``B / X(B)`` at B >= 1; below one in flight on average the arrivals
+  fall with the load, and TPOT to the lone request's decode step).
 * TTFT of an admitted request (continuous batching with chunked prefill, a token budget of ``max_num_tokens`` per
   step): the wait for the step in progress and for other requests' prefills, then its own prefill. A prompt that
   fits one step runs in one engine step with the others' decode tokens (model.engine_step_s, as the simulation runs
@@ -231,7 +233,11 @@ def _tpot_p95(
     third = n * (w * (k**3 / 2.0 + k**2 * p + 1.5 * k * p**2) + p**3)
     sigma = np.sqrt(np.maximum(var, 0.0))
     skew = np.where(sigma > 0.0, third / np.maximum(sigma, 1e-30) ** 3, 0.0)
-    return tpot + sigma * (Z_TAIL + (Z_TAIL**2 - 1.0) * skew / 6.0)
+    # Where no more than 5 % of requests see anyone arrive during their decode (P(N >= 1) = 1 - e^-n), the p95
+    # request saw none: its TPOT is at most the mean (LoadPoint keeps the mean as the floor). The expansion gave
+    # tpot + 0.28 p there however rare the arrivals (its skew grows as n^-1/2), a phantom tail at vanishing load.
+    none_arrive = -np.expm1(-n) <= TAIL
+    return np.where(none_arrive, tpot, tpot + sigma * (Z_TAIL + (Z_TAIL**2 - 1.0) * skew / 6.0))
 
 
 def _in_service(
@@ -248,12 +254,17 @@ def _in_service(
     tput = throughput_at_batch(c, theta, b)
     req = tput / col(c.osl, b)
     answers = col(c.osl, b) > 1.0  # a one-token answer has no time between tokens: TPOT 0, as benchmarks report
-    tpot = np.where(answers, b / np.maximum(tput, 1e-12), 0.0)
     step = decode_step_s(c, theta, b)
     # Other prompts arrive at the request rate of b in flight; below one request in flight on average (random
     # arrivals only) the engine runs a lone request's figures, and the rate falls with the load (Little's law: a
     # 32,000-token prompt at 0.01 in flight arrives once in ~100 prefills, not back to back).
     arrivals = req * np.minimum(np.asarray(batch, dtype=np.float64), 1.0) if random_batch else req
+    # Once its prompt is prefilled a request decodes at the step of the batch it shares, lengthened by the other
+    # requests' prefills that land meanwhile (at ``arrivals``, each ``prefill_s``): TPOT = step + arrivals x
+    # prefill x TPOT. At b >= 1 in flight that is b / X(b) (the arrivals are X(b) / osl); below one in flight it
+    # falls to the lone request's decode step as the load vanishes (its own prefill is in its TTFT, not here).
+    busy = np.clip(arrivals * col(prefill_s(c, theta), b), 0.0, 0.999)
+    tpot = np.where(answers, step / (1.0 - busy), 0.0)
     wait, wait95 = _prefill_wait(c, theta, arrivals, step, b, random_arrivals=random_batch, tails=tails)
     # Its own prefill, each chunk in a step that also carries the decode batch (the first token comes out of the
     # step that finishes the prompt).
@@ -273,7 +284,7 @@ def _in_service(
         "tpot": tpot,
         "ttft": base + wait,
         "ttft95": base + wait95,
-        "tpot95": np.where(answers, _tpot_p95(c, theta, b, req, tpot, random_batch=random_batch), 0.0)
+        "tpot95": np.where(answers, _tpot_p95(c, theta, b, arrivals, tpot, random_batch=random_batch), 0.0)
         if tails
         else tpot,
         "service": base + wait + (col(c.osl, b) - 1.0) * tpot,

@@ -2,8 +2,9 @@
 estimator.runs, predicted in one vectorised pass, written back with the prediction columns added.
 
 Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[, experts,
-active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``stack`` (serving_stacks.csv; empty =
-trtllm) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel over its tp GPUs with
+active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``stack`` (serving_stacks.csv, one
+that runs on the GPU; empty = the GPU's default: trtllm on NVIDIA GPUs, vllm elsewhere, estimator.inference.engines)
+and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel over its tp GPUs with
 expert-parallel experts, TensorRT-LLM's "DEP"; empty or false: tensor parallel). Extra columns are kept. Row
 numbers are 1-based data rows (row 1 = the first line after the header).
 
@@ -29,6 +30,7 @@ from estimator.inference.data import (
     serving_gpu,
     serving_stack,
 )
+from estimator.inference.engines import serving_engine_problem
 from estimator.inference.fit import InferenceCalibration
 from estimator.inference.sizing import ServingPoint, does_not_fit_text, estimate_points, parallel_degrees
 from estimator.runs import NOTE_COLUMN, RowError, RunValidationError, plain_number
@@ -120,6 +122,11 @@ def _point(text: Mapping[str, str], row: int, bad: list[RowError]) -> ServingPoi
     if stack:
         try:
             serving_stack(stack)
+            # The advice's rule (estimator.inference.engines): TensorRT-LLM on an MI300X was sized without a word.
+            gpu_known = gpu and not any(e.column == "gpu" for e in bad[before:])
+            problem = serving_engine_problem(stack, gpu) if gpu_known else None
+            if problem:
+                bad.append(RowError(row, "stack", problem))
         except InferenceError as exc:
             bad.append(RowError(row, "stack", str(exc).split(": ", 1)[1]))
     # Requests and tokens are counted in whole units; a fraction of a token has no meaning to the engine.

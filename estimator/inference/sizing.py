@@ -30,6 +30,7 @@ from estimator.inference.data import (
     positive,
     serving_gpu,
 )
+from estimator.inference.engines import default_serving_engine
 from estimator.inference.fit import InferenceCalibration, default_calibration
 from estimator.inference.latency import (
     MIN_IN_FLIGHT,
@@ -272,7 +273,7 @@ def size_deployments(
         tps=degrees,
         input_tokens=[input_tokens] * n,
         output_tokens=[output_tokens] * n,
-        stacks=[stack or ""] * n if stack else (),
+        stacks=[stack or default_serving_engine(gpu)] * n,
     )
     perf = best_under_latency(cases, cal.params, ttft_s=ttft_p95_s, tpot_s=tpot_p95_s)
     peak = replicas_for(requests_per_s=peak_requests_per_s, replica_requests_per_s=perf.requests_per_s)
@@ -392,7 +393,7 @@ def estimate_points(
         tps=[p.tp for p in points],
         input_tokens=[p.input_tokens for p in points],
         output_tokens=[p.output_tokens for p in points],
-        stacks=[p.stack for p in points] if any(p.stack for p in points) else (),
+        stacks=[p.stack or default_serving_engine(p.gpu) for p in points],
         attention_dp=[p.attention_dp for p in points],
     )
     load = simulate_closed_loop(cases, cal.params, np.asarray([p.concurrency for p in points], dtype=np.float64))

@@ -1210,3 +1210,52 @@ def test_every_sourced_default_the_advice_states_carries_a_date(db: None):
     for pointer in dated:
         assert pointer in rows, pointer
         assert rows[pointer]["as_of"], pointer
+
+
+def _long_prompt(*, peak: float, mean: float, isl: int, osl: int, ttft: float, tpot: float) -> dict[str, Any]:
+    return {
+        "name": "8B long-context RAG",
+        "workload": {
+            "kind": "inference",
+            "model": {"name": "llama-3.1-8b"},
+            "precision": "bf16",
+            "traffic": {
+                "peak_requests_per_s": peak,
+                "mean_requests_per_s": mean,
+                "input_tokens": isl,
+                "output_tokens": osl,
+            },
+            "latency": {"ttft_p95_s": ttft, "tpot_p95_s": tpot},
+        },
+        "gpu": "h100-sxm",
+    }
+
+
+def test_a_long_prompt_at_light_load_meets_a_per_token_target_its_lone_decode_meets(catalog: dict[str, Any]):
+    # 128,000 prompt and 50 output tokens at 0.1 requests/s: another prompt lands in a TP 4 request's 0.2 s decode
+    # for about 2 % of requests, so its p95 TPOT is its decode step (~4 ms), inside 20 ms. The open loop counted the
+    # request's own prefill and arrivals the load cannot bring: every size missed and the answer was "none".
+    doc = advise_inference(_long_prompt(peak=0.1, mean=0.05, isl=128_000, osl=50, ttft=30.0, tpot=0.02), now=NOW)
+    rec = doc["recommendation"]
+    assert rec["action"] != "none"
+    assert rec["tp"] <= 4 and by_tp(doc, 4)["meets_latency"]
+
+
+def test_a_32k_prompt_service_is_not_sized_at_twice_the_gpus_it_needs(catalog: dict[str, Any]):
+    # 32,000 prompt and 100 output tokens at 0.5 requests/s, TTFT 5 s / TPOT 12 ms: TP 4 (p95 about 0.36 s and a few
+    # ms per token) meets; the inflated open-loop TPOT flagged it and recommended 8 GPUs.
+    doc = advise_inference(_long_prompt(peak=0.5, mean=0.2, isl=32_000, osl=100, ttft=5.0, tpot=0.012), now=NOW)
+    assert doc["recommendation"]["gpus"] < 8
+    assert by_tp(doc, 4)["meets_latency"]
+
+
+def test_a_mixture_of_experts_too_big_for_one_node_is_served_across_nodes_with_expert_parallelism(
+    catalog: dict[str, Any],
+):
+    # DeepSeek-V3 fp8 does not fit 8 x 80 GB; the estimator serves it over 16 and 32 H100s (expert parallelism,
+    # estimator.inference.parallel_degrees), but the advice tried TP 1-8 only and answered "use a larger GPU".
+    doc = advise_inference(scenario(model={"name": "deepseek-v3"}, precision="fp8"), now=NOW)
+    tps = [s["tp"] for s in doc["sizes"]]
+    assert 16 in tps and 32 in tps
+    assert by_tp(doc, 16)["fits_memory"] and not by_tp(doc, 8)["fits_memory"]
+    assert doc["recommendation"]["action"] != "none" and doc["recommendation"]["tp"] >= 16

@@ -15,6 +15,7 @@ from advisor.advice.inference import advise_inference
 from advisor.scenario import ScenarioError, parse_scenario, scenario_for_gpu
 from advisor.scenario_model import SERVING_ENGINES, rule
 from estimator import inference as inf
+from estimator.inference.points import estimate_points_csv
 from estimator.specs import GPU_IDS, get_gpu
 from tests.advisor.test_scenario import CATALOG, MINIMAL
 
@@ -179,3 +180,66 @@ def test_the_normalized_scenario_posted_back_gives_the_same_advice(gpu: str) -> 
     if gpu == "h100-sxm":  # the MI300X row is sized with vLLM, and says so
         row = next(r for r in first["alternatives"] if r["gpu"] == "mi300x")
         assert "vllm" in row["pricing_note"]
+
+
+# --- one rule with estimate_inference -------------------------------------------------------------------------
+
+POINTS_HEADER = "gpu,precision,model,tp,concurrency,input_tokens,output_tokens,stack\n"
+
+
+@pytest.mark.django_db
+def test_estimate_inference_refuses_an_engine_on_a_gpu_it_does_not_run_on_as_the_advice_does() -> None:
+    """estimate_inference took trtllm on an MI300X without a word while the advice refused it."""
+    from estimator.runs import RunValidationError
+
+    with pytest.raises(RunValidationError) as caught:
+        estimate_points_csv(POINTS_HEADER + "mi300x,bf16,llama-3.1-70b,2,8,2000,500,trtllm\n")
+    (problem,) = caught.value.errors
+    assert problem.column == "stack"
+    assert errors(doc("mi300x", "trtllm"))["/workload/serving_engine"].startswith(problem.message)
+
+
+@pytest.mark.django_db
+def test_estimate_inference_left_out_the_engine_takes_the_advices_default() -> None:
+    """An empty stack on an MI300X was TensorRT-LLM in estimate_inference (batch cap 996 for 8B) and vLLM (256) in
+    the advice: two capacities for one deployment."""
+    import csv
+    import io
+
+    text = estimate_points_csv(
+        POINTS_HEADER
+        + "mi300x,bf16,llama-3.1-70b,2,64,2000,500,\nmi300x,bf16,llama-3.1-70b,2,64,2000,500,vllm\n"
+        + "h100-sxm,bf16,llama-3.1-70b,2,64,2000,500,\nh100-sxm,bf16,llama-3.1-70b,2,64,2000,500,trtllm\n"
+    )
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows[0]["max_concurrency"] == rows[1]["max_concurrency"] == "256"
+    assert rows[2]["max_concurrency"] == rows[3]["max_concurrency"] != "256"
+    advice = advise_inference(doc("mi300x"))
+    assert by_tp_max_batch(advice, 2) == 256
+
+
+def by_tp_max_batch(advice: dict[str, Any], tp: int) -> int:
+    return next(int(s["max_batch"]) for s in advice["sizes"] if s["tp"] == tp)
+
+
+def test_the_advice_and_the_estimator_share_one_definition_of_the_rule() -> None:
+    from advisor import scenario
+    from estimator.inference import engines
+
+    assert scenario.serving_engine_problem is engines.serving_engine_problem
+    assert scenario.default_serving_engine is engines.default_serving_engine
+
+
+@pytest.mark.django_db
+def test_an_uncalibrated_gpu_and_engine_are_warned_with_where_the_throughput_is_borrowed_from() -> None:
+    """The serving calibration is TensorRT-LLM on A100/H100/H200/B200/GB200/L40S: an MI300X on vLLM was stated with
+    the same accuracy and no word (an outsider's probe: 1.43x an H100's requests/s per GPU)."""
+    mi300x = advise_inference(doc("mi300x"))["warnings"]
+    gpu = [w for w in mi300x if "no rows on AMD Instinct MI300X" in w]
+    engine = [w for w in mi300x if "no vllm rows" in w]
+    assert len(gpu) == 1 and "H100" in gpu[0] and "trtllm" in gpu[0] and "accuracy" in gpu[0]
+    assert len(engine) == 1 and "borrowed from trtllm" in engine[0] and "accuracy" in engine[0]
+    h100 = advise_inference(doc("h100-sxm"))["warnings"]
+    assert not [w for w in h100 if "serving calibration has no" in w]
+    h100_vllm = advise_inference(doc("h100-sxm", "vllm"))["warnings"]
+    assert [w for w in h100_vllm if "no vllm rows" in w] and not [w for w in h100_vllm if "no rows on" in w]

@@ -320,3 +320,25 @@ def test_vllm_batch_defaults_depend_on_the_gpu_as_its_engine_args_say(gpu: str, 
     assert trt.batch_limits(serving) == (2048, 8192)
     c = cases("llama-3.1-8b", gpu=gpu, precision="bf16", stack="vllm")
     assert (c.engine_max_batch[0], c.max_num_tokens[0]) == (max_batch, max_num_tokens)
+
+
+@pytest.mark.parametrize(("isl", "osl"), [(1000, 200), (8000, 50), (32000, 100)])
+def test_open_loop_tpot_at_vanishing_load_is_the_lone_requests(isl: int, osl: int):
+    # Once its prompt is prefilled a request's TPOT is the decode step at the batch it shares plus the other
+    # requests' prefills landing during its decode. At 0.001 requests in flight nobody else arrives: its own
+    # prefill (in its TTFT) and prefills of arrivals the load cannot bring must not count. The open loop counted
+    # both: 8000/50 read 0.0115 s mean and 0.0201 s p95 against a lone request's 0.0074 s.
+    c = cases("llama-3.1-8b", precision="bf16", isl=isl, osl=osl)
+    load = inf.open_loop_in_flight(c, CAL.params, np.array([[0.001]]))
+    point = inf.ServingPoint(
+        model=inf.ServedModel.from_catalog("llama-3.1-8b"),
+        gpu="h100-sxm",
+        precision="bf16",
+        tp=1,
+        concurrency=1,
+        input_tokens=isl,
+        output_tokens=osl,
+    )
+    lone = inf.estimate_points([point]).tpot_s[0]
+    assert load.tpot_s[0, 0] == pytest.approx(lone, rel=0.05)
+    assert load.tpot_p95_s[0, 0] == pytest.approx(lone, rel=0.05)
