@@ -61,13 +61,14 @@ class Calibration(Protocol):
     def scoped(self, *, family: str, stack: str | None) -> tuple[Calibration, str | None]: ...
 
 
-# Search grid for open layout fields. TP stays inside a node's NVLink domain (Megatron advice, Narayanan 2021): the
-# divisors of an 8-GPU server. Pipeline depths: every depth up to 64 (the 1T-parameter Megatron run) that divides the
-# GPUs and is no deeper than the layers. The layers need not split evenly (3 stages of 32 layers are 11, 11, 10): the
-# step time counts the longest stage and frameworks place uneven splits (Megatron-LM --decoder-first/last-pipeline-
-# num-layers, nanotron and torchtitan's split points); the search skips the uneven depths whose memory the model would
-# undercount (_possible_depths). Powers of two alone left 3-, 6- and 12-node clusters without a layout for a batch of
-# 256, under-predicted by 25-28% (an outside tester's probe). Micro-batches: powers of two.
+# Search grid for open layout fields. TP stays inside the NVLink domain (Megatron advice, Narayanan 2021; the
+# domain: nvlink_domain): the divisors of an 8-GPU server. Pipeline depths: every depth up to 64 (the 1T-parameter
+# Megatron run) that divides the GPUs and is no deeper than the layers. The layers need not split evenly (3 stages of
+# 32 layers are 11, 11, 10): the step time counts the longest stage and frameworks place uneven splits (Megatron-LM
+# --decoder-first/last-pipeline-num-layers, nanotron and torchtitan's split points); the search skips the uneven
+# depths whose memory the model would undercount (_possible_depths). Powers of two alone left 3-, 6- and 12-node
+# clusters without a layout for a batch of 256, under-predicted by 25-28% (an outside tester's probe). Micro-batches:
+# powers of two.
 STRATEGY_OPTIONS: Final[tuple[int, ...]] = (model.DDP, model.ZERO1, model.ZERO2, model.ZERO3, model.HSDP)
 TP_OPTIONS: Final[tuple[int, ...]] = (1, 2, 4, 8)
 PP_MAX: Final[int] = 64
@@ -98,6 +99,7 @@ GPU_INDEX: Final[dict[str, int]] = {g.id: i for i, g in enumerate(_GPUS)}
 PEAK_FLOPS: Final[np.ndarray] = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
 _MEMORY = np.array([g.memory_gb * 1e9 for g in _GPUS])
 _NVLINK_DOMAIN = np.array([g.nvlink_domain for g in _GPUS])
+_SERVER = np.array([g.gpus_per_node for g in _GPUS])
 _HBM = np.array([g.memory_bw_gbps * 1e9 for g in _GPUS])
 # Datasheets quote bidirectional scale-up bandwidth; a ring collective moves data one way per link.
 _NVL = np.array([g.nvlink_gbps * 1e9 / 2 for g in _GPUS])
@@ -476,12 +478,12 @@ def _timed_virtual_stages(stage_layers: np.ndarray) -> np.ndarray:
 def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np.ndarray]) -> np.ndarray:
     """Drop searched combinations that cannot run or that no framework offers; given values are never dropped."""
     tp, pp, cp = layout["tp"], layout["pp"], layout["cp"]
-    n, gpn = q["n"][query], q["gpn"][query]
+    n, domain = q["n"][query], nvlink_domain(q)[query]
     keep = (n % (tp * pp * cp) == 0) & (q["heads"][query].astype(np.int64) % tp == 0)
     keep &= _kv_heads(q)[query] % tp == 0
     keep &= (q["seq"][query].astype(np.int64) % cp == 0) & (pp <= q["layers"][query])
     searched = {k: q[k][query] == OPEN for k in ("strategy", "tp", "pp", "cp")}
-    keep &= ~searched["tp"] | (tp <= gpn)
+    keep &= ~searched["tp"] | (tp <= domain)
     keep &= ~searched["cp"] | (cp == 1) | (q["seq"][query] >= CP_MIN_SEQ)
     # DeepSpeed and Megatron do not combine ZeRO-2/3 (or FSDP) with pipeline parallelism.
     keep &= ~(searched["strategy"] | searched["pp"]) | (pp == 1) | (layout["strategy"] <= model.ZERO1)
@@ -490,6 +492,16 @@ def _prune_model_parallel(q: dict[str, np.ndarray], query: np.ndarray, layout: d
     stage_layers = -(-q["layers"][query].astype(np.int64) // pp)
     keep &= ~searched["pp"] | (given_vp <= 1) | ((pp > 1) & (given_vp <= stage_layers))
     return keep
+
+
+def nvlink_domain(q: dict[str, np.ndarray]) -> np.ndarray:
+    """Per query, the GPUs of one NVLink domain: the model's "node", over whose NVLink the step time runs tensor-,
+    context- and packed pipeline-parallel traffic, and the bound of the tensor parallelism the search tries. Where
+    the GPU's domain spans servers (gpus.csv nvlink_domain, GB200 NVL72: 72 GPUs over 4-GPU trays) it is that
+    domain, otherwise the server the query gives (gpus_per_node: 4-GPU H100 servers get 4, not the 8 of the
+    typical one); as estimator.inference.sizing.scale_up_gpus bounds the serving TP."""
+    gpu, server = q["gpu"], q["gpn"]
+    return np.where(_NVLINK_DOMAIN[gpu] > _SERVER[gpu], np.maximum(server, _NVLINK_DOMAIN[gpu]), server)
 
 
 def _kv_heads(q: dict[str, np.ndarray]) -> np.ndarray:
@@ -504,10 +516,10 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
     cases["kv_heads"] = _kv_heads(q)[query]
-    # The model's "node" is the NVLink domain: collectives inside it run over NVLink. Where the domain spans servers
-    # (GB200 NVL72) it is the domain, and its fabric bandwidth is its servers' together (the per-GPU share unchanged).
+    # The model's "node" is the NVLink domain (nvlink_domain): collectives inside it run over NVLink. Where the domain
+    # spans servers (GB200 NVL72) its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]
-    domain = np.maximum(server, _NVLINK_DOMAIN[gpu])
+    domain = nvlink_domain(q)[query]
     cases["gpn"] = domain
     cases["node_bw"] = q["node_bw"][query] * domain / server
     cases.update({k: q[k][query] for k in ("attn", "vocab", "ffn", "stack", "seq", "global_batch")})
@@ -552,7 +564,7 @@ def search_bound(q: dict[str, np.ndarray]) -> np.ndarray:
     n = q["n"].astype(np.int64)[:, None]
     tp_ok = (q["heads"].astype(np.int64)[:, None] % TP_OPTIONS == 0) & (n % TP_OPTIONS == 0)
     tp_ok &= _kv_heads(q)[:, None] % TP_OPTIONS == 0
-    tp_ok &= np.asarray(TP_OPTIONS)[None, :] <= q["gpn"][:, None]
+    tp_ok &= np.asarray(TP_OPTIONS)[None, :] <= nvlink_domain(q)[:, None]
     seq = q["seq"].astype(np.int64)[:, None]
     cp_ok = (seq % CP_OPTIONS == 0) & (n % CP_OPTIONS == 0) & ((np.asarray(CP_OPTIONS) == 1) | (seq >= CP_MIN_SEQ))
     allowed = {"tp": tp_ok.sum(axis=1), "cp": cp_ok.sum(axis=1)}
@@ -821,7 +833,7 @@ def no_layout_reasons(q: dict[str, np.ndarray], *, fits: np.ndarray, memory_per_
         if not survivors["divides"][j] and (row["pp"] != OPEN or row["n"] % group):
             reasons[i] = _given_layout_reason(row)
         elif not survivors["batch"][j]:
-            reasons[i] = _batch_reason(row, gpn=int(sub["gpn"][j]))
+            reasons[i] = _batch_reason(row, domain=int(nvlink_domain(sub)[j]))
         elif not survivors["virtual"][j]:
             reasons[i] = f"no pipeline on {row['n']} GPUs holds the given {row['vp']} virtual stages per GPU"
         else:
@@ -847,13 +859,13 @@ def _given_layout_reason(row: dict[str, int]) -> str:
     )
 
 
-def _batch_reason(row: dict[str, int], *, gpn: int) -> str:
+def _batch_reason(row: dict[str, int], *, domain: int) -> str:
     """Why no layout splits a query's global batch over its data-parallel ranks: the pipeline depth it would take
     beyond the layers (or the search's PP_MAX), when one would do."""
     n, batch, layers = row["n"], row["global_batch"], row["layers"]
     micro = max(row["mb"], 1)
     kv = row.get("kv_heads", row["heads"])
-    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= gpn and kv % t == 0]
+    tps = [row["tp"]] if row["tp"] != OPEN else [t for t in TP_OPTIONS if t <= domain and kv % t == 0]
     cp = max(row["cp"], 1)
     depths = [
         n // (tp * cp * dp)
@@ -1040,12 +1052,12 @@ ADMITTED_FALLBACKS: Final[int] = 4
 def admitted_sizes(q: dict[str, np.ndarray]) -> np.ndarray:
     """The GPU counts below each size of ``q`` (one job) that its constraints admit, the ADMITTED_FALLBACKS largest
     per size: tp x cp x pp x dp with tp, cp and pp the given values or the search's options (tp dividing the KV
-    heads and within a node, cp dividing the sequence from CP_MIN_SEQ, pp up to the layers and PP_MAX) and dp
+    heads and within the NVLink domain, cp dividing the sequence from CP_MIN_SEQ, pp up to the layers and PP_MAX) and dp
     dividing the global batch in the given micro-batches (1 where searched). Powers of two and whole nodes alone left
     a batch of 1000 in micro-batches of 2 on 24 GPUs to 4 of them, though 20 take 25 micro-batches each.
     Bounded: (divisors of the batch) x (at most 4 x 4 x 64 groups), sorted once. A smaller size's picks are the
     largest of those of any larger size below it, so an answer does not depend on the other sizes asked."""
-    first = {k: int(v[0]) for k, v in q.items() if k in (*_INT_KEYS, "global_batch", "layers", "seq", "gpn")}
+    first = {k: int(v[0]) for k, v in q.items() if k in (*_INT_KEYS, "global_batch", "layers", "seq")}
     kv = int(_kv_heads(q)[0])
     micro = max(first["mb"], 1)
     if first["global_batch"] % micro:
@@ -1054,7 +1066,7 @@ def admitted_sizes(q: dict[str, np.ndarray]) -> np.ndarray:
     def given_or(key: str, options: Sequence[int]) -> np.ndarray:
         return np.asarray([first[key]] if first[key] != OPEN else options, dtype=np.int64)
 
-    tps = given_or("tp", [t for t in TP_OPTIONS if kv % t == 0 and t <= first["gpn"]])
+    tps = given_or("tp", [t for t in TP_OPTIONS if kv % t == 0 and t <= int(nvlink_domain(q)[0])])
     cps = given_or("cp", [c for c in CP_OPTIONS if first["seq"] % c == 0 and (c == 1 or first["seq"] >= CP_MIN_SEQ)])
     pps = given_or("pp", range(1, min(first["layers"], PP_MAX) + 1))
     groups = np.unique(np.multiply.outer(np.multiply.outer(tps, cps), pps).ravel())

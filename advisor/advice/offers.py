@@ -14,7 +14,7 @@ import pandas as pd
 from advisor import economics as ec
 from advisor.advice.costs import costs
 from advisor.advice.documents import inf_if_not_finite, iso
-from advisor.advice.ownership import Hardware
+from advisor.advice.ownership import Hardware, manual_quote_scope
 from advisor.scenario import Scenario
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
@@ -146,10 +146,16 @@ def offers_for_size(s: Scenario, *, gpus: int, at_once: int = 0) -> dict[str, Si
 
 
 def price_warnings(
-    s: Scenario, *, any_offers: bool, used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]
+    s: Scenario,
+    *,
+    any_offers: bool,
+    used: Sequence[Mapping[str, Any]],
+    freshness: Mapping[str, Any],
+    quotes_for: str | None = None,
 ) -> list[str]:
     """What to say about the prices: no offers at all (``any_offers`` false), ``used`` offers from the bundled
-    snapshot, or stale."""
+    snapshot, or stale. ``quotes_for``: where ``s`` is a compare_gpus row on another GPU, the scenario's own GPU,
+    which /rent/usd_per_gpu_hour prices alone (manual_quote_scope)."""
     if s.rent.usd_per_gpu_hour is not None:
         return []
     out = []
@@ -157,7 +163,12 @@ def price_warnings(
         out.append(
             f"No rental offers for {s.gpu}"
             + (f" from {', '.join(s.rent.providers)}" if s.rent.providers else "")
-            + f" in {', '.join(s.rent.markets)}: the rent side is not priced (give /rent/usd_per_gpu_hour)."
+            + f" in {', '.join(s.rent.markets)}: the rent side is not priced "
+            + (
+                f"({manual_quote_scope('/rent/usd_per_gpu_hour', quotes_for)})."
+                if quotes_for
+                else "(give /rent/usd_per_gpu_hour)."
+            )
         )
     if any(o["is_snapshot"] for o in used):
         out.append(

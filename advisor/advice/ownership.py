@@ -95,9 +95,18 @@ def quote_age_warning(*, quoted_on: Any, today: dt.date) -> str | None:
     )
 
 
-def hardware(s: Scenario, warnings: list[str], *, today: dt.date | None = None) -> Hardware | None:
+def manual_quote_scope(pointer: str, gpu: str) -> str:
+    """Why a compare_gpus row's missing price cannot come from the scenario's manual quote ``pointer``: it is
+    negotiated for the scenario's own ``gpu`` (catalog_prices_for_other_gpus), whether given or not."""
+    return f"{pointer} is a quote for {gpu} (/gpu) only"
+
+
+def hardware(
+    s: Scenario, warnings: list[str], *, today: dt.date | None = None, quotes_for: str | None = None
+) -> Hardware | None:
     """What owning costs per node (the catalog quote, or the manual /buy/capex_usd) and the quote's document;
-    None (with a warning) when nothing prices it. ``today``: the date quotes are aged against."""
+    None (with a warning) when nothing prices it. ``today``: the date quotes are aged against. ``quotes_for``: where
+    ``s`` is a compare_gpus row on another GPU, the scenario's own GPU, which /buy/capex_usd prices alone."""
     gpn = s.network.gpus_per_node
     spec = get_gpu(s.gpu)
     quote: selectors.HardwareQuoteInfo | None
@@ -160,10 +169,12 @@ def hardware(s: Scenario, warnings: list[str], *, today: dt.date | None = None) 
         capex, fabric = float(s.buy.capex_usd), 0.0  # the user's all-in node price
         doc = _manual_document(s, doc, load_kw=load_kw, idle_kw=idle_kw if doc["idle_power_kw"] is not None else None)
     if not math.isfinite(capex):
-        warnings.append(
-            f"No hardware quote for {s.gpu} servers: the buy side is not priced. Give /buy/capex_usd "
-            "(the all-in price of one node) to compare with renting."
+        ask = (
+            f" ({manual_quote_scope('/buy/capex_usd', quotes_for)})."
+            if quotes_for
+            else ". Give /buy/capex_usd (the all-in price of one node) to compare with renting."
         )
+        warnings.append(f"No hardware quote for {s.gpu} servers: the buy side is not priced{ask}")
         return None
     if doc.get("idle_power_kw") is None:
         doc = {**doc, "idle_assumption": "idle draw not stated: energy is counted for busy hours only"}

@@ -646,10 +646,12 @@ def _price_warnings(
     size_docs: list[dict[str, Any]],
     freshness: Mapping[str, Any],
     warnings: list[str],
+    quotes_for: str | None = None,
 ) -> None:
     """Offers missing, from the snapshot or stale; spot unusable at some size."""
     used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
-    warnings.extend(price_warnings(s, any_offers=not rent.market.offers.empty, used=used, freshness=freshness))
+    any_offers = not rent.market.offers.empty
+    warnings.extend(price_warnings(s, any_offers=any_offers, used=used, freshness=freshness, quotes_for=quotes_for))
     if (capacity := capacity_warning(size_docs)) is not None:
         warnings.append(capacity)
     spot_lost = rent.spot_lost
@@ -733,9 +735,12 @@ def advise_training(
     calibration: Calibration | None = None,
     now: dt.datetime | None = None,
     explain_no_fit: bool = True,
+    quotes_for: str | None = None,
 ) -> Advice:
     """Turn a training Scenario (object or JSON document) into an Advice. Raises ScenarioError for bad input.
-    ``explain_no_fit``: where no size fits, search what would (closest/relax); the compare_gpus rows do not need it."""
+    ``explain_no_fit``: where no size fits, search what would (closest/relax); the compare_gpus rows do not need it.
+    ``quotes_for``: a compare_gpus row's plan GPU, the one the scenario's manual quotes price (its warnings say so
+    instead of asking for them)."""
     s = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
     calibration = calibration or load_default()
     now = now or timezone.now()
@@ -747,7 +752,7 @@ def advise_training(
     gpus, nodes, tps = sizes.gpus, sizes.nodes, sizes.tokens_per_s
 
     rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
-    hw = hardware(s, warnings, today=now.date())
+    hw = hardware(s, warnings, today=now.date(), quotes_for=quotes_for)
     base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
     band = ThroughputBand(
         log_sigma=sizes.prediction.interval_log_sigma,
@@ -787,7 +792,7 @@ def advise_training(
     predicted_by, _ = calibration.scoped(family=spec.family, stack=w.stack)
     _prediction_warnings(s, sizes, predicted_by, warnings)
     freshness = json_safe(selectors.price_freshness(gpu=s.gpu))
-    _price_warnings(s, rent, gpus, size_docs, freshness, warnings)
+    _price_warnings(s, rent, gpus, size_docs, freshness, warnings, quotes_for)
     prices_as_of, freshness["kind"] = price_dates(s, size_docs, freshness, now, warnings)
 
     # Cumulative cost, NPV and sensitivity at the recommended size.
@@ -901,7 +906,11 @@ def _alternatives(
             continue
         try:
             other = advise_training(
-                scenario_for_gpu(catalog_priced, gpu), calibration=calibration, now=now, explain_no_fit=False
+                scenario_for_gpu(catalog_priced, gpu),
+                calibration=calibration,
+                now=now,
+                explain_no_fit=False,
+                quotes_for=s.gpu,
             )
         except ScenarioError as exc:
             rows.append({**alternative_row(gpu, [], None), "not_compared": str(exc)})

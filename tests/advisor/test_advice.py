@@ -748,6 +748,14 @@ def test_compare_gpus_prices_other_gpus_at_their_catalog_not_the_plans_manual_qu
     # No A100 offer or server quote in this catalog: neither side of the A100 row is priced, and the row says why.
     assert other["rent_usd_per_run"] is None and other["buy_usd_per_run"] is None
     assert "manual quotes (rent $9.00/GPU-hour, capex $1,000,000 per node) are for h100-sxm" in other["pricing_note"]
+    # Its warnings do not ask for the quotes the scenario gave: an outsider's probe read "(give
+    # /rent/usd_per_gpu_hour)" and "Give /buy/capex_usd" on a compared GPU with both given. They price /gpu only.
+    rent_warning, buy_warning = (
+        next(w for w in other["warnings"] if w.startswith(start)) for start in ("No rental offers", "No hardware quote")
+    )
+    assert "/rent/usd_per_gpu_hour is a quote for h100-sxm (/gpu) only" in rent_warning
+    assert "/buy/capex_usd is a quote for h100-sxm (/gpu) only" in buy_warning
+    assert not any("give /" in w.lower() for w in other["warnings"]), other["warnings"]
     assert _offer(Provider.objects.get(slug="acme"), "acme.8xa100", "on_demand", 8, 16.0, gpu="a100-80gb")
     priced = advise(doc, calibration=calibration, now=NOW).to_dict()["alternatives"][1]
     assert priced["rent_usd_per_run"] == pytest.approx(priced["gpus"] * priced["run_hours"] * 2.0)

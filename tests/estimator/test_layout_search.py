@@ -181,3 +181,34 @@ def test_a_size_the_batch_does_not_split_over_falls_back_to_the_largest_size_tha
     # One size's answer does not depend on the other sizes asked.
     alone = predict(replace(job, micro_batch=None), cluster, [48], calibration)
     assert alone.tokens_per_s[0] == pytest.approx(open_micro.tokens_per_s[1])
+
+
+def test_tensor_parallelism_is_searched_across_the_nvlink_domain_not_the_server(calibration: Calibration) -> None:
+    # An outside probe: GB200's server is a 4-GPU compute tray, but its NVLink domain is the 72-GPU NVL72 rack, and
+    # the step time runs tensor-parallel collectives anywhere in it over NVLink. The search capped tp at the tray (4),
+    # so a 70B at 32k context on 16 GB200 came out at tp1 pp8 cp2 (21,526 tokens/s) although the model times the given
+    # tp8 pp2 at 25,356, and B200 (8-GPU servers, tp8) beat GB200 for the same job.
+    job = TrainingJob(params_b=70, seq_len=32768, global_batch=128, precision="bf16")
+    gb200 = Cluster(get_gpu("gb200"))
+    searched = predict(job, gb200, [16], calibration)
+    given = predict(replace(job, strategy="ddp", tp=8, pp=2, cp=1, micro_batch=1), gb200, [16], calibration)
+    assert given.fits_memory[0] and searched.fits_memory[0]
+    assert searched.tokens_per_s[0] >= given.tokens_per_s[0] * (1 - LAYOUT_TOLERANCE)
+    b200 = predict(job, Cluster(get_gpu("b200")), [16], calibration)
+    assert searched.tokens_per_s[0] >= b200.tokens_per_s[0]
+
+
+def test_a_server_smaller_than_its_gpus_default_bounds_tensor_parallelism_at_the_server(
+    calibration: Calibration,
+) -> None:
+    # The NVLink domain spans servers only where gpus.csv says so (GB200 NVL72); elsewhere it is the server the
+    # cluster gives, so 4-GPU H100 servers never get tp 8 from the search.
+    job = TrainingJob(params_b=70, seq_len=32768, global_batch=128, precision="bf16")
+    result = predict(job, Cluster(get_gpu("h100-sxm"), gpus_per_node=4), [16, 64], calibration)
+    assert result.fits_memory.any() and (result.tp[result.fits_memory] <= 4).all(), result.tp
+    # And the step time runs a given tp 8 there across two servers, not over one 8-GPU NVLink domain (it timed both
+    # alike): slower than on 8-GPU servers with the same fabric bandwidth per GPU.
+    given = TrainingJob(params_b=13, seq_len=4096, global_batch=256, strategy="ddp", tp=8, pp=1, cp=1, micro_batch=1)
+    split = predict(given, Cluster(get_gpu("h100-sxm"), gpus_per_node=4, inter_node_gbps=1600), [64], calibration)
+    whole = predict(given, Cluster(get_gpu("h100-sxm"), gpus_per_node=8, inter_node_gbps=3200), [64], calibration)
+    assert split.tokens_per_s[0] < whole.tokens_per_s[0]
