@@ -21,6 +21,7 @@ from config.env import (
     env_networks,
     env_origins,
     env_rate,
+    env_set,
     env_str,
     env_url,
     require_order,
@@ -37,7 +38,8 @@ if PRODUCTION and DEBUG:
 CI = env_bool("CI", default=False)
 
 SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
+# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space).
+if not env_set("SECRET_KEY"):
     if PRODUCTION:
         raise ConfigurationError(
             "SECRET_KEY is required in production (DEBUG=0, DATABASE_URL or REDIS_URL set, or DJANGO_ENV=production);"

@@ -193,7 +193,13 @@ def test_a_bare_checkout_runs_in_development_mode_and_says_so_once() -> None:
 
 @pytest.mark.parametrize(
     "server_sign",
-    [{"DJANGO_ENV": "production"}, {"DATABASE_URL": "sqlite:///db.sqlite3"}, {"REDIS_URL": "redis://127.0.0.1:1/0"}],
+    [
+        {"DJANGO_ENV": "production"},
+        {"DATABASE_URL": "sqlite:///db.sqlite3"},
+        {"REDIS_URL": "redis://127.0.0.1:1/0"},
+        # Blanks are unset, as for every other reader: a templated `SECRET_KEY=   ` was accepted as the key.
+        {"DJANGO_ENV": "production", "SECRET_KEY": "   "},
+    ],
 )
 def test_anything_that_says_server_refuses_to_start_without_secret_key(server_sign: dict[str, str]) -> None:
     result = _check(_bare_env(**server_sign))
