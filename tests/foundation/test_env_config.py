@@ -105,8 +105,37 @@ def test_a_celery_worker_or_beat_without_redis_refuses_in_one_line(command: str)
         text=True,
         timeout=120,
     )
-    assert result.returncode != 0
-    assert "configuration error: REDIS_URL is required for a Celery worker or beat" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr.startswith("configuration error: REDIS_URL is required for a Celery worker or beat")
+
+
+@pytest.mark.parametrize("command", ["worker", "beat"])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"SECRET_KEY": SECRET, "LOG_LEVEL": "LOUD"},
+            "configuration error: LOG_LEVEL='LOUD' is not allowed; use one of",
+        ),
+        ({}, "configuration error: SECRET_KEY is required in production"),
+    ],
+)
+def test_a_celery_worker_or_beat_stops_on_a_bad_value_with_one_line(
+    command: str, extra: dict[str, str], message: str
+) -> None:
+    # Settings were read inside click's option parsing: a 90-line traceback and exit status 1, where manage.py and
+    # gunicorn print one line and exit 2 (README, Configuration).
+    celery = Path(sys.executable).with_name("celery")
+    result = subprocess.run(
+        [str(celery), "-A", "config", command, "--loglevel=error"],
+        cwd=ROOT,
+        env=_bare_env(DJANGO_ENV="production", REDIS_URL="redis://127.0.0.1:6379/10", **extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1, result.stderr
 
 
 @pytest.mark.parametrize(
