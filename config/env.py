@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -153,6 +153,25 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     if parts.scheme.lower() not in allowed or not (parts.netloc or parts.path):
         raise refused
     return raw.strip()
+
+
+def env_redis_url(name: str) -> str:
+    """A Redis URL (empty stays empty: no Redis). Its database must be a number: redis-py and kombu parse it only on
+    first use, so redis://host:6379/abc started, the cache missed silently and enqueueing a task raised ValueError."""
+    url = env_url(name, "", schemes=("redis", "rediss", "unix"))
+    if not url:
+        return url
+    parts = urlsplit(url)
+    database = "" if parts.scheme.lower() == "unix" else parts.path.strip("/")
+    databases = [database] if database else []
+    databases += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "db"]
+    for value in databases:
+        if not value.isdigit():
+            raise ConfigurationError(
+                f"{name}={redacted(url)!r}: database {value!r} is not a number; use redis://HOST:PORT/N with N a "
+                "database number (0 to 15 on a default Redis), or no path for database 0"
+            )
+    return url
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -21,6 +21,7 @@ from config.env import (
     env_networks,
     env_origins,
     env_rate,
+    env_redis_url,
     env_set,
     env_str,
     env_url,
@@ -188,7 +189,7 @@ TASK_VIEWERS = ["advisor.calibrations.owns_calibration_task"]
 MAX_ERRORS_PER_RESPONSE = env_int("MAX_ERRORS_PER_RESPONSE", 100, minimum=1)
 
 # --- Redis: Celery broker, result backend and cache. Without it tasks run in-process. ---
-REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"))
+REDIS_URL = env_redis_url("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

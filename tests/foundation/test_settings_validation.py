@@ -45,6 +45,8 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("PRICING_MIN_FRACTION_OF_LAST_RUN", "5", "must be between 0.0 and 1.0"),
         ("DATABASE_URL", "mysql:/x", "use sqlite:///PATH or postgres://"),
         ("REDIS_URL", "http://cache:6379/0", "use redis://... or rediss://... or unix://..."),
+        # Accepted, then the cache missed silently and enqueueing a task raised ValueError (int('abc')).
+        ("REDIS_URL", "redis://:pw@cache:6379/abc", "database 'abc' is not a number; use redis://HOST:PORT/N"),
         ("DJANGO_ENV", "staging", "use one of development, production"),
         ("CSRF_TRUSTED_ORIGINS", "advisor.example.com", "use https://host[:port]"),
         ("MAX_UPLOAD_ROWS", "0", "must be at least 1"),
@@ -317,3 +319,25 @@ def test_an_empty_url_leaves_the_feature_off_and_a_wrong_scheme_is_named(monkeyp
     monkeypatch.setenv("CACHE_URL", "memcached://x")
     with pytest.raises(ConfigurationError, match=r"CACHE_URL='memcached://x' .* use redis://"):
         env_url("CACHE_URL", "", schemes=("redis",))
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("redis://cache:6379/0", True),
+        ("redis://cache:6379", True),
+        ("rediss://cache:6380/15/", True),
+        ("unix:///run/redis.sock?db=3", True),
+        ("redis://cache:6379/abc", False),
+        ("redis://cache:6379/1/2", False),
+        ("unix:///run/redis.sock?db=x", False),
+        ("redis://cache:6379/0?db=", False),
+    ],
+)
+def test_redis_url_needs_a_numbered_database(monkeypatch, value: str, accepted: bool) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("REDIS_URL", value)
+    if accepted:
+        assert env_module.env_redis_url("REDIS_URL") == value
+    else:
+        with pytest.raises(ConfigurationError, match="is not a number"):
+            env_module.env_redis_url("REDIS_URL")
