@@ -290,3 +290,35 @@ def require_hosts_to_serve(*, allowed_hosts: list[str], production: bool) -> Non
             "ALLOWED_HOSTS is required to serve in production: the host names the server answers to, comma-separated "
             "(e.g. advisor.example.com); without it every request is a 400"
         )
+
+
+def require_collected_static() -> None:
+    """With the hashed static storage (STATIC_MANIFEST, on in production) a server started before `collectstatic`, or
+    after static files changed without it, answered /healthz but a 500 on every page ("Missing staticfiles manifest
+    entry"): refused when the server's application is built, naming the step, as for ALLOWED_HOSTS."""
+    import json
+
+    from django.apps import apps
+    from django.contrib.staticfiles import finders
+    from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+
+    if not isinstance(staticfiles_storage, ManifestFilesMixin):  # the lazy storage passes its class through
+        return
+    manifest = Path(staticfiles_storage.location) / staticfiles_storage.manifest_name
+    remedy = "run `python manage.py collectstatic --noinput` before starting the server (make serve-prod does)"
+    try:
+        collected = set(json.loads(manifest.read_text(encoding="utf-8")).get("paths", {}))
+    except (OSError, ValueError, AttributeError):
+        raise ConfigurationError(
+            f"static files are not collected: STATIC_MANIFEST is on (the production default) and {manifest} is missing "
+            f"or unreadable, so every page would be a 500; {remedy}"
+        ) from None
+    ignore = apps.get_app_config("staticfiles").ignore_patterns
+    missing = sorted(
+        {path.replace(os.sep, "/") for finder in finders.get_finders() for path, _ in finder.list(ignore)} - collected
+    )
+    if missing:
+        raise ConfigurationError(
+            f"static files changed since collectstatic: {len(missing)} not in {manifest} (e.g. {missing[0]!r}), so "
+            f"pages using them would be a 500; {remedy}"
+        )
