@@ -341,3 +341,30 @@ def test_redis_url_needs_a_numbered_database(monkeypatch, value: str, accepted: 
     else:
         with pytest.raises(ConfigurationError, match="is not a number"):
             env_module.env_redis_url("REDIS_URL")
+
+
+def test_each_gunicorn_instance_has_its_own_control_socket() -> None:
+    # gunicorn 25+'s one control socket per user (~/.gunicorn/gunicorn.ctl) was taken over by every instance on the
+    # host (a blue/green second serve-prod, bench/load.py), and stopping one deleted it under the others.
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    on_starting = _gunicorn_settings()["on_starting"]
+    paths = []
+    for bind in (["127.0.0.1:18100"], ["127.0.0.1:18103"], ["unix:/run/advisor/gunicorn.sock"]):
+        cfg = Config()
+        cfg.set("bind", bind)
+        default = Path(cfg.control_socket)
+        on_starting(SimpleNamespace(cfg=cfg))  # type: ignore[operator]
+        assert Path(cfg.control_socket).parent == default.parent
+        paths.append(Path(cfg.control_socket).name)
+    assert paths == [
+        "gunicorn-127.0.0.1-18100.ctl",
+        "gunicorn-127.0.0.1-18103.ctl",
+        "gunicorn-unix-run-advisor-gunicorn.sock.ctl",
+    ]
+    cfg = Config()
+    cfg.set("control_socket", "/run/advisor/ctl")  # --control-socket given: kept
+    on_starting(SimpleNamespace(cfg=cfg))  # type: ignore[operator]
+    assert cfg.control_socket == "/run/advisor/ctl"
