@@ -1210,3 +1210,16 @@ def test_every_sourced_default_the_advice_states_carries_a_date(db: None):
     for pointer in dated:
         assert pointer in rows, pointer
         assert rows[pointer]["as_of"], pointer
+
+
+def test_mixed_prices_say_both_the_snapshot_and_the_stale_live_ones(catalog: dict[str, Any]) -> None:
+    # The same wording as training's (one function): inference said nothing of stale live prices at all.
+    Offer.objects.filter(market="on_demand").update(is_snapshot=True, observed_at=None)
+    Offer.objects.filter(market="reserved_1y").update(observed_at=OBSERVED - dt.timedelta(days=10))
+    doc = advise_inference(scenario(rent={"markets": ["on_demand", "reserved_1y"]}), now=NOW)
+    assert doc["price_freshness"]["kind"] == "mixed"
+    assert any("bundled snapshot" in w for w in doc["warnings"])
+    assert (
+        "Some live prices are older than 48 hours (stale): the oldest live observation is 2026-11-20."
+        in (doc["warnings"])
+    )
