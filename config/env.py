@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -155,6 +155,25 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     return raw.strip()
 
 
+def env_redis_url(name: str) -> str:
+    """A Redis URL (empty stays empty: no Redis). Its database must be a number: redis-py and kombu parse it only on
+    first use, so redis://host:6379/abc started, the cache missed silently and enqueueing a task raised ValueError."""
+    url = env_url(name, "", schemes=("redis", "rediss", "unix"))
+    if not url:
+        return url
+    parts = urlsplit(url)
+    database = "" if parts.scheme.lower() == "unix" else parts.path.strip("/")
+    databases = [database] if database else []
+    databases += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "db"]
+    for value in databases:
+        if not value.isdigit():
+            raise ConfigurationError(
+                f"{name}={redacted(url)!r}: database {value!r} is not a number; use redis://HOST:PORT/N with N a "
+                "database number (0 to 15 on a default Redis), or no path for database 0"
+            )
+    return url
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """Comma-separated values; a blank value is the default, as for every reader (a blank region list switched a
     feed off, and a blank ALLOWED_HOSTS dropped the development hosts, though .env.example says blank = default)."""
@@ -270,4 +289,36 @@ def require_hosts_to_serve(*, allowed_hosts: list[str], production: bool) -> Non
         raise ConfigurationError(
             "ALLOWED_HOSTS is required to serve in production: the host names the server answers to, comma-separated "
             "(e.g. advisor.example.com); without it every request is a 400"
+        )
+
+
+def require_collected_static() -> None:
+    """With the hashed static storage (STATIC_MANIFEST, on in production) a server started before `collectstatic`, or
+    after static files changed without it, answered /healthz but a 500 on every page ("Missing staticfiles manifest
+    entry"): refused when the server's application is built, naming the step, as for ALLOWED_HOSTS."""
+    import json
+
+    from django.apps import apps
+    from django.contrib.staticfiles import finders
+    from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+
+    if not isinstance(staticfiles_storage, ManifestFilesMixin):  # the lazy storage passes its class through
+        return
+    manifest = Path(staticfiles_storage.location) / staticfiles_storage.manifest_name
+    remedy = "run `python manage.py collectstatic --noinput` before starting the server (make serve-prod does)"
+    try:
+        collected = set(json.loads(manifest.read_text(encoding="utf-8")).get("paths", {}))
+    except (OSError, ValueError, AttributeError):
+        raise ConfigurationError(
+            f"static files are not collected: STATIC_MANIFEST is on (the production default) and {manifest} is missing "
+            f"or unreadable, so every page would be a 500; {remedy}"
+        ) from None
+    ignore = apps.get_app_config("staticfiles").ignore_patterns
+    missing = sorted(
+        {path.replace(os.sep, "/") for finder in finders.get_finders() for path, _ in finder.list(ignore)} - collected
+    )
+    if missing:
+        raise ConfigurationError(
+            f"static files changed since collectstatic: {len(missing)} not in {manifest} (e.g. {missing[0]!r}), so "
+            f"pages using them would be a 500; {remedy}"
         )

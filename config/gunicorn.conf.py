@@ -10,8 +10,12 @@ config/env.py's readers.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import sys
+from pathlib import Path
+from typing import Any
 
 # gunicorn puts its working directory (the project root, as for config.asgi below) on sys.path first.
 from config.env import ConfigurationError, env_int
@@ -41,3 +45,17 @@ except ConfigurationError as error:
 # Django's ASGI handler has no lifespan support; skip the startup handshake.
 asgi_lifespan = "off"
 accesslog = "-"
+
+
+def on_starting(server: Any) -> None:
+    """gunicorn 25+ opens a control socket (for `gunicornc`) at one path per user, $XDG_RUNTIME_DIR/gunicorn.ctl or
+    ~/.gunicorn/gunicorn.ctl: every instance on a host (a blue/green second serve-prod, bench/load.py's) took it over,
+    and stopping one deleted it under the others. Unless --control-socket names one, each instance gets its own in
+    that directory, named after its bind (gunicorn-127.0.0.1-8000.ctl); --no-control-socket switches it off."""
+    cfg = server.cfg
+    if cfg.control_socket != cfg.settings["control_socket"].default:
+        return  # named on the command line or in GUNICORN_CMD_ARGS
+    name = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(cfg.bind)).strip("-")
+    if len(name) > 48:  # a Unix socket path has ~100 bytes
+        name = hashlib.sha256(name.encode()).hexdigest()[:16]
+    cfg.set("control_socket", str(Path(cfg.control_socket).with_name(f"gunicorn-{name}.ctl")))

@@ -21,6 +21,8 @@ from config.env import (
     env_networks,
     env_origins,
     env_rate,
+    env_redis_url,
+    env_set,
     env_str,
     env_url,
     require_order,
@@ -37,7 +39,8 @@ if PRODUCTION and DEBUG:
 CI = env_bool("CI", default=False)
 
 SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
+# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space).
+if not env_set("SECRET_KEY"):
     if PRODUCTION:
         raise ConfigurationError(
             "SECRET_KEY is required in production (DEBUG=0, DATABASE_URL or REDIS_URL set, or DJANGO_ENV=production);"
@@ -186,7 +189,7 @@ TASK_VIEWERS = ["advisor.calibrations.owns_calibration_task"]
 MAX_ERRORS_PER_RESPONSE = env_int("MAX_ERRORS_PER_RESPONSE", 100, minimum=1)
 
 # --- Redis: Celery broker, result backend and cache. Without it tasks run in-process. ---
-REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"))
+REDIS_URL = env_redis_url("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -1076,13 +1076,17 @@ class ImportResult:
     checked: Validation
 
 
-def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> ImportResult:
+def feed_import(
+    *, name: str, paths: list[Path], cloud: str | None = None, observed_at: dt.datetime | None = None
+) -> ImportResult:
     """Read provider payloads saved to files through the feed's own adapter, validate every record
     as a refresh does and ingest the accepted offers in one transaction (for air-gapped sites and
     negotiated price sheets). Every file is read before anything is written: an unreadable one
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
     not withdraw the ones a file does not list (a price sheet is not the whole catalog). A `cloud` given to a
-    feed without parts raises UnknownFeedPart: it was ignored, and the offers imported as if it were not given."""
+    feed without parts raises UnknownFeedPart: it was ignored, and the offers imported as if it were not given.
+    `observed_at` (when the payload was captured) dates the records that carry no date of their own; without it they
+    count as observed now, as in a refresh."""
     if cloud is not None and not hasattr(get_feed(name), "parts"):
         raise UnknownFeedPart(f"feed {name!r} takes no cloud (only skypilot's files are one cloud's); leave it out")
     unit = import_unit(name, cloud)
@@ -1098,7 +1102,9 @@ def feed_import(*, name: str, paths: list[Path], cloud: str | None = None) -> Im
             f"(unexpected {type(error).__name__}: {error}); nothing was stored"
         ) from error
     tagged = [
-        item if isinstance(item, Rejection) else replace(item, source=f"{item.source} [imported from {names}]")
+        item
+        if isinstance(item, Rejection)
+        else replace(item, source=f"{item.source} [imported from {names}]", observed_at=item.observed_at or observed_at)
         for item in records
     ]
     checked = validate_all(tagged)

@@ -70,7 +70,14 @@ from advisor.advice.documents import (
     recommended_size,
 )
 from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
-from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
+from advisor.advice.offers import (
+    capacity_warning,
+    freshness_warnings,
+    offer_document,
+    price_dates,
+    quoted_offers,
+    rental_offers,
+)
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import (
@@ -971,8 +978,8 @@ def _prices_as_of(
     now: dt.datetime,
     warnings: list[str],
 ) -> str | None:
-    """The date of the oldest price used; warns when nothing is offered or the prices are the snapshot's."""
-    used = [doc["rent"]["offer"] for doc in size_docs if doc["rent"]["offer"]]
+    """The date of the oldest price used; warns when nothing is offered, or the prices quoted are the snapshot's or
+    stale."""
     if s.rent.usd_per_gpu_hour is None:
         if frame.empty:
             # The markets asked for (a hostile probe: "No rental offers for b200" while on-demand ones exist).
@@ -980,11 +987,8 @@ def _prices_as_of(
                 f"No rental offers for {s.gpu} in {', '.join(s.rent.priced_markets)}: the rent side is not priced "
                 "(add markets to /rent/markets or give /rent/usd_per_gpu_hour)."
             )
-        elif any(o["is_snapshot"] for o in used):
-            warnings.append(
-                f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
-                "not a live feed."
-            )
+        else:
+            warnings.extend(freshness_warnings(quoted_offers(size_docs), freshness))
     prices_as_of, freshness["kind"] = price_dates(s, size_docs, freshness, now, warnings)
     return prices_as_of
 

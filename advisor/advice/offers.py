@@ -170,13 +170,24 @@ def price_warnings(
                 else "(give /rent/usd_per_gpu_hour)."
             )
         )
+    return out + freshness_warnings(used, freshness)
+
+
+def freshness_warnings(used: Sequence[Mapping[str, Any]], freshness: Mapping[str, Any]) -> list[str]:
+    """Snapshot prices among the ``used`` offers, and stale live ones with the oldest live observation, for training,
+    inference and the fleet alike. (An `if snapshot ... elif stale` dropped the stale warning whenever any snapshot
+    offer was quoted too, so mixed advice citing 10-day-old live prices said only that some came from the snapshot.)"""
+    out = []
     if any(o["is_snapshot"] for o in used):
         out.append(
             f"Prices come from the bundled snapshot (compiled {freshness.get('snapshot_compiled_on')}), "
             "not a live feed."
         )
-    elif any(o["stale"] for o in used):
-        out.append(f"Some prices are older than {freshness.get('stale_after_hours')} hours (stale).")
+    stale_live = [o for o in used if o["stale"] and not o["is_snapshot"]]
+    if stale_live:
+        dated = sorted(str(o["observed_at"]) for o in stale_live if o["observed_at"])
+        oldest = f": the oldest live observation is {dated[0][:10]}" if dated else ""
+        out.append(f"Some live prices are older than {freshness.get('stale_after_hours')} hours (stale){oldest}.")
     return out
 
 

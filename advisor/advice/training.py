@@ -71,6 +71,7 @@ from advisor.advice.offers import (
     price_dates,
     price_rent,
     price_warnings,
+    quoted_offers,
 )
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
@@ -649,7 +650,8 @@ def _price_warnings(
     quotes_for: str | None = None,
 ) -> None:
     """Offers missing, from the snapshot or stale; spot unusable at some size."""
-    used = [d["rent"]["offer"] for d in size_docs if d["rent"]["offer"]]
+    # Every offer quoted (each size's other markets too), as prices_as_of and price_freshness.kind count them.
+    used = quoted_offers(size_docs)
     any_offers = not rent.market.offers.empty
     warnings.extend(price_warnings(s, any_offers=any_offers, used=used, freshness=freshness, quotes_for=quotes_for))
     if (capacity := capacity_warning(size_docs)) is not None:

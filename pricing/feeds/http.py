@@ -23,8 +23,9 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 def retry_policy() -> Retry:
-    """The per-request retry: PRICING_HTTP_RETRIES attempts after the first, backoff
-    PRICING_HTTP_BACKOFF_S x 2^n, Retry-After honoured up to PRICING_HTTP_RETRY_AFTER_MAX_S."""
+    """The per-request retry: PRICING_HTTP_RETRIES attempts after the first. urllib3 retries the first failure at
+    once, then waits PRICING_HTTP_BACKOFF_S x 2^(n-1) before the n-th retry (n >= 2), capped at its backoff_max
+    (120 s); a Retry-After replaces the wait, honoured up to PRICING_HTTP_RETRY_AFTER_MAX_S."""
     return Retry(
         total=settings.PRICING_HTTP_RETRIES,
         backoff_factor=settings.PRICING_HTTP_BACKOFF_S,

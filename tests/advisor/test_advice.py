@@ -1095,3 +1095,17 @@ def test_a_scenario_whose_tp_does_not_divide_the_kv_heads_is_refused_when_saved(
     doc = advise(scenario(workload={**bad, "model": M13, "parallelism": {"strategy": "auto"}}, cluster_sizes=[64, 72]))
     reasons = " ".join(doc.to_dict()["recommendation"]["reasons"])
     assert "holds the model on all of its GPUs" not in reasons
+
+
+def test_mixed_prices_say_both_the_snapshot_and_the_stale_live_ones(catalog: dict[str, Any]) -> None:
+    # An SRE probe: advice quoting 10-day-old live reserved prices next to snapshot ones said only "Prices come from
+    # the bundled snapshot", since the stale warning was an `elif` of the snapshot one.
+    Offer.objects.exclude(market="reserved_1y").update(is_snapshot=True, observed_at=None)
+    Offer.objects.filter(market="reserved_1y").update(observed_at=OBSERVED - dt.timedelta(days=10))
+    doc = advise(scenario(), now=NOW).to_dict()
+    assert doc["price_freshness"]["kind"] == "mixed"
+    assert any("bundled snapshot" in w for w in doc["warnings"])
+    assert (
+        "Some live prices are older than 48 hours (stale): the oldest live observation is 2026-11-20."
+        in (doc["warnings"])
+    )

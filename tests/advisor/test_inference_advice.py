@@ -1259,3 +1259,16 @@ def test_a_mixture_of_experts_too_big_for_one_node_is_served_across_nodes_with_e
     assert 16 in tps and 32 in tps
     assert by_tp(doc, 16)["fits_memory"] and not by_tp(doc, 8)["fits_memory"]
     assert doc["recommendation"]["action"] != "none" and doc["recommendation"]["tp"] >= 16
+
+
+def test_mixed_prices_say_both_the_snapshot_and_the_stale_live_ones(catalog: dict[str, Any]) -> None:
+    # The same wording as training's (one function): inference said nothing of stale live prices at all.
+    Offer.objects.filter(market="on_demand").update(is_snapshot=True, observed_at=None)
+    Offer.objects.filter(market="reserved_1y").update(observed_at=OBSERVED - dt.timedelta(days=10))
+    doc = advise_inference(scenario(rent={"markets": ["on_demand", "reserved_1y"]}), now=NOW)
+    assert doc["price_freshness"]["kind"] == "mixed"
+    assert any("bundled snapshot" in w for w in doc["warnings"])
+    assert (
+        "Some live prices are older than 48 hours (stale): the oldest live observation is 2026-11-20."
+        in (doc["warnings"])
+    )

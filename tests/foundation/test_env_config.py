@@ -3,13 +3,14 @@ configuration errors, a production server answering 400 to everything, a worker 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from config.env import env_bool, redacted
+from config.env import ConfigurationError, env_bool, redacted
 from tests.foundation.test_settings_validation import _bare_env, _check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,7 +91,50 @@ def test_a_production_server_needs_allowed_hosts_and_commands_do_not() -> None:
     assert refused.returncode != 0
     assert "ALLOWED_HOSTS is required to serve in production" in refused.stderr
     assert _check(env).returncode == 0
-    assert _serve({**env, "ALLOWED_HOSTS": "advisor.example.com"}).returncode == 0
+    # (STATIC_MANIFEST=0: this checkout need not have run collectstatic, refused on its own below.)
+    assert _serve({**env, "ALLOWED_HOSTS": "advisor.example.com", "STATIC_MANIFEST": "0"}).returncode == 0
+
+
+def _manifest_storage(settings, tmp_path: Path, paths: list[str] | None) -> None:  # type: ignore[no-untyped-def]
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+    if paths is not None:
+        (tmp_path / "staticfiles.json").write_text(json.dumps({"paths": {p: p for p in paths}, "version": "1.1"}))
+
+
+def _static_sources() -> list[str]:
+    from django.apps import apps
+    from django.contrib.staticfiles import finders
+
+    ignore = apps.get_app_config("staticfiles").ignore_patterns
+    return sorted({path for finder in finders.get_finders() for path, _ in finder.list(ignore)})
+
+
+def test_a_server_with_the_hashed_static_storage_needs_collectstatic(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Started without collectstatic, production answered /healthz but a 500 on every page ("Missing staticfiles
+    # manifest entry for 'favicon.svg'"), and `check --deploy` said nothing.
+    from config.env import require_collected_static
+
+    _manifest_storage(settings, tmp_path, None)
+    with pytest.raises(ConfigurationError, match=r"static files are not collected: .* run `python manage.py collect"):
+        require_collected_static()
+    sources = _static_sources()
+    assert "favicon.svg" in sources
+    # A deploy that changed static files without collectstatic failed the same way for the new files.
+    _manifest_storage(settings, tmp_path, [path for path in sources if path != "favicon.svg"])
+    with pytest.raises(ConfigurationError, match=r"1 not in .*staticfiles.json \(e.g. 'favicon.svg'\)"):
+        require_collected_static()
+    _manifest_storage(settings, tmp_path, sources)
+    require_collected_static()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    (tmp_path / "staticfiles.json").unlink()
+    require_collected_static()  # plain names (tests, runserver, STATIC_MANIFEST=0): nothing to collect first
 
 
 @pytest.mark.parametrize("command", ["worker", "beat"])
@@ -105,8 +149,37 @@ def test_a_celery_worker_or_beat_without_redis_refuses_in_one_line(command: str)
         text=True,
         timeout=120,
     )
-    assert result.returncode != 0
-    assert "configuration error: REDIS_URL is required for a Celery worker or beat" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr.startswith("configuration error: REDIS_URL is required for a Celery worker or beat")
+
+
+@pytest.mark.parametrize("command", ["worker", "beat"])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"SECRET_KEY": SECRET, "LOG_LEVEL": "LOUD"},
+            "configuration error: LOG_LEVEL='LOUD' is not allowed; use one of",
+        ),
+        ({}, "configuration error: SECRET_KEY is required in production"),
+    ],
+)
+def test_a_celery_worker_or_beat_stops_on_a_bad_value_with_one_line(
+    command: str, extra: dict[str, str], message: str
+) -> None:
+    # Settings were read inside click's option parsing: a 90-line traceback and exit status 1, where manage.py and
+    # gunicorn print one line and exit 2 (README, Configuration).
+    celery = Path(sys.executable).with_name("celery")
+    result = subprocess.run(
+        [str(celery), "-A", "config", command, "--loglevel=error"],
+        cwd=ROOT,
+        env=_bare_env(DJANGO_ENV="production", REDIS_URL="redis://127.0.0.1:6379/10", **extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1, result.stderr
 
 
 @pytest.mark.parametrize(

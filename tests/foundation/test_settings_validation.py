@@ -45,6 +45,8 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("PRICING_MIN_FRACTION_OF_LAST_RUN", "5", "must be between 0.0 and 1.0"),
         ("DATABASE_URL", "mysql:/x", "use sqlite:///PATH or postgres://"),
         ("REDIS_URL", "http://cache:6379/0", "use redis://... or rediss://... or unix://..."),
+        # Accepted, then the cache missed silently and enqueueing a task raised ValueError (int('abc')).
+        ("REDIS_URL", "redis://:pw@cache:6379/abc", "database 'abc' is not a number; use redis://HOST:PORT/N"),
         ("DJANGO_ENV", "staging", "use one of development, production"),
         ("CSRF_TRUSTED_ORIGINS", "advisor.example.com", "use https://host[:port]"),
         ("MAX_UPLOAD_ROWS", "0", "must be at least 1"),
@@ -193,7 +195,13 @@ def test_a_bare_checkout_runs_in_development_mode_and_says_so_once() -> None:
 
 @pytest.mark.parametrize(
     "server_sign",
-    [{"DJANGO_ENV": "production"}, {"DATABASE_URL": "sqlite:///db.sqlite3"}, {"REDIS_URL": "redis://127.0.0.1:1/0"}],
+    [
+        {"DJANGO_ENV": "production"},
+        {"DATABASE_URL": "sqlite:///db.sqlite3"},
+        {"REDIS_URL": "redis://127.0.0.1:1/0"},
+        # Blanks are unset, as for every other reader: a templated `SECRET_KEY=   ` was accepted as the key.
+        {"DJANGO_ENV": "production", "SECRET_KEY": "   "},
+    ],
 )
 def test_anything_that_says_server_refuses_to_start_without_secret_key(server_sign: dict[str, str]) -> None:
     result = _check(_bare_env(**server_sign))
@@ -311,3 +319,52 @@ def test_an_empty_url_leaves_the_feature_off_and_a_wrong_scheme_is_named(monkeyp
     monkeypatch.setenv("CACHE_URL", "memcached://x")
     with pytest.raises(ConfigurationError, match=r"CACHE_URL='memcached://x' .* use redis://"):
         env_url("CACHE_URL", "", schemes=("redis",))
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("redis://cache:6379/0", True),
+        ("redis://cache:6379", True),
+        ("rediss://cache:6380/15/", True),
+        ("unix:///run/redis.sock?db=3", True),
+        ("redis://cache:6379/abc", False),
+        ("redis://cache:6379/1/2", False),
+        ("unix:///run/redis.sock?db=x", False),
+        ("redis://cache:6379/0?db=", False),
+    ],
+)
+def test_redis_url_needs_a_numbered_database(monkeypatch, value: str, accepted: bool) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("REDIS_URL", value)
+    if accepted:
+        assert env_module.env_redis_url("REDIS_URL") == value
+    else:
+        with pytest.raises(ConfigurationError, match="is not a number"):
+            env_module.env_redis_url("REDIS_URL")
+
+
+def test_each_gunicorn_instance_has_its_own_control_socket() -> None:
+    # gunicorn 25+'s one control socket per user (~/.gunicorn/gunicorn.ctl) was taken over by every instance on the
+    # host (a blue/green second serve-prod, bench/load.py), and stopping one deleted it under the others.
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    on_starting = _gunicorn_settings()["on_starting"]
+    paths = []
+    for bind in (["127.0.0.1:18100"], ["127.0.0.1:18103"], ["unix:/run/advisor/gunicorn.sock"]):
+        cfg = Config()
+        cfg.set("bind", bind)
+        default = Path(cfg.control_socket)
+        on_starting(SimpleNamespace(cfg=cfg))  # type: ignore[operator]
+        assert Path(cfg.control_socket).parent == default.parent
+        paths.append(Path(cfg.control_socket).name)
+    assert paths == [
+        "gunicorn-127.0.0.1-18100.ctl",
+        "gunicorn-127.0.0.1-18103.ctl",
+        "gunicorn-unix-run-advisor-gunicorn.sock.ctl",
+    ]
+    cfg = Config()
+    cfg.set("control_socket", "/run/advisor/ctl")  # --control-socket given: kept
+    on_starting(SimpleNamespace(cfg=cfg))  # type: ignore[operator]
+    assert cfg.control_socket == "/run/advisor/ctl"

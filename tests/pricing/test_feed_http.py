@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import responses
 from urllib3.util.retry import Retry
@@ -11,6 +13,8 @@ from pricing.feeds.azure import API_URL, AzureFeed
 from pricing.models import FeedRun, Offer
 from pricing.services import feed_refresh
 from tests.pricing.helpers import fixture_json
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db
 NEXT = "https://prices.azure.com:443/api/retail/prices"
@@ -57,3 +61,19 @@ def test_the_policy_backs_off_exponentially_and_honours_retry_after_up_to_a_cap(
     assert policy.parse_retry_after("86400") == 120  # a server asking for a day waits the cap
     later = policy.increment("GET", "/x").increment("GET", "/x")
     assert later.get_backoff_time() == 4  # 2 s x 2^(2-1)
+
+
+@pytest.mark.parametrize(("factor", "waits"), [(2, [0, 4, 8, 16]), (30, [0, 60, 120, 120])])
+def test_the_backoff_waits_are_the_ones_env_example_documents(settings, factor: int, waits: list[float]) -> None:  # type: ignore[no-untyped-def]
+    # .env.example said "the first retry's backoff, doubled for each further retry": urllib3 retries the first failure
+    # at once, then waits 2x, 4x... the factor, each capped at 120 s (worker log: 0, 4, 8 s with the default 2).
+    settings.PRICING_HTTP_RETRIES = 4
+    settings.PRICING_HTTP_BACKOFF_S = factor
+    policy, seen = http.retry_policy(), []
+    for _ in waits:
+        policy = policy.increment("GET", "/x")
+        seen.append(policy.get_backoff_time())
+    assert seen == waits
+    documented = (ROOT / ".env.example").read_text()
+    assert "the first retry follows at once, the next after 2x this" in documented
+    assert "capped at 120 s" in documented and "Default 2: waits 0, 4, 8 s" in documented

@@ -410,3 +410,17 @@ def test_a_catalog_with_a_repeated_column_is_refused_naming_it(tmp_path: Path) -
         call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(saved), stdout=StringIO())
     assert caught.value.returncode == 2
     assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+def test_observed_at_dates_an_old_payload_and_is_refused_malformed_or_in_the_future() -> None:
+    # An SRE probe: every imported offer was stamped with the import time, so a month-old saved payload showed as
+    # fresh live prices for 48 h and advice cited them as current.
+    payload = FIXTURES / "written" / "lambda_instance_types.json"
+    for bad, why in (("last tuesday", "is not an ISO 8601 date-time"), ("2999-01-01T00:00:00Z", "is in the future")):
+        with pytest.raises(CommandError, match=f"--observed-at: '{bad}' {why}"):
+            _import("--feed", "lambda", "--observed-at", bad, payload)
+    assert not Offer.objects.exists()
+    result = _import("--feed", "lambda", "--observed-at", "2026-11-05T14:00:00", payload)  # no zone: UTC
+    assert result["accepted"] > 0
+    observed = set(Offer.objects.values_list("observed_at", flat=True))
+    assert observed == {dt.datetime(2026, 11, 5, 14, 0, tzinfo=dt.UTC)}

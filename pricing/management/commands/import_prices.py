@@ -1,4 +1,6 @@
-"""`python manage.py import_prices --feed NAME [--cloud C] FILE...`: offers from provider payloads saved to files.
+"""`python manage.py import_prices --feed NAME [--cloud C] [--observed-at WHEN] FILE...`: offers from provider payloads
+saved to files. Records without a date of their own count as observed at --observed-at (when the payload was
+captured), or without it now: a month-old payload imported without it shows as fresh live prices.
 
 The same adapter, validation and ingest as a refresh; prints one JSON summary:
 {"accepted": n, "rejected": {reason: n}, "offers": [{provider, instance, region, market, gpu,
@@ -9,12 +11,15 @@ not a success to a cron job or a script).
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
+from django.utils import timezone
 
 from core.exitcodes import INVALID_INPUT
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart
@@ -28,11 +33,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--feed", choices=FEED_NAMES, required=True, help="the adapter that reads the files")
         parser.add_argument("--cloud", help="the SkyPilot cloud the catalog CSVs are for (skypilot only)")
+        parser.add_argument(
+            "--observed-at",
+            type=observed_at,
+            metavar="WHEN",
+            help="when the payload was captured, an ISO 8601 date-time (e.g. 2026-11-05T14:00:00Z; no zone means "
+            "UTC); default: now, so an old payload imported without it counts as fresh",
+        )
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            result = feed_import(name=options["feed"], paths=options["files"], cloud=options["cloud"])
+            result = feed_import(
+                name=options["feed"], paths=options["files"], cloud=options["cloud"], observed_at=options["observed_at"]
+            )
         except FeedFileError as error:
             raise CommandError(f"cannot import {error.path}: {error}", returncode=INVALID_INPUT) from error
         except FeedError as error:
@@ -53,6 +67,21 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{files}: no offer accepted ({rejected or 'no records'}); nothing was stored", returncode=INVALID_INPUT
             )
+
+
+def observed_at(text: str) -> dt.datetime:
+    """--observed-at: an ISO 8601 date-time not in the future (argparse names the option on a refusal)."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 date-time; use e.g. 2026-11-05T14:00:00Z (no zone means UTC)"
+        ) from None
+    if timezone.is_naive(when):
+        when = when.replace(tzinfo=dt.UTC)
+    if when > timezone.now():
+        raise argparse.ArgumentTypeError(f"{text!r} is in the future; give when the payload was captured")
+    return when
 
 
 def summary(result: ImportResult) -> dict[str, Any]:
