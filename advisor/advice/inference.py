@@ -59,6 +59,7 @@ from advisor.advice.costs import cumulative_document, rent_level
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
+    gpu_document,
     json_document,
     json_safe,
     levelized_words,
@@ -1181,14 +1182,7 @@ def advise_inference(
             "kind": "inference",
             "generated_at": now,
             "scenario": s.to_dict(),
-            "gpu": {
-                "id": spec.id,
-                "name": spec.name,
-                "memory_gb": spec.memory_gb,
-                "peak_tflops": inf.serving_gpu(s.gpu).peak_tflops.get(w.precision),
-                "precision": w.precision,
-                "source": spec.source,
-            },
+            "gpu": gpu_document(s.gpu, w.precision, serving=True),
             "model": {
                 **model_document(s),
                 "params_b": model.params_b,
