@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -107,6 +108,16 @@ def _parse(row: dict[str, str]) -> GpuSpec:
         source=row["source"],
         nvlink_domain=int(row.get("nvlink_domain") or row["gpus_per_node"]),
     )
+
+
+@cache
+def unverified_since() -> str | None:
+    """The date gpus.csv's header gives its values marked "unc" (from memory, not re-verified since), ISO 8601; None
+    where the header states none. The file has no date column: no row records the day its spec was read."""
+    text = (DATA_DIR / "gpus.csv").read_text(encoding="utf-8")
+    header = " ".join(line for line in text.splitlines() if line.startswith("#"))
+    found = re.search(r'"unc" = [^()]*\((\d{4}-\d{2}-\d{2})\)', header)
+    return found.group(1) if found else None
 
 
 @cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -13,7 +14,9 @@ import pandas as pd
 
 from advisor import formatting as fmt
 from advisor.scenario import Scenario
+from estimator import inference as inf
 from estimator.calibrate import Calibration
+from estimator.specs import get_gpu, unverified_since
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
 
@@ -168,6 +171,18 @@ def traffic_part_assumption(where: str, value: Any, source: str, derived: bool) 
     }
 
 
+# Defaults taken from the GPU's typical server (its spec row): their source is the published one the row holds.
+TYPICAL_SERVER_POINTERS: Final[frozenset[str]] = frozenset({"/network/gpus_per_node", "/network/inter_node_gbps"})
+
+
+def typical_server_source(gpu: str) -> str:
+    """Where a /network default comes from: the GPU's typical server as its spec row gives it, and the published
+    source that row holds (a data-provenance probe: it cited only the internal file name)."""
+    spec = get_gpu(gpu)
+    server = f"{spec.gpus_per_node} GPUs, {fmt.plain(spec.inter_node_gbps)} Gb/s"
+    return f"the typical {spec.name} server ({server}); source: {spec.source}"
+
+
 def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each default the scenario relied on, with its value, unit and source."""
     from advisor.scenario import DEFAULTS, TRAINING_ONLY_DEFAULTS
@@ -189,7 +204,8 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
             continue
         if where in DEFAULTS:
             d = DEFAULTS[where]
-            row = {"pointer": where, "value": value_at(where), "unit": d.unit, "source": d.source}
+            source = typical_server_source(s.gpu) if where in TYPICAL_SERVER_POINTERS else d.source
+            row = {"pointer": where, "value": value_at(where), "unit": d.unit, "source": source}
             out.append({**row, "as_of": d.as_of} if d.as_of else row)
         elif where.startswith(TRAFFIC_POINTER + "/"):
             rates = {f"{TRAFFIC_POINTER}/{k}" for k in ("peak_requests_per_s", "mean_requests_per_s")}
@@ -209,6 +225,50 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
                 }
             )
     return out
+
+
+GPU_UNITS: Final[Mapping[str, str]] = {
+    "peak_tflops": "TFLOP/s, dense (non-sparse) peak at the precision",
+    "memory_gb": "GB (1e9 bytes), datasheet capacity",
+    "memory_bw_gbps": "GB/s, HBM bandwidth",
+    "nvlink_gbps": "GB/s per GPU, scale-up link (NVLink/xGMI, else PCIe x16), bidirectional aggregate",
+    "gpus_per_node": "GPUs in the typical server",
+    "inter_node_gbps": "Gb/s per node, scale-out network of the typical server",
+    "tdp_w": "W per GPU, board power",
+}
+FP4_SOURCE: Final = (
+    "fp4 peak: NVIDIA/dgxc-benchmarking 'Peak Theoretical Throughput' table (estimator/data/inference/gpus.csv)"
+)
+
+
+def gpu_document(gpu: str, precision: str, *, serving: bool = False) -> dict[str, Any]:
+    """The GPU spec an Advice rests on: the figures the estimate read (``GPU_UNITS``; serving reads its peak from
+    estimator.inference.serving_gpu, which adds the fp4 peaks), the published source the spec row holds, and
+    ``unverified_since``: the date the table's header gives its values marked "unc" (from memory), set only where this
+    row's source marks one. The table has no date column, so no date the spec was read is stated (none is invented).
+    One document for training and inference."""
+    spec = get_gpu(gpu)
+    peak = spec.peak_tflops.get(precision)
+    source = spec.source
+    if serving:
+        peak = inf.serving_gpu(gpu).peak_tflops.get(precision)
+        if precision not in spec.peak_tflops and peak is not None:
+            source = f"{source}; {FP4_SOURCE}"
+    return {
+        "id": spec.id,
+        "name": spec.name,
+        "memory_gb": spec.memory_gb,
+        "peak_tflops": peak,
+        "precision": precision,
+        "memory_bw_gbps": spec.memory_bw_gbps,
+        "nvlink_gbps": spec.nvlink_gbps,
+        "gpus_per_node": spec.gpus_per_node,
+        "inter_node_gbps": spec.inter_node_gbps,
+        "tdp_w": spec.tdp_w,
+        "units": dict(GPU_UNITS),
+        "source": source,
+        "unverified_since": unverified_since() if re.search(r"\bunc\b", spec.source) else None,
+    }
 
 
 def model_document(s: Scenario) -> dict[str, Any]:

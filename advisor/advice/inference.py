@@ -59,6 +59,7 @@ from advisor.advice.costs import cumulative_document, rent_level
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
+    gpu_document,
     json_document,
     json_safe,
     levelized_words,
@@ -1194,14 +1195,7 @@ def advise_inference(
             "kind": "inference",
             "generated_at": now,
             "scenario": s.to_dict(),
-            "gpu": {
-                "id": spec.id,
-                "name": spec.name,
-                "memory_gb": spec.memory_gb,
-                "peak_tflops": inf.serving_gpu(s.gpu).peak_tflops.get(w.precision),
-                "precision": w.precision,
-                "source": spec.source,
-            },
+            "gpu": gpu_document(s.gpu, w.precision, serving=True),
             "model": {
                 **model_document(s),
                 "params_b": model.params_b,
@@ -1256,6 +1250,55 @@ def _engine_choice(s: Scenario) -> str:
     return f"defaulted (/workload/serving_engine left out): {default}"
 
 
+# The words by which a part of a serving-stack row's source names the setting it supports (the engines' own option
+# names, and "same/memory settings as <engine>" where a row borrows another's).
+SERVING_SOURCE_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "kv_fraction": (
+        "free_gpu_memory_fraction",
+        "gpu_memory_utilization",
+        "mem_fraction_static",
+        "memory settings as",
+        "same settings as",
+    ),
+    "kv_output_reserved": ("kv_output_reserved",),
+    "max_batch": ("max_batch", "max_num_seqs", "batch cap", "same settings as"),
+    "max_num_tokens": ("max_num_tokens", "max_num_batched_tokens", "chunked_prefill_size", "same settings as"),
+    "runtime_gb": ("runtime_gb", "memory settings as", "same settings as"),
+}
+
+
+def _source_parts(text: str) -> list[str]:
+    """A source cell's parts: split at the semicolons outside brackets; a part whose brackets hold several
+    semicolon-separated items gives one part per item, led by the words before the bracket ("TensorRT-LLM docs (a;
+    b)" -> "TensorRT-LLM docs: a", "TensorRT-LLM docs: b")."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    out = []
+    for piece in filter(None, parts):
+        head, bracket, rest = piece.partition(" (")
+        inner = rest.removesuffix(")")
+        if bracket and rest.endswith(")") and ";" in inner and "(" not in inner:
+            out += [f"{head}: {item.strip()}" for item in inner.split(";") if item.strip()]
+        else:
+            out.append(piece)
+    return out
+
+
+def serving_source_part(engine: str, source: str, setting: str) -> str:
+    """The parts of a serving-stack row's source that name ``setting`` (SERVING_SOURCE_KEYS), an outsider's probe:
+    every /serving value repeated the whole row's source. Where no part names it, the whole source, saying so."""
+    keys = SERVING_SOURCE_KEYS.get(setting, ())
+    parts = [p for p in _source_parts(source) if any(key in p for key in keys)]
+    if parts:
+        return f"serving_stacks.csv {engine}: {'; '.join(parts)}"
+    return f"serving_stacks.csv {engine} (no part of its source names {setting}; the whole row's): {source}"
+
+
 def serving_assumptions(s: Scenario) -> list[dict[str, Any]]:
     """What the sizing and the monthly figures rest on: the serving engine (/workload/serving_engine, given or
     defaulted) with its memory and batching settings (estimator/data/inference/serving_stacks.csv), and the 730-hour
@@ -1264,13 +1307,27 @@ def serving_assumptions(s: Scenario) -> list[dict[str, Any]]:
     source = f"serving_stacks.csv {engine.name}: {engine.source}"
     max_batch, max_num_tokens = engine.batch_limits(inf.serving_gpu(s.gpu))  # the engine's defaults on this GPU
     kv_of = "of the GPU memory" if engine.kv_of_total else "of the memory left after weights, activations and runtime"
+
+    def part(setting: str) -> str:
+        return serving_source_part(engine.name, engine.source, setting)
+
     rows = [
         ("/serving/engine", engine.name, "serving engine", f"{_engine_choice(s)}; {source}"),
-        ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", source),
-        ("/serving/kv_output_reserved", engine.kv_output_reserved, "fraction of a request's output KV held", source),
-        ("/serving/max_batch", max_batch, "requests per replica", source),
-        ("/serving/max_num_tokens", max_num_tokens, "tokens per engine step (activation buffers)", source),
-        ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", source),
+        ("/serving/kv_fraction", engine.kv_fraction, f"fraction {kv_of}", part("kv_fraction")),
+        (
+            "/serving/kv_output_reserved",
+            engine.kv_output_reserved,
+            "fraction of a request's output KV held",
+            part("kv_output_reserved"),
+        ),
+        ("/serving/max_batch", max_batch, "requests per replica", part("max_batch")),
+        (
+            "/serving/max_num_tokens",
+            max_num_tokens,
+            "tokens per engine step (activation buffers)",
+            part("max_num_tokens"),
+        ),
+        ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", part("runtime_gb")),
         (
             "/serving/arrivals",
             "poisson",

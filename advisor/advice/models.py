@@ -50,12 +50,36 @@ class Closed(BaseModel):
 
 
 class GpuSummary(Closed):
+    """The GPU spec the estimate used (advisor.advice.documents.gpu_document): the figures with their units and the
+    published source of the spec row. Documents issued before these fields were added carry only id, name,
+    memory_gb, peak_tflops, precision and source."""
+
     id: str
     name: str
-    memory_gb: NonNegative
+    memory_gb: NonNegative = Field(description="Device memory, GB (1e9 bytes), datasheet capacity.")
     peak_tflops: NonNegative | None = Field(description="Dense peak TFLOP/s at the scenario's precision.")
     precision: str | None = None
-    source: str | None = None
+    memory_bw_gbps: NonNegative | None = Field(default=None, description="HBM bandwidth, GB/s.")
+    nvlink_gbps: NonNegative | None = Field(
+        default=None,
+        description="Per-GPU scale-up bandwidth (NVLink/xGMI, else PCIe x16), GB/s, bidirectional aggregate as "
+        "datasheets quote it.",
+    )
+    gpus_per_node: int | None = Field(default=None, ge=1, description="GPUs in the GPU's typical server.")
+    inter_node_gbps: NonNegative | None = Field(
+        default=None, description="Scale-out bandwidth of the typical server, Gb/s per node."
+    )
+    tdp_w: NonNegative | None = Field(default=None, description="Board power per GPU, W.")
+    units: dict[str, str] | None = Field(default=None, description="The unit of each figure, by field name.")
+    source: str | None = Field(
+        default=None, description="The published source the spec row holds (datasheets, benchmark tables, guides)."
+    )
+    unverified_since: IsoDate | None = Field(
+        default=None,
+        description="Where the source marks values 'unc': the date the spec table's header gives them ('from memory "
+        "/ not re-verified', as of that date); null otherwise. The table records no day each row was read, so no "
+        "read date is given.",
+    )
 
 
 class Offer(Closed):

@@ -55,6 +55,7 @@ from advisor.advice.documents import (
     assumptions_used,
     calibration_document,
     fraction,
+    gpu_document,
     iso,
     json_document,
     json_safe,
@@ -822,14 +823,7 @@ def advise_training(
     return Advice(
         scenario=s,
         generated_at=now,
-        gpu={
-            "id": spec.id,
-            "name": spec.name,
-            "memory_gb": spec.memory_gb,
-            "peak_tflops": spec.peak_tflops.get(w.precision),
-            "precision": w.precision,
-            "source": spec.source,
-        },
+        gpu=gpu_document(s.gpu, w.precision),
         sizes=tuple(size_docs),
         recommendation=recommendation,
         prices_as_of=prices_as_of,

@@ -723,6 +723,8 @@ def assumptions(*, advice: dict[str, Any]) -> list[tuple[str, str, str]]:
             source = "your input; " + "; ".join(
                 f"{field}: {sources[f'{pointer}/{field}'].get('source', 'default')}" for field in parts
             )
+        elif label == GPU_LABEL:
+            source = gpu_source(gpu=advice.get("gpu") or {})
         elif label == POWER_LABEL:
             source = power_source(quote=advice.get("hardware_quote") or {})
         elif label == "Utilization" and _get(advice, "scenario", "utilization") is None:
@@ -941,7 +943,7 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
         ]
     rows += [
         ("Precision", str(workload.get("precision", "n/a"))),
-        ("GPU", str(gpu.get("name") or scenario.get("gpu", "n/a"))),
+        (GPU_LABEL, gpu_line(gpu=gpu, fallback=str(scenario.get("gpu", "n/a")))),
         *_cluster_rows(scenario, inference=bool(traffic)),
         (
             "Rental markets",
@@ -960,6 +962,49 @@ def _assumption_values(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
     elif not traffic:
         rows.append(("Utilization", f"{percent(scenario.get('utilization'))} of the year busy"))
     return rows
+
+
+GPU_LABEL: Final = "GPU"
+
+
+def gpu_line(*, gpu: Mapping[str, Any], fallback: str = "n/a") -> str:
+    """The GPU spec the result rests on, in one line: "NVIDIA H100 SXM5 80GB: 989.4 TFLOPS bf16 dense, 80 GB at
+    3.35 TB/s, NVLink 900 GB/s, 8 GPUs per server at 3,200 Gb/s scale-out, 700 W" (a data-provenance probe: the page
+    and the PDF named the GPU only, while MFU and every estimate rest on these figures). A figure the document lacks
+    (an Advice issued before it carried them) is left out."""
+    name = str(gpu.get("name") or fallback)
+    parts = []
+    if gpu.get("peak_tflops") is not None:
+        precision = f" {gpu['precision']}" if gpu.get("precision") else ""
+        parts.append(f"{fmt.plain(gpu['peak_tflops'], digits=5)} TFLOPS{precision} dense")
+    if gpu.get("memory_gb") is not None:
+        memory = f"{fmt.plain(gpu['memory_gb'])} GB"
+        if gpu.get("memory_bw_gbps") is not None:
+            memory += f" at {fmt.plain(gpu['memory_bw_gbps'] / 1000, digits=4)} TB/s"
+        parts.append(memory)
+    if gpu.get("nvlink_gbps") is not None:
+        parts.append(f"scale-up link {fmt.plain(gpu['nvlink_gbps'])} GB/s")
+    if gpu.get("gpus_per_node") is not None and gpu.get("inter_node_gbps") is not None:
+        parts.append(
+            f"{fmt.plain(gpu['gpus_per_node'])} GPUs per server at {fmt.plain(gpu['inter_node_gbps'])} Gb/s scale-out"
+        )
+    if gpu.get("tdp_w") is not None:
+        parts.append(f"{fmt.plain(gpu['tdp_w'])} W")
+    return f"{name}: {', '.join(parts)}" if parts else name
+
+
+def gpu_source(*, gpu: Mapping[str, Any]) -> str:
+    """Where the GPU line's figures come from: the spec row's published source, and the date its table gives the
+    values it marks "unc" (the table records no day each row was read: no date is printed for the others)."""
+    source = str(gpu.get("source") or "")
+    if not source:
+        return ""
+    dated = (
+        f"; values marked unc: from memory, not re-verified as of {gpu['unverified_since']}"
+        if gpu.get("unverified_since")
+        else ""
+    )
+    return f"source: {source}{dated}"
 
 
 def ownership_rows(*, buy: Mapping[str, Any]) -> list[tuple[str, str]]:

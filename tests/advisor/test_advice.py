@@ -1109,3 +1109,52 @@ def test_mixed_prices_say_both_the_snapshot_and_the_stale_live_ones(catalog: dic
         "Some live prices are older than 48 hours (stale): the oldest live observation is 2026-11-20."
         in (doc["warnings"])
     )
+
+
+def _assert_gpu_document_is_the_spec_row(gpu: dict[str, Any], gpu_id: str, precision: str, peak: float) -> None:
+    spec = get_gpu(gpu_id)
+    assert gpu["peak_tflops"] == peak and gpu["precision"] == precision
+    figures = ("memory_gb", "memory_bw_gbps", "nvlink_gbps", "gpus_per_node", "inter_node_gbps", "tdp_w")
+    for name in figures:
+        assert gpu[name] == getattr(spec, name), name
+        assert gpu["units"][name], name  # each figure has its unit
+    assert gpu["units"]["peak_tflops"].startswith("TFLOP/s")
+    assert gpu["source"] and spec.source in gpu["source"]  # the published source the row holds, not a file name
+    assert gpu["source"] != "gpus.csv"
+
+
+@pytest.mark.parametrize(("gpu_id", "precision"), [("h100-sxm", "bf16"), ("a100-80gb", "bf16"), ("h200", "fp8")])
+def test_the_gpu_document_carries_the_spec_the_estimate_used_with_its_source(
+    catalog: dict[str, Any], gpu_id: str, precision: str
+) -> None:
+    # A data-provenance probe: the Advice's gpu held only the name, memory, peak and the raw source cell.
+    doc = advise(scenario(gpu=gpu_id, workload={**scenario()["workload"], "precision": precision}), now=NOW).to_dict()
+    validate(doc)
+    _assert_gpu_document_is_the_spec_row(doc["gpu"], gpu_id, precision, get_gpu(gpu_id).peak_tflops[precision])
+    infer = advise(
+        {"workload": {"kind": "inference", "model": {"params_b": 7}, "precision": precision}, "gpu": gpu_id}, now=NOW
+    ).to_dict()
+    _assert_gpu_document_is_the_spec_row(infer["gpu"], gpu_id, precision, get_gpu(gpu_id).peak_tflops[precision])
+
+
+def test_the_gpu_document_dates_only_what_the_spec_table_dates() -> None:
+    from advisor.advice.documents import gpu_document
+    from estimator.specs import unverified_since
+
+    # gpus.csv has no date column: its header dates the values marked "unc" only; no read date is made up.
+    assert unverified_since() == "2026-12-02"
+    assert gpu_document("h100-sxm", "bf16")["unverified_since"] is None  # no "unc" in its source
+    assert gpu_document("h200", "bf16")["unverified_since"] == "2026-12-02"
+    fp4 = gpu_document("b200", "fp4", serving=True)
+    assert fp4["peak_tflops"] == 9000 and "dgxc-benchmarking" in fp4["source"]
+
+
+def test_the_network_defaults_cite_the_spec_rows_published_source(catalog: dict[str, Any]) -> None:
+    # A data-provenance probe: /network/gpus_per_node and /network/inter_node_gbps cited "gpus.csv", an internal file.
+    doc = advise(scenario(), now=NOW).to_dict()
+    found = {a["pointer"]: a for a in doc["assumptions"]}
+    spec = get_gpu("h100-sxm")
+    for pointer in ("/network/gpus_per_node", "/network/inter_node_gbps"):
+        assert spec.source in found[pointer]["source"], pointer
+        assert "gpus.csv" not in found[pointer]["source"]
+    assert "DGX H100 8x400 Gb/s NDR" in found["/network/inter_node_gbps"]["source"]

@@ -882,6 +882,30 @@ def test_the_assumptions_are_the_serving_engines_and_not_trainings_spot_or_netwo
     assert "serving_stacks.csv" in found["/serving/kv_fraction"]["source"]
 
 
+def test_each_serving_setting_cites_the_part_of_the_engines_source_that_names_it(catalog: dict[str, Any]):
+    # A data-provenance probe: /serving/kv_fraction, max_batch, max_num_tokens and runtime_gb all repeated the whole
+    # serving-stack row's source, so no one could tell which part supports which value.
+    doc = advise_inference(scenario(), now=NOW)  # the default engine, trtllm
+    found = {a["pointer"]: a["source"] for a in doc["assumptions"]}
+    assert "free_gpu_memory_fraction 0.9" in found["/serving/kv_fraction"]
+    assert "max_batch_size 2048" in found["/serving/max_batch"]
+    assert "max_num_tokens 8192" in found["/serving/max_num_tokens"]
+    assert "runtime_gb estimate [unc]" in found["/serving/runtime_gb"]
+    assert "GUARANTEED_NO_EVICT" in found["/serving/kv_output_reserved"]
+    settings = [f"/serving/{s}" for s in ("kv_fraction", "max_batch", "max_num_tokens", "runtime_gb")]
+    assert len({found[p] for p in settings}) == len(settings)  # no longer one text for all
+    assert "max_batch_size" not in found["/serving/kv_fraction"] and "runtime_gb" not in found["/serving/max_batch"]
+
+
+def test_a_serving_setting_no_part_of_the_source_names_says_it_cites_the_whole_row():
+    from advisor.advice.inference import serving_source_part
+    from estimator.inference.data import serving_stack
+
+    sglang = serving_stack("sglang")
+    said = serving_source_part("sglang", sglang.source, "max_batch")
+    assert "no part of its source names max_batch" in said and said.endswith(sglang.source)
+
+
 def test_the_advice_says_its_latencies_are_at_poisson_arrivals_of_the_rate(catalog: dict[str, Any]):
     from advisor.advice.models import InferenceSize
 

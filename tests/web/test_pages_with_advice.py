@@ -881,3 +881,23 @@ def test_a_calibration_its_prior_beats_says_so_on_its_page_and_when_activated(cl
     activated = client.post(f"/calibrations/{row.pk}/activate/", follow=True).content.decode()
     messages = activated.split('class="messages"', 1)[1].split("</ul>", 1)[0]
     assert "now use" in messages and warned in messages and "keep using it" in messages
+
+
+def test_the_gpu_spec_and_its_source_are_on_the_page_and_in_the_pdf(client: Client, user: Any) -> None:
+    # A data-provenance probe: the planner page and the PDF's assumptions named the GPU only, while MFU and every
+    # estimate rest on its peak, memory and bandwidths, whose source the user never saw.
+    from estimator.specs import get_gpu
+
+    advice = advice_for(document=_document())
+    spec = get_gpu(advice["gpu"]["id"])
+    precision = advice["gpu"]["precision"]
+    peak = f"{spec.peak_tflops[precision]:g} TFLOPS {precision} dense"
+    line = f"{spec.name}: {peak}, {spec.memory_gb:g} GB at {spec.memory_bw_gbps / 1000:g} TB/s"
+    text = " ".join(_visible_text(client.post("/plan/results/", _planner_data()).content.decode()).split())
+    assert line in text
+    assert f"source: {spec.source}" in text
+    scenario = store.scenario_create(owner=user, name="Spec", document=_document())
+    client.force_login(user)
+    printed = " ".join(_pdf_text(client.get(f"/scenarios/{scenario.pk}/proposal.pdf").content).split())
+    assert peak in printed and f"{spec.memory_gb:g} GB at" in printed
+    assert " ".join(f"source: {spec.source}".split()[:4]) in printed  # the table cell may wrap the rest
