@@ -72,6 +72,7 @@ from advisor.advice.documents import (
 from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
 from advisor.advice.offers import capacity_warning, offer_document, price_dates, rental_offers
 from advisor.advice.ownership import Hardware, hardware
+from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import (
     DEFAULT_SERVING_ENGINE,
@@ -1228,7 +1229,11 @@ def advise_inference(
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
             "assumptions": [*assumptions_used(s), *serving_assumptions(s)],
-            "alternatives": _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
+            "alternatives": mark_cheapest(
+                _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
+                monthly=True,
+                runs_per_year=1.0,
+            ),
         }
     )
 

@@ -391,6 +391,12 @@ class Alternative(Closed):
         description="The server quote buy_usd_per_run is priced at (that GPU's plan's hardware_quote); null where "
         "none is quoted. Absent in documents issued before 2026-12-09.",
     )
+    cheapest: bool = Field(
+        default=False,
+        description="Whether this is the cheapest compared GPU: the lowest of renting and owning per run, counting "
+        "only the options that finish the year's runs (owned, one cluster within the year; rented, each run within a "
+        "year); the first of equals. Absent in documents issued before 2026-12-05.",
+    )
 
 
 class InferenceAlternative(Closed):
@@ -415,6 +421,11 @@ class InferenceAlternative(Closed):
         "GPUs than the deployment uses (the instances, and the GPUs billed at the peak); and for another GPU than the "
         "scenario's, when the scenario gives manual quotes: it is priced at its own catalog offers and hardware quote, "
         "not at those quotes (they are for the scenario's GPU). Several are joined with '; '.",
+    )
+    cheapest: bool = Field(
+        default=False,
+        description="Whether this is the cheapest compared GPU: the lowest of renting and owning per month; the first "
+        "of equals. Absent in documents issued before 2026-12-05.",
     )
 
 

@@ -73,7 +73,7 @@ from advisor.advice.offers import (
     price_warnings,
 )
 from advisor.advice.ownership import Hardware, hardware
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
+from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, mark_cheapest, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.advice.unmet import MAX_BIGGER_GPUS
 from advisor.scenario import (
@@ -910,7 +910,7 @@ def _alternatives(
         own_warnings = [w for w in other.warnings if w not in shown]
         row = alternative_row(gpu, other.sizes, knee, hardware_quote=other.hardware_quote)
         rows.append({**row, "pricing_note": note, "warnings": own_warnings})
-    return rows
+    return mark_cheapest(rows, monthly=False, runs_per_year=float(s.workload.runs_per_year or 1.0))
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]
