@@ -250,6 +250,20 @@ def break_even_hours_per_year(
     )
 
 
+def run_hours(*, tokens: ArrayLike, tokens_per_s: ArrayLike) -> Array:
+    """Wall hours of one training run: tokens / tokens per second / 3600 (inf or nan where the throughput is 0 or
+    unknown)."""
+    with _quiet():
+        return _f(tokens) / _f(tokens_per_s) / SECONDS_PER_HOUR
+
+
+def busy_share(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
+    """The share of the year the runs keep one cluster busy: runs_per_year x run_hours / 8760, unclamped (above 1
+    where one cluster cannot run them all)."""
+    with _quiet():
+        return _f(runs_per_year) * _f(run_hours) / HOURS_PER_YEAR
+
+
 def usd_per_run(*, gpus: ArrayLike, run_hours: ArrayLike, usd_per_gpu_hour: ArrayLike) -> Array:
     """Cost of one run: GPUs x wall hours x price per busy GPU-hour (USD)."""
     return _f(gpus) * _f(run_hours) * _f(usd_per_gpu_hour)

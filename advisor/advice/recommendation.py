@@ -203,7 +203,7 @@ def _run_time_reasons(
     w = s.workload
     if doc["run_hours"] is None:
         return
-    busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
+    busy = float(ec.busy_share(runs_per_year=w.runs_per_year or 0.0, run_hours=doc["run_hours"]))
     runs = fmt.runs_a_year(w.runs_per_year)
     reasons.append(
         f"One run of {fmt.tokens(w.tokens)} takes {fmt.hours(doc['run_hours'])} "

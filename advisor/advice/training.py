@@ -495,7 +495,11 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
         return None
     i = int(whole[np.argmax(p.gpus[whole])])
     tokens = s.workload.tokens or 0.0
-    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / ec.SECONDS_PER_HOUR
+    return (
+        int(p.gpus[i]),
+        float(p.memory_per_gpu_gb[i]),
+        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i])),
+    )
 
 
 def unpriced_options(s: Scenario, sizes: SizePredictions, knee: int) -> dict[str, Any]:

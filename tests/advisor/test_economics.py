@@ -336,3 +336,17 @@ def test_break_even_with_a_committed_rent_is_designs_formula_without_one_and_the
         variable_usd_per_gpu_hour=0,
     )
     assert float(mixed) == pytest.approx(18000 / (4 * 8760))
+
+
+def test_run_hours_and_busy_share_are_the_one_rule() -> None:
+    # 1e12 tokens at 1e5 tokens/s: 1e7 s = 2,777.8 h; four such runs a year keep one cluster busy 4 x 2,777.8 / 8,760.
+    hours = float(ec.run_hours(tokens=1e12, tokens_per_s=1e5))
+    assert hours == pytest.approx(1e7 / 3600)
+    assert float(ec.busy_share(runs_per_year=4, run_hours=hours)) == pytest.approx(4 * hours / 8760)
+    assert float(ec.busy_share(runs_per_year=4, run_hours=3000.0)) > 1  # unclamped; implied_utilization clamps
+    assert math.isinf(float(ec.run_hours(tokens=1e12, tokens_per_s=0.0)))
+    from advisor.advice.costs import implied_utilization
+
+    assert implied_utilization(runs_per_year=4, run_hours=[3000.0, np.nan, 100.0]).tolist() == pytest.approx(
+        [1.0, 0.0, 400 / 8760]
+    )
