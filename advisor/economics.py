@@ -29,6 +29,7 @@ Conventions (see ../shared/reference/cost-model.md section 4 and DESIGN.md):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -153,6 +154,43 @@ def break_even_utilization(
     denominator = _f(gpus) * HOURS_PER_YEAR * margin
     with _quiet():
         return np.where((denominator > 0) & np.isfinite(denominator), _f(yearly_fixed_usd) / denominator, np.inf)
+
+
+def owned_cost_curve(
+    *,
+    utilization: float,
+    usd_per_gpu_hour_at_utilization: float | None,
+    fixed_usd_per_gpu_year: float | None = None,
+    variable_usd_per_busy_gpu_hour: float | None = None,
+    break_even_utilization: float | None = None,
+    rent_usd_per_gpu_hour: float | None = None,
+    yearly_fixed_usd: float | None = None,
+    gpus: float | None = None,
+) -> tuple[float, float] | None:
+    """(F, v) of the owned cost per busy GPU-hour ``c(u) = F / u + v`` an Advice's size states, F in USD per GPU-hour
+    of the year (``fixed_usd_per_gpu_year / 8760``); None where owning is not priced (``c(utilization)`` unknown).
+
+    Documents issued before ``fixed_usd_per_gpu_year`` (2026-12-05) are read back: from ``c(utilization)`` and
+    ``v``; without ``v``, from ``c(utilization)`` and the break-even ``c(u*) = r`` against the rental price ``r``;
+    else from the yearly fixed cost ``A`` over ``gpus``."""
+    c0 = usd_per_gpu_hour_at_utilization
+    if c0 is None or not utilization:
+        return None
+    v = variable_usd_per_busy_gpu_hour
+    if fixed_usd_per_gpu_year is not None and v is not None:
+        return fixed_usd_per_gpu_year / HOURS_PER_YEAR, float(v)
+    if v is not None and c0 > v:
+        return (c0 - v) * utilization, float(v)
+    u_star, r = break_even_utilization, rent_usd_per_gpu_hour
+    if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
+        v = (c0 * utilization - r * u_star) / (utilization - u_star)
+        f = (c0 - v) * utilization
+        if f > 0 and v >= 0:
+            return f, v
+    if yearly_fixed_usd and gpus:
+        f = yearly_fixed_usd / (gpus * HOURS_PER_YEAR)
+        return f, max(c0 - f / utilization, 0.0)
+    return None
 
 
 def break_even_against_term(

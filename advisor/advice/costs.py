@@ -131,6 +131,7 @@ def costs(
     out.update(
         capex=owning["capex"],
         yearly_fixed=fixed,
+        yearly_fixed_per_gpu=np.broadcast_arrays(fixed / np.asarray(gpus, dtype=float), owned)[0],
         break_even_price=np.broadcast_arrays(be_price, owned)[0],  # the price break-even is measured against
         variable=variable,
         owned_rate=owned,

@@ -599,6 +599,7 @@ def _buy_document(
         "usd_per_year": num(own["year"][i]),
         "usd_per_month": num(own["month"][i]),
         "fixed_usd_per_year": num(own["fixed"][i]),
+        "fixed_usd_per_gpu_year": num(own["fixed"][i] / owned_gpus[i]) if owned_gpus[i] else None,
         "variable_usd_per_busy_gpu_hour": num(own["variable"]),
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),

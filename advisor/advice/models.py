@@ -474,6 +474,12 @@ class TrainingBuy(Closed):
         "energy of busy hours is variable_usd_per_busy_gpu_hour per busy GPU-hour on top (an inference Advice's "
         "buy.usd_per_year includes it; its fixed part is buy.fixed_usd_per_year)."
     )
+    fixed_usd_per_gpu_year: NonNegative | None = Field(
+        default=None,
+        description="usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
+        "u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents issued before "
+        "2026-12-05.",
+    )
     variable_usd_per_busy_gpu_hour: NonNegative | None = None
     usd_per_gpu_hour_at_utilization: NonNegative | None
     usd_per_run: NonNegative | None
@@ -670,6 +676,12 @@ class InferenceBuy(Closed):
         default=None,
         description="A: annuity of the capex less the discounted residual, plus colocation, support, staff, software "
         "and idle energy [USD/year]; paid however busy the GPUs are.",
+    )
+    fixed_usd_per_gpu_year: NonNegative | None = Field(
+        default=None,
+        description="fixed_usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at "
+        "utilization u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents "
+        "issued before 2026-12-05.",
     )
     variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
         default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."

@@ -340,6 +340,7 @@ def _buy_document(
     return {
         "capex_usd": float(base["capex"][i]),
         "usd_per_year": float(base["yearly_fixed"][i]),
+        "fixed_usd_per_gpu_year": num(base["yearly_fixed_per_gpu"][i]),
         "variable_usd_per_busy_gpu_hour": float(base["variable"]),
         "usd_per_gpu_hour_at_utilization": num(base["owned_rate"][i]),
         "usd_per_run": num(base["own_usd_per_run"][i]) if ok else None,

@@ -578,6 +578,20 @@ def test_the_cheapest_compared_gpu_is_marked_in_the_advice(catalog: dict[str, An
         assert cheapest_marks(stale) == [r["cheapest"] for r in rows]
 
 
+def test_each_size_states_its_owned_cost_curve(catalog: dict[str, Any]) -> None:
+    # The break-even chart draws c(u) = fixed_usd_per_gpu_year / (8760 u) + v from the Advice: pinned against the
+    # Advice's own cost per busy GPU-hour at the planned utilization and its yearly fixed cost over the GPUs.
+    doc = advise(scenario(), now=NOW).to_dict()
+    validate(doc)
+    priced = [d for d in doc["sizes"] if d["buy"]["usd_per_gpu_hour_at_utilization"] is not None]
+    assert priced
+    for d in priced:
+        buy = d["buy"]
+        assert buy["fixed_usd_per_gpu_year"] == pytest.approx(buy["usd_per_year"] / d["gpus"])
+        at_u = buy["fixed_usd_per_gpu_year"] / (8760 * buy["utilization"]) + buy["variable_usd_per_busy_gpu_hour"]
+        assert at_u == pytest.approx(buy["usd_per_gpu_hour_at_utilization"])
+
+
 def test_cheapest_alternative_counts_only_options_that_finish_the_runs() -> None:
     # Owning the first GPU is cheapest per run but one cluster cannot run 4 runs of 3,000 h a year: renting it is
     # counted, and the second GPU's owning, which finishes, is cheaper than that.

@@ -350,3 +350,29 @@ def test_run_hours_and_busy_share_are_the_one_rule() -> None:
     assert implied_utilization(runs_per_year=4, run_hours=[3000.0, np.nan, 100.0]).tolist() == pytest.approx(
         [1.0, 0.0, 400 / 8760]
     )
+
+
+def test_owned_cost_curve_reads_the_stated_terms_and_old_documents_alike() -> None:
+    # c(u) = F / u + v with F = A / (N 8760): the stated terms, and each read-back of a document without them.
+    a, n, v, u, r = 1_200_000.0, 64, 0.2, 0.7, 3.0
+    c0 = float(ec.owned_usd_per_gpu_hour(yearly_fixed_usd=a, gpus=n, utilization=u, variable_usd_per_gpu_hour=v))
+    u_star = float(
+        ec.break_even_utilization(yearly_fixed_usd=a, gpus=n, rent_usd_per_gpu_hour=r, variable_usd_per_gpu_hour=v)
+    )
+    expected = (a / n / 8760, v)
+    stated = ec.owned_cost_curve(
+        utilization=u,
+        usd_per_gpu_hour_at_utilization=c0,
+        fixed_usd_per_gpu_year=a / n,
+        variable_usd_per_busy_gpu_hour=v,
+    )
+    for curve in (
+        stated,
+        ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=c0, variable_usd_per_busy_gpu_hour=v),
+        ec.owned_cost_curve(
+            utilization=u, usd_per_gpu_hour_at_utilization=c0, break_even_utilization=u_star, rent_usd_per_gpu_hour=r
+        ),
+        ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=c0, yearly_fixed_usd=a, gpus=n),
+    ):
+        assert curve == pytest.approx(expected)
+    assert ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=None, fixed_usd_per_gpu_year=1.0) is None
