@@ -23,6 +23,7 @@ from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
 from advisor.advice.recommendation import finishes_runs
+from advisor.scenario import DEFAULTS
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
 RENT = "#d9480f"
@@ -602,30 +603,20 @@ def chart_scaling(*, advice: dict[str, Any]) -> Chart:
 
 
 def owned_cost_curve(*, size: dict[str, Any], utilization: float) -> tuple[float, float] | None:
-    """(F, v) of the Advice's owned cost per busy GPU-hour ``c(u) = F / u + v``, or None.
-
-    ``v`` is the Advice's variable cost of a busy GPU-hour and ``F`` follows from its owned cost at the
-    planned utilization. Older documents without ``v`` are read back from ``c(utilization)`` and the
-    break-even point ``c(u*) = r`` against the rental price ``r``."""
-    c0 = _get(size, "buy", "usd_per_gpu_hour_at_utilization")
-    if c0 is None or not utilization:
-        return None
-    v = _get(size, "buy", "variable_usd_per_busy_gpu_hour")
-    if v is not None and c0 > v:
-        return (c0 - v) * utilization, float(v)
-    u_star = _get(size, "buy", "break_even_utilization")
-    r = _get(size, "buy", "break_even_against", "usd_per_gpu_hour") or _get(size, "rent", "offer", "usd_per_gpu_hour")
-    usd_per_year = _get(size, "buy", "usd_per_year")
-    gpus = _get(size, "buy", "gpus_owned") or size.get("gpus")
-    if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
-        v = (c0 * utilization - r * u_star) / (utilization - u_star)
-        f = (c0 - v) * utilization
-        if f > 0 and v >= 0:
-            return f, v
-    if usd_per_year and gpus:
-        f = usd_per_year / (gpus * ec.HOURS_PER_YEAR)
-        return f, max(c0 - f / utilization, 0.0)
-    return None
+    """(F, v) of the Advice's owned cost per busy GPU-hour ``c(u) = F / u + v``, or None: as the size states it
+    (buy.fixed_usd_per_gpu_year, buy.variable_usd_per_busy_gpu_hour), older documents read back by
+    economics.owned_cost_curve."""
+    return ec.owned_cost_curve(
+        utilization=utilization,
+        usd_per_gpu_hour_at_utilization=_get(size, "buy", "usd_per_gpu_hour_at_utilization"),
+        fixed_usd_per_gpu_year=_get(size, "buy", "fixed_usd_per_gpu_year"),
+        variable_usd_per_busy_gpu_hour=_get(size, "buy", "variable_usd_per_busy_gpu_hour"),
+        break_even_utilization=_get(size, "buy", "break_even_utilization"),
+        rent_usd_per_gpu_hour=_get(size, "buy", "break_even_against", "usd_per_gpu_hour")
+        or _get(size, "rent", "offer", "usd_per_gpu_hour"),
+        yearly_fixed_usd=_get(size, "buy", "fixed_usd_per_year") or _get(size, "buy", "usd_per_year"),
+        gpus=_get(size, "buy", "gpus_owned") or size.get("gpus"),
+    )
 
 
 def _market_prices(size: dict[str, Any]) -> list[tuple[str, float]]:
@@ -664,7 +655,7 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     # The utilization the advice used at this size: derived from the traffic (inference), implied by the runs a
     # year or given (training); older documents carry only the scenario's.
     planned = _get(size, "buy", "utilization") if size is not None else None
-    utilization = float(planned or _get(advice, "scenario", "utilization") or 0.6)
+    utilization = float(planned or _get(advice, "scenario", "utilization") or DEFAULTS["/utilization"].value)
     title = "Owned cost per GPU-hour vs utilization"
     if size is None or (curve := owned_cost_curve(size=size, utilization=utilization)) is None:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
@@ -694,7 +685,15 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         # it manual_quote, and their charts are drawn again from the stored document.
         u_star = by_market.get(market, by_market.get("manual_quote") if market == "on_demand" else None)
         if u_star is None and "break_even_by_market" not in (size.get("buy") or {}) and price > v:
-            u_star = f / (price - v)
+            # A document issued before break_even_by_market: its break-even read back from the curve.
+            u_star = float(
+                ec.break_even_utilization(
+                    yearly_fixed_usd=f * ec.HOURS_PER_YEAR,
+                    gpus=1,
+                    rent_usd_per_gpu_hour=price,
+                    variable_usd_per_gpu_hour=v,
+                )
+            )
         if u_star is not None and u_star <= 1 and blended is None:
             label = f"break-even vs {MARKET_LABELS.get(market, market)} {format_percent(u_star)}"
             markers.append(Marker(u_star, f / u_star + v, label, color, label_below=True))

@@ -29,6 +29,7 @@ Conventions (see ../shared/reference/cost-model.md section 4 and DESIGN.md):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -155,6 +156,43 @@ def break_even_utilization(
         return np.where((denominator > 0) & np.isfinite(denominator), _f(yearly_fixed_usd) / denominator, np.inf)
 
 
+def owned_cost_curve(
+    *,
+    utilization: float,
+    usd_per_gpu_hour_at_utilization: float | None,
+    fixed_usd_per_gpu_year: float | None = None,
+    variable_usd_per_busy_gpu_hour: float | None = None,
+    break_even_utilization: float | None = None,
+    rent_usd_per_gpu_hour: float | None = None,
+    yearly_fixed_usd: float | None = None,
+    gpus: float | None = None,
+) -> tuple[float, float] | None:
+    """(F, v) of the owned cost per busy GPU-hour ``c(u) = F / u + v`` an Advice's size states, F in USD per GPU-hour
+    of the year (``fixed_usd_per_gpu_year / 8760``); None where owning is not priced (``c(utilization)`` unknown).
+
+    Documents issued before ``fixed_usd_per_gpu_year`` (2026-12-05) are read back: from ``c(utilization)`` and
+    ``v``; without ``v``, from ``c(utilization)`` and the break-even ``c(u*) = r`` against the rental price ``r``;
+    else from the yearly fixed cost ``A`` over ``gpus``."""
+    c0 = usd_per_gpu_hour_at_utilization
+    if c0 is None or not utilization:
+        return None
+    v = variable_usd_per_busy_gpu_hour
+    if fixed_usd_per_gpu_year is not None and v is not None:
+        return fixed_usd_per_gpu_year / HOURS_PER_YEAR, float(v)
+    if v is not None and c0 > v:
+        return (c0 - v) * utilization, float(v)
+    u_star, r = break_even_utilization, rent_usd_per_gpu_hour
+    if u_star is not None and r is not None and math.isfinite(u_star) and abs(utilization - u_star) > 1e-6:
+        v = (c0 * utilization - r * u_star) / (utilization - u_star)
+        f = (c0 - v) * utilization
+        if f > 0 and v >= 0:
+            return f, v
+    if yearly_fixed_usd and gpus:
+        f = yearly_fixed_usd / (gpus * HOURS_PER_YEAR)
+        return f, max(c0 - f / utilization, 0.0)
+    return None
+
+
 def break_even_against_term(
     *,
     yearly_fixed_usd: ArrayLike,
@@ -248,6 +286,20 @@ def break_even_hours_per_year(
         )
         * HOURS_PER_YEAR
     )
+
+
+def run_hours(*, tokens: ArrayLike, tokens_per_s: ArrayLike) -> Array:
+    """Wall hours of one training run: tokens / tokens per second / 3600 (inf or nan where the throughput is 0 or
+    unknown)."""
+    with _quiet():
+        return _f(tokens) / _f(tokens_per_s) / SECONDS_PER_HOUR
+
+
+def busy_share(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
+    """The share of the year the runs keep one cluster busy: runs_per_year x run_hours / 8760, unclamped (above 1
+    where one cluster cannot run them all)."""
+    with _quiet():
+        return _f(runs_per_year) * _f(run_hours) / HOURS_PER_YEAR
 
 
 def usd_per_run(*, gpus: ArrayLike, run_hours: ArrayLike, usd_per_gpu_hour: ArrayLike) -> Array:

@@ -12,11 +12,11 @@ from typing import Any, Final
 
 from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
+from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
     alternative_finishes,
-    alternative_rows,
     calibration_line,
     default_source,
     fabric_usd_per_node,
@@ -221,9 +221,10 @@ def _alternative_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[A
     alternatives = advice.get("alternatives") or []
     # The schema's order (gpu first), then any field it does not name.
     model = InferenceAlternative if advice.get("kind") == "inference" else Alternative
-    met = {key for alternative in alternatives for key in alternative}
+    # cheapest last, as the Advice states it or (a document issued before it) by the same rule.
+    met = {key for alternative in alternatives for key in alternative} - {"cheapest"}
     header = [key for key in model.model_fields if key in met] + sorted(met - set(model.model_fields))
-    marked = [row["cheapest"] for row in alternative_rows(advice=dict(advice))]
+    marked = cheapest_marks(advice)
     rows = [
         [_cell(_worded(a, k)) for k in header] + [cheapest] for a, cheapest in zip(alternatives, marked, strict=True)
     ]

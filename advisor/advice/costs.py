@@ -17,8 +17,7 @@ from advisor.scenario import Scenario
 def implied_utilization(*, runs_per_year: float, run_hours: Any) -> np.ndarray:
     """The fraction of the year the runs keep a cluster busy: min(1, runs_per_year x run_hours / 8760); 0 where
     the run time is unknown (the size does not fit), so nothing downstream divides by it unnoticed."""
-    with np.errstate(invalid="ignore"):
-        busy = runs_per_year * np.asarray(run_hours, dtype=float) / ec.HOURS_PER_YEAR
+    busy = ec.busy_share(runs_per_year=runs_per_year, run_hours=run_hours)
     return np.where(np.isfinite(busy), np.minimum(busy, 1.0), 0.0)
 
 
@@ -101,8 +100,7 @@ def costs(
     rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
     tps = np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float)
     tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        run_hours = tokens / tps / ec.SECONDS_PER_HOUR
+    run_hours = ec.run_hours(tokens=tokens, tokens_per_s=tps)
     given_u = o.get("utilization", s.utilization)
     u = (
         implied_utilization(runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours)
@@ -133,6 +131,7 @@ def costs(
     out.update(
         capex=owning["capex"],
         yearly_fixed=fixed,
+        yearly_fixed_per_gpu=np.broadcast_arrays(fixed / np.asarray(gpus, dtype=float), owned)[0],
         break_even_price=np.broadcast_arrays(be_price, owned)[0],  # the price break-even is measured against
         variable=variable,
         owned_rate=owned,

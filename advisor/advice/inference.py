@@ -80,6 +80,7 @@ from advisor.advice.offers import (
     rental_offers,
 )
 from advisor.advice.ownership import Hardware, hardware
+from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import (
     DEFAULT_SERVING_ENGINE,
@@ -614,6 +615,7 @@ def _buy_document(
         "usd_per_year": num(own["year"][i]),
         "usd_per_month": num(own["month"][i]),
         "fixed_usd_per_year": num(own["fixed"][i]),
+        "fixed_usd_per_gpu_year": num(own["fixed"][i] / owned_gpus[i]) if owned_gpus[i] else None,
         "variable_usd_per_busy_gpu_hour": num(own["variable"]),
         "utilization": num(own["utilization"][i]),
         "usd_per_gpu_hour_at_utilization": num(own["rate"][i]),
@@ -1235,7 +1237,11 @@ def advise_inference(
                 "latency_check": None if cal.latency_check is None else dict(cal.latency_check),
             },
             "assumptions": [*assumptions_used(s), *serving_assumptions(s)],
-            "alternatives": _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
+            "alternatives": mark_cheapest(
+                _alternatives(s, size_docs, recommendation, now=now, calibration=calibration),
+                monthly=True,
+                runs_per_year=1.0,
+            ),
         }
     )
 

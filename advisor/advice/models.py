@@ -415,6 +415,12 @@ class Alternative(Closed):
         description="The server quote buy_usd_per_run is priced at (that GPU's plan's hardware_quote); null where "
         "none is quoted. Absent in documents issued before 2026-12-09.",
     )
+    cheapest: bool = Field(
+        default=False,
+        description="Whether this is the cheapest compared GPU: the lowest of renting and owning per run, counting "
+        "only the options that finish the year's runs (owned, one cluster within the year; rented, each run within a "
+        "year); the first of equals. Absent in documents issued before 2026-12-05.",
+    )
 
 
 class InferenceAlternative(Closed):
@@ -439,6 +445,11 @@ class InferenceAlternative(Closed):
         "GPUs than the deployment uses (the instances, and the GPUs billed at the peak); and for another GPU than the "
         "scenario's, when the scenario gives manual quotes: it is priced at its own catalog offers and hardware quote, "
         "not at those quotes (they are for the scenario's GPU). Several are joined with '; '.",
+    )
+    cheapest: bool = Field(
+        default=False,
+        description="Whether this is the cheapest compared GPU: the lowest of renting and owning per month; the first "
+        "of equals. Absent in documents issued before 2026-12-05.",
     )
 
 
@@ -486,6 +497,12 @@ class TrainingBuy(Closed):
         "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. The "
         "energy of busy hours is variable_usd_per_busy_gpu_hour per busy GPU-hour on top (an inference Advice's "
         "buy.usd_per_year includes it; its fixed part is buy.fixed_usd_per_year)."
+    )
+    fixed_usd_per_gpu_year: NonNegative | None = Field(
+        default=None,
+        description="usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
+        "u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents issued before "
+        "2026-12-05.",
     )
     variable_usd_per_busy_gpu_hour: NonNegative | None = None
     usd_per_gpu_hour_at_utilization: NonNegative | None
@@ -683,6 +700,12 @@ class InferenceBuy(Closed):
         default=None,
         description="A: annuity of the capex less the discounted residual, plus colocation, support, staff, software "
         "and idle energy [USD/year]; paid however busy the GPUs are.",
+    )
+    fixed_usd_per_gpu_year: NonNegative | None = Field(
+        default=None,
+        description="fixed_usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at "
+        "utilization u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents "
+        "issued before 2026-12-05.",
     )
     variable_usd_per_busy_gpu_hour: NonNegative | None = Field(
         default=None, description="v: energy of one busy GPU-hour above idle, PUE included [USD/GPU-hour]."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -111,6 +111,57 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> t
     return n, usd, word
 
 
+def alternative_compared_usd(alternative: Mapping[str, Any], *, monthly: bool, runs_per_year: float) -> float | None:
+    """The cost a compared GPU is ranked by: the lower of renting and owning (per month for inference, per run for
+    training), counting for training only the options that finish the year's runs (``finishes_runs``: an outsider's
+    probe found an A100 needing 18,018 h of one cluster a year marked the cheapest); None where none is priced."""
+    rent, buy = (
+        (alternative.get("rent_usd_per_month"), alternative.get("buy_usd_per_month"))
+        if monthly
+        else (alternative.get("rent_usd_per_run"), alternative.get("buy_usd_per_run"))
+    )
+    costs = [c for c in (rent, buy) if c is not None]
+    run_hours = alternative.get("run_hours")
+    if (
+        not monthly
+        and alternative.get("gpus")
+        and not finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True)
+    ):
+        rented = finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=False)
+        costs = [rent] if rent is not None and rented else []
+    return min(costs) if costs else None
+
+
+def cheapest_alternative(
+    alternatives: Sequence[Mapping[str, Any]], *, monthly: bool, runs_per_year: float
+) -> int | None:
+    """The index of the cheapest compared GPU by ``alternative_compared_usd`` (the first of equals); None where
+    none is priced."""
+    priced = [
+        (usd, i)
+        for i, a in enumerate(alternatives)
+        if (usd := alternative_compared_usd(a, monthly=monthly, runs_per_year=runs_per_year)) is not None
+    ]
+    return min(priced)[1] if priced else None
+
+
+def mark_cheapest(alternatives: list[dict[str, Any]], *, monthly: bool, runs_per_year: float) -> list[dict[str, Any]]:
+    """The alternatives, each with ``cheapest``: whether it is the one ``cheapest_alternative`` picks."""
+    pick = cheapest_alternative(alternatives, monthly=monthly, runs_per_year=runs_per_year)
+    return [{**a, "cheapest": i == pick} for i, a in enumerate(alternatives)]
+
+
+def cheapest_marks(advice: Mapping[str, Any]) -> list[bool]:
+    """Per alternative of an Advice document, whether it is the cheapest: as the document states it, and for a
+    document issued before ``cheapest`` was (2026-12-05) by the same rule (``cheapest_alternative``)."""
+    alternatives = list(advice.get("alternatives") or [])
+    if all("cheapest" in a for a in alternatives):
+        return [bool(a["cheapest"]) for a in alternatives]
+    runs = float(((advice.get("scenario") or {}).get("workload") or {}).get("runs_per_year") or 1.0)
+    pick = cheapest_alternative(alternatives, monthly=advice.get("kind") == "inference", runs_per_year=runs)
+    return [i == pick for i in range(len(alternatives))]
+
+
 def _step_words(*, gpus: np.ndarray, tps: np.ndarray, lo: int, hi: int) -> str:
     """A step up in the real figures: speed-up against GPUs, per-GPU throughput, efficiency per doubling."""
     eff = step_efficiency(
@@ -152,7 +203,7 @@ def _run_time_reasons(
     w = s.workload
     if doc["run_hours"] is None:
         return
-    busy = w.runs_per_year * doc["run_hours"] / ec.HOURS_PER_YEAR
+    busy = float(ec.busy_share(runs_per_year=w.runs_per_year or 0.0, run_hours=doc["run_hours"]))
     runs = fmt.runs_a_year(w.runs_per_year)
     reasons.append(
         f"One run of {fmt.tokens(w.tokens)} takes {fmt.hours(doc['run_hours'])} "

@@ -75,7 +75,7 @@ from advisor.advice.offers import (
     quoted_offers,
 )
 from advisor.advice.ownership import Hardware, hardware
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, recommend, step_efficiency
+from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, mark_cheapest, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.advice.unmet import MAX_BIGGER_GPUS
 from advisor.scenario import (
@@ -342,6 +342,7 @@ def _buy_document(
     return {
         "capex_usd": float(base["capex"][i]),
         "usd_per_year": float(base["yearly_fixed"][i]),
+        "fixed_usd_per_gpu_year": num(base["yearly_fixed_per_gpu"][i]),
         "variable_usd_per_busy_gpu_hour": float(base["variable"]),
         "usd_per_gpu_hour_at_utilization": num(base["owned_rate"][i]),
         "usd_per_run": num(base["own_usd_per_run"][i]) if ok else None,
@@ -497,7 +498,11 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
         return None
     i = int(whole[np.argmax(p.gpus[whole])])
     tokens = s.workload.tokens or 0.0
-    return int(p.gpus[i]), float(p.memory_per_gpu_gb[i]), tokens / float(p.tokens_per_s[i]) / ec.SECONDS_PER_HOUR
+    return (
+        int(p.gpus[i]),
+        float(p.memory_per_gpu_gb[i]),
+        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i])),
+    )
 
 
 def unpriced_options(s: Scenario, sizes: SizePredictions, knee: int) -> dict[str, Any]:
@@ -915,7 +920,7 @@ def _alternatives(
         own_warnings = [w for w in other.warnings if w not in shown]
         row = alternative_row(gpu, other.sizes, knee, hardware_quote=other.hardware_quote)
         rows.append({**row, "pricing_note": note, "warnings": own_warnings})
-    return rows
+    return mark_cheapest(rows, monthly=False, runs_per_year=float(s.workload.runs_per_year or 1.0))
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

@@ -15,7 +15,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
-from advisor.advice.recommendation import finishes_runs
+from advisor.advice.recommendation import cheapest_marks, finishes_runs
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.scenario_model import KINDS, rule
@@ -1245,17 +1245,17 @@ def sentences(*parts: Any) -> str:
 
 
 def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked. Training
-    compares cost per run, inference cost per month."""
+    """One row per compared GPU (scenario.compare_gpus) at its recommended size; the cheapest marked as the Advice
+    states it (recommendation.cheapest_marks). Training compares cost per run, inference cost per month."""
     monthly = is_inference(advice)
     rows = []
-    for alt in advice.get("alternatives") or []:
+    marks = cheapest_marks(advice)
+    for alt, cheapest in zip(advice.get("alternatives") or [], marks, strict=True):
         rent, buy = (
             (alt.get("rent_usd_per_month"), alt.get("buy_usd_per_month"))
             if monthly
             else (alt.get("rent_usd_per_run"), alt.get("buy_usd_per_run"))
         )
-        costs = [c for c in (rent, buy) if c is not None]
         if alt.get("not_compared"):
             note = alt["not_compared"]
         elif not alt.get("fits_memory"):
@@ -1267,7 +1267,6 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         finishes = alternative_finishes(advice=advice, alternative=alt)
         if not monthly and alt.get("gpus") and not finishes["buy"]:
             note = sentences(finishes["text"], note)
-            costs = [rent] if rent is not None and finishes["rent"] else []
         rows.append(
             {
                 "gpu": alt.get("gpu"),
@@ -1285,13 +1284,9 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 if not monthly
                 else "",
                 "note": note,
-                "best_cost": min(costs) if costs else None,
-                "cheapest": False,
+                "cheapest": cheapest,
             }
         )
-    priced = [r for r in rows if r["best_cost"] is not None]
-    if priced:
-        min(priced, key=lambda r: r["best_cost"])["cheapest"] = True
     return rows
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from referencing import Registry, Resource
 
 from advisor.advice import advise
+from advisor.advice.recommendation import cheapest_alternative, cheapest_marks, mark_cheapest
 from advisor.scenario import ScenarioError
 from estimator import predict
 from estimator.calibrate import Calibration, load_default
@@ -551,6 +552,60 @@ def test_compare_gpus_gives_one_alternative_per_gpu_at_its_recommended_size(
     fp8["workload"]["precision"] = "fp8"
     rows = advise(fp8, calibration=calibration, now=NOW).to_dict()["alternatives"]
     assert "fp8" in rows[1]["not_compared"] and rows[1]["gpus"] is None
+
+
+def test_the_cheapest_compared_gpu_is_marked_in_the_advice(catalog: dict[str, Any], calibration: Calibration) -> None:
+    # The Advice marks the cheapest compared GPU (the page, PDF and workbook only read it): pinned against the lower
+    # of each row's rent and buy per run, owned counted only where one cluster runs the year's runs within 8,760 h.
+    for runs in (4, 400):
+        doc = advise(
+            scenario(compare_gpus=["a100-80gb", "mi300x"], workload={**scenario()["workload"], "runs_per_year": runs}),
+            calibration=calibration,
+            now=NOW,
+        ).to_dict()
+        validate(doc)
+        rows = doc["alternatives"]
+        best = []
+        for i, r in enumerate(rows):
+            if r["run_hours"] is not None and r["buy_usd_per_run"] is not None and r["run_hours"] * runs <= 8760:
+                best.append((r["buy_usd_per_run"], i))
+            if r["run_hours"] is not None and r["rent_usd_per_run"] is not None and r["run_hours"] <= 8760:
+                best.append((r["rent_usd_per_run"], i))
+        assert best, "a priced row to compare"
+        assert [r["cheapest"] for r in rows] == [i == min(best)[1] for i in range(len(rows))]
+        # A document issued before the field is read back by the same rule.
+        stale = {**doc, "alternatives": [{k: v for k, v in r.items() if k != "cheapest"} for r in rows]}
+        assert cheapest_marks(stale) == [r["cheapest"] for r in rows]
+
+
+def test_each_size_states_its_owned_cost_curve(catalog: dict[str, Any]) -> None:
+    # The break-even chart draws c(u) = fixed_usd_per_gpu_year / (8760 u) + v from the Advice: pinned against the
+    # Advice's own cost per busy GPU-hour at the planned utilization and its yearly fixed cost over the GPUs.
+    doc = advise(scenario(), now=NOW).to_dict()
+    validate(doc)
+    priced = [d for d in doc["sizes"] if d["buy"]["usd_per_gpu_hour_at_utilization"] is not None]
+    assert priced
+    for d in priced:
+        buy = d["buy"]
+        assert buy["fixed_usd_per_gpu_year"] == pytest.approx(buy["usd_per_year"] / d["gpus"])
+        at_u = buy["fixed_usd_per_gpu_year"] / (8760 * buy["utilization"]) + buy["variable_usd_per_busy_gpu_hour"]
+        assert at_u == pytest.approx(buy["usd_per_gpu_hour_at_utilization"])
+
+
+def test_cheapest_alternative_counts_only_options_that_finish_the_runs() -> None:
+    # Owning the first GPU is cheapest per run but one cluster cannot run 4 runs of 3,000 h a year: renting it is
+    # counted, and the second GPU's owning, which finishes, is cheaper than that.
+    rows = [
+        {"gpus": 8, "run_hours": 3000.0, "rent_usd_per_run": 50.0, "buy_usd_per_run": 10.0},
+        {"gpus": 8, "run_hours": 1000.0, "rent_usd_per_run": 60.0, "buy_usd_per_run": 40.0},
+        {"gpus": None, "run_hours": None, "rent_usd_per_run": None, "buy_usd_per_run": None},
+    ]
+    assert cheapest_alternative(rows, monthly=False, runs_per_year=4) == 1
+    assert cheapest_alternative(rows, monthly=False, runs_per_year=2) == 0
+    assert [r["cheapest"] for r in mark_cheapest(rows, monthly=False, runs_per_year=4)] == [False, True, False]
+    monthly = [{"rent_usd_per_month": 9.0, "buy_usd_per_month": None}, {"rent_usd_per_month": 9.0}]
+    assert cheapest_alternative(monthly, monthly=True, runs_per_year=1) == 0  # the first of equals
+    assert cheapest_alternative([{"rent_usd_per_month": None}], monthly=True, runs_per_year=1) is None
 
 
 def test_a_size_is_priced_only_at_offers_that_can_supply_it(catalog: dict[str, Any]) -> None:

@@ -336,3 +336,43 @@ def test_break_even_with_a_committed_rent_is_designs_formula_without_one_and_the
         variable_usd_per_gpu_hour=0,
     )
     assert float(mixed) == pytest.approx(18000 / (4 * 8760))
+
+
+def test_run_hours_and_busy_share_are_the_one_rule() -> None:
+    # 1e12 tokens at 1e5 tokens/s: 1e7 s = 2,777.8 h; four such runs a year keep one cluster busy 4 x 2,777.8 / 8,760.
+    hours = float(ec.run_hours(tokens=1e12, tokens_per_s=1e5))
+    assert hours == pytest.approx(1e7 / 3600)
+    assert float(ec.busy_share(runs_per_year=4, run_hours=hours)) == pytest.approx(4 * hours / 8760)
+    assert float(ec.busy_share(runs_per_year=4, run_hours=3000.0)) > 1  # unclamped; implied_utilization clamps
+    assert math.isinf(float(ec.run_hours(tokens=1e12, tokens_per_s=0.0)))
+    from advisor.advice.costs import implied_utilization
+
+    assert implied_utilization(runs_per_year=4, run_hours=[3000.0, np.nan, 100.0]).tolist() == pytest.approx(
+        [1.0, 0.0, 400 / 8760]
+    )
+
+
+def test_owned_cost_curve_reads_the_stated_terms_and_old_documents_alike() -> None:
+    # c(u) = F / u + v with F = A / (N 8760): the stated terms, and each read-back of a document without them.
+    a, n, v, u, r = 1_200_000.0, 64, 0.2, 0.7, 3.0
+    c0 = float(ec.owned_usd_per_gpu_hour(yearly_fixed_usd=a, gpus=n, utilization=u, variable_usd_per_gpu_hour=v))
+    u_star = float(
+        ec.break_even_utilization(yearly_fixed_usd=a, gpus=n, rent_usd_per_gpu_hour=r, variable_usd_per_gpu_hour=v)
+    )
+    expected = (a / n / 8760, v)
+    stated = ec.owned_cost_curve(
+        utilization=u,
+        usd_per_gpu_hour_at_utilization=c0,
+        fixed_usd_per_gpu_year=a / n,
+        variable_usd_per_busy_gpu_hour=v,
+    )
+    for curve in (
+        stated,
+        ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=c0, variable_usd_per_busy_gpu_hour=v),
+        ec.owned_cost_curve(
+            utilization=u, usd_per_gpu_hour_at_utilization=c0, break_even_utilization=u_star, rent_usd_per_gpu_hour=r
+        ),
+        ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=c0, yearly_fixed_usd=a, gpus=n),
+    ):
+        assert curve == pytest.approx(expected)
+    assert ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=None, fixed_usd_per_gpu_year=1.0) is None
