@@ -34,8 +34,9 @@ class FeedRunRetryable(RuntimeError):
     retry_backoff_max=RETRY_CAP_S,
     retry_jitter=False,  # full jitter could retry at once; the feeds' beat intervals already differ
     max_retries=MAX_RETRIES,
-    soft_time_limit=600,
-    time_limit=660,
+    # Named settings (CELERY_TASK_[SOFT_]TIME_LIMIT do not apply here); PRICING_LOCK_TTL_S is at least the hard one.
+    soft_time_limit=settings.PRICING_REFRESH_SOFT_TIME_LIMIT_S,
+    time_limit=settings.PRICING_REFRESH_TIME_LIMIT_S,
     operator_command="python manage.py refresh_prices --feed {0}",  # core.queueing: named when Redis is down
 )
 def refresh_feed(self: Any, name: str) -> dict[str, Any]:

@@ -46,6 +46,14 @@ def test_the_retry_countdown_celery_computes_doubles_and_is_capped(retries: int,
     assert retry.call_args.kwargs["countdown"] == countdown
 
 
+def test_the_refresh_task_runs_under_the_named_time_limits_the_lock_outlasts() -> None:
+    # The refresh task's limits were hard-coded (600/660 s) and the lock TTL could be set below them.
+    task = tasks.refresh_feed
+    assert task.soft_time_limit == django_settings.PRICING_REFRESH_SOFT_TIME_LIMIT_S
+    assert task.time_limit == django_settings.PRICING_REFRESH_TIME_LIMIT_S
+    assert task.time_limit <= django_settings.PRICING_LOCK_TTL_S
+
+
 @responses.activate
 def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
     responses.get(API_URL, status=503)
