@@ -21,6 +21,7 @@ from pricing.services import (
     INTERRUPTED_PREFIX,
     OWNERSHIP_DEFAULTS_CSV,
     PROVIDER_NAMES,
+    RETRIES_EXHAUSTED,
     SNAPSHOT_CSV,
     progress_cache_key,
 )
@@ -288,6 +289,9 @@ def run_error_category(run: FeedRun) -> str:
     if run.status == FeedRun.Status.FAILED:
         if run.retryable:
             return "network error; will retry"
+        marker = run.error.rfind(f"; {RETRIES_EXHAUSTED}")
+        if marker >= 0:  # the note record_retries_exhausted appended: fixed words and a time, safe to show
+            return "network error; " + run.error[marker + 2 :]
         return "interrupted" if run.error.startswith(INTERRUPTED_PREFIX) else "failed"
     categories: dict[str, str] = {
         FeedRun.Status.NOT_CONFIGURED: "not configured",
