@@ -222,6 +222,12 @@ def require_order(smaller: tuple[str, float], larger: tuple[str, float]) -> None
         raise ConfigurationError(f"{smaller[0]}={smaller[1]} must be less than {larger[0]}={larger[1]}")
 
 
+def require_at_least(value: tuple[str, float], floor: tuple[str, float], why: str) -> None:
+    """A setting that must not fall below another (a lock's expiry under the longest run it guards)."""
+    if value[1] < floor[1]:
+        raise ConfigurationError(f"{value[0]}={value[1]} must be at least {floor[0]}={floor[1]} ({why})")
+
+
 DEPLOYMENTS = ("development", "production")
 
 

@@ -25,6 +25,7 @@ from config.env import (
     env_set,
     env_str,
     env_url,
+    require_at_least,
     require_order,
 )
 
@@ -262,7 +263,22 @@ require_order(
     ("PRICING_MIN_USD_PER_GPU_HOUR", PRICING_MIN_USD_PER_GPU_HOUR),
     ("PRICING_MAX_USD_PER_GPU_HOUR", PRICING_MAX_USD_PER_GPU_HOUR),
 )
+# The price refresh task's own time limits (pricing.tasks.refresh_feed): CELERY_TASK_TIME_LIMIT and
+# CELERY_TASK_SOFT_TIME_LIMIT do not apply to it. Soft: the refresh is asked to stop; hard: its worker is killed.
+PRICING_REFRESH_SOFT_TIME_LIMIT_S = env_int("PRICING_REFRESH_SOFT_TIME_LIMIT_S", 600, minimum=1)
+PRICING_REFRESH_TIME_LIMIT_S = env_int("PRICING_REFRESH_TIME_LIMIT_S", 660, minimum=1)
+require_order(
+    ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", PRICING_REFRESH_SOFT_TIME_LIMIT_S),
+    ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),
+)
+# The refresh lock expires after this; a shorter lock than a refresh may run would let a second refresh take over a
+# live one (and record it as "worker died"), so it is refused.
 PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60)
+require_at_least(
+    ("PRICING_LOCK_TTL_S", PRICING_LOCK_TTL_S),
+    ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),
+    "a refresh's hard time limit; a shorter lock lets a second refresh take over a live one",
+)
 # Beat: one entry per feed, every N hours (SkyPilot refreshes its catalog every 7 h; list prices move daily).
 PRICING_REFRESH_HOURS = {
     feed: env_int(f"PRICING_REFRESH_HOURS_{feed.upper()}", hours, minimum=1)

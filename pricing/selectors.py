@@ -21,6 +21,7 @@ from pricing.services import (
     INTERRUPTED_PREFIX,
     OWNERSHIP_DEFAULTS_CSV,
     PROVIDER_NAMES,
+    RETRIES_EXHAUSTED,
     SNAPSHOT_CSV,
     progress_cache_key,
 )
@@ -288,6 +289,9 @@ def run_error_category(run: FeedRun) -> str:
     if run.status == FeedRun.Status.FAILED:
         if run.retryable:
             return "network error; will retry"
+        marker = run.error.rfind(f"; {RETRIES_EXHAUSTED}")
+        if marker >= 0:  # the note record_retries_exhausted appended: fixed words and a time, safe to show
+            return "network error; " + run.error[marker + 2 :]
         return "interrupted" if run.error.startswith(INTERRUPTED_PREFIX) else "failed"
     categories: dict[str, str] = {
         FeedRun.Status.NOT_CONFIGURED: "not configured",
@@ -298,7 +302,7 @@ def run_error_category(run: FeedRun) -> str:
 
 
 def feed_statuses() -> list[FeedStatus]:
-    """Each feed (and the bundled snapshot) with its last run and last success."""
+    """Each feed (and the bundled snapshot) with its last run that did something (not skipped) and last success."""
     before = stale_before()
     statuses = []
     # A group feed (skypilot) is listed, then each of its parts, which run on their own: the configured ones and
@@ -313,7 +317,9 @@ def feed_statuses() -> list[FeedStatus]:
     ]
     for name in (*names, SNAPSHOT_FEED):
         runs = FeedRun.objects.filter(feed=name).order_by("-started_at", "-id")
-        last_run = runs.first()
+        # A skipped run (a duplicate refresh that found the feed locked) did nothing: it never stands in for the
+        # run it collided with, whose failure, success or progress is the feed's status. Only skipped runs: that.
+        last_run = runs.exclude(status=FeedRun.Status.SKIPPED).first() or runs.first()
         last_success = runs.filter(status=FeedRun.Status.SUCCESS).first()
         if name == SNAPSHOT_FEED:
             label, configured, stale = f"Bundled snapshot (compiled {snapshot_compiled_on()})", True, True

@@ -817,6 +817,29 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
     return run
 
 
+RETRIES_EXHAUSTED = "retries exhausted"
+
+
+def next_scheduled_refresh(*, feed: str, after: dt.datetime) -> dt.datetime | None:
+    """The latest moment beat queues `feed` again (a part of a group feed runs with its group): beat's interval
+    after `after`, as beat ticked at or before it; None when beat has no entry for the feed."""
+    hours = settings.PRICING_REFRESH_HOURS.get(feed.split(PART_SEPARATOR, 1)[0])
+    return after + dt.timedelta(hours=hours) if hours else None
+
+
+def record_retries_exhausted(*, run: FeedRun) -> FeedRun:
+    """Mark a network failure as the last attempt: Celery used all its retries, so nothing retries the feed
+    until beat's next refresh (named when the schedule knows it). The run is no longer `retryable`."""
+    note = RETRIES_EXHAUSTED
+    when = next_scheduled_refresh(feed=run.feed, after=run.finished_at or timezone.now())
+    if when is not None:
+        note += f"; next scheduled refresh by {when:%Y-%m-%d %H:%M} UTC"
+    run.retryable = False
+    run.error = f"{run.error}; {note}" if run.error else note
+    run.save(update_fields=["retryable", "error"])
+    return run
+
+
 def _summary(checked: Validation) -> dict[str, Any]:
     """The FeedRun fields that count a run's records: fetched, accepted, rejected and why."""
     return {

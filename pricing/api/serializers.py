@@ -104,7 +104,12 @@ class FeedSerializer(serializers.Serializer):
     # The stub sees a clash with Field.label; DRF's SerializerMetaclass moves declared fields off the class.
     label = serializers.CharField()  # type: ignore[assignment]
     configured = serializers.BooleanField()
-    status = serializers.SerializerMethodField(help_text="The last run's status, or 'never_run'.")
+    status = serializers.SerializerMethodField(
+        help_text=(
+            "The status of the last run that did something (a skipped duplicate refresh is passed over unless "
+            "every run was skipped), or 'never_run'."
+        )
+    )
     error = serializers.SerializerMethodField(help_text="The last run's error, empty when it succeeded. " + ERROR_HELP)
     stale = serializers.BooleanField(help_text="No successful run within PRICING_STALE_AFTER_HOURS.")
     last_run = FeedRunSerializer(allow_null=True)

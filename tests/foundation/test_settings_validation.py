@@ -52,6 +52,9 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("MAX_UPLOAD_ROWS", "0", "must be at least 1"),
         ("CELERY_TASK_SOFT_TIME_LIMIT", "2000", "must be less than CELERY_TASK_TIME_LIMIT=900"),
         ("PRICING_MIN_USD_PER_GPU_HOUR", "60", "must be less than PRICING_MAX_USD_PER_GPU_HOUR=50.0"),
+        # A lock shorter than a refresh may run let a second refresh take over a live one ("its worker died").
+        ("PRICING_LOCK_TTL_S", "60", "must be at least PRICING_REFRESH_TIME_LIMIT_S=660"),
+        ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", "700", "must be less than PRICING_REFRESH_TIME_LIMIT_S=660"),
         ("API_THROTTLE_ANON", "0/minute", "COUNT >= 1"),
         ("PRICING_AWS_REGIONS", "us-east-1,US East", "'US East' is not a name"),
         ("TRUSTED_PROXIES", "10.0.0.2,proxy.local", "'proxy.local' is not an IP address or network"),

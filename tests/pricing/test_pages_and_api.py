@@ -336,3 +336,24 @@ def test_the_page_shows_a_failed_runs_category_to_everyone_and_its_error_to_staf
     assert "network error; will retry" in anonymous
     client.force_login(staff_user)
     assert "10.1.2.3" in client.get("/prices/").content.decode()
+
+
+def test_a_skipped_duplicate_refresh_does_not_hide_the_failure_of_the_run_it_collided_with(
+    client: Client,
+    user,  # type: ignore[no-untyped-def]
+    bundled: str,
+) -> None:
+    # An ops probe: a duplicate refresh, started while the real one ran, was listed as the feed's status
+    # ("another refresh was running") until the next retry, hiding the real run's network failure.
+    failed = FeedRun.objects.create(
+        feed="lambda", status=FeedRun.Status.FAILED, error="Lambda: ConnectionError", retryable=True
+    )
+    skipped = "another refresh of this feed is running; this one did nothing"
+    FeedRun.objects.create(feed="lambda", status=FeedRun.Status.SKIPPED, error=skipped)
+    FeedRun.objects.create(feed="aws", status=FeedRun.Status.SKIPPED, error=skipped)
+    client.force_login(user)
+    feeds = {feed["name"]: feed for feed in client.get("/api/v1/feeds").json()}
+    assert feeds["lambda"]["status"] == "failed" and feeds["lambda"]["last_run"]["id"] == failed.id
+    assert feeds["lambda"]["error"] == "network error; will retry"
+    # A feed whose only runs were skipped still says so.
+    assert feeds["aws"]["status"] == "skipped"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from io import StringIO
 from unittest import mock
 
@@ -46,6 +47,14 @@ def test_the_retry_countdown_celery_computes_doubles_and_is_capped(retries: int,
     assert retry.call_args.kwargs["countdown"] == countdown
 
 
+def test_the_refresh_task_runs_under_the_named_time_limits_the_lock_outlasts() -> None:
+    # The refresh task's limits were hard-coded (600/660 s) and the lock TTL could be set below them.
+    task = tasks.refresh_feed
+    assert task.soft_time_limit == django_settings.PRICING_REFRESH_SOFT_TIME_LIMIT_S
+    assert task.time_limit == django_settings.PRICING_REFRESH_TIME_LIMIT_S
+    assert task.time_limit <= django_settings.PRICING_LOCK_TTL_S
+
+
 @responses.activate
 def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
     responses.get(API_URL, status=503)
@@ -55,6 +64,48 @@ def test_a_network_failure_asks_celery_to_retry_with_backoff() -> None:
     assert isinstance(retry.call_args.kwargs["exc"], tasks.FeedRunRetryable)  # Celery's autoretry_for
     assert FeedRun.objects.get(feed="lambda").status == FeedRun.Status.FAILED
     assert len(responses.calls) == 1 + django_settings.PRICING_HTTP_RETRIES  # urllib3 retried each request first
+
+
+@responses.activate
+def test_the_last_retry_records_that_nothing_retries_until_the_next_scheduled_refresh() -> None:
+    # An ops probe: after Celery used all retries the run still said "network error; will retry", while nothing
+    # retried until beat's next tick (24 h for azure, 6 h for lambda).
+    from pricing.selectors import run_error_category
+
+    responses.get(API_URL, status=503)
+    task = tasks.refresh_feed
+    task.push_request(retries=tasks.MAX_RETRIES - 1, is_eager=False)
+    try:
+        with mock.patch.object(task, "retry", side_effect=Retry()), pytest.raises(Retry):
+            task.run("lambda")
+    finally:
+        task.pop_request()
+    before_last = FeedRun.objects.get(feed="lambda")
+    assert before_last.retryable and run_error_category(before_last) == "network error; will retry"
+
+    task.push_request(retries=tasks.MAX_RETRIES, is_eager=False)
+    try:
+        with pytest.raises(tasks.FeedRunRetryable):  # Celery's own retry() gives up and raises the error
+            task.run("lambda")
+    finally:
+        task.pop_request()
+    last = FeedRun.objects.filter(feed="lambda").latest("id")
+    assert last.id != before_last.id and not last.retryable
+    hours = django_settings.PRICING_REFRESH_HOURS["lambda"]
+    expected = f"{(last.finished_at + dt.timedelta(hours=hours)):%Y-%m-%d %H:%M} UTC"
+    assert last.error.endswith(f"; retries exhausted; next scheduled refresh by {expected}")
+    assert run_error_category(last) == f"network error; retries exhausted; next scheduled refresh by {expected}"
+
+
+def test_retries_exhausted_without_a_schedule_says_so_without_a_time(settings) -> None:  # type: ignore[no-untyped-def]
+    from pricing.selectors import run_error_category
+    from pricing.services import record_retries_exhausted
+
+    settings.PRICING_REFRESH_HOURS = {}
+    run = FeedRun.objects.create(feed="lambda", status=FeedRun.Status.FAILED, error="Lambda: 503", retryable=True)
+    run = record_retries_exhausted(run=run)
+    assert not run.retryable and FeedRun.objects.get(id=run.id).error == "Lambda: 503; retries exhausted"
+    assert run_error_category(run) == "network error; retries exhausted"
 
 
 @responses.activate
