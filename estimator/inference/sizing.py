@@ -405,8 +405,3 @@ def estimate_points(
         tpot_p95_s=load.tpot_p95_s,
         max_concurrency=np.floor(max_batch(cases, cal.params)),
     )
-
-
-def finite_or_none(value: float) -> float | None:
-    """A float for output, None where the model says infinite (does not fit)."""
-    return value if math.isfinite(value) else None

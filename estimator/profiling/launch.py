@@ -16,7 +16,7 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -346,8 +346,3 @@ def torchrun_profile(config: ProfileConfig) -> ProfileReport | None:
 def launched_by_torchrun() -> bool:
     """Whether this process was started by torchrun (or another launcher with its variables)."""
     return all(name in os.environ for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
-
-
-def with_device(config: ProfileConfig, device: str) -> ProfileConfig:
-    """The same configuration on another device type."""
-    return replace(config, device=device)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from estimator.runs import COLUMNS
 
@@ -270,8 +270,3 @@ def rows_to_text(rows: Sequence[dict[str, str]]) -> str:
     buffer = io.StringIO()
     write_rows(rows, buffer)
     return buffer.getvalue()
-
-
-def to_record(value: Any) -> dict[str, Any]:
-    """A dataclass as a dict (for worker-to-parent transport as JSON)."""
-    return asdict(value)

@@ -6,41 +6,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, QuerySet
 from django.http import HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 
-from advisor.api.errors import FieldErrors, name_field_errors
-from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
+from advisor.api.errors import FieldErrors
 from advisor.api.parsers import JSONParser
 from advisor.api.scenario_input import scenario_error_entries
 from advisor.api.schema import FleetInputDocument, FleetInputDocumentField, FleetPlanDocument
 from advisor.api.serializers import NameField, StrictSerializer, saved_versions
 from advisor.api.views.advice import FirstRenderer
+from advisor.api.views.versioned import VersionedDetailView, VersionedDocumentApi, VersionedListView
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import render_fleet_pdf
 from advisor.fleet.service import fleet_plan_for, validate_fleet_for
 from advisor.fleet.store import fleet_create, fleet_delete, fleet_for_user, fleet_update, fleets_for_user
 from advisor.scenario import ScenarioError
 from advisor.scenarios import NAME_MAX_LENGTH
-from advisor.versioned import DocumentNameError
-from core.api.conditional import (
-    ETAG_HEADER,
-    IF_MATCH_PARAMETER,
-    IF_NONE_MATCH_PARAMETER,
-    NOT_MODIFIED_RESPONSE,
-    PRECONDITION_FAILED_RESPONSE,
-    conditional_response,
-    entity_tag,
-    require_if_match,
-)
 from core.api.renderers import PDFRenderer
 from core.auth import signed_in_user
 
@@ -107,82 +94,28 @@ class FleetPlanView(GenericAPIView):
         return Response(plan_or_400(request, request.data))
 
 
-class FleetListView(GenericAPIView):
-    serializer_class = FleetListItemSerializer
-
-    def get_queryset(self) -> QuerySet[Fleet]:
-        return fleets_for_user(user=signed_in_user(self.request))
-
-    @extend_schema(summary="Your saved fleets, newest first", responses=FleetListItemSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(FleetListItemSerializer(page, many=True).data)
-
-    @extend_schema(
-        summary="Save a fleet",
-        request=FleetInputSerializer,
-        parameters=[IDEMPOTENCY_PARAMETER, ETAG_HEADER],
-        responses={
-            201: FleetOutputSerializer,
-            422: KEY_REUSED_RESPONSE,
-        },
-    )
-    def post(self, request: Request) -> Response:
-        # As scenarios: a retried POST with the same key returns the first fleet (a hostile probe: two were saved).
-        return idempotent(request, lambda: self._create(request))
-
-    def _create(self, request: Request) -> Response:
-        name, document = _validated_input(request)
-        try:
-            fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)
-        except DocumentNameError as error:
-            raise name_field_errors(error) from error
-        location = reverse("v1:fleet-detail", kwargs={"fleet_id": fleet.pk}, request=request)
-        data = FleetOutputSerializer(fleet).data
-        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": location, "ETag": entity_tag(data)})
+FLEETS = VersionedDocumentApi(
+    noun="fleet",
+    id_kwarg="fleet_id",
+    detail_route="v1:fleet-detail",
+    input_serializer=FleetInputSerializer,
+    output_serializer=FleetOutputSerializer,
+    list_item_serializer=FleetListItemSerializer,
+    validated_input=_validated_input,
+    for_user=fleets_for_user,
+    create=fleet_create,
+    owned=lambda user, fleet_id: fleet_for_user(user=user, fleet_id=fleet_id),
+    update=lambda fleet, name, document: fleet_update(fleet=fleet, name=name, document=document),
+    delete=lambda fleet: fleet_delete(fleet=fleet),
+)
 
 
-class FleetDetailView(GenericAPIView):
-    serializer_class = FleetOutputSerializer
-    lookup_url_kwarg = "fleet_id"
+class FleetListView(VersionedListView):
+    api = FLEETS
 
-    def get_queryset(self) -> QuerySet[Fleet]:
-        return fleets_for_user(user=signed_in_user(self.request)).annotate(version_count=Count("versions"))
 
-    @extend_schema(
-        summary="One of your fleets (its ETag goes in If-Match when you replace it)",
-        parameters=[IF_NONE_MATCH_PARAMETER, ETAG_HEADER],
-        responses={200: FleetOutputSerializer, 304: NOT_MODIFIED_RESPONSE},
-    )
-    def get(self, request: Request, fleet_id: int) -> Response:
-        return conditional_response(request, FleetOutputSerializer(self.get_object()).data)
-
-    @extend_schema(
-        summary="Replace a fleet's name and document (the previous state is kept as a version)",
-        request=FleetInputSerializer,
-        parameters=[IF_MATCH_PARAMETER, ETAG_HEADER],
-        responses={
-            200: FleetOutputSerializer,
-            412: PRECONDITION_FAILED_RESPONSE,
-        },
-    )
-    def put(self, request: Request, fleet_id: int) -> Response:
-        # Versioned like scenarios, so guarded like them (a hostile probe: PUT with a stale or bogus If-Match answered
-        # 200 and overwrote, a lost update): the ETag GET gives, checked before the body (RFC 9110 13.2.1).
-        current = self.get_object()
-        require_if_match(request, entity_tag(FleetOutputSerializer(current).data))
-        name, document = _validated_input(request)
-        try:
-            fleet = fleet_update(fleet=current, name=name, document=document)
-        except DocumentNameError as error:
-            raise name_field_errors(error) from error
-        data = FleetOutputSerializer(self.get_queryset().get(pk=fleet.pk)).data
-        return Response(data, headers={"ETag": entity_tag(data)})
-
-    @extend_schema(summary="Delete a fleet and its versions", responses={204: None})
-    def delete(self, request: Request, fleet_id: int) -> Response:
-        fleet_delete(fleet=fleet_for_user(user=signed_in_user(request), fleet_id=fleet_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+class FleetDetailView(VersionedDetailView):
+    api = FLEETS
 
 
 # A stored document the current rules reject (a rule or catalog change since it was saved) is a conflict, not the
