@@ -1213,3 +1213,36 @@ def test_the_network_defaults_cite_the_spec_rows_published_source(catalog: dict[
         assert spec.source in found[pointer]["source"], pointer
         assert "gpus.csv" not in found[pointer]["source"]
     assert "DGX H100 8x400 Gb/s NDR" in found["/network/inter_node_gbps"]["source"]
+
+
+def _gb200_405b(**overrides: Any) -> dict[str, Any]:
+    """The probe's 405B / 32k training on GB200 (/tmp/probe_moe/p/t405_gb200*.json), a manual $6 rent and capex."""
+    doc: dict[str, Any] = {
+        "name": "405B 32k GB200",
+        "workload": {
+            "kind": "training",
+            "model": {"name": "llama-3.1-405b", "seq_len": 32768},
+            "tokens": 1e12,
+            "global_batch": 64,
+            "precision": "bf16",
+            "runs_per_year": 2,
+        },
+        "gpu": "gb200",
+        "rent": {"usd_per_gpu_hour": 6.0},
+        "buy": {"capex_usd": 250000},
+    }
+    doc.update(overrides)
+    return doc
+
+
+def test_gb200_rack_and_tray_entered_give_the_same_throughput(db: None) -> None:
+    """A probe (F5): a 72-GPU node (a rack price) kept the 4-GPU tray's 1,600 Gb/s a node, 18x too little scale-out:
+    144 GPUs ran 36,758 tokens/s against 40,190 entered per tray, 576 GPUs 155,123 against 189,622."""
+    sizes = [72, 144, 288]
+    tray = advise(_gb200_405b(cluster_sizes=sizes, network={"gpus_per_node": 4})).to_dict()
+    rack = advise(
+        _gb200_405b(cluster_sizes=sizes, network={"gpus_per_node": 72}, buy={"capex_usd": 4_500_000})
+    ).to_dict()
+    for n in sizes:
+        assert by_gpus(rack, n)["tokens_per_s"] == pytest.approx(by_gpus(tray, n)["tokens_per_s"], rel=1e-9)
+    assert rack["scenario"]["network"]["inter_node_gbps"] == 28800.0
