@@ -1246,3 +1246,18 @@ def test_gb200_rack_and_tray_entered_give_the_same_throughput(db: None) -> None:
     for n in sizes:
         assert by_gpus(rack, n)["tokens_per_s"] == pytest.approx(by_gpus(tray, n)["tokens_per_s"], rel=1e-9)
     assert rack["scenario"]["network"]["inter_node_gbps"] == 28800.0
+
+
+def test_gb200_is_owned_in_whole_nvl72_racks(db: None) -> None:
+    """A probe (F3): 16 and 128 GB200 were bought as 4 and 32 four-GPU trays ($1M, $8M at $250k a tray) while the
+    estimator times TP 8 over the 72-GPU NVLink domain, which exists only in a whole NVL72 rack."""
+    doc = advise(_gb200_405b(cluster_sizes=[16, 72, 128])).to_dict()
+    assert by_gpus(doc, 16)["buy"]["capex_usd"] == pytest.approx(18 * 250_000)  # one rack: 18 trays
+    assert by_gpus(doc, 72)["buy"]["capex_usd"] == pytest.approx(18 * 250_000)
+    assert by_gpus(doc, 128)["buy"]["capex_usd"] == pytest.approx(36 * 250_000)  # two racks
+    assert by_gpus(doc, 16)["nodes"] == 4  # the cluster itself still runs on its 4 trays
+    said = [w for w in doc["warnings"] if "NVL72" in w]
+    assert len(said) == 1 and "16 GPUs are bought as one 72-GPU rack" in said[0], doc["warnings"]
+    rack = advise(_gb200_405b(cluster_sizes=[72, 144], network={"gpus_per_node": 72}, buy={"capex_usd": 4.5e6}))
+    assert by_gpus(rack.to_dict(), 144)["buy"]["capex_usd"] == pytest.approx(9e6)
+    assert not [w for w in rack.to_dict()["warnings"] if "NVL72" in w]  # whole racks already
