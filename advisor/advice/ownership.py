@@ -126,6 +126,34 @@ def _power_source(source: str) -> str:
     return "; ".join(parts) or source
 
 
+# gpus.csv's header rule for a server without a datasheet power figure.
+SERVER_POWER_RATIO_SOURCE: Final[str] = "1.82 (Epoch AI H100 server/chip power ratio, training-cost-trends energy.py)"
+
+
+def _spec_power_source(source: str) -> str:
+    """The parts of a gpus.csv source that give its server power (those with a kW figure, or 'power estimated' with
+    the header's rule), written "power: ..." each; the whole source where none does (a probe: GB200's 7.3 kW was cited
+    to the peak-FLOPS table, the first part, while its basis is '~132 kW per 18-tray rack (unc)')."""
+    parts = [part for part in source.split("; ") if " kW" in part]
+    if not parts and "power estimated" in source.split("; "):
+        parts = [f"power estimated as gpus_per_node x tdp_w x {SERVER_POWER_RATIO_SOURCE}"]
+    return "; ".join(f"power: {part}" for part in parts) or f"power: {source}"
+
+
+def liquid_cooling_note(s: Scenario) -> str | None:
+    """Where the GPU comes in liquid-cooled racks of several servers (its NVLink domain spans servers: GB200 NVL72)
+    and the colocation price is the default, a sentence that the default is an air-cooled figure (words only: no
+    sourced liquid-cooling price is held)."""
+    spec = get_gpu(s.gpu)
+    if spec.nvlink_domain <= spec.gpus_per_node or "/buy/colo_usd_per_kw_month" not in s.defaults_used:
+        return None
+    return (
+        f"The colocation default (/buy/colo_usd_per_kw_month) is an air-cooled figure; an NVL{spec.nvlink_domain} "
+        "rack is liquid-cooled (coolant distribution and facility water), which it does not price: give "
+        "/buy/colo_usd_per_kw_month from a liquid-cooled colocation quote."
+    )
+
+
 def quote_age_warning(*, quoted_on: Any, today: dt.date) -> str | None:
     """A warning when the purchase quote is older than settings.HARDWARE_QUOTE_STALE_AFTER_DAYS (rental offers are
     flagged after PRICING_STALE_AFTER_HOURS; a 2020 launch price went unremarked, an outsider's probe)."""
@@ -213,7 +241,7 @@ def hardware(
             "name": None,
             "usd": None,
             "quoted_on": None,
-            "source": f"power: {spec.source}",
+            "source": _spec_power_source(spec.source),
             "power_kw": load_kw,
             "idle_power_kw": None,
             "networking_usd_per_node": 0.0,
@@ -234,4 +262,6 @@ def hardware(
         doc = {**doc, "idle_assumption": "idle draw not stated: energy is counted for busy hours only"}
     if note := purchase_unit_note(s.gpu, gpn, gpus=example_gpus):
         warnings.append(note)
+    if cooling := liquid_cooling_note(s):
+        warnings.append(cooling)
     return Hardware(capex, fabric, load_kw, idle_kw, doc)

@@ -1256,8 +1256,21 @@ def test_gb200_is_owned_in_whole_nvl72_racks(db: None) -> None:
     assert by_gpus(doc, 72)["buy"]["capex_usd"] == pytest.approx(18 * 250_000)
     assert by_gpus(doc, 128)["buy"]["capex_usd"] == pytest.approx(36 * 250_000)  # two racks
     assert by_gpus(doc, 16)["nodes"] == 4  # the cluster itself still runs on its 4 trays
-    said = [w for w in doc["warnings"] if "NVL72" in w]
+    said = [w for w in doc["warnings"] if "sold as NVL72" in w]
     assert len(said) == 1 and "16 GPUs are bought as one 72-GPU rack" in said[0], doc["warnings"]
     rack = advise(_gb200_405b(cluster_sizes=[72, 144], network={"gpus_per_node": 72}, buy={"capex_usd": 4.5e6}))
     assert by_gpus(rack.to_dict(), 144)["buy"]["capex_usd"] == pytest.approx(9e6)
-    assert not [w for w in rack.to_dict()["warnings"] if "NVL72" in w]  # whole racks already
+    assert not [w for w in rack.to_dict()["warnings"] if "sold as NVL72" in w]  # whole racks already
+
+
+def test_gb200_power_cites_the_rack_figure_and_the_colo_default_is_said_to_be_air_cooled(db: None) -> None:
+    """A probe (F7): 'power 7.3 kW a node from dgxc-benchmarking peak table (BF16 2450/FP8 4900)', a FLOPS table
+    that says nothing of power; and a liquid-cooled NVL72 rack was charged the air-cooled colocation default unsaid."""
+    doc = advise(_gb200_405b(cluster_sizes=[72])).to_dict()
+    source = doc["hardware_quote"]["source"]
+    assert "~132 kW per 18-tray rack (unc)" in source and "peak table" not in source, source
+    assert any("air-cooled" in w and "liquid-cooled" in w for w in doc["warnings"]), doc["warnings"]
+    given = advise(_gb200_405b(cluster_sizes=[72], buy={"capex_usd": 250000, "colo_usd_per_kw_month": 300})).to_dict()
+    assert not any("air-cooled" in w for w in given["warnings"])
+    h100 = advise(scenario(buy={"capex_usd": 300000})).to_dict()
+    assert not any("air-cooled" in w for w in h100["warnings"])
