@@ -45,7 +45,7 @@ from estimator.inference.engines import (
     default_serving_engine,
     serving_engine_problem,
 )
-from estimator.specs import UnknownGpuError, get_gpu
+from estimator.specs import GpuSpec, UnknownGpuError, get_gpu
 from estimator.workload import virtual_stage_problem
 from pricing.models import Market
 
@@ -504,6 +504,13 @@ _TRAINING_ONLY: Final[tuple[str, ...]] = ("tokens", "global_batch", "parallelism
 TRAINING_ONLY_DEFAULTS: Final[tuple[str, ...]] = ("/cluster_sizes", "/utilization", "/workload/model/seq_len")
 
 
+def default_inter_node_gbps(spec: GpuSpec, gpus_per_node: int) -> float:
+    """The default scale-out bandwidth of a node of ``gpus_per_node`` GPUs: the typical server's per GPU, times the
+    node (a probe: a 72-GPU GB200 rack kept the 4-GPU tray's 1,600 Gb/s, an H100 on 4-GPU nodes the 8-GPU server's
+    3,200)."""
+    return spec.inter_node_gbps / spec.gpus_per_node * gpus_per_node
+
+
 def scenario_for_gpu(s: Scenario, gpu: str) -> Scenario:
     """The same scenario on another GPU (``compare_gpus``): network and cluster sizes that were defaulted follow
     that GPU's server, and the serving engine is :func:`serving_engine_on` that GPU; ScenarioError when the scenario
@@ -643,7 +650,7 @@ def parse_scenario(document: Any, *, defaults: Mapping[str, float] | None = None
     if net_in.get("inter_node_gbps") is None:
         used.append("/network/inter_node_gbps")
     gpus_per_node = int(gpn if gpn is not None else spec.gpus_per_node if spec else 8)
-    inter_node_gbps = float(bw if bw is not None else spec.inter_node_gbps if spec else 1)
+    inter_node_gbps = float(bw if bw is not None else default_inter_node_gbps(spec, gpus_per_node) if spec else 1)
 
     sizes = _cluster_sizes(c, top.get("cluster_sizes"), gpus_per_node, used)
     rent = _rent(c, top.get("rent"), get)

@@ -175,12 +175,20 @@ def traffic_part_assumption(where: str, value: Any, source: str, derived: bool) 
 TYPICAL_SERVER_POINTERS: Final[frozenset[str]] = frozenset({"/network/gpus_per_node", "/network/inter_node_gbps"})
 
 
-def typical_server_source(gpu: str) -> str:
+def typical_server_source(gpu: str, *, gpus_per_node: int | None = None) -> str:
     """Where a /network default comes from: the GPU's typical server as its spec row gives it, and the published
-    source that row holds (a data-provenance probe: it cited only the internal file name)."""
+    source that row holds (a data-provenance probe: it cited only the internal file name). ``gpus_per_node``: the
+    scenario's node where the scale-out default was scaled per GPU to it (scenario.default_inter_node_gbps)."""
     spec = get_gpu(gpu)
     server = f"{spec.gpus_per_node} GPUs, {fmt.plain(spec.inter_node_gbps)} Gb/s"
-    return f"the typical {spec.name} server ({server}); source: {spec.source}"
+    scaled = ""
+    if gpus_per_node is not None and gpus_per_node != spec.gpus_per_node:
+        per_node = spec.inter_node_gbps / spec.gpus_per_node * gpus_per_node
+        scaled = (
+            f", scaled per GPU to the {gpus_per_node}-GPU node: {fmt.plain(spec.inter_node_gbps)} / "
+            f"{spec.gpus_per_node} x {gpus_per_node} = {fmt.plain(per_node)} Gb/s"
+        )
+    return f"the typical {spec.name} server ({server}){scaled}; source: {spec.source}"
 
 
 def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -204,7 +212,10 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
             continue
         if where in DEFAULTS:
             d = DEFAULTS[where]
-            source = typical_server_source(s.gpu) if where in TYPICAL_SERVER_POINTERS else d.source
+            source = d.source
+            if where in TYPICAL_SERVER_POINTERS:
+                scaled_to = s.network.gpus_per_node if where == "/network/inter_node_gbps" else None
+                source = typical_server_source(s.gpu, gpus_per_node=scaled_to)
             row = {"pointer": where, "value": value_at(where), "unit": d.unit, "source": source}
             out.append({**row, "as_of": d.as_of} if d.as_of else row)
         elif where.startswith(TRAFFIC_POINTER + "/"):

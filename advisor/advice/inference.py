@@ -79,7 +79,7 @@ from advisor.advice.offers import (
     quoted_offers,
     rental_offers,
 )
-from advisor.advice.ownership import Hardware, hardware
+from advisor.advice.ownership import Hardware, hardware, owned_nodes
 from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.scenario import (
@@ -442,7 +442,9 @@ def _ownership(
     """Owning each deployment's peak in whole servers: (servers, GPUs owned, busy GPU-hours a year, _own_costs or {}
     without a hardware quote)."""
     gpn = s.network.gpus_per_node
-    nodes = np.where(np.isfinite(gpus), np.ceil(np.where(np.isfinite(gpus), gpus, 0) / gpn), np.nan)
+    nodes = np.where(
+        np.isfinite(gpus), owned_nodes(np.where(np.isfinite(gpus), gpus, 0), gpu=s.gpu, gpus_per_node=gpn), np.nan
+    )
     owned_gpus = nodes * gpn
     busy_gpu_hours_year = (
         np.where(np.isfinite(needed).all(axis=1), day.average(np.where(np.isfinite(needed), needed, 0.0)), np.nan)

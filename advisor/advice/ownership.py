@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
@@ -27,6 +28,53 @@ class Hardware:
     load_kw_per_node: float
     idle_kw_per_node: float
     document: Mapping[str, Any]
+
+
+def purchase_unit_gpus(gpu: str, gpus_per_node: int) -> int:
+    """The fewest GPUs of ``gpu`` bought at once in ``gpus_per_node``-GPU nodes: one node, or where the GPU's NVLink
+    domain spans servers (gpus.csv nvlink_domain > gpus_per_node: GB200 NVL72's 18 four-GPU compute trays and 9 NVLink
+    Switch trays) the whole domain in whole nodes, since the estimator times tensor parallelism over that domain and a
+    tray bought alone has none of it (a probe: 16 GB200 were bought as 4 trays and timed at TP 8 over NVLink)."""
+    spec = get_gpu(gpu)
+    if spec.nvlink_domain > spec.gpus_per_node:
+        return math.ceil(spec.nvlink_domain / gpus_per_node) * gpus_per_node
+    return gpus_per_node
+
+
+def owned_nodes(gpus: Any, *, gpu: str, gpus_per_node: int) -> np.ndarray:
+    """The nodes bought to own ``gpus`` GPUs (broadcast; NaN stays NaN): whole purchase units
+    (``purchase_unit_gpus``), ceil(gpus / unit) x unit / gpus_per_node. The one count training, inference and the
+    fleet plan price owning at."""
+    unit = purchase_unit_gpus(gpu, gpus_per_node)
+    g = np.asarray(gpus, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.ceil(g / unit - 1e-9) * (unit // gpus_per_node)
+
+
+def purchase_unit_note(gpu: str, gpus_per_node: int, *, gpus: int | None = None) -> str | None:
+    """The one sentence that says owned GPUs are bought in whole NVLink domains (None where a node is the unit):
+    "GB200 is sold as NVL72 racks ...: 16 GPUs are bought as one 72-GPU rack (18 nodes of 4 GPUs) ...". ``gpus``: a
+    size to give as the example (else the rule alone)."""
+    unit = purchase_unit_gpus(gpu, gpus_per_node)
+    if unit == gpus_per_node:
+        return None
+    spec = get_gpu(gpu)
+    name = spec.name.removeprefix("NVIDIA ").removesuffix(" (per GPU)")
+    nodes = f"{fmt.plain(unit // gpus_per_node)} nodes of {gpus_per_node} GPUs"
+    if gpus is None:
+        bought = f"owned GPUs are bought in whole {unit}-GPU racks ({nodes})"
+    else:
+        racks = math.ceil(gpus / unit)
+        nodes = f"{fmt.plain(racks * unit // gpus_per_node)} nodes of {gpus_per_node} GPUs"
+        rack_words = "one" if racks == 1 else fmt.plain(racks)
+        bought = (
+            f"{fmt.count(gpus, 'GPU')} {'is' if gpus == 1 else 'are'} bought as {rack_words} {unit}-GPU "
+            f"rack{'s' if racks > 1 else ''} ({nodes})"
+        )
+    return (
+        f"{name} is sold as NVL{spec.nvlink_domain} racks (its {spec.nvlink_domain}-GPU NVLink domain exists only in a "
+        f"whole rack): {bought}, and owning pays capex, power, colocation and support for every GPU bought."
+    )
 
 
 def _fabric_source(notes: str) -> str | None:
@@ -78,6 +126,34 @@ def _power_source(source: str) -> str:
     return "; ".join(parts) or source
 
 
+# gpus.csv's header rule for a server without a datasheet power figure.
+SERVER_POWER_RATIO_SOURCE: Final[str] = "1.82 (Epoch AI H100 server/chip power ratio, training-cost-trends energy.py)"
+
+
+def _spec_power_source(source: str) -> str:
+    """The parts of a gpus.csv source that give its server power (those with a kW figure, or 'power estimated' with
+    the header's rule), written "power: ..." each; the whole source where none does (a probe: GB200's 7.3 kW was cited
+    to the peak-FLOPS table, the first part, while its basis is '~132 kW per 18-tray rack (unc)')."""
+    parts = [part for part in source.split("; ") if " kW" in part]
+    if not parts and "power estimated" in source.split("; "):
+        parts = [f"power estimated as gpus_per_node x tdp_w x {SERVER_POWER_RATIO_SOURCE}"]
+    return "; ".join(f"power: {part}" for part in parts) or f"power: {source}"
+
+
+def liquid_cooling_note(s: Scenario) -> str | None:
+    """Where the GPU comes in liquid-cooled racks of several servers (its NVLink domain spans servers: GB200 NVL72)
+    and the colocation price is the default, a sentence that the default is an air-cooled figure (words only: no
+    sourced liquid-cooling price is held)."""
+    spec = get_gpu(s.gpu)
+    if spec.nvlink_domain <= spec.gpus_per_node or "/buy/colo_usd_per_kw_month" not in s.defaults_used:
+        return None
+    return (
+        f"The colocation default (/buy/colo_usd_per_kw_month) is an air-cooled figure; an NVL{spec.nvlink_domain} "
+        "rack is liquid-cooled (coolant distribution and facility water), which it does not price: give "
+        "/buy/colo_usd_per_kw_month from a liquid-cooled colocation quote."
+    )
+
+
 def quote_age_warning(*, quoted_on: Any, today: dt.date) -> str | None:
     """A warning when the purchase quote is older than settings.HARDWARE_QUOTE_STALE_AFTER_DAYS (rental offers are
     flagged after PRICING_STALE_AFTER_HOURS; a 2020 launch price went unremarked, an outsider's probe)."""
@@ -102,11 +178,17 @@ def manual_quote_scope(pointer: str, gpu: str) -> str:
 
 
 def hardware(
-    s: Scenario, warnings: list[str], *, today: dt.date | None = None, quotes_for: str | None = None
+    s: Scenario,
+    warnings: list[str],
+    *,
+    today: dt.date | None = None,
+    quotes_for: str | None = None,
+    example_gpus: int | None = None,
 ) -> Hardware | None:
     """What owning costs per node (the catalog quote, or the manual /buy/capex_usd) and the quote's document;
     None (with a warning) when nothing prices it. ``today``: the date quotes are aged against. ``quotes_for``: where
-    ``s`` is a compare_gpus row on another GPU, the scenario's own GPU, which /buy/capex_usd prices alone."""
+    ``s`` is a compare_gpus row on another GPU, the scenario's own GPU, which /buy/capex_usd prices alone. Where the
+    GPU is bought in whole NVLink domains, a warning says so (purchase_unit_note, ``example_gpus`` its example)."""
     gpn = s.network.gpus_per_node
     spec = get_gpu(s.gpu)
     quote: selectors.HardwareQuoteInfo | None
@@ -159,7 +241,7 @@ def hardware(
             "name": None,
             "usd": None,
             "quoted_on": None,
-            "source": f"power: {spec.source}",
+            "source": _spec_power_source(spec.source),
             "power_kw": load_kw,
             "idle_power_kw": None,
             "networking_usd_per_node": 0.0,
@@ -178,4 +260,8 @@ def hardware(
         return None
     if doc.get("idle_power_kw") is None:
         doc = {**doc, "idle_assumption": "idle draw not stated: energy is counted for busy hours only"}
+    if note := purchase_unit_note(s.gpu, gpn, gpus=example_gpus):
+        warnings.append(note)
+    if cooling := liquid_cooling_note(s):
+        warnings.append(cooling)
     return Hardware(capex, fabric, load_kw, idle_kw, doc)

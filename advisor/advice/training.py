@@ -74,7 +74,7 @@ from advisor.advice.offers import (
     price_warnings,
     quoted_offers,
 )
-from advisor.advice.ownership import Hardware, hardware
+from advisor.advice.ownership import Hardware, hardware, owned_nodes
 from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, mark_cheapest, recommend, step_efficiency
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.advice.unmet import MAX_BIGGER_GPUS
@@ -673,12 +673,14 @@ def _ownership_outlook(
     s: Scenario,
     i: int,
     sizes: SizePredictions,
+    owned: np.ndarray,
     rent: RentPricing,
     base: Mapping[str, np.ndarray],
     hw: Hardware,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Cumulative cost by month and the present cost of renting and of owning the size at index ``i``."""
-    gpus, nodes = sizes.gpus, sizes.nodes
+    """Cumulative cost by month and the present cost of renting and of owning the size at index ``i`` (``owned``: the
+    nodes bought, ownership.owned_nodes)."""
+    gpus, nodes = sizes.gpus, owned
     rec_gpus = int(gpus[i])
     u = float(base["utilization"][i])
     busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * u
@@ -760,14 +762,18 @@ def advise_training(
     gpus, nodes, tps = sizes.gpus, sizes.nodes, sizes.tokens_per_s
 
     rent = price_rent(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps)
-    hw = hardware(s, warnings, today=now.date(), quotes_for=quotes_for)
-    base = rent.headline_costs(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, hw=hw)
+    # Owning buys whole purchase units (NVL72 racks), which may be more nodes than the cluster runs on.
+    owned = owned_nodes(gpus, gpu=s.gpu, gpus_per_node=s.network.gpus_per_node)
+    rounded = gpus[owned * s.network.gpus_per_node > gpus]
+    example = int(rounded[0]) if rounded.size else None
+    hw = hardware(s, warnings, today=now.date(), quotes_for=quotes_for, example_gpus=example)
+    base = rent.headline_costs(s=s, gpus=gpus, nodes=owned, tokens_per_s=tps, hw=hw)
     band = ThroughputBand(
         log_sigma=sizes.prediction.interval_log_sigma,
         p10_multiplier=sizes.prediction.p10_multiplier,
         p90_multiplier=sizes.prediction.p90_multiplier,
     )
-    quantiles = monte_carlo_quantiles(s=s, gpus=gpus, nodes=nodes, tokens_per_s=tps, band=band, rent=rent, hw=hw)
+    quantiles = monte_carlo_quantiles(s=s, gpus=gpus, nodes=owned, tokens_per_s=tps, band=band, rent=rent, hw=hw)
     size_docs = _size_documents(s=s, sizes=sizes, rent=rent, base=base, quantiles=quantiles, hw=hw)
     recommendation, knee = recommend(
         s=s,
@@ -807,12 +813,12 @@ def advise_training(
     cumulative = npv = None
     sensitivity: list[dict[str, Any]] = []
     if knee is not None and hw is not None and size_docs[knee]["rent"]["offer"] is not None:
-        cumulative, npv = _ownership_outlook(s=s, i=knee, sizes=sizes, rent=rent, base=base, hw=hw)
+        cumulative, npv = _ownership_outlook(s=s, i=knee, sizes=sizes, owned=owned, rent=rent, base=base, hw=hw)
         sensitivity = sensitivity_rows(
             s=s,
             i=knee,
             gpus=gpus,
-            nodes=nodes,
+            nodes=owned,
             tps=tps,
             head_price=rent.head_price,
             head_reserved=rent.head_reserved,

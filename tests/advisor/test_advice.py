@@ -1213,3 +1213,64 @@ def test_the_network_defaults_cite_the_spec_rows_published_source(catalog: dict[
         assert spec.source in found[pointer]["source"], pointer
         assert "gpus.csv" not in found[pointer]["source"]
     assert "DGX H100 8x400 Gb/s NDR" in found["/network/inter_node_gbps"]["source"]
+
+
+def _gb200_405b(**overrides: Any) -> dict[str, Any]:
+    """The probe's 405B / 32k training on GB200 (/tmp/probe_moe/p/t405_gb200*.json), a manual $6 rent and capex."""
+    doc: dict[str, Any] = {
+        "name": "405B 32k GB200",
+        "workload": {
+            "kind": "training",
+            "model": {"name": "llama-3.1-405b", "seq_len": 32768},
+            "tokens": 1e12,
+            "global_batch": 64,
+            "precision": "bf16",
+            "runs_per_year": 2,
+        },
+        "gpu": "gb200",
+        "rent": {"usd_per_gpu_hour": 6.0},
+        "buy": {"capex_usd": 250000},
+    }
+    doc.update(overrides)
+    return doc
+
+
+def test_gb200_rack_and_tray_entered_give_the_same_throughput(db: None) -> None:
+    """A probe (F5): a 72-GPU node (a rack price) kept the 4-GPU tray's 1,600 Gb/s a node, 18x too little scale-out:
+    144 GPUs ran 36,758 tokens/s against 40,190 entered per tray, 576 GPUs 155,123 against 189,622."""
+    sizes = [72, 144, 288]
+    tray = advise(_gb200_405b(cluster_sizes=sizes, network={"gpus_per_node": 4})).to_dict()
+    rack = advise(
+        _gb200_405b(cluster_sizes=sizes, network={"gpus_per_node": 72}, buy={"capex_usd": 4_500_000})
+    ).to_dict()
+    for n in sizes:
+        assert by_gpus(rack, n)["tokens_per_s"] == pytest.approx(by_gpus(tray, n)["tokens_per_s"], rel=1e-9)
+    assert rack["scenario"]["network"]["inter_node_gbps"] == 28800.0
+
+
+def test_gb200_is_owned_in_whole_nvl72_racks(db: None) -> None:
+    """A probe (F3): 16 and 128 GB200 were bought as 4 and 32 four-GPU trays ($1M, $8M at $250k a tray) while the
+    estimator times TP 8 over the 72-GPU NVLink domain, which exists only in a whole NVL72 rack."""
+    doc = advise(_gb200_405b(cluster_sizes=[16, 72, 128])).to_dict()
+    assert by_gpus(doc, 16)["buy"]["capex_usd"] == pytest.approx(18 * 250_000)  # one rack: 18 trays
+    assert by_gpus(doc, 72)["buy"]["capex_usd"] == pytest.approx(18 * 250_000)
+    assert by_gpus(doc, 128)["buy"]["capex_usd"] == pytest.approx(36 * 250_000)  # two racks
+    assert by_gpus(doc, 16)["nodes"] == 4  # the cluster itself still runs on its 4 trays
+    said = [w for w in doc["warnings"] if "sold as NVL72" in w]
+    assert len(said) == 1 and "16 GPUs are bought as one 72-GPU rack" in said[0], doc["warnings"]
+    rack = advise(_gb200_405b(cluster_sizes=[72, 144], network={"gpus_per_node": 72}, buy={"capex_usd": 4.5e6}))
+    assert by_gpus(rack.to_dict(), 144)["buy"]["capex_usd"] == pytest.approx(9e6)
+    assert not [w for w in rack.to_dict()["warnings"] if "sold as NVL72" in w]  # whole racks already
+
+
+def test_gb200_power_cites_the_rack_figure_and_the_colo_default_is_said_to_be_air_cooled(db: None) -> None:
+    """A probe (F7): 'power 7.3 kW a node from dgxc-benchmarking peak table (BF16 2450/FP8 4900)', a FLOPS table
+    that says nothing of power; and a liquid-cooled NVL72 rack was charged the air-cooled colocation default unsaid."""
+    doc = advise(_gb200_405b(cluster_sizes=[72])).to_dict()
+    source = doc["hardware_quote"]["source"]
+    assert "~132 kW per 18-tray rack (unc)" in source and "peak table" not in source, source
+    assert any("air-cooled" in w and "liquid-cooled" in w for w in doc["warnings"]), doc["warnings"]
+    given = advise(_gb200_405b(cluster_sizes=[72], buy={"capex_usd": 250000, "colo_usd_per_kw_month": 300})).to_dict()
+    assert not any("air-cooled" in w for w in given["warnings"])
+    h100 = advise(scenario(buy={"capex_usd": 300000})).to_dict()
+    assert not any("air-cooled" in w for w in h100["warnings"])

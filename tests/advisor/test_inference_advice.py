@@ -572,7 +572,7 @@ def test_the_inference_advice_lists_only_the_assumptions_it_uses(catalog: dict[s
     assert parse_scenario(doc["scenario"]).workload.kind == "inference"  # the normalized scenario reads back
 
 
-def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_trays(db: None):
+def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_racks(db: None):
     # An outsider's probe: on GB200 (4-GPU trays in a 72-GPU NVLink domain) the advice tried TP 1, 2 and 4 only and
     # answered "none" for a 30 ms TTFT that TP 8 meets on B200 (TP 8 x 5, 29.8 ms).
     doc = advise_inference(
@@ -591,7 +591,11 @@ def test_gb200_sizes_tp8_inside_its_nvlink_domain_and_owns_whole_trays(db: None)
     tp8 = by_tp(doc, 8)
     assert tp8["meets_latency"] and doc["recommendation"]["action"] in ("rent", "buy")
     assert doc["recommendation"]["gpus"] == tp8["gpus"]
-    assert tp8["buy"]["nodes"] == math.ceil(tp8["gpus"] / 4)  # owning buys whole 4-GPU trays
+    # Owning buys whole NVL72 racks of 18 four-GPU trays: TP 8's NVLink exists only in a whole rack (a probe, F3).
+    assert tp8["buy"]["nodes"] == 18 * math.ceil(tp8["gpus"] / 72)
+    assert tp8["buy"]["gpus_owned"] == 72 * math.ceil(tp8["gpus"] / 72)
+    assert tp8["buy"]["capex_usd"] == pytest.approx(tp8["buy"]["nodes"] * 250000)
+    assert any("sold as NVL72 racks" in w for w in doc["warnings"]), doc["warnings"]
     assert doc["scenario"]["network"]["gpus_per_node"] == 4
 
 

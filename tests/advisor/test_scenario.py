@@ -413,3 +413,21 @@ def test_a_catalog_name_in_another_case_is_refused_with_the_id_to_use() -> None:
     message = errors(with_("/workload/model", {"name": "Llama-3.1-70B"}))["/workload/model/name"]
     assert "did you mean 'llama-3.1-70b'" in message
     assert "did you mean 'h100-sxm'" in errors({**MINIMAL, "gpu": "H100-SXM"})["/gpu"]
+
+
+def test_default_inter_node_bandwidth_scales_per_gpu_with_the_given_node() -> None:
+    """A probe (F5): H100 on 4-GPU nodes kept the 8-GPU server's 3,200 Gb/s a node, and a 72-GPU GB200 rack the
+    4-GPU tray's 1,600: the default is the typical server's per GPU times the given node."""
+    from advisor.advice.documents import assumptions_used
+
+    h100 = parse({**MINIMAL, "network": {"gpus_per_node": 4}})
+    assert h100.network.inter_node_gbps == 1600.0
+    rack = parse({**MINIMAL, "gpu": "gb200", "network": {"gpus_per_node": 72}})
+    assert rack.network.inter_node_gbps == 28800.0
+    assert parse(MINIMAL).network.inter_node_gbps == 3200.0
+    assert parse({**MINIMAL, "network": {"gpus_per_node": 4, "inter_node_gbps": 800}}).network.inter_node_gbps == 800
+    source = {a["pointer"]: a["source"] for a in assumptions_used(h100, catalog={"x": {}})}
+    assert "scaled per GPU" in source["/network/inter_node_gbps"]
+    assert "3,200 / 8 x 4 = 1,600 Gb/s" in source["/network/inter_node_gbps"]
+    plain = {a["pointer"]: a["source"] for a in assumptions_used(parse(MINIMAL), catalog={"x": {}})}
+    assert "scaled" not in plain["/network/inter_node_gbps"]

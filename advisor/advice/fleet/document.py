@@ -41,6 +41,7 @@ from advisor.advice.fleet.models import (
     FleetPlanInput,
     FleetUsage,
 )
+from advisor.advice.ownership import purchase_unit_gpus
 from advisor.economics import SECONDS_PER_HOUR
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
@@ -366,11 +367,13 @@ def _owned(e: _Errors, value: Any, base: Scenario | None) -> tuple[int, ...] | N
         e.fail("/owned_gpus", f"must be an array of 1 to {MAX_OWNED_SIZES} owned sizes (GPUs); got {_got(value)}")
         return None
     gpn = base.network.gpus_per_node if base is not None else 1
+    unit = purchase_unit_gpus(base.gpu, gpn) if base is not None else 1  # a whole NVL72 rack where GB200
     out = []
     for k, v in enumerate(value):
         n = e.integer(v, f"/owned_gpus/{k}", 0, MAX_GPUS)
-        if n is not None and n % gpn:
-            e.fail(f"/owned_gpus/{k}", f"must be whole nodes ({gpn} GPUs per node); got {n}")
+        if n is not None and n % unit:
+            what = f"whole nodes ({gpn} GPUs per node)" if unit == gpn else f"whole {unit}-GPU racks (bought whole)"
+            e.fail(f"/owned_gpus/{k}", f"must be {what}; got {n}")
         elif n is not None:
             out.append(n)
     return tuple(sorted(set(out)))

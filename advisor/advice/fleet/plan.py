@@ -85,9 +85,17 @@ class TierPrices:
     spot_interruptions_per_node_hour: float = 0.0
     spot_checkpoint_s: float = 0.0
     spot_restart_s: float = 0.0
+    # GPUs bought at once, the owned "node" of the fields above (0: a node): a whole NVL72 rack of GB200 trays
+    # (ownership.purchase_unit_gpus). Renting stays by gpus_per_node.
+    owned_unit_gpus: int = 0
+
+    @property
+    def owned_unit(self) -> int:
+        """GPUs of one owned unit: what owned sizes step by and the owned_* costs are per."""
+        return self.owned_unit_gpus or self.gpus_per_node
 
     def owned_fixed_usd_per_year(self, gpus: Any) -> NDArray[np.float64]:
-        nodes = np.ceil(np.asarray(gpus, dtype=float) / self.gpus_per_node - 1e-9)
+        nodes = np.ceil(np.asarray(gpus, dtype=float) / self.owned_unit - 1e-9)
         with np.errstate(invalid="ignore"):  # no hardware quote: infinite costs, and inf x 0 nodes is taken as 0 below
             multi = self.owned_base_usd_per_year + self.owned_per_node_usd_per_year * nodes
         return np.where(nodes <= 0, 0.0, np.where(nodes == 1, self.owned_one_node_usd_per_year, multi))
@@ -108,7 +116,7 @@ class TierPrices:
         """What owning the ``nth`` node (1, 2, ...) adds to the yearly fixed cost: a lone node's cost, then the step
         to a multi-node cluster (its fabric and base besides the second node: base + 2 per node - one node), then
         one node's (a regression probe: the second node was weighed at the per-node cost alone)."""
-        before, after = self.owned_fixed_usd_per_year(np.array([nth - 1, nth]) * self.gpus_per_node)
+        before, after = self.owned_fixed_usd_per_year(np.array([nth - 1, nth]) * self.owned_unit)
         return float(after - before) if math.isfinite(after) else math.inf
 
     def break_even_utilization(self, *, nth_node: int = 3) -> float:
@@ -117,7 +125,7 @@ class TierPrices:
         floating = self.floating()
         if floating is None:
             return math.inf
-        per_gpu = self.node_usd_per_year(nth_node) / self.gpus_per_node
+        per_gpu = self.node_usd_per_year(nth_node) / self.owned_unit
         return float(
             ec.break_even_for_market(
                 yearly_fixed_usd=per_gpu,
@@ -205,7 +213,7 @@ class FleetPlan:
     def peak_option(self) -> int:
         """The option that owns the peak demand in whole nodes (always a candidate), not the largest candidate: a
         given owned_gpus above the peak was reported as "owning the peak" (an outsider's probe)."""
-        return self.option(whole_nodes(self.peak_gpus, self.prices.gpus_per_node))
+        return self.option(whole_nodes(self.peak_gpus, self.prices.owned_unit))
 
     def to_dict(self) -> dict[str, Any]:
         return _document(self)
@@ -312,7 +320,7 @@ def _search(
     (``_refine_steps``) down to every whole node."""
     placement = place(runs=runs, owned_gpus=sizes, usage=usage)
     options = _price_options(runs=runs, placement=placement, prices=prices)
-    gpn, top = prices.gpus_per_node, int(sizes[-1])
+    gpn, top = prices.owned_unit, int(sizes[-1])
     for step in _refine_steps(stride):
         best = int(options.owned_gpus[int(np.argmin(options.usd_per_year))])
         reach = (stride - 1) // step
@@ -495,7 +503,7 @@ def plan_fleet(
     hourly = usage.hourly if usage is not None else None
     demand = requested_demand(runs, hourly)
     peak = float(requested_demand(runs, hourly, whole_hours=True).max(initial=0.0))
-    gpn = prices.gpus_per_node
+    gpn = prices.owned_unit  # owned sizes step by what is bought at once
     # Runs that cannot rent: all without spot, or those that may not use it (a hostile probe: without a spot price
     # the interruptible ones cannot rent either).
     firm_runs = ~runs.interruptible if prices.spot_usd_per_gpu_hour is not None else np.ones(len(runs), dtype=bool)
@@ -716,8 +724,8 @@ def _reasons(plan: FleetPlan) -> list[str]:
     floating = p.floating()
     reasons = []
     if floating is not None and math.isfinite(u):
-        nth = marginal_node(owned, p.gpus_per_node)
-        per_gpu = p.node_usd_per_year(nth) / p.gpus_per_node
+        nth = marginal_node(owned, p.owned_unit)
+        per_gpu = p.node_usd_per_year(nth) / p.owned_unit
         node = (
             ("the one node owned" if owned else "a lone owned node") + " (no fabric)"
             if nth == 1
@@ -740,8 +748,8 @@ def _reasons(plan: FleetPlan) -> list[str]:
     ld = plan.load_duration_gpus
     ld_i = plan.option(ld)
     if floating is not None:
-        shares = node_busy_shares(plan.demand, p.gpus_per_node)
-        last = f"the last busy {_pct(float(shares[ld // p.gpus_per_node - 1]))} of the year; " if ld else ""
+        shares = node_busy_shares(plan.demand, p.owned_unit)
+        last = f"the last busy {_pct(float(shares[ld // p.owned_unit - 1]))} of the year; " if ld else ""
         rule = (
             f"the whole-node count that costs least for that demand ({last}each node at what it adds to the cost, so "
             "a fixed base counts once)"

@@ -36,7 +36,7 @@ from advisor.advice.offers import (
     price_warnings,
     rental_offers,
 )
-from advisor.advice.ownership import hardware
+from advisor.advice.ownership import hardware, owned_nodes, purchase_unit_gpus
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
 from advisor.scenario import Scenario, ScenarioError
 from estimator.calibrate import Calibration
@@ -63,13 +63,16 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
     an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
     all 1.4 million GPU-hours of a fleet peaking at 570 GPUs)."""
     gpn = base.network.gpus_per_node
+    unit = purchase_unit_gpus(base.gpu, gpn)
     warnings: list[str] = []
     hw = hardware(base, warnings)
     if hw is None:
         one = per_node = multi_base = np.inf
         variable = 0.0
     else:
-        owning = ownership_costs(s=base, nodes=np.array(OWNED_COST_NODES), hw=hw)
+        # Per owned unit: a node, or a whole NVL72 rack of nodes (ownership.purchase_unit_gpus).
+        units = np.array(OWNED_COST_NODES) * unit
+        owning = ownership_costs(s=base, nodes=owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn), hw=hw)
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
         # Cents: two sums of the same terms leave a residue (-1.7e-10 where the base is nothing)
@@ -93,6 +96,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         spot_interruptions_per_node_hour=spot.interruptions_per_node_hour,
         spot_checkpoint_s=spot.checkpoint_s,
         spot_restart_s=spot.restart_s,
+        owned_unit_gpus=unit,
     )
     used = [o.cheapest for o in markets.values()]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))

@@ -17,6 +17,7 @@ from advisor.advice.fleet.pricing import price_alternatives, tier_prices
 from advisor.advice.offers import market_prices, offers_for_size
 from advisor.advice.ownership import hardware
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
+from advisor.scenario import ScenarioError
 from tests.advisor.fleet.figures import fleet
 
 CATALOG: dict[str, Any] = {
@@ -376,3 +377,33 @@ def test_a_plan_outside_its_users_calibration_scope_takes_the_band_and_warnings_
     band = team.interval(stack=None, known_stack=False, family="a100")
     assert own["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(band["p10_multiplier"])
     assert any("'team-a100' misses its own held-out runs by a median 882%" in w for w in own["warnings"])
+
+
+GB200: dict[str, Any] = {
+    "name": "gb200 fleet",
+    "gpu": "gb200",
+    "rent": {"usd_per_gpu_hour": 6.0},
+    "buy": {"capex_usd": 250_000},
+    "jobs": [{"name": "serving", "gpus": 40, "hours": 8760}],
+}
+
+
+def test_gb200_fleets_own_whole_nvl72_racks() -> None:
+    """A probe (F3): the plan owned 40 GB200 (10 four-GPU trays) at $1,064,686 a year, while their 72-GPU NVLink
+    domain exists only in a whole rack: owned sizes step by 72 GPUs, each rack priced as its 18 trays."""
+    from advisor.advice.fleet.service import fleet_plan
+    from advisor.advice.ownership import owned_nodes
+
+    base = parse_fleet(GB200).base
+    p = tier_prices(base=base).prices
+    assert p.owned_unit == 72 and p.gpus_per_node == 4
+    hw = hardware(base, [])
+    assert hw is not None
+    rack = ownership_costs(s=base, nodes=owned_nodes(np.array([40, 72, 144]), gpu="gb200", gpus_per_node=4), hw=hw)
+    assert p.owned_fixed_usd_per_year(np.array([40, 72, 144])) == pytest.approx(rack["yearly_fixed"], rel=1e-12)
+    doc = fleet_plan(document=GB200)
+    assert all(o["owned_gpus"] % 72 == 0 for o in doc["options"])
+    assert doc["recommendation"]["owned_gpus"] % 72 == 0
+    assert any("sold as NVL72 racks" in w for w in doc["warnings"])
+    with pytest.raises(ScenarioError, match="whole 72-GPU racks"):
+        parse_fleet({**GB200, "owned_gpus": [40]})
