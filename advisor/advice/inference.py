@@ -13,7 +13,9 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
   replicas needed at each moment = ceil(rate / replica requests/s), at least one.
 - Renting follows the traffic in whole instances (advisor.advice.instances): an instance of ``gpu_count`` GPUs
-  holds ``floor(gpu_count / tp)`` replicas and is billed whole. A base of ``k`` instances on the cheapest of the
+  holds ``floor(gpu_count / tp)`` replicas and is billed whole; a replica of more GPUs (a mixture of experts over
+  nodes, TP 16 or 32) rents ``tp / gpu_count`` whole instances of at least a node's GPUs where ``gpu_count``
+  divides ``tp``. A base of ``k`` instances on the cheapest of the
   reserved terms and on-demand is billed all month; the replicas needed above what it holds run on
   ``ceil(above / replicas per instance)`` instances of the cheaper of on-demand and spot at each 5-minute step,
   billed while needed. The base holds at least the replicas needed all day (never spot); above that, ``k`` and
@@ -334,6 +336,7 @@ def _rent_plan(
         tps=tps,
         peak_replicas=peak_replicas,
         manual=s.rent.usd_per_gpu_hour is not None,
+        scale_up=inf.scale_up_gpus(inf.serving_gpu(s.gpu), s.network.gpus_per_node),
     )
     priced = s.rent.priced_markets
     # The base is billed all month on whichever is cheaper, a reserved term or on-demand (an outsider's probe: a
@@ -563,8 +566,9 @@ def _instance_offer(plan: _RentPlan, row: int, i: int, used_price: float) -> dic
     instances times usd_per_hour is the bill. A manual quote is per GPU-hour and rented one replica of tp GPUs at a
     time (an outsider's check: the quote's one GPU at $2.50 made that identity give $5,367 for a $10,735 rent)."""
     doc = offer_document(plan.frame.iloc[row], used_price)
-    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i])
-    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i])
+    per = float(plan.table.instances_per_unit[row, i])  # a replica over several instances: one instance's figures
+    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i]) / per
+    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i]) / per
     return doc
 
 
@@ -586,11 +590,17 @@ def _rent_document(
         "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
         "base_replicas": int(base[i]) if rent_ok else None,
         "base_market": plan.base_market[i] if rent_ok and base[i] > 0 else None,
-        "base_instances": int(split["base_instances"][i]) if rent_ok else None,
+        "base_instances": int(plan.table.instances(split["base_instances"][i], int(split["base_row"][i]), i))
+        if rent_ok
+        else None,
         "base_offer": base_offer,
         "burst_replicas_mean": num(split["burst_mean"][i]) if rent_ok else None,
         "burst_market": plan.burst_market[i] if rent_ok and split["burst_instances_mean"][i] > 0 else None,
-        "burst_instances_mean": num(split["burst_instances_mean"][i]) if rent_ok else None,
+        "burst_instances_mean": (
+            num(plan.table.instances(split["burst_instances_mean"][i], int(split["burst_row"][i]), i))
+            if rent_ok
+            else None
+        ),
         "burst_offer": burst_offer,
         "by_market": by_market,
     }
@@ -833,14 +843,18 @@ def _rent_plan_words(rent: Mapping[str, Any]) -> str:
 
 def _rented_gpus_at_peak(doc: Mapping[str, Any]) -> float:
     """The GPUs the rent holds at the peak: the base instances' and the whole burst instances the replicas above
-    them need (advisor.advice.instances: an instance of g GPUs holds floor(g / tp) replicas)."""
+    them need (advisor.advice.instances: an instance of g GPUs holds floor(g / tp) replicas; a replica of more GPUs
+    than that rents tp / g whole instances, tp GPUs)."""
     rent = doc["rent"]
     base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
     gpus = (rent.get("base_instances") or 0) * base_offer.get("gpu_count", 0)
     above = doc["replicas"] - (rent.get("base_replicas") or 0)
-    per_instance = burst_offer.get("gpu_count", 0) // doc["tp"]
+    count = burst_offer.get("gpu_count", 0)
+    per_instance = count // doc["tp"]
     if above > 0 and per_instance > 0:
-        gpus += math.ceil(above / per_instance) * burst_offer["gpu_count"]
+        gpus += math.ceil(above / per_instance) * count
+    elif above > 0 and count > 0:
+        gpus += above * doc["tp"]
     return float(gpus)
 
 
