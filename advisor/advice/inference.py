@@ -22,13 +22,15 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   the two offers minimize the monthly bill over the day's profile (the newsvendor rule in whole instances). A
   manual quote (per GPU-hour) is rented one replica at a time.
 - Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
-  ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
-  GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r -
-  v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month`` over the replicas' GPU-hours a
-  month; ``break_even_against`` names its markets), so ``breaks_even`` holds exactly where owning costs less.
-  Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
-  GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
-  that / 12.
+  ``buy.capex_usd``); replicas within a server are independent, so no cluster fabric is bought, while a replica
+  that spans servers (tp beyond the scale-up domain: its collectives run over the scale-out network) buys the
+  quote's fabric per node, as training does once a cluster spans nodes (cash_flow.purchase_usd). Yearly fixed
+  cost, energy of busy GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md:
+  ``u* = A / (N x 8760 x (r - v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month``
+  over the replicas' GPU-hours a month; ``break_even_against`` names its markets), so ``breaks_even`` holds
+  exactly where owning costs less. Busy GPU-hours = the replicas the traffic needs at each moment x tp.
+  ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
+  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
 - A yearly rental price decline (``rent.price_decline_per_year``) levelizes the on-demand and spot parts of the
   monthly bill over the horizon (``costs.rent_level``, the factor training and the fleet plan use; a reserved term
   as quoted): ``rent.usd_per_month`` is that levelized bill, which break-even, ``breaks_even`` and the
@@ -84,6 +86,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware
 from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
+from advisor.cash_flow import purchase_usd
 from advisor.scenario import (
     DEFAULT_SERVING_ENGINE,
     Latency,
@@ -382,15 +385,21 @@ def _own_costs(
     owned_gpus: np.ndarray,
     busy_gpu_hours_year: np.ndarray,
     plan: _RentPlan,
+    tp: np.ndarray,
 ) -> dict[str, Any]:
-    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even against
+    """Owning the peak deployment in whole servers: capex (the fabric where a replica spans servers), fixed and
+    variable costs, utilization, break-even against
     the rent as priced, its base billed every hour used or not and its burst per busy GPU-hour
     (economics.break_even_with_committed_rent: a finance probe read u* 23% against a reserved base that owning beat
     at any utilization)."""
     gpn = s.network.gpus_per_node
     b = s.buy
+    spans = tp > inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn)  # collectives over the scale-out network
+    capex = purchase_usd(
+        nodes=nodes, usd_per_node=hw.capex_per_node, fabric_per_node=np.where(spans, hw.fabric_per_node, 0.0)
+    )
     fixed = ec.yearly_fixed_cost_usd(
-        capex_usd=nodes * hw.capex_per_node,
+        capex_usd=capex,
         years=b.years,
         discount_rate=b.discount_rate,
         residual_fraction=b.residual_fraction,
@@ -414,7 +423,7 @@ def _own_costs(
     # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
     year = fixed + variable * busy_gpu_hours_year
     return {
-        "capex": nodes * hw.capex_per_node,
+        "capex": capex,
         "fixed": fixed,
         "variable": variable,
         "year": year,
@@ -453,7 +462,7 @@ def _ownership(
         * ec.HOURS_PER_YEAR
     )
     with np.errstate(divide="ignore", invalid="ignore"):
-        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
+        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan, tp) if hw is not None else {}
     return nodes, owned_gpus, busy_gpu_hours_year, own
 
 

@@ -1378,3 +1378,22 @@ def test_deepseek_on_h100_rents_from_the_snapshots_8_gpu_instances(db: None):
     if rent["burst_offer"]:
         billed += rent["burst_instances_mean"] * rent["burst_offer"]["usd_per_hour"]
     assert rent["usd_per_month_today"] == pytest.approx(billed * HOURS_PER_MONTH)
+
+
+def test_owned_replicas_spanning_nodes_buy_the_cluster_fabric(catalog: dict[str, Any]):
+    # A probe: DeepSeek-V3 TP 16 on H100 runs every all-reduce over the scale-out network between its 2 servers, but
+    # its 26 servers were bought at the server price alone (26 x $317,000) without the quote's $74,358 a node of
+    # networking. As training buys the fabric once a cluster spans nodes, a replica spanning nodes buys it per node.
+    doc = advise_inference(deepseek(), now=NOW)
+    for tp in (16, 32):
+        size = by_tp(doc, tp)
+        buy, nodes = size["buy"], size["buy"]["nodes"]
+        assert nodes == size["gpus"] // 8 and nodes >= tp // 8
+        assert buy["capex_usd"] == pytest.approx((240000 + 40000) * nodes)
+        # By hand: capex / 4 years + support 10% of it + colo 10 kW x $100 x 12 + idle 2 kW x 1.5 x 8760 x $0.10.
+        capex = 280000 * nodes
+        fixed = capex / 4 + 0.1 * capex + nodes * (10 * 100 * 12 + 2 * 1.5 * 8760 * 0.10)
+        assert buy["fixed_usd_per_year"] == pytest.approx(fixed)
+    # A replica within one server still buys none (as test_owned_capacity_is_sized_for_the_peak_and_breaks_even...).
+    small = advise_inference(scenario(), now=NOW)
+    assert by_tp(small, 8)["buy"]["capex_usd"] == pytest.approx(240000 * by_tp(small, 8)["buy"]["nodes"])
