@@ -243,6 +243,8 @@ def _deployments(
                 tps=tps or replica_sizes(model, gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
                 stack=serving_engine_on(w.serving_engine, gpu or s.gpu),
+                gpus_per_node=gpn,
+                inter_node_gbps=s.network.inter_node_gbps,
             )
         )
     except inf.InferenceError as exc:

@@ -1397,3 +1397,15 @@ def test_owned_replicas_spanning_nodes_buy_the_cluster_fabric(catalog: dict[str,
     # A replica within one server still buys none (as test_owned_capacity_is_sized_for_the_peak_and_breaks_even...).
     small = advise_inference(scenario(), now=NOW)
     assert by_tp(small, 8)["buy"]["capex_usd"] == pytest.approx(240000 * by_tp(small, 8)["buy"]["nodes"])
+
+
+def test_the_scenarios_scale_out_network_sizes_replicas_that_span_nodes(catalog: dict[str, Any]):
+    # A probe: network.inter_node_gbps 400 (a RoCE cluster) gave the same TP 16 figures as 3,200 (1,652 tokens/s a
+    # replica, 208 GPUs): the scale-out network each all-reduce of a 16-GPU replica crosses was read from gpus.csv.
+    fast = advise_inference(deepseek(network={"inter_node_gbps": 3200}), now=NOW)
+    slow = advise_inference(deepseek(network={"inter_node_gbps": 400}), now=NOW)
+    for tp in (16, 32):
+        a, b = by_tp(fast, tp), by_tp(slow, tp)
+        assert b["replica_output_tokens_per_s"] < a["replica_output_tokens_per_s"]
+        assert b["gpus"] >= a["gpus"]
+    assert by_tp(slow, 16)["gpus"] > by_tp(fast, 16)["gpus"]
