@@ -913,6 +913,8 @@ def _chosen_reasons(
         f"({doc['requests_per_s_per_gpu']:.3g} per GPU at {traffic.input_tokens:,} prompt and "
         f"{traffic.output_tokens:,} output tokens)."
     )
+    if (spans := spans_nodes_reason(s, doc["tp"])) is not None:
+        reasons.append(spans)
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:
         reasons.append(_rent_reason(doc, scenario=s.to_dict()))
@@ -941,6 +943,21 @@ def _chosen_reasons(
             "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
             "need retries; remove spot from /rent/markets to price on-demand instead."
         )
+
+
+def spans_nodes_reason(s: Scenario, tp: int) -> str | None:
+    """ "Each TP 16 replica spans 2 nodes of 8 GPUs: its tensor-parallel collectives run over the scale-out network at
+    3,200 Gb/s per node (...), not NVLink." where a replica leaves the scale-up domain (a probe: "TP 16" said nothing
+    of the servers it spans or the network it was sized on); None within it."""
+    gpn = s.network.gpus_per_node
+    if tp <= inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn):
+        return None
+    source = "the GPU's typical server" if "/network/inter_node_gbps" in s.defaults_used else "given"
+    return (
+        f"Each TP {tp} replica spans {math.ceil(tp / gpn)} nodes of {n_gpus(gpn)}: its tensor-parallel collectives "
+        f"run over the scale-out network at {fmt.plain(s.network.inter_node_gbps)} Gb/s per node "
+        f"(/network/inter_node_gbps, {source}), not NVLink."
+    )
 
 
 def _recommend(
@@ -1113,7 +1130,8 @@ def advise_inference(
     model = served_model(s)
     deployments = _deployments(s, model, cal)
     if model.latent_kv and any(d.tp > 1 for d in deployments):
-        warnings.append(attention_dp_warning())
+        scale_up = inf.scale_up_gpus(inf.serving_gpu(s.gpu), s.network.gpus_per_node)
+        warnings.append(attention_dp_warning(spans_nodes=any(d.tp > scale_up for d in deployments)))
     tps = [d.tp for d in deployments]
     k = len(deployments)
     tp = np.asarray(tps, dtype=np.float64)
@@ -1452,8 +1470,15 @@ def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:
     )
 
 
-def attention_dp_warning() -> str:
-    """Why a multi-head-latent-attention model is sized with tensor-parallel attention, and what that leaves out."""
+def attention_dp_warning(*, spans_nodes: bool = False) -> str:
+    """Why a multi-head-latent-attention model is sized with tensor-parallel attention, and what that leaves out;
+    ``spans_nodes``: some replicas leave the scale-up domain, where the published table (single-node groups) says
+    nothing and the tensor-parallel layout crosses the scale-out network."""
+    across = (
+        " Replicas spanning nodes are modelled as tensor parallel over the scale-out network (every all-reduce "
+        "crosses it), which likely under-states what an expert-parallel deployment across those nodes achieves; the "
+        "ranges above were measured on single-node groups (TP 4 and 8)."
+    )
     return (
         "Multi-head latent attention (MLA) under tensor parallelism keeps every request's compressed KV on every GPU "
         "of the group, so these deployments hold up to tp times fewer requests than engines serving it with "
@@ -1461,7 +1486,7 @@ def attention_dp_warning() -> str:
         "The sizing keeps the tensor-parallel layout: on TensorRT-LLM's published DeepSeek-R1 DEP table it predicts "
         "0.4-0.9x the measured throughput (more GPUs than needed), where the DEP layout predicts 1.2-1.8x "
         "(fewer than needed); estimate_inference takes attention_dp to compare the two."
-    )
+    ) + (across if spans_nodes else "")
 
 
 def _alternative_row(

@@ -1409,3 +1409,23 @@ def test_the_scenarios_scale_out_network_sizes_replicas_that_span_nodes(catalog:
         assert b["replica_output_tokens_per_s"] < a["replica_output_tokens_per_s"]
         assert b["gpus"] >= a["gpus"]
     assert by_tp(slow, 16)["gpus"] > by_tp(fast, 16)["gpus"]
+
+
+def test_the_advice_says_a_replica_spans_nodes_over_the_scale_out_network(catalog: dict[str, Any]):
+    # A probe: "TP 16 x 13 replicas = 208 GPUs" and nothing said the replica spans 2 servers, runs its collectives over
+    # the scale-out network, or at what bandwidth; nor that the DeepSeek warning's accuracy was measured on one node.
+    doc = advise_inference(deepseek(network={"inter_node_gbps": 400}), now=NOW)
+    tp = doc["recommendation"]["tp"]
+    assert tp in (16, 32)
+    said = [r for r in doc["recommendation"]["reasons"] if "scale-out network" in r]
+    assert said == [
+        f"Each TP {tp} replica spans {tp // 8} nodes of 8 GPUs: its tensor-parallel collectives run over the "
+        "scale-out network at 400 Gb/s per node (/network/inter_node_gbps, given), not NVLink."
+    ]
+    mla = next(w for w in doc["warnings"] if w.startswith("Multi-head latent attention"))
+    assert "Replicas spanning nodes are modelled as tensor parallel over the scale-out network" in mla
+    assert "under-states" in mla
+    defaulted = advise_inference(deepseek(), now=NOW)["recommendation"]["reasons"]
+    assert any("at 3,200 Gb/s per node (/network/inter_node_gbps, the GPU's typical server)" in r for r in defaulted)
+    small = advise_inference(scenario(), now=NOW)
+    assert not any("scale-out network" in r for r in small["recommendation"]["reasons"] + small["warnings"])
