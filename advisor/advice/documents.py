@@ -155,7 +155,8 @@ def defaulted_fields(pointer: str, defaulted: Iterable[Any]) -> list[str]:
 
 TRAFFIC_POINTER = "/workload/traffic"
 # Defaults serving never reads (an outsider's check: an inference Advice listed them): spot interruptions, checkpoint
-# and restart price a synchronous training job's lost work, and replicas talk over no inter-node fabric.
+# and restart price a synchronous training job's lost work, and replicas within a node talk over no inter-node fabric
+# (a replica spanning nodes states the scale-out bandwidth it was sized on in its own reason: spans_nodes_reason).
 NOT_SERVING_PREFIXES: Final[tuple[str, ...]] = ("/rent/spot", "/network/inter_node_gbps")
 
 

@@ -13,20 +13,24 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   a sharper spike ``peak ((1 + sin) / 2)^k`` with the same mean (an assumption: no traffic trace is given);
   replicas needed at each moment = ceil(rate / replica requests/s), at least one.
 - Renting follows the traffic in whole instances (advisor.advice.instances): an instance of ``gpu_count`` GPUs
-  holds ``floor(gpu_count / tp)`` replicas and is billed whole. A base of ``k`` instances on the cheapest of the
+  holds ``floor(gpu_count / tp)`` replicas and is billed whole; a replica of more GPUs (a mixture of experts over
+  nodes, TP 16 or 32) rents ``tp / gpu_count`` whole instances of at least a node's GPUs where ``gpu_count``
+  divides ``tp``. A base of ``k`` instances on the cheapest of the
   reserved terms and on-demand is billed all month; the replicas needed above what it holds run on
   ``ceil(above / replicas per instance)`` instances of the cheaper of on-demand and spot at each 5-minute step,
   billed while needed. The base holds at least the replicas needed all day (never spot); above that, ``k`` and
   the two offers minimize the monthly bill over the day's profile (the newsvendor rule in whole instances). A
   manual quote (per GPU-hour) is rented one replica at a time.
 - Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
-  ``buy.capex_usd``); replicas are independent, so no cluster fabric is bought. Yearly fixed cost, energy of busy
-  GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md: ``u* = A / (N x 8760 x (r -
-  v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month`` over the replicas' GPU-hours a
-  month; ``break_even_against`` names its markets), so ``breaks_even`` holds exactly where owning costs less.
-  Busy GPU-hours = the replicas the traffic needs at each moment x tp. ``buy.usd_per_year`` = A + v x busy
-  GPU-hours a year (``fixed_usd_per_year`` = A, ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` =
-  that / 12.
+  ``buy.capex_usd``); replicas within a server are independent, so no cluster fabric is bought, while a replica
+  that spans servers (tp beyond the scale-up domain: its collectives run over the scale-out network) buys the
+  quote's fabric per node, as training does once a cluster spans nodes (cash_flow.purchase_usd). Yearly fixed
+  cost, energy of busy GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md:
+  ``u* = A / (N x 8760 x (r - v))``), with ``r`` the rent as priced per busy GPU-hour (``rent.usd_per_month``
+  over the replicas' GPU-hours a month; ``break_even_against`` names its markets), so ``breaks_even`` holds
+  exactly where owning costs less. Busy GPU-hours = the replicas the traffic needs at each moment x tp.
+  ``buy.usd_per_year`` = A + v x busy GPU-hours a year (``fixed_usd_per_year`` = A,
+  ``variable_usd_per_busy_gpu_hour`` = v); ``buy.usd_per_month`` = that / 12.
 - A yearly rental price decline (``rent.price_decline_per_year``) levelizes the on-demand and spot parts of the
   monthly bill over the horizon (``costs.rent_level``, the factor training and the fleet plan use; a reserved term
   as quoted): ``rent.usd_per_month`` is that levelized bill, which break-even, ``breaks_even`` and the
@@ -82,6 +86,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware, owned_nodes
 from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
+from advisor.cash_flow import purchase_usd
 from advisor.scenario import (
     DEFAULT_SERVING_ENGINE,
     Latency,
@@ -238,6 +243,8 @@ def _deployments(
                 tps=tps or replica_sizes(model, gpu or s.gpu, gpus_per_node=gpn),
                 calibration=cal,
                 stack=serving_engine_on(w.serving_engine, gpu or s.gpu),
+                gpus_per_node=gpn,
+                inter_node_gbps=s.network.inter_node_gbps,
             )
         )
     except inf.InferenceError as exc:
@@ -334,6 +341,7 @@ def _rent_plan(
         tps=tps,
         peak_replicas=peak_replicas,
         manual=s.rent.usd_per_gpu_hour is not None,
+        scale_up=inf.scale_up_gpus(inf.serving_gpu(s.gpu), s.network.gpus_per_node),
     )
     priced = s.rent.priced_markets
     # The base is billed all month on whichever is cheaper, a reserved term or on-demand (an outsider's probe: a
@@ -379,15 +387,21 @@ def _own_costs(
     owned_gpus: np.ndarray,
     busy_gpu_hours_year: np.ndarray,
     plan: _RentPlan,
+    tp: np.ndarray,
 ) -> dict[str, Any]:
-    """Owning the peak deployment in whole servers: capex, fixed and variable costs, utilization, break-even against
+    """Owning the peak deployment in whole servers: capex (the fabric where a replica spans servers), fixed and
+    variable costs, utilization, break-even against
     the rent as priced, its base billed every hour used or not and its burst per busy GPU-hour
     (economics.break_even_with_committed_rent: a finance probe read u* 23% against a reserved base that owning beat
     at any utilization)."""
     gpn = s.network.gpus_per_node
     b = s.buy
+    spans = tp > inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn)  # collectives over the scale-out network
+    capex = purchase_usd(
+        nodes=nodes, usd_per_node=hw.capex_per_node, fabric_per_node=np.where(spans, hw.fabric_per_node, 0.0)
+    )
     fixed = ec.yearly_fixed_cost_usd(
-        capex_usd=nodes * hw.capex_per_node,
+        capex_usd=capex,
         years=b.years,
         discount_rate=b.discount_rate,
         residual_fraction=b.residual_fraction,
@@ -411,7 +425,7 @@ def _own_costs(
     # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
     year = fixed + variable * busy_gpu_hours_year
     return {
-        "capex": nodes * hw.capex_per_node,
+        "capex": capex,
         "fixed": fixed,
         "variable": variable,
         "year": year,
@@ -452,7 +466,7 @@ def _ownership(
         * ec.HOURS_PER_YEAR
     )
     with np.errstate(divide="ignore", invalid="ignore"):
-        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan) if hw is not None else {}
+        own = _own_costs(s, hw, nodes, owned_gpus, busy_gpu_hours_year, plan, tp) if hw is not None else {}
     return nodes, owned_gpus, busy_gpu_hours_year, own
 
 
@@ -565,8 +579,9 @@ def _instance_offer(plan: _RentPlan, row: int, i: int, used_price: float) -> dic
     instances times usd_per_hour is the bill. A manual quote is per GPU-hour and rented one replica of tp GPUs at a
     time (an outsider's check: the quote's one GPU at $2.50 made that identity give $5,367 for a $10,735 rent)."""
     doc = offer_document(plan.frame.iloc[row], used_price)
-    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i])
-    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i])
+    per = float(plan.table.instances_per_unit[row, i])  # a replica over several instances: one instance's figures
+    doc["gpu_count"] = float(plan.table.gpus_per_instance[row, i]) / per
+    doc["usd_per_hour"] = float(plan.table.usd_per_hour[row, i]) / per
     return doc
 
 
@@ -588,11 +603,17 @@ def _rent_document(
         "usd_per_million_output_tokens": num(rent_month[i] / tokens_per_month * 1e6) if rent_ok else None,
         "base_replicas": int(base[i]) if rent_ok else None,
         "base_market": plan.base_market[i] if rent_ok and base[i] > 0 else None,
-        "base_instances": int(split["base_instances"][i]) if rent_ok else None,
+        "base_instances": int(plan.table.instances(split["base_instances"][i], int(split["base_row"][i]), i))
+        if rent_ok
+        else None,
         "base_offer": base_offer,
         "burst_replicas_mean": num(split["burst_mean"][i]) if rent_ok else None,
         "burst_market": plan.burst_market[i] if rent_ok and split["burst_instances_mean"][i] > 0 else None,
-        "burst_instances_mean": num(split["burst_instances_mean"][i]) if rent_ok else None,
+        "burst_instances_mean": (
+            num(plan.table.instances(split["burst_instances_mean"][i], int(split["burst_row"][i]), i))
+            if rent_ok
+            else None
+        ),
         "burst_offer": burst_offer,
         "by_market": by_market,
     }
@@ -835,14 +856,18 @@ def _rent_plan_words(rent: Mapping[str, Any]) -> str:
 
 def _rented_gpus_at_peak(doc: Mapping[str, Any]) -> float:
     """The GPUs the rent holds at the peak: the base instances' and the whole burst instances the replicas above
-    them need (advisor.advice.instances: an instance of g GPUs holds floor(g / tp) replicas)."""
+    them need (advisor.advice.instances: an instance of g GPUs holds floor(g / tp) replicas; a replica of more GPUs
+    than that rents tp / g whole instances, tp GPUs)."""
     rent = doc["rent"]
     base_offer, burst_offer = rent.get("base_offer") or {}, rent.get("burst_offer") or {}
     gpus = (rent.get("base_instances") or 0) * base_offer.get("gpu_count", 0)
     above = doc["replicas"] - (rent.get("base_replicas") or 0)
-    per_instance = burst_offer.get("gpu_count", 0) // doc["tp"]
+    count = burst_offer.get("gpu_count", 0)
+    per_instance = count // doc["tp"]
     if above > 0 and per_instance > 0:
-        gpus += math.ceil(above / per_instance) * burst_offer["gpu_count"]
+        gpus += math.ceil(above / per_instance) * count
+    elif above > 0 and count > 0:
+        gpus += above * doc["tp"]
     return float(gpus)
 
 
@@ -890,6 +915,8 @@ def _chosen_reasons(
         f"({doc['requests_per_s_per_gpu']:.3g} per GPU at {traffic.input_tokens:,} prompt and "
         f"{traffic.output_tokens:,} output tokens)."
     )
+    if (spans := spans_nodes_reason(s, doc["tp"])) is not None:
+        reasons.append(spans)
     rent_m, buy_m = doc["rent"]["usd_per_month"], doc["buy"]["usd_per_month"]
     if rent_m is not None:
         reasons.append(_rent_reason(doc, scenario=s.to_dict()))
@@ -918,6 +945,21 @@ def _chosen_reasons(
             "Spot capacity serves part of the peak: it can be reclaimed at short notice, so requests on it may "
             "need retries; remove spot from /rent/markets to price on-demand instead."
         )
+
+
+def spans_nodes_reason(s: Scenario, tp: int) -> str | None:
+    """ "Each TP 16 replica spans 2 nodes of 8 GPUs: its tensor-parallel collectives run over the scale-out network at
+    3,200 Gb/s per node (...), not NVLink." where a replica leaves the scale-up domain (a probe: "TP 16" said nothing
+    of the servers it spans or the network it was sized on); None within it."""
+    gpn = s.network.gpus_per_node
+    if tp <= inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn):
+        return None
+    source = "the GPU's typical server" if "/network/inter_node_gbps" in s.defaults_used else "given"
+    return (
+        f"Each TP {tp} replica spans {math.ceil(tp / gpn)} nodes of {n_gpus(gpn)}: its tensor-parallel collectives "
+        f"run over the scale-out network at {fmt.plain(s.network.inter_node_gbps)} Gb/s per node "
+        f"(/network/inter_node_gbps, {source}), not NVLink."
+    )
 
 
 def _recommend(
@@ -1090,7 +1132,8 @@ def advise_inference(
     model = served_model(s)
     deployments = _deployments(s, model, cal)
     if model.latent_kv and any(d.tp > 1 for d in deployments):
-        warnings.append(attention_dp_warning())
+        scale_up = inf.scale_up_gpus(inf.serving_gpu(s.gpu), s.network.gpus_per_node)
+        warnings.append(attention_dp_warning(spans_nodes=any(d.tp > scale_up for d in deployments)))
     tps = [d.tp for d in deployments]
     k = len(deployments)
     tp = np.asarray(tps, dtype=np.float64)
@@ -1429,8 +1472,15 @@ def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:
     )
 
 
-def attention_dp_warning() -> str:
-    """Why a multi-head-latent-attention model is sized with tensor-parallel attention, and what that leaves out."""
+def attention_dp_warning(*, spans_nodes: bool = False) -> str:
+    """Why a multi-head-latent-attention model is sized with tensor-parallel attention, and what that leaves out;
+    ``spans_nodes``: some replicas leave the scale-up domain, where the published table (single-node groups) says
+    nothing and the tensor-parallel layout crosses the scale-out network."""
+    across = (
+        " Replicas spanning nodes are modelled as tensor parallel over the scale-out network (every all-reduce "
+        "crosses it), which likely under-states what an expert-parallel deployment across those nodes achieves; the "
+        "ranges above were measured on single-node groups (TP 4 and 8)."
+    )
     return (
         "Multi-head latent attention (MLA) under tensor parallelism keeps every request's compressed KV on every GPU "
         "of the group, so these deployments hold up to tp times fewer requests than engines serving it with "
@@ -1438,7 +1488,7 @@ def attention_dp_warning() -> str:
         "The sizing keeps the tensor-parallel layout: on TensorRT-LLM's published DeepSeek-R1 DEP table it predicts "
         "0.4-0.9x the measured throughput (more GPUs than needed), where the DEP layout predicts 1.2-1.8x "
         "(fewer than needed); estimate_inference takes attention_dp to compare the two."
-    )
+    ) + (across if spans_nodes else "")
 
 
 def _alternative_row(

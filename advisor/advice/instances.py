@@ -3,12 +3,18 @@ part of one, so a replica of ``tp`` GPUs on an 8-GPU instance pays for the whole
 7 one-GPU B200 replicas were billed at $44/7 per GPU-hour, $14,945/month, where the only offer is one 8-GPU instance
 at $44/hour, $32,120/month for the base alone).
 
-An instance holds ``floor(gpu_count / tp)`` replicas. Renting follows the traffic: ``k`` base instances billed all
-month hold ``k x q_base`` replicas; the replicas needed above that at each 5-minute step run on
-``ceil(above / q_burst)`` burst instances, billed while needed. ``k`` is the cheapest count that holds the replicas
-needed all day (the floor never goes on the burst market, which may be spot); every count between that and the
-peak's is tried when there are no more of them than profile steps, else the counts at which a step's need is just
-held (exact when ``q_burst`` divides ``q_base``, and within one burst instance's rounding otherwise).
+An instance holds ``floor(gpu_count / tp)`` replicas. A replica larger than the instance (a mixture of experts over
+nodes: DeepSeek-V3 fp8 at TP 16 on 8-GPU H100 instances) rents ``tp / gpu_count`` whole instances where
+``gpu_count`` divides ``tp`` and the instance is a whole scale-up node (at least its NVLink domain's GPUs), billed
+together: the table rents it as one unit of ``tp`` GPUs at that many instances' price, one replica a unit, as a
+manual quote is rented (an offer whose ``gpu_count`` does not divide ``tp`` cannot hold it).
+
+Renting follows the traffic: ``k`` base instances billed all month hold ``k x q_base`` replicas; the replicas needed
+above that at each 5-minute step run on ``ceil(above / q_burst)`` burst instances, billed while needed. ``k`` is the
+cheapest count that holds the replicas needed all day (the floor never goes on the burst market, which may be spot);
+every count between that and the peak's is tried when there are no more of them than profile steps, else the counts
+at which a step's need is just held (exact when ``q_burst`` divides ``q_base``, and within one burst instance's
+rounding otherwise).
 
 Everything is vectorised over deployments (rows) and the day's steps (columns); the caller loops only over the few
 pairs of instance sizes (replicas per instance) the offers have."""
@@ -118,23 +124,44 @@ def whole_instance_split(
 class InstanceTable:
     """Each offer (rows of ``frame``) as it serves each deployment (columns): replicas per instance (0: the offer
     cannot hold a replica or supply the peak) and the price per instance-hour. A manual quote (per GPU-hour) is
-    rented one replica at a time."""
+    rented one replica at a time. Where a replica spans ``instances_per_unit`` > 1 whole instances of the offer, the
+    table's "instance" is that unit: ``gpus_per_instance`` and ``usd_per_hour`` are the unit's (tp GPUs, the
+    instances' price together), and the documents divide them back (``instances`` counts the offer's instances)."""
 
     frame: pd.DataFrame
     replicas_per_instance: np.ndarray  # (offers, deployments)
     usd_per_hour: np.ndarray  # (offers, deployments)
     gpus_per_instance: np.ndarray  # (offers, deployments)
+    instances_per_unit: np.ndarray  # (offers, deployments): the offer's instances one replica rents (1: it fits one)
 
     @classmethod
     def build(
-        cls, frame: pd.DataFrame, *, tps: Sequence[int], peak_replicas: np.ndarray, manual: bool
+        cls,
+        frame: pd.DataFrame,
+        *,
+        tps: Sequence[int],
+        peak_replicas: np.ndarray,
+        manual: bool,
+        scale_up: int = 0,
     ) -> InstanceTable:
+        """``scale_up``: the GPUs of one scale-up (NVLink) domain the sizing assumes; a replica of more GPUs than that
+        spans nodes and rents whole instances of at least that many GPUs (a node each, never 16 one-GPU instances
+        with no NVLink between them); 0: no replica spans instances."""
         tp = np.asarray(tps, dtype=np.float64)[None, :]
         count = frame["gpu_count"].to_numpy(dtype=float)[:, None]
         hourly = frame["usd_per_hour"].to_numpy(dtype=float)[:, None]
         if manual:  # the quote is per GPU-hour: an "instance" is one replica's GPUs
             count = np.broadcast_to(tp, (len(frame), tp.shape[1]))
             hourly = hourly * tp
+        # A replica of more GPUs than the instance rents tp / gpu_count whole instances where that is a whole number:
+        # one unit of tp GPUs at that many instances' price (as a quote: one replica a unit).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = tp / count
+        whole = (count > 0) & (per > 1) & (np.abs(per - np.round(per)) < 1e-9)
+        spans = whole & (scale_up > 0) & (tp > scale_up) & (count >= scale_up)
+        units = np.where(spans, np.round(per), 1.0)
+        count = count * units
+        hourly = hourly * units
         q = np.floor(count / tp + 1e-9) * np.ones_like(tp)
         # As training's offers: an offer supplies a deployment only where the provider's sourced cap holds the
         # instances its peak needs (a hostile probe: 483,118 H100s at a one-GPU offer whose cap is 1); an unknown cap
@@ -149,7 +176,12 @@ class InstanceTable:
             replicas_per_instance=np.where(usable, q, 0.0),
             usd_per_hour=np.where(usable, hourly * np.ones_like(tp), np.inf),
             gpus_per_instance=count * np.ones_like(tp),
+            instances_per_unit=units * np.ones_like(tp),
         )
+
+    def instances(self, units: Any, row: int, i: int) -> Any:
+        """The offer's instances that ``units`` of the table's instances are, for deployment ``i`` at ``row``."""
+        return units * self.instances_per_unit[row, i] if row >= 0 else units
 
     def rows_of(self, markets: Sequence[str]) -> np.ndarray:
         return np.flatnonzero(self.frame["market"].isin(list(markets)).to_numpy())

@@ -644,11 +644,13 @@ class TrafficProfile(Closed):
 
 class InferenceRent(Closed):
     """Renting in whole instances (a replica of tp GPUs cannot rent part of an instance): an instance of gpu_count GPUs
-    holds floor(gpu_count / tp) replicas. usd_per_month_today = (base_instances x base_offer.usd_per_hour +
-    burst_instances_mean x burst_offer.usd_per_hour) x 730; usd_per_month levelizes it. In the offers, gpu_count and
-    usd_per_hour are one instance's as rented (a manual quote, per GPU-hour, is rented one replica of tp GPUs at a
-    time: gpu_count tp, usd_per_hour the quote x tp), and usd_per_used_gpu_hour is what a GPU-hour the replicas use
-    costs there: the instances billed over the replicas' GPU-hours they serve."""
+    holds floor(gpu_count / tp) replicas, and a replica of more GPUs than one instance (tp beyond a node) rents
+    tp / gpu_count whole instances of a node or more each, where gpu_count divides tp. usd_per_month_today =
+    (base_instances x base_offer.usd_per_hour + burst_instances_mean x burst_offer.usd_per_hour) x 730; usd_per_month
+    levelizes it. In the offers, gpu_count and usd_per_hour are one instance's as rented (a manual quote, per
+    GPU-hour, is rented one replica of tp GPUs at a time: gpu_count tp, usd_per_hour the quote x tp), and
+    usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the instances billed over the replicas'
+    GPU-hours they serve."""
 
     offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
     usd_per_month: NonNegative | None = Field(

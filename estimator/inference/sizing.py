@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -214,6 +214,14 @@ def scale_up_gpus(gpu: ServingGpu, gpus_per_node: int | None = None) -> int:
     return gpus_per_node or gpu.gpus_per_node
 
 
+def with_scale_out(gpu: ServingGpu, *, gpus_per_node: int | None, inter_node_gbps: float | None) -> ServingGpu:
+    """``gpu`` with the scale-out network a deployment is given, per node of ``gpus_per_node`` GPUs (default: the
+    GPU's typical server) [Gb/s], as one-way GB/s a GPU; unchanged without one."""
+    if inter_node_gbps is None:
+        return gpu
+    return replace(gpu, scale_out_gbps=float(inter_node_gbps) / 8.0 / max(gpus_per_node or gpu.gpus_per_node, 1))
+
+
 def tensor_parallel_degrees(gpu: str, *, gpus_per_node: int | None = None) -> list[int]:
     """TP degrees of TP_DEGREES that stay on ``gpu``'s scale-up link (scale_up_gpus); at least [1]."""
     limit = scale_up_gpus(serving_gpu(gpu), gpus_per_node)
@@ -246,9 +254,14 @@ def size_deployments(
     tps: Sequence[int] | None = None,
     calibration: InferenceCalibration | None = None,
     stack: str | None = None,
+    gpus_per_node: int | None = None,
+    inter_node_gbps: float | None = None,
 ) -> list[Deployment]:
-    """One Deployment per replica size (default: ``parallel_degrees``)."""
-    spec = serving_gpu(gpu)
+    """One Deployment per replica size (default: ``parallel_degrees``). ``inter_node_gbps``: the scale-out network
+    per node [Gb/s] of ``gpus_per_node`` GPUs (default: the GPU's typical server, gpus.csv / estimator.specs), which
+    a replica beyond the scale-up domain runs its collectives over: inter_node_gbps / 8 / gpus_per_node GB/s a GPU.
+    Replicas within the scale-up domain do not use it."""
+    spec = with_scale_out(serving_gpu(gpu), gpus_per_node=gpus_per_node, inter_node_gbps=inter_node_gbps)
     precision = precision.strip().lower()
     if precision not in PRECISIONS:
         raise InferenceError("precision", f"must be one of {', '.join(PRECISIONS)}; got {precision!r}")

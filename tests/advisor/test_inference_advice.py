@@ -1300,3 +1300,136 @@ def test_mixed_prices_say_both_the_snapshot_and_the_stale_live_ones(catalog: dic
         "Some live prices are older than 48 hours (stale): the oldest live observation is 2026-11-20."
         in (doc["warnings"])
     )
+
+
+# --- a replica spanning several instances (mixture of experts over nodes) ----------------------------------------
+
+DEEPSEEK_TRAFFIC = {"peak_requests_per_s": 20, "mean_requests_per_s": 10, "input_tokens": 1000, "output_tokens": 1000}
+DEEPSEEK_LATENCY = {"ttft_p95_s": 2.0, "tpot_p95_s": 0.05}
+
+
+def deepseek(**overrides: Any) -> dict[str, Any]:
+    return scenario(
+        model={"name": "deepseek-v3"}, precision="fp8", traffic=DEEPSEEK_TRAFFIC, latency=DEEPSEEK_LATENCY, **overrides
+    )
+
+
+def test_a_replica_larger_than_an_instance_rents_whole_instances_per_replica(catalog: dict[str, Any]):
+    # A probe: DeepSeek-V3 fp8 on H100 is served at TP 16 or 32 only, and an 8-GPU instance holds floor(8 / 16) = 0
+    # replicas, so the rent came back unpriced and the advice said "buy" for want of a price. A TP 16 replica rents 2
+    # whole 8-GPU instances, a TP 32 one 4: on the reserved term at $20/hour and on-demand at $32/hour, a replica-hour
+    # costs 2 x $20 = $40 on the base and 2 x $32 = $64 on the burst (TP 32: $80 and $128).
+    Offer.objects.filter(gpu_count=1).delete()
+    doc = advise_inference(deepseek(), now=NOW)
+    for tp, per in ((16, 2), (32, 4)):
+        size = by_tp(doc, tp)
+        assert size["fits_memory"]
+        rent = size["rent"]
+        assert rent["usd_per_month"] is not None, tp
+        assert rent["base_offer"]["instance"] == "acme.8xh100" and rent["base_offer"]["gpu_count"] == 8
+        assert rent["base_offer"]["usd_per_hour"] == pytest.approx(20.0)
+        assert rent["base_instances"] == per * rent["base_replicas"]
+        assert rent["burst_instances_mean"] == pytest.approx(per * rent["burst_replicas_mean"])
+        by_hand = (rent["base_replicas"] * per * 20.0 + rent["burst_replicas_mean"] * per * 32.0) * HOURS_PER_MONTH
+        assert rent["usd_per_month"] == pytest.approx(by_hand)
+        # The identity the schema states: instances x an instance's hourly price x 730.
+        billed = rent["base_instances"] * 20.0 + rent["burst_instances_mean"] * (
+            rent["burst_offer"]["usd_per_hour"] if rent["burst_offer"] else 0.0
+        )
+        assert rent["usd_per_month"] == pytest.approx(billed * HOURS_PER_MONTH)
+        assert rent["by_market"]["on_demand"]["gpu_count"] == 8
+    assert doc["recommendation"]["action"] in ("rent", "buy")
+    assert "renting is not priced" not in " ".join(doc["recommendation"]["reasons"])
+
+
+def test_an_instance_whose_gpus_do_not_divide_the_replica_cannot_rent_it(catalog: dict[str, Any]):
+    # 16 GPUs are never a whole number of 3-GPU or 12-GPU instances; and 16 one-GPU instances are not the 2 NVLink
+    # nodes of 8 the replica is sized on.
+    Offer.objects.filter(gpu_count=8).delete()
+    acme = Provider.objects.get(slug="acme")
+    _offer(acme, "acme.12xh100", "on_demand", 12, 48.0)
+    _offer(acme, "acme.3xh100", "on_demand", 3, 12.0)
+    doc = advise_inference(deepseek(), now=NOW)
+    assert by_tp(doc, 16)["rent"]["usd_per_month"] is None
+    assert by_tp(doc, 32)["rent"]["usd_per_month"] is None
+
+
+def test_a_multi_instance_replica_costs_the_same_at_a_quote_of_the_same_price_per_gpu(catalog: dict[str, Any]):
+    # The manual quote rents one replica of tp GPUs at a time; 8-GPU instances at the same $4/GPU-hour, 2 a replica,
+    # bill the same month.
+    Offer.objects.exclude(pk=catalog["offers"]["od8"].pk).delete()
+    offers = advise_inference(deepseek(rent={"markets": ["on_demand"]}), now=NOW)
+    quoted = advise_inference(deepseek(rent={"usd_per_gpu_hour": 4.0, "markets": ["on_demand"]}), now=NOW)
+    for tp in (16, 32):
+        a, b = by_tp(offers, tp)["rent"], by_tp(quoted, tp)["rent"]
+        assert a["usd_per_month"] == pytest.approx(b["usd_per_month"])
+        assert a["base_replicas"] == b["base_replicas"]
+        assert b["base_offer"]["gpu_count"] == tp and a["base_offer"]["gpu_count"] == 8
+
+
+def test_deepseek_on_h100_rents_from_the_snapshots_8_gpu_instances(db: None):
+    # The probe's scenario on the bundled snapshot (aws p5.48xlarge and others, 8 H100s each): TP 16 rents 2
+    # instances per replica and renting is priced against owning.
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+    doc = advise_inference(deepseek(), now=NOW)
+    rent = by_tp(doc, 16)["rent"]
+    assert rent["usd_per_month"] is not None
+    assert rent["base_offer"]["gpu_count"] == 8
+    assert rent["base_instances"] == 2 * rent["base_replicas"]
+    billed = rent["base_instances"] * rent["base_offer"]["usd_per_hour"]
+    if rent["burst_offer"]:
+        billed += rent["burst_instances_mean"] * rent["burst_offer"]["usd_per_hour"]
+    assert rent["usd_per_month_today"] == pytest.approx(billed * HOURS_PER_MONTH)
+
+
+def test_owned_replicas_spanning_nodes_buy_the_cluster_fabric(catalog: dict[str, Any]):
+    # A probe: DeepSeek-V3 TP 16 on H100 runs every all-reduce over the scale-out network between its 2 servers, but
+    # its 26 servers were bought at the server price alone (26 x $317,000) without the quote's $74,358 a node of
+    # networking. As training buys the fabric once a cluster spans nodes, a replica spanning nodes buys it per node.
+    doc = advise_inference(deepseek(), now=NOW)
+    for tp in (16, 32):
+        size = by_tp(doc, tp)
+        buy, nodes = size["buy"], size["buy"]["nodes"]
+        assert nodes == size["gpus"] // 8 and nodes >= tp // 8
+        assert buy["capex_usd"] == pytest.approx((240000 + 40000) * nodes)
+        # By hand: capex / 4 years + support 10% of it + colo 10 kW x $100 x 12 + idle 2 kW x 1.5 x 8760 x $0.10.
+        capex = 280000 * nodes
+        fixed = capex / 4 + 0.1 * capex + nodes * (10 * 100 * 12 + 2 * 1.5 * 8760 * 0.10)
+        assert buy["fixed_usd_per_year"] == pytest.approx(fixed)
+    # A replica within one server still buys none (as test_owned_capacity_is_sized_for_the_peak_and_breaks_even...).
+    small = advise_inference(scenario(), now=NOW)
+    assert by_tp(small, 8)["buy"]["capex_usd"] == pytest.approx(240000 * by_tp(small, 8)["buy"]["nodes"])
+
+
+def test_the_scenarios_scale_out_network_sizes_replicas_that_span_nodes(catalog: dict[str, Any]):
+    # A probe: network.inter_node_gbps 400 (a RoCE cluster) gave the same TP 16 figures as 3,200 (1,652 tokens/s a
+    # replica, 208 GPUs): the scale-out network each all-reduce of a 16-GPU replica crosses was read from gpus.csv.
+    fast = advise_inference(deepseek(network={"inter_node_gbps": 3200}), now=NOW)
+    slow = advise_inference(deepseek(network={"inter_node_gbps": 400}), now=NOW)
+    for tp in (16, 32):
+        a, b = by_tp(fast, tp), by_tp(slow, tp)
+        assert b["replica_output_tokens_per_s"] < a["replica_output_tokens_per_s"]
+        assert b["gpus"] >= a["gpus"]
+    assert by_tp(slow, 16)["gpus"] > by_tp(fast, 16)["gpus"]
+
+
+def test_the_advice_says_a_replica_spans_nodes_over_the_scale_out_network(catalog: dict[str, Any]):
+    # A probe: "TP 16 x 13 replicas = 208 GPUs" and nothing said the replica spans 2 servers, runs its collectives over
+    # the scale-out network, or at what bandwidth; nor that the DeepSeek warning's accuracy was measured on one node.
+    doc = advise_inference(deepseek(network={"inter_node_gbps": 400}), now=NOW)
+    tp = doc["recommendation"]["tp"]
+    assert tp in (16, 32)
+    said = [r for r in doc["recommendation"]["reasons"] if "scale-out network" in r]
+    assert said == [
+        f"Each TP {tp} replica spans {tp // 8} nodes of 8 GPUs: its tensor-parallel collectives run over the "
+        "scale-out network at 400 Gb/s per node (/network/inter_node_gbps, given), not NVLink."
+    ]
+    mla = next(w for w in doc["warnings"] if w.startswith("Multi-head latent attention"))
+    assert "Replicas spanning nodes are modelled as tensor parallel over the scale-out network" in mla
+    assert "under-states" in mla
+    defaulted = advise_inference(deepseek(), now=NOW)["recommendation"]["reasons"]
+    assert any("at 3,200 Gb/s per node (/network/inter_node_gbps, the GPU's typical server)" in r for r in defaulted)
+    small = advise_inference(scenario(), now=NOW)
+    assert not any("scale-out network" in r for r in small["recommendation"]["reasons"] + small["warnings"])

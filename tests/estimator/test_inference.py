@@ -3,6 +3,7 @@ practitioners quote (7B ~ a couple of hundred short requests/s per GPU; 70B need
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from importlib import resources
@@ -573,3 +574,35 @@ def test_fp8_weights_of_a_small_derived_model_are_smaller_than_bf16(params_b: fl
     bf16, fp8 = (inf.weight_bytes_total(c)[0] for c in cases)
     assert bf16 == pytest.approx(params_b * 2e9)
     assert fp8 < 0.7 * bf16
+
+
+def test_the_scale_out_network_given_slows_only_replicas_that_span_nodes():
+    """A probe: the scenario's inter_node_gbps was ignored (gpus.csv's 3,200 Gb/s per H100 server always), so a
+    RoCE cluster at 400 Gb/s got the same TP 16 DeepSeek-V3 figures. Per GPU the scale-out is inter_node_gbps / 8 /
+    gpus_per_node: 3,200 -> 50 GB/s, 400 -> 6.25 GB/s. Less bandwidth never raises a replica's throughput, strictly
+    lowers it at TP 16 and 32, and leaves the replicas within one server as they were."""
+    moe = inf.ServedModel.from_catalog("deepseek-v3")
+    args = {
+        "gpu": "h100-sxm",
+        "precision": "fp8",
+        "input_tokens": 1000,
+        "output_tokens": 1000,
+        "peak_requests_per_s": 20,
+        "mean_requests_per_s": 10,
+        "ttft_p95_s": 2.0,
+        "tpot_p95_s": 0.05,
+    }
+    default = {d.tp: d for d in inf.size_deployments(model=moe, **args)}
+    same = {d.tp: d for d in inf.size_deployments(model=moe, gpus_per_node=8, inter_node_gbps=3200, **args)}
+    assert repr(same) == repr(default)  # gpus.csv's H100 server: 3,200 Gb/s over 8 GPUs (repr: nan reads equal)
+    by_bw = {
+        bw: {d.tp: d for d in inf.size_deployments(model=moe, gpus_per_node=8, inter_node_gbps=bw, **args)}
+        for bw in (200, 400, 800, 1600, 3200, 6400)
+    }
+    for tp in (16, 32):
+        rates = [by_bw[bw][tp].replica_output_tokens_per_s for bw in sorted(by_bw)]
+        assert all(a <= b for a, b in itertools.pairwise(rates)), (tp, rates)
+        assert by_bw[400][tp].replica_output_tokens_per_s < by_bw[3200][tp].replica_output_tokens_per_s
+    assert by_bw[400][16].replicas_peak > by_bw[3200][16].replicas_peak
+    for tp in (1, 2, 4, 8):  # within a server: nothing changes
+        assert repr(by_bw[400][tp]) == repr(default[tp])
