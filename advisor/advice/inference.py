@@ -21,8 +21,9 @@ top-level document as training advice, ``kind: "inference"``). How each number i
   billed while needed. The base holds at least the replicas needed all day (never spot); above that, ``k`` and
   the two offers minimize the monthly bill over the day's profile (the newsvendor rule in whole instances). A
   manual quote (per GPU-hour) is rented one replica at a time.
-- Owning is sized for the peak: ``ceil(gpus / gpus_per_node)`` servers at the hardware quote (or the manual
-  ``buy.capex_usd``); replicas within a server are independent, so no cluster fabric is bought, while a replica
+- Owning is sized for the peak: the servers ``ownership.owned_nodes`` counts (ceil(gpus / gpus_per_node), in whole
+  NVL72 racks for GB200) at the hardware quote (or the manual ``buy.capex_usd``); replicas within a server are
+  independent, so no cluster fabric is bought, while a replica
   that spans servers (tp beyond the scale-up domain: its collectives run over the scale-out network) buys the
   quote's fabric per node, as training does once a cluster spans nodes (cash_flow.purchase_usd). Yearly fixed
   cost, energy of busy GPU-hours and break-even utilization come from ``advisor.economics`` (DESIGN.md:
