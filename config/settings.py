@@ -265,15 +265,23 @@ require_order(
 )
 # The price refresh task's own time limits (pricing.tasks.refresh_feed): CELERY_TASK_TIME_LIMIT and
 # CELERY_TASK_SOFT_TIME_LIMIT do not apply to it. Soft: the refresh is asked to stop; hard: its worker is killed.
-PRICING_REFRESH_SOFT_TIME_LIMIT_S = env_int("PRICING_REFRESH_SOFT_TIME_LIMIT_S", 600, minimum=1)
-PRICING_REFRESH_TIME_LIMIT_S = env_int("PRICING_REFRESH_TIME_LIMIT_S", 660, minimum=1)
+# At most a day (a refresh that runs longer is stuck), and the lock at most a week: the lock's expiry is a date
+# (pricing.services.feed_lock_acquire), and a value far above these overflowed the calendar on every refresh.
+PRICING_REFRESH_TIME_LIMIT_MAX_S = 24 * 3600
+PRICING_LOCK_TTL_MAX_S = 7 * 24 * 3600
+PRICING_REFRESH_SOFT_TIME_LIMIT_S = env_int(
+    "PRICING_REFRESH_SOFT_TIME_LIMIT_S", 600, minimum=1, maximum=PRICING_REFRESH_TIME_LIMIT_MAX_S
+)
+PRICING_REFRESH_TIME_LIMIT_S = env_int(
+    "PRICING_REFRESH_TIME_LIMIT_S", 660, minimum=1, maximum=PRICING_REFRESH_TIME_LIMIT_MAX_S
+)
 require_order(
     ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", PRICING_REFRESH_SOFT_TIME_LIMIT_S),
     ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),
 )
 # The refresh lock expires after this; a shorter lock than a refresh may run would let a second refresh take over a
 # live one (and record it as "worker died"), so it is refused.
-PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60)
+PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60, maximum=PRICING_LOCK_TTL_MAX_S)
 require_at_least(
     ("PRICING_LOCK_TTL_S", PRICING_LOCK_TTL_S),
     ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),
