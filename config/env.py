@@ -7,6 +7,7 @@ import ipaddress
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -33,6 +34,13 @@ def env_str(name: str, default: str = "") -> str:
 def env_set(name: str) -> bool:
     """Whether the variable is set to something other than blanks."""
     return bool(os.environ.get(name, "").strip())
+
+
+def env_visible(name: str) -> bool:
+    """Whether the variable holds something a person can see: blanks (str.strip()) and Unicode format characters
+    (category Cf: zero-width space, zero-width joiner, word joiner, BOM...) alone count as unset. For a secret, where
+    a value that is blank to the eye is as good as none; env_set keeps reading only blanks as unset."""
+    return any(not char.isspace() and unicodedata.category(char) != "Cf" for char in os.environ.get(name, ""))
 
 
 def env_bool(name: str, default: bool = False) -> bool:

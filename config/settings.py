@@ -22,9 +22,9 @@ from config.env import (
     env_origins,
     env_rate,
     env_redis_url,
-    env_set,
     env_str,
     env_url,
+    env_visible,
     require_at_least,
     require_order,
 )
@@ -40,8 +40,9 @@ if PRODUCTION and DEBUG:
 CI = env_bool("CI", default=False)
 
 SECRET_KEY = env_str("SECRET_KEY")
-# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space).
-if not env_set("SECRET_KEY"):
+# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space), and so are
+# invisible format characters alone (a zero-width space was accepted in production).
+if not env_visible("SECRET_KEY"):
     if PRODUCTION:
         raise ConfigurationError(
             "SECRET_KEY is required in production (DEBUG=0, DATABASE_URL or REDIS_URL set, or DJANGO_ENV=production);"
