@@ -322,6 +322,11 @@ def _kind(value: Any) -> str:
     return {"list": "an array", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
 
 
+def _kind_or_count(value: Any) -> str:
+    """For an array-size refusal: how many items an array has ("got 17", not "got an array"), else its kind."""
+    return str(len(value)) if isinstance(value, list) else _kind(value)
+
+
 def _case_hint(value: Any, allowed: tuple[str, ...]) -> str:
     """``" (did you mean 'id'?)"`` where ``value`` is an allowed id in another case or with spaces around it, else
     "". Choices are taken exactly as the schema's enum lists them (CSV cells are read case-insensitively): an
@@ -973,7 +978,8 @@ def _compare_gpus(c: _Checker, value: Any, used: list[str]) -> tuple[str, ...]:
     if not isinstance(value, list) or len(value) > (r.max_items or 0):
         c.fail(
             where,
-            f"must be an array of at most {r.max_items} GPU ids ({', '.join(r.items.choices)}); got {_kind(value)}",
+            f"must be an array of at most {r.max_items} GPU ids ({', '.join(r.items.choices)}); "
+            f"got {_kind_or_count(value)}",
         )
         return ()
     ids: list[str] = []
@@ -1033,7 +1039,7 @@ def _rent(c: _Checker, value: Any, get: Callable[..., Any]) -> Rent | None:
     if not isinstance(providers, list) or len(providers) > max_providers:
         c.fail(
             f"{where}/providers",
-            f"must be an array of at most {max_providers} provider slugs ([] = all); got {_kind(providers)}",
+            f"must be an array of at most {max_providers} provider slugs ([] = all); got {_kind_or_count(providers)}",
         )
     else:
         for i, p in enumerate(providers):

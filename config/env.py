@@ -7,6 +7,7 @@ import ipaddress
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -33,6 +34,13 @@ def env_str(name: str, default: str = "") -> str:
 def env_set(name: str) -> bool:
     """Whether the variable is set to something other than blanks."""
     return bool(os.environ.get(name, "").strip())
+
+
+def env_visible(name: str) -> bool:
+    """Whether the variable holds something a person can see: blanks (str.strip()) and Unicode format characters
+    (category Cf: zero-width space, zero-width joiner, word joiner, BOM...) alone count as unset. For a secret, where
+    a value that is blank to the eye is as good as none; env_set keeps reading only blanks as unset."""
+    return any(not char.isspace() and unicodedata.category(char) != "Cf" for char in os.environ.get(name, ""))
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -155,6 +163,10 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
     return raw.strip()
 
 
+# Redis's `databases` setting and SELECT's index are C ints: no database is numbered above this.
+REDIS_DATABASE_MAX = 2**31 - 1
+
+
 def env_redis_url(name: str) -> str:
     """A Redis URL (empty stays empty: no Redis). Its database must be a number: redis-py and kombu parse it only on
     first use, so redis://host:6379/abc started, the cache missed silently and enqueueing a task raised ValueError."""
@@ -165,12 +177,24 @@ def env_redis_url(name: str) -> str:
     database = "" if parts.scheme.lower() == "unix" else parts.path.strip("/")
     databases = [database] if database else []
     databases += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "db"]
+    use = (
+        f"use redis://HOST:PORT/N with N a database number from 0 to {REDIS_DATABASE_MAX} (0 to 15 on a default Redis)"
+    )
     for value in databases:
-        if not value.isdigit():
+        # ASCII digits only: str.isdigit() takes superscript and full-width digits, which int() (redis-py, kombu)
+        # refuses or reads differently.
+        if not re.fullmatch(r"[0-9]+", value):
             raise ConfigurationError(
-                f"{name}={redacted(url)!r}: database {value!r} is not a number; use redis://HOST:PORT/N with N a "
-                "database number (0 to 15 on a default Redis), or no path for database 0"
+                f"{name}={redacted(url)!r}: database {value!r} is not a number; {use}, or no path for database 0"
             )
+        if len(value) > len(str(REDIS_DATABASE_MAX)) or int(value) > REDIS_DATABASE_MAX:  # int() of 4301 digits raises
+            raise ConfigurationError(
+                f"{name}={redacted(url)!r}: database {value[:20]}{'...' if len(value) > 20 else ''} is too large; {use}"
+            )
+    if len(databases) > 1:
+        # redis-py takes the first ?db= and ignores the path when a ?db= is given: which one was meant is a guess.
+        given = ", ".join(repr(value) for value in databases)
+        raise ConfigurationError(f"{name}={redacted(url)!r}: the database is given more than once ({given}); {use}")
     return url
 
 

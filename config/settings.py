@@ -22,9 +22,9 @@ from config.env import (
     env_origins,
     env_rate,
     env_redis_url,
-    env_set,
     env_str,
     env_url,
+    env_visible,
     require_at_least,
     require_order,
 )
@@ -40,8 +40,9 @@ if PRODUCTION and DEBUG:
 CI = env_bool("CI", default=False)
 
 SECRET_KEY = env_str("SECRET_KEY")
-# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space).
-if not env_set("SECRET_KEY"):
+# Blanks are unset, as for every other reader (a templated `SECRET_KEY= ` keyed signatures by a space), and so are
+# invisible format characters alone (a zero-width space was accepted in production).
+if not env_visible("SECRET_KEY"):
     if PRODUCTION:
         raise ConfigurationError(
             "SECRET_KEY is required in production (DEBUG=0, DATABASE_URL or REDIS_URL set, or DJANGO_ENV=production);"
@@ -265,15 +266,23 @@ require_order(
 )
 # The price refresh task's own time limits (pricing.tasks.refresh_feed): CELERY_TASK_TIME_LIMIT and
 # CELERY_TASK_SOFT_TIME_LIMIT do not apply to it. Soft: the refresh is asked to stop; hard: its worker is killed.
-PRICING_REFRESH_SOFT_TIME_LIMIT_S = env_int("PRICING_REFRESH_SOFT_TIME_LIMIT_S", 600, minimum=1)
-PRICING_REFRESH_TIME_LIMIT_S = env_int("PRICING_REFRESH_TIME_LIMIT_S", 660, minimum=1)
+# At most a day (a refresh that runs longer is stuck), and the lock at most a week: the lock's expiry is a date
+# (pricing.services.feed_lock_acquire), and a value far above these overflowed the calendar on every refresh.
+PRICING_REFRESH_TIME_LIMIT_MAX_S = 24 * 3600
+PRICING_LOCK_TTL_MAX_S = 7 * 24 * 3600
+PRICING_REFRESH_SOFT_TIME_LIMIT_S = env_int(
+    "PRICING_REFRESH_SOFT_TIME_LIMIT_S", 600, minimum=1, maximum=PRICING_REFRESH_TIME_LIMIT_MAX_S
+)
+PRICING_REFRESH_TIME_LIMIT_S = env_int(
+    "PRICING_REFRESH_TIME_LIMIT_S", 660, minimum=1, maximum=PRICING_REFRESH_TIME_LIMIT_MAX_S
+)
 require_order(
     ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", PRICING_REFRESH_SOFT_TIME_LIMIT_S),
     ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),
 )
 # The refresh lock expires after this; a shorter lock than a refresh may run would let a second refresh take over a
 # live one (and record it as "worker died"), so it is refused.
-PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60)
+PRICING_LOCK_TTL_S = env_int("PRICING_LOCK_TTL_S", 30 * 60, minimum=60, maximum=PRICING_LOCK_TTL_MAX_S)
 require_at_least(
     ("PRICING_LOCK_TTL_S", PRICING_LOCK_TTL_S),
     ("PRICING_REFRESH_TIME_LIMIT_S", PRICING_REFRESH_TIME_LIMIT_S),

@@ -19,6 +19,7 @@ from pricing.feeds import FEED_NAMES, PART_SEPARATOR, UnknownFeed, UnknownFeedPa
 from pricing.models import SNAPSHOT_FEED, FeedRun, HardwareQuote, Offer, OwnershipDefault, PriceObservation, Provider
 from pricing.services import (
     INTERRUPTED_PREFIX,
+    NOT_RETRIED,
     OWNERSHIP_DEFAULTS_CSV,
     PROVIDER_NAMES,
     RETRIES_EXHAUSTED,
@@ -292,6 +293,8 @@ def run_error_category(run: FeedRun) -> str:
         marker = run.error.rfind(f"; {RETRIES_EXHAUSTED}")
         if marker >= 0:  # the note record_retries_exhausted appended: fixed words and a time, safe to show
             return "network error; " + run.error[marker + 2 :]
+        if run.error.endswith(f"; {NOT_RETRIED}"):  # a network failure that nothing retries (feed_refresh)
+            return f"network error; {NOT_RETRIED}"
         return "interrupted" if run.error.startswith(INTERRUPTED_PREFIX) else "failed"
     categories: dict[str, str] = {
         FeedRun.Status.NOT_CONFIGURED: "not configured",

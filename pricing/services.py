@@ -818,6 +818,9 @@ def _finish(run: FeedRun, status: str, **fields: Any) -> FeedRun:
 
 
 RETRIES_EXHAUSTED = "retries exhausted"
+# What a network failure that nothing retries says (a refresh from `refresh_prices`, or in-process without Redis):
+# only a run a Celery worker retries is `retryable` ("will retry").
+NOT_RETRIED = "not retried; refresh again"
 
 
 def next_scheduled_refresh(*, feed: str, after: dt.datetime) -> dt.datetime | None:
@@ -863,8 +866,14 @@ def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller
     return [feed_refresh(name=unit, progress=progress, accept_smaller=accept_smaller) for unit in feed_units(name)]
 
 
-def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller: bool = False) -> FeedRun:
+def feed_refresh(
+    *, name: str, progress: Progress = no_progress, accept_smaller: bool = False, worker_retries: bool = False
+) -> FeedRun:
     """Fetch one feed, validate every record and, in one transaction, update offers and history.
+
+    A network failure is `retryable` (shown as "will retry") only when `worker_retries`: a Celery worker's task
+    that retries it. Any other caller (`refresh_prices`, the in-process task without Redis) retries nothing, and
+    the run's error ends with NOT_RETRIED instead.
 
     Always returns the FeedRun that says what happened; never leaves offers half-written.
     A group feed (skypilot) is refreshed part by part with `feeds_refresh`. A run with fewer valid
@@ -895,6 +904,8 @@ def feed_refresh(*, name: str, progress: Progress = no_progress, accept_smaller:
         except FeedNotConfigured as error:
             return _finish(run, FeedRun.Status.NOT_CONFIGURED, error=str(error))
         except FeedError as error:
+            if error.retryable and not worker_retries:
+                return _finish(run, FeedRun.Status.FAILED, error=f"{error}; {NOT_RETRIED}", retryable=False)
             return _finish(run, FeedRun.Status.FAILED, error=str(error), retryable=error.retryable)
         except Exception as error:  # an adapter bug must not wipe data or hide the cause
             logger.exception("feed %s raised unexpectedly", name)

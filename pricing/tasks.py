@@ -4,8 +4,8 @@ A run that failed on the network is retried by Celery's own `autoretry_for` with
 backoff (`retry_backoff`: 60 s, 120 s, ... capped at an hour; the last attempt's run records that its retries are
 exhausted and when beat refreshes the feed next); each HTTP request has already been retried on the
 spot by urllib3 (pricing/feeds/http.py), so a task retry means the source stayed down. In the
-embedded eager mode there is no worker to wait, so the failed run is simply recorded. A group feed
-(skypilot) queues one task per part, so each cloud runs, fails and retries on its own.
+embedded eager mode (and from `refresh_prices`) nothing retries, so the failed run says "not retried; refresh
+again". A group feed (skypilot) queues one task per part, so each cloud runs, fails and retries on its own.
 Refreshing is idempotent and locked per feed, so a redelivered task is harmless.
 """
 
@@ -48,8 +48,8 @@ def refresh_feed(self: Any, name: str) -> dict[str, Any]:
         for unit in units:
             refresh_feed.delay(unit)
         return {"feed": name, "queued": units}
-    run = feed_refresh(name=name)
-    if run.retryable and not self.request.is_eager:
+    run = feed_refresh(name=name, worker_retries=not self.request.is_eager)  # eager: nothing retries it
+    if run.retryable:
         # Celery's retry() gives up once request.retries reaches max_retries: this attempt is the last one, and
         # nothing retries the feed until beat's next refresh, which the run now says instead of "will retry".
         if self.max_retries is not None and self.request.retries >= self.max_retries:

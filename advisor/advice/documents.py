@@ -86,7 +86,7 @@ def money(x: Any) -> str:
 
 
 def n_gpus(n: Any) -> str:
-    return "1 GPU" if int(n) == 1 else f"{int(n)} GPUs"
+    return fmt.count(int(n), "GPU")  # grouped as replica counts are: "7,195,980 GPUs"
 
 
 def pct(x: Any) -> str:

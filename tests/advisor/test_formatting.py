@@ -66,3 +66,15 @@ def test_a_fraction_below_one_never_prints_as_100_percent():
     assert fmt.percent(0.99668) == pct(0.99668) == format_percent(0.99668) == break_even_text(0.99668) == "99.7%"
     assert fmt.percent(0.99996) == "99.996%" and fmt.percent(0.99668, digits=1) == "99.7%"
     assert fmt.percent(1.0) == "100%" and fmt.percent(0.994) == "99%" and fmt.percent(0.6) == "60%"
+
+
+def test_a_gpu_count_in_the_reasons_groups_its_thousands() -> None:
+    # A hostile probe: "TP 4 x 1,798,995 replicas = 7195980 GPUs serves ...": the replicas grouped, the GPUs not.
+    from advisor.advice.documents import n_gpus
+
+    assert (n_gpus(1), n_gpus(8), n_gpus(7195980), n_gpus(1024.0)) == (
+        "1 GPU",
+        "8 GPUs",
+        "7,195,980 GPUs",
+        "1,024 GPUs",
+    )

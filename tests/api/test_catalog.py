@@ -101,11 +101,18 @@ def test_gpu_series_as_csv_parses_back(alice, history) -> None:  # type: ignore[
         ("since=2026-11-05&until=2026-11-01", "since"),
         ("since=2020-01-01&until=2026-11-01", "since"),
         ("market=cheap", "market"),
+        # A hostile probe: date.fromisoformat took these though the message says YYYY-MM-DD.
+        ("since=2026-W45", "since"),
+        ("since=20261101", "since"),
+        ("since=\uff12\uff10\uff12\uff16-11-01", "since"),
+        ("until=2026-11-01T00:00:00Z", "until"),
     ],
 )
 def test_price_history_query_errors_name_the_parameter(alice, query, parameter) -> None:  # type: ignore[no-untyped-def]
     body = assert_problem(alice.get(f"/api/v1/gpus/h100-sxm/price-history?{query}"), 400, f"#/{parameter}")
     assert body["errors"][0]["parameter"] == parameter
+    if "-W45" in query or "1101" in query or "\uff12" in query:
+        assert "YYYY-MM-DD" in body["errors"][0]["detail"], body
 
 
 def test_unknown_gpu_is_404(alice) -> None:  # type: ignore[no-untyped-def]

@@ -200,3 +200,21 @@ def test_a_blank_list_is_its_default(monkeypatch) -> None:  # type: ignore[no-un
     monkeypatch.setenv("SOME_LIST", " ")
     assert env_list("SOME_LIST", ["a", "b"]) == ["a", "b"]
     assert env_names("SOME_LIST", ["us-east-1"]) == ["us-east-1"]
+
+
+@pytest.mark.parametrize("value", ["\u200b", "\u200b\u200c\u200d\u2060\ufeff", "\u00a0\u200b", " \t\u3000 "])
+def test_a_secret_key_blank_to_the_eye_is_refused_in_production(value: str) -> None:
+    # A hostile probe: SECRET_KEY=$'\u200b' (a zero-width space) passed in production; blanks were refused.
+    result = _check(_bare_env(DJANGO_ENV="production", ALLOWED_HOSTS="x", SECRET_KEY=value))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("configuration error: SECRET_KEY is required in production")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_a_secret_key_with_a_zero_width_character_among_visible_ones_is_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from config.env import env_set, env_visible
+
+    monkeypatch.setenv("SECRET_KEY", "\u200bk3y")
+    assert env_visible("SECRET_KEY")
+    monkeypatch.setenv("SOME_VALUE", "\u200b")
+    assert env_set("SOME_VALUE") and not env_visible("SOME_VALUE")  # env_set's meaning is unchanged

@@ -55,6 +55,11 @@ def _bare_env(**extra: str) -> dict[str, str]:
         # A lock shorter than a refresh may run let a second refresh take over a live one ("its worker died").
         ("PRICING_LOCK_TTL_S", "60", "must be at least PRICING_REFRESH_TIME_LIMIT_S=660"),
         ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", "700", "must be less than PRICING_REFRESH_TIME_LIMIT_S=660"),
+        # A hostile probe: far above these, every refresh overflowed the calendar computing the lock's expiry.
+        ("PRICING_LOCK_TTL_S", "400000000000", "must be between 60 and 604800"),
+        ("PRICING_LOCK_TTL_S", "99999999999999999999999999", "must be between 60 and 604800"),
+        ("PRICING_REFRESH_TIME_LIMIT_S", "400000000", "must be between 1 and 86400"),
+        ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", "300000000", "must be between 1 and 86400"),
         ("API_THROTTLE_ANON", "0/minute", "COUNT >= 1"),
         ("PRICING_AWS_REGIONS", "us-east-1,US East", "'US East' is not a name"),
         ("TRUSTED_PROXIES", "10.0.0.2,proxy.local", "'proxy.local' is not an IP address or network"),
@@ -344,6 +349,36 @@ def test_redis_url_needs_a_numbered_database(monkeypatch, value: str, accepted: 
     else:
         with pytest.raises(ConfigurationError, match="is not a number"):
             env_module.env_redis_url("REDIS_URL")
+
+
+@pytest.mark.parametrize(
+    ("value", "refusal"),
+    [
+        # A hostile probe: str.isdigit() took these, then int() refused them when a task was enqueued.
+        ("redis://cache:6379/\u00b2", "database '\u00b2' is not a number"),
+        ("redis://cache:6379/\u0661", "database '\u0661' is not a number"),
+        ("redis://cache:6379/\uff11", "database '\uff11' is not a number"),
+        ("unix:///run/redis.sock?db=\u00b3", "database '\u00b3' is not a number"),
+        # Redis refused SELECT at first use, and the cache missed silently.
+        ("redis://cache:6379/99999999999999999999999", "database 99999999999999999999... is too large"),
+        ("redis://cache:6379/2147483648", "database 2147483648 is too large"),
+        # redis-py took the first of two.
+        ("redis://cache:6379?db=1&db=2", "the database is given more than once ('1', '2')"),
+        ("redis://cache:6379/1?db=2", "the database is given more than once ('1', '2')"),
+    ],
+)
+def test_redis_url_database_is_ascii_digits_within_bounds_and_given_once(monkeypatch, value: str, refusal: str) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("REDIS_URL", value)
+    with pytest.raises(ConfigurationError) as caught:
+        env_module.env_redis_url("REDIS_URL")
+    message = str(caught.value)
+    assert message.startswith("REDIS_URL=") and refusal in message and "\n" not in message
+    assert "from 0 to 2147483647" in message
+
+
+def test_redis_url_accepts_the_largest_database_number(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("REDIS_URL", "redis://cache:6379/2147483647")
+    assert env_module.env_redis_url("REDIS_URL") == "redis://cache:6379/2147483647"
 
 
 def test_each_gunicorn_instance_has_its_own_control_socket() -> None:

@@ -424,3 +424,27 @@ def test_observed_at_dates_an_old_payload_and_is_refused_malformed_or_in_the_fut
     assert result["accepted"] > 0
     observed = set(Offer.objects.values_list("observed_at", flat=True))
     assert observed == {dt.datetime(2026, 11, 5, 14, 0, tzinfo=dt.UTC)}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "0001-01-01T00:00:00+01:00",  # overflowed converting to UTC: a traceback, exit 1
+        "0001-01-01",  # stored and shown as live prices "observed 1-01-01"
+        "2010-10-31T23:59:59Z",  # the day before HISTORY_EARLIEST
+        "9999-12-31T23:59:59-14:00",
+    ],
+)
+def test_observed_at_before_the_price_history_floor_or_overflowing_is_refused_naming_the_range(bad: str) -> None:
+    # A hostile probe: year 1 was accepted and dated live prices; with a positive offset it overflowed.
+    payload = FIXTURES / "written" / "lambda_instance_types.json"
+    with pytest.raises(CommandError, match=r"--observed-at: '.*' is out of range; must be from 2010-11-01 to now"):
+        _import("--feed", "lambda", "--observed-at", bad, payload)
+    assert not Offer.objects.exists() and not FeedRun.objects.exists()
+
+
+def test_observed_at_on_the_price_history_floor_is_accepted() -> None:
+    result = _import(
+        "--feed", "lambda", "--observed-at", "2010-11-01", FIXTURES / "written" / "lambda_instance_types.json"
+    )
+    assert result["accepted"] > 0

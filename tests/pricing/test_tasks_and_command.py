@@ -97,6 +97,24 @@ def test_the_last_retry_records_that_nothing_retries_until_the_next_scheduled_re
     assert run_error_category(last) == f"network error; retries exhausted; next scheduled refresh by {expected}"
 
 
+@responses.activate
+@pytest.mark.parametrize("how", ["refresh_prices", "eager task"])
+def test_a_network_failure_nothing_retries_does_not_say_will_retry(how: str) -> None:
+    # A hostile probe: `refresh_prices` and the in-process refresh (no Redis) said "network error; will retry",
+    # though only a Celery worker's task retries.
+    from pricing.selectors import run_error_category
+
+    responses.get(API_URL, status=503)
+    if how == "refresh_prices":
+        with pytest.raises(CommandError):
+            call_command("refresh_prices", "--feed", "lambda", stdout=StringIO())
+    else:
+        tasks.refresh_feed.apply(args=("lambda",))  # eager, as the page's refresh button runs it without Redis
+    run = FeedRun.objects.get(feed="lambda")
+    assert run.status == FeedRun.Status.FAILED and not run.retryable
+    assert run_error_category(run) == "network error; not retried; refresh again"
+
+
 def test_retries_exhausted_without_a_schedule_says_so_without_a_time(settings) -> None:  # type: ignore[no-untyped-def]
     from pricing.selectors import run_error_category
     from pricing.services import record_retries_exhausted

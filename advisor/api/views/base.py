@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -16,6 +17,16 @@ def query_params(serializer_class: type[serializers.Serializer], request: Reques
     if not params.is_valid():
         raise QueryParameterErrors(params.errors)
     return dict(params.validated_data)
+
+
+class CalendarDayField(serializers.DateField):
+    """A day written exactly YYYY-MM-DD in ASCII digits, as the error message and the schema say: DRF's DateField
+    went through date.fromisoformat, which also took 2026-W45, 20261101 and full-width digits."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+            self.fail("invalid", format="YYYY-MM-DD")
+        return super().to_internal_value(value)
 
 
 @extend_schema_field(OpenApiTypes.STR)

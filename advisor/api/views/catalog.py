@@ -12,7 +12,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.api.views.base import CommaSeparatedChoices, query_params
+from advisor.api.views.base import CalendarDayField, CommaSeparatedChoices, query_params
 from core.api.renderers import JSON_AND_CSV
 from estimator.specs import GPU_IDS
 from pricing.api.selectors import (
@@ -50,10 +50,10 @@ _MARKETS_HELP = f"Comma-separated markets ({', '.join(Market.values)}); default 
 
 
 class GpuPriceHistoryQuery(serializers.Serializer):
-    since = serializers.DateField(
+    since = CalendarDayField(
         required=False, help_text=f"First day (UTC), default {DEFAULT_HISTORY_DAYS} days before `until`."
     )
-    until = serializers.DateField(required=False, help_text="Last day (UTC), default today.")
+    until = CalendarDayField(required=False, help_text="Last day (UTC), default today.")
     provider = CommaSeparatedChoices(required=False, help_text="Comma-separated provider slugs; default all.")
     market = CommaSeparatedChoices(
         choices=tuple(Market.values),

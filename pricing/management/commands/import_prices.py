@@ -22,6 +22,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from core.exitcodes import INVALID_INPUT
+from pricing.api.selectors import HISTORY_EARLIEST
 from pricing.feeds import FEED_NAMES, UnknownFeed, UnknownFeedPart
 from pricing.feeds.base import FeedError, FeedFileError
 from pricing.services import ImportResult, database_error_text, feed_import
@@ -38,7 +39,8 @@ class Command(BaseCommand):
             type=observed_at,
             metavar="WHEN",
             help="when the payload was captured, an ISO 8601 date-time (e.g. 2026-11-05T14:00:00Z; no zone means "
-            "UTC); default: now, so an old payload imported without it counts as fresh",
+            "UTC), from 2010-11-01 (pricing.api.selectors.HISTORY_EARLIEST) to now; default: now, so an old payload "
+            "imported without it counts as fresh",
         )
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
@@ -70,7 +72,8 @@ class Command(BaseCommand):
 
 
 def observed_at(text: str) -> dt.datetime:
-    """--observed-at: an ISO 8601 date-time not in the future (argparse names the option on a refusal)."""
+    """--observed-at: an ISO 8601 date-time from HISTORY_EARLIEST (no cloud sold GPU-hours before) to now, in UTC
+    (argparse names the option on a refusal)."""
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
@@ -79,8 +82,15 @@ def observed_at(text: str) -> dt.datetime:
         ) from None
     if timezone.is_naive(when):
         when = when.replace(tzinfo=dt.UTC)
+    allowed = f"must be from {HISTORY_EARLIEST} to now"
+    try:
+        when = when.astimezone(dt.UTC)  # the calendar's ends overflow in UTC (0001-01-01T00:00+01:00)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; {allowed}") from None
     if when > timezone.now():
         raise argparse.ArgumentTypeError(f"{text!r} is in the future; give when the payload was captured")
+    if when.date() < HISTORY_EARLIEST:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; {allowed}")
     return when
 
 
