@@ -210,8 +210,11 @@ def _working_bytes(c: Cases) -> FloatArray:
     act_scale = np.where(fp32, 2.0, 1.0)  # fp32 activations take twice the bytes
     sbh = mb * _f(c["seq"]) / cp * _f(c["hidden"])
     # Without sequence parallelism the layer norms' inputs and the dropout masks stay whole on every tensor-parallel
-    # rank (Korthikanti 2022 Table 2: 10 + 24/t bytes per s.b.h of the 34).
-    split = _SEQUENCE_PARALLEL[c["stack"]]
+    # rank (Korthikanti 2022 Table 2: 10 + 24/t bytes per s.b.h of the 34). Selective recomputation came to
+    # Megatron-LM with sequence parallelism (Korthikanti 2022 §5: the two together), so a selective run is
+    # sequence-parallel whatever its stack's 2021 default (an outsider: the paper's 175B/530B/1T runs at TP 8 with both
+    # were called "does not fit in 80 GB", 85-119 GB, under the megatron-lm label they ran on).
+    split = _SEQUENCE_PARALLEL[c["stack"]] | (ac == AC_SELECTIVE)
     replicated = np.where(split, 0.0, REPLICATED_BYTES_PER_SBH * (1.0 - 1.0 / tp))
     full_layer = (activation_bytes_per_sbh(c) / tp + replicated) * sbh
     # The layer input full recomputation keeps is whole on every rank too without it (Korthikanti Table 2: 2sbh).
