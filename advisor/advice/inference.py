@@ -48,7 +48,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -557,10 +557,121 @@ def _capacity_band_reason(doc: Mapping[str, Any]) -> str:
     )
     return (
         f"1 chance in 10 the deployment needs {n_gpus(band['gpus_at_p10'])} or more at the peak rather than "
-        f"{doc['gpus']}{cost}: {why}; at the P90 {n_gpus(band['gpus_at_p90'])}"
+        f"{doc['gpus']:,}{cost}: {why}; at the P90 {n_gpus(band['gpus_at_p90'])}"
         + ("" if high is None else f" and {money(high)} per million")
         + " would do."
     )
+
+
+def _add_latency_bands(
+    s: Scenario,
+    model: inf.ServedModel,
+    cal: inf.InferenceCalibration,
+    size_docs: list[dict[str, Any]],
+    ok: np.ndarray,
+    priced_at: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """``latency_band`` of each size that meets the targets (None elsewhere, and everywhere without a latency
+    check): the same sizing at the targets times and over (1 + the check's error), priced by the same plans. An
+    outsider's probe, left alone twice: a 70B service on L40S met a 50 ms p95 TPOT by keeping 170 replicas of 8 GPUs
+    nearly idle (1,360 GPUs), where targets 20% looser, within the model's own TPOT error, need 496."""
+    check = cal.latency_check
+    latency = s.workload.latency
+    for doc in size_docs:
+        doc["latency_band"] = None
+    if not check or not ok.any() or latency is None:
+        return
+    errors = (float(check["ttft_within"]), float(check["tpot_within"]))
+    tps = [int(doc["tp"]) for doc in size_docs]
+    ends: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for end, sign in (("lower", 1), ("higher", -1)):
+        ttft, tpot = latency.ttft_p95_s * (1.0 + errors[0]) ** sign, latency.tpot_p95_s * (1.0 + errors[1]) ** sign
+        by_tp = {d.tp: d for d in _deployments(s, model, cal, targets=(ttft, tpot))}
+        met = ok & np.asarray([tp in by_tp and by_tp[tp].fits_memory and by_tp[tp].meets_latency for tp in tps])
+        rps = np.asarray([by_tp[tp].replica_requests_per_s if m else 0.0 for tp, m in zip(tps, met, strict=True)])
+        ends[end] = (met, *priced_at(met, rps))
+    for i, doc in enumerate(size_docs):
+        if not ok[i]:
+            continue
+        priced = doc["usd_per_million_output_tokens"] is not None
+        doc["latency_band"] = {
+            "source": str(check["source"]),
+            "ttft_error": errors[0],
+            "tpot_error": errors[1],
+            **{f"gpus_if_latency_{e}": _finite_int(float(g[i])) if m[i] else None for e, (m, g, _) in ends.items()},
+            **{
+                f"usd_per_million_output_tokens_if_latency_{e}": num(u[i]) if m[i] and priced else None
+                for e, (m, _, u) in ends.items()
+            },
+        }
+
+
+# A GPU count that halves within the latency error hinges on the targets rather than on the traffic.
+FRAGILE_GPU_RATIO: Final[float] = 2.0
+
+
+def _latency_band_reason(doc: Mapping[str, Any]) -> str:
+    """ "Within the serving model's latency error (p95 TTFT 35%, TPOT 20%): were the real latencies that much lower
+    than modelled, 496 GPUs would meet the targets ...; that much higher, ..." for the recommended size."""
+    band = doc["latency_band"]
+    lower, higher = band["gpus_if_latency_lower"], band["gpus_if_latency_higher"]
+    error = (
+        f"the serving model's latency error (p95 TTFT {fmt.percent(band['ttft_error'])}, TPOT "
+        f"{fmt.percent(band['tpot_error'])}, its bands on published latency it was never fitted on)"
+    )
+    if lower == higher == doc["gpus"]:
+        return f"The {n_gpus(doc['gpus'])} meet the latency targets at either end of {error}."
+
+    def cost(key: str) -> str:
+        usd = band[f"usd_per_million_output_tokens_if_latency_{key}"]
+        return "" if usd is None else f" at {money(usd)} per million output tokens"
+
+    low = (
+        f"the same {n_gpus(lower)} would be needed"
+        if lower == doc["gpus"]
+        else f"{n_gpus(lower)}{cost('lower')} would meet the targets rather than {doc['gpus']:,}"
+    )
+    high = (
+        f"no TP {doc['tp']} deployment on this GPU would meet the targets"
+        if higher is None
+        else "the same GPUs would still meet them"
+        if higher == doc["gpus"]
+        else f"{n_gpus(higher)}{cost('higher')} would be needed"
+    )
+    return (
+        f"Within {error}: were the real latencies that much lower than modelled, {low}; were they that much higher, "
+        f"{high}."
+    )
+
+
+def fragile_latency_warning(doc: Mapping[str, Any]) -> str | None:
+    """A warning where the recommended GPU count at least halves within the latency error (the targets, not the
+    traffic, decide the size); None otherwise."""
+    band = doc.get("latency_band")
+    lower = None if band is None else band["gpus_if_latency_lower"]
+    if band is None or not lower or doc["gpus"] < FRAGILE_GPU_RATIO * lower:
+        return None
+    return (
+        f"The GPU count hinges on the latency targets: {n_gpus(doc['gpus'])} meet them by keeping each replica at "
+        f"{doc['replica_requests_per_s']:.3g} requests/s, while {n_gpus(lower)} would do were the real p95 latencies "
+        f"{fmt.percent(band['ttft_error'])} (TTFT) and {fmt.percent(band['tpot_error'])} (TPOT) below the model's, "
+        "within its error on published latency. Load-test a replica at the targets before buying or reserving, or "
+        "relax the targets (/workload/latency)."
+    )
+
+
+def _state_bands(
+    doc: Mapping[str, Any], recommendation: dict[str, Any], reasons: list[str], warnings: list[str]
+) -> None:
+    """The recommended size's capacity and latency bands in the recommendation, with what they mean in words."""
+    if doc.get("capacity_band") is not None:
+        recommendation["capacity_band"] = doc["capacity_band"]
+        reasons.append(_capacity_band_reason(doc))
+    if doc.get("latency_band") is not None:
+        recommendation["latency_band"] = doc["latency_band"]
+        reasons.append(_latency_band_reason(doc))
+        if (fragile := fragile_latency_warning(doc)) is not None:
+            warnings.append(fragile)
 
 
 def _role_offer(plan: _RentPlan, i: int, role: str, tp: int) -> dict[str, Any] | None:
@@ -924,7 +1035,7 @@ def _chosen_reasons(
     if buy_m is not None:
         be = doc["buy"]["break_even_utilization"]
         reasons.append(
-            f"Owning {doc['buy']['gpus_owned']} GPUs sized for the peak costs {money(buy_m)}/month "
+            f"Owning {doc['buy']['gpus_owned']:,} GPUs sized for the peak costs {money(buy_m)}/month "
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
             f"them {pct(doc['buy']['utilization'])} busy against a break-even of "
             + (
@@ -1180,6 +1291,15 @@ def advise_inference(
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
     _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers)
+    if explain_unmet:  # a compare_gpus row reads only the recommended size (its latency band: two more sizings)
+        _add_latency_bands(
+            s,
+            model,
+            cal,
+            size_docs,
+            ok,
+            lambda met, rps: _priced_at(s, tps, met, day, hw, rps, tokens_per_month, offers),
+        )
 
     action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {
@@ -1189,9 +1309,8 @@ def advise_inference(
         "reasons": reasons,
     }
     warnings.extend(kv_share_warnings(deployments, rec_j, cal))
-    if rec_j is not None and size_docs[rec_j].get("capacity_band") is not None:
-        recommendation["capacity_band"] = size_docs[rec_j]["capacity_band"]
-        reasons.append(_capacity_band_reason(size_docs[rec_j]))
+    if rec_j is not None:
+        _state_bands(size_docs[rec_j], recommendation, reasons, warnings)
     if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
         recommendation.update(gpus_owned=size_docs[rec_j]["buy"]["gpus_owned"], nodes=size_docs[rec_j]["buy"]["nodes"])
     if action == "none" and not ok.any() and explain_unmet:  # no deployment meets the targets (not: one does but

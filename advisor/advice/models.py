@@ -224,6 +224,33 @@ class CapacityBand(Closed):
     )
 
 
+class LatencyBand(Closed):
+    """Inference: what the GPU count becomes within the serving model's latency error. The p95 TTFT and TPOT the
+    sizing meets come from a queueing model whose error on published latency it was never fitted on is the
+    calibration's latency_check (TTFT within ttft_error, TPOT within tpot_error at most of its points). Were the
+    real latencies that much lower than modelled, the same targets would be met as targets that much looser are by
+    the model; were they higher, as targets that much tighter. Each end is sized again by the estimator."""
+
+    source: str = Field(description="Which published latency check the errors come from.")
+    ttft_error: Fraction = Field(description="The TTFT error the band spans (the check's ttft_within).")
+    tpot_error: Fraction = Field(description="The TPOT error the band spans (the check's tpot_within).")
+    gpus_if_latency_lower: int | None = Field(
+        description="GPUs the peak needs at this TP were the real p95 latencies lower than modelled by the errors "
+        "(sized at targets x (1 + error)); null where that still meets no target."
+    )
+    gpus_if_latency_higher: int | None = Field(
+        description="GPUs the peak needs at this TP were the real p95 latencies higher than modelled by the errors "
+        "(sized at targets / (1 + error)); null where no deployment at this TP meets them then."
+    )
+    usd_per_million_output_tokens_if_latency_lower: NonNegative | None = Field(
+        description="The cheaper of renting and owning per million output tokens at gpus_if_latency_lower (the same "
+        "rent and ownership plans as the size); null where not met or not priced."
+    )
+    usd_per_million_output_tokens_if_latency_higher: NonNegative | None = Field(
+        description="Likewise at gpus_if_latency_higher; null where not met or not priced."
+    )
+
+
 class Recommendation(Closed):
     action: Literal["rent", "buy", "none"] | None = Field(
         description="none when no size fits, no deployment meets the targets or nothing can be priced (null only "
@@ -245,6 +272,11 @@ class Recommendation(Closed):
         default=None,
         description="Inference: the recommended size's capacity_band. Absent in training, where no deployment is "
         "recommended, and in documents issued before 2026-12-05.",
+    )
+    latency_band: LatencyBand | None = Field(
+        default=None,
+        description="Inference: the recommended size's latency_band. Absent in training, where no deployment is "
+        "recommended, and in documents issued before 2026-12-06.",
     )
     reasons: list[str]
     knee_threshold: NonNegative | None = Field(
@@ -784,6 +816,12 @@ class InferenceSize(Closed):
         description="The P10-P90 band of a replica's capacity and the GPUs and cost per million output tokens at its "
         "ends; null where the size does not meet the targets or the calibration keeps no held-out errors. Absent in "
         "documents issued before 2026-12-05.",
+    )
+    latency_band: LatencyBand | None = Field(
+        default=None,
+        description="The GPUs and cost per million output tokens within the serving model's latency error; null "
+        "where the size does not meet the targets or the calibration carries no latency check. Absent in documents "
+        "issued before 2026-12-06.",
     )
 
 

@@ -402,6 +402,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
             *_capacity_band_figure(recommendation.get("capacity_band")),
+            *_latency_band_figure(recommendation.get("latency_band")),
         ],
     }
 
@@ -429,6 +430,33 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
             "label": CAPACITY_BAND_GPUS,
             "value": f"{band['gpus_at_p90']}-{band['gpus_at_p10']} GPUs",
             "note": f"{_capacity_band_costs(band)} per million output tokens over the serving model's held-out error",
+        }
+    ]
+
+
+LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error"
+
+
+def _latency_band_value(band: Mapping[str, Any]) -> str:
+    """ "496-1,360 GPUs", or "496 GPUs; none at the high end" where the higher latencies meet no deployment."""
+    lower, higher = band["gpus_if_latency_lower"], band["gpus_if_latency_higher"]
+    if higher is None:
+        return f"{fmt.plain(lower)} GPUs; none meets the targets at the high end"
+    return f"{fmt.plain(lower)} GPUs" if lower == higher else f"{fmt.plain(lower)}-{fmt.plain(higher)} GPUs"
+
+
+def _latency_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The recommended deployment's GPUs at the peak were the real p95 latencies lower or higher than modelled by
+    the serving model's latency error (the Advice's recommendation.latency_band); none without a band."""
+    if not band:
+        return []
+    return [
+        {
+            "key": "latency_band",
+            "label": LATENCY_BAND_GPUS,
+            "value": _latency_band_value(band),
+            "note": f"latencies {percent(band['ttft_error'])} (TTFT) and {percent(band['tpot_error'])} (TPOT) lower "
+            "or higher than modelled",
         }
     ]
 
@@ -563,6 +591,10 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
             ("Owned cost per million output tokens", usd_cents(_get(size, "buy", "usd_per_million_output_tokens"))),
             break_even,
             *_capacity_band_rows((advice.get("recommendation") or {}).get("capacity_band")),
+            *(
+                (LATENCY_BAND_GPUS, figure["value"])
+                for figure in _latency_band_figure((advice.get("recommendation") or {}).get("latency_band"))
+            ),
         ]
     run_hours = size.get("run_hours")
     return [
