@@ -726,10 +726,12 @@ def _reasons(plan: FleetPlan) -> list[str]:
     if floating is not None and math.isfinite(u):
         nth = marginal_node(owned, p.owned_unit)
         per_gpu = p.node_usd_per_year(nth) / p.owned_unit
+        # GB200 is bought in whole NVL72 racks: its owned unit is a rack, not a node (a finance probe read "node").
+        unit = "node" if p.owned_unit == p.gpus_per_node else f"{p.owned_unit}-GPU rack"
         node = (
-            ("the one node owned" if owned else "a lone owned node") + " (no fabric)"
+            (f"the one {unit} owned" if owned else f"a lone owned {unit}") + " (no fabric)"
             if nth == 1
-            else f"node {nth} of the {owned} owned GPUs (what it adds, fabric included)"
+            else f"{unit} {nth} of the {owned:,} owned GPUs (what it adds, fabric included)"
         )
         pays = (
             f"which pays off against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is "

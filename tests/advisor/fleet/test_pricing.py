@@ -405,5 +405,8 @@ def test_gb200_fleets_own_whole_nvl72_racks() -> None:
     assert all(o["owned_gpus"] % 72 == 0 for o in doc["options"])
     assert doc["recommendation"]["owned_gpus"] % 72 == 0
     assert any("sold as NVL72 racks" in w for w in doc["warnings"])
+    # The break-even reason prices a rack, the unit bought, not a four-GPU "node" (a finance probe).
+    (break_even,) = [r for r in doc["recommendation"]["reasons"] if r.startswith("Break-even utilization")]
+    assert "72-GPU rack" in break_even and " node" not in break_even, break_even
     with pytest.raises(ScenarioError, match="whole 72-GPU racks"):
         parse_fleet({**GB200, "owned_gpus": [40]})
