@@ -1059,6 +1059,25 @@ def _chosen_reasons(
         )
 
 
+def ignored_input_warnings(s: Scenario, tps: Sequence[int]) -> list[str]:
+    """Inputs the user gave that a serving plan does not use (an outsider's probe: they were taken and silently had
+    no effect): /cluster_sizes and /utilization always, /network/inter_node_gbps where no replica leaves its node."""
+    out = []
+    ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
+    if ignored:
+        out.append(
+            f"{' and '.join(ignored)} do not apply to inference and were ignored: the traffic and the latency targets "
+            "size each deployment, and the traffic sets how busy owned GPUs are."
+        )
+    if "/network/inter_node_gbps" not in s.defaults_used and all(spans_nodes_reason(s, tp) is None for tp in tps):
+        out.append(
+            f"/network/inter_node_gbps ({fmt.plain(s.network.inter_node_gbps)} Gb/s) was not used: every deployment "
+            "considered keeps its replica inside one node, where tensor-parallel collectives run over NVLink or PCIe, "
+            "and replicas do not talk to each other."
+        )
+    return out
+
+
 def spans_nodes_reason(s: Scenario, tp: int) -> str | None:
     """ "Each TP 16 replica spans 2 nodes of 8 GPUs: its tensor-parallel collectives run over the scale-out network at
     3,200 Gb/s per node (...), not NVLink." where a replica leaves the scale-up domain (a probe: "TP 16" said nothing
@@ -1318,12 +1337,7 @@ def advise_inference(
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
     warnings.extend(uncalibrated_serving_warnings(s.gpu, serving_engine_on(s.workload.serving_engine, s.gpu)))
-    ignored = [field for field in ("/cluster_sizes", "/utilization") if field not in s.defaults_used]
-    if ignored:  # an outsider's probe: they were taken and silently had no effect
-        warnings.append(
-            f"{' and '.join(ignored)} do not apply to inference and were ignored: the traffic and the latency targets "
-            "size each deployment, and the traffic sets how busy owned GPUs are."
-        )
+    warnings.extend(ignored_input_warnings(s, tps))
     if (capacity := capacity_warning(size_docs)) is not None:
         warnings.append(capacity)
     beyond = sorted({int(d["gpus"]) for d in size_docs if d["gpus"] is not None and d["gpus"] > MAX_GPUS})

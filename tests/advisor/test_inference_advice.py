@@ -1426,6 +1426,7 @@ def test_the_advice_says_a_replica_spans_nodes_over_the_scale_out_network(catalo
         f"Each TP {tp} replica spans {tp // 8} nodes of 8 GPUs: its tensor-parallel collectives run over the "
         "scale-out network at 400 Gb/s per node (/network/inter_node_gbps, given), not NVLink."
     ]
+    assert not any(w.startswith("/network/inter_node_gbps") for w in doc["warnings"])  # used: it is not "unused"
     mla = next(w for w in doc["warnings"] if w.startswith("Multi-head latent attention"))
     assert "Replicas spanning nodes are modelled as tensor parallel over the scale-out network" in mla
     assert "under-states" in mla

@@ -112,3 +112,13 @@ def test_the_page_and_the_pdf_show_the_gpus_within_the_latency_error():
     figure = next(f for f in headline(advice=doc)["figures"] if f["key"] == "latency_band")
     assert figure["value"] == f"{band['gpus_if_latency_lower']} GPUs; none meets the targets at the high end"
     assert dict(key_figures(advice=doc))[LATENCY_BAND_GPUS] == figure["value"]
+
+
+def test_a_given_scale_out_bandwidth_no_replica_uses_is_said_to_be_unused():
+    # Left alone last session: a serving plan whose replicas all fit one node took /network/inter_node_gbps silently.
+    given = advise_inference(scenario(network={"inter_node_gbps": 400}), now=NOW)
+    said = [w for w in given["warnings"] if w.startswith("/network/inter_node_gbps (400 Gb/s) was not used")]
+    assert len(said) == 1
+    assert all(s["tp"] <= 8 for s in given["sizes"])
+    defaulted = advise_inference(scenario(), now=NOW)
+    assert not any(w.startswith("/network/inter_node_gbps") for w in defaulted["warnings"])
