@@ -347,16 +347,22 @@ def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> 
 
 
 @pytest.mark.parametrize(
-    ("raw", "whole_box", "mib"),
+    ("raw", "cloud", "mib"),
     [
-        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 163840}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 163840}}], 'TotalGpuMemoryInMiB': 163840}", "vast", 40960),
         # Should vast write memory per GPU one day, the total says so and nothing is divided twice.
-        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
-        ("{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}", False, 81920),
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 163840}", "vast", 40960),
+        ("{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}", "lambda", 81920),
+        # primeintellect's total counts the box twice (SizeInMiB x Count), so the box's memory is divided anyway.
+        (
+            "{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 655360}}], 'TotalGpuMemoryInMiB': 5242880}",
+            "primeintellect",
+            81920,
+        ),
     ],
 )
-def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, whole_box: bool, mib: int) -> None:
-    assert gpu_memory_mib(raw, whole_box=whole_box) == mib
+def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, cloud: str, mib: int) -> None:
+    assert gpu_memory_mib(raw, cloud=cloud) == mib
 
 
 REAL_CATALOGS = [
@@ -485,3 +491,77 @@ def test_each_catalog_row_without_an_instance_type_is_counted_on_its_own() -> No
     details = [(item.reason, item.detail) for item in items if isinstance(item, Rejection)]
     assert Counter(reason for reason, _ in details) == {"no_instance_type": 3, "no_accelerator": 2}
     assert "line 4: no InstanceType (accelerator tpu-v5p-8 x 1 priced apart from a host VM)" in details[2][1]
+
+
+def _offers_by_instance(cloud: str, name: str) -> dict[str, OfferRecord]:
+    records = parse_catalog(cloud, fixture_text(name), url=name)
+    return {r.instance_type: r for r in records if isinstance(r, OfferRecord) and r.market == "on_demand"}
+
+
+def _gpu_and_price_per_gpu(record: OfferRecord) -> tuple[str | None, Decimal]:
+    return record.canonical_gpu, record.usd_per_hour / record.gpu_count
+
+
+# skypilot_primeintellect_v8_vms.csv: real rows of skypilot-org/skypilot-catalog@d9a304ea catalogs/v8/primeintellect
+# (fixtures/README.md). Its GpuInfo writes the whole box's memory under SizeInMiB (8x H100: 655360 = 8 x 81920) and
+# TotalGpuMemoryInMiB counts the box again (5242880), so the total cannot tell the layout.
+PRIMEINTELLECT_EXPECTED = {
+    "hyperstack__2xA100_80GB__60__240": ("a100-80gb", Decimal("1.35")),
+    "lambdalabs__8xH100_80GB__208__1800": ("h100-sxm", Decimal("2.99")),  # gpu_8x_h100_sxm5
+    "lambdalabs__1xH100_80GB__26__225": ("h100-sxm", Decimal("3.29")),
+    "hyperstack__8xH100_80GB__192__960": ("h100-sxm", Decimal("2.40")),  # n3-H100-SXM5x8
+    "nebius__1xH100_80GB__16__200": ("h100-sxm", Decimal("2.118")),
+    "nebius__8xH100_80GB__128__1600": ("h100-sxm", Decimal("2.118")),  # gpu-h100-sxm_8gpu-...
+    "lambdalabs__8xV100_16GB__92__448": ("v100-16gb", Decimal("0.55")),
+    "datacrunch__1xV100_16GB__6__23": ("v100-16gb", Decimal("0.14")),
+    "datacrunch__2xV100_16GB__10__45": ("v100-16gb", Decimal("0.14")),  # 32768 MiB for two 16 GB cards
+    "lambdalabs__1xA100_40GB__30__200": ("a100-40gb", Decimal("1.29")),
+    "lambdalabs__8xA100_40GB__124__1800": ("a100-40gb", Decimal("1.29")),
+    "datacrunch__8xA100_40GB__176__960": ("a100-40gb", Decimal("0.72125")),
+}
+
+
+def test_real_primeintellect_rows_give_the_whole_box_memory_and_each_gpu_is_identified_per_gpu() -> None:
+    # Before: read as memory per GPU, the 8x H100 SXM5 boxes became h100-pcie (655360 MiB read as an H100 NVL), the
+    # 8x A100 40 GB boxes a100-80gb ($0.72125/GPU-h, the cheapest a100-80gb offer in advice) and the V100 16 GB
+    # boxes v100-32gb.
+    offers = _offers_by_instance("primeintellect", "skypilot_primeintellect_v8_vms.csv")
+    assert {name: _gpu_and_price_per_gpu(r) for name, r in offers.items()} == PRIMEINTELLECT_EXPECTED
+    spot = [
+        r
+        for r in parse_catalog("primeintellect", fixture_text("skypilot_primeintellect_v8_vms.csv"), url="x")
+        if isinstance(r, OfferRecord) and r.market == "spot"
+    ]
+    assert [(r.instance_type, r.canonical_gpu) for r in spot] == [
+        ("datacrunch__8xH100_80GB__176__1480__SPOT", "h100-sxm")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cloud", "size", "count"),
+    [
+        ("primeintellect", 655360, 1),  # one H100 cannot hold 640 GiB, box or not
+        ("primeintellect", 40960, 8),  # 5 GiB per GPU divided, 40 GiB as written: no H100 either way
+        ("lambda", 1310720, 8),  # 1280 GiB as written, 160 GiB divided: neither is an H100's
+    ],
+)
+def test_a_memory_no_part_of_that_name_has_either_way_is_a_rejection_naming_gpuinfo(
+    cloud: str, size: int, count: int
+) -> None:
+    # Rows in the catalog's format (written here; the real rows above are the main test): a memory that is no
+    # H100's, read as written or divided by the count, must not pick an id (655360 MiB was read as an H100 NVL).
+    [rejection] = list(parse_catalog(cloud, _h100_row(size=size, count=count), url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "implausible_gpu_memory"
+    assert "GpuInfo" in rejection.detail and "H100" in rejection.detail
+
+
+def test_a_per_gpu_catalog_row_holding_the_box_memory_is_read_per_gpu_when_only_that_fits() -> None:
+    # Written row: 655360 MiB on an 8-GPU row of a per-GPU cloud is no H100's; 655360 / 8 = 81920 is.
+    [offer] = list(parse_catalog("lambda", _h100_row(size=655360, count=8), url="x"))
+    assert isinstance(offer, OfferRecord) and offer.canonical_gpu == "h100-sxm"
+
+
+def _h100_row(*, size: int, count: int) -> str:
+    gpu_info = f"{{'Gpus': [{{'Name': 'H100', 'Count': {count}, 'MemoryInfo': {{'SizeInMiB': {size}}}}}]}}"
+    return f'InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\nbox,H100,{count},10.0,X,"{gpu_info}"\n'
