@@ -13,7 +13,8 @@ cells than the header, or a last row the file ends inside (no line break after i
 download cut short must not leave a cut cell standing as a price, a region or a GPU's memory. `GpuInfo` (a Python
 literal) gives the memory per GPU (vast's and primeintellect's give the whole box's, divided by the count here), which
 decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card); a memory no part
-of that name has, as written or divided, is a rejection, never an id.
+of that name has, as written or divided, is a rejection, never an id. A reseller's (shadeform's) plain 'H100' or
+'A100' takes its form factor from the instance type or the upstream cloud's naming, else is rejected as ambiguous.
 `observed_at` is the catalog file's own timestamp: the mirror's Last-Modified, else the file's last
 commit date from the GitHub API; never the time it was read. One offer per (instance type, region,
 market) at the cheapest zone.
@@ -99,6 +100,16 @@ PART_MEMORY_MIB: dict[str, tuple[int, int]] = {
     "h100-sxm": _H100_MIB,
     "h100-pcie": _H100_MIB,
 }
+# Resellers: SkyPilot's shadeform fetcher names each row '<upstream cloud>_<Shadeform's type>', and Shadeform's
+# 'H100' and 'A100' say PCIe or SXM only in the instance type's name, where it does (lambdalabs_H100-sxm5x8,
+# denvr_A100-sxm4x8); a plain name is the upstream cloud's own naming or nothing known.
+RESELLER_CLOUDS = frozenset({"shadeform"})
+SXM_INSTANCE = re.compile(r"sxm|nvlink", re.IGNORECASE)
+# (upstream cloud, id of the plain name) whose plain name is the PCIe card: Scaleway's H100-1-80G and H100-2-80G are
+# its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G (scaleway/docs-content
+# pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances"; products-availability.mdx lists
+# "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G").
+UPSTREAM_PLAIN_NAME_IS_PCIE = frozenset({("scaleway", "h100-sxm")})
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
@@ -259,6 +270,15 @@ class ImplausibleGpuMemory(BadCell):
         return "implausible_gpu_memory"
 
 
+class AmbiguousFormFactor(BadCell):
+    """A reseller's row names a GPU sold as PCIe and as SXM cards, and nothing says which: defaulting to SXM priced
+    Scaleway's H100 PCIe as h100-sxm (NVLink, 700 W)."""
+
+    @property
+    def reason(self) -> str:
+        return "ambiguous_gpu_form_factor"
+
+
 def _number(row: dict[str, str], column: str, *, required: bool = False) -> Decimal | None:
     raw = (row.get(column) or "").strip()
     if not raw:
@@ -347,6 +367,26 @@ def mib_per_gpu(cloud: str, memory: GpuMemory | None, *, named: str | None, acce
     )
 
 
+def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
+    """The PCIe card when the instance type names it (Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's
+    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name; AmbiguousFormFactor
+    for a reseller's plain name that neither the name nor the upstream cloud settles."""
+    if gpu not in PCIE_OF:
+        return gpu
+    if PCIE_INSTANCE.search(instance):
+        return PCIE_OF[gpu]
+    if cloud not in RESELLER_CLOUDS or SXM_INSTANCE.search(instance):
+        return gpu
+    upstream = instance.split("_", 1)[0].lower()
+    if (upstream, gpu) in UPSTREAM_PLAIN_NAME_IS_PCIE:
+        return PCIE_OF[gpu]
+    raise AmbiguousFormFactor(
+        "InstanceType",
+        instance,
+        why=f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named",
+    )
+
+
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     """One catalog row, every cell checked; BadCell names the first unreadable one."""
     accelerator = row["AcceleratorName"].strip()
@@ -357,10 +397,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     override = GPU_OVERRIDES.get((cloud, accelerator))
     memory = read_gpu_memory(row.get("GpuInfo"))
     mib = mib_per_gpu(cloud, memory, named=override or canonical_gpu(accelerator), accelerator=accelerator)
-    gpu = canonical_gpu_by_memory(accelerator, mib, default=override)
-    if gpu in PCIE_OF and PCIE_INSTANCE.search(row["InstanceType"]):
-        # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'
-        gpu = PCIE_OF[gpu]
+    gpu = with_form_factor(cloud, row["InstanceType"], canonical_gpu_by_memory(accelerator, mib, default=override))
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     if prices["spot"] == 0:
         # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a

@@ -565,3 +565,30 @@ def test_a_per_gpu_catalog_row_holding_the_box_memory_is_read_per_gpu_when_only_
 def _h100_row(*, size: int, count: int) -> str:
     gpu_info = f"{{'Gpus': [{{'Name': 'H100', 'Count': {count}, 'MemoryInfo': {{'SizeInMiB': {size}}}}}]}}"
     return f'InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\nbox,H100,{count},10.0,X,"{gpu_info}"\n'
+
+
+def test_real_shadeform_rows_take_the_form_factor_from_the_upstream_clouds_naming_or_are_rejected() -> None:
+    # skypilot_shadeform_v8_vms.csv: real rows of skypilot-org/skypilot-catalog@002363da catalogs/v8/shadeform
+    # (fixtures/README.md). Shadeform resells other clouds (InstanceType '<cloud>_<type>') and its 'H100' does not say
+    # PCIe or SXM. Before: scaleway_H100 and scaleway_H100x2 (Scaleway's H100-1-80G / H100-2-80G, its H100 PCIe
+    # instances; its SXM ones are H100-SXM-*) were h100-sxm at $3.30/GPU-h, and massedcompute_H100 / paperspace_H100
+    # h100-sxm by default.
+    records = list(parse_catalog("shadeform", fixture_text("skypilot_shadeform_v8_vms.csv"), url="shadeform-v8"))
+    offers = {r.instance_type: _gpu_and_price_per_gpu(r) for r in records if isinstance(r, OfferRecord)}
+    assert offers == {
+        "crusoe_A100-80G-sxm4x8": ("a100-80gb", Decimal("2.3")),
+        "scaleway_L4": ("l4", Decimal("0.95")),
+        "denvr_A100-sxm4x8": ("a100-40gb", Decimal("1.4")),
+        "scaleway_H100x2": ("h100-pcie", Decimal("3.3")),
+        "lambdalabs_H100-sxm5x8": ("h100-sxm", Decimal("3.99")),
+        "excesssupply_H200x8": ("h200", Decimal("4")),
+        "paperspace_V100-32GB": ("v100-32gb", Decimal("2.34")),
+        "paperspace_V100": ("v100-16gb", Decimal("2.34")),
+        "denvr_Gaudi2x8": (None, Decimal("1.1")),  # counted unknown_gpu when stored
+        "scaleway_H100": ("h100-pcie", Decimal("3.3")),
+    }
+    rejected = sorted((r.reason, r.detail.split(": ")[1]) for r in records if isinstance(r, Rejection))
+    assert rejected == [
+        ("ambiguous_gpu_form_factor", "InstanceType='massedcompute_H100'"),
+        ("ambiguous_gpu_form_factor", "InstanceType='paperspace_H100'"),
+    ]
