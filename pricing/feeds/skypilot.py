@@ -11,7 +11,8 @@ Column order differs per cloud, so columns are read by name. Every row is parsed
 validation: a bad cell is one rejection counted by reason, never a failed run. A row with more or fewer
 cells than the header, or a last row the file ends inside (no line break after it), is a `malformed_row`: a
 download cut short must not leave a cut cell standing as a price, a region or a GPU's memory. `GpuInfo` (a Python
-literal) gives the memory per GPU (vast's and primeintellect's give the whole box's, divided by the count here), which
+literal; DigitalOcean's keys in lower case, paperspace's the bare GPU name, read as no memory) gives the memory per
+GPU (vast's and primeintellect's give the whole box's, divided by the count here), which
 decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card); a memory no part
 of that name has, as written or divided, is a rejection, never an id. A reseller's (shadeform's) plain 'H100' or
 'A100' takes its form factor from the instance type or the upstream cloud's naming, else is rejected as ambiguous.
@@ -318,18 +319,28 @@ class GpuMemory:
         return (divided, written) if whole_box else (written, divided)
 
 
-def read_gpu_memory(raw: str | None) -> GpuMemory | None:
+def _lower_keys(value: Any) -> Any:
+    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib')."""
+    if isinstance(value, dict):
+        return {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_lower_keys(item) for item in value]
+    return value
+
+
+def read_gpu_memory(raw: str | None, *, accelerator: str = "") -> GpuMemory | None:
     """GpuInfo's memory ("{'Gpus': [{'Count': 2, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB':
-    163840}"); None when the cell is empty."""
-    if raw is None or not raw.strip():
+    163840}"); None when the cell gives none: empty, or the bare GPU name paperspace's v6 catalog writes there
+    (GpuInfo 'H100' on an 'H100' row)."""
+    if raw is None or not raw.strip() or (accelerator and raw.strip() == accelerator):
         return None
     try:
-        info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
-        gpus = info["Gpus"][0]
+        info = _lower_keys(ast.literal_eval(raw))  # a Python literal, as SkyPilot writes and reads it
+        gpus = info["gpus"][0]
         return GpuMemory(
-            size=_info_number(gpus["MemoryInfo"]["SizeInMiB"]),
-            count=_info_number(gpus.get("Count") or 1),
-            total=_info_number(info.get("TotalGpuMemoryInMiB") or 0),
+            size=_info_number(gpus["memoryinfo"]["sizeinmib"]),
+            count=_info_number(gpus.get("count") or 1),
+            total=_info_number(info.get("totalgpumemoryinmib") or 0),
         )
     except (ValueError, SyntaxError, LookupError, TypeError, AttributeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
@@ -395,7 +406,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     if number is not None and vcpus is None:
         raise BadCell("vCPUs", row.get("vCPUs"))
     override = GPU_OVERRIDES.get((cloud, accelerator))
-    memory = read_gpu_memory(row.get("GpuInfo"))
+    memory = read_gpu_memory(row.get("GpuInfo"), accelerator=accelerator)
     mib = mib_per_gpu(cloud, memory, named=override or canonical_gpu(accelerator), accelerator=accelerator)
     gpu = with_form_factor(cloud, row["InstanceType"], canonical_gpu_by_memory(accelerator, mib, default=override))
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}

@@ -592,3 +592,35 @@ def test_real_shadeform_rows_take_the_form_factor_from_the_upstream_clouds_namin
         ("ambiguous_gpu_form_factor", "InstanceType='massedcompute_H100'"),
         ("ambiguous_gpu_form_factor", "InstanceType='paperspace_H100'"),
     ]
+
+
+def _gpus_and_rejections(cloud: str, name: str) -> tuple[dict[str, tuple[str | None, Decimal]], list[str]]:
+    records = list(parse_catalog(cloud, fixture_text(name), url=name))
+    offers = {r.instance_type: _gpu_and_price_per_gpu(r) for r in records if isinstance(r, OfferRecord)}
+    return offers, sorted(r.reason for r in records if isinstance(r, Rejection))
+
+
+def test_real_paperspace_and_do_v6_rows_are_priced_by_name_from_their_own_gpuinfo_shapes() -> None:
+    # skypilot_paperspace_v6_vms.csv (skypilot-catalog@e5200541) and skypilot_do_v6_vms.csv (@1fbe7331): real rows,
+    # v6 being the newest catalog of each (fixtures/README.md). Paperspace's GpuInfo is the bare GPU name ('H100'),
+    # DigitalOcean's has lower-case keys ('gpus', 'memoryinfo', 'sizeinmib'). Before: every GPU row was
+    # bad_cell_GpuInfo (paperspace 5, do 2), so both listed feeds could never store an offer.
+    paperspace, paperspace_rejected = _gpus_and_rejections("paperspace", "skypilot_paperspace_v6_vms.csv")
+    assert paperspace == {
+        "H100": ("h100-sxm", Decimal("5.95")),
+        "H100x8": ("h100-sxm", Decimal("5.95")),
+        "A100-80Gx8": ("a100-80gb", Decimal("3.18")),
+        "V100-32G": ("v100-32gb", Decimal("2.30")),
+        "V100": ("v100-16gb", Decimal("2.29")),
+    }
+    assert paperspace_rejected == ["no_accelerator"]
+    do, do_rejected = _gpus_and_rejections("do", "skypilot_do_v6_vms.csv")
+    assert do == {"gpu-h100x1-80gb": ("h100-sxm", Decimal("6.74")), "gpu-h100x8-640gb": ("h100-sxm", Decimal("5.95"))}
+    assert do_rejected == ["no_accelerator"]
+
+
+def test_a_gpuinfo_naming_another_gpu_than_the_row_is_still_a_bad_cell() -> None:
+    # Derived from the real paperspace row above, GpuInfo changed here: only the row's own name means "no memory".
+    text = fixture_text("skypilot_paperspace_v6_vms.csv").replace("640.0,H100,", "640.0,A100,")
+    rejected = sorted(r.reason for r in parse_catalog("paperspace", text, url="x") if isinstance(r, Rejection))
+    assert rejected == ["bad_cell_GpuInfo", "no_accelerator"]
