@@ -11,8 +11,11 @@ Column order differs per cloud, so columns are read by name. Every row is parsed
 validation: a bad cell is one rejection counted by reason, never a failed run. A row with more or fewer
 cells than the header, or a last row the file ends inside (no line break after it), is a `malformed_row`: a
 download cut short must not leave a cut cell standing as a price, a region or a GPU's memory. `GpuInfo` (a Python
-literal) gives the memory per GPU (vast's gives the whole box's, divided by the count here), which
-decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card).
+literal; DigitalOcean's keys in lower case, paperspace's the bare GPU name, read as no memory) gives the memory per
+GPU (vast's and primeintellect's give the whole box's, divided by the count here), which
+decides the id (A100 81920 MiB -> a100-80gb; an 'H100' with 96256 MiB is an H100 NVL, a PCIe card); a memory no part
+of that name has, as written or divided, is a rejection, never an id. A reseller's (shadeform's) plain 'H100' or
+'A100' takes its form factor from the instance type or the upstream cloud's naming, else is rejected as ambiguous.
 `observed_at` is the catalog file's own timestamp: the mirror's Last-Modified, else the file's last
 commit date from the GitHub API; never the time it was read. One offer per (instance type, region,
 market) at the cheapest zone.
@@ -70,11 +73,44 @@ PROVIDER_OF_CLOUD = {"do": "digitalocean"}
 # 'A100-80GB' is the PCIe card: its v8 rows' GpuInfo names it 'A100 PCIe' and SkyPilot's RunPod GPU_NAME_MAP maps
 # it to 'NVIDIA A100 80GB PCIe' ('A100-80GB-SXM' is the SXM4 card, which the common mapping gives a100-80gb).
 GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100-pcie-80gb"}
-# Clouds whose catalog writes the memory of the whole box under GpuInfo's SizeInMiB (equal to
-# TotalGpuMemoryInMiB): vast v8 (skypilot-catalog catalogs/v8/vast/vms.csv @ 01b8cdda, 2x-A100_SXM4 81920 MiB
-# where 1x-A100_SXM4 is 40960). The equality alone cannot tell: Lambda's v8 rows write one GPU's memory in both
-# fields (gpu_8x_a100_80gb_sxm4: 81920 and 81920), and cudo's and OCI's give the total as SizeInMiB x Count.
-TOTAL_MEMORY_CLOUDS = frozenset({"vast"})
+# Clouds whose catalog writes the memory of the whole box under GpuInfo's SizeInMiB. vast v8 (skypilot-catalog
+# catalogs/v8/vast/vms.csv @ 01b8cdda, 2x-A100_SXM4 81920 MiB where 1x-A100_SXM4 is 40960) writes the same figure
+# as TotalGpuMemoryInMiB, and a total of SizeInMiB x Count there would mean per GPU; primeintellect v8
+# (catalogs/v8/primeintellect/vms.csv @ d9a304ea, 8x H100 655360 where 1x is 81920) counts the box a second time in
+# TotalGpuMemoryInMiB (5242880), so there the total says nothing. The equality alone cannot tell: Lambda's v8 rows
+# write one GPU's memory in both fields (gpu_8x_a100_80gb_sxm4: 81920 and 81920), and cudo's and OCI's give the
+# total as SizeInMiB x Count. Every other cloud follows SkyPilot's schema: SizeInMiB per GPU.
+BOX_MEMORY_UNLESS_TOTAL_IS_PER_GPU = frozenset({"vast"})
+BOX_MEMORY = frozenset({"primeintellect"})
+# The memory per GPU a part sold under one name can have, for the names whose memory picks the id (pricing.gpus
+# _BY_MEMORY): a reading outside it is not one GPU's (a whole box, or a box divided once too often). NVIDIA
+# datasheets: V100 16/32 GB, A100 40/80 GB, H100 80 GB to H100 NVL 94 GB (cudo v7 writes 96256 MiB). Widened by
+# MEMORY_SLACK_MIB: nvidia-smi reports less than the nominal size (81559 MiB for an H100 in the do and hyperbolic
+# catalogs) and catalogs round.
+MEMORY_SLACK_MIB = 2048
+_V100_MIB = (16_384, 32_768)
+_A100_MIB = (40_960, 81_920)
+_H100_MIB = (81_920, 96_256)
+PART_MEMORY_MIB: dict[str, tuple[int, int]] = {
+    "v100-16gb": _V100_MIB,
+    "v100-32gb": _V100_MIB,
+    "a100-40gb": _A100_MIB,
+    "a100-80gb": _A100_MIB,
+    "a100-pcie-40gb": _A100_MIB,
+    "a100-pcie-80gb": _A100_MIB,
+    "h100-sxm": _H100_MIB,
+    "h100-pcie": _H100_MIB,
+}
+# Resellers: SkyPilot's shadeform fetcher names each row '<upstream cloud>_<Shadeform's type>', and Shadeform's
+# 'H100' and 'A100' say PCIe or SXM only in the instance type's name, where it does (lambdalabs_H100-sxm5x8,
+# denvr_A100-sxm4x8); a plain name is the upstream cloud's own naming or nothing known.
+RESELLER_CLOUDS = frozenset({"shadeform"})
+SXM_INSTANCE = re.compile(r"sxm|nvlink", re.IGNORECASE)
+# (upstream cloud, id of the plain name) whose plain name is the PCIe card: Scaleway's H100-1-80G and H100-2-80G are
+# its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G (scaleway/docs-content
+# pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances"; products-availability.mdx lists
+# "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G").
+UPSTREAM_PLAIN_NAME_IS_PCIE = frozenset({("scaleway", "h100-sxm")})
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
@@ -215,9 +251,33 @@ class CatalogRow:
 
 
 class BadCell(ValueError):
-    def __init__(self, column: str, value: Any) -> None:
-        super().__init__(f"{column}={value!r}")
+    reason_prefix = "bad_cell"
+
+    def __init__(self, column: str, value: Any, *, why: str = "") -> None:
+        super().__init__(f"{column}={value!r}{why}")
         self.column = column
+
+    @property
+    def reason(self) -> str:
+        return f"{self.reason_prefix}_{self.column}"
+
+
+class ImplausibleGpuMemory(BadCell):
+    """GpuInfo's memory is no GPU of that name's, read as written or divided by the count: picking an id from it
+    priced 8x H100 SXM boxes as H100 NVL (h100-pcie) and 8x A100 40 GB boxes as a100-80gb."""
+
+    @property
+    def reason(self) -> str:
+        return "implausible_gpu_memory"
+
+
+class AmbiguousFormFactor(BadCell):
+    """A reseller's row names a GPU sold as PCIe and as SXM cards, and nothing says which: defaulting to SXM priced
+    Scaleway's H100 PCIe as h100-sxm (NVLink, 700 W)."""
+
+    @property
+    def reason(self) -> str:
+        return "ambiguous_gpu_form_factor"
 
 
 def _number(row: dict[str, str], column: str, *, required: bool = False) -> Decimal | None:
@@ -239,26 +299,103 @@ def _info_number(value: Any) -> float:
     return number
 
 
-def gpu_memory_mib(raw: str | None, *, whole_box: bool = False) -> int | None:
-    """Memory per GPU from GpuInfo ("{'Gpus': [{'Count': 2, 'MemoryInfo': {'SizeInMiB': 81920}}],
-    'TotalGpuMemoryInMiB': 163840}"). `whole_box`: the cloud's catalog writes the memory of all the
-    box's GPUs under SizeInMiB (see TOTAL_MEMORY_CLOUDS); it is divided by Count unless the row
-    itself shows it is per GPU (the total is SizeInMiB x Count)."""
-    if raw is None or not raw.strip():
+@dataclass(frozen=True, slots=True)
+class GpuMemory:
+    """GpuInfo's memory figures as written: SizeInMiB, the GPUs' Count and TotalGpuMemoryInMiB (0 when absent)."""
+
+    size: float
+    count: float
+    total: float
+
+    def as_mib(self, value: float) -> int:
+        # RunPod's and shadeform's v8 catalogs write GB under SizeInMiB ('SizeInMiB': 80 for an A100 80GB); no GPU
+        # has under 1 GiB, so a value that small is GiB.
+        return int(value * 1024 if 0 < value < MIN_GPU_MIB else value)
+
+    def readings(self, *, whole_box: bool) -> tuple[int, int]:
+        """(the reading the catalog's layout gives, the other one): SizeInMiB as written and divided by Count."""
+        written = self.as_mib(self.size)
+        divided = self.as_mib(self.size / self.count) if self.count > 0 else written
+        return (divided, written) if whole_box else (written, divided)
+
+
+def _lower_keys(value: Any) -> Any:
+    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib')."""
+    if isinstance(value, dict):
+        return {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_lower_keys(item) for item in value]
+    return value
+
+
+def read_gpu_memory(raw: str | None, *, accelerator: str = "") -> GpuMemory | None:
+    """GpuInfo's memory ("{'Gpus': [{'Count': 2, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB':
+    163840}"); None when the cell gives none: empty, or the bare GPU name paperspace's v6 catalog writes there
+    (GpuInfo 'H100' on an 'H100' row)."""
+    if raw is None or not raw.strip() or (accelerator and raw.strip() == accelerator):
         return None
     try:
-        info = ast.literal_eval(raw)  # a Python literal, as SkyPilot writes and reads it
-        gpus = info["Gpus"][0]
-        size = _info_number(gpus["MemoryInfo"]["SizeInMiB"])
-        count = _info_number(gpus.get("Count") or 1)
-        total = _info_number(info.get("TotalGpuMemoryInMiB") or 0)
+        info = _lower_keys(ast.literal_eval(raw))  # a Python literal, as SkyPilot writes and reads it
+        gpus = info["gpus"][0]
+        return GpuMemory(
+            size=_info_number(gpus["memoryinfo"]["sizeinmib"]),
+            count=_info_number(gpus.get("count") or 1),
+            total=_info_number(info.get("totalgpumemoryinmib") or 0),
+        )
     except (ValueError, SyntaxError, LookupError, TypeError, AttributeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
-    if whole_box and count > 1 and total != size * count:
-        size /= count
-    # RunPod's v8 catalog writes GB under SizeInMiB ('SizeInMiB': 80 for an A100 80GB); no GPU has
-    # under 1 GiB, so a value that small is GiB.
-    return int(size * 1024 if 0 < size < MIN_GPU_MIB else size)
+
+
+def is_whole_box(cloud: str, memory: GpuMemory) -> bool:
+    """Whether this cloud's SizeInMiB is the memory of all the box's GPUs (see BOX_MEMORY)."""
+    if cloud in BOX_MEMORY:
+        return True
+    return cloud in BOX_MEMORY_UNLESS_TOTAL_IS_PER_GPU and memory.total != memory.size * memory.count
+
+
+def gpu_memory_mib(raw: str | None, *, cloud: str) -> int | None:
+    """Memory per GPU as the cloud's catalog layout reads it, unchecked (`mib_per_gpu` checks it against the part)."""
+    memory = read_gpu_memory(raw)
+    return None if memory is None else memory.readings(whole_box=is_whole_box(cloud, memory))[0]
+
+
+def mib_per_gpu(cloud: str, memory: GpuMemory | None, *, named: str | None, accelerator: str) -> int | None:
+    """Memory per GPU: the cloud's layout's reading when a part of that name has it, else the other reading (a row
+    that shows the layout is not the cloud's); ImplausibleGpuMemory when neither fits, never an id picked from it."""
+    if memory is None:
+        return None
+    readings = memory.readings(whole_box=is_whole_box(cloud, memory))
+    if named not in PART_MEMORY_MIB:
+        return readings[0]
+    low, high = PART_MEMORY_MIB[named]
+    fitting = [mib for mib in readings if low - MEMORY_SLACK_MIB <= mib <= high + MEMORY_SLACK_MIB]
+    if fitting:
+        return fitting[0]
+    raise ImplausibleGpuMemory(
+        "GpuInfo",
+        f"SizeInMiB {memory.size:g} x Count {memory.count:g}",
+        why=f": no {accelerator} has that memory per GPU ({low}-{high} MiB), as written or divided by the count",
+    )
+
+
+def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
+    """The PCIe card when the instance type names it (Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's
+    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name; AmbiguousFormFactor
+    for a reseller's plain name that neither the name nor the upstream cloud settles."""
+    if gpu not in PCIE_OF:
+        return gpu
+    if PCIE_INSTANCE.search(instance):
+        return PCIE_OF[gpu]
+    if cloud not in RESELLER_CLOUDS or SXM_INSTANCE.search(instance):
+        return gpu
+    upstream = instance.split("_", 1)[0].lower()
+    if (upstream, gpu) in UPSTREAM_PLAIN_NAME_IS_PCIE:
+        return PCIE_OF[gpu]
+    raise AmbiguousFormFactor(
+        "InstanceType",
+        instance,
+        why=f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named",
+    )
 
 
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
@@ -268,11 +405,10 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     vcpus = to_int(number)  # IntegerTooLarge beyond its bound
     if number is not None and vcpus is None:
         raise BadCell("vCPUs", row.get("vCPUs"))
-    mib = gpu_memory_mib(row.get("GpuInfo"), whole_box=cloud in TOTAL_MEMORY_CLOUDS)
-    gpu = canonical_gpu_by_memory(accelerator, mib, default=GPU_OVERRIDES.get((cloud, accelerator)))
-    if gpu in PCIE_OF and PCIE_INSTANCE.search(row["InstanceType"]):
-        # Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's a100-pci_* as 'A100'
-        gpu = PCIE_OF[gpu]
+    override = GPU_OVERRIDES.get((cloud, accelerator))
+    memory = read_gpu_memory(row.get("GpuInfo"), accelerator=accelerator)
+    mib = mib_per_gpu(cloud, memory, named=override or canonical_gpu(accelerator), accelerator=accelerator)
+    gpu = with_form_factor(cloud, row["InstanceType"], canonical_gpu_by_memory(accelerator, mib, default=override))
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     if prices["spot"] == 0:
         # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a
@@ -352,7 +488,7 @@ def parse_catalog(
         try:
             parsed = parse_row(cloud, row)
         except BadCell as error:
-            yield Rejection(f"bad_cell_{error.column}", f"skypilot {cloud} line {line}: {error}")
+            yield Rejection(error.reason, f"skypilot {cloud} line {line}: {error}")
             continue
         except IntegerTooLarge as error:
             yield vcpus_too_large(f"skypilot {cloud} line {line}", error)

@@ -347,16 +347,22 @@ def test_a_catalog_that_gives_memory_per_gpu_in_both_fields_is_not_divided() -> 
 
 
 @pytest.mark.parametrize(
-    ("raw", "whole_box", "mib"),
+    ("raw", "cloud", "mib"),
     [
-        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 163840}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 163840}}], 'TotalGpuMemoryInMiB': 163840}", "vast", 40960),
         # Should vast write memory per GPU one day, the total says so and nothing is divided twice.
-        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 163840}", True, 40960),
-        ("{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}", False, 81920),
+        ("{'Gpus': [{'Count': 4, 'MemoryInfo': {'SizeInMiB': 40960}}], 'TotalGpuMemoryInMiB': 163840}", "vast", 40960),
+        ("{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}", "lambda", 81920),
+        # primeintellect's total counts the box twice (SizeInMiB x Count), so the box's memory is divided anyway.
+        (
+            "{'Gpus': [{'Count': 8, 'MemoryInfo': {'SizeInMiB': 655360}}], 'TotalGpuMemoryInMiB': 5242880}",
+            "primeintellect",
+            81920,
+        ),
     ],
 )
-def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, whole_box: bool, mib: int) -> None:
-    assert gpu_memory_mib(raw, whole_box=whole_box) == mib
+def test_memory_per_gpu_of_whole_box_and_per_gpu_catalogs(raw: str, cloud: str, mib: int) -> None:
+    assert gpu_memory_mib(raw, cloud=cloud) == mib
 
 
 REAL_CATALOGS = [
@@ -485,3 +491,136 @@ def test_each_catalog_row_without_an_instance_type_is_counted_on_its_own() -> No
     details = [(item.reason, item.detail) for item in items if isinstance(item, Rejection)]
     assert Counter(reason for reason, _ in details) == {"no_instance_type": 3, "no_accelerator": 2}
     assert "line 4: no InstanceType (accelerator tpu-v5p-8 x 1 priced apart from a host VM)" in details[2][1]
+
+
+def _offers_by_instance(cloud: str, name: str) -> dict[str, OfferRecord]:
+    records = parse_catalog(cloud, fixture_text(name), url=name)
+    return {r.instance_type: r for r in records if isinstance(r, OfferRecord) and r.market == "on_demand"}
+
+
+def _gpu_and_price_per_gpu(record: OfferRecord) -> tuple[str | None, Decimal]:
+    return record.canonical_gpu, record.usd_per_hour / record.gpu_count
+
+
+# skypilot_primeintellect_v8_vms.csv: real rows of skypilot-org/skypilot-catalog@d9a304ea catalogs/v8/primeintellect
+# (fixtures/README.md). Its GpuInfo writes the whole box's memory under SizeInMiB (8x H100: 655360 = 8 x 81920) and
+# TotalGpuMemoryInMiB counts the box again (5242880), so the total cannot tell the layout.
+PRIMEINTELLECT_EXPECTED = {
+    "hyperstack__2xA100_80GB__60__240": ("a100-80gb", Decimal("1.35")),
+    "lambdalabs__8xH100_80GB__208__1800": ("h100-sxm", Decimal("2.99")),  # gpu_8x_h100_sxm5
+    "lambdalabs__1xH100_80GB__26__225": ("h100-sxm", Decimal("3.29")),
+    "hyperstack__8xH100_80GB__192__960": ("h100-sxm", Decimal("2.40")),  # n3-H100-SXM5x8
+    "nebius__1xH100_80GB__16__200": ("h100-sxm", Decimal("2.118")),
+    "nebius__8xH100_80GB__128__1600": ("h100-sxm", Decimal("2.118")),  # gpu-h100-sxm_8gpu-...
+    "lambdalabs__8xV100_16GB__92__448": ("v100-16gb", Decimal("0.55")),
+    "datacrunch__1xV100_16GB__6__23": ("v100-16gb", Decimal("0.14")),
+    "datacrunch__2xV100_16GB__10__45": ("v100-16gb", Decimal("0.14")),  # 32768 MiB for two 16 GB cards
+    "lambdalabs__1xA100_40GB__30__200": ("a100-40gb", Decimal("1.29")),
+    "lambdalabs__8xA100_40GB__124__1800": ("a100-40gb", Decimal("1.29")),
+    "datacrunch__8xA100_40GB__176__960": ("a100-40gb", Decimal("0.72125")),
+}
+
+
+def test_real_primeintellect_rows_give_the_whole_box_memory_and_each_gpu_is_identified_per_gpu() -> None:
+    # Before: read as memory per GPU, the 8x H100 SXM5 boxes became h100-pcie (655360 MiB read as an H100 NVL), the
+    # 8x A100 40 GB boxes a100-80gb ($0.72125/GPU-h, the cheapest a100-80gb offer in advice) and the V100 16 GB
+    # boxes v100-32gb.
+    offers = _offers_by_instance("primeintellect", "skypilot_primeintellect_v8_vms.csv")
+    assert {name: _gpu_and_price_per_gpu(r) for name, r in offers.items()} == PRIMEINTELLECT_EXPECTED
+    spot = [
+        r
+        for r in parse_catalog("primeintellect", fixture_text("skypilot_primeintellect_v8_vms.csv"), url="x")
+        if isinstance(r, OfferRecord) and r.market == "spot"
+    ]
+    assert [(r.instance_type, r.canonical_gpu) for r in spot] == [
+        ("datacrunch__8xH100_80GB__176__1480__SPOT", "h100-sxm")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cloud", "size", "count"),
+    [
+        ("primeintellect", 655360, 1),  # one H100 cannot hold 640 GiB, box or not
+        ("primeintellect", 40960, 8),  # 5 GiB per GPU divided, 40 GiB as written: no H100 either way
+        ("lambda", 1310720, 8),  # 1280 GiB as written, 160 GiB divided: neither is an H100's
+    ],
+)
+def test_a_memory_no_part_of_that_name_has_either_way_is_a_rejection_naming_gpuinfo(
+    cloud: str, size: int, count: int
+) -> None:
+    # Rows in the catalog's format (written here; the real rows above are the main test): a memory that is no
+    # H100's, read as written or divided by the count, must not pick an id (655360 MiB was read as an H100 NVL).
+    [rejection] = list(parse_catalog(cloud, _h100_row(size=size, count=count), url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "implausible_gpu_memory"
+    assert "GpuInfo" in rejection.detail and "H100" in rejection.detail
+
+
+def test_a_per_gpu_catalog_row_holding_the_box_memory_is_read_per_gpu_when_only_that_fits() -> None:
+    # Written row: 655360 MiB on an 8-GPU row of a per-GPU cloud is no H100's; 655360 / 8 = 81920 is.
+    [offer] = list(parse_catalog("lambda", _h100_row(size=655360, count=8), url="x"))
+    assert isinstance(offer, OfferRecord) and offer.canonical_gpu == "h100-sxm"
+
+
+def _h100_row(*, size: int, count: int) -> str:
+    gpu_info = f"{{'Gpus': [{{'Name': 'H100', 'Count': {count}, 'MemoryInfo': {{'SizeInMiB': {size}}}}}]}}"
+    return f'InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\nbox,H100,{count},10.0,X,"{gpu_info}"\n'
+
+
+def test_real_shadeform_rows_take_the_form_factor_from_the_upstream_clouds_naming_or_are_rejected() -> None:
+    # skypilot_shadeform_v8_vms.csv: real rows of skypilot-org/skypilot-catalog@002363da catalogs/v8/shadeform
+    # (fixtures/README.md). Shadeform resells other clouds (InstanceType '<cloud>_<type>') and its 'H100' does not say
+    # PCIe or SXM. Before: scaleway_H100 and scaleway_H100x2 (Scaleway's H100-1-80G / H100-2-80G, its H100 PCIe
+    # instances; its SXM ones are H100-SXM-*) were h100-sxm at $3.30/GPU-h, and massedcompute_H100 / paperspace_H100
+    # h100-sxm by default.
+    records = list(parse_catalog("shadeform", fixture_text("skypilot_shadeform_v8_vms.csv"), url="shadeform-v8"))
+    offers = {r.instance_type: _gpu_and_price_per_gpu(r) for r in records if isinstance(r, OfferRecord)}
+    assert offers == {
+        "crusoe_A100-80G-sxm4x8": ("a100-80gb", Decimal("2.3")),
+        "scaleway_L4": ("l4", Decimal("0.95")),
+        "denvr_A100-sxm4x8": ("a100-40gb", Decimal("1.4")),
+        "scaleway_H100x2": ("h100-pcie", Decimal("3.3")),
+        "lambdalabs_H100-sxm5x8": ("h100-sxm", Decimal("3.99")),
+        "excesssupply_H200x8": ("h200", Decimal("4")),
+        "paperspace_V100-32GB": ("v100-32gb", Decimal("2.34")),
+        "paperspace_V100": ("v100-16gb", Decimal("2.34")),
+        "denvr_Gaudi2x8": (None, Decimal("1.1")),  # counted unknown_gpu when stored
+        "scaleway_H100": ("h100-pcie", Decimal("3.3")),
+    }
+    rejected = sorted((r.reason, r.detail.split(": ")[1]) for r in records if isinstance(r, Rejection))
+    assert rejected == [
+        ("ambiguous_gpu_form_factor", "InstanceType='massedcompute_H100'"),
+        ("ambiguous_gpu_form_factor", "InstanceType='paperspace_H100'"),
+    ]
+
+
+def _gpus_and_rejections(cloud: str, name: str) -> tuple[dict[str, tuple[str | None, Decimal]], list[str]]:
+    records = list(parse_catalog(cloud, fixture_text(name), url=name))
+    offers = {r.instance_type: _gpu_and_price_per_gpu(r) for r in records if isinstance(r, OfferRecord)}
+    return offers, sorted(r.reason for r in records if isinstance(r, Rejection))
+
+
+def test_real_paperspace_and_do_v6_rows_are_priced_by_name_from_their_own_gpuinfo_shapes() -> None:
+    # skypilot_paperspace_v6_vms.csv (skypilot-catalog@e5200541) and skypilot_do_v6_vms.csv (@1fbe7331): real rows,
+    # v6 being the newest catalog of each (fixtures/README.md). Paperspace's GpuInfo is the bare GPU name ('H100'),
+    # DigitalOcean's has lower-case keys ('gpus', 'memoryinfo', 'sizeinmib'). Before: every GPU row was
+    # bad_cell_GpuInfo (paperspace 5, do 2), so both listed feeds could never store an offer.
+    paperspace, paperspace_rejected = _gpus_and_rejections("paperspace", "skypilot_paperspace_v6_vms.csv")
+    assert paperspace == {
+        "H100": ("h100-sxm", Decimal("5.95")),
+        "H100x8": ("h100-sxm", Decimal("5.95")),
+        "A100-80Gx8": ("a100-80gb", Decimal("3.18")),
+        "V100-32G": ("v100-32gb", Decimal("2.30")),
+        "V100": ("v100-16gb", Decimal("2.29")),
+    }
+    assert paperspace_rejected == ["no_accelerator"]
+    do, do_rejected = _gpus_and_rejections("do", "skypilot_do_v6_vms.csv")
+    assert do == {"gpu-h100x1-80gb": ("h100-sxm", Decimal("6.74")), "gpu-h100x8-640gb": ("h100-sxm", Decimal("5.95"))}
+    assert do_rejected == ["no_accelerator"]
+
+
+def test_a_gpuinfo_naming_another_gpu_than_the_row_is_still_a_bad_cell() -> None:
+    # Derived from the real paperspace row above, GpuInfo changed here: only the row's own name means "no memory".
+    text = fixture_text("skypilot_paperspace_v6_vms.csv").replace("640.0,H100,", "640.0,A100,")
+    rejected = sorted(r.reason for r in parse_catalog("paperspace", text, url="x") if isinstance(r, Rejection))
+    assert rejected == ["bad_cell_GpuInfo", "no_accelerator"]
