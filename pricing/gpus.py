@@ -129,6 +129,36 @@ _BY_MEMORY: dict[str, tuple[tuple[int, str], ...]] = {
     "h100-sxm": ((88_000, "h100-pcie"), (0, "h100-sxm")),
     "h100-pcie": ((0, "h100-pcie"),),
 }
+# The memory per GPU a part sold under one name can have, for the names whose memory picks the id (_BY_MEMORY
+# above): a reading outside it is not one GPU's (a whole box, or a box divided once too often). NVIDIA
+# datasheets: V100 16/32 GB, A100 40/80 GB, H100 80 GB to H100 NVL 94 GB (cudo v7 writes 96256 MiB). Widened by
+# MEMORY_SLACK_MIB: nvidia-smi reports less than the nominal size (81559 MiB for an H100 in the do and hyperbolic
+# catalogs) and catalogs round.
+MEMORY_SLACK_MIB = 2048
+_V100_MIB = (16_384, 32_768)
+_A100_MIB = (40_960, 81_920)
+_H100_MIB = (81_920, 96_256)
+PART_MEMORY_MIB: dict[str, tuple[int, int]] = {
+    "v100-16gb": _V100_MIB,
+    "v100-32gb": _V100_MIB,
+    "a100-40gb": _A100_MIB,
+    "a100-80gb": _A100_MIB,
+    "a100-pcie-40gb": _A100_MIB,
+    "a100-pcie-80gb": _A100_MIB,
+    "h100-sxm": _H100_MIB,
+    "h100-pcie": _H100_MIB,
+}
+
+
+def plausible_memory_mib(gpu: str | None) -> tuple[int, int] | None:
+    """(lowest, highest) MiB one GPU sold under the bare name of ``gpu`` can report, slack included; None for parts
+    whose memory does not pick the id (a reading of theirs is not checked)."""
+    if gpu not in PART_MEMORY_MIB:
+        return None
+    low, high = PART_MEMORY_MIB[gpu]
+    return low - MEMORY_SLACK_MIB, high + MEMORY_SLACK_MIB
+
+
 # The PCIe card of an SXM part, for names that only the instance type tells apart (SkyPilot lists 'A100' for both).
 PCIE_OF: dict[str, str] = {"h100-sxm": "h100-pcie", "a100-40gb": "a100-pcie-40gb", "a100-80gb": "a100-pcie-80gb"}
 

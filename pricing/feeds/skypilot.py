@@ -59,7 +59,7 @@ from pricing.feeds.base import (
     to_int,
     vcpus_too_large,
 )
-from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory
+from pricing.gpus import PCIE_OF, canonical_gpu, canonical_gpu_by_memory, plausible_memory_mib
 
 # sky/skylet/constants.py (skypilot-org/skypilot master, read 2026-12-03): CATALOG_SCHEMA_VERSION = 'v8'.
 SKYPILOT_SCHEMA_VERSION = "v8"
@@ -82,25 +82,6 @@ GPU_OVERRIDES = {("runpod", "H100"): "h100-pcie", ("runpod", "A100-80GB"): "a100
 # total as SizeInMiB x Count. Every other cloud follows SkyPilot's schema: SizeInMiB per GPU.
 BOX_MEMORY_UNLESS_TOTAL_IS_PER_GPU = frozenset({"vast"})
 BOX_MEMORY = frozenset({"primeintellect"})
-# The memory per GPU a part sold under one name can have, for the names whose memory picks the id (pricing.gpus
-# _BY_MEMORY): a reading outside it is not one GPU's (a whole box, or a box divided once too often). NVIDIA
-# datasheets: V100 16/32 GB, A100 40/80 GB, H100 80 GB to H100 NVL 94 GB (cudo v7 writes 96256 MiB). Widened by
-# MEMORY_SLACK_MIB: nvidia-smi reports less than the nominal size (81559 MiB for an H100 in the do and hyperbolic
-# catalogs) and catalogs round.
-MEMORY_SLACK_MIB = 2048
-_V100_MIB = (16_384, 32_768)
-_A100_MIB = (40_960, 81_920)
-_H100_MIB = (81_920, 96_256)
-PART_MEMORY_MIB: dict[str, tuple[int, int]] = {
-    "v100-16gb": _V100_MIB,
-    "v100-32gb": _V100_MIB,
-    "a100-40gb": _A100_MIB,
-    "a100-80gb": _A100_MIB,
-    "a100-pcie-40gb": _A100_MIB,
-    "a100-pcie-80gb": _A100_MIB,
-    "h100-sxm": _H100_MIB,
-    "h100-pcie": _H100_MIB,
-}
 # Resellers: SkyPilot's shadeform fetcher names each row '<upstream cloud>_<Shadeform's type>', and Shadeform's
 # 'H100' and 'A100' say PCIe or SXM only in the instance type's name, where it does (lambdalabs_H100-sxm5x8,
 # denvr_A100-sxm4x8); a plain name is the upstream cloud's own naming or nothing known.
@@ -365,10 +346,11 @@ def mib_per_gpu(cloud: str, memory: GpuMemory | None, *, named: str | None, acce
     if memory is None:
         return None
     readings = memory.readings(whole_box=is_whole_box(cloud, memory))
-    if named not in PART_MEMORY_MIB:
+    plausible = plausible_memory_mib(named)
+    if plausible is None:
         return readings[0]
-    low, high = PART_MEMORY_MIB[named]
-    fitting = [mib for mib in readings if low - MEMORY_SLACK_MIB <= mib <= high + MEMORY_SLACK_MIB]
+    low, high = plausible
+    fitting = [mib for mib in readings if low <= mib <= high]
     if fitting:
         return fitting[0]
     raise ImplausibleGpuMemory(
