@@ -511,10 +511,12 @@ def _add_capacity_bands(
     hw: Hardware | None,
     tokens_per_month: float,
     offers: pd.DataFrame,
+    coverage: ServingCoverage,
 ) -> None:
     """``capacity_band`` of each size that meets the targets (None elsewhere, and everywhere when the calibration
     keeps no held-out errors): a replica's requests/s at the P10 and P90 of inf.capacity_band, and the GPUs the peak
-    needs and the cost per million output tokens were every replica to serve that."""
+    needs and the cost per million output tokens were every replica to serve that; ``covers_deployment``: whether
+    those errors were measured on the scenario's GPU and engine (``coverage``)."""
     band = inf.capacity_band(cal)
     for doc in size_docs:
         doc["capacity_band"] = None
@@ -532,16 +534,20 @@ def _add_capacity_bands(
         priced = doc["usd_per_million_output_tokens"] is not None
         doc["capacity_band"] = {
             "source": CAPACITY_BAND_SOURCE,
+            "covers_deployment": coverage.covers_deployment,
             **{f"replica_requests_per_s_{q}": float(rps[i] * band[f"{q}_multiplier"]) for q in ends},
             **{f"gpus_at_{q}": _finite_int(float(ends[q][0][i])) for q in ends},
             **{f"usd_per_million_output_tokens_at_{q}": num(ends[q][1][i]) if priced else None for q in ends},
         }
 
 
-def _capacity_band_reason(doc: Mapping[str, Any]) -> str:
+def _capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCoverage) -> str:
     """ "1 chance in 10 the deployment needs 4 GPUs or more at the peak rather than 3 ...": the recommended size's
-    band in words (an outsider's probe: GPUs and costs were stated with no uncertainty at all)."""
+    band in words (an outsider's probe: GPUs and costs were stated with no uncertainty at all); without its
+    probabilities where the band does not cover the deployment (_uncovered_capacity_band_reason)."""
     band = doc["capacity_band"]
+    if not band["covers_deployment"]:
+        return _uncovered_capacity_band_reason(doc, coverage)
     p10, p90 = band["replica_requests_per_s_p10"], band["replica_requests_per_s_p90"]
     low, high = band["usd_per_million_output_tokens_at_p10"], band["usd_per_million_output_tokens_at_p90"]
     why = (
@@ -560,6 +566,37 @@ def _capacity_band_reason(doc: Mapping[str, Any]) -> str:
         f"{doc['gpus']:,}{cost}: {why}; at the P90 {n_gpus(band['gpus_at_p90'])}"
         + ("" if high is None else f" and {money(high)} per million")
         + " would do."
+    )
+
+
+def _span(low: str, high: str) -> str:
+    """ "8-16", or "8" where both ends read the same."""
+    return low if low == high else f"{low}-{high}"
+
+
+def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCoverage) -> str:
+    """The band's GPU counts and costs with no probability: its held-out errors were measured on other GPUs or
+    engines. A serving lead's probe: on Oracle OCI's published MI300X + vLLM table (Llama 3.1 405B FP8 TP 8,
+    2024-10-10) all 9 points fell at 0.57-0.77x the predicted capacity, below the P10 of 0.78x that "1 chance in 10
+    the deployment needs 16 GPUs or more" rested on."""
+    band = doc["capacity_band"]
+    fewest, most = band["gpus_at_p90"], band["gpus_at_p10"]
+    cheapest, dearest = band["usd_per_million_output_tokens_at_p90"], band["usd_per_million_output_tokens_at_p10"]
+    ends = [
+        *([] if fewest is None or most is None else [f"{_span(f'{fewest:,}', f'{most:,}')} GPUs at the peak"]),
+        *(
+            []
+            if cheapest is None or dearest is None
+            else [f"{_span(money(cheapest), money(dearest))} per million output tokens"]
+        ),
+    ]
+    return (
+        "The serving model's error on models it was not fitted on puts a replica at "
+        f"{band['replica_requests_per_s_p10']:.3g}-{band['replica_requests_per_s_p90']:.3g} requests/s rather than "
+        f"{doc['replica_requests_per_s']:.3g}" + (f" ({', '.join(ends)})" if ends else "") + ", "
+        f"but that error was measured on {coverage.measured_on()}; it does not cover {coverage.engine} on "
+        f"{_gpu_name(coverage.gpu)}, says nothing about how likely either end is here, and the real capacity can fall "
+        "outside it: benchmark a replica before committing."
     )
 
 
@@ -661,12 +698,16 @@ def fragile_latency_warning(doc: Mapping[str, Any]) -> str | None:
 
 
 def _state_bands(
-    doc: Mapping[str, Any], recommendation: dict[str, Any], reasons: list[str], warnings: list[str]
+    doc: Mapping[str, Any],
+    recommendation: dict[str, Any],
+    reasons: list[str],
+    warnings: list[str],
+    coverage: ServingCoverage,
 ) -> None:
     """The recommended size's capacity and latency bands in the recommendation, with what they mean in words."""
     if doc.get("capacity_band") is not None:
         recommendation["capacity_band"] = doc["capacity_band"]
-        reasons.append(_capacity_band_reason(doc))
+        reasons.append(_capacity_band_reason(doc, coverage))
     if doc.get("latency_band") is not None:
         recommendation["latency_band"] = doc["latency_band"]
         reasons.append(_latency_band_reason(doc))
@@ -1309,7 +1350,8 @@ def advise_inference(
                 f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
-    _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers)
+    coverage = serving_coverage(gpu=s.gpu, engine=serving_engine_on(s.workload.serving_engine, s.gpu))
+    _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers, coverage)
     if explain_unmet:  # a compare_gpus row reads only the recommended size (its latency band: two more sizings)
         _add_latency_bands(
             s,
@@ -1329,7 +1371,7 @@ def advise_inference(
     }
     warnings.extend(kv_share_warnings(deployments, rec_j, cal))
     if rec_j is not None:
-        _state_bands(size_docs[rec_j], recommendation, reasons, warnings)
+        _state_bands(size_docs[rec_j], recommendation, reasons, warnings, coverage)
     if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
         recommendation.update(gpus_owned=size_docs[rec_j]["buy"]["gpus_owned"], nodes=size_docs[rec_j]["buy"]["nodes"])
     if action == "none" and not ok.any() and explain_unmet:  # no deployment meets the targets (not: one does but
@@ -1562,22 +1604,57 @@ def _gpu_name(gpu: str) -> str:
         return gpu
 
 
+@dataclass(frozen=True)
+class ServingCoverage:
+    """One deployment's GPU and serving engine against what the serving calibration has rows of
+    (inf.table_coverage): what its fitted efficiencies and held-out accuracy were measured on."""
+
+    gpu: str
+    engine: str
+    calibrated_gpus: tuple[str, ...]
+    calibrated_engines: tuple[str, ...]
+
+    @property
+    def gpu_calibrated(self) -> bool:
+        return self.gpu in self.calibrated_gpus
+
+    @property
+    def engine_calibrated(self) -> bool:
+        return self.engine in self.calibrated_engines
+
+    @property
+    def covers_deployment(self) -> bool:
+        return self.gpu_calibrated and self.engine_calibrated
+
+    def measured_on(self) -> str:
+        """ "trtllm runs on NVIDIA A100 SXM4 80GB, ...": what the calibration's rows are."""
+        return f"{', '.join(self.calibrated_engines)} runs on {', '.join(_gpu_name(g) for g in self.calibrated_gpus)}"
+
+
+def serving_coverage(*, gpu: str, engine: str) -> ServingCoverage:
+    """Whether the serving calibration has rows of ``gpu`` and of ``engine`` (the one test of it: the warnings and
+    the capacity band's ``covers_deployment`` read it)."""
+    gpus, engines = inf.table_coverage()
+    return ServingCoverage(gpu=gpu, engine=engine, calibrated_gpus=gpus, calibrated_engines=engines)
+
+
 def uncalibrated_serving_warnings(gpu: str, engine: str) -> list[str]:
     """What the serving calibration has no rows of (the GPU, the engine): where its throughput is borrowed from and
     that the stated accuracy was measured elsewhere (as the training advice warns for an uncalibrated GPU family).
     An outsider's probe: an MI300X on vLLM read 1.43x an H100's TensorRT-LLM requests/s per GPU beside an accuracy
     measured on neither."""
-    gpus, engines = inf.table_coverage()
+    coverage = serving_coverage(gpu=gpu, engine=engine)
+    gpus, engines = coverage.calibrated_gpus, coverage.calibrated_engines
     out = []
     measured_on = ", ".join(_gpu_name(g) for g in gpus)
-    if gpu not in gpus:
+    if not coverage.gpu_calibrated:
         out.append(
             f"The serving calibration has no rows on {_gpu_name(gpu)}: its throughput applies the efficiencies fitted "
             f"on {', '.join(engines)} runs on {measured_on} to its datasheet bandwidth and FLOP/s, and the stated "
             "accuracy (held-out error, capacity band, KV-share error) was measured on those GPUs, not on this one: "
             "expect a wider error, and benchmark it before committing."
         )
-    if engine not in engines:
+    if not coverage.engine_calibrated:
         out.append(
             f"The serving calibration has no {engine} rows: its throughput is borrowed from {', '.join(engines)} "
             f"(measured on {measured_on}): {engine}'s own settings (serving_stacks.csv: the memory it reserves, "

@@ -207,10 +207,16 @@ class ModelGeometry(Closed):
 class CapacityBand(Closed):
     """Inference: the P10-P90 band of one replica's capacity, from the serving calibration's held-out errors (each
     model's rows of its table predicted by a fit without that model; estimator.inference.capacity_band), and what the
-    deployment needs at its ends. At the P10 capacity (1 chance in 10 a replica serves less) the peak needs more
-    GPUs; at the P90 fewer."""
+    deployment needs at its ends. At the P10 capacity (1 chance in 10 a replica serves less, where the band covers
+    the deployment) the peak needs more GPUs; at the P90 fewer."""
 
     source: str = Field(description="Which held-out errors the band comes from.")
+    covers_deployment: bool = Field(
+        description="Whether those held-out errors were measured on this deployment's GPU and serving engine (the "
+        "serving calibration has rows of both, as the 'no rows on' warnings test). False: the band is that of the "
+        "calibrated GPUs and engines, its ends are no P10 and P90 for this deployment (on a published MI300X + vLLM "
+        "table every point fell below it) and the advice states no probability with it."
+    )
     replica_requests_per_s_p10: NonNegative = Field(description="A replica's capacity at the band's P10 [requests/s].")
     replica_requests_per_s_p90: NonNegative = Field(description="A replica's capacity at the band's P90 [requests/s].")
     gpus_at_p10: int | None = Field(description="GPUs the peak needs were every replica to serve its P10 capacity.")

@@ -409,6 +409,16 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
 
 CAPACITY_BAND_GPUS: Final[str] = "GPUs at the peak (P10-P90)"
 CAPACITY_BAND_COST: Final[str] = "Per million output tokens (P10-P90)"
+# A band measured on other GPUs or engines (capacity_band.covers_deployment false) is no P10-P90 for this deployment
+UNCOVERED_BAND: Final[str] = "band not measured on this deployment"
+UNCOVERED_BAND_GPUS: Final[str] = f"GPUs at the peak ({UNCOVERED_BAND})"
+UNCOVERED_BAND_COST: Final[str] = f"Per million output tokens ({UNCOVERED_BAND})"
+
+
+def _covers_deployment(band: Mapping[str, Any]) -> bool:
+    """Whether the band's held-out errors were measured on the deployment's GPU and engine; a document from before
+    the flag reads as it was shown then."""
+    return bool(band.get("covers_deployment", True))
 
 
 def _capacity_band_costs(band: Mapping[str, Any]) -> str:
@@ -424,12 +434,19 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
     recommendation.capacity_band), with the cost per million output tokens over it; none without a band."""
     if not band:
         return []
+    covered = _covers_deployment(band)
+    over = (
+        "over the serving model's held-out error"
+        if covered
+        else "over the serving model's held-out error on calibrated GPUs and engines, which does not cover this "
+        "deployment's GPU or engine"
+    )
     return [
         {
             "key": "capacity_band",
-            "label": CAPACITY_BAND_GPUS,
+            "label": CAPACITY_BAND_GPUS if covered else UNCOVERED_BAND_GPUS,
             "value": f"{band['gpus_at_p90']}-{band['gpus_at_p10']} GPUs",
-            "note": f"{_capacity_band_costs(band)} per million output tokens over the serving model's held-out error",
+            "note": f"{_capacity_band_costs(band)} per million output tokens {over}",
         }
     ]
 
@@ -576,7 +593,8 @@ def _capacity_band_rows(band: Mapping[str, Any] | None) -> list[tuple[str, str]]
     if not band:
         return []
     figure = _capacity_band_figure(band)[0]
-    return [(CAPACITY_BAND_GPUS, figure["value"]), (CAPACITY_BAND_COST, _capacity_band_costs(band))]
+    cost_label = CAPACITY_BAND_COST if _covers_deployment(band) else UNCOVERED_BAND_COST
+    return [(figure["label"], figure["value"]), (cost_label, _capacity_band_costs(band))]
 
 
 def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
