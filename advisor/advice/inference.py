@@ -656,8 +656,11 @@ def _latency_band_reason(doc: Mapping[str, Any]) -> str:
         f"the serving model's latency error (p95 TTFT {fmt.percent(band['ttft_error'])}, TPOT "
         f"{fmt.percent(band['tpot_error'])}, its bands on published latency it was never fitted on)"
     )
+    # The latency check, like the capacity band, was measured on calibrated GPUs and engines only.
+    covered = (doc.get("capacity_band") or {}).get("covers_deployment", True)
+    elsewhere = "" if covered else " That error was measured on other GPUs or engines: here it may be wider."
     if lower == higher == doc["gpus"]:
-        return f"The {n_gpus(doc['gpus'])} meet the latency targets at either end of {error}."
+        return f"The {n_gpus(doc['gpus'])} meet the latency targets at either end of {error}.{elsewhere}"
 
     def cost(key: str) -> str:
         usd = band[f"usd_per_million_output_tokens_if_latency_{key}"]
@@ -677,7 +680,7 @@ def _latency_band_reason(doc: Mapping[str, Any]) -> str:
     )
     return (
         f"Within {error}: were the real latencies that much lower than modelled, {low}; were they that much higher, "
-        f"{high}."
+        f"{high}.{elsewhere}"
     )
 
 

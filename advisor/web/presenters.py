@@ -429,6 +429,11 @@ def _capacity_band_costs(band: Mapping[str, Any]) -> str:
     )
 
 
+def gpu_range(low: Any, high: Any) -> str:
+    """ "8-16 GPUs", or "8 GPUs" where both ends are the same count (a band printed "8-8 GPUs")."""
+    return f"{fmt.plain(low)} GPUs" if low == high else f"{fmt.plain(low)}-{fmt.plain(high)} GPUs"
+
+
 def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The recommended deployment's GPUs at the peak over the P10-P90 of a replica's capacity (the Advice's
     recommendation.capacity_band), with the cost per million output tokens over it; none without a band."""
@@ -445,7 +450,7 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
         {
             "key": "capacity_band",
             "label": CAPACITY_BAND_GPUS if covered else UNCOVERED_BAND_GPUS,
-            "value": f"{band['gpus_at_p90']}-{band['gpus_at_p10']} GPUs",
+            "value": gpu_range(band["gpus_at_p90"], band["gpus_at_p10"]),
             "note": f"{_capacity_band_costs(band)} per million output tokens {over}",
         }
     ]
@@ -459,7 +464,7 @@ def _latency_band_value(band: Mapping[str, Any]) -> str:
     lower, higher = band["gpus_if_latency_lower"], band["gpus_if_latency_higher"]
     if higher is None:
         return f"{fmt.plain(lower)} GPUs; none meets the targets at the high end"
-    return f"{fmt.plain(lower)} GPUs" if lower == higher else f"{fmt.plain(lower)}-{fmt.plain(higher)} GPUs"
+    return gpu_range(lower, higher)
 
 
 def _latency_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]]:

@@ -120,6 +120,9 @@ def test_a_band_measured_on_other_gpus_or_engines_states_no_chance(gpu: str, eng
     assert "trtllm runs on" in sentence and "NVIDIA H100 SXM5 80GB" in sentence
     ends = sorted({band["gpus_at_p90"], band["gpus_at_p10"]})  # one figure where both ends need as many
     assert f"{'-'.join(str(n) for n in ends)} GPUs at the peak" in sentence
+    # The latency band's error comes from the same calibrated deployments (NIM on H100): it says so here.
+    (latency,) = [r for r in rec["reasons"] if "latency error" in r]
+    assert latency.endswith("That error was measured on other GPUs or engines: here it may be wider.")
     VALIDATOR.validate(json.loads(json.dumps(doc)))
 
 
@@ -135,3 +138,10 @@ def test_the_page_and_the_pdf_say_the_band_does_not_cover_an_uncalibrated_gpu():
     rows = dict(key_figures(advice=doc))
     assert "GPUs at the peak (P10-P90)" not in rows
     assert rows[figure["label"]] == figure["value"]
+
+
+def test_a_band_whose_ends_are_one_count_prints_it_once():
+    from advisor.web.presenters import gpu_range
+
+    assert gpu_range(8, 8) == "8 GPUs"  # was "8-8 GPUs"
+    assert gpu_range(1032, 1752) == "1,032-1,752 GPUs"
