@@ -77,19 +77,24 @@ def test_unfused_attention_keeps_its_scores_and_no_sequence_parallelism_replicat
     assert stored(None) == stored("nemo")  # an unknown stack: FlashAttention-class, sequence-parallel
 
 
-def test_gpt3_175b_without_recomputation_does_not_fit_a_2021_megatron_stack() -> None:
-    job = TrainingJob(
+def _gpt3_175b(*, global_batch: int, virtual_pipeline: int) -> TrainingJob:
+    """GPT-3 175B as Narayanan et al. 2021 and Korthikanti et al. 2022 trained it with Megatron-LM."""
+    return TrainingJob(
         params_b=174.6,
         seq_len=2048,
-        global_batch=1536,
+        global_batch=global_batch,
         layers=96,
         hidden=12288,
         heads=96,
         vocab=51200,
         precision="fp16",
         stack="megatron-lm",
-        virtual_pipeline=6,
+        virtual_pipeline=virtual_pipeline,
     )
+
+
+def test_gpt3_175b_without_recomputation_does_not_fit_a_2021_megatron_stack() -> None:
+    job = _gpt3_175b(global_batch=1536, virtual_pipeline=6)
     layout = {"strategy": model.ZERO1, "tp": 4, "pp": 8, "cp": 1, "mb": 1, "ac": model.AC_NONE}
     assert _memory(job, 1024, **layout) > 80e9
     assert _memory(dataclass_replace(job, stack="nemo"), 1024, **layout) < 80e9
@@ -99,18 +104,7 @@ def test_selective_recomputation_in_megatron_lm_runs_sequence_parallel() -> None
     # Korthikanti et al. 2022 (arXiv 2205.05198) Tables 3 and 5: GPT-3 175B on 64 A100 80GB at TP 8, PP 8, micro-batch
     # 1, with sequence parallelism and selective recomputation, 13.75 s per step: it ran in 80 GB. An outsider: under
     # the megatron-lm label (2021: no sequence parallelism) the 10 replicated bytes per s.b.h made it 85 GB.
-    job = TrainingJob(
-        params_b=174.6,
-        seq_len=2048,
-        global_batch=64,
-        layers=96,
-        hidden=12288,
-        heads=96,
-        vocab=51200,
-        precision="fp16",
-        stack="megatron-lm",
-        virtual_pipeline=3,
-    )
+    job = _gpt3_175b(global_batch=64, virtual_pipeline=3)
     layout = {"strategy": model.DDP, "tp": 8, "pp": 8, "cp": 1, "mb": 1}
     selective = _memory(job, 64, ac=model.AC_SELECTIVE, **layout)
     assert selective < 80e9
