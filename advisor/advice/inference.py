@@ -502,6 +502,22 @@ def _priced_at(
     return gpus, np.where(np.isfinite(month), month / tokens_per_month * 1e6, np.nan)
 
 
+def _priced_one(
+    s: Scenario,
+    tp: int,
+    day: DailyTraffic,
+    hw: Hardware | None,
+    replica_rps: float,
+    tokens_per_month: float,
+    offers: pd.DataFrame,
+) -> tuple[float, float]:
+    """``_priced_at`` of one TP degree: (GPUs the peak needs, cost per million output tokens)."""
+    gpus, usd = _priced_at(
+        s, [tp], np.ones(1, dtype=np.bool_), day, hw, np.asarray([replica_rps]), tokens_per_month, offers
+    )
+    return float(gpus[0]), float(usd[0])
+
+
 def _add_capacity_bands(
     s: Scenario,
     size_docs: list[dict[str, Any]],
@@ -600,47 +616,45 @@ def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCov
     )
 
 
-def _add_latency_bands(
+def _add_latency_band(
     s: Scenario,
     model: inf.ServedModel,
     cal: inf.InferenceCalibration,
     size_docs: list[dict[str, Any]],
-    ok: np.ndarray,
-    priced_at: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    j: int,
+    priced_at: Callable[[int, float], tuple[float, float]],
 ) -> None:
-    """``latency_band`` of each size that meets the targets (None elsewhere, and everywhere without a latency
-    check): the same sizing at the targets times and over (1 + the check's error), priced by the same plans. An
-    outsider's probe, left alone twice: a 70B service on L40S met a 50 ms p95 TPOT by keeping 170 replicas of 8 GPUs
-    nearly idle (1,360 GPUs), where targets 20% looser, within the model's own TPOT error, need 496."""
+    """``latency_band`` of size ``j``, the recommended one (None on every other size, and on it without a latency
+    check): its TP sized again at the targets times and over (1 + the check's error), priced by the same plans
+    (only the recommended TP: two sizings of every TP doubled the advice's time). An outsider's probe, left alone
+    twice: a 70B service on L40S met a 50 ms p95 TPOT by keeping 170 replicas of 8 GPUs nearly idle (1,360 GPUs),
+    where targets 20% looser, within the model's own TPOT error, need 496."""
     check = cal.latency_check
     latency = s.workload.latency
     for doc in size_docs:
         doc["latency_band"] = None
-    if not check or not ok.any() or latency is None:
+    if not check or latency is None:
         return
     errors = (float(check["ttft_within"]), float(check["tpot_within"]))
-    tps = [int(doc["tp"]) for doc in size_docs]
-    ends: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    doc = size_docs[j]
+    tp = int(doc["tp"])
+    band: dict[str, Any] = {"source": str(check["source"]), "ttft_error": errors[0], "tpot_error": errors[1]}
     for end, sign in (("lower", 1), ("higher", -1)):
         ttft, tpot = latency.ttft_p95_s * (1.0 + errors[0]) ** sign, latency.tpot_p95_s * (1.0 + errors[1]) ** sign
-        by_tp = {d.tp: d for d in _deployments(s, model, cal, targets=(ttft, tpot))}
-        met = ok & np.asarray([tp in by_tp and by_tp[tp].fits_memory and by_tp[tp].meets_latency for tp in tps])
-        rps = np.asarray([by_tp[tp].replica_requests_per_s if m else 0.0 for tp, m in zip(tps, met, strict=True)])
-        ends[end] = (met, *priced_at(met, rps))
-    for i, doc in enumerate(size_docs):
-        if not ok[i]:
-            continue
-        priced = doc["usd_per_million_output_tokens"] is not None
-        doc["latency_band"] = {
-            "source": str(check["source"]),
-            "ttft_error": errors[0],
-            "tpot_error": errors[1],
-            **{f"gpus_if_latency_{e}": _finite_int(float(g[i])) if m[i] else None for e, (m, g, _) in ends.items()},
-            **{
-                f"usd_per_million_output_tokens_if_latency_{e}": num(u[i]) if m[i] and priced else None
-                for e, (m, _, u) in ends.items()
-            },
-        }
+        at_tp = [d for d in _deployments(s, model, cal, tps=[tp], targets=(ttft, tpot)) if d.tp == tp]
+        gpus = usd = None
+        if at_tp and at_tp[0].fits_memory and at_tp[0].meets_latency:
+            rps = at_tp[0].replica_requests_per_s
+            if rps == doc["replica_requests_per_s"]:  # the same capacity: the size's own figures, not priced again
+                gpus, usd = doc["gpus"], doc["usd_per_million_output_tokens"]
+            else:
+                priced_gpus, priced_usd = priced_at(tp, rps)
+                gpus, usd = _finite_int(priced_gpus), num(priced_usd)
+        band[f"gpus_if_latency_{end}"] = gpus
+        band[f"usd_per_million_output_tokens_if_latency_{end}"] = (
+            usd if gpus is not None and doc["usd_per_million_output_tokens"] is not None else None
+        )
+    doc["latency_band"] = band
 
 
 # A GPU count that halves within the latency error hinges on the targets rather than on the traffic.
@@ -1355,17 +1369,17 @@ def advise_inference(
             )
     coverage = serving_coverage(gpu=s.gpu, engine=serving_engine_on(s.workload.serving_engine, s.gpu))
     _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers, coverage)
-    if explain_unmet:  # a compare_gpus row reads only the recommended size (its latency band: two more sizings)
-        _add_latency_bands(
+
+    action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
+    if rec_j is not None and ok[rec_j] and explain_unmet:  # a compare_gpus row reads no band (two more sizings)
+        _add_latency_band(
             s,
             model,
             cal,
             size_docs,
-            ok,
-            lambda met, rps: _priced_at(s, tps, met, day, hw, rps, tokens_per_month, offers),
+            rec_j,
+            lambda tp, rps: _priced_one(s, tp, day, hw, rps, tokens_per_month, offers),
         )
-
-    action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
     recommendation: dict[str, Any] = {
         "action": action,
         "gpus": None if rec_j is None else size_docs[rec_j]["gpus"],

@@ -825,9 +825,10 @@ class InferenceSize(Closed):
     )
     latency_band: LatencyBand | None = Field(
         default=None,
-        description="The GPUs and cost per million output tokens within the serving model's latency error; null "
-        "where the size does not meet the targets or the calibration carries no latency check. Absent in documents "
-        "issued before 2026-12-06.",
+        description="The GPUs and cost per million output tokens within the serving model's latency error, on the "
+        "recommended size only (the same as recommendation.latency_band); null on every other size, in a compared "
+        "GPU's advice and where the calibration carries no latency check. Absent in documents issued before "
+        "2026-12-06.",
     )
 
 
