@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -26,6 +26,35 @@ from advisor.economics import HOURS_PER_YEAR, MONTHS_PER_YEAR
 # The stated runs' rent is said beside a rent amount when it is below the amount by more than this share (both are
 # priced on the first year's basis, so only the work the utilization assumes beyond the runs moves them apart).
 STATED_RUNS_TOLERANCE = 0.1
+# The pointers whose defaults change what the utilization and the runs a year are said to be (Scenario.defaults_used,
+# the Advice's assumptions).
+UTILIZATION_POINTER: Final[str] = "/utilization"
+RUNS_POINTER: Final[str] = "/workload/runs_per_year"
+
+
+def defaulted_sources(*, advice: Mapping[str, Any]) -> dict[str, str]:
+    """{pointer: source} of each default an Advice used, read off its ``assumptions`` (a stored document keeps them,
+    so a frozen proposal says what its advice said)."""
+    return {str(row.get("pointer")): str(row.get("source") or "") for row in advice.get("assumptions") or []}
+
+
+def utilization_basis(*, utilization: float | None, runs_per_year: float | None, defaulted: Mapping[str, str]) -> str:
+    """Where the utilization owning is priced at came from, the one definition every wording uses: "given",
+    "implied by 4 runs a year" (none given: each size's share of the year its runs keep it busy), or "default: DESIGN.md
+    example" with the default's source (DESIGN.md: the one used is given or implied by runs_per_year; with neither,
+    the default stands in). ``defaulted``: {pointer: source} of the defaults used (an outsider's probe: a defaulted 60%
+    read "(given)")."""
+    if utilization is None:
+        return f"implied by {fmt.runs_a_year(runs_per_year)}"
+    if UTILIZATION_POINTER in defaulted:
+        # The source's first clause names it; the rest of /utilization's says when the default does not apply.
+        return f"default: {defaulted[UTILIZATION_POINTER].split(';')[0].strip()}"
+    return "given"
+
+
+def runs_origin(*, defaulted: Mapping[str, str]) -> str:
+    """ "default" where /workload/runs_per_year was not given, else "stated": said before the runs a year."""
+    return "default" if RUNS_POINTER in defaulted else "stated"
 
 
 def purchase_usd(*, nodes: Any, usd_per_node: Any, fabric_per_node: Any) -> Any:
@@ -179,14 +208,16 @@ def buy_at_stated_runs(
     }
 
 
-def buy_at_stated_runs_words(*, verdict: Mapping[str, float]) -> str:
-    """``buy_at_stated_runs`` in one clause, the same in the reasons, the warnings and the proposal's amount."""
-    runs = verdict["runs_per_year"]
+def buy_at_stated_runs_words(*, verdict: Mapping[str, float], defaulted: Mapping[str, str]) -> str:
+    """``buy_at_stated_runs`` in one clause, the same in the reasons, the warnings and the proposal's amount; the runs
+    and the utilization said to be defaults where they are (``defaulted``: see ``utilization_basis``)."""
+    runs, origin = verdict["runs_per_year"], runs_origin(defaulted=defaulted)
+    basis = utilization_basis(utilization=verdict["utilization"], runs_per_year=runs, defaulted=defaulted)
     return (
-        f"the stated {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {fmt.percent(verdict['busy'])} "
+        f"the {origin} {runs:g} run{'' if runs == 1 else 's'} a year keep the GPUs busy {fmt.percent(verdict['busy'])} "
         f"of the year, and at that utilization owning costs ${verdict['own_usd_per_run']:,.0f} a run against "
-        f"${verdict['rent_usd_per_run']:,.0f} renting: the stated runs alone would rent; buying rests on the "
-        f"{fmt.percent(verdict['utilization'])} utilization assumed, filled by work not stated"
+        f"${verdict['rent_usd_per_run']:,.0f} renting: the {origin} runs alone would rent; buying rests on the "
+        f"{fmt.percent(verdict['utilization'])} utilization assumed ({basis}), filled by work not stated"
     )
 
 
@@ -210,24 +241,29 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     years = totals["years"]
     other = "rent" if action == "buy" else "buy"
     stated: tuple[float, float] | None = None
+    scenario = advice.get("scenario") or {}
+    runs_per_year = (scenario.get("workload") or {}).get("runs_per_year")
+    defaulted = defaulted_sources(advice=advice)
     if action == "buy":
         amount, label = years[0]["buy_usd"], "purchase price, paid up front"
-        scenario = advice.get("scenario") or {}
         verdict = buy_at_stated_runs(
             size=_recommended_size(advice) or {},
-            runs_per_year=(scenario.get("workload") or {}).get("runs_per_year"),
+            runs_per_year=runs_per_year,
             given_utilization=scenario.get("utilization"),
         )
         if verdict is not None:
-            label += "; " + buy_at_stated_runs_words(verdict=verdict)
+            label += "; " + buy_at_stated_runs_words(verdict=verdict, defaulted=defaulted)
     else:
         amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
         utilization = (advice.get("cumulative_cost") or {}).get("utilization")
-        label = "rent in the first year" + (
-            f", GPUs busy {fmt.percent(utilization)} of the year" if utilization is not None else ""
+        basis = utilization_basis(
+            utilization=scenario.get("utilization"), runs_per_year=runs_per_year, defaulted=defaulted
         )
-        # Only a given utilization can stand for more than the runs (an implied one is the runs' own share).
-        given = ((advice.get("scenario") or {}).get("utilization")) is not None
+        label = "rent in the first year" + (
+            f", GPUs busy {fmt.percent(utilization)} of the year ({basis})" if utilization is not None else ""
+        )
+        # Only a given (or defaulted) utilization can stand for more than the runs (an implied one is their share).
+        given = scenario.get("utilization") is not None
         share = stated_runs_share(advice=advice) if given and utilization else None
         # On the amount's own basis, the first year's price: the rent scales with the busy hours (a reviewer: the
         # levelized cost per run under a price decline read as 'other work' the utilization does not assume).
@@ -235,7 +271,8 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         if stated is not None and stated[1] < amount * (1 - STATED_RUNS_TOLERANCE):
             one = stated[0] == 1
             label += (
-                f"; the stated {stated[0]:g} run{'' if one else 's'} a year alone rent{'s' if one else ''} for "
+                f"; the {runs_origin(defaulted=defaulted)} {stated[0]:g} run{'' if one else 's'} a year alone "
+                f"rent{'s' if one else ''} for "
                 f"${stated[1]:,.0f} a year, the rest is the other work that utilization assumes (owning is "
                 "priced for it too)"
             )

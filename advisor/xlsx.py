@@ -305,7 +305,7 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],
-        ["Stated runs alone, rented (USD a year)", amount.get("stated_runs_usd")],
+        ["The runs a year alone, rented (USD a year)", amount.get("stated_runs_usd")],
         # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
         ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         # The PDF cover's words: the date alone read as an observation date where it was the snapshot's compile date.

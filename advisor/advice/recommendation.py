@@ -13,8 +13,15 @@ import numpy as np
 from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import money, n_gpus, pct, rent_rate_words
-from advisor.cash_flow import buy_at_stated_runs, buy_at_stated_runs_words
-from advisor.scenario import Scenario
+from advisor.cash_flow import (
+    RUNS_POINTER,
+    UTILIZATION_POINTER,
+    buy_at_stated_runs,
+    buy_at_stated_runs_words,
+    runs_origin,
+    utilization_basis,
+)
+from advisor.scenario import DEFAULTS, Scenario
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
 
 # Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
@@ -197,6 +204,25 @@ def _knee_reason(*, gpus: np.ndarray, tps: np.ndarray, feasible: np.ndarray, kne
     )
 
 
+def defaulted_sources(s: Scenario) -> dict[str, str]:
+    """{pointer: source} of the scenario's defaults that have one here (``cash_flow.utilization_basis`` reads them)."""
+    return {where: DEFAULTS[where].source for where in s.defaults_used if where in DEFAULTS}
+
+
+def utilization_remedy(*, defaulted: Mapping[str, str]) -> str:
+    """How to price the runs alone, the way that works: leaving /utilization out implies it from the runs only when
+    /workload/runs_per_year is given (scenario._utilization); with neither given the default stands in either way
+    (an outsider's probe: "leave /utilization out" was said where it already was)."""
+    if UTILIZATION_POINTER in defaulted:
+        return (
+            "give /workload/runs_per_year to price your own runs alone, or /utilization for how busy all the work "
+            "will keep the cluster"
+        )
+    if RUNS_POINTER in defaulted:
+        return "give /workload/runs_per_year and leave /utilization out to price the runs alone"
+    return "leave /utilization out to price the runs alone"
+
+
 def _run_time_reasons(
     s: Scenario, doc: Mapping[str, Any], rec_gpus: int, reasons: list[str], warnings: list[str]
 ) -> None:
@@ -205,6 +231,9 @@ def _run_time_reasons(
         return
     busy = float(ec.busy_share(runs_per_year=w.runs_per_year or 0.0, run_hours=doc["run_hours"]))
     runs = fmt.runs_a_year(w.runs_per_year)
+    defaulted = defaulted_sources(s)
+    basis = utilization_basis(utilization=s.utilization, runs_per_year=w.runs_per_year, defaulted=defaulted)
+    pointer = "/utilization" if basis == "given" else f"/utilization not given; {basis}"
     reasons.append(
         f"One run of {fmt.tokens(w.tokens)} takes {fmt.hours(doc['run_hours'])} "
         f"(P10-P90 {fmt.hours_number(doc['run_hours_p10'])}-{fmt.hours_number(doc['run_hours_p90'])}); at {runs} the "
@@ -214,16 +243,16 @@ def _run_time_reasons(
     if s.utilization is not None and busy > s.utilization:
         warnings.append(
             f"At {runs} the cluster of {n_gpus(rec_gpus)} is busy {pct(busy)} of the year, more than the "
-            f"{pct(s.utilization)} utilization assumed for owning (/utilization)."
+            f"{pct(s.utilization)} utilization assumed for owning ({pointer})."
         )
     elif s.utilization is not None and busy * UTILIZATION_ABOVE_RUNS_FACTOR < s.utilization:
         # An outsider's probe: 70% given against 6% the runs need, unremarked, while owning's cost per run and the
         # proposal's first-year amount assume the cluster is that busy.
         warnings.append(
-            f"The {pct(s.utilization)} utilization assumed for owning (/utilization) is more than "
+            f"The {pct(s.utilization)} utilization assumed for owning ({pointer}) is more than "
             f"{UTILIZATION_ABOVE_RUNS_FACTOR:g} times the {pct(busy)} of the year the runs need on {n_gpus(rec_gpus)} "
-            f"({runs}): "
-            "owning is priced as if other work filled the rest; leave /utilization out to price the runs alone."
+            f"({runs if RUNS_POINTER not in defaulted else 'the default ' + runs}): "
+            f"owning is priced as if other work filled the rest; {utilization_remedy(defaulted=defaulted)}."
         )
     if busy > 1:
         warnings.append(
@@ -261,7 +290,9 @@ def _own_reasons(
             f"renting {against} does not even cover the owned energy cost, so owning never breaks even against it"
         )
     u = doc["buy"]["utilization"]
-    basis = "given" if s.utilization is not None else f"implied by {fmt.runs_a_year(s.workload.runs_per_year)}"
+    basis = utilization_basis(
+        utilization=s.utilization, runs_per_year=s.workload.runs_per_year, defaulted=defaulted_sources(s)
+    )
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
         f"{fmt.price(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
@@ -349,11 +380,13 @@ def _buy_on_assumed_utilization(
     verdict = buy_at_stated_runs(size=doc, runs_per_year=s.workload.runs_per_year, given_utilization=s.utilization)
     if verdict is None:
         return
-    words = buy_at_stated_runs_words(verdict=verdict)
-    reasons.append(f"Owning wins only at the utilization given: {words}.")
+    defaulted = defaulted_sources(s)
+    words = buy_at_stated_runs_words(verdict=verdict, defaulted=defaulted)
+    reasons.append(f"Owning wins only at the utilization assumed: {words}.")
+    remedy = f"; or {utilization_remedy(defaulted=defaulted)}" if RUNS_POINTER in defaulted else ""
     warnings.append(
-        f"Buying depends on utilization the stated runs do not reach: {words}. Confirm that other work will keep "
-        f"the cluster {pct(verdict['utilization'])} busy, or rent."
+        f"Buying depends on utilization the {runs_origin(defaulted=defaulted)} runs do not reach: {words}. Confirm "
+        f"that other work will keep the cluster {pct(verdict['utilization'])} busy, or rent{remedy}."
     )
 
 

@@ -16,6 +16,7 @@ from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import cheapest_marks, finishes_runs
+from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.scenario_model import KINDS, rule
@@ -533,12 +534,18 @@ def chosen_market_break_even(size: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def utilization_words(*, advice: dict[str, Any], size: dict[str, Any]) -> str:
-    """ "planned 60%" (given) or "implied 77% by 4 runs a year"."""
+    """ "planned 60%" (given), "77% busy, implied by 4 runs a year" or "60% busy, default: DESIGN.md example"
+    (cash_flow.utilization_basis; an outsider's probe: the defaulted 60% read as planned)."""
     used = _get(size, "buy", "utilization")
-    if _get(advice, "scenario", "utilization") is None and used is not None:
-        runs = _get(advice, "scenario", "workload", "runs_per_year")
-        return f"{percent(used)} busy, implied by {fmt.runs_a_year(runs)}"
-    return f"planned {percent(used if used is not None else _get(advice, 'scenario', 'utilization'))}"
+    given = _get(advice, "scenario", "utilization")
+    basis = utilization_basis(
+        utilization=given,
+        runs_per_year=_get(advice, "scenario", "workload", "runs_per_year"),
+        defaulted=defaulted_sources(advice=advice),
+    )
+    if basis != "given" and used is not None:
+        return f"{percent(used)} busy, {basis}"
+    return f"planned {percent(used if used is not None else given)}"
 
 
 def headline(*, advice: dict[str, Any]) -> dict[str, Any]:

@@ -195,6 +195,38 @@ def test_a_given_utilization_far_above_what_the_runs_need_is_flagged(tmp_path: P
 
 
 @pytest.mark.django_db
+def test_a_defaulted_utilization_is_called_a_default_and_the_remedy_is_to_give_the_runs(tmp_path: Path) -> None:
+    # An outsider's probe (F3): with neither /utilization nor /workload/runs_per_year the reason read "At 60%
+    # utilization (given)" and the warning said "leave /utilization out to price the runs alone", which it already
+    # was: leaving it out changes nothing unless runs_per_year is given.
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({**SCENARIO, "workload": {**SCENARIO["workload"], "tokens": 1e9}}))
+    advice = json.loads(run(path))
+    assert {"/utilization", "/workload/runs_per_year"} <= {a["pointer"] for a in advice["assumptions"]}
+    reasons, warnings = " ".join(advice["recommendation"]["reasons"]), " ".join(advice["warnings"])
+    assert "(given)" not in reasons and "the stated" not in reasons + warnings
+    assert "Owning wins only at the utilization assumed: the default 4 runs" in reasons
+    assert "buying rests on the 60% utilization assumed (default: DESIGN.md example)" in reasons
+    assert "At 60% utilization (default: DESIGN.md example) an owned GPU-hour" in reasons
+    flagged = next(w for w in advice["warnings"] if "other work" in w)
+    assert "leave /utilization out" not in warnings
+    assert "(/utilization not given; default: DESIGN.md example)" in flagged
+    assert "give /workload/runs_per_year to price your own runs alone" in flagged
+    # Given utilization with the runs defaulted: leaving /utilization out alone would fall back to the same default.
+    path.write_text(json.dumps({**SCENARIO, "workload": {**SCENARIO["workload"], "tokens": 1e9}, "utilization": 0.9}))
+    given = json.loads(run(path))
+    assert "At 90% utilization (given)" in " ".join(given["recommendation"]["reasons"])
+    flagged = next(w for w in given["warnings"] if "other work" in w)
+    assert "the default 4 runs a year" in flagged
+    assert "give /workload/runs_per_year and leave /utilization out to price the runs alone" in flagged
+    # Both given: leaving /utilization out is the remedy that works.
+    workload = {**SCENARIO["workload"], "tokens": 1e9, "runs_per_year": 4}
+    path.write_text(json.dumps({**SCENARIO, "workload": workload, "utilization": 0.9}))
+    flagged = next(w for w in json.loads(run(path))["warnings"] if "other work" in w)
+    assert "(4 runs a year)" in flagged and "; leave /utilization out to price the runs alone" in flagged
+
+
+@pytest.mark.django_db
 def test_uses_the_utilization_implied_by_runs_per_year(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     workload = {**SCENARIO["workload"], "tokens": 1e11, "runs_per_year": 12}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from advisor import economics as ec
-from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.cash_flow import decision_amount, utilization_basis, yearly_totals
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "advice_training_example.json"
 
@@ -175,12 +175,14 @@ def test_a_rent_amount_says_its_utilization_and_what_the_stated_runs_alone_cost(
     amount = decision_amount(advice=_renting(utilization=0.7, runs=2))
     assert amount is not None and amount["usd"] == pytest.approx(876_000)
     assert amount["stated_runs_usd"] == pytest.approx(87_600)
-    assert amount["label"].startswith("rent in the first year, GPUs busy 70% of the year; the stated 2 runs a year")
+    assert amount["label"].startswith(
+        "rent in the first year, GPUs busy 70% of the year (given); the stated 2 runs a year"
+    )
     assert "alone rent for $87,600 a year, the rest is the other work that utilization assumes" in amount["label"]
     # Utilization implied by the runs: the amount is the runs' rent, nothing more to say.
     implied = decision_amount(advice=_renting(utilization=None, runs=20))
     assert implied is not None and implied["stated_runs_usd"] is None
-    assert implied["label"] == "rent in the first year, GPUs busy 10% of the year"
+    assert implied["label"] == "rent in the first year, GPUs busy 10% of the year (implied by 20 runs a year)"
 
 
 def test_the_stated_runs_are_priced_on_the_amounts_first_year_basis() -> None:
@@ -191,3 +193,36 @@ def test_the_stated_runs_are_priced_on_the_amounts_first_year_basis() -> None:
     filled["sizes"][0]["rent"]["usd_per_run"] = 0.6 * 438_000  # levelized below the first year's price
     amount = decision_amount(advice=filled)
     assert amount is not None and amount["stated_runs_usd"] is None and "other work" not in amount["label"]
+
+
+def _defaulted(advice: dict[str, Any], *pointers: str) -> dict[str, Any]:
+    """The Advice with ``pointers`` listed among its assumptions (defaults used), as advice documents carry them."""
+    sources = {"/utilization": "DESIGN.md example; implied per size when runs_per_year is given"}
+    advice["assumptions"] = [{"pointer": p, "source": sources.get(p, "DESIGN.md example")} for p in pointers]
+    return advice
+
+
+def test_a_rent_amount_on_defaulted_utilization_and_runs_says_default_not_stated() -> None:
+    # An outsider's probe (F3): a scenario with neither /utilization nor /workload/runs_per_year read "GPUs busy 60% of
+    # the year; the stated 4 runs a year alone rent for $378,563 a year", where nothing was stated.
+    advice = _defaulted(_renting(utilization=0.6, runs=4), "/utilization", "/workload/runs_per_year")
+    amount = decision_amount(advice=advice)
+    assert amount is not None and amount["stated_runs_usd"] is not None  # the figure's definition is unchanged
+    assert "stated" not in amount["label"]
+    assert amount["label"].startswith(
+        "rent in the first year, GPUs busy 60% of the year (default: DESIGN.md example); the default 4 runs a year "
+        "alone rent for"
+    )
+    # Given, each is said to be given; implied, by what.
+    given = decision_amount(advice=_renting(utilization=0.7, runs=2))
+    assert given is not None and given["label"].startswith("rent in the first year, GPUs busy 70% of the year (given)")
+    implied = decision_amount(advice=_renting(utilization=None, runs=20))
+    assert implied is not None
+    assert implied["label"] == "rent in the first year, GPUs busy 10% of the year (implied by 20 runs a year)"
+
+
+def test_the_utilization_basis_names_where_the_figure_came_from() -> None:
+    assert utilization_basis(utilization=0.7, runs_per_year=2, defaulted={}) == "given"
+    assert utilization_basis(utilization=None, runs_per_year=4, defaulted={}) == "implied by 4 runs a year"
+    defaulted = {"/utilization": "DESIGN.md example; for training with runs_per_year given it is implied"}
+    assert utilization_basis(utilization=0.6, runs_per_year=4, defaulted=defaulted) == "default: DESIGN.md example"

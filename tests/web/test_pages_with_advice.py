@@ -14,7 +14,7 @@ from advisor import scenarios as store
 from advisor.models import ActiveCalibration, Calibration
 from advisor.web import forms
 from advisor.web.planning import advice_for
-from advisor.web.presenters import key_figures, price_sources
+from advisor.web.presenters import key_figures, price_sources, utilization_words
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bundled_data")]
 
@@ -903,3 +903,17 @@ def test_the_gpu_spec_and_its_source_are_on_the_page_and_in_the_pdf(client: Clie
     printed = " ".join(_pdf_text(client.get(f"/scenarios/{scenario.pk}/proposal.pdf").content).split())
     assert peak in printed and f"{spec.memory_gb:g} GB at" in printed
     assert " ".join(f"source: {spec.source}".split()[:4]) in printed  # the table cell may wrap the rest
+
+
+def test_the_break_even_note_says_a_defaulted_utilization_is_a_default() -> None:
+    # An outsider's probe (F3): with neither /utilization nor /workload/runs_per_year the 60% default read as planned.
+    size = {"buy": {"utilization": 0.6}}
+    scenario = {"utilization": 0.6, "workload": {"runs_per_year": 4}}
+    defaulted = [{"pointer": "/utilization", "source": "DESIGN.md example; implied when runs_per_year is given"}]
+    assert utilization_words(advice={"scenario": scenario, "assumptions": defaulted}, size=size) == (
+        "60% busy, default: DESIGN.md example"
+    )
+    assert utilization_words(advice={"scenario": scenario, "assumptions": []}, size=size) == "planned 60%"
+    implied = {"scenario": {"utilization": None, "workload": {"runs_per_year": 4}}}
+    implied_words = utilization_words(advice=implied, size={"buy": {"utilization": 0.77}})
+    assert implied_words == "77% busy, implied by 4 runs a year"
