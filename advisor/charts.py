@@ -23,6 +23,7 @@ from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
 from advisor.advice.recommendation import finishes_runs
+from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.scenario import DEFAULTS
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
 
@@ -648,6 +649,23 @@ def _blended_rent(size: dict[str, Any]) -> tuple[str, float, float | None] | Non
     return f"rent as priced ({names})", float(price), _get(size, "buy", "break_even_utilization")
 
 
+def _utilization_label(advice: dict[str, Any], utilization: float) -> str:
+    """The break-even chart's marker of the utilization owning is priced at, named by where it came from
+    (cash_flow.utilization_basis): "planned 60%" only where given; a default or the runs a year say so, and a
+    serving plan's comes from its traffic (a probe: a defaulted 60% was drawn as "planned")."""
+    share = format_percent(utilization)
+    if _is_inference(advice):
+        return f"traffic: {share} busy"
+    basis = utilization_basis(
+        utilization=_get(advice, "scenario", "utilization"),
+        runs_per_year=_get(advice, "scenario", "workload", "runs_per_year"),
+        defaulted=defaulted_sources(advice=advice),
+    )
+    if basis == "given":
+        return f"planned {share}"
+    return f"{share} ({'default' if basis.startswith('default') else basis})"
+
+
 def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
     """Owned $/GPU-hour vs utilization, against each rental market's price, crossings marked."""
     sizes = _sizes(advice)
@@ -703,7 +721,7 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         if u_star is not None:
             text = f"break-even vs the rent {format_percent(u_star)}"
             markers.append(Marker(u_star, f / u_star + v, text, RENT, label_below=True))
-    markers.append(Marker(utilization, f / utilization + v, f"planned {format_percent(utilization)}", ACCENT))
+    markers.append(Marker(utilization, f / utilization + v, _utilization_label(advice, utilization), ACCENT))
     return _line_chart(
         testid="chart-breakeven",
         title=title,

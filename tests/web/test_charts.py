@@ -279,3 +279,15 @@ def test_scaling_efficiency_gpu_count_labels_do_not_overlap() -> None:
     )
     assert len(ticks) >= 4
     assert all(nxt[0] - prev[1] >= 4 for prev, nxt in itertools.pairwise(ticks))
+
+
+def test_break_even_chart_names_the_utilization_by_where_it_came_from(example_advice: dict[str, Any]) -> None:
+    # A probe: a scenario that gave neither /utilization nor runs a year had its defaulted 60% drawn "planned 60%".
+    advice = copy.deepcopy(example_advice)
+    advice["assumptions"] = [
+        *[a for a in advice.get("assumptions") or [] if a.get("pointer") != "/utilization"],
+        {"pointer": "/utilization", "source": "DESIGN.md example; applies where runs_per_year is not given"},
+    ]
+    svg = str(charts.chart_breakeven(advice=advice).svg)
+    assert "planned" not in svg
+    assert "60% (default)" in svg
