@@ -426,7 +426,9 @@ def _own_costs(
     utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
     # One yearly cost behind both buy.usd_per_year and buy.usd_per_month (a finance probe: the year was the fixed part
     # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
-    year = fixed + variable * busy_gpu_hours_year
+    year = ec.owned_usd_per_year(
+        yearly_fixed_usd=fixed, variable_usd_per_gpu_hour=variable, busy_gpu_hours_per_year=busy_gpu_hours_year
+    )
     rent_rate = plan.rent_month * ec.MONTHS_PER_YEAR / busy_gpu_hours_year
     return {
         "capex": capex,

@@ -525,14 +525,20 @@ class TrainingRent(Closed):
 class TrainingBuy(Closed):
     capex_usd: NonNegative | None
     usd_per_year: NonNegative | None = Field(
+        description="Yearly cost of owning this size at the planned utilization [USD/year]: fixed_usd_per_year plus "
+        "the energy of the busy GPU-hours (variable_usd_per_busy_gpu_hour x utilization x gpus x 8760), as in an "
+        "inference Advice. In documents issued before 2026-12-06 (without fixed_usd_per_year) it was the fixed part "
+        "A alone."
+    )
+    fixed_usd_per_year: NonNegative | None = Field(
+        default=None,
         description="A: the yearly fixed cost of owning this size [USD/year]: annuity of the capex less the discounted "
-        "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. The "
-        "energy of busy hours is variable_usd_per_busy_gpu_hour per busy GPU-hour on top (an inference Advice's "
-        "buy.usd_per_year includes it; its fixed part is buy.fixed_usd_per_year)."
+        "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. Absent "
+        "in documents issued before 2026-12-06.",
     )
     fixed_usd_per_gpu_year: NonNegative | None = Field(
         default=None,
-        description="usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
+        description="fixed_usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
         "u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents issued before "
         "2026-12-05.",
     )
