@@ -141,6 +141,14 @@ def owned_usd_per_gpu_hour(
     return fixed_share + _f(variable_usd_per_gpu_hour)
 
 
+def owned_usd_per_year(
+    *, yearly_fixed_usd: ArrayLike, variable_usd_per_gpu_hour: ArrayLike, busy_gpu_hours_per_year: ArrayLike
+) -> Array:
+    """The whole yearly cost of owning at a utilization: ``A + v x busy GPU-hours`` (the fixed cost and the energy the
+    busy hours add), the ``buy.usd_per_year`` of training and inference advice alike."""
+    return _f(yearly_fixed_usd) + _f(variable_usd_per_gpu_hour) * _f(busy_gpu_hours_per_year)
+
+
 def break_even_utilization(
     *,
     yearly_fixed_usd: ArrayLike,

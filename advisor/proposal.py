@@ -60,7 +60,9 @@ INFERENCE_METHOD_NOTES = [
     "Owning buys servers for the peak. Owned cost per busy GPU-hour = A / (N x 8760 x u) + v as for training, "
     "with u the share of the year the traffic keeps the owned GPUs busy.",
     "Break-even utilization u* = A / (N x 8760 x (r - v)) against the rent as priced, r = the monthly rent / "
-    "the GPU-hours the replicas are busy in a month: owning breaks even exactly where it costs less than renting.",
+    "the GPU-hours the replicas are busy in a month: owning breaks even exactly where it costs less than renting. "
+    "This r scales the whole rent with the busy hours; where the rent's base is billed all month whatever the "
+    "traffic, the reasons also say when owning is cheaper at any utilization.",
     "Cost per million output tokens = monthly cost / output tokens served in a month at the mean request rate.",
 ]
 

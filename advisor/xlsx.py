@@ -16,6 +16,7 @@ from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
+    SHOWN_IN_OTHER_ROWS,
     alternative_finishes,
     calibration_line,
     default_source,
@@ -26,6 +27,7 @@ from advisor.web.presenters import (
     quote_sources,
     scenario_inputs,
 )
+from estimator.catalog import DENSE_ASSUMED
 from pricing import selectors
 
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -369,18 +371,43 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
 
 def _input_rows(*, advice: Mapping[str, Any], defaults: Mapping[Any, Any]) -> list[list[Any]]:
     """Each scenario input outside /rent and /buy that no default row lists (presenters.scenario_inputs, the list the
-    PDF's table is drawn from): a finance approver found no utilization, runs per year, tokens or cluster sizes."""
+    PDF's table is drawn from): a finance approver found no utilization, runs per year, tokens or cluster sizes. An
+    input another row shows (presenters.SHOWN_IN_OTHER_ROWS: the serving engine, given or defaulted, is the
+    /serving/engine row) is not listed again."""
     catalog: dict[str, Any] = {}
     return [
         [
             pointer,
             ", ".join(str(v) for v in value) if isinstance(value, list) else value,
             _unit(pointer=pointer, catalog=catalog),
-            "your input",
+            _input_origin(advice=advice, pointer=pointer),
         ]
         for pointer, value in scenario_inputs(advice=advice)
-        if pointer not in defaults and not pointer.startswith(_SIDES)
+        if pointer not in defaults and pointer not in SHOWN_IN_OTHER_ROWS and not pointer.startswith(_SIDES)
     ]
+
+
+_MODEL_POINTER: Final[str] = "/workload/model/"
+
+
+def _input_origin(*, advice: Mapping[str, Any], pointer: str) -> str:
+    """Where a scenario input with no default row came from. The normalized scenario carries the whole model
+    geometry, given or not; what was not given is what the PDF's model row says was assumed (model.assumed: a dense
+    model, the shape of the nearest catalog size) or the catalog model's own (a finance probe: vocab, ffn_hidden,
+    kv_heads and the experts of an assumed llama-3.1-8b shape read "your input")."""
+    field = pointer.removeprefix(_MODEL_POINTER) if pointer.startswith(_MODEL_POINTER) else None
+    if field is None or field in ("name", "seq_len"):
+        return "your input"
+    name = ((advice.get("scenario") or {}).get("workload") or {}).get("model", {}).get("name")
+    if name:
+        return f"catalog: {name} (your input: {_MODEL_POINTER}name)"
+    notes = [str(note) for note in (advice.get("model") or {}).get("assumed") or []]
+    if field in ("experts", "active_experts") and DENSE_ASSUMED in notes:
+        return f"assumed: {DENSE_ASSUMED}"
+    shape = [note for note in notes if note != DENSE_ASSUMED]
+    if field == "params_b" or not shape:
+        return "your input"
+    return f"assumed unless given: {'; '.join(shape)}"
 
 
 # The Scenario's rent and buy sections: the sheet lists them field by field, whoever gave each.

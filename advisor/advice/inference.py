@@ -391,10 +391,12 @@ def _own_costs(
     tp: np.ndarray,
 ) -> dict[str, Any]:
     """Owning the peak deployment in whole servers: capex (the fabric where a replica spans servers), fixed and
-    variable costs, utilization, break-even against
-    the rent as priced, its base billed every hour used or not and its burst per busy GPU-hour
-    (economics.break_even_with_committed_rent: a finance probe read u* 23% against a reserved base that owning beat
-    at any utilization)."""
+    variable costs, utilization, and break-even against the rent as priced per busy GPU-hour (``rent_rate``, the r
+    printed as break_even_against): DESIGN.md's u* = A / (N x 8760 x (r - v)), the function training uses (a
+    finance probe could not reproduce a u* that counted the base as committed: L40S 18 GPUs 86% where the printed r
+    gives 71%). ``committed_break_even`` keeps that other view, the base billed every hour used or not and only the
+    burst per busy GPU-hour (economics.break_even_with_committed_rent: an earlier probe found owning cheaper at any
+    utilization against a reserved base), under its own name."""
     gpn = s.network.gpus_per_node
     b = s.buy
     spans = tp > inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn)  # collectives over the scale-out network
@@ -424,7 +426,10 @@ def _own_costs(
     utilization = busy_gpu_hours_year / (owned_gpus * ec.HOURS_PER_YEAR)
     # One yearly cost behind both buy.usd_per_year and buy.usd_per_month (a finance probe: the year was the fixed part
     # only, $489,906, while the month x 12 was $512,279 with the busy hours' energy).
-    year = fixed + variable * busy_gpu_hours_year
+    year = ec.owned_usd_per_year(
+        yearly_fixed_usd=fixed, variable_usd_per_gpu_hour=variable, busy_gpu_hours_per_year=busy_gpu_hours_year
+    )
+    rent_rate = plan.rent_month * ec.MONTHS_PER_YEAR / busy_gpu_hours_year
     return {
         "capex": capex,
         "fixed": fixed,
@@ -435,7 +440,11 @@ def _own_costs(
         "rate": ec.owned_usd_per_gpu_hour(
             yearly_fixed_usd=fixed, gpus=owned_gpus, utilization=utilization, variable_usd_per_gpu_hour=variable
         ),
-        "break_even": ec.break_even_with_committed_rent(
+        "rent_rate": rent_rate,
+        "break_even": ec.break_even_utilization(
+            yearly_fixed_usd=fixed, gpus=owned_gpus, rent_usd_per_gpu_hour=rent_rate, variable_usd_per_gpu_hour=variable
+        ),
+        "committed_break_even": ec.break_even_with_committed_rent(
             yearly_fixed_usd=fixed,
             gpus=owned_gpus,
             committed_usd_per_year=plan.base_month * ec.MONTHS_PER_YEAR,
@@ -794,13 +803,13 @@ def _buy_document(
     own: Mapping[str, Any],
     owned_gpus: np.ndarray,
     nodes: np.ndarray,
-    be_price: Any,
     be_markets: list[str],
     tokens_per_month: float,
     rent_month: np.ndarray,
 ) -> dict[str, Any]:
     be = float(own["break_even"][i])
     be_ok = math.isfinite(be) and be <= 1.0
+    committed = float(own["committed_break_even"][i])
     return {
         "gpus_owned": int(owned_gpus[i]),
         "nodes": int(nodes[i]),
@@ -816,12 +825,15 @@ def _buy_document(
         "break_even_against": {
             "market": be_markets[0] if len(be_markets) == 1 else None,
             "markets": be_markets,
-            "usd_per_gpu_hour": num(be_price[i]),
+            "usd_per_gpu_hour": num(own["rent_rate"][i]),
         },
         "break_even_utilization": be if be_ok else None,
         "break_even_hours_per_year": be * ec.HOURS_PER_YEAR if be_ok else None,
+        "break_even_utilization_with_committed_base": (
+            committed if math.isfinite(committed) and committed <= 1.0 else None
+        ),
         # Owning costs no more than the rent as priced (u >= u* wherever u* is a break-even).
-        "breaks_even": bool(math.isfinite(float(be_price[i])) and own["month"][i] <= rent_month[i]),
+        "breaks_even": bool(math.isfinite(float(own["rent_rate"][i])) and own["month"][i] <= rent_month[i]),
     }
 
 
@@ -1097,9 +1109,12 @@ def _chosen_reasons(
             f"({money(doc['buy']['usd_per_million_output_tokens'])} per million output tokens); the traffic keeps "
             f"them {pct(doc['buy']['utilization'])} busy against a break-even of "
             + (
-                "0%: the rent's base is billed every hour used or not, and even fully busy owning costs no more, so "
-                "owning is cheaper at any utilization."
-                if be == 0
+                # The committed-base view is 0 only where owning costs less at the traffic's utilization too, so u* is
+                # then at most that utilization (both views meet the rent at the actual point).
+                f"{pct(be)} against the rent per busy GPU-hour; the rent's base is billed every hour used or not, "
+                "and owning costs no more than that base and its burst at any utilization, so owning is cheaper "
+                "however busy the GPUs are."
+                if be is not None and doc["buy"].get("break_even_utilization_with_committed_base") == 0
                 else f"{pct(be)}."
                 if be is not None
                 else "more than 100% (owning never pays at this price)."
@@ -1348,8 +1363,6 @@ def advise_inference(
     # Break-even against the rent as priced, per busy GPU-hour (its base, burst and whole instances): owning then
     # breaks even exactly where it costs less than that rent (an outsider's check: TP 8 "broke even" against
     # on-demand at 69% busy while the rent with a spot burst, $19,940/month, was below owning's $22,268).
-    with np.errstate(divide="ignore", invalid="ignore"):
-        be_price = plan.rent_month / HOURS_PER_MONTH / plan.used_gpu_hours
     be_markets = [list(dict.fromkeys(m for m in (plan.base_market[i], plan.burst_market[i]) if m)) for i in range(k)]
 
     size_docs: list[dict[str, Any]] = []
@@ -1357,7 +1370,7 @@ def advise_inference(
         good = bool(ok[i])
         rent_doc = _rent_document(s, i, d.tp, good, plan, tokens_per_month)
         buy_doc = (
-            _buy_document(i, own, owned_gpus, nodes, be_price, be_markets[i], tokens_per_month, plan.rent_month)
+            _buy_document(i, own, owned_gpus, nodes, be_markets[i], tokens_per_month, plan.rent_month)
             if own and good
             else {"usd_per_month": None, "break_even_utilization": None, "usd_per_million_output_tokens": None}
         )

@@ -531,14 +531,20 @@ class TrainingRent(Closed):
 class TrainingBuy(Closed):
     capex_usd: NonNegative | None
     usd_per_year: NonNegative | None = Field(
+        description="Yearly cost of owning this size at the planned utilization [USD/year]: fixed_usd_per_year plus "
+        "the energy of the busy GPU-hours (variable_usd_per_busy_gpu_hour x utilization x gpus x 8760), as in an "
+        "inference Advice. In documents issued before 2026-12-06 (without fixed_usd_per_year) it was the fixed part "
+        "A alone."
+    )
+    fixed_usd_per_year: NonNegative | None = Field(
+        default=None,
         description="A: the yearly fixed cost of owning this size [USD/year]: annuity of the capex less the discounted "
-        "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. The "
-        "energy of busy hours is variable_usd_per_busy_gpu_hour per busy GPU-hour on top (an inference Advice's "
-        "buy.usd_per_year includes it; its fixed part is buy.fixed_usd_per_year)."
+        "residual, plus colocation, support, staff, software and idle energy; paid however busy the GPUs are. Absent "
+        "in documents issued before 2026-12-06.",
     )
     fixed_usd_per_gpu_year: NonNegative | None = Field(
         default=None,
-        description="usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
+        description="fixed_usd_per_year per GPU owned [USD/GPU-year]: the owned cost per busy GPU-hour at utilization "
         "u is fixed_usd_per_gpu_year / (8760 u) + variable_usd_per_busy_gpu_hour. Absent in documents issued before "
         "2026-12-05.",
     )
@@ -757,13 +763,19 @@ class InferenceBuy(Closed):
     usd_per_million_output_tokens: NonNegative | None = None
     break_even_against: BreakEvenAgainst | None = None
     break_even_utilization: NonNegative | None = Field(
-        description="u* against the rent as priced (break_even_against), in 0..1: its base, billed every hour used "
-        "or not, is C a year and its burst r per busy GPU-hour, so u* = max(0, (A - C) / (N * 8760 * (r - v))) "
-        "(DESIGN.md's formula where there is no base), and without a burst 0 where owning fully busy costs no more "
-        "than the base (owning is cheaper at any utilization; economics.break_even_with_committed_rent); null when "
-        "owning costs more than that rent even fully busy, or renting is not priced."
+        description="u* = A / (N * 8760 * (r - v)) (DESIGN.md) in 0..1, with A = fixed_usd_per_year, N = gpus_owned, "
+        "v = variable_usd_per_busy_gpu_hour and r = break_even_against.usd_per_gpu_hour, the rent as priced per busy "
+        "GPU-hour; null when u* is above 1 or r does not exceed v, or renting is not priced."
     )
     break_even_hours_per_year: NonNegative | None = None
+    break_even_utilization_with_committed_base: NonNegative | None = Field(
+        default=None,
+        description="Break-even utilization were the rent's base (billed every hour used or not) a committed cost C "
+        "a year and only its burst priced per busy GPU-hour r': max(0, (A - C) / (N * 8760 * (r' - v))), and "
+        "without a burst 0 where owning fully busy costs no more than the base (owning is cheaper at any "
+        "utilization; economics.break_even_with_committed_rent). Not break_even_utilization; null when above 1 or "
+        "never. Absent in documents issued before 2026-12-06.",
+    )
     breaks_even: bool | None = Field(
         default=None,
         description="Owning costs no more than the rent as priced (buy.usd_per_month <= rent.usd_per_month): "

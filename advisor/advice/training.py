@@ -20,6 +20,8 @@ How each number is made (money USD, times hours unless named, fractions 0..1):
 - Owning: ``nodes`` servers at the hardware quote (``pricing.selectors.hardware_quote``, plus the
   quote's fabric cost per node when the cluster spans nodes) or the manual ``buy.capex_usd`` per
   node; power from the quote (load and idle kW); economics per ``advisor.economics``.
+  ``buy.usd_per_year`` = A + v x busy GPU-hours a year at the utilization (``economics.owned_usd_per_year``, as
+  inference's), ``buy.fixed_usd_per_year`` = A.
   Break-even is against the on-demand price (elastic, billed when used; cost-model.md 4.1), or
   the manual quote; without an on-demand offer, against the cheapest market.
 - Recommendation: the size at the knee of the scaling curve: the largest size such that every
@@ -317,6 +319,7 @@ def _rent_document(
 _UNPRICED_BUY: Final[Mapping[str, Any]] = {
     "capex_usd": None,
     "usd_per_year": None,
+    "fixed_usd_per_year": None,
     "usd_per_gpu_hour_at_utilization": None,
     "usd_per_run": None,
     "break_even_utilization": None,
@@ -334,6 +337,8 @@ def _buy_document(
     base: Mapping[str, np.ndarray],
     quantiles: Mapping[str, np.ndarray],
     by_market: Mapping[str, np.ndarray],
+    *,
+    gpus: int,
 ) -> dict[str, Any]:
     own_q, be_q = quantiles.get("own_usd_per_run"), quantiles.get("break_even")
     be = float(base["break_even"][i])
@@ -341,7 +346,16 @@ def _buy_document(
     u = float(base["utilization"][i])
     return {
         "capex_usd": float(base["capex"][i]),
-        "usd_per_year": float(base["yearly_fixed"][i]),
+        # The whole owned cost a year at the planned utilization, as inference's field of the same name (a finance
+        # probe: it was A alone, $2,381,488 against $2,515,302 with the busy hours' energy, 7B example at 128 GPUs).
+        "usd_per_year": num(
+            ec.owned_usd_per_year(
+                yearly_fixed_usd=base["yearly_fixed"][i],
+                variable_usd_per_gpu_hour=base["variable"],
+                busy_gpu_hours_per_year=gpus * ec.HOURS_PER_YEAR * u,
+            )
+        ),
+        "fixed_usd_per_year": float(base["yearly_fixed"][i]),
         "fixed_usd_per_gpu_year": num(base["yearly_fixed_per_gpu"][i]),
         "variable_usd_per_busy_gpu_hour": float(base["variable"]),
         "usd_per_gpu_hour_at_utilization": num(base["owned_rate"][i]),
@@ -383,7 +397,11 @@ def _size_documents(
     for i, n in enumerate(sizes.gpus):
         ok = bool(sizes.feasible[i])
         rent_doc = _rent_document(i, ok, rent, base, quantiles["rent_usd_per_run"], columns)
-        buy_doc = _buy_document(i, ok, rent, base, quantiles, by_market) if hw is not None else dict(_UNPRICED_BUY)
+        buy_doc = (
+            _buy_document(i, ok, rent, base, quantiles, by_market, gpus=int(n))
+            if hw is not None
+            else dict(_UNPRICED_BUY)
+        )
         size_docs.append(
             {
                 "gpus": int(n),

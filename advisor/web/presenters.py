@@ -1219,14 +1219,28 @@ def compared_sources(*, advice: Mapping[str, Any], listed: set[tuple[Any, ...]])
     return sources
 
 
+# Sensitivity units (advisor.advice.uncertainty.SENSITIVITY_INPUTS) that are shares, written as percents.
+_PERCENT_UNITS: Final[frozenset[str]] = frozenset(
+    {"fraction", "per year", "fraction of capex", "fraction of capex/year"}
+)
+
+
 def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:
-    """An input value of a sensitivity row: "$2.36 per GPU-hour", "$380,400", "64%", "4 years"."""
+    """An input value of a sensitivity row in its row's unit: "$2.36 per GPU-hour", "$380,400", "64%", "4 years",
+    "810,108 tokens/s", "1.3" (a ratio). Only shares are percents (a finance probe: the throughput range read
+    "8.1e+07%-1.22e+08%" when every other unit was taken for a fraction)."""
     unit = row.get("unit") or ""
     if unit == "years":
         return f"{value:g} years"
     if unit == "USD/GPU-hour":
         return f"${value:,.2f} per GPU-hour"
-    return usd_exact(value) if unit.startswith("USD") else f"{value * 100:.3g}%"
+    if unit.startswith("USD"):
+        return usd_exact(value)
+    if unit in _PERCENT_UNITS:
+        return f"{value * 100:.3g}%"
+    if unit == "ratio":
+        return f"{value:.3g}"
+    return f"{value:,.0f} {unit}" if abs(value) >= 100 else f"{value:.3g} {unit}".rstrip()
 
 
 def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
@@ -1236,7 +1250,8 @@ def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
         return f"{number} of ownership"
     if (row.get("unit") or "") == "fraction of capex/year":  # a share, not a quantity: no "a support of 12%"
         return f"{name} of {number} of the purchase price a year"
-    change = f" ({(value / base - 1) * 100:+.0f}%)" if base and (row.get("unit") or "").startswith("USD") else ""
+    unit = row.get("unit") or ""
+    change = f" ({(value / base - 1) * 100:+.0f}%)" if base and (unit.startswith("USD") or unit == "tokens/s") else ""
     return f"a {name} of {number}{change}"
 
 

@@ -199,7 +199,12 @@ def test_every_number_traces_to_offer_quote_and_calibration(catalog: dict[str, A
     #   u* = 98,628 / (8 x 8760 x (4.00 - 0.15)) = 98,628 / 269,808 = 0.365549 -> 3,202.2 hours a year.
     #   owned at 60%: 98,628 / 42,048 + 0.15 = 2.345605 + 0.15 = 2.495605 $/GPU-hour.
     eight = by_gpus(doc, 8)["buy"]
-    assert eight["usd_per_year"] == pytest.approx(98_628)
+    assert eight["fixed_usd_per_year"] == pytest.approx(98_628)
+    # The whole owned cost a year at the planned utilization, the busy hours' energy included, as inference's field of
+    # the same name (a finance probe: it was A alone, $2,381,488 against $2,515,302 for the 7B example at 128 GPUs).
+    assert eight["utilization"] == pytest.approx(0.6)
+    assert eight["usd_per_year"] == pytest.approx(98_628 + 0.15 * 8 * 8760 * 0.6)
+    assert eight["usd_per_year"] == pytest.approx(eight["usd_per_gpu_hour_at_utilization"] * 8 * 8760 * 0.6)
     assert eight["variable_usd_per_busy_gpu_hour"] == pytest.approx(0.15)
     assert eight["break_even_against"] == {"market": "on_demand", "usd_per_gpu_hour": pytest.approx(4.0)}
     assert eight["break_even_utilization"] == pytest.approx(0.365549, abs=1e-6)
@@ -468,7 +473,7 @@ def test_break_even_is_given_per_market_and_names_the_one_quoted(catalog: dict[s
     assert by_market["on_demand"] == pytest.approx(buy["break_even_utilization"])
     # A term is billed every hour (reference cost-model.md 4.1: utilization break-even is the wrong tool against it):
     # 0 where owning, even fully busy, costs no more per GPU-hour than the $3.00 1-year term, else never.
-    fully_busy = buy["usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
+    fully_busy = buy["fixed_usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
     assert by_market["reserved_1y"] == (0.0 if fully_busy <= 3.0 else None)
     assert by_market["reserved_3y"] is None  # no 3-year offer in the catalog
     reasons = " ".join(doc["recommendation"]["reasons"])
@@ -484,12 +489,12 @@ def test_against_a_term_only_owning_is_judged_by_the_hourly_prices(catalog: dict
     size = by_gpus(advice, 8)
     buy = size["buy"]
     assert buy["break_even_against"]["market"] == "reserved_1y"
-    fully_busy = buy["usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
+    fully_busy = buy["fixed_usd_per_year"] / (8 * 8760) + buy["variable_usd_per_busy_gpu_hour"]
     owning_cheaper = fully_busy <= 3.0
     assert buy["break_even_utilization"] == (0.0 if owning_cheaper else None)
     assert buy["break_even_by_market"] == {"reserved_1y": buy["break_even_utilization"]}
     assert (buy["usd_per_run"] < size["rent"]["usd_per_run"]) == (
-        owning_cheaper or buy["usd_per_year"] / (8 * 8760) + 0.5 * buy["variable_usd_per_busy_gpu_hour"] <= 3.0
+        owning_cheaper or buy["fixed_usd_per_year"] / (8 * 8760) + 0.5 * buy["variable_usd_per_busy_gpu_hour"] <= 3.0
     )
     text = " ".join(advice["recommendation"]["reasons"] + advice["warnings"])
     assert "below break-even" not in text
@@ -587,7 +592,7 @@ def test_each_size_states_its_owned_cost_curve(catalog: dict[str, Any]) -> None:
     assert priced
     for d in priced:
         buy = d["buy"]
-        assert buy["fixed_usd_per_gpu_year"] == pytest.approx(buy["usd_per_year"] / d["gpus"])
+        assert buy["fixed_usd_per_gpu_year"] == pytest.approx(buy["fixed_usd_per_year"] / d["gpus"])
         at_u = buy["fixed_usd_per_gpu_year"] / (8760 * buy["utilization"]) + buy["variable_usd_per_busy_gpu_hour"]
         assert at_u == pytest.approx(buy["usd_per_gpu_hour_at_utilization"])
 
@@ -667,7 +672,7 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
     assert against["usd_per_gpu_hour"] == pytest.approx(levelized)
     buy = size["buy"]
     u = ec.break_even_utilization(
-        yearly_fixed_usd=buy["usd_per_year"],
+        yearly_fixed_usd=buy["fixed_usd_per_year"],
         gpus=8,
         rent_usd_per_gpu_hour=against["usd_per_gpu_hour"],
         variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
@@ -781,7 +786,7 @@ def test_the_break_even_band_draws_over_the_offers_of_the_market_it_is_measured_
     assert buy["break_even_against"] == {"market": "on_demand", "usd_per_gpu_hour": pytest.approx(4.0)}
 
     def u_star(price: float) -> float:
-        return buy["usd_per_year"] / (8 * 8760 * (price - buy["variable_usd_per_busy_gpu_hour"]))
+        return buy["fixed_usd_per_year"] / (8 * 8760 * (price - buy["variable_usd_per_busy_gpu_hour"]))
 
     assert buy["break_even_utilization"] == pytest.approx(u_star(4.0))
     assert buy["break_even_utilization_p10"] == pytest.approx(u_star(5.0))

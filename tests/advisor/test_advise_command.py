@@ -237,7 +237,7 @@ def test_uses_the_utilization_implied_by_runs_per_year(tmp_path: Path) -> None:
         implied = min(1.0, 12 * size["run_hours"] / 8760)
         assert size["buy"]["utilization"] == pytest.approx(implied)
         # The owned cost per GPU-hour is the one at that utilization.
-        fixed_share = size["buy"]["usd_per_year"] / (size["gpus"] * 8760 * implied)
+        fixed_share = size["buy"]["fixed_usd_per_year"] / (size["gpus"] * 8760 * implied)
         owned = fixed_share + size["buy"]["variable_usd_per_busy_gpu_hour"]
         assert size["buy"]["usd_per_gpu_hour_at_utilization"] == pytest.approx(owned)
     reasons = " ".join(advice["recommendation"]["reasons"])

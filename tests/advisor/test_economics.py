@@ -376,3 +376,12 @@ def test_owned_cost_curve_reads_the_stated_terms_and_old_documents_alike() -> No
     ):
         assert curve == pytest.approx(expected)
     assert ec.owned_cost_curve(utilization=u, usd_per_gpu_hour_at_utilization=None, fixed_usd_per_gpu_year=1.0) is None
+
+
+def test_the_owned_cost_a_year_is_the_fixed_cost_plus_the_busy_hours_energy():
+    # 7B example at 128 GPUs (a finance probe): A $2,381,487.80, v $0.1989, 60% busy -> $2,515,301.7 a year.
+    got = ec.owned_usd_per_year(
+        yearly_fixed_usd=2_381_487.80, variable_usd_per_gpu_hour=0.1989, busy_gpu_hours_per_year=128 * 8760 * 0.6
+    )
+    assert float(got) == pytest.approx(2_381_487.80 + 0.1989 * 128 * 8760 * 0.6)
+    assert float(got) == pytest.approx(2_515_301.7, abs=1.0)

@@ -282,13 +282,16 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
         "markets": ["reserved_1y", "on_demand"],
         "usd_per_gpu_hour": rate,
     }
-    # The reserved base is billed every hour used or not; only the burst scales with the busy hours (a finance probe:
-    # the whole rent per busy hour read u* 23% where owning was cheaper at any utilization).
+    # DESIGN.md's u* = A / (N x 8760 x (r - v)) against the r it prints (a finance probe could not reproduce the
+    # printed u*: it treated the base as a committed cost, L40S 18 GPUs 86% where the printed r gives 71%).
+    assert buy["break_even_utilization"] == pytest.approx(fixed / (nodes * 8 * 8760 * (rate - variable)))
+    # The reserved base is billed every hour used or not; were only the burst to scale with the busy hours (a finance
+    # probe: owning was cheaper at any utilization), that view is its own field.
     rent = tp1["rent"]
     base = rent["base_instances"] * rent["base_offer"]["usd_per_hour"] * HOURS_PER_MONTH * 12
     burst_rate = (rent["usd_per_month"] * 12 - base) / busy
     assert burst_rate > variable
-    assert buy["break_even_utilization"] == pytest.approx(
+    assert buy["break_even_utilization_with_committed_base"] == pytest.approx(
         max(0.0, (fixed - base) / (nodes * 8 * 8760 * (burst_rate - variable)))
     )
     assert buy["usd_per_month"] == pytest.approx((fixed + variable * busy) / 12)
@@ -304,7 +307,7 @@ def test_owned_capacity_is_sized_for_the_peak_and_breaks_even_per_design(catalog
         rent_usd_per_gpu_hour=burst_rate,
         variable_usd_per_gpu_hour=variable,
     )
-    assert buy["break_even_utilization"] == pytest.approx(float(be))
+    assert buy["break_even_utilization_with_committed_base"] == pytest.approx(float(be))
 
 
 def test_recommendation_is_the_cheapest_deployment_that_meets_the_targets(catalog: dict[str, Any]):
@@ -826,6 +829,12 @@ def test_breaks_even_exactly_when_owning_costs_less_than_the_rent_as_priced(cata
         assert size["buy"]["breaks_even"] == (buy <= rent)
         if size["buy"]["break_even_utilization"] is not None:
             assert (size["buy"]["utilization"] >= size["buy"]["break_even_utilization"]) == (buy <= rent)
+            # Reproducible from the printed figures (DESIGN.md's u* = A / (N x 8760 x (r - v))).
+            b = size["buy"]
+            assert b["break_even_utilization"] == pytest.approx(
+                b["fixed_usd_per_year"]
+                / (b["gpus_owned"] * 8760 * (against["usd_per_gpu_hour"] - b["variable_usd_per_busy_gpu_hour"]))
+            )
     assert checked == 4
 
 
@@ -1190,20 +1199,28 @@ def test_break_even_against_a_base_billed_all_month_follows_the_term_rule(catalo
         busy = buy["utilization"] * gpus * 8760
         rate = burst / busy  # the burst per busy GPU-hour of the owned GPUs
         fully_busy = fixed + v * gpus * 8760 <= base + rate * gpus * 8760
+        committed = buy["break_even_utilization_with_committed_base"]
         if rate > v:
             expected = max(0.0, (fixed - base) / (gpus * 8760 * (rate - v)))
-            assert buy["break_even_utilization"] == pytest.approx(expected) if expected <= 1 else True
+            assert committed == pytest.approx(expected) if expected <= 1 else True
         elif fully_busy:
-            assert buy["break_even_utilization"] == 0
+            assert committed == 0
         else:
-            assert buy["break_even_utilization"] is None
+            assert committed is None
+        # break_even_utilization itself is DESIGN.md's formula against the printed rent per busy GPU-hour.
+        whole_rate = buy["break_even_against"]["usd_per_gpu_hour"]
+        plain = fixed / (gpus * 8760 * (whole_rate - v)) if whole_rate > v else math.inf
+        assert buy["break_even_utilization"] == (pytest.approx(plain) if plain <= 1 else None)
         assert buy["breaks_even"] == (buy["usd_per_month"] <= rent["usd_per_month"])
+        if committed == 0:  # owning cheaper at any utilization: then at this one too
+            assert buy["breaks_even"] and buy["utilization"] >= buy["break_even_utilization"]
     assert checked
     if markets == ["reserved_1y"]:  # no burst: the whole rent is the term
-        zero = [s for s in doc["sizes"] if s["buy"].get("break_even_utilization") == 0]
+        zero = [s for s in doc["sizes"] if s["buy"].get("break_even_utilization_with_committed_base") == 0]
         assert zero
+        assert all(s["buy"]["break_even_utilization"] > 0 for s in zero)
         rec = doc["recommendation"]
-        if rec["action"] == "buy" and by_tp(doc, rec["tp"])["buy"]["break_even_utilization"] == 0:
+        if rec["action"] == "buy" and by_tp(doc, rec["tp"])["buy"]["break_even_utilization_with_committed_base"] == 0:
             assert any("owning is cheaper at any utilization" in r for r in rec["reasons"])
 
 

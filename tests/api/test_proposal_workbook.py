@@ -226,3 +226,45 @@ def test_the_summary_says_what_its_price_date_is_as_the_pdf_cover_does() -> None
     summary = dict(_book(advice)["Summary"].iter_rows(min_row=2, values_only=True))
     assert summary["Prices"] == prices_as_of_text(advice=advice)
     assert "Prices as of" not in summary
+
+
+EIGHT_B_GEOMETRY_CHAT = {
+    "name": "8B chat service",
+    "workload": {
+        "kind": "inference",
+        "model": {"params_b": 8, "layers": 32, "hidden": 4096, "heads": 32, "seq_len": 4096},
+        "precision": "bf16",
+        "traffic": {"peak_requests_per_s": 50, "mean_requests_per_s": 20, "input_tokens": 1000, "output_tokens": 200},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "gpu": "h100-sxm",
+}
+
+
+def test_the_assumptions_sheet_says_which_model_fields_and_engine_were_assumed_not_given() -> None:
+    """A finance probe: the Assumptions sheet said "your input" for vocab 128256, ffn_hidden 14336, kv_heads 8,
+    experts 0 and active_experts 0 (the assumed llama-3.1-8b shape and a dense model) and for the serving engine
+    trtllm that nobody chose, while the PDF and page said assumed/defaulted."""
+    load_bundled_data()
+    advice = advice_for(document=EIGHT_B_GEOMETRY_CHAT)
+    rows = {r[0]: r for r in list(_book(advice)["Assumptions"].iter_rows(values_only=True))[1:]}
+    assumed = advice["model"]["assumed"]
+    assert any(note.startswith("shape of llama-3.1-8b") for note in assumed)
+    for field in ("vocab", "ffn_hidden", "kv_heads", "experts", "active_experts"):
+        source = rows[f"/workload/model/{field}"][-1]
+        assert source != "your input" and source.startswith("assumed"), (field, source)
+    assert "shape of llama-3.1-8b" in rows["/workload/model/vocab"][-1]
+    assert "dense" in rows["/workload/model/experts"][-1]
+    assert rows["/workload/model/params_b"][-1] == "your input"
+    # The engine's origin is the /serving/engine row's (given or defaulted), as on the page: not a second row.
+    assert "/workload/serving_engine" not in rows
+    assert "defaulted" in rows["/serving/engine"][-1]
+
+
+def test_a_catalog_models_geometry_is_the_catalogs_not_your_input() -> None:
+    load_bundled_data()
+    advice = advice_for(document=SEVENTY_B_SMALL_FIRST)
+    rows = {r[0]: r for r in list(_book(advice)["Assumptions"].iter_rows(values_only=True))[1:]}
+    assert rows["/workload/model/name"][-1] == "your input"
+    for field in ("layers", "hidden", "vocab", "ffn_hidden", "kv_heads"):
+        assert rows[f"/workload/model/{field}"][-1].startswith("catalog: llama-3.1-70b"), field

@@ -204,3 +204,37 @@ def test_the_cover_says_what_its_price_date_is(example_advice: dict[str, Any]) -
     assert prices_as_of_text(advice=dated).startswith("Prices as of 2026-11-30, the oldest observation among the")
     manual = {**example_advice, "price_freshness": {**example_advice["price_freshness"], "kind": "manual"}}
     assert prices_as_of_text(advice=manual) == "Prices: your own rental quote (2026-12-02)"
+
+
+def test_the_risk_sentence_writes_each_sensitivity_input_in_its_own_unit() -> None:
+    # A finance probe: the PDF's Risk sentence read "throughput (8.1e+07%-1.22e+08%)", tokens/s formatted as a percent
+    # (7B example at 128 GPUs); a PUE of 1.3 would have read "130%".
+    from advisor.web.presenters import risk_words
+
+    def row(name: str, unit: str, low: float, base: float, high: float, *, flip_high: bool = False) -> dict[str, Any]:
+        return {
+            "input": name,
+            "unit": unit,
+            "base_input": base,
+            "low_input": low,
+            "high_input": high,
+            "base": -1000.0,
+            "low": -900.0,
+            "high": 500.0 if flip_high else -1100.0,
+        }
+
+    advice = {
+        "sizes": [],
+        "sensitivity": [
+            row("throughput", "tokens/s", 810_107.76, 1_012_634.7, 1_215_161.64),
+            row("utilization", "fraction", 0.48, 0.6, 0.72),
+            row("PUE", "ratio", 1.04, 1.3, 1.56),
+            row("throughput", "tokens/s", 810_107.76, 1_012_634.7, 1_215_161.64, flip_high=True),
+        ],
+    }
+    words = risk_words(advice=advice)
+    assert "throughput (810,108 tokens/s-1,215,162 tokens/s)" in words
+    assert "utilization (48%-72%)" in words
+    assert "PUE (1.04-1.56)" in words
+    assert "a throughput of 1,215,162 tokens/s (+20%)" in words
+    assert "e+0" not in words

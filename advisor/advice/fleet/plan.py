@@ -2,7 +2,7 @@
 
 Tiers (money in USD per year, as in the Advice):
 
-- ``owned``: whole nodes; the yearly fixed cost of ownership (the advice's ``buy.usd_per_year``)
+- ``owned``: whole nodes; the yearly fixed cost of ownership (the advice's ``buy.fixed_usd_per_year``)
   whether busy or not, plus the energy of each busy GPU-hour.
 - ``reserved_1y`` / ``reserved_3y``: commitments paid every hour of the year whether used or not.
   Only the cheaper of the two per GPU-hour is ever worth committing (both are paid all year); its
