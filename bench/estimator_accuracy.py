@@ -15,8 +15,9 @@
    A second set, estimator/data/unseen_runs_2.csv (Hugging Face nanotron's Ultra-Scale Playbook best configurations
    on 8-512 H100: DP/ZeRO-1 with TP and PP, stack `other`), is reported separately the same way, then
    unseen_runs_3.csv (8,192-16,384 H100 reports, MLPerf) and unseen_runs_4.csv (MaxText on H100, H200 and B200 from
-   Google's gpu-recipes, a second MaxText source); each set also per layout class (FSDP / PP / TP / DP of the layout
-   the prediction used).
+   Google's gpu-recipes, a second MaxText source), unseen_runs_5.csv (an outsider's: Korthikanti et al. 2022
+   Megatron-LM with sequence parallelism + selective recomputation, FlashAttention's GPT-3 table, torchtitan FP8 on
+   H200); each set also per layout class (FSDP / PP / TP / DP of the layout the prediction used).
 3. Issue 10: the NVIDIA NeMo and MosaicML llm-foundry rows with their layout columns blanked, predicted with the
    layout search, next to the error with the published layout (both with the shipped default calibration).
 """

@@ -32,12 +32,15 @@ UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
 # checks what the first one's fixes did to runs nobody looked at; unseen_runs_3.csv (published runs of sources none of
 # the other files use: the Llama 3 and Nemotron-4 reports, MLPerf Training v3.1 GPT-3 at 4,096-10,752 H100)
 # checks scales the first two lack; unseen_runs_4.csv (MaxText runs of Google's gpu-recipes on H100, H200 and B200)
-# checks the MaxText stack from a second source.
+# checks the MaxText stack from a second source; unseen_runs_5.csv (an outsider's set: Korthikanti et al. 2022's
+# Megatron-LM runs with sequence parallelism and selective recomputation, the FlashAttention repository's GPT-3
+# training table, torchtitan FP8 on H200) checks the schedules and kernels the others lack.
 UNSEEN_RUNS_FILES: Final[tuple[str, ...]] = (
     UNSEEN_RUNS_FILE,
     "unseen_runs_2.csv",
     "unseen_runs_3.csv",
     "unseen_runs_4.csv",
+    "unseen_runs_5.csv",
 )
 # Layout classes the bench reports per unseen set: sharded data parallelism first (ZeRO-3/FSDP/HSDP, whatever else
 # the run uses), then pipeline (pp > 1), then tensor (tp > 1), else plain/ZeRO-1/2 data parallelism.
