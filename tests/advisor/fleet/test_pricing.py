@@ -50,7 +50,7 @@ def test_tier_prices_equal_what_advise_says(document: dict[str, Any]) -> None:
     base, sizes = _advice_sizes(document)
     priced = tier_prices(base=base)
     p = priced.prices
-    fixed = [s["buy"]["usd_per_year"] for s in sizes]
+    fixed = [s["buy"]["fixed_usd_per_year"] for s in sizes]
     assert p.owned_fixed_usd_per_year(np.array([8, 16, 24])) == pytest.approx(fixed, rel=1e-12)
     assert p.owned_variable_usd_per_gpu_hour == pytest.approx(sizes[0]["buy"]["variable_usd_per_busy_gpu_hour"])
     markets = sizes[0]["rent"]["by_market"]
