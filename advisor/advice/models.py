@@ -231,22 +231,29 @@ class CapacityBand(Closed):
 
 
 class LatencyBand(Closed):
-    """Inference: what the GPU count becomes within the serving model's latency error. The p95 TTFT and TPOT the
-    sizing meets come from a queueing model whose error on published latency it was never fitted on is the
-    calibration's latency_check (TTFT within ttft_error, TPOT within tpot_error at most of its points). Were the
-    real latencies that much lower than modelled, the same targets would be met as targets that much looser are by
-    the model; were they higher, as targets that much tighter. Each end is sized again by the estimator."""
+    """Inference: what the recommended GPU count becomes within the serving model's latency error. The p95 TTFT and
+    TPOT the sizing meets come from a queueing model; against published latency it was never fitted on (the
+    calibration's latency_check) the real latency ran ``*_ratio_p10`` to ``*_ratio_p90`` times the modelled (P10-P90).
+    Were the real latencies at the P10 multiple, the targets would be met as targets divided by it are by the model
+    (looser); at the P90, as targets divided by it (tighter). Each end is sized again by the estimator at the
+    recommended TP."""
 
-    source: str = Field(description="Which published latency check the errors come from.")
-    ttft_error: Fraction = Field(description="The TTFT error the band spans (the check's ttft_within).")
-    tpot_error: Fraction = Field(description="The TPOT error the band spans (the check's tpot_within).")
+    source: str = Field(description="Which published latency check the ratios come from.")
+    ttft_ratio_p10: NonNegative = Field(description="P10 of measured / modelled mean TTFT (the check's).")
+    ttft_ratio_p90: NonNegative = Field(description="P90 of measured / modelled mean TTFT.")
+    tpot_ratio_p10: NonNegative = Field(description="P10 of measured / modelled TPOT.")
+    tpot_ratio_p90: NonNegative = Field(description="P90 of measured / modelled TPOT.")
+    covers_deployment: bool = Field(
+        description="Whether the check measured this GPU at this precision on this serving engine (it names its GPUs, "
+        "precisions and engines); false: the band is borrowed from other deployments and may be wider here."
+    )
     gpus_if_latency_lower: int | None = Field(
-        description="GPUs the peak needs at this TP were the real p95 latencies lower than modelled by the errors "
-        "(sized at targets x (1 + error)); null where that still meets no target."
+        description="GPUs the peak needs at this TP were the real p95 latencies the P10 multiple of the modelled "
+        "(sized at targets / ratio_p10); null where that still meets no target."
     )
     gpus_if_latency_higher: int | None = Field(
-        description="GPUs the peak needs at this TP were the real p95 latencies higher than modelled by the errors "
-        "(sized at targets / (1 + error)); null where no deployment at this TP meets them then."
+        description="GPUs the peak needs at this TP were the real p95 latencies the P90 multiple of the modelled "
+        "(sized at targets / ratio_p90); null where no deployment at this TP meets them then."
     )
     usd_per_million_output_tokens_if_latency_lower: NonNegative | None = Field(
         description="The cheaper of renting and owning per million output tokens at gpus_if_latency_lower (the same "
@@ -854,6 +861,15 @@ class LatencyCheck(Closed):
     tpot_within: Fraction
     tpot_share_within: Fraction = Field(description="Share of points whose TPOT is within tpot_within.")
     tpot_median_ape: NonNegative
+    ttft_ratio_p10: NonNegative | None = Field(
+        default=None, description="P10 of measured / modelled mean TTFT over the points (absent in older checks)."
+    )
+    ttft_ratio_p90: NonNegative | None = Field(default=None, description="P90 of measured / modelled mean TTFT.")
+    tpot_ratio_p10: NonNegative | None = Field(default=None, description="P10 of measured / modelled TPOT.")
+    tpot_ratio_p90: NonNegative | None = Field(default=None, description="P90 of measured / modelled TPOT.")
+    gpus: list[str] | None = Field(default=None, description="GPU ids the measurements ran on.")
+    precisions: list[str] | None = Field(default=None, description="Weight precisions the measurements ran at.")
+    engines: list[str] | None = Field(default=None, description="Serving engines the measurements ran on.")
     source: str
 
 

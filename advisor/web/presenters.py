@@ -13,7 +13,7 @@ from typing import Any, Final
 from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
-from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, rent_rate_words
+from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import cheapest_marks, finishes_runs
 from advisor.cash_flow import defaulted_sources, utilization_basis
@@ -403,7 +403,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
             *_capacity_band_figure(recommendation.get("capacity_band")),
-            *_latency_band_figure(recommendation.get("latency_band")),
+            *_latency_band_figure(recommendation.get("latency_band"), recommendation.get("gpus")),
         ],
     }
 
@@ -458,28 +458,31 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
 
 
 LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error"
+UNCOVERED_LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error (measured on other GPUs)"
 
 
-def _latency_band_value(band: Mapping[str, Any]) -> str:
-    """ "496-1,360 GPUs", or "496 GPUs; none at the high end" where the higher latencies meet no deployment."""
-    lower, higher = band["gpus_if_latency_lower"], band["gpus_if_latency_higher"]
-    if higher is None:
-        return f"{fmt.plain(lower)} GPUs; none meets the targets at the high end"
-    return gpu_range(lower, higher)
+def _latency_band_value(band: Mapping[str, Any], gpus: Any) -> str:
+    """ "496-1,360 GPUs" from the low end to the high end, the recommended count inside; where an end meets no
+    deployment, the range to the recommended count and which end (a probe: "480 GPUs; none ..." hid the 1,296
+    recommended)."""
+    ends = [band["gpus_if_latency_lower"], band["gpus_if_latency_higher"]]
+    known = [n for n in ends if n is not None]
+    counts = gpu_range(min([*known, gpus]), max([*known, gpus]))
+    missing = [end for end, n in zip(("low", "high"), ends, strict=True) if n is None]
+    return counts + "".join(f"; none meets the targets at the {end} end" for end in missing)
 
 
-def _latency_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The recommended deployment's GPUs at the peak were the real p95 latencies lower or higher than modelled by
-    the serving model's latency error (the Advice's recommendation.latency_band); none without a band."""
-    if not band:
+def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any) -> list[dict[str, Any]]:
+    """The recommended deployment's GPUs at the peak were the real p95 latencies at either end of the serving
+    model's latency error (the Advice's recommendation.latency_band); none without a band."""
+    if not band or gpus is None:
         return []
     return [
         {
             "key": "latency_band",
-            "label": LATENCY_BAND_GPUS,
-            "value": _latency_band_value(band),
-            "note": f"latencies {percent(band['ttft_error'])} (TTFT) and {percent(band['tpot_error'])} (TPOT) lower "
-            "or higher than modelled",
+            "label": LATENCY_BAND_GPUS if band.get("covers_deployment", True) else UNCOVERED_LATENCY_BAND_GPUS,
+            "value": _latency_band_value(band, gpus),
+            "note": latency_error_words(band) if "ttft_ratio_p10" in band else "",
         }
     ]
 
@@ -622,8 +625,11 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
             break_even,
             *_capacity_band_rows((advice.get("recommendation") or {}).get("capacity_band")),
             *(
-                (LATENCY_BAND_GPUS, figure["value"])
-                for figure in _latency_band_figure((advice.get("recommendation") or {}).get("latency_band"))
+                (figure["label"], figure["value"])
+                for figure in _latency_band_figure(
+                    (advice.get("recommendation") or {}).get("latency_band"),
+                    (advice.get("recommendation") or {}).get("gpus"),
+                )
             ),
         ]
     run_hours = size.get("run_hours")
