@@ -42,6 +42,7 @@ from django.conf import settings
 
 from pricing.feeds import FEED_NAME_MAX, http
 from pricing.feeds.base import (
+    MAX_INTEGER_DIGITS,
     FeedDataError,
     FeedError,
     FeedFileError,
@@ -55,6 +56,7 @@ from pricing.feeds.base import (
     file_mtime,
     parse_datetime,
     read_text,
+    shown,
     to_decimal,
     to_int,
     vcpus_too_large,
@@ -273,11 +275,20 @@ def _number(row: dict[str, str], column: str, *, required: bool = False) -> Deci
     return value
 
 
-def _info_number(value: Any) -> float:
-    number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(value)
-    return number
+class UnreadableGpuInfo(ValueError):
+    """Why a GpuInfo cell gives no memory one can trust; read_gpu_memory turns it into bad_cell_GpuInfo."""
+
+
+def _gpu_info_figure(name: str, value: Any) -> float:
+    """The one rule for each of GpuInfo's figures (SizeInMiB, Count, TotalGpuMemoryInMiB): what `to_decimal` reads
+    (finite; no bool, no None), above zero and under 10**MAX_INTEGER_DIGITS (base.py's bound on any count or size a
+    feed gives). Unlike the CSV's cells, whose range validate_offer checks as they are stored, these figures are
+    never stored, so they are checked here. float() of a 400-digit SizeInMiB raised OverflowError, which refused
+    the whole file (a hostile probe), and a Count of -8 with a SizeInMiB of -1146880 stored an H200."""
+    number = to_decimal(value)
+    if number is None or not 0 < number < Decimal(10) ** MAX_INTEGER_DIGITS:
+        raise UnreadableGpuInfo(f"{name} {shown(value)} is no positive number of at most {MAX_INTEGER_DIGITS} digits")
+    return float(number)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,11 +329,14 @@ def read_gpu_memory(raw: str | None, *, accelerator: str = "") -> GpuMemory | No
     try:
         info = _lower_keys(ast.literal_eval(raw))  # a Python literal, as SkyPilot writes and reads it
         gpus = info["gpus"][0]
+        count, total = gpus.get("count"), info.get("totalgpumemoryinmib")
         return GpuMemory(
-            size=_info_number(gpus["memoryinfo"]["sizeinmib"]),
-            count=_info_number(gpus.get("count") or 1),
-            total=_info_number(info.get("totalgpumemoryinmib") or 0),
+            size=_gpu_info_figure("SizeInMiB", gpus["memoryinfo"]["sizeinmib"]),
+            count=1 if count is None else _gpu_info_figure("Count", count),
+            total=0 if total is None else _gpu_info_figure("TotalGpuMemoryInMiB", total),
         )
+    except UnreadableGpuInfo as error:
+        raise BadCell("GpuInfo", raw[:80], why=f": {error}") from None
     except (ValueError, SyntaxError, LookupError, TypeError, AttributeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
 
