@@ -312,9 +312,16 @@ class GpuMemory:
 
 
 def _lower_keys(value: Any) -> Any:
-    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib')."""
+    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib').
+    UnreadableGpuInfo for two keys that differ only in case: the later one won, so {'Gpus': [81920 MiB], 'gpus':
+    [96256 MiB]} was stored as h100-pcie where SkyPilot reads 'Gpus' (a hostile probe); neither is picked."""
     if isinstance(value, dict):
-        return {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+        lowered = {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+        if len(lowered) < len(value):
+            seen = Counter(str(key).lower() for key in value)
+            clashing = sorted(str(key) for key in value if seen[str(key).lower()] > 1)
+            raise UnreadableGpuInfo(f"keys {', '.join(map(shown, clashing[:4]))} differ only in case: ambiguous")
+        return lowered
     if isinstance(value, list):
         return [_lower_keys(item) for item in value]
     return value

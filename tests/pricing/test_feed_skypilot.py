@@ -706,3 +706,24 @@ def test_every_numeric_csv_cell_no_column_can_hold_is_one_counted_rejection(colu
     unpriced = {"Price": {"on_demand"}, "SpotPrice": {"spot"}}.get(column, {"on_demand", "spot"})
     assert not {offer.record.market for offer in checked.accepted} & unpriced
     assert checked.rejections
+
+
+@pytest.mark.parametrize(
+    "gpu_info",
+    [
+        # The probe's r11 (F7): SkyPilot reads 'Gpus' (81920 MiB, an H100 SXM); the later 'gpus' (96256 MiB) won
+        # after the keys were lowered, and the row was stored as h100-pcie.
+        "{'Gpus': [{'Count': 1, 'MemoryInfo': {'SizeInMiB': 81920}}], 'gpus': [{'Count': 1, 'MemoryInfo': "
+        "{'SizeInMiB': 96256}}]}",
+        "{'Gpus': [{'Count': 1, 'MemoryInfo': {'SizeInMiB': 81920, 'sizeinmib': 96256}}]}",
+        "{'Gpus': [{'Count': 1, 'count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}]}",
+    ],
+)
+def test_gpuinfo_keys_that_differ_only_in_case_are_an_ambiguous_bad_cell(gpu_info: str) -> None:
+    # Written rows: DigitalOcean's lower-case keys are read like SkyPilot's, so two keys one lower-casing apart
+    # give two values for one figure, and picking either would be a guess.
+    text = f'InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\nbox,H100,1,2.5,X,"{gpu_info}"\n'
+    [rejection] = list(parse_catalog("lambda", text, url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "bad_cell_GpuInfo"
+    assert "differ only in case" in rejection.detail
