@@ -89,11 +89,12 @@ BOX_MEMORY = frozenset({"primeintellect"})
 # denvr_A100-sxm4x8); a plain name is the upstream cloud's own naming or nothing known.
 RESELLER_CLOUDS = frozenset({"shadeform"})
 SXM_INSTANCE = re.compile(r"sxm|nvlink", re.IGNORECASE)
-# (upstream cloud, id of the plain name) whose plain name is the PCIe card: Scaleway's H100-1-80G and H100-2-80G are
-# its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G (scaleway/docs-content
-# pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances"; products-availability.mdx lists
-# "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G").
-UPSTREAM_PLAIN_NAME_IS_PCIE = frozenset({("scaleway", "h100-sxm")})
+# (upstream cloud, id of the plain name) -> the GPU counts at which the plain name is the PCIe card: Scaleway's
+# H100-1-80G and H100-2-80G are its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G
+# (scaleway/docs-content pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances";
+# products-availability.mdx lists "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G"). At any other count no PCIe
+# instance of that name exists, so the plain name settles nothing (a probe: a plain 'scaleway_H100x8' was h100-pcie).
+UPSTREAM_PLAIN_NAME_IS_PCIE: dict[tuple[str, str], frozenset[int]] = {("scaleway", "h100-sxm"): frozenset({1, 2})}
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
@@ -381,10 +382,10 @@ def mib_per_gpu(cloud: str, memory: GpuMemory | None, *, named: str | None, acce
     )
 
 
-def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
+def with_form_factor(cloud: str, instance: str, gpu: str | None, *, gpu_count: Decimal) -> str | None:
     """The PCIe card when the instance type names it (Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's
-    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name; AmbiguousFormFactor
-    for a reseller's plain name that neither the name nor the upstream cloud settles."""
+    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name at that GPU count;
+    AmbiguousFormFactor for a reseller's plain name that neither the name nor the upstream cloud settles."""
     if gpu not in PCIE_OF:
         return gpu
     if PCIE_INSTANCE.search(instance):
@@ -392,13 +393,15 @@ def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
     if cloud not in RESELLER_CLOUDS or SXM_INSTANCE.search(instance):
         return gpu
     upstream = instance.split("_", 1)[0].lower()
-    if (upstream, gpu) in UPSTREAM_PLAIN_NAME_IS_PCIE:
+    pcie_counts = UPSTREAM_PLAIN_NAME_IS_PCIE.get((upstream, gpu))
+    if pcie_counts is None:
+        why = f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named"
+    elif gpu_count in pcie_counts:
         return PCIE_OF[gpu]
-    raise AmbiguousFormFactor(
-        "InstanceType",
-        instance,
-        why=f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named",
-    )
+    else:
+        shown_counts = " or ".join(str(count) for count in sorted(pcie_counts))
+        why = f": {upstream} resold by {cloud} names its PCIe card plainly only at {shown_counts} GPUs, not {gpu_count}"
+    raise AmbiguousFormFactor("InstanceType", instance, why=why)
 
 
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
@@ -411,7 +414,9 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     override = GPU_OVERRIDES.get((cloud, accelerator))
     memory = read_gpu_memory(row.get("GpuInfo"), accelerator=accelerator)
     mib = mib_per_gpu(cloud, memory, named=override or canonical_gpu(accelerator), accelerator=accelerator)
-    gpu = with_form_factor(cloud, row["InstanceType"], canonical_gpu_by_memory(accelerator, mib, default=override))
+    gpu_count = _number(row, "AcceleratorCount", required=True) or Decimal(0)
+    by_memory = canonical_gpu_by_memory(accelerator, mib, default=override)
+    gpu = with_form_factor(cloud, row["InstanceType"], by_memory, gpu_count=gpu_count)
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     if prices["spot"] == 0:
         # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a
@@ -423,7 +428,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         region=row["Region"],
         accelerator=accelerator,
         gpu=gpu,
-        gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
+        gpu_count=gpu_count,
         vcpus=vcpus,
         memory_gib=_number(row, "MemoryGiB"),
         prices={market: price for market, price in prices.items() if price is not None},

@@ -727,3 +727,22 @@ def test_gpuinfo_keys_that_differ_only_in_case_are_an_ambiguous_bad_cell(gpu_inf
     assert isinstance(rejection, Rejection)
     assert rejection.reason == "bad_cell_GpuInfo"
     assert "differ only in case" in rejection.detail
+
+
+@pytest.mark.parametrize(("instance", "count"), [("scaleway_H100x8", "8.0"), ("scaleway_H100x4", "4.0")])
+def test_a_scaleway_plain_h100_with_more_gpus_than_its_pcie_instances_have_is_ambiguous(
+    instance: str, count: str
+) -> None:
+    # Written rows, derived from the real scaleway_H100x2 row of skypilot_shadeform_v8_vms.csv with the count changed
+    # (no real shadeform row for a Scaleway x4/x8 is recorded: the probe's F7 is speculative). Scaleway's PCIe H100s
+    # come as 1 and 2 GPUs only (H100-1-80G, H100-2-80G), its 4- and 8-GPU ones are H100-SXM-4/8-80G. Before: both
+    # rows stored as h100-pcie.
+    real = next(line for line in fixture_text("skypilot_shadeform_v8_vms.csv").splitlines() if "_H100x2," in line)
+    header = fixture_text("skypilot_shadeform_v8_vms.csv").splitlines()[0]
+    row = real.replace("scaleway_H100x2,H100,2.0,", f"{instance},H100,{count},").replace(
+        "'Count': 2.0", f"'Count': {count}"
+    )
+    [rejection] = list(parse_catalog("shadeform", f"{header}\n{row}\n", url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "ambiguous_gpu_form_factor"
+    assert instance in rejection.detail and "scaleway" in rejection.detail
