@@ -42,6 +42,7 @@ from django.conf import settings
 
 from pricing.feeds import FEED_NAME_MAX, http
 from pricing.feeds.base import (
+    MAX_INTEGER_DIGITS,
     FeedDataError,
     FeedError,
     FeedFileError,
@@ -55,6 +56,7 @@ from pricing.feeds.base import (
     file_mtime,
     parse_datetime,
     read_text,
+    shown,
     to_decimal,
     to_int,
     vcpus_too_large,
@@ -87,11 +89,12 @@ BOX_MEMORY = frozenset({"primeintellect"})
 # denvr_A100-sxm4x8); a plain name is the upstream cloud's own naming or nothing known.
 RESELLER_CLOUDS = frozenset({"shadeform"})
 SXM_INSTANCE = re.compile(r"sxm|nvlink", re.IGNORECASE)
-# (upstream cloud, id of the plain name) whose plain name is the PCIe card: Scaleway's H100-1-80G and H100-2-80G are
-# its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G (scaleway/docs-content
-# pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances"; products-availability.mdx lists
-# "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G").
-UPSTREAM_PLAIN_NAME_IS_PCIE = frozenset({("scaleway", "h100-sxm")})
+# (upstream cloud, id of the plain name) -> the GPU counts at which the plain name is the PCIe card: Scaleway's
+# H100-1-80G and H100-2-80G are its H100 PCIe instances and its SXM ones are named H100-SXM-2/4/8-80G
+# (scaleway/docs-content pages/gpu/reference-content/migration-h100.mdx, "H100 PCIe-based GPU Instances";
+# products-availability.mdx lists "GPU H100-X-80G" apart from "GPU H100-SXM-X-80G"). At any other count no PCIe
+# instance of that name exists, so the plain name settles nothing (a probe: a plain 'scaleway_H100x8' was h100-pcie).
+UPSTREAM_PLAIN_NAME_IS_PCIE: dict[tuple[str, str], frozenset[int]] = {("scaleway", "h100-sxm"): frozenset({1, 2})}
 FEED_PREFIX = "skypilot:"
 MIN_GPU_MIB = 1024
 # "pcie", cudo's "a100-pci_..." and H100 NVL instances, and Azure's NC A100 v4 (A100 PCIe 80GB, Azure docs): PCIe
@@ -273,11 +276,20 @@ def _number(row: dict[str, str], column: str, *, required: bool = False) -> Deci
     return value
 
 
-def _info_number(value: Any) -> float:
-    number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(value)
-    return number
+class UnreadableGpuInfo(ValueError):
+    """Why a GpuInfo cell gives no memory one can trust; read_gpu_memory turns it into bad_cell_GpuInfo."""
+
+
+def _gpu_info_figure(name: str, value: Any) -> float:
+    """The one rule for each of GpuInfo's figures (SizeInMiB, Count, TotalGpuMemoryInMiB): what `to_decimal` reads
+    (finite; no bool, no None), above zero and under 10**MAX_INTEGER_DIGITS (base.py's bound on any count or size a
+    feed gives). Unlike the CSV's cells, whose range validate_offer checks as they are stored, these figures are
+    never stored, so they are checked here. float() of a 400-digit SizeInMiB raised OverflowError, which refused
+    the whole file (a hostile probe), and a Count of -8 with a SizeInMiB of -1146880 stored an H200."""
+    number = to_decimal(value)
+    if number is None or not 0 < number < Decimal(10) ** MAX_INTEGER_DIGITS:
+        raise UnreadableGpuInfo(f"{name} {shown(value)} is no positive number of at most {MAX_INTEGER_DIGITS} digits")
+    return float(number)
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +313,16 @@ class GpuMemory:
 
 
 def _lower_keys(value: Any) -> Any:
-    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib')."""
+    """DigitalOcean's v6 catalog writes GpuInfo's keys in lower case ('gpus', 'memoryinfo', 'sizeinmib').
+    UnreadableGpuInfo for two keys that differ only in case: the later one won, so {'Gpus': [81920 MiB], 'gpus':
+    [96256 MiB]} was stored as h100-pcie where SkyPilot reads 'Gpus' (a hostile probe); neither is picked."""
     if isinstance(value, dict):
-        return {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+        lowered = {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+        if len(lowered) < len(value):
+            seen = Counter(str(key).lower() for key in value)
+            clashing = sorted(str(key) for key in value if seen[str(key).lower()] > 1)
+            raise UnreadableGpuInfo(f"keys {', '.join(map(shown, clashing[:4]))} differ only in case: ambiguous")
+        return lowered
     if isinstance(value, list):
         return [_lower_keys(item) for item in value]
     return value
@@ -318,11 +337,14 @@ def read_gpu_memory(raw: str | None, *, accelerator: str = "") -> GpuMemory | No
     try:
         info = _lower_keys(ast.literal_eval(raw))  # a Python literal, as SkyPilot writes and reads it
         gpus = info["gpus"][0]
+        count, total = gpus.get("count"), info.get("totalgpumemoryinmib")
         return GpuMemory(
-            size=_info_number(gpus["memoryinfo"]["sizeinmib"]),
-            count=_info_number(gpus.get("count") or 1),
-            total=_info_number(info.get("totalgpumemoryinmib") or 0),
+            size=_gpu_info_figure("SizeInMiB", gpus["memoryinfo"]["sizeinmib"]),
+            count=1 if count is None else _gpu_info_figure("Count", count),
+            total=0 if total is None else _gpu_info_figure("TotalGpuMemoryInMiB", total),
         )
+    except UnreadableGpuInfo as error:
+        raise BadCell("GpuInfo", raw[:80], why=f": {error}") from None
     except (ValueError, SyntaxError, LookupError, TypeError, AttributeError, MemoryError, RecursionError):
         raise BadCell("GpuInfo", raw[:80]) from None
 
@@ -360,10 +382,10 @@ def mib_per_gpu(cloud: str, memory: GpuMemory | None, *, named: str | None, acce
     )
 
 
-def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
+def with_form_factor(cloud: str, instance: str, gpu: str | None, *, gpu_count: Decimal) -> str | None:
     """The PCIe card when the instance type names it (Lambda's gpu_1x_h100_pcie is listed as plain 'H100', cudo's
-    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name; AmbiguousFormFactor
-    for a reseller's plain name that neither the name nor the upstream cloud settles."""
+    a100-pci_* as 'A100'), or a reseller's upstream cloud calls its PCIe card by the plain name at that GPU count;
+    AmbiguousFormFactor for a reseller's plain name that neither the name nor the upstream cloud settles."""
     if gpu not in PCIE_OF:
         return gpu
     if PCIE_INSTANCE.search(instance):
@@ -371,13 +393,15 @@ def with_form_factor(cloud: str, instance: str, gpu: str | None) -> str | None:
     if cloud not in RESELLER_CLOUDS or SXM_INSTANCE.search(instance):
         return gpu
     upstream = instance.split("_", 1)[0].lower()
-    if (upstream, gpu) in UPSTREAM_PLAIN_NAME_IS_PCIE:
+    pcie_counts = UPSTREAM_PLAIN_NAME_IS_PCIE.get((upstream, gpu))
+    if pcie_counts is None:
+        why = f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named"
+    elif gpu_count in pcie_counts:
         return PCIE_OF[gpu]
-    raise AmbiguousFormFactor(
-        "InstanceType",
-        instance,
-        why=f": {upstream} resold by {cloud}, whose plain name is sold as PCIe and SXM cards; neither is named",
-    )
+    else:
+        shown_counts = " or ".join(str(count) for count in sorted(pcie_counts))
+        why = f": {upstream} resold by {cloud} names its PCIe card plainly only at {shown_counts} GPUs, not {gpu_count}"
+    raise AmbiguousFormFactor("InstanceType", instance, why=why)
 
 
 def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
@@ -390,7 +414,9 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
     override = GPU_OVERRIDES.get((cloud, accelerator))
     memory = read_gpu_memory(row.get("GpuInfo"), accelerator=accelerator)
     mib = mib_per_gpu(cloud, memory, named=override or canonical_gpu(accelerator), accelerator=accelerator)
-    gpu = with_form_factor(cloud, row["InstanceType"], canonical_gpu_by_memory(accelerator, mib, default=override))
+    gpu_count = _number(row, "AcceleratorCount", required=True) or Decimal(0)
+    by_memory = canonical_gpu_by_memory(accelerator, mib, default=override)
+    gpu = with_form_factor(cloud, row["InstanceType"], by_memory, gpu_count=gpu_count)
     prices = {market: _number(row, column) for market, column in PRICE_COLUMN.items()}
     if prices["spot"] == 0:
         # SkyPilot's vast v8 catalog writes SpotPrice 0.00 on every row: no spot price, read as an empty cell, not a
@@ -402,7 +428,7 @@ def parse_row(cloud: str, row: dict[str, str]) -> CatalogRow:
         region=row["Region"],
         accelerator=accelerator,
         gpu=gpu,
-        gpu_count=_number(row, "AcceleratorCount", required=True) or Decimal(0),
+        gpu_count=gpu_count,
         vcpus=vcpus,
         memory_gib=_number(row, "MemoryGiB"),
         prices={market: price for market, price in prices.items() if price is not None},

@@ -33,7 +33,7 @@ from pricing.feeds.skypilot import (
     refused_parts,
 )
 from pricing.models import FeedLock, FeedRun, Offer
-from pricing.services import feed_refresh, feeds_refresh
+from pricing.services import feed_refresh, feeds_refresh, validate_all
 from tests.pricing.helpers import fixture_text
 
 pytestmark = pytest.mark.django_db
@@ -624,3 +624,125 @@ def test_a_gpuinfo_naming_another_gpu_than_the_row_is_still_a_bad_cell() -> None
     text = fixture_text("skypilot_paperspace_v6_vms.csv").replace("640.0,H100,", "640.0,A100,")
     rejected = sorted(r.reason for r in parse_catalog("paperspace", text, url="x") if isinstance(r, Rejection))
     assert rejected == ["bad_cell_GpuInfo", "no_accelerator"]
+
+
+def _gpu_info_row(instance: str, *, accelerator: str, count: str, size: str, total: str | None = None) -> str:
+    """A written catalog row (not a recorded one): GpuInfo as SkyPilot writes it, with the figures given verbatim."""
+    total_key = "" if total is None else f", 'TotalGpuMemoryInMiB': {total}"
+    gpu = f"{{'Name': '{accelerator}', 'Count': {count}, 'MemoryInfo': {{'SizeInMiB': {size}}}}}"
+    gpu_info = f"{{'Gpus': [{gpu}]{total_key}}}"
+    return f'{instance},{accelerator},8,40.0,X,"{gpu_info}"\n'
+
+
+GOOD_H200_ROW = _gpu_info_row("good-h200", accelerator="H200", count="8", size="143360")
+HUGE_INTEGER = "9" * 400
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "count", "size", "total"),
+    [
+        ("H100", "1", HUGE_INTEGER, None),  # float() of it raised OverflowError: "nothing was stored" (a probe's F6)
+        ("H200", "8", HUGE_INTEGER, None),
+        ("H200", HUGE_INTEGER, "143360", None),
+        ("H200", "8", "143360", HUGE_INTEGER),
+        ("H200", "8", "1e999", None),  # a float literal read as inf
+        ("H200", "8", "1e300", None),  # finite, but no count a feed gives has that many digits
+        ("H200", "8", "'nan'", None),
+        ("H200", "8", "'inf'", None),
+        ("H200", "-8", "-1146880", None),  # stored as h200 before (the probe's F7 r25)
+        ("H200", "8", "-143360", None),
+        ("H200", "8", "0", None),
+        ("H200", "0", "143360", None),  # a Count of 0 was read as 1
+        ("H200", "True", "143360", None),  # a bool is no count
+        ("H200", "8", "None", None),
+        ("H200", "8", "143360", "-1"),
+        ("H200", "8", "143360", "0"),
+    ],
+)
+def test_a_gpuinfo_figure_that_is_no_positive_number_of_bounded_size_is_one_bad_cell_and_the_rest_is_stored(
+    accelerator: str, count: str, size: str, total: str | None
+) -> None:
+    # Written rows (after the probe's sky/bigint_only.csv and sky/*_nb.csv): H200's memory does not pick its id, so
+    # only the one rule on GpuInfo's figures (positive, finite, at most MAX_INTEGER_DIGITS digits) can refuse them.
+    bad = _gpu_info_row("bad", accelerator=accelerator, count=count, size=size, total=total)
+    text = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\n" + bad + GOOD_H200_ROW
+    records = list(parse_catalog("lambda", text, url="x"))
+    [rejection] = [r for r in records if isinstance(r, Rejection)]
+    assert rejection.reason == "bad_cell_GpuInfo"
+    assert rejection.detail.startswith("skypilot lambda line 2: GpuInfo=")
+    assert "positive number" in rejection.detail
+    assert [r.instance_type for r in records if isinstance(r, OfferRecord)] == ["good-h200"]
+
+
+def test_a_400_digit_gpu_memory_in_a_saved_file_is_one_rejection_and_the_other_row_is_stored(tmp_path: Path) -> None:
+    # The probe's F6 through the command: before, CommandError "could not be read as skypilot payloads (unexpected
+    # OverflowError ...); nothing was stored".
+    path = tmp_path / "vms.csv"
+    bad = _gpu_info_row("bad", accelerator="H100", count="1", size=HUGE_INTEGER)
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\n" + bad + GOOD_H200_ROW)
+    call_command("import_prices", "--feed", "skypilot", "--cloud", "lambda", str(path), stdout=io.StringIO())
+    assert list(Offer.objects.filter(feed="skypilot:lambda").values_list("instance_type", flat=True)) == ["good-h200"]
+    run = FeedRun.objects.filter(feed="skypilot:lambda").latest("started_at")
+    assert {reason: entry["count"] for reason, entry in run.rejections.items()} == {"bad_cell_GpuInfo": 1}
+
+
+NUMERIC_CELLS_UNSTORABLE = [
+    (column, value)
+    for column in ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
+    for value in (HUGE_INTEGER, "1e400", "nan", "inf", "-8")
+]
+
+
+@pytest.mark.parametrize(("column", "value"), NUMERIC_CELLS_UNSTORABLE)
+def test_every_numeric_csv_cell_no_column_can_hold_is_one_counted_rejection(column: str, value: str) -> None:
+    # A guard, passing before: the CSV cells are read by to_decimal (finite) and their range is validate_offer's
+    # (the one definition of what a stored column holds), so none of these stores or aborts; GpuInfo's figures, read
+    # here only, are checked by the adapter's own rule (the test above).
+    header = ["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice"]
+    cells = dict(zip(header, ["box", "H200", "8", "64", "512", "40.0", "20.0"], strict=True))
+    cells[column] = value
+    text = ",".join([*header, "Region"]) + "\n" + ",".join([*cells.values(), "X"]) + "\n"
+    checked = validate_all(parse_catalog("lambda", text, url="x"))
+    unpriced = {"Price": {"on_demand"}, "SpotPrice": {"spot"}}.get(column, {"on_demand", "spot"})
+    assert not {offer.record.market for offer in checked.accepted} & unpriced
+    assert checked.rejections
+
+
+@pytest.mark.parametrize(
+    "gpu_info",
+    [
+        # The probe's r11 (F7): SkyPilot reads 'Gpus' (81920 MiB, an H100 SXM); the later 'gpus' (96256 MiB) won
+        # after the keys were lowered, and the row was stored as h100-pcie.
+        "{'Gpus': [{'Count': 1, 'MemoryInfo': {'SizeInMiB': 81920}}], 'gpus': [{'Count': 1, 'MemoryInfo': "
+        "{'SizeInMiB': 96256}}]}",
+        "{'Gpus': [{'Count': 1, 'MemoryInfo': {'SizeInMiB': 81920, 'sizeinmib': 96256}}]}",
+        "{'Gpus': [{'Count': 1, 'count': 8, 'MemoryInfo': {'SizeInMiB': 81920}}]}",
+    ],
+)
+def test_gpuinfo_keys_that_differ_only_in_case_are_an_ambiguous_bad_cell(gpu_info: str) -> None:
+    # Written rows: DigitalOcean's lower-case keys are read like SkyPilot's, so two keys one lower-casing apart
+    # give two values for one figure, and picking either would be a guess.
+    text = f'InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\nbox,H100,1,2.5,X,"{gpu_info}"\n'
+    [rejection] = list(parse_catalog("lambda", text, url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "bad_cell_GpuInfo"
+    assert "differ only in case" in rejection.detail
+
+
+@pytest.mark.parametrize(("instance", "count"), [("scaleway_H100x8", "8.0"), ("scaleway_H100x4", "4.0")])
+def test_a_scaleway_plain_h100_with_more_gpus_than_its_pcie_instances_have_is_ambiguous(
+    instance: str, count: str
+) -> None:
+    # Written rows, derived from the real scaleway_H100x2 row of skypilot_shadeform_v8_vms.csv with the count changed
+    # (no real shadeform row for a Scaleway x4/x8 is recorded: the probe's F7 is speculative). Scaleway's PCIe H100s
+    # come as 1 and 2 GPUs only (H100-1-80G, H100-2-80G), its 4- and 8-GPU ones are H100-SXM-4/8-80G. Before: both
+    # rows stored as h100-pcie.
+    real = next(line for line in fixture_text("skypilot_shadeform_v8_vms.csv").splitlines() if "_H100x2," in line)
+    header = fixture_text("skypilot_shadeform_v8_vms.csv").splitlines()[0]
+    row = real.replace("scaleway_H100x2,H100,2.0,", f"{instance},H100,{count},").replace(
+        "'Count': 2.0", f"'Count': {count}"
+    )
+    [rejection] = list(parse_catalog("shadeform", f"{header}\n{row}\n", url="x"))
+    assert isinstance(rejection, Rejection)
+    assert rejection.reason == "ambiguous_gpu_form_factor"
+    assert instance in rejection.detail and "scaleway" in rejection.detail
