@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import socket
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -792,6 +793,37 @@ def feed_lock_release(*, feed: str, token: str) -> None:
     FeedLock.objects.filter(feed=feed, token=token).delete()
 
 
+# A live refresh pushes its lock's expiry out again at most this often, on its progress reports: a command-line
+# refresh has no time limit, and one that ran past PRICING_LOCK_TTL_S let a scheduled refresh take the lock over and
+# run beside it (left alone in two sessions).
+LOCK_RENEW_EVERY_S = 60.0
+
+
+class FeedLockLost(FeedError):
+    """Another refresh took this one's lock over (it had expired): nothing of this run may be saved."""
+
+
+def feed_lock_renew(*, feed: str, token: str, ttl_s: int | None = None) -> None:
+    """The lock held by ``token`` expires PRICING_LOCK_TTL_S from now; FeedLockLost where it is no longer held."""
+    expires_at = timezone.now() + dt.timedelta(seconds=ttl_s or settings.PRICING_LOCK_TTL_S)
+    if not FeedLock.objects.filter(feed=feed, token=token).update(expires_at=expires_at):
+        raise FeedLockLost("another refresh took this feed's lock over (this one had outlived it); nothing was saved")
+
+
+def _lock_renewing(feed: str, token: str, outer: Progress) -> Progress:
+    """``outer`` that first renews the feed's lock, at most every LOCK_RENEW_EVERY_S seconds."""
+    renewed_at = time.monotonic()
+
+    def report(done: int, total: int, note: str) -> None:
+        nonlocal renewed_at
+        if time.monotonic() - renewed_at >= LOCK_RENEW_EVERY_S:
+            feed_lock_renew(feed=feed, token=token)
+            renewed_at = time.monotonic()
+        outer(done, total, note)
+
+    return report
+
+
 # --- the refresh -------------------------------------------------------------------------------
 
 
@@ -896,7 +928,7 @@ def feed_refresh(
         return skipped
     try:
         run = FeedRun.objects.create(feed=name)
-        report = _run_progress(run, progress)
+        report = _lock_renewing(name, token, _run_progress(run, progress))
         if not feed.is_configured():
             return _finish(run, FeedRun.Status.NOT_CONFIGURED, error=feed.not_configured_reason())
         try:
@@ -935,6 +967,8 @@ def feed_refresh(
                     warnings=[*notes, *checked.warnings],
                     **_summary(checked),
                 )
+        except FeedLockLost as error:  # rolled back: another refresh owns the feed now
+            return _finish(run, FeedRun.Status.FAILED, error=str(error))
         except BaseException as error:  # rolled back (a time limit, a database error): say so, then re-raise
             _finish(
                 run, FeedRun.Status.FAILED, error=f"saving failed, nothing changed: {type(error).__name__}: {error}"

@@ -249,3 +249,39 @@ def test_a_catalog_older_than_the_stored_one_keeps_the_newer_prices_and_withdraw
     assert _snapshot_of_offers() == before
     assert set(Offer.objects.values_list("observed_at", flat=True)) == {dt.datetime(2026, 11, 25, 7, tzinfo=dt.UTC)}
     assert set(Offer.objects.values_list("last_run", flat=True)) == {run.id}
+
+
+@responses.activate
+def test_a_long_refresh_keeps_its_lock_alive_and_one_that_lost_it_saves_nothing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Left alone in two sessions: a command-line refresh has no time limit, and one that outlived PRICING_LOCK_TTL_S
+    # let a scheduled refresh take its lock over and run beside it. Its progress reports now renew the lock.
+    from pricing import services
+
+    monkeypatch.setattr(services, "LOCK_RENEW_EVERY_S", 0.0)
+    live: list[bool] = []
+
+    def expire_during_fetch(request):  # type: ignore[no-untyped-def]
+        # The fetch took longer than the lock's TTL: the lock has expired by the time the offers are saved.
+        FeedLock.objects.filter(feed="lambda").update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+        return 200, {}, fixture_text("written/lambda_instance_types.json")
+
+    def progress(done: int, total: int, note: str) -> None:
+        live.append(FeedLock.objects.get(feed="lambda").expires_at > timezone.now())
+
+    responses.add_callback(responses.GET, API_URL, callback=expire_during_fetch)
+    run = feed_refresh(name="lambda", progress=progress)
+    assert run.status == FeedRun.Status.SUCCESS, run.error
+    assert live and all(live)  # renewed before every report after the fetch
+    # A refresh whose lock another one took over saves nothing and says why.
+    before = _snapshot_of_offers()
+
+    def taken_over(request):  # type: ignore[no-untyped-def]
+        FeedLock.objects.filter(feed="lambda").update(token="another-refresh")
+        return 200, {}, fixture_text("written/lambda_instance_types.json")
+
+    responses.reset()
+    responses.add_callback(responses.GET, API_URL, callback=taken_over)
+    lost = feed_refresh(name="lambda")
+    assert lost.status == FeedRun.Status.FAILED and "took this feed's lock over" in lost.error
+    assert _snapshot_of_offers() == before
+    assert FeedLock.objects.get(feed="lambda").token == "another-refresh"  # the other refresh's lock is left alone
