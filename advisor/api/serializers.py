@@ -80,7 +80,11 @@ class TokenCreatedSerializer(TokenSerializer):
 
 
 class ScenarioInputSerializer(StrictSerializer):
-    name = NameField(max_length=SCENARIO_NAME_MAX_LENGTH)
+    name = NameField(
+        max_length=SCENARIO_NAME_MAX_LENGTH,
+        help_text="The scenario's name, also saved as the document's own `name` (the advice and proposal print it); "
+        "a `scenario.name` that differs is an error.",
+    )
     scenario = ScenarioDocumentField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
 
 

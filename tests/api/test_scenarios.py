@@ -18,8 +18,8 @@ def _create(client, name: str = "plan", document: dict | None = None) -> dict:  
 
 
 def test_create_returns_201_with_id_and_location(alice) -> None:  # type: ignore[no-untyped-def]
-    body = _create(alice, "7B", DESIGN_SCENARIO)
-    assert isinstance(body["id"], int) and body["name"] == "7B" and body["version"] == 1
+    body = _create(alice, "7B pretraining", DESIGN_SCENARIO)  # the document's own name: a second one is refused
+    assert isinstance(body["id"], int) and body["name"] == "7B pretraining" and body["version"] == 1
     assert body["scenario"] == DESIGN_SCENARIO
     got = alice.get(f"/api/v1/scenarios/{body['id']}")
     assert got.status_code == 200 and got.json()["scenario"] == DESIGN_SCENARIO
@@ -139,3 +139,29 @@ def test_a_saved_scenario_comes_back_valid_against_the_served_schema(alice, clie
     validator = jsonschema.Draft202012Validator(output)
     assert [e.message for e in validator.iter_errors(fetched)] == []
     assert fetched["scenario"]["cluster_sizes"] == [8]
+
+
+def test_the_envelope_name_is_the_documents_name(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outside client saved {"name": "7B pretraining", "scenario": {no name}} as the guide shows: the list said
+    # "7B pretraining" but the advice, PDF and workbook said "Untitled scenario" (the document's default).
+    document = scenario()
+    created = _create(alice, "7B pretraining", document)
+    assert created["scenario"] == {**document, "name": "7B pretraining"}
+    advice = alice.get(f"/api/v1/scenarios/{created['id']}/advice").json()
+    assert advice["scenario"]["name"] == "7B pretraining"
+    url = f"/api/v1/scenarios/{created['id']}"
+    put = alice.put(url, {"name": "7B v2", "scenario": document}, format="json")
+    assert put.status_code == 200, put.content
+    assert put.json()["scenario"]["name"] == "7B v2"
+    same = alice.put(url, {"name": "7B v3", "scenario": {**document, "name": "7B v3"}}, format="json")
+    assert same.status_code == 200 and same.json()["scenario"]["name"] == "7B v3"
+
+
+def test_two_different_names_are_refused_naming_both(alice) -> None:  # type: ignore[no-untyped-def]
+    body = {"name": "x", "scenario": scenario(name="y")}
+    assert_problem(alice.post("/api/v1/scenarios", body, format="json"), 400, "#/name", "#/scenario/name")
+    created = _create(alice, "x")
+    assert_problem(
+        alice.put(f"/api/v1/scenarios/{created['id']}", body, format="json"), 400, "#/name", "#/scenario/name"
+    )
+    assert Scenario.objects.get(pk=created["id"]).versions.count() == 1

@@ -316,7 +316,9 @@ def test_each_operation_that_answers_304_documents_it_and_its_validators(client,
         "scenario_id": alice.post("/api/v1/scenarios", {"name": "s", "scenario": scenario()}, format="json").json()[
             "id"
         ],
-        "fleet_id": alice.post("/api/v1/fleets", {"name": "f", "fleet": BASE_AND_WEEK}, format="json").json()["id"],
+        "fleet_id": alice.post(
+            "/api/v1/fleets", {"name": "f", "fleet": {**BASE_AND_WEEK, "name": "f"}}, format="json"
+        ).json()["id"],
     }
     for path, dated in CONDITIONAL_GETS:
         operation = paths[path]["get"]

@@ -31,6 +31,8 @@ def owned_scenario(request: Request, scenario_id: int) -> Scenario:
 
 SCENARIOS = VersionedDocumentApi(
     noun="scenario",
+    document_field="scenario",
+    model=Scenario,
     id_kwarg="scenario_id",
     detail_route="v1:scenario-detail",
     input_serializer=ScenarioInputSerializer,
