@@ -41,7 +41,7 @@ def scenario_duplicate(*, scenario: Scenario, owner: User, name: str | None = No
 
 @transaction.atomic
 def scenario_restore_version(*, scenario: Scenario, number: int) -> Scenario:
-    version = scenario.versions.get(number=number)
+    version = scenario_version(scenario=scenario, number=number)
     return scenario_update(scenario=scenario, name=version.name, document=version.document)
 
 
@@ -73,6 +73,11 @@ def scenario_for_user(*, user: User, scenario_id: int) -> Scenario:
 
 def scenario_versions(*, scenario: Scenario) -> QuerySet[ScenarioVersion]:
     return scenario.versions.all()
+
+
+def scenario_version(*, scenario: Scenario, number: int) -> ScenarioVersion:
+    """Raises ScenarioVersion.DoesNotExist for a number the scenario never had."""
+    return scenario.versions.get(number=number)
 
 
 def share_link_for_scenario(*, scenario: Scenario, link_id: int) -> ShareLink | None:

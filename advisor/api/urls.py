@@ -42,6 +42,17 @@ urlpatterns = with_csv_paths(
             proposals.ScenarioProposalListView.as_view(),
             name="scenario-proposals",
         ),
+        path(
+            "scenarios/<int:scenario_id>/versions",
+            scenarios.ScenarioVersionListView.as_view(),
+            name="scenario-versions",
+        ),
+        path(
+            "scenarios/<int:scenario_id>/versions/<int:number>",
+            scenarios.ScenarioVersionDetailView.as_view(),
+            name="scenario-version",
+        ),
+        path("proposals", proposals.ProposalListView.as_view(), name="proposal-list"),
         path("proposals/<int:proposal_id>", proposals.ProposalDetailView.as_view(), name="proposal-detail"),
         path("proposals/<int:proposal_id>/proposal.pdf", proposals.ProposalPDFView.as_view(), name="proposal-pdf"),
         path(

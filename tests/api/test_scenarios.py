@@ -165,3 +165,28 @@ def test_two_different_names_are_refused_naming_both(alice) -> None:  # type: ig
         alice.put(f"/api/v1/scenarios/{created['id']}", body, format="json"), 400, "#/name", "#/scenario/name"
     )
     assert Scenario.objects.get(pk=created["id"]).versions.count() == 1
+
+
+def test_every_saved_version_can_be_listed_and_read(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    # An outside client could see "version": 3 but had no operation to read versions 1 and 2 (F1).
+    created = _create(alice, "v1", scenario())
+    url = f"/api/v1/scenarios/{created['id']}"
+    alice.put(url, {"name": "v2", "scenario": scenario(gpu="a100-80gb")}, format="json")
+    alice.put(url, {"name": "v3", "scenario": scenario(cluster_sizes=[16])}, format="json")
+    listed = alice.get(f"{url}/versions")
+    assert listed.status_code == 200, listed.content
+    page = listed.json()
+    assert page["count"] == 3 and [v["number"] for v in page["results"]] == [3, 2, 1]
+    assert [v["name"] for v in page["results"]] == ["v3", "v2", "v1"]
+    assert all(set(v) == {"number", "saved_at", "name"} for v in page["results"])
+    first = alice.get(f"{url}/versions/1")
+    assert first.status_code == 200 and first.json() == {**scenario(), "name": "v1"}
+    assert alice.get(f"{url}/versions/2").json()["gpu"] == "a100-80gb"
+    assert alice.get(f"{url}/versions?page_size=1").json()["next"]
+    # Another user's scenario and a version that does not exist answer 404, as every owned item does.
+    assert_problem(bob.get(f"{url}/versions"), 404)
+    assert_problem(bob.get(f"{url}/versions/1"), 404)
+    assert_problem(alice.get(f"{url}/versions/4"), 404)
+    assert_problem(alice.get(f"{url}/versions/0"), 404)
+    assert_problem(alice.get(f"{url}/versions/{10**23}"), 404)
+    assert_problem(alice.get(f"{url}/versions/x"), 404)

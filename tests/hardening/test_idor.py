@@ -107,6 +107,8 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         ],
         "v1:scenario-advice": [("get", f"/api/v1/scenarios/{s}/advice", {})],
         "v1:scenario-proposal": [("get", f"/api/v1/scenarios/{s}/proposal.pdf", {})],
+        "v1:scenario-versions": [("get", f"/api/v1/scenarios/{s}/versions", {})],
+        "v1:scenario-version": [("get", f"/api/v1/scenarios/{s}/versions/1", {})],
         "v1:scenario-proposals": [
             ("get", f"/api/v1/scenarios/{s}/proposals", {}),
             ("post", f"/api/v1/scenarios/{s}/proposals", {}),
