@@ -86,7 +86,8 @@ def share_link_for_scenario(*, scenario: Scenario, link_id: int) -> ShareLink | 
 
 
 def active_share_links(*, scenario: Scenario) -> QuerySet[ShareLink]:
-    return scenario.share_links.filter(revoked_at__isnull=True)
+    """Oldest first (by id: the order they were made), a stable order to page through."""
+    return scenario.share_links.filter(revoked_at__isnull=True).order_by("id")
 
 
 def scenario_for_share_token(*, token: str) -> Scenario | None:
