@@ -41,7 +41,7 @@ def scenario_duplicate(*, scenario: Scenario, owner: User, name: str | None = No
 
 @transaction.atomic
 def scenario_restore_version(*, scenario: Scenario, number: int) -> Scenario:
-    version = scenario.versions.get(number=number)
+    version = scenario_version(scenario=scenario, number=number)
     return scenario_update(scenario=scenario, name=version.name, document=version.document)
 
 
@@ -75,13 +75,19 @@ def scenario_versions(*, scenario: Scenario) -> QuerySet[ScenarioVersion]:
     return scenario.versions.all()
 
 
+def scenario_version(*, scenario: Scenario, number: int) -> ScenarioVersion:
+    """Raises ScenarioVersion.DoesNotExist for a number the scenario never had."""
+    return scenario.versions.get(number=number)
+
+
 def share_link_for_scenario(*, scenario: Scenario, link_id: int) -> ShareLink | None:
     """The scenario's share link ``link_id`` (revoked or not); None for a missing id and another scenario's link."""
     return ShareLink.objects.filter(scenario=scenario, pk=link_id).first()
 
 
 def active_share_links(*, scenario: Scenario) -> QuerySet[ShareLink]:
-    return scenario.share_links.filter(revoked_at__isnull=True)
+    """Oldest first (by id: the order they were made), a stable order to page through."""
+    return scenario.share_links.filter(revoked_at__isnull=True).order_by("id")
 
 
 def scenario_for_share_token(*, token: str) -> Scenario | None:

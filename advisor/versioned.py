@@ -19,6 +19,29 @@ class DocumentNameError(ValueError):
     """The name is empty or too long."""
 
 
+class DocumentNameConflict(ValueError):
+    """The saved item's name and its document's own ``name`` differ."""
+
+    def __init__(self, *, name: str, document_name: str):
+        super().__init__(
+            f"the name {name!r} and the document's own name {document_name!r} differ; give one of them, or the same"
+        )
+
+
+def named_document(*, name: str, document: dict[str, Any], model: type[models.Model]) -> tuple[str, dict[str, Any]]:
+    """The item's name, checked as stored (``clean_document_name``: DocumentNameError), and the document carrying
+    it as its own ``name``, so one item has one name: the list and a proposal's title read the item's, the advice,
+    PDF assumptions and workbook the document's (which defaults to "Untitled ..." where absent). A document naming
+    itself otherwise raises DocumentNameConflict."""
+    name = clean_document_name(name, model=model)
+    own = document.get("name")
+    if own is None or own == "":
+        return name, {**document, "name": name}
+    if own.strip() != name:
+        raise DocumentNameConflict(name=name, document_name=own)
+    return name, document
+
+
 class VersionedDocument(Protocol):
     pk: Any
     name: str

@@ -28,6 +28,7 @@ from pricing.services import (
 )
 
 OFFER_COLUMNS = [
+    "id",  # the offer's row id: what GET /api/v1/offers/{id}/history takes, so an Advice can link its price
     "provider",
     "instance",
     "region",
@@ -101,6 +102,7 @@ def offers_frame(*, gpu: str, providers: list[str] | None = None, markets: list[
     """One row per current offer of `gpu`; money in USD per hour, `observed_at` tz-aware or NaT."""
     rows = list(
         current_offers(gpu=gpu, providers=providers, markets=markets).values_list(
+            "id",
             "provider__slug",
             "instance_type",
             "region",

@@ -47,6 +47,7 @@ def _offers(s: Scenario) -> pd.DataFrame:
         return pd.DataFrame(
             [
                 {
+                    "id": None,  # typed in, not a catalog offer: no history to link
                     "provider": "manual quote",
                     "instance": None,
                     "region": None,
@@ -100,8 +101,10 @@ def market_prices(s: Scenario, gpus: np.ndarray, *, at_once: int = 0) -> MarketP
 
 
 def offer_document(r: Mapping[str, Any], used_price: float) -> dict[str, Any]:
-    """One offer of the frame (a record), with the price per GPU-hour a size actually uses."""
+    """One offer of the frame (a record), with the price per GPU-hour a size actually uses; ``id`` links the
+    catalog offer's price history (None for a manual quote)."""
     return {
+        "id": None if pd.isna(r.get("id")) else int(r["id"]),
         "provider": r["provider"],
         "instance": r["instance"],
         "region": r["region"],

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from advisor.api.schema import ScenarioDocumentField
 from advisor.api.tokens import NAME_MAX_LENGTH as TOKEN_NAME_MAX_LENGTH
-from advisor.models import ApiToken, Scenario
+from advisor.models import ApiToken, Scenario, ScenarioVersion
 from advisor.scenarios import NAME_MAX_LENGTH as SCENARIO_NAME_MAX_LENGTH
 
 
@@ -80,7 +80,11 @@ class TokenCreatedSerializer(TokenSerializer):
 
 
 class ScenarioInputSerializer(StrictSerializer):
-    name = NameField(max_length=SCENARIO_NAME_MAX_LENGTH)
+    name = NameField(
+        max_length=SCENARIO_NAME_MAX_LENGTH,
+        help_text="The scenario's name, also saved as the document's own `name` (the advice and proposal print it); "
+        "a `scenario.name` that differs is an error.",
+    )
     scenario = ScenarioDocumentField(help_text="Scenario JSON (see DESIGN.md); unknown fields are an error.")
 
 
@@ -102,3 +106,15 @@ class ScenarioListItemSerializer(serializers.ModelSerializer):
         model = Scenario
         fields = ["id", "name", "created_at", "updated_at"]
         read_only_fields = fields
+
+
+class ScenarioVersionListItemSerializer(serializers.ModelSerializer):
+    saved_at = serializers.DateTimeField(source="created_at", read_only=True, help_text="When this state was saved.")
+
+    class Meta:
+        model = ScenarioVersion
+        fields = ["number", "saved_at", "name"]
+        read_only_fields = fields
+        extra_kwargs = {
+            "number": {"help_text": "1 for the first save; GET .../versions/{number} returns its Scenario JSON."}
+        }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from advisor.api.representations import with_csv_paths
-from advisor.api.views import advice, calibrations, catalog, fleets, gpus, proposals, scenarios, tokens
+from advisor.api.views import advice, calibrations, catalog, fleets, gpus, proposals, scenarios, share_links, tokens
 from pricing.api import urls as pricing_urls
 
 # Every view that also renders CSV is also at <route>.csv, answering only CSV (advisor.api.representations).
@@ -41,6 +41,32 @@ urlpatterns = with_csv_paths(
             "scenarios/<int:scenario_id>/proposals",
             proposals.ScenarioProposalListView.as_view(),
             name="scenario-proposals",
+        ),
+        path(
+            "scenarios/<int:scenario_id>/versions",
+            scenarios.ScenarioVersionListView.as_view(),
+            name="scenario-versions",
+        ),
+        path(
+            "scenarios/<int:scenario_id>/versions/<int:number>",
+            scenarios.ScenarioVersionDetailView.as_view(),
+            name="scenario-version",
+        ),
+        path(
+            "scenarios/<int:scenario_id>/share-links",
+            share_links.ScenarioShareLinkListView.as_view(),
+            name="scenario-share-links",
+        ),
+        path(
+            "scenarios/<int:scenario_id>/share-links/<int:link_id>",
+            share_links.ScenarioShareLinkDetailView.as_view(),
+            name="scenario-share-link",
+        ),
+        path("proposals", proposals.ProposalListView.as_view(), name="proposal-list"),
+        path(
+            "proposals/<int:proposal_id>/share-links",
+            share_links.ProposalShareLinkView.as_view(),
+            name="proposal-share-links",
         ),
         path("proposals/<int:proposal_id>", proposals.ProposalDetailView.as_view(), name="proposal-detail"),
         path("proposals/<int:proposal_id>/proposal.pdf", proposals.ProposalPDFView.as_view(), name="proposal-pdf"),

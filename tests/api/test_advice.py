@@ -197,3 +197,36 @@ def test_an_inference_advice_is_an_answer_or_a_problem_naming_a_field_never_a_se
     assert response.status_code == 200, response.content[:2000]
     reasons = " ".join(response.json()["recommendation"]["reasons"])
     assert "None" not in reasons and "nan" not in reasons, reasons
+
+
+def _offers_shown(advice: dict) -> list[dict]:
+    """Every offer document an Advice shows: each size's headline rent offer and each market's."""
+    offers = []
+    for size in advice["sizes"]:
+        rent = size.get("rent") or {}
+        offers.append(rent.get("offer"))
+        offers.extend((market or {}).get("offer") for market in (rent.get("by_market") or {}).values())
+    return [offer for offer in offers if offer]
+
+
+def test_the_recommended_offer_opens_its_history_by_id(alice) -> None:  # type: ignore[no-untyped-def]
+    # The outside client's report: AdviceOffer.id ("GET /api/v1/offers/{id}/history") was never sent.
+    body = alice.post("/api/v1/advice", DESIGN_SCENARIO, format="json").json()
+    recommended = next(s for s in body["sizes"] if s["gpus"] == body["recommendation"]["gpus"])
+    offer = recommended["rent"]["offer"]
+    assert isinstance(offer.get("id"), int), offer
+    history = alice.get(f"/api/v1/offers/{offer['id']}/history")
+    assert history.status_code == 200, history.content
+    assert history.json()["results"][-1]["usd_per_gpu_hour"] == pytest.approx(offer["usd_per_gpu_hour"])
+    listed = {o["id"]: o for o in alice.get("/api/v1/offers?gpu=h100-sxm&page_size=500").json()["results"]}
+    for shown in _offers_shown(body):
+        same = listed[shown["id"]]
+        assert [same[k] for k in ("provider", "instance", "region", "market")] == [
+            shown[k] for k in ("provider", "instance", "region", "market")
+        ]
+
+
+def test_a_manual_price_has_no_offer_id(alice) -> None:  # type: ignore[no-untyped-def]
+    body = alice.post("/api/v1/advice", scenario(rent={"usd_per_gpu_hour": 2.5}), format="json").json()
+    offers = _offers_shown(body)
+    assert offers and all(offer.get("id") is None for offer in offers)

@@ -29,6 +29,12 @@ OPERATIONS = [
     "v1_scenarios_advice_retrieve",
     "v1_scenarios_proposals_create",
     "v1_scenarios_proposal_pdf_retrieve",
+    "v1_scenarios_versions_list",
+    "v1_scenarios_versions_retrieve",
+    "v1_proposals_list",
+    "v1_proposals_share_links_create",
+    "v1_scenarios_share_links_list",
+    "v1_scenarios_share_links_destroy",
     "v1_proposals_retrieve",
     "v1_proposals_proposal_xlsx_retrieve",
     "v1_offers_csv_list",
@@ -45,6 +51,8 @@ content_type_overrides:
 """
 MODELS = [
     "scenario",
+    "scenario_version_list_item",
+    "share_link",
     "scenario_request",
     "scenario_output",
     "scenario_training_workload",

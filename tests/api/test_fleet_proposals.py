@@ -106,7 +106,7 @@ def test_one_idempotency_key_saves_one_fleet_and_issues_one_proposal(alice) -> N
     from advisor.fleet.models import Fleet
 
     load_bundled_data()
-    body = {"name": "keyed", "fleet": BASE_AND_WEEK}
+    body = {"name": "keyed", "fleet": {**BASE_AND_WEEK, "name": "keyed"}}  # one name (a second is refused)
     first = alice.post("/api/v1/fleets", body, format="json", HTTP_IDEMPOTENCY_KEY="fleet-1")
     second = alice.post("/api/v1/fleets", body, format="json", HTTP_IDEMPOTENCY_KEY="fleet-1")
     assert first.status_code == second.status_code == 201, first.content[:500]

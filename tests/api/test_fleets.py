@@ -28,6 +28,11 @@ def test_done_when_figures(alice, label: str, document: dict, owned: int, usd: f
     assert sum(t["usd_per_year"] for t in rec["tiers"]) == pytest.approx(rec["usd_per_year"])
 
 
+def saved_as(name: str, fleet_document: dict) -> dict:
+    """A save body whose fleet names itself as the body does (two different names are refused)."""
+    return {"name": name, "fleet": {**fleet_document, "name": name}}
+
+
 def test_owning_24_rents_the_base_whole(alice) -> None:  # type: ignore[no-untyped-def]
     plan = alice.post("/api/v1/fleet-plans", BASE_AND_WEEK, format="json").json()
     assert option(plan, 24)["usd_per_year"] == pytest.approx(1_071_120)
@@ -59,26 +64,26 @@ def test_a_workload_that_cannot_run_is_refused_when_saving(alice, tokens: float,
     """Parsing alone accepts these (the run hours come from the estimator): the save runs the same checks as the
     plan, so nothing is stored that /plan would answer with a conflict."""
     document = fleet({"gpus": 8, "workload": {"kind": "training", "model": {"params_b": params_b}, "tokens": tokens}})
-    response = alice.post("/api/v1/fleets", {"name": "too long", "fleet": document}, format="json")
+    response = alice.post("/api/v1/fleets", saved_as("too long", document), format="json")
     assert_problem(response, 400, where)
     assert Fleet.objects.count() == 0
-    saved = alice.post("/api/v1/fleets", {"name": "ok", "fleet": BASE_AND_WEEK}, format="json").json()
-    put = alice.put(f"/api/v1/fleets/{saved['id']}", {"name": "too long", "fleet": document}, format="json")
+    saved = alice.post("/api/v1/fleets", saved_as("ok", BASE_AND_WEEK), format="json").json()
+    put = alice.put(f"/api/v1/fleets/{saved['id']}", saved_as("too long", document), format="json")
     assert_problem(put, 400, where)
     assert Fleet.objects.get(pk=saved["id"]).versions.count() == 1
-    assert Fleet.objects.get(pk=saved["id"]).document == BASE_AND_WEEK
+    assert Fleet.objects.get(pk=saved["id"]).document == {**BASE_AND_WEEK, "name": "ok"}
 
 
 def test_saved_fleets_are_versioned_and_planned(alice) -> None:  # type: ignore[no-untyped-def]
-    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    created = alice.post("/api/v1/fleets", saved_as("2027", BASE_AND_WEEK), format="json")
     assert created.status_code == 201, created.content
     body = created.json()
-    assert body["version"] == 1 and body["fleet"] == BASE_AND_WEEK
+    assert body["version"] == 1 and body["fleet"] == {**BASE_AND_WEEK, "name": "2027"}
     assert created["Location"].endswith(f"/api/v1/fleets/{body['id']}")
     plan = alice.get(f"/api/v1/fleets/{body['id']}/plan").json()
     assert plan["recommendation"]["owned_gpus"] == 32
     changed = fleet({"name": "pretrain", "gpus": 64, "hours": 700, "runs_per_year": 10})
-    put = alice.put(f"/api/v1/fleets/{body['id']}", {"name": "2027 v2", "fleet": changed}, format="json")
+    put = alice.put(f"/api/v1/fleets/{body['id']}", saved_as("2027 v2", changed), format="json")
     assert put.status_code == 200 and put.json()["version"] == 2
     assert alice.get(f"/api/v1/fleets/{body['id']}/plan").json()["recommendation"]["owned_gpus"] == 64
     assert Fleet.objects.get(pk=body["id"]).versions.count() == 2
@@ -102,12 +107,12 @@ def test_a_plans_fleet_echo_posts_back_unchanged_with_the_run_count_the_plan_use
 
 
 def test_another_users_fleet_is_404(alice, bob) -> None:  # type: ignore[no-untyped-def]
-    body = alice.post("/api/v1/fleets", {"name": "mine", "fleet": BASE_AND_WEEK}, format="json").json()
+    body = alice.post("/api/v1/fleets", saved_as("mine", BASE_AND_WEEK), format="json").json()
     url = f"/api/v1/fleets/{body['id']}"
     for response in (
         bob.get(url),
         bob.get(url + "/plan"),
-        bob.put(url, {"name": "x", "fleet": BASE_AND_WEEK}, format="json"),
+        bob.put(url, saved_as("x", BASE_AND_WEEK), format="json"),
         bob.delete(url),
     ):
         assert_problem(response, 404)
@@ -115,12 +120,12 @@ def test_another_users_fleet_is_404(alice, bob) -> None:  # type: ignore[no-unty
 
 
 def test_anonymous_cannot_save(anon) -> None:  # type: ignore[no-untyped-def]
-    assert anon.post("/api/v1/fleets", {"name": "x", "fleet": BASE_AND_WEEK}, format="json").status_code in (401, 403)
+    assert anon.post("/api/v1/fleets", saved_as("x", BASE_AND_WEEK), format="json").status_code in (401, 403)
     assert Fleet.objects.count() == 0
 
 
 def test_saved_fleet_as_pdf(alice, bob) -> None:  # type: ignore[no-untyped-def]
-    body = alice.post("/api/v1/fleets", {"name": "2027 base", "fleet": BASE_AND_WEEK}, format="json").json()
+    body = alice.post("/api/v1/fleets", saved_as("2027 base", BASE_AND_WEEK), format="json").json()
     response = alice.get(f"/api/v1/fleets/{body['id']}/plan.pdf")
     assert response.status_code == 200, response.content[:500]
     assert response["Content-Type"] == "application/pdf"
@@ -159,7 +164,7 @@ def test_a_usage_series_shorter_than_an_hour_is_refused_and_a_longer_ones_span_s
 def test_saved_fleets_carry_an_etag_and_put_honours_if_match_as_scenarios_do(alice) -> None:  # type: ignore[no-untyped-def]
     """A hostile probe: POST answered no ETag and PUT with `If-Match: "bogus"` (or an older ETag) answered 200 and
     overwrote the fleet (a lost update). As PUT /scenarios/{id}: a stale If-Match is a 412 and nothing is saved."""
-    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    created = alice.post("/api/v1/fleets", saved_as("2027", BASE_AND_WEEK), format="json")
     assert created.status_code == 201 and created["ETag"].startswith('"')
     url = f"/api/v1/fleets/{created.json()['id']}"
     fetched = alice.get(url)
@@ -167,29 +172,41 @@ def test_saved_fleets_carry_an_etag_and_put_honours_if_match_as_scenarios_do(ali
     not_modified = alice.get(url, HTTP_IF_NONE_MATCH=fetched["ETag"])
     assert not_modified.status_code == 304 and not_modified.content == b""
     changed = fleet({"name": "pretrain", "gpus": 64, "hours": 700, "runs_per_year": 10})
-    assert_problem(alice.put(url, {"name": "bogus", "fleet": changed}, format="json", HTTP_IF_MATCH='"bogus"'), 412)
-    updated = alice.put(url, {"name": "2027 v2", "fleet": changed}, format="json", HTTP_IF_MATCH=fetched["ETag"])
+    assert_problem(alice.put(url, saved_as("bogus", changed), format="json", HTTP_IF_MATCH='"bogus"'), 412)
+    updated = alice.put(url, saved_as("2027 v2", changed), format="json", HTTP_IF_MATCH=fetched["ETag"])
     assert updated.status_code == 200 and updated["ETag"] not in ("", fetched["ETag"])
     assert alice.get(url)["ETag"] == updated["ETag"]
-    stale = alice.put(
-        url, {"name": "lost update", "fleet": BASE_AND_WEEK}, format="json", HTTP_IF_MATCH=fetched["ETag"]
-    )
+    stale = alice.put(url, saved_as("lost update", BASE_AND_WEEK), format="json", HTTP_IF_MATCH=fetched["ETag"])
     assert_problem(stale, 412)
     saved = Fleet.objects.get(pk=created.json()["id"])
-    assert (saved.name, saved.document, saved.versions.count()) == ("2027 v2", changed, 2)
+    assert (saved.name, saved.document, saved.versions.count()) == ("2027 v2", {**changed, "name": "2027 v2"}, 2)
     # The header is optional (as for scenarios): without it the write goes ahead; `*` matches any version.
-    assert alice.put(url, {"name": "no header", "fleet": changed}, format="json").status_code == 200
-    assert alice.put(url, {"name": "any", "fleet": changed}, format="json", HTTP_IF_MATCH="*").status_code == 200
+    assert alice.put(url, saved_as("no header", changed), format="json").status_code == 200
+    assert alice.put(url, saved_as("any", changed), format="json", HTTP_IF_MATCH="*").status_code == 200
 
 
 def test_if_match_compares_strongly_and_a_304_keeps_vary(alice) -> None:  # type: ignore[no-untyped-def]
     # A reviewer: W/"<current tag>" matched on PUT (RFC 9110 13.1.1: If-Match compares strongly), and the 304 dropped
     # the Vary its 200 carries (15.4.5).
-    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": BASE_AND_WEEK}, format="json")
+    created = alice.post("/api/v1/fleets", saved_as("2027", BASE_AND_WEEK), format="json")
     url = f"/api/v1/fleets/{created.json()['id']}"
     current = alice.get(url)
     assert_problem(
-        alice.put(url, {"name": "w", "fleet": BASE_AND_WEEK}, format="json", HTTP_IF_MATCH=f"W/{current['ETag']}"), 412
+        alice.put(url, saved_as("w", BASE_AND_WEEK), format="json", HTTP_IF_MATCH=f"W/{current['ETag']}"), 412
     )
     weak_read = alice.get(url, HTTP_IF_NONE_MATCH=f"W/{current['ETag']}")  # If-None-Match compares weakly
     assert weak_read.status_code == 304 and weak_read["Vary"] == current["Vary"] == "Accept"
+
+
+def test_a_saved_fleet_has_one_name(alice) -> None:  # type: ignore[no-untyped-def]
+    # As scenarios: the envelope name is carried into a document without one; two different names are a 400.
+    unnamed = {k: v for k, v in BASE_AND_WEEK.items() if k != "name"}
+    created = alice.post("/api/v1/fleets", {"name": "2027", "fleet": unnamed}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["fleet"] == {**unnamed, "name": "2027"}
+    plan = alice.get(f"/api/v1/fleets/{created.json()['id']}/plan").json()
+    assert plan["fleet"]["name"] == "2027"
+    body = {"name": "2027", "fleet": BASE_AND_WEEK}  # the document names itself "done-when"
+    assert_problem(alice.post("/api/v1/fleets", body, format="json"), 400, "#/name", "#/fleet/name")
+    url = f"/api/v1/fleets/{created.json()['id']}"
+    assert_problem(alice.put(url, body, format="json"), 400, "#/name", "#/fleet/name")

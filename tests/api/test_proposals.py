@@ -475,3 +475,22 @@ def test_the_pdf_and_workbook_word_the_reasons_and_warnings_without_market_ids_o
         assert "/rent/" not in text and "/buy/" not in text and "on_demand" not in text
         assert "remove spot from “Rent: markets”" in text and "give “Buy: capex USD”" in text
         assert "on-demand" in text
+
+
+def test_your_proposals_are_listed_newest_first_and_paginated(alice, bob, saved) -> None:  # type: ignore[no-untyped-def]
+    # An outside client could issue proposals but had no GET /api/v1/proposals to find them again (F1).
+    issued = [_issue(alice, saved)["id"] for _ in range(2)]
+    response = alice.get("/api/v1/proposals")
+    assert response.status_code == 200, response.content
+    page = response.json()
+    assert page["count"] == 2 and [p["id"] for p in page["results"]] == issued[::-1]
+    newest = page["results"][0]
+    assert (newest["kind"], newest["scenario_id"], newest["fleet_id"], newest["scenario_name"]) == (
+        "scenario",
+        saved,
+        None,
+        "7B pretraining",
+    )
+    assert alice.get("/api/v1/proposals?page_size=1").json()["next"]
+    assert bob.get("/api/v1/proposals").json()["count"] == 0
+    assert_problem(alice.get("/api/v1/proposals?page=x"), 400, "#/page")

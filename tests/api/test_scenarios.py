@@ -18,8 +18,8 @@ def _create(client, name: str = "plan", document: dict | None = None) -> dict:  
 
 
 def test_create_returns_201_with_id_and_location(alice) -> None:  # type: ignore[no-untyped-def]
-    body = _create(alice, "7B", DESIGN_SCENARIO)
-    assert isinstance(body["id"], int) and body["name"] == "7B" and body["version"] == 1
+    body = _create(alice, "7B pretraining", DESIGN_SCENARIO)  # the document's own name: a second one is refused
+    assert isinstance(body["id"], int) and body["name"] == "7B pretraining" and body["version"] == 1
     assert body["scenario"] == DESIGN_SCENARIO
     got = alice.get(f"/api/v1/scenarios/{body['id']}")
     assert got.status_code == 200 and got.json()["scenario"] == DESIGN_SCENARIO
@@ -139,3 +139,54 @@ def test_a_saved_scenario_comes_back_valid_against_the_served_schema(alice, clie
     validator = jsonschema.Draft202012Validator(output)
     assert [e.message for e in validator.iter_errors(fetched)] == []
     assert fetched["scenario"]["cluster_sizes"] == [8]
+
+
+def test_the_envelope_name_is_the_documents_name(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outside client saved {"name": "7B pretraining", "scenario": {no name}} as the guide shows: the list said
+    # "7B pretraining" but the advice, PDF and workbook said "Untitled scenario" (the document's default).
+    document = scenario()
+    created = _create(alice, "7B pretraining", document)
+    assert created["scenario"] == {**document, "name": "7B pretraining"}
+    advice = alice.get(f"/api/v1/scenarios/{created['id']}/advice").json()
+    assert advice["scenario"]["name"] == "7B pretraining"
+    url = f"/api/v1/scenarios/{created['id']}"
+    put = alice.put(url, {"name": "7B v2", "scenario": document}, format="json")
+    assert put.status_code == 200, put.content
+    assert put.json()["scenario"]["name"] == "7B v2"
+    same = alice.put(url, {"name": "7B v3", "scenario": {**document, "name": "7B v3"}}, format="json")
+    assert same.status_code == 200 and same.json()["scenario"]["name"] == "7B v3"
+
+
+def test_two_different_names_are_refused_naming_both(alice) -> None:  # type: ignore[no-untyped-def]
+    body = {"name": "x", "scenario": scenario(name="y")}
+    assert_problem(alice.post("/api/v1/scenarios", body, format="json"), 400, "#/name", "#/scenario/name")
+    created = _create(alice, "x")
+    assert_problem(
+        alice.put(f"/api/v1/scenarios/{created['id']}", body, format="json"), 400, "#/name", "#/scenario/name"
+    )
+    assert Scenario.objects.get(pk=created["id"]).versions.count() == 1
+
+
+def test_every_saved_version_can_be_listed_and_read(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    # An outside client could see "version": 3 but had no operation to read versions 1 and 2 (F1).
+    created = _create(alice, "v1", scenario())
+    url = f"/api/v1/scenarios/{created['id']}"
+    alice.put(url, {"name": "v2", "scenario": scenario(gpu="a100-80gb")}, format="json")
+    alice.put(url, {"name": "v3", "scenario": scenario(cluster_sizes=[16])}, format="json")
+    listed = alice.get(f"{url}/versions")
+    assert listed.status_code == 200, listed.content
+    page = listed.json()
+    assert page["count"] == 3 and [v["number"] for v in page["results"]] == [3, 2, 1]
+    assert [v["name"] for v in page["results"]] == ["v3", "v2", "v1"]
+    assert all(set(v) == {"number", "saved_at", "name"} for v in page["results"])
+    first = alice.get(f"{url}/versions/1")
+    assert first.status_code == 200 and first.json() == {**scenario(), "name": "v1"}
+    assert alice.get(f"{url}/versions/2").json()["gpu"] == "a100-80gb"
+    assert alice.get(f"{url}/versions?page_size=1").json()["next"]
+    # Another user's scenario and a version that does not exist answer 404, as every owned item does.
+    assert_problem(bob.get(f"{url}/versions"), 404)
+    assert_problem(bob.get(f"{url}/versions/1"), 404)
+    assert_problem(alice.get(f"{url}/versions/4"), 404)
+    assert_problem(alice.get(f"{url}/versions/0"), 404)
+    assert_problem(alice.get(f"{url}/versions/{10**23}"), 404)
+    assert_problem(alice.get(f"{url}/versions/x"), 404)

@@ -107,6 +107,10 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         ],
         "v1:scenario-advice": [("get", f"/api/v1/scenarios/{s}/advice", {})],
         "v1:scenario-proposal": [("get", f"/api/v1/scenarios/{s}/proposal.pdf", {})],
+        "v1:scenario-versions": [("get", f"/api/v1/scenarios/{s}/versions", {})],
+        "v1:scenario-version": [("get", f"/api/v1/scenarios/{s}/versions/1", {})],
+        "v1:scenario-share-links": [("get", f"/api/v1/scenarios/{s}/share-links", {})],
+        "v1:scenario-share-link": [("delete", f"/api/v1/scenarios/{s}/share-links/1", {})],
         "v1:scenario-proposals": [
             ("get", f"/api/v1/scenarios/{s}/proposals", {}),
             ("post", f"/api/v1/scenarios/{s}/proposals", {}),
@@ -124,6 +128,7 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
             ("get", f"/api/v1/proposals/{p}/proposal.xlsx", {}),
             ("get", f"/api/v1/proposals/{fp}/proposal.xlsx", {}),
         ],
+        "v1:proposal-share-links": [("post", f"/api/v1/proposals/{p}/share-links", {})],
         "v1:calibration-detail": [("get", f"/api/v1/calibrations/{c}", {})],
         "v1:calibration-residuals": [("get", f"/api/v1/calibrations/{c}/residuals", {})],
         "v1:calibration-residuals-csv": [("get", f"/api/v1/calibrations/{c}/residuals.csv", {})],

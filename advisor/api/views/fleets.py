@@ -33,7 +33,11 @@ from core.auth import signed_in_user
 
 
 class FleetInputSerializer(StrictSerializer):
-    name = NameField(max_length=NAME_MAX_LENGTH)
+    name = NameField(
+        max_length=NAME_MAX_LENGTH,
+        help_text="The fleet's name, also saved as the document's own `name` (the plan prints it); a `fleet.name` "
+        "that differs is an error.",
+    )
     fleet = FleetInputDocumentField(help_text="Fleet Plan input JSON (see DESIGN.md); unknown fields are an error.")
 
 
@@ -96,6 +100,8 @@ class FleetPlanView(GenericAPIView):
 
 FLEETS = VersionedDocumentApi(
     noun="fleet",
+    document_field="fleet",
+    model=Fleet,
     id_kwarg="fleet_id",
     detail_route="v1:fleet-detail",
     input_serializer=FleetInputSerializer,

@@ -26,7 +26,13 @@ from advisor.api.schema import ProposalAdviceDocumentField
 from advisor.api.views.advice import FirstRenderer
 from advisor.models import Proposal
 from advisor.proposal import frozen_proposal_pdf
-from advisor.proposals import issue_fleet_proposal, issue_proposal, proposal_for_user, proposals_for_scenario
+from advisor.proposals import (
+    issue_fleet_proposal,
+    issue_proposal,
+    proposal_for_user,
+    proposals_for_scenario,
+    proposals_for_user,
+)
 from advisor.scenario import ScenarioError
 from advisor.xlsx import MEDIA_TYPE as XLSX_MEDIA_TYPE
 from advisor.xlsx import proposal_workbook
@@ -71,10 +77,11 @@ class ProposalSerializer(serializers.ModelSerializer):
 
 class ProposalListItemSerializer(serializers.ModelSerializer):
     scenario_id = serializers.IntegerField(allow_null=True, read_only=True)
+    fleet_id = serializers.IntegerField(allow_null=True, read_only=True)
 
     class Meta:
         model = Proposal
-        fields = ["id", "scenario_id", "scenario_name", "issued_at", "content_hash"]
+        fields = ["id", "kind", "scenario_id", "fleet_id", "scenario_name", "issued_at", "content_hash"]
         read_only_fields = fields
         extra_kwargs = {"content_hash": {"help_text": CONTENT_HASH_HELP}}
 
@@ -94,6 +101,18 @@ class XLSXRenderer(BaseRenderer):
 def owned_proposal(request: Request, proposal_id: int) -> Proposal:
     """The user's proposal; another user's (or a missing) id raises Proposal.DoesNotExist -> 404."""
     return proposal_for_user(user=signed_in_user(request), proposal_id=proposal_id)
+
+
+class ProposalListView(GenericAPIView):
+    serializer_class = ProposalListItemSerializer
+
+    @extend_schema(
+        summary="Your proposals (of scenarios and fleets), newest first",
+        responses=ProposalListItemSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        page = self.paginate_queryset(proposals_for_user(user=signed_in_user(request)))
+        return self.get_paginated_response(ProposalListItemSerializer(page, many=True).data)
 
 
 class ScenarioProposalListView(GenericAPIView):

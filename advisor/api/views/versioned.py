@@ -18,9 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from advisor.api.errors import name_field_errors
+from advisor.api.errors import FieldErrors, name_field_errors, pointer
 from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
-from advisor.versioned import DocumentNameError
+from advisor.versioned import DocumentNameConflict, DocumentNameError, named_document
 from core.api.conditional import (
     ETAG_HEADER,
     IF_MATCH_PARAMETER,
@@ -39,6 +39,8 @@ class VersionedDocumentApi:
     """What one kind of versioned document differs in; the views below do the rest."""
 
     noun: str  # "scenario": the summaries say "Save a scenario", "Your saved scenarios"
+    document_field: str  # the body's document ("scenario"), whose own name must be the body's name
+    model: type[Model]  # the stored item, whose name column bounds the name
     id_kwarg: str  # the URL's id ("scenario_id"), also the detail route's
     detail_route: str  # "v1:scenario-detail", the Location of a created document
     input_serializer: type[serializers.Serializer]
@@ -50,6 +52,23 @@ class VersionedDocumentApi:
     owned: Callable[[User, int], Model]  # (user, id) -> the user's document, or raises DoesNotExist (a 404)
     update: Callable[[Any, str, dict], Model]  # (document, name, document body)
     delete: Callable[[Any], None]
+
+    def named_input(self, request: Request) -> tuple[str, dict]:
+        """The validated (name, document), the document carrying the name (``advisor.versioned.named_document``);
+        a bad name or a document naming itself otherwise is a 400 naming the field(s)."""
+        name, document = self.validated_input(request)
+        try:
+            return named_document(name=name, document=document, model=self.model)
+        except DocumentNameError as error:
+            raise name_field_errors(error) from error
+        except DocumentNameConflict as error:
+            detail = str(error)
+            raise FieldErrors(
+                [
+                    {"pointer": pointer("name"), "detail": detail, "code": "invalid"},
+                    {"pointer": pointer(self.document_field, "name"), "detail": detail, "code": "invalid"},
+                ]
+            ) from error
 
 
 class VersionedListView(GenericAPIView):
@@ -86,7 +105,7 @@ class VersionedListView(GenericAPIView):
         return idempotent(request, lambda: self._create(request))
 
     def _create(self, request: Request) -> Response:
-        name, document = self.api.validated_input(request)
+        name, document = self.api.named_input(request)
         try:
             item = self.api.create(owner=signed_in_user(request), name=name, document=document)
         except DocumentNameError as error:
@@ -133,7 +152,7 @@ class VersionedDetailView(GenericAPIView):
         # overwrote): the ETag GET gives, checked before the body (RFC 9110 13.2.1).
         current = self.get_object()
         require_if_match(request, entity_tag(self.api.output_serializer(current).data))
-        name, document = self.api.validated_input(request)
+        name, document = self.api.named_input(request)
         try:
             item = self.api.update(current, name, document)
         except DocumentNameError as error:

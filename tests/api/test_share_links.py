@@ -1,0 +1,56 @@
+"""Share links through the API: share an issued proposal, list a scenario's active links, revoke one; owner-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.scenarios import scenario_create, scenario_delete
+from tests.api.conftest import assert_problem
+from tests.api.examples import DESIGN_SCENARIO
+from tests.web.conftest import load_bundled_data
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def issued(user, alice) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    load_bundled_data()
+    scenario = scenario_create(owner=user, name="7B pretraining", document=DESIGN_SCENARIO)
+    response = alice.post(f"/api/v1/scenarios/{scenario.pk}/proposals")
+    assert response.status_code == 201, response.content[:500]
+    return response.json()
+
+
+def test_share_list_and_revoke_a_link(alice, anon, issued) -> None:  # type: ignore[no-untyped-def]
+    # An outside client could make, list or revoke no share link without the web's session and CSRF form (F1).
+    made = alice.post(f"/api/v1/proposals/{issued['id']}/share-links")
+    assert made.status_code == 201, made.content
+    link = made.json()
+    assert link["proposal_id"] == issued["id"] and link["url"].startswith("http") and "/s/" in link["url"]
+    assert anon.get(link["url"]).status_code == 200  # the web's shared page opens for anyone with the link
+    links_url = f"/api/v1/scenarios/{issued['scenario_id']}/share-links"
+    listed = alice.get(links_url).json()
+    assert listed["count"] == 1 and listed["results"] == [link]
+    assert alice.delete(f"{links_url}/{link['id']}").status_code == 204
+    assert alice.get(links_url).json()["count"] == 0
+    assert anon.get(link["url"]).status_code == 404
+
+
+def test_another_users_links_and_proposals_are_not_found(alice, bob, issued) -> None:  # type: ignore[no-untyped-def]
+    link = alice.post(f"/api/v1/proposals/{issued['id']}/share-links").json()
+    links_url = f"/api/v1/scenarios/{issued['scenario_id']}/share-links"
+    assert_problem(bob.post(f"/api/v1/proposals/{issued['id']}/share-links"), 404)
+    assert_problem(bob.get(links_url), 404)
+    assert_problem(bob.delete(f"{links_url}/{link['id']}"), 404)
+    assert_problem(alice.delete(f"{links_url}/{link['id'] + 1000}"), 404)
+    assert alice.get(links_url).json()["count"] == 1
+
+
+def test_a_proposal_whose_scenario_was_deleted_cannot_be_shared(alice, user, issued) -> None:  # type: ignore[no-untyped-def]
+    from advisor.models import Scenario
+
+    scenario_delete(scenario=Scenario.objects.get(pk=issued["scenario_id"]))
+    body = assert_problem(alice.post(f"/api/v1/proposals/{issued['id']}/share-links"), 409)
+    assert "deleted" in body["detail"]
