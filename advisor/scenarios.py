@@ -30,13 +30,14 @@ def scenario_update(*, scenario: Scenario, name: str | None = None, document: di
 
 
 def scenario_rename(*, scenario: Scenario, name: str) -> Scenario:
-    return scenario_update(scenario=scenario, name=name)
+    """The new name on the item and in its document: one item, one name (the API's rule, advisor.versioned
+    .named_document; a probe: a renamed scenario's advice and PDF kept the old name)."""
+    return scenario_update(scenario=scenario, name=name, document={**scenario.document, "name": name.strip()})
 
 
 def scenario_duplicate(*, scenario: Scenario, owner: User, name: str | None = None) -> Scenario:
-    return scenario_create(
-        owner=owner, name=name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH], document=scenario.document
-    )
+    copy_name = name or f"{scenario.name} (copy)"[:NAME_MAX_LENGTH]
+    return scenario_create(owner=owner, name=copy_name, document={**scenario.document, "name": copy_name.strip()})
 
 
 @transaction.atomic

@@ -43,7 +43,21 @@ def test_names_are_validated(user) -> None:
 def test_duplicate_belongs_to_the_new_owner_and_copies_the_document(user, other_user) -> None:
     original = scenarios.scenario_create(owner=user, name="base", document=DOCUMENT)
     copy = scenarios.scenario_duplicate(scenario=original, owner=user)
-    assert copy.pk != original.pk and copy.name == "base (copy)" and copy.document == DOCUMENT
+    # One item, one name: the copy's document carries the copy's name (its advice and PDF read the document's).
+    assert (
+        copy.pk != original.pk and copy.name == "base (copy)" and copy.document == {**DOCUMENT, "name": "base (copy)"}
+    )
+
+
+@pytest.mark.django_db
+def test_a_rename_renames_the_document_too(user) -> None:
+    # A probe: the web's rename changed only the saved name, so the advice and the PDF kept the old one.
+    scenario = scenarios.scenario_create(owner=user, name="base", document={**DOCUMENT, "name": "base"})
+    renamed = scenarios.scenario_rename(scenario=scenario, name="  new name ")
+    assert renamed.name == "new name" and renamed.document["name"] == "new name"
+    assert {k: v for k, v in renamed.document.items() if k != "name"} == {
+        k: v for k, v in DOCUMENT.items() if k != "name"
+    }
 
 
 @pytest.mark.django_db
