@@ -212,3 +212,23 @@ def test_a_params_b_only_model_says_it_was_taken_as_dense(params_b: float) -> No
     assert any(a.startswith("dense") and "experts" in a for a in g.assumed)
     moe = catalog.derive_geometry(params_b=46.7, layers=32, hidden=4096, experts=8, active_experts=2)
     assert not any(a.startswith("dense") for a in moe.assumed)
+
+
+@pytest.mark.parametrize(
+    ("params_b", "layers", "hidden", "heads", "ffn", "vocab", "kv_heads"),
+    [
+        (6.74, 32, 4096, 32, 11008, 32000, 32),  # Llama 2 7B: multi-head attention
+        (13.0, 40, 5120, 40, 13824, 32000, 40),  # Llama 2 13B
+        (65.2, 80, 8192, 64, 22016, 32000, 64),  # LLaMA 65B
+        (8.03, 32, 4096, 32, 14336, 128256, 8),  # Llama 3.1 8B: grouped-query, the assumed reading, stays
+    ],
+)
+def test_a_geometry_without_kv_heads_is_read_the_way_that_gives_params_b(
+    params_b: float, layers: int, hidden: int, heads: int, ffn: int, vocab: int, kv_heads: int
+) -> None:
+    # An outsider's probe: a model given by its sizes without kv_heads was read with 8 KV heads whenever that came
+    # within 15% of params_b, and its FLOPs taken from that count: Llama 2 7B 5.93B, its runs priced 10-14% short.
+    g = catalog.resolve_model(params_b=params_b, layers=layers, hidden=hidden, heads=heads, ffn_hidden=ffn, vocab=vocab)
+    assert g.kv_heads == kv_heads
+    assert g.params() / 1e9 == pytest.approx(params_b, rel=0.015)
+    assert catalog.work_params_b(g, geometry_given=True)[0] == pytest.approx(params_b, rel=0.015)
