@@ -131,10 +131,11 @@ def yearly_totals(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         "years": rows,
         "total": total,
     }
-    return {**totals, "basis": decision_basis(totals=totals)}
+    compared = "the monthly costs" if advice.get("kind") == "inference" else "the costs per run"
+    return {**totals, "basis": decision_basis(totals=totals, compared=compared)}
 
 
-def decision_basis(*, totals: Mapping[str, Any]) -> str:
+def decision_basis(*, totals: Mapping[str, Any], compared: str = "the costs per run") -> str:
     """What the cash and present-cost columns of ``yearly_totals`` mean for the decision, in one sentence, and, when
     the undiscounted cash favours the other option than the present cost, that it does and why.
 
@@ -146,7 +147,7 @@ def decision_basis(*, totals: Mapping[str, Any]) -> str:
     total = totals["total"]
     text = (
         f"Cash columns and the cumulative chart are undiscounted; the decision compares present costs "
-        f"(discounted at {rate} a year), the same comparison as the costs per run."
+        f"(discounted at {rate} a year), the same comparison as {compared}."
     )
     cash_buy_cheaper = total["buy_usd"] < total["rent_usd"]
     present_buy_cheaper = total["buy_present_usd"] < total["rent_present_usd"]

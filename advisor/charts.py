@@ -636,14 +636,16 @@ def _market_prices(size: dict[str, Any]) -> list[tuple[str, float]]:
     return prices
 
 
-def _blended_rent(size: dict[str, Any]) -> tuple[str, float, float | None] | None:
-    """(label, USD per busy GPU-hour, break-even utilization) of an inference rent priced on more than one market
-    (a base and a burst): the break-even the headline quotes is against it, not against any one market's line (an
-    outsider's check: the headline said 98% against on-demand + spot while the chart marked 90% vs on-demand)."""
+def _blended_rent(size: dict[str, Any], *, inference: bool) -> tuple[str, float, float | None] | None:
+    """(label, USD per busy GPU-hour, break-even utilization) of the rent as priced, where the break-even the
+    headline quotes is against it rather than against any one market's line: an inference rent (its u* is against
+    the monthly rent per busy GPU-hour, whatever its markets: a finance probe saw a 1-year reserved rent's 28% drawn
+    as "vs on-demand 17%"), or a rent priced on more than one market (an outsider's check: the headline said 98%
+    against on-demand + spot while the chart marked 90% vs on-demand)."""
     against = _get(size, "buy", "break_even_against") or {}
     markets = against.get("markets") or []
     price = against.get("usd_per_gpu_hour")
-    if len(markets) < 2 or price is None or not math.isfinite(float(price)):
+    if len(markets) < (1 if inference else 2) or price is None or not math.isfinite(float(price)):
         return None
     names = " + ".join(MARKET_LABELS.get(m, m) for m in markets)
     return f"rent as priced ({names})", float(price), _get(size, "buy", "break_even_utilization")
@@ -679,7 +681,7 @@ def chart_breakeven(*, advice: dict[str, Any]) -> Chart:
         return Chart(testid="chart-breakeven", title=title, svg=mark_safe(""), caption="No owned cost to draw.")
     f, v = curve
     prices = _market_prices(size)
-    blended = _blended_rent(size)
+    blended = _blended_rent(size, inference=_is_inference(advice))
     # Show the region where the decision is made: up to about twice the dearest price or planned cost.
     top = max([f / utilization + v] + [p for _, p in prices] + [blended[1] if blended else 0.0]) * 2.0
     u_min = max(0.02, min(1.0, f / max(top - v, 1e-9)))

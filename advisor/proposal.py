@@ -138,10 +138,30 @@ def owning_parts_text(*, advice: dict[str, Any]) -> str:
     )
 
 
+# Inference documents issued before 2026-12-06 computed u* with the rent's always-on base as a fixed cost; their
+# stored figures stay as issued, so their note says how those were made (a finance probe: re-rendered old proposals
+# printed 86% beside a note whose formula gives 71%).
+COMMITTED_BASE_NOTE = (
+    "Break-even utilization (as issued, before 2026-12-06) counted the rent's always-on base as a fixed cost: "
+    "u* = (A - C) / (N x 8760 x (r' - v)), with C the base's yearly rent and r' the rest of the rent per busy "
+    "GPU-hour; documents issued since use u* = A / (N x 8760 x (r - v)) against the whole rent as priced."
+)
+
+
+def committed_base_break_even(advice: dict[str, Any]) -> bool:
+    """Whether an inference document's break-evens were computed the pre-2026-12-06 way: it prices owning and
+    lacks the field the documents since carry beside u* (buy.break_even_utilization_with_committed_base)."""
+    buys = [size.get("buy") or {} for size in advice.get("sizes") or []]
+    priced = [buy for buy in buys if buy.get("break_even_utilization") is not None]
+    return bool(priced) and not any("break_even_utilization_with_committed_base" in buy for buy in priced)
+
+
 def method_notes(*, advice: dict[str, Any]) -> list[str]:
     """The method notes, with the owned-cost note true for the quote used: idle energy only where it states an idle
     draw (an outsider's probe: the note counted idle energy where the quote's idle power was none)."""
     if advice.get("kind") == "inference":
+        if committed_base_break_even(advice):
+            return [COMMITTED_BASE_NOTE if note.startswith("Break-even") else note for note in INFERENCE_METHOD_NOTES]
         return INFERENCE_METHOD_NOTES
     notes = list(METHOD_NOTES)
     if (advice.get("hardware_quote") or {}).get("idle_power_kw") is None:

@@ -88,7 +88,9 @@ _CHOSEN_FIELDS: Final[tuple[str, ...]] = ("usd_per_busy_gpu_hour", "wall_hours",
 def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per size; the columns are every size's, in the order first met, blank where a size has none (an
     outsider's probe: they were the first size's alone, so a first size that does not fit lost every cost column)."""
-    sizes = advice.get("sizes") or []
+    sizes = list(advice.get("sizes") or [])
+    if advice.get("kind") != "inference":
+        sizes = [_as_issued(size) for size in sizes]
     scalar = list(dict.fromkeys(k for size in sizes for k in size if k not in _SIZE_SKIP))
     cells = [_side_cells(size) for size in sizes]
     met = list(dict.fromkeys(column for side in cells for column in side))
@@ -103,6 +105,17 @@ def _size_rows(advice: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     for size, side in zip(sizes, cells, strict=True):
         rows.append([size.get(k) for k in scalar] + [side.get(c) for c in money] + [size.get("layout") for _ in layout])
     return scalar + money + layout, rows
+
+
+def _as_issued(size: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A training size under the column its figures mean: documents issued before 2026-12-06 held only the fixed
+    owned cost in buy.usd_per_year (no buy.fixed_usd_per_year beside it), so their workbook says fixed_usd_per_year
+    (a finance probe: an old and a new workbook showed $2,381,488 and $2,515,301 under one header)."""
+    buy = size.get("buy")
+    if not isinstance(buy, Mapping) or "usd_per_year" not in buy or "fixed_usd_per_year" in buy:
+        return size
+    renamed = {("fixed_usd_per_year" if key == "usd_per_year" else key): value for key, value in buy.items()}
+    return {**size, "buy": renamed}
 
 
 def _side_cells(size: Mapping[str, Any]) -> dict[str, Any]:

@@ -458,7 +458,7 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
 
 
 LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error"
-UNCOVERED_LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error (measured on other GPUs)"
+UNCOVERED_LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error (measured on another deployment)"
 
 
 def _latency_band_value(band: Mapping[str, Any], gpus: Any) -> str:

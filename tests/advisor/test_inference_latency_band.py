@@ -132,3 +132,42 @@ def test_a_given_scale_out_bandwidth_no_replica_uses_is_said_to_be_unused():
     assert all(s["tp"] <= 8 for s in given["sizes"])
     defaulted = advise_inference(scenario(), now=NOW)
     assert not any(w.startswith("/network/inter_node_gbps") for w in defaulted["warnings"])
+
+
+def test_the_break_even_chart_marks_the_break_even_the_headline_quotes_on_one_market():
+    # A finance probe: a rent on 1-year reserved instances only broke even at 28% in the headline, while the chart
+    # marked "break-even vs on-demand 17%" (a market the rent did not use) and nothing at 28%.
+    from advisor import charts
+
+    doc = advise_inference(scenario(), now=NOW)
+    rec = doc["recommendation"]
+    size = _size(doc, rec["tp"])
+    size["buy"]["break_even_against"]["markets"] = ["reserved_1y"]
+    u_star = size["buy"]["break_even_utilization"]
+    svg = str(charts.chart_breakeven(advice=doc).svg)
+    assert f"break-even vs the rent {charts.format_percent(u_star)}" in svg
+    assert "break-even vs on-demand" not in svg
+
+
+def test_an_inference_proposal_issued_before_the_break_even_change_says_how_its_figures_were_made():
+    # A finance probe: re-rendered proposals issued before 2026-12-06 printed u* computed with the rent's base as a
+    # fixed cost (86%) beside a note whose formula gives 71%.
+    from advisor.proposal import COMMITTED_BASE_NOTE, INFERENCE_METHOD_NOTES, method_notes
+
+    doc = advise_inference(scenario(), now=NOW)
+    assert method_notes(advice=doc) == INFERENCE_METHOD_NOTES
+    for size in doc["sizes"]:
+        (size.get("buy") or {}).pop("break_even_utilization_with_committed_base", None)
+    notes = method_notes(advice=doc)
+    assert COMMITTED_BASE_NOTE in notes and len(notes) == len(INFERENCE_METHOD_NOTES)
+    assert not any(n.startswith("Break-even utilization u* = A / (N x 8760 x (r - v)) against the rent") for n in notes)
+
+
+def test_an_inference_cash_table_says_it_compares_monthly_costs():
+    # A finance probe: the inference PDF's cash note said "the same comparison as the costs per run" (training's).
+    from advisor.cash_flow import yearly_totals
+
+    totals = yearly_totals(advice=advise_inference(scenario(), now=NOW))
+    assert totals is not None
+    assert totals["basis"].startswith("Cash columns and the cumulative chart are undiscounted")
+    assert "the same comparison as the monthly costs." in totals["basis"] and "per run" not in totals["basis"]

@@ -268,3 +268,25 @@ def test_a_catalog_models_geometry_is_the_catalogs_not_your_input() -> None:
     assert rows["/workload/model/name"][-1] == "your input"
     for field in ("layers", "hidden", "vocab", "ffn_hidden", "kv_heads"):
         assert rows[f"/workload/model/{field}"][-1].startswith("catalog: llama-3.1-70b"), field
+
+
+def test_a_training_workbook_issued_before_the_yearly_cost_change_labels_its_fixed_cost_as_such() -> None:
+    # A finance probe: buy.usd_per_year held the fixed owned cost alone in documents issued before 2026-12-06 and the
+    # whole owned cost since, and the two workbooks showed $2,381,488 and $2,515,301 under one header.
+    new = json.loads(FIXTURE.read_text())
+    old = json.loads(FIXTURE.read_text())
+    for size in old["sizes"]:
+        buy = size.get("buy") or {}
+        if "fixed_usd_per_year" in buy:
+            buy["usd_per_year"] = buy.pop("fixed_usd_per_year")
+    for advice, whole in ((new, True), (old, False)):
+        for size, record in _sized(advice, _book(advice)):
+            buy = size.get("buy") or {}
+            if buy.get("usd_per_year") is None and buy.get("fixed_usd_per_year") is None:
+                continue
+            if whole:
+                assert record["buy.usd_per_year"] == pytest.approx(buy["usd_per_year"], rel=1e-12)
+                assert record["buy.fixed_usd_per_year"] == pytest.approx(buy["fixed_usd_per_year"], rel=1e-12)
+            else:
+                assert "buy.usd_per_year" not in record
+                assert record["buy.fixed_usd_per_year"] == pytest.approx(buy["usd_per_year"], rel=1e-12)
