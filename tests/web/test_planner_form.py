@@ -118,6 +118,31 @@ def test_merge_keeps_unshown_fields_and_drops_the_other_kinds() -> None:
     parse_scenario(same)
 
 
+def test_merge_drops_virtual_stages_when_the_pipeline_changes() -> None:
+    # An outsider's probe: a saved NeMo plan with pp 8 and 12 virtual stages, edited in the planner to pp 1, answered
+    # a 400 on /workload/parallelism/virtual_pipeline, a field the page has no way to change.
+    saved = {
+        "name": "x",
+        "workload": {
+            "kind": "training",
+            "model": {"name": "llama-3.1-405b"},
+            "tokens": 1e12,
+            "parallelism": {"tp": 8, "pp": 8, "virtual_pipeline": 12},
+        },
+        "gpu": "h100-sxm",
+    }
+    edited = {
+        "name": "x",
+        "gpu": "h100-sxm",
+        "workload": {**saved["workload"], "parallelism": {"tp": 8, "pp": 1, "strategy": "fsdp"}},
+    }
+    merged = forms.merge_into(saved, edited)
+    assert "virtual_pipeline" not in merged["workload"]["parallelism"]
+    parse_scenario(merged)
+    kept = forms.merge_into(saved, {**edited, "workload": {**saved["workload"], "parallelism": {"tp": 4, "pp": 8}}})
+    assert kept["workload"]["parallelism"]["virtual_pipeline"] == 12  # the same pipeline keeps what the page hides
+
+
 def test_published_model_or_size_and_the_model_error_lands_on_the_size() -> None:
     named = forms.PlannerForm(_data(model_name="llama-3.1-70b", params_b="", layers="", hidden="", heads=""))
     assert named.is_valid(), named.errors
