@@ -457,8 +457,8 @@ def _capacity_band_figure(band: Mapping[str, Any] | None) -> list[dict[str, Any]
     ]
 
 
-LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error"
-UNCOVERED_LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak within the latency error (measured on another deployment)"
+LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak (latency error)"
+UNCOVERED_LATENCY_BAND_GPUS: Final[str] = "GPUs at the peak (latency error elsewhere)"
 
 
 def _latency_band_value(band: Mapping[str, Any], gpus: Any) -> str:
