@@ -36,6 +36,9 @@ GEOMETRY_TOLERANCE: Final[float] = 0.15
 # How much nearer params_b another reading of a given geometry must come than the assumed one to replace it (a
 # rounding margin: the catalog's counts are within 1.5% of the published ones).
 READING_SLACK: Final[float] = 0.015
+# How far a size label sits from the count it names (Mistral 7B v0.3: 7.25B; Llama 3.2 3B: 3.21B): within it the
+# assumed reading of a given geometry stands.
+LABEL_ROUNDING: Final[float] = 0.05
 # Fallback shape rules, from the catalog's own dense grouped-query models (Llama 3 paper Table 3): head dimension
 # 128, 8 KV heads, FFN 3.5 x hidden rounded to 256, the Llama 3 vocabulary. Anchors (params_b, hidden) give the
 # width for a size: hidden grows as params^0.32 between Llama 3.1 8B, 70B and 405B.
@@ -361,10 +364,19 @@ def consistent_reading(
         return abs(g.params() / given - 1.0)
 
     readings = geometry_readings(geometry, kv_heads_given=kv_heads_given)
+    if distance(geometry) <= tolerance:
+        # Inside the tolerance a size label's rounding (Mistral 7B v0.3 holds 7.25B) must not pick the attention: the
+        # assumed reading stands within LABEL_ROUNDING, and past it only multi-head attention may replace it, the one
+        # layout params_b tells apart (an outsider's probe: Llama 2 7B given as 32 x 4096 with 32 heads and no
+        # kv_heads was read with 8 KV heads, 5.93B, and priced 10% short; a second: letting every reading compete
+        # read Mistral 7B v0.3 as multi-query, its KV cache 8x too small, 14 L40S instead of 33).
+        if distance(geometry) <= LABEL_ROUNDING:
+            return geometry
+        readings = tuple(
+            g for g in readings if g.kv_heads == g.heads and g.mlp == geometry.mlp and g.tied == geometry.tied
+        )
+        readings = (geometry, *readings)
     best = min(readings, key=distance)
-    # The assumed reading stands unless another is clearly nearer params_b, inside the tolerance too (an outsider's
-    # probe: Llama 2 7B given as 32 x 4096 with 32 heads and no kv_heads was read with 8 KV heads, 6.0B, and priced
-    # 10% short, where multi-head attention gives its 6.74B exactly).
     if best == geometry or distance(geometry) <= distance(best) + READING_SLACK:
         return geometry
     stale: tuple[str, ...] = ("grouped-query attention with",) if best.kv_heads != geometry.kv_heads else ()

@@ -232,3 +232,20 @@ def test_a_geometry_without_kv_heads_is_read_the_way_that_gives_params_b(
     assert g.kv_heads == kv_heads
     assert g.params() / 1e9 == pytest.approx(params_b, rel=0.015)
     assert catalog.work_params_b(g, geometry_given=True)[0] == pytest.approx(params_b, rel=0.015)
+
+
+@pytest.mark.parametrize(
+    ("params_b", "layers", "hidden", "heads", "ffn", "vocab", "kv_heads"),
+    [
+        (7.0, 32, 4096, 32, 14336, 32768, 8),  # Mistral 7B v0.3 (7.25B, 8 KV heads) under its rounded label
+        (7.0, 32, 4096, 32, 11008, 32000, 32),  # Llama 2 7B under "7"
+    ],
+)
+def test_a_rounded_size_label_does_not_pick_the_attention_layout(
+    params_b: float, layers: int, hidden: int, heads: int, ffn: int, vocab: int, kv_heads: int
+) -> None:
+    # A serving probe: with every reading competing inside the tolerance, Mistral 7B v0.3 labelled 7B was read as
+    # multi-query (7.01B), its KV cache 8x too small: 14 L40S instead of 33. (A rounded label cannot settle every
+    # case: Baichuan2-13B, multi-head at 13.9B, labelled 13, sits nearer the 8-KV-head reading's 12.2B; give kv_heads.)
+    g = catalog.resolve_model(params_b=params_b, layers=layers, hidden=hidden, heads=heads, ffn_hidden=ffn, vocab=vocab)
+    assert g.kv_heads == kv_heads
