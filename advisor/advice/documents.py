@@ -328,13 +328,13 @@ def ratio_text(x: float) -> str:
 
 
 def latency_error_words(band: Mapping[str, Any]) -> str:
-    """ "real mean TTFT 0.41x-4.8x and TPOT 0.81x-1.1x the modelled at 8 in 10 of the published latency points it was
-    never fitted on (its P10-P90), measured on other GPUs, precisions or engines than this one" (the last part where
+    """ "real mean TTFT 0.41x-4.8x and TPOT 0.81x-1.1x the modelled, each at 8 in 10 of the published latency points it
+    was never fitted on (its P10-P90), measured on other GPUs, precisions or engines than this one" (the last part where
     the check did not measure this deployment)."""
     words = (
         f"real mean TTFT {ratio_text(band['ttft_ratio_p10'])}-{ratio_text(band['ttft_ratio_p90'])} and TPOT "
-        f"{ratio_text(band['tpot_ratio_p10'])}-{ratio_text(band['tpot_ratio_p90'])} the modelled at 8 in 10 of the "
-        "published latency points it was never fitted on"
+        f"{ratio_text(band['tpot_ratio_p10'])}-{ratio_text(band['tpot_ratio_p90'])} the modelled, each at 8 in 10 of "
+        "the published latency points it was never fitted on"
     )
     elsewhere = ", measured on other GPUs, precisions or engines than this one"
     return words if band["covers_deployment"] else words + elsewhere

@@ -698,21 +698,26 @@ def _latency_band_reason(doc: Mapping[str, Any]) -> str:
         usd = band[f"usd_per_million_output_tokens_if_latency_{key}"]
         return "" if usd is None else f" at {money(usd)} per million output tokens"
 
+    tp = doc["tp"]
     low = (
         f"the same {n_gpus(lower)} would be needed"
         if lower == doc["gpus"]
-        else f"{n_gpus(lower)}{cost('lower')} would meet the targets rather than {doc['gpus']:,}"
+        else f"{n_gpus(lower)} at TP {tp}{cost('lower')} would meet the targets rather than {doc['gpus']:,}"
         if lower is not None
-        else f"no TP {doc['tp']} deployment on this GPU would meet the targets"
+        else f"no TP {tp} deployment on this GPU would meet the targets"
     )
     high = (
-        f"no TP {doc['tp']} deployment on this GPU would meet the targets"
+        f"no TP {tp} deployment on this GPU would meet the targets"
         if higher is None
         else "the same GPUs would still meet them"
         if higher == doc["gpus"]
-        else f"{n_gpus(higher)}{cost('higher')} would be needed"
+        else f"{n_gpus(higher)} at TP {tp}{cost('higher')} would be needed"
     )
-    return f"Within {error}: were the real latencies at its low end, {low}; at its high end, {high}."
+    # Both ends keep the recommended TP (a serving re-check: at the tightened targets another TP served for less).
+    return (
+        f"Within {error}: were the real latencies at its low end, {low}; at its high end, {high} (both ends sized at "
+        f"TP {tp}; another TP may serve an end for less)."
+    )
 
 
 def fragile_latency_warning(doc: Mapping[str, Any]) -> str | None:
@@ -724,8 +729,8 @@ def fragile_latency_warning(doc: Mapping[str, Any]) -> str | None:
         return None
     return (
         f"The GPU count hinges on the latency targets: {n_gpus(doc['gpus'])} meet them by keeping each replica at "
-        f"{doc['replica_requests_per_s']:.3g} requests/s, while {n_gpus(lower)} would do were the real p95 TTFT and "
-        f"TPOT {ratio_text(band['ttft_ratio_p10'])} and {ratio_text(band['tpot_ratio_p10'])} the modelled, the low "
+        f"{doc['replica_requests_per_s']:.3g} requests/s, while {n_gpus(lower)} would do were the real TTFT and TPOT "
+        f"{ratio_text(band['ttft_ratio_p10'])} and {ratio_text(band['tpot_ratio_p10'])} the modelled, the low "
         "end of the model's error on published latency. Load-test a replica at the targets before buying or "
         "reserving, or relax the targets (/workload/latency)."
     )

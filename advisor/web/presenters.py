@@ -403,7 +403,9 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "note": f"traffic keeps owned GPUs {percent(_get(size, 'buy', 'utilization'))} busy",
             },
             *_capacity_band_figure(recommendation.get("capacity_band")),
-            *_latency_band_figure(recommendation.get("latency_band"), recommendation.get("gpus")),
+            *_latency_band_figure(
+                recommendation.get("latency_band"), recommendation.get("gpus"), recommendation.get("tp")
+            ),
         ],
     }
 
@@ -472,7 +474,7 @@ def _latency_band_value(band: Mapping[str, Any], gpus: Any) -> str:
     return counts + "".join(f"; none meets the targets at the {end} end" for end in missing)
 
 
-def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any) -> list[dict[str, Any]]:
+def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any, tp: Any = None) -> list[dict[str, Any]]:
     """The recommended deployment's GPUs at the peak were the real p95 latencies at either end of the serving
     model's latency error (the Advice's recommendation.latency_band); none without a band."""
     if not band or gpus is None:
@@ -482,7 +484,9 @@ def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any) -> list[dict
             "key": "latency_band",
             "label": LATENCY_BAND_GPUS if band.get("covers_deployment", True) else UNCOVERED_LATENCY_BAND_GPUS,
             "value": _latency_band_value(band, gpus),
-            "note": latency_error_words(band) if "ttft_ratio_p10" in band else "",
+            # Both ends keep the recommended TP (a serving re-check: "none" at the high end held at that TP only).
+            "note": (f"at TP {fmt.plain(tp)}: " if tp else "")
+            + (latency_error_words(band) if "ttft_ratio_p10" in band else ""),
         }
     ]
 
