@@ -271,7 +271,9 @@ def served_model(s: Scenario) -> inf.ServedModel:
     if m.name:
         return inf.ServedModel.from_catalog(m.name)
     return inf.ServedModel.from_params(
-        params_b=m.params_b,
+        # Weights and FLOPs of a dense geometry the user gave are the parameters it holds, as training counts them
+        # and as model.assumed says (a serving lead's probe: Llama 2 7B's shape labelled 7.7B was sized on 7.7B).
+        params_b=m.work_params_b or m.params_b,
         layers=m.layers,
         hidden=m.hidden,
         heads=m.heads,
@@ -1461,7 +1463,8 @@ def advise_inference(
             "gpu": gpu_document(s.gpu, w.precision, serving=True),
             "model": {
                 **model_document(s),
-                "params_b": model.params_b,
+                "params_b": s.workload.model.params_b,  # the given size; what is served is active_params_b
+                "active_params_b": model.active_params_b,
                 "layers": model.layers,
                 "hidden": model.hidden,
                 "heads": model.heads,

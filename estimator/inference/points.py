@@ -19,10 +19,11 @@ import csv
 import io
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
-from estimator.catalog import CatalogError, context_problem, resolve_model
+from estimator.catalog import CatalogError, context_problem, resolve_model, work_params_b
 from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
@@ -107,6 +108,10 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
         column = "model" if exc.field in ("name", "model") else exc.field
         bad.append(RowError(row, column, str(exc).split(": ", 1)[1]))
         return None
+    # Weights and FLOPs of a dense geometry the row gave are the parameters it holds, as the advice sizes them.
+    work, note = work_params_b(g, geometry_given=not name and any(v is not None for v in dims.values()))
+    if work != g.params_b:
+        g = replace(g, params_b=work, active_params_b=work, assumed=(*g.assumed, *([note] if note else [])))
     return ServedModel.from_geometry(g), g.max_context
 
 
