@@ -271,7 +271,9 @@ def served_model(s: Scenario) -> inf.ServedModel:
     if m.name:
         return inf.ServedModel.from_catalog(m.name)
     return inf.ServedModel.from_params(
-        params_b=m.params_b,
+        # Weights and FLOPs of a dense geometry the user gave are the parameters it holds, as training counts them
+        # and as model.assumed says (a serving lead's probe: Llama 2 7B's shape labelled 7.7B was sized on 7.7B).
+        params_b=m.work_params_b or m.params_b,
         layers=m.layers,
         hidden=m.hidden,
         heads=m.heads,
@@ -543,7 +545,7 @@ def _add_capacity_bands(
     """``capacity_band`` of each size that meets the targets (None elsewhere, and everywhere when the calibration
     keeps no held-out errors): a replica's requests/s at the P10 and P90 of inf.capacity_band, and the GPUs the peak
     needs and the cost per million output tokens were every replica to serve that; ``covers_deployment``: whether
-    those errors were measured on the scenario's GPU and engine (``coverage``)."""
+    those errors were measured on the scenario's GPU at its precision and on its engine (``coverage``)."""
     band = inf.capacity_band(cal)
     for doc in size_docs:
         doc["capacity_band"] = None
@@ -602,10 +604,10 @@ def _span(low: str, high: str) -> str:
 
 
 def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCoverage) -> str:
-    """The band's GPU counts and costs with no probability: its held-out errors were measured on other GPUs or
-    engines. A serving lead's probe: on Oracle OCI's published MI300X + vLLM table (Llama 3.1 405B FP8 TP 8,
-    2024-10-10) all 9 points fell at 0.57-0.77x the predicted capacity, below the P10 of 0.78x that "1 chance in 10
-    the deployment needs 16 GPUs or more" rested on."""
+    """The band's GPU counts and costs with no probability: its held-out errors were measured on other GPUs,
+    precisions or engines. A serving lead's probe: on Oracle OCI's published MI300X + vLLM table (Llama 3.1 405B
+    FP8 TP 8, 2024-10-10) all 9 points fell at 0.57-0.77x the predicted capacity, below the P10 of 0.78x that "1
+    chance in 10 the deployment needs 16 GPUs or more" rested on."""
     band = doc["capacity_band"]
     fewest, most = band["gpus_at_p90"], band["gpus_at_p10"]
     cheapest, dearest = band["usd_per_million_output_tokens_at_p90"], band["usd_per_million_output_tokens_at_p10"]
@@ -621,9 +623,9 @@ def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCov
         "The serving model's error on models it was not fitted on puts a replica at "
         f"{band['replica_requests_per_s_p10']:.3g}-{band['replica_requests_per_s_p90']:.3g} requests/s rather than "
         f"{doc['replica_requests_per_s']:.3g}" + (f" ({', '.join(ends)})" if ends else "") + ", "
-        f"but that error was measured on {coverage.measured_on()}; it does not cover {coverage.engine} on "
-        f"{_gpu_name(coverage.gpu)}, says nothing about how likely either end is here, and the real capacity can fall "
-        "outside it: benchmark a replica before committing."
+        f"but that error was measured on {coverage.measured_on()}; it does not cover {coverage.engine} at "
+        f"{coverage.precision.upper()} on {_gpu_name(coverage.gpu)}, says nothing about how likely either end is "
+        "here, and the real capacity can fall outside it: benchmark a replica before committing."
     )
 
 
@@ -1393,7 +1395,9 @@ def advise_inference(
                 f"TP {d.tp} does not divide the {model.heads} attention heads (derived from params_b unless given): "
                 "serving engines need it; give the model's architecture (/workload/model/heads)."
             )
-    coverage = serving_coverage(gpu=s.gpu, engine=serving_engine_on(s.workload.serving_engine, s.gpu))
+    coverage = serving_coverage(
+        gpu=s.gpu, precision=s.workload.precision, engine=serving_engine_on(s.workload.serving_engine, s.gpu)
+    )
     _add_capacity_bands(s, size_docs, cal, ok, day, hw, tokens_per_month, offers, coverage)
 
     action, rec_j, reasons = _recommend(s, deployments, ok, size_docs, spec.memory_gb, warnings)
@@ -1421,7 +1425,7 @@ def advise_inference(
         # nothing is priced)
         recommendation.update(_unmet(s, model, cal, deployments, reasons, now))
     warnings.append(latency_accuracy_warning(cal.latency_check))
-    warnings.extend(uncalibrated_serving_warnings(s.gpu, serving_engine_on(s.workload.serving_engine, s.gpu)))
+    warnings.extend(uncalibrated_serving_warnings(coverage))
     warnings.extend(ignored_input_warnings(s, tps))
     if (capacity := capacity_warning(size_docs)) is not None:
         warnings.append(capacity)
@@ -1464,7 +1468,8 @@ def advise_inference(
             "gpu": gpu_document(s.gpu, w.precision, serving=True),
             "model": {
                 **model_document(s),
-                "params_b": model.params_b,
+                "params_b": s.workload.model.params_b,  # the given size; what is served is active_params_b
+                "active_params_b": model.active_params_b,
                 "layers": model.layers,
                 "hidden": model.hidden,
                 "heads": model.heads,
@@ -1649,17 +1654,33 @@ def _gpu_name(gpu: str) -> str:
 
 @dataclass(frozen=True)
 class ServingCoverage:
-    """One deployment's GPU and serving engine against what the serving calibration has rows of
+    """One deployment's GPU, precision and serving engine against what the serving calibration has rows of
     (inf.table_coverage): what its fitted efficiencies and held-out accuracy were measured on."""
 
     gpu: str
+    precision: str
     engine: str
-    calibrated_gpus: tuple[str, ...]
+    calibrated_pairs: tuple[tuple[str, str], ...]  # (GPU id, precision) of the table's rows
     calibrated_engines: tuple[str, ...]
 
     @property
+    def calibrated_gpus(self) -> tuple[str, ...]:
+        return tuple(sorted({gpu for gpu, _ in self.calibrated_pairs}))
+
+    @property
+    def precisions_on_gpu(self) -> tuple[str, ...]:
+        """The precisions the table measures this GPU at (none where it has no rows of it)."""
+        return tuple(sorted({p for gpu, p in self.calibrated_pairs if gpu == self.gpu}))
+
+    @property
     def gpu_calibrated(self) -> bool:
-        return self.gpu in self.calibrated_gpus
+        return bool(self.precisions_on_gpu)
+
+    @property
+    def precision_calibrated(self) -> bool:
+        """The table measures this GPU at this precision (bf16 read as fp16: inf.measured_format)."""
+        wanted = inf.measured_format(self.precision)
+        return any(inf.measured_format(p) == wanted for p in self.precisions_on_gpu)
 
     @property
     def engine_calibrated(self) -> bool:
@@ -1667,34 +1688,49 @@ class ServingCoverage:
 
     @property
     def covers_deployment(self) -> bool:
-        return self.gpu_calibrated and self.engine_calibrated
+        return self.precision_calibrated and self.engine_calibrated
 
     def measured_on(self) -> str:
-        """ "trtllm runs on NVIDIA A100 SXM4 80GB, ...": what the calibration's rows are."""
-        return f"{', '.join(self.calibrated_engines)} runs on {', '.join(_gpu_name(g) for g in self.calibrated_gpus)}"
+        """ "trtllm runs on NVIDIA A100 SXM4 80GB at FP16, ...": what the calibration's rows are."""
+        gpus = [
+            f"{_gpu_name(gpu)} at {'/'.join(p.upper() for on, p in self.calibrated_pairs if on == gpu)}"
+            for gpu in self.calibrated_gpus
+        ]
+        return f"{', '.join(self.calibrated_engines)} runs on {', '.join(gpus)}"
 
 
-def serving_coverage(*, gpu: str, engine: str) -> ServingCoverage:
-    """Whether the serving calibration has rows of ``gpu`` and of ``engine`` (the one test of it: the warnings and
-    the capacity band's ``covers_deployment`` read it)."""
-    gpus, engines = inf.table_coverage()
-    return ServingCoverage(gpu=gpu, engine=engine, calibrated_gpus=gpus, calibrated_engines=engines)
+def serving_coverage(*, gpu: str, precision: str, engine: str) -> ServingCoverage:
+    """Whether the serving calibration has rows of ``gpu`` at ``precision`` and of ``engine`` (the one test of it:
+    the warnings and the capacity band's ``covers_deployment`` read it)."""
+    pairs, engines = inf.table_coverage()
+    return ServingCoverage(
+        gpu=gpu, precision=precision, engine=engine, calibrated_pairs=pairs, calibrated_engines=engines
+    )
 
 
-def uncalibrated_serving_warnings(gpu: str, engine: str) -> list[str]:
-    """What the serving calibration has no rows of (the GPU, the engine): where its throughput is borrowed from and
-    that the stated accuracy was measured elsewhere (as the training advice warns for an uncalibrated GPU family).
-    An outsider's probe: an MI300X on vLLM read 1.43x an H100's TensorRT-LLM requests/s per GPU beside an accuracy
-    measured on neither."""
-    coverage = serving_coverage(gpu=gpu, engine=engine)
-    gpus, engines = coverage.calibrated_gpus, coverage.calibrated_engines
+def uncalibrated_serving_warnings(coverage: ServingCoverage) -> list[str]:
+    """What the serving calibration has no rows of (the GPU, its precision on a GPU it has, the engine): where its
+    throughput is borrowed from and that the stated accuracy was measured elsewhere (as the training advice warns
+    for an uncalibrated GPU family). An outsider's probe: an MI300X on vLLM read 1.43x an H100's TensorRT-LLM
+    requests/s per GPU beside an accuracy measured on neither; a serving lead's: a B200 at BF16 (the table holds
+    it at FP4 only) had no word."""
+    gpu, engine, engines = coverage.gpu, coverage.engine, coverage.calibrated_engines
     out = []
-    measured_on = ", ".join(_gpu_name(g) for g in gpus)
+    measured_on = ", ".join(_gpu_name(g) for g in coverage.calibrated_gpus)
     if not coverage.gpu_calibrated:
         out.append(
             f"The serving calibration has no rows on {_gpu_name(gpu)}: its throughput applies the efficiencies fitted "
             f"on {', '.join(engines)} runs on {measured_on} to its datasheet bandwidth and FLOP/s, and the stated "
             "accuracy (held-out error, capacity band, KV-share error) was measured on those GPUs, not on this one: "
+            "expect a wider error, and benchmark it before committing."
+        )
+    elif not coverage.precision_calibrated:
+        precision = coverage.precision.upper()
+        out.append(
+            f"The serving calibration has no {precision} rows on {_gpu_name(gpu)} (only "
+            f"{', '.join(p.upper() for p in coverage.precisions_on_gpu)}): its {precision} throughput applies the "
+            f"efficiencies fitted on {coverage.measured_on()} to its datasheet bandwidth and FLOP/s, and the stated "
+            f"accuracy (held-out error, capacity band, KV-share error) was not measured at {precision} on this GPU: "
             "expect a wider error, and benchmark it before committing."
         )
     if not coverage.engine_calibrated:

@@ -212,9 +212,10 @@ class CapacityBand(Closed):
 
     source: str = Field(description="Which held-out errors the band comes from.")
     covers_deployment: bool = Field(
-        description="Whether those held-out errors were measured on this deployment's GPU and serving engine (the "
-        "serving calibration has rows of both, as the 'no rows on' warnings test). False: the band is that of the "
-        "calibrated GPUs and engines, its ends are no P10 and P90 for this deployment (on a published MI300X + vLLM "
+        description="Whether those held-out errors were measured on this deployment's GPU at its precision (BF16 "
+        "read as FP16, the same 2-byte format) and on its serving engine (the serving calibration has rows of both, "
+        "as the 'no rows on' and 'no PRECISION rows on' warnings test). False: the band is that of the calibrated "
+        "GPUs, precisions and engines, its ends are no P10 and P90 for this deployment (on a published MI300X + vLLM "
         "table every point fell below it) and the advice states no probability with it."
     )
     replica_requests_per_s_p10: NonNegative = Field(description="A replica's capacity at the band's P10 [requests/s].")

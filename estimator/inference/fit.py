@@ -90,13 +90,29 @@ def table_gpu(name: str) -> str:
     return gpu_overrides()[1].get(name, name)
 
 
-def table_coverage(rows: Sequence[Mapping[str, str]] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The GPU ids and serving engines (estimator.inference.engines names) the calibration table has rows of (the
-    bundled copy when ``rows`` is None): what the fitted efficiencies and the held-out accuracy were measured on."""
+# bf16 and fp16 are one format to the serving model (data.PRECISIONS: 2-byte weights and KV cache, one efficiency
+# group) and to every GPU the table measures (one tensor-core peak for both in gpus.csv): an FP16 row measures a BF16
+# deployment as well as an FP16 one.
+SAME_FORMAT: Final[dict[str, str]] = {"bf16": "fp16"}
+
+
+def measured_format(precision: str) -> str:
+    """The precision a calibration row must have to measure a deployment at ``precision`` (lower case)."""
+    spelled = precision.strip().lower()
+    return SAME_FORMAT.get(spelled, spelled)
+
+
+def table_coverage(
+    rows: Sequence[Mapping[str, str]] | None = None,
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The (GPU id, precision) pairs and the serving engines (estimator.inference.engines names) the calibration
+    table has rows of (the bundled copy when ``rows`` is None): what the fitted efficiencies and the held-out
+    accuracy were measured on. Pairs, not GPUs: the table holds B200 at FP4 only and L40S at FP8 only, and a serving
+    lead's probe got a "1 chance in 10" band on a B200 at BF16 from errors never measured at that precision."""
     rows = read_data_csv(TABLE_FILE) if rows is None else rows
-    gpus = sorted({table_gpu(r["gpu"]) for r in rows})
+    pairs = sorted({(table_gpu(r["gpu"]), r["precision"].strip().lower()) for r in rows})
     stacks = {(r.get("stack") or TABLE_STACK).strip().lower() for r in rows}
-    return tuple(gpus), tuple(sorted({BENCHMARK_STACK_ENGINES.get(x, x) for x in stacks}))
+    return tuple(pairs), tuple(sorted({BENCHMARK_STACK_ENGINES.get(x, x) for x in stacks}))
 
 
 def load_table(rows: Sequence[Mapping[str, str]] | None = None) -> MeasuredTable:

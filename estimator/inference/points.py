@@ -1,12 +1,13 @@
 """Serving points as CSV (``manage.py estimate_inference``): validated row by row with the row/column errors of
 estimator.runs, predicted in one vectorised pass, written back with the prediction columns added.
 
-Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[, experts,
-active_experts]``, ``tp, concurrency, input_tokens, output_tokens``; optional ``stack`` (serving_stacks.csv, one
-that runs on the GPU; empty = the GPU's default: trtllm on NVIDIA GPUs, vllm elsewhere, estimator.inference.engines)
-and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel over its tp GPUs with
-expert-parallel experts, TensorRT-LLM's "DEP"; empty or false: tensor parallel). Extra columns are kept. Row
-numbers are 1-based data rows (row 1 = the first line after the header).
+Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[,
+ffn_hidden, vocab, experts, active_experts]`` (geometry left out is derived as the API derives it:
+estimator.catalog.resolve_model), ``tp, concurrency, input_tokens, output_tokens``; optional ``stack``
+(serving_stacks.csv, one that runs on the GPU; empty = the GPU's default: trtllm on NVIDIA GPUs, vllm elsewhere,
+estimator.inference.engines) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel
+over its tp GPUs with expert-parallel experts, TensorRT-LLM's "DEP"; empty or false: tensor parallel). Extra
+columns are kept. Row numbers are 1-based data rows (row 1 = the first line after the header).
 
 Written back: the predictions, ``fits_memory`` (true/false, as the training ``estimate`` writes it) and
 ``prediction_note``: why a row has no prediction, or what the prediction assumed of it (empty when nothing).
@@ -18,10 +19,11 @@ import csv
 import io
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
-from estimator.catalog import CatalogError, context_problem, resolve_model
+from estimator.catalog import CatalogError, context_problem, resolve_model, work_params_b
 from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
@@ -37,7 +39,18 @@ from estimator.runs import NOTE_COLUMN, RowError, RunValidationError, plain_numb
 from estimator.specs import UnknownGpuError, get_gpu
 
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
-GEOMETRY: Final[tuple[str, ...]] = ("layers", "hidden", "heads", "kv_heads", "experts", "active_experts")
+# ffn_hidden and vocab are optional like the rest: without them a 7B geometry is ambiguous (the derived MLP width
+# absorbs params_b), so a serving lead's Llama-2 7B rows were read with 8 KV heads and a 128,256 vocabulary.
+GEOMETRY: Final[tuple[str, ...]] = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "experts",
+    "active_experts",
+)
 # Upper bounds of the numbers a point gives (estimator.bounds, the Scenario's own limits); others: MAX_GEOMETRY.
 POINT_MAXIMUM: Final[dict[str, float]] = {"tp": MAX_GPUS, "params_b": MAX_PARAMS_B}
 OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -86,6 +99,8 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
             hidden=_int(dims["hidden"]),
             heads=_int(dims["heads"]),
             kv_heads=_int(dims["kv_heads"]),
+            ffn_hidden=_int(dims["ffn_hidden"]),
+            vocab=_int(dims["vocab"]),
             experts=_int(dims["experts"]),
             active_experts=_int(dims["active_experts"]),
         )
@@ -93,6 +108,10 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
         column = "model" if exc.field in ("name", "model") else exc.field
         bad.append(RowError(row, column, str(exc).split(": ", 1)[1]))
         return None
+    # Weights and FLOPs of a dense geometry the row gave are the parameters it holds, as the advice sizes them.
+    work, note = work_params_b(g, geometry_given=not name and any(v is not None for v in dims.values()))
+    if work != g.params_b:
+        g = replace(g, params_b=work, active_params_b=work, assumed=(*g.assumed, *([note] if note else [])))
     return ServedModel.from_geometry(g), g.max_context
 
 

@@ -37,11 +37,13 @@ def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> Non
         assert 0 < float(r["predicted_tpot_s"]) <= float(r["predicted_tpot_p95_s"])
         assert int(r["max_concurrency"]) >= 1
         assert r["fits_memory"] == "true"
-    # The geometry row leaves its vocabulary and MLP width to the catalog's rules, and the note says so.
+    # The geometry row leaves its vocabulary and MLP width to the catalog's rules, and the note says so; the shape
+    # that makes holds 7.02B, which its weights and FLOPs count (as the advice's note says for the same model).
     assert [r["prediction_note"] for r in rows[:3]] == [
         "",
         "assumed 32 layers x 4096 hidden, 32 heads, 32 KV heads: vocabulary of 128,256 tokens (not given); "
-        "MLP width derived from params_b (not given)",
+        "MLP width derived from params_b (not given); FLOPs and weights from the geometry's 7.02B parameters, not "
+        "params_b 7B (the sizes given hold that many)",
         "",
     ]
     # 141 GB of bf16 weights on one 80 GB GPU: no prediction (empty cells, as for every latency), no capacity.
@@ -305,3 +307,71 @@ def test_a_row_given_by_params_b_says_what_its_prediction_assumed(tmp_path: Path
     # geometry" (the derived 1 x 2048 shape); its derivation now makes params_b.
     (small,) = csv.DictReader(io.StringIO(run(tmp_path, "h100-sxm,bf16,,0.5,,,,,1,1,100,100,\n")))
     assert float(small["predicted_output_tokens_per_s"]) > 0 and "15 layers x 1280 hidden" in small["prediction_note"]
+
+
+LLAMA_2_7B_ROWS = (
+    # The TensorRT-LLM v0.9 static-batch table's Llama-2-7B rows (FP8, 128/2048 and 2048/2048 tokens).
+    "h100-sxm,fp8,{model},{params_b},{geometry},1,120,128,2048,trtllm_v0.9\n"
+    "l40s,fp8,{model},{params_b},{geometry},1,64,128,2048,trtllm_v0.9\n"
+    "l40s,fp8,{model},{params_b},{geometry},1,16,2048,2048,trtllm_v0.9\n"
+)
+
+
+def test_ffn_hidden_and_vocab_columns_are_read_as_the_api_reads_them(tmp_path: Path) -> None:
+    """A serving lead's probe: Llama-2 7B given as 6.74 / 32 x 4096 / 32 heads with ffn_hidden 11008 and vocab 32000
+    (no kv_heads) had both columns dropped: read with 8 KV heads and a 128,256 vocabulary "(not given)", 1.2-1.66x
+    over the v0.9 table and max_concurrency 245 on L40S where the catalog's llama-2-7b gives 62."""
+    path = tmp_path / "points.csv"
+    header = "gpu,precision,model,params_b,layers,hidden,heads,kv_heads,ffn_hidden,vocab,tp,concurrency,"
+    header += "input_tokens,output_tokens,stack\n"
+    geometry = "32,4096,32,,11008,32000"
+    path.write_text(
+        header
+        + LLAMA_2_7B_ROWS.format(model="", params_b="6.74", geometry=geometry)
+        + LLAMA_2_7B_ROWS.format(model="llama-2-7b", params_b="", geometry=",,,,,")
+    )
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), stdout=out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    given, named = rows[:3], rows[3:]
+    for g, n in zip(given, named, strict=True):
+        assert "vocabulary" not in g["prediction_note"] and "MLP width" not in g["prediction_note"]
+        assert g["max_concurrency"] == n["max_concurrency"]
+        # Within the catalog's published 6.74B against the 6.738B the given shape holds (its weights and FLOPs).
+        assert float(g["predicted_output_tokens_per_s"]) == pytest.approx(
+            float(n["predicted_output_tokens_per_s"]), rel=1e-3
+        )
+    assert given[0]["prediction_note"].startswith("assumed 32 layers x 4096 hidden, 32 heads, 32 KV heads")
+
+
+@pytest.mark.parametrize(("column", "value"), [("ffn_hidden", "11008.5"), ("vocab", "-1"), ("vocab", "many")])
+def test_a_bad_ffn_hidden_or_vocab_exits_2_naming_row_and_column(tmp_path: Path, column: str, value: str) -> None:
+    path = tmp_path / "points.csv"
+    cells = {"ffn_hidden": "11008", "vocab": "32000", column: value}
+    path.write_text(
+        "gpu,precision,params_b,layers,hidden,heads,ffn_hidden,vocab,tp,concurrency,input_tokens,output_tokens\n"
+        f"h100-sxm,fp8,6.74,32,4096,32,{cells['ffn_hidden']},{cells['vocab']},1,8,100,100\n"
+    )
+    with pytest.raises(CommandError) as caught:
+        call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
+    assert caught.value.returncode == 2
+    assert f"row 1, column {column}: must be a positive whole number" in str(caught.value)
+
+
+def test_a_geometry_labelled_off_its_count_is_predicted_on_the_count_it_holds(tmp_path: Path) -> None:
+    """As the advice sizes it (estimator.catalog.work_params_b): Llama-2 7B's shape labelled 7.7B holds 6.74B, and
+    its weights and FLOPs are those; the note says so."""
+    path = tmp_path / "points.csv"
+    header = "gpu,precision,params_b,layers,hidden,heads,ffn_hidden,vocab,tp,concurrency,input_tokens,output_tokens\n"
+    path.write_text(
+        header
+        + "h100-sxm,bf16,7.7,32,4096,32,11008,32000,1,64,2048,512\n"
+        + "h100-sxm,bf16,6.74,32,4096,32,11008,32000,1,64,2048,512\n"
+    )
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), stdout=out)
+    labelled, held = csv.DictReader(io.StringIO(out.getvalue()))
+    assert "FLOPs and weights from the geometry's 6.74B parameters, not params_b 7.7B" in labelled["prediction_note"]
+    assert labelled["max_concurrency"] == held["max_concurrency"]
+    for column in ("predicted_output_tokens_per_s", "predicted_ttft_s", "predicted_tpot_s"):
+        assert float(labelled[column]) == pytest.approx(float(held[column]))

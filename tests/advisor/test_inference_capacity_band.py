@@ -105,7 +105,10 @@ def _uncalibrated(gpu: str, engine: str) -> dict:
 
 @pytest.mark.parametrize(
     ("gpu", "engine", "not_covered"),
-    [("mi300x", "vllm", "vllm on AMD Instinct MI300X"), ("h100-sxm", "vllm", "vllm on NVIDIA H100 SXM5 80GB")],
+    [
+        ("mi300x", "vllm", "vllm at FP8 on AMD Instinct MI300X"),
+        ("h100-sxm", "vllm", "vllm at FP8 on NVIDIA H100 SXM5 80GB"),
+    ],
 )
 def test_a_band_measured_on_other_gpus_or_engines_states_no_chance(gpu: str, engine: str, not_covered: str):
     doc = _uncalibrated(gpu, engine)
@@ -145,3 +148,37 @@ def test_a_band_whose_ends_are_one_count_prints_it_once():
 
     assert gpu_range(8, 8) == "8 GPUs"  # was "8-8 GPUs"
     assert gpu_range(1032, 1752) == "1,032-1,752 GPUs"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "measured"),
+    [
+        # The serving table holds B200 and GB200 at FP4 only (a precision a Scenario cannot choose), H200 and L40S at
+        # FP8 only: a serving lead's probe got "1 chance in 10 ..." on all of these.
+        ("b200", "bf16", "FP4"),
+        ("b200", "fp8", "FP4"),
+        ("l40s", "bf16", "FP8"),
+        ("h200", "bf16", "FP8"),
+    ],
+)
+def test_a_band_measured_at_another_precision_on_this_gpu_states_no_chance(gpu: str, precision: str, measured: str):
+    doc = advise_inference(scenario(gpu=gpu, precision=precision, rent={"usd_per_gpu_hour": 2.0}), now=NOW)
+    rec = doc["recommendation"]
+    assert rec["capacity_band"]["covers_deployment"] is False
+    said = " ".join(rec["reasons"])
+    assert "chance" not in said and "P10" not in said
+    (sentence,) = [r for r in rec["reasons"] if "does not cover" in r]
+    assert f"does not cover trtllm at {precision.upper()} on" in sentence
+    # The GPU has rows: the warning names the precision it lacks, not the GPU.
+    name = next(w for w in doc["warnings"] if "serving calibration has no" in w)
+    assert f"no {precision.upper()} rows on" in name and f"only {measured}" in name
+    assert not [w for w in doc["warnings"] if "has no rows on" in w]
+
+
+@pytest.mark.parametrize(("gpu", "precision"), [("h100-sxm", "fp8"), ("l40s", "fp8"), ("a100-80gb", "bf16")])
+def test_a_band_measured_at_this_gpus_precision_covers_it(gpu: str, precision: str):
+    # A100 and H100 are measured at FP16: BF16 is the same 2-byte format to the serving model and the same
+    # tensor-core peak on every GPU of the table, so its rows measure a BF16 deployment.
+    doc = advise_inference(scenario(gpu=gpu, precision=precision, rent={"usd_per_gpu_hour": 2.0}), now=NOW)
+    assert doc["recommendation"]["capacity_band"]["covers_deployment"] is True
+    assert not [w for w in doc["warnings"] if "serving calibration has no" in w]
