@@ -187,13 +187,24 @@ def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
     )
 
 
+class NotShareable(ValueError):
+    """Why a proposal cannot be shared by link (a 409 in the API, a message on the web page)."""
+
+    @property
+    def sentence(self) -> str:
+        """The reason as a message says it: its first letter capitalised, the rest as written (str.capitalize()
+        lowercased "PDF"), and a full stop."""
+        reason = str(self)
+        return reason[:1].upper() + reason[1:] + "."
+
+
 def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
-    """A read-only link to this frozen proposal. Raises ValueError when its scenario was deleted
-    (links belong to a scenario and go with it)."""
+    """A read-only link to this frozen proposal. Raises NotShareable for a fleet proposal and when its scenario was
+    deleted (links belong to a scenario and go with it)."""
     if proposal.kind == Proposal.KIND_FLEET:
-        raise ValueError("a fleet proposal is not shared by link; send its PDF")
+        raise NotShareable("a fleet proposal is not shared by link; send its PDF")
     if proposal.scenario_id is None:
-        raise ValueError(SCENARIO_DELETED)
+        raise NotShareable(SCENARIO_DELETED)
     try:
         with transaction.atomic():
             link = ShareLink.objects.create(scenario_id=proposal.scenario_id, proposal=proposal)
@@ -202,7 +213,7 @@ def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
             # outer transaction (an idempotent POST's): check this table's now, so the race is the refusal here.
             connection.check_constraints(table_names=[ShareLink._meta.db_table])
     except IntegrityError as error:
-        raise ValueError(SCENARIO_DELETED) from error
+        raise NotShareable(SCENARIO_DELETED) from error
     return link
 
 

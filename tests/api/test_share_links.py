@@ -77,3 +77,15 @@ def test_a_scenario_deleted_while_its_proposal_is_shared_is_a_409(alice, issued,
     body = assert_problem(response, 409)
     assert "deleted" in body["detail"]
     assert not ShareLink.objects.exists()
+
+
+def test_a_fleet_proposal_is_not_shared_and_the_reason_keeps_its_capitals(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: the 409 said "... send its pdf." (str.capitalize() lowercased the service's "PDF").
+    from advisor.fleet.store import fleet_create
+    from tests.advisor.fleet.figures import BASE_AND_WEEK
+
+    fleet = fleet_create(owner=user, name="done-when", document=BASE_AND_WEEK)
+    issued = alice.post(f"/api/v1/fleets/{fleet.pk}/proposals")
+    assert issued.status_code == 201, issued.content[:500]
+    body = assert_problem(alice.post(f"/api/v1/proposals/{issued.json()['id']}/share-links"), 409)
+    assert body["detail"] == "A fleet proposal is not shared by link; send its PDF."

@@ -149,6 +149,9 @@ def test_a_fleet_proposal_has_its_own_page_and_pdf_but_no_workbook(client, user)
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     workbook = client.get(f"/proposals/{proposal.pk}/proposal.xlsx", follow=True)
     assert "A fleet proposal has no spreadsheet" in workbook.content.decode()
+    # The service's reason as written ("PDF"), not lowercased by str.capitalize() (a reviewer: "send its pdf.").
+    shared = client.post(f"/proposals/{proposal.pk}/share/", follow=True)
+    assert "A fleet proposal is not shared by link; send its PDF." in shared.content.decode()
     again = client.post(f"/proposals/{proposal.pk}/recompute/")
     assert again.status_code == 302
     fresh = Proposal.objects.exclude(pk=proposal.pk).get()
