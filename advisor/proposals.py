@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -26,6 +26,7 @@ from advisor.models import Calibration, Proposal, Scenario, ShareLink
 from advisor.scenarios import scenario_for_user
 
 OFFER_KEY = ("provider", "instance", "region", "market")
+SCENARIO_DELETED = "the scenario of this proposal was deleted; it can no longer be shared"
 
 
 # From this magnitude on Python writes an integral float with an exponent (1e+16); PostgreSQL's jsonb writes it
@@ -186,14 +187,34 @@ def recompute_proposal(*, user: User, proposal_id: int) -> Proposal:
     )
 
 
+class NotShareable(ValueError):
+    """Why a proposal cannot be shared by link (a 409 in the API, a message on the web page)."""
+
+    @property
+    def sentence(self) -> str:
+        """The reason as a message says it: its first letter capitalised, the rest as written (str.capitalize()
+        lowercased "PDF"), and a full stop."""
+        reason = str(self)
+        return reason[:1].upper() + reason[1:] + "."
+
+
 def proposal_share_link_create(*, proposal: Proposal) -> ShareLink:
-    """A read-only link to this frozen proposal. Raises ValueError when its scenario was deleted
-    (links belong to a scenario and go with it)."""
+    """A read-only link to this frozen proposal. Raises NotShareable for a fleet proposal and when its scenario was
+    deleted (links belong to a scenario and go with it)."""
     if proposal.kind == Proposal.KIND_FLEET:
-        raise ValueError("a fleet proposal is not shared by link; send its PDF")
+        raise NotShareable("a fleet proposal is not shared by link; send its PDF")
     if proposal.scenario_id is None:
-        raise ValueError("the scenario of this proposal was deleted; it can no longer be shared")
-    return ShareLink.objects.create(scenario_id=proposal.scenario_id, proposal=proposal)
+        raise NotShareable(SCENARIO_DELETED)
+    try:
+        with transaction.atomic():
+            link = ShareLink.objects.create(scenario_id=proposal.scenario_id, proposal=proposal)
+            # The scenario may go between the check above and this insert (a reviewer's concurrent DELETE: a 500).
+            # Foreign keys are checked at commit (deferred, SQLite and PostgreSQL alike), which may be a caller's
+            # outer transaction (an idempotent POST's): check this table's now, so the race is the refusal here.
+            connection.check_constraints(table_names=[ShareLink._meta.db_table])
+    except IntegrityError as error:
+        raise NotShareable(SCENARIO_DELETED) from error
+    return link
 
 
 # --- selectors ---

@@ -101,8 +101,18 @@ CONTENT_SECURITY_POLICY = env_str(
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
 )
-# Pages showing a user's scenarios, or a scenario through a share link: never cached by browsers or proxies.
-NO_STORE_PATH_PREFIXES = ("/scenarios/", "/s/", "/api/v1/scenarios")
+# Pages showing a user's scenarios, or a scenario through a share link: never cached by browsers or proxies. A
+# proposal holds its scenario's name, document and whole Advice, and a saved fleet its jobs and plan, so their reads
+# (web and API, PDF and workbook too) are private in the same way.
+NO_STORE_PATH_PREFIXES = (
+    "/scenarios/",
+    "/s/",
+    "/api/v1/scenarios",
+    "/proposals/",
+    "/api/v1/proposals",
+    "/fleet/",
+    "/api/v1/fleets",
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -22,7 +22,7 @@ from advisor.fleet.models import Fleet
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError, pointer
-from advisor.versioned import DocumentNameError
+from advisor.versioned import DocumentNameConflict, DocumentNameError, named_document
 from core.auth import signed_in_user
 from core.ids import id_or_404
 from core.jsontext import JSONTextError, parse_json_text
@@ -83,16 +83,23 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
     typed = (request.POST.get("name") or "").strip()
     given = document.get("name") if isinstance(document, dict) else None
     name = typed or (given.strip() if isinstance(given, str) else "")
+    if editing is None:
+        name = name or "Untitled fleet"
     try:
         parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
+        # One fleet, one name, as the API and the scenario pages save it: the Name box's name is the document's too,
+        # and a document naming itself otherwise is refused (it was saved under two names).
+        name, document = named_document(name=name, document=document, model=Fleet)
         if editing is not None:
             fleet = fleet_update(fleet=editing, name=name, document=document)
             messages.success(request, f"Saved “{fleet.name}” as a new version; earlier versions are kept.")
         else:
-            fleet = fleet_create(owner=signed_in_user(request), name=name or "Untitled fleet", document=document)
+            fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)
             messages.success(request, f"Saved “{fleet.name}”.")
     except ScenarioError as error:
         return error.errors
+    except DocumentNameConflict as error:
+        return [{"pointer": where, "message": f"not saved: {error}"} for where in ("the Name box", "/name")]
     except DocumentNameError as error:
         # The Name box, when it was filled, is what was refused, not the document's /name.
         where = "the Name box" if typed else "/name"

@@ -173,8 +173,8 @@ def proposal_share(request: HttpRequest, proposal_id: int) -> HttpResponse:
     proposal = _own_proposal(request, proposal_id)
     try:
         link = store.proposal_share_link_create(proposal=proposal)
-    except ValueError as error:
-        messages.error(request, str(error).capitalize() + ".")
+    except store.NotShareable as error:
+        messages.error(request, error.sentence)
     else:
         url = request.build_absolute_uri(reverse("shared", kwargs={"token": link.token}))
         messages.success(request, f"Anyone with this link can read this proposal as issued: {url}")

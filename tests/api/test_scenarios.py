@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.models import Scenario
+from tests.advisor.fleet.figures import BASE_AND_WEEK
 from tests.api.conftest import assert_problem
 from tests.api.examples import DESIGN_SCENARIO, scenario
 
@@ -165,6 +166,35 @@ def test_two_different_names_are_refused_naming_both(alice) -> None:  # type: ig
         alice.put(f"/api/v1/scenarios/{created['id']}", body, format="json"), 400, "#/name", "#/scenario/name"
     )
     assert Scenario.objects.get(pk=created["id"]).versions.count() == 1
+
+
+ONE_NAME_DOORS = [
+    ("/api/v1/scenarios", "scenario", scenario),
+    ("/api/v1/fleets", "fleet", lambda **kw: {**BASE_AND_WEEK, **kw}),
+]
+
+
+@pytest.mark.parametrize("path, field, document", ONE_NAME_DOORS, ids=["scenario", "fleet"])
+@pytest.mark.parametrize("own", [" base ", "base\u00a0", "base\u3000", "base\u2028", "base\x85", "   "])
+def test_a_document_name_is_compared_and_stored_stripped(alice, path, field, document, own) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: {"name": "base", <document>: {"name": " base "}} was saved with the document keeping " base " (and
+    # "base\u2028", "base\x85"), so the advice and PDF printed another name than the list. A blank one is no name.
+    created = alice.post(path, {"name": "base", field: document(name=own)}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["name"] == "base" and created.json()[field]["name"] == "base"
+
+
+@pytest.mark.parametrize("path, field, document", ONE_NAME_DOORS, ids=["scenario", "fleet"])
+@pytest.mark.parametrize("line_break", ["\u2028", "\u2029", "\x85", "\r", "\n"])
+def test_a_name_with_a_line_break_is_refused_naming_the_field(alice, path, field, document, line_break) -> None:  # type: ignore[no-untyped-def]
+    # A name is one line; LF and CR were refused (control characters), the other line breaks were stored.
+    name = f"Q3{line_break}plan"
+    body = assert_problem(alice.post(path, {"name": name, field: document()}, format="json"), 400, "#/name")
+    assert "line break" in str(body) or "control character" in str(body), body
+    # In the document it is refused at the document's name (CR and LF by the document's schema, as controls; the
+    # others as a second name beside the envelope's).
+    in_document = {"name": "Q3plan", field: document(name=name)}
+    assert_problem(alice.post(path, in_document, format="json"), 400, f"#/{field}/name")
 
 
 def test_every_saved_version_can_be_listed_and_read(alice, bob) -> None:  # type: ignore[no-untyped-def]

@@ -54,3 +54,38 @@ def test_a_proposal_whose_scenario_was_deleted_cannot_be_shared(alice, user, iss
     scenario_delete(scenario=Scenario.objects.get(pk=issued["scenario_id"]))
     body = assert_problem(alice.post(f"/api/v1/proposals/{issued['id']}/share-links"), 409)
     assert "deleted" in body["detail"]
+
+
+@pytest.mark.django_db(transaction=True)  # the foreign key is checked when the insert commits, as in production
+@pytest.mark.parametrize("headers", [{}, {"HTTP_IDEMPOTENCY_KEY": "share-race"}], ids=["plain", "idempotent"])
+def test_a_scenario_deleted_while_its_proposal_is_shared_is_a_409(alice, issued, headers) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer's concurrent DELETE of the scenario and POSTs of share links gave 16 answers of 500 (a foreign-key
+    # IntegrityError): the scenario went between the service's check and the link's insert. That moment, made
+    # deterministic: the scenario is deleted just before the insert.
+    from unittest import mock
+
+    from advisor.models import Scenario, ShareLink
+
+    insert = ShareLink.objects.create
+
+    def delete_then_insert(**fields: Any) -> ShareLink:
+        Scenario.objects.filter(pk=issued["scenario_id"]).delete()
+        return insert(**fields)
+
+    with mock.patch.object(ShareLink.objects, "create", side_effect=delete_then_insert):
+        response = alice.post(f"/api/v1/proposals/{issued['id']}/share-links", **headers)
+    body = assert_problem(response, 409)
+    assert "deleted" in body["detail"]
+    assert not ShareLink.objects.exists()
+
+
+def test_a_fleet_proposal_is_not_shared_and_the_reason_keeps_its_capitals(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: the 409 said "... send its pdf." (str.capitalize() lowercased the service's "PDF").
+    from advisor.fleet.store import fleet_create
+    from tests.advisor.fleet.figures import BASE_AND_WEEK
+
+    fleet = fleet_create(owner=user, name="done-when", document=BASE_AND_WEEK)
+    issued = alice.post(f"/api/v1/fleets/{fleet.pk}/proposals")
+    assert issued.status_code == 201, issued.content[:500]
+    body = assert_problem(alice.post(f"/api/v1/proposals/{issued.json()['id']}/share-links"), 409)
+    assert body["detail"] == "A fleet proposal is not shared by link; send its PDF."

@@ -102,6 +102,42 @@ def test_share_and_scenario_pages_are_never_stored(user) -> None:  # type: ignor
     assert "no-store" not in Client().get("/prices/").get("Cache-Control", "")
 
 
+@pytest.fixture
+def proposal_and_fleet(user):  # type: ignore[no-untyped-def]
+    """One issued scenario proposal and one saved fleet of ``user``: (proposal id, fleet id)."""
+    from advisor.fleet.store import fleet_create
+    from advisor.proposals import issue_proposal
+    from tests.advisor.fleet.figures import BASE_AND_WEEK
+
+    saved = store.scenario_create(owner=user, name="private", document=scenario())
+    proposal = issue_proposal(user=user, scenario_id=saved.pk)
+    fleet = fleet_create(owner=user, name="done-when", document=BASE_AND_WEEK)
+    return proposal.pk, fleet.pk
+
+
+# A proposal holds the scenario's name, its document and the whole Advice; a fleet its jobs and plan. A reviewer:
+# each of these answered without Cache-Control while the scenario reads said no-store.
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/proposals",
+        "/api/v1/proposals/{proposal}",
+        "/api/v1/proposals/{proposal}/proposal.xlsx",
+        "/proposals/{proposal}/",
+        "/api/v1/fleets",
+        "/api/v1/fleets/{fleet}",
+        "/fleet/?id={fleet}",
+    ],
+)
+def test_proposal_and_fleet_reads_are_never_stored(user, proposal_and_fleet, path) -> None:  # type: ignore[no-untyped-def]
+    proposal, fleet = proposal_and_fleet
+    owner = Client()
+    owner.force_login(user)
+    response = owner.get(path.format(proposal=proposal, fleet=fleet))
+    assert response.status_code == 200, path
+    assert "no-store" in response.get("Cache-Control", ""), path
+
+
 def test_production_server_does_not_name_its_software(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`make serve-prod`'s gunicorn (config/gunicorn.conf.py, ASGI worker) answers without `Server: gunicorn`."""
     import os

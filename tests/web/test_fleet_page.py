@@ -78,6 +78,25 @@ def test_a_blank_name_in_the_document_saves_as_untitled_as_no_name_does(client, 
     assert Fleet.objects.get().name == "Untitled fleet"
 
 
+def test_the_name_box_and_the_documents_name_are_one_name(client, user) -> None:  # type: ignore[no-untyped-def]
+    # A reviewer: Name box "Team A budget" with a document named "2027 program" saved one fleet under two names (the
+    # PDF and proposal said one, the Fleet Plan JSON the other) and the API then refused a GET -> PUT of it (400).
+    # The page applies the API's rule (advisor.versioned.named_document).
+    client.force_login(user)
+    page = post(client, {**BASE_AND_WEEK, "name": "2027 program"}, action="save", name="Team A budget")
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "<code>the Name box</code>" in html and "<code>/name</code>" in html and "differ" in html
+    assert Fleet.objects.count() == 0
+    unnamed = {key: value for key, value in BASE_AND_WEEK.items() if key != "name"}
+    assert post(client, unnamed, action="save", name="Team B budget").status_code == 302
+    assert post(client, {**BASE_AND_WEEK, "name": " Team C "}, action="save", name="").status_code == 302
+    stored = {fleet.name: fleet.document["name"] for fleet in Fleet.objects.all()}
+    assert stored == {"Team B budget": "Team B budget", "Team C": "Team C"}
+    fleet = Fleet.objects.get(name="Team B budget")
+    assert fleet.versions.get().document["name"] == "Team B budget"
+
+
 def test_a_bad_usage_upload_keeps_the_fleet_from_being_saved(client, user) -> None:  # type: ignore[no-untyped-def]
     # A reviewer: the upload's error was dropped and the fleet saved without its usage (302).
     from django.core.files.uploadedfile import SimpleUploadedFile
@@ -94,10 +113,12 @@ def test_a_bad_usage_upload_keeps_the_fleet_from_being_saved(client, user) -> No
 
 def test_save_then_open_then_another_user_gets_404(client, user, other_user) -> None:  # type: ignore[no-untyped-def]
     client.force_login(user)
-    saved = post(client, BASE_AND_WEEK, action="save", name="2027 base")
+    # The document names itself as the Name box does: one fleet, one name (it was saved under two before).
+    document = {**BASE_AND_WEEK, "name": "2027 base"}
+    saved = post(client, document, action="save", name="2027 base")
     assert saved.status_code == 302
     stored = Fleet.objects.get()
-    assert stored.name == "2027 base" and stored.document == BASE_AND_WEEK and stored.versions.count() == 1
+    assert stored.name == "2027 base" and stored.document == document and stored.versions.count() == 1
     page = client.get(saved["Location"])
     assert page.status_code == 200 and "Own 32 GPUs" in page.content.decode()
     client.force_login(other_user)
@@ -128,6 +149,9 @@ def test_a_fleet_proposal_has_its_own_page_and_pdf_but_no_workbook(client, user)
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     workbook = client.get(f"/proposals/{proposal.pk}/proposal.xlsx", follow=True)
     assert "A fleet proposal has no spreadsheet" in workbook.content.decode()
+    # The service's reason as written ("PDF"), not lowercased by str.capitalize() (a reviewer: "send its pdf.").
+    shared = client.post(f"/proposals/{proposal.pk}/share/", follow=True)
+    assert "A fleet proposal is not shared by link; send its PDF." in shared.content.decode()
     again = client.post(f"/proposals/{proposal.pk}/recompute/")
     assert again.status_code == 302
     fresh = Proposal.objects.exclude(pk=proposal.pk).get()

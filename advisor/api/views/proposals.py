@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -98,6 +99,12 @@ class XLSXRenderer(BaseRenderer):
         return proposal_workbook(proposal=data)
 
 
+def listed(proposals: QuerySet[Proposal]) -> QuerySet[Proposal]:
+    """The columns a list item shows, without the stored Advice, provenance and document (tens of KB each: a page of
+    500 read them all to print seven fields, 0.36 s against 0.005 s for scenarios)."""
+    return proposals.only(*ProposalListItemSerializer.Meta.fields)
+
+
 def owned_proposal(request: Request, proposal_id: int) -> Proposal:
     """The user's proposal; another user's (or a missing) id raises Proposal.DoesNotExist -> 404."""
     return proposal_for_user(user=signed_in_user(request), proposal_id=proposal_id)
@@ -111,7 +118,7 @@ class ProposalListView(GenericAPIView):
         responses=ProposalListItemSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(proposals_for_user(user=signed_in_user(request)))
+        page = self.paginate_queryset(listed(proposals_for_user(user=signed_in_user(request))))
         return self.get_paginated_response(ProposalListItemSerializer(page, many=True).data)
 
 
@@ -124,7 +131,8 @@ class ScenarioProposalListView(GenericAPIView):
         responses=ProposalListItemSerializer(many=True),
     )
     def get(self, request: Request, scenario_id: int) -> Response:
-        page = self.paginate_queryset(proposals_for_scenario(user=signed_in_user(request), scenario_id=scenario_id))
+        proposals = proposals_for_scenario(user=signed_in_user(request), scenario_id=scenario_id)
+        page = self.paginate_queryset(listed(proposals))
         return self.get_paginated_response(ProposalListItemSerializer(page, many=True).data)
 
     @extend_schema(

@@ -15,7 +15,7 @@ from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, 
 from advisor.api.views.proposals import owned_proposal
 from advisor.api.views.scenarios import owned_scenario
 from advisor.models import ShareLink
-from advisor.proposals import proposal_share_link_create
+from advisor.proposals import NotShareable, proposal_share_link_create
 from advisor.scenarios import active_share_links, share_link_for_scenario, share_link_revoke
 
 
@@ -58,8 +58,8 @@ class ProposalShareLinkView(GenericAPIView):
     def _share(self, request: Request, proposal_id: int) -> Response:
         try:
             link = proposal_share_link_create(proposal=owned_proposal(request, proposal_id))
-        except ValueError as error:  # the service's reason, e.g. the scenario was deleted
-            raise ShareConflict(str(error).capitalize() + ".") from error
+        except NotShareable as error:  # the service's reason, e.g. the scenario was deleted
+            raise ShareConflict(error.sentence) from error
         return Response(ShareLinkSerializer(link, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
