@@ -31,6 +31,7 @@ from advisor.scenario_model import (
     rule,
 )
 from estimator.catalog import (
+    GEOMETRY_FIELDS,
     CatalogError,
     ModelGeometry,
     architecture_dict,
@@ -157,16 +158,6 @@ OWNERSHIP_KEYS: Final[tuple[str, ...]] = (
     "support_fraction_per_year",
 )
 MARKETS: Final[tuple[str, ...]] = tuple(Market.values)
-_MODEL_GEOMETRY: Final[tuple[str, ...]] = (
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "ffn_hidden",
-    "vocab",
-    "experts",
-    "active_experts",
-)
 DEFAULT_MAX_DEFAULT_SIZE: Final[int] = 512
 
 # Which engines run on which GPUs, and the default engine: estimator.inference.engines (one rule with
@@ -830,7 +821,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
     params_b = c.optional(m, "params_b", where, c.bounded)
     seq_len = c.bounded(get(m, "seq_len", where), f"{where}/seq_len")
     given: dict[str, int] = {}
-    for key in _MODEL_GEOMETRY:
+    for key in GEOMETRY_FIELDS:
         v = c.optional(m, key, where, c.bounded)
         if v is not None:
             given[key] = int(v)

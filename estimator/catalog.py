@@ -62,6 +62,18 @@ EMBEDDING_SHARE_MAX: Final[float] = 1.0 / 3.0
 # under 512, one (a 1024 step made 1.5B 2048 wide and 0.7B 1024 wide, 37 layers).
 SMALL_WIDTH_STEPS: Final[tuple[tuple[float, int], ...]] = ((2 * HIDDEN_STEP, HIDDEN_STEP), (512, 256), (0, 128))
 VOCAB_STEP: Final[int] = 256
+# The geometry fields a model may be given by besides params_b (a Scenario's workload.model, a serving point's
+# columns): every path reads the same list.
+GEOMETRY_FIELDS: Final[tuple[str, ...]] = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "experts",
+    "active_experts",
+)
 ATTENTION_KINDS: Final[tuple[str, ...]] = ("gqa", "mla")
 MLP_KINDS: Final[Mapping[str, int]] = {"gated": 3, "plain": 2}  # weight matrices per MLP
 

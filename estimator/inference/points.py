@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Final
 
 from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
-from estimator.catalog import CatalogError, context_problem, resolve_model, work_params_b
+from estimator.catalog import GEOMETRY_FIELDS, CatalogError, context_problem, resolve_model, work_params_b
 from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
@@ -41,16 +41,7 @@ from estimator.specs import UnknownGpuError, get_gpu
 REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "input_tokens", "output_tokens")
 # ffn_hidden and vocab are optional like the rest: without them a 7B geometry is ambiguous (the derived MLP width
 # absorbs params_b), so a serving lead's Llama-2 7B rows were read with 8 KV heads and a 128,256 vocabulary.
-GEOMETRY: Final[tuple[str, ...]] = (
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "ffn_hidden",
-    "vocab",
-    "experts",
-    "active_experts",
-)
+GEOMETRY: Final[tuple[str, ...]] = GEOMETRY_FIELDS
 # Upper bounds of the numbers a point gives (estimator.bounds, the Scenario's own limits); others: MAX_GEOMETRY.
 POINT_MAXIMUM: Final[dict[str, float]] = {"tp": MAX_GPUS, "params_b": MAX_PARAMS_B}
 OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
