@@ -30,6 +30,7 @@ from advisor.scenario_model import (
     Rule,
     rule,
 )
+from core.textcheck import CONTROL_CHARACTER_DETAIL
 from estimator.catalog import (
     GEOMETRY_FIELDS,
     CatalogError,
@@ -283,8 +284,8 @@ class _Checker:
             self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
             return None
         if not re.fullmatch(r.pattern, value):
-            what = "NUL characters" if "\x00" in value else "control characters (U+0001-U+001F, U+007F)"
-            self.fail(where, f"must not contain {what}")
+            # The name rule's own words (core.textcheck), not a second copy that misses its line breaks.
+            self.fail(where, "must not contain NUL characters" if "\x00" in value else CONTROL_CHARACTER_DETAIL)
             return None
         return value
 

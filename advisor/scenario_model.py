@@ -27,6 +27,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from advisor.limits import MAX_CLUSTER_SIZES, MAX_COMPARE_GPUS, MAX_MARKETS, MAX_PROVIDERS
 from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
+from core.textcheck import NAME_PATTERN
 from estimator import bounds
 from estimator.catalog import model_ids
 from estimator.specs import GPU_IDS, PRECISIONS
@@ -55,9 +56,9 @@ SCENARIO_SCHEMA_FILE: Final[str] = "scenario.schema.json"
 # it). Unpaired surrogates are refused too, but a pattern cannot say so: ECMA-262 patterns without the u flag see
 # UTF-16 code units, where every character above U+FFFF is a surrogate pair.
 NO_NUL: Final[str] = r"^[^\x00]*$"
-# A name (of a scenario, fleet, job, calibration or token) is one line: no C0 control or DEL either
-# (core.textcheck.clean_name refuses the same; an XLSX cell cannot hold most of them).
-NAME_TEXT: Final[str] = r"^[^\x00-\x1f\x7f]*$"
+# A name (of a scenario, fleet, job, calibration or token) is one line: no control character or line break
+# (core.textcheck.clean_name refuses the same, from the same character class; an XLSX cell cannot hold most of them).
+NAME_TEXT: Final[str] = NAME_PATTERN
 
 GpuId = Literal[GPU_IDS]  # type: ignore[valid-type]
 MODEL_IDS: Final[tuple[str, ...]] = tuple(model_ids())

@@ -6,20 +6,13 @@ Names are checked by `core.textcheck.clean_name` with the saved item's own maxim
 
 from __future__ import annotations
 
-import re
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.db import models, transaction
 from django.db.models import Manager, Max
 
 from core.fields import char_max_length
 from core.textcheck import clean_name as clean_text
-
-# A name is one line (core.textcheck.clean_name); that refuses C0 controls, so LF and CR, but not the other line
-# boundaries Python's str.splitlines() and Unicode know: NEL (U+0085), LINE and PARAGRAPH SEPARATOR (U+2028, U+2029).
-# A reviewer stored "Q3 plan\u2028" as a document's name, which the advice and PDF then printed.
-_LINE_BREAK: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-LINE_BREAK_DETAIL: Final = "must not contain line breaks (U+2028, U+2029, U+0085, CR, LF): a name is one line of text"
 
 
 class DocumentNameError(ValueError):
@@ -65,12 +58,9 @@ def clean_document_name(name: str, *, model: type[models.Model]) -> str:
     """A saved item's name, stripped and checked (no NUL, unpaired surrogates, controls or line breaks);
     DocumentNameError when empty or longer than the model's `name` column."""
     try:
-        cleaned = clean_text(name, max_length=char_max_length(model, "name"))
+        return clean_text(name, max_length=char_max_length(model, "name"))
     except ValueError as error:
         raise DocumentNameError(f"name: {error}") from None
-    if _LINE_BREAK.search(cleaned):
-        raise DocumentNameError(f"name: {LINE_BREAK_DETAIL}")
-    return cleaned
 
 
 def record_version(item: VersionedDocument) -> Any:

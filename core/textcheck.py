@@ -13,11 +13,19 @@ from typing import Any, Final
 _BAD = re.compile("[\x00\ud800-\udfff]")
 
 BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (U+D800-U+DFFF)"
-# A name is one line of plain text: C0 controls and DEL are refused too. XML 1.0 (so an XLSX cell) cannot hold most
-# of them, and a name with ESC or BEL would also reach terminals and logs. The JSON Schema pattern says the same
-# (advisor.scenario_model.NAME_TEXT).
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-CONTROL_CHARACTER_DETAIL = "must not contain control characters (U+0001-U+001F, U+007F): a name is one line of text"
+# A name is one line of plain text: C0 controls and DEL are refused too, and the line boundaries beyond them (NEL
+# U+0085, LINE and PARAGRAPH SEPARATOR U+2028/U+2029: a reviewer stored "Q3 plan\u2028" as a document's name, which
+# the advice and PDF printed). XML 1.0 (so an XLSX cell) cannot hold most of them, and a name with ESC or BEL would
+# also reach terminals and logs. One character class, which the JSON Schema patterns are built from.
+NAME_FORBIDDEN: Final[str] = r"\x00-\x1f\x7f\x85\u2028\u2029"
+_CONTROL = re.compile(f"[{NAME_FORBIDDEN}]")
+CONTROL_CHARACTER_DETAIL = (
+    "must not contain control characters or line breaks (U+0001-U+001F, U+007F, U+0085, U+2028, U+2029): a name is "
+    "one line of text"
+)
+# A name as a JSON Schema pattern (the Scenario's and Fleet's names, job names), and one that is not blank either.
+NAME_PATTERN: Final[str] = rf"^[^{NAME_FORBIDDEN}]*$"
+NOT_BLANK_NAME_PATTERN: Final[str] = rf"^[^{NAME_FORBIDDEN}]*[^\s{NAME_FORBIDDEN}][^{NAME_FORBIDDEN}]*$"
 
 
 def has_bad_characters(value: str) -> bool:

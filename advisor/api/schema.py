@@ -14,6 +14,7 @@ from advisor.advice.fleet.models import FLEET_PLAN_SCHEMA_FILE, FLEET_SCHEMA_FIL
 from advisor.advice.models import ADVICE_MODELS, advice_json_schema
 from advisor.scenario_model import NAME_TEXT, NO_NUL, scenario_json_schema
 from core.problems import PROBLEM_CONTENT_TYPE
+from core.textcheck import NOT_BLANK_NAME_PATTERN
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -49,8 +50,8 @@ class ProblemSerializer(serializers.Serializer):
 
 # Text with a character that is neither blank nor NUL, and no NUL anywhere.
 NOT_BLANK_NO_NUL = r"^[^\x00]*[^\s\x00][^\x00]*$"
-# A name: not blank, and no C0 control or DEL (advisor.scenario_model.NAME_TEXT, core.textcheck.clean_name).
-NOT_BLANK_NAME = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+# A name: not blank, and no control character or line break (core.textcheck.clean_name's one character class).
+NOT_BLANK_NAME = NOT_BLANK_NAME_PATTERN
 
 CSV_SCHEMA = {
     "type": "string",
