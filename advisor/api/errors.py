@@ -130,6 +130,14 @@ class DatabaseUnavailable(exceptions.APIException):
     wait = RETRY_AFTER_S  # Retry-After
 
 
+class Conflict(exceptions.APIException):
+    """The request is well formed but the object's state does not allow it now (a scenario deleted while it was being
+    shared, a calibration still being fitted): the detail says which."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
 class RendererUnavailable(exceptions.APIException):
     """A system library a renderer needs is missing on this server (the PDF's Pango)."""
 

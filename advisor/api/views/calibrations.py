@@ -10,7 +10,6 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,7 +21,7 @@ from advisor.api.calibration_access import (
     ColumnType,
     estimate_rows,
 )
-from advisor.api.errors import FieldErrors, QueryParameterErrors, pointer
+from advisor.api.errors import Conflict, FieldErrors, QueryParameterErrors, pointer
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import measured_runs_or_400, runs_data, runs_or_400, runs_problem
 from advisor.api.schema import NOT_BLANK_NAME
@@ -50,11 +49,6 @@ from estimator.calibrate import fit_warnings
 from estimator.prediction import borrowed_family_notes
 from estimator.runs import COLUMNS, REQUIRED, RunValidationError
 from pricing.api.refresh import QueueDown, task_status
-
-
-class NotReady(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "The calibration is still being fitted, or its fit failed."
 
 
 class CalibrationSerializer(serializers.ModelSerializer):
@@ -338,7 +332,7 @@ class CalibrationActivateView(GenericAPIView):
         try:
             calibration_activate(user=signed_in_user(request), calibration=row)
         except CalibrationNotReady as error:
-            raise NotReady(str(error).removeprefix("calibration: ")) from error
+            raise Conflict(str(error).removeprefix("calibration: ")) from error
         return Response(CalibrationSerializer(row, context=_context(request)).data)
 
 

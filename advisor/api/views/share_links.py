@@ -11,6 +11,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.api.errors import Conflict
 from advisor.api.idempotency import IDEMPOTENCY_PARAMETER, KEY_REUSED_RESPONSE, idempotent
 from advisor.api.views.proposals import owned_proposal
 from advisor.api.views.scenarios import owned_scenario
@@ -34,11 +35,6 @@ class ShareLinkSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(url_path("shared", kwargs={"token": link.token}))
 
 
-class ShareConflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-
-
 class ProposalShareLinkView(GenericAPIView):
     serializer_class = ShareLinkSerializer
 
@@ -59,7 +55,7 @@ class ProposalShareLinkView(GenericAPIView):
         try:
             link = proposal_share_link_create(proposal=owned_proposal(request, proposal_id))
         except NotShareable as error:  # the service's reason, e.g. the scenario was deleted
-            raise ShareConflict(error.sentence) from error
+            raise Conflict(error.sentence) from error
         return Response(ShareLinkSerializer(link, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
