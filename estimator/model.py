@@ -85,6 +85,9 @@ ZERO3_PREFETCH_LAYERS: Final[float] = 2.0
 OPTIMIZER_BYTES_PER_PARAM: Final[float] = 32.0
 # Backward is 2/3 of a micro-batch's compute (fwd : bwd = 1 : 2), the window a once-per-step sync can hide behind.
 BACKWARD_FRACTION: Final[float] = 2.0 / 3.0
+# ZeRO-3/FSDP per layer and micro-batch: an all-gather of the weights forward, another backward, and a reduce-scatter
+# of the gradients: two of the three passes are gathers a layer waits for (Rajbhandari et al. 2020, ZeRO §5.2).
+ZERO3_GATHERED_SHARE: Final[float] = 2.0 / 3.0
 
 # Calibrated parameters: name -> (prior value, lower bound, upper bound). Family efficiency multipliers are added as
 # "family_eff.<family>" / "family_attention.<family>" for each family in the fit data and stack multipliers as
@@ -391,7 +394,13 @@ def _step_time_and_terms(
         c, theta, per_step, BACKWARD_FRACTION * t_compute, edge_fraction=1.0 / layers_issued, per_layer=strat == HSDP
     )
     per_micro_exposed = micro * _exposed(
-        c, theta, per_micro, t_compute, edge_fraction=2.0 / (3.0 * layers_issued), per_layer=strat >= ZERO3
+        c,
+        theta,
+        per_micro,
+        t_compute,
+        edge_fraction=2.0 / (3.0 * layers_issued),
+        per_layer=strat >= ZERO3,
+        gathered=ZERO3_GATHERED_SHARE,
     )
     dp_off = dp <= 1.0
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
@@ -422,16 +431,23 @@ def _exposed(
     *,
     edge_fraction: FloatArray,
     per_layer: npt.NDArray[np.bool_],
+    gathered: float = 0.0,
 ) -> FloatArray:
     """Seconds of data-parallel ``traffic`` not hidden behind ``window`` seconds of compute.
 
-    Without per-layer prefetch a fitted fraction (exposed_floor) is never hidden. A stack that issues ZeRO-3/FSDP
-    collectives per layer ahead of use (stacks.csv fsdp_prefetch: PyTorch FSDP/FSDP2, XLA's pipelined all-gather and
-    reduce-scatter) gathers the next layer while this one computes: only the first and last collectives
-    (``edge_fraction`` of the traffic) wait, the rest hides behind compute up to the overlap fraction. ``per_layer``:
-    the cases whose traffic is issued per layer; an undocumented stack takes the two structures halfway."""
+    Without per-layer prefetch a fitted fraction (exposed_floor) of reductions is never hidden, and the ``gathered``
+    share of per-layer traffic (ZeRO-3/FSDP's weight all-gathers) is all exposed: a layer cannot start before its
+    weights arrive unless they were fetched ahead (an outsider's probe: with that wait left to the fitted floor,
+    Narayanan et al. 2021's ZeRO-3 runs at 384-2,240 A100 pinned exposed_floor at 1.0, every other collective
+    included). A stack that issues ZeRO-3/FSDP collectives per layer ahead of use (stacks.csv fsdp_prefetch: PyTorch
+    FSDP/FSDP2, XLA's pipelined all-gather and reduce-scatter) gathers the next layer while this one computes: only
+    the first and last collectives (``edge_fraction`` of the traffic) wait, the rest hides behind compute up to the
+    overlap fraction. ``per_layer``: the cases whose traffic is issued per layer; an undocumented stack takes the two
+    structures halfway."""
     overlap, floor = _p(theta, "overlap"), _p(theta, "exposed_floor")
-    unprefetched = np.maximum(floor * traffic, traffic - overlap * window)
+    waited = np.where(per_layer, gathered, 0.0) * traffic
+    rest = traffic - waited
+    unprefetched = waited + np.maximum(floor * rest, rest - overlap * window)
     edge = traffic * edge_fraction
     prefetched = edge + np.maximum(0.0, traffic - edge - overlap * window)
     share = np.where(per_layer, _by(theta, "fsdp_prefetch_share", c["stack"]), 0.0)
@@ -502,9 +518,13 @@ def _model_parallel_comm(
     tp_bw = np.where(tp <= gpn, links.nvl, links.nic)
     n_tp = np.where(c["ac"] == AC_FULL, 6.0, 4.0) * layers_stage
     t_tp = np.where(tp > 1, n_tp * (2 * (tp - 1) / tp * tokens_bytes / tp_bw + 2 * (tp - 1) * links.alpha), 0.0)
-    # Context parallel: K and V chunks travel the ring (cp - 1) times forward, twice that backward.
+    # Context parallel: K and V chunks travel the ring (cp - 1) times forward, twice that backward. They are the key /
+    # value heads' width, kv_heads x head_dim, at least one head per tensor rank (an outsider's probe: charged at the
+    # hidden width, grouped-query Llama 3.1 405B at TP8 CP2 paid its ring 16x over and came out 12-14% slow).
+    kv_heads_per_rank = np.maximum(_f(c["ring_kv_heads"]) / tp, 1.0)
+    kv_bytes = mb * _f(c["seq"]) / cp * _f(c["attn"]) / _f(c["heads"]) * kv_heads_per_rank * act_bytes
     cp_bw = np.where(tp * cp <= gpn, links.nvl, links.nic)
-    t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (2.0 * tokens_bytes / tp / cp_bw + links.alpha), 0.0)
+    t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (2.0 * kv_bytes / cp_bw + links.alpha), 0.0)
     # Pipeline: activations forward and gradients backward between stages (sequence-parallel scattered); interleaved
     # schedules cross every stage boundary v times.
     packed = (tp * cp * pp <= gpn) if pipeline_in_node else np.zeros_like(tp, dtype=bool)

@@ -19,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -30,6 +31,7 @@ from estimator.catalog import (
     architecture_dict,
     check_geometry,
     derive_geometry,
+    resolve_model,
 )
 from estimator.specs import GPU_IDS, PRECISIONS, GpuSpec, UnknownGpuError, UnsupportedPrecisionError, get_gpu
 from estimator.workload import (
@@ -480,6 +482,35 @@ def _row_geometry(ints: Mapping[str, int], params_b: float) -> ModelGeometry:
     g = _filled_geometry(ints, params_b)
     layers, hidden, heads, ffn, vocab = g["layers"], g["hidden"], g["heads"], g["ffn_hidden"], g["vocab"]
     return ModelGeometry("", params_b, params_b, layers, hidden, heads, heads, hidden // heads, ffn, vocab=vocab)
+
+
+@lru_cache(maxsize=4096)  # bounded: an upload may bring thousands of sizes; run_queries asks once per row
+def _read_kv_heads(params_b: float, layers: int, hidden: int, heads: int, ffn_hidden: int, vocab: int) -> int:
+    try:
+        geometry = resolve_model(
+            params_b=params_b, layers=layers, hidden=hidden, heads=heads, ffn_hidden=ffn_hidden, vocab=vocab
+        )
+    except CatalogError:  # a row the size check let through on another reading: every head a KV head, as before
+        return heads
+    # Only the two layouts a size can tell apart are taken: the derivation's grouped-query default and multi-head. A
+    # geometry far from params_b lets every KV count compete and a small model's label rounding pick one (MPT-125M
+    # labelled 0.136B read as multi-query): that says nothing about its attention.
+    default = derive_geometry(params_b=params_b, layers=layers, hidden=hidden, heads=heads).kv_heads
+    return geometry.kv_heads if geometry.kv_heads == default else heads
+
+
+def row_kv_heads(run: ProfiledRun) -> int:
+    """The KV heads of a row's model. The profiled-run CSV has no kv_heads column, so the row's sizes (its empty cells
+    as ``assumed_values`` fills them) are read as a Scenario's without kv_heads are (estimator.catalog.resolve_model:
+    8 KV heads where that agrees with params_b, multi-head attention where only it does: GPT-3 175B, Llama 2 7B,
+    MPT). They size what context parallelism passes round its ring and bound the tensor-parallel degree (an
+    outsider's probe: Llama 3.1 405B's ring was charged at 128 KV heads, its runs 12-14% slow)."""
+    filled = assumed_values(run)
+    dims = {
+        name: int(value if (value := getattr(run, name)) is not None else filled[name])
+        for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+    }
+    return _read_kv_heads(float(run.params_b), **dims)
 
 
 def _check_size(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
