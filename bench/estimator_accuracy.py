@@ -17,7 +17,8 @@
    unseen_runs_3.csv (8,192-16,384 H100 reports, MLPerf) and unseen_runs_4.csv (MaxText on H100, H200 and B200 from
    Google's gpu-recipes, a second MaxText source), unseen_runs_5.csv (an outsider's: Korthikanti et al. 2022
    Megatron-LM with sequence parallelism + selective recomputation, FlashAttention's GPT-3 table, torchtitan FP8 on
-   H200); each set also per layout class (FSDP / PP / TP / DP of the layout the prediction used).
+   H200), unseen_runs_6.csv (an outsider's: MLPerf Training v4.0-v5.0 NeMo GPT-3 175B and Llama 3.1 405B on H100,
+   B200 and GB200); each set also per layout class (FSDP / PP / TP / DP of the layout the prediction used).
 3. Issue 10: the NVIDIA NeMo and MosaicML llm-foundry rows with their layout columns blanked, predicted with the
    layout search, next to the error with the published layout (both with the shipped default calibration).
 """

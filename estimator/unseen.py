@@ -34,13 +34,16 @@ UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
 # checks scales the first two lack; unseen_runs_4.csv (MaxText runs of Google's gpu-recipes on H100, H200 and B200)
 # checks the MaxText stack from a second source; unseen_runs_5.csv (an outsider's set: Korthikanti et al. 2022's
 # Megatron-LM runs with sequence parallelism and selective recomputation, the FlashAttention repository's GPT-3
-# training table, torchtitan FP8 on H200) checks the schedules and kernels the others lack.
+# training table, torchtitan FP8 on H200) checks the schedules and kernels the others lack; unseen_runs_6.csv (an
+# outsider's set: MLPerf Training v4.0-v5.0 NeMo runs, GPT-3 175B and Llama 3.1 405B on H100, B200 and GB200) checks
+# context parallelism and Blackwell at scale (it found the context-parallel ring charged at the hidden width).
 UNSEEN_RUNS_FILES: Final[tuple[str, ...]] = (
     UNSEEN_RUNS_FILE,
     "unseen_runs_2.csv",
     "unseen_runs_3.csv",
     "unseen_runs_4.csv",
     "unseen_runs_5.csv",
+    "unseen_runs_6.csv",
 )
 # Layout classes the bench reports per unseen set: sharded data parallelism first (ZeRO-3/FSDP/HSDP, whatever else
 # the run uses), then pipeline (pp > 1), then tensor (tp > 1), else plain/ZeRO-1/2 data parallelism.
