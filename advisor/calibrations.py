@@ -6,6 +6,7 @@ The estimator fits and serialises calibrations (``estimator.calibrate``); this m
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Sequence
@@ -71,15 +72,28 @@ class CalibrationNotReady(ValueError):
     """The calibration is still being fitted, or its fit failed: it cannot be used yet (callers answer 409)."""
 
 
+# Why a fit is refused when its figures are not numbers (CalibrationFitFailed: a 400 on the runs, or a failed row).
+NOT_FINITE_FIT: Final[str] = (
+    "the fit's error on these runs is not a finite number (a measured tokens_per_s or step_time_s far outside any "
+    "real job's overflowed it); check those columns"
+)
+
+
 def _row_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The row's columns from a fitted document. A fit whose error figure (or any number) is not finite is a failed
+    fit, CalibrationFitFailed: a measured 1e-305 tokens/s overflowed the fit, its report held None and storing it was
+    float(None), a 500; a NaN would have been stored as an error figure or refused by the JSON column."""
     report = document.get("report") or {}
     loo = report.get("loo_mape")
     # loo_mape is NOT NULL in the model; a fit without held-out figures stores its in-sample error instead.
-    return {
-        "document": document,
-        "runs": int(report.get("runs", 0)),
-        "loo_mape": float(loo if loo is not None else report.get("in_sample_mape", 0.0)),
-    }
+    error = loo if loo is not None else report.get("in_sample_mape", 0.0)
+    if isinstance(error, bool) or not isinstance(error, int | float) or not math.isfinite(error):
+        raise CalibrationFitFailed(NOT_FINITE_FIT)
+    try:
+        json.dumps(document, allow_nan=False)
+    except ValueError:
+        raise CalibrationFitFailed(NOT_FINITE_FIT) from None
+    return {"document": document, "runs": int(report.get("runs", 0)), "loo_mape": float(error)}
 
 
 def ensure_default_calibration() -> str:
@@ -224,7 +238,8 @@ def calibration_create(
     ``owner`` None stores a calibration shared by everyone (the ``calibrate`` command). A name already used by the
     same owner raises CalibrationNameTaken unless ``replace``, which overwrites it in place and dates it
     (``updated_at``). Invalid runs raise estimator's RunValidationError, and
-    so do measurements that cannot be true (``check_measured_runs``)."""
+    so do measurements that cannot be true (``check_measured_runs``); a fit with no finite error raises
+    CalibrationFitFailed (nothing stored)."""
     check_measured_runs(runs=runs)
     cleaned = _unused_name(owner=owner, name=name, replace=replace)
     return _store(owner=owner, name=cleaned, fields=_fitted_fields(runs, cleaned), replace=replace)
@@ -278,6 +293,8 @@ def calibration_fit_pending(*, calibration_id: int) -> dict[str, Any]:
         fields = _fitted_fields(runs_from_records(row.pending_runs or []), row.name)
     except RunValidationError as error:
         fields = {"state": FAILED, "error": str(error), "loo_mape": None}
+    except CalibrationFitFailed as error:
+        fields = {"state": FAILED, "error": error.reason, "loo_mape": None}
     except Exception:
         logger.exception("fitting calibration %s failed", calibration_id)
         fields = {"state": FAILED, "error": "the fit failed unexpectedly; it has been logged", "loo_mape": None}

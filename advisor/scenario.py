@@ -776,7 +776,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
         r = c.rule("/workload/tokens")
         c.fail(
             "/workload/tokens",
-            f"required for training: the tokens one run processes, a number > {_fmt(r.minimum or 0)} and "
+            f"required for training: the tokens one run processes, a number >= {_fmt(r.minimum or 0)} and "
             f"<= {_fmt(r.maximum or 0)}",
         )
         tokens = None

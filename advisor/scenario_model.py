@@ -150,8 +150,8 @@ class Parallelism(Closed):
 
 
 class Traffic(Closed):
-    peak_requests_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = None
-    mean_requests_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = Field(
+    peak_requests_per_s: Annotated[float, Field(ge=bounds.MIN_REQUESTS_PER_S, le=1e7)] | None = None
+    mean_requests_per_s: Annotated[float, Field(ge=bounds.MIN_REQUESTS_PER_S, le=1e7)] | None = Field(
         default=None, description="at most peak_requests_per_s"
     )
     input_tokens: Dimension | None = None
@@ -159,8 +159,8 @@ class Traffic(Closed):
 
 
 class Latency(Closed):
-    ttft_p95_s: Annotated[float, Field(gt=0, le=3600)] | None = None
-    tpot_p95_s: Annotated[float, Field(gt=0, le=3600)] | None = None
+    ttft_p95_s: Annotated[float, Field(ge=bounds.MIN_LATENCY_S, le=3600)] | None = None
+    tpot_p95_s: Annotated[float, Field(ge=bounds.MIN_LATENCY_S, le=3600)] | None = None
 
 
 class TrainingWorkload(Closed):
@@ -168,10 +168,10 @@ class TrainingWorkload(Closed):
     model: WorkloadModel
     precision: Precision | None = Field(default=None, description="supported by the GPU (its peak_tflops)")
     stack: Stack | None = Field(default=None, description="training stack as in the profiled-run CSV; null = unknown")
-    tokens: Annotated[float, Field(gt=0, le=1e16)] = Field(description="tokens one run processes")
+    tokens: Annotated[float, Field(ge=bounds.MIN_RUN_TOKENS, le=1e16)] = Field(description="tokens one run processes")
     global_batch: Dimension | None = Field(default=None, description="sequences per optimizer step")
     parallelism: Parallelism | None = None
-    runs_per_year: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    runs_per_year: Annotated[float, Field(ge=bounds.MIN_RUNS_PER_YEAR, le=100_000)] | None = None
 
 
 class InferenceWorkload(Closed):
@@ -213,7 +213,7 @@ class Rent(Closed):
         Field(default=None, description="provider slugs to restrict offers to; [] = all; unknown slugs are refused")
     )
     markets: Annotated[list[MarketId], Field(min_length=1, max_length=MAX_MARKETS)] | None = None
-    usd_per_gpu_hour: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+    usd_per_gpu_hour: Annotated[float, Field(ge=bounds.MIN_USD_PER_GPU_HOUR, le=10_000)] | None = Field(
         default=None, description="a manual quote per GPU-hour; null = the price catalog"
     )
     price_decline_per_year: Annotated[float, Field(ge=0, le=0.9)] | None = None
@@ -227,10 +227,10 @@ class Buy(Closed):
         "the advice is computed); "
         "null = the newest catalog quote for the GPU",
     )
-    capex_usd: Annotated[float, Field(gt=0, le=1e10)] | None = Field(
+    capex_usd: Annotated[float, Field(ge=bounds.MIN_CAPEX_USD, le=1e10)] | None = Field(
         default=None, description="all-in purchase price of ONE node; null = the hardware quote"
     )
-    years: Annotated[float, Field(gt=0, le=30)] | None = None
+    years: Annotated[float, Field(ge=bounds.MIN_OWNERSHIP_YEARS, le=30)] | None = None
     discount_rate: Fraction | None = None
     residual_fraction: Fraction | None = None
     power_usd_per_kwh: Annotated[float, Field(ge=0, le=10)] | None = None

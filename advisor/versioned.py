@@ -23,8 +23,11 @@ class DocumentNameConflict(ValueError):
     """The saved item's name and its document's own ``name`` differ."""
 
     def __init__(self, *, name: str, document_name: str):
+        # Says only what saves at every door: the API requires the envelope's name, so "give one of them" sent a
+        # client that dropped it to "This field is required".
         super().__init__(
-            f"the name {name!r} and the document's own name {document_name!r} differ; give one of them, or the same"
+            f"the name {name!r} and the document's own name {document_name!r} differ; give the same name in both, "
+            f"or leave the document's own name out (it then takes the name {name!r})"
         )
 
 

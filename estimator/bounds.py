@@ -26,8 +26,30 @@ MIN_INTER_NODE_GBPS: Final[float] = 1.0
 MAX_TOKENS_PER_S: Final[float] = 1e12  # a measured job's throughput; 65,536 GPUs x 1e5 tokens/s is 6.6e9
 MAX_STEP_TIME_S: Final[float] = 1e7  # about 116 days for one step
 
-# A float column's smallest value is above 0 unless named here (inclusive).
-RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {"params_b": MIN_PARAMS_B, "inter_node_gbps": MIN_INTER_NODE_GBPS}
+# The rule for a positive quantity: no bound is "above 0". Each has a smallest value with a physical meaning in its
+# unit, because "above 0" let subnormals through (1e-320 passed every such field): a 1e-320-year ownership term
+# overflowed the annuity to NaN costs (a 500), a measured 1e-305 tokens/s overflowed the calibration fit (a 500), and
+# a run of 1e-320 tokens "took 0.0 hours". Generated from here: the Scenario and fleet models (so their JSON Schema,
+# parser messages and form limits) and the profiled-run CSV check (RUN_COLUMN_MINIMUM).
+# One token a second: slower than any GPU runs the smallest model meant for (the slowest public run does 4,594).
+MIN_TOKENS_PER_S: Final[float] = 1.0
+# A millisecond: one optimizer step launches hundreds of kernels of several microseconds each.
+MIN_STEP_TIME_S: Final[float] = 1e-3
+MIN_RUN_TOKENS: Final[float] = 1.0  # tokens one training run processes: at least one
+MIN_RUNS_PER_YEAR: Final[float] = 0.01  # one run a century
+MIN_OWNERSHIP_YEARS: Final[float] = 0.1  # about five weeks of owning a server
+MIN_USD_PER_GPU_HOUR: Final[float] = 0.001  # a tenth of a cent; the cheapest catalog offers cost about 100 times more
+MIN_CAPEX_USD: Final[float] = 1.0  # a dollar for one node
+MIN_REQUESTS_PER_S: Final[float] = 1e-5  # under one request a day
+MIN_LATENCY_S: Final[float] = 1e-4  # 100 microseconds: no GPU returns a token faster than a kernel launch or two
+
+# A float column's smallest value (inclusive): every float column is named.
+RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {
+    "params_b": MIN_PARAMS_B,
+    "inter_node_gbps": MIN_INTER_NODE_GBPS,
+    "tokens_per_s": MIN_TOKENS_PER_S,
+    "step_time_s": MIN_STEP_TIME_S,
+}
 RUN_COLUMN_MAXIMUM: Final[dict[str, float]] = {
     "num_gpus": MAX_GPUS,
     "gpus_per_node": MAX_GPUS_PER_NODE,

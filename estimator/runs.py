@@ -288,11 +288,10 @@ def _parse_floats(text: Mapping[str, str], values: dict[str, object], bad: Calla
         if number is None:
             bad(column, f"must be a positive number, got {shown_cell(raw)}")
             continue
-        low = RUN_COLUMN_MINIMUM.get(column, 0.0)
-        if not (math.isfinite(number) and number > 0 and low <= number <= RUN_COLUMN_MAXIMUM[column]):
-            allowed = f"at least {low:g}" if low else "above 0"
+        low = RUN_COLUMN_MINIMUM[column]
+        if not (math.isfinite(number) and low <= number <= RUN_COLUMN_MAXIMUM[column]):
             most = RUN_COLUMN_MAXIMUM[column]
-            bad(column, f"must be a number {allowed} and at most {most:,g}, got {shown_cell(raw)}")
+            bad(column, f"must be a number at least {low:g} and at most {most:,g}, got {shown_cell(raw)}")
             continue
         values[column] = number
 

@@ -8,12 +8,14 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from advisor.api.errors import QueryParameterErrors
+from core.ids import parse_id
 
 
 class Pagination(PageNumberPagination):
     """`?page=N&page_size=M` (M from 1 to 500, default 50); responses carry count, next, previous, results.
     A page size out of range or a page number below 1 is a 400 naming the parameter, not a silent default; a page
-    past the end is an empty page (count still says how many there are)."""
+    past the end is an empty page (count still says how many there are). Both are read as ids are (core.ids: ASCII
+    digits only), not by int(), which took Arabic-Indic and fullwidth digits, '+1' and ' 1'."""
 
     page_size = 50
     page_size_query_param = "page_size"
@@ -24,13 +26,14 @@ class Pagination(PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        try:
-            size = int(raw)
-        except ValueError:
-            size = 0
+        size = parse_id(raw) or 0
         if not 1 <= size <= self.max_page_size:
             raise QueryParameterErrors(
-                {self.page_size_query_param: [f"must be an integer from 1 to {self.max_page_size}; got {raw!r}"]}
+                {
+                    self.page_size_query_param: [
+                        f"must be an integer from 1 to {self.max_page_size}, in ASCII digits; got {raw!r}"
+                    ]
+                }
             )
         return size
 
@@ -51,13 +54,10 @@ class Pagination(PageNumberPagination):
     def _requested_page(self, raw: str | None) -> int | None:
         if raw is None or raw in self.last_page_strings:
             return None
-        try:
-            number = int(raw)
-        except ValueError:
-            number = 0
+        number = parse_id(raw) or 0
         if number < 1:
             raise QueryParameterErrors(
-                {self.page_query_param: [f"must be a page number from 1 (or 'last'); got {raw!r}"]}
+                {self.page_query_param: [f"must be a page number from 1 (or 'last'), in ASCII digits; got {raw!r}"]}
             )
         return number
 

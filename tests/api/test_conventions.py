@@ -258,3 +258,14 @@ def test_offer_filter_errors_name_their_query_parameter(alice, query, parameter)
     assert [error["parameter"] for error in body["errors"]] == [parameter]
     page_size = assert_problem(alice.get("/api/v1/offers?page_size=501"), 400, "#/page_size")
     assert body["detail"] == page_size["detail"] == "The query has invalid parameters; see errors."
+
+
+@pytest.mark.parametrize("parameter", ["page", "page_size"])
+@pytest.mark.parametrize("raw", ["%D9%A1", "%EF%BC%91", "%2B1", "%201", "1%20", "1_0", "1.0"])
+def test_page_numbers_are_ascii_digits_only(alice, parameter: str, raw: str) -> None:  # type: ignore[no-untyped-def]
+    """Python's int() read Arabic-Indic and fullwidth digits, '+1' and ' 1' (a hostile probe got 200s, and the
+    fullwidth digit was echoed on in the next link); the ids a page writes are plain ASCII digits."""
+    body = assert_problem(alice.get(f"/api/v1/scenarios?{parameter}={raw}"), 400)
+    assert [error["parameter"] for error in body["errors"]] == [parameter]
+    assert "digits" in body["errors"][0]["detail"]
+    assert alice.get(f"/api/v1/scenarios?{parameter}=1").status_code == 200

@@ -237,3 +237,15 @@ def test_every_stored_name_refuses_a_line_break_by_one_rule(line_break: str) -> 
     assert re.fullmatch(NAME_TEXT, f"Q3{line_break}plan") is None
     assert re.fullmatch(NAME_TEXT, f"base{line_break}") is None  # the pattern does not strip: refused at the end too
     assert re.fullmatch(NAME_TEXT, "Q3 plan") is not None
+
+
+@pytest.mark.parametrize("path, field, document", ONE_NAME_DOORS, ids=["scenario", "fleet"])
+def test_two_different_names_say_what_works_and_it_does(alice, path, field, document) -> None:  # type: ignore[no-untyped-def]
+    # A hostile probe: the message said "give one of them, or the same", but leaving out the envelope's name is
+    # "This field is required"; only leaving out the document's own name (or giving the same) saves.
+    body = assert_problem(alice.post(path, {"name": "x", field: document(name="y")}, format="json"), 400)
+    detail = body["errors"][0]["detail"]
+    assert "give one of them" not in detail and "leave the document's own name out" in detail, detail
+    unnamed = {key: value for key, value in document(name="y").items() if key != "name"}
+    assert alice.post(path, {"name": "x", field: unnamed}, format="json").status_code == 201
+    assert alice.post(path, {"name": "y", field: document(name="y")}, format="json").status_code == 201

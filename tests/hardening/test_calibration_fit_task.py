@@ -244,3 +244,52 @@ def test_the_page_upload_whose_in_process_fit_fails_shows_why_on_the_form_and_ke
     (error,) = response.context["form"].errors["runs"]
     assert error.startswith("The runs could not be fitted: ") and unfittable in error
     assert not Calibration.objects.filter(is_default=False).exists()
+
+
+@pytest.fixture
+def overflowing_fit(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A fit whose error figures overflowed (a measured 1e-305 tokens/s did: the report held None, and storing it
+    was float(None), a 500 on the API and the page)."""
+    from estimator import calibrate
+
+    real_fit = calibrate.fit
+
+    class Overflowed:
+        def __init__(self, fitted: Any) -> None:
+            self.fitted = fitted
+
+        def to_dict(self) -> dict[str, Any]:
+            document = self.fitted.to_dict()
+            report = {**document["report"], "loo_mape": None, "in_sample_mape": float("nan")}
+            return {**document, "report": report}
+
+    monkeypatch.setattr(calibrate, "fit", lambda *args, **kwargs: Overflowed(real_fit(*args, **kwargs)))
+
+
+def test_a_fit_with_no_finite_error_is_refused_not_a_500(api, overflowing_fit) -> None:  # type: ignore[no-untyped-def]
+    response = api.post("/api/v1/calibrations?name=overflow", data=runs_csv(3), content_type="text/csv")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert error["pointer"] == "#/runs" and error["code"] == "cannot_fit" and "error" in error["detail"]
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+def test_a_queued_fit_with_no_finite_error_ends_failed_with_the_reason(api, large, queued, overflowing_fit) -> None:  # type: ignore[no-untyped-def]
+    response = api.post("/api/v1/calibrations?name=overflow", data=large, content_type="text/csv")
+    assert response.status_code == 202, response.content[:300]
+    row = Calibration.objects.get(name="overflow")
+    assert fit_calibration(row.pk)["state"] == "failed"
+    row.refresh_from_db()
+    assert row.state == "failed" and "not a finite number" in row.error
+
+
+def test_a_measured_rate_below_one_token_a_second_is_refused_naming_row_and_column(api) -> None:  # type: ignore[no-untyped-def]
+    text = runs_csv(3)
+    header, first, *rest = text.splitlines()
+    columns = header.split(",")
+    cells = first.split(",")
+    cells[columns.index("tokens_per_s")] = "1e-320"
+    body = "\n".join([header, ",".join(cells), *rest]) + "\n"
+    response = api.post("/api/v1/calibrations?name=tiny", data=body, content_type="text/csv")
+    assert response.status_code == 400, response.content[:300]
+    assert any("tokens_per_s" in str(error) and "1" in str(error) for error in response.json()["errors"])

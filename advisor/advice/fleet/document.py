@@ -37,6 +37,8 @@ from advisor.advice.fleet.models import (
     MAX_OWNED_SIZES,
     MAX_RUNS_PER_JOB,
     MAX_WAIT_DAYS,
+    MIN_GROWTH,
+    MIN_JOB_HOURS,
     FleetJob,
     FleetPlanInput,
     FleetUsage,
@@ -170,15 +172,12 @@ class _Errors:
             return None
         return int(value)
 
-    def number(
-        self, value: Any, where: str, low: float, high: float, what: str = "", *, above: bool = False
-    ) -> float | None:
+    def number(self, value: Any, where: str, low: float, high: float, what: str = "") -> float | None:
         ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-        if ok and ((value <= low if above else value < low) or value > high):
+        if ok and (value < low or value > high):
             ok = False
         if not ok:
-            bound = "greater than" if above else "at least"
-            self.fail(where, f"must be a number {bound} {low:g} and at most {high:g}{what}; got {_got(value)}")
+            self.fail(where, f"must be a number at least {low:g} and at most {high:g}{what}; got {_got(value)}")
             return None
         return float(value)
 
@@ -315,7 +314,7 @@ def _job(
         e.fail(where, "required: hours (wall-clock hours of one run) or workload (a Scenario workload); neither given")
     hours = None
     if "hours" in j:
-        hours = e.number(j["hours"], f"{where}/hours", 0, HOURS, " (a run must fit in a year)", above=True)
+        hours = e.number(j["hours"], f"{where}/hours", MIN_JOB_HOURS, HOURS, " (a run must fit in a year)")
     runs = e.integer(j.get("runs_per_year", 1), f"{where}/runs_per_year", 1, MAX_RUNS_PER_JOB)
     months = _months(e, j.get("months"), f"{where}/months", runs)
     wait = e.number(j.get("max_wait_days", 0), f"{where}/max_wait_days", 0, MAX_WAIT_DAYS)
@@ -556,9 +555,7 @@ def _usage(e: _Errors, value: Any) -> UsageSpec | None:
     if known is None:
         return None
     u = _given(known)
-    growth = e.number(
-        u.get("growth", 1.0), "/usage/growth", 0, MAX_GROWTH, " (next year's demand / measured)", above=True
-    )
+    growth = e.number(u.get("growth", 1.0), "/usage/growth", MIN_GROWTH, MAX_GROWTH, " (next year's demand / measured)")
     text = u.get("csv")
     if not isinstance(text, str):
         e.fail("/usage/csv", "required: the usage CSV text (timestamp,gpus_busy[,gpus_pending])")

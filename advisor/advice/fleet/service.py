@@ -55,12 +55,13 @@ def _prices_document(priced: PricedBase) -> dict[str, Any]:
 
 
 def _finite(value: Any) -> Any:
-    """JSON-safe: an infinite cost (a tier that cannot be priced) becomes null."""
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+    """JSON-safe: an infinite cost (a tier that cannot be priced) becomes null, and so does NaN (inf - inf of an
+    overflowing annuity gave NaN costs that made the JSON renderer raise and the fleet page print "$nan")."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
 

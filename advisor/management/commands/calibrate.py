@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor.calibrations import (
+    CalibrationFitFailed,
     CalibrationNameError,
     CalibrationNameTaken,
     calibration_create,
@@ -55,6 +56,8 @@ class Command(BaseCommand):
         except RunValidationError as error:
             lines = "\n".join(f"  {e}" for e in error.errors)
             raise CommandError(f"cannot calibrate on --runs:\n{lines}", returncode=INVALID_INPUT) from None
+        except CalibrationFitFailed as error:
+            raise CommandError(f"cannot calibrate on --runs: {error.reason}", returncode=INVALID_INPUT) from None
         except CalibrationNameTaken as error:
             whose = "a shared calibration" if owner is None else f"a calibration of {owner.get_username()}"
             raise CommandError(

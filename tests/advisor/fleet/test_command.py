@@ -129,7 +129,7 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
         (fleet({"name": "x", "gpus": 70_000, "hours": 10}), "/jobs/0/gpus: must be an integer from 1 to 65536"),
         (
             fleet({"name": "x", "gpus": 8, "hours": 9000}),
-            "/jobs/0/hours: must be a number greater than 0 and at most 8760",
+            "/jobs/0/hours: must be a number at least 0.01 and at most 8760",
         ),
         (fleet({"name": "x", "gpus": 8, "hours": 10, "colour": "red"}), "/jobs/0/colour: unknown field"),
         ({**BASE_AND_WEEK, "extra": 1}, "/extra: unknown field"),
@@ -141,7 +141,7 @@ def test_usage_csv_file_on_the_command_line(tmp_path: Path) -> None:
         # Refused values as JSON writes them (a string in double quotes, true), not as Python does ('8', True).
         (fleet({"gpus": "8", "hours": 5}), "/jobs/0/gpus: must be an integer from 1 to 65536 (GPUs of one run; "),
         (fleet({"gpus": "8", "hours": 5}), 'got "8"'),
-        (fleet({"gpus": 8, "hours": True}), "/jobs/0/hours: must be a number greater than 0 and at most 8760"),
+        (fleet({"gpus": 8, "hours": True}), "/jobs/0/hours: must be a number at least 0.01 and at most 8760"),
         (fleet({"gpus": 8, "hours": True}), "; got true"),
         ({**MANUAL_QUOTES, "jobs": {"gpus": 8}}, '/jobs: must be an array of jobs; got {"gpus": 8}'),
         (fleet({"gpus": 8, "hours": 5, "months": [13]}), "/jobs/0/months/0: must be an integer from 1 to 12"),

@@ -415,3 +415,19 @@ def test_more_demand_never_lowers_the_cost(jobs: list[Job], extra: Job, price: f
     before = plan_fleet(jobs=jobs, prices=prices).to_dict()["recommendation"]["usd_per_year"]
     after = plan_fleet(jobs=[*jobs, extra], prices=prices).to_dict()["recommendation"]["usd_per_year"]
     assert after >= before
+
+
+def test_the_plan_document_holds_no_nan_or_infinity() -> None:
+    """A hostile probe's 1e-320-year term made costs NaN (inf - inf), which only inf was nulled for: the JSON renderer
+    raised (a 500) and the fleet page printed "$nan". Every non-finite float, in lists and tuples too, is null."""
+    import json
+
+    from advisor.advice.fleet.service import _finite
+
+    doc = {"a": float("nan"), "b": [float("inf"), 1.5], "c": (float("-inf"), float("nan")), "d": {"e": float("nan")}}
+    assert json.loads(json.dumps(_finite(doc), allow_nan=False)) == {
+        "a": None,
+        "b": [None, 1.5],
+        "c": [None, None],
+        "d": {"e": None},
+    }
