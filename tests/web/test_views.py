@@ -213,7 +213,8 @@ def test_long_names_wrap_instead_of_widening_the_page(client: Client, user: Any,
     html = client.get("/scenarios/").content.decode()
     assert re.search(r'<td class="name"><a href="/scenarios/\d+/">Alice', html), html
     css = Path(str(finders.find("css/app.css"))).read_text(encoding="utf-8")
-    rule = re.search(r"h1, \.scenario-list td\.name \{([^}]*)\}", css)
+    # The versions table on a scenario page lists every name the scenario had.
+    rule = re.search(r"h1, \.scenario-list td\.name, details\.versions td \{([^}]*)\}", css)
     assert rule is not None and "overflow-wrap: anywhere" in rule.group(1)
 
 
