@@ -16,12 +16,15 @@ BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (
 # A name is one line of plain text: C0 controls and DEL are refused too, and the line boundaries beyond them (NEL
 # U+0085, LINE and PARAGRAPH SEPARATOR U+2028/U+2029: a reviewer stored "Q3 plan\u2028" as a document's name, which
 # the advice and PDF printed). XML 1.0 (so an XLSX cell) cannot hold most of them, and a name with ESC or BEL would
-# also reach terminals and logs. One character class, which the JSON Schema patterns are built from.
-NAME_FORBIDDEN: Final[str] = r"\x00-\x1f\x7f\x85\u2028\u2029"
+# also reach terminals and logs. The bidirectional controls are refused as well: embeddings and overrides
+# U+202A-U+202E, isolates U+2066-U+2069 and the marks U+200E/U+200F/U+061C reorder what follows them, so an outsider's
+# "budget cap \u202e000,05$\u202c per year" rendered as "budget cap $50,000 per year" on a proposal and its PDF
+# cover. One character class, which the JSON Schema patterns are built from.
+NAME_FORBIDDEN: Final[str] = r"\x00-\x1f\x7f\x85\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[{NAME_FORBIDDEN}]")
 CONTROL_CHARACTER_DETAIL = (
-    "must not contain control characters or line breaks (U+0001-U+001F, U+007F, U+0085, U+2028, U+2029): a name is "
-    "one line of text"
+    "must not contain control characters, line breaks or bidirectional text controls (U+0001-U+001F, U+007F, U+0085, "
+    "U+2028, U+2029; U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C): a name is one line of plain text"
 )
 # A name as a JSON Schema pattern (the Scenario's and Fleet's names, job names), and one that is not blank either.
 NAME_PATTERN: Final[str] = rf"^[^{NAME_FORBIDDEN}]*$"

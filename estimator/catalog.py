@@ -332,24 +332,44 @@ def check_geometry(
     kv_heads_given: bool,
     tolerance: float = GEOMETRY_TOLERANCE,
     what: str = "layers/hidden/heads",
+    ffn_fitted: bool = False,
 ) -> None:
     """The one rule of Scenarios, inference points and profiled-run rows (DESIGN.md: geometry implying a size more
     than 15% from params_b is refused): CatalogError naming ``model`` when params_b is more than ``tolerance`` from
     every count the geometry's ``geometry_readings`` imply, widened by how far params_b's own derivation sits (a
     tiny model's: a geometry derived from params_b contradicts nothing). An outsider's probe: MPT-13B (40 x 5120, a
     plain 4 x hidden MLP, multi-head attention, tied embeddings; 12.854B) was refused by a Scenario as 15.6B, read
-    only as gated with 8 KV heads, while the profiled-run CSV took the same row."""
+    only as gated with 8 KV heads, while the profiled-run CSV took the same row.
+
+    ``ffn_fitted``: the MLP width was derived from params_b (``derive_geometry``), so the message states the range
+    over every width that derivation may reach, not only the one it reached for this params_b."""
     extremes = _extreme_readings(geometry, kv_heads_given=kv_heads_given)
     tolerance += _derivation_slack(float(params_b))
     off = geometry_deviation(extremes, params_b=params_b)
     if off > tolerance:
-        low, high = (count / 1e9 for count in _implied_range(extremes))
-        implied = f"{low:.1f}B" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}B to {high:.1f}B"
         raise CatalogError(
             "model",
-            f"{what} imply {implied} parameters, {off:.0%} away from params_b {params_b:g}B "
-            f"(at most {tolerance:.0%} allowed); fix the geometry or leave it out to derive it",
+            f"{what} imply {_stated_range(extremes, ffn_fitted=ffn_fitted)} parameters, {off:.0%} away from params_b "
+            f"{params_b:g}B (at most {tolerance:.0%} allowed); fix the geometry or leave it out to derive it",
         )
+
+
+def _stated_range(extremes: tuple[ModelGeometry, ModelGeometry], *, ffn_fitted: bool) -> str:
+    """The counts a refused geometry implies, as its message states them. With the MLP width derived from params_b
+    the width was clamped for this params_b (13B on 80 x 8192: 2 x hidden, 33.4B to 55.8B) while another params_b
+    gets another width and is accepted (70.6B, llama-3.1-70b's own shape): an outsider's probe read "33.4B to 55.8B"
+    as excluding 70.6B. So the range runs from the fewest-parameter reading at the narrowest width the derivation
+    may choose to the most-parameter one at the widest; the deviation itself is unchanged (a refused params_b lies
+    beyond the clamp, where the clamped and the stated range share the end it is measured from)."""
+    low_reading, high_reading = extremes
+    if ffn_fitted:
+        narrowest, widest = _ffn_bounds(low_reading)
+        low_reading = replace(low_reading, ffn_hidden=narrowest)
+        if not math.isfinite(widest):
+            return f"at least {low_reading.params() / 1e9:.1f}B"
+        high_reading = replace(high_reading, ffn_hidden=int(widest))
+    low, high = (count / 1e9 for count in _implied_range((low_reading, high_reading)))
+    return f"{low:.1f}B" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}B to {high:.1f}B"
 
 
 def _reading_text(g: ModelGeometry) -> str:
@@ -364,12 +384,19 @@ def _reading_text(g: ModelGeometry) -> str:
 
 
 def consistent_reading(
-    geometry: ModelGeometry, *, params_b: float, kv_heads_given: bool, tolerance: float = GEOMETRY_TOLERANCE
+    geometry: ModelGeometry,
+    *,
+    params_b: float,
+    kv_heads_given: bool,
+    tolerance: float = GEOMETRY_TOLERANCE,
+    ffn_fitted: bool = False,
 ) -> ModelGeometry:
     """``geometry`` checked against params_b (``check_geometry``, CatalogError when refused) and read the way that
     agrees with it: the geometry itself when it implies params_b within the tolerance, else its reading nearest
     params_b (MPT-13B as a plain-MLP, multi-head, tied model: 12.84B), said in ``assumed``."""
-    check_geometry(geometry, params_b=params_b, kv_heads_given=kv_heads_given, tolerance=tolerance)
+    check_geometry(
+        geometry, params_b=params_b, kv_heads_given=kv_heads_given, tolerance=tolerance, ffn_fitted=ffn_fitted
+    )
     given = params_b * 1e9
 
     def distance(g: ModelGeometry) -> float:
@@ -600,7 +627,11 @@ def derive_geometry(
     )
     if experts or layers:
         # Layers given (or a MoE): the MLP width is what is left of params_b, so the given size holds.
-        geometry = _fit_expert_width(geometry, params_b=float(params_b), keep_ffn=ffn_hidden is not None)
+        geometry = _fit_expert_width(
+            geometry,
+            params_b=float(params_b),
+            keep_ffn=not _ffn_fitted(layers=layers, experts=experts, ffn_hidden=ffn_hidden),
+        )
     active = geometry.active_params() / 1e9
     return replace(geometry, active_params_b=active if experts else float(params_b), assumed=tuple(assumed))
 
@@ -613,8 +644,23 @@ def _fit_expert_width(geometry: ModelGeometry, *, params_b: float, keep_ffn: boo
     fixed = replace(geometry, ffn_hidden=0).params()
     per_unit = replace(geometry, ffn_hidden=1).params() - fixed
     width = round((params_b * 1e9 - fixed) / per_unit / FFN_STEP) * FFN_STEP
-    low, high = (FFN_STEP, math.inf) if geometry.is_moe else (d * geometry.hidden for d in DENSE_FFN_RATIO)
-    return replace(geometry, ffn_hidden=int(min(max(width, low, FFN_STEP), high)))
+    low, high = _ffn_bounds(geometry)
+    return replace(geometry, ffn_hidden=int(min(max(width, low), high)))
+
+
+def _ffn_bounds(geometry: ModelGeometry) -> tuple[int, float]:
+    """The narrowest and widest MLP width ``_fit_expert_width`` may derive: at least FFN_STEP, and a dense one
+    within DENSE_FFN_RATIO x hidden (a mixture of experts' has no upper bound)."""
+    if geometry.is_moe:
+        return FFN_STEP, math.inf
+    low, high = (int(ratio * geometry.hidden) for ratio in DENSE_FFN_RATIO)
+    return max(low, FFN_STEP), high
+
+
+def _ffn_fitted(*, layers: int | None, experts: int | None, ffn_hidden: int | None) -> bool:
+    """Whether ``derive_geometry`` fits the (expert) MLP width to params_b: layers given (or a mixture of experts)
+    and no ffn_hidden."""
+    return bool(experts or layers) and ffn_hidden is None
 
 
 def resolve_model(
@@ -671,7 +717,13 @@ def resolve_model(
         experts=experts or 0,
         active_experts=active_experts or 0,
     )
-    return consistent_reading(geometry, params_b=params_b, kv_heads_given=kv_heads is not None, tolerance=tolerance)
+    return consistent_reading(
+        geometry,
+        params_b=params_b,
+        kv_heads_given=kv_heads is not None,
+        tolerance=tolerance,
+        ffn_fitted=_ffn_fitted(layers=layers, experts=experts, ffn_hidden=ffn_hidden),
+    )
 
 
 def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:

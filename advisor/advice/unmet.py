@@ -3,7 +3,8 @@ targets (``relax``), each change checked by running the same estimator again, ne
 
 ``closest`` is the fitting deployment with the smallest worst ratio of reached to targeted p95 latency
 (max(TTFT / target, TPOT / target)). ``relax`` lists, in this order: looser targets (the lowest p95 latencies the
-sizing meets with the closest deployment, rounded up to two digits), FP8 weights (when the plan runs 16-bit and the
+sizing meets with the closest deployment, rounded up to two digits, then a short ladder of looser ones that leave
+room for queueing, ``LATENCY_LADDER``), FP8 weights (when the plan runs 16-bit and the
 GPU has an FP8 peak), more tensor parallelism (when the scenario's node held the TP degrees back), and a bigger GPU
 (the next GPUs by memory bandwidth that meet the targets). Each entry says whether that change alone meets the
 targets."""
@@ -23,6 +24,14 @@ SIXTEEN_BIT: Final[tuple[str, ...]] = ("bf16", "fp16")
 # Bigger GPUs suggested beside the scenario's when it cannot be met: the next ones up by memory bandwidth (a serving
 # plan here), or by memory (a training job that fits no size, advisor.advice.training).
 MAX_BIGGER_GPUS: Final[int] = 2
+# Looser latency targets offered beside the lowest the sizing meets, as multiples of it. That lowest is what one
+# request alone reaches: it leaves no time to queue, so each replica takes a trickle of requests and the replicas
+# multiply (an outsider's probe: 70B at 20 requests/s, a 58 ms p95 TTFT needs 1,912 H100s, $1.65M a month; 70 ms
+# needs 144, $128k). Three steps, each sized once and priced once: bounded work per request.
+LATENCY_LADDER: Final[tuple[float, ...]] = (1.1, 1.25, 1.5)
+# A ladder step is offered only where it needs at most this share of the GPUs of the last target offered: a looser
+# target that saves little is not worth a line (the lowest one is already cheap when the traffic is light).
+LADDER_GPU_SHARE: Final[float] = 0.8
 
 Sizer = Callable[..., list[Any]]
 
@@ -98,17 +107,7 @@ def relax_options(
         # another load's): an outsider's probe was offered 4.6 s where 1.2 s is met, and a target the sizing
         # then misses.
         looser = (max(ttft, round_up(reach[0])), max(tpot, round_up(reach[1])))
-        d = _best(size(gpu=s.gpu, precision=s.workload.precision, tps=None, targets=looser), *looser)
-        out.append(
-            _entry(
-                "latency_targets",
-                f"accept a p95 TTFT of {fmt.duration_s(looser[0])} and TPOT of {fmt.duration_s(looser[1])} "
-                f"(targets {fmt.duration_s(ttft)} and {fmt.duration_s(tpot)})",
-                d,
-                ttft_p95_s=looser[0],
-                tpot_p95_s=looser[1],
-            )
-        )
+        out.extend(_looser_targets(s, size=size, lowest=looser))
     spec = get_gpu(s.gpu)
     if s.workload.precision in SIXTEEN_BIT and "fp8" in spec.peak_tflops:
         d = _best(size(gpu=s.gpu, precision="fp8", tps=None), ttft, tpot)
@@ -121,6 +120,68 @@ def relax_options(
         out.append(_entry("tensor_parallel", f"a node of {spec.gpus_per_node} GPUs for TP up to {top}", d))
     out.extend(_bigger_gpus(s, size=size, ttft=ttft, tpot=tpot))
     return out
+
+
+def _targets_text(looser: tuple[float, float], targets: tuple[float, float]) -> str:
+    return (
+        f"accept a p95 TTFT of {fmt.duration_s(looser[0])} and TPOT of {fmt.duration_s(looser[1])} "
+        f"(targets {fmt.duration_s(targets[0])} and {fmt.duration_s(targets[1])})"
+    )
+
+
+def _gpus(d: Any | None) -> float:
+    """GPUs a deployment that meets the targets needs at the peak (inf where it does not)."""
+    if d is None or not (d.fits_memory and d.meets_latency) or not math.isfinite(d.gpus_peak):
+        return math.inf
+    return float(d.gpus_peak)
+
+
+def _looser_targets(s: Scenario, *, size: Sizer, lowest: tuple[float, float]) -> list[dict[str, Any]]:
+    """The lowest looser targets the sizing meets, then the ``LATENCY_LADDER`` steps above them (only the targets
+    that were missed are loosened) that need markedly fewer GPUs, each sized by the same sizing."""
+    latency = s.workload.latency
+    assert latency is not None
+    targets = (latency.ttft_p95_s, latency.tpot_p95_s)
+
+    def sized(step: tuple[float, float]) -> Any | None:
+        return _best(size(gpu=s.gpu, precision=s.workload.precision, tps=None, targets=step), *step)
+
+    d = sized(lowest)
+    offered: list[dict[str, Any]] = []
+    seen, last = {lowest}, _gpus(d)
+    for factor in LATENCY_LADDER:
+        step = _stepped(lowest, targets=targets, factor=factor)
+        if step in seen:  # two factors rounded to one target (a tiny latency)
+            continue
+        seen.add(step)
+        stepped = sized(step)
+        gpus = _gpus(stepped)
+        if not math.isfinite(gpus) or gpus > LADDER_GPU_SHARE * last:
+            continue
+        last = gpus
+        why = f"{factor:g} x the lowest met, which leaves room for requests to queue, so fewer replicas"
+        offered.append(
+            _entry(
+                "latency_targets",
+                f"{_targets_text(step, targets)}: {why}",
+                stepped,
+                ttft_p95_s=step[0],
+                tpot_p95_s=step[1],
+            )
+        )
+    text = _targets_text(lowest, targets)
+    if offered:
+        text += (
+            ": the lowest the sizing meets, about what a request alone reaches, so none may wait and the replicas "
+            "multiply; the looser targets below need far fewer GPUs"
+        )
+    return [_entry("latency_targets", text, d, ttft_p95_s=lowest[0], tpot_p95_s=lowest[1]), *offered]
+
+
+def _stepped(lowest: tuple[float, float], *, targets: tuple[float, float], factor: float) -> tuple[float, float]:
+    """``lowest`` times ``factor`` (rounded up to two digits) where it loosens a target, the target where it did not."""
+    ttft, tpot = (round_up(x * factor) if x > target else target for x, target in zip(lowest, targets, strict=True))
+    return ttft, tpot
 
 
 def _bigger_gpus(s: Scenario, *, size: Sizer, ttft: float, tpot: float) -> list[dict[str, Any]]:

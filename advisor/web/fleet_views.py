@@ -40,6 +40,13 @@ def _example_text() -> str:
         return json.dumps({"name": "fleet", "gpu": "h100-sxm", "jobs": [{"gpus": 8, "hours": 100}]}, indent=2)
 
 
+def _example_document() -> Any:
+    try:
+        return parse_json_text(_example_text())
+    except JSONTextError:
+        return None
+
+
 def _usage_text(request: HttpRequest) -> tuple[str | None, list[dict[str, str]]]:
     upload = request.FILES.get("usage_file")
     if upload is not None:
@@ -78,17 +85,27 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
         return document, None, error.errors
 
 
+def _document_name(document: Any) -> str:
+    """The document's own name as the Name box shows it ("" when it has none, or one the box must not echo)."""
+    given = document.get("name") if isinstance(document, dict) else None
+    return given.strip() if isinstance(given, str) and given.isprintable() else ""
+
+
 def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | list[dict[str, str]]:
     """The redirect to the saved fleet, or the errors (by pointer) that kept it from being saved."""
     typed = (request.POST.get("name") or "").strip()
+    if typed and isinstance(document, dict):
+        # The Name box names the fleet (an outsider: the prefilled JSON names itself "2027 program", so any name
+        # typed in the box was refused as a second name). The typed name replaces the document's own, which
+        # named_document then writes back in: one fleet, still one name.
+        document = {key: value for key, value in document.items() if key != "name"}
     given = document.get("name") if isinstance(document, dict) else None
     name = typed or (given.strip() if isinstance(given, str) else "")
     if editing is None:
         name = name or "Untitled fleet"
     try:
         parse_fleet(document)  # nothing invalid is stored (the caller saves only a document it could plan)
-        # One fleet, one name, as the API and the scenario pages save it: the Name box's name is the document's too,
-        # and a document naming itself otherwise is refused (it was saved under two names).
+        # One fleet, one name, as the API and the scenario pages save it: the Name box's name is the document's too.
         name, document = named_document(name=name, document=document, model=Fleet)
         if editing is not None:
             fleet = fleet_update(fleet=editing, name=name, document=document)
@@ -99,7 +116,8 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
     except ScenarioError as error:
         return error.errors
     except DocumentNameConflict as error:
-        return [{"pointer": where, "message": f"not saved: {error}"} for where in ("the Name box", "/name")]
+        # Only with the box empty (a typed name replaces the document's), so it is the document's name: said once.
+        return [{"pointer": "/name", "message": f"not saved: {error}"}]
     except DocumentNameError as error:
         # The Name box, when it was filled, is what was refused, not the document's /name.
         where = "the Name box" if typed else "/name"
@@ -111,15 +129,18 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
 def fleet_page(request: HttpRequest) -> HttpResponse:
     editing = _own_fleet(request, request.POST.get("fleet_id") or request.GET.get("id", ""))
     context: dict[str, Any] = {"editing": editing, "text": _example_text(), "errors": [], "plan": None}
+    # The Name box shows the fleet's name: the saved fleet's, else the document's own (the example's "2027 program").
+    context["name_given"] = editing.name if editing is not None else _document_name(_example_document())
     if editing is not None and request.method == "GET":
         context["text"] = json.dumps(editing.document, indent=2)
         _, context["plan"], context["errors"] = _plan(request, context["text"], None)
     if request.method == "POST":
         context["text"] = request.POST.get("fleet", "")
         typed = request.POST.get("name", "")
-        context["name_given"] = typed if typed.isprintable() else ""  # shown again in the Name box, never raw controls
         usage, usage_errors = _usage_text(request)
         document, context["plan"], context["errors"] = _plan(request, context["text"], usage)
+        # Shown again in the Name box (never raw controls); left empty, the document's own name.
+        context["name_given"] = (typed if typed.isprintable() else "") if typed.strip() else _document_name(document)
         context["errors"] = usage_errors + context["errors"]
         # Nothing is saved while any input is refused (a bad usage upload was dropped and the fleet saved without it).
         saving = request.POST.get("action") == "save" and request.user.is_authenticated

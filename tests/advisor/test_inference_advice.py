@@ -871,6 +871,36 @@ def test_each_way_to_meet_an_unreachable_target_says_its_gpus_and_monthly_cost(c
     assert f"serve FP8 weights ({fp8['gpus']} GPUs, {fp8['action']} ${fp8['usd_per_month']:,.0f}/month)" in said
 
 
+def test_looser_latency_targets_come_as_a_ladder_that_leaves_room_to_queue(catalog: dict[str, Any]):
+    """An outsider's probe (F3): 70B at 20 requests/s with a 50 ms TTFT was offered only "accept a p95 TTFT of 58 ms"
+    (1,912 H100s, $1.65M a month): the lowest target met, what a lone request reaches, with no time to queue. 70 ms
+    needs 144 GPUs. Beside it come a few looser targets, each sized and priced the same way, each far cheaper."""
+    from advisor.advice.unmet import LATENCY_LADDER
+
+    traffic = {"peak_requests_per_s": 20, "mean_requests_per_s": 8, "input_tokens": 1000, "output_tokens": 200}
+    latency = {"ttft_p95_s": 0.05, "tpot_p95_s": 0.05}
+    plan = scenario(model={"name": "llama-3.1-70b"}, traffic=traffic, latency=latency)
+    rec = advise_inference(plan, now=NOW)["recommendation"]
+    ladder = [r for r in rec["relax"] if r["change"] == "latency_targets"]
+    assert 2 <= len(ladder) <= 1 + len(LATENCY_LADDER)  # bounded: one sizing and one pricing a step
+    lowest, *looser = ladder
+    assert "none may wait" in lowest["text"] and "the looser targets below" in lowest["text"]
+    assert all(r["meets_latency"] and r["gpus"] and r["usd_per_month"] for r in ladder)
+    ttfts = [r["ttft_p95_s"] for r in ladder]
+    assert ttfts == sorted(set(ttfts)) and ttfts[-1] <= 1.5 * lowest["ttft_p95_s"] * 1.02  # two-digit rounding
+    assert all(r["tpot_p95_s"] == 0.05 for r in ladder)  # only the missed target is loosened
+    gpus = [r["gpus"] for r in ladder]
+    assert gpus == sorted(gpus, reverse=True) and gpus[-1] * 4 < gpus[0], gpus
+    assert all("room for requests to queue" in r["text"] for r in looser)
+    # Each step is what planning at that target recommends.
+    step = looser[0]
+    alone = advise_inference(
+        {**plan, "workload": {**plan["workload"], "latency": {"ttft_p95_s": step["ttft_p95_s"], "tpot_p95_s": 0.05}}},
+        now=NOW,
+    )["recommendation"]
+    assert alone["gpus"] == step["gpus"] and alone["action"] == step["action"]
+
+
 def test_the_assumptions_are_the_serving_engines_and_not_trainings_spot_or_network_ones(catalog: dict[str, Any]):
     # An outsider's check: an inference Advice listed spot interruptions, checkpoint and restart times and the
     # inter-node bandwidth, none of which serving uses, and not the engine settings the sizing rests on.

@@ -249,3 +249,40 @@ def test_two_different_names_say_what_works_and_it_does(alice, path, field, docu
     unnamed = {key: value for key, value in document(name="y").items() if key != "name"}
     assert alice.post(path, {"name": "x", field: unnamed}, format="json").status_code == 201
     assert alice.post(path, {"name": "y", field: document(name="y")}, format="json").status_code == 201
+
+
+BIDI_CONTROLS = [
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+]
+
+
+@pytest.mark.parametrize("bidi", BIDI_CONTROLS)
+def test_a_name_with_a_bidi_control_is_refused_by_the_one_rule(alice, bidi: str) -> None:  # type: ignore[no-untyped-def]
+    # An outsider (F6): "budget cap \u202e000,05$\u202c per year" was stored and rendered as "budget cap $50,000 per
+    # year" on the proposal page and the PDF cover. Bidi embedding, override and isolate controls and the direction
+    # marks are refused in names, by the same character class as the controls (API, schema pattern, clean_name).
+    import re
+
+    from advisor.scenario_model import NAME_TEXT
+    from core.textcheck import clean_name
+
+    name = f"budget cap {bidi}000,05$ per year"
+    with pytest.raises(ValueError, match="bidirectional"):
+        clean_name(name, max_length=200)
+    assert re.fullmatch(NAME_TEXT, name) is None
+    body = assert_problem(
+        alice.post("/api/v1/scenarios", {"name": name, "scenario": scenario()}, format="json"), 400, "#/name"
+    )
+    assert "bidirectional" in str(body), body
+    in_document = {"name": "plain", "scenario": scenario(name=name)}
+    assert_problem(alice.post("/api/v1/scenarios", in_document, format="json"), 400, "#/scenario/name")

@@ -105,6 +105,36 @@ def test_a_geometry_no_reading_brings_near_params_b_is_refused_with_the_range_it
     assert "away from params_b 70B (at most 15% allowed)" in message
 
 
+def test_a_refusal_never_states_a_range_that_excludes_a_size_the_same_geometry_is_accepted_at() -> None:
+    """An outsider's probe (F8): 80 x 8192 x 64 heads with params_b 13 was refused as implying "33.4B to 55.8B" (the
+    range at the MLP width derived for 13B, clamped to 2 x hidden), while params_b 62, 70 and 80 are accepted with
+    the same layers/hidden/heads (llama-3.1-70b is this shape at 70.6B). The stated range is the one the acceptance
+    rule reaches: every MLP width it may derive (2-8 x hidden), every reading."""
+    import re
+
+    shape = {"layers": 80, "hidden": 8192, "heads": 64}
+    accepted = []
+    for params_b in (*range(2, 400, 3), 62, 70, 70.6, 80):
+        try:
+            catalog.resolve_model(params_b=params_b, **shape)
+        except catalog.CatalogError:
+            continue
+        accepted.append(float(params_b))
+    assert {62.0, 70.0, 70.6, 80.0} <= set(accepted)
+    for refused in (13, 400):
+        with pytest.raises(catalog.CatalogError) as err:
+            catalog.resolve_model(params_b=refused, **shape)
+        found = re.search(r"imply ([0-9.]+)B to ([0-9.]+)B parameters", str(err.value))
+        assert found is not None, str(err.value)
+        low, high = float(found.group(1)), float(found.group(2))
+        # An accepted size lies in the stated range or within the stated tolerance of it, as geometry_deviation
+        # measures it (low / given - 1 below, 1 - high / given above), 0.1B for the rounding.
+        tolerance = catalog.GEOMETRY_TOLERANCE
+        reach = (low / (1 + tolerance) - 0.1, high / (1 - tolerance) + 0.1)
+        assert all(reach[0] <= p <= reach[1] for p in accepted), (low, high, accepted)
+        assert low <= 70.6 <= high
+
+
 def test_given_geometry_within_tolerance_is_kept() -> None:
     g = catalog.resolve_model(params_b=7, layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, vocab=32000)
     assert g.kv_heads == 32 and g.ffn_hidden == 11008 and not any("KV heads" in a for a in g.assumed)

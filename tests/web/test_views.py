@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,6 +190,32 @@ def test_scenario_list_shows_only_mine(client: Client, user: Any, alices_scenari
     html = client.get("/scenarios/").content.decode()
     assert "Alice&#x27;s plan" in html
     assert "Bob" not in html
+
+
+def test_scenario_list_names_the_model_of_a_catalog_scenario(
+    client: Client, user: Any, alices_scenario: Any, scenario_document: dict[str, Any]
+) -> None:
+    # An outsider (F7): the Model column printed "B" for a catalog model (its document has only model.name).
+    catalog = {**scenario_document, "workload": {**scenario_document["workload"], "model": {"name": "llama-3.1-70b"}}}
+    store.scenario_create(owner=user, name="Catalog plan", document=catalog)
+    client.force_login(user)
+    html = client.get("/scenarios/").content.decode()
+    cells = re.findall(r'<td class="model">([^<]*)</td>', html)
+    assert sorted(cells) == ["7B", "llama-3.1-70b"], cells
+
+
+def test_long_names_wrap_instead_of_widening_the_page(client: Client, user: Any, alices_scenario: Any) -> None:
+    # An outsider (F6): a 200-character name without spaces made the scenario, proposal and planner pages 3,000 px
+    # wide and pushed the list's other columns out of view. Headings and the list's name cell may break anywhere.
+    from django.contrib.staticfiles import finders
+
+    client.force_login(user)
+    html = client.get("/scenarios/").content.decode()
+    assert re.search(r'<td class="name"><a href="/scenarios/\d+/">Alice', html), html
+    css = Path(str(finders.find("css/app.css"))).read_text(encoding="utf-8")
+    # The versions table on a scenario page lists every name the scenario had.
+    rule = re.search(r"h1, \.scenario-list td\.name, details\.versions td \{([^}]*)\}", css)
+    assert rule is not None and "overflow-wrap: anywhere" in rule.group(1)
 
 
 # '²' and '٣' are digits to str.isdigit() (int() refuses the first, reads the second as 3); '-1', ' 1' and '1_0'
