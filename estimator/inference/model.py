@@ -180,31 +180,34 @@ def max_batch(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
     return np.clip(kv_capacity_requests(c, theta), 0.0, cap)
 
 
-def allreduce_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
+def allreduce_s(c: ServingCases, tokens: FloatArray, *, latency: bool = True) -> FloatArray:
     """All TP all-reduces of one forward pass over ``tokens`` tokens [s] (zero for one GPU). Where the fabric has the
     engine's custom NVLink kernel, every message up to the engine's limit (serving_stacks.csv custom_ar_max_mb) takes
     it, NCCL above: the engine chooses by message size, not by speed, so mid-sized decode messages (a few MB) pay the
-    custom kernel's lower bandwidth although NCCL would be faster there."""
+    custom kernel's lower bandwidth although NCCL would be faster there. ``latency=False``: only the bandwidth part,
+    on the line the message size picks (what tokens added to a step whose latency is paid anyway cost)."""
     tp = col(c.tp, tokens)
     message = tokens * col(c.hidden, tokens) * ACTIVATION_BYTES
     moved = 2.0 * (tp - 1.0) / tp * message
-    nccl = col(c.ar_latency, tokens) + moved / col(c.link_bw * c.busbw_eff, tokens)
+    paid = 1.0 if latency else 0.0
+    nccl = paid * col(c.ar_latency, tokens) + moved / col(c.link_bw * c.busbw_eff, tokens)
     custom_bw = col(c.link_bw * np.where(c.custom_busbw_eff > 0.0, c.custom_busbw_eff, 1.0), tokens)
-    custom = col(c.custom_ar_latency, tokens) + moved / custom_bw
+    custom = paid * col(c.custom_ar_latency, tokens) + moved / custom_bw
     takes_custom = (col(c.custom_busbw_eff, tokens) > 0.0) & (message <= col(c.custom_ar_max_bytes, tokens))
     one = np.where(takes_custom, custom, nccl)
     tensor_parallel = (tp > 1.0) & ~col(c.attention_dp, tokens)
     return np.where(tensor_parallel, ALLREDUCES_PER_LAYER * col(c.layers, tokens) * one, 0.0)
 
 
-def expert_exchange_s(c: ServingCases, tokens: FloatArray) -> FloatArray:
+def expert_exchange_s(c: ServingCases, tokens: FloatArray, *, latency: bool = True) -> FloatArray:
     """Expert-parallel all-to-all of one forward pass over ``tokens`` tokens under attention data parallelism [s]
     (zero otherwise): each GPU sends its 1/tp of the tokens' rows to their experts' GPUs and back over the group's
     collective path, and every dispatch and combine pays the path's collective latency [unc: NCCL's latency for
-    the engines' own all-to-all kernels]."""
+    the engines' own all-to-all kernels]. ``latency=False``: only the rows' part, as allreduce_s."""
     tp = col(c.tp, tokens)
     rows = tokens / tp * col(c.ep_bytes_per_token, tokens) / col(c.link_bw * c.busbw_eff, tokens)
-    return np.where(col(c.attention_dp, tokens), rows + col(c.ep_collectives * c.ar_latency, tokens), 0.0)
+    paid = col(c.ep_collectives * c.ar_latency, tokens) if latency else 0.0
+    return np.where(col(c.attention_dp, tokens), rows + paid, 0.0)
 
 
 def flop_rate(c: ServingCases, theta: Mapping[str, float], *, experts: bool = False) -> FloatArray:
@@ -287,13 +290,24 @@ def prefill_compute_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray
     return gemm_s(c, theta, c.isl) + c.attn_flops_per_ctx * c.isl**2 / 2.0 / flop_rate(c, theta)
 
 
+def prefill_step_tokens(c: ServingCases) -> FloatArray:
+    """Tokens of the engine step a prompt runs in inside a busy batch: the step's token budget, which the scheduler
+    fills with decode tokens and the prompts waiting (estimator.inference.simulate); a prompt longer than the budget
+    runs in chunks of it, or whole where the stack does not chunk prefill."""
+    budget = step_token_budget(c)
+    return np.where(c.chunked_prefill, budget, np.maximum(budget, c.isl))
+
+
 def prefill_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:
-    """Prefill work of one request inside a busy batch [s]: its compute and the bandwidth part of its all-reduces
-    or expert exchanges (weights are read anyway for the decode step it rides on; collective latency is paid by that
-    step)."""
-    none = np.zeros_like(c.isl)
-    ar = allreduce_s(c, c.isl) - allreduce_s(c, none) + expert_exchange_s(c, c.isl) - expert_exchange_s(c, none)
-    return prefill_compute_s(c, theta) + ar
+    """Prefill work of one request inside a busy batch [s]: its compute and its share of the bandwidth part of the
+    all-reduces or expert exchanges of the step it runs in (weights are read anyway for the decode step it rides on;
+    collective latency is paid by that step). The collectives carry the whole step's tokens in one message, so a
+    prompt's tokens cost what a token costs at that message size (prefill_step_tokens), not at the prompt's own: a
+    short prompt alone would take the custom kernel's small-message line, several times NCCL's per token at the
+    step's size, which engine_step_s (and so the simulated benchmark) charges."""
+    step = prefill_step_tokens(c)
+    collectives = allreduce_s(c, step, latency=False) + expert_exchange_s(c, step, latency=False)
+    return prefill_compute_s(c, theta) + c.isl / step * collectives
 
 
 def rank_prefill_compute_s(c: ServingCases, theta: Mapping[str, float]) -> FloatArray:

@@ -351,8 +351,11 @@ def _at_peak(
     # Where the rate is not monotone in the in-flight count (one-token answers: the load between two grid points
     # can read over capacity although both sides serve the share), the read point is saturated: the replica's
     # sized operating point stands in, a load at least the share that meets the targets (its figures bound the
-    # share's from above) rather than no figures (an outsider's probe: a 500 from the advice).
-    missed = serves & (load.saturated | ~np.isfinite(load.ttft_p95_s) | ~np.isfinite(load.tpot_p95_s))
+    # share's from above) rather than no figures (an outsider's probe: a 500 from the advice). A read point slower
+    # than the sized one is off that branch too (8B TP 4 with one-token answers: the grid's rates peak just under
+    # the share near the sized batch and pass it again only at 180 in flight, a p95 TTFT of 28 s).
+    slower = (load.ttft_p95_s > perf.ttft_s) | (load.tpot_p95_s > perf.tpot_s)
+    missed = serves & (load.saturated | ~np.isfinite(load.ttft_p95_s) | ~np.isfinite(load.tpot_p95_s) | slower)
     sized = {"in_flight": perf.batch, "ttft_p95_s": perf.ttft_s, "tpot_p95_s": perf.tpot_s}
     for f, v in sized.items():
         fields[f] = np.where(missed, v, fields[f])
