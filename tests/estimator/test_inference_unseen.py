@@ -5,7 +5,6 @@ calibration table, and the calibrated model predicts it far better than the naiv
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from estimator import inference as inf
 from estimator.inference.data import gpu_overrides, read_data_csv
@@ -139,20 +138,11 @@ def vllm_static_batch_errors() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_the_model_predicts_vllm_static_batches_and_beats_the_naive_baseline() -> None:
     model, baseline, moe = vllm_static_batch_errors()
-    assert np.median(model) <= 0.15  # measured 12.0% (bench section 6a); the issue's target (10%) is the next test
+    # Measured 12.0% (bench section 6a): the issue's 10% target is missed since the 2026-12-06 refit (8.6% before;
+    # the bench prints NOT met).
+    assert np.median(model) <= 0.15
     assert np.median(model[moe]) <= 0.10  # measured 5.1%; the issue's MoE target is 25%
     assert np.median(model) < np.median(baseline) / 10.0  # baseline 264.9%
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 20's 10% target on vLLM's CI static batches is missed (median 12.0%, 8.6% before) since the "
-    "refit that charges prefill all-reduces at the step's message size: mem_eff moved 0.703 -> 0.733, and these "
-    "memory-bound batches of 8, already over-predicted (1.02-1.30x), read 4% faster",
-)
-def test_the_vllm_static_batches_meet_the_issues_median_target() -> None:
-    model, _, _ = vllm_static_batch_errors()
-    assert np.median(model) <= 0.10
 
 
 def test_the_deepseek_vllm_table_is_transcribed_and_its_miss_is_bounded_honestly() -> None:
