@@ -513,8 +513,11 @@ def test_utilization_omitted_is_implied_by_the_runs_and_drives_the_choice(catalo
             continue
         u = min(1.0, 40 * size["run_hours"] / 8760)
         assert size["buy"]["utilization"] == pytest.approx(u)
-        # Reserved terms are paid all year: per busy hour at the implied utilization, $3.00 / u.
-        assert size["rent"]["by_market"]["reserved_1y"]["usd_per_busy_gpu_hour"] == pytest.approx(3.0 / u)
+        # Reserved terms are paid all year: per busy hour at the busy share of the whole terms the runs need
+        # (test_forty_runs_rent_whole_reserved_terms), not at the owned cluster's capped utilization.
+        clusters = math.ceil(40 / math.floor(8760 / size["run_hours"]))
+        term_u = 40 * size["run_hours"] / (clusters * 8760)
+        assert size["rent"]["by_market"]["reserved_1y"]["usd_per_busy_gpu_hour"] == pytest.approx(3.0 / term_u)
     rec = advice["recommendation"]
     chosen = by_gpus(advice, rec["gpus"])
     cheaper = "rent" if chosen["rent"]["usd_per_run"] <= chosen["buy"]["usd_per_run"] else "buy"
@@ -678,6 +681,28 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
         variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
     )
     assert buy["break_even_utilization"] == pytest.approx(float(u))
+
+
+def test_forty_runs_rent_whole_reserved_terms(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F1): where the year's runs need more than one cluster-year, a reserved term was billed
+    for the run hours only (utilization capped at 1), so 8 GPUs on 4 one-year terms showed half the rent per run
+    and were called the cheapest. Each side-by-side cluster is billed every hour of its term."""
+    doc = scenario(rent={"markets": ["reserved_1y"]}, utilization=None)
+    doc["workload"]["runs_per_year"] = 40
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    checked = 0
+    for size in advice["sizes"]:
+        if size["run_hours"] is None or 40 * size["run_hours"] <= 8760:
+            continue
+        clusters = math.ceil(40 / math.floor(8760 / size["run_hours"]))
+        # clusters x GPUs x 8,760 h x $3.00 a year, over the 40 runs.
+        assert size["rent"]["usd_per_run"] == pytest.approx(clusters * size["gpus"] * 8760 * 3.0 / 40)
+        checked += 1
+    assert checked
+    cheapest = min(s["rent"]["usd_per_run"] for s in advice["sizes"] if s["rent"]["usd_per_run"] is not None)
+    said = [r for r in advice["recommendation"]["reasons"] if "is the cheapest per run" in r]
+    assert all(f"${cheapest:,.0f} rented" in r for r in said if "rented)" in r), (said, cheapest)
 
 
 def test_a_reserved_term_states_its_price_and_the_price_per_busy_gpu_hour(catalog: dict[str, Any]) -> None:
