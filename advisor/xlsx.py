@@ -154,6 +154,9 @@ MARKET_HEADER: Final[tuple[str, ...]] = (
     "lost_fraction",
     "usd_per_run",
     "usd_per_month",
+    # The owned row: whether one cluster finishes the year's runs (buy.finishes_runs); its usd_per_run assumes the
+    # cluster busy all year where it does not (an outsider's probe: 64 GPUs at $1.21M a run for 4 runs of 340 days).
+    "finishes_runs",
     "observed_at",
     "source",
 )
@@ -179,6 +182,7 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 None,
                 buy.get("usd_per_run"),
                 buy.get("usd_per_month"),
+                buy.get("finishes_runs"),
                 None,
                 "hardware quote (see Assumptions)",
             ]
@@ -208,6 +212,7 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
         entry.get("lost_fraction"),
         entry.get("usd_per_run"),
         entry.get("usd_per_month"),
+        None,
         offer.get("observed_at"),
         offer.get("source"),
     ]

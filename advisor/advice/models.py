@@ -588,6 +588,19 @@ class TrainingBuy(Closed):
     utilization: Fraction | None = Field(
         default=None, description="The utilization used: given, or implied by runs_per_year x run_hours / 8760."
     )
+    finishes_runs: bool | None = Field(
+        default=None,
+        description="Whether one owned cluster of this size finishes the scenario's runs_per_year within the year "
+        "(runs_per_year x run_hours <= 8760). False: usd_per_run and usd_per_gpu_hour_at_utilization assume the "
+        "cluster busy all year (utilization capped at 1) and do more runs than it can, so they are not a cost of the "
+        "stated runs and the recommendation skips them. Null where the run time is unknown or in documents issued "
+        "before 2026-12-06.",
+    )
+    runs_per_year_fit: NonNegative | None = Field(
+        default=None,
+        description="The runs a year one owned cluster of this size can finish: 8760 / run_hours (may be "
+        "fractional). Null where the run time is unknown or in documents issued before 2026-12-06.",
+    )
 
 
 # What a predicted run time covers (one wording for the Advice's field, its uncertainty method and the PDF).

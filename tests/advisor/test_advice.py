@@ -1304,3 +1304,22 @@ def test_gb200_power_cites_the_rack_figure_and_the_colo_default_is_said_to_be_ai
     assert not any("air-cooled" in w for w in given["warnings"])
     h100 = advise(scenario(buy={"capex_usd": 300000})).to_dict()
     assert not any("air-cooled" in w for w in h100["warnings"])
+
+
+def test_a_size_states_whether_owning_finishes_the_years_runs(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F2): the table priced 'Own per run' at sizes that cannot finish the year's runs
+    (utilization capped at 1) with no mark, while the reasons skipped them. The Advice says so per size."""
+    doc = scenario(utilization=None)
+    doc["workload"]["runs_per_year"] = 40
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    seen = set()
+    for size in advice["sizes"]:
+        buy, hours = size["buy"], size["run_hours"]
+        if hours is None:
+            assert buy["finishes_runs"] is None and buy["runs_per_year_fit"] is None
+            continue
+        assert buy["runs_per_year_fit"] == pytest.approx(8760 / hours)
+        assert buy["finishes_runs"] is (40 * hours <= 8760)
+        seen.add(buy["finishes_runs"])
+    assert seen == {True, False}

@@ -290,3 +290,15 @@ def test_a_training_workbook_issued_before_the_yearly_cost_change_labels_its_fix
             else:
                 assert "buy.usd_per_year" not in record
                 assert record["buy.fixed_usd_per_year"] == pytest.approx(buy["usd_per_year"], rel=1e-12)
+
+
+def test_an_owned_cost_per_run_that_cannot_finish_the_runs_is_marked_in_the_workbook() -> None:
+    """An outsider's probe (F2): Sizes and Costs by market priced owning 8 GPUs per run (utilization 1) with nothing
+    saying one cluster cannot finish the year's runs; the workbook carries the Advice's buy.finishes_runs."""
+    advice = json.loads(FIXTURE.read_text())
+    book = _book(advice)
+    for size, record in _sized(advice, book):
+        assert record["buy.finishes_runs"] is size["buy"]["finishes_runs"]
+        assert record["buy.runs_per_year_fit"] == pytest.approx(size["buy"]["runs_per_year_fit"])
+    owned = [r for r in _records(book, "Costs by market") if r["market"] == "owned"]
+    assert [r["finishes_runs"] for r in owned] == [False, True]

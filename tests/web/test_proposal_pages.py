@@ -238,3 +238,18 @@ def test_the_risk_sentence_writes_each_sensitivity_input_in_its_own_unit() -> No
     assert "PUE (1.04-1.56)" in words
     assert "a throughput of 1,215,162 tokens/s (+20%)" in words
     assert "e+0" not in words
+
+
+def test_an_owned_cost_per_run_that_cannot_finish_the_runs_is_marked(example_advice: dict[str, Any]) -> None:
+    """An outsider's probe (F2): 'Own per run' was priced unmarked at sizes one cluster cannot finish the year's runs
+    on (utilization capped at 1), while the reasons skipped them. The page and the PDF say so from the Advice."""
+    from advisor.proposal import render_proposal_html
+    from advisor.web.presenters import size_rows
+
+    rows = size_rows(advice=example_advice)
+    # 8 GPUs: 3,756 h a run, 2.33 of the 4 runs a year fit; 16 GPUs finish them.
+    assert rows[0]["owned_fit"] == "only 2.33 of 4 runs a year fit on one cluster"
+    assert rows[1]["owned_fit"] == ""
+    assert "only 2.33 of 4 runs a year fit on one cluster" in render_proposal_html(
+        advice=example_advice, scenario_name="example"
+    )
