@@ -717,7 +717,12 @@ class InferenceRent(Closed):
     usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the instances billed over the replicas'
     GPU-hours they serve."""
 
-    offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
+    offer: Offer | None = Field(
+        description="One offer of the plan, not its price: burst_offer where the plan has one, else "
+        "base_offer. Where both exist most of the rent may be the base's, on "
+        "another market and provider; the plan's price is usd_per_month, and each part's price is base_offer's and "
+        "burst_offer's usd_per_gpu_hour."
+    )
     usd_per_month: NonNegative | None = Field(
         description="The rent a month the decision compares [USD/month]: usd_per_month_today with its on-demand and "
         "spot parts levelized over buy.years at buy.discount_rate under rent.price_decline_per_year (the constant "

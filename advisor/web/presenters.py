@@ -118,6 +118,30 @@ def offer_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     return f"{where or 'unnamed offer'} {market} at {rate}"
 
 
+def _plan_offer_text(offer: dict[str, Any] | None) -> str:
+    """ "cudo sapphire-rapids-h100_1x4v8gb on-demand at $1.85 per GPU-hour": one offer of an inference plan."""
+    if not offer:
+        return "no offer"
+    where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part) or "unnamed offer"
+    return f"{where} {market_label(offer.get('market', ''))} at {fmt.price(offer.get('usd_per_gpu_hour'))} per GPU-hour"
+
+
+def inference_offer_text(size: dict[str, Any]) -> str:
+    """An inference plan's rental prices: its base offer billed all month and its burst offer while needed, each with
+    its price (an outsider's probe: the compare page showed the spot burst at $1.25 alone while 70% of the rent was an
+    on-demand base at $1.8528 from another provider). Documents without a base or a burst: rent.offer alone."""
+    rent = size.get("rent") or {}
+    parts = []
+    if rent.get("base_offer") and rent.get("base_instances"):
+        count = fmt.count(rent["base_instances"], "instance")
+        parts.append(f"base: {count} of {_plan_offer_text(rent['base_offer'])} all month")
+    burst = rent.get("burst_instances_mean")
+    if rent.get("burst_offer") and burst:
+        word = "instance" if burst == 1 else "instances"
+        parts.append(f"burst: {burst:.2g} {word} of {_plan_offer_text(rent['burst_offer'])} on average")
+    return " + ".join(parts) or _plan_offer_text(rent.get("offer"))
+
+
 def spot_overhead_text(size: dict[str, Any]) -> str:
     """Beside a spot price: the run time lost to interruptions (Young/Daly), which the cost per run includes."""
     if _get(size, "rent", "market") != "spot":
@@ -1453,7 +1477,9 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
                     **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
-                    "Rental price": offer_text(size, advice=advice),
+                    "Rental price": (
+                        inference_offer_text(size) if is_inference(advice) else offer_text(size, advice=advice)
+                    ),
                     "Break-even utilization": size_break_even_text(size),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice=advice)["text"],
