@@ -318,6 +318,23 @@ def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
     return text + f"; at the peak ({peak / size['replicas']:.3g} requests/s per replica): {_latencies(*at_peak)}"
 
 
+# The column of a deployment's usd_per_million_output_tokens, the cheaper of renting and owning (an outsider's probe:
+# the owned $1.09 sat among rented figures under a header that did not say so).
+PER_MILLION_LABEL: Final = "Per million output tokens (cheaper of rent and own)"
+
+
+def per_million_side(size: dict[str, Any]) -> str:
+    """ "rented" or "owned": which of the deployment's rent and buy figures its usd_per_million_output_tokens is (the
+    Advice's cheaper of the two); "" where it is neither or not priced."""
+    usd = size.get("usd_per_million_output_tokens")
+    if usd is None:
+        return ""
+    for side, word in (("rent", "rented"), ("buy", "owned")):
+        if _get(size, side, "usd_per_million_output_tokens") == usd:
+            return word
+    return ""
+
+
 def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = documents.recommended_size({**advice, "kind": "inference"})
     rows = []
@@ -340,6 +357,7 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "buy_per_month": usd(_get(size, "buy", "usd_per_month")),
                 "buy_gpus": _get(size, "buy", "gpus_owned") or "",
                 "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
+                "per_million_side": per_million_side(size),
                 "break_even": size_break_even_text(size),
                 "recommended": size is recommended,
             }
@@ -1460,7 +1478,11 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             money = {
                 "Rent per month": usd_exact(_get(size, "rent", "usd_per_month")),
                 "Own per month": usd_exact(_get(size, "buy", "usd_per_month")),
-                "Per million output tokens": usd_cents(size.get("usd_per_million_output_tokens")),
+                PER_MILLION_LABEL: " ".join(
+                    part
+                    for part in (usd_cents(size.get("usd_per_million_output_tokens")), per_million_side(size))
+                    if part
+                ),
             }
         else:
             money = {
