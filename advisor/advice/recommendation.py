@@ -295,7 +295,8 @@ def _own_reasons(
     )
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
-        f"{fmt.price(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
+        # Rounded as the table rounds it (an outsider's probe: "$4.542511" beside the table's "$4.54/GPU-h").
+        f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
         f"{be_words}{chosen_market_break_even(doc, against=market)}."
     )
     rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]

@@ -1323,3 +1323,11 @@ def test_a_size_states_whether_owning_finishes_the_years_runs(catalog: dict[str,
         assert buy["finishes_runs"] is (40 * hours <= 8760)
         seen.add(buy["finishes_runs"])
     assert seen == {True, False}
+
+
+def test_the_reasons_round_an_owned_gpu_hour_as_the_table_does(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F10): the reasons printed an owned GPU-hour as '$4.542511' beside the table's '$4.54'."""
+    advice = advise(scenario(cluster_sizes=[8]), now=NOW).to_dict()
+    owned = by_gpus(advice, 8)["buy"]["usd_per_gpu_hour_at_utilization"]
+    said = [r for r in advice["recommendation"]["reasons"] if "an owned GPU-hour costs" in r]
+    assert said and all(f"an owned GPU-hour costs ${owned:,.2f} and" in r for r in said), (said, owned)
