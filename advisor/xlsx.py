@@ -144,8 +144,6 @@ def _side_cells(size: Mapping[str, Any]) -> dict[str, Any]:
 # "Costs by market": each rented market's offer and cost, then the owned row, per size.
 MARKET_HEADER: Final[tuple[str, ...]] = (
     "gpus",
-    # Inference: the deployment's tensor parallelism (an outsider's probe: TP 2 and TP 4 both read gpus=4).
-    "tp",
     "market",
     "provider",
     "instance",
@@ -156,11 +154,14 @@ MARKET_HEADER: Final[tuple[str, ...]] = (
     "lost_fraction",
     "usd_per_run",
     "usd_per_month",
+    "observed_at",
+    "source",
+    # Added last, so that a reader of the earlier columns by position still finds them. Inference: the deployment's
+    # tensor parallelism (an outsider's probe: TP 2 and TP 4 both read gpus=4).
+    "tp",
     # The owned row: whether one cluster finishes the year's runs (buy.finishes_runs); its usd_per_run assumes the
     # cluster busy all year where it does not (an outsider's probe: 64 GPUs at $1.21M a run for 4 runs of 340 days).
     "finishes_runs",
-    "observed_at",
-    "source",
 )
 
 
@@ -174,7 +175,8 @@ def _plan_row(size: Mapping[str, Any]) -> list[list[Any]]:
     rent = size.get("rent") or {}
     if rent.get("usd_per_month") is None:
         return []
-    row: list[Any] = [size.get("gpus"), size.get("tp"), RENTED_PLAN, *([None] * (len(MARKET_HEADER) - 3))]
+    row: list[Any] = [size.get("gpus"), RENTED_PLAN, *([None] * (len(MARKET_HEADER) - 2))]
+    row[MARKET_HEADER.index("tp")] = size.get("tp")
     row[MARKET_HEADER.index("usd_per_month")] = rent["usd_per_month"]
     row[MARKET_HEADER.index("source")] = "base_offer and burst_offer (see Prices)"
     return [row]
@@ -193,7 +195,6 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
         rows.append(
             [
                 gpus,
-                tp,
                 "owned",
                 None,
                 None,
@@ -204,9 +205,10 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 None,
                 buy.get("usd_per_run"),
                 buy.get("usd_per_month"),
-                buy.get("finishes_runs"),
                 None,
                 "hardware quote (see Assumptions)",
+                tp,
+                buy.get("finishes_runs"),
             ]
         )
     return rows
@@ -222,7 +224,6 @@ def _rented_row(gpus: Any, tp: Any, market: Any, entry: Mapping[str, Any]) -> li
     offer = entry.get("offer") or (entry if entry.get("usd_per_gpu_hour") is not None else {})
     return [
         gpus,
-        tp,
         market,
         offer.get("provider"),
         offer.get("instance"),
@@ -235,9 +236,10 @@ def _rented_row(gpus: Any, tp: Any, market: Any, entry: Mapping[str, Any]) -> li
         entry.get("lost_fraction"),
         entry.get("usd_per_run"),
         entry.get("usd_per_month"),
-        None,
         offer.get("observed_at"),
         offer.get("source"),
+        tp,
+        None,
     ]
 
 
