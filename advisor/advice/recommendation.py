@@ -97,7 +97,9 @@ def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
     8,110 hours)."""
     if finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
         return ""
-    clusters = math.ceil(runs_per_year)
+    # As many clusters as a reserved term is billed for (economics.side_by_side_clusters): each holds the whole runs
+    # that fit in its year, not one run each.
+    clusters = int(ec.side_by_side_clusters(runs_per_year=runs_per_year, run_hours=run_hours))
     return (
         f", {runs_per_year:g} runs side by side on {clusters} clusters of {n_gpus(gpus)}: one cluster would need "
         f"{fmt.hours(run_hours * runs_per_year)} a year"

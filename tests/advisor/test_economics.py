@@ -400,3 +400,12 @@ def test_a_reserved_term_bills_the_whole_terms_the_runs_need() -> None:
     assert float(ec.term_utilization(runs_per_year=2, run_hours=4380.0)) == pytest.approx(1.0)
     # Unknown run time: 0, as implied_utilization (nothing divides by it unnoticed).
     assert float(ec.term_utilization(runs_per_year=4, run_hours=np.inf)) == 0.0
+
+
+def test_side_by_side_clusters_hold_the_whole_runs_each_fits() -> None:
+    # 4 runs of 2,259 h: a cluster-year holds 3, so 2 clusters (not 4, one a run); 4,492 h: 1 each, 4 clusters.
+    hours = np.array([4492.2, 2259.2, 1142.7, 10_000.0])
+    clusters = ec.side_by_side_clusters(runs_per_year=4, run_hours=hours)
+    assert clusters.tolist() == [4, 2, 1, 8]
+    u = ec.term_utilization(runs_per_year=4, run_hours=hours)
+    assert u == pytest.approx(4 * hours / (clusters * 8760))
