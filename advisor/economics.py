@@ -315,6 +315,31 @@ def usd_per_run(*, gpus: ArrayLike, run_hours: ArrayLike, usd_per_gpu_hour: Arra
     return _f(gpus) * _f(run_hours) * _f(usd_per_gpu_hour)
 
 
+def side_by_side_clusters(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
+    """The clusters the year's runs go on side by side, each run whole on one cluster: a cluster-year holds
+    floor(8760 / run_hours) whole runs (a run longer than a year holds a cluster ceil(run_hours / 8760) whole years),
+    so ceil(runs_per_year x cluster-years per run) clusters, at least 1. 1 where the run time is unknown."""
+    hours, runs = _f(run_hours), _f(runs_per_year)
+    ok = np.isfinite(hours) & (hours > 0) & (runs > 0)
+    h = np.where(ok, hours, 1.0)
+    # The tolerances keep an exact fit (2 runs of 4,380 h) from rounding into one more cluster.
+    per_cluster_year = np.floor(HOURS_PER_YEAR / h * (1 + 1e-12))
+    years_per_run = np.where(per_cluster_year >= 1, 1 / np.maximum(per_cluster_year, 1), np.ceil(h / HOURS_PER_YEAR))
+    return np.where(ok, np.maximum(np.ceil(runs * years_per_run * (1 - 1e-12)), 1.0), 1.0)
+
+
+def term_utilization(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
+    """The busy share of the reserved clusters the year's runs need (``side_by_side_clusters``), each billed every
+    hour of its term: runs_per_year x run_hours / (clusters x 8760) (an outsider's probe: capping the busy share at 1
+    billed only the run hours of 4 one-year terms, understating the rent per run by 49%). 0 where the run time is
+    unknown, as costs.implied_utilization."""
+    hours, runs = _f(run_hours), _f(runs_per_year)
+    ok = np.isfinite(hours) & (hours > 0) & (runs > 0)
+    clusters = side_by_side_clusters(runs_per_year=runs, run_hours=hours)
+    with _quiet():
+        return np.where(ok, runs * hours / (clusters * HOURS_PER_YEAR), 0.0)
+
+
 def committed_usd_per_busy_gpu_hour(*, usd_per_gpu_hour: ArrayLike, utilization: ArrayLike) -> Array:
     """A reserved term is billed every hour whether used or not: per busy GPU-hour it costs price / u."""
     u = _f(utilization)

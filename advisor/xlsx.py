@@ -156,7 +156,30 @@ MARKET_HEADER: Final[tuple[str, ...]] = (
     "usd_per_month",
     "observed_at",
     "source",
+    # Added last, so that a reader of the earlier columns by position still finds them. Inference: the deployment's
+    # tensor parallelism (an outsider's probe: TP 2 and TP 4 both read gpus=4).
+    "tp",
+    # The owned row: whether one cluster finishes the year's runs (buy.finishes_runs); its usd_per_run assumes the
+    # cluster busy all year where it does not (an outsider's probe: 64 GPUs at $1.21M a run for 4 runs of 340 days).
+    "finishes_runs",
 )
+
+
+# The row of an inference deployment's rent a month as planned: its base billed all month and its burst while needed,
+# each offer a row of its own (an outsider's probe: no rented row had a usd_per_month).
+RENTED_PLAN: Final[str] = "rented plan (base + burst)"
+
+
+def _plan_row(size: Mapping[str, Any]) -> list[list[Any]]:
+    """An inference deployment's rent.usd_per_month as the Advice states it; none for training or an unpriced plan."""
+    rent = size.get("rent") or {}
+    if rent.get("usd_per_month") is None:
+        return []
+    row: list[Any] = [size.get("gpus"), RENTED_PLAN, *([None] * (len(MARKET_HEADER) - 2))]
+    row[MARKET_HEADER.index("tp")] = size.get("tp")
+    row[MARKET_HEADER.index("usd_per_month")] = rent["usd_per_month"]
+    row[MARKET_HEADER.index("source")] = "base_offer and burst_offer (see Prices)"
+    return [row]
 
 
 def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
@@ -164,11 +187,14 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     for size in advice.get("sizes") or []:
         rent = size.get("rent") or {}
         markets = rent.get("by_market") or {rent.get("market") or (rent.get("offer") or {}).get("market"): rent}
-        rows += [_rented_row(size.get("gpus"), market, entry or {}) for market, entry in markets.items()]
+        gpus, tp = size.get("gpus"), size.get("tp")
+        rows += [_rented_row(gpus, tp, market, entry or {}) for market, entry in markets.items()]
+        if advice.get("kind") == "inference":
+            rows += _plan_row(size)
         buy = size.get("buy") or {}
         rows.append(
             [
-                size.get("gpus"),
+                gpus,
                 "owned",
                 None,
                 None,
@@ -181,12 +207,14 @@ def _market_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
                 buy.get("usd_per_month"),
                 None,
                 "hardware quote (see Assumptions)",
+                tp,
+                buy.get("finishes_runs"),
             ]
         )
     return rows
 
 
-def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
+def _rented_row(gpus: Any, tp: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
     """One rented market of a size: the offer's listed price per GPU-hour, and what a GPU-hour the work uses is
     billed, comparable with the owned row's per busy GPU-hour. Training bills a busy GPU-hour (a reserved market's
     commitment over the utilization); inference rents whole instances, billed over the GPUs its replicas use (an
@@ -210,6 +238,8 @@ def _rented_row(gpus: Any, market: Any, entry: Mapping[str, Any]) -> list[Any]:
         entry.get("usd_per_month"),
         offer.get("observed_at"),
         offer.get("source"),
+        tp,
+        None,
     ]
 
 
@@ -320,7 +350,12 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["GPU", (advice.get("gpu") or {}).get("id")],
         ["Amount to approve (USD)", amount.get("usd")],
         ["Amount is", amount.get("label")],
-        ["The runs a year alone, rented (USD a year)", amount.get("stated_runs_usd")],
+        # Only where the Advice has the figure (an outsider's probe: empty in every proposal, meaningless for serving).
+        *(
+            [["The runs a year alone, rented (USD a year)", amount["stated_runs_usd"]]]
+            if amount.get("stated_runs_usd") is not None
+            else []
+        ),
         # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
         ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         # The PDF cover's words: the date alone read as an observation date where it was the snapshot's compile date.
@@ -469,12 +504,22 @@ def _default_row(default: Mapping[str, Any], *, unit: Any = None) -> list[Any]:
     return [default.get("pointer"), default.get("value"), default.get("unit") or unit, default_source(dict(default))]
 
 
+# Units of the inputs that have no default to carry one (an outsider's probe: /workload/tokens 2000000000000 and
+# /workload/model/params_b 70.6, in billions, had an empty unit).
+INPUT_UNITS: Final[Mapping[str, str]] = {
+    "/workload/tokens": "tokens",
+    "/workload/model/params_b": "billions of parameters",
+}
+
+
 def _unit(*, pointer: str, catalog: dict[str, Any]) -> Any:
     """A Scenario field's unit from where its default's comes from (documents.assumptions_used): advisor.scenario's
     DEFAULTS, else the ownership-defaults catalog (read once per workbook, only for a field the user gave, whose
     default is not stored with the Advice). A unit is a label, not a figure: the proposal's numbers stay as issued."""
     if pointer in DEFAULTS:
         return DEFAULTS[pointer].unit
+    if pointer in INPUT_UNITS:
+        return INPUT_UNITS[pointer]
     key = pointer.removeprefix("/buy/")
     if key not in OWNERSHIP_KEYS:
         return None

@@ -107,8 +107,17 @@ def costs(
         if given_u is None
         else np.minimum(np.asarray(given_u, dtype=float), 1.0)
     )
+    # A term is billed every hour: where the runs need more than one cluster-year, every side-by-side term is paid
+    # in full (economics.term_utilization), not only the run hours of a cluster capped at busy all year.
+    term_u = (
+        ec.term_utilization(runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours)
+        if given_u is None
+        else u
+    )
     price = np.asarray(rent_price, dtype=float) * rent_factor * np.where(floating, level, 1.0)
-    rent_rate = np.where(reserved, ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=price, utilization=u), price)
+    rent_rate = np.where(
+        reserved, ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=price, utilization=term_u), price
+    )
     rent_hours = ec.spot_wall_hours(run_hours=run_hours, lost_fraction=spot_lost)
     out = {
         "run_hours": run_hours,

@@ -588,6 +588,19 @@ class TrainingBuy(Closed):
     utilization: Fraction | None = Field(
         default=None, description="The utilization used: given, or implied by runs_per_year x run_hours / 8760."
     )
+    finishes_runs: bool | None = Field(
+        default=None,
+        description="Whether one owned cluster of this size finishes the scenario's runs_per_year within the year "
+        "(runs_per_year x run_hours <= 8760). False: usd_per_run and usd_per_gpu_hour_at_utilization assume the "
+        "cluster busy all year (utilization capped at 1) and do more runs than it can, so they are not a cost of the "
+        "stated runs and the recommendation skips them. Null where the run time is unknown or in documents issued "
+        "before 2026-12-06.",
+    )
+    runs_per_year_fit: NonNegative | None = Field(
+        default=None,
+        description="The runs a year one owned cluster of this size can finish: 8760 / run_hours (may be "
+        "fractional). Null where the run time is unknown or in documents issued before 2026-12-06.",
+    )
 
 
 # What a predicted run time covers (one wording for the Advice's field, its uncertainty method and the PDF).
@@ -704,7 +717,12 @@ class InferenceRent(Closed):
     usd_per_used_gpu_hour is what a GPU-hour the replicas use costs there: the instances billed over the replicas'
     GPU-hours they serve."""
 
-    offer: Offer | None = Field(description="The burst's offer where there is a burst, else the base's.")
+    offer: Offer | None = Field(
+        description="One offer of the plan, not its price: burst_offer where the plan has one, else "
+        "base_offer. Where both exist most of the rent may be the base's, on "
+        "another market and provider; the plan's price is usd_per_month, and each part's price is base_offer's and "
+        "burst_offer's usd_per_gpu_hour."
+    )
     usd_per_month: NonNegative | None = Field(
         description="The rent a month the decision compares [USD/month]: usd_per_month_today with its on-demand and "
         "spot parts levelized over buy.years at buy.discount_rate under rent.price_decline_per_year (the constant "

@@ -97,7 +97,9 @@ def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
     8,110 hours)."""
     if finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
         return ""
-    clusters = math.ceil(runs_per_year)
+    # As many clusters as a reserved term is billed for (economics.side_by_side_clusters): each holds the whole runs
+    # that fit in its year, not one run each.
+    clusters = int(ec.side_by_side_clusters(runs_per_year=runs_per_year, run_hours=run_hours))
     return (
         f", {runs_per_year:g} runs side by side on {clusters} clusters of {n_gpus(gpus)}: one cluster would need "
         f"{fmt.hours(run_hours * runs_per_year)} a year"
@@ -295,7 +297,8 @@ def _own_reasons(
     )
     reasons.append(
         f"At {pct(u)} utilization ({basis}) an owned GPU-hour costs "
-        f"{fmt.price(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
+        # Rounded as the table rounds it (an outsider's probe: "$4.542511" beside the table's "$4.54/GPU-h").
+        f"{money(doc['buy']['usd_per_gpu_hour_at_utilization'])} and a run {money(doc['buy']['usd_per_run'])}; "
         f"{be_words}{chosen_market_break_even(doc, against=market)}."
     )
     rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]

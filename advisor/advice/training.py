@@ -77,7 +77,13 @@ from advisor.advice.offers import (
     quoted_offers,
 )
 from advisor.advice.ownership import Hardware, hardware, owned_nodes
-from advisor.advice.recommendation import KNEE_MARGINAL_EFFICIENCY, mark_cheapest, recommend, step_efficiency
+from advisor.advice.recommendation import (
+    KNEE_MARGINAL_EFFICIENCY,
+    finishes_runs,
+    mark_cheapest,
+    recommend,
+    step_efficiency,
+)
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
 from advisor.advice.unmet import MAX_BIGGER_GPUS
 from advisor.scenario import (
@@ -380,6 +386,19 @@ def _buy_document(
     }
 
 
+def _fit_document(run_hours: float | None, *, s: Scenario) -> dict[str, Any]:
+    """Whether one owned cluster finishes the year's runs (recommendation.finishes_runs, the rule the reasons skip
+    sizes by) and the runs a year it can do, so that every rendering marks an owned cost per run that assumes more
+    than a year of the cluster (an outsider's probe: 64 GPUs at $1.21M a run for 4 runs of 340 days, unmarked)."""
+    if run_hours is None or not run_hours > 0:
+        return {"finishes_runs": None, "runs_per_year_fit": None}
+    runs = float(s.workload.runs_per_year or 1.0)
+    return {
+        "finishes_runs": finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=True),
+        "runs_per_year_fit": ec.HOURS_PER_YEAR / run_hours,
+    }
+
+
 def _size_documents(
     *,
     s: Scenario,
@@ -402,6 +421,7 @@ def _size_documents(
             if hw is not None
             else dict(_UNPRICED_BUY)
         )
+        buy_doc.update(_fit_document(num(base["run_hours"][i]) if ok else None, s=s))
         size_docs.append(
             {
                 "gpus": int(n),

@@ -118,6 +118,30 @@ def offer_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     return f"{where or 'unnamed offer'} {market} at {rate}"
 
 
+def _plan_offer_text(offer: dict[str, Any] | None) -> str:
+    """ "cudo sapphire-rapids-h100_1x4v8gb on-demand at $1.85 per GPU-hour": one offer of an inference plan."""
+    if not offer:
+        return "no offer"
+    where = " ".join(str(part) for part in (offer.get("provider"), offer.get("instance")) if part) or "unnamed offer"
+    return f"{where} {market_label(offer.get('market', ''))} at {fmt.price(offer.get('usd_per_gpu_hour'))} per GPU-hour"
+
+
+def inference_offer_text(size: dict[str, Any]) -> str:
+    """An inference plan's rental prices: its base offer billed all month and its burst offer while needed, each with
+    its price (an outsider's probe: the compare page showed the spot burst at $1.25 alone while 70% of the rent was an
+    on-demand base at $1.8528 from another provider). Documents without a base or a burst: rent.offer alone."""
+    rent = size.get("rent") or {}
+    parts = []
+    if rent.get("base_offer") and rent.get("base_instances"):
+        count = fmt.count(rent["base_instances"], "instance")
+        parts.append(f"base: {count} of {_plan_offer_text(rent['base_offer'])} all month")
+    burst = rent.get("burst_instances_mean")
+    if rent.get("burst_offer") and burst:
+        word = "instance" if burst == 1 else "instances"
+        parts.append(f"burst: {burst:.2g} {word} of {_plan_offer_text(rent['burst_offer'])} on average")
+    return " + ".join(parts) or _plan_offer_text(rent.get("offer"))
+
+
 def spot_overhead_text(size: dict[str, Any]) -> str:
     """Beside a spot price: the run time lost to interruptions (Young/Daly), which the cost per run includes."""
     if _get(size, "rent", "market") != "spot":
@@ -126,6 +150,20 @@ def spot_overhead_text(size: dict[str, Any]) -> str:
     if lost is None or not 0 <= lost < 1:
         return ""
     return f", +{fmt.percent(lost / (1 - lost), digits=1)} run time lost to interruptions"
+
+
+def owned_fit_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
+    """ "only 2.33 of 4 runs a year fit on one cluster" where the Advice says one owned cluster of this size cannot
+    finish the year's runs (buy.finishes_runs false), so the owned cost per run beside it assumes more than the cluster
+    can do (an outsider's probe: 64 GPUs at $1.21M a run, unmarked, for 4 runs of 340 days); "" otherwise."""
+    buy = size.get("buy") or {}
+    if buy.get("finishes_runs") is not False:
+        return ""
+    runs = _get(advice, "scenario", "workload", "runs_per_year")
+    fit = buy.get("runs_per_year_fit")
+    if fit is None or runs is None:
+        return "one cluster cannot finish the runs a year"
+    return f"only {fmt.plain(fit)} of {fmt.plain(runs)} runs a year fit on one cluster"
 
 
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
@@ -155,6 +193,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "rent_offer": offer_text(size, advice=advice) + spot_overhead_text(size),
                 "buy_per_run": usd(_get(size, "buy", "usd_per_run")),
                 "owned_per_gpu_hour": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
+                "owned_fit": owned_fit_text(size, advice=advice),
                 "mfu": percent(size.get("mfu")),
                 "scaling_efficiency": percent(size.get("scaling_efficiency")),
                 "fits_memory": bool(size.get("fits_memory")),
@@ -279,6 +318,23 @@ def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
     return text + f"; at the peak ({peak / size['replicas']:.3g} requests/s per replica): {_latencies(*at_peak)}"
 
 
+# The column of a deployment's usd_per_million_output_tokens, the cheaper of renting and owning (an outsider's probe:
+# the owned $1.09 sat among rented figures under a header that did not say so).
+PER_MILLION_LABEL: Final = "Per million output tokens (cheaper of rent and own)"
+
+
+def per_million_side(size: dict[str, Any]) -> str:
+    """ "rented" or "owned": which of the deployment's rent and buy figures its usd_per_million_output_tokens is (the
+    Advice's cheaper of the two); "" where it is neither or not priced."""
+    usd = size.get("usd_per_million_output_tokens")
+    if usd is None:
+        return ""
+    for side, word in (("rent", "rented"), ("buy", "owned")):
+        if _get(size, side, "usd_per_million_output_tokens") == usd:
+            return word
+    return ""
+
+
 def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = documents.recommended_size({**advice, "kind": "inference"})
     rows = []
@@ -301,6 +357,7 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "buy_per_month": usd(_get(size, "buy", "usd_per_month")),
                 "buy_gpus": _get(size, "buy", "gpus_owned") or "",
                 "per_million": usd_cents(size.get("usd_per_million_output_tokens")),
+                "per_million_side": per_million_side(size),
                 "break_even": size_break_even_text(size),
                 "recommended": size is recommended,
             }
@@ -1421,7 +1478,11 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             money = {
                 "Rent per month": usd_exact(_get(size, "rent", "usd_per_month")),
                 "Own per month": usd_exact(_get(size, "buy", "usd_per_month")),
-                "Per million output tokens": usd_cents(size.get("usd_per_million_output_tokens")),
+                PER_MILLION_LABEL: " ".join(
+                    part
+                    for part in (usd_cents(size.get("usd_per_million_output_tokens")), per_million_side(size))
+                    if part
+                ),
             }
         else:
             money = {
@@ -1438,7 +1499,9 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
                     **money,
                     "Owned $/GPU-hour at plan": usd(_get(size, "buy", "usd_per_gpu_hour_at_utilization")),
-                    "Rental price": offer_text(size, advice=advice),
+                    "Rental price": (
+                        inference_offer_text(size) if is_inference(advice) else offer_text(size, advice=advice)
+                    ),
                     "Break-even utilization": size_break_even_text(size),
                     "Scaling efficiency": percent(size.get("scaling_efficiency")),
                     "Prices": freshness(advice=advice)["text"],

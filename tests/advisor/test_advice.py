@@ -513,8 +513,11 @@ def test_utilization_omitted_is_implied_by_the_runs_and_drives_the_choice(catalo
             continue
         u = min(1.0, 40 * size["run_hours"] / 8760)
         assert size["buy"]["utilization"] == pytest.approx(u)
-        # Reserved terms are paid all year: per busy hour at the implied utilization, $3.00 / u.
-        assert size["rent"]["by_market"]["reserved_1y"]["usd_per_busy_gpu_hour"] == pytest.approx(3.0 / u)
+        # Reserved terms are paid all year: per busy hour at the busy share of the whole terms the runs need
+        # (test_forty_runs_rent_whole_reserved_terms), not at the owned cluster's capped utilization.
+        clusters = math.ceil(40 / math.floor(8760 / size["run_hours"]))
+        term_u = 40 * size["run_hours"] / (clusters * 8760)
+        assert size["rent"]["by_market"]["reserved_1y"]["usd_per_busy_gpu_hour"] == pytest.approx(3.0 / term_u)
     rec = advice["recommendation"]
     chosen = by_gpus(advice, rec["gpus"])
     cheaper = "rent" if chosen["rent"]["usd_per_run"] <= chosen["buy"]["usd_per_run"] else "buy"
@@ -678,6 +681,28 @@ def test_a_declining_price_is_stated_levelized_where_the_cost_uses_it(catalog: d
         variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
     )
     assert buy["break_even_utilization"] == pytest.approx(float(u))
+
+
+def test_forty_runs_rent_whole_reserved_terms(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F1): where the year's runs need more than one cluster-year, a reserved term was billed
+    for the run hours only (utilization capped at 1), so 8 GPUs on 4 one-year terms showed half the rent per run
+    and were called the cheapest. Each side-by-side cluster is billed every hour of its term."""
+    doc = scenario(rent={"markets": ["reserved_1y"]}, utilization=None)
+    doc["workload"]["runs_per_year"] = 40
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    checked = 0
+    for size in advice["sizes"]:
+        if size["run_hours"] is None or 40 * size["run_hours"] <= 8760:
+            continue
+        clusters = math.ceil(40 / math.floor(8760 / size["run_hours"]))
+        # clusters x GPUs x 8,760 h x $3.00 a year, over the 40 runs.
+        assert size["rent"]["usd_per_run"] == pytest.approx(clusters * size["gpus"] * 8760 * 3.0 / 40)
+        checked += 1
+    assert checked
+    cheapest = min(s["rent"]["usd_per_run"] for s in advice["sizes"] if s["rent"]["usd_per_run"] is not None)
+    said = [r for r in advice["recommendation"]["reasons"] if "is the cheapest per run" in r]
+    assert all(f"${cheapest:,.0f} rented" in r for r in said if "rented)" in r), (said, cheapest)
 
 
 def test_a_reserved_term_states_its_price_and_the_price_per_busy_gpu_hour(catalog: dict[str, Any]) -> None:
@@ -1279,3 +1304,30 @@ def test_gb200_power_cites_the_rack_figure_and_the_colo_default_is_said_to_be_ai
     assert not any("air-cooled" in w for w in given["warnings"])
     h100 = advise(scenario(buy={"capex_usd": 300000})).to_dict()
     assert not any("air-cooled" in w for w in h100["warnings"])
+
+
+def test_a_size_states_whether_owning_finishes_the_years_runs(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F2): the table priced 'Own per run' at sizes that cannot finish the year's runs
+    (utilization capped at 1) with no mark, while the reasons skipped them. The Advice says so per size."""
+    doc = scenario(utilization=None)
+    doc["workload"]["runs_per_year"] = 40
+    advice = advise(doc, now=NOW).to_dict()
+    validate(advice)
+    seen = set()
+    for size in advice["sizes"]:
+        buy, hours = size["buy"], size["run_hours"]
+        if hours is None:
+            assert buy["finishes_runs"] is None and buy["runs_per_year_fit"] is None
+            continue
+        assert buy["runs_per_year_fit"] == pytest.approx(8760 / hours)
+        assert buy["finishes_runs"] is (40 * hours <= 8760)
+        seen.add(buy["finishes_runs"])
+    assert seen == {True, False}
+
+
+def test_the_reasons_round_an_owned_gpu_hour_as_the_table_does(catalog: dict[str, Any]) -> None:
+    """An outsider's probe (F10): the reasons printed an owned GPU-hour as '$4.542511' beside the table's '$4.54'."""
+    advice = advise(scenario(cluster_sizes=[8]), now=NOW).to_dict()
+    owned = by_gpus(advice, 8)["buy"]["usd_per_gpu_hour_at_utilization"]
+    said = [r for r in advice["recommendation"]["reasons"] if "an owned GPU-hour costs" in r]
+    assert said and all(f"an owned GPU-hour costs ${owned:,.2f} and" in r for r in said), (said, owned)

@@ -385,3 +385,27 @@ def test_the_owned_cost_a_year_is_the_fixed_cost_plus_the_busy_hours_energy():
     )
     assert float(got) == pytest.approx(2_381_487.80 + 0.1989 * 128 * 8760 * 0.6)
     assert float(got) == pytest.approx(2_515_301.7, abs=1.0)
+
+
+def test_a_reserved_term_bills_the_whole_terms_the_runs_need() -> None:
+    # An outsider's probe (F1): 4 runs of 4,492 h capped the busy share at 1, so only run hours were billed; a
+    # 1-year term holds 1 such run, so 4 runs need 4 side-by-side terms billed all year: 4 x 4,492 / (4 x 8,760).
+    hours = np.array([4492.2, 2259.2, 1142.7, 571.7, 10_000.0])
+    u = ec.term_utilization(runs_per_year=4, run_hours=hours)
+    terms = np.array([4, 2, 1, 1, 8])  # a run of 10,000 h holds a cluster 2 whole years: 4 runs, 8 cluster-years
+    assert u == pytest.approx(4 * hours / (terms * 8760))
+    # Fewer than one run a year: one cluster, billed every hour, as before.
+    assert float(ec.term_utilization(runs_per_year=0.5, run_hours=1000.0)) == pytest.approx(500 / 8760)
+    # Exactly two runs a cluster-year fit in one term (no float slop pushing it to two).
+    assert float(ec.term_utilization(runs_per_year=2, run_hours=4380.0)) == pytest.approx(1.0)
+    # Unknown run time: 0, as implied_utilization (nothing divides by it unnoticed).
+    assert float(ec.term_utilization(runs_per_year=4, run_hours=np.inf)) == 0.0
+
+
+def test_side_by_side_clusters_hold_the_whole_runs_each_fits() -> None:
+    # 4 runs of 2,259 h: a cluster-year holds 3, so 2 clusters (not 4, one a run); 4,492 h: 1 each, 4 clusters.
+    hours = np.array([4492.2, 2259.2, 1142.7, 10_000.0])
+    clusters = ec.side_by_side_clusters(runs_per_year=4, run_hours=hours)
+    assert clusters.tolist() == [4, 2, 1, 8]
+    u = ec.term_utilization(runs_per_year=4, run_hours=hours)
+    assert u == pytest.approx(4 * hours / (clusters * 8760))

@@ -290,3 +290,42 @@ def test_a_training_workbook_issued_before_the_yearly_cost_change_labels_its_fix
             else:
                 assert "buy.usd_per_year" not in record
                 assert record["buy.fixed_usd_per_year"] == pytest.approx(buy["usd_per_year"], rel=1e-12)
+
+
+def test_an_owned_cost_per_run_that_cannot_finish_the_runs_is_marked_in_the_workbook() -> None:
+    """An outsider's probe (F2): Sizes and Costs by market priced owning 8 GPUs per run (utilization 1) with nothing
+    saying one cluster cannot finish the year's runs; the workbook carries the Advice's buy.finishes_runs."""
+    advice = json.loads(FIXTURE.read_text())
+    book = _book(advice)
+    for size, record in _sized(advice, book):
+        assert record["buy.finishes_runs"] is size["buy"]["finishes_runs"]
+        assert record["buy.runs_per_year_fit"] == pytest.approx(size["buy"]["runs_per_year_fit"])
+    owned = [r for r in _records(book, "Costs by market") if r["market"] == "owned"]
+    assert [r["finishes_runs"] for r in owned] == [False, True]
+
+
+def test_the_summary_has_no_empty_runs_a_year_row_and_the_inputs_have_units() -> None:
+    """An outsider's probe (F10): 'The runs a year alone, rented' was empty in every proposal issued, and the
+    Assumptions sheet gave /workload/tokens and /workload/model/params_b (in billions) no unit."""
+    advice = json.loads(FIXTURE.read_text())
+    book = _book(advice)
+    summary = dict(book["Summary"].iter_rows(min_row=2, values_only=True))
+    assert "The runs a year alone, rented (USD a year)" not in summary
+    rows = {r[0]: r for r in list(book["Assumptions"].iter_rows(values_only=True))[1:]}
+    assert rows["/workload/tokens"][2] == "tokens"
+    assert rows["/workload/model/params_b"][2] == "billions of parameters"
+
+
+def test_inference_costs_by_market_carry_tp_and_the_plans_month() -> None:
+    """An outsider's probe (F10): TP 2 and TP 4 deployments both read gpus=4 with no tp column, and no rented row had
+    a usd_per_month: the plan's rent a month (rent.usd_per_month, base and burst) is a row of its own."""
+    load_bundled_data()
+    advice = advice_for(document=json.loads((ROOT / "examples" / "inference-service.json").read_text()))
+    rows = _records(_book(advice), "Costs by market")
+    tps = [s["tp"] for s in advice["sizes"]]
+    assert sorted({r["tp"] for r in rows}) == sorted(set(tps))
+    plans = [r for r in rows if r["market"] == "rented plan (base + burst)"]
+    priced = [s for s in advice["sizes"] if s["rent"]["usd_per_month"] is not None]
+    assert priced and [(r["tp"], r["usd_per_month"]) for r in plans] == [
+        (s["tp"], pytest.approx(s["rent"]["usd_per_month"])) for s in priced
+    ]

@@ -145,6 +145,24 @@ def test_compare_two_of_my_scenarios(client: Client, user: Any) -> None:
     assert 'class="differs"' in html
 
 
+def test_compare_shows_an_inference_plans_base_and_burst_offers(client: Client, user: Any) -> None:
+    """An outsider's probe (F4): the compare page's "Rental price" of 8B chat serving was the spot burst offer alone
+    ($1.25) while 70% of the rent is an on-demand base from another provider ($1.8528)."""
+    import json
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).resolve().parents[2] / "examples" / "inference-service.json").read_text())
+    a = store.scenario_create(owner=user, name="Chat", document=document)
+    b = store.scenario_create(owner=user, name="Small", document=_document("8b-finetune"))
+    client.force_login(user)
+    html = client.get("/scenarios/compare/", {"ids": [a.pk, b.pk]}).content.decode()
+    price = (
+        "base: 1 instance of cudo sapphire-rapids-h100_1x4v8gb on-demand at $1.8528 per GPU-hour all month + burst: "
+    )
+    price += "0.65 instances of nebius gpu-h100-sxm_1gpu-16vcpu-200gb spot at $1.25 per GPU-hour on average"
+    assert price in html, html[html.find("Rental price") : html.find("Rental price") + 600]
+
+
 CSV_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,source\n"
 
 

@@ -238,3 +238,43 @@ def test_the_risk_sentence_writes_each_sensitivity_input_in_its_own_unit() -> No
     assert "PUE (1.04-1.56)" in words
     assert "a throughput of 1,215,162 tokens/s (+20%)" in words
     assert "e+0" not in words
+
+
+def test_an_owned_cost_per_run_that_cannot_finish_the_runs_is_marked(example_advice: dict[str, Any]) -> None:
+    """An outsider's probe (F2): 'Own per run' was priced unmarked at sizes one cluster cannot finish the year's runs
+    on (utilization capped at 1), while the reasons skipped them. The page and the PDF say so from the Advice."""
+    from advisor.proposal import render_proposal_html
+    from advisor.web.presenters import size_rows
+
+    rows = size_rows(advice=example_advice)
+    # 8 GPUs: 3,756 h a run, 2.33 of the 4 runs a year fit; 16 GPUs finish them.
+    assert rows[0]["owned_fit"] == "only 2.33 of 4 runs a year fit on one cluster"
+    assert rows[1]["owned_fit"] == ""
+    assert "only 2.33 of 4 runs a year fit on one cluster" in render_proposal_html(
+        advice=example_advice, scenario_name="example"
+    )
+
+
+def test_the_per_million_tokens_column_says_it_is_the_cheaper_of_rent_and_own() -> None:
+    """An outsider's probe (F9): 8B chat's TP 8 row showed $1.09 per million output tokens, the owned figure, beside
+    rented figures in the other rows, under a header that did not say which."""
+    from django.template.loader import render_to_string
+
+    from advisor.web.presenters import inference_rows
+
+    def size(tp: int, rent: float, own: float) -> dict[str, Any]:
+        return {
+            "tp": tp,
+            "gpus": tp,
+            "fits_memory": True,
+            "rent": {"usd_per_month": rent * 10, "usd_per_million_output_tokens": rent},
+            "buy": {"usd_per_month": own * 10, "usd_per_million_output_tokens": own},
+            "usd_per_million_output_tokens": min(rent, own),
+        }
+
+    advice = {"kind": "inference", "sizes": [size(1, 0.18, 1.2), size(8, 1.19, 1.09)]}
+    rows = inference_rows(advice=advice)
+    assert [(r["per_million"], r["per_million_side"]) for r in rows] == [("$0.18", "rented"), ("$1.09", "owned")]
+    html = render_to_string("partials/sizes_table_inference.html", {"rows": rows})
+    assert "Per million output tokens (cheaper of rent and own)" in html
+    assert '$1.09<br><small class="muted">owned</small>' in html
