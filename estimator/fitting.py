@@ -40,6 +40,13 @@ PRIOR_WIDTHS: Final[dict[str, float]] = {
     "attention_eff": 0.1,
     # fp8/bf16 speed-up 1.3-1.5x at equal configuration (reference/estimator.md): matmul gain 0.7 +- 0.05.
     "fp8_gain": 0.05,
+    # fp8_knee: per token and layer the FP8 casts move ~63 h bytes (the inputs of the four GEMMs forward, ~7 h
+    # elements, and their output gradients backward, ~14 h, each read in 16 bits and written in 8: 3 B) at HBM
+    # bandwidth, while the GEMMs run 72 h^2 FLOPs (6 x ~12 h^2 parameters) at the FP8 peak: cast / GEMM time =
+    # 0.875 x peak / bandwidth / h, a knee of 517 on H100 SXM (1,979 TFLOP/s, 3.35 TB/s; gpus.csv), 492 on B200, 361
+    # on H200. Transformer Engine writes the LayerNorm outputs (two of the four forward inputs) straight in FP8, which
+    # removes part of it: centre 450, +- 250 (fully fused ~200 to unfused Hopper/Blackwell ~700).
+    "fp8_knee": 250.0,
     # vidur NCCL busbw at 64 MB: 0.58 (A100) to 0.81 (H100) of one-way NVLink peak: 0.7 +- 0.1.
     "nvlink_eff": 0.1,
     # Calculon's IB tier efficiency 0.9, nccl-tests busbw of healthy fabrics 0.7-0.9 of line rate: 0.8 +- 0.1.

@@ -119,12 +119,12 @@ def _buyimpl() -> dict[str, Any]:
 def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, user) -> None:  # type: ignore[no-untyped-def]
     from openpyxl import load_workbook
 
-    # A100: 7 runs x 2,573.5 h = 18,015 h of one cluster's time a year, more than the year's 8,760 h: owning cannot
+    # A100: 7 runs x 2,572 h = 18,005 h of one cluster's time a year, more than the year's 8,760 h: owning cannot
     # finish them; renting can only as clusters side by side. Before: priced and compared as any usable option.
     issued = _issue(alice, user, _buyimpl())
     flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
     compared = flat[flat.index("GPU types compared") :]
-    assert "Owning cannot finish 7 runs a year: 18,015 hours of one cluster's time" in compared
+    assert "Owning cannot finish 7 runs a year: 18,005 hours of one cluster's time" in compared
     book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
     sheet = list(book["Alternatives"].iter_rows(values_only=True))
     a100 = dict(zip(sheet[0], next(row for row in sheet if row[0] == "a100-80gb"), strict=True))
@@ -132,9 +132,13 @@ def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, 
 
 
 def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice, user) -> None:  # type: ignore[no-untyped-def]
-    # 6 runs of 8,110 h on 64 GPUs need 48,660 h of one cluster's time: 64 is the cheapest only as 6 clusters.
+    # 6 runs of 4,093 h on 128 GPUs need 24,556 h of one cluster's time: 128 is the cheapest only as 3 clusters, 2
+    # runs each. (64 GPUs was, at $1,531,079 as 6 clusters, until the 2026-12-06 refit: 64 GPUs 8,110 -> 8,218 h a
+    # run, 128 GPUs 4,138 -> 4,093 h.)
     reasons = " ".join(_issue(alice, user, _buy70())["advice"]["recommendation"]["reasons"])
-    assert "64 GPUs is the cheapest per run ($1,531,079 rented, 6 runs side by side on 6 clusters of 64 GPUs" in reasons
+    assert (
+        "128 GPUs is the cheapest per run ($1,545,382 rented, 6 runs side by side on 3 clusters of 128 GPUs" in reasons
+    )
 
 
 def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type: ignore[no-untyped-def]
@@ -170,8 +174,8 @@ def test_the_yearly_owning_cost_re_adds_from_the_pdf(alice, user) -> None:  # ty
 
 
 def test_a_spot_cost_per_run_re_adds_from_the_figures_beside_it(alice, user) -> None:  # type: ignore[no-untyped-def]
-    # 32 GPUs x 44.89 h x $1.25 = $1,796, printed $1,812: the 0.9% of run time spot interruptions lose was stated
-    # only in the sizes table, and a method note said interruptions were not included.
+    # 32 GPUs x 45.11 h x $1.25 = $1,804, printed $1,821 (45.52 h with interruptions): the 0.9% of run time spot
+    # interruptions lose was stated only in the sizes table, and a method note said interruptions were not included.
     document = {
         "name": "7B fine-tune rent w/ spot",
         "workload": {
@@ -190,7 +194,7 @@ def test_a_spot_cost_per_run_re_adds_from_the_figures_beside_it(alice, user) -> 
     issued = _issue(alice, user, document)
     assert issued["advice"]["recommendation"]["action"] == "rent"
     flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
-    assert "costs $1,812 a run at $1.25 per GPU-hour: 32 GPUs x 45.31 hours, the run's 44.89 hours" in flat
+    assert "costs $1,821 a run at $1.25 per GPU-hour: 32 GPUs x 45.52 hours, the run's 45.11 hours" in flat
     assert "0.9% of the run time lost to interruptions" in flat
     method = flat[flat.index("Method notes") :]
     assert "job interruptions, restarts from the last checkpoint, checkpoint saves and evaluation are not" not in method

@@ -368,7 +368,9 @@ def test_a_plan_outside_its_users_calibration_scope_takes_the_band_and_warnings_
     document = {**CATALOG, "jobs": [training]}
     user, base = fleet_plan(document=document, calibration=team), fleet_plan(document=document, calibration=default)
     assert user["uncertainty"] == base["uncertainty"]
-    assert user["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(0.7405, abs=5e-4)
+    assert user["uncertainty"]["throughput_p10_multiplier"] == pytest.approx(
+        0.7424, abs=5e-4
+    )  # 0.7405 before the 12-06 refit
     about_team = [w for w in user["warnings"] if "team-a100" in w]
     assert len(about_team) == 1 and "default (public runs)" in about_team[0], about_team
     assert "misses its own held-out runs" not in about_team[0]
