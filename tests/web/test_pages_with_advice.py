@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pytest
@@ -156,11 +157,12 @@ def test_compare_shows_an_inference_plans_base_and_burst_offers(client: Client, 
     b = store.scenario_create(owner=user, name="Small", document=_document("8b-finetune"))
     client.force_login(user)
     html = client.get("/scenarios/compare/", {"ids": [a.pk, b.pk]}).content.decode()
-    price = (
+    # The burst's mean instances (0.65-0.67) follow the inference calibration; the offers and prices do not.
+    price = re.escape(
         "base: 1 instance of cudo sapphire-rapids-h100_1x4v8gb on-demand at $1.8528 per GPU-hour all month + burst: "
     )
-    price += "0.65 instances of nebius gpu-h100-sxm_1gpu-16vcpu-200gb spot at $1.25 per GPU-hour on average"
-    assert price in html, html[html.find("Rental price") : html.find("Rental price") + 600]
+    price += r"0\.6\d instances of nebius gpu-h100-sxm_1gpu-16vcpu-200gb spot at \$1\.25 per GPU-hour on average"
+    assert re.search(price, html), html[html.find("Rental price") : html.find("Rental price") + 600]
 
 
 CSV_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,source\n"
