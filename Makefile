@@ -15,8 +15,10 @@ PORT ?= 8000
 # The embedded default: SQLite file, in-process tasks, bundled data; DEBUG on for local serving.
 RUN_ENV := DEBUG=$${DEBUG:-1}
 # One command makes both locks from pyproject.toml (pip-tools, in the test extra). The test lock adds
-# requirements/test-pins.txt (torch's CPU build these machines hold on disk).
-LOCK := $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
+# requirements/test-pins.txt (torch's CPU build these machines hold on disk). Extras stay in the lock
+# (fonttools[woff]==...): a fresh venv's pip 23.2 resolves a dependency's "fonttools[woff]>=4.59" as its own
+# requirement, takes the newest release and refuses it as unpinned under --require-hashes (fonttools 4.69.1, 2026-12).
+LOCK := $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links
 # Libraries WeasyPrint loads to render PDFs (Debian/Ubuntu package names).
 PDF_LIBS := libpango-1.0-0 libpangoft2-1.0-0
 
