@@ -499,16 +499,20 @@ def _read_kv_heads(params_b: float, layers: int, hidden: int, heads: int, ffn_hi
 
 
 def row_kv_heads(run: ProfiledRun) -> int:
-    """The KV heads of a row's model. The profiled-run CSV has no kv_heads column, so the row's sizes (its empty cells
-    as ``assumed_values`` fills them) are read as a Scenario's without kv_heads are (estimator.catalog.resolve_model:
-    8 KV heads where that agrees with params_b, multi-head attention where only it does: GPT-3 175B, Llama 2 7B,
-    MPT). They size what context parallelism passes round its ring and bound the tensor-parallel degree (an
-    outsider's probe: Llama 3.1 405B's ring was charged at 128 KV heads, its runs 12-14% slow)."""
+    """The KV heads of a row's model: what context parallelism passes round its ring. The profiled-run CSV has no
+    kv_heads column, so a row that gives its layers, heads and MLP width is read as a Scenario's sizes without kv_heads
+    are (estimator.catalog.resolve_model: 8 KV heads where that agrees with params_b, multi-head attention where only
+    it does: GPT-3 175B, Llama 2 7B, MPT; an outsider's probe: Llama 3.1 405B's ring was charged at 128 KV heads, its
+    runs 12-14% slow). A row that leaves them to params_b's derivation says nothing of its attention (a reviewer:
+    GPT-3 175B given by params_b and hidden alone was read with 8 KV heads): every head a KV head, as before. A run's
+    tp stays bounded by its heads either way."""
     filled = assumed_values(run)
     dims = {
         name: int(value if (value := getattr(run, name)) is not None else filled[name])
         for name in ("layers", "hidden", "heads", "ffn_hidden", "vocab")
     }
+    if run.layers is None or run.heads is None or run.ffn_hidden is None:
+        return dims["heads"]
     return _read_kv_heads(float(run.params_b), **dims)
 
 

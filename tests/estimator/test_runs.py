@@ -385,3 +385,25 @@ def test_a_row_with_no_layout_says_which_constraint_rules_it_out() -> None:
     assert fits == ""
     assert _estimate(first) == first, "the note column reads back as the same output"
     assert NOTE_COLUMN not in _estimate(text.split("h100-sxm,232")[0] + "h100-sxm,24,1.3,24,2048,256,\n").split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("sizes", "kv_heads"),
+    [
+        # Full geometry: the sizes tell the attention apart (GPT-3 175B multi-head; Llama 3.1 405B 8 KV heads).
+        ("175,96,12288,96,49152,50257", 96),
+        ("405.9,126,16384,128,53248,128256", 8),
+        # params_b and hidden only: the layers and MLP width are derived from params_b, so the sizes say nothing of
+        # the attention (a reviewer: GPT-3 175B and Llama 2 7B given so were read with 8 KV heads, GPT-3's
+        # context-parallel ring 12x light and its run 8.5% fast): every head a KV head, as before.
+        ("175,,12288,,,", 96),
+        ("6.74,,4096,,,", 32),
+    ],
+)
+def test_a_rows_kv_heads_are_read_from_its_sizes_only_when_it_gives_them(sizes: str, kv_heads: int) -> None:
+    from estimator.runs import row_kv_heads
+
+    params, layers, hidden, heads, ffn, vocab = sizes.split(",")
+    cells = f"h100-sxm,64,8,3200,{params},{layers},{hidden},{heads},{ffn},{vocab},8192,64,1,bf16,,8,1,2,true,1000,,x"
+    (run,) = read_runs_csv(_csv(cells))
+    assert row_kv_heads(run) == kv_heads
