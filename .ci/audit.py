@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCKS = (ROOT / "requirements" / "runtime.txt", ROOT / "requirements" / "test.txt")
 EXCEPTIONS = ROOT / "requirements" / "audit-exceptions.txt"
 PIP_AUDIT = Path(sys.executable).with_name("pip-audit")
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+# name[extras]==version: the locks keep the extras dependencies ask for (Makefile LOCK); the name is group 1.
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,\s-]*\])?==([^\s;\\]+)")
 AUDITED, VULNERABLE, FAILED, NOT_AUDITED = 0, 1, 2, 3
 
 

@@ -50,8 +50,10 @@ def test_the_locks_are_read_by_public_version(tmp_path: Path) -> None:
     lock = tmp_path / "lock.txt"
     lock.write_text(
         "torch==2.13.0+cpu \\\n    --hash=sha256:ab\n    # via x\nDjango==5.2.19 \\\n    --hash=sha256:cd\n"
+        "fonttools[woff]==4.68.0 \\\n    --hash=sha256:ef\n"
     )
-    assert audit.locked_pins((lock,)) == {"torch": "2.13.0", "django": "5.2.19"}
+    # A pin with the extras a dependency asks for (the locks keep them: Makefile LOCK) is read by its name.
+    assert audit.locked_pins((lock,)) == {"torch": "2.13.0", "django": "5.2.19", "fonttools": "4.68.0"}
 
 
 def test_both_real_locks_pin_every_package_with_a_hash() -> None:
