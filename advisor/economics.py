@@ -328,16 +328,28 @@ def side_by_side_clusters(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> 
     return np.where(ok, np.maximum(np.ceil(runs * years_per_run * (1 - 1e-12)), 1.0), 1.0)
 
 
-def term_utilization(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
-    """The busy share of the reserved clusters the year's runs need (``side_by_side_clusters``), each billed every
-    hour of its term: runs_per_year x run_hours / (clusters x 8760) (an outsider's probe: capping the busy share at 1
-    billed only the run hours of 4 one-year terms, understating the rent per run by 49%). 0 where the run time is
-    unknown, as costs.implied_utilization."""
+def term_utilization(*, runs_per_year: ArrayLike, run_hours: ArrayLike, term_years: ArrayLike = 1.0) -> Array:
+    """The busy share of the reserved capacity a run is billed for, the cheaper of two ways to hold it:
+
+    - the terms held every year (``side_by_side_clusters``, each billed every hour): runs_per_year x run_hours /
+      (clusters x 8760) (an outsider's probe: capping the busy share at 1 billed only the run hours of 4 one-year
+      terms, understating the rent per run by 49%);
+    - whole terms of ``term_years`` bought for the run alone: run_hours / (ceil(run_hours / T) x T), T the term's
+      hours (a review probe: at 0.5 runs a year a 1-year term held every year billed 2 terms a run, at 0.1 ten, where
+      the run needs one, and flipped the advice to buy).
+
+    The larger share is the cheaper per busy hour: below one run a year buying for the run, unless a longer term held
+    continuously costs less (a 3-year term at 0.5 runs a year: 2 years a run, not 3). 0 where the run time is unknown,
+    as costs.implied_utilization."""
     hours, runs = _f(run_hours), _f(runs_per_year)
     ok = np.isfinite(hours) & (hours > 0) & (runs > 0)
     clusters = side_by_side_clusters(runs_per_year=runs, run_hours=hours)
+    term = _f(term_years) * HOURS_PER_YEAR
     with _quiet():
-        return np.where(ok, runs * hours / (clusters * HOURS_PER_YEAR), 0.0)
+        held = runs * hours / (clusters * HOURS_PER_YEAR)
+        # The tolerance keeps a run of exactly one term from rounding into two.
+        for_the_run = hours / (np.maximum(np.ceil(hours / term * (1 - 1e-12)), 1.0) * term)
+        return np.where(ok, np.maximum(held, np.where(term > 0, for_the_run, 0.0)), 0.0)
 
 
 def committed_usd_per_busy_gpu_hour(*, usd_per_gpu_hour: ArrayLike, utilization: ArrayLike) -> Array:

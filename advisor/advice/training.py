@@ -736,9 +736,9 @@ def _ownership_outlook(
         )
         + float(base["variable"]) * busy_per_year
     )
-    rent_rate_now = float(rent.head_price[i]) * (
-        1.0 / u if rent.head_reserved[i] else 1.0
-    )  # before levelizing: the chart applies the yearly decline month by month
+    # Before levelizing: the chart applies the yearly decline month by month. A term's price per busy hour is the
+    # cost model's (the terms the runs are billed, economics.term_utilization; a term does not decline).
+    rent_rate_now = float(base["rent_rate"][i]) if rent.head_term_years[i] > 0 else float(rent.head_price[i])
     if rent.head_spot[i]:
         rent_rate_now /= max(1e-12, 1.0 - float(rent.spot_lost[i]))
     rent_per_year = rent_rate_now * busy_per_year
@@ -859,7 +859,7 @@ def advise_training(
             nodes=owned,
             tps=tps,
             head_price=rent.head_price,
-            head_reserved=rent.head_reserved,
+            head_term_years=rent.head_term_years,
             head_spot=rent.head_spot,
             head_floating=rent.head_floating,
             spot_lost=rent.spot_lost,

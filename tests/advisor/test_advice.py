@@ -1331,3 +1331,21 @@ def test_the_reasons_round_an_owned_gpu_hour_as_the_table_does(catalog: dict[str
     owned = by_gpus(advice, 8)["buy"]["usd_per_gpu_hour_at_utilization"]
     said = [r for r in advice["recommendation"]["reasons"] if "an owned GPU-hour costs" in r]
     assert said and all(f"an owned GPU-hour costs ${owned:,.2f} and" in r for r in said), (said, owned)
+
+
+@pytest.mark.parametrize("runs_per_year", [0.5, 0.1])
+def test_a_reserved_term_below_one_run_a_year_bills_the_terms_the_run_needs(
+    catalog: dict[str, Any], runs_per_year: float
+) -> None:
+    # An outsider's probe (review2 F1): at 0.5 runs a year a 1-year term held every year billed 2 terms a run, at 0.1
+    # ten, and the advice said buy; a run shorter than a year needs one term of its own ($3.00 x 8,760 h a GPU).
+    s = scenario(rent={"markets": ["reserved_1y"]}, workload={**scenario()["workload"], "runs_per_year": runs_per_year})
+    s.pop("utilization")
+    doc = advise(s, now=NOW).to_dict()
+    validate(doc)
+    for size in doc["sizes"]:
+        reserved = size["rent"]["by_market"]["reserved_1y"]
+        if reserved is None or size["run_hours"] is None:
+            continue
+        terms = math.ceil(size["run_hours"] / 8760)
+        assert reserved["usd_per_run"] == pytest.approx(size["gpus"] * terms * 8760 * 3.0)
