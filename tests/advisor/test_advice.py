@@ -1349,3 +1349,29 @@ def test_a_reserved_term_below_one_run_a_year_bills_the_terms_the_run_needs(
             continue
         terms = math.ceil(size["run_hours"] / 8760)
         assert reserved["usd_per_run"] == pytest.approx(size["gpus"] * terms * 8760 * 3.0)
+
+
+def test_a_reserved_sizes_reasons_say_the_terms_it_bills(catalog: dict[str, Any]) -> None:
+    # An outsider's probe (review2 F3): "busy 147% of the year" beside "$2.97 per busy GPU-hour at 73% utilization",
+    # and the 2 side-by-side terms that reconcile the two (and double what the user signs) were said nowhere.
+    from advisor.advice.documents import rent_rate_words
+
+    workload = {**scenario()["workload"], "tokens": 1e12, "runs_per_year": 3}
+    s = scenario(rent={"markets": ["reserved_1y"]}, workload=workload, cluster_sizes=[8])
+    s.pop("utilization")
+    doc = advise(s, now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    hours = size["run_hours"]
+    clusters = math.ceil(3 / math.floor(8760 / hours))
+    assert clusters == 2  # the case the probe found: more than one cluster-year, fewer runs than terms
+    words = f"billed as {clusters} terms of 1 year on 8 GPUs side by side"
+    assert words in rent_rate_words(size, scenario=doc["scenario"])
+    assert words in " ".join(doc["recommendation"]["reasons"])
+    # Below one run a year the run buys its own term (economics.term_utilization).
+    workload["runs_per_year"] = 0.2
+    doc = advise(s | {"workload": workload}, now=NOW).to_dict()
+    size = by_gpus(doc, 8)
+    assert "billed as 1 term of 1 year on 8 GPUs bought for each run" in rent_rate_words(size, scenario=doc["scenario"])
+    # With a utilization given, the term is billed at it: no terms to count.
+    doc = advise(scenario(rent={"markets": ["reserved_1y"]}, workload=workload, cluster_sizes=[8]), now=NOW).to_dict()
+    assert "billed as" not in rent_rate_words(by_gpus(doc, 8), scenario=doc["scenario"])
