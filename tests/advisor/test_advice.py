@@ -1375,3 +1375,33 @@ def test_a_reserved_sizes_reasons_say_the_terms_it_bills(catalog: dict[str, Any]
     # With a utilization given, the term is billed at it: no terms to count.
     doc = advise(scenario(rent={"markets": ["reserved_1y"]}, workload=workload, cluster_sizes=[8]), now=NOW).to_dict()
     assert "billed as" not in rent_rate_words(by_gpus(doc, 8), scenario=doc["scenario"])
+
+
+def test_runs_per_year_left_out_is_not_judged_against_one_cluster(catalog: dict[str, Any]) -> None:
+    # An outsider's probe (review2 F4, s_norpy): runs_per_year left out stands in at its default (4) only for the
+    # words; the costs use the default 60% utilization. 8 GPUs was marked finishes_runs false (4 runs of > 2,190 h)
+    # beside an owned cost priced at 60%, and that priced cost was left out of "cheapest per run".
+    from advisor.advice.recommendation import cheapest_size
+
+    workload = {"kind": "training", "model": {"params_b": 7}, "tokens": 1e12}
+    s = scenario(workload=workload, cluster_sizes=[8, 16, 32])
+    s.pop("utilization")
+    doc = advise(s, now=NOW).to_dict()
+    validate(doc)
+    assert "/workload/runs_per_year" in {a["pointer"] for a in doc["assumptions"]}
+    eight = by_gpus(doc, 8)
+    assert 4 * eight["run_hours"] > 8760 and eight["buy"]["utilization"] == pytest.approx(0.6)
+    for size in doc["sizes"]:
+        assert size["buy"]["finishes_runs"] is None, size["gpus"]
+    # Every priced option counts for the cheapest per run, as the field says.
+    priced = [
+        (size[side]["usd_per_run"], size["gpus"])
+        for size in doc["sizes"]
+        for side in ("rent", "buy")
+        if size[side]["usd_per_run"] is not None
+    ]
+    cheapest = cheapest_size(doc["sizes"], runs_per_year=None)
+    assert cheapest is not None and (cheapest[1], cheapest[0]) == min(priced)
+    # Given runs are judged: 4 runs of the same 8-GPU run do not fit one cluster.
+    given = advise(scenario(workload={**workload, "runs_per_year": 4}, cluster_sizes=[8]), now=NOW).to_dict()
+    assert by_gpus(given, 8)["buy"]["finishes_runs"] is False
