@@ -21,7 +21,10 @@ from estimator.specs import get_gpu, unverified_since
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS, TERM_YEARS
 
-ADVICE_VERSION: Final[int] = 1
+# The Advice document's version, raised when a document of the earlier schema no longer describes a new one: 2 from
+# 2026-12-06, when TrainingBuy (additionalProperties false) gained finishes_runs and runs_per_year_fit, so that a
+# client validating strictly against version 1 can tell why (an outsider's probe). Stored documents keep theirs.
+ADVICE_VERSION: Final[int] = 2
 
 
 def json_safe(value: Any) -> Any:

@@ -662,7 +662,10 @@ class TrainingAdvice(Closed):
 
     model_config = ConfigDict(title="TrainingAdvice")
 
-    advice_version: Literal[1]
+    advice_version: Literal[1, 2] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
+        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    )
     kind: Literal["training"]
     generated_at: IsoDateTime
     scenario: NormalizedScenario
@@ -904,7 +907,10 @@ class InferenceAdvice(Closed):
 
     model_config = ConfigDict(title="InferenceAdvice")
 
-    advice_version: Literal[1]
+    advice_version: Literal[1, 2] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
+        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    )
     kind: Literal["inference"]
     generated_at: IsoDateTime
     scenario: NormalizedScenario

@@ -1405,3 +1405,22 @@ def test_runs_per_year_left_out_is_not_judged_against_one_cluster(catalog: dict[
     # Given runs are judged: 4 runs of the same 8-GPU run do not fit one cluster.
     given = advise(scenario(workload={**workload, "runs_per_year": 4}, cluster_sizes=[8]), now=NOW).to_dict()
     assert by_gpus(given, 8)["buy"]["finishes_runs"] is False
+
+
+def test_the_advice_version_tells_the_documents_with_the_fit_fields_apart(catalog: dict[str, Any]) -> None:
+    # An outsider's probe (review2 F9): TrainingBuy (additionalProperties false) gained finishes_runs and
+    # runs_per_year_fit with advice_version still 1, so a strict client of the earlier schema refused today's Advice
+    # unable to tell why. Documents with them are version 2; a stored version-1 document (without them) still validates.
+    from advisor.advice.documents import ADVICE_VERSION
+
+    doc = advise(scenario(), now=NOW).to_dict()
+    assert doc["advice_version"] == ADVICE_VERSION == 2
+    assert "finishes_runs" in doc["sizes"][0]["buy"]
+    assert ADVICE_SCHEMA["properties"]["advice_version"]["enum"] == [1, 2]
+    stored = json.loads(FIXTURE.read_text())
+    assert stored["advice_version"] == 2
+    stored["advice_version"] = 1
+    for size in stored["sizes"]:
+        size["buy"].pop("finishes_runs", None)
+        size["buy"].pop("runs_per_year_fit", None)
+    validate(stored)
