@@ -23,7 +23,7 @@ from advisor.cash_flow import (
 )
 from advisor.cash_flow import defaulted_sources as advice_defaults
 from advisor.scenario import DEFAULTS, Scenario
-from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
+from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, TERM_YEARS
 
 # Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
 UTILIZATION_ABOVE_RUNS_FACTOR: Final[float] = 2.0
@@ -291,6 +291,15 @@ def _run_time_reasons(
         )
 
 
+def _term_bought_for_each_run(s: Scenario, doc: Mapping[str, Any], *, market: str) -> bool:
+    """Whether the size's cost on the reserved ``market`` bills terms bought for each run rather than held every year
+    (economics.reserved_terms; only where the utilization follows from the stated runs)."""
+    runs, hours = scenario_runs_judged(s), doc["run_hours"]
+    if s.utilization is not None or runs is None or not hours or market not in TERM_YEARS:
+        return False
+    return bool(ec.reserved_terms(runs_per_year=runs, run_hours=hours, term_years=TERM_YEARS[market])[1])
+
+
 def _own_reasons(
     s: Scenario, doc: Mapping[str, Any], raw_be: float, rec_gpus: int, reasons: list[str], warnings: list[str]
 ) -> None:
@@ -301,6 +310,13 @@ def _own_reasons(
     priced = bool(market) and doc["buy"]["break_even_against"]["usd_per_gpu_hour"] is not None
     if not priced:  # no rental price at this size: nothing to break even against (a hostile probe read "never")
         be_words = "renting is not priced at this size, so there is no break-even to compare"
+    elif term and be is not None and _term_bought_for_each_run(s, doc, market=market):
+        # A term bought for the run alone is not held all year (economics.reserved_terms): "cheaper at any
+        # utilization" contradicted the rent recommended on the costs per run (0.5 runs a year, review2 F1).
+        be_words = (
+            f"even fully busy, owning costs less per GPU-hour than renting {against} held all year, but at "
+            f"{fmt.runs_a_year(s.workload.runs_per_year)} each run rents a term of its own, so the costs per run decide"
+        )
     elif term:  # billed every hour (economics.break_even_against_term): the hourly prices decide, not utilization
         be_words = (
             f"even fully busy, owning costs less per GPU-hour than renting {against}, a term billed every hour "

@@ -1349,6 +1349,11 @@ def test_a_reserved_term_below_one_run_a_year_bills_the_terms_the_run_needs(
             continue
         terms = math.ceil(size["run_hours"] / 8760)
         assert reserved["usd_per_run"] == pytest.approx(size["gpus"] * terms * 8760 * 3.0)
+    # Owning fully busy costs less an hour than the term ($3.00), but a term bought for the run is not held all year:
+    # "owning is cheaper at any utilization" would contradict the costs per run the choice is made on.
+    reasons = " ".join(doc["recommendation"]["reasons"])
+    assert "owning is cheaper at any utilization" not in reasons
+    assert "the costs per run decide" in reasons
 
 
 def test_a_reserved_sizes_reasons_say_the_terms_it_bills(catalog: dict[str, Any]) -> None:
