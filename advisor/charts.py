@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
-from advisor.advice.recommendation import finishes_runs
+from advisor.advice.recommendation import advice_runs_judged, finishes_runs
 from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.scenario import DEFAULTS
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
@@ -924,7 +924,7 @@ def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
     of renting and owning per run (lower left is better); None without alternatives."""
     if _is_inference(advice) or not advice.get("alternatives"):
         return None
-    runs = float(((advice.get("scenario") or {}).get("workload") or {}).get("runs_per_year") or 1.0)
+    runs = advice_runs_judged(advice)
     rows = [row for a in advice["alternatives"] if (row := _alternative_point(a, runs_per_year=runs)) is not None]
     title = "GPU types: cost and time per run"
     if not rows:
@@ -946,7 +946,7 @@ def chart_alternatives(*, advice: dict[str, Any]) -> Chart | None:
     )
 
 
-def _alternative_point(alternative: dict[str, Any], *, runs_per_year: float) -> tuple[str, float, float] | None:
+def _alternative_point(alternative: dict[str, Any], *, runs_per_year: float | None) -> tuple[str, float, float] | None:
     """(label, hours per run, USD per run) of a compared GPU: the cheaper of renting and owning among those that
     finish the year's runs (recommendation.finishes_runs, as the table's cheapest mark), the label saying so where
     owning cannot or neither can (an A100 needing 18,015 h of one cluster a year was plotted at its owned cost)."""

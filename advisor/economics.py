@@ -328,16 +328,44 @@ def side_by_side_clusters(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> 
     return np.where(ok, np.maximum(np.ceil(runs * years_per_run * (1 - 1e-12)), 1.0), 1.0)
 
 
-def term_utilization(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:
-    """The busy share of the reserved clusters the year's runs need (``side_by_side_clusters``), each billed every
-    hour of its term: runs_per_year x run_hours / (clusters x 8760) (an outsider's probe: capping the busy share at 1
-    billed only the run hours of 4 one-year terms, understating the rent per run by 49%). 0 where the run time is
-    unknown, as costs.implied_utilization."""
+def reserved_terms(
+    *, runs_per_year: ArrayLike, run_hours: ArrayLike, term_years: ArrayLike = 1.0
+) -> tuple[Array, NDArray[np.bool_]]:
+    """The terms a reserved rental bills, the cheaper of two ways to hold them: ``(terms, for_each_run)``.
+
+    - held every year: the side-by-side clusters the year's runs need (``side_by_side_clusters``), each a term
+      billed every hour, busy runs_per_year x run_hours / (clusters x 8760) of it (an outsider's probe: capping the
+      busy share at 1 billed only the run hours of 4 one-year terms, understating the rent per run by 49%);
+    - ``for_each_run``: ceil(run_hours / T) whole terms of ``term_years`` bought for each run alone, T the term's
+      hours (a review probe: at 0.5 runs a year a 1-year term held every year billed 2 terms a run, at 0.1 ten,
+      where the run needs one, and flipped the advice to buy).
+
+    The busier way is the cheaper per busy hour: below one run a year buying for the run, unless a longer term held
+    continuously costs less (a 3-year term at 0.5 runs a year: 2 years a run, not 3). Held every year (1 cluster)
+    where the run time is unknown."""
     hours, runs = _f(run_hours), _f(runs_per_year)
     ok = np.isfinite(hours) & (hours > 0) & (runs > 0)
     clusters = side_by_side_clusters(runs_per_year=runs, run_hours=hours)
+    term = _f(term_years) * HOURS_PER_YEAR
     with _quiet():
-        return np.where(ok, runs * hours / (clusters * HOURS_PER_YEAR), 0.0)
+        # The tolerance keeps a run of exactly one term from rounding into two.
+        per_run = np.where(term > 0, np.maximum(np.ceil(hours / term * (1 - 1e-12)), 1.0), np.inf)
+        held_busy = runs * hours / (clusters * HOURS_PER_YEAR)
+        for_each_run = ok & (hours / (per_run * term) > held_busy)
+    return _f(np.where(for_each_run, per_run, clusters)), np.asarray(for_each_run, dtype=bool)
+
+
+def term_utilization(*, runs_per_year: ArrayLike, run_hours: ArrayLike, term_years: ArrayLike = 1.0) -> Array:
+    """The busy share of the reserved terms a run is billed (``reserved_terms``): runs_per_year x run_hours /
+    (clusters x 8760) where they are held every year, run_hours / (terms x term hours) where bought for each run. 0
+    where the run time is unknown, as costs.implied_utilization."""
+    hours, runs = _f(run_hours), _f(runs_per_year)
+    ok = np.isfinite(hours) & (hours > 0) & (runs > 0)
+    terms, for_each_run = reserved_terms(runs_per_year=runs, run_hours=hours, term_years=term_years)
+    with _quiet():
+        held = runs * hours / (terms * HOURS_PER_YEAR)
+        bought = hours / (terms * _f(term_years) * HOURS_PER_YEAR)
+        return np.where(ok, np.where(for_each_run, bought, held), 0.0)
 
 
 def committed_usd_per_busy_gpu_hour(*, usd_per_gpu_hour: ArrayLike, utilization: ArrayLike) -> Array:

@@ -42,6 +42,8 @@ MIN_USD_PER_GPU_HOUR: Final[float] = 0.001  # a tenth of a cent; the cheapest ca
 MIN_CAPEX_USD: Final[float] = 1.0  # a dollar for one node
 MIN_REQUESTS_PER_S: Final[float] = 1e-5  # under one request a day
 MIN_LATENCY_S: Final[float] = 1e-4  # 100 microseconds: no GPU returns a token faster than a kernel launch or two
+MIN_JOB_HOURS: Final[float] = 0.01  # a fleet job's run: 36 seconds
+MIN_DEMAND_GROWTH: Final[float] = 0.01  # a fleet's next-year demand: 1% of the measured
 
 # A float column's smallest value (inclusive): every float column is named.
 RUN_COLUMN_MINIMUM: Final[dict[str, float]] = {

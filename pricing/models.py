@@ -23,6 +23,8 @@ MARKET_PHRASES: dict[str, str] = {
 # Bought by the hour at a price that moves, versus committed for a term at a fixed price.
 FLOATING_MARKETS: tuple[str, ...] = (Market.ON_DEMAND.value, Market.SPOT.value)
 RESERVED_MARKETS: tuple[str, ...] = (Market.RESERVED_1Y.value, Market.RESERVED_3Y.value)
+# A reserved market's term: what a run bought on its own term pays for (economics.term_utilization).
+TERM_YEARS: dict[str, float] = {Market.RESERVED_1Y.value: 1.0, Market.RESERVED_3Y.value: 3.0}
 
 
 SNAPSHOT_FEED = "snapshot"

@@ -80,7 +80,7 @@ def costs(
     nodes: Any,
     tokens_per_s: Any,
     rent_price: Any,
-    reserved: Any,
+    term_years: Any,
     spot_lost: Any,
     floating: Any,
     break_even_price: Any,
@@ -93,7 +93,8 @@ def costs(
     Utilization: the scenario's, or (``s.utilization`` None) implied per size by ``implied_utilization``.
     ``overrides`` replaces scenario inputs (sensitivity): utilization, tokens, capex_per_node,
     power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year, discount_rate,
-    years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor. ``break_even_committed``: where
+    years, residual_fraction, staff_usd_per_year, rent_factor, throughput_factor. ``term_years``: the reserved
+    term's years where the price is a term's (billed every hour), 0 elsewhere. ``break_even_committed``: where
     the break-even price is a reserved term's (billed every hour), economics.break_even_against_term."""
     o = dict(overrides or {})
     level = rent_level(s=s, overrides=o)
@@ -108,9 +109,13 @@ def costs(
         else np.minimum(np.asarray(given_u, dtype=float), 1.0)
     )
     # A term is billed every hour: where the runs need more than one cluster-year, every side-by-side term is paid
-    # in full (economics.term_utilization), not only the run hours of a cluster capped at busy all year.
+    # in full, not only the run hours of a cluster capped at busy all year; below one run a year, the terms bought
+    # for the run where that is cheaper (economics.term_utilization).
+    reserved = np.asarray(term_years, dtype=float) > 0
     term_u = (
-        ec.term_utilization(runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours)
+        ec.term_utilization(
+            runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours, term_years=term_years
+        )
         if given_u is None
         else u
     )

@@ -12,15 +12,19 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.scenario import Scenario
 from estimator import inference as inf
 from estimator.calibrate import Calibration
 from estimator.specs import get_gpu, unverified_since
 from pricing import selectors
-from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
+from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS, TERM_YEARS
 
-ADVICE_VERSION: Final[int] = 1
+# The Advice document's version, raised when a document of the earlier schema no longer describes a new one: 2 from
+# 2026-12-06, when TrainingBuy (additionalProperties false) gained finishes_runs and runs_per_year_fit, so that a
+# client validating strictly against version 1 can tell why (an outsider's probe). Stored documents keep theirs.
+ADVICE_VERSION: Final[int] = 2
 
 
 def json_safe(value: Any) -> Any:
@@ -98,7 +102,8 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
     GPUs x hours x the stated price gives that cost: "$2.95 per GPU-hour", or with a yearly price decline (on-demand
     and spot are levelized over the horizon) "$2.05 per GPU-hour levelized over 5 years at an 8% discount rate from
     $2.95 today, falling 20% a year", or for a reserved term (billed per busy GPU-hour at price / utilization)
-    "$2.18 per GPU-hour reserved for the term, paid whether busy or not: $4.35 per busy GPU-hour at 50% utilization".
+    "$2.18 per GPU-hour reserved for the term, paid whether busy or not, billed as 2 terms of 1 year on 16 GPUs side by
+    side: $4.35 per busy GPU-hour at 50% utilization" (the terms: ``reserved_terms_words``).
     ``size``: a size entry of the Advice JSON; ``scenario``: its normalized
     Scenario (the decline, years and discount rate the price was levelized with)."""
     rent = size.get("rent") or {}
@@ -114,12 +119,29 @@ def rent_rate_words(size: Mapping[str, Any], *, scenario: Mapping[str, Any]) -> 
     if market in RESERVED_MARKETS:
         # A term is paid for every hour whether busy or not, so a busy GPU-hour costs the price / utilization.
         return (
-            f"{fmt.price(listed)} per GPU-hour reserved for the term, paid whether busy or not: "
+            f"{fmt.price(listed)} per GPU-hour reserved for the term, paid whether busy or not"
+            f"{reserved_terms_words(size, market=market, scenario=scenario)}: "
             f"{fmt.price(billed)} per busy GPU-hour at {pct(listed / billed)} utilization"
         )
     if market not in FLOATING_MARKETS:
         return f"{fmt.price(listed)} per GPU-hour"
     return levelized_words(levelized=f"{fmt.price(billed)} per GPU-hour", today=fmt.price(listed), scenario=scenario)
+
+
+def reserved_terms_words(size: Mapping[str, Any], *, market: str, scenario: Mapping[str, Any]) -> str:
+    """The terms a reserved size's cost per run bills (economics.reserved_terms), so that the utilization beside
+    them reconciles with the runs' busy share (an outsider's probe: "busy 147% of the year" beside "73% utilization"
+    and never the 2 side-by-side terms): ", billed as 2 terms of 1 year on 16 GPUs side by side" or ", billed as 1
+    term of 1 year on 16 GPUs bought for each run". "" where the scenario gives the utilization (the term is billed
+    at it) or the run time is unknown."""
+    runs = (scenario.get("workload") or {}).get("runs_per_year")
+    hours, gpus = size.get("run_hours"), size.get("gpus")
+    if scenario.get("utilization") is not None or not runs or not hours or not gpus or market not in TERM_YEARS:
+        return ""
+    years = TERM_YEARS[market]
+    terms, for_each_run = ec.reserved_terms(runs_per_year=runs, run_hours=hours, term_years=years)
+    how = "bought for each run" if bool(for_each_run) else "side by side" if float(terms) > 1 else "held every year"
+    return f", billed as {fmt.count(float(terms), 'term')} of {fmt.count(years, 'year')} on {n_gpus(gpus)} {how}"
 
 
 def levelized_words(*, levelized: str, today: str, scenario: Mapping[str, Any]) -> str:

@@ -590,11 +590,12 @@ class TrainingBuy(Closed):
     )
     finishes_runs: bool | None = Field(
         default=None,
-        description="Whether one owned cluster of this size finishes the scenario's runs_per_year within the year "
-        "(runs_per_year x run_hours <= 8760). False: usd_per_run and usd_per_gpu_hour_at_utilization assume the "
-        "cluster busy all year (utilization capped at 1) and do more runs than it can, so they are not a cost of the "
-        "stated runs and the recommendation skips them. Null where the run time is unknown or in documents issued "
-        "before 2026-12-06.",
+        description="Whether one owned cluster of this size finishes the runs_per_year the scenario states within the "
+        "year (runs_per_year x run_hours <= 8760). False: one cluster cannot do the stated runs, so usd_per_run and "
+        "usd_per_gpu_hour_at_utilization are not a cost of them (at the utilization used: implied by the runs, capped "
+        "at 1; given, at it) and the recommendation and the cheapest per run skip owning this size. Null where "
+        "runs_per_year was left out (its default prices nothing: the utilization is given or defaulted), where the "
+        "run time is unknown, or in documents issued before 2026-12-06.",
     )
     runs_per_year_fit: NonNegative | None = Field(
         default=None,
@@ -661,7 +662,10 @@ class TrainingAdvice(Closed):
 
     model_config = ConfigDict(title="TrainingAdvice")
 
-    advice_version: Literal[1]
+    advice_version: Literal[1, 2] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
+        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    )
     kind: Literal["training"]
     generated_at: IsoDateTime
     scenario: NormalizedScenario
@@ -903,7 +907,10 @@ class InferenceAdvice(Closed):
 
     model_config = ConfigDict(title="InferenceAdvice")
 
-    advice_version: Literal[1]
+    advice_version: Literal[1, 2] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
+        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    )
     kind: Literal["inference"]
     generated_at: IsoDateTime
     scenario: NormalizedScenario

@@ -17,7 +17,7 @@ from advisor.advice.documents import inf_if_not_finite, iso
 from advisor.advice.ownership import Hardware, manual_quote_scope
 from advisor.scenario import Scenario
 from pricing import selectors
-from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS
+from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS, TERM_YEARS
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,7 @@ class RentPricing:
     headline: np.ndarray  # per size: index into `markets`
     has_rent: np.ndarray
     head_price: np.ndarray
-    head_reserved: np.ndarray
+    head_term_years: np.ndarray  # per size: the headline market's term in years, 0 where it is not a term
     head_spot: np.ndarray
     head_floating: np.ndarray
     be_price: np.ndarray
@@ -299,7 +299,7 @@ class RentPricing:
             nodes=nodes,
             tokens_per_s=tokens_per_s,
             rent_price=self.head_price,
-            reserved=self.head_reserved,
+            term_years=self.head_term_years,
             spot_lost=np.where(self.head_spot, self.spot_lost, 0.0),
             floating=self.head_floating,
             break_even_price=self.be_price * break_even_factor if scaled else self.be_price,
@@ -353,7 +353,7 @@ def price_rent(*, s: Scenario, gpus: np.ndarray, nodes: np.ndarray, tokens_per_s
         nodes=nodes,
         tokens_per_s=tokens_per_s,
         rent_price=np.array([used_price[m] for m in markets]).reshape(len(markets), len(gpus)),
-        reserved=np.isin(column, list(RESERVED_MARKETS)),
+        term_years=np.array([[TERM_YEARS.get(m, 0.0)] for m in markets]).reshape(len(markets), 1),
         spot_lost=np.where(column == "spot", spot_lost, 0.0),
         floating=np.isin(column, list(FLOATING_MARKETS)),
         break_even_price=np.inf,
@@ -379,7 +379,7 @@ def price_rent(*, s: Scenario, gpus: np.ndarray, nodes: np.ndarray, tokens_per_s
         headline=headline,
         has_rent=has_rent,
         head_price=np.array([used_price[m][i] if m else np.inf for i, m in enumerate(head)]),
-        head_reserved=np.array([m in RESERVED_MARKETS if m else False for m in head]),
+        head_term_years=np.array([TERM_YEARS.get(m, 0.0) if m else 0.0 for m in head]),
         head_spot=np.array([m == "spot" if m else False for m in head]),
         head_floating=np.array([m in FLOATING_MARKETS if m else False for m in head]),
         be_price=be_price,

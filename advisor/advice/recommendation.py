@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -21,8 +21,9 @@ from advisor.cash_flow import (
     runs_origin,
     utilization_basis,
 )
+from advisor.cash_flow import defaulted_sources as advice_defaults
 from advisor.scenario import DEFAULTS, Scenario
-from pricing.models import MARKET_PHRASES, RESERVED_MARKETS
+from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, TERM_YEARS
 
 # Given utilization this many times what the stated runs need is flagged: other work must fill the cluster.
 UTILIZATION_ABOVE_RUNS_FACTOR: Final[float] = 2.0
@@ -60,16 +61,39 @@ def knee_index(
     return knee, None, None
 
 
-def finishes_runs(*, run_hours: float | None, runs_per_year: float, owned: bool) -> bool:
+def judged_runs_per_year(*, runs_per_year: float | None, defaulted: Container[str]) -> float | None:
+    """The runs a year ``finishes_runs`` judges a size on: the stated /workload/runs_per_year, None where it was left
+    out (``defaulted``: the pointers of the defaults used). Left out, its default stands in for the words only: the
+    utilization is then given or defaulted (scenario._utilization) and no cost uses the runs, so judging a size on
+    them marked an owned cost priced at 60% as not a cost of the runs and skipped it (an outsider's probe, s_norpy)."""
+    return None if runs_per_year is None or RUNS_POINTER in defaulted else float(runs_per_year)
+
+
+def scenario_runs_judged(s: Scenario) -> float | None:
+    """``judged_runs_per_year`` of a Scenario."""
+    return judged_runs_per_year(runs_per_year=s.workload.runs_per_year, defaulted=s.defaults_used)
+
+
+def advice_runs_judged(advice: Mapping[str, Any]) -> float | None:
+    """``judged_runs_per_year`` of an Advice document (its normalized scenario and the defaults it says it used)."""
+    runs = ((advice.get("scenario") or {}).get("workload") or {}).get("runs_per_year")
+    return judged_runs_per_year(runs_per_year=runs, defaulted=advice_defaults(advice=advice))
+
+
+def finishes_runs(*, run_hours: float | None, runs_per_year: float | None, owned: bool) -> bool:
     """Whether a size can finish the year's runs: owned, one cluster runs them all within the year; rented, clusters
-    run side by side, so each run must finish within the year (within its own years when fewer than one a year)."""
+    run side by side, so each run must finish within the year (within its own years when fewer than one a year).
+    ``runs_per_year``: ``judged_runs_per_year``; None (left out): no runs to judge, so any size with a run time
+    finishes (the costs price a run at the given or default utilization)."""
     if run_hours is None:
         return False
+    if runs_per_year is None:
+        return True
     per_year = runs_per_year if owned else min(runs_per_year, 1.0)
     return run_hours * per_year <= ec.HOURS_PER_YEAR
 
 
-def _options(doc: Mapping[str, Any], *, runs_per_year: float) -> list[tuple[float, str]]:
+def _options(doc: Mapping[str, Any], *, runs_per_year: float | None) -> list[tuple[float, str]]:
     """(USD per run, "rent"/"buy") of each priced option at a size that finishes the year's runs."""
     return [
         (doc[side]["usd_per_run"], side)
@@ -91,11 +115,11 @@ def _spot_loss_words(doc: Mapping[str, Any]) -> str:
     )
 
 
-def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
+def _side_by_side(*, run_hours: float, runs_per_year: float | None, gpus: int) -> str:
     """The words a rented size needs when one cluster cannot run the year's runs (finishes_runs owned): the runs go
     on clusters side by side (an outsider's probe read "64 GPUs is the cheapest" as one cluster of 64 for 6 runs of
     8,110 hours)."""
-    if finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
+    if runs_per_year is None or finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True):
         return ""
     # As many clusters as a reserved term is billed for (economics.side_by_side_clusters): each holds the whole runs
     # that fit in its year, not one run each.
@@ -106,7 +130,7 @@ def _side_by_side(*, run_hours: float, runs_per_year: float, gpus: int) -> str:
     )
 
 
-def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> tuple[int, float, str] | None:
+def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float | None) -> tuple[int, float, str] | None:
     """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
     options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
     cheapest for 2 runs a year of 340 days each)."""
@@ -120,7 +144,9 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float) -> t
     return n, usd, word
 
 
-def alternative_compared_usd(alternative: Mapping[str, Any], *, monthly: bool, runs_per_year: float) -> float | None:
+def alternative_compared_usd(
+    alternative: Mapping[str, Any], *, monthly: bool, runs_per_year: float | None
+) -> float | None:
     """The cost a compared GPU is ranked by: the lower of renting and owning (per month for inference, per run for
     training), counting for training only the options that finish the year's runs (``finishes_runs``: an outsider's
     probe found an A100 needing 18,018 h of one cluster a year marked the cheapest); None where none is priced."""
@@ -142,7 +168,7 @@ def alternative_compared_usd(alternative: Mapping[str, Any], *, monthly: bool, r
 
 
 def cheapest_alternative(
-    alternatives: Sequence[Mapping[str, Any]], *, monthly: bool, runs_per_year: float
+    alternatives: Sequence[Mapping[str, Any]], *, monthly: bool, runs_per_year: float | None
 ) -> int | None:
     """The index of the cheapest compared GPU by ``alternative_compared_usd`` (the first of equals); None where
     none is priced."""
@@ -154,7 +180,9 @@ def cheapest_alternative(
     return min(priced)[1] if priced else None
 
 
-def mark_cheapest(alternatives: list[dict[str, Any]], *, monthly: bool, runs_per_year: float) -> list[dict[str, Any]]:
+def mark_cheapest(
+    alternatives: list[dict[str, Any]], *, monthly: bool, runs_per_year: float | None
+) -> list[dict[str, Any]]:
     """The alternatives, each with ``cheapest``: whether it is the one ``cheapest_alternative`` picks."""
     pick = cheapest_alternative(alternatives, monthly=monthly, runs_per_year=runs_per_year)
     return [{**a, "cheapest": i == pick} for i, a in enumerate(alternatives)]
@@ -166,7 +194,7 @@ def cheapest_marks(advice: Mapping[str, Any]) -> list[bool]:
     alternatives = list(advice.get("alternatives") or [])
     if all("cheapest" in a for a in alternatives):
         return [bool(a["cheapest"]) for a in alternatives]
-    runs = float(((advice.get("scenario") or {}).get("workload") or {}).get("runs_per_year") or 1.0)
+    runs = advice_runs_judged(advice)
     pick = cheapest_alternative(alternatives, monthly=advice.get("kind") == "inference", runs_per_year=runs)
     return [i == pick for i in range(len(alternatives))]
 
@@ -263,6 +291,15 @@ def _run_time_reasons(
         )
 
 
+def _term_bought_for_each_run(s: Scenario, doc: Mapping[str, Any], *, market: str) -> bool:
+    """Whether the size's cost on the reserved ``market`` bills terms bought for each run rather than held every year
+    (economics.reserved_terms; only where the utilization follows from the stated runs)."""
+    runs, hours = scenario_runs_judged(s), doc["run_hours"]
+    if s.utilization is not None or runs is None or not hours or market not in TERM_YEARS:
+        return False
+    return bool(ec.reserved_terms(runs_per_year=runs, run_hours=hours, term_years=TERM_YEARS[market])[1])
+
+
 def _own_reasons(
     s: Scenario, doc: Mapping[str, Any], raw_be: float, rec_gpus: int, reasons: list[str], warnings: list[str]
 ) -> None:
@@ -273,6 +310,13 @@ def _own_reasons(
     priced = bool(market) and doc["buy"]["break_even_against"]["usd_per_gpu_hour"] is not None
     if not priced:  # no rental price at this size: nothing to break even against (a hostile probe read "never")
         be_words = "renting is not priced at this size, so there is no break-even to compare"
+    elif term and be is not None and _term_bought_for_each_run(s, doc, market=market):
+        # A term bought for the run alone is not held all year (economics.reserved_terms): "cheaper at any
+        # utilization" contradicted the rent recommended on the costs per run (0.5 runs a year, review2 F1).
+        be_words = (
+            f"even fully busy, owning costs less per GPU-hour than renting {against} held all year, but at "
+            f"{fmt.runs_a_year(s.workload.runs_per_year)} each run rents a term of its own, so the costs per run decide"
+        )
     elif term:  # billed every hour (economics.break_even_against_term): the hourly prices decide, not utilization
         be_words = (
             f"even fully busy, owning costs less per GPU-hour than renting {against}, a term billed every hour "
@@ -348,14 +392,16 @@ def _per_run_comparison(doc: Mapping[str, Any]) -> str:
     return f" ({money(rent_run)} a run renting against {money(own_run)} owning at {pct(doc['buy']['utilization'])})"
 
 
-def _action(doc: Mapping[str, Any], *, runs_per_year: float) -> str | None:
+def _action(doc: Mapping[str, Any], *, runs_per_year: float | None) -> str | None:
     """Rent or buy by the lower cost per run (rent on a tie) among the options that finish the year's runs; None when
     none does or neither is priced."""
     options = _options(doc, runs_per_year=runs_per_year)
     return min(options, key=lambda o: (o[0], o[1] != "rent"))[1] if options else None
 
 
-def _finishing_size(size_docs: list[dict[str, Any]], *, whole: np.ndarray, knee: int, runs_per_year: float) -> int:
+def _finishing_size(
+    size_docs: list[dict[str, Any]], *, whole: np.ndarray, knee: int, runs_per_year: float | None
+) -> int:
     """The knee when an option there finishes the year's runs, else the smallest larger size (running on all its
     GPUs) where one does, else the knee (its action is then none)."""
     for i in [knee, *(int(j) for j in np.flatnonzero(whole) if j > knee)]:
@@ -406,7 +452,7 @@ def _chosen_size_reasons(
     doc = size_docs[knee]
     rec_gpus = doc["gpus"]
     _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
-    runs_per_year = float(s.workload.runs_per_year or 0.0)
+    runs_per_year = scenario_runs_judged(s)
     action = _action(doc, runs_per_year=runs_per_year)
     offer = doc["rent"]["offer"]
     if offer is not None:
@@ -509,9 +555,7 @@ def recommend(
                 f"Not candidates: {'; '.join(idle)}; those sizes run a smaller size's job and leave the rest of "
                 "their GPUs idle, paid for all the same."
             )
-        chosen = _finishing_size(
-            size_docs, whole=candidates, knee=knee, runs_per_year=float(s.workload.runs_per_year or 0)
-        )
+        chosen = _finishing_size(size_docs, whole=candidates, knee=knee, runs_per_year=scenario_runs_judged(s))
         if chosen != knee:
             reasons.append(
                 f"{n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year "

@@ -82,6 +82,7 @@ from advisor.advice.recommendation import (
     finishes_runs,
     mark_cheapest,
     recommend,
+    scenario_runs_judged,
     step_efficiency,
 )
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
@@ -392,9 +393,10 @@ def _fit_document(run_hours: float | None, *, s: Scenario) -> dict[str, Any]:
     than a year of the cluster (an outsider's probe: 64 GPUs at $1.21M a run for 4 runs of 340 days, unmarked)."""
     if run_hours is None or not run_hours > 0:
         return {"finishes_runs": None, "runs_per_year_fit": None}
-    runs = float(s.workload.runs_per_year or 1.0)
+    runs = scenario_runs_judged(s)
     return {
-        "finishes_runs": finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=True),
+        # Null where runs_per_year was left out: no cost uses it (recommendation.judged_runs_per_year).
+        "finishes_runs": None if runs is None else finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=True),
         "runs_per_year_fit": ec.HOURS_PER_YEAR / run_hours,
     }
 
@@ -736,9 +738,9 @@ def _ownership_outlook(
         )
         + float(base["variable"]) * busy_per_year
     )
-    rent_rate_now = float(rent.head_price[i]) * (
-        1.0 / u if rent.head_reserved[i] else 1.0
-    )  # before levelizing: the chart applies the yearly decline month by month
+    # Before levelizing: the chart applies the yearly decline month by month. A term's price per busy hour is the
+    # cost model's (the terms the runs are billed, economics.term_utilization; a term does not decline).
+    rent_rate_now = float(base["rent_rate"][i]) if rent.head_term_years[i] > 0 else float(rent.head_price[i])
     if rent.head_spot[i]:
         rent_rate_now /= max(1e-12, 1.0 - float(rent.spot_lost[i]))
     rent_per_year = rent_rate_now * busy_per_year
@@ -859,7 +861,7 @@ def advise_training(
             nodes=owned,
             tps=tps,
             head_price=rent.head_price,
-            head_reserved=rent.head_reserved,
+            head_term_years=rent.head_term_years,
             head_spot=rent.head_spot,
             head_floating=rent.head_floating,
             spot_lost=rent.spot_lost,
@@ -964,7 +966,7 @@ def _alternatives(
         own_warnings = [w for w in other.warnings if w not in shown]
         row = alternative_row(gpu, other.sizes, knee, hardware_quote=other.hardware_quote)
         rows.append({**row, "pricing_note": note, "warnings": own_warnings})
-    return mark_cheapest(rows, monthly=False, runs_per_year=float(s.workload.runs_per_year or 1.0))
+    return mark_cheapest(rows, monthly=False, runs_per_year=scenario_runs_judged(s))
 
 
 __all__ = ["Advice", "ScenarioError", "advise_training", "ownership_defaults"]

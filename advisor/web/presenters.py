@@ -15,7 +15,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.offers import quoted_offers
-from advisor.advice.recommendation import cheapest_marks, finishes_runs
+from advisor.advice.recommendation import advice_runs_judged, cheapest_marks, finishes_runs
 from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
@@ -1368,7 +1368,7 @@ def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str,
     """Whether a compared GPU's size finishes the year's runs owned and rented (recommendation.finishes_runs), and
     when owning cannot, the words: an outsider's probe found an A100 needing 18,018 h of cluster time a year priced
     as a usable option."""
-    runs = float(_get(advice, "scenario", "workload", "runs_per_year") or 1.0)
+    runs = advice_runs_judged(advice)
     run_hours = alternative.get("run_hours")
     owned, rented = (finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=side) for side in (True, False))
     text = ""

@@ -16,6 +16,7 @@ from typing import Final
 
 import numpy as np
 
+from estimator import bounds
 from estimator.inference.data import (
     MOE_MULTI_NODE_DEGREES,
     PRECISIONS,
@@ -266,14 +267,16 @@ def size_deployments(
     if precision not in PRECISIONS:
         raise InferenceError("precision", f"must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     spec.peak_flops(precision)
-    for name, value in (
-        ("input_tokens", input_tokens),
-        ("output_tokens", output_tokens),
-        ("peak_requests_per_s", peak_requests_per_s),
-        ("ttft_p95_s", ttft_p95_s),
-        ("tpot_p95_s", tpot_p95_s),
-    ):
+    for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
         positive(name, value)
+    # The Scenario's floors for the same quantities (estimator.bounds), not "above 0", which let subnormals through.
+    for name, value, minimum in (
+        ("peak_requests_per_s", peak_requests_per_s, bounds.MIN_REQUESTS_PER_S),
+        ("ttft_p95_s", ttft_p95_s, bounds.MIN_LATENCY_S),
+        ("tpot_p95_s", tpot_p95_s, bounds.MIN_LATENCY_S),
+    ):
+        if positive(name, value) < minimum:
+            raise InferenceError(name, f"must be at least {minimum:g}, got {value!r}")
     if not (0 <= mean_requests_per_s <= peak_requests_per_s):
         raise InferenceError("mean_requests_per_s", "must be between 0 and peak_requests_per_s")
     degrees = parallel_degrees(model=model, scale_up=scale_up_gpus(spec), tps=tps)

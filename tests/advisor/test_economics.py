@@ -394,8 +394,8 @@ def test_a_reserved_term_bills_the_whole_terms_the_runs_need() -> None:
     u = ec.term_utilization(runs_per_year=4, run_hours=hours)
     terms = np.array([4, 2, 1, 1, 8])  # a run of 10,000 h holds a cluster 2 whole years: 4 runs, 8 cluster-years
     assert u == pytest.approx(4 * hours / (terms * 8760))
-    # Fewer than one run a year: one cluster, billed every hour, as before.
-    assert float(ec.term_utilization(runs_per_year=0.5, run_hours=1000.0)) == pytest.approx(500 / 8760)
+    # Fewer than one run a year: a term bought for the run alone (1,000 h of a 1-year term), not one held all year.
+    assert float(ec.term_utilization(runs_per_year=0.5, run_hours=1000.0)) == pytest.approx(1000 / 8760)
     # Exactly two runs a cluster-year fit in one term (no float slop pushing it to two).
     assert float(ec.term_utilization(runs_per_year=2, run_hours=4380.0)) == pytest.approx(1.0)
     # Unknown run time: 0, as implied_utilization (nothing divides by it unnoticed).
@@ -409,3 +409,21 @@ def test_side_by_side_clusters_hold_the_whole_runs_each_fits() -> None:
     assert clusters.tolist() == [4, 2, 1, 8]
     u = ec.term_utilization(runs_per_year=4, run_hours=hours)
     assert u == pytest.approx(4 * hours / (clusters * 8760))
+
+
+@pytest.mark.parametrize(
+    ("runs_per_year", "term_years", "terms_per_run"), [(0.5, 1, 1), (0.25, 1, 1), (0.1, 1, 1), (0.5, 3, 2 / 3)]
+)
+def test_a_run_below_one_a_year_buys_the_terms_it_needs_or_holds_them_if_cheaper(
+    runs_per_year: float, term_years: float, terms_per_run: float
+) -> None:
+    # An outsider's probe (review2 F1): 16 A100-80GB, a run of 4,282 h, reserved_1y at $2.175171 (aws p4de
+    # snapshot). At 0.5 runs a year the term was held all year, billing 2 one-year terms a run ($609,744), at 0.1 ten
+    # ($3,048,719), and the advice said buy; one 1-year term bought for the run costs $304,872. A 3-year term costs
+    # less held continuously at 0.5 runs a year (2 years of it a run) than bought for one run (3 years).
+    hours, price, gpus = 4282.0, 2.175171, 16
+    u = float(ec.term_utilization(runs_per_year=runs_per_year, run_hours=hours, term_years=term_years))
+    per_run = gpus * hours * float(ec.committed_usd_per_busy_gpu_hour(usd_per_gpu_hour=price, utilization=u))
+    assert per_run == pytest.approx(terms_per_run * term_years * gpus * 8760 * price)
+    if term_years == 1:
+        assert per_run == pytest.approx(304_872, abs=1)

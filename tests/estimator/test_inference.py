@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from estimator import bounds
 from estimator import inference as inf
 
 CAL = inf.default_calibration()
@@ -643,3 +644,24 @@ def test_the_scale_out_network_given_slows_only_replicas_that_span_nodes():
     assert by_bw[400][16].replicas_peak > by_bw[3200][16].replicas_peak
     for tp in (1, 2, 4, 8):  # within a server: nothing changes
         assert repr(by_bw[400][tp]) == repr(default[tp])
+
+
+@pytest.mark.parametrize(
+    ("field", "minimum"),
+    [
+        ("peak_requests_per_s", bounds.MIN_REQUESTS_PER_S),
+        ("ttft_p95_s", bounds.MIN_LATENCY_S),
+        ("tpot_p95_s", bounds.MIN_LATENCY_S),
+    ],
+)
+def test_size_deployments_holds_the_scenarios_floors(field: str, minimum: float) -> None:
+    # An outsider's probe (review2 F8): size_deployments took anything above 0 (a subnormal passed) where the
+    # Scenario floors the same quantity (estimator.bounds): one rule, the message naming the field and its minimum.
+    kw: dict[str, float] = {field: minimum / 10}
+    if field == "peak_requests_per_s":
+        kw["mean_requests_per_s"] = 0.0
+    with pytest.raises(inf.InferenceError) as err:
+        size(llama(8), **kw)
+    assert err.value.field == field and f"at least {minimum:g}" in str(err.value)
+    with pytest.raises(inf.InferenceError):
+        size(llama(8), **{**kw, field: 5e-324})

@@ -278,3 +278,20 @@ def test_the_per_million_tokens_column_says_it_is_the_cheaper_of_rent_and_own() 
     html = render_to_string("partials/sizes_table_inference.html", {"rows": rows})
     assert "Per million output tokens (cheaper of rent and own)" in html
     assert '$1.09<br><small class="muted">owned</small>' in html
+
+
+def test_a_stored_version_1_advice_still_renders(example_advice: dict[str, Any]) -> None:
+    """Review2 F9: the Advice went to version 2 (TrainingBuy's finishes_runs and runs_per_year_fit); a proposal frozen
+    at version 1, without them, renders its page, PDF HTML and workbook unmarked."""
+    from advisor.proposal import render_proposal_html
+    from advisor.web.presenters import size_rows
+    from advisor.xlsx import proposal_workbook
+
+    stored = {**example_advice, "advice_version": 1}
+    stored["sizes"] = [
+        {**size, "buy": {k: v for k, v in size["buy"].items() if k not in {"finishes_runs", "runs_per_year_fit"}}}
+        for size in example_advice["sizes"]
+    ]
+    assert [row["owned_fit"] for row in size_rows(advice=stored)] == ["", ""]
+    assert "runs a year fit on one cluster" not in render_proposal_html(advice=stored, scenario_name="example")
+    assert proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": stored})

@@ -37,8 +37,6 @@ from advisor.advice.fleet.models import (
     MAX_OWNED_SIZES,
     MAX_RUNS_PER_JOB,
     MAX_WAIT_DAYS,
-    MIN_GROWTH,
-    MIN_JOB_HOURS,
     FleetJob,
     FleetPlanInput,
     FleetUsage,
@@ -49,6 +47,7 @@ from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
 from core.textcheck import shown
+from estimator import bounds
 from estimator.runs import repeated_names
 from estimator.specs import UnknownGpuError, get_gpu
 from pricing.models import Market
@@ -314,7 +313,7 @@ def _job(
         e.fail(where, "required: hours (wall-clock hours of one run) or workload (a Scenario workload); neither given")
     hours = None
     if "hours" in j:
-        hours = e.number(j["hours"], f"{where}/hours", MIN_JOB_HOURS, HOURS, " (a run must fit in a year)")
+        hours = e.number(j["hours"], f"{where}/hours", bounds.MIN_JOB_HOURS, HOURS, " (a run must fit in a year)")
     runs = e.integer(j.get("runs_per_year", 1), f"{where}/runs_per_year", 1, MAX_RUNS_PER_JOB)
     months = _months(e, j.get("months"), f"{where}/months", runs)
     wait = e.number(j.get("max_wait_days", 0), f"{where}/max_wait_days", 0, MAX_WAIT_DAYS)
@@ -555,7 +554,9 @@ def _usage(e: _Errors, value: Any) -> UsageSpec | None:
     if known is None:
         return None
     u = _given(known)
-    growth = e.number(u.get("growth", 1.0), "/usage/growth", MIN_GROWTH, MAX_GROWTH, " (next year's demand / measured)")
+    growth = e.number(
+        u.get("growth", 1.0), "/usage/growth", bounds.MIN_DEMAND_GROWTH, MAX_GROWTH, " (next year's demand / measured)"
+    )
     text = u.get("csv")
     if not isinstance(text, str):
         e.fail("/usage/csv", "required: the usage CSV text (timestamp,gpus_busy[,gpus_pending])")

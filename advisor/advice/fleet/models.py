@@ -28,6 +28,7 @@ from advisor.scenario_model import (
     Workload,
 )
 from advisor.schema_gen import DRAFT_2020_12, SCHEMA_BASE_URI, NoFieldTitles, schema_text
+from estimator import bounds
 
 MAX_JOBS: Final[int] = 10_000
 MAX_JOB_NAME: Final[int] = 200
@@ -35,9 +36,6 @@ MAX_RUNS_PER_JOB: Final[int] = int(HOURS)  # one an hour
 MAX_OWNED_SIZES: Final[int] = 512
 MAX_WAIT_DAYS: Final[float] = 365.0
 MAX_GROWTH: Final[float] = 100.0
-# Floors, not "above 0" (estimator.bounds states the rule): a run of 36 seconds, demand falling to 1% of measured.
-MIN_JOB_HOURS: Final[float] = 0.01
-MIN_GROWTH: Final[float] = 0.01
 FLEET_SCHEMA_FILE: Final[str] = "fleet.schema.json"
 FLEET_PLAN_SCHEMA_FILE: Final[str] = "fleet-plan.schema.json"
 
@@ -58,7 +56,7 @@ class FleetJob(Closed):
         default=None,
         description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized)",
     )
-    hours: Annotated[float, Field(ge=MIN_JOB_HOURS, le=HOURS)] | None = Field(
+    hours: Annotated[float, Field(ge=bounds.MIN_JOB_HOURS, le=HOURS)] | None = Field(
         default=None, description="wall-clock hours of one run (a run fits in a year); or give workload"
     )
     workload: Workload | None = Field(
@@ -81,7 +79,7 @@ class FleetUsage(Closed):
     """A measured demand series treated as divisible demand."""
 
     csv: str = Field(description="timestamp,gpus_busy[,gpus_pending] rows (ISO 8601 or epoch seconds)")
-    growth: Annotated[float, Field(ge=MIN_GROWTH, le=MAX_GROWTH)] | None = Field(
+    growth: Annotated[float, Field(ge=bounds.MIN_DEMAND_GROWTH, le=MAX_GROWTH)] | None = Field(
         default=None, description="next year's demand / measured; default 1"
     )
 

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from estimator import bounds
 from tests.advisor.fleet.figures import BASE_AND_WEEK, FIGURES, MANUAL_QUOTES, fleet, option
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -251,3 +252,14 @@ def test_a_month_given_twice_spreads_its_runs_over_it(tmp_path: Path) -> None:
     assert sum(march[0] <= h < march[1] for h in starts) == 4
     assert sum(september[0] <= h < september[1] for h in starts) == 2
     assert len(set(starts)) == 6
+
+
+def test_the_fleet_floors_are_the_bounds_ones() -> None:
+    # Review2 F8: the fleet's minimums lived in advisor/advice/fleet/models.py, a second home of the floor rule.
+    from advisor.advice.fleet import document, models
+
+    assert not hasattr(models, "MIN_JOB_HOURS") and not hasattr(models, "MIN_GROWTH")
+    assert not hasattr(document, "MIN_JOB_HOURS") and not hasattr(document, "MIN_GROWTH")
+    assert bounds.MIN_JOB_HOURS == 0.01 and bounds.MIN_DEMAND_GROWTH == 0.01
+    schema = models.FleetPlanInput.model_json_schema()
+    assert schema["$defs"]["FleetJob"]["properties"]["hours"]["anyOf"][0]["minimum"] == bounds.MIN_JOB_HOURS
