@@ -412,3 +412,18 @@ def test_gb200_fleets_own_whole_nvl72_racks() -> None:
     assert "72-GPU rack" in break_even and " node" not in break_even, break_even
     with pytest.raises(ScenarioError, match="whole 72-GPU racks"):
         parse_fleet({**GB200, "owned_gpus": [40]})
+
+
+def test_jobs_without_months_are_said_to_start_together() -> None:
+    # An outsider's probe: four 64-GPU jobs of 2,000 h without months all started at hour 0 (a 256-GPU peak, own 0 at
+    # $1,510,400 a year; placed in months 1, 4, 7 and 10: own 64 at $1,292,581) and nothing said so.
+    from advisor.advice.fleet.service import fleet_plan
+
+    jobs = [{"name": f"team {k}", "gpus": 64, "hours": 2000} for k in range(4)]
+    aligned = fleet_plan(document={**CATALOG, "jobs": jobs})
+    said = [w for w in aligned["warnings"] if "give no months" in w]
+    assert len(said) == 1 and said[0].startswith("4 jobs give no months (team 0, team 1, team 2, team 3)"), said
+    placed = [{**job, "months": [1 + 3 * k]} for k, job in enumerate(jobs)]
+    assert not [w for w in fleet_plan(document={**CATALOG, "jobs": placed})["warnings"] if "give no months" in w]
+    # One job alone has nothing to start together with.
+    assert not [w for w in fleet_plan(document={**CATALOG, "jobs": jobs[:1]})["warnings"] if "give no months" in w]
