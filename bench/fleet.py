@@ -90,7 +90,7 @@ def main() -> int:
     document = {"name": "bench: 200-job mix", "gpu": "h100-sxm", "jobs": job_mix(args.jobs)}
     fleet = parse_fleet(document)
     priced = tier_prices(base=fleet.base)
-    jobs = [resolve_job(j, index=i) for i, j in enumerate(fleet.jobs)]
+    jobs = [line for i, j in enumerate(fleet.jobs) for line in resolve_job(j, index=i)]
     plan = fleet_plan(document=document)
     runs = sum(j.runs_per_year for j in jobs)
     print(

@@ -77,7 +77,13 @@ from advisor.advice.documents import (
     ratio_text,
     recommended_size,
 )
-from advisor.advice.instances import InstanceTable, cheapest_split, time_average, whole_instance_split
+from advisor.advice.instances import (
+    InstanceTable,
+    cheapest_split,
+    day_level_shares,
+    time_average,
+    whole_instance_split,
+)
 from advisor.advice.offers import (
     capacity_warning,
     freshness_warnings,
@@ -188,6 +194,21 @@ def replicas_over_time(*, rate: Any, replica_requests_per_s: Any) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.ceil(np.asarray(rate, dtype=np.float64)[None, :] / r - 1e-9)
     return np.where(r > 0, np.maximum(need, 1.0), np.inf)
+
+
+def replica_day_levels(*, s: Scenario, replica_requests_per_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """The replicas a deployment serving ``s``'s traffic needs over its day, as the advice bills them: the distinct
+    levels (replicas, ascending) and each one's share of the day (summing to 1), from the same daily profile and
+    replica counts ``advise_inference`` rents (``traffic_profile``, ``replicas_over_time``,
+    ``instances.day_level_shares``)."""
+    traffic = s.workload.traffic
+    assert traffic is not None
+    day = traffic_profile(
+        peak_requests_per_s=traffic.peak_requests_per_s, mean_requests_per_s=traffic.mean_requests_per_s
+    )
+    needed = replicas_over_time(rate=day.rate, replica_requests_per_s=[replica_requests_per_s])
+    levels, shares = day_level_shares(needed=needed, share=day.share)
+    return levels, shares[0]
 
 
 def elastic_monthly_replica_hours(

@@ -49,21 +49,37 @@ def _base_counts(n: np.ndarray, q_base: np.ndarray) -> np.ndarray:
     return np.asarray(np.where((high - low < steps)[:, None], every, corners))
 
 
+def _level_weights(n: np.ndarray, share: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(distinct levels (L,), per row the weight of each level (rows, L): steps counted when the shares are equal,
+    else shares of the day; whether they are equal)."""
+    values, where = np.unique(n, return_inverse=True)
+    steps = n.shape[1]
+    equal = bool(share is None or np.all(np.asarray(share) == np.asarray(share).ravel()[0]))
+    step_weight = np.ones(steps) if equal else np.asarray(share, dtype=np.float64)
+    cell = np.arange(n.shape[0])[:, None] * values.size + where.reshape(n.shape)
+    weights = np.bincount(cell.ravel(), np.tile(step_weight, n.shape[0]), minlength=n.shape[0] * values.size)
+    return values, weights.reshape(n.shape[0], values.size), equal
+
+
+def day_level_shares(*, needed: Any, share: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The day's needs as the distinct levels the rows take (L,) and each level's share of the day per row
+    (rows, L), summing to 1: the levels ``whole_instance_split`` bills the day at (a fleet plan lays them on its
+    year, ``advisor.advice.fleet.pricing``)."""
+    n = np.asarray(needed, dtype=np.float64)
+    values, weights, equal = _level_weights(n, share)
+    return values, weights / n.shape[1] if equal else weights
+
+
 def _day_levels(n: np.ndarray, share: Any) -> tuple[np.ndarray, Any]:
     """The day's needs as the distinct levels the rows take, with each level's share of the day per row, and the
     time average over them: (levels (1, L) or (rows, steps), average of (rows, candidates, L) -> (rows, candidates)).
     Replicas needed are whole numbers that take a few dozen values over 288 steps, so the (rows, candidates, steps)
     bill shrinks to (rows, candidates, levels): the bench's 70B service took 2.5x longer to advise before this. Equal
     shares count steps (integers) and divide once, so exact averages stay exact, as time_average keeps them."""
-    values, where = np.unique(n, return_inverse=True)
+    values, weights, equal = _level_weights(n, share)
     steps = n.shape[1]
     if values.size >= steps:  # as many levels as steps: nothing to gain
         return n, lambda x: time_average(x, share)
-    equal = share is None or np.all(np.asarray(share) == np.asarray(share).ravel()[0])
-    step_weight = np.ones(steps) if equal else np.asarray(share, dtype=np.float64)
-    cell = np.arange(n.shape[0])[:, None] * values.size + where.reshape(n.shape)
-    weights = np.bincount(cell.ravel(), np.tile(step_weight, n.shape[0]), minlength=n.shape[0] * values.size)
-    weights = weights.reshape(n.shape[0], values.size)
 
     def average(x: np.ndarray) -> np.ndarray:
         total: np.ndarray = (x * weights[:, None, :]).sum(axis=-1)

@@ -115,3 +115,16 @@ def test_one_idempotency_key_saves_one_fleet_and_issues_one_proposal(alice) -> N
     issued = [alice.post(f"/api/v1/fleets/{fleet_id}/proposals", HTTP_IDEMPOTENCY_KEY="proposal-1") for _ in range(2)]
     assert [r.status_code for r in issued] == [201, 201] and issued[0].json() == issued[1].json()
     assert Proposal.objects.count() == 1
+
+
+def test_a_service_with_peak_hours_issues_and_prints(alice, user) -> None:  # type: ignore[no-untyped-def]
+    from tests.advisor.fleet.test_inference_jobs import serving
+
+    fleet = fleet_create(owner=user, name="chat", document=serving(400, 100))
+    body = _issue(alice, fleet.pk)
+    names = [j["name"] for j in body["advice"]["jobs"]]
+    assert names[0] == "chat API" and set(names[1:]) == {"chat API (peak hours)"}
+    pdf = alice.get(f"/api/v1/proposals/{body['id']}/proposal.pdf")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    text = _pdf_text(pdf.content)
+    assert "chat API (peak hours)" in text and f"{body['advice']['recommendation']['usd_per_year']:,.0f}" in text

@@ -96,8 +96,11 @@ def test_a_plans_fleet_echo_posts_back_unchanged_with_the_run_count_the_plan_use
     document = json.loads((Path(__file__).resolve().parents[2] / "examples" / "fleet-2027.json").read_text())
     plan = alice.post("/api/v1/fleet-plans", fleet(*document["jobs"]), format="json").json()
     echoed = {job["name"]: job for job in plan["fleet"]["jobs"]}
-    for given, used in zip(document["jobs"], plan["jobs"], strict=True):
-        job = echoed[given["name"]]
+    # A service's plan lines are its base (its name) and its peak hours ("name (peak hours)", 365 runs a year).
+    lines = {job["name"]: job for job in plan["jobs"]}
+    assert len(lines) == len(document["jobs"]) + 1
+    for given in document["jobs"]:
+        job, used = echoed[given["name"]], lines[given["name"]]
         assert job["runs_per_year"] == used["runs_per_year"] == given.get("runs_per_year", 1)
         # The Scenario default (4) was echoed in a workload beside the job's own count (2 for the 70B runs).
         assert "runs_per_year" not in (job.get("workload") or {})

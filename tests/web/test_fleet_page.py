@@ -239,3 +239,14 @@ def test_a_usage_upload_with_a_byte_order_mark_is_read(client, user) -> None:  #
     page = client.post("/fleet/", {"fleet": json.dumps(BASE_AND_WEEK), "usage_file": upload})
     assert page.status_code == 200, page.content.decode()[:3000]
     assert "missing timestamp" not in page.content.decode()
+
+
+def test_a_service_with_peak_hours_renders_as_one_job(client) -> None:  # type: ignore[no-untyped-def]
+    from tests.advisor.fleet.test_inference_jobs import serving
+
+    page = post(client, serving(400, 100))
+    assert page.status_code == 200, page.content[:2000]
+    html = page.content.decode()
+    assert 'data-testid="fleet-results"' in html and html.count("<svg") >= 2
+    assert "<td>chat API</td>" in html and "<td>chat API (peak hours)</td>" in html
+    assert "Own 0 GPUs: $124,480 a year" in html  # its advice's rent at $2.50 a GPU-hour (before: own 24, $262,800)

@@ -36,6 +36,14 @@ class Job:
     months: tuple[int, ...] = ()  # 1..12: the months runs start in; empty = spread evenly over the year
     max_wait_hours: int = 0  # how long a run may wait for owned capacity before it is rented
     interruptible: bool = False  # may run on spot when rented
+    # A line of a job the input gives as one (a service's hours above its base, ``fleet.pricing``): shown after its
+    # job's name, which it keeps, so the plan still reads as one job.
+    part: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name the plan shows: the job's, with the part it is of that job."""
+        return f"{self.name} ({self.part})" if self.part else self.name
 
 
 @dataclass(frozen=True)

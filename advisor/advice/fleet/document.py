@@ -8,7 +8,8 @@ Scenario's. Unknown fields are errors.
 
 Job fields: ``name``, ``gpus`` (whole nodes above one node, as a Scenario's cluster sizes), either
 ``hours`` (wall-clock hours of one run, at most a year) or ``workload`` (a Scenario workload: run
-hours from the advice pipeline at that size; an inference workload runs all year), ``runs_per_year``
+hours from the advice pipeline at that size; an inference workload serves all year: its advice's base all year
+and its peak hours daily, or ``gpus`` given all year), ``runs_per_year``
 (default 1), ``months`` (1-12, when runs start; default: spread evenly), ``max_wait_days`` (default
 0), ``interruptible`` (default false). ``usage``: ``{"csv": "timestamp,gpus_busy[,gpus_pending]...",
 "growth": 1.0}``. ``owned_gpus``: the candidate owned sizes to compare (whole nodes; default: every

@@ -580,7 +580,8 @@ def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices,
         )
     if any(j.interruptible for j in jobs) and prices.spot_usd_per_gpu_hour is None:
         out.append("Interruptible jobs, but no spot price: they rent like the others.")
-    unplaced = [j.name for j in jobs if not j.months]
+    # A service's peak-hours lines start with its day on purpose (``fleet.pricing``): not jobs left unplaced.
+    unplaced = [j.name for j in jobs if not j.months and not j.part]
     if len(unplaced) > 1:
         # An outsider's probe: four 64-GPU jobs without months peaked at 256 GPUs and owned none ($1,510,400 a year);
         # placed in four months, 64 owned at $1,292,581. The alignment is the documented default; it must be said.
@@ -693,38 +694,50 @@ def _runs_word(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
+def _job_groups(plan: FleetPlan) -> list[list[int]]:
+    """The plan's jobs as the reasons name them: each alone, except the lines of one job (``Job.part``: a service's
+    peak hours), which are said once, their runs counted together (not one sentence per line)."""
+    groups: dict[object, list[int]] = {}
+    for j, job in enumerate(plan.jobs):
+        groups.setdefault(job.label if job.part else j, []).append(j)
+    return list(groups.values())
+
+
 def _why_rented(plan: FleetPlan, i: int) -> list[str]:
     """Per job, why its runs were rented at option i (too big for the owned GPUs, or found them busy)."""
     owned = int(plan.options.owned_gpus[i])
     runs = plan.runs
     rented = ~plan.placement.on_owned[i]
-    out = []
-    for j, job in enumerate(plan.jobs):
-        mine = rented & (runs.job == j)
-        n = int(np.count_nonzero(mine))
-        if not n or owned == 0:
-            continue
-        if job.gpus > owned:
+    out: list[str] = []
+    if owned == 0:
+        return out
+    for members in _job_groups(plan):
+        job = plan.jobs[members[0]]
+        lines = [j for j in members if (rented & (runs.job == j)).any()]
+        big = [plan.jobs[j].gpus for j in lines if plan.jobs[j].gpus > owned]
+        if big:
+            many = len(big) > 1 or job.runs_per_year > 1
             out.append(
-                f"the {job.gpus}-GPU run{'s' if job.runs_per_year > 1 else ''} of '{job.name}' cannot use {owned} "
+                f"the {max(big)}-GPU run{'s' if many else ''} of '{job.label}' cannot use {owned} "
                 f"owned GPUs (a run is never split between owned and rented GPUs), so {owned} owned GPUs idle "
                 f"while it runs"
             )
-        else:
+        n = int(np.count_nonzero(rented & np.isin(runs.job, [j for j in lines if plan.jobs[j].gpus <= owned])))
+        if n:
             waits = "may not wait" if job.max_wait_hours == 0 else f"may wait only {job.max_wait_hours / 24:g} days"
-            out.append(f"{_runs_word(n)} of '{job.name}' found the {owned} owned GPUs busy and {waits}, so rented")
+            out.append(f"{_runs_word(n)} of '{job.label}' found the {owned} owned GPUs busy and {waits}, so rented")
     return out
 
 
 def _waited(plan: FleetPlan, i: int) -> list[str]:
     out = []
-    for j, job in enumerate(plan.jobs):
-        mine = plan.placement.on_owned[i] & (plan.runs.job == j) & (plan.placement.wait_hours[i] > 0)
+    for members in _job_groups(plan):
+        mine = plan.placement.on_owned[i] & np.isin(plan.runs.job, members) & (plan.placement.wait_hours[i] > 0)
         if mine.any():
             longest = int(plan.placement.wait_hours[i][mine].max())
             out.append(
-                f"{_runs_word(int(mine.sum()))} of '{job.name}' wait{'s' if mine.sum() == 1 else ''} up to "
-                f"{longest:,} hours ({longest / 24:.1f} days) for owned GPUs instead of renting"
+                f"{_runs_word(int(mine.sum()))} of '{plan.jobs[members[0]].label}' wait{'s' if mine.sum() == 1 else ''}"
+                f" up to {longest:,} hours ({longest / 24:.1f} days) for owned GPUs instead of renting"
             )
     return out
 
@@ -843,7 +856,7 @@ def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
         mine = order[bounds[j] : bounds[j + 1]]
         out.append(
             {
-                "name": job.name,
+                "name": job.label,
                 "gpus": job.gpus,
                 "run_hours": job.run_hours,
                 "runs_per_year": job.runs_per_year,

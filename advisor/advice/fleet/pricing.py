@@ -9,7 +9,8 @@ among the offers whose providers can supply the fleet's peak at once (whole-node
 gives each market's cheapest price per used GPU-hour, on demand and
 spot levelized over the horizon like the Advice (``costs.rent_level``), commitments as quoted. A job given as a
 training workload takes its run hours from ``advise()`` at its size (the same number the Advice shows); an
-inference workload is sized by the inference path and serves all year.
+inference workload is sized by the inference path and serves all year: its advice's base replicas all year and
+the replicas above them the hours of each day its traffic needs them (``_inference_jobs``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
+from advisor.advice.inference import replica_day_levels
 from advisor.advice.offers import (
     SizeOffers,
     capacity_warning,
@@ -45,6 +47,8 @@ from pricing import selectors
 # Node counts the owned cost is read at: one node, and two multi-node sizes for its per-node slope and base.
 OWNED_COST_NODES: Final[tuple[int, ...]] = (1, 2, 3)
 FLOATING: Final[tuple[str, ...]] = ("on_demand", "spot")
+DAY_HOURS: Final[int] = 24  # a service's traffic repeats daily (inference.traffic_profile): its burst runs daily
+PEAK_HOURS: Final[str] = "peak hours"  # the part a service's lines above its base are (Job.part)
 
 
 @dataclass(frozen=True)
@@ -123,15 +127,49 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
     )
 
 
-def _inference_size(job: JobSpec, where: str, calibration: Calibration | None) -> int:
-    assert job.scenario is not None
-    rec = advise(job.scenario, calibration=calibration).to_dict()["recommendation"]
+def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) -> tuple[Job, ...]:
+    """A service as its advice rents it (``advisor.advice.inference``, ``instances.whole_instance_split``): the
+    recommended deployment's base replicas all year, and the replicas above the base only the hours of the day the
+    traffic needs them, every day. Before, the peak's GPUs all year: an outsider's probe, an 8B chat API peaking at
+    4x its mean, was 175,200 GPU-hours a year in the fleet where its advice rents 49,792.
+
+    Above the base, the day's levels (``replica_day_levels``) are stacked: the replicas between one level and the
+    next run as long a day as the traffic needs the upper one (the load's duration over the day, so the GPU-hours
+    and the peak are the advice's). The lines that hold the same whole hours of the plan's hourly grid are one line
+    (their GPUs together, for their GPU-hour-weighted hours: GPU-hours and peak unchanged), so a service is at most
+    24 daily lines (8,760 runs a year) however many replicas its peak needs. Every service's day starts at hour 0
+    (its peak hours together with other services': the advice's profile puts every service's peak at one hour)."""
+    assert spec.scenario is not None
+    doc = advise(spec.scenario, calibration=calibration).to_dict()
+    rec = doc["recommendation"]
     if not rec.get("gpus"):
         raise ScenarioError([{"pointer": f"{where}/workload", "message": "no deployment meets its latency targets"}])
-    return int(rec["gpus"])
+    size = next(d for d in doc["sizes"] if d["tp"] == rec["tp"] and d["gpus"] == rec["gpus"])
+    tp = int(size["tp"])
+    levels, shares = replica_day_levels(s=spec.scenario, replica_requests_per_s=size["replica_requests_per_s"])
+    # The advice's base; the replicas needed all day where renting is not priced (no base was chosen).
+    base = int(size["rent"]["base_replicas"] or levels[0])
+    all_year = _job(spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=())
+    above = levels > base
+    if not above.any():
+        return (all_year,)
+    at_or_above = np.cumsum(shares[::-1])[::-1][above]  # share of the day each level above the base is needed
+    step = np.diff(levels[above], prepend=base)  # replicas between it and the level below
+    hours = np.minimum(at_or_above * DAY_HOURS, DAY_HOURS)
+    slots, line = np.unique(np.ceil(hours - 1e-9).clip(1, DAY_HOURS), return_inverse=True)
+    replicas = np.bincount(line, weights=step, minlength=slots.size)
+    replica_hours = np.bincount(line, weights=step * hours, minlength=slots.size)
+    days = HOURS // DAY_HOURS
+    burst = [
+        _job(spec, gpus=round(r) * tp, run_hours=float(h / r), runs_per_year=days, months=(), part=PEAK_HOURS)
+        for r, h in zip(replicas[::-1].tolist(), replica_hours[::-1].tolist(), strict=True)
+    ]
+    return (all_year, *burst)
 
 
-def _job(spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, months: tuple[int, ...]) -> Job:
+def _job(
+    spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, months: tuple[int, ...], part: str = ""
+) -> Job:
     return Job(
         name=spec.name,
         gpus=gpus,
@@ -140,18 +178,22 @@ def _job(spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, mont
         months=months,
         max_wait_hours=round(spec.max_wait_days * 24),
         interruptible=spec.interruptible,
+        part=part,
     )
 
 
-def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = None) -> Job:
-    """The core's Job: hours given, or from the advice pipeline at the job's size."""
+def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = None) -> tuple[Job, ...]:
+    """The core's Jobs of one input job: hours given, or from the advice pipeline at the job's size; a service
+    sized by the inference path is its base all year and its peak hours every day (``_inference_jobs``), one given
+    ``gpus`` holds them all year."""
     where = f"/jobs/{index}"
     if job.scenario is None:
         assert job.gpus is not None and job.hours is not None
-        return _job(job, gpus=job.gpus, run_hours=job.hours, runs_per_year=job.runs_per_year, months=job.months)
+        return (_job(job, gpus=job.gpus, run_hours=job.hours, runs_per_year=job.runs_per_year, months=job.months),)
     if job.scenario.workload.kind == "inference":
-        gpus = job.gpus or _inference_size(job, where, calibration)
-        return _job(job, gpus=gpus, run_hours=float(HOURS), runs_per_year=1, months=())
+        if job.gpus is None:
+            return _inference_jobs(job, where, calibration)
+        return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=()),)
     assert job.gpus is not None
     size = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()["sizes"][0]
     hours = size["run_hours"]
@@ -169,7 +211,7 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
                 }
             ]
         )
-    return _job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months)
+    return (_job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months),)
 
 
 def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[float]]:

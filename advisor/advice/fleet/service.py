@@ -109,11 +109,11 @@ def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) ->
 
 
 def _uncertainty(
-    fleet: FleetInput, priced: PricedBase, jobs: list[Job], plan: FleetPlan, band: ThroughputBand | None
+    priced: PricedBase, jobs: list[Job], predicted: list[bool], plan: FleetPlan, band: ThroughputBand | None
 ) -> dict[str, Any]:
     """P10/P50/P90 of the yearly cost and of the owned size under the advice's price and throughput spread:
-    the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours."""
-    predicted = _predicted(fleet)
+    the year is re-simulated at the P10 and P90 throughput of the calibration for predicted run hours
+    (``predicted``: per job)."""
     sizes = plan.options.owned_gpus.tolist()
     factors, options = [1.0], [plan.options]
     if band is not None and band.p90_multiplier > band.p10_multiplier:
@@ -164,21 +164,25 @@ def within_budget(*, fleet: FleetInput) -> None:
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
 
 
-def placement_within_budget(*, fleet: FleetInput, jobs: list[Job]) -> None:
+def placement_within_budget(*, fleet: FleetInput, parts: list[tuple[Job, ...]]) -> None:
     """Count the plan's work before any of it (the API, the page and the command all plan through here). Placing a
     run looks at every hour it holds and every hour it may wait (FLEET_MAX_PLACEMENT_HOURS: the run count alone
     does not bound the work), for each candidate owned size, and the sizes grow with the peak
-    (FLEET_MAX_PLAN_STEPS: ``PlanWork``; a hostile probe's 5.9M-GPU peak simulated 7,768 sizes for 98 s)."""
+    (FLEET_MAX_PLAN_STEPS: ``PlanWork``; a hostile probe's 5.9M-GPU peak simulated 7,768 sizes for 98 s).
+    ``parts``: per input job, its Jobs (``resolve_parts``), so the work is counted per input job."""
     limit = settings.FLEET_MAX_PLACEMENT_HOURS
+    jobs = [j for lines in parts for j in lines]
     runs = schedule_runs(jobs)
-    per_job = np.bincount(runs.job, weights=placement_hours(runs), minlength=len(jobs))
+    owner = np.repeat(np.arange(len(parts)), [len(lines) for lines in parts])
+    per_job = np.bincount(owner[runs.job], weights=placement_hours(runs), minlength=len(parts))
     work = int(per_job.sum())
     if work > limit:
         worst = int(np.argmax(per_job))
         message = (
             f"at most {limit:,} hours of runs to place in one plan (FLEET_MAX_PLACEMENT_HOURS): each run counts its "
             f"hours plus its max_wait_days in hours, at most a year; got {work:,}, the most /jobs/{worst} "
-            f"({jobs[worst].runs_per_year:,} runs, {int(per_job[worst]):,} hours). Give fewer runs_per_year or a "
+            f"({sum(j.runs_per_year for j in parts[worst]):,} runs, {int(per_job[worst]):,} hours). Give fewer "
+            "runs_per_year or a "
             "shorter max_wait_days, or many small runs as measured usage (usage.csv)."
         )
         raise ScenarioError([{"pointer": "/jobs", "message": message}])
@@ -215,10 +219,16 @@ def _predicted(fleet: FleetInput) -> list[bool]:
     return [j.scenario is not None and j.scenario.workload.kind == "training" for j in fleet.jobs]
 
 
-def resolve_jobs(*, fleet: FleetInput, calibration: Calibration | None = None) -> list[Job]:
-    """The core's jobs of a validated input, run hours from the advice pipeline for workload jobs. Raises
-    ScenarioError naming the job's field when a workload cannot run (does not fit, or a run outlasts a year)."""
+def resolve_parts(*, fleet: FleetInput, calibration: Calibration | None = None) -> list[tuple[Job, ...]]:
+    """Per input job, the core's jobs of a validated input (one, or a service's base and peak hours), run hours
+    from the advice pipeline for workload jobs. Raises ScenarioError naming the job's field when a workload cannot
+    run (does not fit, or a run outlasts a year)."""
     return [resolve_job(job, index=i, calibration=calibration) for i, job in enumerate(fleet.jobs)]
+
+
+def resolve_jobs(*, fleet: FleetInput, calibration: Calibration | None = None) -> list[Job]:
+    """The core's jobs of a validated input, every input job's in turn (``resolve_parts``)."""
+    return [job for lines in resolve_parts(fleet=fleet, calibration=calibration) for job in lines]
 
 
 def validate_fleet(
@@ -228,7 +238,7 @@ def validate_fleet(
     before planning, so a saved fleet never answers its plan with a conflict). Raises ScenarioError."""
     fleet = parse_fleet(document, defaults=defaults)
     within_budget(fleet=fleet)
-    placement_within_budget(fleet=fleet, jobs=resolve_jobs(fleet=fleet, calibration=calibration))
+    placement_within_budget(fleet=fleet, parts=resolve_parts(fleet=fleet, calibration=calibration))
     return fleet
 
 
@@ -251,15 +261,19 @@ def plan_for_input(
     """The Fleet Plan JSON of a validated input. Raises ScenarioError when a job's workload cannot run or the
     plan is over the work budget (checked before any work)."""
     within_budget(fleet=fleet)
-    jobs = resolve_jobs(fleet=fleet, calibration=calibration)
-    placement_within_budget(fleet=fleet, jobs=jobs)
+    parts = resolve_parts(fleet=fleet, calibration=calibration)
+    placement_within_budget(fleet=fleet, parts=parts)
+    jobs = [job for lines in parts for job in lines]
+    predicted = [p for p, lines in zip(_predicted(fleet), parts, strict=True) for _ in lines]
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
     priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
     require_a_price(prices=priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
-    doc["uncertainty"] = _uncertainty(fleet, priced, jobs, plan, throughput_band(fleet=fleet, calibration=calibration))
+    doc["uncertainty"] = _uncertainty(
+        priced, jobs, predicted, plan, throughput_band(fleet=fleet, calibration=calibration)
+    )
     warnings = [*priced.warnings, *doc.pop("warnings")]
     warnings.extend(_calibration_warnings(fleet, calibration))
     if fleet.usage is not None and fleet.usage.has_pending:
