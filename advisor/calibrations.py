@@ -23,7 +23,7 @@ from django.utils import timezone
 from advisor.models import ActiveCalibration
 from advisor.models import Calibration as CalibrationRow
 from core.fields import char_max_length
-from core.queueing import QueueUnavailable, enqueue
+from core.queueing import QueueUnavailable, enqueue, runs_in_process
 from core.textcheck import clean_name
 from estimator import calibrate
 from estimator.prediction import run_queries
@@ -66,6 +66,32 @@ class CalibrationFitFailed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(f"runs: {reason}")
         self.reason = reason
+
+
+class FitOverBudget(Exception):
+    """The upload's fit would run inside the request (the embedded mode) and has more runs than one request may fit;
+    nothing is stored. Callers answer 413 naming the limit and its setting."""
+
+    def __init__(self, *, runs: int, limit: int) -> None:
+        self.runs, self.limit, self.setting = runs, limit, "CALIBRATION_IN_PROCESS_MAX_RUNS"
+        super().__init__(
+            f"Fitting {runs:,} runs would run inside this request (no task queue: REDIS_URL is not set); one request "
+            f"may fit at most {limit:,} ({self.setting}). Upload fewer runs, or run with Redis and a worker to fit "
+            "larger uploads in the background."
+        )
+
+
+class TooManyQueuedFits(Exception):
+    """The owner already has CALIBRATION_MAX_QUEUED_FITS fits waiting or running; nothing is stored. Callers answer
+    429."""
+
+    retry_after_s: Final[int] = 60
+
+    def __init__(self, *, waiting: int, limit: int) -> None:
+        super().__init__(
+            f"You have {waiting:,} calibration fit(s) waiting or running; at most {limit:,} at once "
+            "(CALIBRATION_MAX_QUEUED_FITS). Upload again when one has finished."
+        )
 
 
 class CalibrationNotReady(ValueError):
@@ -249,10 +275,12 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
     """An upload: up to CALIBRATION_INLINE_MAX_RUNS runs are fitted now (state ready); more are stored with their
     validated runs and fitted by the ``fit_calibration`` task (state pending; in the embedded mode the task runs
     in-process, so the row comes back ready, or CalibrationFitFailed, with nothing stored, when the runs could not be
-    fitted). QueueUnavailable (nothing stored) when the queue does not answer."""
+    fitted). QueueUnavailable (nothing stored) when the queue does not answer; FitOverBudget or TooManyQueuedFits
+    (nothing stored) from check_fit_can_be_queued."""
     check_measured_runs(runs=runs)
     if len(runs) <= settings.CALIBRATION_INLINE_MAX_RUNS:
         return calibration_create(owner=owner, name=name, runs=runs)
+    check_fit_can_be_queued(owner=owner, runs=len(runs))
     # By name: the task module imports these services, so importing it here would make a cycle.
     fit_calibration = current_app.tasks[FIT_TASK]
 
@@ -277,6 +305,18 @@ def calibration_submit(*, owner: User, name: str, runs: Sequence[ProfiledRun]) -
         row.delete()
         raise CalibrationFitFailed(row.error)
     return row
+
+
+def check_fit_can_be_queued(*, owner: User, runs: int) -> None:
+    """Refuse a queued fit that would run inside the request over CALIBRATION_IN_PROCESS_MAX_RUNS runs
+    (FitOverBudget), or one more fit for an owner who has CALIBRATION_MAX_QUEUED_FITS waiting or running
+    (TooManyQueuedFits)."""
+    limit = settings.CALIBRATION_IN_PROCESS_MAX_RUNS
+    if runs_in_process() and runs > limit:
+        raise FitOverBudget(runs=runs, limit=limit)
+    waiting = CalibrationRow.objects.filter(owner=owner, state__in=[PENDING, FITTING]).count()
+    if waiting >= settings.CALIBRATION_MAX_QUEUED_FITS:
+        raise TooManyQueuedFits(waiting=waiting, limit=settings.CALIBRATION_MAX_QUEUED_FITS)
 
 
 def calibration_fit_pending(*, calibration_id: int) -> dict[str, Any]:

@@ -191,6 +191,12 @@ MAX_JSON_DEPTH = env_int("MAX_JSON_DEPTH", 32, minimum=8)
 # Uploads of at most this many runs are fitted inside the request (about 1 s for 6 runs, 3 s for 40 on 2 cores,
 # measured with estimator.calibrate.fit); larger ones go to the fit_calibration task and answer 202.
 CALIBRATION_INLINE_MAX_RUNS = env_int("CALIBRATION_INLINE_MAX_RUNS", 24, minimum=0)
+# Without a task queue (the embedded mode, REDIS_URL unset) the fit task runs inside the upload's request: at most
+# this many runs, about 5 s on 2 cores (an outsider measured 1,116 runs in 5.3 s, 20,000 in 64 s). Larger uploads
+# need Redis and a worker.
+CALIBRATION_IN_PROCESS_MAX_RUNS = env_int("CALIBRATION_IN_PROCESS_MAX_RUNS", 1000, minimum=1)
+# Fits one user may have waiting or running at once (each can hold a worker for a minute at MAX_UPLOAD_ROWS).
+CALIBRATION_MAX_QUEUED_FITS = env_int("CALIBRATION_MAX_QUEUED_FITS", 3, minimum=1)
 # A fit still pending this long after it was queued lost its task (a Redis flush or restart): shown as stalled and
 # queued again by beat. Four times the hard task limit (CELERY_TASK_TIME_LIMIT, 15 min) by default.
 CALIBRATION_FIT_STALLED_AFTER_S = env_int("CALIBRATION_FIT_STALLED_AFTER_S", 3600, minimum=60)

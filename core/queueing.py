@@ -73,8 +73,13 @@ def enqueue(
     return result
 
 
+def runs_in_process() -> bool:
+    """Whether a queued task runs inside the caller (the embedded mode: no broker, ``task_always_eager``)."""
+    return bool(app.conf.task_always_eager)
+
+
 def _send(task: Task, *args: Any, **kwargs: Any) -> AsyncResult:
-    if app.conf.task_always_eager:
+    if runs_in_process():
         return task.delay(*args, **kwargs)
     # After a failure the broker is skipped for a short window: the next requests answer 503 at once.
     location = urlsplit(str(app.conf.broker_url))

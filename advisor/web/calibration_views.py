@@ -16,6 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from advisor.calibrations import (
     CalibrationFitFailed,
     CalibrationNotReady,
+    FitOverBudget,
+    TooManyQueuedFits,
     active_calibration_id,
     calibration_submit,
     calibration_visible_to,
@@ -92,8 +94,10 @@ def calibration_list(request: HttpRequest) -> HttpResponse:
                 form.add_error("runs", f"The runs could not be fitted: {error.reason}")
             except (forms.ValidationError, ValueError) as error:
                 form.add_error("runs" if isinstance(error, forms.ValidationError) else "name", str(error))
-            except QueueUnavailable as error:
+            except (QueueUnavailable, TooManyQueuedFits) as error:
                 form.add_error(None, str(error))
+            except FitOverBudget as error:
+                form.add_error("runs", str(error))
             else:
                 if calibration.state == Calibration.State.READY:
                     messages.success(request, f"Fitted “{calibration.name}” on {calibration.runs} runs.")

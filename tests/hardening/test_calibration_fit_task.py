@@ -293,3 +293,42 @@ def test_a_measured_rate_below_one_token_a_second_is_refused_naming_row_and_colu
     response = api.post("/api/v1/calibrations?name=tiny", data=body, content_type="text/csv")
     assert response.status_code == 400, response.content[:300]
     assert any("tokens_per_s" in str(error) and "1" in str(error) for error in response.json()["errors"])
+
+
+def test_in_the_embedded_mode_an_upload_over_the_in_process_limit_is_413_and_nothing_is_kept(  # type: ignore[no-untyped-def]
+    api, large, settings, user
+) -> None:
+    # An outsider's probe: without a task queue the fit ran inside the request, 64 s for 20,000 runs (the row
+    # limit), 19 s for 5,000; a web worker held that long, by one request.
+    settings.CALIBRATION_IN_PROCESS_MAX_RUNS = 5
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 413, response.content[:300]
+    detail = response.json()["detail"]
+    assert "CALIBRATION_IN_PROCESS_MAX_RUNS" in detail and "6 runs" in detail and "at most 5" in detail
+    upload = SimpleUploadedFile("runs.csv", large.encode(), content_type="text/csv")
+    page = _web(user).post("/calibrations/", {"name": "from the page", "runs": upload})
+    assert page.status_code == 400 and "CALIBRATION_IN_PROCESS_MAX_RUNS" in page.content.decode()
+    assert not Calibration.objects.filter(is_default=False).exists()
+
+
+def test_with_a_queue_the_in_process_limit_does_not_apply(api, large, settings, queued) -> None:  # type: ignore[no-untyped-def]
+    settings.CALIBRATION_IN_PROCESS_MAX_RUNS = 5
+    app.conf.task_always_eager = False  # a broker and a worker: the fit leaves the request (conftest restores it)
+    response = api.post("/api/v1/calibrations?name=big", data=large, content_type="text/csv")
+    assert response.status_code == 202, response.content[:300]
+
+
+def test_a_user_with_the_most_fits_waiting_gets_429_and_nothing_is_kept(api, large, settings, queued, user) -> None:  # type: ignore[no-untyped-def]
+    settings.CALIBRATION_MAX_QUEUED_FITS = 2
+    for name in ("one", "two"):
+        assert api.post(f"/api/v1/calibrations?name={name}", data=large, content_type="text/csv").status_code == 202
+    response = api.post("/api/v1/calibrations?name=three", data=large, content_type="text/csv")
+    assert response.status_code == 429, response.content[:300]
+    assert int(response["Retry-After"]) > 0 and "CALIBRATION_MAX_QUEUED_FITS" in response.json()["detail"]
+    upload = SimpleUploadedFile("runs.csv", large.encode(), content_type="text/csv")
+    page = _web(user).post("/calibrations/", {"name": "from the page", "runs": upload})
+    assert page.status_code == 400 and "at most 2 at once" in page.content.decode()
+    assert sorted(Calibration.objects.filter(is_default=False).values_list("name", flat=True)) == ["one", "two"]
+    # A finished fit frees its place.
+    fit_calibration(Calibration.objects.get(name="one").pk)
+    assert api.post("/api/v1/calibrations?name=three", data=large, content_type="text/csv").status_code == 202

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiRequest, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -31,6 +32,8 @@ from advisor.calibrations import (
     CalibrationFitFailed,
     CalibrationNameError,
     CalibrationNotReady,
+    FitOverBudget,
+    TooManyQueuedFits,
     active_calibration_id,
     calibration_activate,
     calibration_submit,
@@ -41,6 +44,7 @@ from advisor.calibrations import (
 )
 from advisor.fit_recovery import STALLED, shown_state
 from advisor.models import Calibration
+from core.api.budget import WorkBudgetExceeded
 from core.api.renderers import JSON_AND_CSV
 from core.auth import signed_in_user
 from core.queueing import QueueUnavailable
@@ -280,6 +284,10 @@ class CalibrationListView(GenericAPIView):
             raise FieldErrors([{"pointer": pointer("runs"), "detail": error.reason, "code": "cannot_fit"}]) from error
         except QueueUnavailable as error:
             raise QueueDown.from_unavailable(error) from error
+        except FitOverBudget as error:
+            raise WorkBudgetExceeded(str(error)) from error
+        except TooManyQueuedFits as error:
+            raise Throttled(wait=error.retry_after_s, detail=str(error)) from error
         location = reverse("v1:calibration-detail", kwargs={"calibration_id": row.pk}, request=request)
         if row.state == Calibration.State.READY:
             body = CalibrationDetailSerializer(row, context=_context(request)).data
