@@ -32,6 +32,16 @@
 7. TensorRT-LLM's perf-overview DeepSeek-R1 0528 table (H200 FP8 on 8 GPUs, B200 and GB200 FP4 on 4; attention data
    parallel with expert-parallel experts, "DEP"; trtllm_perf_overview_deepseek_r1.csv) at maximum throughput, predicted
    with that layout and with tensor-parallel attention, beside the naive baseline.
+8. An outsider's tables (probe serve7, 2026-12-06), never fitted: TensorRT-LLM v0.17 max throughput (35 rows, Llama
+   3.1 8B/70B/405B, Mistral 7B, Mixtral 8x7B/8x22B on H200, H100, L40S, A100; trtllm_v0.17_throughput.csv): its Llama
+   rows repeat configurations the calibration measured on v0.14 (a newer engine, not a new model); reported apart.
+9. TensorRT-LLM blog static batches (v0.7a Llama2-70B and v0.5 Llama-2-13B on one H200, FP8;
+   trtllm_blog_static_batch.csv) at the published batch, as section 2 scores v0.9's.
+10. GPUStack's Qwen3 serving runs on one H100 (gpustack_qwen3_h100.csv): Qwen3-8B in a closed loop of 4 clients on vLLM,
+   SGLang and TensorRT-LLM defaults (TTFT, TPOT as section 4, beside the same baselines) and Qwen3-32B on vLLM with all
+   prompts sent at once (output tokens/s beside the naive baseline; TTFT and TPOT of the simulated burst, as section 5's
+   INF rows). Qwen3 rows are read from the catalog when it has their id, else from their geometry columns; the model on
+   this branch takes head_dim = hidden / heads (80 for the 32B, whose head_dim is 128), so its 32B figures will move.
 """
 
 from __future__ import annotations
@@ -44,8 +54,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from estimator import inference as inf
+from estimator.catalog import model_ids, resolve_model
 from estimator.inference.checks import TPOT_WITHIN, TTFT_WITHIN, row_cases
-from estimator.inference.data import read_data_csv
+from estimator.inference.data import ServedModel, read_data_csv, serving_gpu
 from estimator.inference.fit import table_gpu
 from estimator.inference.model import decode_step_s
 from estimator.inference.simulate import simulate_open_loop
@@ -108,6 +119,7 @@ def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
 
 
 UNSEEN_MAX_THROUGHPUT_FILE = "trtllm_v0.15_unseen_throughput.csv"
+MOE_MODELS = ("mixtral-8x7b", "mixtral-8x22b")  # the mixture-of-experts models of the TensorRT-LLM tables
 
 
 def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
@@ -130,7 +142,7 @@ def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) ->
     print(f"    PCIe groups: median predicted/measured {np.median(pred[pcie] / measured[pcie]):.2f}")
     e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
     print(target("median", float(np.median(e_model)), float(np.median(e_base)), THROUGHPUT_MEDIAN_TARGET))
-    moe = np.isin(models, ["mixtral-8x7b", "mixtral-8x22b"])
+    moe = np.isin(models, MOE_MODELS)
     print(target("MoE median", float(np.median(e_model[moe])), float(np.median(e_base[moe])), MOE_TARGET))
 
 
@@ -325,6 +337,153 @@ def trtllm_deepseek(table: inf.MeasuredTable, params: dict[str, float]) -> None:
         )
 
 
+V017_FILE = "trtllm_v0.17_throughput.csv"
+
+
+def v017_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    """Section 8: TensorRT-LLM v0.17 max throughput, with the same baseline as section 3."""
+    rows = read_data_csv(V017_FILE)
+    v017 = inf.load_table(rows)
+    pred = inf.max_throughput(v017.cases, params)
+    base = inf.baseline_predict(v017.cases, inf.baseline_fit(table))
+    measured = v017.measured
+    print("\n8. Unseen table: TensorRT-LLM v0.17 max throughput, in-flight batching (whole-group output tokens/s):")
+    print(summary("  model", pred, measured))
+    print(summary("  baseline", base, measured))
+    models = np.asarray(v017.models)
+    seen = np.isin(models, list(table.models))  # Llama rows: configurations the calibration measured on v0.14
+    print(summary("    models in the calibration (v0.14 rows): model", pred[seen], measured[seen]))
+    print(summary("    models never seen: model", pred[~seen], measured[~seen]))
+    by_group("model", models, pred, base, measured)
+    by_group("GPU", np.asarray([table_gpu(r["gpu"]) for r in rows]), pred, base, measured)
+    e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
+    print(target("median", float(np.median(e_model)), float(np.median(e_base)), THROUGHPUT_MEDIAN_TARGET))
+    moe = np.isin(models, MOE_MODELS)
+    print(target("MoE median", float(np.median(e_model[moe])), float(np.median(e_base[moe])), MOE_TARGET))
+
+
+BLOG_STATIC_FILE = "trtllm_blog_static_batch.csv"
+
+
+def blog_static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    """Section 9: the TensorRT-LLM blogs' static batches at the published batch, as section 2."""
+    rows = read_data_csv(BLOG_STATIC_FILE)
+    cases = row_cases(rows, isl="isl", osl="osl")
+    batch = np.asarray([float(r["batch"]) for r in rows])
+    measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
+    # Taken as gptSessionBenchmark runs, the static-batch tool of v0.5-v0.9, which sends identical prompts as in
+    # section 2 [unc: the blogs do not name their benchmark].
+    pred = inf.static_batch_throughput(cases, params, batch, identical_requests=True)
+    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    print("\n9. Unseen tables: TensorRT-LLM blog static batches on one H200, FP8, at the published batch:")
+    print(summary("  model", pred, measured))
+    print(summary("  baseline", base, measured))
+    fits = inf.max_batch(cases, params) >= batch
+    for r, p, b, m, f in zip(rows, pred, base, measured, fits, strict=True):
+        print(
+            f"    {r['source']:<18}{r['model']:<12} bs {r['batch']:>5} {r['isl']:>5}/{r['osl']:<5}"
+            f" measured {m:7.0f}  model {p / m:.2f}x  baseline {b / m:.2f}x  fits {bool(f)}"
+        )
+    e_model, e_base = inf.ape(pred, measured), inf.ape(base, measured)
+    print(target("median", float(np.median(e_model)), float(np.median(e_base)), THROUGHPUT_MEDIAN_TARGET))
+
+
+QWEN3_FILE = "gpustack_qwen3_h100.csv"
+
+
+def geometry_model(row: dict[str, str]) -> ServedModel:
+    """The catalog entry of the row's model id when the catalog has it (checked against the row's geometry), else
+    the model the row's geometry columns describe."""
+    geometry = {key: int(row[key]) for key in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")}
+    name = row["model"] if row["model"] in model_ids() else None
+    return ServedModel.from_geometry(resolve_model(name=name, params_b=float(row["params_b"]), **geometry))
+
+
+def qwen3_cases(rows: list[dict[str, str]]) -> inf.ServingCases:
+    n = np.asarray([float(r["num_prompts"]) for r in rows])
+    return inf.build_cases(
+        models=[geometry_model(r) for r in rows],
+        gpus=[serving_gpu(table_gpu(r["gpu"])) for r in rows],
+        precisions=[r["precision"].lower() for r in rows],
+        tps=[int(r["tp"]) for r in rows],
+        input_tokens=list(np.asarray([float(r["total_input_tokens"]) for r in rows]) / n),
+        output_tokens=list(np.asarray([float(r["total_output_tokens"]) for r in rows]) / n),
+        stacks=[r["stack"] for r in rows],
+    )
+
+
+def latency_lines(
+    name: str, ttft: tuple[np.ndarray, np.ndarray], tpot: tuple[np.ndarray, np.ndarray], *, indent: str = "    "
+) -> None:
+    """One line each for TTFT and TPOT of ``name`` ((predicted, measured) [s]) with the share within issue 20's bars."""
+    for label, (pred, meas), limit in (("TTFT", ttft, TTFT_TARGET), ("TPOT", tpot, TPOT_TARGET)):
+        within = np.mean(inf.ape(pred, meas) <= limit)
+        print(summary(f"{indent}{label} {name}", pred, meas) + f"  within {limit:.0%}: {within:5.1%}")
+
+
+def qwen3_closed_loop(rows: list[dict[str, str]], params: dict[str, float]) -> None:
+    cases = qwen3_cases(rows)
+    n = np.asarray([float(r["concurrency"]) for r in rows])
+    load = inf.simulate_closed_loop(cases, params, n)
+    formula = inf.closed_loop(cases, params, n)
+    b = np.minimum(n, np.maximum(np.floor(inf.max_batch(cases, params)), 1.0))
+    naive_tpot = decode_step_s(cases, params, b)  # section 4's baselines
+    naive_ttft = inf.solo_prefill_s(cases, params) + naive_tpot
+    ttft = np.asarray([float(r["mean_ttft_ms"]) for r in rows]) / 1e3
+    tpot = np.asarray([float(r["mean_tpot_ms"]) for r in rows]) / 1e3
+    print("  (a) Qwen3-8B, closed loop of 4 clients, ShareGPT at its mean lengths (232.6 in / 220.61 out):")
+    latency_lines("model (simulated closed loop)", (load.ttft_s, ttft), (load.tpot_s, tpot))
+    latency_lines("queueing formula", (formula.ttft_s, ttft), (formula.tpot_s, tpot))
+    latency_lines("no-queueing baseline", (naive_ttft, ttft), (naive_tpot, tpot))
+    tput = np.asarray([float(r["output_tok_per_s"]) for r in rows])
+    print(summary("    output tokens/s model (simulated)", load.output_tokens_per_s, tput))
+    for i, r in enumerate(rows):
+        print(
+            f"    {r['stack']:<7}{r['precision']:<5} TTFT {ttft[i] * 1e3:5.1f} ms:"
+            f" model {load.ttft_s[i] / ttft[i]:.2f}x baseline {naive_ttft[i] / ttft[i]:.2f}x"
+            f" | TPOT {tpot[i] * 1e3:5.2f} ms: model {load.tpot_s[i] / tpot[i]:.2f}x"
+            f" baseline {naive_tpot[i] / tpot[i]:.2f}x"
+        )
+
+
+def qwen3_burst(table: inf.MeasuredTable, rows: list[dict[str, str]], params: dict[str, float]) -> None:
+    cases = qwen3_cases(rows)
+    runs = [
+        simulate_open_loop(qwen3_cases([r]), params, np.array([np.inf]), requests=int(r["num_prompts"])) for r in rows
+    ]
+    sim = np.asarray([run.output_tokens_per_s[0] for run in runs])
+    sim_ttft = np.asarray([run.ttft_s[0] for run in runs])
+    sim_tpot = np.asarray([run.tpot_s[0] for run in runs])
+    steady = inf.max_throughput(cases, params)
+    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    measured = np.asarray([float(r["output_tok_per_s"]) for r in rows])
+    print("  (b) Qwen3-32B, vLLM v0.11 defaults, BF16, all prompts sent at once (output tokens/s of the run):")
+    print(summary("    model (simulated burst)", sim, measured))
+    print(summary("    model (max throughput)", steady, measured))
+    print(summary("    baseline", base, measured))
+    ttft = np.asarray([float(r["mean_ttft_ms"]) for r in rows]) / 1e3
+    tpot = np.asarray([float(r["mean_tpot_ms"]) for r in rows]) / 1e3
+    latency_lines("model (simulated burst)", (sim_ttft, ttft), (sim_tpot, tpot))
+    cap = inf.max_batch(cases, params)
+    for i, r in enumerate(rows):
+        print(
+            f"    N {r['num_prompts']:>4} {cases.isl[i]:8.1f}/{cases.osl[i]:<6.1f} measured {measured[i]:7.2f} tok/s:"
+            f" model {sim[i] / measured[i]:.2f}x baseline {base[i] / measured[i]:.2f}x"
+            f" | TTFT {sim_ttft[i] / ttft[i]:.2f}x TPOT {sim_tpot[i] / tpot[i]:.2f}x | modelled batch cap {cap[i]:.1f}"
+        )
+
+
+def gpustack_qwen3(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    """Section 10: GPUStack's Qwen3 runs on one H100 (vLLM, SGLang, TensorRT-LLM defaults)."""
+    rows = read_data_csv(QWEN3_FILE)
+    print("\n10. Unseen serving runs: GPUStack Qwen3 on one H100 SXM (vLLM / SGLang / TensorRT-LLM defaults):")
+    catalogued = sorted({r["model"] for r in rows} & set(model_ids()))
+    shown = ", ".join(catalogued) or "none (geometry columns used; head_dim = hidden / heads)"
+    print(f"  Qwen3 ids in the catalog: {shown}")
+    qwen3_closed_loop([r for r in rows if r["mode"] == "closed"], params)
+    qwen3_burst(table, [r for r in rows if r["mode"] == "burst"], params)
+
+
 def main() -> int:
     table = inf.load_table()
     params = inf.fit(table)
@@ -337,6 +496,9 @@ def main() -> int:
     online_serving(params)
     unseen_vllm(table, params)
     trtllm_deepseek(table, params)
+    v017_max_throughput(table, params)
+    blog_static_batch(table, params)
+    gpustack_qwen3(table, params)
     return 0
 
 

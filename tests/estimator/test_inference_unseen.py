@@ -4,11 +4,14 @@ calibration table, and the calibrated model predicts it far better than the naiv
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from estimator import inference as inf
+from estimator.inference.checks import row_cases
 from estimator.inference.data import gpu_overrides, read_data_csv
-from estimator.inference.fit import TABLE_FILE
+from estimator.inference.fit import TABLE_FILE, table_gpu
 
 UNSEEN_FILE = "trtllm_v0.15_unseen_throughput.csv"
 CAL = inf.default_calibration()
@@ -180,3 +183,87 @@ def test_vllm_and_sglang_keep_a_fp8_models_kv_cache_in_16_bits_by_default() -> N
     assert inf.kv_bytes_per_token(vllm)[0] == inf.kv_bytes_per_token(sglang)[0] == 2 * inf.kv_bytes_per_token(trt)[0]
     assert vllm.kv_converted[0] == 0.0  # a 16-bit KV cache needs no 8-bit dequantization on CUDA cores
     assert inf.kv_capacity_requests(vllm, CAL.params)[0] < 0.6 * inf.kv_capacity_requests(trt, CAL.params)[0]
+
+
+# --- an outsider's tables (probe serve7): TensorRT-LLM v0.17, the static-batch blogs, GPUStack Qwen3 ---------------
+
+V017_FILE = "trtllm_v0.17_throughput.csv"
+BLOG_FILE = "trtllm_blog_static_batch.csv"
+QWEN3_FILE = "gpustack_qwen3_h100.csv"
+HELD_OUT = "# HELD OUT: never read by estimator.inference.fit"
+
+
+def held_out_files() -> list[str]:
+    """Every inference data file whose header declares it held out."""
+    folder = Path(inf.__file__).resolve().parents[1] / "data" / "inference"
+    return sorted(p.name for p in folder.glob("*.csv") if HELD_OUT in p.read_text(encoding="utf-8"))
+
+
+def test_every_file_that_says_held_out_is_never_read_by_the_fit(opened_files: list[str]) -> None:
+    held = held_out_files()
+    assert {V017_FILE, BLOG_FILE, QWEN3_FILE, VLLM_LATENCY_FILE, ONLINE_FILE} <= set(held)
+    assert TABLE_FILE not in held
+    opened_files.clear()  # held_out_files() itself reads them
+    inf.fit(inf.load_table())
+    assert any(path.endswith(TABLE_FILE) for path in opened_files)
+    assert not [path for path in opened_files if path.endswith(tuple(held))]
+
+
+def test_the_v017_table_is_transcribed_and_its_new_models_are_unseen() -> None:
+    rows = read_data_csv(V017_FILE)
+    assert len(rows) == 35  # the probe's 37 less its 2 GH200 rows (HBM size not stated)
+    assert {r["source"] for r in rows} == {"trtllm_v0.17"}
+    assert not [r for r in rows if table_gpu(r["gpu"]) == "gh200"]
+    # One value checked against the published table: Mixtral 8x22B, H100 FP8, TP8, 1000/1000.
+    row = next(
+        r for r in rows if (r["model"], r["gpu"], r["tp"], r["isl"]) == ("mixtral-8x22b", "H100-80GB-SXM", "8", "1000")
+    )
+    assert float(row["output_tok_per_s"]) == 16573.24
+    unseen = {r["model"] for r in rows} - set(inf.load_table().models)
+    assert unseen == {"mistral-7b", "mixtral-8x7b", "mixtral-8x22b"}
+
+
+def test_the_model_beats_the_naive_baseline_on_the_v017_table() -> None:
+    table = inf.load_table()
+    v017 = inf.load_table(read_data_csv(V017_FILE))
+    model = inf.ape(inf.max_throughput(v017.cases, CAL.params), v017.measured)
+    baseline = inf.ape(inf.baseline_predict(v017.cases, inf.baseline_fit(table)), v017.measured)
+    moe = np.isin(np.asarray(v017.models), ["mixtral-8x7b", "mixtral-8x22b"])
+    assert np.median(model) < np.median(baseline) / 3.0
+    assert np.median(model[moe]) <= 0.25  # the issue's MoE target (bench section 8)
+
+
+def test_the_blog_static_batches_are_transcribed_and_beat_the_naive_baseline() -> None:
+    rows = read_data_csv(BLOG_FILE)
+    assert len(rows) == 6  # v0.7a Llama2-70B TP1 x 3, v0.5 Llama-2-13B x 3 (v0.5's 70B rows left out)
+    assert not [r for r in rows if r["source"] == "trtllm_v0.5_blog" and r["model"] == "llama-2-70b"]
+    row = next(r for r in rows if (r["model"], r["batch"]) == ("llama-2-13b", "1024"))
+    assert float(row["output_tok_per_s_per_gpu"]) == 11819.0  # "11,819 tokens/s on Llama2-13B"
+    cases = row_cases(rows, isl="isl", osl="osl")
+    batch = np.array([float(r["batch"]) for r in rows])
+    measured = np.array([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
+    model = inf.ape(inf.static_batch_throughput(cases, CAL.params, batch, identical_requests=True), measured)
+    baseline = inf.ape(inf.baseline_predict(cases, inf.baseline_fit(inf.load_table())), measured)
+    assert np.median(model) < np.median(baseline) / 3.0
+    assert np.all(inf.max_batch(cases, CAL.params) >= batch)  # every published batch fits in the modelled memory
+
+
+def test_the_qwen3_table_is_transcribed_with_its_head_dim() -> None:
+    rows = read_data_csv(QWEN3_FILE)
+    assert len(rows) == 8
+    assert {r["head_dim"] for r in rows} == {"128"}  # not hidden / heads: 80 for the 32B
+    closed = [r for r in rows if r["mode"] == "closed"]
+    assert {(r["stack"], r["precision"]) for r in closed} == {
+        ("vllm", "BF16"),
+        ("sglang", "BF16"),
+        ("trtllm", "BF16"),
+        ("sglang", "FP8"),
+    }
+    # One value checked against the published page: Qwen3-32B, vLLM, 500 prompts of 4000/200: 102.21 output tok/s.
+    row = next(r for r in rows if r["total_input_tokens"] == "1997942")
+    assert (float(row["output_tok_per_s"]), float(row["mean_tpot_ms"])) == (102.21, 66.61)
+    for r in rows:  # the geometry with head_dim holds the published parameter count within 1%
+        attention = int(r["hidden"]) * int(r["head_dim"]) * (2 * int(r["heads"]) + 2 * int(r["kv_heads"]))
+        mlp = 3 * int(r["hidden"]) * int(r["ffn_hidden"])
+        total = int(r["layers"]) * (attention + mlp) + 2 * int(r["vocab"]) * int(r["hidden"])
+        assert abs(total / 1e9 / float(r["params_b"]) - 1.0) < 0.01
