@@ -357,3 +357,27 @@ def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] |
     busy = float(buy.get("variable_usd_per_busy_gpu_hour") or 0.0) * size["gpus"] * HOURS_PER_YEAR
     rows.append(("energy", busy * float(buy.get("utilization") or 0.0)))
     return [(name, usd) for name, usd in rows if round(usd)]
+
+
+def fleet_owned_parts(*, plan: Mapping[str, Any]) -> list[tuple[str, float]] | None:
+    """(part, USD a year) of a Fleet Plan's owned tier: ``ownership_parts`` of the purchase (``fleet_purchase``)
+    and the energy of its busy GPU-hours (tier_prices' energy per busy GPU-hour x the recommended option's owned
+    GPU-hours); they add to the owned tier's usd_per_year (a finance reviewer rebuilt $651,128 by hand: capital
+    $365,389 + colocation $73,440 + support $156,543 + energy $55,757). Parts that round to nothing are left out.
+    None when the plan owns nothing, or lacks the figures (a document issued without its hardware quote)."""
+    purchase = fleet_purchase(plan=plan)
+    prices = plan.get("tier_prices") or {}
+    quote = prices.get("hardware_quote") or {}
+    owned = int((plan.get("recommendation") or {}).get("owned_gpus") or 0)
+    option = next((o for o in plan.get("options") or [] if o.get("owned_gpus") == owned), None)
+    variable = prices.get("owned_variable_usd_per_gpu_hour")
+    if purchase is None or quote.get("power_kw") is None or option is None or variable is None:
+        return None
+    terms = (plan.get("fleet") or {}).get("buy") or {}
+    nodes = float(purchase["nodes"])
+    # Software is paid per GPU bought: whole nodes, as advisor.advice.costs.ownership_costs counts them.
+    gpus = nodes * float(purchase["gpus_per_node"])
+    parts = ownership_parts(capex_usd=purchase["usd"], nodes=nodes, gpus=gpus, quote=quote, terms=terms)
+    busy_hours = float(((option.get("by_tier") or {}).get("owned") or {}).get("gpu_hours") or 0.0)
+    rows = [*parts.items(), ("energy", float(variable) * busy_hours)]
+    return [(name, usd) for name, usd in rows if round(usd)]
