@@ -296,21 +296,20 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] | None:
-    """(part, USD a year) of the yearly cash of owning the cash table's size (training): support, colocation, staff,
-    software, idle energy (each by advisor.economics.yearly_running_cost_usd with the other parts at zero) and the
-    energy of the busy hours; they add to a middle year's "Buying, cash" (an outsider's probe: $4,393,403 a year
-    re-added only from hidden parts). None for serving, or without the figures."""
-    cumulative = advice.get("cumulative_cost") or {}
-    size = next((d for d in advice.get("sizes") or [] if d.get("gpus") == cumulative.get("gpus")), None)
-    terms, quote = (advice.get("scenario") or {}).get("buy") or {}, advice.get("hardware_quote") or {}
-    buy = (size or {}).get("buy") or {}
-    if advice.get("kind") == "inference" or not size or not buy.get("capex_usd") or quote.get("power_kw") is None:
-        return None
-    nodes = float(size.get("nodes") or 0)
-    parts = {
-        "capex_usd": float(buy["capex_usd"]),
-        "contracted_kw": nodes * float(quote["power_kw"]),
+def ownership_parts(
+    *, capex_usd: float, nodes: float, gpus: float, quote: Mapping[str, Any], terms: Mapping[str, Any]
+) -> dict[str, float]:
+    """{part: USD a year} of the fixed cost of owning ``nodes`` servers bought for ``capex_usd`` (``quote``: the
+    hardware quote, its power per server; ``terms``: the Scenario's or the Fleet Plan's /buy): capital (the capex as
+    an annuity over the years at the discount rate, less the discounted residual), support, colocation, staff,
+    software and idle energy, each by advisor.economics.yearly_fixed_cost_usd with the other parts at zero, so that
+    they add to its A. The one breakdown the scenario's cash table and the fleet's owned tier are cut by."""
+    zero: dict[str, float] = {
+        "capex_usd": float(capex_usd),
+        "years": float(terms.get("years") or 1.0),
+        "discount_rate": 0.0,
+        "residual_fraction": 1.0,  # capital term cancels: (capex - capex) / 1
+        "contracted_kw": nodes * float(quote.get("power_kw") or 0.0),
         "colo_usd_per_kw_month": 0.0,
         "support_fraction_per_year": 0.0,
         "staff_usd_per_year": 0.0,
@@ -319,17 +318,66 @@ def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] |
         "pue": float(terms.get("pue") or 0.0),
         "power_usd_per_kwh": 0.0,
     }
-    given = {
+    given: dict[str, dict[str, Any]] = {
+        "capital": {
+            "discount_rate": terms.get("discount_rate"),
+            "residual_fraction": terms.get("residual_fraction"),
+        },
         "support": {"support_fraction_per_year": terms.get("support_fraction_per_year")},
         "colocation": {"colo_usd_per_kw_month": terms.get("colo_usd_per_kw_month")},
         "staff": {"staff_usd_per_year": terms.get("staff_usd_per_year")},
-        "software": {"software_usd_per_year": float(terms.get("software_usd_per_gpu_year") or 0.0) * size["gpus"]},
+        "software": {"software_usd_per_year": float(terms.get("software_usd_per_gpu_year") or 0.0) * gpus},
         "idle energy": {"power_usd_per_kwh": terms.get("power_usd_per_kwh")},
     }
-    rows = [
-        (name, float(ec.yearly_running_cost_usd(**{**parts, **{k: float(v or 0.0) for k, v in part.items()}})))
+    return {
+        name: float(ec.yearly_fixed_cost_usd(**{**zero, **{k: float(v or 0.0) for k, v in part.items()}}))
         for name, part in given.items()
-    ]
+    }
+
+
+def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] | None:
+    """(part, USD a year) of the yearly cash of owning the cash table's size (training): support, colocation, staff,
+    software, idle energy (``ownership_parts`` less the capital) and the energy of the busy hours; they add to a
+    middle year's "Buying, cash" (an outsider's probe: $4,393,403 a year re-added only from hidden parts). None for
+    serving, or without the figures."""
+    cumulative = advice.get("cumulative_cost") or {}
+    size = next((d for d in advice.get("sizes") or [] if d.get("gpus") == cumulative.get("gpus")), None)
+    terms, quote = (advice.get("scenario") or {}).get("buy") or {}, advice.get("hardware_quote") or {}
+    buy = (size or {}).get("buy") or {}
+    if advice.get("kind") == "inference" or not size or not buy.get("capex_usd") or quote.get("power_kw") is None:
+        return None
+    parts = ownership_parts(
+        capex_usd=float(buy["capex_usd"]),
+        nodes=float(size.get("nodes") or 0),
+        gpus=float(size["gpus"]),
+        quote=quote,
+        terms=terms,
+    )
+    rows = [(name, usd) for name, usd in parts.items() if name != "capital"]
     busy = float(buy.get("variable_usd_per_busy_gpu_hour") or 0.0) * size["gpus"] * HOURS_PER_YEAR
     rows.append(("energy", busy * float(buy.get("utilization") or 0.0)))
+    return [(name, usd) for name, usd in rows if round(usd)]
+
+
+def fleet_owned_parts(*, plan: Mapping[str, Any]) -> list[tuple[str, float]] | None:
+    """(part, USD a year) of a Fleet Plan's owned tier: ``ownership_parts`` of the purchase (``fleet_purchase``)
+    and the energy of its busy GPU-hours (tier_prices' energy per busy GPU-hour x the recommended option's owned
+    GPU-hours); they add to the owned tier's usd_per_year (a finance reviewer rebuilt $651,128 by hand: capital
+    $365,389 + colocation $73,440 + support $156,543 + energy $55,757). Parts that round to nothing are left out.
+    None when the plan owns nothing, or lacks the figures (a document issued without its hardware quote)."""
+    purchase = fleet_purchase(plan=plan)
+    prices = plan.get("tier_prices") or {}
+    quote = prices.get("hardware_quote") or {}
+    owned = int((plan.get("recommendation") or {}).get("owned_gpus") or 0)
+    option = next((o for o in plan.get("options") or [] if o.get("owned_gpus") == owned), None)
+    variable = prices.get("owned_variable_usd_per_gpu_hour")
+    if purchase is None or quote.get("power_kw") is None or option is None or variable is None:
+        return None
+    terms = (plan.get("fleet") or {}).get("buy") or {}
+    nodes = float(purchase["nodes"])
+    # Software is paid per GPU bought: whole nodes, as advisor.advice.costs.ownership_costs counts them.
+    gpus = nodes * float(purchase["gpus_per_node"])
+    parts = ownership_parts(capex_usd=purchase["usd"], nodes=nodes, gpus=gpus, quote=quote, terms=terms)
+    busy_hours = float(((option.get("by_tier") or {}).get("owned") or {}).get("gpu_hours") or 0.0)
+    rows = [*parts.items(), ("energy", float(variable) * busy_hours)]
     return [(name, usd) for name, usd in rows if round(usd)]

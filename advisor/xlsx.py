@@ -13,7 +13,9 @@ from typing import Any, Final
 from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
-from advisor.cash_flow import decision_amount, yearly_totals
+from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
+from advisor.fleet.proposal import purchase_text
+from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
     SHOWN_IN_OTHER_ROWS,
@@ -30,6 +32,7 @@ from advisor.web.presenters import (
 from estimator.catalog import DENSE_ASSUMED
 from pricing import selectors
 
+FLEET_KIND: Final[str] = Proposal.KIND_FLEET
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _SIZE_SKIP = {"rent", "buy", "layout"}
 
@@ -301,10 +304,15 @@ def _price_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
             rows.append([offer.get(k) for k in PRICE_KEYS] + [alternative.get("gpu"), None])
         if quote and ("purchase", quote.get("gpu"), quote.get("quoted_on")) not in seen:
             seen.add(("purchase", quote.get("gpu"), quote.get("quoted_on")))
-            name = quote.get("name") or f"{quote.get('gpus_per_server')}-GPU server"
-            dated = (quote.get("quoted_on"), quote.get("source"), quote.get("gpu"), quote.get("usd"))
-            rows.append([name, None, None, "purchase", None, *dated])
+            rows.append(_quote_price_row(quote))
     return rows
+
+
+def _quote_price_row(quote: Mapping[str, Any]) -> list[Any]:
+    """A hardware quote as a Prices row (PRICE_KEYS, gpu, usd): market "purchase", the price per server in usd."""
+    name = quote.get("name") or f"{quote.get('gpus_per_server')}-GPU server"
+    dated = (quote.get("quoted_on"), quote.get("source"), quote.get("gpu"), quote.get("usd"))
+    return [name, None, None, "purchase", None, *dated]
 
 
 DATETIME_FORMAT: Final[str] = "yyyy-mm-dd hh:mm:ss"
@@ -329,15 +337,22 @@ def _format_dates(sheet: Any) -> None:
                 cell.number_format = DATETIME_FORMAT
 
 
+def _issue_rows(proposal: Mapping[str, Any], *, named: str) -> list[list[Any]]:
+    """The Summary's first rows, scenario or fleet: which proposal, of what (``named``: "Scenario", "Fleet"), when."""
+    return [
+        ["Proposal", proposal.get("id")],
+        [named, proposal.get("scenario_name")],
+        ["Issued at (UTC)", _utc(proposal.get("issued_at"))],
+    ]
+
+
 def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     advice = proposal["advice"]
     recommendation = advice.get("recommendation") or {}
     amount = decision_amount(advice=advice) or {}
     calibration = advice.get("calibration") or {}
     rows = [
-        ["Proposal", proposal.get("id")],
-        ["Scenario", proposal.get("scenario_name")],
-        ["Issued at (UTC)", _utc(proposal.get("issued_at"))],
+        *_issue_rows(proposal, named="Scenario"),
         ["Decision", recommendation.get("action")],
         # What is bought: a serving deployment is owned in whole servers (a finance probe: GPUs 12 beside the
         # $634,000 of 16 GPUs in 2 servers).
@@ -390,31 +405,30 @@ def _assumption_rows(advice: Mapping[str, Any]) -> list[list[Any]]:
     """The defaults the Advice assumed, the hardware quote and the GPU, then each /rent and /buy field once."""
     assumptions = [a for a in advice.get("assumptions") or [] if isinstance(a, Mapping)]
     rows = [_default_row(a) for a in assumptions if not str(a.get("pointer")).startswith(_SIDES)]
-    quote = advice.get("hardware_quote") or {}
-    if quote:
-        rows.append(
-            [
-                "hardware quote",
-                quote.get("usd"),
-                f"USD per {quote.get('gpus_per_server')}-GPU server",
-                _quote_origin(quote, quote.get("source")),
-            ]
-        )
-        fabric = fabric_usd_per_node(advice=advice)
-        if fabric is not None:
-            rows.append(
-                [
-                    "network fabric",
-                    fabric,
-                    f"USD per {quote.get('gpus_per_server')}-GPU node, added when the cluster spans nodes",
-                    _quote_origin(quote, quote.get("networking_source") or quote.get("source")),
-                ]
-            )
+    rows += _quote_rows(advice.get("hardware_quote") or {}, fabric=fabric_usd_per_node(advice=advice))
     gpu = advice.get("gpu") or {}
     if gpu:
         rows.append(["gpu", gpu.get("id"), gpu.get("name"), gpu.get("source")])
     defaults = {a.get("pointer"): a for a in assumptions}
     return rows + _input_rows(advice=advice, defaults=defaults) + _side_rows(advice=advice, defaults=defaults)
+
+
+def _quote_rows(quote: Mapping[str, Any], *, fabric: float | None) -> list[list[Any]]:
+    """The hardware quote, and its network fabric per node where the plan buys it, as Assumptions rows."""
+    if not quote:
+        return []
+    server = f"{quote.get('gpus_per_server')}-GPU"
+    rows = [["hardware quote", quote.get("usd"), f"USD per {server} server", _quote_origin(quote, quote.get("source"))]]
+    if fabric is not None:
+        rows.append(
+            [
+                "network fabric",
+                fabric,
+                f"USD per {server} node, added when the cluster spans nodes",
+                _quote_origin(quote, quote.get("networking_source") or quote.get("source")),
+            ]
+        )
+    return rows
 
 
 def _input_rows(*, advice: Mapping[str, Any], defaults: Mapping[Any, Any]) -> list[list[Any]]:
@@ -561,13 +575,27 @@ def _format_by_unit(sheet: Any) -> None:
             value.number_format = number_format
 
 
-def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
-    """The workbook of one proposal document (the API's JSON: id, scenario_name, issued_at, advice, ...)."""
+def _saved(workbook: Any) -> bytes:
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def _new_workbook() -> Any:
     from openpyxl import Workbook  # only the xlsx download pays for loading openpyxl
 
-    advice = proposal["advice"]
     workbook = Workbook()
     workbook.remove(workbook.active)
+    return workbook
+
+
+def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
+    """The workbook of one proposal document (the API's JSON: id, kind, scenario_name, issued_at, advice, ...); a
+    fleet proposal's (kind "fleet": its advice is the Fleet Plan) is ``fleet_workbook``."""
+    if proposal.get("kind") == FLEET_KIND:
+        return fleet_workbook(proposal=proposal)
+    advice = proposal["advice"]
+    workbook = _new_workbook()
     _format_dates(_sheet(workbook, "Summary", ["Item", "Value"], _summary_rows(proposal)))
     header, rows = _size_rows(advice)
     _sheet(workbook, "Sizes", header, rows)
@@ -582,6 +610,251 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     )
     _sheet(workbook, "Prices", [*PRICE_KEYS, "gpu", "usd"], _price_rows(proposal))
     _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _assumption_rows(advice)))
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
+    return _saved(workbook)
+
+
+# --- a fleet proposal (its advice is the Fleet Plan JSON) ---------------------------------------------------------
+
+
+def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
+    """The decision and the yearly cost of each answer the plan compares, as issued."""
+    plan = proposal["advice"]
+    recommendation = plan.get("recommendation") or {}
+    demand = plan.get("demand") or {}
+    owned = recommendation.get("owned_gpus")
+    amount = purchase_text(plan=plan) or {}
+    rows = [
+        *_issue_rows(proposal, named="Fleet"),
+        ["Decision", f"own {owned} GPUs, rent the rest" if owned else "rent everything"],
+        ["GPU", plan.get("gpu")],
+        ["Owned GPUs", owned],
+        ["Amount to approve (USD)", amount.get("usd")],
+        ["Amount is", amount.get("label")],
+        ["Recommended: yearly cost (USD)", recommendation.get("usd_per_year")],
+        ["Renting everything: yearly cost (USD)", recommendation.get("all_rent_usd_per_year")],
+        ["Owning the peak: yearly cost (USD)", recommendation.get("own_peak_usd_per_year")],
+        ["Saving against renting everything (USD a year)", recommendation.get("saving_vs_all_rent_usd")],
+        ["Saving against owning the peak (USD a year)", recommendation.get("saving_vs_own_peak_usd")],
+        ["Owned GPUs busy (fraction of the year)", recommendation.get("owned_utilization")],
+        ["Break-even utilization (fraction of the year)", recommendation.get("break_even_utilization")],
+        ["Peak demand (GPUs)", demand.get("peak_gpus")],
+        ["Demand (GPU-hours a year)", demand.get("gpu_hours_per_year")],
+        ["Prices", _fleet_prices_text(plan)],
+        ["Content hash (SHA-256)", proposal.get("content_hash")],
+    ]
+    rows += [["Reason", plain_words(reason)] for reason in recommendation.get("reasons") or []]
+    rows += [["Warning", plain_words(warning)] for warning in plan.get("warnings") or []]
+    return rows
+
+
+def _fleet_prices_text(plan: Mapping[str, Any]) -> str:
+    """The prices' date in the scenario workbook's words (presenters.prices_as_of_text), from the offers the tiers
+    are priced at. The plan keeps no price_freshness: where none of its offers is dated, its prices_as_of is the
+    snapshot's compile date (advisor.advice.offers.offers_dates, which dates the plan)."""
+    offers = [o for o in ((plan.get("tier_prices") or {}).get("offers") or {}).values() if o]
+    manual = ((plan.get("fleet") or {}).get("rent") or {}).get("usd_per_gpu_hour") is not None
+    as_of = plan.get("prices_as_of")
+    freshness = {"kind": "manual"} if manual else {"snapshot_compiled_on": as_of}
+    sizes = [{"rent": {"offer": offer}} for offer in offers]
+    return prices_as_of_text(advice={"prices_as_of": as_of, "price_freshness": freshness, "sizes": sizes})
+
+
+FLEET_JOB_HEADER: Final[tuple[str, ...]] = (
+    "name",
+    "part",
+    "gpus",
+    "run_hours",
+    "runs_per_year",
+    "months",
+    "max_wait_days",
+    "interruptible",
+    "owned_runs",
+    "rented_runs",
+    "spot_runs",
+    "calibration",
+    "calibration_held_out_median_ape",
+    "calibration_loo_mape",
+    "calibration_accuracy",
+)
+
+
+def _fleet_job_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
+    """Each jobs[] line as planned. Its months, wait and spot permission are the input job's where the line does
+    not carry them (a line named like one input job only: an inference job's peak-hours lines run daily); its
+    calibration (optional: plans issued before it carry none) by name and held-out error, in the page's words."""
+    inputs = [job for job in (plan.get("fleet") or {}).get("jobs") or [] if isinstance(job, Mapping)]
+    names = [job.get("name") for job in inputs]
+    by_name = {job.get("name"): job for job in inputs if names.count(job.get("name")) == 1}
+    rows = []
+    for line in plan.get("jobs") or []:
+        given = by_name.get(line.get("name")) or {}
+        calibration = line.get("calibration") or {}
+        row = {**{k: line.get(k, given.get(k)) for k in FLEET_JOB_HEADER}, "calibration": calibration.get("name")}
+        if calibration:
+            row["calibration_held_out_median_ape"] = calibration.get("held_out_median_ape")
+            row["calibration_loo_mape"] = calibration.get("loo_mape")
+            row["calibration_accuracy"] = calibration_line(advice={"calibration": calibration})
+        rows.append([row[k] for k in FLEET_JOB_HEADER])
+    return rows
+
+
+def _recommended_option(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    owned = (plan.get("recommendation") or {}).get("owned_gpus")
+    return next((o for o in plan.get("options") or [] if o.get("owned_gpus") == owned), {})
+
+
+FLEET_TIER_HEADER: Final[tuple[str, ...]] = (
+    "tier",
+    "gpus",
+    "gpu_hours",
+    "usd_per_year",
+    "usd_per_gpu_hour",
+    "price_is",
+    "provider",
+    "instance",
+    "region",
+    "listed_usd_per_gpu_hour",
+    "observed_at",
+    "source",
+)
+
+
+def _tier_price(prices: Mapping[str, Any], tier: str) -> tuple[Any, str]:
+    """(USD per GPU-hour, what it is) the plan prices a tier at (tier_prices)."""
+    if tier == "owned":
+        return prices.get("owned_variable_usd_per_gpu_hour"), "energy per busy GPU-hour; fixed cost: Owned tier a year"
+    if tier in ("on_demand", "spot"):
+        return prices.get(f"{tier}_usd_per_gpu_hour"), "per GPU-hour, levelized over the horizon"
+    return (prices.get("reserved_usd_per_gpu_hour") or {}).get(tier), "per GPU-hour of the term, billed every hour"
+
+
+def _fleet_tier_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
+    """The recommendation's tiers as issued (adding up to its usd_per_year), each with its GPU-hours (the
+    recommended option's by_tier), its price and the offer it is priced at."""
+    prices = plan.get("tier_prices") or {}
+    offers = prices.get("offers") or {}
+    by_tier = _recommended_option(plan).get("by_tier") or {}
+    rows = []
+    for line in (plan.get("recommendation") or {}).get("tiers") or []:
+        tier = line.get("tier")
+        price, price_is = _tier_price(prices, tier)
+        offer = offers.get(tier) or {}
+        rows.append(
+            [
+                tier,
+                line.get("gpus"),
+                (by_tier.get(tier) or {}).get("gpu_hours"),
+                line.get("usd_per_year"),
+                price,
+                price_is,
+                *(offer.get(k) for k in ("provider", "instance", "region", "usd_per_gpu_hour", "observed_at")),
+                offer.get("source") or ("hardware quote (see Prices)" if tier == "owned" else None),
+            ]
+        )
+    return rows
+
+
+def _fleet_option_rows(plan: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """One row per candidate owned size: its yearly cost and each tier's GPUs, GPU-hours and cost (the rented
+    GPU-hours by market), the recommended one marked."""
+    options = list(plan.get("options") or [])
+    tiers = list(dict.fromkeys(tier for option in options for tier in option.get("by_tier") or {}))
+    fields = ("gpus", "gpu_hours", "usd_per_year")
+    header = ["owned_gpus", "recommended", "owned_utilization", "rented_gpu_hours", "usd_per_year"]
+    header += [f"{tier}.{field}" for tier in tiers for field in fields]
+    owned = (plan.get("recommendation") or {}).get("owned_gpus")
+    rows = []
+    for option in options:
+        by_tier = option.get("by_tier") or {}
+        row = [option.get("owned_gpus"), option.get("owned_gpus") == owned]
+        row += [option.get(k) for k in ("owned_utilization", "rented_gpu_hours", "usd_per_year")]
+        rows.append(row + [(by_tier.get(tier) or {}).get(field) for tier in tiers for field in fields])
+    return header, rows
+
+
+# What each part of the owned tier's yearly cost is, from the plan's fields (advisor.cash_flow.ownership_parts).
+_PART_BASIS: Final[Mapping[str, str]] = {
+    "capital": "the purchase as an annuity over /buy/years at /buy/discount_rate, less the discounted "
+    "/buy/residual_fraction",
+    "support": "/buy/support_fraction_per_year of the purchase",
+    "colocation": "the hardware quote's power per server x servers x /buy/colo_usd_per_kw_month x 12",
+    "staff": "/buy/staff_usd_per_year",
+    "software": "/buy/software_usd_per_gpu_year x owned GPUs",
+    "idle energy": "idle power per server x servers x /buy/pue x 8760 h x /buy/power_usd_per_kwh",
+    "energy": "the owned tier's busy GPU-hours (Tiers) x tier_prices.owned_variable_usd_per_gpu_hour",
+}
+_FIXED_COST_FIELDS: Final[tuple[tuple[str, str], ...]] = (
+    ("owned_usd_per_year_one_node", "USD a year, one node"),
+    ("owned_usd_per_year_per_node", "USD a year per node, above one"),
+    ("owned_usd_per_year_base", "USD a year, once, above one node"),
+    ("owned_variable_usd_per_gpu_hour", "USD per busy GPU-hour"),
+)
+
+
+def _owned_cost_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
+    """The owned tier's yearly cost in its parts, which add to the tier as issued (the plan carries no cash flow),
+    then the fixed cost per node the plan priced every option at."""
+    tiers = (plan.get("recommendation") or {}).get("tiers") or []
+    tier: Mapping[str, Any] = next((t for t in tiers if t.get("tier") == "owned"), {})
+    parts = fleet_owned_parts(plan=plan)
+    purchase = fleet_purchase(plan=plan)
+    rows: list[list[Any]] = []
+    if purchase is not None:
+        rows.append(
+            ["purchase", purchase["usd"], "USD, paid up front", (purchase_text(plan=dict(plan)) or {}).get("label")]
+        )
+    if parts:
+        rows += [[name, usd, "USD a year", _PART_BASIS.get(name)] for name, usd in parts]
+        rows.append(["total of the parts", sum(usd for _, usd in parts), "USD a year", "the rows above"])
+    elif tier:
+        rows.append(["parts", None, None, "not stated: the plan owns nothing or carries no hardware quote"])
+    rows.append(["owned tier, as issued", tier.get("usd_per_year"), "USD a year", "recommendation.tiers"])
+    prices = plan.get("tier_prices") or {}
+    rows += [
+        [f"tier_prices.{key}", prices[key], unit, "the plan as issued"]
+        for key, unit in _FIXED_COST_FIELDS
+        if prices.get(key) is not None
+    ]
+    return rows
+
+
+def _fleet_price_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
+    """The offers the rented tiers are priced at, then the hardware quote (market "purchase")."""
+    prices = plan.get("tier_prices") or {}
+    offers = [offer for offer in (prices.get("offers") or {}).values() if offer]
+    rows = [[offer.get(k) for k in PRICE_KEYS] + [plan.get("gpu"), None] for offer in offers]
+    quote = prices.get("hardware_quote")
+    return rows + ([_quote_price_row(quote)] if quote else [])
+
+
+def _fleet_assumption_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
+    """The GPU, the hardware quote and each /network, /rent and /buy field of the fleet as planned, with its unit.
+    The plan does not record which were given and which defaulted: a field with a default names its source."""
+    fleet = plan.get("fleet") or {}
+    quote = (plan.get("tier_prices") or {}).get("hardware_quote") or {}
+    fabric = quote.get("networking_usd_per_node")
+    rows = [["gpu", plan.get("gpu") or fleet.get("gpu"), "GPU id", "fleet input"]]
+    rows += _quote_rows(quote, fabric=float(fabric) if fabric else None)
+    catalog: dict[str, Any] = {}
+    for section in ("network", "rent", "buy"):
+        for pointer, value in _fields(pointer=f"/{section}", value=fleet.get(section) or {}):
+            default = DEFAULTS.get(pointer)
+            source = f"given, or the default: {default.source}" if default else "given, or its default"
+            rows.append([pointer, value, _unit(pointer=pointer, catalog=catalog), source])
+    return rows
+
+
+def fleet_workbook(*, proposal: Mapping[str, Any]) -> bytes:
+    """The workbook of a fleet proposal, written from its stored Fleet Plan alone (as issued, never recomputed):
+    summary, jobs, the recommended tiers, every option, the owned tier's yearly cost in parts, prices and
+    assumptions, with the scenario workbook's sheets' conventions (dates in UTC, numbers formatted by unit)."""
+    plan = proposal["advice"]
+    workbook = _new_workbook()
+    _format_dates(_sheet(workbook, "Summary", ["Item", "Value"], _fleet_summary_rows(proposal)))
+    _sheet(workbook, "Jobs", FLEET_JOB_HEADER, _fleet_job_rows(plan))
+    _sheet(workbook, "Tiers", FLEET_TIER_HEADER, _fleet_tier_rows(plan))
+    _sheet(workbook, "Options", *_fleet_option_rows(plan))
+    _format_by_unit(_sheet(workbook, "Owned tier a year", ["part", "value", "unit", "source"], _owned_cost_rows(plan)))
+    _sheet(workbook, "Prices", [*PRICE_KEYS, "gpu", "usd"], _fleet_price_rows(plan))
+    _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _fleet_assumption_rows(plan)))
+    return _saved(workbook)

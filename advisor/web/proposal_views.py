@@ -37,6 +37,7 @@ def proposal_document(*, proposal: Proposal) -> dict[str, Any]:
     """The proposal as the API serves it (what the workbook is written from)."""
     return {
         "id": proposal.pk,
+        "kind": proposal.kind,
         "scenario_id": proposal.scenario_id,
         "scenario_name": proposal.scenario_name,
         "issued_at": proposal.issued_at.isoformat(),
@@ -143,9 +144,6 @@ def proposal_pdf(request: HttpRequest, proposal_id: int) -> HttpResponse:
 @require_GET
 def proposal_xlsx(request: HttpRequest, proposal_id: int) -> HttpResponse:
     proposal = _own_proposal(request, proposal_id)
-    if proposal.kind == Proposal.KIND_FLEET:
-        messages.error(request, "A fleet proposal has no spreadsheet; download its PDF.")
-        return redirect("proposal-detail", proposal_id=proposal.pk)
     response = HttpResponse(
         proposal_workbook(proposal=proposal_document(proposal=proposal)), content_type=XLSX_MEDIA_TYPE
     )

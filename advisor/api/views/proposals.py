@@ -12,7 +12,6 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotAcceptable
 from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -197,9 +196,7 @@ class FleetProposalListView(GenericAPIView):
 
 
 def _workbook(proposal: Proposal) -> Response:
-    """The proposal for XLSXRenderer, as an attachment; a fleet proposal has none (406)."""
-    if proposal.kind == Proposal.KIND_FLEET:
-        raise NotAcceptable("A fleet proposal has no workbook: read it as JSON or as its PDF.")
+    """The proposal for XLSXRenderer (a scenario's or a fleet's workbook, advisor.xlsx), as an attachment."""
     response = Response(ProposalSerializer(proposal).data)
     filename = f"{slugify(proposal.scenario_name) or 'scenario'}-proposal-{proposal.pk}.xlsx"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -228,11 +225,8 @@ class ProposalWorkbookView(GenericAPIView):
     metadata_class = None  # OPTIONS is a 405: its description is no proposal, and a workbook of it was a 500
 
     @extend_schema(
-        summary="One of your scenario proposals as a workbook (xlsx), from its stored Advice",
-        responses={
-            (200, XLSX_MEDIA_TYPE): OpenApiTypes.BINARY,
-            406: OpenApiResponse(description="A fleet proposal has no workbook: read it as JSON or as its PDF."),
-        },
+        summary="One of your proposals as a workbook (xlsx), from its stored Advice or Fleet Plan",
+        responses={(200, XLSX_MEDIA_TYPE): OpenApiTypes.BINARY},
     )
     def get(self, request: Request, proposal_id: int) -> Response:
         return _workbook(owned_proposal(request, proposal_id))
