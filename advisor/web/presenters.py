@@ -22,6 +22,7 @@ from advisor.advice.recommendation import (
     own_option_usd_per_run,
     owns_with_overflow,
 )
+from advisor.advice.uncertainty import sensitivity_label
 from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
@@ -1348,7 +1349,7 @@ def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:
 
 def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
     """The same in a sentence: "a rental price of $2.36 per GPU-hour (-20%)", "4 years of ownership"."""
-    name, base, number = row.get("input") or "", float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
+    name, base, number = sensitivity_label(row), float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
     if (row.get("unit") or "") == "years":
         return f"{number} of ownership"
     if (row.get("unit") or "") == "fraction of capex/year":  # a share, not a quantity: no "a support of 12%"
@@ -1367,7 +1368,7 @@ def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[l
         flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
         if not ends:
             low, high = (_sensitivity_number(row, float(row[f"{end}_input"])) for end in ("low", "high"))
-            holds.append(f"{row['input']} ({low}-{high})")
+            holds.append(f"{sensitivity_label(row)} ({low}-{high})")
     return flips, holds
 
 

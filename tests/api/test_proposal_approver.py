@@ -157,7 +157,7 @@ def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type:
     p10, p90 = (f"${round(size['rent'][key]):,}" for key in ("usd_per_run_p10", "usd_per_run_p90"))
     assert f"1 chance in 10 a run costs more than {p90}" in summary and f"less than {p10}" in summary
     assert "owning would cost more than renting at a rental price of $2.36 per GPU-hour (-20%)" in summary
-    for flip in ("utilization of 64%", "capex per node of $380,400 (+20%)", "4 years of ownership"):
+    for flip in ("utilization of 64%", "server price per node of $380,400 (+20%)", "4 years of ownership"):
         assert flip in summary, flip
     assert "holds over the range tested for support (8%-12%)" not in summary  # support 12% flips it
     assert "discount rate (6.4%-9.6%)" in summary
