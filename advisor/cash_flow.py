@@ -356,6 +356,9 @@ def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] |
     rows = [(name, usd) for name, usd in parts.items() if name != "capital"]
     busy = float(buy.get("variable_usd_per_busy_gpu_hour") or 0.0) * size["gpus"] * HOURS_PER_YEAR
     rows.append(("energy", busy * float(buy.get("utilization") or 0.0)))
+    # Owning a size that cannot finish the year's runs rents the rest beside it (buy.overflow, finance probe F2).
+    if overflow := buy.get("overflow"):
+        rows.append(("rented runs", float(overflow["rented_runs"]) * float(overflow["rented_usd_per_run"])))
     return [(name, usd) for name, usd in rows if round(usd)]
 
 

@@ -23,6 +23,7 @@ from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
 from advisor.advice.recommendation import advice_runs_judged, finishes_runs
+from advisor.advice.uncertainty import sensitivity_label
 from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.scenario import DEFAULTS
 from pricing.models import MARKET_PHRASES, RESERVED_MARKETS, Market
@@ -819,11 +820,12 @@ def chart_tornado(*, advice: dict[str, Any]) -> Chart:
         for value, color, name in ((row["low"], ACCENT, "low"), (row["high"], RENT, "high")):
             x = frame.x(value)
             left, width = min(x, x_base), abs(x - x_base)
+            tip = f"{escape(sensitivity_label(row))} {name}: {escape(format_usd(value))}"
             body.append(
                 f'<rect x="{left:.1f}" y="{y:.1f}" width="{max(width, 1):.1f}" height="{bar_h - 6}" fill="{color}" '
-                f'fill-opacity="0.75"><title>{escape(row["input"])} {name}: {escape(format_usd(value))}</title></rect>'
+                f'fill-opacity="0.75"><title>{tip}</title></rect>'
             )
-        body.append(_text(frame.left - 6, y + bar_h / 2 + 1, row["input"], anchor="end", color="#1b1f24"))
+        body.append(_text(frame.left - 6, y + bar_h / 2 + 1, sensitivity_label(row), anchor="end", color="#1b1f24"))
     x_base = frame.x(base)
     body.append(f'<line x1="{x_base:.1f}" y1="{frame.top}" x2="{x_base:.1f}" y2="{frame.bottom}" stroke="#1b1f24"/>')
     body.extend(_legend(frame, [Key("input at its low value", ACCENT), Key("input at its high value", RENT)]))

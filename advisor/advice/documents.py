@@ -23,8 +23,9 @@ from pricing.models import FLOATING_MARKETS, RESERVED_MARKETS, TERM_YEARS
 
 # The Advice document's version, raised when a document of the earlier schema no longer describes a new one: 2 from
 # 2026-12-06, when TrainingBuy (additionalProperties false) gained finishes_runs and runs_per_year_fit, so that a
-# client validating strictly against version 1 can tell why (an outsider's probe). Stored documents keep theirs.
-ADVICE_VERSION: Final[int] = 2
+# client validating strictly against version 1 can tell why (an outsider's probe); 3 when it gained overflow (owning
+# a size that cannot finish the year's runs and renting the rest, finance probe F2). Stored documents keep theirs.
+ADVICE_VERSION: Final[int] = 3
 
 
 def json_safe(value: Any) -> Any:

@@ -536,6 +536,23 @@ class TrainingRent(Closed):
     by_market: dict[Market, MarketCost | None]
 
 
+class TrainingOverflow(Closed):
+    """The own option where one owned cluster cannot finish the year's runs: it does the runs it can, the rest are
+    rented (economics.own_with_overflow)."""
+
+    owned_runs: NonNegative = Field(
+        description="Runs a year the owned cluster finishes: 8760 / run_hours (fractional: runs_per_year is a rate)."
+    )
+    rented_runs: NonNegative = Field(description="The rest of runs_per_year, rented.")
+    rented_usd_per_run: NonNegative = Field(description="What each rented run costs: rent.usd_per_run of this size.")
+    usd_per_year: NonNegative = Field(
+        description="Owning the cluster busy all year (fixed_usd_per_year + its busy energy) plus the rented runs."
+    )
+    usd_per_run: NonNegative = Field(
+        description="usd_per_year over runs_per_year: the own option's cost per run the recommendation compares."
+    )
+
+
 class TrainingBuy(Closed):
     capex_usd: NonNegative | None
     usd_per_year: NonNegative | None = Field(
@@ -602,6 +619,13 @@ class TrainingBuy(Closed):
         description="The runs a year one owned cluster of this size can finish: 8760 / run_hours (may be "
         "fractional). Null where the run time is unknown or in documents issued before 2026-12-06.",
     )
+    overflow: TrainingOverflow | None = Field(
+        default=None,
+        description="Where finishes_runs is false and renting is priced: owning this size and renting the runs it "
+        "cannot finish, the own option the recommendation and the cheapest per run compare (usd_per_run above is "
+        "then the cost of the owned runs alone). Null otherwise, and absent in documents issued before 2026-12-06 "
+        "(advice_version below 3).",
+    )
 
 
 # What a predicted run time covers (one wording for the Advice's field, its uncertainty method and the PDF).
@@ -662,9 +686,10 @@ class TrainingAdvice(Closed):
 
     model_config = ConfigDict(title="TrainingAdvice")
 
-    advice_version: Literal[1, 2] = Field(
-        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
-        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    advice_version: Literal[1, 2, 3] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 3 from 2026-12-06 (training sizes' "
+        "buy.overflow), 2 before it (training sizes' buy.finishes_runs and buy.runs_per_year_fit), 1 in documents "
+        "issued before those, which lack them."
     )
     kind: Literal["training"]
     generated_at: IsoDateTime
@@ -907,9 +932,10 @@ class InferenceAdvice(Closed):
 
     model_config = ConfigDict(title="InferenceAdvice")
 
-    advice_version: Literal[1, 2] = Field(
-        description="The document's version (advice.documents.ADVICE_VERSION): 2 from 2026-12-06 (training sizes' "
-        "buy.finishes_runs and buy.runs_per_year_fit), 1 in documents issued before, which lack them."
+    advice_version: Literal[1, 2, 3] = Field(
+        description="The document's version (advice.documents.ADVICE_VERSION): 3 from 2026-12-06 (training sizes' "
+        "buy.overflow), 2 before it (training sizes' buy.finishes_runs and buy.runs_per_year_fit), 1 in documents "
+        "issued before those, which lack them."
     )
     kind: Literal["inference"]
     generated_at: IsoDateTime

@@ -93,14 +93,52 @@ def finishes_runs(*, run_hours: float | None, runs_per_year: float | None, owned
     return run_hours * per_year <= ec.HOURS_PER_YEAR
 
 
+def owns_with_overflow(doc: Mapping[str, Any], *, runs_per_year: float | None) -> bool:
+    """Whether a size's own option is owning it and renting the runs it cannot finish (buy.overflow,
+    economics.own_with_overflow): one owned cluster does not finish the year's runs and the Advice priced the
+    overflow (documents issued before 2026-12-06 have none: there owning such a size is no option)."""
+    return bool((doc.get("buy") or {}).get("overflow")) and not finishes_runs(
+        run_hours=doc.get("run_hours"), runs_per_year=runs_per_year, owned=True
+    )
+
+
+def own_option_usd_per_run(doc: Mapping[str, Any], *, runs_per_year: float | None) -> float | None:
+    """The own option's cost per run at a size, the one every comparison and rendering uses: buy.usd_per_run where one
+    owned cluster finishes the year's runs; where it does not, owning it and renting the rest (buy.overflow.usd_per_run;
+    a finance probe, F2: owning was dropped and renting all 25 runs at $2.13M a year recommended over owning 64 GPUs
+    and renting 5.6 runs at $1.78M); None where neither is priced."""
+    buy = doc.get("buy") or {}
+    if owns_with_overflow(doc, runs_per_year=runs_per_year):
+        return float(buy["overflow"]["usd_per_run"])
+    if finishes_runs(run_hours=doc.get("run_hours"), runs_per_year=runs_per_year, owned=True):
+        return buy.get("usd_per_run")
+    return None
+
+
 def _options(doc: Mapping[str, Any], *, runs_per_year: float | None) -> list[tuple[float, str]]:
-    """(USD per run, "rent"/"buy") of each priced option at a size that finishes the year's runs."""
-    return [
-        (doc[side]["usd_per_run"], side)
-        for side in ("rent", "buy")
-        if doc[side]["usd_per_run"] is not None
-        and finishes_runs(run_hours=doc["run_hours"], runs_per_year=runs_per_year, owned=side == "buy")
-    ]
+    """(USD per run, "rent"/"buy") of each priced option at a size: renting where each run finishes within the
+    year on clusters side by side, owning where one cluster finishes the runs or with the rest rented
+    (``own_option_usd_per_run``)."""
+    options: list[tuple[float, str]] = []
+    rent = doc["rent"]["usd_per_run"]
+    if rent is not None and finishes_runs(run_hours=doc["run_hours"], runs_per_year=runs_per_year, owned=False):
+        options.append((rent, "rent"))
+    own = own_option_usd_per_run(doc, runs_per_year=runs_per_year)
+    if own is not None:
+        options.append((own, "buy"))
+    return options
+
+
+def overflow_words(doc: Mapping[str, Any], *, runs_per_year: float) -> str:
+    """The own-plus-overflow option in words: "owning 64 GPUs finishes 19.4 of the 25 runs a year; the other 5.6 are
+    rented at $85,243 a run: $1,779,434 a year against $2,131,067 renting all ($71,177 a run against $85,243)"."""
+    overflow, rent_run = doc["buy"]["overflow"], doc["rent"]["usd_per_run"]
+    return (
+        f"owning {n_gpus(doc['gpus'])} finishes {overflow['owned_runs']:.1f} of the {runs_per_year:g} runs a year; "
+        f"the other {overflow['rented_runs']:.1f} are rented at {money(overflow['rented_usd_per_run'])} a run: "
+        f"{money(overflow['usd_per_year'])} a year against {money(runs_per_year * rent_run)} renting all "
+        f"({money(overflow['usd_per_run'])} a run against {money(rent_run)})"
+    )
 
 
 def _spot_loss_words(doc: Mapping[str, Any]) -> str:
@@ -134,14 +172,19 @@ def cheapest_size(size_docs: list[dict[str, Any]], *, runs_per_year: float | Non
     """(GPUs, USD, "rented"/"owned") of the lowest cost per run over every size and both options, counting only the
     options that finish the year's runs (``finishes_runs``; an outsider's probe: 64 owned GPUs were offered as the
     cheapest for 2 runs a year of 340 days each)."""
-    words = {"rent": "rented", "buy": "owned"}
+
+    def words(d: Mapping[str, Any], side: str) -> str:
+        if side == "rent":
+            return "rented"
+        return "owned, the rest of the runs rented" if owns_with_overflow(d, runs_per_year=runs_per_year) else "owned"
+
     options = [
-        (usd, d["gpus"], words[side]) for d in size_docs for usd, side in _options(d, runs_per_year=runs_per_year)
+        (usd, d["gpus"], words(d, side)) for d in size_docs for usd, side in _options(d, runs_per_year=runs_per_year)
     ]
     if not options:
         return None
-    usd, n, word = min(options)
-    return n, usd, word
+    usd, n, how = min(options)
+    return n, usd, how
 
 
 def alternative_compared_usd(
@@ -384,11 +427,13 @@ def chosen_market_break_even(doc: Mapping[str, Any], *, against: str) -> str:
     return f"; against renting {phrase}, the market chosen, break-even is {pct(u_star)} utilization"
 
 
-def _per_run_comparison(doc: Mapping[str, Any]) -> str:
-    """Both costs per run the choice was made on, at the size's utilization."""
-    rent_run, own_run = doc["rent"]["usd_per_run"], doc["buy"]["usd_per_run"]
+def _per_run_comparison(doc: Mapping[str, Any], *, runs_per_year: float | None) -> str:
+    """Both costs per run the choice was made on, at the size's utilization (``own_option_usd_per_run``)."""
+    rent_run, own_run = doc["rent"]["usd_per_run"], own_option_usd_per_run(doc, runs_per_year=runs_per_year)
     if rent_run is None or own_run is None:
         return ""
+    if owns_with_overflow(doc, runs_per_year=runs_per_year):
+        return f" ({money(rent_run)} a run renting all against {money(own_run)} owning and renting the rest)"
     return f" ({money(rent_run)} a run renting against {money(own_run)} owning at {pct(doc['buy']['utilization'])})"
 
 
@@ -468,7 +513,10 @@ def _chosen_size_reasons(
     if cheapest is not None and cheapest[0] != rec_gpus:
         n_cheap, usd_cheap, how = cheapest
         cheap_hours = next(d["run_hours"] for d in size_docs if d["gpus"] == n_cheap)
-        side_by_side = _side_by_side(run_hours=cheap_hours, runs_per_year=runs_per_year, gpus=n_cheap)
+        # Owned with the rest rented (buy.overflow), one cluster runs what it can: no clusters side by side.
+        side_by_side = (
+            _side_by_side(run_hours=cheap_hours, runs_per_year=runs_per_year, gpus=n_cheap) if how == "rented" else ""
+        )
         reasons.append(
             f"If the run time does not matter, {n_gpus(n_cheap)} is the cheapest per run "
             f"({money(usd_cheap)} {how}{side_by_side}); a run takes {fmt.hours(cheap_hours)} there against "
@@ -481,7 +529,10 @@ def _chosen_size_reasons(
         action = "none"
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
     else:
-        if (
+        if runs_per_year is not None and owns_with_overflow(doc, runs_per_year=runs_per_year):
+            words = overflow_words(doc, runs_per_year=runs_per_year)
+            reasons.append(f"{words[:1].upper()}{words[1:]}.")
+        elif (
             doc["buy"]["usd_per_run"] is not None
             and action == "rent"
             and len(_options(doc, runs_per_year=runs_per_year)) == 1
@@ -490,7 +541,9 @@ def _chosen_size_reasons(
                 f"Owning {n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year, "
                 "so only renting (clusters side by side) counts."
             )
-        reasons.append(f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc)}.")
+        reasons.append(
+            f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc, runs_per_year=runs_per_year)}."
+        )
         _buy_on_assumed_utilization(s, doc, action, reasons, warnings)
     return action
 

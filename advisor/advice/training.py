@@ -401,6 +401,41 @@ def _fit_document(run_hours: float | None, *, s: Scenario) -> dict[str, Any]:
     }
 
 
+def _overflow_document(
+    buy: Mapping[str, Any], *, rent_usd_per_run: float | None, run_hours: float | None, s: Scenario, gpus: int
+) -> dict[str, Any] | None:
+    """Owning a size that cannot finish the year's runs and renting the runs it cannot do (economics.own_with_overflow:
+    the own option there, finance probe F2); None where it finishes them, or renting or owning is not priced."""
+    runs = scenario_runs_judged(s)
+    figures = (
+        rent_usd_per_run,
+        run_hours,
+        runs,
+        buy.get("fixed_usd_per_year"),
+        buy.get("variable_usd_per_busy_gpu_hour"),
+    )
+    if buy.get("finishes_runs") is not False or rent_usd_per_run is None or run_hours is None or runs is None:
+        return None
+    # The rented runs must each finish within the year, as renting's own (a run longer than a year has no overflow).
+    if any(f is None for f in figures) or not finishes_runs(run_hours=run_hours, runs_per_year=runs, owned=False):
+        return None
+    owned, rented, usd_per_year, usd_per_run = ec.own_with_overflow(
+        runs_per_year=runs,
+        run_hours=run_hours,
+        gpus=gpus,
+        yearly_fixed_usd=buy["fixed_usd_per_year"],
+        variable_usd_per_gpu_hour=buy["variable_usd_per_busy_gpu_hour"],
+        rent_usd_per_run=rent_usd_per_run,
+    )
+    return {
+        "owned_runs": float(owned),
+        "rented_runs": float(rented),
+        "rented_usd_per_run": rent_usd_per_run,
+        "usd_per_year": float(usd_per_year),
+        "usd_per_run": float(usd_per_run),
+    }
+
+
 def _size_documents(
     *,
     s: Scenario,
@@ -424,6 +459,9 @@ def _size_documents(
             else dict(_UNPRICED_BUY)
         )
         buy_doc.update(_fit_document(num(base["run_hours"][i]) if ok else None, s=s))
+        buy_doc["overflow"] = _overflow_document(
+            buy_doc, rent_usd_per_run=rent_doc["usd_per_run"], run_hours=num(base["run_hours"][i]), s=s, gpus=int(n)
+        )
         size_docs.append(
             {
                 "gpus": int(n),
@@ -717,13 +755,21 @@ def _ownership_outlook(
     rent: RentPricing,
     base: Mapping[str, np.ndarray],
     hw: Hardware,
+    overflow: Mapping[str, Any] | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Cumulative cost by month and the present cost of renting and of owning the size at index ``i`` (``owned``: the
-    nodes bought, ownership.owned_nodes)."""
+    nodes bought, ownership.owned_nodes; ``overflow``: its buy.overflow)."""
     gpus, nodes = sizes.gpus, owned
     rec_gpus = int(gpus[i])
     u = float(base["utilization"][i])
     busy_per_year = gpus[i] * ec.HOURS_PER_YEAR * u
+    # Where one owned cluster cannot finish the year's runs, owning rents the rest beside it (buy.overflow) and renting
+    # rents them all, so both present costs are of the stated runs (finance probe F2).
+    rented_beside = 0.0
+    rent_busy_per_year = busy_per_year
+    if overflow is not None:
+        rented_beside = overflow["rented_runs"] * overflow["rented_usd_per_run"]
+        rent_busy_per_year = gpus[i] * float(base["run_hours"][i]) * float(scenario_runs_judged(s) or 0.0)
     running = (
         ec.yearly_running_cost_usd(
             capex_usd=base["capex"][i],
@@ -737,13 +783,14 @@ def _ownership_outlook(
             power_usd_per_kwh=s.buy.power_usd_per_kwh,
         )
         + float(base["variable"]) * busy_per_year
+        + rented_beside
     )
     # Before levelizing: the chart applies the yearly decline month by month. A term's price per busy hour is the
     # cost model's (the terms the runs are billed, economics.term_utilization; a term does not decline).
     rent_rate_now = float(base["rent_rate"][i]) if rent.head_term_years[i] > 0 else float(rent.head_price[i])
     if rent.head_spot[i]:
         rent_rate_now /= max(1e-12, 1.0 - float(rent.spot_lost[i]))
-    rent_per_year = rent_rate_now * busy_per_year
+    rent_per_year = rent_rate_now * rent_busy_per_year
     months = max(1, round(s.buy.years * ec.MONTHS_PER_YEAR))
     residual = float(base["capex"][i]) * s.buy.residual_fraction
     decline = s.rent.price_decline_per_year if rent.head_floating[i] else 0.0
@@ -853,7 +900,16 @@ def advise_training(
     cumulative = npv = None
     sensitivity: list[dict[str, Any]] = []
     if knee is not None and hw is not None and size_docs[knee]["rent"]["offer"] is not None:
-        cumulative, npv = _ownership_outlook(s=s, i=knee, sizes=sizes, owned=owned, rent=rent, base=base, hw=hw)
+        cumulative, npv = _ownership_outlook(
+            s=s,
+            i=knee,
+            sizes=sizes,
+            owned=owned,
+            rent=rent,
+            base=base,
+            hw=hw,
+            overflow=size_docs[knee]["buy"].get("overflow"),
+        )
         sensitivity = sensitivity_rows(
             s=s,
             i=knee,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Final
 
 import numpy as np
@@ -35,12 +36,18 @@ SENSITIVITY_STEP: Final[float] = 0.2
 SENSITIVITY_TOP: Final[int] = 6
 
 
+# The bar that varies Hardware.capex_per_node: the server's price alone, the fabric a node unchanged (a finance probe,
+# F7: labelled "capex per node ($253,600-$380,400)" beside a capex per node of $391,358 with the fabric).
+SERVER_PRICE_LABEL: Final[str] = "server price per node"
+# Labels documents issued before 2026-12-06 carry, read as the current one (the input they varied is the same).
+FORMER_SENSITIVITY_LABELS: Final[Mapping[str, str]] = {"capex per node": SERVER_PRICE_LABEL}
+
 # Inputs of the tornado: label, unit, scenario override key.
 SENSITIVITY_INPUTS: Final[tuple[tuple[str, str, str], ...]] = (
     ("rental price", "USD/GPU-hour", "rent_factor"),
     ("throughput", "tokens/s", "throughput_factor"),
     ("utilization", "fraction", "utilization"),
-    ("capex per node", "USD", "capex_per_node"),
+    (SERVER_PRICE_LABEL, "USD", "capex_per_node"),
     ("years of ownership", "years", "years"),
     ("discount rate", "per year", "discount_rate"),
     ("residual value", "fraction of capex", "residual_fraction"),
@@ -50,6 +57,13 @@ SENSITIVITY_INPUTS: Final[tuple[tuple[str, str, str], ...]] = (
     ("support", "fraction of capex/year", "support_fraction_per_year"),
     ("staff", "USD/year", "staff_usd_per_year"),
 )
+
+
+def sensitivity_label(row: Mapping[str, Any]) -> str:
+    """The name of a sensitivity row's input, as every rendering shows it: the row's own, or for a document issued
+    before a label changed, the current one (FORMER_SENSITIVITY_LABELS)."""
+    label = str(row.get("input") or "")
+    return FORMER_SENSITIVITY_LABELS.get(label, label)
 
 
 def sensitivity_rows(

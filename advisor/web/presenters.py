@@ -15,7 +15,14 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.offers import quoted_offers
-from advisor.advice.recommendation import advice_runs_judged, cheapest_marks, finishes_runs
+from advisor.advice.recommendation import (
+    advice_runs_judged,
+    cheapest_marks,
+    finishes_runs,
+    own_option_usd_per_run,
+    owns_with_overflow,
+)
+from advisor.advice.uncertainty import sensitivity_label
 from advisor.cash_flow import defaulted_sources, utilization_basis
 from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
@@ -152,6 +159,28 @@ def spot_overhead_text(size: dict[str, Any]) -> str:
     return f", +{fmt.percent(lost / (1 - lost), digits=1)} run time lost to interruptions"
 
 
+def own_per_run(size: Mapping[str, Any], *, advice: Mapping[str, Any]) -> Any:
+    """The own option's cost per run the Advice compared (recommendation.own_option_usd_per_run: with the runs one
+    cluster cannot finish rented, where it priced them); buy.usd_per_run where the Advice has no own option (the
+    marked figure of a size that cannot finish the runs, documents issued before buy.overflow)."""
+    own = own_option_usd_per_run(size, runs_per_year=advice_runs_judged(advice))
+    return own if own is not None else _get(size, "buy", "usd_per_run")
+
+
+def overflow_text(size: Mapping[str, Any], *, advice: Mapping[str, Any]) -> str:
+    """ "$1,779,434 a year ($71,177 a run): 19.4 of 25 runs owned, 5.6 rented at $85,243 a run" where the size's own
+    option rents the runs one cluster cannot finish (buy.overflow); "" otherwise."""
+    runs = advice_runs_judged(advice)
+    if runs is None or not owns_with_overflow(size, runs_per_year=runs):
+        return ""
+    overflow = size["buy"]["overflow"]
+    return (
+        f"{usd_exact(overflow['usd_per_year'])} a year ({usd_exact(overflow['usd_per_run'])} a run): "
+        f"{overflow['owned_runs']:.1f} of {runs:g} runs owned, {overflow['rented_runs']:.1f} rented at "
+        f"{usd_exact(overflow['rented_usd_per_run'])} a run"
+    )
+
+
 def owned_fit_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     """ "only 2.33 of 4 runs a year fit on one cluster" where the Advice says one owned cluster of this size cannot
     finish the year's runs (buy.finishes_runs false), so the owned cost per run beside it assumes more than the cluster
@@ -163,7 +192,12 @@ def owned_fit_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     fit = buy.get("runs_per_year_fit")
     if fit is None or runs is None:
         return "one cluster cannot finish the runs a year"
-    return f"only {fmt.plain(fit)} of {fmt.plain(runs)} runs a year fit on one cluster"
+    text = f"only {fmt.plain(fit)} of {fmt.plain(runs)} runs a year fit on one cluster"
+    if not overflow_text(size, advice=advice):
+        return text
+    overflow = buy["overflow"]
+    per_run, per_year = usd_exact(overflow["usd_per_run"]), usd_exact(overflow["usd_per_year"])
+    return f"{text}; with the rest rented {per_run} a run, {per_year} a year"
 
 
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
@@ -620,8 +654,9 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     action = recommendation.get("action")
     size = recommended_size(advice=advice) or {}
     chosen = [figure for figure in [chosen_market_break_even(size)] if figure is not None]
-    cost = _get(size, "buy" if action == "buy" else "rent", "usd_per_run")
-    alternative = _get(size, "rent" if action == "buy" else "buy", "usd_per_run")
+    rent_run, own_run = _get(size, "rent", "usd_per_run"), own_per_run(size, advice=advice)
+    cost, alternative = (own_run, rent_run) if action == "buy" else (rent_run, own_run)
+    owned = "owned, the rest rented" if overflow_text(size, advice=advice) else "owned"
     return {
         "action": action,
         "action_label": action_label(recommendation),
@@ -631,9 +666,9 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
         "figures": [
             {
                 "key": "cost_per_run",
-                "label": f"Cost per run ({'owned' if action == 'buy' else 'rented'})",
+                "label": f"Cost per run ({owned if action == 'buy' else 'rented'})",
                 "value": usd_exact(cost),
-                "note": f"vs {usd_exact(alternative)} {'rented' if action == 'buy' else 'owned'}",
+                "note": f"vs {usd_exact(alternative)} {'rented' if action == 'buy' else owned}",
             },
             {
                 "key": "run_time",
@@ -694,9 +729,11 @@ def key_figures(*, advice: dict[str, Any]) -> list[tuple[str, str]]:
             ),
         ]
     run_hours = size.get("run_hours")
+    overflow = overflow_text(size, advice=advice)
     return [
         ("Rented cost per run", usd_exact(_get(size, "rent", "usd_per_run"))),
-        ("Owned cost per run", usd_exact(_get(size, "buy", "usd_per_run"))),
+        ("Owned cost per run", usd_exact(own_per_run(size, advice=advice))),
+        *([("Owning and renting the rest", overflow)] if overflow else []),
         ("Time per run", "n/a" if run_hours is None else f"{float(run_hours):,.1f} hours"),
         break_even,
         *[figure for figure in [chosen_market_break_even(size)] if figure is not None],
@@ -1312,7 +1349,7 @@ def _sensitivity_number(row: Mapping[str, Any], value: float) -> str:
 
 def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
     """The same in a sentence: "a rental price of $2.36 per GPU-hour (-20%)", "4 years of ownership"."""
-    name, base, number = row.get("input") or "", float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
+    name, base, number = sensitivity_label(row), float(row.get("base_input") or 0.0), _sensitivity_number(row, value)
     if (row.get("unit") or "") == "years":
         return f"{number} of ownership"
     if (row.get("unit") or "") == "fraction of capex/year":  # a share, not a quantity: no "a support of 12%"
@@ -1331,7 +1368,7 @@ def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[l
         flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
         if not ends:
             low, high = (_sensitivity_number(row, float(row[f"{end}_input"])) for end in ("low", "high"))
-            holds.append(f"{row['input']} ({low}-{high})")
+            holds.append(f"{sensitivity_label(row)} ({low}-{high})")
     return flips, holds
 
 
@@ -1488,7 +1525,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             money = {
                 "Time per run": hours(size.get("run_hours")),
                 "Rent per run": usd_exact(_get(size, "rent", "usd_per_run")),
-                "Own per run": usd_exact(_get(size, "buy", "usd_per_run")),
+                "Own per run": usd_exact(own_per_run(size, advice=advice)),
             }
         columns.append(
             {

@@ -1419,11 +1419,15 @@ def test_the_advice_version_tells_the_documents_with_the_fit_fields_apart(catalo
     from advisor.advice.documents import ADVICE_VERSION
 
     doc = advise(scenario(), now=NOW).to_dict()
-    assert doc["advice_version"] == ADVICE_VERSION == 2
-    assert "finishes_runs" in doc["sizes"][0]["buy"]
-    assert ADVICE_SCHEMA["properties"]["advice_version"]["enum"] == [1, 2]
+    assert doc["advice_version"] == ADVICE_VERSION == 3  # 3: buy.overflow (finance probe F2)
+    assert "finishes_runs" in doc["sizes"][0]["buy"] and "overflow" in doc["sizes"][0]["buy"]
+    assert ADVICE_SCHEMA["properties"]["advice_version"]["enum"] == [1, 2, 3]
     stored = json.loads(FIXTURE.read_text())
-    assert stored["advice_version"] == 2
+    assert stored["advice_version"] == 3
+    stored["advice_version"] = 2
+    for size in stored["sizes"]:
+        size["buy"].pop("overflow", None)
+    validate(stored)
     stored["advice_version"] = 1
     for size in stored["sizes"]:
         size["buy"].pop("finishes_runs", None)

@@ -427,3 +427,21 @@ def test_a_run_below_one_a_year_buys_the_terms_it_needs_or_holds_them_if_cheaper
     assert per_run == pytest.approx(terms_per_run * term_years * gpus * 8760 * price)
     if term_years == 1:
         assert per_run == pytest.approx(304_872, abs=1)
+
+
+def test_own_with_overflow_rents_the_runs_one_cluster_cannot_finish() -> None:
+    """Finance probe F2, by hand: 2 GPUs, runs of 2,920 h (3 a year fit), 5 runs a year, A = $10,000, v = $0.5,
+    rent $6,000 a run: owning does 3 runs (busy 2 x 8,760 h, energy $8,760), renting 2 ($12,000): $30,760 a year,
+    $6,152 a run. Where the runs fit, nothing is rented and the cost is A + v x the runs' busy hours."""
+    owned, rented, per_year, per_run = ec.own_with_overflow(
+        runs_per_year=np.array([5.0, 2.0, 5.0]),
+        run_hours=np.array([2920.0, 2920.0, 0.0]),
+        gpus=2,
+        yearly_fixed_usd=10_000.0,
+        variable_usd_per_gpu_hour=0.5,
+        rent_usd_per_run=6_000.0,
+    )
+    assert owned[:2] == pytest.approx([3.0, 2.0]) and rented[:2] == pytest.approx([2.0, 0.0])
+    assert per_year[:2] == pytest.approx([30_760.0, 10_000.0 + 0.5 * 2 * 2 * 2920.0])
+    assert per_run[0] == pytest.approx(6_152.0)
+    assert math.isnan(owned[2]) and math.isnan(per_year[2])  # no run time: not priced

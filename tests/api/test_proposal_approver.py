@@ -132,13 +132,18 @@ def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, 
 
 
 def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice, user) -> None:  # type: ignore[no-untyped-def]
-    # 6 runs of 4,093 h on 128 GPUs need 24,556 h of one cluster's time: 128 is the cheapest only as 3 clusters, 2
-    # runs each. (64 GPUs was, at $1,531,079 as 6 clusters, until the 2026-12-06 refit: 64 GPUs 8,110 -> 8,218 h a
-    # run, 128 GPUs 4,138 -> 4,093 h.)
-    reasons = " ".join(_issue(alice, user, _buy70())["advice"]["recommendation"]["reasons"])
+    # 6 runs of 4,093 h on 128 GPUs need 24,556 h of one cluster's time: 128 was the cheapest only as 3 clusters, 2
+    # runs each ($1,545,382 rented). (64 GPUs was, at $1,531,079 as 6 clusters, until the 2026-12-06 refit.) Since
+    # owning a size that cannot finish the runs rents the rest (buy.overflow, finance probe F2), owning 256 GPUs for
+    # 4.2 of the 6 runs and renting 1.8 is cheaper still, and it runs on one owned cluster, not side by side.
+    advice = _issue(alice, user, _buy70())["advice"]
+    reasons = " ".join(advice["recommendation"]["reasons"])
+    overflow = next(size for size in advice["sizes"] if size["gpus"] == 256)["buy"]["overflow"]
     assert (
-        "128 GPUs is the cheapest per run ($1,545,382 rented, 6 runs side by side on 3 clusters of 128 GPUs" in reasons
+        f"256 GPUs is the cheapest per run (${overflow['usd_per_run']:,.0f} owned, the rest of the runs rented);"
+        in (reasons)
     )
+    assert overflow["usd_per_run"] < 1_545_382
 
 
 def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type: ignore[no-untyped-def]
@@ -152,7 +157,7 @@ def test_the_summary_page_tells_the_risk_in_words(alice, user) -> None:  # type:
     p10, p90 = (f"${round(size['rent'][key]):,}" for key in ("usd_per_run_p10", "usd_per_run_p90"))
     assert f"1 chance in 10 a run costs more than {p90}" in summary and f"less than {p10}" in summary
     assert "owning would cost more than renting at a rental price of $2.36 per GPU-hour (-20%)" in summary
-    for flip in ("utilization of 64%", "capex per node of $380,400 (+20%)", "4 years of ownership"):
+    for flip in ("utilization of 64%", "server price per node of $380,400 (+20%)", "4 years of ownership"):
         assert flip in summary, flip
     assert "holds over the range tested for support (8%-12%)" not in summary  # support 12% flips it
     assert "discount rate (6.4%-9.6%)" in summary

@@ -248,7 +248,10 @@ def test_an_owned_cost_per_run_that_cannot_finish_the_runs_is_marked(example_adv
 
     rows = size_rows(advice=example_advice)
     # 8 GPUs: 3,756 h a run, 2.33 of the 4 runs a year fit; 16 GPUs finish them.
-    assert rows[0]["owned_fit"] == "only 2.33 of 4 runs a year fit on one cluster"
+    # With the other 1.67 runs rented (buy.overflow, finance probe F2): the own option's figures beside the mark.
+    assert rows[0]["owned_fit"] == (
+        "only 2.33 of 4 runs a year fit on one cluster; with the rest rented $50,232 a run, $200,927 a year"
+    )
     assert rows[1]["owned_fit"] == ""
     assert "only 2.33 of 4 runs a year fit on one cluster" in render_proposal_html(
         advice=example_advice, scenario_name="example"
