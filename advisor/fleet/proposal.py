@@ -14,7 +14,14 @@ from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.cash_flow import fleet_purchase
 from advisor.fleet.charts import fleet_charts
-from advisor.web.presenters import offer_key, offer_source, ownership_rows, quote_sources, usd_exact
+from advisor.web.presenters import (
+    fleet_calibration_lines,
+    offer_key,
+    offer_source,
+    ownership_rows,
+    quote_sources,
+    usd_exact,
+)
 
 METHOD_NOTES: Final[list[str]] = [
     "Demand: every run of every job on an hourly calendar of one 8760-hour year (runs start in their months or "
@@ -82,6 +89,7 @@ def render_fleet_html(
     context = {
         "plan": plan,
         "charts": fleet_charts(plan=plan),
+        "job_calibrations": fleet_calibration_lines(plan=plan),
         "fleet_name": fleet_name,
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
         "method_notes": METHOD_NOTES,

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field
 
 from advisor.advice.fleet.demand import HOURS
-from advisor.advice.models import HardwareQuote, IsoDate, IsoDateTime, Offer
+from advisor.advice.models import CalibrationSummary, HardwareQuote, IsoDate, IsoDateTime, Offer
 from advisor.scenario_model import (
     INTEGRAL,
     MAX_GPUS,
@@ -171,6 +171,12 @@ class FleetJobResult(Closed):
     owned_runs: int
     rented_runs: int = Field(description="runs not on owned GPUs, spot runs included")
     spot_runs: int = Field(description="of the rented runs, those on spot")
+    calibration: CalibrationSummary | None = Field(
+        default=None,
+        description="the calibration behind the job's run hours and its held-out error: the block of the job's own "
+        "advice (training: the throughput calibration; inference: the serving calibration), the same on every line "
+        "of the job; null for a job given as gpus and hours",
+    )
     runs: list[FleetRun] = Field(description="the first runs of the job as placed")
 
 

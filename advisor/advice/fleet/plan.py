@@ -863,6 +863,7 @@ def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
                 "owned_runs": int(np.count_nonzero(owned[mine])),
                 "rented_runs": int(np.count_nonzero(~owned[mine])),
                 "spot_runs": int(np.count_nonzero(spot[mine])),
+                "calibration": None if job.calibration is None else dict(job.calibration),
                 "runs": [
                     {
                         "requested_start_hour": starts[r],

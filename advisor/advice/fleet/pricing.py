@@ -149,7 +149,8 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     levels, shares = replica_day_levels(s=spec.scenario, replica_requests_per_s=size["replica_requests_per_s"])
     # The advice's base; the replicas needed all day where renting is not priced (no base was chosen).
     base = int(size["rent"]["base_replicas"] or levels[0])
-    all_year = _job(spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=())
+    cal = doc["calibration"]
+    all_year = _job(spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal)
     above = levels > base
     if not above.any():
         return (all_year,)
@@ -161,14 +162,29 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     replica_hours = np.bincount(line, weights=step * hours, minlength=slots.size)
     days = HOURS // DAY_HOURS
     burst = [
-        _job(spec, gpus=round(r) * tp, run_hours=float(h / r), runs_per_year=days, months=(), part=PEAK_HOURS)
+        _job(
+            spec,
+            gpus=round(r) * tp,
+            run_hours=float(h / r),
+            runs_per_year=days,
+            months=(),
+            part=PEAK_HOURS,
+            calibration=cal,
+        )
         for r, h in zip(replicas[::-1].tolist(), replica_hours[::-1].tolist(), strict=True)
     ]
     return (all_year, *burst)
 
 
 def _job(
-    spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, months: tuple[int, ...], part: str = ""
+    spec: JobSpec,
+    *,
+    gpus: int,
+    run_hours: float,
+    runs_per_year: int,
+    months: tuple[int, ...],
+    part: str = "",
+    calibration: Mapping[str, Any] | None = None,
 ) -> Job:
     return Job(
         name=spec.name,
@@ -179,6 +195,7 @@ def _job(
         max_wait_hours=round(spec.max_wait_days * 24),
         interruptible=spec.interruptible,
         part=part,
+        calibration=calibration,
     )
 
 
@@ -195,7 +212,8 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
             return _inference_jobs(job, where, calibration)
         return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=()),)
     assert job.gpus is not None
-    size = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()["sizes"][0]
+    doc = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()
+    size = doc["sizes"][0]
     hours = size["run_hours"]
     if hours is None:
         raise ScenarioError(
@@ -211,7 +229,16 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
                 }
             ]
         )
-    return (_job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months),)
+    return (
+        _job(
+            job,
+            gpus=job.gpus,
+            run_hours=float(hours),
+            runs_per_year=job.runs_per_year,
+            months=job.months,
+            calibration=doc["calibration"],
+        ),
+    )
 
 
 def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[float]]:
