@@ -54,7 +54,8 @@ class FleetJob(Closed):
     )
     gpus: Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL] | None = Field(
         default=None,
-        description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized)",
+        description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized) "
+        "or give replicas of the TP its advice deploys, which need not fill whole nodes",
     )
     hours: Annotated[float, Field(ge=bounds.MIN_JOB_HOURS, le=HOURS)] | None = Field(
         default=None, description="wall-clock hours of one run (a run fits in a year); or give workload"
@@ -233,8 +234,9 @@ class FleetPlan(Closed):
 FLEET_MODELS: Final[dict[str, type[Closed]]] = {FLEET_SCHEMA_FILE: FleetPlanInput, FLEET_PLAN_SCHEMA_FILE: FleetPlan}
 _DESCRIPTIONS: Final[dict[str, str]] = {
     FLEET_SCHEMA_FILE: "Input of plan_fleet, POST /api/v1/fleet-plans and saved fleets (DESIGN.md). Null or left out "
-    "means the documented default. Cross-field rules (hours or workload, not both; gpus whole nodes; at most as many "
-    "months as runs; an inference job runs all year; jobs or usage) are checked by advisor.advice.fleet.document.",
+    "means the documented default. Cross-field rules (hours or workload, not both; gpus whole nodes, or an "
+    "inference job's replicas of its advice's TP; at most as many months as runs; an inference job runs all year; "
+    "jobs or usage) are checked by advisor.advice.fleet.document.",
     FLEET_PLAN_SCHEMA_FILE: "Output of plan_fleet and POST /api/v1/fleet-plans (DESIGN.md). Money in USD per year "
     "unless named; a cost that cannot be computed is null.",
 }

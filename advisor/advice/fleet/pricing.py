@@ -199,6 +199,27 @@ def _job(
     )
 
 
+def replica_gpus_check(*, gpus: int, advice: Mapping[str, Any], gpus_per_node: int, where: str) -> None:
+    """An inference job's given ``gpus`` held all year: whole nodes, or up to one node, as any job; or replicas of
+    the TP its advice deploys, which need not fill whole servers (a finance probe: the advice's "TP 4 x 7 replicas =
+    28 GPUs" was refused). Raises ScenarioError naming the TP otherwise."""
+    if gpus <= gpus_per_node or gpus % gpus_per_node == 0:
+        return
+    tp = advice["recommendation"].get("tp")
+    if tp and gpus % int(tp) == 0:
+        return
+    if tp:
+        lower, upper = gpus // int(tp) * int(tp), -(-gpus // int(tp)) * int(tp)
+        what = (
+            f"an inference job's GPUs are replicas of the TP {tp} GPUs its advice deploys; {gpus} is not a multiple "
+            f"of {tp} (give {lower} or {upper})"
+        )
+    else:
+        what = f"its advice finds no deployment that meets its latency targets, so {gpus} GPUs are not replicas of one"
+    message = f"{what}, or whole nodes ({gpus_per_node} GPUs per node), or leave gpus out to size it by its traffic"
+    raise ScenarioError([{"pointer": f"{where}/gpus", "message": message}])
+
+
 def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = None) -> tuple[Job, ...]:
     """The core's Jobs of one input job: hours given, or from the advice pipeline at the job's size; a service
     sized by the inference path is its base all year and its peak hours every day (``_inference_jobs``), one given
@@ -210,7 +231,10 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
     if job.scenario.workload.kind == "inference":
         if job.gpus is None:
             return _inference_jobs(job, where, calibration)
-        return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=()),)
+        doc = advise(job.scenario, calibration=calibration).to_dict()
+        replica_gpus_check(gpus=job.gpus, advice=doc, gpus_per_node=job.scenario.network.gpus_per_node, where=where)
+        cal = doc["calibration"]
+        return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal),)
     assert job.gpus is not None
     doc = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()
     size = doc["sizes"][0]

@@ -108,6 +108,24 @@ def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) ->
     return out
 
 
+def partial_server_warnings(fleet: FleetInput) -> list[str]:
+    """Inference jobs given GPUs that do not fill whole servers (replicas of their TP): renting bills those GPUs,
+    owning buys whole servers, as the job's own advice's owned option does (``inference`` rounds the peak up)."""
+    gpn = fleet.base.network.gpus_per_node
+    out = []
+    for job in fleet.jobs:
+        serving = job.scenario is not None and job.scenario.workload.kind == "inference"
+        if serving and job.gpus is not None and job.gpus % gpn:
+            servers = -(-job.gpus // gpn)
+            out.append(
+                f"'{job.name}' holds {job.gpus:,} GPUs, replicas that do not fill whole {gpn}-GPU servers: renting "
+                f"bills its {job.gpus:,} GPUs; owned GPUs are bought in whole servers ({servers * gpn:,} GPUs in "
+                f"{servers:,} server{'' if servers == 1 else 's'} for it alone), as its advice's owned option "
+                "rounds up."
+            )
+    return out
+
+
 def _uncertainty(
     priced: PricedBase, jobs: list[Job], predicted: list[bool], plan: FleetPlan, band: ThroughputBand | None
 ) -> dict[str, Any]:
@@ -276,6 +294,7 @@ def plan_for_input(
     )
     warnings = [*priced.warnings, *doc.pop("warnings")]
     warnings.extend(_calibration_warnings(fleet, calibration))
+    warnings.extend(partial_server_warnings(fleet))
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(
             f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "
