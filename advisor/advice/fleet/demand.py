@@ -43,6 +43,9 @@ class Job:
     # The calibration block of the advice its run hours come from (a scenario job; None for gpus and hours given):
     # the plan names it per line, as the advice does (a finance probe: the fleet's hours named no calibration).
     calibration: Mapping[str, Any] | None = field(default=None, compare=False)
+    # Whether one run's work crosses nodes (a multi-node training run, an inference replica wider than a server):
+    # the owned cluster then buys the scale-out fabric (advisor.cash_flow.carries_fabric). None: gpus > one node.
+    spans_nodes: bool | None = None
 
     @property
     def label(self) -> str:

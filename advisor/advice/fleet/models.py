@@ -210,6 +210,12 @@ class TierPrices(Closed):
     reserved_usd_per_gpu_hour: dict[str, Number]
     offers: dict[str, Offer] = Field(description="the offer each rented tier is priced at, by market")
     hardware_quote: HardwareQuote | None
+    owned_scale_out_fabric: bool | None = Field(
+        default=None,
+        description="whether an owned cluster of more than one node buys the quote's scale-out fabric: where the "
+        "fleet's work crosses nodes (advisor.cash_flow.carries_fabric, the rule the inference advice prices by)",
+    )
+    owned_fabric: str | None = Field(default=None, description="the same in words, with why")
 
 
 class FleetPlan(Closed):

@@ -29,7 +29,7 @@ from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
-from advisor.advice.inference import replica_day_levels
+from advisor.advice.inference import replica_day_levels, spans_nodes_reason
 from advisor.advice.offers import (
     SizeOffers,
     capacity_warning,
@@ -40,6 +40,7 @@ from advisor.advice.offers import (
 )
 from advisor.advice.ownership import hardware, owned_nodes, purchase_unit_gpus
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
+from advisor.cash_flow import fabric_words
 from advisor.scenario import Scenario, ScenarioError
 from estimator.calibrate import Calibration
 from pricing import selectors
@@ -59,13 +60,27 @@ class PricedBase:
     hardware_quote: Any
     offers: dict[str, Any]  # market -> the offer document the tier is priced at
     price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
+    spans_nodes: bool = True  # the owned multi-node cluster buys the scale-out fabric (cash_flow.carries_fabric)
+
+    @property
+    def fabric_words(self) -> str:
+        """What the owned tier's capex says about the fabric, and why (the fleet's work)."""
+        why = (
+            "the fleet runs multi-node work (a training run or replica across servers, or measured usage)"
+            if self.spans_nodes
+            else "every run and replica of the fleet fits in one server"
+        )
+        return fabric_words(carried=self.spans_nodes, why=why)
 
 
-def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0) -> PricedBase:
+def tier_prices(
+    *, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0, spans_nodes: bool = True
+) -> PricedBase:
     """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from. Rented
     tiers are priced per GPU-hour of a whole node at offers able to supply ``peak_gpus`` at once (the fleet's peak):
     an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
-    all 1.4 million GPU-hours of a fleet peaking at 570 GPUs)."""
+    all 1.4 million GPU-hours of a fleet peaking at 570 GPUs). ``spans_nodes``: some of the fleet's work crosses
+    nodes, so a multi-node owned cluster buys the fabric (``cash_flow.carries_fabric``, ``fleet_spans_nodes``)."""
     gpn = base.network.gpus_per_node
     unit = purchase_unit_gpus(base.gpu, gpn)
     warnings: list[str] = []
@@ -76,7 +91,8 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
     else:
         # Per owned unit: a node, or a whole NVL72 rack of nodes (ownership.purchase_unit_gpus).
         units = np.array(OWNED_COST_NODES) * unit
-        owning = ownership_costs(s=base, nodes=owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn), hw=hw)
+        nodes = owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn)
+        owning = ownership_costs(s=base, nodes=nodes, hw=hw, spans_nodes=spans_nodes)
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
         # Cents: two sums of the same terms leave a residue (-1.7e-10 where the base is nothing)
@@ -101,6 +117,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         spot_checkpoint_s=spot.checkpoint_s,
         spot_restart_s=spot.restart_s,
         owned_unit_gpus=unit,
+        owned_fabric=spans_nodes,
     )
     used = [o.cheapest for o in markets.values()]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
@@ -118,6 +135,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
             "at once (their providers' capacity, pricing/data/capacity_caps.csv), so those markets are not priced."
         )
     return PricedBase(
+        spans_nodes=spans_nodes,
         prices=prices,
         prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],
         warnings=tuple(warnings),
@@ -150,7 +168,10 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     # The advice's base; the replicas needed all day where renting is not priced (no base was chosen).
     base = int(size["rent"]["base_replicas"] or levels[0])
     cal = doc["calibration"]
-    all_year = _job(spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal)
+    spans = spans_nodes_reason(spec.scenario, tp) is not None
+    all_year = _job(
+        spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal, spans_nodes=spans
+    )
     above = levels > base
     if not above.any():
         return (all_year,)
@@ -170,6 +191,7 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
             months=(),
             part=PEAK_HOURS,
             calibration=cal,
+            spans_nodes=spans,
         )
         for r, h in zip(replicas[::-1].tolist(), replica_hours[::-1].tolist(), strict=True)
     ]
@@ -185,6 +207,7 @@ def _job(
     months: tuple[int, ...],
     part: str = "",
     calibration: Mapping[str, Any] | None = None,
+    spans_nodes: bool | None = None,
 ) -> Job:
     return Job(
         name=spec.name,
@@ -196,6 +219,7 @@ def _job(
         interruptible=spec.interruptible,
         part=part,
         calibration=calibration,
+        spans_nodes=spans_nodes,
     )
 
 
@@ -233,8 +257,19 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
             return _inference_jobs(job, where, calibration)
         doc = advise(job.scenario, calibration=calibration).to_dict()
         replica_gpus_check(gpus=job.gpus, advice=doc, gpus_per_node=job.scenario.network.gpus_per_node, where=where)
-        cal = doc["calibration"]
-        return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal),)
+        cal, tp = doc["calibration"], doc["recommendation"].get("tp")
+        spans = bool(tp) and spans_nodes_reason(job.scenario, int(tp)) is not None
+        return (
+            _job(
+                job,
+                gpus=job.gpus,
+                run_hours=float(HOURS),
+                runs_per_year=1,
+                months=(),
+                calibration=cal,
+                spans_nodes=spans,
+            ),
+        )
     assert job.gpus is not None
     doc = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()
     size = doc["sizes"][0]
@@ -273,3 +308,10 @@ def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[floa
         prices = offers.usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
         out[market] = (prices / prices[0]).tolist()
     return out
+
+
+def fleet_spans_nodes(*, jobs: list[Job], gpus_per_node: int, usage: bool) -> bool:
+    """Whether any of the fleet's work crosses nodes, so that its owned cluster buys the fabric: a job's run of more
+    GPUs than a node (unless it is a service whose replicas each fit in one), or measured usage, whose runs are not
+    known (it keeps the fabric, as before)."""
+    return usage or any(j.gpus > gpus_per_node if j.spans_nodes is None else j.spans_nodes for j in jobs)

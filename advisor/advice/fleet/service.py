@@ -21,7 +21,7 @@ from django.utils import timezone
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import RUN_STEPS, WAIT_STEPS, FleetPlan, TierPrices, cost_spread, plan_fleet, plan_work
-from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
+from advisor.advice.fleet.pricing import PricedBase, fleet_spans_nodes, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
@@ -51,6 +51,8 @@ def _prices_document(priced: PricedBase) -> dict[str, Any]:
         "reserved_usd_per_gpu_hour": dict(p.reserved_usd_per_gpu_hour),
         "offers": priced.offers,
         "hardware_quote": priced.hardware_quote,
+        "owned_scale_out_fabric": priced.spans_nodes,
+        "owned_fabric": priced.fabric_words,
     }
 
 
@@ -285,7 +287,8 @@ def plan_for_input(
     predicted = [p for p, lines in zip(_predicted(fleet), parts, strict=True) for _ in lines]
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
-    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
+    spans = fleet_spans_nodes(jobs=jobs, gpus_per_node=fleet.base.network.gpus_per_node, usage=usage is not None)
+    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak), spans_nodes=spans)
     require_a_price(prices=priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
