@@ -57,11 +57,27 @@ def runs_origin(*, defaulted: Mapping[str, str]) -> str:
     return "default" if RUNS_POINTER in defaulted else "stated"
 
 
-def purchase_usd(*, nodes: Any, usd_per_node: Any, fabric_per_node: Any) -> Any:
-    """What buying ``nodes`` whole nodes costs up front: each node's price, plus the network fabric per node only
-    when the cluster spans nodes (broadcast over numpy arrays; advisor.advice.costs.ownership_costs prices with it)."""
+def carries_fabric(*, nodes: Any, spans_nodes: Any = True) -> Any:
+    """THE rule for whether an owned cluster buys the scale-out fabric (InfiniBand): it has more than one node and
+    the work on it crosses nodes (a training run on several nodes, an inference replica wider than one server's
+    scale-up domain). Replicas that each fit in one server never talk to each other: no fabric. Every surface prices
+    by it (training, the inference advice's owned option, the fleet): a finance probe found the same 32 owned H100s at
+    $1,268,000 in a service's advice (no fabric) and $1,565,432 in the fleet serving the same traffic (fabric)."""
+    return (np.asarray(nodes, dtype=float) > 1) & np.asarray(spans_nodes, dtype=bool)
+
+
+def fabric_words(*, carried: bool, why: str) -> str:
+    """The sentence each surface says beside its capex: whether it includes the fabric, and ``why`` (the work)."""
+    return f"capex includes the scale-out (InfiniBand) fabric: {why}" if carried else f"no scale-out fabric: {why}"
+
+
+def purchase_usd(*, nodes: Any, usd_per_node: Any, fabric_per_node: Any, spans_nodes: Any = True) -> Any:
+    """What buying ``nodes`` whole nodes costs up front: each node's price, plus the network fabric per node where
+    ``carries_fabric`` (``spans_nodes``: the work crosses nodes; training's cluster runs one job across them, the
+    default). Broadcast over numpy arrays; advisor.advice.costs.ownership_costs prices with it."""
     n_nodes = np.asarray(nodes, dtype=float)
-    return n_nodes * (np.asarray(usd_per_node, dtype=float) + np.where(n_nodes > 1, fabric_per_node, 0.0))
+    fabric = np.where(carries_fabric(nodes=n_nodes, spans_nodes=spans_nodes), fabric_per_node, 0.0)
+    return n_nodes * (np.asarray(usd_per_node, dtype=float) + fabric)
 
 
 def fleet_purchase(*, plan: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -73,7 +89,9 @@ def fleet_purchase(*, plan: Mapping[str, Any]) -> dict[str, Any] | None:
     if owned <= 0 or per_node <= 0 or quote.get("usd") is None:
         return None
     nodes = math.ceil(owned / per_node)
-    fabric = float(quote.get("networking_usd_per_node") or 0.0)
+    # Plans issued before the fleet said whether it buys the fabric bought it at every multi-node size.
+    spans = bool(prices.get("owned_scale_out_fabric", True))
+    fabric = float(quote.get("networking_usd_per_node") or 0.0) if spans else 0.0
     return {
         "gpus": owned,
         "nodes": nodes,

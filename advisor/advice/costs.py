@@ -35,18 +35,21 @@ def rent_level(*, s: Scenario, overrides: Mapping[str, Any] | None = None) -> An
 
 
 def ownership_costs(
-    *, s: Scenario, nodes: Any, hw: Hardware, overrides: Mapping[str, Any] | None = None
+    *, s: Scenario, nodes: Any, hw: Hardware, overrides: Mapping[str, Any] | None = None, spans_nodes: bool = True
 ) -> dict[str, np.ndarray]:
     """What owning ``nodes`` nodes costs, broadcast over ``nodes`` and the overrides: ``capex`` (the fabric only
     when the cluster spans nodes), ``yearly_fixed`` (paid whether busy or not: capex annuity, colocation,
     support, staff, software, idle energy) and ``variable`` (the energy of a busy GPU-hour over idle).
     ``overrides``: capex_per_node, power_usd_per_kwh, pue, colo_usd_per_kw_month, support_fraction_per_year,
-    discount_rate, years, residual_fraction, staff_usd_per_year."""
+    discount_rate, years, residual_fraction, staff_usd_per_year. ``spans_nodes``: the work crosses nodes
+    (cash_flow.carries_fabric; a training cluster does, the default)."""
     o = overrides or {}
     b = s.buy
     n_nodes = np.asarray(nodes, dtype=float)
     per_node = np.asarray(o.get("capex_per_node", hw.capex_per_node), dtype=float)
-    capex = purchase_usd(nodes=n_nodes, usd_per_node=per_node, fabric_per_node=hw.fabric_per_node)
+    capex = purchase_usd(
+        nodes=n_nodes, usd_per_node=per_node, fabric_per_node=hw.fabric_per_node, spans_nodes=spans_nodes
+    )
     pue = o.get("pue", b.pue)
     kwh = o.get("power_usd_per_kwh", b.power_usd_per_kwh)
     gpn = s.network.gpus_per_node

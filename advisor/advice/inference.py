@@ -95,7 +95,7 @@ from advisor.advice.offers import (
 from advisor.advice.ownership import Hardware, hardware, owned_nodes
 from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
-from advisor.cash_flow import purchase_usd
+from advisor.cash_flow import carries_fabric, fabric_words, purchase_usd
 from advisor.scenario import (
     DEFAULT_SERVING_ENGINE,
     Latency,
@@ -426,7 +426,7 @@ def _own_costs(
     b = s.buy
     spans = tp > inf.scale_up_gpus(inf.serving_gpu(s.gpu), gpn)  # collectives over the scale-out network
     capex = purchase_usd(
-        nodes=nodes, usd_per_node=hw.capex_per_node, fabric_per_node=np.where(spans, hw.fabric_per_node, 0.0)
+        nodes=nodes, usd_per_node=hw.capex_per_node, fabric_per_node=hw.fabric_per_node, spans_nodes=spans
     )
     fixed = ec.yearly_fixed_cost_usd(
         capex_usd=capex,
@@ -457,6 +457,7 @@ def _own_costs(
     rent_rate = plan.rent_month * ec.MONTHS_PER_YEAR / busy_gpu_hours_year
     return {
         "capex": capex,
+        "fabric": carries_fabric(nodes=nodes, spans_nodes=spans),
         "fixed": fixed,
         "variable": variable,
         "year": year,
@@ -850,6 +851,10 @@ def _buy_document(
         "gpus_owned": int(owned_gpus[i]),
         "nodes": int(nodes[i]),
         "capex_usd": num(own["capex"][i]),
+        "fabric": fabric_words(
+            carried=bool(own["fabric"][i]),
+            why="a replica spans servers" if own["fabric"][i] else "each replica fits in one server",
+        ),
         "usd_per_year": num(own["year"][i]),
         "usd_per_month": num(own["month"][i]),
         "fixed_usd_per_year": num(own["fixed"][i]),

@@ -791,6 +791,12 @@ class InferenceBuy(Closed):
     gpus_owned: int | None = None
     nodes: int | None = None
     capex_usd: NonNegative | None = None
+    fabric: str | None = Field(
+        default=None,
+        description="Whether capex_usd includes the scale-out fabric and why (advisor.cash_flow.carries_fabric, the "
+        "rule the fleet plan prices by): only where a replica spans servers. Absent in documents issued before "
+        "2026-12-06.",
+    )
     usd_per_year: NonNegative | None = Field(
         default=None,
         description="Yearly cost of owning the peak deployment [USD/year]: fixed_usd_per_year plus the energy of the "

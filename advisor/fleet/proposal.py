@@ -9,12 +9,20 @@ from typing import Any, Final
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.cash_flow import fleet_purchase
 from advisor.fleet.charts import fleet_charts
-from advisor.web.presenters import offer_key, offer_source, ownership_rows, quote_sources, usd_exact
+from advisor.web.presenters import (
+    fleet_calibration_lines,
+    offer_key,
+    offer_source,
+    ownership_rows,
+    quote_sources,
+    usd_exact,
+)
 
 METHOD_NOTES: Final[list[str]] = [
     "Demand: every run of every job on an hourly calendar of one 8760-hour year (runs start in their months or "
@@ -69,6 +77,77 @@ def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
     return {**purchase, "usd_text": usd_exact(purchase["usd"]), "label": f"purchase price, paid up front: {what}"}
 
 
+def owned_parts(*, plan: dict[str, Any]) -> list[tuple[str, float]] | None:
+    """(part, USD a year) of the recommended owned tier: the capital (the purchase, fleet_purchase, as an annuity
+    over the service life at the discount rate less the discounted residual), colocation, support, staff, software
+    and idle energy (each by advisor.economics with the other parts at zero, as cash_flow.owning_cash_parts splits a
+    scenario's) and the energy of the owned busy GPU-hours. None without an owned tier or when the parts do not
+    re-add to it (a quote this split cannot read): a finance probe had to rebuild $651,128 from capex, annuity,
+    colocation, support and energy by hand."""
+    purchase, prices = fleet_purchase(plan=plan), plan.get("tier_prices") or {}
+    quote, terms = prices.get("hardware_quote") or {}, (plan.get("fleet") or {}).get("buy") or {}
+    rec = plan.get("recommendation") or {}
+    option = next((o for o in plan.get("options") or [] if o["owned_gpus"] == rec.get("owned_gpus")), None)
+    owned = ((option or {}).get("by_tier") or {}).get("owned") or {}
+    if purchase is None or owned.get("usd_per_year") is None or not quote.get("power_kw") or not terms:
+        return None
+    nodes, gpn = purchase["nodes"], purchase["gpus_per_node"]
+    per_kw = gpn / float(quote.get("gpus_per_server") or gpn)
+    zero = {
+        "capex_usd": purchase["usd"],
+        "contracted_kw": nodes * float(quote["power_kw"]) * per_kw,
+        "colo_usd_per_kw_month": 0.0,
+        "support_fraction_per_year": 0.0,
+        "staff_usd_per_year": 0.0,
+        "software_usd_per_year": 0.0,
+        "idle_kw": nodes * float(quote.get("idle_power_kw") or 0.0) * per_kw,
+        "pue": float(terms.get("pue") or 0.0),
+        "power_usd_per_kwh": 0.0,
+    }
+    capital = ec.yearly_fixed_cost_usd(
+        **zero,
+        years=float(terms.get("years") or 0.0),
+        discount_rate=float(terms.get("discount_rate") or 0.0),
+        residual_fraction=float(terms.get("residual_fraction") or 0.0),
+    )
+    given = {
+        "colocation": {"colo_usd_per_kw_month": terms.get("colo_usd_per_kw_month")},
+        "support": {"support_fraction_per_year": terms.get("support_fraction_per_year")},
+        "staff": {"staff_usd_per_year": terms.get("staff_usd_per_year")},
+        "software": {"software_usd_per_year": float(terms.get("software_usd_per_gpu_year") or 0.0) * nodes * gpn},
+        "idle energy": {"power_usd_per_kwh": terms.get("power_usd_per_kwh")},
+    }
+    rows = [("capital", float(capital))] + [
+        (name, float(ec.yearly_running_cost_usd(**{**zero, **{k: float(v or 0.0) for k, v in part.items()}})))
+        for name, part in given.items()
+    ]
+    variable = float(prices.get("owned_variable_usd_per_gpu_hour") or 0.0)
+    rows.append(("energy", variable * float(owned.get("gpu_hours") or 0.0)))
+    if abs(sum(usd for _, usd in rows) - float(owned["usd_per_year"])) > 1.0:
+        return None
+    return [(name, usd) for name, usd in rows if round(usd)]
+
+
+def owned_parts_text(*, plan: dict[str, Any]) -> str:
+    """``owned_parts`` as one sentence, as the scenario PDF prints its owning parts (proposal.owning_parts_text)."""
+    parts = owned_parts(plan=plan)
+    if not parts:
+        return ""
+    terms = (plan.get("fleet") or {}).get("buy") or {}
+    purchase = fleet_purchase(plan=plan) or {}
+    capital = (
+        f"capital (the {usd_exact(purchase.get('usd'))} purchase over {fmt.plain(terms.get('years'))} years at "
+        f"{fmt.percent(terms.get('discount_rate'))}, less the discounted {fmt.percent(terms.get('residual_fraction'))}"
+        " residual)"
+    )
+    words = [capital if name == "capital" else name for name, _ in parts]
+    return (
+        "Owning, a year: "
+        + " + ".join(f"{word} {usd_exact(usd)}" for word, (_, usd) in zip(words, parts, strict=True))
+        + f" = {usd_exact(sum(usd for _, usd in parts))}, the owned tier."
+    )
+
+
 def render_fleet_html(
     *,
     plan: dict[str, Any],
@@ -82,12 +161,14 @@ def render_fleet_html(
     context = {
         "plan": plan,
         "charts": fleet_charts(plan=plan),
+        "job_calibrations": fleet_calibration_lines(plan=plan),
         "fleet_name": fleet_name,
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
         "method_notes": METHOD_NOTES,
         "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
         "issued": issued,
         "amount": purchase_text(plan=plan),
+        "owned_parts_text": owned_parts_text(plan=plan),
         "assumption_rows": fleet_assumptions(plan=plan),
         "price_sources": fleet_price_sources(plan=plan),
     }

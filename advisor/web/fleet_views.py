@@ -23,6 +23,7 @@ from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameConflict, DocumentNameError, named_document
+from advisor.web.presenters import fleet_calibration_lines
 from core.auth import signed_in_user
 from core.ids import id_or_404
 from core.jsontext import JSONTextError, parse_json_text
@@ -152,6 +153,7 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
     plan = context["plan"]
     if plan is not None:
         context["charts"] = fleet_charts(plan=plan)
+        context["job_calibrations"] = fleet_calibration_lines(plan=plan)
         csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
         context["attribution"] = HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None
     status = 400 if context["errors"] else 200

@@ -14,6 +14,7 @@ from advisor import charts
 from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
+from advisor.advice.fleet.pricing import PEAK_HOURS
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import (
     advice_runs_judged,
@@ -842,6 +843,19 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     baseline = calibration.get("baseline_held_out_median_ape")
     guess = "" if baseline is None else f" (constant-MFU guess {fmt.percent(baseline, digits=1)})"
     return f"Throughput calibrated on {runs} ('{name}'); {check}, so {how}: {error}{guess}{spread}."
+
+
+def fleet_calibration_lines(*, plan: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(job, calibration line) for each fleet job whose run hours come from a scenario, once per job (a service's
+    peak-hours lines carry its calibration too): the line its own advice prints (``calibration_line``), so the fleet
+    names the calibration and held-out error behind its estimated GPU-hours (a finance probe found none)."""
+    out: dict[str, str] = {}
+    for job in plan.get("jobs") or []:
+        calibration = job.get("calibration")
+        if calibration:
+            name = str(job["name"]).removesuffix(f" ({PEAK_HOURS})")
+            out.setdefault(name, calibration_line(advice={"calibration": calibration}))
+    return list(out.items())
 
 
 ASSUMPTION_POINTERS = {

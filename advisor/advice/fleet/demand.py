@@ -7,8 +7,9 @@ wraps into January of the same plan (next year's January looks like this year's)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +40,12 @@ class Job:
     # A line of a job the input gives as one (a service's hours above its base, ``fleet.pricing``): shown after its
     # job's name, which it keeps, so the plan still reads as one job.
     part: str = ""
+    # The calibration block of the advice its run hours come from (a scenario job; None for gpus and hours given):
+    # the plan names it per line, as the advice does (a finance probe: the fleet's hours named no calibration).
+    calibration: Mapping[str, Any] | None = field(default=None, compare=False)
+    # Whether one run's work crosses nodes (a multi-node training run, an inference replica wider than a server):
+    # the owned cluster then buys the scale-out fabric (advisor.cash_flow.carries_fabric). None: gpus > one node.
+    spans_nodes: bool | None = None
 
     @property
     def label(self) -> str:

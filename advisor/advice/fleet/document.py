@@ -306,7 +306,10 @@ def _job(
             f" (GPUs of one run; more than {MAX_GPUS:,} is more than any rentable capacity the advisor prices)",
         )
     gpn = base.network.gpus_per_node if base is not None else None
-    if gpus is not None and gpn and gpus > gpn and gpus % gpn:
+    # An inference job's GPUs are replicas of its deployment's TP GPUs, which need not fill whole servers (its advice
+    # recommends e.g. TP 4 x 7 replicas = 28 GPUs): the TP is its advice's, checked when the job is resolved
+    # (``fleet.pricing.resolve_job``). A training run spans whole nodes.
+    if gpus is not None and gpn and gpus > gpn and gpus % gpn and not inference:
         e.fail(f"{where}/gpus", f"more GPUs than one node ({gpn} per node) must be whole nodes; got {gpus}")
     if "hours" in j and "workload" in j:
         e.fail(where, "give either hours (wall-clock hours of one run) or workload (a Scenario workload), not both")
@@ -327,7 +330,9 @@ def _job(
         e.fail(f"{where}/runs_per_year", "an inference job serves all year: one run, no months")
     scenario = None
     if "workload" in j and base is not None:
-        sizes = [gpus] if gpus is not None else []
+        # cluster_sizes do not apply to inference (its traffic sizes it): an inference job's GPUs are checked
+        # against its advice's TP instead of the Scenario's whole-node rule.
+        sizes = [gpus] if gpus is not None and not inference else []
         try:
             scenario = parse_scenario({**shared, "workload": workload, "cluster_sizes": sizes}, defaults=defaults)
         except ScenarioError as error:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field
 
 from advisor.advice.fleet.demand import HOURS
-from advisor.advice.models import HardwareQuote, IsoDate, IsoDateTime, Offer
+from advisor.advice.models import CalibrationSummary, HardwareQuote, IsoDate, IsoDateTime, Offer
 from advisor.scenario_model import (
     INTEGRAL,
     MAX_GPUS,
@@ -54,7 +54,8 @@ class FleetJob(Closed):
     )
     gpus: Annotated[int, Field(ge=1, le=MAX_GPUS), INTEGRAL] | None = Field(
         default=None,
-        description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized)",
+        description="GPUs of one run (whole nodes above one node); an inference workload may leave it out (sized) "
+        "or give replicas of the TP its advice deploys, which need not fill whole nodes",
     )
     hours: Annotated[float, Field(ge=bounds.MIN_JOB_HOURS, le=HOURS)] | None = Field(
         default=None, description="wall-clock hours of one run (a run fits in a year); or give workload"
@@ -171,6 +172,12 @@ class FleetJobResult(Closed):
     owned_runs: int
     rented_runs: int = Field(description="runs not on owned GPUs, spot runs included")
     spot_runs: int = Field(description="of the rented runs, those on spot")
+    calibration: CalibrationSummary | None = Field(
+        default=None,
+        description="the calibration behind the job's run hours and its held-out error: the block of the job's own "
+        "advice (training: the throughput calibration; inference: the serving calibration), the same on every line "
+        "of the job; null for a job given as gpus and hours",
+    )
     runs: list[FleetRun] = Field(description="the first runs of the job as placed")
 
 
@@ -203,6 +210,12 @@ class TierPrices(Closed):
     reserved_usd_per_gpu_hour: dict[str, Number]
     offers: dict[str, Offer] = Field(description="the offer each rented tier is priced at, by market")
     hardware_quote: HardwareQuote | None
+    owned_scale_out_fabric: bool | None = Field(
+        default=None,
+        description="whether an owned cluster of more than one node buys the quote's scale-out fabric: where the "
+        "fleet's work crosses nodes (advisor.cash_flow.carries_fabric, the rule the inference advice prices by)",
+    )
+    owned_fabric: str | None = Field(default=None, description="the same in words, with why")
 
 
 class FleetPlan(Closed):
@@ -227,8 +240,9 @@ class FleetPlan(Closed):
 FLEET_MODELS: Final[dict[str, type[Closed]]] = {FLEET_SCHEMA_FILE: FleetPlanInput, FLEET_PLAN_SCHEMA_FILE: FleetPlan}
 _DESCRIPTIONS: Final[dict[str, str]] = {
     FLEET_SCHEMA_FILE: "Input of plan_fleet, POST /api/v1/fleet-plans and saved fleets (DESIGN.md). Null or left out "
-    "means the documented default. Cross-field rules (hours or workload, not both; gpus whole nodes; at most as many "
-    "months as runs; an inference job runs all year; jobs or usage) are checked by advisor.advice.fleet.document.",
+    "means the documented default. Cross-field rules (hours or workload, not both; gpus whole nodes, or an "
+    "inference job's replicas of its advice's TP; at most as many months as runs; an inference job runs all year; "
+    "jobs or usage) are checked by advisor.advice.fleet.document.",
     FLEET_PLAN_SCHEMA_FILE: "Output of plan_fleet and POST /api/v1/fleet-plans (DESIGN.md). Money in USD per year "
     "unless named; a cost that cannot be computed is null.",
 }

@@ -90,6 +90,9 @@ class TierPrices:
     # GPUs bought at once, the owned "node" of the fields above (0: a node): a whole NVL72 rack of GB200 trays
     # (ownership.purchase_unit_gpus). Renting stays by gpus_per_node.
     owned_unit_gpus: int = 0
+    # Whether a multi-node owned cluster carries the scale-out fabric (cash_flow.carries_fabric: the work crosses
+    # nodes), as the owned_* costs were priced.
+    owned_fabric: bool = True
 
     @property
     def owned_unit(self) -> int:
@@ -756,7 +759,8 @@ def _reasons(plan: FleetPlan) -> list[str]:
         node = (
             (f"the one {unit} owned" if owned else f"a lone owned {unit}") + " (no fabric)"
             if nth == 1
-            else f"{unit} {nth} of the {owned:,} owned GPUs (what it adds, fabric included)"
+            else f"{unit} {nth} of the {owned:,} owned GPUs (what it adds"
+            + (", fabric included)" if p.owned_fabric else ", no fabric: no run crosses servers)")
         )
         pays = (
             f"which pays off against {floating[0].replace('_', ' ')} at ${floating[1]:,.2f} per GPU-hour when it is "
@@ -863,6 +867,7 @@ def _jobs(plan: FleetPlan, i: int) -> list[dict[str, Any]]:
                 "owned_runs": int(np.count_nonzero(owned[mine])),
                 "rented_runs": int(np.count_nonzero(~owned[mine])),
                 "spot_runs": int(np.count_nonzero(spot[mine])),
+                "calibration": None if job.calibration is None else dict(job.calibration),
                 "runs": [
                     {
                         "requested_start_hour": starts[r],

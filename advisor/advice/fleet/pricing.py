@@ -29,7 +29,7 @@ from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
-from advisor.advice.inference import replica_day_levels
+from advisor.advice.inference import replica_day_levels, spans_nodes_reason
 from advisor.advice.offers import (
     SizeOffers,
     capacity_warning,
@@ -40,6 +40,7 @@ from advisor.advice.offers import (
 )
 from advisor.advice.ownership import hardware, owned_nodes, purchase_unit_gpus
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES
+from advisor.cash_flow import fabric_words
 from advisor.scenario import Scenario, ScenarioError
 from estimator.calibrate import Calibration
 from pricing import selectors
@@ -59,13 +60,27 @@ class PricedBase:
     hardware_quote: Any
     offers: dict[str, Any]  # market -> the offer document the tier is priced at
     price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
+    spans_nodes: bool = True  # the owned multi-node cluster buys the scale-out fabric (cash_flow.carries_fabric)
+
+    @property
+    def fabric_words(self) -> str:
+        """What the owned tier's capex says about the fabric, and why (the fleet's work)."""
+        why = (
+            "the fleet runs multi-node work (a training run or replica across servers, or measured usage)"
+            if self.spans_nodes
+            else "every run and replica of the fleet fits in one server"
+        )
+        return fabric_words(carried=self.spans_nodes, why=why)
 
 
-def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0) -> PricedBase:
+def tier_prices(
+    *, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0, spans_nodes: bool = True
+) -> PricedBase:
     """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from. Rented
     tiers are priced per GPU-hour of a whole node at offers able to supply ``peak_gpus`` at once (the fleet's peak):
     an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
-    all 1.4 million GPU-hours of a fleet peaking at 570 GPUs)."""
+    all 1.4 million GPU-hours of a fleet peaking at 570 GPUs). ``spans_nodes``: some of the fleet's work crosses
+    nodes, so a multi-node owned cluster buys the fabric (``cash_flow.carries_fabric``, ``fleet_spans_nodes``)."""
     gpn = base.network.gpus_per_node
     unit = purchase_unit_gpus(base.gpu, gpn)
     warnings: list[str] = []
@@ -76,7 +91,8 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
     else:
         # Per owned unit: a node, or a whole NVL72 rack of nodes (ownership.purchase_unit_gpus).
         units = np.array(OWNED_COST_NODES) * unit
-        owning = ownership_costs(s=base, nodes=owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn), hw=hw)
+        nodes = owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn)
+        owning = ownership_costs(s=base, nodes=nodes, hw=hw, spans_nodes=spans_nodes)
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
         # Cents: two sums of the same terms leave a residue (-1.7e-10 where the base is nothing)
@@ -101,6 +117,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
         spot_checkpoint_s=spot.checkpoint_s,
         spot_restart_s=spot.restart_s,
         owned_unit_gpus=unit,
+        owned_fabric=spans_nodes,
     )
     used = [o.cheapest for o in markets.values()]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
@@ -118,6 +135,7 @@ def tier_prices(*, base: Scenario, now: dt.datetime | None = None, peak_gpus: in
             "at once (their providers' capacity, pricing/data/capacity_caps.csv), so those markets are not priced."
         )
     return PricedBase(
+        spans_nodes=spans_nodes,
         prices=prices,
         prices_as_of=oldest_offer_date(base, used, freshness, now or timezone.now())[0],
         warnings=tuple(warnings),
@@ -149,7 +167,11 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     levels, shares = replica_day_levels(s=spec.scenario, replica_requests_per_s=size["replica_requests_per_s"])
     # The advice's base; the replicas needed all day where renting is not priced (no base was chosen).
     base = int(size["rent"]["base_replicas"] or levels[0])
-    all_year = _job(spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=())
+    cal = doc["calibration"]
+    spans = spans_nodes_reason(spec.scenario, tp) is not None
+    all_year = _job(
+        spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal, spans_nodes=spans
+    )
     above = levels > base
     if not above.any():
         return (all_year,)
@@ -161,14 +183,31 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     replica_hours = np.bincount(line, weights=step * hours, minlength=slots.size)
     days = HOURS // DAY_HOURS
     burst = [
-        _job(spec, gpus=round(r) * tp, run_hours=float(h / r), runs_per_year=days, months=(), part=PEAK_HOURS)
+        _job(
+            spec,
+            gpus=round(r) * tp,
+            run_hours=float(h / r),
+            runs_per_year=days,
+            months=(),
+            part=PEAK_HOURS,
+            calibration=cal,
+            spans_nodes=spans,
+        )
         for r, h in zip(replicas[::-1].tolist(), replica_hours[::-1].tolist(), strict=True)
     ]
     return (all_year, *burst)
 
 
 def _job(
-    spec: JobSpec, *, gpus: int, run_hours: float, runs_per_year: int, months: tuple[int, ...], part: str = ""
+    spec: JobSpec,
+    *,
+    gpus: int,
+    run_hours: float,
+    runs_per_year: int,
+    months: tuple[int, ...],
+    part: str = "",
+    calibration: Mapping[str, Any] | None = None,
+    spans_nodes: bool | None = None,
 ) -> Job:
     return Job(
         name=spec.name,
@@ -179,7 +218,30 @@ def _job(
         max_wait_hours=round(spec.max_wait_days * 24),
         interruptible=spec.interruptible,
         part=part,
+        calibration=calibration,
+        spans_nodes=spans_nodes,
     )
+
+
+def replica_gpus_check(*, gpus: int, advice: Mapping[str, Any], gpus_per_node: int, where: str) -> None:
+    """An inference job's given ``gpus`` held all year: whole nodes, or up to one node, as any job; or replicas of
+    the TP its advice deploys, which need not fill whole servers (a finance probe: the advice's "TP 4 x 7 replicas =
+    28 GPUs" was refused). Raises ScenarioError naming the TP otherwise."""
+    if gpus <= gpus_per_node or gpus % gpus_per_node == 0:
+        return
+    tp = advice["recommendation"].get("tp")
+    if tp and gpus % int(tp) == 0:
+        return
+    if tp:
+        lower, upper = gpus // int(tp) * int(tp), -(-gpus // int(tp)) * int(tp)
+        what = (
+            f"an inference job's GPUs are replicas of the TP {tp} GPUs its advice deploys; {gpus} is not a multiple "
+            f"of {tp} (give {lower} or {upper})"
+        )
+    else:
+        what = f"its advice finds no deployment that meets its latency targets, so {gpus} GPUs are not replicas of one"
+    message = f"{what}, or whole nodes ({gpus_per_node} GPUs per node), or leave gpus out to size it by its traffic"
+    raise ScenarioError([{"pointer": f"{where}/gpus", "message": message}])
 
 
 def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = None) -> tuple[Job, ...]:
@@ -193,9 +255,24 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
     if job.scenario.workload.kind == "inference":
         if job.gpus is None:
             return _inference_jobs(job, where, calibration)
-        return (_job(job, gpus=job.gpus, run_hours=float(HOURS), runs_per_year=1, months=()),)
+        doc = advise(job.scenario, calibration=calibration).to_dict()
+        replica_gpus_check(gpus=job.gpus, advice=doc, gpus_per_node=job.scenario.network.gpus_per_node, where=where)
+        cal, tp = doc["calibration"], doc["recommendation"].get("tp")
+        spans = bool(tp) and spans_nodes_reason(job.scenario, int(tp)) is not None
+        return (
+            _job(
+                job,
+                gpus=job.gpus,
+                run_hours=float(HOURS),
+                runs_per_year=1,
+                months=(),
+                calibration=cal,
+                spans_nodes=spans,
+            ),
+        )
     assert job.gpus is not None
-    size = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()["sizes"][0]
+    doc = advise(job_scenario(job, job.gpus), calibration=calibration).to_dict()
+    size = doc["sizes"][0]
     hours = size["run_hours"]
     if hours is None:
         raise ScenarioError(
@@ -211,7 +288,16 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
                 }
             ]
         )
-    return (_job(job, gpus=job.gpus, run_hours=float(hours), runs_per_year=job.runs_per_year, months=job.months),)
+    return (
+        _job(
+            job,
+            gpus=job.gpus,
+            run_hours=float(hours),
+            runs_per_year=job.runs_per_year,
+            months=job.months,
+            calibration=doc["calibration"],
+        ),
+    )
 
 
 def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[float]]:
@@ -222,3 +308,10 @@ def price_alternatives(markets: Mapping[str, SizeOffers]) -> dict[str, list[floa
         prices = offers.usd_per_used_gpu_hour[:MC_PRICE_ALTERNATIVES]
         out[market] = (prices / prices[0]).tolist()
     return out
+
+
+def fleet_spans_nodes(*, jobs: list[Job], gpus_per_node: int, usage: bool) -> bool:
+    """Whether any of the fleet's work crosses nodes, so that its owned cluster buys the fabric: a job's run of more
+    GPUs than a node (unless it is a service whose replicas each fit in one), or measured usage, whose runs are not
+    known (it keeps the fabric, as before)."""
+    return usage or any(j.gpus > gpus_per_node if j.spans_nodes is None else j.spans_nodes for j in jobs)

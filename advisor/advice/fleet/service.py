@@ -21,7 +21,7 @@ from django.utils import timezone
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import RUN_STEPS, WAIT_STEPS, FleetPlan, TierPrices, cost_spread, plan_fleet, plan_work
-from advisor.advice.fleet.pricing import PricedBase, resolve_job, tier_prices
+from advisor.advice.fleet.pricing import PricedBase, fleet_spans_nodes, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
@@ -51,6 +51,8 @@ def _prices_document(priced: PricedBase) -> dict[str, Any]:
         "reserved_usd_per_gpu_hour": dict(p.reserved_usd_per_gpu_hour),
         "offers": priced.offers,
         "hardware_quote": priced.hardware_quote,
+        "owned_scale_out_fabric": priced.spans_nodes,
+        "owned_fabric": priced.fabric_words,
     }
 
 
@@ -105,6 +107,24 @@ def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) ->
         if note:
             which = "the jobs naming no stack" if stack is None else f"the jobs of stack {stack!r}"
             out.append(f"For {which} on {fleet.base.gpu}: {note}.")
+    return out
+
+
+def partial_server_warnings(fleet: FleetInput) -> list[str]:
+    """Inference jobs given GPUs that do not fill whole servers (replicas of their TP): renting bills those GPUs,
+    owning buys whole servers, as the job's own advice's owned option does (``inference`` rounds the peak up)."""
+    gpn = fleet.base.network.gpus_per_node
+    out = []
+    for job in fleet.jobs:
+        serving = job.scenario is not None and job.scenario.workload.kind == "inference"
+        if serving and job.gpus is not None and job.gpus % gpn:
+            servers = -(-job.gpus // gpn)
+            out.append(
+                f"'{job.name}' holds {job.gpus:,} GPUs, replicas that do not fill whole {gpn}-GPU servers: renting "
+                f"bills its {job.gpus:,} GPUs; owned GPUs are bought in whole servers ({servers * gpn:,} GPUs in "
+                f"{servers:,} server{'' if servers == 1 else 's'} for it alone), as its advice's owned option "
+                "rounds up."
+            )
     return out
 
 
@@ -267,7 +287,8 @@ def plan_for_input(
     predicted = [p for p, lines in zip(_predicted(fleet), parts, strict=True) for _ in lines]
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
-    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak))
+    spans = fleet_spans_nodes(jobs=jobs, gpus_per_node=fleet.base.network.gpus_per_node, usage=usage is not None)
+    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak), spans_nodes=spans)
     require_a_price(prices=priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
@@ -276,6 +297,7 @@ def plan_for_input(
     )
     warnings = [*priced.warnings, *doc.pop("warnings")]
     warnings.extend(_calibration_warnings(fleet, calibration))
+    warnings.extend(partial_server_warnings(fleet))
     if fleet.usage is not None and fleet.usage.has_pending:
         warnings.append(
             f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "
