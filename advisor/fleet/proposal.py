@@ -9,11 +9,10 @@ from typing import Any, Final
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
-from advisor.cash_flow import fleet_purchase
+from advisor.cash_flow import fleet_owned_parts, fleet_purchase
 from advisor.fleet.charts import fleet_charts
 from advisor.web.presenters import (
     fleet_calibration_lines,
@@ -78,54 +77,19 @@ def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def owned_parts(*, plan: dict[str, Any]) -> list[tuple[str, float]] | None:
-    """(part, USD a year) of the recommended owned tier: the capital (the purchase, fleet_purchase, as an annuity
-    over the service life at the discount rate less the discounted residual), colocation, support, staff, software
-    and idle energy (each by advisor.economics with the other parts at zero, as cash_flow.owning_cash_parts splits a
-    scenario's) and the energy of the owned busy GPU-hours. None without an owned tier or when the parts do not
-    re-add to it (a quote this split cannot read): a finance probe had to rebuild $651,128 from capex, annuity,
-    colocation, support and energy by hand."""
-    purchase, prices = fleet_purchase(plan=plan), plan.get("tier_prices") or {}
-    quote, terms = prices.get("hardware_quote") or {}, (plan.get("fleet") or {}).get("buy") or {}
+    """(part, USD a year) of the recommended owned tier (cash_flow.fleet_owned_parts, the split the fleet workbook
+    prints too), or None without an owned tier or when the parts do not re-add to it within $1 (a quote this split
+    cannot read): a finance probe had to rebuild $651,128 from capex, annuity, colocation, support and energy by
+    hand."""
+    parts = fleet_owned_parts(plan=plan)
     rec = plan.get("recommendation") or {}
-    option = next((o for o in plan.get("options") or [] if o["owned_gpus"] == rec.get("owned_gpus")), None)
+    option = next((o for o in plan.get("options") or [] if o.get("owned_gpus") == rec.get("owned_gpus")), None)
     owned = ((option or {}).get("by_tier") or {}).get("owned") or {}
-    if purchase is None or owned.get("usd_per_year") is None or not quote.get("power_kw") or not terms:
+    if not parts or owned.get("usd_per_year") is None:
         return None
-    nodes, gpn = purchase["nodes"], purchase["gpus_per_node"]
-    per_kw = gpn / float(quote.get("gpus_per_server") or gpn)
-    zero = {
-        "capex_usd": purchase["usd"],
-        "contracted_kw": nodes * float(quote["power_kw"]) * per_kw,
-        "colo_usd_per_kw_month": 0.0,
-        "support_fraction_per_year": 0.0,
-        "staff_usd_per_year": 0.0,
-        "software_usd_per_year": 0.0,
-        "idle_kw": nodes * float(quote.get("idle_power_kw") or 0.0) * per_kw,
-        "pue": float(terms.get("pue") or 0.0),
-        "power_usd_per_kwh": 0.0,
-    }
-    capital = ec.yearly_fixed_cost_usd(
-        **zero,
-        years=float(terms.get("years") or 0.0),
-        discount_rate=float(terms.get("discount_rate") or 0.0),
-        residual_fraction=float(terms.get("residual_fraction") or 0.0),
-    )
-    given = {
-        "colocation": {"colo_usd_per_kw_month": terms.get("colo_usd_per_kw_month")},
-        "support": {"support_fraction_per_year": terms.get("support_fraction_per_year")},
-        "staff": {"staff_usd_per_year": terms.get("staff_usd_per_year")},
-        "software": {"software_usd_per_year": float(terms.get("software_usd_per_gpu_year") or 0.0) * nodes * gpn},
-        "idle energy": {"power_usd_per_kwh": terms.get("power_usd_per_kwh")},
-    }
-    rows = [("capital", float(capital))] + [
-        (name, float(ec.yearly_running_cost_usd(**{**zero, **{k: float(v or 0.0) for k, v in part.items()}})))
-        for name, part in given.items()
-    ]
-    variable = float(prices.get("owned_variable_usd_per_gpu_hour") or 0.0)
-    rows.append(("energy", variable * float(owned.get("gpu_hours") or 0.0)))
-    if abs(sum(usd for _, usd in rows) - float(owned["usd_per_year"])) > 1.0:
+    if abs(sum(usd for _, usd in parts) - float(owned["usd_per_year"])) > 1.0:
         return None
-    return [(name, usd) for name, usd in rows if round(usd)]
+    return parts
 
 
 def owned_parts_text(*, plan: dict[str, Any]) -> str:
