@@ -565,8 +565,11 @@ def derive_geometry(
     vocab: int | None = None,
     experts: int = 0,
     active_experts: int = 0,
+    head_dim: int | None = None,
 ) -> ModelGeometry:
     """A geometry for ``params_b`` billion parameters, keeping every field given and saying what it assumed.
+    ``head_dim``: the width of one attention head where the model sets it (Qwen3, Gemma, Mistral-Nemo); hidden /
+    heads when not given.
 
     With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
     is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
@@ -588,7 +591,7 @@ def derive_geometry(
         "ffn_hidden": ffn_hidden,
         "vocab": vocab,
     }
-    for name, value in given.items():
+    for name, value in {**given, "head_dim": head_dim}.items():
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise CatalogError(name, f"must be a positive integer, got {value!r}")
     assumed: list[str] = []
@@ -619,7 +622,7 @@ def derive_geometry(
         id="",
         params_b=float(params_b),
         active_params_b=float(params_b),
-        head_dim=dims["hidden"] // dims["heads"],
+        head_dim=head_dim or dims["hidden"] // dims["heads"],
         experts=experts,
         active_experts=active_experts,
         assumed=(),
@@ -675,6 +678,7 @@ def resolve_model(
     vocab: int | None = None,
     experts: int | None = None,
     active_experts: int | None = None,
+    head_dim: int | None = None,
     tolerance: float = GEOMETRY_TOLERANCE,
 ) -> ModelGeometry:
     """What ``workload.model`` (and a serving-points row) describes: the catalog entry ``name``, or ``params_b``
@@ -692,6 +696,7 @@ def resolve_model(
         "vocab": vocab,
         "experts": experts,
         "active_experts": active_experts,
+        "head_dim": head_dim,
     }
     if name:
         model = get_model(name)
@@ -716,6 +721,7 @@ def resolve_model(
         vocab=vocab,
         experts=experts or 0,
         active_experts=active_experts or 0,
+        head_dim=head_dim,
     )
     return consistent_reading(
         geometry,

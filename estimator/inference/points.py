@@ -2,7 +2,7 @@
 estimator.runs, predicted in one vectorised pass, written back with the prediction columns added.
 
 Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[,
-ffn_hidden, vocab, experts, active_experts]`` (geometry left out is derived as the API derives it:
+ffn_hidden, vocab, experts, active_experts, head_dim]`` (geometry left out is derived as the API derives it:
 estimator.catalog.resolve_model), ``tp, concurrency, input_tokens, output_tokens``; optional ``stack``
 (serving_stacks.csv, one that runs on the GPU; empty = the GPU's default: trtllm on NVIDIA GPUs, vllm elsewhere,
 estimator.inference.engines) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel
@@ -42,6 +42,9 @@ REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "in
 # ffn_hidden and vocab are optional like the rest: without them a 7B geometry is ambiguous (the derived MLP width
 # absorbs params_b), so a serving lead's Llama-2 7B rows were read with 8 KV heads and a 128,256 vocabulary.
 GEOMETRY: Final[tuple[str, ...]] = GEOMETRY_FIELDS
+# An optional extra column (not in DESIGN.md's list): the width of one attention head where the model sets it
+# (Qwen3-32B: 128 beside hidden / heads = 80); hidden / heads when empty.
+HEAD_DIM: Final[str] = "head_dim"
 # Upper bounds of the numbers a point gives (estimator.bounds, the Scenario's own limits); others: MAX_GEOMETRY.
 POINT_MAXIMUM: Final[dict[str, float]] = {"tp": MAX_GPUS, "params_b": MAX_PARAMS_B}
 OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -75,7 +78,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
     """The served model and its published context length (0 where none is known: a model given by its geometry)."""
     name = text.get("model", "").strip()
     params_b = _number(text, "params_b", bad, row, integer=False)
-    dims = {c: _number(text, c, bad, row, integer=True) for c in GEOMETRY}
+    dims = {c: _number(text, c, bad, row, integer=True) for c in (*GEOMETRY, HEAD_DIM)}
     if not name and params_b is None:
         bad.append(RowError(row, "model", "give a catalog model id or params_b (with optional geometry)"))
         return None
@@ -94,6 +97,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
             vocab=_int(dims["vocab"]),
             experts=_int(dims["experts"]),
             active_experts=_int(dims["active_experts"]),
+            head_dim=_int(dims[HEAD_DIM]),
         )
     except CatalogError as exc:
         column = "model" if exc.field in ("name", "model") else exc.field
@@ -269,7 +273,7 @@ def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[Se
     bad: list[RowError] = []
     if not header:
         raise RunValidationError([RowError(0, "header", "the CSV is empty")])
-    known = (*REQUIRED, *GEOMETRY, "model", "params_b", "stack", "attention_dp")
+    known = (*REQUIRED, *GEOMETRY, HEAD_DIM, "model", "params_b", "stack", "attention_dp")
     for column in header:
         spelled = column.strip().lower().replace("-", "_").replace(" ", "_")
         if column not in known and spelled in known:
