@@ -442,9 +442,18 @@ def work_params_b(geometry: ModelGeometry, *, geometry_given: bool) -> tuple[flo
     held = geometry.params() / 1e9
     if f"{held:.3g}" == f"{geometry.params_b:.3g}":
         return held, None
+    hint = ""
+    if (
+        held < geometry.params_b
+        and geometry.attention == "gqa"
+        and geometry.head_dim * geometry.heads == geometry.hidden
+    ):
+        # An outsider's probe: Qwen3-32B's sizes hold 30.5B at hidden / heads = 80-wide heads; its config sets 128
+        # (32.76B), and the geometry, not the label, was the one short.
+        hint = f"; if the model's heads are wider than hidden / heads = {geometry.head_dim}, give head_dim"
     return held, (
         f"FLOPs and weights from the geometry's {held:.3g}B parameters, not params_b {geometry.params_b:g}B "
-        "(the sizes given hold that many)"
+        f"(the sizes given hold that many{hint})"
     )
 
 

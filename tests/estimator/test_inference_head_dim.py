@@ -54,3 +54,13 @@ def test_a_points_row_may_give_head_dim() -> None:
     # Without head_dim the row is read with hidden / heads = 80-wide heads: a smaller KV cache per token, more room.
     plain = _rows(f"{header}\n{shape}\n")[0]
     assert int(plain["max_concurrency"]) > int(given["max_concurrency"])
+
+
+def test_a_geometry_short_of_params_b_without_head_dim_says_head_dim_may_be_why() -> None:
+    """Qwen3-32B's sizes without head_dim hold 30.5B at 80-wide heads: the note says the heads may be wider."""
+    header = "gpu,precision,params_b,layers,hidden,heads,kv_heads,ffn_hidden,vocab,tp,concurrency,input_tokens,"
+    header += "output_tokens,stack"
+    plain = _rows(f"{header}\nh100-sxm,bf16,32.8,64,5120,64,8,25600,151936,1,500,3996,200,vllm\n")[0]
+    assert "not params_b 32.8B" in plain["prediction_note"]
+    assert "head_dim" in plain["prediction_note"]
+    assert "80" in plain["prediction_note"]
