@@ -28,12 +28,22 @@ from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
     ServedModel,
+    ServingGpu,
     gpu_overrides,
     serving_gpu,
     serving_stack,
 )
-from estimator.inference.engines import serving_engine_problem
+from estimator.inference.engines import default_serving_engine, serving_engine_problem
 from estimator.inference.fit import InferenceCalibration
+from estimator.inference.notes import (
+    default_engine_note,
+    engine_of_stack,
+    kv_capacity_warning,
+    moe_note,
+    pcie_group_note,
+    serving_coverage,
+    uncalibrated_serving_warnings,
+)
 from estimator.inference.sizing import ServingPoint, does_not_fit_text, estimate_points, parallel_degrees
 from estimator.runs import NOTE_COLUMN, RowError, RunValidationError, plain_number
 from estimator.specs import UnknownGpuError, get_gpu
@@ -204,8 +214,9 @@ def _check_scale_up(*, model: ServedModel, gpu: str, tp: int, bad: list[RowError
         )
 
 
-def _note(point: ServingPoint, *, fits: bool) -> str:
-    """Why a point has no prediction, and what its prediction assumed (empty when neither applies)."""
+def _note(point: ServingPoint, *, fits: bool, kv_requests: float, engine_cap: float) -> str:
+    """Why a point has no prediction, and what its prediction assumed (empty when neither applies): the same
+    warnings as the inference Advice's (estimator.inference.notes)."""
     notes = []
     if not fits:
         # The advice's words for the same case (advisor.advice.inference: no deployment fits), with the datasheet's
@@ -224,7 +235,29 @@ def _note(point: ServingPoint, *, fits: bool) -> str:
             "collectives run over the scale-out network"
         )
     assumed = _assumed_note(point.model)
-    return "; ".join([*notes, assumed] if assumed else notes)
+    if assumed:
+        notes.append(assumed)
+    if fits:
+        notes.extend(_basis_notes(point, served=served, kv_requests=kv_requests, engine_cap=engine_cap))
+    return "; ".join(notes)
+
+
+def _basis_notes(point: ServingPoint, *, served: ServingGpu, kv_requests: float, engine_cap: float) -> list[str]:
+    """What a prediction rests on beyond the row: a KV cache of few requests, the engine picked for it, what the
+    calibration has no rows of, a PCIe group, a mixture of experts."""
+    stack = serving_stack(point.stack or default_serving_engine(point.gpu))
+    capacity = kv_capacity_warning(
+        requests=kv_requests, concurrency=point.concurrency, engine_cap=engine_cap, stack=stack
+    )
+    coverage = serving_coverage(gpu=point.gpu, precision=point.precision, engine=engine_of_stack(stack.name))
+    optional = (
+        capacity,
+        None if point.stack else default_engine_note(point.gpu),
+        *uncalibrated_serving_warnings(coverage),
+        pcie_group_note(served, point.tp),
+        moe_note(point.model),
+    )
+    return [n.rstrip(".") for n in optional if n]
 
 
 def _assumed_note(model: ServedModel) -> str:
@@ -322,6 +355,11 @@ def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None =
         added = {c: _cell(float(v[i]) if fits else math.inf) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
         added["max_concurrency"] = str(max(int(est.max_concurrency[i]), 0))
         added[FITS_COLUMN] = "true" if fits else "false"
-        added[NOTE_COLUMN] = _note(points[i], fits=fits)
+        added[NOTE_COLUMN] = _note(
+            points[i],
+            fits=fits,
+            kv_requests=float(est.kv_requests[i]),
+            engine_cap=float(est.engine_max_batch[i]),
+        )
         writer.writerow({**row, **added})
     return out.getvalue()
