@@ -442,9 +442,18 @@ def work_params_b(geometry: ModelGeometry, *, geometry_given: bool) -> tuple[flo
     held = geometry.params() / 1e9
     if f"{held:.3g}" == f"{geometry.params_b:.3g}":
         return held, None
+    hint = ""
+    if (
+        held < geometry.params_b
+        and geometry.attention == "gqa"
+        and geometry.head_dim * geometry.heads == geometry.hidden
+    ):
+        # An outsider's probe: Qwen3-32B's sizes hold 30.5B at hidden / heads = 80-wide heads; its config sets 128
+        # (32.76B), and the geometry, not the label, was the one short.
+        hint = f"; if the model's heads are wider than hidden / heads = {geometry.head_dim}, give head_dim"
     return held, (
         f"FLOPs and weights from the geometry's {held:.3g}B parameters, not params_b {geometry.params_b:g}B "
-        "(the sizes given hold that many)"
+        f"(the sizes given hold that many{hint})"
     )
 
 
@@ -565,8 +574,11 @@ def derive_geometry(
     vocab: int | None = None,
     experts: int = 0,
     active_experts: int = 0,
+    head_dim: int | None = None,
 ) -> ModelGeometry:
     """A geometry for ``params_b`` billion parameters, keeping every field given and saying what it assumed.
+    ``head_dim``: the width of one attention head where the model sets it (Qwen3, Gemma, Mistral-Nemo); hidden /
+    heads when not given.
 
     With no geometry at all, a dense model takes the shape of the nearest dense grouped-query catalog model when one
     is within 15 % of the size (70 -> Llama 3.1 70B's 80 x 8192, 8 KV heads); otherwise hidden from the catalog's
@@ -588,7 +600,7 @@ def derive_geometry(
         "ffn_hidden": ffn_hidden,
         "vocab": vocab,
     }
-    for name, value in given.items():
+    for name, value in {**given, "head_dim": head_dim}.items():
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise CatalogError(name, f"must be a positive integer, got {value!r}")
     assumed: list[str] = []
@@ -619,7 +631,7 @@ def derive_geometry(
         id="",
         params_b=float(params_b),
         active_params_b=float(params_b),
-        head_dim=dims["hidden"] // dims["heads"],
+        head_dim=head_dim or dims["hidden"] // dims["heads"],
         experts=experts,
         active_experts=active_experts,
         assumed=(),
@@ -675,6 +687,7 @@ def resolve_model(
     vocab: int | None = None,
     experts: int | None = None,
     active_experts: int | None = None,
+    head_dim: int | None = None,
     tolerance: float = GEOMETRY_TOLERANCE,
 ) -> ModelGeometry:
     """What ``workload.model`` (and a serving-points row) describes: the catalog entry ``name``, or ``params_b``
@@ -692,6 +705,7 @@ def resolve_model(
         "vocab": vocab,
         "experts": experts,
         "active_experts": active_experts,
+        "head_dim": head_dim,
     }
     if name:
         model = get_model(name)
@@ -716,6 +730,7 @@ def resolve_model(
         vocab=vocab,
         experts=experts or 0,
         active_experts=active_experts or 0,
+        head_dim=head_dim,
     )
     return consistent_reading(
         geometry,

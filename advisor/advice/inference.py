@@ -97,7 +97,6 @@ from advisor.advice.recommendation import mark_cheapest
 from advisor.advice.unmet import closest_deployment, closest_document, relax_options
 from advisor.cash_flow import carries_fabric, fabric_words, purchase_usd
 from advisor.scenario import (
-    DEFAULT_SERVING_ENGINE,
     Latency,
     Scenario,
     ScenarioError,
@@ -109,7 +108,15 @@ from advisor.scenario import (
 )
 from estimator import inference as inf
 from estimator.bounds import MAX_GPUS
-from estimator.specs import UnknownGpuError, get_gpu
+from estimator.inference.notes import (
+    ServingCoverage,
+    default_engine_reason,
+    gpu_name,
+    kv_capacity_warning,
+    serving_coverage,
+    uncalibrated_serving_warnings,
+)
+from estimator.specs import get_gpu
 from pricing import selectors
 from pricing.models import FLOATING_MARKETS, MARKET_PHRASES, RESERVED_MARKETS
 
@@ -304,6 +311,20 @@ def served_model(s: Scenario) -> inf.ServedModel:
         experts=m.experts,
         active_experts=m.active_experts,
     )
+
+
+def kv_capacity_warnings(s: Scenario, deployments: Sequence[inf.Deployment], rec_j: int | None) -> list[str]:
+    """The recommended deployment's warning where its KV cache, not the engine's batch cap, holds few requests
+    (estimator.inference.notes.kv_capacity_warning, the one estimate_inference's note states): an outsider's probe
+    served Qwen3-32B on one H100 under vLLM with room for about 8 requests, where vLLM preempts and recomputes and
+    the measured throughput was 0.6x the model's. Empty without a recommendation."""
+    if rec_j is None:
+        return []
+    d = deployments[rec_j]
+    stack = inf.serving_stack(serving_engine_on(s.workload.serving_engine, s.gpu))
+    cap, _ = stack.batch_limits(inf.serving_gpu(s.gpu))
+    warning = kv_capacity_warning(requests=d.max_batch, concurrency=d.batch, engine_cap=cap, stack=stack)
+    return [] if warning is None else [f"TP {d.tp}: {warning[0].upper()}{warning[1:]}."]
 
 
 @dataclass(frozen=True)
@@ -646,7 +667,7 @@ def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCov
         f"{band['replica_requests_per_s_p10']:.3g}-{band['replica_requests_per_s_p90']:.3g} requests/s rather than "
         f"{doc['replica_requests_per_s']:.3g}" + (f" ({', '.join(ends)})" if ends else "") + ", "
         f"but that error was measured on {coverage.measured_on()}; it does not cover {coverage.engine} at "
-        f"{coverage.precision.upper()} on {_gpu_name(coverage.gpu)}, says nothing about how likely either end is "
+        f"{coverage.precision.upper()} on {gpu_name(coverage.gpu)}, says nothing about how likely either end is "
         "here, and the real capacity can fall outside it: benchmark a replica before committing."
     )
 
@@ -1443,6 +1464,7 @@ def advise_inference(
         "reasons": reasons,
     }
     warnings.extend(kv_share_warnings(deployments, rec_j, cal))
+    warnings.extend(kv_capacity_warnings(s, deployments, rec_j))
     if rec_j is not None:
         _state_bands(size_docs[rec_j], recommendation, reasons, warnings, coverage)
     if action == "buy" and rec_j is not None:  # what is bought: whole servers, more GPUs than the deployment uses
@@ -1546,9 +1568,7 @@ def _engine_choice(s: Scenario) -> str:
     engine = s.workload.serving_engine
     if "/workload/serving_engine" not in s.defaults_used:
         return f"given (/workload/serving_engine {engine})"
-    why = serving_engine_problem(DEFAULT_SERVING_ENGINE, s.gpu)
-    default = f"{engine}, the default where it runs" if why is None else f"{engine}, because the default {why}"
-    return f"defaulted (/workload/serving_engine left out): {default}"
+    return f"defaulted (/workload/serving_engine left out): {default_engine_reason(s.gpu)}"
 
 
 # The words by which a part of a serving-stack row's source names the setting it supports (the engines' own option
@@ -1669,105 +1689,6 @@ def kv_share_warnings(
         f"{fmt.percent(abs(median))} (P90 {fmt.percent(p90)}): expect {'fewer' if over else 'more'} requests per GPU "
         "than stated."
     ]
-
-
-def _gpu_name(gpu: str) -> str:
-    try:
-        return get_gpu(gpu).name
-    except UnknownGpuError:  # a GPU of the serving table only (the A100 PCIe 80GB)
-        return gpu
-
-
-@dataclass(frozen=True)
-class ServingCoverage:
-    """One deployment's GPU, precision and serving engine against what the serving calibration has rows of
-    (inf.table_coverage): what its fitted efficiencies and held-out accuracy were measured on."""
-
-    gpu: str
-    precision: str
-    engine: str
-    calibrated_pairs: tuple[tuple[str, str], ...]  # (GPU id, precision) of the table's rows
-    calibrated_engines: tuple[str, ...]
-
-    @property
-    def calibrated_gpus(self) -> tuple[str, ...]:
-        return tuple(sorted({gpu for gpu, _ in self.calibrated_pairs}))
-
-    @property
-    def precisions_on_gpu(self) -> tuple[str, ...]:
-        """The precisions the table measures this GPU at (none where it has no rows of it)."""
-        return tuple(sorted({p for gpu, p in self.calibrated_pairs if gpu == self.gpu}))
-
-    @property
-    def gpu_calibrated(self) -> bool:
-        return bool(self.precisions_on_gpu)
-
-    @property
-    def precision_calibrated(self) -> bool:
-        """The table measures this GPU at this precision (bf16 read as fp16: inf.measured_format)."""
-        wanted = inf.measured_format(self.precision)
-        return any(inf.measured_format(p) == wanted for p in self.precisions_on_gpu)
-
-    @property
-    def engine_calibrated(self) -> bool:
-        return self.engine in self.calibrated_engines
-
-    @property
-    def covers_deployment(self) -> bool:
-        return self.precision_calibrated and self.engine_calibrated
-
-    def measured_on(self) -> str:
-        """ "trtllm runs on NVIDIA A100 SXM4 80GB at FP16, ...": what the calibration's rows are."""
-        gpus = [
-            f"{_gpu_name(gpu)} at {'/'.join(p.upper() for on, p in self.calibrated_pairs if on == gpu)}"
-            for gpu in self.calibrated_gpus
-        ]
-        return f"{', '.join(self.calibrated_engines)} runs on {', '.join(gpus)}"
-
-
-def serving_coverage(*, gpu: str, precision: str, engine: str) -> ServingCoverage:
-    """Whether the serving calibration has rows of ``gpu`` at ``precision`` and of ``engine`` (the one test of it:
-    the warnings and the capacity band's ``covers_deployment`` read it)."""
-    pairs, engines = inf.table_coverage()
-    return ServingCoverage(
-        gpu=gpu, precision=precision, engine=engine, calibrated_pairs=pairs, calibrated_engines=engines
-    )
-
-
-def uncalibrated_serving_warnings(coverage: ServingCoverage) -> list[str]:
-    """What the serving calibration has no rows of (the GPU, its precision on a GPU it has, the engine): where its
-    throughput is borrowed from and that the stated accuracy was measured elsewhere (as the training advice warns
-    for an uncalibrated GPU family). An outsider's probe: an MI300X on vLLM read 1.43x an H100's TensorRT-LLM
-    requests/s per GPU beside an accuracy measured on neither; a serving lead's: a B200 at BF16 (the table holds
-    it at FP4 only) had no word."""
-    gpu, engine, engines = coverage.gpu, coverage.engine, coverage.calibrated_engines
-    out = []
-    measured_on = ", ".join(_gpu_name(g) for g in coverage.calibrated_gpus)
-    if not coverage.gpu_calibrated:
-        out.append(
-            f"The serving calibration has no rows on {_gpu_name(gpu)}: its throughput applies the efficiencies fitted "
-            f"on {', '.join(engines)} runs on {measured_on} to its datasheet bandwidth and FLOP/s, and the stated "
-            "accuracy (held-out error, capacity band, KV-share error) was measured on those GPUs, not on this one: "
-            "expect a wider error, and benchmark it before committing."
-        )
-    elif not coverage.precision_calibrated:
-        precision = coverage.precision.upper()
-        out.append(
-            f"The serving calibration has no {precision} rows on {_gpu_name(gpu)} (only "
-            f"{', '.join(p.upper() for p in coverage.precisions_on_gpu)}): its {precision} throughput applies the "
-            f"efficiencies fitted on {coverage.measured_on()} to its datasheet bandwidth and FLOP/s, and the stated "
-            f"accuracy (held-out error, capacity band, KV-share error) was not measured at {precision} on this GPU: "
-            "expect a wider error, and benchmark it before committing."
-        )
-    if not coverage.engine_calibrated:
-        out.append(
-            f"The serving calibration has no {engine} rows: its throughput is borrowed from {', '.join(engines)} "
-            f"(measured on {measured_on}): {engine}'s own settings (serving_stacks.csv: the memory it reserves, "
-            "its batch cap and step token budget, the kernels it lacks) are applied to their fitted efficiencies, "
-            f"its own kernels and scheduler are not measured, and the stated accuracy was measured on "
-            f"{', '.join(engines)}, not {engine}."
-        )
-    return out
 
 
 def latency_accuracy_warning(check: Mapping[str, Any] | None) -> str:

@@ -351,6 +351,11 @@ class ServedModel:
     embedding_params_b: float = 0.0  # input embedding + LM head (kept 16-bit by fp8/fp4 quantization)
     latent_kv: bool = False  # multi-head latent attention: kv_elements is one compressed latent per token
     moe_layers: int = 0  # layers with routed experts (0: all layers of a model with experts)
+    # Width of one attention head where the model sets it (Qwen3-32B: 64 heads of 128 beside hidden 5120, its
+    # config.json head_dim); 0 = hidden / heads. Taken from estimator.catalog.ModelGeometry.head_dim, the one
+    # definition the training estimate reads too (attention_width): an outsider's probe served Qwen3-32B with
+    # 80-wide heads, a KV cache 1.6x too small and about twice the measured throughput.
+    head_width: float = 0.0
     name: str = ""
     assumed: tuple[str, ...] = ()
 
@@ -360,7 +365,7 @@ class ServedModel:
 
     @property
     def head_dim(self) -> float:
-        return self.hidden / self.heads
+        return self.head_width or self.hidden / self.heads
 
     def kv_elements_per_token(self, tp: float = 1.0) -> float:
         """KV elements one token keeps summed over a TP group of ``tp`` GPUs: KV heads are replicated when tp
@@ -423,6 +428,7 @@ class ServedModel:
             attn_flops_per_ctx=g.attention_flops_per_token_per_context(),
             decode_attn_flops_per_ctx=g.decode_attention_flops_per_context(),
             ffn_hidden=g.moe_ffn_hidden or g.ffn_hidden,
+            head_width=float(g.head_dim),
             embedding_params_b=g.vocab * g.hidden * (1 if g.tied else 2) / 1e9,
             name=g.id,
             assumed=g.assumed,
@@ -448,6 +454,7 @@ class ServedModel:
         vocab: int | None = None,
         experts: int = 0,
         active_experts: int = 0,
+        head_dim: int | None = None,
     ) -> ServedModel:
         """Missing geometry derived by estimator.catalog.derive_geometry (the catalog's shapes; grouped-query
         attention with 8 KV heads assumed and listed in ``assumed``). Heads need not be divisible by the TP degree
@@ -464,6 +471,7 @@ class ServedModel:
                 vocab=vocab,
                 experts=experts,
                 active_experts=active_experts,
+                head_dim=head_dim,
             )
         except CatalogError as exc:
             raise InferenceError(exc.field, str(exc).split(": ", 1)[1]) from None

@@ -2,7 +2,7 @@
 estimator.runs, predicted in one vectorised pass, written back with the prediction columns added.
 
 Columns (DESIGN.md): ``gpu, precision, model`` (catalog id) or ``params_b, layers, hidden, heads, kv_heads[,
-ffn_hidden, vocab, experts, active_experts]`` (geometry left out is derived as the API derives it:
+ffn_hidden, vocab, experts, active_experts, head_dim]`` (geometry left out is derived as the API derives it:
 estimator.catalog.resolve_model), ``tp, concurrency, input_tokens, output_tokens``; optional ``stack``
 (serving_stacks.csv, one that runs on the GPU; empty = the GPU's default: trtllm on NVIDIA GPUs, vllm elsewhere,
 estimator.inference.engines) and ``attention_dp`` (true: a mixture-of-experts model served attention data-parallel
@@ -28,12 +28,22 @@ from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
     ServedModel,
+    ServingGpu,
     gpu_overrides,
     serving_gpu,
     serving_stack,
 )
-from estimator.inference.engines import serving_engine_problem
+from estimator.inference.engines import default_serving_engine, serving_engine_problem
 from estimator.inference.fit import InferenceCalibration
+from estimator.inference.notes import (
+    default_engine_note,
+    engine_of_stack,
+    kv_capacity_warning,
+    moe_note,
+    pcie_group_note,
+    serving_coverage,
+    uncalibrated_serving_warnings,
+)
 from estimator.inference.sizing import ServingPoint, does_not_fit_text, estimate_points, parallel_degrees
 from estimator.runs import NOTE_COLUMN, RowError, RunValidationError, plain_number
 from estimator.specs import UnknownGpuError, get_gpu
@@ -42,6 +52,9 @@ REQUIRED: Final[tuple[str, ...]] = ("gpu", "precision", "tp", "concurrency", "in
 # ffn_hidden and vocab are optional like the rest: without them a 7B geometry is ambiguous (the derived MLP width
 # absorbs params_b), so a serving lead's Llama-2 7B rows were read with 8 KV heads and a 128,256 vocabulary.
 GEOMETRY: Final[tuple[str, ...]] = GEOMETRY_FIELDS
+# An optional extra column (not in DESIGN.md's list): the width of one attention head where the model sets it
+# (Qwen3-32B: 128 beside hidden / heads = 80); hidden / heads when empty.
+HEAD_DIM: Final[str] = "head_dim"
 # Upper bounds of the numbers a point gives (estimator.bounds, the Scenario's own limits); others: MAX_GEOMETRY.
 POINT_MAXIMUM: Final[dict[str, float]] = {"tp": MAX_GPUS, "params_b": MAX_PARAMS_B}
 OUTPUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -75,7 +88,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
     """The served model and its published context length (0 where none is known: a model given by its geometry)."""
     name = text.get("model", "").strip()
     params_b = _number(text, "params_b", bad, row, integer=False)
-    dims = {c: _number(text, c, bad, row, integer=True) for c in GEOMETRY}
+    dims = {c: _number(text, c, bad, row, integer=True) for c in (*GEOMETRY, HEAD_DIM)}
     if not name and params_b is None:
         bad.append(RowError(row, "model", "give a catalog model id or params_b (with optional geometry)"))
         return None
@@ -94,6 +107,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
             vocab=_int(dims["vocab"]),
             experts=_int(dims["experts"]),
             active_experts=_int(dims["active_experts"]),
+            head_dim=_int(dims[HEAD_DIM]),
         )
     except CatalogError as exc:
         column = "model" if exc.field in ("name", "model") else exc.field
@@ -200,8 +214,9 @@ def _check_scale_up(*, model: ServedModel, gpu: str, tp: int, bad: list[RowError
         )
 
 
-def _note(point: ServingPoint, *, fits: bool) -> str:
-    """Why a point has no prediction, and what its prediction assumed (empty when neither applies)."""
+def _note(point: ServingPoint, *, fits: bool, kv_requests: float, engine_cap: float) -> str:
+    """Why a point has no prediction, and what its prediction assumed (empty when neither applies): the same
+    warnings as the inference Advice's (estimator.inference.notes)."""
     notes = []
     if not fits:
         # The advice's words for the same case (advisor.advice.inference: no deployment fits), with the datasheet's
@@ -220,7 +235,29 @@ def _note(point: ServingPoint, *, fits: bool) -> str:
             "collectives run over the scale-out network"
         )
     assumed = _assumed_note(point.model)
-    return "; ".join([*notes, assumed] if assumed else notes)
+    if assumed:
+        notes.append(assumed)
+    if fits:
+        notes.extend(_basis_notes(point, served=served, kv_requests=kv_requests, engine_cap=engine_cap))
+    return "; ".join(notes)
+
+
+def _basis_notes(point: ServingPoint, *, served: ServingGpu, kv_requests: float, engine_cap: float) -> list[str]:
+    """What a prediction rests on beyond the row: a KV cache of few requests, the engine picked for it, what the
+    calibration has no rows of, a PCIe group, a mixture of experts."""
+    stack = serving_stack(point.stack or default_serving_engine(point.gpu))
+    capacity = kv_capacity_warning(
+        requests=kv_requests, concurrency=point.concurrency, engine_cap=engine_cap, stack=stack
+    )
+    coverage = serving_coverage(gpu=point.gpu, precision=point.precision, engine=engine_of_stack(stack.name))
+    optional = (
+        capacity,
+        None if point.stack else default_engine_note(point.gpu),
+        *uncalibrated_serving_warnings(coverage),
+        pcie_group_note(served, point.tp),
+        moe_note(point.model),
+    )
+    return [n.rstrip(".") for n in optional if n]
 
 
 def _assumed_note(model: ServedModel) -> str:
@@ -269,7 +306,7 @@ def read_points_csv(text: str) -> tuple[list[str], list[dict[str, str]], list[Se
     bad: list[RowError] = []
     if not header:
         raise RunValidationError([RowError(0, "header", "the CSV is empty")])
-    known = (*REQUIRED, *GEOMETRY, "model", "params_b", "stack", "attention_dp")
+    known = (*REQUIRED, *GEOMETRY, HEAD_DIM, "model", "params_b", "stack", "attention_dp")
     for column in header:
         spelled = column.strip().lower().replace("-", "_").replace(" ", "_")
         if column not in known and spelled in known:
@@ -318,6 +355,11 @@ def estimate_points_csv(text: str, *, calibration: InferenceCalibration | None =
         added = {c: _cell(float(v[i]) if fits else math.inf) for c, v in zip(OUTPUT_COLUMNS, values, strict=True)}
         added["max_concurrency"] = str(max(int(est.max_concurrency[i]), 0))
         added[FITS_COLUMN] = "true" if fits else "false"
-        added[NOTE_COLUMN] = _note(points[i], fits=fits)
+        added[NOTE_COLUMN] = _note(
+            points[i],
+            fits=fits,
+            kv_requests=float(est.kv_requests[i]),
+            engine_cap=float(est.engine_max_batch[i]),
+        )
         writer.writerow({**row, **added})
     return out.getvalue()

@@ -40,7 +40,7 @@ from estimator.inference.latency import (
     open_loop_in_flight,
     replica,
 )
-from estimator.inference.model import kv_share, max_batch, weight_bytes_per_gpu
+from estimator.inference.model import kv_capacity_requests, kv_share, max_batch, weight_bytes_per_gpu
 from estimator.inference.simulate import simulate_closed_loop
 
 
@@ -397,6 +397,10 @@ class PointEstimate:
     ttft_p95_s: FloatArray
     tpot_p95_s: FloatArray
     max_concurrency: FloatArray
+    # Requests the KV cache holds (not capped by the engine) and the engine's batch cap: the capacity warning's
+    # inputs (estimator.inference.notes.kv_capacity_warning).
+    kv_requests: FloatArray
+    engine_max_batch: FloatArray
 
 
 def estimate_points(
@@ -423,4 +427,6 @@ def estimate_points(
         ttft_p95_s=load.ttft_p95_s,
         tpot_p95_s=load.tpot_p95_s,
         max_concurrency=np.floor(max_batch(cases, cal.params)),
+        kv_requests=kv_capacity_requests(cases, cal.params),
+        engine_max_batch=cases.engine_max_batch * np.where(cases.attention_dp, cases.tp, 1.0),
     )

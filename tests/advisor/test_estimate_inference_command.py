@@ -39,12 +39,16 @@ def test_adds_the_prediction_columns_and_keeps_the_others(tmp_path: Path) -> Non
         assert r["fits_memory"] == "true"
     # The geometry row leaves its vocabulary and MLP width to the catalog's rules, and the note says so; the shape
     # that makes holds 7.02B, which its weights and FLOPs count (as the advice's note says for the same model).
+    # Each note then says what the prediction rests on (estimator.inference.notes): here the engine picked for it
+    # and, for Mixtral, the uniform routing.
+    picked = "no stack given: sized for trtllm, the default where it runs"
     assert [r["prediction_note"] for r in rows[:3]] == [
-        "",
+        picked,
         "assumed 32 layers x 4096 hidden, 32 heads, 32 KV heads: vocabulary of 128,256 tokens (not given); "
         "MLP width derived from params_b (not given); FLOPs and weights from the geometry's 7.02B parameters, not "
-        "params_b 7B (the sizes given hold that many)",
-        "",
+        f"params_b 7B (the sizes given hold that many); {picked}",
+        f"{picked}; mixture of experts (2 of 8 experts per token): tokens assumed routed uniformly (no expert load "
+        "imbalance), so the expert weights a step reads and its expert GEMMs are those of an even spread",
     ]
     # 141 GB of bf16 weights on one 80 GB GPU: no prediction (empty cells, as for every latency), no capacity.
     assert rows[3]["predicted_output_tokens_per_s"] == "" and rows[3]["max_concurrency"] == "0"
@@ -89,8 +93,8 @@ def test_tp_beyond_the_nvlink_domain_is_refused_for_a_dense_model_and_noted_for_
     assert "stays within its 8-GPU xGMI domain;" in str(caught.value)
     (row,) = csv.DictReader(io.StringIO(run(tmp_path, "h200,fp8,deepseek-v3,,,,,,16,10,100,100,\n")))
     assert row["fits_memory"] == "true" and float(row["predicted_output_tokens_per_s"]) > 0
-    assert row["prediction_note"] == (
-        "tp 16 spans 2 NVLink domains of 8 GPUs: its collectives run over the scale-out network"
+    assert row["prediction_note"].startswith(
+        "tp 16 spans 2 NVLink domains of 8 GPUs: its collectives run over the scale-out network; "
     )
 
 
@@ -302,7 +306,7 @@ def test_a_row_given_by_params_b_says_what_its_prediction_assumed(tmp_path: Path
     note = derived["prediction_note"]
     assert note.startswith("assumed 68 layers x 7168 hidden, 56 heads, 8 KV heads: dense (no experts")
     assert "8 KV heads (not given)" in note
-    assert named["prediction_note"] == "assumed params_b 80 replaced by llama-3.1-70b's 70.6"
+    assert named["prediction_note"].startswith("assumed params_b 80 replaced by llama-3.1-70b's 70.6; ")
     # A 0.5B row with no geometry was refused: "layers/hidden/heads imply 0.6B parameters, 16% away ... fix the
     # geometry" (the derived 1 x 2048 shape); its derivation now makes params_b.
     (small,) = csv.DictReader(io.StringIO(run(tmp_path, "h100-sxm,bf16,,0.5,,,,,1,1,100,100,\n")))

@@ -16,9 +16,9 @@ from estimator.runs import RunValidationError
 class Command(BaseCommand):
     help = (
         "Predict every row of a serving-points CSV (gpu, precision, model or params_b + geometry: layers, hidden, "
-        "heads, kv_heads and optional ffn_hidden, vocab, experts, active_experts, derived where empty as the API "
-        "derives them; tp, concurrency, input_tokens, output_tokens[, stack]) with the shipped inference calibration; "
-        "writes the rows back with "
+        "heads, kv_heads and optional ffn_hidden, vocab, experts, active_experts, head_dim (hidden / heads when "
+        "empty), derived where empty as the API derives them; tp, concurrency, input_tokens, output_tokens[, "
+        "stack]) with the shipped inference calibration; writes the rows back with "
         "predicted_output_tokens_per_s (whole deployment), predicted_ttft_s, predicted_tpot_s, max_concurrency "
         "and the p95 latencies added, with fits_memory (true/false) and prediction_note (why a row has no "
         "prediction, e.g. the model does not fit, or what it assumed: tp past the scale-up domain). Load model: "
