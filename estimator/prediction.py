@@ -253,7 +253,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "heads": full(job.heads),  # type: ignore[arg-type]
         # Unknown KV heads bound tp as the heads do (every kv_heads check then repeats the heads one).
         "kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
-        "ring_kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
+        "attn_kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
         "stack": full(_stack_code(job.stack)).astype(np.int64),
@@ -271,7 +271,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
-    from estimator.runs import assumed_values, effective_stack, given_virtual_stages, row_kv_heads
+    from estimator.runs import assumed_values, effective_stack, given_kv_heads, given_virtual_stages, row_kv_heads
 
     rows: dict[str, list[float]] = {k: [] for k in _QUERY_KEYS}
     for run in runs:
@@ -293,8 +293,9 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         ):
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
-        rows["kv_heads"].append(rows["heads"][-1])  # the CSV has no KV-head column: heads alone bound tp
-        rows["ring_kv_heads"].append(row_kv_heads(run))
+        # A read (not given) KV-head count does not bound tp: heads alone do, so no layout is refused on a reading.
+        rows["kv_heads"].append(given_kv_heads(run) or rows["heads"][-1])
+        rows["attn_kv_heads"].append(row_kv_heads(run))
         rows["attn"].append(rows["hidden"][-1])  # profiled runs: multi-head (or grouped-query) attention, hidden wide
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(_int_or_open(given_virtual_stages(run)))
@@ -325,7 +326,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "attn",
     "heads",
     "kv_heads",
-    "ring_kv_heads",
+    "attn_kv_heads",
     "vocab",
     "ffn",
     "stack",
@@ -519,9 +520,9 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
     cases["kv_heads"] = _kv_heads(q)[query]
-    # The KV heads context parallelism passes round its ring: a profiled run's read from its sizes (row_kv_heads),
-    # while its tp stays bounded by the heads alone (kv_heads), so no layout is refused on that reading.
-    cases["ring_kv_heads"] = q["ring_kv_heads"][query] if "ring_kv_heads" in q else cases["kv_heads"]
+    # The model's KV heads, for the context-parallel ring and the K/V activations: a profiled run's read from its
+    # sizes (row_kv_heads), while its tp stays bounded by the heads alone (kv_heads) unless the row gives them.
+    cases["attn_kv_heads"] = q["attn_kv_heads"][query] if "attn_kv_heads" in q else cases["kv_heads"]
     # The model's "node" is the NVLink domain (nvlink_domain): collectives inside it run over NVLink. Where the domain
     # spans servers (GB200 NVL72) its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]

@@ -325,3 +325,42 @@ def test_context_parallel_ring_carries_only_the_key_value_heads(calibration: Cal
     assert 0.0 < gqa < mha / 4  # 1 KV head per rank instead of 16, the link latency alone unchanged
     # Fewer KV heads than tensor ranks: each rank still holds (and sends) one head's K and V.
     assert ring_s(8, tp=16) == pytest.approx(ring_s(16, tp=16), rel=1e-12)
+
+
+def test_grouped_query_attention_stores_only_the_key_value_heads_activations() -> None:
+    # Korthikanti et al. 2022's 34 s.b.h count K and V 2 bytes each per element at width h; with grouped-query
+    # attention they are kv_heads x head_dim wide (an outsider's probe: Nemotron-4 340B, 8 of 96 heads, at TP8 PP8
+    # VP12 on 128 H100 was counted multi-head and called unable to run without full recomputation, which it ran).
+    def stored(kv_heads: int) -> float:
+        job = TrainingJob(
+            params_b=1.3, seq_len=2048, global_batch=8, layers=24, hidden=2048, heads=16, kv_heads=kv_heads, vocab=1
+        )
+        table = {
+            k: np.array([v]) for k, v in {"strategy": model.DDP, "tp": 1, "pp": 1, "cp": 1, "mb": 1, "ac": 0}.items()
+        }
+        cases = case_table(job_queries(job, Cluster(get_gpu("a100-80gb")), [8]), np.array([0]), table)
+        return float(model.activation_bytes_per_sbh(cases)[0])
+
+    assert stored(16) - stored(2) == pytest.approx(4.0 * (1.0 - 2 / 16))
+    assert stored(16) - stored(1) == pytest.approx(4.0 * (1.0 - 1 / 16))
+
+
+def test_a_profiled_grouped_query_row_is_held_with_its_key_value_heads() -> None:
+    # The run CSV has no kv_heads column: the row's sizes are read as the context-parallel ring reads them
+    # (estimator.runs.row_kv_heads), so a Nemotron-4 340B row (8 KV heads) stores less than the same sizes forced
+    # multi-head by an optional kv_heads cell of 96.
+    from estimator.prediction import run_queries
+    from estimator.runs import read_runs_csv
+
+    header = "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,vocab,seq_len,global_batch,micro_batch,tp,pp,cp"
+    row = "h100-sxm,128,341,96,18432,96,73728,256000,4096,32,1,8,8,1"
+    read = run_queries(read_runs_csv(f"{header}\n{row}\n"))
+    given = run_queries(read_runs_csv(f"{header},kv_heads\n{row},8\n{row},96\n"))
+    layout = {"strategy": model.ZERO1, "tp": 8, "pp": 8, "cp": 1, "mb": 1, "ac": model.AC_NONE}
+    codes = {k: np.array([v]) for k, v in layout.items()}
+    per_sbh = [
+        float(model.activation_bytes_per_sbh(case_table(q, np.array([i]), codes))[0])
+        for q, i in ((read, 0), (given, 0), (given, 1))
+    ]
+    assert per_sbh[0] == per_sbh[1] == pytest.approx(32.0 - 4.0 * (1.0 - 8 / 96))
+    assert per_sbh[2] == pytest.approx(32.0)

@@ -407,3 +407,10 @@ def test_a_rows_kv_heads_are_read_from_its_sizes_only_when_it_gives_them(sizes: 
     cells = f"h100-sxm,64,8,3200,{params},{layers},{hidden},{heads},{ffn},{vocab},8192,64,1,bf16,,8,1,2,true,1000,,x"
     (run,) = read_runs_csv(_csv(cells))
     assert row_kv_heads(run) == kv_heads
+
+
+def test_an_optional_kv_heads_column_is_validated_against_the_heads() -> None:
+    header = "gpu,num_gpus,params_b,layers,hidden,heads,seq_len,global_batch,kv_heads\n"
+    ((row, column, message),) = _errors(header + "h100-sxm,16,7,32,4096,32,4096,64,5\n")
+    assert (row, column) == (1, "kv_heads") and "divide" in message
+    assert read_runs_csv(header + "h100-sxm,16,7,32,4096,32,4096,64,\n")  # empty: read from the sizes
