@@ -172,8 +172,8 @@ class Prediction:
     """One entry per cluster size (times in seconds, memory in GB, fractions in 0..1).
 
     fits_memory is False where no layout fits (or divides the size); there step_time_s, tokens_per_s, mfu and
-    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the smallest size that fits
-    (at most 1).
+    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the best per-GPU tokens/s of the
+    sizes that fit (at most 1; 1 at that size).
     The interval multipliers turn tokens_per_s into a P10..P90 band from the calibration's held-out errors:
     tokens_per_s * p10_multiplier .. tokens_per_s * p90_multiplier (interval_log_sigma = std of log error).
     """
@@ -718,13 +718,12 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
-    if feasible.size:
-        reference = per_gpu[feasible[np.argmin(q["n"][feasible])]]
-        # A fraction (DESIGN.md): the few-tenths-of-a-percent per-GPU gains the model can show at larger sizes
-        # (optimizer states sharded over more GPUs, a larger micro-batch fitting) are below its error and read as 1.
-        scaling = np.minimum(per_gpu / reference, 1.0)
-    else:
-        scaling = np.full(q["n"].size, np.nan)
+    # A fraction (DESIGN.md) of the best per-GPU throughput of any size, not of the smallest's capped at 1: a smallest
+    # size that only fits with full recomputation is the slowest per GPU, and against it every larger size read 1.0,
+    # hiding their own losses (an outsider's probe: Nemotron-4 340B on 128-2,048 H100).
+    best = np.max(per_gpu[feasible]) if feasible.size else np.nan
+    scaling = per_gpu / best
+    forced = forced_recomputation_notes(job, q, s, theta, gpus_used=gpus_used)
     labels = s.layout_labels()
     interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None, family=cluster.gpu.family)
     return Prediction(
@@ -751,8 +750,40 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
             *prediction_warnings(
                 job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q, reasons=reasons
             ),
+            *forced,
         ),
         gpus_used=gpus_used,
+    )
+
+
+def forced_recomputation_notes(
+    job: TrainingJob, q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], *, gpus_used: np.ndarray
+) -> tuple[str, ...]:
+    """A note naming the sizes whose searched layout takes full recomputation because no layout fits without it
+    (selective recomputation, the leanest other choice, included), with what the leanest such layout needs. Only
+    where the job left activation_checkpointing open: the memory model's count decided it, and a run that holds the
+    layout without recomputing skips the second forward pass, about a quarter of its compute (an outsider's probe:
+    Nemotron-4 340B at TP8 PP8 VP12 on 128 H100, 87 GB counted, ran without it)."""
+    if job.activation_checkpointing is not None:
+        return ()
+    rows = np.flatnonzero(s.fits_memory & (s.activation_checkpointing == model.AC_FULL) & (gpus_used == q["n"]))
+    if rows.size == 0:
+        return ()
+    lean = solve({**{k: v[rows] for k, v in q.items()}, "ac": np.full(rows.size, model.AC_SELECTIVE)}, theta)
+    sizes = [
+        f"{n} GPUs (the leanest layout without it needs {need:.0f} GB of {_MEMORY[gpu] / 1e9:.0f} GB per GPU)"
+        for n, need, gpu, fits in zip(
+            q["n"][rows], lean.memory_per_gpu_gb, q["gpu"][rows], lean.fits_memory, strict=True
+        )
+        if not fits
+    ]
+    if not sizes:
+        return ()
+    return (
+        "full activation recomputation taken because the memory model holds no layout without it at "
+        + "; ".join(sizes[:5])
+        + ("; ..." if len(sizes) > 5 else "")
+        + ": a run that holds it there without recomputation computes about a quarter less (no second forward pass)",
     )
 
 
