@@ -723,7 +723,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     # hiding their own losses (an outsider's probe: Nemotron-4 340B on 128-2,048 H100).
     best = np.max(per_gpu[feasible]) if feasible.size else np.nan
     scaling = per_gpu / best
-    forced = forced_recomputation_notes(job, q, s, theta, gpus_used=gpus_used)
+    forced = forced_recomputation_notes(q, s, theta, gpus_used=gpus_used)
     labels = s.layout_labels()
     interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None, family=cluster.gpu.family)
     return Prediction(
@@ -756,35 +756,44 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     )
 
 
-def forced_recomputation_notes(
-    job: TrainingJob, q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], *, gpus_used: np.ndarray
-) -> tuple[str, ...]:
-    """A note naming the sizes whose searched layout takes full recomputation because no layout fits without it
-    (selective recomputation, the leanest other choice, included), with what the leanest such layout needs. Only
-    where the job left activation_checkpointing open: the memory model's count decided it, and a run that holds the
+def forced_recomputation_need(q: dict[str, np.ndarray], s: Solution, theta: dict[str, object]) -> np.ndarray:
+    """Per query, GB per GPU the leanest layout without full recomputation needs (selective, the leanest other
+    choice, included) where the search took full recomputation only because none fits without it; NaN elsewhere.
+    Only where activation_checkpointing was left open: the memory model's count decided it, and a run that holds the
     layout without recomputing skips the second forward pass, about a quarter of its compute (an outsider's probe:
     Nemotron-4 340B at TP8 PP8 VP12 on 128 H100, 87 GB counted, ran without it)."""
-    if job.activation_checkpointing is not None:
-        return ()
-    rows = np.flatnonzero(s.fits_memory & (s.activation_checkpointing == model.AC_FULL) & (gpus_used == q["n"]))
+    need = np.full(q["n"].size, np.nan)
+    rows = np.flatnonzero(s.fits_memory & (s.activation_checkpointing == model.AC_FULL) & (q["ac"] == OPEN))
+    if rows.size:
+        lean = solve({**{k: v[rows] for k, v in q.items()}, "ac": np.full(rows.size, model.AC_SELECTIVE)}, theta)
+        need[rows] = np.where(lean.fits_memory, np.nan, lean.memory_per_gpu_gb)
+    return need
+
+
+def _forced_text(need_gb: float, gpu: int) -> str:
+    return f"the leanest layout without it needs {need_gb:.0f} GB of {_MEMORY[gpu] / 1e9:.0f} GB per GPU"
+
+
+FORCED_RECOMPUTATION: Final[str] = (
+    "full activation recomputation taken because the memory model holds no layout without it"
+)
+FORCED_CONSEQUENCE: Final[str] = (
+    "a run that holds it without recomputation computes about a quarter less (no second forward pass)"
+)
+
+
+def forced_recomputation_notes(
+    q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], *, gpus_used: np.ndarray
+) -> tuple[str, ...]:
+    """One note naming the sizes (run on their own GPUs) whose layout takes full recomputation only because memory
+    forced it (``forced_recomputation_need``), each with what the leanest layout without it needs."""
+    need = forced_recomputation_need(q, s, theta)
+    rows = np.flatnonzero(np.isfinite(need) & (gpus_used == q["n"]))
     if rows.size == 0:
         return ()
-    lean = solve({**{k: v[rows] for k, v in q.items()}, "ac": np.full(rows.size, model.AC_SELECTIVE)}, theta)
-    sizes = [
-        f"{n} GPUs (the leanest layout without it needs {need:.0f} GB of {_MEMORY[gpu] / 1e9:.0f} GB per GPU)"
-        for n, need, gpu, fits in zip(
-            q["n"][rows], lean.memory_per_gpu_gb, q["gpu"][rows], lean.fits_memory, strict=True
-        )
-        if not fits
-    ]
-    if not sizes:
-        return ()
-    return (
-        "full activation recomputation taken because the memory model holds no layout without it at "
-        + "; ".join(sizes[:5])
-        + ("; ..." if len(sizes) > 5 else "")
-        + ": a run that holds it there without recomputation computes about a quarter less (no second forward pass)",
-    )
+    sizes = [f"{q['n'][i]} GPUs ({_forced_text(need[i], int(q['gpu'][i]))})" for i in rows]
+    listed = "; ".join(sizes[:5]) + ("; ..." if len(sizes) > 5 else "")
+    return (f"{FORCED_RECOMPUTATION} at {listed}: {FORCED_CONSEQUENCE}",)
 
 
 def prediction_warnings(
@@ -1243,9 +1252,14 @@ def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> 
     from estimator.runs import write_predictions_csv
 
     solution = predict_runs(runs, calibration)
-    reasons = no_layout_reasons(
-        run_queries(runs), fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb
-    )
+    q = run_queries(runs)
+    reasons = no_layout_reasons(q, fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb)
+    # Whether a layout fits does not depend on the fitted parameters: any calibration's theta answers it.
+    need = forced_recomputation_need(q, solution, calibration.theta())
+    reasons = [
+        r or (f"{FORCED_RECOMPUTATION} ({_forced_text(n, int(g))}): {FORCED_CONSEQUENCE}" if np.isfinite(n) else "")
+        for r, n, g in zip(reasons, need, q["gpu"], strict=True)
+    ]
     return write_predictions_csv(
         runs,
         tokens_per_s=solution.tokens_per_s,

@@ -700,8 +700,9 @@ def write_predictions_csv(
     keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
     output predicts the same.
 
-    ``notes``: per run, why it has no prediction ('' where it has one); written into a ``prediction_note`` column
-    after the predicted ones when any is not empty.
+    ``notes``: per run, why it has no prediction, or what its prediction should be read with (full recomputation
+    the memory model forced); '' where nothing; written into a ``prediction_note`` column after the predicted ones
+    when any is not empty.
 
     ``layout`` maps each of LAYOUT_COLUMNS (and optionally ``virtual_pipeline``) to one value per run. The chosen
     virtual stages are written where the search chose them: into the ``virtual_pipeline`` column when the input has
