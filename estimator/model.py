@@ -10,7 +10,8 @@ Model summary (sources in reference/estimator.md):
 * Memory per GPU: weights, gradients and Adam states (mixed precision 2 + 2 + 12 bytes/param, fp32 4 + 4 + 8),
   divided by tp x pp and sharded over the data-parallel group per strategy (ZeRO paper, Rajbhandari et al. 2020);
   activations per layer 32·s·b·h/t bytes (Korthikanti et al. 2022's 34 for tensor + sequence parallel without dropout
-  masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h),
+  masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h;
+  K and V only kv_heads/heads as wide under grouped-query attention),
   2·s·b·h/t with full recomputation plus one layer's working set; the first
   pipeline stage holds min(pp, microbatches) microbatches in flight; fp32 logits of the micro-batch; a fixed reserve.
 * Compute: 6·P FLOP per token plus causal attention 6·L·s·a (Megatron-Core counting; a the attention width, h
@@ -251,9 +252,18 @@ def activation_bytes_per_sbh(c: Cases) -> FloatArray:
     """Stored activation bytes per s·b·h of one layer: ACTIVATION_BYTES_PER_SBH for ffn = 4h, plus 4 bytes (fc1
     output and activation output, 2 bytes each) per s·b for every ffn unit beyond 4h (or fewer below), plus 8 bytes
     (Q, K, V and the attention output, 2 bytes each: Korthikanti 2022's 8 s·b·h of the 34) per s·b for every unit of
-    attention width beyond h (``attn``: DeepSeek-V3's latent attention is 2.86 h wide)."""
+    attention width beyond h (``attn``: DeepSeek-V3's latent attention is 2.86 h wide), less 4 bytes per s·b per unit
+    of K and V width grouped-query attention does not have (``attn_kv_heads`` of ``heads``)."""
     hidden = _f(c["hidden"])
-    return ACTIVATION_BYTES_PER_SBH + 4.0 * (_f(c["ffn"]) / hidden - 4.0) + 8.0 * (_f(c["attn"]) / hidden - 1.0)
+    width = _f(c["attn"]) / hidden
+    # K and V (2 bytes each of the 8) are kv_heads x head_dim wide: grouped-query attention stores 1/group of them.
+    kv_share = _f(c["attn_kv_heads"]) / _f(c["heads"])
+    return (
+        ACTIVATION_BYTES_PER_SBH
+        + 4.0 * (_f(c["ffn"]) / hidden - 4.0)
+        + 8.0 * (width - 1.0)
+        - 4.0 * width * (1.0 - kv_share)
+    )
 
 
 def with_shard_degree(c: Cases) -> Cases:
@@ -523,7 +533,7 @@ def _model_parallel_comm(
     # Context parallel: K and V chunks travel the ring (cp - 1) times forward, twice that backward. They are the key /
     # value heads' width, kv_heads x head_dim, at least one head per tensor rank (an outsider's probe: charged at the
     # hidden width, grouped-query Llama 3.1 405B at TP8 CP2 paid its ring 16x over and came out 12-14% slow).
-    kv_heads_per_rank = np.maximum(_f(c["ring_kv_heads"]) / tp, 1.0)
+    kv_heads_per_rank = np.maximum(_f(c["attn_kv_heads"]) / tp, 1.0)
     kv_bytes = mb * _f(c["seq"]) / cp * _f(c["attn"]) / _f(c["heads"]) * kv_heads_per_rank * act_bytes
     cp_bw = np.where(tp * cp <= gpn, links.nvl, links.nic)
     t_cp = np.where(cp > 1, 3.0 * layers_stage * (cp - 1) * (2.0 * kv_bytes / cp_bw + links.alpha), 0.0)

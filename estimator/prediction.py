@@ -172,8 +172,8 @@ class Prediction:
     """One entry per cluster size (times in seconds, memory in GB, fractions in 0..1).
 
     fits_memory is False where no layout fits (or divides the size); there step_time_s, tokens_per_s, mfu and
-    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the smallest size that fits
-    (at most 1).
+    scaling_efficiency are NaN. scaling_efficiency = per-GPU tokens/s relative to the best per-GPU tokens/s of the
+    sizes that fit (at most 1; 1 at that size).
     The interval multipliers turn tokens_per_s into a P10..P90 band from the calibration's held-out errors:
     tokens_per_s * p10_multiplier .. tokens_per_s * p90_multiplier (interval_log_sigma = std of log error).
     """
@@ -253,7 +253,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
         "heads": full(job.heads),  # type: ignore[arg-type]
         # Unknown KV heads bound tp as the heads do (every kv_heads check then repeats the heads one).
         "kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
-        "ring_kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
+        "attn_kv_heads": full(job.heads if job.kv_heads is None else job.kv_heads),  # type: ignore[arg-type]
         "vocab": full(job.vocab),  # type: ignore[arg-type]
         "ffn": full(job.ffn_hidden),  # type: ignore[arg-type]
         "stack": full(_stack_code(job.stack)).astype(np.int64),
@@ -271,7 +271,7 @@ def job_queries(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike) -> dic
 
 def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
     """The query table for profiled-run rows (architecture and cluster defaults filled as runs.py documents)."""
-    from estimator.runs import assumed_values, effective_stack, given_virtual_stages, row_kv_heads
+    from estimator.runs import assumed_values, effective_stack, given_kv_heads, given_virtual_stages, row_kv_heads
 
     rows: dict[str, list[float]] = {k: [] for k in _QUERY_KEYS}
     for run in runs:
@@ -293,8 +293,9 @@ def run_queries(runs: Sequence[ProfiledRun]) -> dict[str, np.ndarray]:
         ):
             value = getattr(run, attr)
             rows[key].append(filled[attr] if value is None else value)
-        rows["kv_heads"].append(rows["heads"][-1])  # the CSV has no KV-head column: heads alone bound tp
-        rows["ring_kv_heads"].append(row_kv_heads(run))
+        # A read (not given) KV-head count does not bound tp: heads alone do, so no layout is refused on a reading.
+        rows["kv_heads"].append(given_kv_heads(run) or rows["heads"][-1])
+        rows["attn_kv_heads"].append(row_kv_heads(run))
         rows["attn"].append(rows["hidden"][-1])  # profiled runs: multi-head (or grouped-query) attention, hidden wide
         rows["stack"].append(_stack_code(effective_stack(run)))
         rows["vp"].append(_int_or_open(given_virtual_stages(run)))
@@ -325,7 +326,7 @@ _QUERY_KEYS: Final[tuple[str, ...]] = (
     "attn",
     "heads",
     "kv_heads",
-    "ring_kv_heads",
+    "attn_kv_heads",
     "vocab",
     "ffn",
     "stack",
@@ -519,9 +520,9 @@ def case_table(q: dict[str, np.ndarray], query: np.ndarray, layout: dict[str, np
     fp8 = precision == _PRECISION_INDEX["fp8"]
     cases: model.Cases = {k: q[k][query] for k in ("n", "params", "active_params", "layers", "hidden", "heads")}
     cases["kv_heads"] = _kv_heads(q)[query]
-    # The KV heads context parallelism passes round its ring: a profiled run's read from its sizes (row_kv_heads),
-    # while its tp stays bounded by the heads alone (kv_heads), so no layout is refused on that reading.
-    cases["ring_kv_heads"] = q["ring_kv_heads"][query] if "ring_kv_heads" in q else cases["kv_heads"]
+    # The model's KV heads, for the context-parallel ring and the K/V activations: a profiled run's read from its
+    # sizes (row_kv_heads), while its tp stays bounded by the heads alone (kv_heads) unless the row gives them.
+    cases["attn_kv_heads"] = q["attn_kv_heads"][query] if "attn_kv_heads" in q else cases["kv_heads"]
     # The model's "node" is the NVLink domain (nvlink_domain): collectives inside it run over NVLink. Where the domain
     # spans servers (GB200 NVL72) its fabric bandwidth is its servers' together (the per-GPU share unchanged).
     server = q["gpn"][query]
@@ -717,13 +718,12 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     s = replace(s, tokens_per_s=tokens, step_time_s=q["global_batch"] * q["seq"] / tokens, mfu=_mfu(q, tokens))
     per_gpu = s.tokens_per_s / q["n"]
     feasible = np.flatnonzero(s.fits_memory)
-    if feasible.size:
-        reference = per_gpu[feasible[np.argmin(q["n"][feasible])]]
-        # A fraction (DESIGN.md): the few-tenths-of-a-percent per-GPU gains the model can show at larger sizes
-        # (optimizer states sharded over more GPUs, a larger micro-batch fitting) are below its error and read as 1.
-        scaling = np.minimum(per_gpu / reference, 1.0)
-    else:
-        scaling = np.full(q["n"].size, np.nan)
+    # A fraction (DESIGN.md) of the best per-GPU throughput of any size, not of the smallest's capped at 1: a smallest
+    # size that only fits with full recomputation is the slowest per GPU, and against it every larger size read 1.0,
+    # hiding their own losses (an outsider's probe: Nemotron-4 340B on 128-2,048 H100).
+    best = np.max(per_gpu[feasible]) if feasible.size else np.nan
+    scaling = per_gpu / best
+    forced = forced_recomputation_notes(q, s, theta, gpus_used=gpus_used)
     labels = s.layout_labels()
     interval = calibration.interval(stack=job.stack, known_stack=job.stack is not None, family=cluster.gpu.family)
     return Prediction(
@@ -750,9 +750,50 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
             *prediction_warnings(
                 job, cluster, calibration, capped=bool(np.any(capped)), gpus_used=gpus_used, q=q, reasons=reasons
             ),
+            *forced,
         ),
         gpus_used=gpus_used,
     )
+
+
+def forced_recomputation_need(q: dict[str, np.ndarray], s: Solution, theta: dict[str, object]) -> np.ndarray:
+    """Per query, GB per GPU the leanest layout without full recomputation needs (selective, the leanest other
+    choice, included) where the search took full recomputation only because none fits without it; NaN elsewhere.
+    Only where activation_checkpointing was left open: the memory model's count decided it, and a run that holds the
+    layout without recomputing skips the second forward pass, about a quarter of its compute (an outsider's probe:
+    Nemotron-4 340B at TP8 PP8 VP12 on 128 H100, 87 GB counted, ran without it)."""
+    need = np.full(q["n"].size, np.nan)
+    rows = np.flatnonzero(s.fits_memory & (s.activation_checkpointing == model.AC_FULL) & (q["ac"] == OPEN))
+    if rows.size:
+        lean = solve({**{k: v[rows] for k, v in q.items()}, "ac": np.full(rows.size, model.AC_SELECTIVE)}, theta)
+        need[rows] = np.where(lean.fits_memory, np.nan, lean.memory_per_gpu_gb)
+    return need
+
+
+def _forced_text(need_gb: float, gpu: int) -> str:
+    return f"the leanest layout without it needs {need_gb:.0f} GB of {_MEMORY[gpu] / 1e9:.0f} GB per GPU"
+
+
+FORCED_RECOMPUTATION: Final[str] = (
+    "full activation recomputation taken because the memory model holds no layout without it"
+)
+FORCED_CONSEQUENCE: Final[str] = (
+    "a run that holds it without recomputation computes about a quarter less (no second forward pass)"
+)
+
+
+def forced_recomputation_notes(
+    q: dict[str, np.ndarray], s: Solution, theta: dict[str, object], *, gpus_used: np.ndarray
+) -> tuple[str, ...]:
+    """One note naming the sizes (run on their own GPUs) whose layout takes full recomputation only because memory
+    forced it (``forced_recomputation_need``), each with what the leanest layout without it needs."""
+    need = forced_recomputation_need(q, s, theta)
+    rows = np.flatnonzero(np.isfinite(need) & (gpus_used == q["n"]))
+    if rows.size == 0:
+        return ()
+    sizes = [f"{q['n'][i]} GPUs ({_forced_text(need[i], int(q['gpu'][i]))})" for i in rows]
+    listed = "; ".join(sizes[:5]) + ("; ..." if len(sizes) > 5 else "")
+    return (f"{FORCED_RECOMPUTATION} at {listed}: {FORCED_CONSEQUENCE}",)
 
 
 def prediction_warnings(
@@ -1211,9 +1252,14 @@ def estimate_runs_csv(runs: Sequence[ProfiledRun], calibration: Calibration) -> 
     from estimator.runs import write_predictions_csv
 
     solution = predict_runs(runs, calibration)
-    reasons = no_layout_reasons(
-        run_queries(runs), fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb
-    )
+    q = run_queries(runs)
+    reasons = no_layout_reasons(q, fits=solution.fits_memory, memory_per_gpu_gb=solution.memory_per_gpu_gb)
+    # Whether a layout fits does not depend on the fitted parameters: any calibration's theta answers it.
+    need = forced_recomputation_need(q, solution, calibration.theta())
+    reasons = [
+        r or (f"{FORCED_RECOMPUTATION} ({_forced_text(n, int(g))}): {FORCED_CONSEQUENCE}" if np.isfinite(n) else "")
+        for r, n, g in zip(reasons, need, q["gpu"], strict=True)
+    ]
     return write_predictions_csv(
         runs,
         tokens_per_s=solution.tokens_per_s,

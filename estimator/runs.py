@@ -69,7 +69,9 @@ COLUMNS: Final[tuple[str, ...]] = (
 )
 # Optional columns beyond the fixed header (DESIGN.md): read when present, written back as extras.
 VIRTUAL_PIPELINE: Final[str] = "virtual_pipeline"
-OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", VIRTUAL_PIPELINE)
+# Key/value heads of grouped-query attention; empty or absent = read from the row's sizes (row_kv_heads).
+KV_HEADS: Final[str] = "kv_heads"
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("stack", VIRTUAL_PIPELINE, KV_HEADS)
 # Extra columns naming a mixture of experts (the estimate_inference point columns, and the Scenario's active size):
 # refused rather than kept unread, since runs are modelled dense.
 MOE_COLUMNS: Final[tuple[str, ...]] = ("experts", "active_experts", "active_params_b")
@@ -242,6 +244,7 @@ def _parse_row(row_number: int, cells: Mapping[str, object], errors: list[RowErr
     if len(errors) > start:
         return None
     _check_virtual_stages(text, values, bad)
+    _check_kv_heads(text, values, bad)
     if len(errors) > start:
         return None
     values["source"] = text.get("source", "")
@@ -436,6 +439,32 @@ def default_heads(params_b: float, hidden: int | None) -> int:
     return width // HEAD_DIM if width % HEAD_DIM == 0 else arch["heads"]
 
 
+def _check_kv_heads(text: Mapping[str, str], v: Mapping[str, object], bad: Callable[[str, str], None]) -> None:
+    """An optional ``kv_heads`` cell: a whole number that divides the heads (given or defaulted) and that a given tp
+    divides, as Megatron-Core splits the key/value groups over the tensor-parallel ranks."""
+    raw = text.get(KV_HEADS, "")
+    if not raw:
+        return
+    number = plain_number(raw)
+    hidden = v.get("hidden")
+    heads = int(v.get("heads") or default_heads(float(v["params_b"]), None if hidden is None else int(hidden)))  # type: ignore[arg-type, call-overload]
+    if number is None or not (math.isfinite(number) and number == int(number) and 1 <= number <= heads):
+        bad(
+            KV_HEADS,
+            f"must be an integer from 1 to heads ({heads}) or empty (read from the sizes); got {shown_cell(raw)}",
+        )
+    elif heads % int(number):
+        bad(KV_HEADS, f"{int(number)} does not divide heads = {heads}")
+    elif v.get("tp") is not None and int(number) % int(v["tp"]):  # type: ignore[call-overload]
+        bad("tp", f"{v['tp']} does not divide kv_heads = {int(number)}")
+
+
+def given_kv_heads(run: ProfiledRun) -> int | None:
+    """The row's optional ``kv_heads`` cell (validated when read), or None when it is empty or absent."""
+    raw = run.cells.get(KV_HEADS, "")
+    return int(float(raw)) if raw else None
+
+
 def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, str], None]) -> bool:
     """heads divides hidden and tp divides heads, the heads given or defaulted (``default_heads``: a row must
     not run, nor be written back, with an architecture that cannot exist); False after naming the column to fix."""
@@ -505,7 +534,12 @@ def row_kv_heads(run: ProfiledRun) -> int:
     it does: GPT-3 175B, Llama 2 7B, MPT; an outsider's probe: Llama 3.1 405B's ring was charged at 128 KV heads, its
     runs 12-14% slow). A row that leaves them to params_b's derivation says nothing of its attention (a reviewer:
     GPT-3 175B given by params_b and hidden alone was read with 8 KV heads): every head a KV head, as before. A run's
-    tp stays bounded by its heads either way."""
+    tp stays bounded by its heads unless the optional kv_heads cell gives them; a given cell is taken as it is. The
+    one reading for every use of a row's KV heads: the ring, and the K and V activations it holds (an outsider's
+    probe: Nemotron-4 340B held multi-head was called unable to run TP8 PP8 VP12 on 128 H100 without recomputation)."""
+    given = given_kv_heads(run)
+    if given is not None:
+        return given
     filled = assumed_values(run)
     dims = {
         name: int(value if (value := getattr(run, name)) is not None else filled[name])
@@ -666,8 +700,9 @@ def write_predictions_csv(
     keeps its layout cells as given (the search found nothing to write) and empty predicted times. Read back, the
     output predicts the same.
 
-    ``notes``: per run, why it has no prediction ('' where it has one); written into a ``prediction_note`` column
-    after the predicted ones when any is not empty.
+    ``notes``: per run, why it has no prediction, or what its prediction should be read with (full recomputation
+    the memory model forced); '' where nothing; written into a ``prediction_note`` column after the predicted ones
+    when any is not empty.
 
     ``layout`` maps each of LAYOUT_COLUMNS (and optionally ``virtual_pipeline``) to one value per run. The chosen
     virtual stages are written where the search chose them: into the ``virtual_pipeline`` column when the input has

@@ -652,9 +652,11 @@ class TrainingSize(Closed):
     tokens_per_s: NonNegative | None
     mfu: Fraction | None
     scaling_efficiency: NonNegative | None = Field(
-        description="Throughput per GPU relative to the smallest fitting size, capped at 1 (gains below the model's "
-        "error read as 1). Not the step from the previous size: the knee judges each step by what its added GPUs "
-        "deliver, (dtps / tps) / (dgpus / gpus), and the recommendation's reasons give that figure."
+        description="Throughput per GPU relative to the fitting size with the best throughput per GPU (1 there, "
+        "below 1 elsewhere; before 2026-12-06 relative to the smallest fitting size and capped at 1, which read 1 at "
+        "every size when the smallest took a slower layout, e.g. full recomputation forced by memory). Not the step "
+        "from the previous size: the knee judges each step by what its added GPUs deliver, "
+        "(dtps / tps) / (dgpus / gpus), and the recommendation's reasons give that figure."
     )
     run_hours: NonNegative | None = Field(description=RUN_TIME_SCOPE)
     run_hours_p10: NonNegative | None = None

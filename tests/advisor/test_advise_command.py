@@ -325,6 +325,7 @@ def test_a_mixture_of_experts_holds_the_activations_of_its_active_experts(tmp_pa
             layers=32,
             hidden=4096,
             heads=32,
+            kv_heads=8,  # Mixtral's grouped-query attention (models.csv): K and V held 8 heads wide
             ffn_hidden=ffn,
             vocab=32000,
         )

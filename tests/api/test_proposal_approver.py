@@ -136,6 +136,7 @@ def test_the_cheapest_size_for_several_runs_says_it_runs_them_side_by_side(alice
     # runs each ($1,545,382 rented). (64 GPUs was, at $1,531,079 as 6 clusters, until the 2026-12-06 refit.) Since
     # owning a size that cannot finish the runs rents the rest (buy.overflow, finance probe F2), owning 256 GPUs for
     # 4.2 of the 6 runs and renting 1.8 is cheaper still, and it runs on one owned cluster, not side by side.
+    # (Holding Llama 3 70B's K and V at its 8 KV heads, 5044a01, moved 128 GPUs 4,093 -> 4,107 h a run.)
     advice = _issue(alice, user, _buy70())["advice"]
     reasons = " ".join(advice["recommendation"]["reasons"])
     overflow = next(size for size in advice["sizes"] if size["gpus"] == 256)["buy"]["overflow"]

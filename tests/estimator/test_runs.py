@@ -407,3 +407,32 @@ def test_a_rows_kv_heads_are_read_from_its_sizes_only_when_it_gives_them(sizes: 
     cells = f"h100-sxm,64,8,3200,{params},{layers},{hidden},{heads},{ffn},{vocab},8192,64,1,bf16,,8,1,2,true,1000,,x"
     (run,) = read_runs_csv(_csv(cells))
     assert row_kv_heads(run) == kv_heads
+
+
+def test_an_optional_kv_heads_column_is_validated_against_the_heads() -> None:
+    header = "gpu,num_gpus,params_b,layers,hidden,heads,seq_len,global_batch,kv_heads\n"
+    ((row, column, message),) = _errors(header + "h100-sxm,16,7,32,4096,32,4096,64,5\n")
+    assert (row, column) == (1, "kv_heads") and "divide" in message
+    assert read_runs_csv(header + "h100-sxm,16,7,32,4096,32,4096,64,\n")  # empty: read from the sizes
+
+
+def test_an_estimate_row_says_when_memory_forced_full_recomputation() -> None:
+    # An outsider's probe: Nemotron-4 340B at NeMo's recipe (TP8 PP8 VP12 MBS1) on 128 H100 was predicted with full
+    # recomputation, which the source did not run, and the estimate output said nothing of why.
+    header = (
+        "gpu,num_gpus,params_b,layers,hidden,heads,ffn_hidden,vocab,seq_len,global_batch,micro_batch,strategy,tp,pp,"
+        "cp,virtual_pipeline,stack"
+    )
+    text = (
+        f"{header}\n"
+        "h100-sxm,128,341,96,18432,96,73728,256000,4096,32,1,zero1,8,8,1,12,nemo\n"
+        "h100-sxm,512,341,96,18432,96,73728,256000,4096,128,1,zero1,8,8,1,12,nemo\n"
+    )
+    rows = list(csv.DictReader(io.StringIO(_estimate(text))))
+    assert [r["activation_checkpointing"] for r in rows] == ["true", "false"]
+    assert "recomputation" in rows[0]["prediction_note"] and " GB" in rows[0]["prediction_note"]
+    assert rows[1]["prediction_note"] == ""
+    # Recomputation the row gives is its own choice: nothing to say.
+    given = text.replace("virtual_pipeline,stack", "virtual_pipeline,stack,activation_checkpointing")
+    given = given.replace(",12,nemo\n", ",12,nemo,true\n")
+    assert "prediction_note" not in _estimate(given)
