@@ -141,6 +141,16 @@ def test_estimate_csv_in_csv_out_parses_back(alice) -> None:  # type: ignore[no-
     assert_problem(alice.post("/api/v1/estimate", {"runs": runs_json(1), "name": "x"}, format="json"), 400, "#/name")
 
 
+def test_an_estimate_reads_the_calibration_id_in_ascii_digits(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F8): int() reads '1_2' and fullwidth or Arabic-Indic digits, which no id is written in.
+    mine = _fit(alice)
+    fullwidth = "".join(chr(ord(digit) - ord("0") + 0xFF10) for digit in str(mine["id"]))
+    for raw in (fullwidth, f"0_{mine['id']}"):  # both read as the id by int()
+        response = alice.post(f"/api/v1/estimate?calibration={raw}", runs_csv(2), content_type="text/csv")
+        assert_problem(response, 400, "#/calibration")
+        assert "ASCII digits" in response.json()["errors"][0]["detail"], response.json()
+
+
 def test_estimate_with_an_unreliable_calibration_says_so(alice) -> None:  # type: ignore[no-untyped-def]
     # A hostile probe: /api/v1/estimate used a calibration 2808% off its own runs without a word (the advice warned).
     from advisor.models import Calibration
