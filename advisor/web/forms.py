@@ -337,8 +337,8 @@ class _PlainNumberMixin:
     def to_python(self, value: Any) -> Any:
         if isinstance(value, str) and value.strip() and plain_number(value) is None:
             raise ValidationError(
-                f"Enter a number in ASCII digits (0-9, with an optional sign, point and exponent, e.g. 70 or 1.5e3); "
-                f"got {shown(value)}.",
+                "Enter a number. Numbers are read in ASCII digits (0-9, with an optional sign, point and exponent, "
+                f"e.g. 70 or 1.5e3); got {shown(value)}.",
                 code="invalid",
             )
         return super().to_python(value)  # type: ignore[misc]
