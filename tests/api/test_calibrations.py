@@ -362,3 +362,18 @@ def test_estimate_cells_are_cells_and_an_empty_extra_is_null(alice) -> None:  # 
     assert response.status_code == 200, response.content
     row = response.json()["results"][0]
     assert row["y"] is None and row["z"] == "kept"
+
+
+def test_calibration_names_are_one_name_in_nfc_and_an_invisible_one_is_refused(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F9): "mine" and "mi\u200bne" coexisted, as did "café" (NFC) and "cafe\u0301" (NFD), each
+    # pair alike in every picker, though calibration names are unique.
+    from urllib.parse import quote
+
+    assert _fit(alice, quote("café"))["name"] == "café"
+    decomposed, hidden_space = quote("cafe\u0301"), quote("mi\u200bne")
+    again = alice.post(f"/api/v1/calibrations?name={decomposed}", runs_csv(), content_type="text/csv")
+    assert "already used" in str(assert_problem(again, 400, "#/name"))
+    _fit(alice, "mine")
+    hidden = alice.post(f"/api/v1/calibrations?name={hidden_space}", runs_csv(), content_type="text/csv")
+    body = assert_problem(hidden, 400, "#/name")
+    assert "U+200B" in str(body), body
