@@ -30,7 +30,7 @@ from advisor.scenario_model import (
     Rule,
     rule,
 )
-from core.textcheck import CONTROL_CHARACTER_DETAIL
+from core.textcheck import CONTROL_CHARACTER_DETAIL, NAME_PATTERN, name_problem
 from estimator.catalog import (
     GEOMETRY_FIELDS,
     CatalogError,
@@ -283,9 +283,13 @@ class _Checker:
         if not isinstance(value, str) or len(value) > r.max_length:
             self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
             return None
-        if not re.fullmatch(r.pattern, value):
-            # The name rule's own words (core.textcheck), not a second copy that misses its line breaks.
-            self.fail(where, "must not contain NUL characters" if "\x00" in value else CONTROL_CHARACTER_DETAIL)
+        # A name (not blank: a blank one takes the saved item's) is held to the one name rule, whose words
+        # (core.textcheck) name what is refused; its pattern says only the part a JSON Schema can.
+        problem = name_problem(value) if r.pattern == NAME_PATTERN and value.strip() else None
+        if problem is not None or not re.fullmatch(r.pattern, value):
+            self.fail(
+                where, "must not contain NUL characters" if "\x00" in value else problem or CONTROL_CHARACTER_DETAIL
+            )
             return None
         return value
 

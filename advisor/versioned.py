@@ -6,6 +6,7 @@ Names are checked by `core.textcheck.clean_name` with the saved item's own maxim
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Protocol, TypeVar
 
 from django.db import models, transaction
@@ -40,7 +41,7 @@ def named_document(*, name: str, document: dict[str, Any], model: type[models.Mo
     own = document.get("name")
     # Compared and stored as the item's name is, stripped: " base " was accepted beside "base" and kept unstripped in
     # the document (so in the advice and PDF), and a blank one is no name, as "" is.
-    if own is not None and own.strip() != name and own.strip() != "":
+    if own is not None and unicodedata.normalize("NFC", own.strip()) != name and own.strip() != "":
         raise DocumentNameConflict(name=name, document_name=own)
     return name, {**document, "name": name}
 

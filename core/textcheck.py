@@ -7,6 +7,7 @@ reaches the database, so SQLite and PostgreSQL answer the same 400."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -20,12 +21,69 @@ BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (
 # U+202A-U+202E, isolates U+2066-U+2069 and the marks U+200E/U+200F/U+061C reorder what follows them, so an outsider's
 # "budget cap \u202e000,05$\u202c per year" rendered as "budget cap $50,000 per year" on a proposal and its PDF
 # cover. One character class, which the JSON Schema patterns are built from.
-NAME_FORBIDDEN: Final[str] = r"\x00-\x1f\x7f\x85\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(f"[{NAME_FORBIDDEN}]")
+_CONTROLS: Final[str] = r"\x00-\x1f\x7f\x85\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
 CONTROL_CHARACTER_DETAIL = (
     "must not contain control characters, line breaks or bidirectional text controls (U+0001-U+001F, U+007F, U+0085, "
     "U+2028, U+2029; U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C): a name is one line of plain text"
 )
+# Characters that show nothing, or nothing agreed (an outsider's probe stored "\u200b", "\u3164", tags and
+# private-use characters as names, and "mi\u200bne" beside "mine", which every picker shows alike): every format
+# character (Unicode category Cf: zero-width space and joiners, BOM, soft hyphen, the bidi controls; a name needs no
+# emoji joiner), private use (Co), the noncharacters (U+FDD0-U+FDEF and the last two of every plane), the whole tag
+# block U+E0000-U+E007F, and the Hangul fillers, letters (Lo) drawn as blank. Other unassigned code points are
+# kept: an emoji newer than this server's Unicode tables is one.
+HANGUL_FILLERS: Final[str] = "\u115f\u1160\u3164\uffa0"
+INVISIBLE_CHARACTER_DETAIL = (
+    "must not contain invisible or undefined characters: format characters (Unicode category Cf, e.g. zero-width "
+    "space U+200B, joiners U+200C/U+200D, byte order mark U+FEFF, soft hyphen U+00AD), tags U+E0000-U+E007F, "
+    "private-use characters (Co), noncharacters (e.g. U+FFFF) or Hangul fillers (U+115F, U+1160, U+3164, U+FFA0)"
+)
+# A name must show something: one letter, digit, punctuation mark or symbol (combining marks or spaces alone draw
+# a blank name; "at least one non-space character" let "\u0301\u0301" through). A JSON Schema pattern cannot say
+# Unicode categories portably, so this part is the server's alone.
+_VISIBLE_CATEGORIES: Final[tuple[str, ...]] = ("L", "N", "P", "S")
+NO_VISIBLE_CHARACTER_DETAIL = (
+    "must hold at least one visible character (a letter, digit, punctuation mark or symbol): marks, spaces and "
+    "fillers alone show a blank name"
+)
+
+
+def _invisible(cp: int) -> bool:
+    return (
+        unicodedata.category(chr(cp)) in ("Cf", "Co")
+        or 0xFDD0 <= cp <= 0xFDEF
+        or cp & 0xFFFE == 0xFFFE
+        or 0xE0000 <= cp <= 0xE007F
+        or chr(cp) in HANGUL_FILLERS
+    )
+
+
+def _invisible_class() -> str:
+    """The invisible characters as a regex class body: BMP ones as \\uXXXX escapes, astral ones as the characters
+    themselves (Python, Rust and ECMA-262 with the u flag read both alike; an astral \\U escape is Python's alone).
+    Planes 4-14 (past its tag block) hold no assigned format or private-use character, only their noncharacters."""
+    scanned = [*range(0x80, 0x40000), *range(0xE0000, 0xE1000)]
+    spans: list[tuple[int, int]] = []
+    for cp in scanned:
+        if _invisible(cp):
+            if spans and spans[-1][1] == cp - 1:
+                spans[-1] = (spans[-1][0], cp)
+            else:
+                spans.append((cp, cp))
+    spans += [(plane * 0x10000 + 0xFFFE, plane * 0x10000 + 0xFFFF) for plane in range(4, 15)]
+    spans += [(0xF0000, 0xFFFFF), (0x100000, 0x10FFFF)]  # private use planes and their noncharacters
+
+    def text(cp: int) -> str:
+        return f"\\u{cp:04x}" if cp < 0x10000 else chr(cp)
+
+    return "".join(text(a) if a == b else f"{text(a)}-{text(b)}" for a, b in spans)
+
+
+# One character class for names, which the JSON Schema patterns are built from: the controls and line breaks, and
+# the invisible characters.
+NAME_FORBIDDEN: Final[str] = _CONTROLS + _invisible_class()
+_FORBIDDEN_IN_NAME = re.compile(f"[{NAME_FORBIDDEN}]")
 # A name as a JSON Schema pattern (the Scenario's and Fleet's names, job names), and one that is not blank either.
 NAME_PATTERN: Final[str] = rf"^[^{NAME_FORBIDDEN}]*$"
 NOT_BLANK_NAME_PATTERN: Final[str] = rf"^[^{NAME_FORBIDDEN}]*[^\s{NAME_FORBIDDEN}][^{NAME_FORBIDDEN}]*$"
@@ -60,18 +118,37 @@ def bad_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[
 
 
 def clean_name(name: str | None, *, max_length: int) -> str:
-    """A stored name, stripped: not empty, at most ``max_length`` characters, no bad or control character (else
-    ValueError)."""
+    """A stored name, stripped and in Unicode NFC (so "cafe\\u0301" and "café" are one name, also to a uniqueness
+    check): not empty, at most ``max_length`` characters, no bad, control or invisible character and at least one
+    visible one (``name_problem``; else ValueError)."""
     cleaned = (name or "").strip()
     if not cleaned:
         raise ValueError("must not be empty")
-    if len(cleaned) > max_length:
-        raise ValueError(f"at most {max_length} characters (got {len(cleaned)})")
     if has_bad_characters(cleaned):
         raise ValueError(BAD_CHARACTER_DETAIL)
-    if has_control_characters(cleaned):
-        raise ValueError(CONTROL_CHARACTER_DETAIL)
+    cleaned = unicodedata.normalize("NFC", cleaned)
+    if len(cleaned) > max_length:
+        raise ValueError(f"at most {max_length} characters (got {len(cleaned)})")
+    problem = name_problem(cleaned)
+    if problem is not None:
+        raise ValueError(problem)
     return cleaned
+
+
+def name_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as a name (the one rule for every name: saved items, calibrations, tokens, fleet
+    jobs, a Scenario's own name), naming the first refused character; None when it is a name. Call with the NFC
+    form where it will be stored (``clean_name``)."""
+    if has_control_characters(value):
+        return CONTROL_CHARACTER_DETAIL
+    found = _FORBIDDEN_IN_NAME.search(value)
+    if found is not None:
+        where = f"U+{ord(found.group()):04X} at character {found.start() + 1}"
+        return f"{INVISIBLE_CHARACTER_DETAIL}; got {where}: remove it"
+    if not any(unicodedata.category(c).startswith(_VISIBLE_CATEGORIES) and c not in HANGUL_FILLERS for c in value):
+        shown_points = " ".join(f"U+{ord(c):04X}" for c in value[:SHOWN_CHARACTERS])
+        return f"{NO_VISIBLE_CHARACTER_DETAIL}; got {shown_points}"
+    return None
 
 
 def has_control_characters(value: str) -> bool:

@@ -837,9 +837,10 @@ def coverage_warnings(
     if span and num_gpus:
         beyond = [n for n in num_gpus if not span[0] <= n <= span[1]]
         if beyond:
-            listed = ", ".join(str(n) for n in beyond[:5]) + (", ..." if len(beyond) > 5 else "")
+            # Grouped as advisor.formatting groups counts (the estimator cannot import it): "65,536".
+            listed = ", ".join(f"{n:,}" for n in beyond[:5]) + (", ..." if len(beyond) > 5 else "")
             out.append(
-                f"Sizes of {listed} GPUs are outside the {span[0]}-{span[1]} GPUs the calibration '{name}' was "
+                f"Sizes of {listed} GPUs are outside the {span[0]:,}-{span[1]:,} GPUs the calibration '{name}' was "
                 "fitted on: their scaling is extrapolated."
             )
     covered = cov.get("gpus")

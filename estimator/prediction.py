@@ -711,7 +711,7 @@ def predict(job: TrainingJob, cluster: Cluster, sizes: npt.ArrayLike, calibratio
     s = Solution(**{f: getattr(s, f)[:count] for f in Solution.__dataclass_fields__})
     gpus_used = used[:count]
     reasons = [
-        r or (f"the layouts that split the batch over all {n} GPUs run slower" if m < n else "")
+        r or (f"the layouts that split the batch over all {n:,} GPUs run slower" if m < n else "")
         for r, n, m in zip(reasons, q["n"], gpus_used, strict=True)
     ]
     tokens = s.tokens_per_s
@@ -836,9 +836,10 @@ def _size_notes(sizes: np.ndarray, gpus_used: np.ndarray, reasons: Sequence[str]
     """The notes on sizes that do not run a layout of their own: those whose fastest option runs on fewer GPUs, and
     those with no layout at all for a reason other than memory (a size that does not fit says so already) or fewer
     GPUs than the given model-parallel group (the advice's one-GPU check asks for 1 GPU of any job)."""
-    fewer = [f"{n} GPUs -> {m} ({why})" for n, m, why in zip(sizes, gpus_used, reasons, strict=True) if m < n]
+    # GPU counts grouped as advisor.formatting groups them (the estimator cannot import it): "65,536", not "65536".
+    fewer = [f"{n:,} GPUs -> {m:,} ({why})" for n, m, why in zip(sizes, gpus_used, reasons, strict=True) if m < n]
     none = [
-        f"{n} GPUs ({why})"
+        f"{n:,} GPUs ({why})"
         for n, m, why in zip(sizes, gpus_used, reasons, strict=True)
         if m == n and why and not why.startswith((MEMORY_REASON, TOO_FEW_REASON))
     ]

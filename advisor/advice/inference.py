@@ -1013,6 +1013,27 @@ def _relaxation_text(entry: Mapping[str, Any]) -> str:
     return f"{entry['text']} ({n_gpus(entry['gpus'])}{cost})"
 
 
+def _why_not(entry: Mapping[str, Any]) -> str:
+    """Why one checked change misses the targets: it fits no memory, or the latency its nearest deployment reaches."""
+    if entry["change"] == "gpu" and "gpu" not in entry:
+        return str(entry["text"])  # "no faster GPU in the catalog meets the targets either"
+    if entry["tp"] is None:
+        return f"{entry['text']}: no deployment fits in memory"
+    reached = " and ".join(
+        f"{label} {fmt.duration_s(entry[key])}"
+        for label, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"))
+        if entry[key] is not None
+    )
+    return f"{entry['text']}: the nearest (TP {entry['tp']}) reaches {reached or 'no finite latency'}"
+
+
+def _nothing_meets_text(relax: Sequence[Mapping[str, Any]]) -> str:
+    """ "Nothing checked meets the targets: serve FP8 weights: no deployment fits in memory; ..." """
+    if not relax:
+        return "Nothing checked meets the targets: no other precision, node or GPU was left to check."
+    return "Nothing checked meets the targets: " + "; ".join(_why_not(r) for r in relax) + "."
+
+
 def _unmet(
     s: Scenario,
     model: inf.ServedModel,
@@ -1035,11 +1056,14 @@ def _unmet(
 
     relax = [_priced_relaxation(s, r, cal=cal, now=now) for r in relax_options(s, model=model, closest=near, size=size)]
     meeting = [_relaxation_text(r) for r in relax if r["meets_latency"] and r["change"] != "latency_targets"]
-    reasons.append(
-        "What would meet the targets: " + "; or ".join(meeting) + "."
-        if meeting
-        else "Only looser latency targets meet them on the GPUs and precisions checked."
-    )
+    if meeting:
+        reasons.append("What would meet the targets: " + "; or ".join(meeting) + ".")
+    elif any(r["meets_latency"] for r in relax):
+        reasons.append("Only looser latency targets meet them on the GPUs and precisions checked.")
+    else:
+        # No looser target either (an outsider's probe: a model and KV cache that fit no GPU were told "only looser
+        # latency targets meet them" with none offered): say so, with each change's own reason.
+        reasons.append(_nothing_meets_text(relax))
     return {"closest": closest_document(near, **targets) if near is not None else None, "relax": relax}
 
 

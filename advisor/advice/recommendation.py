@@ -248,7 +248,8 @@ def _step_words(*, gpus: np.ndarray, tps: np.ndarray, lo: int, hi: int) -> str:
         gpus_from=float(gpus[lo]), tps_from=float(tps[lo]), gpus_to=float(gpus[hi]), tps_to=float(tps[hi])
     )
     return (
-        f"{int(gpus[lo])} -> {int(gpus[hi])} GPUs runs {tps[hi] / tps[lo]:.2f}x as fast on {gpus[hi] / gpus[lo]:.2f}x "
+        f"{fmt.plain(int(gpus[lo]))} -> {fmt.plain(int(gpus[hi]))} GPUs runs {tps[hi] / tps[lo]:.2f}x as fast on "
+        f"{gpus[hi] / gpus[lo]:.2f}x "
         f"the GPUs ({pct((tps[hi] / gpus[hi]) / (tps[lo] / gpus[lo]))} of the per-GPU throughput): "
         f"{pct(eff)} scaling efficiency per doubling of GPUs"
     )
@@ -552,7 +553,7 @@ def idle_sizes_reason(*, gpus: np.ndarray, gpus_used: np.ndarray, feasible: np.n
     """Every fitting size runs its job on fewer GPUs than it pays for: which, on how many, for how long."""
     idx = np.flatnonzero(feasible)
     runs = "; ".join(
-        f"{n_gpus(int(gpus[i]))} run on {int(gpus_used[i])} ({fmt.hours(run_hours[i])} a run)" for i in idx
+        f"{n_gpus(int(gpus[i]))} run on {fmt.plain(int(gpus_used[i]))} ({fmt.hours(run_hours[i])} a run)" for i in idx
     )
     return (
         f"No candidate size runs its job on all of its GPUs: {runs}. The advice takes the best of them as they run, "

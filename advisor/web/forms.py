@@ -17,8 +17,10 @@ from django.core.exceptions import ValidationError
 
 from advisor import scenario_model
 from advisor.scenario_model import Rule, rule
+from core.ids import parse_id
 from core.textcheck import shown
 from estimator.catalog import catalog as model_catalog
+from estimator.runs import plain_number
 from estimator.specs import all_gpus
 from estimator.workload import CHECKPOINTING as CHECKPOINTING_VALUES
 from pricing.models import MARKET_PHRASES, Market
@@ -292,7 +294,8 @@ CATALOG_FIELDS = {
     "support_pct": "support_fraction_per_year",
 }
 
-_SIZES_RE = re.compile(r"^\s*\d+(\s*[,\s]\s*\d+)*\s*$")
+# Sizes are separated by a comma (spaces around it allowed) or by spaces alone.
+_SIZES_SEPARATOR = re.compile(r"\s*,\s*|\s+")
 
 
 def field_rule(name: str) -> Rule:
@@ -326,7 +329,26 @@ class _Above:
         return isinstance(other, _Above) and other.bound == self.bound
 
 
-class _RangedFloatField(forms.FloatField):
+class _PlainNumberMixin:
+    """A number field that reads only what the API and the profiled-run CSV read (estimator.runs.plain_number: ASCII
+    digits, point, exponent, sign): Django's float() and int() also take '7_0' (70) and other scripts' digits
+    (U+0667, U+FF17), so the form stored numbers that the API and the CSV refuse (an outsider's probe)."""
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value.strip() and plain_number(value) is None:
+            raise ValidationError(
+                "Enter a number. Numbers are read in ASCII digits (0-9, with an optional sign, point and exponent, "
+                f"e.g. 70 or 1.5e3); got {shown(value)}.",
+                code="invalid",
+            )
+        return super().to_python(value)  # type: ignore[misc]
+
+
+class _PlainIntegerField(_PlainNumberMixin, forms.IntegerField):
+    pass
+
+
+class _RangedFloatField(_PlainNumberMixin, forms.FloatField):
     """A FloatField that answers a number beyond a float ('9' x 400, -1e400) with its range: Django's own reads it
     as infinity and says 'Enter a number.' of a number."""
 
@@ -348,7 +370,7 @@ def _bounded(name: str, label: str, *, help_text: str) -> forms.Field:
         kwargs["max_value"] = _in_form_units(name, r.maximum)
     if r.minimum is not None and not r.exclusive_minimum:
         kwargs["min_value"] = _in_form_units(name, r.minimum)
-    field: forms.Field = (forms.IntegerField if r.integer else _RangedFloatField)(**kwargs)
+    field: forms.Field = (_PlainIntegerField if r.integer else _RangedFloatField)(**kwargs)
     if r.minimum is not None and r.exclusive_minimum:
         low = _in_form_units(name, r.minimum)
         field.validators.append(_Above(low))
@@ -562,9 +584,14 @@ class PlannerForm(forms.Form):
         raw = self.cleaned_data["cluster_sizes"]
         if not (raw or "").strip():
             return []  # clean() asks for them where the workload is training
-        if not _SIZES_RE.match(raw):
-            raise forms.ValidationError("Enter whole numbers of GPUs separated by commas, e.g. 8, 16, 32.")
-        sizes = sorted({int(part) for part in re.split(r"[,\s]+", raw.strip()) if part})
+        # Each size is read as an id is (core.ids: ASCII digits), not by int(), which takes '1_6' and U+FF18.
+        parsed = [parse_id(part) for part in _SIZES_SEPARATOR.split(raw.strip())]
+        if any(size is None for size in parsed):
+            raise forms.ValidationError(
+                "Enter whole numbers of GPUs in ASCII digits (0-9) separated by commas, e.g. 8, 16, 32; "
+                f"got {shown(raw)}."
+            )
+        sizes = sorted({size for size in parsed if size is not None})
         r = rule("/cluster_sizes")
         assert r.items is not None and r.items.minimum is not None and r.items.maximum is not None
         if not sizes or sizes[0] < r.items.minimum:

@@ -594,9 +594,9 @@ def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     name = _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")
     owned, nodes = recommendation.get("gpus_owned"), recommendation.get("nodes")
     if not owned or not nodes:
-        return f"{gpus} {name} GPUs"
-    text = f"{owned} {name} GPUs in {nodes} x {owned // nodes}-GPU servers"
-    return text if owned == gpus else f"{text} (the deployment uses {gpus})"
+        return f"{fmt.plain(gpus)} {name} GPUs"
+    text = f"{fmt.plain(owned)} {name} GPUs in {fmt.plain(nodes)} x {fmt.plain(owned // nodes)}-GPU servers"
+    return text if owned == gpus else f"{text} (the deployment uses {fmt.plain(gpus)})"
 
 
 def action_label(recommendation: dict[str, Any]) -> str:

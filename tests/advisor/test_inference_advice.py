@@ -457,6 +457,28 @@ def test_70b_at_a_50_ms_ttft_answers_none_with_what_would_meet_it(catalog: dict[
     assert doc["model"]["name"] == "llama-3.1-70b" and doc["model"]["kv_heads"] == 8
 
 
+def test_when_nothing_checked_meets_the_targets_it_says_so_and_why(catalog: dict[str, Any]):
+    """An outsider's probe (F7): 70B with 10,000,000 tokens in and out does not fit 8 x 80 GB at all, yet was told
+    "Only looser latency targets meet them", with no looser target offered (none helps a model that does not fit)."""
+    traffic = {
+        "peak_requests_per_s": 1,
+        "mean_requests_per_s": 0.5,
+        "input_tokens": 10_000_000,
+        "output_tokens": 10_000_000,
+    }
+    plan = scenario(model={"params_b": 70}, traffic=traffic, latency={"ttft_p95_s": 3600, "tpot_p95_s": 10})
+    rec = advise_inference(plan, now=NOW)["recommendation"]
+    assert rec["action"] == "none" and not any(r["meets_latency"] for r in rec["relax"])
+    assert not any(r["change"] == "latency_targets" for r in rec["relax"])
+    said = " ".join(rec["reasons"])
+    assert "looser" not in said
+    last = rec["reasons"][-1]
+    assert last.startswith("Nothing checked meets the targets")
+    fp8 = next(r for r in rec["relax"] if r["change"] == "precision")
+    assert f"{fp8['text']}: no deployment fits in memory" in last  # the entry's own reason
+    assert "no faster GPU in the catalog meets the targets either" in last
+
+
 def test_manual_quotes_price_without_a_catalog(db: None):
     doc = advise_inference(scenario(rent={"usd_per_gpu_hour": 2.0}, buy={**BUY, "capex_usd": 200000}), now=NOW)
     tp1 = by_tp(doc, 1)

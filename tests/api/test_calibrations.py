@@ -141,6 +141,16 @@ def test_estimate_csv_in_csv_out_parses_back(alice) -> None:  # type: ignore[no-
     assert_problem(alice.post("/api/v1/estimate", {"runs": runs_json(1), "name": "x"}, format="json"), 400, "#/name")
 
 
+def test_an_estimate_reads_the_calibration_id_in_ascii_digits(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F8): int() reads '1_2' and fullwidth or Arabic-Indic digits, which no id is written in.
+    mine = _fit(alice)
+    fullwidth = "".join(chr(ord(digit) - ord("0") + 0xFF10) for digit in str(mine["id"]))
+    for raw in (fullwidth, f"0_{mine['id']}"):  # both read as the id by int()
+        response = alice.post(f"/api/v1/estimate?calibration={raw}", runs_csv(2), content_type="text/csv")
+        assert_problem(response, 400, "#/calibration")
+        assert "ASCII digits" in response.json()["errors"][0]["detail"], response.json()
+
+
 def test_estimate_with_an_unreliable_calibration_says_so(alice) -> None:  # type: ignore[no-untyped-def]
     # A hostile probe: /api/v1/estimate used a calibration 2808% off its own runs without a word (the advice warned).
     from advisor.models import Calibration
@@ -352,3 +362,18 @@ def test_estimate_cells_are_cells_and_an_empty_extra_is_null(alice) -> None:  # 
     assert response.status_code == 200, response.content
     row = response.json()["results"][0]
     assert row["y"] is None and row["z"] == "kept"
+
+
+def test_calibration_names_are_one_name_in_nfc_and_an_invisible_one_is_refused(alice) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F9): "mine" and "mi\u200bne" coexisted, as did "café" (NFC) and "cafe\u0301" (NFD), each
+    # pair alike in every picker, though calibration names are unique.
+    from urllib.parse import quote
+
+    assert _fit(alice, quote("café"))["name"] == "café"
+    decomposed, hidden_space = quote("cafe\u0301"), quote("mi\u200bne")
+    again = alice.post(f"/api/v1/calibrations?name={decomposed}", runs_csv(), content_type="text/csv")
+    assert "already used" in str(assert_problem(again, 400, "#/name"))
+    _fit(alice, "mine")
+    hidden = alice.post(f"/api/v1/calibrations?name={hidden_space}", runs_csv(), content_type="text/csv")
+    body = assert_problem(hidden, 400, "#/name")
+    assert "U+200B" in str(body), body

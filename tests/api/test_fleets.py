@@ -213,3 +213,19 @@ def test_a_saved_fleet_has_one_name(alice) -> None:  # type: ignore[no-untyped-d
     assert_problem(alice.post("/api/v1/fleets", body, format="json"), 400, "#/name", "#/fleet/name")
     url = f"/api/v1/fleets/{created.json()['id']}"
     assert_problem(alice.put(url, body, format="json"), 400, "#/name", "#/fleet/name")
+
+
+@pytest.mark.parametrize("name", ["\u200b", "mi\u200bne", "\u3164", "\u0301\u0301", "a\U000e0041", "a\ue000"])
+def test_invisible_names_are_refused_for_a_fleet_and_its_jobs_naming_what(alice, name: str) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F9): a fleet named "\u200b" was stored, and a job name took any of these.
+    job = {"gpus": 8, "hours": 5, "name": name}
+    body = assert_problem(alice.post("/api/v1/fleet-plans", fleet(job), format="json"), 400, "#/jobs/0/name")
+    assert "U+" in str(body), body
+    body = assert_problem(
+        alice.post("/api/v1/fleets", saved_as(name, BASE_AND_WEEK), format="json"), 400, "#/fleet/name"
+    )
+    assert "U+" in str(body), body
+    unnamed = {key: value for key, value in BASE_AND_WEEK.items() if key != "name"}
+    body = assert_problem(alice.post("/api/v1/fleets", {"name": name, "fleet": unnamed}, format="json"), 400, "#/name")
+    assert "U+" in str(body), body
+    assert Fleet.objects.count() == 0

@@ -52,6 +52,9 @@ CROSS_FIELD_OR_DATA: list[tuple[str, str]] = [
     (r"/workload/model/layers", "mixture-of-experts model needs layers and hidden"),
     (r"/rent/providers/\d+", "unknown provider"),
     (r"/buy/server", "no hardware quote of that name"),
+    # A name needs one letter, digit, punctuation mark or symbol (core.textcheck): Unicode categories, which no
+    # portable JSON Schema pattern can say; the pattern holds the characters refused outright.
+    (r"/name", "at least one visible character"),
 ]
 
 

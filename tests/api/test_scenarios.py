@@ -286,3 +286,61 @@ def test_a_name_with_a_bidi_control_is_refused_by_the_one_rule(alice, bidi: str)
     assert "bidirectional" in str(body), body
     in_document = {"name": "plain", "scenario": scenario(name=name)}
     assert_problem(alice.post("/api/v1/scenarios", in_document, format="json"), 400, "#/scenario/name")
+
+
+INVISIBLE_NAMES = {
+    "zero-width space": "\u200b",
+    "byte order mark": "\ufeff",
+    "zero-width joiner": "a\u200db",
+    "Hangul filler": "\u3164",
+    "Hangul choseong filler": "\u115f",
+    "Hangul jungseong filler": "\u1160",
+    "halfwidth Hangul filler": "\uffa0",
+    "combining marks alone": "\u0301\u0301",
+    "tag characters": "ok\U000e0041\U000e0042",
+    "noncharacter": "a\uffff",
+    "private use": "a\ue000",
+    "astral private use": "a\U000f0000",
+    "astral noncharacter": "a\U0001ffff",
+}
+
+
+@pytest.mark.parametrize("name", INVISIBLE_NAMES.values(), ids=INVISIBLE_NAMES.keys())
+def test_a_name_that_hides_or_shows_nothing_is_refused_naming_what(alice, name: str) -> None:  # type: ignore[no-untyped-def]
+    # An outsider's probe (F9): "\u200b", "\u3164", "\u0301\u0301", tags, noncharacters and private-use characters
+    # were stored as names (200/201): a name that renders blank, or as another name ("mi\u200bne" beside "mine").
+    from core.textcheck import clean_name
+
+    with pytest.raises(ValueError) as refused:
+        clean_name(name, max_length=200)
+    said = str(refused.value)
+    assert "U+" in said and ("visible" in said or "invisible" in said), said
+    body = assert_problem(
+        alice.post("/api/v1/scenarios", {"name": name, "scenario": scenario()}, format="json"), 400, "#/name"
+    )
+    assert "U+" in str(body) or "visible" in str(body), body
+    in_document = {"name": "plain", "scenario": scenario(name=f"plain{name}")}
+    assert_problem(alice.post("/api/v1/scenarios", in_document, format="json"), 400, "#/scenario/name")
+
+
+@pytest.mark.parametrize("name", ["café", "東京 plan", "Q3 \u2764\ufe0f", "a\u0301 b", "\U0001f680 launch"])
+def test_visible_names_in_any_script_are_kept_and_stored_in_nfc(alice, name: str) -> None:  # type: ignore[no-untyped-def]
+    import unicodedata
+
+    from core.textcheck import clean_name
+
+    decomposed = unicodedata.normalize("NFD", name)
+    assert clean_name(decomposed, max_length=200) == unicodedata.normalize("NFC", name)
+    created = alice.post("/api/v1/scenarios", {"name": decomposed, "scenario": scenario()}, format="json")
+    assert created.status_code == 201, created.json()
+    assert created.json()["name"] == unicodedata.normalize("NFC", name)
+
+
+def test_an_old_item_stored_with_an_invisible_name_is_kept_and_its_update_says_what_to_change(alice) -> None:  # type: ignore[no-untyped-def]
+    # Stored names are left as they are (no migration); saving one again names the character to remove.
+    created = alice.post("/api/v1/scenarios", {"name": "mine", "scenario": scenario()}, format="json").json()
+    Scenario.objects.filter(pk=created["id"]).update(name="mi\u200bne")
+    assert alice.get(f"/api/v1/scenarios/{created['id']}").json()["name"] == "mi\u200bne"
+    again = {"name": "mi\u200bne", "scenario": scenario()}
+    body = assert_problem(alice.put(f"/api/v1/scenarios/{created['id']}", again, format="json"), 400, "#/name")
+    assert "U+200B at character 3: remove it" in str(body), body

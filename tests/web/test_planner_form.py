@@ -182,7 +182,8 @@ def test_every_number_field_has_the_model_bounds_type_and_step() -> None:
         attrs = {**field.widget_attrs(field.widget), **field.widget.attrs}
         r = rule(forms.POINTERS[name], "inference" if name in forms.INFERENCE_ONLY else "training")
         scale = forms.SCALES.get(name, 1)
-        assert (type(field) is forms.forms.IntegerField) == r.integer, name  # FloatField subclasses IntegerField
+        # FloatField subclasses IntegerField
+        assert (not isinstance(field, forms.forms.FloatField)) == r.integer, name
         assert attrs.get("step") == (None if r.integer else "any"), (name, attrs)
         assert r.minimum is not None and r.maximum is not None, name
         assert float(attrs["min"]) == pytest.approx(r.minimum / scale), (name, attrs)
@@ -374,6 +375,32 @@ def test_a_number_beyond_a_float_is_told_the_range_not_to_enter_a_number(value: 
     assert form.errors["params_b"] == [
         f"Enter a number from 0.001 to 100000: this one is too {'small' if value.startswith('-') else 'large'}."
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("params_b", "7_0"),
+        ("params_b", "\u0667"),  # Arabic-Indic 7
+        ("params_b", "\uff17\uff10"),  # fullwidth 70
+        ("runs_per_year", "\uff11_\uff10"),  # fullwidth 1_0
+        ("runs_per_year", "1_0"),
+        ("cluster_sizes", "\uff18, 16"),  # fullwidth 8
+        ("cluster_sizes", "8, 1_6"),
+    ],
+)
+def test_numbers_are_read_in_ascii_digits_as_the_api_and_the_runs_csv_read_them(name: str, value: str) -> None:
+    """An outsider's probe (F8): Python's float() and int() read '7_0' as 70 and other scripts' digits as numbers,
+    so the form stored params_b 70 and runs_per_year 10 where the profiled-run CSV refuses the same cells."""
+    form = forms.PlannerForm(data=_data(**{name: value, "model_name": ""}))
+    assert not form.is_valid()
+    assert "ASCII digits" in " ".join(form.errors[name]), form.errors
+
+
+@pytest.mark.parametrize(("name", "value"), [("params_b", " 70 "), ("params_b", "7e1"), ("runs_per_year", "10")])
+def test_plain_numbers_stay_accepted(name: str, value: str) -> None:
+    form = forms.PlannerForm(data=_data(**{name: value, "model_name": ""}))
+    assert form.is_valid(), form.errors
 
 
 def test_an_unknown_choice_is_echoed_cut_to_a_readable_length() -> None:

@@ -9,6 +9,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from advisor.api.errors import QueryParameterErrors
+from core.ids import MAX_ID_DIGITS, parse_id
+from core.textcheck import shown
 
 
 def query_params(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -51,3 +53,15 @@ class CommaSeparatedChoices(serializers.Field):
 
     def to_representation(self, value: list[str]) -> str:
         return ",".join(value)
+
+
+class IdQueryField(serializers.IntegerField):
+    """A row id in a query string, read as every page reads one (core.ids: ASCII digits): DRF's IntegerField went
+    through int(), which also took '0_7' and fullwidth or Arabic-Indic digits (an outsider's probe)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and parse_id(data) is None:
+            raise serializers.ValidationError(
+                f"must be an id: 1 to {MAX_ID_DIGITS} ASCII digits (0-9); got {shown(data)}", code="invalid"
+            )
+        return super().to_internal_value(data)

@@ -26,7 +26,7 @@ from advisor.api.errors import Conflict, FieldErrors, QueryParameterErrors, poin
 from advisor.api.parsers import CSVTextParser, JSONParser
 from advisor.api.runs_input import measured_runs_or_400, runs_data, runs_or_400, runs_problem
 from advisor.api.schema import NOT_BLANK_NAME
-from advisor.api.views.base import query_params
+from advisor.api.views.base import IdQueryField, query_params
 from advisor.calibrations import (
     NAME_MAX_LENGTH,
     CalibrationFitFailed,
@@ -345,7 +345,7 @@ class CalibrationActivateView(GenericAPIView):
 
 
 class EstimateQuery(serializers.Serializer):
-    calibration = serializers.IntegerField(
+    calibration = IdQueryField(
         required=False, min_value=1, help_text="Calibration id; default: your active calibration."
     )
 
