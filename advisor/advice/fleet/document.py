@@ -47,7 +47,7 @@ from advisor.economics import SECONDS_PER_HOUR
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
-from core.textcheck import shown
+from core.textcheck import CONTROL_CHARACTER_DETAIL, shown
 from estimator import bounds
 from estimator.runs import repeated_names
 from estimator.specs import UnknownGpuError, get_gpu
@@ -289,11 +289,12 @@ def _job(
     j = _given(known)
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
-    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NAME_TEXT, name):
-        e.fail(
-            f"{where}/name",
-            f"must be a string of 1 to {MAX_JOB_NAME} characters without NUL or control characters; got {_got(name)}",
-        )
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME:
+        e.fail(f"{where}/name", f"must be a string of 1 to {MAX_JOB_NAME} characters; got {_got(name)}")
+    elif not re.fullmatch(NAME_TEXT, name):
+        # The name rule's own words (core.textcheck), as the fleet's name gets them (a hostile probe, F10: the job's
+        # said only "without NUL or control characters", not which bidi controls are refused).
+        e.fail(f"{where}/name", "must not contain NUL characters" if "\x00" in name else CONTROL_CHARACTER_DETAIL)
     workload = j.get("workload")
     inference = isinstance(workload, dict) and workload.get("kind") == "inference"
     gpus = None
