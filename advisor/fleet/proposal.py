@@ -23,6 +23,11 @@ from advisor.web.presenters import (
     usd_exact,
 )
 
+# Jobs listed by name on the fleet page, the fleet proposal page and the PDF (a hostile probe, F3: 10,000 jobs,
+# MAX_JOBS, took 74-75 s per PDF GET and 3 s / 2.3 MB per page GET): the largest by GPU-hours, the rest counted in one
+# row. The Fleet Plan JSON and the workbook list every job.
+FLEET_JOBS_SHOWN: Final[int] = 50
+
 METHOD_NOTES: Final[list[str]] = [
     "Demand: every run of every job on an hourly calendar of one 8760-hour year (runs start in their months or "
     "spread evenly), plus measured usage resampled to hours; the year repeats, so a run may wrap into January.",
@@ -112,6 +117,34 @@ def owned_parts_text(*, plan: dict[str, Any]) -> str:
     )
 
 
+def shown_jobs(*, plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, float] | None]:
+    """The jobs the page and the PDF list (the FLEET_JOBS_SHOWN largest by GPU-hours a year, in the plan's order so
+    a service's lines stay together) and, when some are left out, their count and GPU-hours a year."""
+    jobs = plan.get("jobs") or []
+    if len(jobs) <= FLEET_JOBS_SHOWN:
+        return list(jobs), None
+    gpu_hours = [j["gpus"] * j["run_hours"] * j["runs_per_year"] for j in jobs]
+    largest = set(sorted(range(len(jobs)), key=lambda k: -gpu_hours[k])[:FLEET_JOBS_SHOWN])
+    rest = [k for k in range(len(jobs)) if k not in largest]
+    return [jobs[k] for k in sorted(largest)], {"jobs": len(rest), "gpu_hours": sum(gpu_hours[k] for k in rest)}
+
+
+def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
+    """What templates/fleet/_results.html reads besides the plan, for the page, the proposal page and the PDF alike:
+    each per-job part bounded (FLEET_JOBS_SHOWN), so their work does not grow with the number of jobs."""
+    jobs, more = shown_jobs(plan=plan)
+    calibrations = fleet_calibration_lines(plan=plan)
+    csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
+    return {
+        "charts": fleet_charts(plan=plan),
+        "jobs_shown": jobs,
+        "jobs_more": more,
+        "job_calibrations": calibrations[:FLEET_JOBS_SHOWN],
+        "job_calibrations_more": max(0, len(calibrations) - FLEET_JOBS_SHOWN),
+        "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
+    }
+
+
 def render_fleet_html(
     *,
     plan: dict[str, Any],
@@ -121,15 +154,12 @@ def render_fleet_html(
 ) -> str:
     """``issued`` ({"id", "prepared_by", "issued_at", "content_hash"}) marks a frozen proposal: its number, issue
     time, hash, approval block, purchase, assumptions and price sources, as a scenario proposal prints them."""
-    csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
     context = {
         "plan": plan,
-        "charts": fleet_charts(plan=plan),
-        "job_calibrations": fleet_calibration_lines(plan=plan),
+        **fleet_results_context(plan=plan),
         "fleet_name": fleet_name,
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
         "method_notes": METHOD_NOTES,
-        "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
         "issued": issued,
         "amount": purchase_text(plan=plan),
         "owned_parts_text": owned_parts_text(plan=plan),

@@ -16,14 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from advisor.advice.fleet.document import parse_fleet, with_usage_csv
-from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
-from advisor.fleet.charts import fleet_charts
 from advisor.fleet.models import Fleet
+from advisor.fleet.proposal import fleet_results_context
 from advisor.fleet.service import fleet_plan_for
 from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
 from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameConflict, DocumentNameError, named_document
-from advisor.web.presenters import fleet_calibration_lines
 from core.auth import signed_in_user
 from core.ids import id_or_404
 from core.jsontext import JSONTextError, parse_json_text
@@ -152,9 +150,6 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
             context["errors"] = saved
     plan = context["plan"]
     if plan is not None:
-        context["charts"] = fleet_charts(plan=plan)
-        context["job_calibrations"] = fleet_calibration_lines(plan=plan)
-        csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
-        context["attribution"] = HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None
+        context.update(fleet_results_context(plan=plan))
     status = 400 if context["errors"] else 200
     return render(request, "fleet/plan.html", context, status=status)

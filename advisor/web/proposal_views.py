@@ -16,7 +16,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
 from advisor import proposals as store
-from advisor.fleet.charts import fleet_charts
+from advisor.fleet.proposal import fleet_results_context
 from advisor.models import Proposal, Scenario
 from advisor.proposal import frozen_proposal_pdf
 from advisor.scenario import ScenarioError
@@ -121,7 +121,7 @@ def _fleet_proposal_detail(request: HttpRequest, proposal: Proposal) -> HttpResp
     context = {
         "proposal": proposal,
         "plan": plan,
-        "charts": fleet_charts(plan=plan),
+        **fleet_results_context(plan=plan),
         "later": proposal.recomputations.order_by("-issued_at").first(),
     }
     return render(request, "fleet/proposal_detail.html", context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -251,3 +252,22 @@ def test_a_service_with_peak_hours_renders_as_one_job(client) -> None:  # type: 
     assert 'data-testid="fleet-results"' in html and html.count("<svg") >= 2
     assert "<td>chat API</td>" in html and "<td>chat API (peak hours)</td>" in html
     assert "Own 0 GPUs: $124,480 a year" in html  # its advice's rent at $2.50 a GPU-hour (before: own 24, $262,800)
+
+
+def test_the_fleet_proposal_page_links_its_workbook_next_to_its_pdf(client, user) -> None:  # type: ignore[no-untyped-def]
+    """As the scenario proposal page does (templates/proposals/detail.html): the workbook existed, unlinked."""
+    from advisor.fleet.store import fleet_create
+    from advisor.proposals import issue_fleet_proposal
+
+    proposal = issue_fleet_proposal(
+        user=user, fleet_id=fleet_create(owner=user, name="2027", document=BASE_AND_WEEK).pk
+    )
+    client.force_login(user)
+    html = client.get(f"/proposals/{proposal.pk}/").content.decode()
+    actions = html.split('class="scenario-actions"')[1].split("</div>")[0]
+    pdf = actions.index('data-testid="proposal-pdf"')
+    link = re.search(r'<a [^>]*href="([^"]+)"[^>]*data-testid="proposal-xlsx"', actions)
+    assert link is not None and link.start() > pdf
+    assert link.group(1) == f"/proposals/{proposal.pk}/proposal.xlsx"
+    workbook = client.get(link.group(1))
+    assert workbook.status_code == 200 and workbook["Content-Type"].endswith("spreadsheetml.sheet")

@@ -706,15 +706,26 @@ def _job_groups(plan: FleetPlan) -> list[list[int]]:
     return list(groups.values())
 
 
+def _groups_with(plan: FleetPlan, runs: np.ndarray) -> tuple[list[list[int]], int]:
+    """The first MAX_NAMED_JOBS job groups (``_job_groups``) that own any of ``runs`` (a mask over the plan's runs),
+    and how many more do: the reasons name a few jobs and count the rest (a hostile probe, F3: a clause per job made
+    one reason of 10,229 characters for 300 jobs, printed by the page and the PDF)."""
+    touched = set(np.unique(plan.runs.job[runs]).tolist())
+    groups = [members for members in _job_groups(plan) if touched.intersection(members)]
+    return groups[:MAX_NAMED_JOBS], max(0, len(groups) - MAX_NAMED_JOBS)
+
+
 def _why_rented(plan: FleetPlan, i: int) -> list[str]:
-    """Per job, why its runs were rented at option i (too big for the owned GPUs, or found them busy)."""
+    """Per job (the first MAX_NAMED_JOBS), why its runs were rented at option i (too big for the owned GPUs, or
+    found them busy)."""
     owned = int(plan.options.owned_gpus[i])
     runs = plan.runs
     rented = ~plan.placement.on_owned[i]
     out: list[str] = []
     if owned == 0:
         return out
-    for members in _job_groups(plan):
+    named, more = _groups_with(plan, rented)
+    for members in named:
         job = plan.jobs[members[0]]
         lines = [j for j in members if (rented & (runs.job == j)).any()]
         big = [plan.jobs[j].gpus for j in lines if plan.jobs[j].gpus > owned]
@@ -729,19 +740,24 @@ def _why_rented(plan: FleetPlan, i: int) -> list[str]:
         if n:
             waits = "may not wait" if job.max_wait_hours == 0 else f"may wait only {job.max_wait_hours / 24:g} days"
             out.append(f"{_runs_word(n)} of '{job.label}' found the {owned} owned GPUs busy and {waits}, so rented")
+    if more:
+        out.append(f"runs of {more:,} more jobs are rented too")
     return out
 
 
 def _waited(plan: FleetPlan, i: int) -> list[str]:
     out = []
-    for members in _job_groups(plan):
-        mine = plan.placement.on_owned[i] & np.isin(plan.runs.job, members) & (plan.placement.wait_hours[i] > 0)
-        if mine.any():
-            longest = int(plan.placement.wait_hours[i][mine].max())
-            out.append(
-                f"{_runs_word(int(mine.sum()))} of '{plan.jobs[members[0]].label}' wait{'s' if mine.sum() == 1 else ''}"
-                f" up to {longest:,} hours ({longest / 24:.1f} days) for owned GPUs instead of renting"
-            )
+    waited = plan.placement.on_owned[i] & (plan.placement.wait_hours[i] > 0)
+    named, more = _groups_with(plan, waited)
+    for members in named:
+        mine = waited & np.isin(plan.runs.job, members)
+        longest = int(plan.placement.wait_hours[i][mine].max())
+        out.append(
+            f"{_runs_word(int(mine.sum()))} of '{plan.jobs[members[0]].label}' wait{'s' if mine.sum() == 1 else ''}"
+            f" up to {longest:,} hours ({longest / 24:.1f} days) for owned GPUs instead of renting"
+        )
+    if more:
+        out.append(f"runs of {more:,} more jobs wait for owned GPUs too")
     return out
 
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from advisor.advice import advise
 from advisor.advice.costs import ownership_costs, rent_level
-from advisor.advice.documents import json_safe
+from advisor.advice.documents import json_safe, n_gpus
 from advisor.advice.fleet.demand import HOURS, Job
 from advisor.advice.fleet.document import JobSpec, job_scenario
 from advisor.advice.fleet.plan import RESERVED, TierPrices
@@ -161,7 +161,7 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     doc = advise(spec.scenario, calibration=calibration).to_dict()
     rec = doc["recommendation"]
     if not rec.get("gpus"):
-        raise ScenarioError([{"pointer": f"{where}/workload", "message": "no deployment meets its latency targets"}])
+        raise ScenarioError([{"pointer": f"{where}/workload", "message": unsized_reason(doc)}])
     size = next(d for d in doc["sizes"] if d["tp"] == rec["tp"] and d["gpus"] == rec["gpus"])
     tp = int(size["tp"])
     levels, shares = replica_day_levels(s=spec.scenario, replica_requests_per_s=size["replica_requests_per_s"])
@@ -223,6 +223,41 @@ def _job(
     )
 
 
+def unsized_reason(advice: Mapping[str, Any]) -> str:
+    """Why the advice sizes no deployment, in its own words (its first reason: memory, "does not fit 8 x 80 GB", or
+    the latency it reaches). Before, always "no deployment meets its latency targets", also where the model did not
+    fit (a hostile probe, F2)."""
+    reasons = advice["recommendation"].get("reasons") or ["no deployment meets its latency targets"]
+    return f"its advice sizes no deployment: {reasons[0]}"
+
+
+def serves_at_gpus_check(*, gpus: int, advice: Mapping[str, Any], where: str) -> None:
+    """An inference job's given ``gpus`` against its own advice's sizes (no second sizing rule): the model must fit
+    in them (the smallest TP that holds it), and they must reach the fewest GPUs of a deployment that meets the
+    targets at the peak, since the fleet holds them all year. A hostile probe (F2): 405B at 1,000 requests/s was
+    planned on 1 GPU at $18,692 a year. Where no deployment meets the latency targets but the model fits, the given
+    GPUs are the user's (nothing to compare them with). Raises ScenarioError at ``where``/gpus."""
+    sizes = advice["sizes"]
+    holds = [int(s["tp"]) for s in sizes if s["fits_memory"]]
+    meets = [s for s in sizes if s["meets_latency"] and s["gpus"] is not None]
+    if not holds:  # no count helps: the advice's own reason says what would (precision, a larger GPU)
+        message = f"the model does not fit in {n_gpus(gpus)}: {unsized_reason(advice)}"
+    elif gpus < min(holds):
+        message = (
+            f"the model does not fit in the memory of {n_gpus(gpus)}: its advice holds it at TP {min(holds)} or "
+            "more; give more GPUs or leave gpus out to size it by its traffic"
+        )
+    elif meets and gpus < (least := min(meets, key=lambda s: s["gpus"]))["gpus"]:
+        message = (
+            f"{n_gpus(gpus)} fall short of the peak traffic: its advice needs TP {least['tp']} x "
+            f"{least['replicas']} replicas = {n_gpus(least['gpus'])} to meet the latency targets at the peak; give "
+            "more GPUs or leave gpus out to size it by its traffic"
+        )
+    else:
+        return
+    raise ScenarioError([{"pointer": f"{where}/gpus", "message": message}])
+
+
 def replica_gpus_check(*, gpus: int, advice: Mapping[str, Any], gpus_per_node: int, where: str) -> None:
     """An inference job's given ``gpus`` held all year: whole nodes, or up to one node, as any job; or replicas of
     the TP its advice deploys, which need not fill whole servers (a finance probe: the advice's "TP 4 x 7 replicas =
@@ -256,6 +291,7 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
         if job.gpus is None:
             return _inference_jobs(job, where, calibration)
         doc = advise(job.scenario, calibration=calibration).to_dict()
+        serves_at_gpus_check(gpus=job.gpus, advice=doc, where=where)
         replica_gpus_check(gpus=job.gpus, advice=doc, gpus_per_node=job.scenario.network.gpus_per_node, where=where)
         cal, tp = doc["calibration"], doc["recommendation"].get("tp")
         spans = bool(tp) and spans_nodes_reason(job.scenario, int(tp)) is not None

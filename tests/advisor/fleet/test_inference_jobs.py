@@ -79,8 +79,10 @@ def test_a_flat_service_holds_its_gpus_all_year() -> None:
 
 
 def test_gpus_given_hold_that_many_all_year() -> None:
-    plan = fleet_plan(document=serving(400, 100, gpus=8))
-    assert [(j["gpus"], j["run_hours"], j["runs_per_year"]) for j in plan["jobs"]] == [(8, HOURS, 1)]
+    # Whole nodes at or above the advice's peak deployment (fewer are refused: test_inference_given_gpus).
+    gpus = -(-advised(serving(400, 100))["gpus"] // 8) * 8 + 8
+    plan = fleet_plan(document=serving(400, 100, gpus=gpus))
+    assert [(j["gpus"], j["run_hours"], j["runs_per_year"]) for j in plan["jobs"]] == [(gpus, HOURS, 1)]
 
 
 @pytest.mark.parametrize(("peak", "mean"), [(4000, 1000), (4000, 2500)], ids=["spike", "sinusoid"])
