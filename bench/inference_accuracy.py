@@ -94,16 +94,25 @@ def calibration_table(table: inf.MeasuredTable, start: dict[str, float]) -> None
             print(summary(f"    {g}: model", held.model_pred[mask], held.measured[mask]))
 
 
-def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
-    rows = read_data_csv("trtllm_v0.9_static_batch.csv")
-    seen = set(table.models)
-    assert not any(r["model"] in seen for r in rows), "static-batch models must be unseen by the calibration"
+def static_batch_rows(
+    file: str, table: inf.MeasuredTable, params: dict[str, float]
+) -> tuple[list[dict[str, str]], inf.ServingCases, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A static-batch table's rows, cases, published batch, measured whole-group output tokens/s, the model's and
+    the baseline's. gptSessionBenchmark (the static-batch tool of v0.5-v0.9) fills every prompt with padId and
+    samples greedily: identical requests."""
+    rows = read_data_csv(file)
     cases = row_cases(rows, isl="isl", osl="osl")
     batch = np.asarray([float(r["batch"]) for r in rows])
     measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
-    # gptSessionBenchmark (v0.9) fills every prompt with padId and samples greedily: identical requests.
     pred = inf.static_batch_throughput(cases, params, batch, identical_requests=True)
     base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    return rows, cases, batch, measured, pred, base
+
+
+def static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    rows, cases, batch, measured, pred, base = static_batch_rows("trtllm_v0.9_static_batch.csv", table, params)
+    seen = set(table.models)
+    assert not any(r["model"] in seen for r in rows), "static-batch models must be unseen by the calibration"
     print("\n2. Unseen tables: TensorRT-LLM v0.9 static batch at the measured batch (whole-group output tokens/s):")
     print(summary("  model", pred, measured))
     print(summary("  baseline", base, measured))
@@ -367,14 +376,8 @@ BLOG_STATIC_FILE = "trtllm_blog_static_batch.csv"
 
 def blog_static_batch(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     """Section 9: the TensorRT-LLM blogs' static batches at the published batch, as section 2."""
-    rows = read_data_csv(BLOG_STATIC_FILE)
-    cases = row_cases(rows, isl="isl", osl="osl")
-    batch = np.asarray([float(r["batch"]) for r in rows])
-    measured = np.asarray([float(r["output_tok_per_s_per_gpu"]) for r in rows]) * cases.tp
-    # Taken as gptSessionBenchmark runs, the static-batch tool of v0.5-v0.9, which sends identical prompts as in
-    # section 2 [unc: the blogs do not name their benchmark].
-    pred = inf.static_batch_throughput(cases, params, batch, identical_requests=True)
-    base = inf.baseline_predict(cases, inf.baseline_fit(table))
+    # Taken as gptSessionBenchmark runs, as in section 2 [unc: the blogs do not name their benchmark].
+    rows, cases, batch, measured, pred, base = static_batch_rows(BLOG_STATIC_FILE, table, params)
     print("\n9. Unseen tables: TensorRT-LLM blog static batches on one H200, FP8, at the published batch:")
     print(summary("  model", pred, measured))
     print(summary("  baseline", base, measured))
