@@ -10,6 +10,7 @@ import numpy as np
 
 from advisor import economics as ec
 from advisor.advice.ownership import Hardware
+from advisor.advice.recommendation import scenario_runs_judged
 from advisor.cash_flow import purchase_usd
 from advisor.scenario import Scenario
 
@@ -161,6 +162,19 @@ def costs(
             committed=break_even_committed,
         ),
     )
+    runs = scenario_runs_judged(s)
+    if runs is not None:
+        # The own option where one cluster cannot finish the year's runs: own it, rent the rest (buy.overflow). Its
+        # band and sensitivity move the owned and the rented runs together (a hostile probe, F1: both described the
+        # owned runs alone, $9,569,931 a run, beside an own option priced at $10,747,456).
+        out["own_with_overflow_usd_per_run"] = ec.own_with_overflow(
+            runs_per_year=runs,
+            run_hours=run_hours,
+            gpus=gpus,
+            yearly_fixed_usd=fixed,
+            variable_usd_per_gpu_hour=variable,
+            rent_usd_per_run=out["rent_usd_per_run"],
+        )[3]
     return out
 
 

@@ -192,7 +192,8 @@ def alternative_compared_usd(
 ) -> float | None:
     """The cost a compared GPU is ranked by: the lower of renting and owning (per month for inference, per run for
     training), counting for training only the options that finish the year's runs (``finishes_runs``: an outsider's
-    probe found an A100 needing 18,018 h of one cluster a year marked the cheapest); None where none is priced."""
+    probe found an A100 needing 18,018 h of one cluster a year marked the cheapest), owning with the rest rented where
+    one cluster cannot (``buy_overflow_usd_per_run``); None where none is priced."""
     rent, buy = (
         (alternative.get("rent_usd_per_month"), alternative.get("buy_usd_per_month"))
         if monthly
@@ -206,7 +207,10 @@ def alternative_compared_usd(
         and not finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True)
     ):
         rented = finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=False)
-        costs = [rent] if rent is not None and rented else []
+        # Owning there rents the runs the cluster cannot finish (buy.overflow), as the plan's own recommendation
+        # compares it (a hostile probe, F1: only renting was counted).
+        overflow = alternative.get("buy_overflow_usd_per_run")
+        costs = [c for c in (rent if rented else None, overflow) if c is not None]
     return min(costs) if costs else None
 
 

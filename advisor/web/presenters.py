@@ -1398,8 +1398,12 @@ def risk_words(*, advice: Mapping[str, Any]) -> str:
     parts = []
     rent, buy = size.get("rent") or {}, size.get("buy") or {}
     if rent.get("usd_per_run_p90") is not None and rent.get("usd_per_run_p10") is not None:
-        owned = [usd_exact(buy.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if buy.get(k) is not None]
-        also = f" ({owned[0]} and {owned[1]} owned)" if len(owned) == 2 else ""
+        # The own option's band: owning and renting the runs it cannot finish where that is the option (buy.overflow;
+        # a hostile probe, F1: the owned runs' band alone was printed), the owned runs' where it finishes them.
+        overflow = buy.get("overflow") if overflow_text(size, advice=advice) else None
+        band, what = (overflow, "owned, the rest rented") if overflow else (buy, "owned")
+        owned = [usd_exact(band.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if band.get(k) is not None]
+        also = f" ({owned[0]} and {owned[1]} {what})" if len(owned) == 2 else ""
         parts.append(
             f"1 chance in 10 a run costs more than {usd_exact(rent['usd_per_run_p90'])} renting, and 1 in 10 less "
             f"than {usd_exact(rent['usd_per_run_p10'])}{also}: the spread of the run time's prediction"
@@ -1428,6 +1432,11 @@ def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str,
             f"Owning cannot finish {runs:g} runs a year: {fmt.count(round(run_hours * runs), 'hour')} of one "
             f"cluster's time against the year's 8,760"
             + ("; renting only as clusters side by side" if rented else "; nor can renting finish one run in a year")
+            + (
+                "; owning is priced with the runs it cannot finish rented"
+                if alternative.get("buy_overflow_usd_per_run") is not None
+                else ""
+            )
         )
     return {"buy": owned, "rent": rented, "text": text}
 
@@ -1462,6 +1471,8 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         finishes = alternative_finishes(advice=advice, alternative=alt)
         if not monthly and alt.get("gpus") and not finishes["buy"]:
             note = sentences(finishes["text"], note)
+            # The own option there is owning and renting the rest, the figure the row is ranked by.
+            buy = alt.get("buy_overflow_usd_per_run", buy)
         rows.append(
             {
                 "gpu": alt.get("gpu"),
