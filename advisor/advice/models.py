@@ -293,6 +293,12 @@ class Recommendation(Closed):
         "recommended, and in documents issued before 2026-12-06.",
     )
     reasons: list[str]
+    none_reason: Literal["no_fit", "not_priced", "runs_unfinished"] | None = Field(
+        default=None,
+        description="Training, action none: why (no_fit: no candidate size holds the model; not_priced: the chosen "
+        "size runs but neither renting nor owning is priced; runs_unfinished: both are priced but no candidate size "
+        "finishes the year's runs). Null otherwise; absent in inference and in documents issued before 2026-12-07.",
+    )
     knee_threshold: NonNegative | None = Field(
         default=None,
         description="Efficiency of a step up on the GPUs it adds, (dtps / tps) / (dgpus / gpus), below which more "
