@@ -77,6 +77,11 @@ def ownership_costs(
     return {"capex": capex, "yearly_fixed": fixed, "variable": np.asarray(variable, dtype=float)}
 
 
+def tokens_per_step(s: Scenario) -> float:
+    """Tokens one optimizer step of the scenario's training run processes: global_batch sequences of seq_len."""
+    return float(s.workload.global_batch or 0) * float(s.workload.model.seq_len or 0)
+
+
 def costs(
     *,
     s: Scenario,
@@ -105,7 +110,7 @@ def costs(
     rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
     tps = np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float)
     tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
-    run_hours = ec.run_hours(tokens=tokens, tokens_per_s=tps)
+    run_hours = ec.run_hours(tokens=tokens, tokens_per_s=tps, tokens_per_step=tokens_per_step(s))
     given_u = o.get("utilization", s.utilization)
     u = (
         implied_utilization(runs_per_year=float(s.workload.runs_per_year or 0.0), run_hours=run_hours)

@@ -51,7 +51,7 @@ from django.utils import timezone
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.costs import cumulative_document
+from advisor.advice.costs import cumulative_document, tokens_per_step
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
@@ -598,7 +598,7 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
     return (
         int(p.gpus[i]),
         float(p.memory_per_gpu_gb[i]),
-        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i])),
+        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i], tokens_per_step=tokens_per_step(s))),
     )
 
 
