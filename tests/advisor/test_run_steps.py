@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.advice import advise
+from estimator.bounds import MIN_STEP_TIME_S
 
 NOW = dt.datetime(2026, 12, 6, 9, 0, tzinfo=dt.UTC)
 
@@ -47,3 +48,13 @@ def test_a_run_is_whole_steps(catalog: None) -> None:
     steps = math.ceil((1.0e9 + 1) / (64 * 4096))
     for size in (d for d in advice["sizes"] if d["step_time_s"] is not None):
         assert size["run_hours"] * 3600 / size["step_time_s"] == pytest.approx(steps, rel=1e-9)
+def test_a_predicted_step_is_no_shorter_than_the_physical_floor(catalog: None) -> None:
+    # 1M parameters, 8 sequences of 512 tokens a step: the model predicts 0.26-0.40 ms a step unfloored.
+    advice = advise(_training({"params_b": 0.001, "seq_len": 512}, tokens=1e9, global_batch=8), now=NOW).to_dict()
+    timed = [d for d in advice["sizes"] if d["step_time_s"] is not None]
+    assert timed
+    for size in timed:
+        assert size["step_time_s"] >= MIN_STEP_TIME_S * (1 - 1e-9)
+        # The throughput and the run time follow the floored step.
+        assert size["tokens_per_s"] * size["step_time_s"] == pytest.approx(8 * 512)
+        assert size["run_hours"] * 3600 >= math.ceil(1e9 / (8 * 512)) * MIN_STEP_TIME_S * (1 - 1e-9)
