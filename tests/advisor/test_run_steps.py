@@ -48,6 +48,8 @@ def test_a_run_is_whole_steps(catalog: None) -> None:
     steps = math.ceil((1.0e9 + 1) / (64 * 4096))
     for size in (d for d in advice["sizes"] if d["step_time_s"] is not None):
         assert size["run_hours"] * 3600 / size["step_time_s"] == pytest.approx(steps, rel=1e-9)
+
+
 def test_a_predicted_step_is_no_shorter_than_the_physical_floor(catalog: None) -> None:
     # 1M parameters, 8 sequences of 512 tokens a step: the model predicts 0.26-0.40 ms a step unfloored.
     advice = advise(_training({"params_b": 0.001, "seq_len": 512}, tokens=1e9, global_batch=8), now=NOW).to_dict()
