@@ -245,6 +245,19 @@ def _recommended_size(advice: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((d for d in advice.get("sizes") or [] if d.get("gpus") == gpus), None)
 
 
+def overflow_rent_usd_per_year(*, size: Mapping[str, Any]) -> tuple[float, str] | None:
+    """(USD a year, words) of the runs an owned size rents beside it where it cannot finish the year's runs
+    (buy.overflow, economics.own_with_overflow); None where it finishes them (or the document predates overflow)."""
+    overflow = (size.get("buy") or {}).get("overflow")
+    if not overflow or not overflow.get("rented_runs"):
+        return None
+    runs, per_run = float(overflow["rented_runs"]), float(overflow["rented_usd_per_run"])
+    usd = runs * per_run
+    return usd, (
+        f"${usd:,.0f} a year renting the {runs:.1f} runs a year the owned cluster cannot finish (${per_run:,.0f} a run)"
+    )
+
+
 def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sum an approver is asked to sign for: the purchase price when buying, the first year's
     rent when renting; with the horizon's cash total of that option beside it. None without a decision.
@@ -260,6 +273,7 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
     years = totals["years"]
     other = "rent" if action == "buy" else "buy"
     stated: tuple[float, float] | None = None
+    overflow_rent: tuple[float, str] | None = None
     scenario = advice.get("scenario") or {}
     runs_per_year = (scenario.get("workload") or {}).get("runs_per_year")
     defaulted = defaulted_sources(advice=advice)
@@ -272,6 +286,9 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         )
         if verdict is not None:
             label += "; " + buy_at_stated_runs_words(verdict=verdict, defaulted=defaulted)
+        overflow_rent = overflow_rent_usd_per_year(size=_recommended_size(advice) or {})
+        if overflow_rent is not None:
+            label += f"; plus {overflow_rent[1]}"
     else:
         amount = years[1]["rent_usd"] if len(years) > 1 else 0.0
         utilization = (advice.get("cumulative_cost") or {}).get("utilization")
@@ -303,6 +320,9 @@ def decision_amount(*, advice: Mapping[str, Any]) -> dict[str, Any] | None:
         "usd": float(amount),
         "label": label,
         "stated_runs_usd": stated[1] if stated else None,
+        # Buying with overflow, the rent a year of the runs the cluster cannot finish: the purchase alone is not the
+        # own option's cash (a hostile probe, F1: the cover asked for the purchase and named no yearly rent).
+        "overflow_rent_usd_per_year": overflow_rent[0] if overflow_rent else None,
         "horizon_years": totals["horizon_years"],
         "horizon_cash_usd": float(totals["total"][f"{action}_usd"]),
         "horizon_present_usd": float(totals["total"][f"{action}_present_usd"]),
@@ -375,8 +395,8 @@ def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] |
     busy = float(buy.get("variable_usd_per_busy_gpu_hour") or 0.0) * size["gpus"] * HOURS_PER_YEAR
     rows.append(("energy", busy * float(buy.get("utilization") or 0.0)))
     # Owning a size that cannot finish the year's runs rents the rest beside it (buy.overflow, finance probe F2).
-    if overflow := buy.get("overflow"):
-        rows.append(("rented runs", float(overflow["rented_runs"]) * float(overflow["rented_usd_per_run"])))
+    if (overflow_rent := overflow_rent_usd_per_year(size=size)) is not None:
+        rows.append(("rented runs", overflow_rent[0]))
     return [(name, usd) for name, usd in rows if round(usd)]
 
 

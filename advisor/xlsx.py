@@ -371,6 +371,12 @@ def _summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
             if amount.get("stated_runs_usd") is not None
             else []
         ),
+        # Buying a cluster that cannot finish the year's runs rents the rest beside it every year (buy.overflow).
+        *(
+            [["Beside it, the overflow runs rented (USD a year)", amount["overflow_rent_usd_per_year"]]]
+            if amount.get("overflow_rent_usd_per_year") is not None
+            else []
+        ),
         # The cash-flow sheet is undiscounted and may favour the other option: say which figures decide.
         ["Decision basis", (yearly_totals(advice=advice) or {}).get("basis")],
         # The PDF cover's words: the date alone read as an observation date where it was the snapshot's compile date.

@@ -293,6 +293,12 @@ class Recommendation(Closed):
         "recommended, and in documents issued before 2026-12-06.",
     )
     reasons: list[str]
+    none_reason: Literal["no_fit", "not_priced", "runs_unfinished"] | None = Field(
+        default=None,
+        description="Training, action none: why (no_fit: no candidate size holds the model; not_priced: the chosen "
+        "size runs but neither renting nor owning is priced; runs_unfinished: both are priced but no candidate size "
+        "finishes the year's runs). Null otherwise; absent in inference and in documents issued before 2026-12-07.",
+    )
     knee_threshold: NonNegative | None = Field(
         default=None,
         description="Efficiency of a step up on the GPUs it adds, (dtps / tps) / (dgpus / gpus), below which more "
@@ -437,6 +443,12 @@ class Alternative(Closed):
     rent_usd_per_run: NonNegative | None
     rent_market: Market | None = None
     buy_usd_per_run: NonNegative | None
+    buy_overflow_usd_per_run: NonNegative | None = Field(
+        default=None,
+        description="Where one owned cluster of that size cannot finish the year's runs: owning it and renting the "
+        "rest (that size's buy.overflow.usd_per_run), the own option the row is ranked by; buy_usd_per_run is then "
+        "the owned runs' alone. Null otherwise; absent in documents issued before 2026-12-07.",
+    )
     break_even_utilization: NonNegative | None
     fits_memory: bool
     not_compared: str | None = Field(default=None, description="Why this GPU could not be planned, when it could not.")
@@ -464,8 +476,9 @@ class Alternative(Closed):
     cheapest: bool = Field(
         default=False,
         description="Whether this is the cheapest compared GPU: the lowest of renting and owning per run, counting "
-        "only the options that finish the year's runs (owned, one cluster within the year; rented, each run within a "
-        "year); the first of equals. Absent in documents issued before 2026-12-05.",
+        "only the options that finish the year's runs (owned, one cluster within the year, or with the rest rented "
+        "where buy_overflow_usd_per_run prices it; rented, each run within a year); the first of equals. Absent in "
+        "documents issued before 2026-12-05.",
     )
 
 
@@ -551,6 +564,13 @@ class TrainingOverflow(Closed):
     usd_per_run: NonNegative = Field(
         description="usd_per_year over runs_per_year: the own option's cost per run the recommendation compares."
     )
+    usd_per_run_p10: NonNegative | None = Field(
+        default=None,
+        description="P10 of usd_per_run over the run time's draws, the owned and the rented runs moving together "
+        "(buy.usd_per_run_p10 is the owned runs' alone). Absent in documents issued before 2026-12-07.",
+    )
+    usd_per_run_p50: NonNegative | None = Field(default=None, description="P50, as usd_per_run_p10.")
+    usd_per_run_p90: NonNegative | None = Field(default=None, description="P90, as usd_per_run_p10.")
 
 
 class TrainingBuy(Closed):

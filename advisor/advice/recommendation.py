@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Container, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -59,6 +59,11 @@ def knee_index(
             return knee, int(nxt), float(marginal)
         knee = int(nxt)
     return knee, None, None
+
+
+# Why a training recommendation has no action (recommendation.none_reason): no candidate size holds the model; the
+# chosen size runs but neither renting nor owning is priced; both are priced but no size finishes the year's runs.
+NoneReason = Literal["no_fit", "not_priced", "runs_unfinished"]
 
 
 def judged_runs_per_year(*, runs_per_year: float | None, defaulted: Container[str]) -> float | None:
@@ -192,7 +197,8 @@ def alternative_compared_usd(
 ) -> float | None:
     """The cost a compared GPU is ranked by: the lower of renting and owning (per month for inference, per run for
     training), counting for training only the options that finish the year's runs (``finishes_runs``: an outsider's
-    probe found an A100 needing 18,018 h of one cluster a year marked the cheapest); None where none is priced."""
+    probe found an A100 needing 18,018 h of one cluster a year marked the cheapest), owning with the rest rented where
+    one cluster cannot (``buy_overflow_usd_per_run``); None where none is priced."""
     rent, buy = (
         (alternative.get("rent_usd_per_month"), alternative.get("buy_usd_per_month"))
         if monthly
@@ -206,7 +212,10 @@ def alternative_compared_usd(
         and not finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=True)
     ):
         rented = finishes_runs(run_hours=run_hours, runs_per_year=runs_per_year, owned=False)
-        costs = [rent] if rent is not None and rented else []
+        # Owning there rents the runs the cluster cannot finish (buy.overflow), as the plan's own recommendation
+        # compares it (a hostile probe, F1: only renting was counted).
+        overflow = alternative.get("buy_overflow_usd_per_run")
+        costs = [c for c in (rent if rented else None, overflow) if c is not None]
     return min(costs) if costs else None
 
 
@@ -456,8 +465,16 @@ def _finishing_size(
     return knee
 
 
-def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]], *, whole: np.ndarray) -> str:
-    fastest = min((size_docs[int(i)] for i in np.flatnonzero(whole)), key=lambda d: d["run_hours"])
+def fastest_candidate(size_docs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The candidate size with the shortest run: among the sizes that run (a run time) on all of their GPUs, or, where
+    none does, among all that run (``recommend``'s candidates); None where none runs."""
+    running = [d for d in size_docs if d.get("run_hours") is not None]
+    whole = [d for d in running if int(d.get("gpus_used") or 0) >= int(d["gpus"])]
+    return min(whole or running, key=lambda d: float(d["run_hours"]), default=None)
+
+
+def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]]) -> str:
+    fastest = fastest_candidate(size_docs) or {}
     runs = fmt.runs_a_year(s.workload.runs_per_year)
     return (
         f"No candidate size finishes {runs}: the fastest, {n_gpus(fastest['gpus'])}, takes "
@@ -490,11 +507,11 @@ def _chosen_size_reasons(
     s: Scenario,
     size_docs: list[dict[str, Any]],
     knee: int,
-    whole: np.ndarray,
     raw_break_even: Any,
     reasons: list[str],
     warnings: list[str],
-) -> str:
+) -> tuple[str, NoneReason | None]:
+    """(action, none_reason) at the chosen size, its reasons and warnings added."""
     doc = size_docs[knee]
     rec_gpus = doc["gpus"]
     _run_time_reasons(s, doc, rec_gpus, reasons, warnings)
@@ -524,29 +541,28 @@ def _chosen_size_reasons(
             f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
     if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):
-        action = "none"
-        reasons.append(_unfinished_reason(s, size_docs, whole=whole))
-    elif action is None:
-        action = "none"
+        reasons.append(_unfinished_reason(s, size_docs))
+        return "none", "runs_unfinished"
+    if action is None:
         reasons.append("Neither renting nor owning could be priced: no offers and no hardware quote.")
-    else:
-        if runs_per_year is not None and owns_with_overflow(doc, runs_per_year=runs_per_year):
-            words = overflow_words(doc, runs_per_year=runs_per_year)
-            reasons.append(f"{words[:1].upper()}{words[1:]}.")
-        elif (
-            doc["buy"]["usd_per_run"] is not None
-            and action == "rent"
-            and len(_options(doc, runs_per_year=runs_per_year)) == 1
-        ):
-            reasons.append(
-                f"Owning {n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year, "
-                "so only renting (clusters side by side) counts."
-            )
+        return "none", "not_priced"
+    if runs_per_year is not None and owns_with_overflow(doc, runs_per_year=runs_per_year):
+        words = overflow_words(doc, runs_per_year=runs_per_year)
+        reasons.append(f"{words[:1].upper()}{words[1:]}.")
+    elif (
+        doc["buy"]["usd_per_run"] is not None
+        and action == "rent"
+        and len(_options(doc, runs_per_year=runs_per_year)) == 1
+    ):
         reasons.append(
-            f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc, runs_per_year=runs_per_year)}."
+            f"Owning {n_gpus(rec_gpus)} cannot finish {fmt.runs_a_year(s.workload.runs_per_year)} within the year, "
+            "so only renting (clusters side by side) counts."
         )
-        _buy_on_assumed_utilization(s, doc, action, reasons, warnings)
-    return action
+    reasons.append(
+        f"Recommendation: {action} {n_gpus(rec_gpus)}{_per_run_comparison(doc, runs_per_year=runs_per_year)}."
+    )
+    _buy_on_assumed_utilization(s, doc, action, reasons, warnings)
+    return action, None
 
 
 def idle_sizes_reason(*, gpus: np.ndarray, gpus_used: np.ndarray, feasible: np.ndarray, run_hours: list[Any]) -> str:
@@ -590,6 +606,7 @@ def recommend(
     # that size).
     action: str | None = "none"
     rec_gpus: int | None = None
+    none_reason: NoneReason | None = "no_fit"
     if knee is None:
         reasons.append(
             f"The model fits on none of the candidate sizes ({', '.join(map(str, s.cluster_sizes))} GPUs of "
@@ -617,11 +634,10 @@ def recommend(
                 f"does, {n_gpus(int(gpus[chosen]))}, past the knee."
             )
             knee, rec_gpus = chosen, int(gpus[chosen])
-        action = _chosen_size_reasons(
+        action, none_reason = _chosen_size_reasons(
             s=s,
             size_docs=size_docs,
             knee=knee,
-            whole=candidates,
             raw_break_even=raw_break_even,
             reasons=reasons,
             warnings=warnings,
@@ -631,5 +647,6 @@ def recommend(
         "gpus": rec_gpus,
         "reasons": reasons,
         "knee_threshold": KNEE_MARGINAL_EFFICIENCY,
+        "none_reason": none_reason,
     }
     return recommendation, knee

@@ -51,7 +51,7 @@ from django.utils import timezone
 
 from advisor import economics as ec
 from advisor import formatting as fmt
-from advisor.advice.costs import cumulative_document
+from advisor.advice.costs import cumulative_document, tokens_per_step
 from advisor.advice.documents import (
     ADVICE_VERSION,
     assumptions_used,
@@ -401,8 +401,19 @@ def _fit_document(run_hours: float | None, *, s: Scenario) -> dict[str, Any]:
     }
 
 
+def _band(band: Sequence[float] | None) -> list[float | None]:
+    """P10/P50/P90 as document numbers; three nulls where there is no band."""
+    return [None, None, None] if band is None else [num(v) for v in band]
+
+
 def _overflow_document(
-    buy: Mapping[str, Any], *, rent_usd_per_run: float | None, run_hours: float | None, s: Scenario, gpus: int
+    buy: Mapping[str, Any],
+    *,
+    rent_usd_per_run: float | None,
+    run_hours: float | None,
+    s: Scenario,
+    gpus: int,
+    band: Sequence[float] | None,
 ) -> dict[str, Any] | None:
     """Owning a size that cannot finish the year's runs and renting the runs it cannot do (economics.own_with_overflow:
     the own option there, finance probe F2); None where it finishes them, or renting or owning is not priced."""
@@ -433,6 +444,8 @@ def _overflow_document(
         "rented_usd_per_run": rent_usd_per_run,
         "usd_per_year": float(usd_per_year),
         "usd_per_run": float(usd_per_run),
+        # P10/P50/P90 of the mix over the run time's draws (owned and rented runs move together), as buy's band.
+        **dict(zip(("usd_per_run_p10", "usd_per_run_p50", "usd_per_run_p90"), _band(band), strict=True)),
     }
 
 
@@ -459,8 +472,14 @@ def _size_documents(
             else dict(_UNPRICED_BUY)
         )
         buy_doc.update(_fit_document(num(base["run_hours"][i]) if ok else None, s=s))
+        mix_q = quantiles.get("own_with_overflow_usd_per_run")
         buy_doc["overflow"] = _overflow_document(
-            buy_doc, rent_usd_per_run=rent_doc["usd_per_run"], run_hours=num(base["run_hours"][i]), s=s, gpus=int(n)
+            buy_doc,
+            rent_usd_per_run=rent_doc["usd_per_run"],
+            run_hours=num(base["run_hours"][i]),
+            s=s,
+            gpus=int(n),
+            band=[float(q[i]) for q in mix_q] if mix_q is not None else None,
         )
         size_docs.append(
             {
@@ -579,7 +598,7 @@ def _largest_whole_size(s: Scenario, calibration: Calibration) -> tuple[int, flo
     return (
         int(p.gpus[i]),
         float(p.memory_per_gpu_gb[i]),
-        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i])),
+        float(ec.run_hours(tokens=tokens, tokens_per_s=p.tokens_per_s[i], tokens_per_step=tokens_per_step(s))),
     )
 
 
@@ -924,6 +943,7 @@ def advise_training(
             be_price=rent.be_price,
             hw=hw,
             utilization=float(base["utilization"][knee]),
+            with_overflow=size_docs[knee]["buy"].get("overflow") is not None,
         )
 
     warnings.extend(_alternative_scope_notes(s, calibration))
@@ -976,6 +996,7 @@ def alternative_row(
         "rent_usd_per_run": doc["rent"]["usd_per_run"] if doc else None,
         "rent_market": doc["rent"]["market"] if doc else None,
         "buy_usd_per_run": doc["buy"]["usd_per_run"] if doc else None,
+        "buy_overflow_usd_per_run": (doc["buy"].get("overflow") or {}).get("usd_per_run") if doc else None,
         "break_even_utilization": doc["buy"]["break_even_utilization"] if doc else None,
         "fits_memory": bool(doc and doc["fits_memory"]),
         "warnings": [],

@@ -81,9 +81,11 @@ def sensitivity_rows(
     be_price: np.ndarray,
     hw: Hardware,
     utilization: float,
+    with_overflow: bool = False,
 ) -> list[dict[str, Any]]:
     """Owned minus rented cost per run at size ``i`` with each input at -20% and +20%, in one vectorized call.
-    ``utilization``: the one used at that size (given, or implied by runs_per_year)."""
+    ``utilization``: the one used at that size (given, or implied by runs_per_year). ``with_overflow``: the size's
+    own option is owning it and renting the runs it cannot finish (buy.overflow), the owned cost compared."""
     shown = {"rent_factor": float(head_price[i]), "throughput_factor": float(tps[i])}  # factors shown as values
     base_values: dict[str, float] = {
         "rent_factor": 1.0,
@@ -121,7 +123,9 @@ def sensitivity_rows(
         hw=hw,
         overrides=columns,
     )
-    metric = out["own_usd_per_run"] - out["rent_usd_per_run"]
+    own = out["own_with_overflow_usd_per_run"] if with_overflow else out["own_usd_per_run"]
+    metric = own - out["rent_usd_per_run"]
+    metric_name = f"owned{', the rest rented,' if with_overflow else ''} minus rented cost per run (USD)"
     base = float(metric[0])
     rows: list[dict[str, Any]] = []
     for j, (label, unit, k) in enumerate(SENSITIVITY_INPUTS):
@@ -133,7 +137,7 @@ def sensitivity_rows(
             {
                 "input": label,
                 "unit": unit,
-                "metric": "owned minus rented cost per run (USD)",
+                "metric": metric_name,
                 "base_input": base_values[k] * scale,
                 "low_input": float(columns[k][1 + 2 * j]) * scale,
                 "high_input": float(columns[k][2 + 2 * j]) * scale,
@@ -192,7 +196,8 @@ def monte_carlo_quantiles(
         break_even_factor=factor,
         overrides={"throughput_factor": throughput},
     )
-    sampled = ["run_hours", "rent_usd_per_run", *(["own_usd_per_run", "break_even"] if hw else [])]
+    owned = ["own_usd_per_run", "break_even", "own_with_overflow_usd_per_run"]
+    sampled = ["run_hours", "rent_usd_per_run", *(k for k in owned if hw and k in mc)]
     stacked = np.stack(np.broadcast_arrays(*(inf_if_not_finite(mc[k]) for k in sampled)))
     with np.errstate(invalid="ignore"):
         return dict(zip(sampled, np.quantile(stacked, QUANTILES, axis=1).swapaxes(0, 1), strict=True))

@@ -7,7 +7,7 @@ Formatting only: every number comes from the Advice as it is.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from advisor import charts
@@ -19,6 +19,7 @@ from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import (
     advice_runs_judged,
     cheapest_marks,
+    fastest_candidate,
     finishes_runs,
     own_option_usd_per_run,
     owns_with_overflow,
@@ -419,6 +420,7 @@ def usd_cents(value: Any) -> str:
 ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the targets"}
 NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action none
 NOT_PRICED_LABEL = "Not priced: no rental offer or price, and no hardware quote or capex"  # action none with a size
+RUNS_UNFINISHED_LABEL = "No size finishes the year's runs"  # training, none_reason runs_unfinished
 
 
 def _relax_note(entry: dict[str, Any]) -> str:
@@ -471,7 +473,7 @@ def _inference_headline(advice: dict[str, Any]) -> dict[str, Any]:
     replicas = fmt.count(size.get("replicas"), "replica") if size.get("replicas") is not None else "no replicas"
     return {
         "action": action,
-        "action_label": action_label(recommendation),
+        "action_label": action_label(recommendation, sizes=advice.get("sizes") or []),
         "gpus": recommendation.get("gpus"),
         "gpus_text": gpus_bought_text(advice=advice),
         "reasons": recommendation.get("reasons") or [],
@@ -599,12 +601,22 @@ def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     return text if owned == gpus else f"{text} (the deployment uses {fmt.plain(gpus)})"
 
 
-def action_label(recommendation: dict[str, Any]) -> str:
-    """What the recommendation says in words: rent or buy; none with no size (nothing fits, or no deployment meets
-    the targets) or with one (it runs, but neither renting nor buying is priced)."""
+def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[str, Any]] = ()) -> str:
+    """What the recommendation says in words: rent or buy; none by its none_reason (training: nothing fits, not
+    priced, or no size finishes the year's runs, the fastest of ``sizes`` named); documents without one (inference,
+    issued before it) by whether a size is named (a hostile probe, F5: priced sizes read "Not priced")."""
     action = recommendation.get("action")
+    reason = recommendation.get("none_reason")
+    if action == "none" and reason == "runs_unfinished":
+        fastest = fastest_candidate(sizes)
+        return RUNS_UNFINISHED_LABEL + (
+            f": the fastest, {fmt.count(fastest['gpus'], 'GPU')}, takes {fmt.hours(fastest['run_hours'])} a run"
+            if fastest
+            else ""
+        )
     if action == "none":
-        return NOT_PRICED_LABEL if recommendation.get("gpus") else NO_FIT_LABEL
+        priced = reason == "not_priced" if reason else bool(recommendation.get("gpus"))
+        return NOT_PRICED_LABEL if priced else NO_FIT_LABEL
     return ACTION_LABELS.get(action or "", "No recommendation")
 
 
@@ -660,7 +672,7 @@ def headline(*, advice: dict[str, Any]) -> dict[str, Any]:
     owned = "owned, the rest rented" if overflow_text(size, advice=advice) else "owned"
     return {
         "action": action,
-        "action_label": action_label(recommendation),
+        "action_label": action_label(recommendation, sizes=advice.get("sizes") or []),
         "gpus": recommendation.get("gpus"),
         "gpus_text": gpus_bought_text(advice=advice),
         "reasons": recommendation.get("reasons") or [],
@@ -696,7 +708,11 @@ def _break_even_figure(advice: dict[str, Any], size: dict[str, Any]) -> str:
     if size:
         return size_break_even_text(size, digits=1)
     # The headline's words: a serving plan with no size has no deployment meeting the targets (_unmet_headline).
-    why = ACTION_LABELS["none"] if is_inference(advice) else action_label(advice.get("recommendation") or {})
+    why = (
+        ACTION_LABELS["none"]
+        if is_inference(advice)
+        else action_label(advice.get("recommendation") or {}, sizes=advice.get("sizes") or [])
+    )
     return f"n/a ({why[:1].lower()}{why[1:]})"
 
 
@@ -1398,8 +1414,12 @@ def risk_words(*, advice: Mapping[str, Any]) -> str:
     parts = []
     rent, buy = size.get("rent") or {}, size.get("buy") or {}
     if rent.get("usd_per_run_p90") is not None and rent.get("usd_per_run_p10") is not None:
-        owned = [usd_exact(buy.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if buy.get(k) is not None]
-        also = f" ({owned[0]} and {owned[1]} owned)" if len(owned) == 2 else ""
+        # The own option's band: owning and renting the runs it cannot finish where that is the option (buy.overflow;
+        # a hostile probe, F1: the owned runs' band alone was printed), the owned runs' where it finishes them.
+        overflow = buy.get("overflow") if overflow_text(size, advice=advice) else None
+        band, what = (overflow, "owned, the rest rented") if overflow else (buy, "owned")
+        owned = [usd_exact(band.get(k)) for k in ("usd_per_run_p90", "usd_per_run_p10") if band.get(k) is not None]
+        also = f" ({owned[0]} and {owned[1]} {what})" if len(owned) == 2 else ""
         parts.append(
             f"1 chance in 10 a run costs more than {usd_exact(rent['usd_per_run_p90'])} renting, and 1 in 10 less "
             f"than {usd_exact(rent['usd_per_run_p10'])}{also}: the spread of the run time's prediction"
@@ -1428,6 +1448,11 @@ def alternative_finishes(*, advice: Mapping[str, Any], alternative: Mapping[str,
             f"Owning cannot finish {runs:g} runs a year: {fmt.count(round(run_hours * runs), 'hour')} of one "
             f"cluster's time against the year's 8,760"
             + ("; renting only as clusters side by side" if rented else "; nor can renting finish one run in a year")
+            + (
+                "; owning is priced with the runs it cannot finish rented"
+                if alternative.get("buy_overflow_usd_per_run") is not None
+                else ""
+            )
         )
     return {"buy": owned, "rent": rented, "text": text}
 
@@ -1462,6 +1487,8 @@ def alternative_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
         finishes = alternative_finishes(advice=advice, alternative=alt)
         if not monthly and alt.get("gpus") and not finishes["buy"]:
             note = sentences(finishes["text"], note)
+            # The own option there is owning and renting the rest, the figure the row is ranked by.
+            buy = alt.get("buy_overflow_usd_per_run", buy)
         rows.append(
             {
                 "gpu": alt.get("gpu"),

@@ -160,8 +160,10 @@ def test_every_number_traces_to_offer_quote_and_calibration(catalog: dict[str, A
             continue
         assert size["tokens_per_s"] == pytest.approx(p.tokens_per_s[i])
         assert size["layout"]["strategy"] == p.strategy[i]
-        # run hours = tokens / tokens per second / 3600
-        assert size["run_hours"] == pytest.approx(1e11 / p.tokens_per_s[i] / 3600)
+        # run hours = whole steps x tokens per step / tokens per second / 3600 (1e11 tokens: 23,842 steps of
+        # 1,024 x 4,096 tokens, the last one part-filled)
+        step = 1024 * 4096
+        assert size["run_hours"] == pytest.approx(math.ceil(1e11 / step) * step / p.tokens_per_s[i] / 3600)
         on_demand = size["rent"]["by_market"]["on_demand"]
         offer = on_demand["offer"]
         row = catalog["offers"]["acme_od"]

@@ -340,11 +340,15 @@ def test_break_even_with_a_committed_rent_is_designs_formula_without_one_and_the
 
 def test_run_hours_and_busy_share_are_the_one_rule() -> None:
     # 1e12 tokens at 1e5 tokens/s: 1e7 s = 2,777.8 h; four such runs a year keep one cluster busy 4 x 2,777.8 / 8,760.
-    hours = float(ec.run_hours(tokens=1e12, tokens_per_s=1e5))
+    # Steps of 1e6 tokens divide 1e12 exactly: no step rounds up.
+    hours = float(ec.run_hours(tokens=1e12, tokens_per_s=1e5, tokens_per_step=1e6))
     assert hours == pytest.approx(1e7 / 3600)
     assert float(ec.busy_share(runs_per_year=4, run_hours=hours)) == pytest.approx(4 * hours / 8760)
     assert float(ec.busy_share(runs_per_year=4, run_hours=3000.0)) > 1  # unclamped; implied_utilization clamps
-    assert math.isinf(float(ec.run_hours(tokens=1e12, tokens_per_s=0.0)))
+    assert math.isinf(float(ec.run_hours(tokens=1e12, tokens_per_s=0.0, tokens_per_step=1e6)))
+    # A run is whole steps: 1.5 steps' tokens take 2 steps, 1 token takes one.
+    assert float(ec.run_hours(tokens=1.5e6, tokens_per_s=1e5, tokens_per_step=1e6)) == pytest.approx(20 / 3600)
+    assert float(ec.run_hours(tokens=1, tokens_per_s=1e5, tokens_per_step=1e6)) == pytest.approx(10 / 3600)
     from advisor.advice.costs import implied_utilization
 
     assert implied_utilization(runs_per_year=4, run_hours=[3000.0, np.nan, 100.0]).tolist() == pytest.approx(
