@@ -77,7 +77,10 @@ ATTENTION_SCORE_BYTES: Final[float] = 5.0
 REPLICATED_BYTES_PER_SBH: Final[float] = 10.0
 # Cross-entropy materialises the micro-batch's logits in fp32 (llm-analysis counts the same buffer).
 LOGIT_BYTES: Final[float] = 4.0
-# CUDA context, NCCL buffers and allocator fragmentation not available to the job (assumption: ~2 GB on 80 GB parts).
+# Memory the driver reports (gpus.csv memory_bytes, the capacity a job is held against) that a training job's tensors
+# cannot use: the CUDA context and loaded kernels, NCCL's communication buffers (NCCL_BUFFSIZE, 4 MiB per channel and
+# peer by default: NCCL environment-variable docs) and the caching allocator's fragmentation. An assumption [unc:
+# ~2 GB per GPU, not measured here], the same on every GPU; counted in each case's need (``_working_bytes``).
 MEMORY_RESERVE_BYTES: Final[float] = 2.0e9
 # FSDP/ZeRO-3 prefetches the next layer while using the current one: two unsharded layers of 16-bit weights.
 ZERO3_PREFETCH_LAYERS: Final[float] = 2.0

@@ -98,7 +98,9 @@ _GPUS = all_gpus()
 FAMILIES: Final[tuple[str, ...]] = tuple(dict.fromkeys(g.family for g in _GPUS))
 GPU_INDEX: Final[dict[str, int]] = {g.id: i for i, g in enumerate(_GPUS)}
 PEAK_FLOPS: Final[np.ndarray] = np.array([[g.peak_tflops.get(p, np.nan) * 1e12 for p in PRECISIONS] for g in _GPUS])
-_MEMORY = np.array([g.memory_gb * 1e9 for g in _GPUS])
+# What a job is held against: the memory the driver reports (gpus.csv memory_bytes), as the serving model holds it; the
+# model's own MEMORY_RESERVE_BYTES is counted in each case's need.
+_MEMORY = np.array([g.memory_bytes for g in _GPUS])
 _NVLINK_DOMAIN = np.array([g.nvlink_domain for g in _GPUS])
 _SERVER = np.array([g.gpus_per_node for g in _GPUS])
 _HBM = np.array([g.memory_bw_gbps * 1e9 for g in _GPUS])
@@ -771,8 +773,14 @@ def forced_recomputation_need(q: dict[str, np.ndarray], s: Solution, theta: dict
     return need
 
 
+def _capacity_text(gpu: int) -> str:
+    """The memory a job is held against per GPU [GB = 1e9 bytes], beside the datasheet's figure users know: the two
+    differ because datasheets count binary units (an H100's 80 GB shows as 85.5 GB)."""
+    return f"{_MEMORY[gpu] / 1e9:.1f} GB per GPU (the driver's figure for the {_GPUS[gpu].memory_gb:g} GB part)"
+
+
 def _forced_text(need_gb: float, gpu: int) -> str:
-    return f"the leanest layout without it needs {need_gb:.0f} GB of {_MEMORY[gpu] / 1e9:.0f} GB per GPU"
+    return f"the leanest layout without it needs {need_gb:.0f} GB of {_capacity_text(gpu)}"
 
 
 FORCED_RECOMPUTATION: Final[str] = (
@@ -886,8 +894,8 @@ def no_layout_reasons(q: dict[str, np.ndarray], *, fits: np.ndarray, memory_per_
         elif not survivors["virtual"][j]:
             reasons[i] = f"no pipeline on {row['n']} GPUs holds the given {row['vp']} virtual stages per GPU"
         else:
-            capacity = _MEMORY[row["gpu"]] / 1e9
-            reasons[i] = f"{MEMORY_REASON} in {capacity:g} GB per GPU (the leanest needs {memory_per_gpu_gb[i]:.0f} GB)"
+            need = f"the leanest needs {memory_per_gpu_gb[i]:.0f} GB"
+            reasons[i] = f"{MEMORY_REASON} in {_capacity_text(row['gpu'])}; {need}"
     return reasons
 
 

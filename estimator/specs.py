@@ -42,7 +42,9 @@ class GpuSpec:
     Attributes (units in brackets):
         id: stable id used in CSVs and scenarios (``h100-sxm``).
         family: GPUs calibrated together (``hopper``); efficiency parameters are fitted per family.
-        memory_gb: device memory [GB, 1e9 bytes].
+        memory_gb: device memory as the datasheet prints it [GB] (the product's name: "80 GB"), for display only.
+        memory_bytes: device memory the driver reports [bytes] (nvidia-smi 'Total'; else the datasheet's binary
+            figure): the one capacity training and serving hold a job against (gpus.csv header).
         memory_bw_gbps: device memory bandwidth [GB/s].
         peak_tflops: dense peak per precision [TFLOP/s]; precisions the GPU lacks are absent.
         nvlink_gbps: per-GPU scale-up bandwidth, bidirectional aggregate as datasheets quote it [GB/s]
@@ -60,6 +62,7 @@ class GpuSpec:
     name: str
     family: str
     memory_gb: float
+    memory_bytes: float
     memory_bw_gbps: float
     peak_tflops: MappingProxyType[str, float]
     nvlink_gbps: float
@@ -98,6 +101,7 @@ def _parse(row: dict[str, str]) -> GpuSpec:
         name=row["name"],
         family=row["family"],
         memory_gb=float(row["memory_gb"]),
+        memory_bytes=float(row["memory_bytes"]),
         memory_bw_gbps=float(row["memory_bw_gbps"]),
         peak_tflops=MappingProxyType(peaks),
         nvlink_gbps=float(row["nvlink_gbps"]),

@@ -123,14 +123,15 @@ def fabrics() -> dict[str, Fabric]:
 
 @dataclass(frozen=True, slots=True)
 class ServingGpu:
-    """What the serving model needs of a GPU. memory_gb [GB], memory_bw_gbps [GB/s], peak_tflops per serving
-    precision [TFLOP/s], link_gbps one-way scale-up bandwidth [GB/s], pcie: True when that link is PCIe,
-    scale_out_gbps one-way scale-out bandwidth per GPU [GB/s], fabric: its collective-cost row, nvlink_domain: GPUs
-    whose collectives stay on that scale-up link (the server, or more where NVLink spans servers: GB200 NVL72 joins
-    18 four-GPU trays into one 72-GPU domain, estimator/data/gpus.csv)."""
+    """What the serving model needs of a GPU. memory_bytes [bytes] (the driver's figure, estimator.specs, as training
+    holds it), memory_bw_gbps [GB/s], peak_tflops per serving precision [TFLOP/s], link_gbps one-way scale-up
+    bandwidth [GB/s], pcie: True when that link is PCIe, scale_out_gbps one-way scale-out bandwidth per GPU [GB/s],
+    fabric: its collective-cost row, nvlink_domain: GPUs whose collectives stay on that scale-up link (the server, or
+    more where NVLink spans servers: GB200 NVL72 joins 18 four-GPU trays into one 72-GPU domain,
+    estimator/data/gpus.csv)."""
 
     id: str
-    memory_gb: float
+    memory_bytes: float
     memory_bw_gbps: float
     peak_tflops: Mapping[str, float]
     link_gbps: float
@@ -183,7 +184,7 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
     key = gpu_id.strip().lower()
     extra = overrides.get(key, {})
     if extra.get("memory_gb"):
-        memory_gb = float(extra["memory_gb"])
+        memory_bytes = float(extra["memory_bytes"])
         bw = float(extra["memory_bw_gbps"])
         peaks = {p: float(extra[f"{p}_tflops"]) for p in PRECISIONS if extra.get(f"{p}_tflops")}
         nvlink = float(extra["nvlink_gbps"])
@@ -191,19 +192,17 @@ def serving_gpu(gpu_id: str) -> ServingGpu:
         domain = gpn
     else:
         spec = get_gpu(key)
-        memory_gb, bw, nvlink, gpn = spec.memory_gb, spec.memory_bw_gbps, spec.nvlink_gbps, spec.gpus_per_node
+        memory_bytes, bw, nvlink, gpn = spec.memory_bytes, spec.memory_bw_gbps, spec.nvlink_gbps, spec.gpus_per_node
         domain = spec.nvlink_domain
         peaks = {p: v for p, v in spec.peak_tflops.items() if p in PRECISIONS}
         scale_out = spec.inter_node_gbps / 8.0
     if extra.get("fp4_tflops"):
         peaks["fp4"] = float(extra["fp4_tflops"])
-    if extra.get("visible_memory_mib"):
-        memory_gb = float(extra["visible_memory_mib"]) * 2**20 / 1e9
     lanes = float(extra.get("fp32_lanes_per_sm") or DEFAULT_FP32_LANES_PER_SM)
     sm_clocks_per_s = peaks.get("fp32", 0.0) * 1e12 / (2.0 * lanes)  # SMs x clock, from the FP32 peak
     return ServingGpu(
         id=key,
-        memory_gb=memory_gb,
+        memory_bytes=memory_bytes,
         memory_bw_gbps=bw,
         peak_tflops=peaks,
         link_gbps=nvlink / 2.0,
@@ -252,7 +251,7 @@ class ServingStack:
 
     def batch_limits(self, gpu: ServingGpu) -> tuple[int, int]:
         """(max requests in flight, max tokens per engine step) of this engine's defaults on ``gpu``."""
-        gib = gpu.memory_gb * 1e9 / 2**30
+        gib = gpu.memory_bytes / 2**30
         large = (
             self.large_gpu_min_gib > 0
             and gib >= self.large_gpu_min_gib
@@ -629,7 +628,7 @@ def build_cases(
         expert_low_precision=np.asarray([PRECISIONS[p][3] == 1 for p in expert_precisions]),
         expert_peak_flops=arr([g.peak_flops(p) for g, p in zip(gpus, expert_precisions, strict=True)]),
         mem_bw=arr([g.memory_bw_gbps * 1e9 for g in gpus]),
-        mem_bytes=arr([g.memory_gb * 1e9 for g in gpus]),
+        mem_bytes=arr([g.memory_bytes for g in gpus]),
         link_bw=arr([bw * 1e9 for bw, _ in paths]),
         ar_latency=arr([f.latency_s for _, f in paths]),
         busbw_eff=arr([f.busbw_efficiency for _, f in paths]),

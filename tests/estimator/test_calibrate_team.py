@@ -72,10 +72,12 @@ def test_no_keep_the_default_advice_when_the_team_fit_wins_on_the_held_back_runs
     assert _keep_default(team) == []
 
 
-@pytest.mark.parametrize(("gpu", "stack"), [("h100-sxm", "nemo"), ("gb200", None)])
+@pytest.mark.parametrize(("gpu", "stack"), [("gb200", None)])
 def test_keep_the_default_still_fires_for_runs_the_default_predicts_better(gpu: str, stack: str | None) -> None:
     """Runs the default was fitted on (it predicts them well): refining on them moves the cluster parameters in a way
-    that does not carry over to the held-out runs, and the per-run comparison shows it."""
+    that does not carry over to the held-out runs, and the per-run comparison shows it. (The 12 H100 NeMo runs were a
+    second case until the refit on driver-visible memory: the default is now better on 7 of them only, median 2.9% vs
+    3.0%, p = 0.34, which shows neither better.)"""
     default = load_default()
     runs = [r for r in public_runs() if r.gpu == gpu and r.stack == stack]
     team = fit(runs, name="team", prior=default)
