@@ -776,7 +776,7 @@ def forced_recomputation_need(q: dict[str, np.ndarray], s: Solution, theta: dict
 def _capacity_text(gpu: int) -> str:
     """The memory a job is held against per GPU [GB = 1e9 bytes], beside the datasheet's figure users know: the two
     differ because datasheets count binary units (an H100's 80 GB shows as 85.5 GB)."""
-    return f"{_MEMORY[gpu] / 1e9:.1f} GB per GPU (the driver's figure for the {_GPUS[gpu].memory_gb:g} GB part)"
+    return _GPUS[gpu].capacity_text()
 
 
 def _forced_text(need_gb: float, gpu: int) -> str:

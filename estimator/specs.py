@@ -77,6 +77,13 @@ class GpuSpec:
     def vendor(self) -> str:
         return self.name.split(" ", 1)[0]
 
+    def capacity_text(self) -> str:
+        """The memory a job is held against per GPU [GB = 1e9 bytes], beside the datasheet's figure users know: the
+        two differ because datasheets count binary units (an H100's 80 GB shows as 85.5 GB). Every sentence that
+        sets a job's need against a GPU's memory says this, so "83 GB of 80 GB" is never printed for a job that
+        fits."""
+        return f"{self.memory_bytes / 1e9:.1f} GB per GPU (the driver's figure for the {self.memory_gb:g} GB part)"
+
     def supported_precisions(self) -> tuple[str, ...]:
         return tuple(p for p in PRECISIONS if p in self.peak_tflops)
 

@@ -548,7 +548,7 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
     relax.append(
         {
             "change": "cluster_sizes",
-            "text": f"{n_gpus(more[0])} of {spec.id} hold it ({more[1]:.0f} GB per GPU of {spec.memory_gb:g} GB)"
+            "text": f"{n_gpus(more[0])} of {spec.id} hold it ({more[1]:.0f} GB of {spec.capacity_text()})"
             if more
             else f"no size up to {n_gpus(tried[-1])} of {spec.id} holds it",
             "fits_memory": more is not None,
@@ -725,7 +725,7 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     if sizes.fits_one:
         warnings.append(
             f"The model fits on one {spec.id} ({num(sizes.prediction.memory_per_gpu_gb[0]):.0f} GB of "
-            f"{spec.memory_gb:g} GB): you may not need a cluster at all."
+            f"{spec.capacity_text()}): you may not need a cluster at all."
         )
     gpn = s.network.gpus_per_node
     single = np.flatnonzero(feasible & (gpus <= gpn))
