@@ -1506,3 +1506,38 @@ def test_the_advice_says_a_replica_spans_nodes_over_the_scale_out_network(catalo
     assert any("at 3,200 Gb/s per node (/network/inter_node_gbps, the GPU's typical server)" in r for r in defaulted)
     small = advise_inference(scenario(), now=NOW)
     assert not any("scale-out network" in r for r in small["recommendation"]["reasons"] + small["warnings"])
+
+
+# A new user's probe (pages F4): 70B on L40S, 8,000 prompt and 1,000 answer tokens at 10 requests/s, default targets.
+L40S_LONG_PROMPTS = {
+    "name": "long prompts on L40S",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "serving_engine": "sglang",
+        "traffic": {"peak_requests_per_s": 10, "mean_requests_per_s": 4, "input_tokens": 8000, "output_tokens": 1000},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "gpu": "l40s",
+}
+
+
+@pytest.fixture(scope="module")
+def l40s_unmet(django_db_setup: None, django_db_blocker: Any) -> dict[str, Any]:
+    with django_db_blocker.unblock():
+        return advise_inference(L40S_LONG_PROMPTS, now=NOW)
+
+
+def test_a_gpu_offered_instead_is_described_by_what_it_has_more_of(l40s_unmet: dict[str, Any]):
+    """The probe read "a bigger GPU: NVIDIA A100 SXM4 40GB" beside an L40S of 48 GB: the A100 is faster (memory
+    bandwidth), not bigger. Each word names the datasheet quantity the GPU has more of."""
+    from estimator.specs import get_gpu
+
+    here = get_gpu(L40S_LONG_PROMPTS["gpu"])
+    gpus = [r for r in l40s_unmet["recommendation"]["relax"] if r["change"] == "gpu" and "gpu" in r]
+    assert gpus
+    for r in gpus:
+        other = get_gpu(r["gpu"])
+        assert "bigger" not in r["text"] or other.memory_gb > here.memory_gb, r["text"]
+        assert "faster" in r["text"] and other.memory_bw_gbps > here.memory_bw_gbps, r["text"]
