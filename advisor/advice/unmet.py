@@ -48,9 +48,10 @@ def gpu_above_text(g: GpuSpec, *, than: GpuSpec, word: GpuWord) -> str:
 
 
 # Looser latency targets offered beside the lowest the sizing meets, as multiples of it. That lowest is what one
-# request alone reaches: it leaves no time to queue, so each replica takes a trickle of requests and the replicas
-# multiply (an outsider's probe: 70B at 20 requests/s, a 58 ms p95 TTFT needs 1,912 H100s, $1.65M a month; 70 ms
-# needs 144, $128k). Three steps, each sized once and priced once: bounded work per request.
+# request alone reaches: each replica serves one request at a time (behind one router's queue, estimator sizing's
+# pooled_replicas), where a looser target lets replicas batch (an outsider's probe, before the pool: 70B at 20
+# requests/s, a 58 ms p95 TTFT needed 1,912 H100s, $1.65M a month; 70 ms needs 144, $128k). Three steps, each
+# sized once and priced once: bounded work per request.
 LATENCY_LADDER: Final[tuple[float, ...]] = (1.1, 1.25, 1.5)
 # A ladder step is offered only where it needs at most this share of the GPUs of the last target offered: a looser
 # target that saves little is not worth a line (the lowest one is already cheap when the traffic is light).
@@ -195,8 +196,8 @@ def _looser_targets(s: Scenario, *, size: Sizer, lowest: tuple[float, float]) ->
     text = _targets_text(lowest, targets)
     if offered:
         text += (
-            ": the lowest the sizing meets, about what a request alone reaches, so none may wait and the replicas "
-            "multiply; the looser targets below need far fewer GPUs"
+            ": the lowest the sizing meets, about what a request alone reaches, so each replica serves one request at "
+            "a time behind one queue; the looser targets below let replicas batch and need far fewer GPUs"
         )
     return [_entry("latency_targets", text, d, ttft_p95_s=lowest[0], tpot_p95_s=lowest[1]), *offered]
 
