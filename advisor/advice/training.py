@@ -86,7 +86,7 @@ from advisor.advice.recommendation import (
     step_efficiency,
 )
 from advisor.advice.uncertainty import monte_carlo_quantiles, sensitivity_rows, uncertainty_document
-from advisor.advice.unmet import MAX_BIGGER_GPUS
+from advisor.advice.unmet import MAX_BIGGER_GPUS, gpus_above
 from advisor.scenario import (
     Model,
     Scenario,
@@ -106,7 +106,7 @@ from estimator.calibrate import (
     load_default,
     stale_calibration_warning,
 )
-from estimator.specs import GPU_IDS, get_gpu
+from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
 
@@ -557,8 +557,7 @@ def no_fit_options(s: Scenario, sizes: SizePredictions, calibration: Calibration
             "memory_per_gpu_gb": more[1] if more else None,
         }
     )
-    bigger = sorted((g for g in GPU_IDS if get_gpu(g).memory_gb > spec.memory_gb), key=lambda g: get_gpu(g).memory_gb)
-    for gpu in bigger:
+    for gpu in (g.id for g in gpus_above(spec.id, word="bigger")):
         if sum(r["change"] == "gpu" for r in relax) >= MAX_BIGGER_GPUS:
             break
         try:

@@ -5,29 +5,53 @@ targets (``relax``), each change checked by running the same estimator again, ne
 (max(TTFT / target, TPOT / target)). ``relax`` lists, in this order: looser targets (the lowest p95 latencies the
 sizing meets with the closest deployment, rounded up to two digits, then a short ladder of looser ones that leave
 room for queueing, ``LATENCY_LADDER``), FP8 weights (when the plan runs 16-bit and the
-GPU has an FP8 peak), more tensor parallelism (when the scenario's node held the TP degrees back), and a bigger GPU
-(the next GPUs by memory bandwidth that meet the targets). Each entry says whether that change alone meets the
-targets."""
+GPU has an FP8 peak), more tensor parallelism (when the scenario's node held the TP degrees back), and a faster GPU
+(the next GPUs by memory bandwidth that meet the targets: ``gpus_above``). Each entry says whether that change alone
+meets the targets."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from advisor import formatting as fmt
 from advisor.scenario import Scenario
 from estimator import inference as inf
-from estimator.specs import GPU_IDS, get_gpu
+from estimator.specs import GPU_IDS, GpuSpec, get_gpu
 
 SIXTEEN_BIT: Final[tuple[str, ...]] = ("bf16", "fp16")
-# Bigger GPUs suggested beside the scenario's when it cannot be met: the next ones up by memory bandwidth (a serving
-# plan here), or by memory (a training job that fits no size, advisor.advice.training).
+# Other GPUs suggested beside the scenario's when it cannot be met: the next faster ones (a serving plan here), or
+# the next bigger ones (a training job that fits no size, advisor.advice.training).
 MAX_BIGGER_GPUS: Final[int] = 2
+# The word a suggestion uses and the datasheet quantity (estimator/data/gpus.csv) it orders GPUs by: "bigger" is
+# memory, "faster" the memory bandwidth that bounds decoding (a new user's probe: an A100 40GB was called "a bigger
+# GPU" than a 48 GB L40S, ordered by bandwidth).
+GpuWord = Literal["bigger", "faster"]
+GPU_QUANTITY: Final[dict[str, tuple[str, str]]] = {
+    "bigger": ("memory_gb", "GB of memory"),
+    "faster": ("memory_bw_gbps", "GB/s of memory bandwidth"),
+}
+
+
+def gpus_above(gpu: str, *, word: GpuWord) -> list[GpuSpec]:
+    """The catalog's GPUs with more of the quantity ``word`` names (GPU_QUANTITY) than ``gpu``, ascending in it."""
+    field = GPU_QUANTITY[word][0]
+    here = getattr(get_gpu(gpu), field)
+    return sorted((g for g in map(get_gpu, GPU_IDS) if getattr(g, field) > here), key=lambda g: getattr(g, field))
+
+
+def gpu_above_text(g: GpuSpec, *, than: GpuSpec, word: GpuWord) -> str:
+    """ "a faster GPU: NVIDIA A100 SXM4 40GB (1,555 GB/s of memory bandwidth against 864)"."""
+    field, unit = GPU_QUANTITY[word]
+    return f"a {word} GPU: {g.name} ({getattr(g, field):,.0f} {unit} against {getattr(than, field):,.0f})"
+
+
 # Looser latency targets offered beside the lowest the sizing meets, as multiples of it. That lowest is what one
-# request alone reaches: it leaves no time to queue, so each replica takes a trickle of requests and the replicas
-# multiply (an outsider's probe: 70B at 20 requests/s, a 58 ms p95 TTFT needs 1,912 H100s, $1.65M a month; 70 ms
-# needs 144, $128k). Three steps, each sized once and priced once: bounded work per request.
+# request alone reaches: each replica serves one request at a time (behind one router's queue, estimator sizing's
+# pooled_replicas), where a looser target lets replicas batch (an outsider's probe, before the pool: 70B at 20
+# requests/s, a 58 ms p95 TTFT needed 1,912 H100s, $1.65M a month; 70 ms needs 144, $128k). Three steps, each
+# sized once and priced once: bounded work per request.
 LATENCY_LADDER: Final[tuple[float, ...]] = (1.1, 1.25, 1.5)
 # A ladder step is offered only where it needs at most this share of the GPUs of the last target offered: a looser
 # target that saves little is not worth a line (the lowest one is already cheap when the traffic is light).
@@ -118,7 +142,7 @@ def relax_options(
         node_tps = inf.parallel_degrees(model=model, scale_up=spec.gpus_per_node)
         d = _best(size(gpu=s.gpu, precision=s.workload.precision, tps=node_tps), ttft, tpot)
         out.append(_entry("tensor_parallel", f"a node of {spec.gpus_per_node} GPUs for TP up to {top}", d))
-    out.extend(_bigger_gpus(s, size=size, ttft=ttft, tpot=tpot))
+    out.extend(_faster_gpus(s, size=size, ttft=ttft, tpot=tpot))
     return out
 
 
@@ -172,8 +196,8 @@ def _looser_targets(s: Scenario, *, size: Sizer, lowest: tuple[float, float]) ->
     text = _targets_text(lowest, targets)
     if offered:
         text += (
-            ": the lowest the sizing meets, about what a request alone reaches, so none may wait and the replicas "
-            "multiply; the looser targets below need far fewer GPUs"
+            ": the lowest the sizing meets, about what a request alone reaches, so each replica serves one request at "
+            "a time behind one queue; the looser targets below let replicas batch and need far fewer GPUs"
         )
     return [_entry("latency_targets", text, d, ttft_p95_s=lowest[0], tpot_p95_s=lowest[1]), *offered]
 
@@ -184,14 +208,12 @@ def _stepped(lowest: tuple[float, float], *, targets: tuple[float, float], facto
     return ttft, tpot
 
 
-def _bigger_gpus(s: Scenario, *, size: Sizer, ttft: float, tpot: float) -> list[dict[str, Any]]:
+def _faster_gpus(s: Scenario, *, size: Sizer, ttft: float, tpot: float) -> list[dict[str, Any]]:
     spec = get_gpu(s.gpu)
-    bigger = sorted(
-        (g for g in (get_gpu(i) for i in GPU_IDS) if g.memory_bw_gbps > spec.memory_bw_gbps),
-        key=lambda g: g.memory_bw_gbps,
-    )
+    # Decoding is bound by memory bandwidth: the GPUs that read weights and KV cache faster.
+    faster = gpus_above(s.gpu, word="faster")
     out: list[dict[str, Any]] = []
-    for g in bigger:
+    for g in faster:
         if s.workload.precision not in g.peak_tflops:
             continue
         try:
@@ -199,9 +221,9 @@ def _bigger_gpus(s: Scenario, *, size: Sizer, ttft: float, tpot: float) -> list[
         except (inf.InferenceError, ValueError):
             continue
         if d is not None and d.meets_latency:
-            out.append(_entry("gpu", f"a bigger GPU: {g.name}", d, gpu=g.id))
+            out.append(_entry("gpu", gpu_above_text(g, than=spec, word="faster"), d, gpu=g.id))
         if len(out) >= MAX_BIGGER_GPUS:
             break
-    if not out and bigger:
+    if not out and faster:
         out.append(_entry("gpu", "no faster GPU in the catalog meets the targets either", None))
     return out

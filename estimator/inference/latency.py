@@ -92,8 +92,9 @@ class LoadPoint:
             object.__setattr__(self, tail, np.where(p95 < mean, mean, p95))
 
 
-def _tail(mean_wait: FloatArray, rho: FloatArray) -> FloatArray:
-    """p95 of a wait with mean ``mean_wait`` whose probability of being non-zero is ``rho``."""
+def wait_p95(mean_wait: FloatArray, rho: FloatArray) -> FloatArray:
+    """p95 of a wait with mean ``mean_wait`` whose probability of being non-zero is ``rho``, conditionally
+    exponential (``P(W > t) = rho exp(-t rho / mean_wait)``): a slot wait here, a router's queue in the sizing."""
     rho = np.clip(rho, 1e-12, 1.0)
     return np.where(rho > TAIL, mean_wait / rho * np.log(rho / TAIL), 0.0)
 
@@ -396,7 +397,7 @@ def _open_point(
         requests_per_s=np.where(ok, lam, 0.0),
         ttft_s=np.where(ok, s["ttft"] + slot_wait, np.inf),
         tpot_s=np.where(ok, s["tpot"], np.inf),
-        ttft_p95_s=np.where(ok, s["ttft95"] + _tail(slot_wait, p_wait), np.inf),
+        ttft_p95_s=np.where(ok, s["ttft95"] + wait_p95(slot_wait, p_wait), np.inf),
         tpot_p95_s=np.where(ok, s["tpot95"], np.inf),
     )
 

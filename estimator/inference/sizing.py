@@ -4,7 +4,8 @@ replicas for a traffic, and point predictions (what ``manage.py estimate_inferen
 The best replica is the highest request rate over a grid of rates (one lone client's to the capacity at the batch
 cap) whose p95 TTFT and p95 TPOT under random arrivals (the open loop of estimator.inference.latency) meet the
 targets; replicas = ceil(requests/s / replica requests/s) for the peak and for the mean traffic, so that every
-replica sees at most that rate.
+replica sees at most that rate. Where a request alone meets the targets, replicas that each serve one request at a
+time behind one router's queue (``pooled_replicas``) are the other way to serve it, taken where they need fewer.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
+from scipy.special import gammaln, pdtr
 
 from estimator import bounds
 from estimator.inference.data import (
@@ -35,12 +37,20 @@ from estimator.inference.engines import default_serving_engine
 from estimator.inference.fit import InferenceCalibration, default_calibration
 from estimator.inference.latency import (
     MIN_IN_FLIGHT,
+    SLOT_SERVICE_VARIABILITY,
     LoadPoint,
     Replica,
     open_loop_in_flight,
     replica,
+    wait_p95,
 )
-from estimator.inference.model import kv_capacity_requests, kv_share, max_batch, weight_bytes_per_gpu
+from estimator.inference.model import (
+    decode_step_s,
+    kv_capacity_requests,
+    kv_share,
+    max_batch,
+    weight_bytes_per_gpu,
+)
 from estimator.inference.simulate import simulate_closed_loop
 
 
@@ -48,7 +58,9 @@ from estimator.inference.simulate import simulate_closed_loop
 class ReplicaPerformance:
     """Best operating point of one replica per case (arrays). Units: tokens/s, requests/s, seconds (p95).
     ``reachable_ttft_s`` and ``reachable_tpot_s``: the p95 latencies of the searched load nearest the targets
-    (_nearest): sizing again with targets at or above both meets them (what a looser target can ask)."""
+    (_nearest): sizing again with targets at or above both meets them (what a looser target can ask). ``lone``:
+    one request at a time (simulate_closed_loop at concurrency 1) for every case, where it was simulated (some
+    case met no load), else None."""
 
     fits_memory: BoolArray
     meets_latency: BoolArray
@@ -61,6 +73,7 @@ class ReplicaPerformance:
     weights_gb_per_gpu: FloatArray
     reachable_ttft_s: FloatArray
     reachable_tpot_s: FloatArray
+    lone: LoadPoint | None = None
 
 
 def best_under_latency(
@@ -109,6 +122,8 @@ def best_under_latency(
         # 1.09 s), not the lightest load searched.
         lone = simulate_closed_loop(c, theta, np.ones_like(cap))
         chosen = {f: np.where(meets, v, getattr(lone, f)) for f, v in chosen.items()}
+    else:
+        lone = None
     req = np.where(fits, chosen["requests_per_s"], 0.0)
     reach_ttft, reach_tpot = _nearest((load, fine_load), ttft, tpot)
     return ReplicaPerformance(
@@ -123,6 +138,7 @@ def best_under_latency(
         weights_gb_per_gpu=weight_bytes_per_gpu(c) / 1e9,
         reachable_ttft_s=np.where(fits, reach_ttft, np.inf),
         reachable_tpot_s=np.where(fits, reach_tpot, np.inf),
+        lone=lone,
     )
 
 
@@ -161,6 +177,42 @@ def replicas_for(*, requests_per_s: FloatArray | float, replica_requests_per_s: 
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.ceil(np.asarray(requests_per_s, dtype=np.float64) / r - 1e-9)
     return np.where(r > 0, np.maximum(need, 1.0), np.inf)
+
+
+def pooled_replicas(
+    *, requests_per_s: FloatArray | float, service_s: FloatArray, wait_s: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(replicas, p95 wait [s]) of replicas that each serve one request at a time (``service_s`` alone) behind one
+    router's queue (M/G/c): the fewest whose p95 wait for a free replica is at most ``wait_s``. With ``a`` = rate x
+    service replicas busy on average (Little), a request waits with Erlang C's probability, then an exponential
+    time of mean ``S v / (c - a)``, v Allen-Cunneen's factor for equal requests (SLOT_SERVICE_VARIABILITY, as the
+    slot wait). Splitting the rate into one Poisson stream per replica instead leaves each replica a trickle: at a
+    target about a lone request's latency no replica may hold two, and the replicas multiply (a new user's probe:
+    84,600 L40S where 710 replicas of 4 are busy). Erlang B is the Poisson pmf over its cdf (scipy); the
+    fewest is found by bisection (the wait falls as replicas are added) from a + 1 to a + 4 sqrt(a) + 16, past
+    Halfin-Whitt's ~1.75 sqrt(a) for a 5 % chance to wait: a few dozen steps, whatever the traffic."""
+    service = np.asarray(service_s, dtype=np.float64)
+    busy = np.asarray(requests_per_s, dtype=np.float64) * service
+    serves = np.isfinite(busy) & np.isfinite(service) & (service > 0.0)
+    a = np.where(serves, busy, 0.0)
+    budget = np.asarray(wait_s, dtype=np.float64)
+
+    def wait(c: FloatArray) -> FloatArray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            log_pmf = np.where(a > 0.0, c * np.log(np.where(a > 0.0, a, 1.0)) - a - gammaln(c + 1.0), -np.inf)
+            erlang_b = np.exp(log_pmf) / pdtr(c, a)
+            erlang_c = np.where(a > 0.0, erlang_b / (1.0 - a / c * (1.0 - erlang_b)), 0.0)
+            return wait_p95(erlang_c * service * SLOT_SERVICE_VARIABILITY / (c - a), erlang_c)
+
+    lo = np.floor(a)  # at most a busy: the queue grows without end
+    hi = lo + 1.0 + np.ceil(4.0 * np.sqrt(a)) + 16.0
+    while np.any(hi - lo > 1.0):
+        mid = np.floor((lo + hi) / 2.0)
+        ok = wait(mid) <= budget
+        lo, hi = np.where(ok | (hi - lo <= 1.0), lo, mid), np.where(ok & (hi - lo > 1.0), mid, hi)
+    waited = wait(hi)
+    found = serves & (waited <= budget)
+    return np.where(found, hi, np.inf), np.where(found, waited, np.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,30 +347,116 @@ def size_deployments(
     peak = replicas_for(requests_per_s=peak_requests_per_s, replica_requests_per_s=perf.requests_per_s)
     mean = replicas_for(requests_per_s=mean_requests_per_s, replica_requests_per_s=perf.requests_per_s)
     at_peak = _at_peak(cases, cal.params, perf, peak, peak_requests_per_s)
+    split = {
+        "fits_memory": perf.fits_memory,
+        "meets_latency": perf.meets_latency,
+        "batch": perf.batch,
+        "replica_output_tokens_per_s": perf.output_tokens_per_s,
+        "replica_requests_per_s": perf.requests_per_s,
+        "ttft_s": perf.ttft_s,
+        "tpot_s": perf.tpot_s,
+        "replicas_peak": peak,
+        "replicas_mean": mean,
+        "batch_at_peak": at_peak.in_flight,
+        "ttft_at_peak_s": at_peak.ttft_p95_s,
+        "tpot_at_peak_s": at_peak.tpot_p95_s,
+        "reachable_ttft_s": perf.reachable_ttft_s,
+        "reachable_tpot_s": perf.reachable_tpot_s,
+    }
+    f = _pooled_where_fewer(
+        cases,
+        cal.params,
+        split,
+        lone=perf.lone,
+        peak_requests_per_s=peak_requests_per_s,
+        mean_requests_per_s=mean_requests_per_s,
+        ttft_p95_s=ttft_p95_s,
+        tpot_p95_s=tpot_p95_s,
+    )
     shares = kv_share(cases)
     return [
         Deployment(
             tp=degrees[i],
-            fits_memory=bool(perf.fits_memory[i]),
-            meets_latency=bool(perf.meets_latency[i]),
-            batch=int(perf.batch[i]),
+            fits_memory=bool(f["fits_memory"][i]),
+            meets_latency=bool(f["meets_latency"][i]),
+            batch=int(f["batch"][i]),
             max_batch=int(perf.max_batch[i]),
-            replica_output_tokens_per_s=float(perf.output_tokens_per_s[i]),
-            replica_requests_per_s=float(perf.requests_per_s[i]),
-            ttft_s=float(perf.ttft_s[i]),
-            tpot_s=float(perf.tpot_s[i]),
+            replica_output_tokens_per_s=float(f["replica_output_tokens_per_s"][i]),
+            replica_requests_per_s=float(f["replica_requests_per_s"][i]),
+            ttft_s=float(f["ttft_s"][i]),
+            tpot_s=float(f["tpot_s"][i]),
             weights_gb_per_gpu=float(perf.weights_gb_per_gpu[i]),
-            replicas_peak=float(peak[i]),
-            replicas_mean=float(mean[i]),
-            batch_at_peak=float(at_peak.in_flight[i]),
-            ttft_at_peak_s=float(at_peak.ttft_p95_s[i]),
-            tpot_at_peak_s=float(at_peak.tpot_p95_s[i]),
-            reachable_ttft_s=float(perf.reachable_ttft_s[i]),
-            reachable_tpot_s=float(perf.reachable_tpot_s[i]),
+            replicas_peak=float(f["replicas_peak"][i]),
+            replicas_mean=float(f["replicas_mean"][i]),
+            batch_at_peak=float(f["batch_at_peak"][i]),
+            ttft_at_peak_s=float(f["ttft_at_peak_s"][i]),
+            tpot_at_peak_s=float(f["tpot_at_peak_s"][i]),
+            reachable_ttft_s=float(f["reachable_ttft_s"][i]),
+            reachable_tpot_s=float(f["reachable_tpot_s"][i]),
             kv_share=float(shares[i]),
         )
         for i in range(n)
     ]
+
+
+def _pooled_where_fewer(
+    c: ServingCases,
+    theta: Mapping[str, float],
+    split: dict[str, np.ndarray],
+    *,
+    lone: LoadPoint | None,
+    peak_requests_per_s: float,
+    mean_requests_per_s: float,
+    ttft_p95_s: float,
+    tpot_p95_s: float,
+) -> dict[str, np.ndarray]:
+    """The deployment's figures (``split``: each replica its own Poisson stream at its sized rate), replaced by a
+    pool of replicas serving one request at a time behind one router (``pooled_replicas``) where a request alone
+    meets the targets and the pool needs fewer replicas, or where no load meets them: the table then reports a
+    lone request's latencies, which a pool keeps with no wait at the p95 (one replica per request busy back to
+    back, the rate x service time, would queue without end). One rule for both, so looser targets at those
+    latencies need no more GPUs than the table shows (a new user's probe: 84,600 L40S against the table's 2,840)."""
+    fits: BoolArray = np.asarray(split["fits_memory"], dtype=bool)
+    met: BoolArray = np.asarray(split["meets_latency"], dtype=bool)
+    # A pool needs at least the rate x a request's time alone replicas, and that time is at least its decode steps
+    # at batch 1: where even that many outnumber the split's replicas, no pool needs fewer, and the lone request
+    # is not simulated (the sizing's common case, a replica that batches).
+    at_least = split["replica_requests_per_s"] * np.maximum(c.osl - 1.0, 0.0) * decode_step_s(c, theta, np.ones(len(c)))
+    if not np.any(fits & (~met | (at_least < 1.0 + split["replica_requests_per_s"] / peak_requests_per_s))):
+        return split
+    if lone is None:
+        lone = simulate_closed_loop(c, theta, np.ones(len(c)))
+    serves = fits & (lone.requests_per_s > 0.0)
+    service = np.where(serves, 1.0 / np.where(serves, lone.requests_per_s, 1.0), np.inf)  # one request, alone
+    alone_meets = serves & (lone.ttft_p95_s <= ttft_p95_s) & (lone.tpot_p95_s <= tpot_p95_s)
+    budget = np.where(alone_meets, ttft_p95_s - lone.ttft_p95_s, 0.0)  # the TTFT a router's queue may add
+    at_peak, wait = pooled_replicas(requests_per_s=peak_requests_per_s, service_s=service, wait_s=budget)
+    at_mean, _ = pooled_replicas(requests_per_s=mean_requests_per_s, service_s=service, wait_s=budget)
+    use = serves & np.isfinite(at_peak) & (~met | (alone_meets & (at_peak < split["replicas_peak"])))
+    share = peak_requests_per_s / np.where(use, at_peak, 1.0)  # each replica's rate at the peak
+    ttft = lone.ttft_p95_s + wait
+    # The lowest targets the sizing meets: a lone request's latencies where they are nearer the targets than any
+    # searched load's (the pool reaches them).
+    lone_ratio = np.maximum(lone.ttft_p95_s / ttft_p95_s, lone.tpot_p95_s / tpot_p95_s)
+    grid_ratio = np.maximum(split["reachable_ttft_s"] / ttft_p95_s, split["reachable_tpot_s"] / tpot_p95_s)
+    nearer = serves & (lone_ratio <= np.where(np.isfinite(grid_ratio), grid_ratio, np.inf))
+    pooled = {
+        "batch": np.ones(len(c)),
+        "replica_requests_per_s": share,
+        "replica_output_tokens_per_s": share * c.osl,
+        "ttft_s": ttft,
+        "tpot_s": lone.tpot_p95_s,
+        "replicas_peak": at_peak,
+        "replicas_mean": at_mean,
+        "batch_at_peak": share * service,  # in flight per replica (Little)
+        "ttft_at_peak_s": ttft,
+        "tpot_at_peak_s": lone.tpot_p95_s,
+    }
+    out = {k: np.where(use, pooled[k], v) if k in pooled else v for k, v in split.items()}
+    out["meets_latency"] = met | alone_meets
+    out["reachable_ttft_s"] = np.where(nearer, lone.ttft_p95_s, split["reachable_ttft_s"])
+    out["reachable_tpot_s"] = np.where(nearer, lone.tpot_p95_s, split["reachable_tpot_s"])
+    return out
 
 
 AT_PEAK_GRID: Final[int] = 96  # in-flight counts per replica, log-spaced from MIN_IN_FLIGHT to the batch cap

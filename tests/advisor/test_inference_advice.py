@@ -907,7 +907,7 @@ def test_looser_latency_targets_come_as_a_ladder_that_leaves_room_to_queue(catal
     ladder = [r for r in rec["relax"] if r["change"] == "latency_targets"]
     assert 2 <= len(ladder) <= 1 + len(LATENCY_LADDER)  # bounded: one sizing and one pricing a step
     lowest, *looser = ladder
-    assert "none may wait" in lowest["text"] and "the looser targets below" in lowest["text"]
+    assert "one request at a time" in lowest["text"] and "the looser targets below" in lowest["text"]
     assert all(r["meets_latency"] and r["gpus"] and r["usd_per_month"] for r in ladder)
     ttfts = [r["ttft_p95_s"] for r in ladder]
     assert ttfts == sorted(set(ttfts)) and ttfts[-1] <= 1.5 * lowest["ttft_p95_s"] * 1.02  # two-digit rounding
@@ -1506,3 +1506,56 @@ def test_the_advice_says_a_replica_spans_nodes_over_the_scale_out_network(catalo
     assert any("at 3,200 Gb/s per node (/network/inter_node_gbps, the GPU's typical server)" in r for r in defaulted)
     small = advise_inference(scenario(), now=NOW)
     assert not any("scale-out network" in r for r in small["recommendation"]["reasons"] + small["warnings"])
+
+
+# A new user's probe (pages F4): 70B on L40S, 8,000 prompt and 1,000 answer tokens at 10 requests/s, default targets.
+L40S_LONG_PROMPTS = {
+    "name": "long prompts on L40S",
+    "workload": {
+        "kind": "inference",
+        "model": {"name": "llama-3.1-70b"},
+        "precision": "bf16",
+        "serving_engine": "sglang",
+        "traffic": {"peak_requests_per_s": 10, "mean_requests_per_s": 4, "input_tokens": 8000, "output_tokens": 1000},
+        "latency": {"ttft_p95_s": 1.0, "tpot_p95_s": 0.05},
+    },
+    "gpu": "l40s",
+}
+
+
+@pytest.fixture(scope="module")
+def l40s_unmet(django_db_setup: None, django_db_blocker: Any) -> dict[str, Any]:
+    with django_db_blocker.unblock():
+        return advise_inference(L40S_LONG_PROMPTS, now=NOW)
+
+
+def test_the_lowest_looser_targets_need_no_more_gpus_than_the_table_shows_at_them(l40s_unmet: dict[str, Any]):
+    """The probe was offered 84,600 GPUs for the lowest looser targets while the same page's table had TP 4 x 710
+    replicas (2,840 GPUs) reaching them: the relax sizing split the traffic into one Poisson queue per replica, so
+    a replica that must run one request at a time could take almost none. Behind one router the replicas pool:
+    at about a request's time alone x the rate busy (Little), plus an Erlang-C margin of a few sqrt of that."""
+    rec = l40s_unmet["recommendation"]
+    assert rec["action"] == "none"
+    lowest = rec["relax"][0]
+    assert lowest["change"] == "latency_targets" and lowest["meets_latency"]
+    row = by_tp(l40s_unmet, lowest["tp"])
+    alone_s = row["ttft_s"] + (L40S_LONG_PROMPTS["workload"]["traffic"]["output_tokens"] - 1) * row["tpot_s"]
+    busy = L40S_LONG_PROMPTS["workload"]["traffic"]["peak_requests_per_s"] * alone_s  # replicas busy at the peak
+    # The table's replicas at the latencies a request reaches alone: the busy ones plus a queueing margin.
+    assert busy <= row["replicas"] <= busy + 3 * math.sqrt(busy) + 1
+    # Targets at or above those latencies need no more than the table's GPUs.
+    assert row["tp"] * busy <= lowest["gpus"] <= row["gpus"]
+
+
+def test_a_gpu_offered_instead_is_described_by_what_it_has_more_of(l40s_unmet: dict[str, Any]):
+    """The probe read "a bigger GPU: NVIDIA A100 SXM4 40GB" beside an L40S of 48 GB: the A100 is faster (memory
+    bandwidth), not bigger. Each word names the datasheet quantity the GPU has more of."""
+    from estimator.specs import get_gpu
+
+    here = get_gpu(L40S_LONG_PROMPTS["gpu"])
+    gpus = [r for r in l40s_unmet["recommendation"]["relax"] if r["change"] == "gpu" and "gpu" in r]
+    assert gpus
+    for r in gpus:
+        other = get_gpu(r["gpu"])
+        assert "bigger" not in r["text"] or other.memory_gb > here.memory_gb, r["text"]
+        assert "faster" in r["text"] and other.memory_bw_gbps > here.memory_bw_gbps, r["text"]

@@ -665,3 +665,36 @@ def test_size_deployments_holds_the_scenarios_floors(field: str, minimum: float)
     assert err.value.field == field and f"at least {minimum:g}" in str(err.value)
     with pytest.raises(inf.InferenceError):
         size(llama(8), **{**kw, field: 5e-324})
+
+
+def _erlang_c(c: int, a: float) -> float:
+    """Erlang C by the textbook recursion on Erlang B (B(0) = 1, B(k) = a B(k-1) / (k + a B(k-1)))."""
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1.0 - b))
+
+
+@pytest.mark.parametrize(
+    ("rate", "service_s", "wait_s"), [(10.0, 71.0, 0.08), (10.0, 71.0, 0.0), (0.5, 2.0, 0.1), (3.0, 1.0, 0.5)]
+)
+def test_pooled_replicas_are_the_fewest_whose_p95_wait_behind_one_router_fits(
+    rate: float, service_s: float, wait_s: float
+) -> None:
+    """Replicas that each serve one request at a time behind one router (M/G/c): the fewest c whose p95 wait fits
+    ``wait_s``. The wait exceeds t with probability Erlang C x exp(-(c - a) t / (S v)), a = rate x S busy on average,
+    v Allen-Cunneen's factor for equal requests (the slot wait's, estimator.inference.latency)."""
+    from estimator.inference.latency import SLOT_SERVICE_VARIABILITY as v
+
+    (c,), (p95,) = inf.pooled_replicas(
+        requests_per_s=np.array([rate]), service_s=np.array([service_s]), wait_s=np.array([wait_s])
+    )
+    a = rate * service_s
+
+    def exceeds(n: int) -> float:  # P(wait > wait_s) with n replicas
+        return _erlang_c(n, a) * math.exp(-(n - a) * wait_s / (service_s * v)) if n > a else 1.0
+
+    assert c == int(c) and exceeds(int(c)) <= 0.05 < exceeds(int(c) - 1)
+    assert 0.0 <= p95 <= wait_s + 1e-12
+    # The probe's case (pages F4): 710 replicas busy take tens more, not thirty times as many.
+    assert a <= c <= a + 3 * math.sqrt(a) + 1
