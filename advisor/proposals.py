@@ -22,7 +22,7 @@ from django.utils import timezone
 from advisor.advice.documents import recommended_size
 from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.store import fleet_for_user
-from advisor.models import Calibration, Proposal, Scenario, ShareLink
+from advisor.models import Calibration, Fleet, Proposal, Scenario, ShareLink
 from advisor.scenarios import scenario_for_user
 
 OFFER_KEY = ("provider", "instance", "region", "market")
@@ -233,6 +233,12 @@ def proposals_for_scenario(*, user: User, scenario_id: int) -> QuerySet[Proposal
     """The user's proposals of one of their scenarios; raises Scenario.DoesNotExist like scenario_for_user."""
     scenario = scenario_for_user(user=user, scenario_id=scenario_id)
     return proposals_for_user(user=user).filter(scenario=scenario)
+
+
+def proposals_for_fleet(*, fleet: Fleet) -> QuerySet[Proposal]:
+    """The proposals issued from one saved fleet (the caller got it through fleet_for_user: its owner's), newest
+    first."""
+    return proposals_for_user(user=fleet.owner).filter(fleet=fleet).order_by("-issued_at")
 
 
 def proposal_share_links(*, proposal: Proposal) -> QuerySet[ShareLink]:

@@ -134,17 +134,22 @@ def offers_for_size(s: Scenario, *, gpus: int, at_once: int = 0) -> dict[str, Si
     """Per market of the scenario (in its order), the offers able to supply ``gpus`` GPUs (and ``at_once`` GPUs
     at once), priced per used GPU-hour as ``market_prices`` prices them; markets without such an offer are left
     out."""
-    market = market_prices(s, np.array([gpus]), at_once=at_once)
+    return offers_for_sizes(s, gpus=[gpus], at_once=at_once)[0]
+
+
+def offers_for_sizes(s: Scenario, *, gpus: Sequence[int], at_once: int = 0) -> list[dict[str, SizeOffers]]:
+    """``offers_for_size`` at each of ``gpus``, from one read of the offers (a fleet prices each line's size)."""
+    market = market_prices(s, np.asarray(gpus, dtype=np.int64), at_once=at_once)
     columns = {c: market.offers[c].to_numpy() for c in market.offers.columns}
-    out: dict[str, SizeOffers] = {}
+    out: list[dict[str, SizeOffers]] = [{} for _ in gpus]
     for m, rows in market.rows.items():
-        row = int(rows[0])
-        if row < 0:
-            continue
-        table = market.per_used_gpu_hour[m][:, 0]
-        prices = np.sort(table[np.isfinite(table)])
-        cheapest = offer_document({c: v[row] for c, v in columns.items()}, float(prices[0]))
-        out[m] = SizeOffers(market=m, usd_per_used_gpu_hour=prices, cheapest=cheapest)
+        for k, row in enumerate(rows.tolist()):
+            if row < 0:
+                continue
+            table = market.per_used_gpu_hour[m][:, k]
+            prices = np.sort(table[np.isfinite(table)])
+            cheapest = offer_document({c: v[row] for c, v in columns.items()}, float(prices[0]))
+            out[k][m] = SizeOffers(market=m, usd_per_used_gpu_hour=prices, cheapest=cheapest)
     return out
 
 

@@ -10,16 +10,18 @@ from typing import Any, Final
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from advisor.advice.fleet.document import parse_fleet, with_usage_csv
 from advisor.fleet.models import Fleet
 from advisor.fleet.proposal import fleet_results_context
 from advisor.fleet.service import fleet_plan_for
-from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update
+from advisor.fleet.store import fleet_create, fleet_for_user, fleet_update, fleets_for_user
+from advisor.proposals import issue_fleet_proposal, proposals_for_fleet
 from advisor.scenario import ScenarioError, pointer
 from advisor.versioned import DocumentNameConflict, DocumentNameError, named_document
 from core.auth import signed_in_user
@@ -124,6 +126,33 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
     return redirect(f"{reverse('fleet')}?id={fleet.pk}")
 
 
+def _saved_context(request: HttpRequest, editing: Fleet | None) -> dict[str, Any]:
+    """The user's saved fleets (the page is where fleets are planned, so where they are found again: probe "pages"
+    F6, a saved fleet was listed nowhere) and the open fleet's issued proposals."""
+    if not request.user.is_authenticated:
+        return {}
+    return {
+        "saved_fleets": fleets_for_user(user=signed_in_user(request)).order_by("-updated_at"),
+        "fleet_proposals": proposals_for_fleet(fleet=editing) if editing is not None else None,
+    }
+
+
+@login_required
+@require_POST
+def fleet_proposal_issue(request: HttpRequest, fleet_id: int) -> HttpResponse:
+    """ "Issue proposal" on a saved fleet: the API's service (``POST /api/v1/fleets/{id}/proposals``), then its
+    page. Another user's fleet does not exist for you (404)."""
+    try:
+        proposal = issue_fleet_proposal(user=signed_in_user(request), fleet_id=fleet_id)
+    except Fleet.DoesNotExist as exc:
+        raise Http404("No such fleet.") from exc
+    except ScenarioError as error:
+        messages.error(request, "This fleet no longer plans: " + error.messages)
+        return redirect(f"{reverse('fleet')}?id={fleet_id}")
+    messages.success(request, f"Issued proposal {proposal.pk}: its figures are frozen as of now.")
+    return redirect("proposal-detail", proposal_id=proposal.pk)
+
+
 @require_http_methods(["GET", "POST"])
 def fleet_page(request: HttpRequest) -> HttpResponse:
     editing = _own_fleet(request, request.POST.get("fleet_id") or request.GET.get("id", ""))
@@ -151,5 +180,6 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
     plan = context["plan"]
     if plan is not None:
         context.update(fleet_results_context(plan=plan))
+    context.update(_saved_context(request, editing))
     status = 400 if context["errors"] else 200
     return render(request, "fleet/plan.html", context, status=status)

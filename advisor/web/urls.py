@@ -8,6 +8,7 @@ urlpatterns = [
     path("plan/save/", views.planner_save, name="planner-save"),
     path("plan/proposal.pdf", views.planner_proposal, name="planner-proposal"),
     path("fleet/", fleet_views.fleet_page, name="fleet"),
+    path("fleet/<int:fleet_id>/proposals/", fleet_views.fleet_proposal_issue, name="fleet-proposal-issue"),
     path("scenarios/", views.scenario_list, name="scenario-list"),
     path("scenarios/compare/", views.scenario_compare, name="scenario-compare"),
     path("scenarios/<int:scenario_id>/", views.scenario_detail, name="scenario-detail"),

@@ -99,6 +99,7 @@ def _sweep(ids: dict[str, int]) -> dict[str, list[tuple[str, str, dict[str, Any]
         "planner-proposal": [("post", "/plan/proposal.pdf", planner_form)],
         "scenario-compare": [("get", f"/scenarios/compare/?ids={s}&ids={ids['bobs_scenario']}", {})],
         "fleet": [("get", f"/fleet/?id={f}", {}), ("post", "/fleet/", {"fleet_id": f, "fleet": "{}"})],
+        "fleet-proposal-issue": [("post", f"/fleet/{f}/proposals/", {})],
         # API
         "v1:scenario-detail": [
             ("get", f"/api/v1/scenarios/{s}", {}),

@@ -46,6 +46,9 @@ class Job:
     # Whether one run's work crosses nodes (a multi-node training run, an inference replica wider than a server):
     # the owned cluster then buys the scale-out fabric (advisor.cash_flow.carries_fabric). None: gpus > one node.
     spans_nodes: bool | None = None
+    # GPUs one rented instance must hold together: a service's replica (its TP), whose replicas rent apart; 0: the
+    # run's GPUs up to a node (a run's GPUs work together). What a rented line is priced at (``plan.rent_units``).
+    unit_gpus: int = 0
 
     @property
     def label(self) -> str:
@@ -64,6 +67,7 @@ class Runs:
     gpus: NDArray[np.int64]
     max_wait: NDArray[np.int64]  # hours
     interruptible: NDArray[np.bool_]
+    unit_gpus: NDArray[np.int64]  # the job's unit_gpus (0: its GPUs up to a node)
 
     def __len__(self) -> int:
         return int(self.job.size)
@@ -96,7 +100,7 @@ def schedule_runs(jobs: list[Job] | tuple[Job, ...]) -> Runs:
     first; smaller runs take what is left (or wait for it, up to their max_wait)."""
     if not jobs:
         empty = np.zeros(0, dtype=np.int64)
-        return Runs(empty, empty, np.zeros(0), empty, empty, empty, np.zeros(0, dtype=bool))
+        return Runs(empty, empty, np.zeros(0), empty, empty, empty, np.zeros(0, dtype=bool), empty)
     counts = np.array([j.runs_per_year for j in jobs], dtype=np.int64)
     job = np.repeat(np.arange(len(jobs), dtype=np.int64), counts)
     start = np.concatenate([run_starts(j) for j in jobs]) % HOURS
@@ -111,6 +115,7 @@ def schedule_runs(jobs: list[Job] | tuple[Job, ...]) -> Runs:
         gpus=gpus[order],
         max_wait=np.repeat(np.array([j.max_wait_hours for j in jobs], dtype=np.int64), counts)[order],
         interruptible=np.repeat(np.array([j.interruptible for j in jobs], dtype=bool), counts)[order],
+        unit_gpus=np.repeat(np.array([j.unit_gpus for j in jobs], dtype=np.int64), counts)[order],
     )
 
 

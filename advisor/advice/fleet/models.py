@@ -178,6 +178,12 @@ class FleetJobResult(Closed):
         "advice (training: the throughput calibration; inference: the serving calibration), the same on every line "
         "of the job; null for a job given as gpus and hours",
     )
+    rent_offers: dict[str, Offer] | None = Field(
+        default=None,
+        description="per market, the offer this line's rented hours are priced at: the cheapest that holds its "
+        "instance's GPUs (a service's replica, else its GPUs up to a node) where cheaper per GPU-hour than the "
+        "node's offer of tier_prices.offers, else that one",
+    )
     runs: list[FleetRun] = Field(description="the first runs of the job as placed")
 
 

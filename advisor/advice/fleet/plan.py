@@ -72,6 +72,13 @@ RUNS_LISTED: Final[int] = 400
 MAX_NAMED_JOBS: Final[int] = 5
 
 
+def rent_units(*, gpus: Any, unit_gpus: Any, gpus_per_node: int) -> NDArray[np.int64]:
+    """GPUs one rented instance must hold for each line or run: its ``unit_gpus`` (a service's replica), else its
+    GPUs up to a node (a run wider than a node rents whole nodes)."""
+    unit = np.asarray(unit_gpus, dtype=np.int64)
+    return np.where(unit > 0, unit, np.minimum(np.asarray(gpus, dtype=np.int64), gpus_per_node))
+
+
 @dataclass(frozen=True)
 class TierPrices:
     """What each tier costs, from the advice pipeline (``advisor.advice.fleet.pricing``) or given directly."""
@@ -93,6 +100,31 @@ class TierPrices:
     # Whether a multi-node owned cluster carries the scale-out fabric (cash_flow.carries_fabric: the work crosses
     # nodes), as the owned_* costs were priced.
     owned_fabric: bool = True
+    # Per rent unit (GPUs one instance must hold together: ``rent_units``), per floating market (on_demand, spot):
+    # the cheapest offer able to hold them, per used GPU-hour, levelized as the node's price is. A unit without an
+    # entry, or whose offer costs more per GPU-hour than the node's, rents at the node's price (runs smaller than a
+    # node share rented nodes, the pooled convention); the probe "pages" F7: a one-GPU replica's hours were priced
+    # at the 8-GPU node's $2.95 where its advice rents a one-GPU instance at $1.85.
+    line_usd_per_gpu_hour: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
+
+    def line_price(self, market: str, unit: int) -> float | None:
+        """What a GPU-hour of a line of ``unit`` costs on a floating ``market``: its own offer where cheaper than the
+        node's, else the node's; None where the market has no node price (the market is not priced)."""
+        node = self.on_demand_usd_per_gpu_hour if market == "on_demand" else self.spot_usd_per_gpu_hour
+        if node is None:
+            return None
+        own = self.line_usd_per_gpu_hour.get(unit, {}).get(market)
+        return node if own is None else min(node, own)
+
+    def run_prices(self, market: str, runs: Runs) -> NDArray[np.float64] | None:
+        """``line_price`` of each run (None: the market has no price)."""
+        if self.line_price(market, self.gpus_per_node) is None:
+            return None
+        units, which = np.unique(
+            rent_units(gpus=runs.gpus, unit_gpus=runs.unit_gpus, gpus_per_node=self.gpus_per_node), return_inverse=True
+        )
+        per_unit = np.array([self.line_price(market, u) for u in units.tolist()], dtype=float)
+        return np.asarray(per_unit[which] if units.size else np.zeros(0), dtype=float)
 
     @property
     def owned_unit(self) -> int:
@@ -413,9 +445,9 @@ def spot_choice(*, runs: Runs, prices: TierPrices) -> tuple[NDArray[np.bool_], N
         restart_s=prices.spot_restart_s,
     )
     spot_hours = np.asarray(ec.spot_wall_hours(run_hours=runs.hours, lost_fraction=lost), dtype=float)
-    spot_price = prices.spot_usd_per_gpu_hour
+    spot_price = prices.run_prices("spot", runs)
     floating = prices.floating()
-    on_demand = prices.on_demand_usd_per_gpu_hour
+    on_demand = prices.run_prices("on_demand", runs)
     pool_price = on_demand if on_demand is not None else (floating[1] if floating else math.inf)
     to_spot = (
         runs.interruptible & np.isfinite(spot_hours) & (spot_price * spot_hours < pool_price * runs.hours)
@@ -430,7 +462,9 @@ def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> O
     sizes = placement.owned_gpus
     n_sizes = sizes.size
     on_demand = prices.on_demand_usd_per_gpu_hour
-    spot_price = prices.spot_usd_per_gpu_hour
+    # Each run's GPU-hours at its line's price (TierPrices.line_price); measured usage at the node's.
+    run_on_demand = prices.run_prices("on_demand", runs)
+    run_spot = prices.run_prices("spot", runs)
     to_spot, spot_hours = spot_choice(runs=runs, prices=prices)
     rented = ~placement.on_owned
     spot_runs = rented & to_spot[None, :]
@@ -440,15 +474,20 @@ def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> O
     pool = rented_series(runs=runs, rented=pool_runs)
     pool_used = rented_series(runs=runs, rented=pool_runs, used=True)
     pool_exact = pool_runs.astype(float) @ (runs.hours * runs.gpus)
+    pool_usd = pool_runs.astype(float) @ (runs.hours * runs.gpus * (0.0 if run_on_demand is None else run_on_demand))
     if placement.usage_rented is not None:
         pool += placement.usage_rented
         pool_used += placement.usage_rented
         pool_exact += placement.usage_rented.sum(axis=1)
+        pool_usd += placement.usage_rented.sum(axis=1) * (on_demand or 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(pool > 0, pool_used / pool, 0.0)
     spot_slots = np.ceil(np.where(np.isfinite(spot_hours), spot_hours, 0.0) - 1e-9).astype(np.int64).clip(1, HOURS)
     spot_series = rented_series(runs=runs, rented=spot_runs, slots=spot_slots)
     spot_gpu_hours = spot_runs.astype(float) @ np.where(to_spot, spot_hours * runs.gpus, 0.0)
+    spot_usd = spot_runs.astype(float) @ np.where(
+        to_spot, spot_hours * runs.gpus * (run_spot if run_spot is not None else 0.0), 0.0
+    )
 
     tier_usd = {t: np.zeros(n_sizes) for t in TIERS}
     tier_gpus = {t: np.zeros(n_sizes) for t in TIERS}
@@ -472,12 +511,15 @@ def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> O
     covered = tier_hours[commit[0]] if commit else np.zeros(n_sizes)
     left = np.maximum(pool_exact - covered, 0.0)
     if on_demand is not None:
-        tier_usd["on_demand"] = left * on_demand
+        # A commitment covers a share of every rented hour: what is left is paid at the pool's mean line price.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_price = np.where(pool_exact > 0, pool_usd / pool_exact, on_demand)
+        tier_usd["on_demand"] = left * mean_price
     else:
         tier_usd["on_demand"] = np.where(left > 1e-9, math.inf, 0.0)
     tier_gpus["on_demand"] = np.maximum(pool - levels[:, None], 0.0).max(axis=1, initial=0.0)
     tier_hours["on_demand"] = left
-    tier_usd["spot"] = spot_gpu_hours * (spot_price or 0.0)
+    tier_usd["spot"] = spot_usd
     tier_gpus["spot"] = spot_series.max(axis=1, initial=0.0)
     tier_hours["spot"] = spot_gpu_hours
     total = sum(tier_usd.values())
@@ -516,7 +558,11 @@ def plan_fleet(
         start=runs.start[firm_runs], slots=runs.slots[firm_runs], gpus=runs.gpus[firm_runs].astype(float)
     ) + (0.0 if hourly is None else hourly)
     ld = _load_duration_level(
-        demand, gpn=gpn, prices=prices, firm_peak=float(np.max(firm, initial=0.0)), spot=_spot_demand(runs, prices)
+        demand,
+        gpn=gpn,
+        prices=_pooled_line_prices(runs, hourly, prices),
+        firm_peak=float(np.max(firm, initial=0.0)),
+        spot=_spot_demand(runs, prices),
     )
     sizes, stride = _candidates(peak_gpus=peak, gpn=gpn, given=owned_gpus, keep=(ld,))
     placement, options = _search(runs=runs, usage=hourly, prices=prices, sizes=sizes, stride=stride)
@@ -543,6 +589,22 @@ def plan_fleet(
     return replace(plan, reasons=tuple(_reasons(plan)))
 
 
+def _pooled_line_prices(runs: Runs, usage: NDArray[np.float64] | None, prices: TierPrices) -> TierPrices:
+    """The prices divisible demand (the load-duration answer) rents at: on demand, the GPU-hour-weighted mean of the
+    runs' line prices (``TierPrices.line_price``) and measured usage's node price, as the simulation bills them."""
+    run_on_demand = prices.run_prices("on_demand", runs)
+    if run_on_demand is None or not prices.line_usd_per_gpu_hour:
+        return prices
+    gpu_hours = runs.hours * runs.gpus
+    usage_hours = 0.0 if usage is None else float(usage.sum())
+    total = float(gpu_hours.sum()) + usage_hours
+    if total <= 0:
+        return prices
+    node = prices.on_demand_usd_per_gpu_hour or 0.0
+    mean = (float(run_on_demand @ gpu_hours) + usage_hours * node) / total
+    return replace(prices, on_demand_usd_per_gpu_hour=mean)
+
+
 def _spot_demand(runs: Runs, prices: TierPrices) -> tuple[NDArray[np.float64], float] | None:
     """(Mean GPUs wanted each hour by the runs that rent on spot, the cost of one of their GPU-hours on spot: the spot
     price times their wall-clock hours there over their run hours), or None when no run rents on spot."""
@@ -556,8 +618,10 @@ def _spot_demand(runs: Runs, prices: TierPrices) -> tuple[NDArray[np.float64], f
         hours=runs.hours[to_spot],
     )
     gpu_hours = runs.hours[to_spot] * runs.gpus[to_spot]
-    stretch = float(np.sum(spot_hours[to_spot] * runs.gpus[to_spot]) / np.sum(gpu_hours))
-    return series, prices.spot_usd_per_gpu_hour * stretch
+    run_spot = prices.run_prices("spot", runs)
+    assert run_spot is not None
+    # Per GPU-hour of that demand: each run's line price, stretched by its interruption loss.
+    return series, float(np.sum(spot_hours[to_spot] * runs.gpus[to_spot] * run_spot[to_spot]) / np.sum(gpu_hours))
 
 
 def _warnings(*, jobs: tuple[Job, ...], usage: Usage | None, prices: TierPrices, stride: int) -> list[str]:

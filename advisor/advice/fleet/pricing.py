@@ -16,8 +16,8 @@ the replicas above them the hours of each day its traffic needs them (``_inferen
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -34,6 +34,7 @@ from advisor.advice.offers import (
     SizeOffers,
     capacity_warning,
     offers_for_size,
+    offers_for_sizes,
     oldest_offer_date,
     price_warnings,
     rental_offers,
@@ -61,6 +62,18 @@ class PricedBase:
     offers: dict[str, Any]  # market -> the offer document the tier is priced at
     price_alternatives: dict[str, list[float]]  # market -> the cheapest few offers' prices, factors of the cheapest
     spans_nodes: bool = True  # the owned multi-node cluster buys the scale-out fabric (cash_flow.carries_fabric)
+    # rent unit (plan.rent_units) -> floating market -> the offer document a line of that unit is priced at
+    line_offers: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+
+    def offers_of(self, unit: int) -> dict[str, Any]:
+        """Per market, the offer a rented line of ``unit`` GPUs is priced at (``TierPrices.line_price``): its own
+        where cheaper than the node's, else the tier's."""
+        out = dict(self.offers)
+        for market, offer in self.line_offers.get(unit, {}).items():
+            node = self.offers.get(market)
+            if node is not None and offer["usd_per_used_gpu_hour"] < node["usd_per_used_gpu_hour"]:
+                out[market] = offer
+        return out
 
     @property
     def fabric_words(self) -> str:
@@ -74,13 +87,20 @@ class PricedBase:
 
 
 def tier_prices(
-    *, base: Scenario, now: dt.datetime | None = None, peak_gpus: int = 0, spans_nodes: bool = True
+    *,
+    base: Scenario,
+    now: dt.datetime | None = None,
+    peak_gpus: int = 0,
+    spans_nodes: bool = True,
+    units: Sequence[int] = (),
 ) -> PricedBase:
     """The tier prices of the fleet's gpu, network, rent and buy (``base``), and where they come from. Rented
     tiers are priced per GPU-hour of a whole node at offers able to supply ``peak_gpus`` at once (the fleet's peak):
     an offer capped below it (capacity_caps.csv) cannot rent the peak (an outsider's probe: a one-node offer priced
     all 1.4 million GPU-hours of a fleet peaking at 570 GPUs). ``spans_nodes``: some of the fleet's work crosses
-    nodes, so a multi-node owned cluster buys the fabric (``cash_flow.carries_fabric``, ``fleet_spans_nodes``)."""
+    nodes, so a multi-node owned cluster buys the fabric (``cash_flow.carries_fabric``, ``fleet_spans_nodes``).
+    ``units``: the rent units of the fleet's lines (``plan.rent_units``): each floating market is priced at the
+    cheapest offer able to hold one (and the peak at once) too, as its advice rents them (``offers_for_size``)."""
     gpn = base.network.gpus_per_node
     unit = purchase_unit_gpus(base.gpu, gpn)
     warnings: list[str] = []
@@ -90,8 +110,8 @@ def tier_prices(
         variable = 0.0
     else:
         # Per owned unit: a node, or a whole NVL72 rack of nodes (ownership.purchase_unit_gpus).
-        units = np.array(OWNED_COST_NODES) * unit
-        nodes = owned_nodes(units, gpu=base.gpu, gpus_per_node=gpn)
+        owned_gpus = np.array(OWNED_COST_NODES) * unit
+        nodes = owned_nodes(owned_gpus, gpu=base.gpu, gpus_per_node=gpn)
         owning = ownership_costs(s=base, nodes=nodes, hw=hw, spans_nodes=spans_nodes)
         fixed = owning["yearly_fixed"].tolist()
         one, per_node = fixed[0], fixed[2] - fixed[1]
@@ -100,8 +120,15 @@ def tier_prices(
         variable = float(owning["variable"])
     # Priced per GPU-hour of a whole node (an outsider's probe: pricing at the peak spread its rounding to whole
     # instances, 9 GPUs on two 8-GPU instances, over every rented hour), from offers able to supply the peak.
-    markets = offers_for_size(base, gpus=gpn, at_once=peak_gpus)
+    sizes = sorted({gpn, *(int(u) for u in units)})
+    by_size = offers_for_sizes(base, gpus=sizes, at_once=peak_gpus)
+    markets = by_size[sizes.index(gpn)]
     level = float(rent_level(s=base))
+    line = {
+        u: {m: o for m, o in offers.items() if m in FLOATING}
+        for u, offers in zip(sizes, by_size, strict=True)
+        if u != gpn
+    }
     cheapest = {m: float(o.usd_per_used_gpu_hour[0]) for m, o in markets.items()}
     spot = base.rent.spot
     prices = TierPrices(
@@ -118,8 +145,18 @@ def tier_prices(
         spot_restart_s=spot.restart_s,
         owned_unit_gpus=unit,
         owned_fabric=spans_nodes,
+        line_usd_per_gpu_hour={
+            u: {m: float(o.usd_per_used_gpu_hour[0]) * level for m, o in offers.items()} for u, offers in line.items()
+        },
     )
     used = [o.cheapest for o in markets.values()]
+    # The line offers some line rents at (cheaper than the node's) are quoted too: their dates and warnings count.
+    used += [
+        o.cheapest
+        for offers in line.values()
+        for m, o in offers.items()
+        if m in markets and o.usd_per_used_gpu_hour[0] < cheapest[m]
+    ]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
     # Only when no offer can supply a node is it worth asking whether there are offers at all.
     any_offers = bool(markets) or not rental_offers(base).empty
@@ -142,6 +179,7 @@ def tier_prices(
         hardware_quote=None if hw is None else json_safe(hw.document),
         offers={m: o.cheapest for m, o in markets.items()},
         price_alternatives=price_alternatives(markets),
+        line_offers={u: {m: o.cheapest for m, o in offers.items()} for u, offers in line.items()},
     )
 
 
@@ -170,7 +208,14 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
     cal = doc["calibration"]
     spans = spans_nodes_reason(spec.scenario, tp) is not None
     all_year = _job(
-        spec, gpus=base * tp, run_hours=float(HOURS), runs_per_year=1, months=(), calibration=cal, spans_nodes=spans
+        spec,
+        gpus=base * tp,
+        run_hours=float(HOURS),
+        runs_per_year=1,
+        months=(),
+        calibration=cal,
+        spans_nodes=spans,
+        unit_gpus=tp,
     )
     above = levels > base
     if not above.any():
@@ -192,6 +237,7 @@ def _inference_jobs(spec: JobSpec, where: str, calibration: Calibration | None) 
             part=PEAK_HOURS,
             calibration=cal,
             spans_nodes=spans,
+            unit_gpus=tp,
         )
         for r, h in zip(replicas[::-1].tolist(), replica_hours[::-1].tolist(), strict=True)
     ]
@@ -208,6 +254,7 @@ def _job(
     part: str = "",
     calibration: Mapping[str, Any] | None = None,
     spans_nodes: bool | None = None,
+    unit_gpus: int = 0,
 ) -> Job:
     return Job(
         name=spec.name,
@@ -220,6 +267,7 @@ def _job(
         part=part,
         calibration=calibration,
         spans_nodes=spans_nodes,
+        unit_gpus=unit_gpus,
     )
 
 
@@ -304,6 +352,8 @@ def resolve_job(job: JobSpec, *, index: int, calibration: Calibration | None = N
                 months=(),
                 calibration=cal,
                 spans_nodes=spans,
+                # Its replicas rent apart, as its advice rents them (no TP: the GPUs up to a node).
+                unit_gpus=int(tp or 0),
             ),
         )
     assert job.gpus is not None

@@ -20,7 +20,16 @@ from django.utils import timezone
 
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
-from advisor.advice.fleet.plan import RUN_STEPS, WAIT_STEPS, FleetPlan, TierPrices, cost_spread, plan_fleet, plan_work
+from advisor.advice.fleet.plan import (
+    RUN_STEPS,
+    WAIT_STEPS,
+    FleetPlan,
+    TierPrices,
+    cost_spread,
+    plan_fleet,
+    plan_work,
+    rent_units,
+)
 from advisor.advice.fleet.pricing import PricedBase, fleet_spans_nodes, resolve_job, tier_prices
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
@@ -275,6 +284,28 @@ def require_a_price(*, prices: TierPrices, gpu: str) -> None:
     raise ScenarioError([{"pointer": "/rent/usd_per_gpu_hour", "message": message}])
 
 
+def _name_line_offers(doc: dict[str, Any], priced: PricedBase, units: list[int]) -> None:
+    """Each job line's offers (``rent_offers``: what its rented hours are priced at), and a reason naming the lines
+    priced below the node's offer (probe "pages" F7: the plan claimed the cheapest offer and priced a one-GPU
+    service at the 8-GPU node's)."""
+    cheaper: dict[str, list[str]] = {}
+    for line, unit in zip(doc["jobs"], units, strict=True):
+        line["rent_offers"] = priced.offers_of(unit)
+        for market, offer in line["rent_offers"].items():
+            if offer is not priced.offers.get(market):
+                words = (
+                    f"{market.replace('_', ' ')} {offer['provider']} {offer['instance'] or ''} "
+                    f"({offer['gpu_count']:g} GPUs) at ${offer['usd_per_used_gpu_hour']:,.2f}"
+                )
+                cheaper.setdefault(words, []).append(line["name"])
+    for words, names in cheaper.items():
+        named = ", ".join(dict.fromkeys(names))
+        doc["recommendation"]["reasons"].append(
+            f"Rented hours of {named} are priced per GPU-hour at {words}: the cheapest offer that holds each of its "
+            "instances' GPUs (a replica, or a run up to a node), cheaper than the node's offer the tier is priced at."
+        )
+
+
 def plan_for_input(
     *, fleet: FleetInput, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -288,10 +319,15 @@ def plan_for_input(
     usage = fleet.usage.usage if fleet.usage else None
     peak = requested_demand(schedule_runs(jobs), usage.hourly if usage else None, whole_hours=True).max(initial=0.0)
     spans = fleet_spans_nodes(jobs=jobs, gpus_per_node=fleet.base.network.gpus_per_node, usage=usage is not None)
-    priced = tier_prices(base=fleet.base, now=now, peak_gpus=math.ceil(peak), spans_nodes=spans)
+    gpn = fleet.base.network.gpus_per_node
+    units = rent_units(gpus=[j.gpus for j in jobs], unit_gpus=[j.unit_gpus for j in jobs], gpus_per_node=gpn)
+    priced = tier_prices(
+        base=fleet.base, now=now, peak_gpus=math.ceil(peak), spans_nodes=spans, units=sorted(set(units.tolist()))
+    )
     require_a_price(prices=priced.prices, gpu=fleet.base.gpu)
     plan = plan_fleet(jobs=jobs, prices=priced.prices, usage=usage, owned_gpus=fleet.owned_gpus)
     doc = plan.to_dict()
+    _name_line_offers(doc, priced, units.tolist())
     doc["uncertainty"] = _uncertainty(
         priced, jobs, predicted, plan, throughput_band(fleet=fleet, calibration=calibration)
     )
