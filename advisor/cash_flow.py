@@ -384,10 +384,14 @@ def owning_cash_parts(*, advice: Mapping[str, Any]) -> list[tuple[str, float]] |
     buy = (size or {}).get("buy") or {}
     if advice.get("kind") == "inference" or not size or not buy.get("capex_usd") or quote.get("power_kw") is None:
         return None
+    nodes = float(size.get("nodes") or 0)
+    per_node = float(((advice.get("scenario") or {}).get("network") or {}).get("gpus_per_node") or size["gpus"])
+    # Software is paid per GPU bought: whole nodes, as advisor.advice.costs.ownership_costs counts them (a 4-GPU size
+    # on an 8-GPU server pays for 8; counting 4 left the parts $20,000 short of the cash table at $5,000 a GPU-year).
     parts = ownership_parts(
         capex_usd=float(buy["capex_usd"]),
-        nodes=float(size.get("nodes") or 0),
-        gpus=float(size["gpus"]),
+        nodes=nodes,
+        gpus=nodes * per_node if nodes else float(size["gpus"]),
         quote=quote,
         terms=terms,
     )
