@@ -300,11 +300,16 @@ def run_hours(*, tokens: ArrayLike, tokens_per_s: ArrayLike, tokens_per_step: Ar
     """Wall hours of one training run: whole optimizer steps, ceil(tokens / tokens per step) x step time, the step
     time tokens per step / tokens per second (a hostile probe, F11: 1 token took 24 us against a 0.099 s step; a run
     of real size moves by under one step). Inf or nan where the throughput is 0 or unknown."""
-    per_step = _f(tokens_per_step)
+    per_step, total = _f(tokens_per_step), _f(tokens)
     with _quiet():
-        # The tolerance keeps an exact multiple of the step's tokens from rounding into one more step.
-        steps = np.maximum(np.ceil(_f(tokens) / per_step * (1 - 1e-12)), 1.0)
-        return steps * per_step / _f(tokens_per_s) / SECONDS_PER_HOUR
+        # Whole token counts divide exactly (floor division of floats is exact below 2**53 tokens): a relative
+        # tolerance on the quotient dropped the part-filled last step from about a million steps on (a reviewer:
+        # 1e9 steps + 1 token gave 999,999,999.9999999 steps). Other counts: the tolerance keeps an exact multiple
+        # of the step's tokens from rounding into one more step.
+        integral = (total == np.round(total)) & (per_step == np.round(per_step)) & (per_step > 0)
+        exact = -np.floor_divide(-total, np.where(integral, per_step, 1.0))
+        steps = np.where(integral, exact, np.ceil(total / per_step * (1 - 1e-12)))
+        return np.maximum(steps, 1.0) * per_step / _f(tokens_per_s) / SECONDS_PER_HOUR
 
 
 def busy_share(*, runs_per_year: ArrayLike, run_hours: ArrayLike) -> Array:

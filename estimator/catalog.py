@@ -450,7 +450,12 @@ def work_params_b(geometry: ModelGeometry, *, geometry_given: bool) -> tuple[flo
     ):
         # An outsider's probe: Qwen3-32B's sizes hold 30.5B at hidden / heads = 80-wide heads; its config sets 128
         # (32.76B), and the geometry, not the label, was the one short.
-        hint = f"; if the model's heads are wider than hidden / heads = {geometry.head_dim}, give head_dim"
+        # A Scenario takes no head_dim (its geometry fields are fixed); the catalog's models carry theirs, and
+        # estimate_inference reads an optional head_dim column: point at what each caller can give.
+        hint = (
+            f"; if the model's heads are wider than hidden / heads = {geometry.head_dim}, name it from the catalog "
+            "(workload.model.name) or give estimate_inference's head_dim column"
+        )
     return held, (
         f"FLOPs and weights from the geometry's {held:.3g}B parameters, not params_b {geometry.params_b:g}B "
         f"(the sizes given hold that many{hint})"

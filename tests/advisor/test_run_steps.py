@@ -60,3 +60,16 @@ def test_a_predicted_step_is_no_shorter_than_the_physical_floor(catalog: None) -
         # The throughput and the run time follow the floored step.
         assert size["tokens_per_s"] * size["step_time_s"] == pytest.approx(8 * 512)
         assert size["run_hours"] * 3600 >= math.ceil(1e9 / (8 * 512)) * MIN_STEP_TIME_S * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("steps", [1_000, 100_000, 1_000_000, 10_000_000, 1_000_000_000])
+def test_a_part_filled_last_step_counts_at_any_run_length(steps: int) -> None:
+    # A reviewer: the relative tolerance dropped the last part-filled step from about a million steps on, and at a
+    # billion steps answered 999,999,999.9999999 steps.
+    from advisor import economics as ec
+
+    per_step = 1024 * 4096
+    hours = ec.run_hours(tokens=steps * per_step + 1, tokens_per_s=per_step, tokens_per_step=per_step)
+    assert float(hours) * 3600 == pytest.approx(steps + 1, abs=1e-3)
+    exact = ec.run_hours(tokens=steps * per_step, tokens_per_s=per_step, tokens_per_step=per_step)
+    assert float(exact) * 3600 == pytest.approx(steps, abs=1e-3)
