@@ -86,7 +86,7 @@ def test_the_name_box_names_the_fleet_and_its_document(client, user) -> None:  #
     # refused, with the error shown twice. The box names the fleet: it is prefilled from the document, and a name
     # typed there is written into the document, so the fleet still has one name.
     client.force_login(user)
-    assert 'value="2027 program" aria-label="Fleet name"' in client.get("/fleet/").content.decode()
+    assert 'value="2027 program" aria-describedby="fleet-name-rule"' in client.get("/fleet/").content.decode()
     page = post(client, {**BASE_AND_WEEK, "name": "2027 program"}, action="save", name="Team A budget")
     assert page.status_code == 302, page.content.decode()[:3000]
     unnamed = {key: value for key, value in BASE_AND_WEEK.items() if key != "name"}
@@ -97,7 +97,7 @@ def test_the_name_box_names_the_fleet_and_its_document(client, user) -> None:  #
     fleet = Fleet.objects.get(name="Team A budget")
     assert fleet.versions.get().document["name"] == "Team A budget"
     # The saved fleet opens with its name in the box; a bad typed name is refused once, at the box.
-    assert 'value="Team A budget" aria-label="Fleet name"' in client.get(f"/fleet/?id={fleet.pk}").content.decode()
+    assert 'value="Team A budget" aria-describedby' in client.get(f"/fleet/?id={fleet.pk}").content.decode()
     html = post(client, {**BASE_AND_WEEK, "name": "2027 program"}, action="save", name="bell\x07").content.decode()
     assert html.count("not saved:") == 1 and "<code>the Name box</code>: not saved:" in html
 
@@ -271,3 +271,31 @@ def test_the_fleet_proposal_page_links_its_workbook_next_to_its_pdf(client, user
     assert link.group(1) == f"/proposals/{proposal.pk}/proposal.xlsx"
     workbook = client.get(link.group(1))
     assert workbook.status_code == 200 and workbook["Content-Type"].endswith("spreadsheetml.sheet")
+
+
+def test_a_stale_prefilled_name_never_overrides_the_json_name(client, user) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F2): the box next to Plan, unlabelled and prefilled "2027 program", re-posted that name
+    # after the user pasted a JSON named "Probe fleet 2027", and the fleet (and its proposal) was saved as
+    # "2027 program". The rule: the box shows the JSON's name; left as shown, the JSON's name wins.
+    client.force_login(user)
+    form = client.get("/fleet/").content.decode()
+    assert '<label for="fleet-name">' in form and 'id="fleet-name"' in form
+    assert 'name="name_shown" value="2027 program"' in form
+    pasted = {**BASE_AND_WEEK, "name": "Probe fleet 2027"}
+    # Plan: the box is filled again from the pasted JSON's own name, not the stale one.
+    planned = post(client, pasted, name="2027 program", name_shown="2027 program").content.decode()
+    assert 'value="Probe fleet 2027"' in planned and 'value="2027 program"' not in planned
+    saved = post(client, pasted, action="save", name="2027 program", name_shown="2027 program")
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    fleet = Fleet.objects.get()
+    assert fleet.name == "Probe fleet 2027" and fleet.document["name"] == "Probe fleet 2027"
+
+
+def test_a_name_typed_over_the_json_name_wins_and_says_so(client, user) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    pasted = {**BASE_AND_WEEK, "name": "Probe fleet 2027"}
+    saved = post(client, pasted, action="save", name="Team D", name_shown="Probe fleet 2027")
+    assert saved.status_code == 302
+    assert Fleet.objects.get().document["name"] == "Team D"
+    page = " ".join(client.get(saved["Location"]).content.decode().split())
+    assert "replaces the JSON name “Probe fleet 2027”" in page
