@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
+from advisor.advice.models import SCALING_EFFICIENCY_MEANING
 from advisor.advice.recommendation import advice_runs_judged, finishes_runs
 from advisor.advice.uncertainty import sensitivity_label
 from advisor.cash_flow import defaulted_sources, utilization_basis
@@ -600,7 +601,7 @@ def chart_scaling(*, advice: dict[str, Any]) -> Chart:
         x_log2=True,
         y_min=0,
         y_max=1.05,
-        caption="Scaling efficiency: throughput per GPU relative to the smallest size. MFU: model FLOPs utilization.",
+        caption=f"Scaling efficiency: {SCALING_EFFICIENCY_MEANING}. MFU: model FLOPs utilization.",
     )
 
 

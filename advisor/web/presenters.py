@@ -15,6 +15,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.fleet.pricing import PEAK_HOURS
+from advisor.advice.models import SCALING_EFFICIENCY_MEANING
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import (
     advice_runs_judged,
@@ -1502,6 +1503,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "headline": headline(advice=advice),
         "key_figures": key_figures(advice=advice),
         "rows": inference_rows(advice=advice) if is_inference(advice) else size_rows(advice=advice),
+        "scaling_meaning": SCALING_EFFICIENCY_MEANING,
         "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),

@@ -291,3 +291,19 @@ def test_break_even_chart_names_the_utilization_by_where_it_came_from(example_ad
     svg = str(charts.chart_breakeven(advice=advice).svg)
     assert "planned" not in svg
     assert "60% (default)" in svg
+
+
+def test_scaling_efficiency_is_worded_once_as_the_data_is_computed(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F8): the caption said "relative to the smallest size" while the values are relative to the
+    # size with the best per-GPU throughput (the 70B preset: 64 GPUs 99.96%, 128 GPUs 100%, 256 GPUs 97%).
+    from advisor.advice.models import SCALING_EFFICIENCY_MEANING, TrainingSize
+    from advisor.proposal import METHOD_NOTES
+    from advisor.web.presenters import results_context
+
+    assert "best throughput per GPU" in SCALING_EFFICIENCY_MEANING
+    caption = charts.chart_scaling(advice=example_advice).caption
+    assert SCALING_EFFICIENCY_MEANING in caption and "smallest" not in caption
+    assert SCALING_EFFICIENCY_MEANING in (TrainingSize.model_fields["scaling_efficiency"].description or "")
+    assert any(SCALING_EFFICIENCY_MEANING in line for line in METHOD_NOTES)
+    assert not any("relative to the smallest" in line for line in METHOD_NOTES)
+    assert results_context(advice=example_advice)["scaling_meaning"] == SCALING_EFFICIENCY_MEANING
