@@ -299,3 +299,21 @@ def test_a_name_typed_over_the_json_name_wins_and_says_so(client, user) -> None:
     assert Fleet.objects.get().document["name"] == "Team D"
     page = " ".join(client.get(saved["Location"]).content.decode().split())
     assert "replaces the JSON name “Probe fleet 2027”" in page
+
+
+def test_short_run_hours_keep_a_decimal_and_no_fabric_line_when_owning_nothing(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): peak-hours rows of 1.42 h and 0.58 h both read "1"; and "Owning more than one
+    # server: capex includes the scale-out (InfiniBand) fabric" was printed beside "Own 0 GPUs".
+    document = {
+        "name": "x",
+        "gpu": "h100-sxm",
+        "rent": {"usd_per_gpu_hour": 1.0},
+        "jobs": [{"name": "short", "gpus": 128, "hours": 1.42}, {"name": "tiny", "gpus": 8, "hours": 0.58}],
+    }
+    html = post(client, document).content.decode()
+    assert "Own 0 GPUs" in html
+    assert "<td>short</td><td>128</td><td>1.4</td>" in html and "<td>tiny</td><td>8</td><td>0.6</td>" in html
+    assert 'data-testid="fleet-fabric"' not in html
+    # Ten hours and more stay whole and grouped.
+    big = post(client, {**document, "jobs": [{"name": "long", "gpus": 8, "hours": 1234.4}]}).content.decode()
+    assert "<td>long</td><td>8</td><td>1,234</td>" in big
