@@ -763,8 +763,12 @@ def chart_cumulative(*, advice: dict[str, Any]) -> Chart:
                 markers.append(Marker(crossover, y, f"crossover: month {crossover}", ACCENT))
                 break
     step = 12 if months[-1] > 24 else 6
-    gpus = data.get("gpus")
+    gpus, owned = data.get("gpus"), data.get("gpus_owned")
     caption = f"{gpus} GPUs. " if gpus else ""
+    if gpus and owned and owned != gpus:
+        # Inference rents the deployment's GPUs and buys whole servers: the buy line is for these (a new user's probe:
+        # "3 GPUs." above a buy line of 8 owned GPUs).
+        caption = f"Rent: {fmt.plain(gpus)} GPUs at the peak; buy: {fmt.plain(owned)} owned GPUs (whole servers). "
     caption += (
         f"Buying's cumulative cash falls below renting's in month {crossover}."
         if crossover is not None

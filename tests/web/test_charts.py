@@ -307,3 +307,20 @@ def test_scaling_efficiency_is_worded_once_as_the_data_is_computed(example_advic
     assert any(SCALING_EFFICIENCY_MEANING in line for line in METHOD_NOTES)
     assert not any("relative to the smallest" in line for line in METHOD_NOTES)
     assert results_context(advice=example_advice)["scaling_meaning"] == SCALING_EFFICIENCY_MEANING
+
+
+def test_inference_cumulative_chart_names_the_owned_gpus_of_its_buy_line(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F10): the 8B serving chart said "3 GPUs." while its buy line is the 8 owned GPUs (one server).
+    advice = copy.deepcopy(example_advice)
+    advice["cumulative_cost"] = {
+        "gpus": 3,
+        "gpus_owned": 8,
+        "months": [0, 12, 24],
+        "rent_usd": [0.0, 1.0e4, 2.0e4],
+        "buy_usd": [3.0e5, 3.1e5, 3.2e5],
+        "crossover_month": None,
+    }
+    caption = charts.chart_cumulative(advice=advice).caption
+    assert caption.startswith("Rent: 3 GPUs at the peak; buy: 8 owned GPUs (whole servers)."), caption
+    del advice["cumulative_cost"]["gpus_owned"]  # training: one size for both lines
+    assert charts.chart_cumulative(advice=advice).caption.startswith("3 GPUs. ")
