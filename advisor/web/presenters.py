@@ -1547,6 +1547,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             {
                 "scenario": scenario,
                 "valid": True,
+                "money": tuple(money),
                 "values": {
                     "Recommendation": f"{top['action_label']} {top['gpus'] or ''} GPUs".strip(),
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
@@ -1568,6 +1569,15 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
         for label in column.get("values", {}):
             if label not in labels:
                 labels.append(label)
+    # The cost rows of both kinds together, then the other figures, then the inputs: a later column's own rows were
+    # appended at the very bottom, so an inference scenario's per-month cost sat below some 30 input rows beside a
+    # training one and read as no cost at all (a new user's probe).
+    money_labels = {label for column in columns for label in column.get("money", ())}
+    labels.sort(
+        key=lambda label: (
+            0 if label in ("Recommendation", "GPU") else 1 if label in money_labels else 2 + label.startswith("Input: ")
+        )
+    )
     rows = []
     for label in labels:
         values = [c["values"].get(label, "") if c["valid"] else "invalid scenario" for c in columns]

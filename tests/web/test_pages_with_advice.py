@@ -965,3 +965,19 @@ def test_the_prior_beside_a_calibration_is_compared_like_with_like(client: Clien
     held_out = sum(errors) / 3
     assert "in-sample for it on 3 of these 4 runs" in beside, beside
     assert f"held out (leave-one-config-family-out) on those 3: {held_out:.1%} (median {errors[1]:.1%})" in beside
+
+
+def test_compare_shows_an_inference_scenarios_cost_beside_the_training_ones(client: Client, user: Any) -> None:
+    """A new user's probe (F10): training first, inference second: the inference column's Rent/Own per run were
+    blank and its per-month cost rows sat at the very bottom, after some 30 input rows, so it read as having no
+    cost at all. The cost rows of both kinds now sit together, before the inputs."""
+    a = store.scenario_create(owner=user, name="Train", document=_document("7b-pretrain"))
+    b = store.scenario_create(owner=user, name="Chat", document=_document("8b-serving"))
+    client.force_login(user)
+    html = client.get("/scenarios/compare/", {"ids": [a.pk, b.pk]}).content.decode()
+    labels = re.findall(r'<th scope="row">([^<]*)</th>', html)
+    first_input = next(i for i, label in enumerate(labels) if label.startswith("Input: "))
+    at = {label: i for i, label in enumerate(labels)}
+    assert at["Own per run"] + 1 == at["Rent per month"] < at["Own per month"] < first_input, labels
+    month = html.split('<th scope="row">Rent per month</th>', 1)[1].split("</tr>", 1)[0]
+    assert re.search(r"<td></td><td>\$[\d,]+</td>", month), month
