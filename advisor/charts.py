@@ -186,6 +186,29 @@ def _point(shape: str | None, x: float, y: float, color: str, *, r: float = 3.0)
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:g}" fill="{color}"/>'
 
 
+# A label's line: 11 px text and a little air; its width at DejaVu Sans' mean advance, about 0.56 em (6.2 px at 11 px).
+_LABEL_LINE_PX = 14.0
+_LABEL_CHAR_PX = 6.2
+
+
+def _clear_label_y(
+    x: float, y: float, text: str, *, anchor: str, down: bool, placed: list[tuple[float, float, float, float]]
+) -> float:
+    """The baseline of a marker label moved a line at a time (down for a label below its point, else up) until it
+    overlaps no label ``placed`` before it, which it then joins. Two markers a few points apart drew their labels
+    over each other ("break-even vs on-demand 77%" on "100% (implied by 6 runs a year)", a new user's probe)."""
+    width = len(text) * _LABEL_CHAR_PX
+    left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+    step = _LABEL_LINE_PX if down else -_LABEL_LINE_PX
+    for _ in range(len(placed) + 1):
+        box = (left, left + width, y - 11, y + 3)
+        if not any(box[0] < b[1] and b[0] < box[1] and box[2] < b[3] and b[2] < box[3] for b in placed):
+            break
+        y += step
+    placed.append((left, left + width, y - 11, y + 3))
+    return y
+
+
 def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, color: str = MUTED) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
@@ -374,12 +397,21 @@ def _line_chart(
     body.extend(extra)
     for s in series:
         body.extend(_series(frame, s))
+    placed: list[tuple[float, float, float, float]] = []
     for marker in markers:
         x, y = frame.x(marker.x), frame.y(marker.y)
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="none" stroke="{marker.color}" stroke-width="2"/>')
         anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
-        label_y = y + 18 if marker.label_below else y - 8
-        body.append(_text(x + (-8 if anchor == "end" else 8), label_y, marker.label, anchor=anchor, color=marker.color))
+        label_x = x + (-8 if anchor == "end" else 8)
+        label_y = _clear_label_y(
+            label_x,
+            y + 18 if marker.label_below else y - 8,
+            marker.label,
+            anchor=anchor,
+            down=marker.label_below,
+            placed=placed,
+        )
+        body.append(_text(label_x, label_y, marker.label, anchor=anchor, color=marker.color))
     body.extend(_legend(frame, keys))
     return Chart(
         testid=testid,

@@ -324,3 +324,33 @@ def test_inference_cumulative_chart_names_the_owned_gpus_of_its_buy_line(example
     assert caption.startswith("Rent: 3 GPUs at the peak; buy: 8 owned GPUs (whole servers)."), caption
     del advice["cumulative_cost"]["gpus_owned"]  # training: one size for both lines
     assert charts.chart_cumulative(advice=advice).caption.startswith("3 GPUs. ")
+
+
+def _boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """The marker labels of a chart (text with a share and a space: "break-even vs on-demand 77%") as boxes."""
+    boxes = []
+    for text in _parse(svg).iter(f"{SVG}text"):
+        if text.text and "%" in text.text and " " in text.text and not text.get("transform"):
+            left, right = _text_extent(text)
+            y = float(text.get("y", 0))
+            boxes.append((text.text, left, right, y - 11, y + 3))
+    return boxes
+
+
+def test_break_even_chart_labels_do_not_overlap(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F10): 70B at 6 runs a year, utilization implied 100%: "break-even vs on-demand 77%" and
+    # "100% (implied by 6 runs a year)" were drawn 3 px apart over each other.
+    from advisor.advice.documents import recommended_size
+
+    advice = copy.deepcopy(example_advice)
+    advice["scenario"]["utilization"] = None
+    advice["scenario"]["workload"]["runs_per_year"] = 6
+    size = recommended_size(advice=advice)
+    size["buy"]["utilization"] = 1.0
+    size["buy"]["break_even_by_market"] = {"on_demand": 0.77}
+    advice["scenario"]["rent"]["markets"] = ["on_demand"]
+    boxes = _boxes(str(charts.chart_breakeven(advice=advice).svg))
+    assert len(boxes) >= 2, boxes
+    for a, b in itertools.combinations(boxes, 2):
+        apart = a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3]
+        assert apart, (a, b)
