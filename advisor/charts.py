@@ -186,9 +186,8 @@ def _point(shape: str | None, x: float, y: float, color: str, *, r: float = 3.0)
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:g}" fill="{color}"/>'
 
 
-# A label's line: 11 px text and a little air; its width at DejaVu Sans' mean advance, about 0.56 em (6.2 px at 11 px).
+# A label's line: 11 px text and a little air.
 _LABEL_LINE_PX = 14.0
-_LABEL_CHAR_PX = 6.2
 
 
 def _clear_label_y(
@@ -197,7 +196,7 @@ def _clear_label_y(
     """The baseline of a marker label moved a line at a time (down for a label below its point, else up) until it
     overlaps no label ``placed`` before it, which it then joins. Two markers a few points apart drew their labels
     over each other ("break-even vs on-demand 77%" on "100% (implied by 6 runs a year)", a new user's probe)."""
-    width = len(text) * _LABEL_CHAR_PX
+    width = len(text) * CHAR_WIDTH
     left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
     step = _LABEL_LINE_PX if down else -_LABEL_LINE_PX
     for _ in range(len(placed) + 1):
