@@ -22,6 +22,7 @@ from advisor.web.presenters import (
     quote_sources,
     usd_exact,
 )
+from pricing.models import MARKET_PHRASES
 
 # Jobs listed by name on the fleet page, the fleet proposal page and the PDF (a hostile probe, F3: 10,000 jobs,
 # MAX_JOBS, took 74-75 s per PDF GET and 3 s / 2.3 MB per page GET): the largest by GPU-hours, the rest counted in one
@@ -135,8 +136,11 @@ def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
     jobs, more = shown_jobs(plan=plan)
     calibrations = fleet_calibration_lines(plan=plan)
     csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
+    tiers = (plan.get("recommendation") or {}).get("tiers") or []
     return {
         "charts": fleet_charts(plan=plan),
+        # Tiers named as the scenario pages name markets ("on-demand", not the id "on_demand"; a new user's probe).
+        "tiers_shown": [{**t, "name": MARKET_PHRASES.get(t.get("tier"), t.get("tier"))} for t in tiers],
         "jobs_shown": jobs,
         "jobs_more": more,
         "job_calibrations": calibrations[:FLEET_JOBS_SHOWN],

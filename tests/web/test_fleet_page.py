@@ -317,3 +317,12 @@ def test_short_run_hours_keep_a_decimal_and_no_fabric_line_when_owning_nothing(c
     # Ten hours and more stay whole and grouped.
     big = post(client, {**document, "jobs": [{"name": "long", "gpus": 8, "hours": 1234.4}]}).content.decode()
     assert "<td>long</td><td>8</td><td>1,234</td>" in big
+
+
+def test_the_tier_table_names_markets_as_the_scenario_pages_do(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): the fleet's tier table printed raw ids ("on_demand") where scenario pages say
+    # "on-demand".
+    html = post(client, BASE_AND_WEEK).content.decode()
+    table = html.split('data-testid="fleet-tiers"', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r"<tr><td>([^<]*)</td>", table)
+    assert cells and "on-demand" in cells and not [c for c in cells if "_" in c], cells
