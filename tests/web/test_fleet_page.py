@@ -326,3 +326,15 @@ def test_the_tier_table_names_markets_as_the_scenario_pages_do(client) -> None: 
     table = html.split('data-testid="fleet-tiers"', 1)[1].split("</table>", 1)[0]
     cells = re.findall(r"<tr><td>([^<]*)</td>", table)
     assert cells and "on-demand" in cells and not [c for c in cells if "_" in c], cells
+
+
+def test_peak_hours_lines_read_as_gpus_on_top_of_the_base_for_hours_a_day(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): nothing said a "(peak hours)" line's GPUs are on top of the service's all-year line.
+    from tests.advisor.fleet.test_inference_jobs import serving
+
+    html = post(client, serving(400, 100)).content.decode()
+    rows = re.findall(r"<tr><td>chat API \(peak hours\)</td><td>([^<]*)</td><td>([^<]*)</td>", html)
+    assert rows, html[html.find("chat API") : html.find("chat API") + 400]
+    for gpus, hours in rows:
+        assert gpus.startswith("+") and hours.endswith(" a day"), (gpus, hours)
+    assert "on top of the service" in html
