@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from advisor import economics as ec
 from advisor import formatting as fmt
 from advisor.advice.documents import recommended_size
+from advisor.advice.models import SCALING_EFFICIENCY_MEANING
 from advisor.advice.recommendation import advice_runs_judged, finishes_runs
 from advisor.advice.uncertainty import sensitivity_label
 from advisor.cash_flow import defaulted_sources, utilization_basis
@@ -183,6 +184,28 @@ def _point(shape: str | None, x: float, y: float, color: str, *, r: float = 3.0)
         path = " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy in corners)
         return f'<polygon points="{path}" fill="{color}"/>'
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:g}" fill="{color}"/>'
+
+
+# A label's line: 11 px text and a little air.
+_LABEL_LINE_PX = 14.0
+
+
+def _clear_label_y(
+    x: float, y: float, text: str, *, anchor: str, down: bool, placed: list[tuple[float, float, float, float]]
+) -> float:
+    """The baseline of a marker label moved a line at a time (down for a label below its point, else up) until it
+    overlaps no label ``placed`` before it, which it then joins. Two markers a few points apart drew their labels
+    over each other ("break-even vs on-demand 77%" on "100% (implied by 6 runs a year)", a new user's probe)."""
+    width = len(text) * CHAR_WIDTH
+    left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+    step = _LABEL_LINE_PX if down else -_LABEL_LINE_PX
+    for _ in range(len(placed) + 1):
+        box = (left, left + width, y - 11, y + 3)
+        if not any(box[0] < b[1] and b[0] < box[1] and box[2] < b[3] and b[2] < box[3] for b in placed):
+            break
+        y += step
+    placed.append((left, left + width, y - 11, y + 3))
+    return y
 
 
 def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, color: str = MUTED) -> str:
@@ -373,12 +396,21 @@ def _line_chart(
     body.extend(extra)
     for s in series:
         body.extend(_series(frame, s))
+    placed: list[tuple[float, float, float, float]] = []
     for marker in markers:
         x, y = frame.x(marker.x), frame.y(marker.y)
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="none" stroke="{marker.color}" stroke-width="2"/>')
         anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
-        label_y = y + 18 if marker.label_below else y - 8
-        body.append(_text(x + (-8 if anchor == "end" else 8), label_y, marker.label, anchor=anchor, color=marker.color))
+        label_x = x + (-8 if anchor == "end" else 8)
+        label_y = _clear_label_y(
+            label_x,
+            y + 18 if marker.label_below else y - 8,
+            marker.label,
+            anchor=anchor,
+            down=marker.label_below,
+            placed=placed,
+        )
+        body.append(_text(label_x, label_y, marker.label, anchor=anchor, color=marker.color))
     body.extend(_legend(frame, keys))
     return Chart(
         testid=testid,
@@ -600,7 +632,7 @@ def chart_scaling(*, advice: dict[str, Any]) -> Chart:
         x_log2=True,
         y_min=0,
         y_max=1.05,
-        caption="Scaling efficiency: throughput per GPU relative to the smallest size. MFU: model FLOPs utilization.",
+        caption=f"Scaling efficiency: {SCALING_EFFICIENCY_MEANING}. MFU: model FLOPs utilization.",
     )
 
 
@@ -762,8 +794,12 @@ def chart_cumulative(*, advice: dict[str, Any]) -> Chart:
                 markers.append(Marker(crossover, y, f"crossover: month {crossover}", ACCENT))
                 break
     step = 12 if months[-1] > 24 else 6
-    gpus = data.get("gpus")
+    gpus, owned = data.get("gpus"), data.get("gpus_owned")
     caption = f"{gpus} GPUs. " if gpus else ""
+    if gpus and owned and owned != gpus:
+        # Inference rents the deployment's GPUs and buys whole servers: the buy line is for these (a new user's probe:
+        # "3 GPUs." above a buy line of 8 owned GPUs).
+        caption = f"Rent: {fmt.plain(gpus)} GPUs at the peak; buy: {fmt.plain(owned)} owned GPUs (whole servers). "
     caption += (
         f"Buying's cumulative cash falls below renting's in month {crossover}."
         if crossover is not None

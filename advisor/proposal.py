@@ -23,7 +23,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor import formatting as fmt
-from advisor.advice.models import RUN_TIME_SCOPE
+from advisor.advice.models import RUN_TIME_SCOPE, SCALING_EFFICIENCY_MEANING
 from advisor.cash_flow import decision_amount, owning_cash_parts, yearly_totals
 from advisor.fleet.proposal import render_fleet_pdf
 from advisor.web.presenters import plain_words, results_context, risk_words, usd_exact
@@ -43,7 +43,7 @@ METHOD_NOTES = [
     "and v the energy of a busy GPU-hour.",
     "Break-even utilization u* = A / (N x 8760 x (r - v)) against the rental price r: the share of the "
     "year the owned cluster must be busy to cost the same per GPU-hour as renting.",
-    "Scaling efficiency is throughput per GPU relative to the smallest candidate size, capped at 100%; the "
+    f"Scaling efficiency is {SCALING_EFFICIENCY_MEANING} (100% there); the "
     "recommendation takes the largest size up to which every step's added GPUs deliver at least 80% of the "
     "throughput they would ideally add ((dtps / tps) / (dgpus / gpus)).",
     RUN_TIME_SCOPE,

@@ -656,6 +656,11 @@ RUN_TIME_SCOPE = (
     "§3.3.4); budget for them beside the figures."
 )
 
+# What scaling efficiency is relative to (one wording for the Advice's field, the chart caption, the sizes table and
+# the PDF's methods: the caption still said "the smallest size" after the computation moved to the best per-GPU
+# throughput, a new user's probe F8).
+SCALING_EFFICIENCY_MEANING = "throughput per GPU relative to the size with the best throughput per GPU"
+
 
 class TrainingSize(Closed):
     gpus: int
@@ -672,9 +677,9 @@ class TrainingSize(Closed):
     tokens_per_s: NonNegative | None
     mfu: Fraction | None
     scaling_efficiency: NonNegative | None = Field(
-        description="Throughput per GPU relative to the fitting size with the best throughput per GPU (1 there, "
-        "below 1 elsewhere; before 2026-12-06 relative to the smallest fitting size and capped at 1, which read 1 at "
-        "every size when the smallest took a slower layout, e.g. full recomputation forced by memory). Not the step "
+        description=f"Scaling efficiency: {SCALING_EFFICIENCY_MEANING}, among the sizes that fit (1 there, below 1 "
+        "elsewhere; before 2026-12-06 relative to the smallest fitting size and capped at 1, which read 1 at every "
+        "size when the smallest took a slower layout, e.g. full recomputation forced by memory). Not the step "
         "from the previous size: the knee judges each step by what its added GPUs deliver, "
         "(dtps / tps) / (dgpus / gpus), and the recommendation's reasons give that figure."
     )

@@ -106,6 +106,7 @@ from estimator.calibrate import (
     load_default,
     stale_calibration_warning,
 )
+from estimator.model import AC_FULL, CHECKPOINT_LABELS
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
 from pricing import selectors
@@ -226,9 +227,9 @@ def _training_job(s: Scenario) -> TrainingJob:
 
 @dataclass(frozen=True)
 class SizePredictions:
-    """The estimator at the candidate sizes (the 1-GPU baseline it also ran is dropped unless asked for)."""
+    """The estimator at the candidate sizes, and its 1-GPU check (a prediction of its own unless 1 is listed)."""
 
-    prediction: Any  # estimator.Prediction over [1] + sizes, or over sizes when they include 1
+    prediction: Any  # estimator.Prediction over the listed sizes only: its notes speak of sizes the user sees
     keep: slice
     gpus: np.ndarray
     nodes: np.ndarray
@@ -236,6 +237,8 @@ class SizePredictions:
     feasible: np.ndarray
     fits_one: bool
     gpus_used: np.ndarray  # the GPUs each size's job runs on (fewer where it runs a smaller size's job)
+    one_gpu_gb: float = float("nan")  # GB per GPU of the 1-GPU layout the check found (NaN where none)
+    one_gpu_recomputes: bool = False  # whether that layout takes full activation recomputation
 
     def at(self, column: str) -> np.ndarray:
         """A prediction column at the candidate sizes."""
@@ -250,14 +253,28 @@ def predict_sizes(s: Scenario, calibration: Calibration) -> SizePredictions:
     except WorkloadError as exc:  # the parser checks these rules too; this keeps any estimator rule a 4xx
         raise ScenarioError([{"pointer": _WORKLOAD_POINTERS.get(exc.field, "/workload"), "message": str(exc)}]) from exc
     sizes = np.array(s.cluster_sizes, dtype=np.int64)
-    with_one = sizes if 1 in s.cluster_sizes else np.concatenate([[1], sizes])
-    p = predict(job, cluster, with_one, calibration)
-    keep = slice(0, None) if 1 in s.cluster_sizes else slice(1, None)
-    fits_one = bool(p.fits_memory[0]) if with_one[0] == 1 else False
-    tps = p.tokens_per_s[keep]
-    feasible = p.fits_memory[keep] & np.isfinite(tps) & (tps > 0)
+    p = predict(job, cluster, sizes, calibration)
+    # The "fits on one GPU" check is its own prediction: run beside the listed sizes, its notes ("full activation
+    # recomputation taken ... at 1 GPUs") spoke of a size nobody listed (a new user's probe, F5). A size's answer does
+    # not depend on the other sizes asked (estimator.prediction.reference_sizes), so the listed ones are unchanged.
+    one = p if 1 in s.cluster_sizes else predict(job, cluster, np.array([1]), calibration)
+    at = int(np.flatnonzero(one.gpus == 1)[0])
+    keep = slice(0, None)
+    tps = p.tokens_per_s
+    feasible = p.fits_memory & np.isfinite(tps) & (tps > 0)
     used = p.gpus if p.gpus_used is None else p.gpus_used
-    return SizePredictions(p, keep, p.gpus[keep], p.nodes[keep], tps, feasible, fits_one, np.asarray(used)[keep])
+    return SizePredictions(
+        p,
+        keep,
+        p.gpus,
+        p.nodes,
+        tps,
+        feasible,
+        bool(one.fits_memory[at]),
+        np.asarray(used),
+        one_gpu_gb=float(one.memory_per_gpu_gb[at]),
+        one_gpu_recomputes=str(one.activation_checkpointing[at]) == CHECKPOINT_LABELS[AC_FULL],
+    )
 
 
 _LAYOUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -723,8 +740,9 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
     gpus, tps, feasible = sizes.gpus, sizes.tokens_per_s, sizes.feasible
     if sizes.fits_one:
         warnings.append(
-            f"The model fits on one {spec.id} ({num(sizes.prediction.memory_per_gpu_gb[0]):.0f} GB of "
-            f"{spec.capacity_text()}): you may not need a cluster at all."
+            f"The model fits on one {spec.id} ({sizes.one_gpu_gb:.0f} GB of {spec.capacity_text()}"
+            f"{', with full activation recomputation' if sizes.one_gpu_recomputes else ''}): "
+            "you may not need a cluster at all."
         )
     gpn = s.network.gpus_per_node
     single = np.flatnonzero(feasible & (gpus <= gpn))

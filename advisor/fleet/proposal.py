@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from advisor import formatting as fmt
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
+from advisor.advice.fleet.pricing import PEAK_HOURS
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
 from advisor.cash_flow import fleet_owned_parts, fleet_purchase
 from advisor.fleet.charts import fleet_charts
@@ -22,6 +23,7 @@ from advisor.web.presenters import (
     quote_sources,
     usd_exact,
 )
+from pricing.models import MARKET_PHRASES
 
 # Jobs listed by name on the fleet page, the fleet proposal page and the PDF (a hostile probe, F3: 10,000 jobs,
 # MAX_JOBS, took 74-75 s per PDF GET and 3 s / 2.3 MB per page GET): the largest by GPU-hours, the rest counted in one
@@ -135,9 +137,16 @@ def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
     jobs, more = shown_jobs(plan=plan)
     calibrations = fleet_calibration_lines(plan=plan)
     csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
+    tiers = (plan.get("recommendation") or {}).get("tiers") or []
+    # A service's lines above its base ("(peak hours)") add GPUs on top of its all-year line for some hours a day:
+    # the table says so ("+1", "1.4 h a day"), where bare "1" and "1" read as a job of their own (a new user's probe).
+    shown = [{**j, "peak": str(j.get("name", "")).endswith(f" ({PEAK_HOURS})")} for j in jobs]
     return {
         "charts": fleet_charts(plan=plan),
-        "jobs_shown": jobs,
+        # Tiers named as the scenario pages name markets ("on-demand", not the id "on_demand"; a new user's probe).
+        "tiers_shown": [{**t, "name": MARKET_PHRASES.get(t.get("tier"), t.get("tier"))} for t in tiers],
+        "jobs_shown": shown,
+        "peak_lines": any(j["peak"] for j in shown),
         "jobs_more": more,
         "job_calibrations": calibrations[:FLEET_JOBS_SHOWN],
         "job_calibrations_more": max(0, len(calibrations) - FLEET_JOBS_SHOWN),

@@ -86,6 +86,15 @@ def _plan(request: HttpRequest, text: str, usage: str | None) -> tuple[Any, dict
         return document, None, error.errors
 
 
+def _typed_name(request: HttpRequest) -> str:
+    """The name the user typed in the Name box: "" when the box was left as the page filled it (``name_shown``).
+    The rule stated next to the box: the fleet takes the JSON's name unless a different one is typed in the box. A
+    box left as filled is no choice: after the JSON was edited its value is stale (a new user's probe, F2: a JSON
+    named "Probe fleet 2027" was saved as the prefilled "2027 program")."""
+    typed = (request.POST.get("name") or "").strip()
+    return "" if typed == (request.POST.get("name_shown") or "").strip() else typed
+
+
 def _document_name(document: Any) -> str:
     """The document's own name as the Name box shows it ("" when it has none, or one the box must not echo)."""
     given = document.get("name") if isinstance(document, dict) else None
@@ -94,14 +103,15 @@ def _document_name(document: Any) -> str:
 
 def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpResponse | list[dict[str, str]]:
     """The redirect to the saved fleet, or the errors (by pointer) that kept it from being saved."""
-    typed = (request.POST.get("name") or "").strip()
+    typed = _typed_name(request)
+    given = _document_name(document)
+    replaced = given if typed and given and typed != given else ""
     if typed and isinstance(document, dict):
-        # The Name box names the fleet (an outsider: the prefilled JSON names itself "2027 program", so any name
-        # typed in the box was refused as a second name). The typed name replaces the document's own, which
-        # named_document then writes back in: one fleet, still one name.
+        # A name typed in the box replaces the document's own, which named_document then writes back in: one fleet,
+        # still one name (an outsider: any name typed next to the prefilled "2027 program" JSON was refused).
         document = {key: value for key, value in document.items() if key != "name"}
-    given = document.get("name") if isinstance(document, dict) else None
-    name = typed or (given.strip() if isinstance(given, str) else "")
+    raw = document.get("name") if isinstance(document, dict) else None
+    name = typed or (raw.strip() if isinstance(raw, str) else "")
     if editing is None:
         name = name or "Untitled fleet"
     try:
@@ -114,6 +124,8 @@ def _save(request: HttpRequest, editing: Fleet | None, document: Any) -> HttpRes
         else:
             fleet = fleet_create(owner=signed_in_user(request), name=name, document=document)
             messages.success(request, f"Saved “{fleet.name}”.")
+        if replaced:
+            messages.info(request, f"Named from the Name box: the typed name replaces the JSON name “{replaced}”.")
     except ScenarioError as error:
         return error.errors
     except DocumentNameConflict as error:
@@ -159,16 +171,21 @@ def fleet_page(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"editing": editing, "text": _example_text(), "errors": [], "plan": None}
     # The Name box shows the fleet's name: the saved fleet's, else the document's own (the example's "2027 program").
     context["name_given"] = editing.name if editing is not None else _document_name(_example_document())
+    context["name_shown"] = context["name_given"]
     if editing is not None and request.method == "GET":
         context["text"] = json.dumps(editing.document, indent=2)
         _, context["plan"], context["errors"] = _plan(request, context["text"], None)
     if request.method == "POST":
         context["text"] = request.POST.get("fleet", "")
-        typed = request.POST.get("name", "")
+        typed = _typed_name(request)
         usage, usage_errors = _usage_text(request)
         document, context["plan"], context["errors"] = _plan(request, context["text"], usage)
-        # Shown again in the Name box (never raw controls); left empty, the document's own name.
-        context["name_given"] = (typed if typed.isprintable() else "") if typed.strip() else _document_name(document)
+        # A typed name is shown again (never raw controls); a box left as filled is filled again from the JSON as it
+        # now is, or keeps its name where the JSON has none (that name still names the fleet on save).
+        shown = (request.POST.get("name") or "").strip()
+        kept = typed or _document_name(document) or shown
+        context["name_given"] = kept if kept.isprintable() else ""
+        context["name_shown"] = "" if typed else context["name_given"]
         context["errors"] = usage_errors + context["errors"]
         # Nothing is saved while any input is refused (a bad usage upload was dropped and the fleet saved without it).
         saving = request.POST.get("action") == "save" and request.user.is_authenticated

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from decimal import Decimal
 from typing import Any, Final
 
 from django import forms
@@ -143,6 +144,8 @@ KINDS = [(kind, KIND_LABELS.get(kind, kind)) for kind in scenario_model.KINDS]
 # Fields shown in percent whose JSON value is a fraction; tokens are entered in billions.
 PERCENT_FIELDS = {"discount_rate_pct", "residual_pct", "support_pct", "utilization_pct", "price_decline_pct"}
 SCALES = {"tokens_b": 1e9} | dict.fromkeys(PERCENT_FIELDS, 0.01)
+# A scaled field's unit and its JSON field's unit (singular, plural), in words for a floor's message.
+SCALED_UNITS = {"tokens_b": ("billion tokens", "token", "tokens")}
 
 # (key, title, fields always shown, fields under "More options").
 SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
@@ -311,19 +314,34 @@ def _in_form_units(name: str, bound: float) -> float:
 
 
 def _bound_text(bound: float) -> str:
-    """A bound as the field shows it: 10000000 rather than 1e+07, 0.001 as it is."""
-    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+    """A bound as the field shows it: 10000000 rather than 1e+07, 0.000000001 rather than 1e-09."""
+    return str(int(bound)) if float(bound).is_integer() else f"{Decimal(repr(float(bound))):f}"
+
+
+def _floor_message(name: str, bound: float, *, exclusive: bool) -> str:
+    """The message of a field's floor (estimator.bounds, in the JSON's units): in the form's units in plain digits,
+    and where the form scales the JSON's unit, in that unit too ("at least 1 token"). A new user's probe: Training
+    tokens = 0 answered "greater than or equal to 1e-09", the one-token floor in billions."""
+    relation = "greater than" if exclusive else "greater than or equal to"
+    message = f"Ensure this value is {relation} {_bound_text(_in_form_units(name, bound))}"
+    units = SCALED_UNITS.get(name)
+    if units is None:
+        return f"{message}."
+    scaled, one, many = units
+    own = f"{_bound_text(bound)} {one if bound == 1 else many}"
+    return f"{message} {scaled}: {'more than' if exclusive else 'at least'} {own}."
 
 
 class _Above:
     """An exclusive minimum (Django's min_value is inclusive)."""
 
-    def __init__(self, bound: float) -> None:
+    def __init__(self, bound: float, message: str) -> None:
         self.bound = bound
+        self.message = message
 
     def __call__(self, value: float) -> None:
         if value is not None and value <= self.bound:
-            raise ValidationError(f"Ensure this value is greater than {_bound_text(self.bound)}.", code="min_value")
+            raise ValidationError(self.message, code="min_value")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Above) and other.bound == self.bound
@@ -370,10 +388,11 @@ def _bounded(name: str, label: str, *, help_text: str) -> forms.Field:
         kwargs["max_value"] = _in_form_units(name, r.maximum)
     if r.minimum is not None and not r.exclusive_minimum:
         kwargs["min_value"] = _in_form_units(name, r.minimum)
+        kwargs["error_messages"] = {"min_value": _floor_message(name, r.minimum, exclusive=False)}
     field: forms.Field = (_PlainIntegerField if r.integer else _RangedFloatField)(**kwargs)
     if r.minimum is not None and r.exclusive_minimum:
         low = _in_form_units(name, r.minimum)
-        field.validators.append(_Above(low))
+        field.validators.append(_Above(low, _floor_message(name, r.minimum, exclusive=True)))
         # The browser's min is inclusive: it lets the bound through and the server names it.
         field.widget.attrs.update({"min": low, "data-exclusive-min": "true"})
     return field

@@ -15,6 +15,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.fleet.pricing import PEAK_HOURS
+from advisor.advice.models import SCALING_EFFICIENCY_MEANING
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import (
     advice_runs_judged,
@@ -1529,6 +1530,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "headline": headline(advice=advice),
         "key_figures": key_figures(advice=advice),
         "rows": inference_rows(advice=advice) if is_inference(advice) else size_rows(advice=advice),
+        "scaling_meaning": SCALING_EFFICIENCY_MEANING,
         "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
@@ -1572,6 +1574,7 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
             {
                 "scenario": scenario,
                 "valid": True,
+                "money": tuple(money),
                 "values": {
                     "Recommendation": f"{top['action_label']} {top['gpus'] or ''} GPUs".strip(),
                     "GPU": str(_get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")),
@@ -1593,6 +1596,15 @@ def compare_columns(*, pairs: list[tuple[Any, dict[str, Any] | None]]) -> dict[s
         for label in column.get("values", {}):
             if label not in labels:
                 labels.append(label)
+    # The cost rows of both kinds together, then the other figures, then the inputs: a later column's own rows were
+    # appended at the very bottom, so an inference scenario's per-month cost sat below some 30 input rows beside a
+    # training one and read as no cost at all (a new user's probe).
+    money_labels = {label for column in columns for label in column.get("money", ())}
+    labels.sort(
+        key=lambda label: (
+            0 if label in ("Recommendation", "GPU") else 1 if label in money_labels else 2 + label.startswith("Input: ")
+        )
+    )
     rows = []
     for label in labels:
         values = [c["values"].get(label, "") if c["valid"] else "invalid scenario" for c in columns]

@@ -1010,6 +1010,8 @@ def test_knee_judges_what_the_added_gpus_contribute(catalog: dict[str, Any], mon
 
     def flat_after_64(job: TrainingJob, cluster: Cluster, sizes: Any, cal: Calibration) -> Any:
         real = predict(job, cluster, sizes, cal)
+        if 8 not in real.gpus:  # the advice's 1-GPU check, predicted on its own
+            return real
         speedup = {1: 1 / 8, 8: 1.0, 64: 7.6, 72: 7.6}  # relative to 8 GPUs, each size on all of its GPUs
         base = real.tokens_per_s[list(real.gpus).index(8)]
         tps = np.array([base * speedup[int(n)] for n in real.gpus])

@@ -291,3 +291,66 @@ def test_break_even_chart_names_the_utilization_by_where_it_came_from(example_ad
     svg = str(charts.chart_breakeven(advice=advice).svg)
     assert "planned" not in svg
     assert "60% (default)" in svg
+
+
+def test_scaling_efficiency_is_worded_once_as_the_data_is_computed(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F8): the caption said "relative to the smallest size" while the values are relative to the
+    # size with the best per-GPU throughput (the 70B preset: 64 GPUs 99.96%, 128 GPUs 100%, 256 GPUs 97%).
+    from advisor.advice.models import SCALING_EFFICIENCY_MEANING, TrainingSize
+    from advisor.proposal import METHOD_NOTES
+    from advisor.web.presenters import results_context
+
+    assert "best throughput per GPU" in SCALING_EFFICIENCY_MEANING
+    caption = charts.chart_scaling(advice=example_advice).caption
+    assert SCALING_EFFICIENCY_MEANING in caption and "smallest" not in caption
+    assert SCALING_EFFICIENCY_MEANING in (TrainingSize.model_fields["scaling_efficiency"].description or "")
+    assert any(SCALING_EFFICIENCY_MEANING in line for line in METHOD_NOTES)
+    assert not any("relative to the smallest" in line for line in METHOD_NOTES)
+    assert results_context(advice=example_advice)["scaling_meaning"] == SCALING_EFFICIENCY_MEANING
+
+
+def test_inference_cumulative_chart_names_the_owned_gpus_of_its_buy_line(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F10): the 8B serving chart said "3 GPUs." while its buy line is the 8 owned GPUs (one server).
+    advice = copy.deepcopy(example_advice)
+    advice["cumulative_cost"] = {
+        "gpus": 3,
+        "gpus_owned": 8,
+        "months": [0, 12, 24],
+        "rent_usd": [0.0, 1.0e4, 2.0e4],
+        "buy_usd": [3.0e5, 3.1e5, 3.2e5],
+        "crossover_month": None,
+    }
+    caption = charts.chart_cumulative(advice=advice).caption
+    assert caption.startswith("Rent: 3 GPUs at the peak; buy: 8 owned GPUs (whole servers)."), caption
+    del advice["cumulative_cost"]["gpus_owned"]  # training: one size for both lines
+    assert charts.chart_cumulative(advice=advice).caption.startswith("3 GPUs. ")
+
+
+def _boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """The marker labels of a chart (text with a share and a space: "break-even vs on-demand 77%") as boxes."""
+    boxes = []
+    for text in _parse(svg).iter(f"{SVG}text"):
+        if text.text and "%" in text.text and " " in text.text and not text.get("transform"):
+            left, right = _text_extent(text)
+            y = float(text.get("y", 0))
+            boxes.append((text.text, left, right, y - 11, y + 3))
+    return boxes
+
+
+def test_break_even_chart_labels_do_not_overlap(example_advice: dict[str, Any]) -> None:
+    # A new user's probe (F10): 70B at 6 runs a year, utilization implied 100%: "break-even vs on-demand 77%" and
+    # "100% (implied by 6 runs a year)" were drawn 3 px apart over each other.
+    from advisor.advice.documents import recommended_size
+
+    advice = copy.deepcopy(example_advice)
+    advice["scenario"]["utilization"] = None
+    advice["scenario"]["workload"]["runs_per_year"] = 6
+    size = recommended_size(advice=advice)
+    size["buy"]["utilization"] = 1.0
+    size["buy"]["break_even_by_market"] = {"on_demand": 0.77}
+    advice["scenario"]["rent"]["markets"] = ["on_demand"]
+    boxes = _boxes(str(charts.chart_breakeven(advice=advice).svg))
+    assert len(boxes) >= 2, boxes
+    for a, b in itertools.combinations(boxes, 2):
+        apart = a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3]
+        assert apart, (a, b)

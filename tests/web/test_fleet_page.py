@@ -86,7 +86,7 @@ def test_the_name_box_names_the_fleet_and_its_document(client, user) -> None:  #
     # refused, with the error shown twice. The box names the fleet: it is prefilled from the document, and a name
     # typed there is written into the document, so the fleet still has one name.
     client.force_login(user)
-    assert 'value="2027 program" aria-label="Fleet name"' in client.get("/fleet/").content.decode()
+    assert 'value="2027 program" aria-describedby="fleet-name-rule"' in client.get("/fleet/").content.decode()
     page = post(client, {**BASE_AND_WEEK, "name": "2027 program"}, action="save", name="Team A budget")
     assert page.status_code == 302, page.content.decode()[:3000]
     unnamed = {key: value for key, value in BASE_AND_WEEK.items() if key != "name"}
@@ -97,7 +97,7 @@ def test_the_name_box_names_the_fleet_and_its_document(client, user) -> None:  #
     fleet = Fleet.objects.get(name="Team A budget")
     assert fleet.versions.get().document["name"] == "Team A budget"
     # The saved fleet opens with its name in the box; a bad typed name is refused once, at the box.
-    assert 'value="Team A budget" aria-label="Fleet name"' in client.get(f"/fleet/?id={fleet.pk}").content.decode()
+    assert 'value="Team A budget" aria-describedby' in client.get(f"/fleet/?id={fleet.pk}").content.decode()
     html = post(client, {**BASE_AND_WEEK, "name": "2027 program"}, action="save", name="bell\x07").content.decode()
     assert html.count("not saved:") == 1 and "<code>the Name box</code>: not saved:" in html
 
@@ -271,3 +271,70 @@ def test_the_fleet_proposal_page_links_its_workbook_next_to_its_pdf(client, user
     assert link.group(1) == f"/proposals/{proposal.pk}/proposal.xlsx"
     workbook = client.get(link.group(1))
     assert workbook.status_code == 200 and workbook["Content-Type"].endswith("spreadsheetml.sheet")
+
+
+def test_a_stale_prefilled_name_never_overrides_the_json_name(client, user) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F2): the box next to Plan, unlabelled and prefilled "2027 program", re-posted that name
+    # after the user pasted a JSON named "Probe fleet 2027", and the fleet (and its proposal) was saved as
+    # "2027 program". The rule: the box shows the JSON's name; left as shown, the JSON's name wins.
+    client.force_login(user)
+    form = client.get("/fleet/").content.decode()
+    assert '<label for="fleet-name">' in form and 'id="fleet-name"' in form
+    assert 'name="name_shown" value="2027 program"' in form
+    pasted = {**BASE_AND_WEEK, "name": "Probe fleet 2027"}
+    # Plan: the box is filled again from the pasted JSON's own name, not the stale one.
+    planned = post(client, pasted, name="2027 program", name_shown="2027 program").content.decode()
+    assert 'value="Probe fleet 2027"' in planned and 'value="2027 program"' not in planned
+    saved = post(client, pasted, action="save", name="2027 program", name_shown="2027 program")
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    fleet = Fleet.objects.get()
+    assert fleet.name == "Probe fleet 2027" and fleet.document["name"] == "Probe fleet 2027"
+
+
+def test_a_name_typed_over_the_json_name_wins_and_says_so(client, user) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(user)
+    pasted = {**BASE_AND_WEEK, "name": "Probe fleet 2027"}
+    saved = post(client, pasted, action="save", name="Team D", name_shown="Probe fleet 2027")
+    assert saved.status_code == 302
+    assert Fleet.objects.get().document["name"] == "Team D"
+    page = " ".join(client.get(saved["Location"]).content.decode().split())
+    assert "replaces the JSON name “Probe fleet 2027”" in page
+
+
+def test_short_run_hours_keep_a_decimal_and_no_fabric_line_when_owning_nothing(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): peak-hours rows of 1.42 h and 0.58 h both read "1"; and "Owning more than one
+    # server: capex includes the scale-out (InfiniBand) fabric" was printed beside "Own 0 GPUs".
+    document = {
+        "name": "x",
+        "gpu": "h100-sxm",
+        "rent": {"usd_per_gpu_hour": 1.0},
+        "jobs": [{"name": "short", "gpus": 128, "hours": 1.42}, {"name": "tiny", "gpus": 8, "hours": 0.58}],
+    }
+    html = post(client, document).content.decode()
+    assert "Own 0 GPUs" in html
+    assert "<td>short</td><td>128</td><td>1.4</td>" in html and "<td>tiny</td><td>8</td><td>0.6</td>" in html
+    assert 'data-testid="fleet-fabric"' not in html
+    # Ten hours and more stay whole and grouped.
+    big = post(client, {**document, "jobs": [{"name": "long", "gpus": 8, "hours": 1234.4}]}).content.decode()
+    assert "<td>long</td><td>8</td><td>1,234</td>" in big
+
+
+def test_the_tier_table_names_markets_as_the_scenario_pages_do(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): the fleet's tier table printed raw ids ("on_demand") where scenario pages say
+    # "on-demand".
+    html = post(client, BASE_AND_WEEK).content.decode()
+    table = html.split('data-testid="fleet-tiers"', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r"<tr><td>([^<]*)</td>", table)
+    assert cells and "on-demand" in cells and not [c for c in cells if "_" in c], cells
+
+
+def test_peak_hours_lines_read_as_gpus_on_top_of_the_base_for_hours_a_day(client) -> None:  # type: ignore[no-untyped-def]
+    # A new user's probe (F10): nothing said a "(peak hours)" line's GPUs are on top of the service's all-year line.
+    from tests.advisor.fleet.test_inference_jobs import serving
+
+    html = post(client, serving(400, 100)).content.decode()
+    rows = re.findall(r"<tr><td>chat API \(peak hours\)</td><td>([^<]*)</td><td>([^<]*)</td>", html)
+    assert rows, html[html.find("chat API") : html.find("chat API") + 400]
+    for gpus, hours in rows:
+        assert gpus.startswith("+") and hours.endswith(" a day"), (gpus, hours)
+    assert "on top of the service" in html

@@ -331,11 +331,13 @@ def test_training_without_tokens_is_an_inline_error(client: Client) -> None:
 
 
 def _visible_text(html: str) -> str:
-    """What a reader sees: tags, scripts, styles and attribute values (URLs with '?') left out."""
+    """What a reader sees: tags, scripts, styles and attribute values (URLs with '?') left out, entities shown as
+    the characters they stand for (a source quoting '80GB' is escaped as &#x27;)."""
+    import html as entities
     import re
 
     html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    return entities.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 
 def _pdf_text(content: bytes) -> str:
@@ -942,3 +944,45 @@ def test_the_break_even_note_says_a_defaulted_utilization_is_a_default() -> None
     implied = {"scenario": {"utilization": None, "workload": {"runs_per_year": 4}}}
     implied_words = utilization_words(advice=implied, size={"buy": {"utilization": 0.77}})
     assert implied_words == "77% busy, implied by 4 runs a year"
+
+
+def test_the_prior_beside_a_calibration_is_compared_like_with_like(client: Client, user: Any) -> None:
+    """A new user's probe (F9): 13 of the shipped public runs uploaded; the page set the user's held-out 3.5% beside
+    the default's 3.1% "on the same runs" without saying those runs are in the default's own fit (in-sample). The
+    page now says so and gives the default's held-out (leave-one-config-family-out) error on those runs."""
+    from estimator.calibrate import load_default
+
+    shipped = load_default().report["residuals"]
+    taken = shipped[:3]
+    document = load_default().to_dict()
+    document["report"].update(
+        residuals=[{**row, "predicted_tokens_per_s": row["measured_tokens_per_s"] * 1.05} for row in taken]
+        + [{"gpu": "h100-sxm", "num_gpus": 4096, "measured_tokens_per_s": 1.0, "predicted_tokens_per_s": 1.1}],
+        loo_mape=0.05,
+        loo_median_ape=0.05,
+        prior_on_held_out={"name": "default (public runs)", "mape": 0.031, "median_ape": 0.029},
+    )
+    row = Calibration.objects.create(owner=user, name="mine", document=document, runs=4, loo_mape=0.05)
+    client.force_login(user)
+    page = client.get(f"/calibrations/{row.pk}/").content.decode()
+    beside = " ".join(page.split('data-testid="prior-held-out"', 1)[1].split("</span>", 1)[0].split())
+    errors = sorted(abs(r["predicted_tokens_per_s"] / r["measured_tokens_per_s"] - 1) for r in taken)
+    held_out = sum(errors) / 3
+    assert "in-sample for it on 3 of these 4 runs" in beside, beside
+    assert f"held out (leave-one-config-family-out) on those 3: {held_out:.1%} (median {errors[1]:.1%})" in beside
+
+
+def test_compare_shows_an_inference_scenarios_cost_beside_the_training_ones(client: Client, user: Any) -> None:
+    """A new user's probe (F10): training first, inference second: the inference column's Rent/Own per run were
+    blank and its per-month cost rows sat at the very bottom, after some 30 input rows, so it read as having no
+    cost at all. The cost rows of both kinds now sit together, before the inputs."""
+    a = store.scenario_create(owner=user, name="Train", document=_document("7b-pretrain"))
+    b = store.scenario_create(owner=user, name="Chat", document=_document("8b-serving"))
+    client.force_login(user)
+    html = client.get("/scenarios/compare/", {"ids": [a.pk, b.pk]}).content.decode()
+    labels = re.findall(r'<th scope="row">([^<]*)</th>', html)
+    first_input = next(i for i, label in enumerate(labels) if label.startswith("Input: "))
+    at = {label: i for i, label in enumerate(labels)}
+    assert at["Own per run"] + 1 == at["Rent per month"] < at["Own per month"] < first_input, labels
+    month = html.split('<th scope="row">Rent per month</th>', 1)[1].split("</tr>", 1)[0]
+    assert re.search(r"<td></td><td>\$[\d,]+</td>", month), month

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -520,8 +521,10 @@ def test_a_range_error_prints_the_bound_as_the_field_shows_it(name: str) -> None
         form = forms.PlannerForm({**base, name: typed})
         assert not form.is_valid()
         (message,) = form.errors[name]
-        assert f" {bound}." in message or f" {bound}:" in message, (name, message, bound)
-        assert not re.search(r"\d\.0\b", message) and "e+" not in message, (name, message)
+        # In plain digits (the HTML attribute may read 1e-09), then the unit where the form scales it.
+        shown = f"{Decimal(str(bound)):f}"
+        assert any(f" {shown}{end}" in message for end in (".", ":", " billion")), (name, message, bound)
+        assert not re.search(r"\d\.0\b", message) and "e+" not in message and "e-" not in message, (name, message)
 
 
 def test_the_serving_engine_is_a_select_of_the_model_choices_sent_only_when_chosen() -> None:
@@ -552,3 +555,16 @@ def test_tensorrt_llm_on_an_mi300x_is_refused_on_the_engine_select(client: Clien
     assert response.status_code == 422, response.content[:500]
     errors = dict(response.context["errors"])
     assert "NVIDIA GPUs only" in errors["serving_engine"][0], errors
+
+
+def test_a_floor_in_scaled_units_is_worded_in_the_fields_own_units() -> None:
+    # A new user's probe (F10): Training tokens = 0 answered "Ensure this value is greater than or equal to 1e-09."
+    # (the one-token floor, estimator.bounds.MIN_RUN_TOKENS, in billions and in scientific notation).
+    form = forms.PlannerForm(_data(tokens_b="0"))
+    assert not form.is_valid()
+    message = " ".join(form.errors["tokens_b"])
+    assert "at least 1 token" in message and "0.000000001 billion tokens" in message, message
+    assert "e-0" not in message
+    # An unscaled floor keeps its own figure, in plain digits.
+    runs = " ".join(forms.PlannerForm(_data(runs_per_year="0")).errors["runs_per_year"])
+    assert "0.01" in runs and "e-0" not in runs, runs
