@@ -296,8 +296,10 @@ class Recommendation(Closed):
     none_reason: Literal["no_fit", "not_priced", "runs_unfinished"] | None = Field(
         default=None,
         description="Training, action none: why (no_fit: no candidate size holds the model; not_priced: the chosen "
-        "size runs but neither renting nor owning is priced; runs_unfinished: both are priced but no candidate size "
-        "finishes the year's runs). Null otherwise; absent in inference and in documents issued before 2026-12-07.",
+        "size runs but no option that would finish the year's runs is priced: neither renting nor owning, or owning "
+        "cannot finish them alone and renting the rest has no offer or price; runs_unfinished: renting or owning is "
+        "priced but no candidate size finishes the year's runs, owned or rented). Null otherwise; absent in "
+        "inference and in documents issued before 2026-12-06.",
     )
     knee_threshold: NonNegative | None = Field(
         default=None,

@@ -421,6 +421,10 @@ ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the 
 NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action none
 NOT_PRICED_LABEL = "Not priced: no rental offer or price, and no hardware quote or capex"  # action none with a size
 RUNS_UNFINISHED_LABEL = "No size finishes the year's runs"  # training, none_reason runs_unfinished
+# training, none_reason not_priced where owning is priced: it cannot finish the runs alone, the rest has no rent price
+OVERFLOW_NOT_PRICED_LABEL = (
+    "Not priced: owning cannot finish the year's runs, and renting the rest has no offer or price"
+)
 
 
 def _relax_note(entry: dict[str, Any]) -> str:
@@ -616,7 +620,10 @@ def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[s
         )
     if action == "none":
         priced = reason == "not_priced" if reason else bool(recommendation.get("gpus"))
-        return NOT_PRICED_LABEL if priced else NO_FIT_LABEL
+        if not priced:
+            return NO_FIT_LABEL
+        chosen = next((d for d in sizes if d.get("gpus") == recommendation.get("gpus")), {})
+        return OVERFLOW_NOT_PRICED_LABEL if _get(chosen, "buy", "usd_per_run") is not None else NOT_PRICED_LABEL
     return ACTION_LABELS.get(action or "", "No recommendation")
 
 
