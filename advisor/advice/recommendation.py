@@ -141,8 +141,9 @@ def overflow_words(doc: Mapping[str, Any], *, runs_per_year: float) -> str:
     rented at $85,243 a run: $1,779,434 a year against $2,131,067 renting all ($71,177 a run against $85,243)"."""
     overflow, rent_run = doc["buy"]["overflow"], doc["rent"]["usd_per_run"]
     return (
-        f"owning {n_gpus(doc['gpus'])} finishes {overflow['owned_runs']:.1f} of the {runs_per_year:g} runs a year; "
-        f"the other {overflow['rented_runs']:.1f} are rented at {money(overflow['rented_usd_per_run'])} a run: "
+        f"owning {n_gpus(doc['gpus'])} finishes {fmt.runs(overflow['owned_runs'])} of the {runs_per_year:g} runs a "
+        f"year; the other {fmt.runs(overflow['rented_runs'])} are rented at "
+        f"{money(overflow['rented_usd_per_run'])} a run: "
         f"{money(overflow['usd_per_year'])} a year against {money(runs_per_year * rent_run)} renting all "
         f"({money(overflow['usd_per_run'])} a run against {money(rent_run)})"
     )
@@ -499,10 +500,10 @@ def _overflow_unpriced(doc: Mapping[str, Any], *, runs_per_year: float) -> bool:
 def _overflow_unpriced_reason(doc: Mapping[str, Any], *, runs_per_year: float) -> str:
     owned_runs = ec.HOURS_PER_YEAR / float(doc["run_hours"])
     return (
-        f"Owning {n_gpus(doc['gpus'])} finishes {owned_runs:.1f} of the {runs_per_year:g} runs a year; the other "
-        f"{runs_per_year - owned_runs:.1f} cannot be priced: renting is not priced at this size (no offer in the "
-        "markets asked for). Give /rent/usd_per_gpu_hour or other /rent/markets, larger /cluster_sizes, or fewer "
-        "/workload/runs_per_year."
+        f"Owning {n_gpus(doc['gpus'])} finishes {fmt.runs(owned_runs)} of the {runs_per_year:g} runs a year; the "
+        f"other {fmt.runs(runs_per_year - owned_runs)} cannot be priced: renting is not priced at this size (no "
+        "offer in the markets asked for). Give /rent/usd_per_gpu_hour or other /rent/markets, larger "
+        "/cluster_sizes, or fewer /workload/runs_per_year."
     )
 
 

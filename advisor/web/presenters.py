@@ -178,7 +178,7 @@ def overflow_text(size: Mapping[str, Any], *, advice: Mapping[str, Any]) -> str:
     overflow = size["buy"]["overflow"]
     return (
         f"{usd_exact(overflow['usd_per_year'])} a year ({usd_exact(overflow['usd_per_run'])} a run): "
-        f"{overflow['owned_runs']:.1f} of {runs:g} runs owned, {overflow['rented_runs']:.1f} rented at "
+        f"{fmt.runs(overflow['owned_runs'])} of {runs:g} runs owned, {fmt.runs(overflow['rented_runs'])} rented at "
         f"{usd_exact(overflow['rented_usd_per_run'])} a run"
     )
 
