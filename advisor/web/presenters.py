@@ -605,12 +605,23 @@ def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     return text if owned == gpus else f"{text} (the deployment uses {fmt.plain(gpus)})"
 
 
+def _issued_none_reason(size: Mapping[str, Any]) -> str | None:
+    """The none_reason a training document issued before it existed (2026-12-06) was decided on: its chosen size runs
+    (a run time) and renting or owning is priced there, so no size finished the runs (a hostile review, F4: these read
+    "Not priced"); None otherwise (the label then falls back to whether a size is named)."""
+    if size.get("run_hours") is None:
+        return None
+    priced = _get(size, "rent", "usd_per_run") is not None or _get(size, "buy", "usd_per_run") is not None
+    return "runs_unfinished" if priced else None
+
+
 def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[str, Any]] = ()) -> str:
     """What the recommendation says in words: rent or buy; none by its none_reason (training: nothing fits, not
-    priced, or no size finishes the year's runs, the fastest of ``sizes`` named); documents without one (inference,
-    issued before it) by whether a size is named (a hostile probe, F5: priced sizes read "Not priced")."""
+    priced, or no size finishes the year's runs, the fastest of ``sizes`` named); training documents issued before it
+    by their chosen size (``_issued_none_reason``); inference by whether a size is named."""
     action = recommendation.get("action")
-    reason = recommendation.get("none_reason")
+    chosen = next((d for d in sizes if d.get("gpus") == recommendation.get("gpus")), {})
+    reason = recommendation.get("none_reason") or _issued_none_reason(chosen)
     if action == "none" and reason == "runs_unfinished":
         fastest = fastest_candidate(sizes)
         return RUNS_UNFINISHED_LABEL + (
@@ -622,7 +633,6 @@ def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[s
         priced = reason == "not_priced" if reason else bool(recommendation.get("gpus"))
         if not priced:
             return NO_FIT_LABEL
-        chosen = next((d for d in sizes if d.get("gpus") == recommendation.get("gpus")), {})
         return OVERFLOW_NOT_PRICED_LABEL if _get(chosen, "buy", "usd_per_run") is not None else NOT_PRICED_LABEL
     return ACTION_LABELS.get(action or "", "No recommendation")
 
