@@ -60,6 +60,15 @@ def count(value: Any, singular: str, plural: str | None = None) -> str:
     return f"{plain(number)} {word}"
 
 
+def runs(value: Any) -> str:
+    """A share of runs: one decimal from one run up ("19.5"), two significant digits below it ("0.011"), so that a
+    part of a run that costs money never reads "0.0" (a hostile review, F10: "renting the 0.0 runs a year", $943)."""
+    number = _finite(value)
+    if number is None:
+        return MISSING
+    return f"{number:.1f}" if abs(number) >= 1 else f"{number:.2g}"
+
+
 def runs_a_year(value: Any) -> str:
     """ "1 run a year", "4 runs a year", "0.5 runs a year"."""
     return MISSING if _finite(value) is None else f"{count(value, 'run')} a year"

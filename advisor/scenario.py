@@ -30,7 +30,7 @@ from advisor.scenario_model import (
     Rule,
     rule,
 )
-from core.textcheck import CONTROL_CHARACTER_DETAIL, NAME_PATTERN, name_problem
+from core.textcheck import CONTROL_CHARACTER_DETAIL, NAME_PATTERN, name_problem, nfc
 from estimator.catalog import (
     GEOMETRY_FIELDS,
     CatalogError,
@@ -280,6 +280,8 @@ class _Checker:
         ``where``."""
         r = self.rule(where)
         assert r.max_length is not None and r.pattern is not None, where
+        if isinstance(value, str) and r.pattern == NAME_PATTERN:
+            value = nfc(value)  # stored and compared in NFC, as saved items' names are
         if not isinstance(value, str) or len(value) > r.max_length:
             self.fail(where, f"must be a string of at most {r.max_length} characters; got {_kind(value)}")
             return None

@@ -117,6 +117,12 @@ def bad_strings(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[
             yield from bad_strings(item, (*path, index))
 
 
+def nfc(name: str) -> str:
+    """A name in the one form it is stored and compared in, Unicode NFC: every name, saved items' (``clean_name``)
+    and those inside documents (a Scenario's, a Fleet Plan's and its jobs'; a hostile review, F8)."""
+    return unicodedata.normalize("NFC", name)
+
+
 def clean_name(name: str | None, *, max_length: int) -> str:
     """A stored name, stripped and in Unicode NFC (so "cafe\\u0301" and "café" are one name, also to a uniqueness
     check): not empty, at most ``max_length`` characters, no bad, control or invisible character and at least one
@@ -126,7 +132,7 @@ def clean_name(name: str | None, *, max_length: int) -> str:
         raise ValueError("must not be empty")
     if has_bad_characters(cleaned):
         raise ValueError(BAD_CHARACTER_DETAIL)
-    cleaned = unicodedata.normalize("NFC", cleaned)
+    cleaned = nfc(cleaned)
     if len(cleaned) > max_length:
         raise ValueError(f"at most {max_length} characters (got {len(cleaned)})")
     problem = name_problem(cleaned)

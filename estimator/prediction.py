@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -1086,11 +1086,17 @@ def mfu_cap_note(cluster: Cluster, precision: str, calibration: Calibration) -> 
     )
 
 
-def floored_step(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
+def step_floored_tokens_per_s(*, tokens_per_s: Any, tokens_per_step: Any) -> np.ndarray:
     """Tokens/s with the step no shorter than bounds.MIN_STEP_TIME_S, the floor a measured step is held to (one
     optimizer step launches hundreds of kernels): a 1M-parameter model on 8 x 512 tokens a step was predicted at
-    0.26 ms (a hostile probe, F11). The one rule every prediction's step time and throughput pass through."""
-    return np.minimum(tokens_per_s, q["global_batch"] * q["seq"] / MIN_STEP_TIME_S)
+    0.26 ms (a hostile probe, F11). The one rule every step time and throughput pass through: the prediction's
+    (``floored_step``) and the draws and sensitivity that scale it (advisor.advice.costs; a hostile review, F6)."""
+    return np.minimum(np.asarray(tokens_per_s, dtype=float), np.asarray(tokens_per_step, dtype=float) / MIN_STEP_TIME_S)
+
+
+def floored_step(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:
+    """``step_floored_tokens_per_s`` over the query's steps (global_batch sequences of seq tokens)."""
+    return step_floored_tokens_per_s(tokens_per_s=tokens_per_s, tokens_per_step=q["global_batch"] * q["seq"])
 
 
 def _mfu(q: dict[str, np.ndarray], tokens_per_s: np.ndarray) -> np.ndarray:

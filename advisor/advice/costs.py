@@ -13,6 +13,7 @@ from advisor.advice.ownership import Hardware
 from advisor.advice.recommendation import scenario_runs_judged
 from advisor.cash_flow import purchase_usd
 from advisor.scenario import Scenario
+from estimator.prediction import step_floored_tokens_per_s
 
 
 def implied_utilization(*, runs_per_year: float, run_hours: Any) -> np.ndarray:
@@ -108,7 +109,11 @@ def costs(
     o = dict(overrides or {})
     level = rent_level(s=s, overrides=o)
     rent_factor = np.asarray(o.get("rent_factor", 1.0), dtype=float)
-    tps = np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float)
+    # A throughput draw or sensitivity end faster than the step floor runs at the floor, as the prediction does.
+    tps = step_floored_tokens_per_s(
+        tokens_per_s=np.asarray(tokens_per_s, dtype=float) * np.asarray(o.get("throughput_factor", 1.0), dtype=float),
+        tokens_per_step=tokens_per_step(s),
+    )
     tokens = float(s.workload.tokens or 0.0) * np.asarray(o.get("tokens_factor", 1.0), dtype=float)
     run_hours = ec.run_hours(tokens=tokens, tokens_per_s=tps, tokens_per_step=tokens_per_step(s))
     given_u = o.get("utilization", s.utilization)

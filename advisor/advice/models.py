@@ -296,8 +296,10 @@ class Recommendation(Closed):
     none_reason: Literal["no_fit", "not_priced", "runs_unfinished"] | None = Field(
         default=None,
         description="Training, action none: why (no_fit: no candidate size holds the model; not_priced: the chosen "
-        "size runs but neither renting nor owning is priced; runs_unfinished: both are priced but no candidate size "
-        "finishes the year's runs). Null otherwise; absent in inference and in documents issued before 2026-12-07.",
+        "size runs but no option that would finish the year's runs is priced: neither renting nor owning, or owning "
+        "cannot finish them alone and renting the rest has no offer or price; runs_unfinished: renting or owning is "
+        "priced but no candidate size finishes the year's runs, owned or rented). Null otherwise; absent in "
+        "inference and in documents issued before 2026-12-06 04:08 UTC.",
     )
     knee_threshold: NonNegative | None = Field(
         default=None,
@@ -447,7 +449,7 @@ class Alternative(Closed):
         default=None,
         description="Where one owned cluster of that size cannot finish the year's runs: owning it and renting the "
         "rest (that size's buy.overflow.usd_per_run), the own option the row is ranked by; buy_usd_per_run is then "
-        "the owned runs' alone. Null otherwise; absent in documents issued before 2026-12-07.",
+        "the owned runs' alone. Null otherwise; absent in documents issued before 2026-12-06 04:06 UTC.",
     )
     break_even_utilization: NonNegative | None
     fits_memory: bool
@@ -567,7 +569,7 @@ class TrainingOverflow(Closed):
     usd_per_run_p10: NonNegative | None = Field(
         default=None,
         description="P10 of usd_per_run over the run time's draws, the owned and the rented runs moving together "
-        "(buy.usd_per_run_p10 is the owned runs' alone). Absent in documents issued before 2026-12-07.",
+        "(buy.usd_per_run_p10 is the owned runs' alone). Absent in documents issued before 2026-12-06 04:06 UTC.",
     )
     usd_per_run_p50: NonNegative | None = Field(default=None, description="P50, as usd_per_run_p10.")
     usd_per_run_p90: NonNegative | None = Field(default=None, description="P90, as usd_per_run_p10.")

@@ -62,7 +62,9 @@ def knee_index(
 
 
 # Why a training recommendation has no action (recommendation.none_reason): no candidate size holds the model; the
-# chosen size runs but neither renting nor owning is priced; both are priced but no size finishes the year's runs.
+# chosen size runs but no option that would finish the year's runs is priced (neither renting nor owning, or owning
+# cannot finish them alone and renting the rest is not priced); an option is priced but no size finishes the year's
+# runs, owned or rented (a run is longer than the year).
 NoneReason = Literal["no_fit", "not_priced", "runs_unfinished"]
 
 
@@ -139,8 +141,9 @@ def overflow_words(doc: Mapping[str, Any], *, runs_per_year: float) -> str:
     rented at $85,243 a run: $1,779,434 a year against $2,131,067 renting all ($71,177 a run against $85,243)"."""
     overflow, rent_run = doc["buy"]["overflow"], doc["rent"]["usd_per_run"]
     return (
-        f"owning {n_gpus(doc['gpus'])} finishes {overflow['owned_runs']:.1f} of the {runs_per_year:g} runs a year; "
-        f"the other {overflow['rented_runs']:.1f} are rented at {money(overflow['rented_usd_per_run'])} a run: "
+        f"owning {n_gpus(doc['gpus'])} finishes {fmt.runs(overflow['owned_runs'])} of the {runs_per_year:g} runs a "
+        f"year; the other {fmt.runs(overflow['rented_runs'])} are rented at "
+        f"{money(overflow['rented_usd_per_run'])} a run: "
         f"{money(overflow['usd_per_year'])} a year against {money(runs_per_year * rent_run)} renting all "
         f"({money(overflow['usd_per_run'])} a run against {money(rent_run)})"
     )
@@ -483,6 +486,27 @@ def _unfinished_reason(s: Scenario, size_docs: list[dict[str, Any]]) -> str:
     )
 
 
+def _overflow_unpriced(doc: Mapping[str, Any], *, runs_per_year: float) -> bool:
+    """Owning is priced but does not finish the runs, and a rented run would finish within the year but renting is
+    not priced: the runs the owned cluster cannot do cannot be priced (a hostile review, F2: this read "no size
+    finishes ... owned or rented")."""
+    return (
+        doc["rent"]["usd_per_run"] is None
+        and doc["buy"]["usd_per_run"] is not None
+        and finishes_runs(run_hours=doc["run_hours"], runs_per_year=runs_per_year, owned=False)
+    )
+
+
+def _overflow_unpriced_reason(doc: Mapping[str, Any], *, runs_per_year: float) -> str:
+    owned_runs = ec.HOURS_PER_YEAR / float(doc["run_hours"])
+    return (
+        f"Owning {n_gpus(doc['gpus'])} finishes {fmt.runs(owned_runs)} of the {runs_per_year:g} runs a year; the "
+        f"other {fmt.runs(runs_per_year - owned_runs)} cannot be priced: renting is not priced at this size (no "
+        "offer in the markets asked for). Give /rent/usd_per_gpu_hour or other /rent/markets, larger "
+        "/cluster_sizes, or fewer /workload/runs_per_year."
+    )
+
+
 def _buy_on_assumed_utilization(
     s: Scenario, doc: Mapping[str, Any], action: str, reasons: list[str], warnings: list[str]
 ) -> None:
@@ -540,6 +564,9 @@ def _chosen_size_reasons(
             f"({money(usd_cheap)} {how}{side_by_side}); a run takes {fmt.hours(cheap_hours)} there against "
             f"{fmt.hours(doc['run_hours'])} on {n_gpus(rec_gpus)}."
         )
+    if action is None and runs_per_year is not None and _overflow_unpriced(doc, runs_per_year=runs_per_year):
+        reasons.append(_overflow_unpriced_reason(doc, runs_per_year=runs_per_year))
+        return "none", "not_priced"
     if action is None and (doc["rent"]["usd_per_run"] is not None or doc["buy"]["usd_per_run"] is not None):
         reasons.append(_unfinished_reason(s, size_docs))
         return "none", "runs_unfinished"

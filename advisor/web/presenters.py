@@ -179,7 +179,7 @@ def overflow_text(size: Mapping[str, Any], *, advice: Mapping[str, Any]) -> str:
     overflow = size["buy"]["overflow"]
     return (
         f"{usd_exact(overflow['usd_per_year'])} a year ({usd_exact(overflow['usd_per_run'])} a run): "
-        f"{overflow['owned_runs']:.1f} of {runs:g} runs owned, {overflow['rented_runs']:.1f} rented at "
+        f"{fmt.runs(overflow['owned_runs'])} of {runs:g} runs owned, {fmt.runs(overflow['rented_runs'])} rented at "
         f"{usd_exact(overflow['rented_usd_per_run'])} a run"
     )
 
@@ -422,6 +422,10 @@ ACTION_LABELS = {"buy": "Buy", "rent": "Rent", "none": "No deployment meets the 
 NO_FIT_LABEL = "No candidate size fits the model in memory"  # training, action none
 NOT_PRICED_LABEL = "Not priced: no rental offer or price, and no hardware quote or capex"  # action none with a size
 RUNS_UNFINISHED_LABEL = "No size finishes the year's runs"  # training, none_reason runs_unfinished
+# training, none_reason not_priced where owning is priced: it cannot finish the runs alone, the rest has no rent price
+OVERFLOW_NOT_PRICED_LABEL = (
+    "Not priced: owning cannot finish the year's runs, and renting the rest has no offer or price"
+)
 
 
 def _relax_note(entry: dict[str, Any]) -> str:
@@ -602,12 +606,23 @@ def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     return text if owned == gpus else f"{text} (the deployment uses {fmt.plain(gpus)})"
 
 
+def _issued_none_reason(size: Mapping[str, Any]) -> str | None:
+    """The none_reason a training document issued before it existed (2026-12-06) was decided on: its chosen size runs
+    (a run time) and renting or owning is priced there, so no size finished the runs (a hostile review, F4: these read
+    "Not priced"); None otherwise (the label then falls back to whether a size is named)."""
+    if size.get("run_hours") is None:
+        return None
+    priced = _get(size, "rent", "usd_per_run") is not None or _get(size, "buy", "usd_per_run") is not None
+    return "runs_unfinished" if priced else None
+
+
 def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[str, Any]] = ()) -> str:
     """What the recommendation says in words: rent or buy; none by its none_reason (training: nothing fits, not
-    priced, or no size finishes the year's runs, the fastest of ``sizes`` named); documents without one (inference,
-    issued before it) by whether a size is named (a hostile probe, F5: priced sizes read "Not priced")."""
+    priced, or no size finishes the year's runs, the fastest of ``sizes`` named); training documents issued before it
+    by their chosen size (``_issued_none_reason``); inference by whether a size is named."""
     action = recommendation.get("action")
-    reason = recommendation.get("none_reason")
+    chosen = next((d for d in sizes if d.get("gpus") == recommendation.get("gpus")), {})
+    reason = recommendation.get("none_reason") or _issued_none_reason(chosen)
     if action == "none" and reason == "runs_unfinished":
         fastest = fastest_candidate(sizes)
         return RUNS_UNFINISHED_LABEL + (
@@ -617,7 +632,9 @@ def action_label(recommendation: Mapping[str, Any], *, sizes: Sequence[Mapping[s
         )
     if action == "none":
         priced = reason == "not_priced" if reason else bool(recommendation.get("gpus"))
-        return NOT_PRICED_LABEL if priced else NO_FIT_LABEL
+        if not priced:
+            return NO_FIT_LABEL
+        return OVERFLOW_NOT_PRICED_LABEL if _get(chosen, "buy", "usd_per_run") is not None else NOT_PRICED_LABEL
     return ACTION_LABELS.get(action or "", "No recommendation")
 
 

@@ -47,7 +47,7 @@ from advisor.economics import SECONDS_PER_HOUR
 from advisor.runs_csv import csv_error_detail
 from advisor.scenario import MAX_GPUS, Scenario, ScenarioError, ownership_defaults, parse_scenario, pointer
 from advisor.scenario_model import NAME_TEXT
-from core.textcheck import name_problem, shown
+from core.textcheck import name_problem, nfc, shown
 from estimator import bounds
 from estimator.runs import repeated_names
 from estimator.specs import UnknownGpuError, get_gpu
@@ -289,6 +289,7 @@ def _job(
     j = _given(known)
     before = len(e.errors)
     name = j.get("name", f"job {i + 1}")
+    name = nfc(name) if isinstance(name, str) else name  # stored and compared in NFC, as saved items' names are
     # The one name rule (core.textcheck), whose words name the refused character; a blank job name is allowed.
     problem = name_problem(name) if isinstance(name, str) and name.strip() else None
     if not isinstance(name, str) or not 0 < len(name) <= MAX_JOB_NAME or not re.fullmatch(NAME_TEXT, name) or problem:
