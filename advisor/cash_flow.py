@@ -254,7 +254,8 @@ def overflow_rent_usd_per_year(*, size: Mapping[str, Any]) -> tuple[float, str] 
     runs, per_run = float(overflow["rented_runs"]), float(overflow["rented_usd_per_run"])
     usd = runs * per_run
     return usd, (
-        f"${usd:,.0f} a year renting the {runs:.1f} runs a year the owned cluster cannot finish (${per_run:,.0f} a run)"
+        f"${usd:,.0f} a year renting the {fmt.runs(runs)} runs a year the owned cluster cannot finish "
+        f"(${per_run:,.0f} a run)"
     )
 
 

@@ -50,3 +50,11 @@ def test_the_owning_parts_of_a_size_short_of_its_server_re_add_to_the_cash_table
     middle = [y for y in totals["years"] if 0 < y["year"] < len(totals["years"]) - 1]
     assert middle
     assert sum(parts.values()) == pytest.approx(middle[0]["buy_usd"], abs=1.0)
+
+
+def test_a_part_of_a_run_rented_beside_an_owned_cluster_is_not_called_zero_runs() -> None:
+    # A hostile review (F10): "$943 a year renting the 0.0 runs a year the owned cluster cannot finish".
+    size = {"buy": {"overflow": {"rented_runs": 0.0113, "rented_usd_per_run": 83_450.0}}}
+    amount = cash_flow.overflow_rent_usd_per_year(size=size)
+    assert amount is not None
+    assert "renting the 0.011 runs a year" in amount[1] and "0.0 runs" not in amount[1]
