@@ -77,6 +77,10 @@ def test_a_fleet_with_multi_node_training_buys_the_fabric_and_says_so() -> None:
 def test_the_fleet_pdf_says_whether_its_capex_includes_the_fabric() -> None:
     from advisor.fleet.proposal import render_fleet_html
 
+    # The line is printed where the answer owns GPUs (left out when nothing is owned); renting each line at its own
+    # offer (ae0ea5e) made owning none this fleet's cheaper answer, so the rendering is checked on the plan as it
+    # would read had it owned 16.
     plan = fleet_plan(document=document({"name": "70B serving", "workload": WORKLOAD}, owned=16))
+    plan = {**plan, "recommendation": {**plan["recommendation"], "owned_gpus": 16}}
     html = render_fleet_html(plan=plan, fleet_name="fabric")
     assert "no scale-out fabric: every run and replica of the fleet fits in one server" in html
