@@ -131,13 +131,21 @@ UNSEEN_MAX_THROUGHPUT_FILE = "trtllm_v0.15_unseen_throughput.csv"
 MOE_MODELS = ("mixtral-8x7b", "mixtral-8x22b")  # the mixture-of-experts models of the TensorRT-LLM tables
 
 
-def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
-    rows = read_data_csv(UNSEEN_MAX_THROUGHPUT_FILE)
+def max_throughput_rows(
+    file: str, table: inf.MeasuredTable, params: dict[str, float]
+) -> tuple[list[dict[str, str]], inf.MeasuredTable, np.ndarray, np.ndarray, np.ndarray]:
+    """A held-out max-throughput table's rows, the table, its measured whole-group output tokens/s, the model's and
+    the baseline's."""
+    rows = read_data_csv(file)
     unseen = inf.load_table(rows)
-    assert not set(unseen.models) & set(table.models), "unseen-table models must be unseen by the calibration"
     pred = inf.max_throughput(unseen.cases, params)
     base = inf.baseline_predict(unseen.cases, inf.baseline_fit(table))
-    measured = unseen.measured
+    return rows, unseen, unseen.measured, pred, base
+
+
+def unseen_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
+    rows, unseen, measured, pred, base = max_throughput_rows(UNSEEN_MAX_THROUGHPUT_FILE, table, params)
+    assert not set(unseen.models) & set(table.models), "unseen-table models must be unseen by the calibration"
     print("\n3. Unseen table: TensorRT-LLM v0.15 max throughput, in-flight batching (whole-group output tokens/s):")
     print(summary("  model", pred, measured))
     print(summary("  baseline", base, measured))
@@ -351,11 +359,7 @@ V017_FILE = "trtllm_v0.17_throughput.csv"
 
 def v017_max_throughput(table: inf.MeasuredTable, params: dict[str, float]) -> None:
     """Section 8: TensorRT-LLM v0.17 max throughput, with the same baseline as section 3."""
-    rows = read_data_csv(V017_FILE)
-    v017 = inf.load_table(rows)
-    pred = inf.max_throughput(v017.cases, params)
-    base = inf.baseline_predict(v017.cases, inf.baseline_fit(table))
-    measured = v017.measured
+    rows, v017, measured, pred, base = max_throughput_rows(V017_FILE, table, params)
     print("\n8. Unseen table: TensorRT-LLM v0.17 max throughput, in-flight batching (whole-group output tokens/s):")
     print(summary("  model", pred, measured))
     print(summary("  baseline", base, measured))

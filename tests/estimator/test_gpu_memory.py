@@ -19,29 +19,33 @@ def test_training_and_serving_hold_the_same_bytes_per_gpu_between_the_datasheets
     assert get_gpu("h100-sxm").memory_bytes == 81559 * 2**20  # nvidia-smi "Total" on H100 80GB HBM3
 
 
+# Nemotron-4 340B at NeMo's published recipe (NVIDIA/dgxc-benchmarking nemotron/README_340b.md: TP8 PP8 VP12 MBS1,
+# GBS 2 x nodes; geometry from arXiv 2406.11704 Table 1), as 128 H100 ran it.
+NEMOTRON_340B_RECIPE = TrainingJob(
+    params_b=341,
+    seq_len=4096,
+    global_batch=32,
+    layers=96,
+    hidden=18432,
+    heads=96,
+    kv_heads=8,
+    ffn_hidden=73728,
+    vocab=256000,
+    strategy="zero1",
+    tp=8,
+    pp=8,
+    micro_batch=1,
+    virtual_pipeline=12,
+    stack="nemo",
+)
+
+
 def test_a_layout_that_fits_the_driver_visible_memory_is_not_forced_to_recompute() -> None:
     # Nemotron-4 340B at NeMo's recipe (TP8 PP8 VP12 MBS1, GBS 32) ran on 128 H100 without recomputation
     # (NVIDIA/dgxc-benchmarking nemotron/README_340b.md); counted against 80e9 bytes the leanest layout without it
     # (83 GB) did not fit and the prediction took full recomputation.
-    job = TrainingJob(
-        params_b=341,
-        seq_len=4096,
-        global_batch=32,
-        layers=96,
-        hidden=18432,
-        heads=96,
-        kv_heads=8,
-        ffn_hidden=73728,
-        vocab=256000,
-        strategy="zero1",
-        tp=8,
-        pp=8,
-        micro_batch=1,
-        virtual_pipeline=12,
-        stack="nemo",
-    )
     h100 = get_gpu("h100-sxm")
-    result = predict(job, Cluster(h100), [128], load_default())
+    result = predict(NEMOTRON_340B_RECIPE, Cluster(h100), [128], load_default())
     assert bool(result.fits_memory[0])
     assert list(result.activation_checkpointing) != ["true"]
     # The need counts the fixed reserve (CUDA context, NCCL buffers) as the model's own term.

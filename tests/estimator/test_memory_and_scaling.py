@@ -12,6 +12,7 @@ from estimator.calibrate import Calibration, load_default
 from estimator.prediction import case_table, job_queries
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob, WorkloadError
+from tests.estimator.test_gpu_memory import NEMOTRON_340B_RECIPE
 
 
 @pytest.fixture(scope="module")
@@ -374,23 +375,7 @@ def test_recomputation_the_memory_model_forces_is_said_and_scaling_is_judged_aga
     # per-GPU throughput rose 25% to 512 GPUs, and scaling_efficiency, capped at 1 against that smallest size, read 1.0
     # everywhere with nothing said. Held against the driver-visible 85.5 GB that recipe now fits without
     # recomputation (tests/estimator/test_gpu_memory.py); at 8192 tokens (twice the activations) 128 GPUs still need it.
-    job = TrainingJob(
-        params_b=341,
-        seq_len=8192,
-        global_batch=128,
-        layers=96,
-        hidden=18432,
-        heads=96,
-        kv_heads=8,
-        ffn_hidden=73728,
-        vocab=256000,
-        strategy="zero1",
-        tp=8,
-        pp=8,
-        micro_batch=1,
-        virtual_pipeline=12,
-        stack="nemo",
-    )
+    job = dataclass_replace(NEMOTRON_340B_RECIPE, seq_len=8192, global_batch=128)
     # 64 and 32 micro-batches per data-parallel rank: the pipeline bubble is small at both sizes.
     both = predict(job, Cluster(get_gpu("h100-sxm")), [128, 256], calibration)
     assert list(both.activation_checkpointing) == ["true", "false"]
