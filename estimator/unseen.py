@@ -61,6 +61,12 @@ def unseen_runs(file: str = UNSEEN_RUNS_FILE) -> list[ProfiledRun]:
     return read_runs_csv((DATA_DIR / file).read_text(encoding="utf-8"))
 
 
+def every_unseen_run() -> list[ProfiledRun]:
+    """All the unseen sets together (UNSEEN_RUNS_FILES in order): the pooled check. No set is the issue's whole
+    test: each was gathered from the sources one outsider could reach, so a set is a handful of stacks and sizes."""
+    return [run for file in UNSEEN_RUNS_FILES for run in unseen_runs(file)]
+
+
 def layout_classes(solution: Solution) -> np.ndarray:
     """Each prediction's layout class (LAYOUT_CLASSES) from the layout it used (published cells, else searched)."""
     strategies = np.array([*STRATEGY_LABELS, ""], dtype=object)[np.where(solution.strategy < 0, -1, solution.strategy)]

@@ -9,7 +9,7 @@ import pytest
 
 from estimator.calibrate import fit, load_default, public_runs
 from estimator.runs import ProfiledRun, effective_stack
-from estimator.unseen import LAYOUT_CLASSES, UNSEEN_RUNS_FILES, unseen_check, unseen_runs
+from estimator.unseen import LAYOUT_CLASSES, UNSEEN_RUNS_FILES, every_unseen_run, unseen_check, unseen_runs
 
 
 def _identity(run: ProfiledRun) -> tuple[object, ...]:
@@ -117,3 +117,16 @@ def test_the_third_set_median_beats_the_baseline_and_its_tail_is_bounded() -> No
     assert np.median(check.model_ape) < np.median(check.baseline_ape)
     assert np.median(check.model_ape) <= 0.15
     assert np.quantile(check.model_ape, 0.9) <= 0.35
+
+
+def test_every_unseen_set_pooled_meets_the_issue_targets_per_stack() -> None:
+    # bench/estimator_accuracy.py's pooled section at this commit: 123 runs of 7 sets, median 9.4% against the
+    # baseline's 18.0%, below it on each of the six stacks (maxtext closest: 17.7% against 18.2%). The first set alone
+    # is 16.4% (its MaxText and torchtitan rows), so the guard is on the pool, where one source cannot move it.
+    unseen = every_unseen_run()
+    assert len(unseen) == sum(len(unseen_runs(file)) for file in UNSEEN_RUNS_FILES)
+    check = unseen_check(calibration=load_default(), public=public_runs(), unseen=unseen)
+    assert np.median(check.model_ape) <= 0.15
+    for stack in set(check.stacks):
+        own = check.stacks == stack
+        assert np.median(check.model_ape[own]) < np.median(check.baseline_ape[own]), stack
