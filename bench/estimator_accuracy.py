@@ -19,8 +19,10 @@
    Megatron-LM with sequence parallelism + selective recomputation, FlashAttention's GPT-3 table, torchtitan FP8 on
    H200), unseen_runs_6.csv (an outsider's: MLPerf Training v4.0-v5.0 NeMo GPT-3 175B and Llama 3.1 405B on H100,
    B200 and GB200), unseen_runs_7.csv (an outsider's: Paxml GPT 126M-175B on A100 from NVIDIA JAX-Toolbox, NeMo
-   Nemotron-4 15B and 340B on 16-2,048 H100 from dgxc-benchmarking); each set also per layout class (FSDP / PP /
-   TP / DP of the layout the prediction used). Then all the sets pooled, per stack and layout class.
+   Nemotron-4 15B and 340B on 16-2,048 H100 from dgxc-benchmarking), unseen_runs_8.csv (an outsider's: InternLM-7B on
+   8-1,024 A100, BLOOM's topology search 20B-200B on 8-384 A100, IBM fms-fsdp Llama 2 7B-70B on 128 A100); each set
+   also per layout class (FSDP / PP / TP / DP of the layout the prediction used). Then all the sets pooled, per stack
+   and layout class.
 3. Issue 10: the NVIDIA NeMo and MosaicML llm-foundry rows with their layout columns blanked, predicted with the
    layout search, next to the error with the published layout (both with the shipped default calibration).
 """

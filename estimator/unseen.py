@@ -38,7 +38,8 @@ UNSEEN_RUNS_FILE: Final[str] = "unseen_runs.csv"
 # outsider's set: MLPerf Training v4.0-v5.0 NeMo runs, GPT-3 175B and Llama 3.1 405B on H100, B200 and GB200) checks
 # context parallelism and Blackwell at scale (it found the context-parallel ring charged at the hidden width);
 # unseen_runs_7.csv (an outsider's set: Paxml on A100 from JAX-Toolbox, Nemotron-4 15B/340B NeMo runs from
-# dgxc-benchmarking) checks a JAX stack on A100 and a 340B model at 128-2,048 H100.
+# dgxc-benchmarking) checks a JAX stack on A100 and a 340B model at 128-2,048 H100; unseen_runs_8.csv (an outsider's
+# set: InternLM-7B, BLOOM's topology search and IBM fms-fsdp, all on A100) checks sources and widths no fit has seen.
 UNSEEN_RUNS_FILES: Final[tuple[str, ...]] = (
     UNSEEN_RUNS_FILE,
     "unseen_runs_2.csv",
@@ -47,6 +48,7 @@ UNSEEN_RUNS_FILES: Final[tuple[str, ...]] = (
     "unseen_runs_5.csv",
     "unseen_runs_6.csv",
     "unseen_runs_7.csv",
+    "unseen_runs_8.csv",
 )
 # Layout classes the bench reports per unseen set: sharded data parallelism first (ZeRO-3/FSDP/HSDP, whatever else
 # the run uses), then pipeline (pp > 1), then tensor (tp > 1), else plain/ZeRO-1/2 data parallelism.
