@@ -156,6 +156,15 @@ TOKEN_CREATE_MAX = env_int("TOKEN_CREATE_MAX", 20, minimum=1)
 TOKEN_CREATE_WINDOW_S = env_int("TOKEN_CREATE_WINDOW_S", 3600, minimum=1)
 LOGIN_REDIRECT_URL = "/plan/"
 LOGOUT_REDIRECT_URL = "landing"
+# E-mail, for password-reset links only. Without EMAIL_HOST the server sends none, and the reset page says so and
+# whom to ask (advisor/web/account_views.py) instead of claiming a message went out.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=True)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "gpu-advisor@localhost"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -7,7 +7,7 @@ from rest_framework.permissions import AllowAny
 from advisor import views
 from advisor.api import pages as api_pages
 from advisor.api.errors import api_route_not_found
-from advisor.web.account_views import LogoutPage
+from advisor.web.account_views import LogoutPage, PasswordResetPage
 from core.api.query import KnownQueryParameters
 from core.ratelimit import RateLimitedLoginView, login_rate_limited
 
@@ -21,6 +21,8 @@ urlpatterns = [
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     # Also before them: a GET (a typed or bookmarked link) gets a page with the button instead of a bare 405.
     path("accounts/logout/", LogoutPage.as_view(), name="logout"),
+    # And this one: reset by e-mail only where the server sends e-mail (EMAIL_HOST).
+    path("accounts/password_reset/", PasswordResetPage.as_view(), name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(("advisor.api.urls", "api"), namespace="v1")),
