@@ -18,6 +18,10 @@ TAIL_TOLERANCE = 0.2  # formula vs simulated p95 TTFT (bench/inference_tail.py: 
 # the simulated, from the serving model's throughput at that batch, not from the tail).
 TPOT_TAIL_TOLERANCE = 0.3
 SIZED_TPOT_LIMIT = 1.5
+# Past the batch cap: spread of the output rate over 1-1.9 x cap clients (the engine runs the same full batch).
+FLAT_PAST_CAP = 0.01
+# Below the cap: the most one more client may lower the output rate (the cohort's prefill grouping shifts).
+FALL_BELOW_CAP = 0.005
 
 
 def cases(name: str, *, tp: int = 1, isl: float = 1000, osl: float = 100, stack: str = "trtllm") -> inf.ServingCases:
@@ -101,6 +105,57 @@ def test_simulating_more_clients_than_twice_the_cap_changes_nothing_but_the_queu
     shortcut = inf.simulate_closed_loop(c, CAL.params, one(5 * cap))
     assert shortcut.ttft_s[0] == pytest.approx(every_client.ttft_s[0], rel=0.02)
     assert shortcut.output_tokens_per_s[0] == pytest.approx(every_client.output_tokens_per_s[0], rel=0.01)
+
+
+def sweep(
+    name: str, *, gpu: str, precision: str, isl: float, osl: float, stack: str, concurrency: np.ndarray
+) -> tuple[inf.LoadPoint, float]:
+    """The closed loop of one deployment at each of ``concurrency`` clients, and its batch cap."""
+    c = inf.build_cases(
+        models=[inf.ServedModel.from_catalog(name)],
+        gpus=[inf.serving_gpu(gpu)],
+        precisions=[precision],
+        tps=[1],
+        input_tokens=[isl],
+        output_tokens=[osl],
+        stacks=[stack],
+    )
+    cap = float(np.floor(inf.max_batch(c, CAL.params))[0])
+    return inf.simulate_closed_loop(c.take(np.zeros(len(concurrency), dtype=np.int64)), CAL.params, concurrency), cap
+
+
+def test_past_the_cap_throughput_is_the_full_batchs_whatever_the_clients_waiting():
+    """An outsider's sweeps (/tmp/probe_infer sweep6): 8B on an A100 under vLLM (cap 256), 220 in / 194 out, saw-toothed
+    with period 64 clients (256 -> 4,145 tok/s, 312 -> 3,912, 320 -> 4,236, 448 -> 4,321), and 8B FP8 on an H100 under
+    TensorRT-LLM, 1000 / 1000, past its KV cap (632 -> 11,453, 636 -> 12,037). Past the cap the engine runs the same
+    full batch, so the output rate is the full batch's; waiting clients add TTFT only."""
+    for name, gpu, precision, isl, osl, stack in (
+        ("llama-3.1-8b", "a100-80gb", "bf16", 220, 194, "vllm"),
+        ("llama-3.1-8b", "h100-sxm", "fp8", 1000, 1000, "trtllm"),
+    ):
+        cap = sweep(name, gpu=gpu, precision=precision, isl=isl, osl=osl, stack=stack, concurrency=one(1))[1]
+        n = np.floor(cap * np.linspace(1.0, 1.9, 12))
+        load, _ = sweep(name, gpu=gpu, precision=precision, isl=isl, osl=osl, stack=stack, concurrency=n)
+        x = load.output_tokens_per_s
+        assert x.max() / x.min() - 1 < FLAT_PAST_CAP, (
+            name,
+            stack,
+            dict(zip(n.tolist(), x.round().tolist(), strict=True)),
+        )
+        assert np.all(np.diff(load.ttft_s) > 0)
+
+
+def test_below_the_cap_throughput_does_not_fall_as_clients_are_added():
+    """A guard beside the one above: below the cap one more client never costs throughput beyond a rounding of the
+    cohort's prefill grouping. (The step up at 513 clients of 70B TP4 under SGLang, 220 / 194, is the engine's
+    all-reduce leaving its custom kernel for NCCL at 8 MiB messages, estimator.inference.model.allreduce_s.)"""
+    clients = np.arange(1.0, 257.0)
+    load, cap = sweep(
+        "llama-3.1-8b", gpu="a100-80gb", precision="bf16", isl=220, osl=194, stack="vllm", concurrency=clients
+    )
+    assert cap == 256
+    x = load.output_tokens_per_s
+    assert np.all(x[1:] >= x[:-1] * (1 - FALL_BELOW_CAP))
 
 
 def test_a_model_that_does_not_fit_answers_infinite_latency_and_no_throughput():
