@@ -264,10 +264,20 @@ def _jobs(
         e.fail("/jobs", f"at most {MAX_JOBS:,} jobs; got {len(value):,}")
         return []
     out = []
+    seen: dict[str, int] = {}
     for i, item in enumerate(value):
         job = _job(e, item, f"/jobs/{i}", i, shared, defaults, base)
-        if job is not None:
-            out.append(job)
+        if job is None:
+            continue
+        # The plan's jobs[], its tables and its workbook tell jobs apart by name (an outsider: two jobs "a").
+        key = job.name.strip().casefold()
+        if key in seen:
+            e.fail(
+                f"/jobs/{i}/name",
+                f"must differ from /jobs/{seen[key]}/name ({job.name!r}): each job needs its own name",
+            )
+        seen.setdefault(key, i)
+        out.append(job)
     total = sum(j.runs_per_year for j in out)
     if total > MAX_RUNS:
         e.fail("/jobs", f"at most {MAX_RUNS:,} runs a year over all jobs; got {total:,}")
