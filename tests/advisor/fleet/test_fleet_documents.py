@@ -1,0 +1,102 @@
+"""A finance reviewer compared the fleet plan's PDF and workbook (probe_finance F2-F5, F8): every figure the plan
+uses is cited with its source and date, and each document reads back what it says (the PDF parsed with pypdf, the
+workbook with openpyxl)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from typing import Any
+
+import pytest
+
+from advisor.advice.fleet.service import fleet_plan
+from advisor.fleet.proposal import render_fleet_pdf
+
+# The reviewer's fleet 1 (probe_finance fleet.json): an inference job rents at a 1-GPU offer below the node's.
+FLEET_1: dict[str, Any] = {
+    "name": "FinReview fleet",
+    "gpu": "h100-sxm",
+    "jobs": [
+        {"name": "chat serving", "gpus": 16, "hours": 8760},
+        {"name": "fine-tunes", "gpus": 8, "hours": 48, "runs_per_year": 24, "max_wait_days": 3},
+        {
+            "name": "pretrain",
+            "gpus": 32,
+            "runs_per_year": 2,
+            "months": [2, 8],
+            "workload": {"kind": "training", "model": {"params_b": 7}, "tokens": 2e11},
+        },
+        {
+            "name": "inference svc",
+            "gpus": 8,
+            "workload": {
+                "kind": "inference",
+                "model": {"params_b": 8},
+                "traffic": {
+                    "peak_requests_per_s": 10,
+                    "mean_requests_per_s": 4,
+                    "input_tokens": 1000,
+                    "output_tokens": 200,
+                },
+            },
+        },
+        {"name": "evals", "gpus": 16, "hours": 6, "runs_per_year": 100, "interruptible": True, "months": [1, 4, 7, 10]},
+    ],
+}
+# fleet2.json: manual quotes, a declining rent price, software per GPU; renting everything is cheapest.
+MANUAL_BUY: dict[str, Any] = {
+    "capex_usd": 300000,
+    "years": 4,
+    "discount_rate": 0.1,
+    "residual_fraction": 0.2,
+    "power_usd_per_kwh": 0.15,
+    "pue": 1.2,
+    "colo_usd_per_kw_month": 200,
+    "support_fraction_per_year": 0.15,
+    "staff_usd_per_year": 50000,
+    "software_usd_per_gpu_year": 4500,
+}
+MANUAL_JOBS: list[dict[str, Any]] = [
+    {"name": "serving", "gpus": 16, "hours": 8760},
+    {"name": "train", "gpus": 16, "hours": 500, "runs_per_year": 4, "months": [1, 4, 7, 10]},
+    {"name": "batch", "gpus": 8, "hours": 100, "runs_per_year": 12, "max_wait_days": 5},
+]
+FLEET_2: dict[str, Any] = {
+    "name": "FinReview fleet manual",
+    "gpu": "h100-sxm",
+    "rent": {"usd_per_gpu_hour": 2.5, "price_decline_per_year": 0.1},
+    "buy": MANUAL_BUY,
+    "jobs": MANUAL_JOBS,
+}
+# f3s.json: $4/GPU-h declining 10% a year, 16 owned forced into the candidates.
+FLEET_3: dict[str, Any] = {
+    **FLEET_2,
+    "name": "FinReview forced16",
+    "rent": {"usd_per_gpu_hour": 4.0, "price_decline_per_year": 0.1},
+    "owned_gpus": [0, 16, 24],
+}
+
+
+@pytest.fixture(autouse=True)
+def _catalog(db: None) -> None:
+    from pricing.services import load_bundled_data
+
+    load_bundled_data()
+
+
+def _pdf_text(plan: dict[str, Any], *, name: str = "fleet", day: dt.date | None = None) -> str:
+    from pypdf import PdfReader
+
+    pdf = render_fleet_pdf(plan=plan, fleet_name=name, generated_on=day)
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+    return re.sub(r"\s+", " ", text)
+
+
+def test_a_draft_fleet_pdf_says_it_was_computed_today_with_prices_of_the_snapshot_date() -> None:
+    plan = fleet_plan(document=FLEET_1)
+    text = _pdf_text(plan, day=dt.date(2026, 12, 6))
+    assert plan["prices_as_of"] and plan["prices_as_of"] != "2026-12-06"
+    assert "with the prices of 2026-12-06" not in text
+    assert f"A draft computed on 2026-12-06 with prices as of {plan['prices_as_of']}" in text
