@@ -4,12 +4,14 @@ proposal's stylesheet (``templates/proposal/print.css``)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any, Final
 
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor import formatting as fmt
+from advisor.advice.documents import levelized_words
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.pricing import PEAK_HOURS
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
@@ -23,7 +25,7 @@ from advisor.web.presenters import (
     quote_sources,
     usd_exact,
 )
-from pricing.models import MARKET_PHRASES
+from pricing.models import FLOATING_MARKETS, MARKET_PHRASES
 
 # Jobs listed by name on the fleet page, the fleet proposal page and the PDF (a hostile probe, F3: 10,000 jobs,
 # MAX_JOBS, took 74-75 s per PDF GET and 3 s / 2.3 MB per page GET): the largest by GPU-hours, the rest counted in one
@@ -54,16 +56,42 @@ def fleet_assumptions(*, plan: dict[str, Any]) -> list[tuple[str, str]]:
                 f"{fmt.plain(quote['power_kw'])} kW per {fmt.plain(quote.get('gpus_per_server'))}-GPU server",
             )
         )
+    rent = fleet.get("rent") or {}
+    if rent.get("usd_per_gpu_hour") is not None:
+        rows.append(("Your rental quote", f"{fmt.price(rent['usd_per_gpu_hour'])} per GPU-hour today"))
+    # The decline levelizes the on-demand and spot prices (the price sources say at what): a finance reviewer found
+    # $3.48 beside a $4.00 quote and no decline printed.
+    decline = rent.get("price_decline_per_year") or 0.0
+    rows.append(
+        (
+            "Rent price decline",
+            f"{fmt.percent(decline)} a year"
+            + (", on-demand and spot prices levelized over the horizon (Price sources)" if decline else ""),
+        )
+    )
     return rows + ownership_rows(buy=fleet.get("buy") or {})
+
+
+def billed_price_text(*, plan: dict[str, Any], market: str, listed: float, billed: float | None) -> str:
+    """The price an offer is listed at, and, where the plan bills it levelized (a floating market under a yearly
+    price decline), the levelized price with the decline and horizon it levelizes (documents.levelized_words)."""
+    if billed is None or market not in FLOATING_MARKETS or math.isclose(billed, listed, rel_tol=1e-9):
+        return f"{fmt.price(listed)} per GPU-hour"
+    return levelized_words(
+        levelized=f"{fmt.price(billed)} per GPU-hour", today=fmt.price(listed), scenario=plan.get("fleet") or {}
+    )
 
 
 def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Every offer the plan's tiers are priced at, and the hardware quote with its fabric, as price-source rows."""
     prices = plan.get("tier_prices") or {}
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for offer in (prices.get("offers") or {}).values():
+    for market, offer in (prices.get("offers") or {}).items():
         if offer:
-            seen.setdefault(offer_key(offer), offer_source(offer))
+            listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour", 0.0))
+            billed = prices.get(f"{market}_usd_per_gpu_hour")
+            price = billed_price_text(plan=plan, market=market, listed=listed, billed=billed)
+            seen.setdefault(offer_key(offer), {**offer_source(offer), "price": price})
     quote = prices.get("hardware_quote")
     fabric = (quote or {}).get("networking_usd_per_node") or None
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric)]

@@ -100,3 +100,21 @@ def test_a_draft_fleet_pdf_says_it_was_computed_today_with_prices_of_the_snapsho
     assert plan["prices_as_of"] and plan["prices_as_of"] != "2026-12-06"
     assert "with the prices of 2026-12-06" not in text
     assert f"A draft computed on 2026-12-06 with prices as of {plan['prices_as_of']}" in text
+
+
+def test_the_fleet_pdf_prints_software_the_decline_and_says_where_a_price_is_levelized() -> None:
+    # The reviewer's f3s.json: $4/GPU-h falling 10% a year was billed at $3.48 with no word of levelizing, and the
+    # $4,500 software per owned GPU ($72,000 a year for 16) was printed nowhere.
+    plan = fleet_plan(document=FLEET_3)
+    billed = plan["tier_prices"]["on_demand_usd_per_gpu_hour"]
+    assert billed == pytest.approx(3.482, abs=1e-3)
+    text = _pdf_text(plan)
+    assert "Software $4,500 per owned GPU a year" in text
+    assert "Rent price decline 10% a year" in text
+    assert "Your rental quote $4.00 per GPU-hour today" in text
+    levelized = re.search(
+        r"\$(3\.48\d*) per GPU-hour levelized over 4 years at a 10% discount rate from \$4\.00 today, "
+        r"falling 10% a year",
+        text,
+    )
+    assert levelized is not None and float(levelized.group(1)) == pytest.approx(billed, abs=1e-6)
