@@ -14,7 +14,7 @@ from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
-from advisor.fleet.proposal import purchase_text
+from advisor.fleet.proposal import amount_text, purchase_text
 from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
@@ -628,7 +628,7 @@ def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     recommendation = plan.get("recommendation") or {}
     demand = plan.get("demand") or {}
     owned = recommendation.get("owned_gpus")
-    amount = purchase_text(plan=plan) or {}
+    amount = amount_text(plan=dict(plan)) or {}
     rows = [
         *_issue_rows(proposal, named="Fleet"),
         ["Decision", f"own {owned} GPUs, rent the rest" if owned else "rent everything"],

@@ -111,6 +111,23 @@ def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
     return {**purchase, "usd_text": usd_exact(purchase["usd"]), "label": f"purchase price, paid up front: {what}"}
 
 
+def amount_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """The sum an approver signs for, by the scenario's rule (cash_flow.decision_amount): the purchase when the plan
+    owns GPUs, else the rent (a finance reviewer: a fleet renting everything had no amount on the cover or in the
+    workbook). The plan has no first year's cash: the rent is its yearly cost, levelized where the price declines."""
+    purchase = purchase_text(plan=plan)
+    usd = (plan.get("recommendation") or {}).get("usd_per_year")
+    if purchase is not None or usd is None:
+        return purchase
+    decline = ((plan.get("fleet") or {}).get("rent") or {}).get("price_decline_per_year")
+    label = "rent a year for the whole fleet: the plan owns nothing" + (
+        f"; on-demand and spot prices falling {fmt.percent(decline)} a year, levelized over the horizon"
+        if decline
+        else ""
+    )
+    return {"usd": float(usd), "usd_text": usd_exact(usd), "label": label}
+
+
 def owned_parts(*, plan: dict[str, Any]) -> list[tuple[str, float]] | None:
     """(part, USD a year) of the recommended owned tier (cash_flow.fleet_owned_parts, the split the fleet workbook
     prints too), or None without an owned tier or when the parts do not re-add to it within $1 (a quote this split
@@ -199,7 +216,7 @@ def render_fleet_html(
         "prices_as_of": plan.get("prices_as_of"),
         "method_notes": METHOD_NOTES,
         "issued": issued,
-        "amount": purchase_text(plan=plan),
+        "amount": amount_text(plan=plan),
         "owned_parts_text": owned_parts_text(plan=plan),
         "assumption_rows": fleet_assumptions(plan=plan),
         "price_sources": fleet_price_sources(plan=plan),

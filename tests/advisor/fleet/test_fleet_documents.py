@@ -118,3 +118,26 @@ def test_the_fleet_pdf_prints_software_the_decline_and_says_where_a_price_is_lev
         text,
     )
     assert levelized is not None and float(levelized.group(1)) == pytest.approx(billed, abs=1e-6)
+
+
+def _workbook(plan: dict[str, Any]) -> Any:
+    from openpyxl import load_workbook
+
+    from advisor.xlsx import fleet_workbook
+
+    proposal = {"id": 1, "kind": "fleet", "scenario_name": "fleet", "issued_at": None, "advice": plan}
+    return load_workbook(io.BytesIO(fleet_workbook(proposal=proposal)))
+
+
+def test_a_fleet_that_rents_everything_states_its_yearly_rent_as_the_amount() -> None:
+    # The reviewer's fleet2.json: own 0, $395,556 a year, and no amount on the cover or in the Summary.
+    plan = fleet_plan(document=FLEET_2)
+    recommendation = plan["recommendation"]
+    assert recommendation["owned_gpus"] == 0
+    usd = f"${recommendation['usd_per_year']:,.0f}"
+    text = _pdf_text(plan)
+    assert f"Amount: {usd} (rent a year for the whole fleet" in text
+    assert f"{usd} a year for the whole fleet" in text
+    summary = {row[0]: row[1] for row in _workbook(plan)["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Amount to approve (USD)"] == pytest.approx(recommendation["usd_per_year"])
+    assert str(summary["Amount is"]).startswith("rent a year for the whole fleet")
