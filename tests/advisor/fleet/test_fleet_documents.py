@@ -141,3 +141,23 @@ def test_a_fleet_that_rents_everything_states_its_yearly_rent_as_the_amount() ->
     summary = {row[0]: row[1] for row in _workbook(plan)["Summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["Amount to approve (USD)"] == pytest.approx(recommendation["usd_per_year"])
     assert str(summary["Amount is"]).startswith("rent a year for the whole fleet")
+
+
+def test_the_fleet_workbook_cites_the_ownership_defaults_with_source_and_date() -> None:
+    # The reviewer's fleet 1: /buy/pue, /buy/discount_rate, ... read only "given, or its default".
+    from pricing import selectors
+
+    catalog = selectors.ownership_defaults()
+    plan = fleet_plan(document=FLEET_1)
+    rows = {row[0]: row for row in _workbook(plan)["Assumptions"].iter_rows(min_row=2, values_only=True)}
+    for key in ("pue", "colo_usd_per_kw_month", "power_usd_per_kwh", "discount_rate", "residual_fraction", "years"):
+        pointer, value, unit, source = rows[f"/buy/{key}"]
+        assert value == pytest.approx(catalog[key]["value"]), key
+        assert unit == catalog[key]["unit"], key
+        assert catalog[key]["source"] in source and "given, or its default" not in source, (key, source)
+    dated = [
+        key
+        for key in catalog
+        if catalog[key]["as_of"] and f"(as of {catalog[key]['as_of']})" in rows.get(f"/buy/{key}", ("",) * 4)[3]
+    ]
+    assert "discount_rate" in dated
