@@ -151,7 +151,7 @@ def test_the_fleet_workbook_cites_the_ownership_defaults_with_source_and_date() 
     plan = fleet_plan(document=FLEET_1)
     rows = {row[0]: row for row in _workbook(plan)["Assumptions"].iter_rows(min_row=2, values_only=True)}
     for key in ("pue", "colo_usd_per_kw_month", "power_usd_per_kwh", "discount_rate", "residual_fraction", "years"):
-        pointer, value, unit, source = rows[f"/buy/{key}"]
+        _, value, unit, source = rows[f"/buy/{key}"]
         assert value == pytest.approx(catalog[key]["value"]), key
         assert unit == catalog[key]["unit"], key
         assert catalog[key]["source"] in source and "given, or its default" not in source, (key, source)
