@@ -14,7 +14,7 @@ from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
-from advisor.fleet.proposal import amount_text, purchase_text
+from advisor.fleet.proposal import amount_text, line_offers, purchase_text
 from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
@@ -833,10 +833,15 @@ def _owned_cost_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _fleet_price_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
-    """The offers the rented tiers are priced at, then the hardware quote (market "purchase")."""
+    """The offers the rented tiers are priced at, those job lines rent at instead, then the hardware quote (market
+    "purchase")."""
     prices = plan.get("tier_prices") or {}
     offers = [offer for offer in (prices.get("offers") or {}).values() if offer]
     rows = [[offer.get(k) for k in PRICE_KEYS] + [plan.get("gpu"), None] for offer in offers]
+    # The offers job lines rent at below the node's (jobs[].rent_offers), each once (a finance reviewer, F2).
+    rows += [
+        [offer.get(k) for k in PRICE_KEYS] + [plan.get("gpu"), None] for _, offer, _ in line_offers(plan=dict(plan))
+    ]
     quote = prices.get("hardware_quote")
     return rows + ([_quote_price_row(quote)] if quote else [])
 

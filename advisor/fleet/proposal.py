@@ -82,6 +82,21 @@ def billed_price_text(*, plan: dict[str, Any], market: str, listed: float, bille
     )
 
 
+def line_offers(*, plan: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(market, offer, the job lines rented at it) of each per-line offer (jobs[].rent_offers) other than the node's
+    offer its tier is priced at (tier_prices.offers): a finance reviewer could not tie the on-demand tier's $190,875 to
+    any cited price, 70,080 GPU-h of it being at a 1-GPU offer named only inside a reason."""
+    node = {market: offer_key(o) for market, o in ((plan.get("tier_prices") or {}).get("offers") or {}).items() if o}
+    found: dict[tuple[Any, ...], tuple[str, dict[str, Any], list[str]]] = {}
+    for line in plan.get("jobs") or []:
+        for market, offer in (line.get("rent_offers") or {}).items():
+            if offer and offer_key(offer) != node.get(market):
+                entry = found.setdefault(offer_key(offer), (market, offer, []))
+                if line.get("name") not in entry[2]:
+                    entry[2].append(str(line.get("name")))
+    return list(found.values())
+
+
 def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Every offer the plan's tiers are priced at, and the hardware quote with its fabric, as price-source rows."""
     prices = plan.get("tier_prices") or {}
@@ -92,9 +107,27 @@ def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
             billed = prices.get(f"{market}_usd_per_gpu_hour")
             price = billed_price_text(plan=plan, market=market, listed=listed, billed=billed)
             seen.setdefault(offer_key(offer), {**offer_source(offer), "price": price})
+    for market, offer, names in line_offers(plan=plan):
+        listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour", 0.0))
+        price = billed_price_text(plan=plan, market=market, listed=listed, billed=_line_billed(prices, market, listed))
+        row = offer_source(offer)
+        seen.setdefault(
+            offer_key(offer), {**row, "what": f"{row['what']}, rented by {', '.join(names)}", "price": price}
+        )
     quote = prices.get("hardware_quote")
     fabric = (quote or {}).get("networking_usd_per_node") or None
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric)]
+
+
+def _line_billed(prices: dict[str, Any], market: str, listed: float) -> float | None:
+    """A per-line offer's price as billed: levelized as its tier's node offer is (the same factor for every offer of
+    a floating market; plan.TierPrices.line_price)."""
+    node = (prices.get("offers") or {}).get(market) or {}
+    node_listed = node.get("usd_per_used_gpu_hour", node.get("usd_per_gpu_hour"))
+    billed = prices.get(f"{market}_usd_per_gpu_hour")
+    if not node_listed or billed is None:
+        return None
+    return float(listed) * float(billed) / float(node_listed)
 
 
 def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:

@@ -161,3 +161,29 @@ def test_the_fleet_workbook_cites_the_ownership_defaults_with_source_and_date() 
         if catalog[key]["as_of"] and f"(as of {catalog[key]['as_of']})" in rows.get(f"/buy/{key}", ("",) * 4)[3]
     ]
     assert "discount_rate" in dated
+
+
+def test_the_offers_each_line_rents_at_are_cited_in_the_pdf_and_the_workbook() -> None:
+    # The reviewer's fleet 1: "inference svc" rents 70,080 GPU-h at cudo's 1-GPU offer ($1.8528), cited nowhere.
+    plan = fleet_plan(document=FLEET_1)
+    line = next(j for j in plan["jobs"] if j["name"] == "inference svc")
+    offer = line["rent_offers"]["on_demand"]
+    assert offer != plan["tier_prices"]["offers"]["on_demand"]
+    prices = [dict(zip(_PRICE_HEADER, row, strict=False)) for row in _price_rows(plan)]
+    assert any(
+        p["provider"] == offer["provider"]
+        and p["instance"] == offer["instance"]
+        and p["usd_per_gpu_hour"] == pytest.approx(offer["usd_per_gpu_hour"])
+        and p["market"] == "on_demand"
+        for p in prices
+    ), prices
+    text = _pdf_text(plan)
+    assert f"{offer['provider']} {offer['instance']}" in text.replace("- ", "-")
+    assert "rented by inference svc" in text
+
+
+_PRICE_HEADER = ("provider", "instance", "region", "market", "usd_per_gpu_hour", "observed_at", "source", "gpu", "usd")
+
+
+def _price_rows(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return list(_workbook(plan)["Prices"].iter_rows(min_row=2, values_only=True))
