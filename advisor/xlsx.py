@@ -14,7 +14,7 @@ from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
-from advisor.fleet.proposal import purchase_text
+from advisor.fleet.proposal import amount_text, line_offers, purchase_text
 from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
@@ -532,20 +532,28 @@ INPUT_UNITS: Final[Mapping[str, str]] = {
 }
 
 
-def _unit(*, pointer: str, catalog: dict[str, Any]) -> Any:
-    """A Scenario field's unit from where its default's comes from (documents.assumptions_used): advisor.scenario's
-    DEFAULTS, else the ownership-defaults catalog (read once per workbook, only for a field the user gave, whose
-    default is not stored with the Advice). A unit is a label, not a figure: the proposal's numbers stay as issued."""
+def _default_of(*, pointer: str, catalog: dict[str, Any]) -> dict[str, Any] | None:
+    """A Scenario or fleet field's default as documents.assumptions_used cites it ({"pointer", "unit", "source",
+    "as_of"}): advisor.scenario's DEFAULTS, else the ownership-defaults catalog (read once per workbook, only for a
+    field whose default is not stored with the document). None for a field with no default. A unit and a source are
+    labels, not figures: the proposal's numbers stay as issued."""
     if pointer in DEFAULTS:
-        return DEFAULTS[pointer].unit
-    if pointer in INPUT_UNITS:
-        return INPUT_UNITS[pointer]
+        default = DEFAULTS[pointer]
+        return {"pointer": pointer, "unit": default.unit, "source": default.source, "as_of": default.as_of}
     key = pointer.removeprefix("/buy/")
-    if key not in OWNERSHIP_KEYS:
+    if not pointer.startswith("/buy/") or key not in OWNERSHIP_KEYS:
         return None
     if not catalog:
         catalog.update(selectors.ownership_defaults())
-    return (catalog.get(key) or {}).get("unit")
+    row = catalog.get(key) or {}
+    return {"pointer": pointer, "unit": row.get("unit"), "source": row.get("source"), "as_of": row.get("as_of")}
+
+
+def _unit(*, pointer: str, catalog: dict[str, Any]) -> Any:
+    """A Scenario field's unit from where its default's comes from (``_default_of``), else INPUT_UNITS."""
+    if pointer in INPUT_UNITS and pointer not in DEFAULTS:
+        return INPUT_UNITS[pointer]
+    return (_default_of(pointer=pointer, catalog=catalog) or {}).get("unit")
 
 
 def _null_default(*, pointer: str, value: Any) -> dict[str, Any] | None:
@@ -628,7 +636,7 @@ def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     recommendation = plan.get("recommendation") or {}
     demand = plan.get("demand") or {}
     owned = recommendation.get("owned_gpus")
-    amount = purchase_text(plan=plan) or {}
+    amount = amount_text(plan=dict(plan)) or {}
     rows = [
         *_issue_rows(proposal, named="Fleet"),
         ["Decision", f"own {owned} GPUs, rent the rest" if owned else "rent everything"],
@@ -825,17 +833,24 @@ def _owned_cost_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _fleet_price_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
-    """The offers the rented tiers are priced at, then the hardware quote (market "purchase")."""
+    """The offers the rented tiers are priced at, those job lines rent at instead, then the hardware quote (market
+    "purchase")."""
     prices = plan.get("tier_prices") or {}
     offers = [offer for offer in (prices.get("offers") or {}).values() if offer]
     rows = [[offer.get(k) for k in PRICE_KEYS] + [plan.get("gpu"), None] for offer in offers]
+    # The offers job lines rent at below the node's (jobs[].rent_offers), each once (a finance reviewer, F2).
+    rows += [
+        [offer.get(k) for k in PRICE_KEYS] + [plan.get("gpu"), None] for _, offer, _ in line_offers(plan=dict(plan))
+    ]
     quote = prices.get("hardware_quote")
     return rows + ([_quote_price_row(quote)] if quote else [])
 
 
 def _fleet_assumption_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
     """The GPU, the hardware quote and each /network, /rent and /buy field of the fleet as planned, with its unit.
-    The plan does not record which were given and which defaulted: a field with a default names its source."""
+    The plan does not record which were given and which defaulted: a field with a default names its source and
+    date as the scenario workbook does (``_default_of``; a finance reviewer: the /buy defaults read only "given, or
+    its default")."""
     fleet = plan.get("fleet") or {}
     quote = (plan.get("tier_prices") or {}).get("hardware_quote") or {}
     fabric = quote.get("networking_usd_per_node")
@@ -844,9 +859,9 @@ def _fleet_assumption_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
     catalog: dict[str, Any] = {}
     for section in ("network", "rent", "buy"):
         for pointer, value in _fields(pointer=f"/{section}", value=fleet.get(section) or {}):
-            default = DEFAULTS.get(pointer)
-            source = f"given, or the default: {default.source}" if default else "given, or its default"
-            rows.append([pointer, value, _unit(pointer=pointer, catalog=catalog), source])
+            default = _default_of(pointer=pointer, catalog=catalog)
+            source = f"given, or the {default_source(default)}" if default else "given, or its default"
+            rows.append([pointer, value, (default or {}).get("unit"), source])
     return rows
 
 

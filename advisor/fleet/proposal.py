@@ -4,12 +4,14 @@ proposal's stylesheet (``templates/proposal/print.css``)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any, Final
 
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from advisor import formatting as fmt
+from advisor.advice.documents import levelized_words
 from advisor.advice.fleet.plan import LOAD_DURATION_METHOD
 from advisor.advice.fleet.pricing import PEAK_HOURS
 from advisor.advice.fleet.service import HELIOS_ATTRIBUTION
@@ -23,7 +25,7 @@ from advisor.web.presenters import (
     quote_sources,
     usd_exact,
 )
-from pricing.models import MARKET_PHRASES
+from pricing.models import FLOATING_MARKETS, MARKET_PHRASES
 
 # Jobs listed by name on the fleet page, the fleet proposal page and the PDF (a hostile probe, F3: 10,000 jobs,
 # MAX_JOBS, took 74-75 s per PDF GET and 3 s / 2.3 MB per page GET): the largest by GPU-hours, the rest counted in one
@@ -54,19 +56,78 @@ def fleet_assumptions(*, plan: dict[str, Any]) -> list[tuple[str, str]]:
                 f"{fmt.plain(quote['power_kw'])} kW per {fmt.plain(quote.get('gpus_per_server'))}-GPU server",
             )
         )
+    rent = fleet.get("rent") or {}
+    if rent.get("usd_per_gpu_hour") is not None:
+        rows.append(("Your rental quote", f"{fmt.price(rent['usd_per_gpu_hour'])} per GPU-hour today"))
+    # The decline levelizes the on-demand and spot prices (the price sources say at what): a finance reviewer found
+    # $3.48 beside a $4.00 quote and no decline printed.
+    decline = rent.get("price_decline_per_year") or 0.0
+    rows.append(
+        (
+            "Rent price decline",
+            f"{fmt.percent(decline)} a year"
+            + (", on-demand and spot prices levelized over the horizon (Price sources)" if decline else ""),
+        )
+    )
     return rows + ownership_rows(buy=fleet.get("buy") or {})
+
+
+def billed_price_text(*, plan: dict[str, Any], market: str, listed: float, billed: float | None) -> str:
+    """The price an offer is listed at, and, where the plan bills it levelized (a floating market under a yearly
+    price decline), the levelized price with the decline and horizon it levelizes (documents.levelized_words)."""
+    if billed is None or market not in FLOATING_MARKETS or math.isclose(billed, listed, rel_tol=1e-9):
+        return f"{fmt.price(listed)} per GPU-hour"
+    return levelized_words(
+        levelized=f"{fmt.price(billed)} per GPU-hour", today=fmt.price(listed), scenario=plan.get("fleet") or {}
+    )
+
+
+def line_offers(*, plan: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(market, offer, the job lines rented at it) of each per-line offer (jobs[].rent_offers) other than the node's
+    offer its tier is priced at (tier_prices.offers): a finance reviewer could not tie the on-demand tier's $190,875 to
+    any cited price, 70,080 GPU-h of it being at a 1-GPU offer named only inside a reason."""
+    node = {market: offer_key(o) for market, o in ((plan.get("tier_prices") or {}).get("offers") or {}).items() if o}
+    found: dict[tuple[Any, ...], tuple[str, dict[str, Any], list[str]]] = {}
+    for line in plan.get("jobs") or []:
+        for market, offer in (line.get("rent_offers") or {}).items():
+            if offer and offer_key(offer) != node.get(market):
+                entry = found.setdefault(offer_key(offer), (market, offer, []))
+                if line.get("name") not in entry[2]:
+                    entry[2].append(str(line.get("name")))
+    return list(found.values())
 
 
 def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Every offer the plan's tiers are priced at, and the hardware quote with its fabric, as price-source rows."""
     prices = plan.get("tier_prices") or {}
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for offer in (prices.get("offers") or {}).values():
+    for market, offer in (prices.get("offers") or {}).items():
         if offer:
-            seen.setdefault(offer_key(offer), offer_source(offer))
+            listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour", 0.0))
+            billed = prices.get(f"{market}_usd_per_gpu_hour")
+            price = billed_price_text(plan=plan, market=market, listed=listed, billed=billed)
+            seen.setdefault(offer_key(offer), {**offer_source(offer), "price": price})
+    for market, offer, names in line_offers(plan=plan):
+        listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour", 0.0))
+        price = billed_price_text(plan=plan, market=market, listed=listed, billed=_line_billed(prices, market, listed))
+        row = offer_source(offer)
+        seen.setdefault(
+            offer_key(offer), {**row, "what": f"{row['what']}, rented by {', '.join(names)}", "price": price}
+        )
     quote = prices.get("hardware_quote")
     fabric = (quote or {}).get("networking_usd_per_node") or None
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric)]
+
+
+def _line_billed(prices: dict[str, Any], market: str, listed: float) -> float | None:
+    """A per-line offer's price as billed: levelized as its tier's node offer is (the same factor for every offer of
+    a floating market; plan.TierPrices.line_price)."""
+    node = (prices.get("offers") or {}).get(market) or {}
+    node_listed = node.get("usd_per_used_gpu_hour", node.get("usd_per_gpu_hour"))
+    billed = prices.get(f"{market}_usd_per_gpu_hour")
+    if not node_listed or billed is None:
+        return None
+    return float(listed) * float(billed) / float(node_listed)
 
 
 def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
@@ -81,6 +142,23 @@ def purchase_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
     if purchase["fabric_per_node"]:
         what += f" plus {usd_exact(purchase['fabric_per_node'])} network fabric each"
     return {**purchase, "usd_text": usd_exact(purchase["usd"]), "label": f"purchase price, paid up front: {what}"}
+
+
+def amount_text(*, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """The sum an approver signs for, by the scenario's rule (cash_flow.decision_amount): the purchase when the plan
+    owns GPUs, else the rent (a finance reviewer: a fleet renting everything had no amount on the cover or in the
+    workbook). The plan has no first year's cash: the rent is its yearly cost, levelized where the price declines."""
+    purchase = purchase_text(plan=plan)
+    usd = (plan.get("recommendation") or {}).get("usd_per_year")
+    if purchase is not None or usd is None:
+        return purchase
+    decline = ((plan.get("fleet") or {}).get("rent") or {}).get("price_decline_per_year")
+    label = "rent a year for the whole fleet: the plan owns nothing" + (
+        f"; on-demand and spot prices falling {fmt.percent(decline)} a year, levelized over the horizon"
+        if decline
+        else ""
+    )
+    return {"usd": float(usd), "usd_text": usd_exact(usd), "label": label}
 
 
 def owned_parts(*, plan: dict[str, Any]) -> list[tuple[str, float]] | None:
@@ -168,9 +246,10 @@ def render_fleet_html(
         **fleet_results_context(plan=plan),
         "fleet_name": fleet_name,
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
+        "prices_as_of": plan.get("prices_as_of"),
         "method_notes": METHOD_NOTES,
         "issued": issued,
-        "amount": purchase_text(plan=plan),
+        "amount": amount_text(plan=plan),
         "owned_parts_text": owned_parts_text(plan=plan),
         "assumption_rows": fleet_assumptions(plan=plan),
         "price_sources": fleet_price_sources(plan=plan),

@@ -911,6 +911,7 @@ ASSUMPTION_POINTERS = {
     "Colocation": "/buy/colo_usd_per_kw_month",
     "Support": "/buy/support_fraction_per_year",
     "Staff": "/buy/staff_usd_per_year",
+    "Software": "/buy/software_usd_per_gpu_year",
     "Utilization": "/utilization",
 }
 
@@ -1231,6 +1232,8 @@ def ownership_rows(*, buy: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Colocation", f"${buy.get('colo_usd_per_kw_month', 0):,.0f} per kW-month"),
         ("Support", f"{percent(buy.get('support_fraction_per_year'))} of capex per year"),
         ("Staff", f"${buy.get('staff_usd_per_year', 0):,.0f} per year"),
+        # Per owned GPU (a finance reviewer: $72,000 a year for 16 GPUs was in no PDF's assumptions).
+        ("Software", f"${buy.get('software_usd_per_gpu_year', 0):,.0f} per owned GPU a year"),
     ]
 
 

@@ -142,7 +142,11 @@ def test_a_fleet_proposal_exports_its_figures_as_a_workbook(alice, user, client)
     formats = {row[0].value: row[1].number_format for row in book["Assumptions"].iter_rows(min_row=2)}
     assert formats["/buy/discount_rate"] == "0.0#%" and formats["/buy/colo_usd_per_kw_month"].startswith('"$"')
     prices = _records(book["Prices"])
-    assert {p["provider"] for p in prices if p["market"] != "purchase"} == {o["provider"] for o in offers.values()}
+    # The tiers' node offers and the offers job lines rent at instead (jobs[].rent_offers).
+    lines = {o["provider"] for j in plan["jobs"] for o in (j.get("rent_offers") or {}).values() if o}
+    assert {p["provider"] for p in prices if p["market"] != "purchase"} == {
+        o["provider"] for o in offers.values()
+    } | lines
     assert any(p["market"] == "purchase" and p["usd"] == quote["usd"] for p in prices)
 
     # The same workbook at proposal.xlsx, and from the proposal page's link.

@@ -298,3 +298,14 @@ def test_a_stored_version_1_advice_still_renders(example_advice: dict[str, Any])
     assert [row["owned_fit"] for row in size_rows(advice=stored)] == ["", ""]
     assert "runs a year fit on one cluster" not in render_proposal_html(advice=stored, scenario_name="example")
     assert proposal_workbook(proposal={"id": 1, "scenario_name": "x", "advice": stored})
+
+
+def test_a_draft_says_it_was_computed_today_with_prices_as_of_their_date(example_advice: dict[str, Any]) -> None:
+    """A finance reviewer (F8): 'A draft computed with the prices of <today>' beside 'snapshot compiled <date>'."""
+    import datetime as dt
+
+    from advisor.proposal import render_proposal_html
+
+    html = render_proposal_html(advice=example_advice, scenario_name="example", generated_on=dt.date(2026, 12, 6))
+    assert "with the prices of 2026-12-06" not in html
+    assert f"A draft computed on 2026-12-06 with prices as of {example_advice['prices_as_of']}" in html
