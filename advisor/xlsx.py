@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -589,10 +590,27 @@ def _format_by_unit(sheet: Any) -> None:
             value.number_format = number_format
 
 
-def _saved(workbook: Any) -> bytes:
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
+# The time a workbook is stamped with when its proposal has none (a draft): the ZIP format's earliest date.
+ZIP_EPOCH: Final[datetime] = datetime(1980, 1, 1, tzinfo=UTC).replace(tzinfo=None)  # naive UTC, as _utc answers
+
+
+def _saved(workbook: Any, *, proposal: Mapping[str, Any]) -> bytes:
+    """The file's bytes, a function of the proposal alone: the document properties and every ZIP entry carry the
+    proposal's issue time, not the moment of the download (two downloads of one frozen proposal a second apart
+    differed in the ZIP headers' times)."""
+    moment = _utc(proposal.get("issued_at"))
+    moment = moment if isinstance(moment, datetime) and moment >= ZIP_EPOCH else ZIP_EPOCH
+    workbook.properties.created = workbook.properties.modified = moment
+    written = io.BytesIO()
+    workbook.save(written)
+    stamped = io.BytesIO()
+    with zipfile.ZipFile(written) as source, zipfile.ZipFile(stamped, "w", zipfile.ZIP_DEFLATED) as target:
+        for entry in source.infolist():
+            copy = zipfile.ZipInfo(entry.filename, date_time=moment.timetuple()[:6])
+            copy.compress_type = zipfile.ZIP_DEFLATED
+            copy.external_attr = entry.external_attr
+            target.writestr(copy, source.read(entry.filename))
+    return stamped.getvalue()
 
 
 def _new_workbook() -> Any:
@@ -624,7 +642,7 @@ def proposal_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     )
     _sheet(workbook, "Prices", [*PRICE_KEYS, "gpu", "usd"], _price_rows(proposal))
     _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _assumption_rows(advice)))
-    return _saved(workbook)
+    return _saved(workbook, proposal=proposal)
 
 
 # --- a fleet proposal (its advice is the Fleet Plan JSON) ---------------------------------------------------------
@@ -878,4 +896,4 @@ def fleet_workbook(*, proposal: Mapping[str, Any]) -> bytes:
     _format_by_unit(_sheet(workbook, "Owned tier a year", ["part", "value", "unit", "source"], _owned_cost_rows(plan)))
     _sheet(workbook, "Prices", [*PRICE_KEYS, "gpu", "usd"], _fleet_price_rows(plan))
     _format_by_unit(_sheet(workbook, "Assumptions", ["input", "value", "unit", "source"], _fleet_assumption_rows(plan)))
-    return _saved(workbook)
+    return _saved(workbook, proposal=proposal)

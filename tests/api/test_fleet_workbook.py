@@ -181,3 +181,23 @@ def test_a_fleet_proposal_issued_before_still_exports(alice, user) -> None:  # t
     for row, tier in zip(_records(book["Tiers"]), plan["recommendation"]["tiers"], strict=True):
         assert same(row["usd_per_year"], tier["usd_per_year"])
     assert [j["name"] for j in _records(book["Jobs"])] == [j["name"] for j in plan["jobs"]]
+
+
+def test_a_proposals_workbook_is_stamped_with_its_issue_time_not_the_download(alice, user) -> None:  # type: ignore[no-untyped-def]
+    # Two downloads of one frozen proposal a second apart differed in their ZIP headers' times (a flaky byte
+    # comparison above found it): the file is a function of the proposal alone.
+    import zipfile
+    from datetime import UTC, datetime
+
+    from openpyxl import load_workbook
+
+    body = _issued(alice, user)
+    issued = datetime.fromisoformat(body["issued_at"].replace("Z", "+00:00")).astimezone(UTC).replace(tzinfo=None)
+    content = alice.get(f"/api/v1/proposals/{body['id']}/proposal.xlsx").content
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        # ZIP headers keep even seconds (MS-DOS time).
+        assert {entry.date_time for entry in archive.infolist()} == {
+            issued.replace(second=issued.second - issued.second % 2).timetuple()[:6]
+        }
+    properties = load_workbook(io.BytesIO(content)).properties
+    assert properties.created == properties.modified == issued.replace(microsecond=0)
