@@ -4,8 +4,9 @@ estimator.runs reads it: every way a file can be malformed becomes a RunValidati
 
 - Line ends: CRLF, LF and CR-only (old Mac exports) are all accepted.
 - Refused: an unterminated quote or stray characters after a closing quote (strict CSV), a cell over
-  csv.field_size_limit() characters, NUL or unpaired surrogates in a cell, more than ``max_rows`` rows
-  (counted as CSV records, so a last line without a newline counts too), a column named twice in the header,
+  csv.field_size_limit() characters, NUL, unpaired surrogates or bidirectional controls in a cell, more than
+  ``max_rows`` rows (counted as CSV records, so a last line without a newline counts too), a column named twice in
+  the header,
   a row with more non-empty cells than the header has columns (an unquoted ``1,234`` would otherwise shift
   or drop values silently; trailing empty cells are fine), and a header that is one cell holding ``;`` or a
   tab (a semicolon- or tab-separated export: the columns are comma-separated)."""
@@ -18,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from core.textcheck import BAD_CHARACTER_DETAIL, has_bad_characters, label
+from core.textcheck import BAD_CHARACTER_DETAIL, bidi_problem, has_bad_characters, label
 from estimator.runs import (
     COLUMNS,
     NOTE_COLUMN,
@@ -58,9 +59,10 @@ def cell_too_long_message() -> str:
     return f"a cell is longer than {csv.field_size_limit():,} characters"
 
 
-def oversized_cells(records: object) -> list[RowError]:
-    """JSON run records (row = index + 1) whose keys or string values are longer than a CSV cell may be: the runs
-    are written out and read back as CSV, where the reader refuses them (a 500 before this check)."""
+def refused_cells(records: object) -> list[RowError]:
+    """JSON run records (row = index + 1) with a key or string value a CSV body's cell could not be: longer than a
+    CSV cell may be (the runs are written out and read back as CSV, where the reader refuses them: a 500 before this
+    check), or holding a bidirectional control (``cell_problem``)."""
     if not isinstance(records, list):
         return []
     limit = csv.field_size_limit()
@@ -71,7 +73,18 @@ def oversized_cells(records: object) -> list[RowError]:
         for key, value in record.items():
             if len(str(key)) > limit or (isinstance(value, str) and len(value) > limit):
                 errors.append(RowError(index + 1, str(key)[:80], cell_too_long_message()))
+                continue
+            problem = cell_problem(str(key)) or (cell_problem(value) if isinstance(value, str) else None)
+            if problem is not None:
+                errors.append(RowError(index + 1, label(str(key)), problem))
     return errors
+
+
+def cell_problem(cell: str) -> str | None:
+    """What is wrong with a cell's characters (the header's included), or None: NUL or an unpaired surrogate (no
+    stored text may hold them), or a bidirectional control (cells are echoed back: residuals, the calibration page,
+    the estimate's rows; refused as in a name, core.textcheck.bidi_problem)."""
+    return BAD_CHARACTER_DETAIL if has_bad_characters(cell) else bidi_problem(cell)
 
 
 def csv_error_detail(error: csv.Error) -> str:
@@ -197,9 +210,9 @@ def check_runs_csv(text: str, *, max_rows: int, max_extra_columns: int | None = 
             elif (overflow := _overflow(row, cells, header)) is not None:
                 errors.append(overflow)
             errors.extend(
-                RowError(row, _column_name(header, index), BAD_CHARACTER_DETAIL)
+                RowError(row, _column_name(header, index), problem)
                 for index, cell in enumerate(cells)
-                if has_bad_characters(cell)
+                if (problem := cell_problem(cell)) is not None
             )
     except csv.Error as error:
         # The reader failed on the record after the last one it returned.

@@ -3,7 +3,8 @@ vectorized prediction cost vs rows, and the full layout search for a 175B model.
 
     .venv/bin/python bench/estimator_speed.py
 
-Prints
+Prints first the time to read a 20,000-row profiled-run upload of 50 sizes and size its layout search (the work an
+estimate does before answering 413 at ESTIMATE_MAX_LAYOUTS), then
 (0) issue 14: the time to fit the 240 bundled runs with the whole report (held-out refits included; target <= 20 s on
 the 2-core dev machine), and a user calibration refined from six runs (1..32 GPUs) of a generated cluster whose fabric
 delivers a third of its nominal bandwidth (estimator.synthetic), predicting 64 and 128 GPUs of it (target: within
@@ -29,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from estimator import predict, synthetic
 from estimator.calibrate import fit, load_default, public_runs, refine
-from estimator.prediction import run_queries, solve
+from estimator.prediction import run_queries, run_search_size, solve
+from estimator.runs import read_runs_csv
 from estimator.specs import get_gpu
 from estimator.workload import Cluster, TrainingJob
 
@@ -109,7 +111,30 @@ def report_list(calibration: object, key: str) -> str:
     return ", ".join(values) if values else "none"
 
 
+# An upload at MAX_UPLOAD_ROWS of UPLOAD_SIZES model sizes, every layout field open (an outsider's probe's body: the
+# estimate refuses it at ESTIMATE_MAX_LAYOUTS, after reading it and sizing its search).
+UPLOAD_ROWS = 20_000
+UPLOAD_SIZES = 50
+
+
+def upload_figures() -> None:
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,strategy,tp,pp,micro_batch,note\n"
+    body = header + "".join(
+        f"h100-sxm,{8 * (1 + i % 64)},{7 + (i % UPLOAD_SIZES) * 7},4096,512,,,,,x\n" for i in range(UPLOAD_ROWS)
+    )
+    start = time.perf_counter()
+    runs = read_runs_csv(body)
+    read = time.perf_counter() - start
+    layouts = run_search_size(runs)
+    sized = time.perf_counter() - start - read
+    print(
+        f"profiled-run upload of {UPLOAD_ROWS:,} rows of {UPLOAD_SIZES} sizes, layouts open: read {read:.2f} s, "
+        f"search sized ({layouts:,} candidate layouts) {sized:.2f} s (each size's geometry derived once)\n"
+    )
+
+
 def main() -> None:
+    upload_figures()
     calibration_figures()
     calibration = load_default()
     theta = calibration.theta()

@@ -20,12 +20,21 @@ BAD_CHARACTER_DETAIL = "must not contain NUL characters or unpaired surrogates (
 # also reach terminals and logs. The bidirectional controls are refused as well: embeddings and overrides
 # U+202A-U+202E, isolates U+2066-U+2069 and the marks U+200E/U+200F/U+061C reorder what follows them, so an outsider's
 # "budget cap \u202e000,05$\u202c per year" rendered as "budget cap $50,000 per year" on a proposal and its PDF
-# cover. One character class, which the JSON Schema patterns are built from.
-_CONTROLS: Final[str] = r"\x00-\x1f\x7f\x85\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# cover. One character class, which the JSON Schema patterns are built from; the bidirectional controls are refused
+# in uploaded CSV cells too (``bidi_problem``), which are echoed back.
+_BIDI_MARKS: Final[str] = r"\u061c\u200e\u200f"
+_BIDI_EMBEDDINGS: Final[str] = r"\u202a-\u202e\u2066-\u2069"
+_CONTROLS: Final[str] = rf"\x00-\x1f\x7f\x85{_BIDI_MARKS}\u2028\u2029{_BIDI_EMBEDDINGS}"
 _CONTROL = re.compile(f"[{_CONTROLS}]")
+_BIDI_CONTROL = re.compile(f"[{_BIDI_MARKS}{_BIDI_EMBEDDINGS}]")
+_BIDI_NAMES: Final[str] = "U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C"
+BIDI_CONTROL_DETAIL = (
+    f"must not contain bidirectional text controls ({_BIDI_NAMES}): they reorder the text shown after them wherever "
+    "the cell is echoed"
+)
 CONTROL_CHARACTER_DETAIL = (
     "must not contain control characters, line breaks or bidirectional text controls (U+0001-U+001F, U+007F, U+0085, "
-    "U+2028, U+2029; U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C): a name is one line of plain text"
+    f"U+2028, U+2029; {_BIDI_NAMES}): a name is one line of plain text"
 )
 # Characters that show nothing, or nothing agreed (an outsider's probe stored "\u200b", "\u3164", tags and
 # private-use characters as names, and "mi\u200bne" beside "mine", which every picker shows alike): every format
@@ -155,6 +164,15 @@ def name_problem(value: str) -> str | None:
         shown_points = " ".join(f"U+{ord(c):04X}" for c in value[:SHOWN_CHARACTERS])
         return f"{NO_VISIBLE_CHARACTER_DETAIL}; got {shown_points}"
     return None
+
+
+def bidi_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as an uploaded cell that is echoed back (a profiled run's source, an extra
+    column): a bidirectional text control, named with where it is, refused as in a name; None when it holds none."""
+    found = _BIDI_CONTROL.search(value)
+    if found is None:
+        return None
+    return f"{BIDI_CONTROL_DETAIL}; got U+{ord(found.group()):04X} at character {found.start() + 1}: remove it"
 
 
 def has_control_characters(value: str) -> bool:

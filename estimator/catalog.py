@@ -608,6 +608,49 @@ def derive_geometry(
     for name, value in {**given, "head_dim": head_dim}.items():
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise CatalogError(name, f"must be a positive integer, got {value!r}")
+    return _derived_geometry(
+        params_b=float(params_b),
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        ffn_hidden=ffn_hidden,
+        vocab=vocab,
+        experts=experts,
+        active_experts=active_experts,
+        head_dim=head_dim,
+    )
+
+
+# Derivations kept: a profiled-run upload of 20,000 rows asked for one 10 times per row while reading it, and again
+# to size its layout search (an outsider's probe: 17 s before its 413); a size repeats, its derivation does not.
+# Bounded: an upload may bring thousands of sizes (MAX_UPLOAD_ROWS), and a row's own repeats come one after another.
+DERIVATIONS_KEPT: Final[int] = 4096
+
+
+@lru_cache(maxsize=DERIVATIONS_KEPT)
+def _derived_geometry(
+    *,
+    params_b: float,
+    layers: int | None,
+    hidden: int | None,
+    heads: int | None,
+    kv_heads: int | None,
+    ffn_hidden: int | None,
+    vocab: int | None,
+    experts: int,
+    active_experts: int,
+    head_dim: int | None,
+) -> ModelGeometry:
+    """derive_geometry's answer for arguments it checked (ModelGeometry is frozen: one answer serves every caller)."""
+    given = {
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "ffn_hidden": ffn_hidden,
+        "vocab": vocab,
+    }
     assumed: list[str] = []
     if not experts and not (layers and hidden):
         # An outsider's probe: {"params_b": 46.7} was a dense 68 x 7168 (6 x 46.7 FLOPs per token, Mixtral's 6 x 12.9)

@@ -20,12 +20,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Final
 
 import numpy as np
 
 from estimator.bounds import MAX_GPUS, RUN_COLUMN_MAXIMUM, RUN_COLUMN_MINIMUM
 from estimator.catalog import (
+    DERIVATIONS_KEPT,
     CatalogError,
     ModelGeometry,
     architecture_dict,
@@ -430,6 +432,7 @@ def _check_virtual_stages(text: Mapping[str, str], v: Mapping[str, object], bad:
         bad(VIRTUAL_PIPELINE, problem + derived)
 
 
+@lru_cache(maxsize=DERIVATIONS_KEPT)  # asked several times per row while reading it, and again to predict it
 def default_heads(params_b: float, hidden: int | None) -> int:
     """An empty heads cell: the row's hidden (given, or derived from params_b) in heads of the derivation's HEAD_DIM
     where that divides it, else the heads derived from params_b. A given hidden is followed as the ffn follows it: the
@@ -479,17 +482,18 @@ def _check_heads(ints: Mapping[str, int], params_b: float, bad: Callable[[str, s
     return True
 
 
-def row_architecture(params_b: float, hidden: int | None) -> dict[str, int]:
+@lru_cache(maxsize=DERIVATIONS_KEPT)  # asked several times per row while reading it, and again to predict it
+def row_architecture(params_b: float, hidden: int | None) -> Mapping[str, int]:
     """The architecture a row's empty cells take: the model catalog's derivation from params_b, as a Scenario's
     (estimator.catalog.derive_geometry; an outsider's probe: the estimate ran its own GPT-3 rule, 70.6 -> 71 x 9216,
     where advise ran 80 x 8192), at the row's hidden where it gives one (the layers that make params_b at that width,
-    the MLP width the catalog's ``ffn_for_hidden``)."""
+    the MLP width the catalog's ``ffn_for_hidden``). Read-only: one answer serves every row of that size."""
     if hidden is None:
-        return derive_architecture(params_b)
+        return MappingProxyType(derive_architecture(params_b))
     heads = default_heads(params_b, hidden)
     # A heads that cannot divide the hidden is refused naming heads (_check_heads); the layers need some reading.
     geometry = derive_geometry(params_b=params_b, hidden=hidden, heads=heads if hidden % heads == 0 else 1)
-    return architecture_dict(geometry)
+    return MappingProxyType(architecture_dict(geometry))
 
 
 def _filled_geometry(ints: Mapping[str, int], params_b: float) -> dict[str, int]:

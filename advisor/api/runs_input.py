@@ -11,7 +11,7 @@ from django.conf import settings
 from rest_framework.request import Request
 
 from advisor.api.errors import FieldErrors, pointer
-from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, oversized_cells
+from advisor.runs_csv import TooManyColumns, TooManyRows, check_runs_csv, refused_cells
 from estimator.calibrate import measured_tokens_per_s
 from estimator.runs import (
     COLUMNS,
@@ -86,8 +86,8 @@ def runs_or_400(
         payload = data["runs"]
         if isinstance(payload, list) and len(payload) > limit:
             raise FieldErrors([{"pointer": pointer("runs"), "detail": f"at most {limit} rows", "code": "too_many"}])
-        if oversized := oversized_cells(payload):
-            raise runs_problem(RunValidationError(oversized), csv_body=False)
+        if refused := refused_cells(payload):
+            raise runs_problem(RunValidationError(refused), csv_body=False)
         parse = runs_from_records
     try:
         runs = parse(payload)

@@ -438,3 +438,27 @@ def test_an_estimate_row_says_when_memory_forced_full_recomputation() -> None:
     given = text.replace("virtual_pipeline,stack", "virtual_pipeline,stack,activation_checkpointing")
     given = given.replace(",12,nemo\n", ",12,nemo,true\n")
     assert "prediction_note" not in _estimate(given)
+
+
+def test_an_upload_derives_each_distinct_geometry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outsider's probe: 20,000 rows of 50 sizes took 17 s to be refused at the layout budget, deriving the
+    catalog geometry 10 times per row while reading them and again to size the search (estimator.catalog's
+    derivation, uncached). Counted, not timed: a row repeats a size, the derivation is not repeated."""
+    from estimator import catalog
+    from estimator.prediction import run_search_size
+
+    derivations = 0
+    nearest = catalog._nearest_dense_shape
+
+    def counted(params_b: float) -> catalog.ModelGeometry | None:
+        nonlocal derivations
+        derivations += 1
+        return nearest(params_b)
+
+    monkeypatch.setattr(catalog, "_nearest_dense_shape", counted)
+    header = "gpu,num_gpus,params_b,seq_len,global_batch,strategy,tp,pp,micro_batch,note"
+    sizes = (7.125, 13.375)
+    rows = [f"h100-sxm,{8 * (1 + i % 4)},{sizes[i % 2]},4096,512,,,,,x" for i in range(200)]
+    runs = read_runs_csv(_csv(*rows, header=header))
+    assert run_search_size(runs) > 0
+    assert derivations <= len(sizes), f"{derivations} derivations for {len(sizes)} sizes"

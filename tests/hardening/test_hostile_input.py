@@ -164,6 +164,12 @@ def _with_cell(text: str, row: int, column: str, value: str) -> str:
     return out.getvalue().replace("\x1f", value)
 
 
+def _with_note_column(text: str) -> str:
+    """``text`` with an extra column ``note`` (echoed back as given), each data row's cell "x"."""
+    header, *rows = text.splitlines()
+    return "\n".join([f"{header},note", *(f"{row},x" for row in rows)]) + "\n"
+
+
 CSV_URLS = ["/api/v1/calibrations?name=hostile", "/api/v1/estimate"]
 
 
@@ -187,6 +193,18 @@ MALFORMED = {
         "longer than 131,072 characters",
     ),
     "NUL in a cell": (lambda text: _with_cell(text, 1, "source", "a\x00b"), "#/csv/1/source", "NUL"),
+    # Echoed back in residuals, the calibration page and the estimate's rows: refused as in a name (an outsider's
+    # probe: a right-to-left override in a source cell was stored and served reordering what follows it).
+    "bidi override in a source cell": (
+        lambda text: _with_cell(text, 2, "source", "paper \u202e3 elbat"),
+        "#/csv/2/source",
+        "U+202E",
+    ),
+    "bidi isolate in an extra column": (
+        lambda text: _with_cell(_with_note_column(text), 3, "note", "a\u2067b"),
+        "#/csv/3/note",
+        "U+2067",
+    ),
     "text after a closing quote": (lambda text: _with_cell(text, 2, "gpu", '"a100"x'), "#/csv/2", "malformed CSV"),
 }
 
@@ -234,6 +252,20 @@ def test_json_runs_with_a_cell_past_the_csv_limit_are_refused_naming_it(api, url
     assert not Calibration.objects.filter(is_default=False).exists()
     rows[1][where] = "y" * 131_072
     assert api.post(url, {"runs": rows, **named}, format="json").status_code in (200, 201, 202)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", CSV_URLS)
+@pytest.mark.parametrize("where", ["source", "note"])
+def test_json_runs_with_a_bidi_control_in_a_cell_are_refused_naming_it(api, url: str, where: str) -> None:  # type: ignore[no-untyped-def]
+    """The rows of a JSON body are echoed as a CSV body's are: a bidirectional control is refused at its field."""
+    rows = list(csv.DictReader(io.StringIO(runs_csv(6))))
+    named = {"name": "hostile"} if "calibrations" in url else {}
+    rows[1][where] = "run \u202elatot"
+    answer = _problem(api.post(url, {"runs": rows, **named}, format="json"))
+    assert answer["errors"][0]["pointer"] == f"#/runs/1/{where}"
+    assert "U+202E" in answer["errors"][0]["detail"] and "bidirectional" in answer["errors"][0]["detail"]
+    assert not Calibration.objects.filter(is_default=False).exists()
 
 
 @pytest.mark.django_db
