@@ -229,7 +229,10 @@ class FleetPlan(Closed):
 
     model_config = ConfigDict(title="FleetPlan")
 
-    fleet_plan_version: Literal[1]
+    fleet_plan_version: Literal[1, 2] = Field(
+        description="2: reserved terms are chosen per line (the cheapest instance that holds it) and weighed against "
+        "the price its uncommitted hours are billed at; 1: at the node's term against the node's on-demand price"
+    )
     generated_at: IsoDateTime
     fleet: FleetPlanInput = Field(description="the Fleet Plan input, normalized (defaults filled in)")
     gpu: str

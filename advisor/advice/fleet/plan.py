@@ -5,9 +5,11 @@ Tiers (money in USD per year, as in the Advice):
 - ``owned``: whole nodes; the yearly fixed cost of ownership (the advice's ``buy.fixed_usd_per_year``)
   whether busy or not, plus the energy of each busy GPU-hour.
 - ``reserved_1y`` / ``reserved_3y``: commitments paid every hour of the year whether used or not.
-  Only the cheaper of the two per GPU-hour is ever worth committing (both are paid all year); its
-  level is chosen, in whole nodes, on what is left to rent after the owned GPUs, hour by hour
-  (the cost-minimising level: commit to the GPUs rented in more than price-ratio of the hours).
+  Only the cheaper of the two per GPU-hour is ever worth committing (both are paid all year). Each line
+  commits at its own instances' term where cheaper than the node's (``TierPrices.commitment``), else at
+  the node's; the level of each term is chosen, in whole instances, on what its lines leave to rent after
+  the owned GPUs, hour by hour, against the price those hours are billed at by the hour (the
+  cost-minimising level, none among them: a term never costs more than renting by the hour).
 - ``on_demand``: billed per used GPU-hour.
 - ``spot``: interruptible runs only, when cheaper than on demand after the Young/Daly loss the
   advice models (``advisor.economics.spot_lost_fraction``: a run of n nodes takes ``1/(1-lost)``
@@ -100,11 +102,11 @@ class TierPrices:
     # Whether a multi-node owned cluster carries the scale-out fabric (cash_flow.carries_fabric: the work crosses
     # nodes), as the owned_* costs were priced.
     owned_fabric: bool = True
-    # Per rent unit (GPUs one instance must hold together: ``rent_units``), per floating market (on_demand, spot):
-    # the cheapest offer able to hold them, per used GPU-hour, levelized as the node's price is. A unit without an
-    # entry, or whose offer costs more per GPU-hour than the node's, rents at the node's price (runs smaller than a
-    # node share rented nodes, the pooled convention); the probe "pages" F7: a one-GPU replica's hours were priced
-    # at the 8-GPU node's $2.95 where its advice rents a one-GPU instance at $1.85.
+    # Per rent unit (GPUs one instance must hold together: ``rent_units``), per market: the cheapest offer able to
+    # hold them, per used GPU-hour, levelized as the node's price is (floating markets; terms as quoted). A unit
+    # without an entry, or whose offer costs more per GPU-hour than the node's, rents at the node's price (runs
+    # smaller than a node share rented nodes, the pooled convention); the probe "pages" F7: a one-GPU replica's
+    # hours were priced at the 8-GPU node's $2.95 where its advice rents a one-GPU instance at $1.85.
     line_usd_per_gpu_hour: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
 
     def line_price(self, market: str, unit: int) -> float | None:
@@ -115,6 +117,19 @@ class TierPrices:
             return None
         own = self.line_usd_per_gpu_hour.get(unit, {}).get(market)
         return node if own is None else min(node, own)
+
+    def commitment(self, unit: int) -> tuple[str, float, int] | None:
+        """What a line of ``unit`` commits to (tier, price per GPU-hour, GPUs one commitment holds): the cheapest
+        term of its own reserved offers where cheaper than the node's (its instances, ``unit`` GPUs each), else the
+        node's cheapest term (whole nodes, shared as rented nodes are); None where no term is priced. The probe
+        "finance" F1: a 4-GPU line was committed at the 8-GPU node's term although a 4-GPU instance's is cheaper."""
+        own = self.line_usd_per_gpu_hour.get(unit, {})
+        terms = [(t, float(own[t])) for t in RESERVED if t in own]
+        node = self.cheapest_reserved()
+        best = min(terms, key=lambda term: term[1], default=None)
+        if best is not None and unit != self.gpus_per_node and (node is None or best[1] < node[1]):
+            return best[0], best[1], unit
+        return None if node is None else (node[0], node[1], self.gpus_per_node)
 
     def run_prices(self, market: str, runs: Runs) -> NDArray[np.float64] | None:
         """``line_price`` of each run (None: the market has no price)."""
@@ -422,15 +437,17 @@ def _load_duration_level(
 
 
 def _commit_level(
-    pool: NDArray[np.float64], used: NDArray[np.float64], *, gpn: int, reserved: float, floating: float | None
+    pool: NDArray[np.float64], used: NDArray[np.float64], *, step: int, reserved: float, floating: float | None
 ) -> float:
-    """Whole-node commitment minimising commitment + on-demand cost of ``pool`` (GPUs rented per hour)."""
+    """Commitment in whole instances of ``step`` GPUs minimising commitment + the cost of ``pool`` (GPUs rented per
+    hour) left uncommitted at ``floating``, the price those hours are billed at (no commitment is always among the
+    levels, so a term never costs more than renting by the hour)."""
     top = float(pool.max(initial=0.0))
     if top <= 0:
         return 0.0
     if floating is None:  # nothing to rent by the hour: commit to the peak
-        return math.ceil(top / gpn - 1e-9) * gpn
-    levels = np.arange(0, math.ceil(top / gpn - 1e-9) + 1) * gpn
+        return math.ceil(top / step - 1e-9) * step
+    levels = np.arange(0, math.ceil(top / step - 1e-9) + 1) * step
     cost = levels * HOURS * reserved + floating * gpu_hours_above(pool, levels.astype(float), weights=used)
     return float(levels[int(np.argmin(cost))])
 
@@ -457,6 +474,64 @@ def spot_choice(*, runs: Runs, prices: TierPrices) -> tuple[NDArray[np.bool_], N
     return to_spot, spot_hours
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """Runs rented by the hour together (S sizes): the GPUs held each hour, the share of them used, their exact
+    GPU-hours and what those cost at each run's line price (measured usage at the node's)."""
+
+    held: NDArray[np.float64]  # (S, 8760)
+    share: NDArray[np.float64]  # (S, 8760)
+    gpu_hours: NDArray[np.float64]  # (S,)
+    usd: NDArray[np.float64]  # (S,) at on demand (0 where it has no price)
+
+    def billed(self, node: float) -> NDArray[np.float64]:
+        """What a GPU-hour of the pool is billed at by the hour: its mean line price (the node's where empty)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.gpu_hours > 0, self.usd / self.gpu_hours, node)
+
+
+def _pool(
+    *,
+    runs: Runs,
+    rented: NDArray[np.bool_],
+    run_on_demand: NDArray[np.float64] | None,
+    usage: NDArray[np.float64] | None,
+    node_on_demand: float,
+) -> _Pool:
+    """The pool of the ``rented`` runs (S, R), with rented measured ``usage`` (S, 8760) at the node's price."""
+    # A commitment holds GPUs at once (the whole-hour pool); what it covers is the share of each hour they are used
+    # (a second outsider's probe: sized on hourly means, 8 committed GPUs "covered" a 16-GPU half-hour job).
+    held = rented_series(runs=runs, rented=rented)
+    used = rented_series(runs=runs, rented=rented, used=True)
+    gpu_hours = rented.astype(float) @ (runs.hours * runs.gpus)
+    usd = rented.astype(float) @ (runs.hours * runs.gpus * (0.0 if run_on_demand is None else run_on_demand))
+    if usage is not None:
+        held += usage
+        used += usage
+        gpu_hours += usage.sum(axis=1)
+        usd += usage.sum(axis=1) * node_on_demand
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(held > 0, used / held, 0.0)
+    return _Pool(held=held, share=share, gpu_hours=gpu_hours, usd=usd)
+
+
+def _commit_levels(
+    pool: _Pool, *, step: int, term: tuple[str, float, int] | None, on_demand: float | None
+) -> NDArray[np.float64]:
+    """GPUs committed at each size (``_commit_level``), weighed against what the pool's hours left are billed at:
+    its mean line price (the probe "finance" F1: weighed against the 8-GPU node's $2.036 while they were billed at
+    the 4-GPU line's $1.418, 8 GPUs reserved made renting everything $95,562 against $83,719 on demand alone)."""
+    if term is None:
+        return np.zeros(pool.gpu_hours.size)
+    billed = pool.billed(on_demand or 0.0)
+    return np.array(
+        [
+            _commit_level(p, u, step=step, reserved=term[1], floating=None if on_demand is None else float(b))
+            for p, u, b in zip(pool.held, pool.share, billed, strict=True)
+        ]
+    )
+
+
 def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> Options:
     gpn = prices.gpus_per_node
     sizes = placement.owned_gpus
@@ -469,19 +544,6 @@ def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> O
     rented = ~placement.on_owned
     spot_runs = rented & to_spot[None, :]
     pool_runs = rented & ~to_spot[None, :]
-    # A commitment holds GPUs at once (the whole-hour pool); what it covers is the share of each hour they are used
-    # (a second outsider's probe: sized on hourly means, 8 committed GPUs "covered" a 16-GPU half-hour job).
-    pool = rented_series(runs=runs, rented=pool_runs)
-    pool_used = rented_series(runs=runs, rented=pool_runs, used=True)
-    pool_exact = pool_runs.astype(float) @ (runs.hours * runs.gpus)
-    pool_usd = pool_runs.astype(float) @ (runs.hours * runs.gpus * (0.0 if run_on_demand is None else run_on_demand))
-    if placement.usage_rented is not None:
-        pool += placement.usage_rented
-        pool_used += placement.usage_rented
-        pool_exact += placement.usage_rented.sum(axis=1)
-        pool_usd += placement.usage_rented.sum(axis=1) * (on_demand or 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(pool > 0, pool_used / pool, 0.0)
     spot_slots = np.ceil(np.where(np.isfinite(spot_hours), spot_hours, 0.0) - 1e-9).astype(np.int64).clip(1, HOURS)
     spot_series = rented_series(runs=runs, rented=spot_runs, slots=spot_slots)
     spot_gpu_hours = spot_runs.astype(float) @ np.where(to_spot, spot_hours * runs.gpus, 0.0)
@@ -497,28 +559,37 @@ def _price_options(*, runs: Runs, placement: Placement, prices: TierPrices) -> O
     )
     tier_gpus["owned"] = sizes.astype(float)
     tier_hours["owned"] = placement.owned_gpu_hours
-    commit = prices.cheapest_reserved()
-    if commit is not None:
-        tier, rate = commit
-        levels = np.array(
-            [_commit_level(p, u, gpn=gpn, reserved=rate, floating=on_demand) for p, u in zip(pool, share, strict=True)]
+    # Each run commits at its line's term (TierPrices.commitment), in whole instances of what that term holds: the
+    # rented runs of one term are a pool committed on its own, measured usage with the node's.
+    units = rent_units(gpus=runs.gpus, unit_gpus=runs.unit_gpus, gpus_per_node=gpn).tolist()
+    step_of = {u: (prices.commitment(u) or ("", 0.0, gpn))[2] for u in set(units)}
+    steps = np.array([step_of[u] for u in units], dtype=np.int64)
+    on_demand_gpus = np.zeros((n_sizes, HOURS))
+    pool_exact = np.zeros(n_sizes)
+    for step in sorted({gpn, *step_of.values()}):
+        pool = _pool(
+            runs=runs,
+            rented=pool_runs & (steps == step)[None, :],
+            run_on_demand=run_on_demand,
+            usage=placement.usage_rented if step == gpn else None,
+            node_on_demand=on_demand or 0.0,
         )
-        tier_usd[tier] = levels * HOURS * rate
-        tier_gpus[tier] = levels
-        tier_hours[tier] = (np.minimum(pool, levels[:, None]) * share).sum(axis=1)
-    else:
-        levels = np.zeros(n_sizes)
-    covered = tier_hours[commit[0]] if commit else np.zeros(n_sizes)
-    left = np.maximum(pool_exact - covered, 0.0)
-    if on_demand is not None:
+        term = prices.commitment(step)
+        levels = _commit_levels(pool, step=step, term=term, on_demand=on_demand)
+        covered = (np.minimum(pool.held, levels[:, None]) * pool.share).sum(axis=1)
+        if term is not None:
+            tier_usd[term[0]] += levels * HOURS * term[1]
+            tier_gpus[term[0]] += levels
+            tier_hours[term[0]] += covered
+        left = np.maximum(pool.gpu_hours - covered, 0.0)
         # A commitment covers a share of every rented hour: what is left is paid at the pool's mean line price.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean_price = np.where(pool_exact > 0, pool_usd / pool_exact, on_demand)
-        tier_usd["on_demand"] = left * mean_price
-    else:
-        tier_usd["on_demand"] = np.where(left > 1e-9, math.inf, 0.0)
-    tier_gpus["on_demand"] = np.maximum(pool - levels[:, None], 0.0).max(axis=1, initial=0.0)
-    tier_hours["on_demand"] = left
+        tier_usd["on_demand"] += (
+            left * pool.billed(on_demand) if on_demand is not None else np.where(left > 1e-9, math.inf, 0.0)
+        )
+        tier_hours["on_demand"] += left
+        pool_exact += pool.gpu_hours
+        on_demand_gpus += np.maximum(pool.held - levels[:, None], 0.0)
+    tier_gpus["on_demand"] = on_demand_gpus.max(axis=1, initial=0.0)
     tier_usd["spot"] = spot_usd
     tier_gpus["spot"] = spot_series.max(axis=1, initial=0.0)
     tier_hours["spot"] = spot_gpu_hours

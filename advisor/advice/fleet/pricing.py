@@ -16,6 +16,7 @@ the replicas above them the hours of each day its traffic needs them (``_inferen
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -67,11 +68,17 @@ class PricedBase:
 
     def offers_of(self, unit: int) -> dict[str, Any]:
         """Per market, the offer a rented line of ``unit`` GPUs is priced at (``TierPrices.line_price``): its own
-        where cheaper than the node's, else the tier's."""
+        where cheaper than the node's, else the tier's; the terms its own where it commits at its own instances
+        (``TierPrices.commitment``), else the node's."""
         out = dict(self.offers)
+        term = self.prices.commitment(unit)
+        own_terms = term is not None and term[2] == unit != self.prices.gpus_per_node
         for market, offer in self.line_offers.get(unit, {}).items():
             node = self.offers.get(market)
-            if node is not None and offer["usd_per_used_gpu_hour"] < node["usd_per_used_gpu_hour"]:
+            if market in RESERVED:
+                if own_terms:
+                    out[market] = offer
+            elif node is not None and offer["usd_per_used_gpu_hour"] < node["usd_per_used_gpu_hour"]:
                 out[market] = offer
         return out
 
@@ -124,11 +131,9 @@ def tier_prices(
     by_size = offers_for_sizes(base, gpus=sizes, at_once=peak_gpus)
     markets = by_size[sizes.index(gpn)]
     level = float(rent_level(s=base))
-    line = {
-        u: {m: o for m, o in offers.items() if m in FLOATING}
-        for u, offers in zip(sizes, by_size, strict=True)
-        if u != gpn
-    }
+    # Every market per line, terms too (TierPrices.commitment): a 4-GPU line reserves a 4-GPU instance as its
+    # advice does (the probe "finance" F1: it was committed at the 8-GPU node's term).
+    line = {u: dict(offers) for u, offers in zip(sizes, by_size, strict=True) if u != gpn}
     cheapest = {m: float(o.usd_per_used_gpu_hour[0]) for m, o in markets.items()}
     spot = base.rent.spot
     prices = TierPrices(
@@ -146,7 +151,8 @@ def tier_prices(
         owned_unit_gpus=unit,
         owned_fabric=spans_nodes,
         line_usd_per_gpu_hour={
-            u: {m: float(o.usd_per_used_gpu_hour[0]) * level for m, o in offers.items()} for u, offers in line.items()
+            u: {m: float(o.usd_per_used_gpu_hour[0]) * (level if m in FLOATING else 1.0) for m, o in offers.items()}
+            for u, offers in line.items()
         },
     )
     used = [o.cheapest for o in markets.values()]
@@ -155,7 +161,7 @@ def tier_prices(
         o.cheapest
         for offers in line.values()
         for m, o in offers.items()
-        if m in markets and o.usd_per_used_gpu_hour[0] < cheapest[m]
+        if o.usd_per_used_gpu_hour[0] < cheapest.get(m, math.inf if m in RESERVED else -math.inf)
     ]
     freshness = json_safe(selectors.price_freshness(gpu=base.gpu))
     # Only when no offer can supply a node is it worth asking whether there are offers at all.

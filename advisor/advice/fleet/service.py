@@ -36,7 +36,8 @@ from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
 from estimator.specs import get_gpu
 
-FLEET_PLAN_VERSION: Final[int] = 1
+# 2: reserved terms per line (TierPrices.commitment), weighed against the price the hours left are billed at.
+FLEET_PLAN_VERSION: Final[int] = 2
 HELIOS_ATTRIBUTION: Final[str] = (
     "GPU demand profile derived from the Helios trace (SenseTime; Earth cluster, May 2020), published with Hu et "
     'al., "Characterization and Prediction of Deep Learning Workloads in Large-Scale GPU Datacenters", SC \'21, '
@@ -300,8 +301,10 @@ def _name_line_offers(doc: dict[str, Any], priced: PricedBase, units: list[int])
                 cheaper.setdefault(words, []).append(line["name"])
     for words, names in cheaper.items():
         named = ", ".join(dict.fromkeys(names))
+        # A term is billed every hour of the year for the instances committed, not per rented hour.
+        what = "Commitments for" if words.startswith("reserved") else "Rented hours of"
         doc["recommendation"]["reasons"].append(
-            f"Rented hours of {named} are priced per GPU-hour at {words}: the cheapest offer that holds each of its "
+            f"{what} {named} are priced per GPU-hour at {words}: the cheapest offer that holds each of its "
             "instances' GPUs (a replica, or a run up to a node), cheaper than the node's offer the tier is priced at."
         )
 
