@@ -879,8 +879,14 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     if calibration.get("held_out") == "leave-one-stack-out":
         check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
     else:
-        # A user's calibration answers a job naming no stack with its own runs (Calibration.held_out_accuracy).
-        check = f"{stack} has runs in it" if stack else "the stack not given is taken to be its runs'"
+        # A user's calibration predicts a job naming no stack with the stacks' prior mean for its stack effect, not
+        # as its runs' stack (Calibration.covers; estimator.prediction's note), and judges it by its own held-out
+        # runs (Calibration.held_out_accuracy).
+        check = (
+            f"{stack} has runs in it"
+            if stack
+            else "no stack given: predicted with the stacks' prior mean, not as its runs' stack, and judged by its runs"
+        )
     band = advice.get("uncertainty") or {}
     low, high = band.get("throughput_p10_multiplier"), band.get("throughput_p90_multiplier")
     spread = f", P10-P90 x{low:.2f}-x{high:.2f}" if low is not None and high is not None else ""
