@@ -18,6 +18,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from advisor import formatting as fmt
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import (
@@ -304,7 +305,7 @@ def _name_line_offers(doc: dict[str, Any], priced: PricedBase, units: list[int])
             if offer is not priced.offers.get(market):
                 words = (
                     f"{market.replace('_', ' ')} {offer['provider']} {offer['instance'] or ''} "
-                    f"({offer['gpu_count']:g} GPUs) at ${offer['usd_per_used_gpu_hour']:,.2f}"
+                    f"({fmt.count(offer['gpu_count'], 'GPU')}) at ${offer['usd_per_used_gpu_hour']:,.2f}"
                 )
                 cheaper.setdefault(words, []).append(line["name"])
     for words, names in cheaper.items():
