@@ -82,7 +82,7 @@ class GpuSpec:
         two differ because datasheets count binary units (an H100's 80 GB shows as 85.5 GB). Every sentence that
         sets a job's need against a GPU's memory says this, so "83 GB of 80 GB" is never printed for a job that
         fits."""
-        return f"{self.memory_bytes / 1e9:.1f} GB per GPU (the driver's figure for the {self.memory_gb:g} GB part)"
+        return capacity_words(capacity_gb=self.memory_bytes / 1e9, datasheet_gb=self.memory_gb)
 
     def supported_precisions(self) -> tuple[str, ...]:
         return tuple(p for p in PRECISIONS if p in self.peak_tflops)
@@ -93,6 +93,12 @@ class GpuSpec:
             return self.peak_tflops[precision] * 1e12
         except KeyError:
             raise UnsupportedPrecisionError(self.id, precision, self.supported_precisions()) from None
+
+
+def capacity_words(*, capacity_gb: float, datasheet_gb: float) -> str:
+    """ "85.5 GB per GPU (the driver's figure for the 80 GB part)": the one wording of a GPU's capacity
+    (``GpuSpec.capacity_text``; the pages word an issued Advice's gpu block with it)."""
+    return f"{capacity_gb:.1f} GB per GPU (the driver's figure for the {datasheet_gb:g} GB part)"
 
 
 def _read_rows() -> list[dict[str, str]]:

@@ -264,7 +264,13 @@ def assumptions_used(s: Scenario, *, catalog: Mapping[str, Any] | None = None) -
 
 GPU_UNITS: Final[Mapping[str, str]] = {
     "peak_tflops": "TFLOP/s, dense (non-sparse) peak at the precision",
-    "memory_gb": "GB (1e9 bytes), datasheet capacity",
+    "memory_gb": (
+        "GB as the datasheet names the part, a binary figure (the H100's 80 is 80 GiB; estimator/data/gpus.csv): not "
+        "the capacity a job is checked against (memory_capacity_gb)"
+    ),
+    "memory_capacity_gb": (
+        "GB (1e9 bytes), the device memory the driver reports: what each size's memory_per_gpu_gb is checked against"
+    ),
     "memory_bw_gbps": "GB/s, HBM bandwidth",
     "nvlink_gbps": "GB/s per GPU, scale-up link (NVLink/xGMI, else PCIe x16), bidirectional aggregate",
     "gpus_per_node": "GPUs in the typical server",
@@ -293,6 +299,7 @@ def gpu_document(gpu: str, precision: str, *, serving: bool = False) -> dict[str
         "id": spec.id,
         "name": spec.name,
         "memory_gb": spec.memory_gb,
+        "memory_capacity_gb": spec.memory_bytes / 1e9,
         "peak_tflops": peak,
         "precision": precision,
         "memory_bw_gbps": spec.memory_bw_gbps,

@@ -56,7 +56,15 @@ class GpuSummary(Closed):
 
     id: str
     name: str
-    memory_gb: NonNegative = Field(description="Device memory, GB (1e9 bytes), datasheet capacity.")
+    memory_gb: NonNegative = Field(
+        description="Device memory as the datasheet names the part, a binary figure (the H100's 80 is 80 GiB); not "
+        "the capacity a job is checked against (memory_capacity_gb)."
+    )
+    memory_capacity_gb: NonNegative | None = Field(
+        default=None,
+        description="Device memory the driver reports, GB (1e9 bytes): what each size's memory_per_gpu_gb is checked "
+        "against. Absent from documents issued before it was added.",
+    )
     peak_tflops: NonNegative | None = Field(description="Dense peak TFLOP/s at the scenario's precision.")
     precision: str | None = None
     memory_bw_gbps: NonNegative | None = Field(default=None, description="HBM bandwidth, GB/s.")

@@ -714,6 +714,16 @@ def moe_training_warning(model: Model) -> str:
     )
 
 
+def calibration_coverage(*, calibration: Calibration, scenario: Scenario, gpus: Sequence[int]) -> list[str]:
+    """Where a training ``scenario`` at ``gpus`` leaves the runs ``calibration`` (the one that predicts it) was fitted
+    on: model size, sequence, GPU count, GPU type (``estimator.calibrate.coverage_warnings``). One rule for the
+    advice and the fleet plan's jobs."""
+    model = scenario.workload.model
+    return coverage_warnings(
+        calibration, params_b=model.params_b, num_gpus=list(gpus), seq_len=model.seq_len, gpu=scenario.gpu
+    )
+
+
 def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calibration, warnings: list[str]) -> None:
     """What the estimator says of its own prediction (borrowed GPU family, unknown stack, MFU cap, idle GPUs, a
     user's calibration that left it to its base), where the scenario leaves the range the runs of ``calibration``
@@ -725,15 +735,7 @@ def _prediction_warnings(s: Scenario, sizes: SizePredictions, calibration: Calib
         warnings.append(stale)
     warnings.extend(fit_warnings(name=calibration.name, report=calibration.report))
     w = s.workload
-    warnings.extend(
-        coverage_warnings(
-            calibration,
-            params_b=w.model.params_b,
-            num_gpus=[int(n) for n in sizes.gpus],
-            seq_len=w.model.seq_len,
-            gpu=s.gpu,
-        )
-    )
+    warnings.extend(calibration_coverage(calibration=calibration, scenario=s, gpus=[int(n) for n in sizes.gpus]))
     if w.model.experts:
         warnings.append(moe_training_warning(w.model))
     spec = get_gpu(s.gpu)

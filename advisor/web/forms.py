@@ -194,6 +194,8 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     ("utilization", "Utilization", ["utilization_pct"], []),
 ]
 
+# No preset sets a utilization: left empty, it is implied per size by the runs a year, so a preset never prices
+# owning as if other work filled the year (70% for one 70B run a year made the amount to approve 11x the run's rent).
 PRESETS: dict[str, dict[str, Any]] = {
     "7b-pretrain": {
         "label": "7B pretraining, 1T tokens",
@@ -225,7 +227,6 @@ PRESETS: dict[str, dict[str, Any]] = {
             },
             "gpu": "h100-sxm",
             "cluster_sizes": [64, 128, 256, 512, 1024],
-            "utilization": 0.7,
         },
     },
     "8b-finetune": {
@@ -242,7 +243,6 @@ PRESETS: dict[str, dict[str, Any]] = {
             },
             "gpu": "h100-sxm",
             "cluster_sizes": [1, 2, 4, 8, 16],
-            "utilization": 0.4,
         },
     },
     "8b-serving": {

@@ -31,6 +31,7 @@ from advisor.charts import format_hours, format_percent
 from advisor.scenario import TRAINING_ONLY_DEFAULTS
 from advisor.scenario_model import KINDS, rule
 from advisor.web.serving_calibration import serving_calibration_url
+from estimator.specs import capacity_words
 
 MARKET_LABELS = charts.MARKET_LABELS
 STRATEGY_LABELS = {
@@ -203,6 +204,18 @@ def owned_fit_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
     return f"{text}; with the rest rented {per_run} a run, {per_year} a year"
 
 
+def memory_text(size: Mapping[str, Any], *, gpu: Mapping[str, Any]) -> str:
+    """ "85.5 of 85.5 GB per GPU (the driver's figure for the 80 GB part)": a size's need against the capacity it was
+    checked against, in one unit (a first-time user: "yes, 86 GB/GPU" beside an "80GB" GPU). An Advice issued before
+    its gpu block carried the capacity: the need alone, "85.5 GB/GPU"."""
+    need = size.get("memory_per_gpu_gb")
+    if need is None:
+        return "n/a"
+    if gpu.get("memory_capacity_gb") is None or gpu.get("memory_gb") is None:
+        return f"{need:.1f} GB/GPU"
+    return f"{need:.1f} of {capacity_words(capacity_gb=gpu['memory_capacity_gb'], datasheet_gb=gpu['memory_gb'])}"
+
+
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
     recommended = _get(advice, "recommendation", "gpus")
     rows = []
@@ -234,7 +247,7 @@ def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "mfu": percent(size.get("mfu")),
                 "scaling_efficiency": percent(size.get("scaling_efficiency")),
                 "fits_memory": bool(size.get("fits_memory")),
-                "memory": "n/a" if size.get("memory_per_gpu_gb") is None else f"{size['memory_per_gpu_gb']:.0f} GB/GPU",
+                "memory": memory_text(size, gpu=advice.get("gpu") or {}),
                 "break_even": size_break_even_text(size),
                 "break_even_band": break_even_band,
                 "break_even_hours": (
@@ -866,8 +879,14 @@ def calibration_line(*, advice: dict[str, Any], short: bool = False) -> str:
     if calibration.get("held_out") == "leave-one-stack-out":
         check = f"stack '{stack}' judged as unseen" if stack else "stack not given"
     else:
-        # A user's calibration answers a job naming no stack with its own runs (Calibration.held_out_accuracy).
-        check = f"{stack} has runs in it" if stack else "the stack not given is taken to be its runs'"
+        # A user's calibration predicts a job naming no stack with the stacks' prior mean for its stack effect, not
+        # as its runs' stack (Calibration.covers; estimator.prediction's note), and judges it by its own held-out
+        # runs (Calibration.held_out_accuracy).
+        check = (
+            f"{stack} has runs in it"
+            if stack
+            else "no stack given: predicted with the stacks' prior mean, not as its runs' stack, and judged by its runs"
+        )
     band = advice.get("uncertainty") or {}
     low, high = band.get("throughput_p10_multiplier"), band.get("throughput_p90_multiplier")
     spread = f", P10-P90 x{low:.2f}-x{high:.2f}" if low is not None and high is not None else ""

@@ -386,6 +386,22 @@ def test_the_advice_line_of_a_users_calibration_names_its_own_held_out_check() -
         assert "None" not in line
 
 
+def test_the_line_of_a_job_naming_no_stack_says_what_the_prediction_did() -> None:
+    """A first-time user: with a user calibration and no stack, the line said "the stack not given is taken to be its
+    runs'" while a warning on the same page said "Software stack unknown: predicted with the stacks' prior mean".
+    The warning is what the code does (Calibration.covers; estimator.prediction's note): both say it."""
+    from advisor.advice.documents import calibration_document
+    from advisor.web.presenters import calibration_line
+    from estimator.calibrate import fit
+
+    team = fit(read_runs_csv(MI300X_TEAM), name="p4d-knee", prior=load_default())
+    line = calibration_line(advice={"calibration": calibration_document(team, stack=None)})
+    assert "taken to be its runs'" not in line, line
+    assert "predicted with the stacks' prior mean" in line and "judged by its runs" in line, line
+    named = calibration_line(advice={"calibration": calibration_document(team, stack="torchtitan")})
+    assert "prior mean" not in named, named
+
+
 def test_an_impossible_step_time_is_refused_with_readable_numbers() -> None:
     """step_time_s 1e-300 printed a 300-digit tokens/s and 'inf%' of peak."""
     from advisor.calibrations import check_measured_runs

@@ -18,6 +18,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from advisor import formatting as fmt
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import (
@@ -31,6 +32,7 @@ from advisor.advice.fleet.plan import (
     rent_units,
 )
 from advisor.advice.fleet.pricing import PricedBase, fleet_spans_nodes, resolve_job, tier_prices
+from advisor.advice.training import calibration_coverage
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
@@ -112,11 +114,19 @@ def _calibration_warnings(fleet: FleetInput, calibration: Calibration | None) ->
     if calibration is None:
         return []
     out: list[str] = []
-    for stack, (used, note) in predicted_by(fleet=fleet, calibration=calibration).items():
+    by_stack = predicted_by(fleet=fleet, calibration=calibration)
+    for stack, (used, note) in by_stack.items():
         out.extend(fit_warnings(name=used.name, report=used.report))
         if note:
             which = "the jobs naming no stack" if stack is None else f"the jobs of stack {stack!r}"
             out.append(f"For {which} on {fleet.base.gpu}: {note}.")
+    for job in fleet.jobs:
+        # Per job, as the planner says it of the same scenario: whose run hours are extrapolated (a first-time user:
+        # 8B runs at 8-128 GPUs set a 70B job's hours on 512 GPUs and the plan never said so).
+        if job.scenario is not None and job.scenario.workload.kind == "training" and job.gpus is not None:
+            used = by_stack[job.scenario.workload.stack][0]
+            notes = calibration_coverage(calibration=used, scenario=job.scenario, gpus=[job.gpus])
+            out.extend(f"'{job.name}': {w}" for w in notes)
     return out
 
 
@@ -296,7 +306,7 @@ def _name_line_offers(doc: dict[str, Any], priced: PricedBase, units: list[int])
             if offer is not priced.offers.get(market):
                 words = (
                     f"{market.replace('_', ' ')} {offer['provider']} {offer['instance'] or ''} "
-                    f"({offer['gpu_count']:g} GPUs) at ${offer['usd_per_used_gpu_hour']:,.2f}"
+                    f"({fmt.count(offer['gpu_count'], 'GPU')}) at ${offer['usd_per_used_gpu_hour']:,.2f}"
                 )
                 cheaper.setdefault(words, []).append(line["name"])
     for words, names in cheaper.items():
