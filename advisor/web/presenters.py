@@ -464,6 +464,8 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
         "gpus_text": None,
         "reasons": recommendation.get("reasons") or [],
         "figures": figures,
+        # As many figures as alternatives: the PDF lists them one under another (a row left each a few mm wide).
+        "figures_layout": "list",
     }
 
 
