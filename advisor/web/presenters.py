@@ -810,6 +810,20 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
+def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
+    """Where no deployment meets the targets, what prices the alternatives that would (an outsider's probe: the cover
+    said "no rental offer quoted" above alternatives at $50k-$303k a month); None where none of them is priced."""
+    priced = [r for r in (advice.get("recommendation") or {}).get("relax") or [] if r.get("action")]
+    if not priced:
+        return None
+    label = str((advice.get("price_freshness") or {}).get("label") or "no price state recorded")
+    verb = "uses" if len(priced) == 1 else "use"
+    return (
+        f"Prices: no deployment meeting the targets is quoted; the {fmt.count(len(priced), 'priced alternative')} "
+        f"below {verb} the catalog's current prices (this GPU's: {label[:1].lower()}{label[1:]})"
+    )
+
+
 def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
     date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
@@ -825,7 +839,7 @@ def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     }
     undated = sum(1 for o in used.values() if not o.get("observed_at"))
     if not used:
-        return "Prices: n/a (no rental offer quoted)"
+        return _unmet_prices_text(advice) or "Prices: n/a (no rental offer quoted)"
     if undated == len(used):
         compiled = info.get("snapshot_compiled_on")
         return (f"Prices: snapshot compiled {compiled}; " if compiled else "Prices: ") + (
