@@ -595,10 +595,12 @@ def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any, tp: Any = No
 def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     """The GPUs a decision names, as the headline says them: "12 NVIDIA H100 SXM5 80GB GPUs", or, buying a serving
     deployment in whole servers, what is bought and what the deployment uses: "16 ... GPUs in 2 x 8-GPU servers (the
-    deployment uses 12)" (a finance probe: "Buy 12 GPUs" beside the $634,000 of 16). None without GPUs."""
+    deployment uses 12)" (a finance probe: "Buy 12 GPUs" beside the $634,000 of 16). None without GPUs, and None
+    where there is no decision (action none): its label is a sentence of its own that names the size, and the GPUs
+    after it ran on ("... takes 39,897 hours a run 16 NVIDIA H100 SXM5 80GB GPUs", a first-time user's probe)."""
     recommendation = advice.get("recommendation") or {}
     gpus = recommendation.get("gpus")
-    if not gpus:
+    if not gpus or recommendation.get("action") == "none":
         return None
     name = _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")
     owned, nodes = recommendation.get("gpus_owned"), recommendation.get("nodes")
