@@ -477,6 +477,8 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
         "gpus_text": None,
         "reasons": recommendation.get("reasons") or [],
         "figures": figures,
+        # As many figures as alternatives: the PDF lists them one under another (a row left each a few mm wide).
+        "figures_layout": "list",
     }
 
 
@@ -606,10 +608,12 @@ def _latency_band_figure(band: Mapping[str, Any] | None, gpus: Any, tp: Any = No
 def gpus_bought_text(*, advice: dict[str, Any]) -> str | None:
     """The GPUs a decision names, as the headline says them: "12 NVIDIA H100 SXM5 80GB GPUs", or, buying a serving
     deployment in whole servers, what is bought and what the deployment uses: "16 ... GPUs in 2 x 8-GPU servers (the
-    deployment uses 12)" (a finance probe: "Buy 12 GPUs" beside the $634,000 of 16). None without GPUs."""
+    deployment uses 12)" (a finance probe: "Buy 12 GPUs" beside the $634,000 of 16). None without GPUs, and None
+    where there is no decision (action none): its label is a sentence of its own that names the size, and the GPUs
+    after it ran on ("... takes 39,897 hours a run 16 NVIDIA H100 SXM5 80GB GPUs", a first-time user's probe)."""
     recommendation = advice.get("recommendation") or {}
     gpus = recommendation.get("gpus")
-    if not gpus:
+    if not gpus or recommendation.get("action") == "none":
         return None
     name = _get(advice, "gpu", "name") or _get(advice, "scenario", "gpu")
     owned, nodes = recommendation.get("gpus_owned"), recommendation.get("nodes")
@@ -821,6 +825,20 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
+def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
+    """Where no deployment meets the targets, what prices the alternatives that would (an outsider's probe: the cover
+    said "no rental offer quoted" above alternatives at $50k-$303k a month); None where none of them is priced."""
+    priced = [r for r in (advice.get("recommendation") or {}).get("relax") or [] if r.get("action")]
+    if not priced:
+        return None
+    label = str((advice.get("price_freshness") or {}).get("label") or "no price state recorded")
+    verb = "uses" if len(priced) == 1 else "use"
+    return (
+        f"Prices: no deployment meeting the targets is quoted; the {fmt.count(len(priced), 'priced alternative')} "
+        f"below {verb} the catalog's current prices (this GPU's: {label[:1].lower()}{label[1:]})"
+    )
+
+
 def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
     date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
@@ -836,7 +854,7 @@ def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     }
     undated = sum(1 for o in used.values() if not o.get("observed_at"))
     if not used:
-        return "Prices: n/a (no rental offer quoted)"
+        return _unmet_prices_text(advice) or "Prices: n/a (no rental offer quoted)"
     if undated == len(used):
         compiled = info.get("snapshot_compiled_on")
         return (f"Prices: snapshot compiled {compiled}; " if compiled else "Prices: ") + (

@@ -51,7 +51,9 @@ def test_priced_sizes_that_do_not_finish_the_runs_are_labelled_so(slow_advice: d
     assert label == expected
     html = render_proposal_html(advice=slow_advice, scenario_name="slow")
     assert NOT_PRICED_LABEL not in html
-    assert f"Decision: {escape(expected)}" in html
+    # One sentence, not the label and the GPUs run together: "... takes 39,897 hours a run 16 NVIDIA H100 ... GPUs".
+    assert f"Decision: {escape(expected)}</p>" in html
+    assert f'<span class="verdict">{escape(expected)}</span></h2>' in html
 
 
 def test_the_other_reasons_for_no_action_carry_their_codes(db: Any) -> None:

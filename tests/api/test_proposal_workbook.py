@@ -329,3 +329,21 @@ def test_inference_costs_by_market_carry_tp_and_the_plans_month() -> None:
     assert priced and [(r["tp"], r["usd_per_month"]) for r in plans] == [
         (s["tp"], pytest.approx(s["rent"]["usd_per_month"])) for s in priced
     ]
+
+
+def test_the_workbook_writes_no_float_noise() -> None:
+    """A first-time user: the Summary read "Amount to approve" 18523545.60000001 and a utilization of
+    0.7000000000000001; every number is written at 14 significant digits, which keeps every cent and share digit."""
+    from advisor.xlsx import CELL_SIGNIFICANT_DIGITS
+
+    assert float(f"{18523545.60000001:.{CELL_SIGNIFICANT_DIGITS}g}") == 18523545.6
+    assert float(f"{0.7000000000000001:.{CELL_SIGNIFICANT_DIGITS}g}") == 0.7
+    book = _book(json.loads(FIXTURE.read_text()))
+    noisy = [
+        (sheet.title, cell)
+        for sheet in book.worksheets
+        for row in sheet.iter_rows(values_only=True)
+        for cell in row
+        if isinstance(cell, float) and float(f"{cell:.14g}") != cell
+    ]
+    assert not noisy, noisy[:5]
