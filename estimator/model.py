@@ -427,7 +427,7 @@ def _step_time_and_terms(
         per_layer=strat >= ZERO3,
         gathered=ZERO3_GATHERED_SHARE,
     )
-    dp_off = dp <= 1.0
+    dp_off = dp * cp <= 1.0  # no other rank holds these weights: nothing to reduce
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
     per_micro_exposed = np.where(dp_off, 0.0, per_micro_exposed)
 
@@ -564,7 +564,7 @@ def _data_parallel_comm(
 ) -> tuple[FloatArray, FloatArray]:
     """(seconds per optimizer step, seconds per micro-batch) of data-parallel collectives before any overlap.
 
-    Hierarchical over the DP group (tp, cp innermost; then dp; then pp). ZeRO-3/FSDP gather each layer's weights
+    Hierarchical over the dp x cp group (tp innermost; then cp and dp; then pp). ZeRO-3/FSDP gather each layer's weights
     forward and backward and reduce-scatter its gradients: 3 collectives per layer per micro-batch, each paying the
     ring latency of the whole group, so latency grows with the group size (what makes ZeRO-3 at thousands of GPUs
     communication-bound, Narayanan 2021 Table 2)."""
@@ -572,13 +572,17 @@ def _data_parallel_comm(
     strat = c["strategy"]
     packed = (tp * cp * pp <= _f(c["gpn"])) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
     grad_bytes = np.where(c["fp32"].astype(bool), 4.0, 2.0) * _f(c["params"]) / (tp * pp)
-    # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
-    in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
-    nodes = np.maximum(dp / in_node, 1.0)
+    # The context-parallel ranks hold the same weights as the data-parallel ones, so gradients are reduced (and
+    # ZeRO/FSDP states sharded and gathered) over dp x cp ranks (Megatron-LM's data-parallel group with context
+    # parallelism; torchtitan's dp_shard_cp mesh): the group ``_state_group`` shards the states over.
+    group = dp * cp
+    # The group's ranks that share a node: the node's GPUs not taken by tensor parallelism (and a packed pipeline).
+    in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * np.where(packed, pp, 1.0))), 1.0, group)
+    nodes = np.maximum(group / in_node, 1.0)
     # HSDP: ZeRO-3 inside a shard group (its node part over NVLink, the rest over the fabric), then an all-reduce of
     # each GPU's shard across the group's replicas.
-    shard = _shard_degree(c, dp)
-    replicas = np.maximum(dp / shard, 1.0)
+    shard = _state_group(c, dp)
+    replicas = np.maximum(group / shard, 1.0)
     shard_in_node = np.minimum(shard, in_node)
     shard_nodes = np.maximum(shard / shard_in_node, 1.0)
     one = np.ones_like(dp)
