@@ -8,7 +8,8 @@ Units: bytes, seconds, FLOP, FLOP/s, bytes/s inside; GB (1e9 bytes) only at the 
 Model summary (sources in reference/estimator.md):
 
 * Memory per GPU: weights, gradients and Adam states (mixed precision 2 + 2 + 12 bytes/param, fp32 4 + 4 + 8),
-  divided by tp x pp and sharded over the data-parallel group per strategy (ZeRO paper, Rajbhandari et al. 2020);
+  divided by tp x pp and sharded over the data- x context-parallel group per strategy (ZeRO paper, Rajbhandari et al.
+  2020; torchtitan FSDP over dp_shard_cp, Megatron-LM's distributed optimizer over dp x cp);
   activations per layer 32·s·b·h/t bytes (Korthikanti et al. 2022's 34 for tensor + sequence parallel without dropout
   masks, FlashAttention so the 5·a·s/h score term is not stored; + 4 bytes per s·b per ffn unit beyond 4h;
   K and V only kv_heads/heads as wide under grouped-query attention),
@@ -178,7 +179,15 @@ def memory_per_gpu(c: Cases) -> FloatArray:
     """Bytes per GPU (the most loaded one: first pipeline stage) for every case."""
     n, tp, pp, cp = (_f(c[k]) for k in ("n", "tp", "pp", "cp"))
     dp = n / (tp * pp * cp)
-    return _state_bytes(c, _shard_degree(c, dp)) + _working_bytes(c)
+    return _state_bytes(c, _state_group(c, dp)) + _working_bytes(c)
+
+
+def _state_group(c: Cases, dp: FloatArray) -> FloatArray:
+    """Over how many GPUs ZeRO/FSDP shards the states: the shard degree's data-parallel ranks times the context-
+    parallel ranks, which hold the same weights (torchtitan shards FSDP over the flattened dp_shard_cp mesh; Megatron-LM
+    shards its distributed optimizer over dp x cp: theoretical_memory_usage.py, 6 + 12 / (dp cp) bytes per parameter).
+    An outsider: left at dp, torchtitan's Llama 3.1 8B FSDP1 CP8 run (84.5 GiB on 96 GB) was called 149.5 GiB."""
+    return _shard_degree(c, dp) * _f(c["cp"])
 
 
 def _state_bytes(c: Cases, shard: FloatArray) -> FloatArray:
@@ -290,7 +299,8 @@ def _shard_degree(c: Cases, dp: FloatArray) -> FloatArray:
         return np.where(hsdp, in_node, dp)
     room = _f(c["memory"]) - _working_bytes(c)  # bytes
     unsharded = _state_bytes(c, np.ones_like(dp))
-    nodes = np.where(room > 0, np.ceil(unsharded / np.maximum(room, 1.0) / in_node), np.inf)
+    # A node's shard ranks are its data-parallel ranks times the context-parallel ranks (``_state_group``).
+    nodes = np.where(room > 0, np.ceil(unsharded / np.maximum(room, 1.0) / (in_node * _f(c["cp"]))), np.inf)
     doubled = in_node * 2.0 ** np.ceil(np.log2(np.maximum(nodes, 1.0)))
     # A group that does not divide the data-parallel ranks cannot tile them: shard over all of them instead.
     group = np.where(np.isfinite(doubled) & (doubled < dp) & (np.mod(dp, doubled) == 0), doubled, dp)
@@ -417,11 +427,11 @@ def _step_time_and_terms(
         per_layer=strat >= ZERO3,
         gathered=ZERO3_GATHERED_SHARE,
     )
-    dp_off = dp <= 1.0
+    dp_off = dp * cp <= 1.0  # no other rank holds these weights: nothing to reduce
     per_step_exposed = np.where(dp_off, 0.0, per_step_exposed)
     per_micro_exposed = np.where(dp_off, 0.0, per_micro_exposed)
 
-    optimizer_shard = _f(c["params"]) / (tp * pp) / np.where(strat == DDP, 1.0, _shard_degree(c, dp))
+    optimizer_shard = _f(c["params"]) / (tp * pp) / np.where(strat == DDP, 1.0, _state_group(c, dp))
     t_optimizer = OPTIMIZER_BYTES_PER_PARAM * optimizer_shard / _f(c["hbm"])
     total = t_pipeline + per_step_exposed + per_micro_exposed + t_optimizer
     if not with_terms:
@@ -554,7 +564,7 @@ def _data_parallel_comm(
 ) -> tuple[FloatArray, FloatArray]:
     """(seconds per optimizer step, seconds per micro-batch) of data-parallel collectives before any overlap.
 
-    Hierarchical over the DP group (tp, cp innermost; then dp; then pp). ZeRO-3/FSDP gather each layer's weights
+    Hierarchical over the dp x cp group (tp innermost; then cp and dp; then pp). ZeRO-3/FSDP gather each layer's weights
     forward and backward and reduce-scatter its gradients: 3 collectives per layer per micro-batch, each paying the
     ring latency of the whole group, so latency grows with the group size (what makes ZeRO-3 at thousands of GPUs
     communication-bound, Narayanan 2021 Table 2)."""
@@ -562,13 +572,17 @@ def _data_parallel_comm(
     strat = c["strategy"]
     packed = (tp * cp * pp <= _f(c["gpn"])) if pipeline_in_node else np.zeros_like(tp, dtype=bool)
     grad_bytes = np.where(c["fp32"].astype(bool), 4.0, 2.0) * _f(c["params"]) / (tp * pp)
-    # Data-parallel ranks that share a node: the node's GPUs not taken by tensor/context (and a packed pipeline).
-    in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * cp * np.where(packed, pp, 1.0))), 1.0, dp)
-    nodes = np.maximum(dp / in_node, 1.0)
+    # The context-parallel ranks hold the same weights as the data-parallel ones, so gradients are reduced (and
+    # ZeRO/FSDP states sharded and gathered) over dp x cp ranks (Megatron-LM's data-parallel group with context
+    # parallelism; torchtitan's dp_shard_cp mesh): the group ``_state_group`` shards the states over.
+    group = dp * cp
+    # The group's ranks that share a node: the node's GPUs not taken by tensor parallelism (and a packed pipeline).
+    in_node = np.clip(np.floor(_f(c["gpn"]) / (tp * np.where(packed, pp, 1.0))), 1.0, group)
+    nodes = np.maximum(group / in_node, 1.0)
     # HSDP: ZeRO-3 inside a shard group (its node part over NVLink, the rest over the fabric), then an all-reduce of
     # each GPU's shard across the group's replicas.
-    shard = _shard_degree(c, dp)
-    replicas = np.maximum(dp / shard, 1.0)
+    shard = _state_group(c, dp)
+    replicas = np.maximum(group / shard, 1.0)
     shard_in_node = np.minimum(shard, in_node)
     shard_nodes = np.maximum(shard / shard_in_node, 1.0)
     one = np.ones_like(dp)

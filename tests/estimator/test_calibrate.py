@@ -441,9 +441,11 @@ def test_a_refinement_reports_its_prior_on_the_same_held_out_runs_and_warns_only
     nanotron_team: tuple[list, Calibration],
 ) -> None:
     """The team's calibration missed its own held-out runs by a median 15.6% where the default, never refitted on
-    them, missed by 8.0%: the report compares the two on the same runs, run by run. The default is better on 15 of
-    the 26 runs only (one-sided paired Wilcoxon p = 0.34; 14 and 0.43 before the refit on driver-visible memory,
-    15 and 0.18 before the earlier 2026-12-06 refit), which does not show it better: no advice to keep it (the
+    them, missed by 8.8% (13.3% against 8.8% since the refit that reduces gradients over the data- x context-parallel
+    ranks): the report compares the two on the same runs, run by run. The default is better on 10 of the 26 runs
+    only (one-sided paired Wilcoxon p = 0.81 since that refit; 12 and 0.65 after the one that shards states over
+    the context-parallel ranks, 15 and 0.34 before it, 14 and 0.43 before the refit on driver-visible memory, 15
+    and 0.18 before the earlier 2026-12-06 refit), which does not show it better: no advice to keep it (the
     median alone told three teams to keep the default their own fits beat on held-back runs,
     test_calibrate_team.py); runs the default does predict better still get it (same file)."""
     from estimator.calibrate import fit_warnings, prior_comparison
@@ -459,7 +461,7 @@ def test_a_refinement_reports_its_prior_on_the_same_held_out_runs_and_warns_only
     assert prior["median_ape"] < report["loo_median_ape"]
     comparison = prior_comparison(report)
     assert comparison is not None and comparison["runs"] == 26
-    assert comparison["prior_better_runs"] == 15 and comparison["p_value"] > 0.05 and not comparison["prior_better"]
+    assert comparison["prior_better_runs"] == 10 and comparison["p_value"] > 0.05 and not comparison["prior_better"]
     assert not [n for n in fit_warnings(name=team.name, report=report) if "predicts these runs better" in n]
 
 
@@ -472,14 +474,14 @@ def test_no_prior_warning_when_the_refinement_beats_its_prior() -> None:
 
 def test_parameters_pinned_at_a_bound_are_warned_for_any_calibration(nanotron_team: tuple[list, Calibration]) -> None:
     """nvlink_eff fitted to 0.200 (its lower bound) and fabric_eff to 0.999 (its upper), both moved by the data, with
-    no warning: the at-bound rule was the public fit's only. (Refined from today's default, fabric_eff 1.000 and
-    overlap 0.000 are the pinned pair.)"""
+    no warning: the at-bound rule was the public fit's only. (Refined from today's default, fabric_eff 1.000 is
+    pinned; overlap 0.000 was pinned beside it before the refit that shards states over the context-parallel ranks.)"""
     from estimator.calibrate import fit_warnings
 
     _, team = nanotron_team
     pinned = [note for note in fit_warnings(name=team.name, report=team.report) if "pinned at a bound" in note]
     assert len(pinned) == 1
-    assert "fabric_eff 1.000 (its upper bound" in pinned[0] and "overlap 0.000 (its lower bound" in pinned[0]
+    assert "fabric_eff 1.000 (its upper bound" in pinned[0]
     default = load_default()
     assert not [n for n in fit_warnings(name=default.name, report=default.report) if "pinned at a bound" in n]
 

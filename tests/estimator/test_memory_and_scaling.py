@@ -374,8 +374,9 @@ def test_recomputation_the_memory_model_forces_is_said_and_scaling_is_judged_aga
     # memory model only with full recomputation on 128 H100 (predicted 15-19% slow; the source ran it without), so
     # per-GPU throughput rose 25% to 512 GPUs, and scaling_efficiency, capped at 1 against that smallest size, read 1.0
     # everywhere with nothing said. Held against the driver-visible 85.5 GB that recipe now fits without
-    # recomputation (tests/estimator/test_gpu_memory.py); at 8192 tokens (twice the activations) 128 GPUs still need it.
-    job = dataclass_replace(NEMOTRON_340B_RECIPE, seq_len=8192, global_batch=128)
+    # recomputation (tests/estimator/test_gpu_memory.py); at 12288 tokens (three times the activations) 128 GPUs still
+    # need it (at 8192, CP 2 holds it since ZeRO-1 shards over the data x context-parallel ranks: 83.3 GB).
+    job = dataclass_replace(NEMOTRON_340B_RECIPE, seq_len=12288, global_batch=128)
     # 64 and 32 micro-batches per data-parallel rank: the pipeline bubble is small at both sizes.
     both = predict(job, Cluster(get_gpu("h100-sxm")), [128, 256], calibration)
     assert list(both.activation_checkpointing) == ["true", "false"]
@@ -391,3 +392,16 @@ def test_recomputation_the_memory_model_forces_is_said_and_scaling_is_judged_aga
         dataclass_replace(job, activation_checkpointing="true"), Cluster(get_gpu("h100-sxm")), [128], calibration
     )
     assert not [w for w in chosen.warnings if "recomputation" in w]
+
+
+def test_zero_and_fsdp_shard_states_over_the_data_and_context_parallel_ranks() -> None:
+    # torchtitan runs FSDP over the flattened dp_shard_cp mesh and Megatron-LM's distributed optimizer shards over
+    # dp x cp (theoretical_memory_usage.py: 6 + 12 / (dp cp)): 8 GPUs at CP 8 shard the states 8 ways, as at CP 1.
+    # An outsider: torchtitan's Llama 3.1 8B FSDP1 CP8 run at 256k tokens (84.5 GiB on 96 GB) was called 149.5 GiB.
+    # A 64-token sequence and a one-word vocabulary make activations negligible.
+    job = TrainingJob(params_b=7.5, seq_len=64, global_batch=8, layers=10, hidden=128, heads=8, vocab=1)
+    for strategy in (model.ZERO1, model.ZERO2, model.ZERO3):
+        at = {cp: _memory(job, 8, strategy=strategy, tp=1, pp=1, cp=cp, mb=1, ac=0) for cp in (1, 8)}
+        assert at[8] == pytest.approx(at[1], rel=0.01), strategy
+    ddp = {cp: _memory(job, 8, strategy=model.DDP, tp=1, pp=1, cp=cp, mb=1, ac=0) for cp in (1, 8)}
+    assert ddp[8] == pytest.approx(ddp[1], rel=0.01)  # unsharded either way
