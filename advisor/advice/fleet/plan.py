@@ -72,6 +72,8 @@ CURVE_POINTS: Final[int] = 200
 RUNS_LISTED: Final[int] = 400
 # Jobs named in the warning that jobs without months start together (the rest counted).
 MAX_NAMED_JOBS: Final[int] = 5
+# Mean idle owned GPUs below which the reasons say other jobs keep them busy (half a GPU: "0 idle" reads as none).
+IDLE_WORDS_FLOOR_GPUS: Final[float] = 0.5
 
 
 def rent_units(*, gpus: Any, unit_gpus: Any, gpus_per_node: int) -> NDArray[np.int64]:
@@ -866,10 +868,11 @@ def _why_rented(plan: FleetPlan, i: int) -> list[str]:
         big = [plan.jobs[j].gpus for j in lines if plan.jobs[j].gpus > owned]
         if big:
             many = len(big) > 1 or job.runs_per_year > 1
+            too_big = rented & np.isin(runs.job, [j for j in lines if plan.jobs[j].gpus > owned])
             out.append(
                 f"the {max(big)}-GPU run{'s' if many else ''} of '{job.label}' cannot use {owned} "
-                f"owned GPUs (a run is never split between owned and rented GPUs), so {owned} owned GPUs idle "
-                f"while it runs"
+                f"owned GPUs (a run is never split between owned and rented GPUs), "
+                + owned_idle_words(plan, i, too_big)
             )
         n = int(np.count_nonzero(rented & np.isin(runs.job, [j for j in lines if plan.jobs[j].gpus <= owned])))
         if n:
@@ -878,6 +881,25 @@ def _why_rented(plan: FleetPlan, i: int) -> list[str]:
     if more:
         out.append(f"runs of {more:,} more jobs are rented too")
     return out
+
+
+def owned_idle_words(plan: FleetPlan, i: int, chosen: NDArray[np.bool_]) -> str:
+    """What the owned GPUs of option i do while the ``chosen`` runs (rented) run: idle only where the placement has
+    them idle (a finance review: "so 24 owned GPUs idle while it runs" where other jobs kept all 24 busy all year)."""
+    owned = int(plan.options.owned_gpus[i])
+    starts = np.minimum(plan.runs.start[chosen], HOURS)
+    ends = np.minimum(plan.runs.start[chosen] + plan.runs.slots[chosen], HOURS)  # cut at the year's end
+    edges = np.zeros(HOURS + 1)
+    np.add.at(edges, starts, 1.0)
+    np.add.at(edges, ends, -1.0)
+    running = np.cumsum(edges)[:HOURS] > 0
+    if not running.any():
+        return "so rented"
+    idle = float(np.mean(np.maximum(owned - plan.placement.owned_busy[i][running], 0.0)))
+    if idle < IDLE_WORDS_FLOOR_GPUS:
+        return "while other jobs keep the owned GPUs busy"
+    share = "all" if idle > owned - IDLE_WORDS_FLOOR_GPUS else "on average"
+    return f"so {share} {idle:,.0f} of the {owned} owned GPUs idle while it runs"
 
 
 def _waited(plan: FleetPlan, i: int) -> list[str]:

@@ -3,10 +3,11 @@ probe)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from advisor.advice.fleet.demand import Job
-from advisor.advice.fleet.plan import TierPrices, plan_fleet
+from advisor.advice.fleet.plan import TierPrices, owned_idle_words, plan_fleet
 
 # Catalog H100 SXM at $2.00 on demand: one node $124,051.23 a year, a node of a cluster $148,843 (19% fabric).
 CATALOG_NODE = TierPrices(
@@ -63,3 +64,28 @@ def test_a_node_busy_997_of_the_year_does_not_read_100_percent() -> None:
     assert any("own 8 GPUs, busy 99.7% of the year" in r for r in reasons), reasons
     assert any("the last busy 99.7% of the year" in r for r in reasons), reasons
     assert not any("100%" in r for r in reasons), reasons
+
+
+def _rented_runs_of(plan, job_index: int, owned: int):  # type: ignore[no-untyped-def]
+    i = int(np.flatnonzero(plan.options.owned_gpus == owned)[0])
+    return i, (plan.runs.job == job_index) & ~plan.placement.on_owned[i]
+
+
+def test_a_rented_big_run_says_the_owned_gpus_idle_only_where_the_placement_has_them_idle() -> None:
+    # A finance review: "the 32-GPU runs of 'pretrain' cannot use 24 owned GPUs ..., so 24 owned GPUs idle while it
+    # runs" where other jobs kept all 24 busy all year (owned utilization 1.0).
+    kept_busy = plan_fleet(jobs=[Job("base", 8, 8760), Job("big", 32, 2000)], prices=CATALOG_NODE, owned_gpus=[8])
+    i, big = _rented_runs_of(kept_busy, 1, 8)
+    assert big.any() and owned_idle_words(kept_busy, i, big) == "while other jobs keep the owned GPUs busy"
+    alone = plan_fleet(jobs=[Job("big", 32, 2000)], prices=CATALOG_NODE, owned_gpus=[8])
+    i, big = _rented_runs_of(alone, 0, 8)
+    assert owned_idle_words(alone, i, big) == "so all 8 of the 8 owned GPUs idle while it runs"
+    half = plan_fleet(jobs=[Job("base", 8, 1000), Job("big", 32, 2000)], prices=CATALOG_NODE, owned_gpus=[8])
+    i, big = _rented_runs_of(half, 1, 8)
+    assert owned_idle_words(half, i, big).startswith("so on average ")
+
+
+def test_the_answers_differ_reason_uses_those_words() -> None:
+    doc = plan_fleet(jobs=[Job("base", 16, 8760), Job("big", 32, 300, runs_per_year=4)], prices=CATALOG_NODE).to_dict()
+    differ = next(r for r in doc["recommendation"]["reasons"] if r.startswith("The answers differ"))
+    assert "so all 8 of the 8 owned GPUs idle while it runs" in differ
