@@ -31,7 +31,7 @@ from core.textcheck import NAME_PATTERN
 from estimator import bounds
 from estimator.catalog import model_ids
 from estimator.specs import GPU_IDS, PRECISIONS
-from estimator.workload import STACKS, STRATEGIES
+from estimator.workload import STACKS, STRATEGIES, stack_meanings
 from pricing.models import Market
 
 # The smallest model the estimator is meant for (estimator.bounds: one definition, shared with profiled-run rows).
@@ -67,6 +67,11 @@ CatalogModel = Literal[MODEL_IDS]  # type: ignore[valid-type]
 Precision = Literal[PRECISIONS]  # type: ignore[valid-type]
 Strategy = Literal[LAYOUT_STRATEGIES]  # type: ignore[valid-type]
 Stack = Literal[STACKS]  # type: ignore[valid-type]
+STACK_DESCRIPTION: Final[str] = (
+    "training stack as in the profiled-run CSV, each label the runs it was fitted on ("
+    + stack_meanings()
+    + "; a current Megatron-Core run with Transformer Engine is closest to nemo); null = unknown"
+)
 ServingEngine = Literal[SERVING_ENGINES]  # type: ignore[valid-type]
 MarketId = Literal[MARKET_IDS]  # type: ignore[valid-type]
 # A one-value string enum rather than `const`: openapi-python-client turns a const inside a union into a check
@@ -167,7 +172,7 @@ class TrainingWorkload(Closed):
     kind: Literal["training"]
     model: WorkloadModel
     precision: Precision | None = Field(default=None, description="supported by the GPU (its peak_tflops)")
-    stack: Stack | None = Field(default=None, description="training stack as in the profiled-run CSV; null = unknown")
+    stack: Stack | None = Field(default=None, description=STACK_DESCRIPTION)
     tokens: Annotated[float, Field(ge=bounds.MIN_RUN_TOKENS, le=1e16)] = Field(description="tokens one run processes")
     global_batch: Dimension | None = Field(default=None, description="sequences per optimizer step")
     parallelism: Parallelism | None = None
@@ -178,7 +183,7 @@ class InferenceWorkload(Closed):
     kind: Literal["inference"]
     model: WorkloadModel
     precision: Precision | None = Field(default=None, description="supported by the GPU (its peak_tflops)")
-    stack: Stack | None = Field(default=None, description="training stack as in the profiled-run CSV; null = unknown")
+    stack: Stack | None = Field(default=None, description=STACK_DESCRIPTION)
     serving_engine: ServingEngine | None = Field(
         default=None,
         description="the engine the deployments are sized for (its memory and batching settings: "

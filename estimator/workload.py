@@ -80,6 +80,18 @@ def stack_properties() -> dict[str, StackProperties]:
     return table
 
 
+def stack_meanings() -> str:
+    """What each stack label stands for, from estimator/data/stacks.csv (one line for API and CSV descriptions): a
+    label is the runs it was fitted on, so 'megatron-lm' is the 2021 paper's stack (unfused softmax attention, no
+    sequence parallelism), and a memory probe found current Megatron-Core runs given it refused on 80 GB."""
+    table = stack_properties()
+    return "; ".join(
+        f"{name}: {table[name].attention_kernel or 'attention not documented'}, "
+        f"{'sequence parallel' if table[name].sequence_parallel else 'no sequence parallelism'}"
+        for name in STACKS
+    )
+
+
 # The hidden size in heads of this width where a profiled run gives hidden but not heads (the catalog's head size).
 HEAD_DIM: Final[int] = DEFAULT_HEAD_DIM
 
