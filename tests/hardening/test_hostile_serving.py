@@ -5,6 +5,7 @@ TPOT a request without a decode step reaches)."""
 from __future__ import annotations
 
 import copy
+import csv
 import io
 import json
 from pathlib import Path
@@ -114,3 +115,15 @@ def test_estimate_inference_refuses_a_geometry_point_longer_than_the_default_con
         call_command("estimate_inference", "--points", str(path), stdout=io.StringIO())
     assert caught.value.returncode == 2
     assert "row 1, column input_tokens" in str(caught.value) and "context of 4,096 tokens" in str(caught.value)
+
+
+def test_estimate_inference_writes_formula_like_cells_as_text_as_estimate_does(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv"
+    path.write_text(
+        "gpu,precision,model,tp,concurrency,input_tokens,output_tokens,note\n"
+        'h100-sxm,fp8,llama-3.1-8b,1,1,1000,200,"=HYPERLINK(""x"")"\n'
+    )
+    out = io.StringIO()
+    call_command("estimate_inference", "--points", str(path), stdout=out)
+    (row,) = csv.DictReader(io.StringIO(out.getvalue()))
+    assert row["note"] == '\'=HYPERLINK("x")'
