@@ -32,6 +32,8 @@ from advisor.scenario_model import (
 )
 from core.textcheck import CONTROL_CHARACTER_DETAIL, NAME_PATTERN, name_problem, nfc
 from estimator.catalog import (
+    DEFAULT_CONTEXT_SOURCE,
+    DEFAULT_CONTEXT_TOKENS,
     GEOMETRY_FIELDS,
     CatalogError,
     ModelGeometry,
@@ -39,6 +41,7 @@ from estimator.catalog import (
     context_problem,
     derive_geometry,
     resolve_model,
+    served_context,
     work_params_b,
 )
 from estimator.inference.engines import (
@@ -67,7 +70,7 @@ class Default:
 DEFAULTS: Final[Mapping[str, Default]] = {
     "/name": Default("Untitled scenario", "text", "placeholder"),
     "/workload/model/seq_len": Default(
-        4096, "tokens", "Llama 2 context length (Touvron et al. 2023); DESIGN.md example"
+        DEFAULT_CONTEXT_TOKENS, "tokens", f"{DEFAULT_CONTEXT_SOURCE}; DESIGN.md example"
     ),
     "/workload/model/layers": Default(
         None, "count", "the catalog entry /workload/model/name, else derived from params_b: estimator.catalog"
@@ -347,7 +350,7 @@ def _fmt(x: float) -> str:
 class Model:
     """``params_b`` is the catalog's count for a named model; ``implied_params_b`` what the geometry adds up to;
     ``assumed`` what was derived rather than given (both reported in the Advice, not part of the Scenario JSON);
-    ``max_context`` the catalog's published context (inference requests must fit it; not part of the JSON either)."""
+    ``max_context`` the context inference requests must fit (not part of the JSON either)."""
 
     params_b: float
     layers: int
@@ -371,7 +374,8 @@ class Model:
     # The attention core's width (estimator.catalog.ModelGeometry.attention_width; hidden but for latent attention)
     attention_width: int = field(default=0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
-    max_context: int = field(default=0, compare=False)  # the catalog's published context (0: none known)
+    # The context requests must fit: the catalog's published one, else seq_len (estimator.catalog.served_context)
+    max_context: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -762,6 +766,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
         problem = context_problem(
             model=model.name or "the model",
             max_context=model.max_context,
+            source="" if model.name else "its /workload/model/seq_len, which can be raised",
             input_tokens=traffic.input_tokens,
             output_tokens=traffic.output_tokens,
         )
@@ -853,7 +858,7 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         token_ffn_hidden=geometry.token_ffn_hidden(),
         attention_width=geometry.attention_width(),
         assumed=(*geometry.assumed, *([work_note] if work_note else [])),
-        max_context=geometry.max_context,
+        max_context=served_context(max_context=geometry.max_context, seq_len=int(seq_len))[0],
         **architecture_dict(geometry),
     )
 

@@ -801,11 +801,29 @@ def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
     }
 
 
+# The context of a served model the catalog does not name and whose sequence length is not given (a hostile probe: a
+# geometry model took 10,000,000-token prompts, 11-30 s of serving simulation per request).
+DEFAULT_CONTEXT_TOKENS: Final[int] = 4096
+DEFAULT_CONTEXT_SOURCE: Final[str] = "Llama 2 context length (Touvron et al. 2023)"
+
+
+def served_context(*, max_context: int, seq_len: int | None) -> tuple[int, str]:
+    """(tokens, where they come from) of the context a served model's requests must fit: the catalog's published
+    ``max_context``, else the ``seq_len`` given with the geometry, else ``DEFAULT_CONTEXT_TOKENS``. The one rule for
+    the inference points CSV, Scenarios (API, planner, fleet jobs)."""
+    if max_context:
+        return max_context, ""
+    if seq_len:
+        return seq_len, "its seq_len"
+    return DEFAULT_CONTEXT_TOKENS, f"a model the catalog does not name: {DEFAULT_CONTEXT_SOURCE}"
+
+
 def context_problem(
-    *, model: str, max_context: int, input_tokens: float, output_tokens: float
+    *, model: str, max_context: int, input_tokens: float, output_tokens: float, source: str = ""
 ) -> tuple[str, str] | None:
     """(field, why) where a request of ``input_tokens`` + ``output_tokens`` cannot be served by ``model`` (its
-    published ``max_context``; 0 = none known), or None. The one rule for the inference points CSV and Scenarios.
+    context ``max_context`` from ``served_context``, ``source`` saying where it comes from), or None. The one rule for
+    the inference points CSV and Scenarios.
 
     The field is what has to shrink: ``input_tokens`` when the prompt leaves no room for even one output token,
     else ``output_tokens`` (an outsider's 100-token prompt asking for 10,000,000 tokens was told its input_tokens
@@ -814,6 +832,8 @@ def context_problem(
     if not max_context or tokens <= max_context:
         return None
     why = f"input_tokens + output_tokens = {tokens:,.0f} exceeds {model}'s context of {max_context:,} tokens"
+    if source:
+        why += f" ({source})"
     if input_tokens >= max_context:
         return "input_tokens", why
     return "output_tokens", f"{why} (the prompt leaves {max_context - input_tokens:,.0f} for the answer)"

@@ -66,6 +66,12 @@ def round_up(x: float, digits: int = 2) -> float:
     return float(f"{math.ceil(x / scale - 1e-9) * scale:.{digits}g}")
 
 
+def _loosened(reached: float, *, target: float) -> float:
+    """The target where the sizing reaches it, else what it reaches rounded up: a one-token answer has no decode
+    step, so its TPOT is 0 and the TPOT target holds (a hostile probe: ``round_up(0)`` answered 500)."""
+    return target if reached <= target else round_up(reached)
+
+
 def _worst_ratio(d: Any, ttft_target: float, tpot_target: float) -> float:
     ratio = max(d.ttft_s / ttft_target, d.tpot_s / tpot_target)
     return ratio if math.isfinite(ratio) else math.inf
@@ -130,7 +136,7 @@ def relax_options(
         # The sizing's own nearest load, rounded up (not the latencies reported for the deployment, which can be
         # another load's): an outsider's probe was offered 4.6 s where 1.2 s is met, and a target the sizing
         # then misses.
-        looser = (max(ttft, round_up(reach[0])), max(tpot, round_up(reach[1])))
+        looser = (_loosened(reach[0], target=ttft), _loosened(reach[1], target=tpot))
         out.extend(_looser_targets(s, size=size, lowest=looser))
     spec = get_gpu(s.gpu)
     if s.workload.precision in SIXTEEN_BIT and "fp8" in spec.peak_tflops:
@@ -194,6 +200,9 @@ def _looser_targets(s: Scenario, *, size: Sizer, lowest: tuple[float, float]) ->
             )
         )
     text = _targets_text(lowest, targets)
+    traffic = s.workload.traffic
+    if traffic is not None and traffic.output_tokens <= 1:
+        text += " (a one-token answer has no decode step, so any TPOT target holds; only the TTFT is reachable or not)"
     if offered:
         text += (
             ": the lowest the sizing meets, about what a request alone reaches, so each replica serves one request at "

@@ -23,7 +23,14 @@ from dataclasses import replace
 from typing import Final
 
 from estimator.bounds import MAX_GEOMETRY, MAX_GPUS, MAX_PARAMS_B
-from estimator.catalog import GEOMETRY_FIELDS, CatalogError, context_problem, resolve_model, work_params_b
+from estimator.catalog import (
+    GEOMETRY_FIELDS,
+    CatalogError,
+    context_problem,
+    resolve_model,
+    served_context,
+    work_params_b,
+)
 from estimator.inference.data import (
     PRECISIONS,
     InferenceError,
@@ -84,8 +91,8 @@ def _number(text: Mapping[str, str], column: str, bad: list[RowError], row: int,
     return value
 
 
-def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[ServedModel, int] | None:
-    """The served model and its published context length (0 where none is known: a model given by its geometry)."""
+def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[ServedModel, tuple[int, str]] | None:
+    """The served model and its context (tokens, where they come from: estimator.catalog.served_context)."""
     name = text.get("model", "").strip()
     params_b = _number(text, "params_b", bad, row, integer=False)
     dims = {c: _number(text, c, bad, row, integer=True) for c in (*GEOMETRY, HEAD_DIM)}
@@ -117,7 +124,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
     work, note = work_params_b(g, geometry_given=not name and any(v is not None for v in dims.values()))
     if work != g.params_b:
         g = replace(g, params_b=work, active_params_b=work, assumed=(*g.assumed, *([note] if note else [])))
-    return ServedModel.from_geometry(g), g.max_context
+    return ServedModel.from_geometry(g), served_context(max_context=g.max_context, seq_len=None)
 
 
 def _int(value: float | None) -> int | None:
@@ -276,7 +283,7 @@ def _assumed_note(model: ServedModel) -> str:
 def _check_fits_model(
     *,
     model: ServedModel,
-    context: int,
+    context: tuple[int, str],
     numbers: Mapping[str, float | None],
     bad: list[RowError],
     row: int,
@@ -284,13 +291,14 @@ def _check_fits_model(
 ) -> None:
     """Tensor parallelism splits the attention heads across GPUs, so tp must divide them (the engines refuse other
     degrees; attention data parallelism keeps them whole on each GPU); a request cannot be longer than the model's
-    published context."""
+    context (estimator.catalog.served_context)."""
     tp = int(numbers["tp"] or 1)
     if model.heads % tp and not attention_dp:
         bad.append(RowError(row, "tp", f"must divide the model's {model.heads} attention heads; got {tp}"))
     problem = context_problem(
         model=model.name,
-        max_context=context,
+        max_context=context[0],
+        source=context[1],
         input_tokens=numbers["input_tokens"] or 0,
         output_tokens=numbers["output_tokens"] or 0,
     )

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from advisor.management.commands.estimate import invalid_rows, read_text_argument, write_out
 from advisor.runs_csv import check_runs_csv
+from core.csvcells import spreadsheet_safe_csv
 from estimator.inference.points import estimate_points_csv
 from estimator.runs import RunValidationError
 
@@ -36,7 +37,8 @@ class Command(BaseCommand):
         text = read_text_argument(options["points"], "--points")
         try:
             # The same CSV checks as --runs (strict quoting, NUL, a repeated column, cells beyond the header).
-            result = estimate_points_csv(check_runs_csv(text, max_rows=sys.maxsize))
+            # Opened in a spreadsheet like estimate's output: formula-like cells are written as text, as there.
+            result = spreadsheet_safe_csv(estimate_points_csv(check_runs_csv(text, max_rows=sys.maxsize)))
         except RunValidationError as error:
             raise invalid_rows(error, "--points") from None
         if options.get("out"):
