@@ -766,7 +766,7 @@ def _workload(c: _Checker, value: Any, get: Callable[..., Any], spec: Any, used:
         problem = context_problem(
             model=model.name or "the model",
             max_context=model.max_context,
-            source="" if model.name else "its /workload/model/seq_len, which can be raised",
+            source=_context_source(model),
             input_tokens=traffic.input_tokens,
             output_tokens=traffic.output_tokens,
         )
@@ -861,6 +861,15 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         max_context=served_context(max_context=geometry.max_context, seq_len=int(seq_len))[0],
         **architecture_dict(geometry),
     )
+
+
+def _context_source(model: Model) -> str:
+    """Where a served model's context comes from, for the error that a request does not fit it."""
+    if model.name:
+        return ""
+    if model.max_context < model.seq_len:
+        return served_context(max_context=0, seq_len=model.seq_len)[1]
+    return "its /workload/model/seq_len, which can be raised"
 
 
 def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> tuple[ModelGeometry, bool]:

@@ -807,13 +807,24 @@ DEFAULT_CONTEXT_TOKENS: Final[int] = 4096
 DEFAULT_CONTEXT_SOURCE: Final[str] = "Llama 2 context length (Touvron et al. 2023)"
 
 
+def longest_catalog_context() -> tuple[int, str]:
+    """(tokens, model id) of the longest published context in the catalog: the longest request the serving model has
+    a published model for, and the ceiling of a context given with a geometry (a hostile probe gave seq_len
+    10,000,000 and a 10,000,000-token prompt: 11-30 s of serving simulation per request, signed out too)."""
+    model = max(catalog().values(), key=lambda m: m.max_context)
+    return model.max_context, model.id
+
+
 def served_context(*, max_context: int, seq_len: int | None) -> tuple[int, str]:
     """(tokens, where they come from) of the context a served model's requests must fit: the catalog's published
-    ``max_context``, else the ``seq_len`` given with the geometry, else ``DEFAULT_CONTEXT_TOKENS``. The one rule for
-    the inference points CSV, Scenarios (API, planner, fleet jobs)."""
+    ``max_context``, else the ``seq_len`` given with the geometry up to ``longest_catalog_context``, else
+    ``DEFAULT_CONTEXT_TOKENS``. The one rule for the inference points CSV, Scenarios (API, planner, fleet jobs)."""
     if max_context:
         return max_context, ""
     if seq_len:
+        longest, model = longest_catalog_context()
+        if seq_len > longest:
+            return longest, f"the longest context of a model in the catalog ({model}), whatever its seq_len"
         return seq_len, "its seq_len"
     return DEFAULT_CONTEXT_TOKENS, f"a model the catalog does not name: {DEFAULT_CONTEXT_SOURCE}"
 

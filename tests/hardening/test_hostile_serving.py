@@ -127,3 +127,20 @@ def test_estimate_inference_writes_formula_like_cells_as_text_as_estimate_does(t
     call_command("estimate_inference", "--points", str(path), stdout=out)
     (row,) = csv.DictReader(io.StringIO(out.getvalue()))
     assert row["note"] == '\'=HYPERLINK("x")'
+
+
+def test_a_geometry_context_is_capped_at_the_catalogs_longest(api) -> None:  # type: ignore[no-untyped-def]
+    # A hostile probe: seq_len 10,000,000 with a 10,000,000-token prompt was accepted and cost 11-30 s of serving
+    # simulation per request (the signed-out planner too). The context a geometry gives is capped at the longest
+    # published context of a catalog model, and the 400 says so (raising seq_len would not help).
+    from estimator.catalog import longest_catalog_context
+
+    longest, model = longest_catalog_context()
+    doc = _serving(traffic={"input_tokens": 10_000_000 - 1, "output_tokens": 1})
+    doc["workload"]["model"]["seq_len"] = 10_000_000
+    response = api.post("/api/v1/advice", json.dumps(doc), content_type="application/json")
+    assert response.status_code == 400, response.content[:500]
+    text = json.dumps(response.json())
+    assert "/workload/traffic/input_tokens" in text and f"{longest:,}" in text and model in text
+    doc["workload"]["traffic"].update(input_tokens=longest - 1, output_tokens=1)
+    assert api.post("/api/v1/advice", json.dumps(doc), content_type="application/json").status_code == 200
