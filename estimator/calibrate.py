@@ -829,8 +829,10 @@ def coverage_warnings(
     ):
         span = cov.get(key)
         if span and not span[0] <= value <= span[1]:
+            # One size of runs reads "the 8B parameters", not "the 8-8B parameters" (a new user's read).
+            covered = f"{span[0]:g}{unit}" if span[0] == span[1] else f"{span[0]:g}-{span[1]:g}{unit}"
             out.append(
-                f"The {label} ({value:g}{unit}) is outside the {span[0]:g}-{span[1]:g}{unit} the calibration "
+                f"The {label} ({value:g}{unit}) is outside the {covered} the calibration "
                 f"'{name}' was fitted on: the prediction extrapolates."
             )
     span = cov.get("num_gpus")
@@ -839,13 +841,14 @@ def coverage_warnings(
         if beyond:
             # Grouped as advisor.formatting groups counts (the estimator cannot import it): "65,536".
             listed = ", ".join(f"{n:,}" for n in beyond[:5]) + (", ..." if len(beyond) > 5 else "")
+            covered = f"{span[0]:,} GPUs" if span[0] == span[1] else f"{span[0]:,}-{span[1]:,} GPUs"
             out.append(
-                f"Sizes of {listed} GPUs are outside the {span[0]:,}-{span[1]:,} GPUs the calibration '{name}' was "
+                f"Sizes of {listed} GPUs are outside the {covered} the calibration '{name}' was "
                 "fitted on: their scaling is extrapolated."
             )
-    covered = cov.get("gpus")
-    if covered and gpu not in covered:
-        out.append(f"The calibration '{name}' has no run on {gpu} (it covers {', '.join(covered)}).")
+    gpus_run = cov.get("gpus")
+    if gpus_run and gpu not in gpus_run:
+        out.append(f"The calibration '{name}' has no run on {gpu} (it covers {', '.join(gpus_run)}).")
     return out
 
 

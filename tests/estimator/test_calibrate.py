@@ -110,6 +110,8 @@ def test_coverage_warnings_name_what_leaves_the_range_of_the_runs() -> None:
     assert "64, 128 GPUs" in text and "1-32 GPUs" in text
     assert "4096 tokens" in text
     assert "no run on h100-sxm" in text
+    # A range of one value reads as that value (a new user read "outside the 8-8B parameters").
+    assert "outside the 2048 tokens" in text and "2048-2048" not in text
 
 
 RUNS_HEADER = "gpu,num_gpus,params_b,seq_len,global_batch,tokens_per_s,gpus_per_node,inter_node_gbps,source"
