@@ -932,7 +932,7 @@ def _reasons(plan: FleetPlan) -> list[str]:
         node = (
             (f"the one {unit} owned" if owned else f"a lone owned {unit}") + " (no fabric)"
             if nth == 1
-            else f"{unit} {nth} of the {owned:,} owned GPUs (what it adds"
+            else f"the last of {nth} owned {unit}s ({owned:,} GPUs; what it adds"
             + (", fabric included)" if p.owned_fabric else ", no fabric: no run crosses servers)")
         )
         pays = (

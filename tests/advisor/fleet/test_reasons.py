@@ -3,6 +3,8 @@ probe)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,13 @@ def test_the_answers_differ_reason_uses_those_words() -> None:
     doc = plan_fleet(jobs=[Job("base", 16, 8760), Job("big", 32, 300, runs_per_year=4)], prices=CATALOG_NODE).to_dict()
     differ = next(r for r in doc["recommendation"]["reasons"] if r.startswith("The answers differ"))
     assert "so all 8 of the 8 owned GPUs idle while it runs" in differ
+
+
+def test_the_break_even_names_the_last_node_in_words() -> None:
+    # A new user read "a GPU of node 4 of the 32 owned GPUs".
+    doc = plan_fleet(
+        jobs=[Job("base", 32, 8760)], prices=replace(CATALOG_NODE, on_demand_usd_per_gpu_hour=2.95)
+    ).to_dict()
+    rec = doc["recommendation"]
+    assert rec["owned_gpus"] == 32
+    assert "a GPU of the last of 4 owned nodes (32 GPUs; what it adds, fabric included)" in rec["reasons"][0]
