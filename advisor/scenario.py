@@ -32,8 +32,6 @@ from advisor.scenario_model import (
 )
 from core.textcheck import CONTROL_CHARACTER_DETAIL, NAME_PATTERN, name_problem, nfc
 from estimator.catalog import (
-    DEFAULT_CONTEXT_SOURCE,
-    DEFAULT_CONTEXT_TOKENS,
     GEOMETRY_FIELDS,
     CatalogError,
     ModelGeometry,
@@ -70,7 +68,7 @@ class Default:
 DEFAULTS: Final[Mapping[str, Default]] = {
     "/name": Default("Untitled scenario", "text", "placeholder"),
     "/workload/model/seq_len": Default(
-        DEFAULT_CONTEXT_TOKENS, "tokens", f"{DEFAULT_CONTEXT_SOURCE}; DESIGN.md example"
+        4096, "tokens", "Llama 2 context length (Touvron et al. 2023); DESIGN.md example"
     ),
     "/workload/model/layers": Default(
         None, "count", "the catalog entry /workload/model/name, else derived from params_b: estimator.catalog"
@@ -374,7 +372,7 @@ class Model:
     # The attention core's width (estimator.catalog.ModelGeometry.attention_width; hidden but for latent attention)
     attention_width: int = field(default=0, compare=False)
     assumed: tuple[str, ...] = field(default=(), compare=False)
-    # The context requests must fit: the catalog's published one, else seq_len (estimator.catalog.served_context)
+    # The context requests must fit: the catalog's published one, else its longest (estimator.catalog.served_context)
     max_context: int = field(default=0, compare=False)
 
 
@@ -858,18 +856,14 @@ def _model(c: _Checker, value: Any, get: Callable[..., Any]) -> Model | None:
         token_ffn_hidden=geometry.token_ffn_hidden(),
         attention_width=geometry.attention_width(),
         assumed=(*geometry.assumed, *([work_note] if work_note else [])),
-        max_context=served_context(max_context=geometry.max_context, seq_len=int(seq_len))[0],
+        max_context=served_context(max_context=geometry.max_context)[0],
         **architecture_dict(geometry),
     )
 
 
 def _context_source(model: Model) -> str:
     """Where a served model's context comes from, for the error that a request does not fit it."""
-    if model.name:
-        return ""
-    if model.max_context < model.seq_len:
-        return served_context(max_context=0, seq_len=model.seq_len)[1]
-    return "its /workload/model/seq_len, which can be raised"
+    return "" if model.name else served_context(max_context=0)[1]
 
 
 def _geometry(name: str | None, params_b: float | None, given: Mapping[str, int]) -> tuple[ModelGeometry, bool]:

@@ -801,32 +801,24 @@ def architecture_dict(geometry: ModelGeometry) -> dict[str, int]:
     }
 
 
-# The context of a served model the catalog does not name and whose sequence length is not given (a hostile probe: a
-# geometry model took 10,000,000-token prompts, 11-30 s of serving simulation per request).
-DEFAULT_CONTEXT_TOKENS: Final[int] = 4096
-DEFAULT_CONTEXT_SOURCE: Final[str] = "Llama 2 context length (Touvron et al. 2023)"
-
-
 def longest_catalog_context() -> tuple[int, str]:
     """(tokens, model id) of the longest published context in the catalog: the longest request the serving model has
-    a published model for, and the ceiling of a context given with a geometry (a hostile probe gave seq_len
+    a published model for, and the context of a served model the catalog does not name (a hostile probe gave seq_len
     10,000,000 and a 10,000,000-token prompt: 11-30 s of serving simulation per request, signed out too)."""
     model = max(catalog().values(), key=lambda m: m.max_context)
     return model.max_context, model.id
 
 
-def served_context(*, max_context: int, seq_len: int | None) -> tuple[int, str]:
+def served_context(*, max_context: int) -> tuple[int, str]:
     """(tokens, where they come from) of the context a served model's requests must fit: the catalog's published
-    ``max_context``, else the ``seq_len`` given with the geometry up to ``longest_catalog_context``, else
-    ``DEFAULT_CONTEXT_TOKENS``. The one rule for the inference points CSV, Scenarios (API, planner, fleet jobs)."""
+    ``max_context``, else (a model the catalog does not name, given by params_b or geometry) the longest context of a
+    catalog model. A geometry's ``seq_len`` is its training sequence, not a serving context: refusing a 5,000-token
+    prompt for a model given seq_len 4,096 (its default) would refuse what a long-context model serves. The one rule
+    for the inference points CSV and Scenarios (API, planner, fleet jobs)."""
     if max_context:
         return max_context, ""
-    if seq_len:
-        longest, model = longest_catalog_context()
-        if seq_len > longest:
-            return longest, f"the longest context of a model in the catalog ({model}), whatever its seq_len"
-        return seq_len, "its seq_len"
-    return DEFAULT_CONTEXT_TOKENS, f"a model the catalog does not name: {DEFAULT_CONTEXT_SOURCE}"
+    longest, model = longest_catalog_context()
+    return longest, f"a model the catalog does not name: at most the longest context of a catalog model, {model}'s"
 
 
 def context_problem(

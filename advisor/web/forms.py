@@ -448,12 +448,7 @@ class PlannerForm(forms.Form):
     tokens_b = _bounded(
         "tokens_b", "Training tokens (billions)", help_text="Tokens processed by one run: 1000 = 1T tokens."
     )
-    seq_len = _bounded(
-        "seq_len",
-        "Sequence length (tokens)",
-        help_text="Tokens per training sequence; serving, the context a prompt and its answer must fit (a catalog "
-        "model has its own).",
-    )
+    seq_len = _bounded("seq_len", "Sequence length (tokens)", help_text="Tokens per training sequence.")
     global_batch = _bounded(
         "global_batch", "Global batch (sequences)", help_text="Sequences per optimizer step across all GPUs."
     )

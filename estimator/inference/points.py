@@ -124,7 +124,7 @@ def _model(text: Mapping[str, str], bad: list[RowError], row: int) -> tuple[Serv
     work, note = work_params_b(g, geometry_given=not name and any(v is not None for v in dims.values()))
     if work != g.params_b:
         g = replace(g, params_b=work, active_params_b=work, assumed=(*g.assumed, *([note] if note else [])))
-    return ServedModel.from_geometry(g), served_context(max_context=g.max_context, seq_len=None)
+    return ServedModel.from_geometry(g), served_context(max_context=g.max_context)
 
 
 def _int(value: float | None) -> int | None:
