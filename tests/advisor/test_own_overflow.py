@@ -49,8 +49,9 @@ def test_owning_64_and_renting_the_overflow_beats_renting_all_25_runs(reviewer_a
     own_year = buy["fixed_usd_per_year"] + buy["variable_usd_per_busy_gpu_hour"] * 64 * 8760
     expected = own_year + (25 - owned_runs) * rent["usd_per_run"]
     # The reviewer's figure, $1,779,434, was of 238,418.58 steps; a run is whole steps (hostile probe F11, +$3.80), and
-    # the refit on driver-visible memory (cdb7a94) moved the 64-GPU run time.
-    assert expected == pytest.approx(1_769_946, abs=2)
+    # the refit on driver-visible memory (cdb7a94) moved the 64-GPU run time, and the refit that reduces gradients over
+    # the data- x context-parallel ranks moved it again ($1,769,946 before).
+    assert expected == pytest.approx(1_758_198, abs=2)
     overflow = buy["overflow"]
     assert overflow["owned_runs"] == pytest.approx(owned_runs)
     assert overflow["rented_runs"] == pytest.approx(25 - owned_runs)

@@ -119,12 +119,13 @@ def _buyimpl() -> dict[str, Any]:
 def test_a_compared_gpu_or_size_that_cannot_finish_the_runs_is_marked_so(alice, user) -> None:  # type: ignore[no-untyped-def]
     from openpyxl import load_workbook
 
-    # A100: 7 runs x 2,561 h = 17,926 h of one cluster's time a year, more than the year's 8,760 h: owning cannot
-    # finish them; renting can only as clusters side by side. Before: priced and compared as any usable option.
+    # A100: 7 runs x 2,558.6 h = 17,910 h of one cluster's time a year (17,926 before the dp x cp refit), more than the
+    # year's 8,760 h: owning cannot finish them; renting can only as clusters side by side. Before: priced and
+    # compared as any usable option.
     issued = _issue(alice, user, _buyimpl())
     flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
     compared = flat[flat.index("GPU types compared") :]
-    assert "Owning cannot finish 7 runs a year: 17,926 hours of one cluster's time" in compared
+    assert "Owning cannot finish 7 runs a year: 17,910 hours of one cluster's time" in compared
     book = load_workbook(io.BytesIO(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.xlsx").content))
     sheet = list(book["Alternatives"].iter_rows(values_only=True))
     a100 = dict(zip(sheet[0], next(row for row in sheet if row[0] == "a100-80gb"), strict=True))
@@ -180,8 +181,9 @@ def test_the_yearly_owning_cost_re_adds_from_the_pdf(alice, user) -> None:  # ty
 
 
 def test_a_spot_cost_per_run_re_adds_from_the_figures_beside_it(alice, user) -> None:  # type: ignore[no-untyped-def]
-    # 32 GPUs x 44.90 h x $1.25 = $1,796, printed $1,812 (45.31 h with interruptions): the 0.9% of run time spot
-    # interruptions lose was stated only in the sizes table, and a method note said interruptions were not included.
+    # 32 GPUs x 44.63 h x $1.25 = $1,785, printed $1,802 (45.04 h with interruptions; 44.90/45.31 h before the dp x cp
+    # refit): the 0.9% of run time spot interruptions lose was stated only in the sizes table, and a method note said
+    # interruptions were not included.
     document = {
         "name": "7B fine-tune rent w/ spot",
         "workload": {
@@ -200,7 +202,7 @@ def test_a_spot_cost_per_run_re_adds_from_the_figures_beside_it(alice, user) -> 
     issued = _issue(alice, user, document)
     assert issued["advice"]["recommendation"]["action"] == "rent"
     flat = " ".join(_pdf_pages(alice.get(f"/api/v1/proposals/{issued['id']}/proposal.pdf").content))
-    assert "costs $1,812 a run at $1.25 per GPU-hour: 32 GPUs x 45.31 hours, the run's 44.90 hours" in flat
+    assert "costs $1,802 a run at $1.25 per GPU-hour: 32 GPUs x 45.04 hours, the run's 44.63 hours" in flat
     assert "0.9% of the run time lost to interruptions" in flat
     method = flat[flat.index("Method notes") :]
     assert "job interruptions, restarts from the last checkpoint, checkpoint saves and evaluation are not" not in method
