@@ -205,15 +205,25 @@ def owned_fit_text(size: dict[str, Any], *, advice: dict[str, Any]) -> str:
 
 
 def memory_text(size: Mapping[str, Any], *, gpu: Mapping[str, Any]) -> str:
-    """ "85.5 of 85.5 GB per GPU (the driver's figure for the 80 GB part)": a size's need against the capacity it was
-    checked against, in one unit (a first-time user: "yes, 86 GB/GPU" beside an "80GB" GPU). An Advice issued before
-    its gpu block carried the capacity: the need alone, "85.5 GB/GPU"."""
+    """ "85.5 of 85.5 GB/GPU": a size's need against the capacity it was checked against, in one unit (a first-time
+    user: "yes, 86 GB/GPU" beside an "80GB" GPU); what the capacity is, the table's caption says once
+    (``memory_meaning``: the sentence in every cell pushed the sizes table past its box at 1280 px). An Advice issued
+    before its gpu block carried the capacity: the need alone, "85.5 GB/GPU"."""
     need = size.get("memory_per_gpu_gb")
     if need is None:
         return "n/a"
     if gpu.get("memory_capacity_gb") is None or gpu.get("memory_gb") is None:
         return f"{need:.1f} GB/GPU"
-    return f"{need:.1f} of {capacity_words(capacity_gb=gpu['memory_capacity_gb'], datasheet_gb=gpu['memory_gb'])}"
+    return f"{need:.1f} of {gpu['memory_capacity_gb']:.1f} GB/GPU"
+
+
+def memory_meaning(*, advice: Mapping[str, Any]) -> str:
+    """The sizes table's caption of what its memory figures are held against ("" for an Advice without it)."""
+    gpu = advice.get("gpu") or {}
+    if gpu.get("memory_capacity_gb") is None or gpu.get("memory_gb") is None:
+        return ""
+    capacity = capacity_words(capacity_gb=gpu["memory_capacity_gb"], datasheet_gb=gpu["memory_gb"])
+    return f"Fits memory: each size's need per GPU against {capacity}."
 
 
 def size_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1588,6 +1598,7 @@ def results_context(*, advice: dict[str, Any]) -> dict[str, Any]:
         "key_figures": key_figures(advice=advice),
         "rows": inference_rows(advice=advice) if is_inference(advice) else size_rows(advice=advice),
         "scaling_meaning": SCALING_EFFICIENCY_MEANING,
+        "memory_meaning": memory_meaning(advice=advice),
         "kind": advice.get("kind") or "training",
         "charts": charts.advice_charts(advice=advice),
         "freshness": freshness(advice=advice),
