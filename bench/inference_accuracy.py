@@ -18,12 +18,16 @@
    (estimator.inference.simulate: the clients start together, as genai-perf's do), beside the queueing formula
    (estimator.inference.latency.closed_loop, random arrivals) and the no-queueing baseline (TTFT = the request's own
    prefill + one decode step; TPOT = one plain decode step at min(concurrency, batch cap), no prefill of other
-   requests in it).
+   requests in it). Then the bounds of how requests bunch up: TTFT under random arrivals and when every client sends
+   at once (a burst), the points between them, and where each model's loaded points sit (Llama 3.1 8B near the
+   burst, Llama 3.3 70B near random arrivals: the same engine model and benchmark tool, opposite ends), beside the
+   lone prefill at one client that checks the engine model itself.
 5. Latency under random arrivals, never fitted: TensorRT-LLM v0.14 online-serving table (Triton backend, Llama 3.1
    8B/70B BF16 on H100/H200, requests at a fixed rate; trtllm_online_serving.csv): TTFT and TPOT of the simulated
    run of the table's 500 requests (estimator.inference.simulate.simulate_open_loop, Poisson arrivals), beside the
    open-loop queueing formula of an endless stream (estimator.inference.latency.open_loop, infinite past capacity)
-   and the no-queueing baseline, at each finite rate; then the simulated run at the "INF" rate (all 500 at once).
+   and the no-queueing baseline, at each finite rate, and where the TPOT misses are (at the knee, an offered load near
+   the modelled capacity, or below it); then the simulated run at the "INF" rate (all 500 at once).
 6. Another serving stack, never fitted: vLLM. (a) vLLM's own CI "Latency tests" (one static batch of 8 requests, 32 in /
    128 out, BF16; Llama 3 8B TP1, Llama 3 70B TP4, Mixtral 8x7B TP2 on H200, H100 and A100 SXM;
    vllm_perf_benchmark_latency.csv) at the measured batch; (b) GPUStack's DeepSeek-R1 vLLM v0.11 baseline on 8 H200
@@ -201,6 +205,7 @@ def nim_latency(params: dict[str, float]) -> None:
             )
         ]
         print(f"    {m:<14} " + " | ".join(hits))
+    arrival_bounds(rows, params, n, load.ttft_s, formula.ttft_s, ttft)
     models = np.asarray([r["model"] for r in rows])
     shapes = np.asarray([f"{r['input_tokens']}/{r['output_tokens']}" for r in rows])
     for m in dict.fromkeys(models):
@@ -209,6 +214,80 @@ def nim_latency(params: dict[str, float]) -> None:
             ratio_t = " ".join(f"{x:.2f}" for x in load.ttft_s[k] / ttft[k])
             ratio_p = " ".join(f"{x:.2f}" for x in load.tpot_s[k] / tpot[k])
             print(f"    {m} {s:>10}: TTFT pred/meas {ratio_t} | TPOT {ratio_p}")
+
+
+# Prompts this long are prefill-bound at one client (the prefill takes 10x a decode step and more): their TTFT is the
+# engine's own, a check of the prefill model apart from any client-side milliseconds.
+LONG_PROMPT_TOKENS = 5000
+
+
+def burst_ttft(rows: list[dict[str, str]], params: dict[str, float], clients: np.ndarray) -> np.ndarray:
+    """Mean TTFT of ``clients`` requests (at most the batch cap) sent at the same instant: every client's request in
+    one cohort, prefilled one budget of tokens after another (simulate_open_loop at an infinite rate)."""
+    cases = row_cases(rows, isl="input_tokens", osl="output_tokens")
+    cohort = np.maximum(np.minimum(clients, np.floor(inf.max_batch(cases, params))), 1.0).astype(int)
+    out = np.empty(len(rows))
+    for size in np.unique(cohort):  # one simulation per cohort size: its request count is one number
+        pick = np.flatnonzero(cohort == size)
+        group = row_cases([rows[i] for i in pick], isl="input_tokens", osl="output_tokens")
+        out[pick] = simulate_open_loop(group, params, np.full(len(pick), np.inf), requests=int(size)).ttft_s
+    return out
+
+
+def arrival_bounds(
+    rows: list[dict[str, str]],
+    params: dict[str, float],
+    clients: np.ndarray,
+    simulated: np.ndarray,
+    random_arrivals: np.ndarray,
+    measured: np.ndarray,
+) -> None:
+    """How far the measured TTFT is a matter of how the clients' requests bunch up: the bounds of random arrivals
+    (the queueing formula) and of every client sending at once (a cohort's burst; past the batch cap the closed
+    loop's queue is in the simulated figure), and where each model's points sit between them, beside the lone
+    prefill at one client that checks the engine model itself."""
+    burst = burst_ttft(rows, params, clients)
+    low = np.minimum(random_arrivals, simulated)
+    high = np.maximum.reduce([burst, simulated, random_arrivals])
+    inside = (measured >= low / (1.0 + TTFT_TARGET)) & (measured <= high * (1.0 + TTFT_TARGET))
+    print(
+        f"  TTFT between random arrivals and a burst of every client (within {TTFT_TARGET:.0%} of the bounds): "
+        f"{inside.sum()} of {len(rows)} points"
+    )
+    # Where between the bounds (0: random arrivals, 1: the burst; log scale) each model's loaded points sit.
+    loaded = (clients >= 5) & (high > low * (1.0 + TTFT_TARGET))
+    place = np.log(measured / low) / np.log(high / low)
+    names = np.asarray([r["model"] for r in rows])
+    for m in dict.fromkeys(names):
+        k = loaded & (names == m)
+        print(
+            f"    {m:<14} {k.sum()} points with 5+ clients: measured at {np.median(place[k]):.2f} of the way from "
+            f"random arrivals to the burst (median, log scale; P10-P90 {np.quantile(place[k], 0.1):.2f}-"
+            f"{np.quantile(place[k], 0.9):.2f})"
+        )
+    long_prompt = np.asarray([float(r["input_tokens"]) for r in rows]) >= LONG_PROMPT_TOKENS
+    for label, k in (("prefill-bound", long_prompt), ("shorter", ~long_prompt)):
+        ratio = simulated[(clients == 1) & k] / measured[(clients == 1) & k]
+        print(f"    one client, {label} prompts: model/measured TTFT {ratio.min():.2f}-{ratio.max():.2f}")
+
+
+# Offered output tokens/s over the modelled capacity from which a point counts as at the knee.
+KNEE_LOAD = 0.95
+
+
+def knee_misses(
+    cases: inf.ServingCases, params: dict[str, float], rate: np.ndarray, tpot: np.ndarray, measured: np.ndarray
+) -> None:
+    """Where the TPOT misses are: at the knee (offered load near the modelled capacity) the wait a step adds grows as
+    1 / (1 - load), so a capacity a few per cent off moves TPOT by tens of per cent; below it TPOT is the step."""
+    load = rate * cases.osl / inf.max_throughput(cases, params)
+    knee = load >= KNEE_LOAD
+    miss = ~(inf.ape(tpot, measured) <= TPOT_TARGET)
+    print(
+        f"  TPOT misses (> {TPOT_TARGET:.0%}) at an offered load of {KNEE_LOAD:.0%}+ of the modelled capacity: "
+        f"{np.count_nonzero(miss & knee)} of {np.count_nonzero(knee)} points; below it: "
+        f"{np.count_nonzero(miss & ~knee)} of {np.count_nonzero(~knee)}"
+    )
 
 
 ONLINE_SERVING_FILE = "trtllm_online_serving.csv"
@@ -250,6 +329,7 @@ def online_serving(params: dict[str, float]) -> None:
     print(f"  over capacity by the formula (infinite, left out of its error figures): {over.sum()} rows")
     pairs = ", ".join(f"{m:.0f}/{p:.0f}" for m, p in zip(ttft[over] * 1e3, run.ttft_s[over] * 1e3, strict=True))
     print(f"    their TTFT [ms], measured/simulated (the queue stops growing when the requests run out): {pairs}")
+    knee_misses(cases, params, rate, run.tpot_s, itl)
     burst = [r for r in published if r["qps"] == "INF"]
     bc = row_cases(burst, isl="input_tokens", osl="output_tokens")
     b_run = simulate_open_loop(bc, params, np.full(len(burst), np.inf), requests=ONLINE_SERVING_REQUESTS)
