@@ -1457,13 +1457,33 @@ def _sensitivity_value(row: Mapping[str, Any], value: float) -> str:
     return f"a {name} of {number}{change}"
 
 
+# Sensitivity units whose input owning minus renting is linear in (prices, amounts and shares of the purchase price:
+# rent is hours x price, the purchase's annuity, support and residual are proportional to it, energy to the power
+# price and PUE), so the input where the decision flips lies on the line between the base and the tested end. The
+# others (utilization, throughput, years, discount rate) are not: for those the tested end is stated.
+_LINEAR_UNITS: Final[frozenset[str]] = frozenset({"fraction of capex", "fraction of capex/year", "ratio"})
+
+
+def _flip_phrase(row: Mapping[str, Any], end: str) -> str:
+    """Where the decision flips toward ``end``: "above a rental price of $3.23 per GPU-hour (+9.6%)" where the
+    difference is linear in the input (the crossover; a finance probe: the tested +20% end read as the break-even), "at
+    a utilization of 84%" (the tested end) where it is not."""
+    unit, base, at_end = row.get("unit") or "", float(row["base"]), float(row[end])
+    base_input, end_input = float(row.get("base_input") or 0.0), float(row[f"{end}_input"])
+    if (unit.startswith("USD") or unit in _LINEAR_UNITS) and base != at_end and base_input:
+        crossover = base_input + (end_input - base_input) * base / (base - at_end)
+        return f"{'above' if end_input > base_input else 'below'} {_sensitivity_value(row, crossover)}"
+    return f"at {_sensitivity_value(row, end_input)}"
+
+
 def _flips_and_holds(rows: list[Mapping[str, Any]], *, cheaper: bool) -> tuple[list[str], list[str]]:
-    """The sensitivity ends at which owning minus renting changes sign, and the inputs whose whole range keeps it."""
+    """Where owning minus renting changes sign within the tested ranges (_flip_phrase), and the inputs whose whole
+    range keeps it."""
     flips: list[str] = []
     holds: list[str] = []
     for row in rows:
         ends = [end for end in ("low", "high") if row.get(end) is not None and (float(row[end]) > 0) == cheaper]
-        flips.extend(_sensitivity_value(row, float(row[f"{end}_input"])) for end in ends)
+        flips.extend(_flip_phrase(row, end) for end in ends)
         if not ends:
             low, high = (_sensitivity_number(row, float(row[f"{end}_input"])) for end in ("low", "high"))
             holds.append(f"{sensitivity_label(row)} ({low}-{high})")
@@ -1497,7 +1517,7 @@ def risk_words(*, advice: Mapping[str, Any]) -> str:
         cheaper = float(rows[0]["base"]) < 0
         flips, holds = _flips_and_holds(rows, cheaper=cheaper)
         if flips:
-            parts.append(f"owning would cost {'more' if cheaper else 'less'} than renting at {_in_list(flips)}")
+            parts.append(f"owning would cost {'more' if cheaper else 'less'} than renting {_in_list(flips)}")
         if holds:
             parts.append(f"the decision holds over the range tested for {', '.join(holds)}")
     return ("Risk: " + "; ".join(parts) + ".") if parts else ""
