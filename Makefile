@@ -101,9 +101,11 @@ audit: $(TEST_STAMP)
 
 # Debian's chromium for the end-to-end tests (Playwright drives it via executable_path).
 e2e-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "== installing Debian's chromium for the end-to-end tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; \
+	else echo "== the end-to-end tests need Chromium; install it with: sudo apt-get install chromium fonts-dejavu-core"; exit 1; fi
 
 # Pango for WeasyPrint's PDFs: installed where apt-get may run (root), otherwise named. Without it the
 # app still serves; the PDF links answer 503 with this same advice.
