@@ -227,7 +227,7 @@ class ServingStack:
     name: str
     kv_fraction: float
     kv_of_total: bool
-    runtime_gb: float
+    runtime_gb: float  # per GPU on one GPU [GB] (serving_stacks.csv runtime_gb)
     max_num_tokens: int
     max_batch: int
     source: str
@@ -241,6 +241,8 @@ class ServingStack:
     # 1.0 when the scheduler reserves the whole output on admission (TensorRT-LLM GUARANTEED_NO_EVICT), 0.5 when KV
     # pages are allocated as tokens are generated (vLLM): serving_stacks.csv kv_output_reserved.
     kv_output_reserved: float = 1.0
+    # Added per GPU in a tensor-parallel group of 2 or more [GB] (NCCL / custom all-reduce buffers): runtime_tp_gb.
+    runtime_tp_gb: float = 0.0
     # GPU-dependent defaults (serving_stacks.csv large_gpu_*): on a GPU of at least large_gpu_min_gib GiB whose id
     # names none of large_gpu_excludes the engine uses large_gpu_max_batch / large_gpu_max_num_tokens instead of
     # max_batch / max_num_tokens (vLLM V1 EngineArgs.get_batch_defaults). 0 = the same on every GPU.
@@ -260,6 +262,11 @@ class ServingStack:
         if large:
             return self.large_gpu_max_batch, self.large_gpu_max_num_tokens
         return self.max_batch, self.max_num_tokens
+
+    def runtime_bytes(self, ranks: int) -> float:
+        """Memory [bytes] each GPU of a group of ``ranks`` GPUs holds outside the weights, activation buffers and KV
+        cache (serving_stacks.csv runtime_gb, plus runtime_tp_gb once the group has more than one GPU)."""
+        return (self.runtime_gb + (self.runtime_tp_gb if ranks > 1 else 0.0)) * 1e9
 
     def kv_bytes(self, precision: str) -> float:
         """Bytes per KV-cache element of a ``precision`` deployment on this engine at its default KV-cache dtype."""
@@ -294,6 +301,7 @@ def serving_stacks() -> dict[str, ServingStack]:
             kv_fraction=float(r["kv_fraction"]),
             kv_of_total=r["kv_of"] == "total",
             runtime_gb=float(r["runtime_gb"]),
+            runtime_tp_gb=float(r["runtime_tp_gb"] or 0.0),
             max_num_tokens=int(r["max_num_tokens"]),
             max_batch=int(r["max_batch"]),
             source=r["source"],
@@ -635,7 +643,7 @@ def build_cases(
         custom_ar_latency=arr([f.custom_latency_s for _, f in paths]),
         custom_busbw_eff=arr([f.custom_busbw_efficiency for _, f in paths]),
         custom_ar_max_bytes=arr([s.custom_allreduce_limit(int(t)) for s, t in zip(stack_rows, tps, strict=True)]),
-        runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
+        runtime_bytes=arr([s.runtime_bytes(int(t)) for s, t in zip(stack_rows, tps, strict=True)]),
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
         kv_output_reserved=arr([s.kv_output_reserved for s in stack_rows]),
