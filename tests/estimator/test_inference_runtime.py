@@ -47,8 +47,28 @@ def test_vllm_kv_room_on_h100_matches_the_published_v0_11_logs(model: str, preci
 
 def test_the_runtime_reserve_grows_with_tensor_parallelism_only_where_a_source_says_so():
     vllm = inf.serving_stack("vllm")
-    assert vllm.runtime_bytes(2) > vllm.runtime_bytes(1)
-    assert vllm.runtime_bytes(8) == vllm.runtime_bytes(2)  # no published TP 4/8 figure: held at the TP 2 step
+    one, two, eight = (vllm.runtime_bytes(ranks=r, request_slots=1024, vocab=128_256) for r in (1, 2, 8))
+    assert two > one
+    assert eight == two  # no published TP 4/8 figure: held at the TP 2 step
     for name in ("trtllm", "trtllm_v0.9", "nim", "trtllm_bench"):  # the calibration was fitted with these
         stack = inf.serving_stack(name)
-        assert stack.runtime_bytes(1) == stack.runtime_bytes(8) == pytest.approx(1.0e9)
+        assert stack.runtime_bytes(ranks=1, request_slots=2048, vocab=128_256) == pytest.approx(1.0e9)
+        assert stack.runtime_bytes(ranks=8, request_slots=2048, vocab=32_000) == pytest.approx(1.0e9)
+
+
+@pytest.mark.parametrize(("vocab", "logged_peak_gib", "buffers_gb"), [(151_936, 5.56, 0.168), (151_936, 5.64, 1.174)])
+def test_vllm_profiled_peak_follows_the_vocabulary(vocab: int, logged_peak_gib: float, buffers_gb: float):
+    """The same page's Qwen3-0.6B and Qwen3-32B logs (TP 1, H100, 1,024 request slots): the torch peak is the sampler
+    run over slots x vocab logits plus the activation buffers, within 11% (0.6B) and 5% (32B); a constant fitted to
+    Llama-3.1-8B's 128,256-token vocabulary would miss the 0.6B by 22%."""
+    vllm = inf.serving_stack("vllm")
+    sampler = vllm.runtime_bytes(ranks=1, request_slots=1024, vocab=vocab) - vllm.runtime_gb * 1e9
+    assert (sampler + buffers_gb * 1e9) / GIB == pytest.approx(logged_peak_gib, rel=0.11)
+
+
+def test_a_small_vocabulary_leaves_more_kv_room_on_vllm():
+    """Mistral 7B's 32,000-token vocabulary holds a quarter of Llama 3.1 8B's sampler logits per request slot."""
+    vllm = inf.serving_stack("vllm")
+    small, large = (vllm.runtime_bytes(ranks=1, request_slots=1024, vocab=v) for v in (32_000, 128_256))
+    assert large - small == pytest.approx(1024 * (128_256 - 32_000) * vllm.sampler_bytes_per_logit)
+    assert large - small > 3.0e9  # a flat reserve fitted to Llama 3.1 8B would take 3.2 GB of Mistral's KV room
