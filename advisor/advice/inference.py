@@ -1672,7 +1672,18 @@ def serving_assumptions(s: Scenario) -> list[dict[str, Any]]:
             "tokens per engine step (activation buffers)",
             part("max_num_tokens"),
         ),
-        ("/serving/runtime_gb", engine.runtime_gb, "GB per GPU", part("runtime_gb")),
+        (
+            "/serving/runtime_gb",
+            engine.runtime_bytes(ranks=1, request_slots=max_batch, vocab=served_model(s).vocab) / 1e9,
+            "GB per GPU"
+            + (f" on one GPU, {engine.runtime_tp_gb:g} GB more on each GPU of a group" if engine.runtime_tp_gb else ""),
+            part("runtime_gb")
+            + (
+                f"; sampler run of {max_batch:,} requests x the model's vocabulary"
+                if engine.sampler_bytes_per_logit
+                else ""
+            ),
+        ),
         (
             "/serving/arrivals",
             "poisson",

@@ -227,7 +227,7 @@ class ServingStack:
     name: str
     kv_fraction: float
     kv_of_total: bool
-    runtime_gb: float
+    runtime_gb: float  # per GPU on one GPU [GB] (serving_stacks.csv runtime_gb)
     max_num_tokens: int
     max_batch: int
     source: str
@@ -241,6 +241,11 @@ class ServingStack:
     # 1.0 when the scheduler reserves the whole output on admission (TensorRT-LLM GUARANTEED_NO_EVICT), 0.5 when KV
     # pages are allocated as tokens are generated (vLLM): serving_stacks.csv kv_output_reserved.
     kv_output_reserved: float = 1.0
+    # Added per GPU in a tensor-parallel group of 2 or more [GB] (NCCL / custom all-reduce buffers): runtime_tp_gb.
+    runtime_tp_gb: float = 0.0
+    # Bytes per request slot and vocabulary entry of the sampler run the engine profiles before it sizes its KV cache
+    # (vLLM: max_num_seqs x vocab fp32 logits and the sort's buffers): serving_stacks.csv sampler_bytes_per_logit.
+    sampler_bytes_per_logit: float = 0.0
     # GPU-dependent defaults (serving_stacks.csv large_gpu_*): on a GPU of at least large_gpu_min_gib GiB whose id
     # names none of large_gpu_excludes the engine uses large_gpu_max_batch / large_gpu_max_num_tokens instead of
     # max_batch / max_num_tokens (vLLM V1 EngineArgs.get_batch_defaults). 0 = the same on every GPU.
@@ -260,6 +265,14 @@ class ServingStack:
         if large:
             return self.large_gpu_max_batch, self.large_gpu_max_num_tokens
         return self.max_batch, self.max_num_tokens
+
+    def runtime_bytes(self, *, ranks: int, request_slots: int, vocab: int) -> float:
+        """Memory [bytes] each GPU of a group of ``ranks`` GPUs holds outside the weights, activation buffers and KV
+        cache: serving_stacks.csv runtime_gb, plus runtime_tp_gb once the group has more than one GPU, plus the
+        profiled sampler run over ``request_slots`` x ``vocab`` logits (sampler_bytes_per_logit; the same on every
+        rank: vLLM's TP 2 peak matched its TP 1 peak)."""
+        fixed = (self.runtime_gb + (self.runtime_tp_gb if ranks > 1 else 0.0)) * 1e9
+        return fixed + request_slots * vocab * self.sampler_bytes_per_logit
 
     def kv_bytes(self, precision: str) -> float:
         """Bytes per KV-cache element of a ``precision`` deployment on this engine at its default KV-cache dtype."""
@@ -294,6 +307,8 @@ def serving_stacks() -> dict[str, ServingStack]:
             kv_fraction=float(r["kv_fraction"]),
             kv_of_total=r["kv_of"] == "total",
             runtime_gb=float(r["runtime_gb"]),
+            runtime_tp_gb=float(r["runtime_tp_gb"] or 0.0),
+            sampler_bytes_per_logit=float(r["sampler_bytes_per_logit"] or 0.0),
             max_num_tokens=int(r["max_num_tokens"]),
             max_batch=int(r["max_batch"]),
             source=r["source"],
@@ -348,6 +363,7 @@ class ServedModel:
     decode_attn_flops_per_ctx: float = 0.0  # 0: as attn_flops_per_ctx (MLA decodes over the latent: more)
     ffn_hidden: int = 0
     embedding_params_b: float = 0.0  # input embedding + LM head (kept 16-bit by fp8/fp4 quantization)
+    vocab: int = 0  # vocabulary entries (the logits a sampler holds per request); 0 = not known
     latent_kv: bool = False  # multi-head latent attention: kv_elements is one compressed latent per token
     moe_layers: int = 0  # layers with routed experts (0: all layers of a model with experts)
     # Width of one attention head where the model sets it (Qwen3-32B: 64 heads of 128 beside hidden 5120, its
@@ -429,6 +445,7 @@ class ServedModel:
             ffn_hidden=g.moe_ffn_hidden or g.ffn_hidden,
             head_width=float(g.head_dim),
             embedding_params_b=g.vocab * g.hidden * (1 if g.tied else 2) / 1e9,
+            vocab=g.vocab,
             name=g.id,
             assumed=g.assumed,
         )
@@ -635,7 +652,12 @@ def build_cases(
         custom_ar_latency=arr([f.custom_latency_s for _, f in paths]),
         custom_busbw_eff=arr([f.custom_busbw_efficiency for _, f in paths]),
         custom_ar_max_bytes=arr([s.custom_allreduce_limit(int(t)) for s, t in zip(stack_rows, tps, strict=True)]),
-        runtime_bytes=arr([s.runtime_gb * 1e9 for s in stack_rows]),
+        runtime_bytes=arr(
+            [
+                s.runtime_bytes(ranks=int(t), request_slots=s.batch_limits(g)[0], vocab=m.vocab)
+                for s, t, g, m in zip(stack_rows, tps, gpus, models, strict=True)
+            ]
+        ),
         kv_fraction=arr([s.kv_fraction for s in stack_rows]),
         kv_of_total=np.asarray([s.kv_of_total for s in stack_rows]),
         kv_output_reserved=arr([s.kv_output_reserved for s in stack_rows]),

@@ -103,8 +103,12 @@ def test_serving_stacks_and_fabrics_are_sourced_data():
 def test_vllm_sizes_its_kv_cache_from_total_memory_and_leaves_less_when_weights_nearly_fill_the_gpu():
     trt = cases("llama-3.1-70b", stack="trtllm")
     vllm = cases("llama-3.1-70b", stack="vllm")
-    # 70B fp8 on one H100: 90% of the whole GPU minus the weights is far less than 90% of what the weights leave.
-    assert 0 < inf.kv_memory_bytes(vllm)[0] < 0.5 * inf.kv_memory_bytes(trt)[0]
+    # 70B fp8 on one H100: 90% of the whole GPU minus the weights is far less than 90% of what the weights leave; with
+    # vLLM's profiled activation peak and non-torch memory nothing is left, as vLLM v0.11.0 logged for
+    # Llama-3.3-70B-FP8 at TP 1 ("KV cache memory: -1.44 GiB", engine failed: llm-d/llm-d-benchmark
+    # config_explorer/empirical-vllm-memory-results.md).
+    assert inf.kv_memory_bytes(vllm)[0] < 0 < inf.kv_memory_bytes(trt)[0]
+    assert inf.kv_memory_bytes(vllm)[0] / 2**30 == pytest.approx(-1.44, abs=0.5)
     assert inf.max_batch(cases("llama-3.1-8b", stack="vllm"), CAL.params)[0] <= 1024  # vLLM max_num_seqs on H100
 
 
