@@ -898,6 +898,15 @@ def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller
     return [feed_refresh(name=unit, progress=progress, accept_smaller=accept_smaller) for unit in feed_units(name)]
 
 
+def refresh_runs_feeds_in_request(*, feed: str, in_process: bool) -> bool:
+    """Whether queueing a refresh of `feed` ("" for every feed) from a web request would run several feeds inside that
+    request: with tasks in-process (no Redis) the task runs where it is queued, every feed one after another (an ops
+    probe: 159 s offline for all feeds, then a page saying the refresh had "started"). One feed's run is bounded by
+    its own HTTP timeouts and retries; a group's parts (skypilot) or every feed are not, so the page refuses them and
+    names `refresh_prices` instead."""
+    return in_process and (not feed or feed_units(feed) != [feed])
+
+
 def feed_refresh(
     *, name: str, progress: Progress = no_progress, accept_smaller: bool = False, worker_retries: bool = False
 ) -> FeedRun:
