@@ -898,6 +898,15 @@ def feeds_refresh(*, name: str, progress: Progress = no_progress, accept_smaller
     return [feed_refresh(name=unit, progress=progress, accept_smaller=accept_smaller) for unit in feed_units(name)]
 
 
+def refresh_runs_feeds_in_request(*, feed: str, in_process: bool) -> bool:
+    """Whether queueing a refresh of `feed` ("" for every feed) from a web request would run several feeds inside that
+    request: with tasks in-process (no Redis) the task runs where it is queued, every feed one after another (an ops
+    probe: 159 s offline for all feeds, then a page saying the refresh had "started"). One feed's run is bounded by
+    its own HTTP timeouts and retries; a group's parts (skypilot) or every feed are not, so the page refuses them and
+    names `refresh_prices` instead."""
+    return in_process and (not feed or feed_units(feed) != [feed])
+
+
 def feed_refresh(
     *, name: str, progress: Progress = no_progress, accept_smaller: bool = False, worker_retries: bool = False
 ) -> FeedRun:
@@ -1138,6 +1147,19 @@ def load_bundled_data() -> str:
 # --- import from saved payloads ----------------------------------------------------------------
 
 
+def _imported(record: OfferRecord, *, names: str, observed_at: dt.datetime | None) -> OfferRecord:
+    """`record` as imported from the files `names`: dated `observed_at` (the operator's capture time) when given,
+    whatever date the adapter gave it; its source names the files and, when the operator dated it, says so."""
+    if observed_at is None:
+        return replace(record, source=f"{record.source} [imported from {names}]")
+    return replace(
+        record,
+        source=f"{record.source} [imported from {names}, captured {observed_at:%Y-%m-%d %H:%M} UTC as the importer "
+        "gave it]",
+        observed_at=observed_at,
+    )
+
+
 @dataclass
 class ImportResult:
     run: FeedRun
@@ -1153,8 +1175,11 @@ def feed_import(
     raises FeedFileError naming it and nothing is stored. Imports add and update offers; they do
     not withdraw the ones a file does not list (a price sheet is not the whole catalog). A `cloud` given to a
     feed without parts raises UnknownFeedPart: it was ignored, and the offers imported as if it were not given.
-    `observed_at` (when the payload was captured) dates the records that carry no date of their own; without it they
-    count as observed now, as in a refresh."""
+    `observed_at` (the operator's `--observed-at`: when the payload was captured) dates every record, and the source
+    says so: it wins over a date the adapter infers from the file (a SkyPilot CSV states none, so its reader dates it
+    by the file's modification time, which a copy made today sets to today). No adapter reads a date of observation
+    from a payload; the effective dates AWS and Azure payloads state (`effective_at`: since when a price applies) are
+    kept as stated. Without it a record keeps the adapter's date, else counts as observed now, as in a refresh."""
     if cloud is not None and not hasattr(get_feed(name), "parts"):
         raise UnknownFeedPart(f"feed {name!r} takes no cloud (only skypilot's files are one cloud's); leave it out")
     unit = import_unit(name, cloud)
@@ -1170,9 +1195,7 @@ def feed_import(
             f"(unexpected {type(error).__name__}: {error}); nothing was stored"
         ) from error
     tagged = [
-        item
-        if isinstance(item, Rejection)
-        else replace(item, source=f"{item.source} [imported from {names}]", observed_at=item.observed_at or observed_at)
+        item if isinstance(item, Rejection) else _imported(item, names=names, observed_at=observed_at)
         for item in records
     ]
     checked = validate_all(tagged)

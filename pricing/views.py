@@ -75,7 +75,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @staff_member_required
 def refresh(request: HttpRequest) -> HttpResponse:
-    from core.queueing import QueueUnavailable, enqueue
+    from core.queueing import QueueUnavailable, enqueue, operator_command, runs_in_process
     from pricing.tasks import refresh_all, refresh_feed
 
     form = RefreshForm(request.POST)
@@ -83,16 +83,30 @@ def refresh(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Unknown feed.")
         return redirect("pricing:prices")
     feed = form.cleaned_data["feed"]
+    task, args = (refresh_feed, (feed,)) if feed else (refresh_all, ())
+    what = feed or "all feeds"
+    feeds_section = f"{request.build_absolute_uri('/prices/')}#feeds"
+    in_process = runs_in_process()
+    if services.refresh_runs_feeds_in_request(feed=feed, in_process=in_process):
+        messages.error(
+            request,
+            f"Refresh of {what} was not started: without a task queue (Redis) it would run every feed it covers one "
+            f"after another inside this page's request. Run `{operator_command(task, args)}` on the server, or "
+            "refresh one feed at a time here.",
+        )
+        return redirect(feeds_section)
     try:
-        if feed:
-            enqueue(refresh_feed, feed, owner=request.user)
-        else:
-            enqueue(refresh_all, owner=request.user)
+        enqueue(task, *args, owner=request.user)
     except QueueUnavailable as error:
-        messages.error(request, f"Refresh of {feed or 'all feeds'} could not be queued: {error}")
-        return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")
-    messages.info(request, f"Refresh of {feed or 'all feeds'} started; progress shows under Feed status.")
-    return redirect(f"{request.build_absolute_uri('/prices/')}#feeds")
+        messages.error(request, f"Refresh of {what} could not be queued: {error}")
+        return redirect(feeds_section)
+    if in_process:  # it ran inside enqueue(): it is over, whatever its outcome
+        messages.info(
+            request, f"Refresh of {what} ran in this request and has finished; its outcome shows under Feed status."
+        )
+    else:
+        messages.info(request, f"Refresh of {what} started; progress shows under Feed status.")
+    return redirect(feeds_section)
 
 
 @never_cache

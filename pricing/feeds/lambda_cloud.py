@@ -188,5 +188,5 @@ def records_from_files(paths: list[Path], *, cloud: str | None = None) -> list[O
         if not isinstance(data, dict):
             raise FeedFileError(path, "not a Lambda instance-types response: no 'data' object")
         for key, entry in data.items():
-            records.extend(instance_records(key, entry, url=str(path)))
+            records.extend(instance_records(key, entry, url=path.name))  # never the operator's directories
     return records

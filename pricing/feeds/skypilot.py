@@ -468,8 +468,10 @@ def _check_header(cloud: str, names: Sequence[str]) -> None:
 
 
 def parse_catalog(
-    cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None
+    cloud: str, text: str, *, url: str, observed_at: dt.datetime | None = None, dated: str = ""
 ) -> Iterator[OfferRecord | Rejection]:
+    """The catalog's offers, each dated `observed_at`; the source says where that date comes from: `dated`, else the
+    catalog file's own date (a fetch: Last-Modified or the commit date)."""
     if cloud in refused_parts():
         raise FeedDataError(f"SkyPilot catalog {cloud}: refused: {refused_parts()[cloud]}")
     reader = csv.DictReader(io.StringIO(text))
@@ -508,7 +510,8 @@ def parse_catalog(
             key = (parsed.instance, parsed.region, market)
             if key not in cheapest or price < cheapest[key][0]:
                 cheapest[key] = (price, parsed)
-    dated = f"catalog file dated {observed_at:%Y-%m-%d}" if observed_at else "catalog file date unknown"
+    if not dated:
+        dated = f"catalog file dated {observed_at:%Y-%m-%d}" if observed_at else "catalog file date unknown"
     for (instance, region, market), (price, parsed) in cheapest.items():
         yield OfferRecord(
             provider=provider,
@@ -540,13 +543,25 @@ def cloud_from_settings(cloud: str) -> SkyPilotCloudFeed:
 
 
 def records_from_files(paths: list[Path], *, cloud: str | None) -> list[OfferRecord | Rejection]:
-    """Saved catalog CSVs of one cloud (`import_prices --cloud`), each dated by the file's own mtime."""
+    """Saved catalog CSVs of one cloud (`import_prices --cloud`), each dated by the file's modification time: the CSV
+    states no date, and a saved copy's mtime is at best when it was downloaded (a copy made today is dated today;
+    `import_prices --observed-at` overrides it). The source names the file, never its path: the operator's directories
+    are shown to every user otherwise (/tmp/ops_cudo.csv)."""
     if not cloud:
         raise FeedDataError("the SkyPilot catalog files need --cloud (e.g. --cloud cudo): the CSV does not name it")
     records: list[OfferRecord | Rejection] = []
     for path in paths:
+        modified = file_mtime(path)
         try:
-            records.extend(parse_catalog(cloud, read_text(path), url=str(path), observed_at=file_mtime(path)))
+            records.extend(
+                parse_catalog(
+                    cloud,
+                    read_text(path),
+                    url=path.name,
+                    observed_at=modified,
+                    dated=f"file modified {modified:%Y-%m-%d}",
+                )
+            )
         except FeedDataError as error:
             raise FeedFileError(path, str(error)) from error
     return records

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from pricing.feeds import FEED_NAME_MAX
-from pricing.models import FeedRun, Offer
+from pricing.models import FeedRun, Offer, PriceObservation
 from tests.pricing.helpers import FIXTURES, fixture_text, lambda_h100_catalog
 
 pytestmark = pytest.mark.django_db
@@ -424,6 +424,44 @@ def test_observed_at_dates_an_old_payload_and_is_refused_malformed_or_in_the_fut
     assert result["accepted"] > 0
     observed = set(Offer.objects.values_list("observed_at", flat=True))
     assert observed == {dt.datetime(2026, 11, 5, 14, 0, tzinfo=dt.UTC)}
+
+
+def test_observed_at_dates_a_skypilot_catalog_copied_today_and_the_source_names_the_file_only(tmp_path: Path) -> None:
+    # An ops probe: `--feed skypilot --cloud cudo --observed-at 2026-11-05T14:00:00Z ops_cudo.csv` stored every offer
+    # observed at the copy's modification time (today, "catalog file dated 2026-12-06"): the flag only dated records
+    # without a date, and the SkyPilot reader dates each with its file's mtime, so a month-old catalog was fresh. The
+    # source also showed every user the operator's path (/tmp/.../ops_cudo.csv).
+    copied = tmp_path / "ops_cudo.csv"
+    copied.write_text(fixture_text("skypilot_cudo_v8_vms.csv"))  # modified now, as a copy made today is
+    result = _import("--feed", "skypilot", "--cloud", "cudo", "--observed-at", "2026-11-05T14:00:00Z", copied)
+    assert result["accepted"] == 6
+    captured = dt.datetime(2026, 11, 5, 14, 0, tzinfo=dt.UTC)
+    assert set(Offer.objects.values_list("observed_at", flat=True)) == {captured}
+    assert set(PriceObservation.objects.values_list("observed_at", flat=True)) == {captured}
+    for source in Offer.objects.values_list("source", flat=True):
+        assert str(tmp_path) not in source and "ops_cudo.csv" in source
+        # The copy's date is named for what it is, beside the operator's: no longer "catalog file dated <today>".
+        assert "captured 2026-11-05 14:00 UTC as the importer gave it" in source and "catalog file dated" not in source
+
+
+def test_without_observed_at_a_skypilot_catalog_is_dated_by_its_file_and_says_so(tmp_path: Path) -> None:
+    saved = lambda_h100_catalog(
+        tmp_path / "saved.csv", usd_per_hour="16.0", mtime=dt.datetime(2026, 11, 28, tzinfo=dt.UTC)
+    )
+    _import("--feed", "skypilot", "--cloud", "lambda", saved)
+    offer = _lambda_8x_h100()
+    assert offer.observed_at == dt.datetime(2026, 11, 28, tzinfo=dt.UTC)
+    assert "saved.csv" in offer.source and str(tmp_path) not in offer.source
+    assert "file modified 2026-11-28" in offer.source
+
+
+def test_an_imported_lambda_payloads_source_names_the_file_not_the_operators_path(tmp_path: Path) -> None:
+    # The Lambda reader put the saved file's full path where the API's URL goes ("Lambda Cloud API /tmp/... ").
+    saved = tmp_path / "lambda_saved.json"
+    saved.write_text(fixture_text("written/lambda_instance_types.json"))
+    assert _import("--feed", "lambda", saved)["accepted"] > 0
+    for source in Offer.objects.values_list("source", flat=True):
+        assert "lambda_saved.json" in source and str(tmp_path) not in source, source
 
 
 @pytest.mark.parametrize(

@@ -357,3 +357,48 @@ def test_a_skipped_duplicate_refresh_does_not_hide_the_failure_of_the_run_it_col
     assert feeds["lambda"]["error"] == "network error; will retry"
     # A feed whose only runs were skipped still says so.
     assert feeds["aws"]["status"] == "skipped"
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    ("feed", "command"),
+    [("", "python manage.py refresh_prices"), ("skypilot", "python manage.py refresh_prices --feed skypilot")],
+)
+def test_without_a_task_queue_refreshing_every_feed_from_the_page_is_refused_naming_the_command(
+    client: Client,
+    staff_user,  # type: ignore[no-untyped-def]
+    bundled: str,
+    settings,  # type: ignore[no-untyped-def]
+    feed: str,
+    command: str,
+) -> None:
+    # An ops probe: without Redis (tasks in-process) "Refresh now" with "All feeds" ran every feed inside the request,
+    # 159 s offline, then said "Refresh of all feeds started; progress shows under Feed status" though every feed had
+    # already finished (and failed). No response is registered: a fetch would fail here, and none may start.
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    client.force_login(staff_user)
+    before = FeedRun.objects.count()
+    page = client.post("/prices/refresh/", {"feed": feed}, follow=True)
+    assert page.status_code == 200 and page.redirect_chain[-1][0].endswith("/prices/#feeds")
+    body = page.content.decode()
+    assert f"`{command}`" in body and "not started" in body
+    assert "started; progress shows" not in body
+    assert FeedRun.objects.count() == before and not responses.calls
+
+
+@responses.activate
+def test_without_a_task_queue_one_feed_refreshed_from_the_page_says_it_has_finished(
+    client: Client,
+    staff_user,  # type: ignore[no-untyped-def]
+    bundled: str,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    # It runs inside the request (one feed, bounded by PRICING_HTTP_TIMEOUT_S and its retries), so by the time the
+    # page shows the message it has finished: "started; progress shows under Feed status" was untrue.
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.PRICING_LAMBDA_API_KEY = "recorded-test-key"
+    responses.get(API_URL, json=fixture_json("written/lambda_instance_types.json"))
+    client.force_login(staff_user)
+    body = client.post("/prices/refresh/", {"feed": "lambda"}, follow=True).content.decode()
+    assert "Refresh of lambda ran in this request and has finished" in body and "progress shows" not in body
+    assert FeedRun.objects.get(feed="lambda").status == FeedRun.Status.SUCCESS

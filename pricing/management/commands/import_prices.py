@@ -1,6 +1,8 @@
 """`python manage.py import_prices --feed NAME [--cloud C] [--observed-at WHEN] FILE...`: offers from provider payloads
-saved to files. Records without a date of their own count as observed at --observed-at (when the payload was
-captured), or without it now: a month-old payload imported without it shows as fresh live prices.
+saved to files. Every record counts as observed at --observed-at (when the payload was captured) when it is given, over
+any date the adapter infers from the file (a SkyPilot CSV states none, so it is dated by the file's modification time:
+a copy made today is today's); without it a record keeps that date, else counts as observed now: a month-old payload
+imported without it shows as fresh live prices.
 
 The same adapter, validation and ingest as a refresh; prints one JSON summary:
 {"accepted": n, "rejected": {reason: n}, "offers": [{provider, instance, region, market, gpu,
@@ -39,8 +41,10 @@ class Command(BaseCommand):
             type=observed_at,
             metavar="WHEN",
             help="when the payload was captured, an ISO 8601 date-time (e.g. 2026-11-05T14:00:00Z; no zone means "
-            "UTC), from 2010-11-01 (pricing.api.selectors.HISTORY_EARLIEST) to now; default: now, so an old payload "
-            "imported without it counts as fresh",
+            "UTC), from 2010-11-01 (pricing.api.selectors.HISTORY_EARLIEST) to now; it dates every offer imported, "
+            "over a SkyPilot CSV's file modification time (a copy made today is dated today). Default: that "
+            "modification time for SkyPilot CSVs, now for the other feeds, so an old payload imported without it "
+            "counts as fresh",
         )
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
