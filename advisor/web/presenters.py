@@ -874,6 +874,21 @@ def prices_as_of_text(*, advice: dict[str, Any]) -> str:
     return oldest + (f" ({undated} of {len(used)} undated)" if undated else "")
 
 
+def fleet_prices_as_of_text(*, plan: Mapping[str, Any]) -> str:
+    """``prices_as_of_text`` of a Fleet Plan, for its PDF, pages and workbook: the offers it quotes are its tiers'
+    and each job line's ``rent_offers`` (advisor.advice.fleet.service dates the plan by them). A plan made before it
+    carried ``price_freshness`` has its compile date only where no offer is dated, which is then its prices_as_of
+    (an auditor: the fleet PDF printed that compile date as "Prices as of 2026-12-02", an observation date)."""
+    manual = ((plan.get("fleet") or {}).get("rent") or {}).get("usd_per_gpu_hour") is not None
+    as_of = plan.get("prices_as_of")
+    freshness = plan.get("price_freshness") or {"snapshot_compiled_on": as_of}
+    if manual:
+        freshness = {**freshness, "kind": "manual"}
+    lines = [{"rent": (plan.get("tier_prices") or {}).get("offers") or {}}]
+    lines += [{"rent": job.get("rent_offers") or {}} for job in plan.get("jobs") or []]
+    return prices_as_of_text(advice={"prices_as_of": as_of, "price_freshness": freshness, "sizes": lines})
+
+
 def held_out_words(held_out: str | None) -> str:
     """How a calibration's held-out error was measured (``held_out``: the Advice's calibration.held_out), in the words
     the planner, the PDF, the workbook and the calibrations pages use: "held out by software stack"."""
