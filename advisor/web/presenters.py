@@ -835,7 +835,7 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
-def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
+def _unmet_prices_text(advice: Mapping[str, Any]) -> str | None:
     """Where no deployment meets the targets, what prices the alternatives that would (an outsider's probe: the cover
     said "no rental offer quoted" above alternatives at $50k-$303k a month); None where none of them is priced."""
     priced = [r for r in (advice.get("recommendation") or {}).get("relax") or [] if r.get("action")]
@@ -849,7 +849,7 @@ def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
     )
 
 
-def prices_as_of_text(*, advice: dict[str, Any]) -> str:
+def prices_as_of_text(*, advice: Mapping[str, Any]) -> str:
     """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
     date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
     the snapshot's compile date (an outside tester read 'Prices as of 2026-12-02' as an observation date)."""
