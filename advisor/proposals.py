@@ -24,6 +24,7 @@ from advisor.cash_flow import decision_amount, yearly_totals
 from advisor.fleet.store import fleet_for_user
 from advisor.models import Calibration, Fleet, Proposal, Scenario, ShareLink
 from advisor.scenarios import scenario_for_user
+from advisor.web.presenters import prices_as_of_text
 
 OFFER_KEY = ("provider", "instance", "region", "market")
 SCENARIO_DELETED = "the scenario of this proposal was deleted; it can no longer be shared"
@@ -273,7 +274,7 @@ def _figures(advice: Mapping[str, Any]) -> dict[str, Any]:
         "Buying, cash over the horizon (USD)": totals["total"].get("buy_usd"),
         "Renting, present cost (USD)": totals["total"].get("rent_present_usd"),
         "Buying, present cost (USD)": totals["total"].get("buy_present_usd"),
-        "Prices as of": advice.get("prices_as_of"),
+        "Prices": prices_as_of_text(advice=advice),
     }
 
 

@@ -19,6 +19,7 @@ from advisor.cash_flow import fleet_owned_parts, fleet_purchase
 from advisor.fleet.charts import fleet_charts
 from advisor.web.presenters import (
     fleet_calibration_lines,
+    fleet_prices_as_of_text,
     offer_key,
     offer_source,
     ownership_rows,
@@ -229,6 +230,7 @@ def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
         "job_calibrations": calibrations[:FLEET_JOBS_SHOWN],
         "job_calibrations_more": max(0, len(calibrations) - FLEET_JOBS_SHOWN),
         "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
+        "prices_as_of_text": fleet_prices_as_of_text(plan=plan),
     }
 
 

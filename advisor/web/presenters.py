@@ -835,7 +835,7 @@ def freshness(*, advice: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "observed_at": observed, "text": text, "stale": bool(info.get("stale")) and kind != "manual"}
 
 
-def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
+def _unmet_prices_text(advice: Mapping[str, Any]) -> str | None:
     """Where no deployment meets the targets, what prices the alternatives that would (an outsider's probe: the cover
     said "no rental offer quoted" above alternatives at $50k-$303k a month); None where none of them is priced."""
     priced = [r for r in (advice.get("recommendation") or {}).get("relax") or [] if r.get("action")]
@@ -849,7 +849,7 @@ def _unmet_prices_text(advice: dict[str, Any]) -> str | None:
     )
 
 
-def prices_as_of_text(*, advice: dict[str, Any]) -> str:
+def prices_as_of_text(*, advice: Mapping[str, Any]) -> str:
     """The headline date of the prices (the PDF's cover; the workbook's Summary should read the same) saying what the
     date is: ``prices_as_of`` is the oldest observation among the offers used, but where none of them is dated it is
     the snapshot's compile date (an outside tester read 'Prices as of 2026-12-02' as an observation date)."""
@@ -872,6 +872,21 @@ def prices_as_of_text(*, advice: dict[str, Any]) -> str:
         )
     oldest = f"Prices as of {as_of}, the oldest observation among the offers used"
     return oldest + (f" ({undated} of {len(used)} undated)" if undated else "")
+
+
+def fleet_prices_as_of_text(*, plan: Mapping[str, Any]) -> str:
+    """``prices_as_of_text`` of a Fleet Plan, for its PDF, pages and workbook: the offers it quotes are its tiers'
+    and each job line's ``rent_offers`` (advisor.advice.fleet.service dates the plan by them). A plan made before it
+    carried ``price_freshness`` has its compile date only where no offer is dated, which is then its prices_as_of
+    (an auditor: the fleet PDF printed that compile date as "Prices as of 2026-12-02", an observation date)."""
+    manual = ((plan.get("fleet") or {}).get("rent") or {}).get("usd_per_gpu_hour") is not None
+    as_of = plan.get("prices_as_of")
+    freshness = plan.get("price_freshness") or {"snapshot_compiled_on": as_of}
+    if manual:
+        freshness = {**freshness, "kind": "manual"}
+    lines = [{"rent": (plan.get("tier_prices") or {}).get("offers") or {}}]
+    lines += [{"rent": job.get("rent_offers") or {}} for job in plan.get("jobs") or []]
+    return prices_as_of_text(advice={"prices_as_of": as_of, "price_freshness": freshness, "sizes": lines})
 
 
 def held_out_words(held_out: str | None) -> str:

@@ -309,3 +309,31 @@ def test_a_draft_says_it_was_computed_today_with_prices_as_of_their_date(example
     html = render_proposal_html(advice=example_advice, scenario_name="example", generated_on=dt.date(2026, 12, 6))
     assert "with the prices of 2026-12-06" not in html
     assert f"A draft computed on 2026-12-06 with prices as of {example_advice['prices_as_of']}" in html
+
+
+def test_a_proposal_page_says_when_its_prices_were_observed_not_that_they_were_the_days(
+    alice: Client, saved: Any
+) -> None:
+    """An auditor: every proposal page said "issued <date> with the prices of that day" where the prices were the
+    snapshot compiled days before and its offers undated; the page now states the prices' date as the PDF cover does
+    (presenters.prices_as_of_text), and the recompute comparison does too."""
+    from advisor.web.presenters import prices_as_of_text
+
+    alice.post(f"/scenarios/{saved.pk}/share/")
+    proposal = Proposal.objects.get()
+    words = prices_as_of_text(advice=proposal.advice)
+    assert words.startswith("Prices: snapshot compiled ")
+    pages = {
+        "owner's": alice.get(f"/proposals/{proposal.pk}/").content.decode(),
+        "shared": Client().get(f"/s/{proposal.share_links.get().token}/").content.decode(),
+    }
+    for name, html in pages.items():
+        issued = re.search(r'data-testid="proposal-issued">(.*?)</p>', html, re.S)
+        assert issued is not None, name
+        line = " ".join(issued.group(1).split())
+        assert "prices of that day" not in line and words in line, (name, line)
+    alice.post(f"/proposals/{proposal.pk}/recompute/")
+    again = Proposal.objects.exclude(pk=proposal.pk).get()
+    html = alice.get(f"/proposals/{again.pk}/").content.decode()
+    row = re.search(r"<th[^>]*>Prices</th><td>([^<]+)</td><td>([^<]+)</td>", html)
+    assert row is not None and row.groups() == (words, prices_as_of_text(advice=again.advice))

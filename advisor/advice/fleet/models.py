@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field
 
 from advisor.advice.fleet.demand import HOURS
-from advisor.advice.models import CalibrationSummary, HardwareQuote, IsoDate, IsoDateTime, Offer
+from advisor.advice.models import CalibrationSummary, HardwareQuote, IsoDate, IsoDateTime, Offer, PriceFreshness
 from advisor.scenario_model import (
     INTEGRAL,
     MAX_GPUS,
@@ -243,6 +243,12 @@ class FleetPlan(Closed):
     uncertainty: FleetUncertainty
     tier_prices: TierPrices
     prices_as_of: IsoDate | None = Field(description="date of the oldest price observation used")
+    price_freshness: PriceFreshness | None = Field(
+        default=None,
+        description="the offers the plan quotes (the tiers' and each job line's rent_offers) as the Advice's "
+        "price_freshness counts them: kind, and the undated ones (undated_offers, undated); absent from plans made "
+        "before it",
+    )
     warnings: list[str]
 
 

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from advisor import formatting as fmt
+from advisor.advice.documents import json_safe
 from advisor.advice.fleet.demand import HOURS, Job, Runs, placement_hours, requested_demand, schedule_runs
 from advisor.advice.fleet.document import FleetInput, parse_fleet, with_usage_csv
 from advisor.advice.fleet.plan import (
@@ -32,11 +33,13 @@ from advisor.advice.fleet.plan import (
     rent_units,
 )
 from advisor.advice.fleet.pricing import PricedBase, fleet_spans_nodes, resolve_job, tier_prices
+from advisor.advice.offers import offers_dates, quoted_offers
 from advisor.advice.training import calibration_coverage
 from advisor.advice.uncertainty import MC_PRICE_ALTERNATIVES, MC_SAMPLES, MC_SEED, QUANTILES
 from advisor.scenario import ScenarioError
 from estimator.calibrate import Calibration, ThroughputBand, band_log_factors, fit_warnings, load_default
 from estimator.specs import get_gpu
+from pricing import selectors
 
 # 2: reserved terms per line (TierPrices.commitment), weighed against the price the hours left are billed at.
 FLEET_PLAN_VERSION: Final[int] = 2
@@ -319,6 +322,19 @@ def _name_line_offers(doc: dict[str, Any], priced: PricedBase, units: list[int])
         )
 
 
+def _price_dates(
+    doc: dict[str, Any], fleet: FleetInput, now: dt.datetime, warnings: list[str]
+) -> tuple[str | None, dict[str, Any]]:
+    """(prices_as_of, price_freshness) of the offers the plan quotes (the tiers' and each line's ``rent_offers``),
+    by the Advice's rule (``offers.price_dates``): its undated offers counted, named and warned of in ``warnings``
+    (an auditor: the fleet printed the snapshot's compile date as "Prices as of" with no word that every offer it
+    used was undated, where scenario advice warns "N of the N offers quoted carry no observation date")."""
+    freshness: dict[str, Any] = json_safe(selectors.price_freshness(gpu=fleet.base.gpu))
+    quoted = quoted_offers([{"rent": doc["tier_prices"]["offers"]}, *({"rent": j["rent_offers"]} for j in doc["jobs"])])
+    prices_as_of, freshness["kind"] = offers_dates(fleet.base, quoted, freshness, now, warnings)
+    return prices_as_of, freshness
+
+
 def plan_for_input(
     *, fleet: FleetInput, calibration: Calibration | None = None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -352,15 +368,18 @@ def plan_for_input(
             f"gpus_pending (mean {fleet.usage.pending_mean:,.1f} GPUs queued) is not counted as demand: queued work "
             "runs later, so adding it would double-count; it is an upper bound."
         )
+    now = now or timezone.now()
+    doc["tier_prices"] = _prices_document(priced)
+    prices_as_of, freshness = _price_dates(doc, fleet, now, warnings)
     out: dict[str, Any] = _finite(
         {
             "fleet_plan_version": FLEET_PLAN_VERSION,
-            "generated_at": (now or timezone.now()).isoformat(),
+            "generated_at": now.isoformat(),
             "fleet": fleet.to_dict(),
             "gpu": fleet.base.gpu,
             **doc,
-            "tier_prices": _prices_document(priced),
-            "prices_as_of": priced.prices_as_of,
+            "prices_as_of": prices_as_of,
+            "price_freshness": freshness,
             "warnings": list(dict.fromkeys(warnings)),
         }
     )
