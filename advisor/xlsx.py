@@ -16,7 +16,7 @@ from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
-from advisor.fleet.proposal import _line_billed, amount_text, line_offers, purchase_text
+from advisor.fleet.proposal import amount_text, line_billed_price, line_offers, purchase_text
 from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
@@ -884,7 +884,7 @@ def _tier_parts(plan: Mapping[str, Any], *, tier: Any, gpu_hours: Any, usd_per_y
     rows = []
     for key, (offer, hours, names) in groups.items():
         listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour"))
-        price = billed if key == offer_key(node) else _line_billed(dict(prices), tier, float(listed))
+        price = billed if key == offer_key(node) else line_billed_price(dict(prices), tier, float(listed))
         rows.append(
             [
                 tier,
