@@ -11,11 +11,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from advisor import formatting as fmt
 from advisor.advice.documents import NOT_SERVING_PREFIXES
 from advisor.advice.models import Alternative, InferenceAlternative
 from advisor.advice.recommendation import cheapest_marks
 from advisor.cash_flow import decision_amount, fleet_owned_parts, fleet_purchase, yearly_totals
-from advisor.fleet.proposal import amount_text, line_offers, purchase_text
+from advisor.fleet.proposal import amount_text, line_billed_price, line_offers, purchase_text
 from advisor.models import Proposal
 from advisor.scenario import DEFAULTS, OWNERSHIP_KEYS
 from advisor.web.presenters import (
@@ -24,6 +25,7 @@ from advisor.web.presenters import (
     calibration_line,
     default_source,
     fabric_usd_per_node,
+    offer_key,
     offer_source,
     plain_words,
     prices_as_of_text,
@@ -677,6 +679,7 @@ def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Saving against owning the peak (USD a year)", recommendation.get("saving_vs_own_peak_usd")],
         ["Owned GPUs busy (fraction of the year)", recommendation.get("owned_utilization")],
         ["Break-even utilization (fraction of the year)", recommendation.get("break_even_utilization")],
+        ["Break-even is against", _break_even_against(plan)],
         ["Peak demand (GPUs)", demand.get("peak_gpus")],
         ["Demand (GPU-hours a year)", demand.get("gpu_hours_per_year")],
         ["Prices", _fleet_prices_text(plan)],
@@ -685,6 +688,29 @@ def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
     rows += [["Reason", plain_words(reason)] for reason in recommendation.get("reasons") or []]
     rows += [["Warning", plain_words(warning)] for warning in plan.get("warnings") or []]
     return rows
+
+
+def _break_even_against(plan: Mapping[str, Any]) -> str | None:
+    """The price the break-even utilization is against (plan.TierPrices.floating): the on-demand node offer's price
+    the tier is priced at, else the cheapest commitment's; job lines renting cheaper offers are not in it (the Tiers
+    sheet's offer rows)."""
+    prices = plan.get("tier_prices") or {}
+    on_demand = prices.get("on_demand_usd_per_gpu_hour")
+    reserved = prices.get("reserved_usd_per_gpu_hour") or {}
+    if on_demand is not None:
+        market, price = "on_demand", on_demand
+    elif reserved:
+        market = min(reserved, key=lambda term: reserved[term])
+        price = reserved[market]
+    else:
+        return None
+    offer = (prices.get("offers") or {}).get(market) or {}
+    named = " ".join(str(offer[k]) for k in ("provider", "instance") if offer.get(k))
+    return (
+        f"the {market.replace('_', '-')} price of a whole node, {fmt.price(price)} per GPU-hour"
+        + (f" ({named})" if named else "")
+        + ", not the cheaper offers some job lines rent at (Tiers)"
+    )
 
 
 def _fleet_prices_text(plan: Mapping[str, Any]) -> str:
@@ -756,7 +782,19 @@ FLEET_TIER_HEADER: Final[tuple[str, ...]] = (
     "listed_usd_per_gpu_hour",
     "observed_at",
     "source",
+    # Added last: whether the row is a tier (as issued) or a part of the tier row above it (an offer its job lines
+    # rent at, the owned tier's fixed cost and energy), and the job lines an offer's GPU-hours are.
+    "row",
+    "job_lines",
 )
+TIER_ROW: Final[str] = "tier"
+OFFER_ROW: Final[str] = "offer"
+PART_ROW: Final[str] = "part"
+# The difference under which a tier's parts are its figures: float noise of sums over a million GPU-hours (1e-9 of
+# the GPU-hours), and a cent of the dollars (the workbook's amounts are to the cent).
+_HOURS_REL: Final[float] = 1e-9
+_CENT: Final[float] = 0.005
+MEAN_PRICE_IS: Final[str] = "USD a year / GPU-hours: the GPU-hour-weighted mean of the rows below (their sum)"
 
 
 def _tier_price(prices: Mapping[str, Any], tier: str) -> tuple[Any, str]:
@@ -770,7 +808,11 @@ def _tier_price(prices: Mapping[str, Any], tier: str) -> tuple[Any, str]:
 
 def _fleet_tier_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
     """The recommendation's tiers as issued (adding up to its usd_per_year), each with its GPU-hours (the
-    recommended option's by_tier), its price and the offer it is priced at."""
+    recommended option's by_tier), its price and the offer it is priced at. Where the tier is not one price (job
+    lines rent on demand at their own cheaper offers; the owned tier is a fixed cost and its energy), its price is
+    its GPU-hour-weighted mean and its parts follow it, each GPU-hours x price = USD a year (a finance auditor:
+    1,113,027.03 GPU-h x the node's $2.95 = $3,283,430 on a row of $3,270,314, the 8B assistant's 11,953.75 GPU-h at
+    cudo's $1.8528 shown nowhere)."""
     prices = plan.get("tier_prices") or {}
     offers = prices.get("offers") or {}
     by_tier = _recommended_option(plan).get("by_tier") or {}
@@ -779,18 +821,89 @@ def _fleet_tier_rows(plan: Mapping[str, Any]) -> list[list[Any]]:
         tier = line.get("tier")
         price, price_is = _tier_price(prices, tier)
         offer = offers.get(tier) or {}
+        hours, usd = (by_tier.get(tier) or {}).get("gpu_hours"), line.get("usd_per_year")
+        parts = _tier_parts(plan, tier=tier, gpu_hours=hours, usd_per_year=usd)
+        if (parts or not _multiplies(hours, price, usd)) and hours and isinstance(usd, int | float):
+            price, price_is = usd / hours, MEAN_PRICE_IS if parts else "USD a year / GPU-hours used"
         rows.append(
             [
                 tier,
                 line.get("gpus"),
-                (by_tier.get(tier) or {}).get("gpu_hours"),
-                line.get("usd_per_year"),
+                hours,
+                usd,
                 price,
                 price_is,
                 *(offer.get(k) for k in ("provider", "instance", "region", "usd_per_gpu_hour", "observed_at")),
                 offer.get("source") or ("hardware quote (see Prices)" if tier == "owned" else None),
+                TIER_ROW,
+                None,
             ]
         )
+        rows += parts
+    return rows
+
+
+def _multiplies(hours: Any, price: Any, usd: Any) -> bool:
+    """Whether GPU-hours x the price per GPU-hour is the amount, to the cent."""
+    numbers = all(isinstance(v, int | float) for v in (hours, price, usd))
+    return numbers and abs(hours * price - usd) < _CENT
+
+
+def _tier_parts(plan: Mapping[str, Any], *, tier: Any, gpu_hours: Any, usd_per_year: Any) -> list[list[Any]]:
+    """The rows a tier's figures are the sum of, where it is not one price: the owned tier's fixed cost and energy;
+    the on-demand tier's GPU-hours at each offer its job lines rent at (jobs[].rent_offers, billed as the node's
+    offer is levelized). None where the tier is one price, or its parts do not add up to it as issued (commitments
+    cover a share of the rented hours, measured usage: the plan keeps no split of those by offer)."""
+    if not isinstance(gpu_hours, int | float) or not isinstance(usd_per_year, int | float):
+        return []
+    prices = plan.get("tier_prices") or {}
+    if tier == "owned":
+        variable = prices.get("owned_variable_usd_per_gpu_hour") or 0.0
+        energy = gpu_hours * variable
+        fixed = ["owned", None, None, usd_per_year - energy, None, "fixed cost a year (Owned tier a year)"]
+        busy = ["owned", None, gpu_hours, energy, variable, "energy per busy GPU-hour"]
+        return [[*row, *([None] * 6), PART_ROW, None] for row in (fixed, busy)]
+    if tier != "on_demand":
+        return []
+    node = (prices.get("offers") or {}).get(tier)
+    billed = prices.get(f"{tier}_usd_per_gpu_hour")
+    if not node or billed is None:
+        return []
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for line in plan.get("jobs") or []:
+        offer = (line.get("rent_offers") or {}).get(tier) or node
+        on_demand_runs = (line.get("rented_runs") or 0) - (line.get("spot_runs") or 0)
+        hours = (line.get("gpus") or 0) * (line.get("run_hours") or 0) * on_demand_runs
+        if hours <= 0:
+            continue
+        group = groups.setdefault(offer_key(offer), [offer, 0.0, []])
+        group[1] += hours
+        group[2].append(str(line.get("name")))
+    if len(groups) < 2:
+        return []
+    rows = []
+    for key, (offer, hours, names) in groups.items():
+        listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour"))
+        price = billed if key == offer_key(node) else line_billed_price(dict(prices), tier, float(listed))
+        rows.append(
+            [
+                tier,
+                None,
+                hours,
+                hours * price,
+                price,
+                "per GPU-hour of this offer, levelized as the tier's",
+                *(offer.get(k) for k in ("provider", "instance", "region", "usd_per_gpu_hour", "observed_at")),
+                offer.get("source"),
+                OFFER_ROW,
+                ", ".join(names),
+            ]
+        )
+    column = FLEET_TIER_HEADER.index
+    hours_sum = sum(row[column("gpu_hours")] for row in rows)
+    usd_sum = sum(row[column("usd_per_year")] for row in rows)
+    if abs(hours_sum - gpu_hours) > _HOURS_REL * max(gpu_hours, 1.0) or abs(usd_sum - usd_per_year) >= _CENT:
+        return []
     return rows
 
 
@@ -802,14 +915,25 @@ def _fleet_option_rows(plan: Mapping[str, Any]) -> tuple[list[str], list[list[An
     fields = ("gpus", "gpu_hours", "usd_per_year")
     header = ["owned_gpus", "recommended", "owned_utilization", "rented_gpu_hours", "usd_per_year"]
     header += [f"{tier}.{field}" for tier in tiers for field in fields]
+    # Added last: what a GPU-hour of each tier cost, its USD a year / its GPU-hours, so that each tier's GPU-hours x
+    # it = its cost (an auditor: the all-rent option's 1,393,347 h x the node's $2.95 = $4,110,374, printed
+    # $4,097,258, its job lines renting at their own offers; the owned tier's fixed cost, a term's idle hours).
+    header += [f"{tier}.usd_per_gpu_hour" for tier in tiers]
     owned = (plan.get("recommendation") or {}).get("owned_gpus")
     rows = []
     for option in options:
         by_tier = option.get("by_tier") or {}
         row = [option.get("owned_gpus"), option.get("owned_gpus") == owned]
         row += [option.get(k) for k in ("owned_utilization", "rented_gpu_hours", "usd_per_year")]
-        rows.append(row + [(by_tier.get(tier) or {}).get(field) for tier in tiers for field in fields])
+        row += [(by_tier.get(tier) or {}).get(field) for tier in tiers for field in fields]
+        rows.append(row + [_mean_price(by_tier.get(tier) or {}) for tier in tiers])
     return header, rows
+
+
+def _mean_price(use: Mapping[str, Any]) -> float | None:
+    """A tier's USD a year per GPU-hour of it (None where it has no GPU-hours)."""
+    hours, usd = use.get("gpu_hours"), use.get("usd_per_year")
+    return usd / hours if isinstance(usd, int | float) and isinstance(hours, int | float) and hours > 0 else None
 
 
 # What each part of the owned tier's yearly cost is, from the plan's fields (advisor.cash_flow.ownership_parts).

@@ -110,7 +110,9 @@ def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
             seen.setdefault(offer_key(offer), {**offer_source(offer), "price": price})
     for market, offer, names in line_offers(plan=plan):
         listed = offer.get("usd_per_used_gpu_hour", offer.get("usd_per_gpu_hour", 0.0))
-        price = billed_price_text(plan=plan, market=market, listed=listed, billed=_line_billed(prices, market, listed))
+        price = billed_price_text(
+            plan=plan, market=market, listed=listed, billed=line_billed_price(prices, market, listed)
+        )
         row = offer_source(offer)
         seen.setdefault(
             offer_key(offer), {**row, "what": f"{row['what']}, rented by {', '.join(names)}", "price": price}
@@ -120,7 +122,7 @@ def fleet_price_sources(*, plan: dict[str, Any]) -> list[dict[str, Any]]:
     return [*seen.values(), *quote_sources(quote=quote, fabric=fabric)]
 
 
-def _line_billed(prices: dict[str, Any], market: str, listed: float) -> float | None:
+def line_billed_price(prices: dict[str, Any], market: str, listed: float) -> float | None:
     """A per-line offer's price as billed: levelized as its tier's node offer is (the same factor for every offer of
     a floating market; plan.TierPrices.line_price)."""
     node = (prices.get("offers") or {}).get(market) or {}

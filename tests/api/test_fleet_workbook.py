@@ -104,7 +104,8 @@ def test_a_fleet_proposal_exports_its_figures_as_a_workbook(alice, user, client)
     assert any(j["runs_per_year"] == 365 for j in jobs)
     assert next(j for j in jobs if j["name"] == "evals")["months"] == "2, 5"
 
-    tiers = _records(book["Tiers"])
+    # The tier rows (each followed by its parts where it is not one price: tests/api/test_fleet_workbook_rows_multiply).
+    tiers = [row for row in _records(book["Tiers"]) if row["row"] == "tier"]
     assert [t["tier"] for t in tiers] == [t["tier"] for t in recommendation["tiers"]]
     for row, tier in zip(tiers, recommendation["tiers"], strict=True):
         assert same(row["gpus"], tier["gpus"]) and same(row["usd_per_year"], tier["usd_per_year"])
@@ -178,7 +179,8 @@ def test_a_fleet_proposal_issued_before_still_exports(alice, user) -> None:  # t
     book = _book(alice.get(f"/api/v1/proposals/{body['id']}?format=xlsx"))
     summary = _items(book["Summary"])
     assert same(summary["Recommended: yearly cost (USD)"], plan["recommendation"]["usd_per_year"])
-    for row, tier in zip(_records(book["Tiers"]), plan["recommendation"]["tiers"], strict=True):
+    tier_rows = [row for row in _records(book["Tiers"]) if row["row"] == "tier"]
+    for row, tier in zip(tier_rows, plan["recommendation"]["tiers"], strict=True):
         assert same(row["usd_per_year"], tier["usd_per_year"])
     assert [j["name"] for j in _records(book["Jobs"])] == [j["name"] for j in plan["jobs"]]
 
