@@ -81,8 +81,8 @@ def _proposal_context(
             "price_sources": [{**row, "source": plain_words(str(row["source"]))} for row in context["price_sources"]],
             "scenario_name": scenario_name,
             "generated_on": generated_on.isoformat(),
-            # The draft's day is not its prices' date (a finance reviewer, F8): the approval block names both.
-            "prices_as_of": advice.get("prices_as_of"),
+            # The draft's day is not its prices' date (a finance reviewer, F8): the approval block names both, the
+            # prices' in results_context's prices_as_of_text.
             "printing": True,
             "method_notes": method_notes(advice=advice),
             "yearly": yearly_table(yearly=yearly_totals(advice=advice), advice=advice),

@@ -25,6 +25,7 @@ from advisor.web.presenters import (
     calibration_line,
     default_source,
     fabric_usd_per_node,
+    fleet_prices_as_of_text,
     offer_key,
     offer_source,
     plain_words,
@@ -682,7 +683,7 @@ def _fleet_summary_rows(proposal: Mapping[str, Any]) -> list[list[Any]]:
         ["Break-even is against", _break_even_against(plan)],
         ["Peak demand (GPUs)", demand.get("peak_gpus")],
         ["Demand (GPU-hours a year)", demand.get("gpu_hours_per_year")],
-        ["Prices", _fleet_prices_text(plan)],
+        ["Prices", fleet_prices_as_of_text(plan=plan)],
         ["Content hash (SHA-256)", proposal.get("content_hash")],
     ]
     rows += [["Reason", plain_words(reason)] for reason in recommendation.get("reasons") or []]
@@ -711,18 +712,6 @@ def _break_even_against(plan: Mapping[str, Any]) -> str | None:
         + (f" ({named})" if named else "")
         + ", not the cheaper offers some job lines rent at (Tiers)"
     )
-
-
-def _fleet_prices_text(plan: Mapping[str, Any]) -> str:
-    """The prices' date in the scenario workbook's words (presenters.prices_as_of_text), from the offers the tiers
-    are priced at. The plan keeps no price_freshness: where none of its offers is dated, its prices_as_of is the
-    snapshot's compile date (advisor.advice.offers.offers_dates, which dates the plan)."""
-    offers = [o for o in ((plan.get("tier_prices") or {}).get("offers") or {}).values() if o]
-    manual = ((plan.get("fleet") or {}).get("rent") or {}).get("usd_per_gpu_hour") is not None
-    as_of = plan.get("prices_as_of")
-    freshness = {"kind": "manual"} if manual else {"snapshot_compiled_on": as_of}
-    sizes = [{"rent": {"offer": offer}} for offer in offers]
-    return prices_as_of_text(advice={"prices_as_of": as_of, "price_freshness": freshness, "sizes": sizes})
 
 
 FLEET_JOB_HEADER: Final[tuple[str, ...]] = (

@@ -250,7 +250,6 @@ def render_fleet_html(
         **fleet_results_context(plan=plan),
         "fleet_name": fleet_name,
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
-        "prices_as_of": plan.get("prices_as_of"),
         "method_notes": METHOD_NOTES,
         "issued": issued,
         "amount": amount_text(plan=plan),

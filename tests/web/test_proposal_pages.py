@@ -307,8 +307,11 @@ def test_a_draft_says_it_was_computed_today_with_prices_as_of_their_date(example
     from advisor.proposal import render_proposal_html
 
     html = render_proposal_html(advice=example_advice, scenario_name="example", generated_on=dt.date(2026, 12, 6))
-    assert "with the prices of 2026-12-06" not in html
-    assert f"A draft computed on 2026-12-06 with prices as of {example_advice['prices_as_of']}" in html
+    from advisor.web.presenters import prices_as_of_text
+
+    assert "with the prices of 2026-12-06" not in html and "with prices as of" not in html
+    # The prices' date in the words every output uses (an auditor read "prices as of <compile date>" as an observation).
+    assert f"A draft computed on 2026-12-06 ({prices_as_of_text(advice=example_advice)})" in html
 
 
 def test_a_proposal_page_says_when_its_prices_were_observed_not_that_they_were_the_days(

@@ -98,8 +98,10 @@ def test_a_draft_fleet_pdf_says_it_was_computed_today_with_prices_of_the_snapsho
     plan = fleet_plan(document=FLEET_1)
     text = _pdf_text(plan, day=dt.date(2026, 12, 6))
     assert plan["prices_as_of"] and plan["prices_as_of"] != "2026-12-06"
-    assert "with the prices of 2026-12-06" not in text
-    assert f"A draft computed on 2026-12-06 with prices as of {plan['prices_as_of']}" in text
+    from advisor.web.presenters import fleet_prices_as_of_text
+
+    assert "with the prices of 2026-12-06" not in text and "with prices as of" not in text
+    assert f"A draft computed on 2026-12-06 ({fleet_prices_as_of_text(plan=plan)})" in text
 
 
 def test_the_fleet_pdf_prints_software_the_decline_and_says_where_a_price_is_levelized() -> None:
