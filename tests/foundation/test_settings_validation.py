@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings
 
 from config import env as env_module
-from config.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url
+from config.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url, env_window
 from tests.foundation.test_project import production_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +60,11 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("PRICING_LOCK_TTL_S", "99999999999999999999999999", "must be between 60 and 604800"),
         ("PRICING_REFRESH_TIME_LIMIT_S", "400000000", "must be between 1 and 86400"),
         ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", "300000000", "must be between 1 and 86400"),
+        # An ops probe: these passed start-up, then /prices/ and `advise`, a correct sign-in and POST
+        # /api/v1/scenarios answered 500 (OverflowError: the window taken from today's date left the calendar).
+        ("PRICING_STALE_AFTER_HOURS", "100000000000", "must be between 1 and 876000"),
+        ("SESSION_COOKIE_AGE_S", "10000000000000", "must be between 300 and 3153600000"),
+        ("IDEMPOTENCY_KEY_TTL_S", "10000000000000", "must be between 60 and 3153600000"),
         ("API_THROTTLE_ANON", "0/minute", "COUNT >= 1"),
         ("PRICING_AWS_REGIONS", "us-east-1,US East", "'US East' is not a name"),
         ("TRUSTED_PROXIES", "10.0.0.2,proxy.local", "'proxy.local' is not an IP address or network"),
@@ -222,6 +227,42 @@ def test_production_refuses_debug() -> None:
     result = _check(_bare_env(DJANGO_ENV="production", DEBUG="1", SECRET_KEY="x" * 50))
     assert result.returncode == 2
     assert "DEBUG=1 is not allowed with DJANGO_ENV=production" in result.stderr
+
+
+# Names of the settings that are time windows: added to or taken from a date, a cache expiry or a timeout.
+_TIME_WINDOW = re.compile(r"_(S|MS|SECONDS|HOURS|DAYS|TIME_LIMIT)$|^PRICING_REFRESH_HOURS_$")
+# Counted in hours but a work budget (hours of runs one fleet plan places), never a span added to a date.
+_NOT_TIME_WINDOWS = {"FLEET_MAX_PLACEMENT_HOURS"}
+
+
+def test_every_time_window_setting_has_a_maximum() -> None:
+    """Only a minimum let a window of millions of years start, then overflow the calendar per request."""
+    source = ROOT / "config" / "settings.py"
+    unbounded = []
+    for node in ast.walk(ast.parse(source.read_text(), str(source))):
+        name = _name_read(node)
+        if isinstance(name, ast.JoinedStr) and isinstance(name.values[0], ast.Constant):
+            name = name.values[0]
+        if not (isinstance(node, ast.Call) and isinstance(name, ast.Constant) and _TIME_WINDOW.search(name.value)):
+            continue
+        if name.value in _NOT_TIME_WINDOWS:
+            continue
+        if ast.unparse(node.func) != "env_window" and "maximum" not in {keyword.arg for keyword in node.keywords}:
+            unbounded.append(name.value)
+    assert unbounded == []
+
+
+@pytest.mark.parametrize("unit_s", [1, 3600, 24 * 3600])
+def test_the_longest_window_keeps_date_arithmetic_in_range(monkeypatch, unit_s: int) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    monkeypatch.setenv("SOME_WINDOW", str(env_module.TIME_WINDOW_MAX_S // unit_s))
+    longest = env_window("SOME_WINDOW", 1, minimum=1, unit_s=unit_s)
+    now = dt.datetime.now(dt.UTC)
+    assert now - dt.timedelta(seconds=longest * unit_s) < now < now + dt.timedelta(seconds=longest * unit_s)
+    monkeypatch.setenv("SOME_WINDOW", str(longest + 1))
+    with pytest.raises(ConfigurationError, match=rf"^SOME_WINDOW={longest + 1} must be between 1 and {longest}$"):
+        env_window("SOME_WINDOW", 1, minimum=1, unit_s=unit_s)
 
 
 # --- the production server's config (gunicorn) ----------------------------------------------------------
