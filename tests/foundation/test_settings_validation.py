@@ -329,6 +329,37 @@ def test_gunicorn_check_config_stops_on_zero_workers_with_one_line() -> None:
     assert result.stderr == "configuration error: GUNICORN_WORKERS=0 must be at least 1\n"
 
 
+_PRODUCTION_WITHOUT_HOSTS = {"DJANGO_ENV": "production", "SECRET_KEY": PRODUCTION_SERVER["SECRET_KEY"]}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {**PRODUCTION_SERVER, "LOG_LEVEL": "LOUD"},
+            "LOG_LEVEL='LOUD' is not allowed; use one of CRITICAL, ERROR, WARNING, INFO, DEBUG",
+        ),
+        (_PRODUCTION_WITHOUT_HOSTS, "ALLOWED_HOSTS is required to serve in production"),
+    ],
+)
+@pytest.mark.parametrize("check_only", [True, False])
+def test_gunicorn_stops_on_a_bad_django_setting_with_one_line(env: dict[str, str], message: str, check_only) -> None:  # type: ignore[no-untyped-def]
+    """Read first by each worker, a bad setting failed every worker's boot: a 73-line traceback and exit status 3."""
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    mode = ["--check-config"] if check_only else ["--bind", "127.0.0.1:0", "--workers", "1"]
+    result = subprocess.run(
+        [str(gunicorn), *mode, "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=_bare_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"configuration error: {message}")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
 # --- the readers, in-process ------------------------------------------------------------------------
 
 
