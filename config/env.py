@@ -297,6 +297,13 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     scheme = parts.scheme.lower()
     if scheme == "sqlite":
         raw_path = unquote(parts.path)
+        # sqlite:// (or a path ending in /) named a directory, the project's for no path: `check` passed and
+        # `migrate` failed in a traceback ("unable to open database file").
+        if not raw_path.strip("/") or raw_path.endswith("/"):
+            raise ConfigurationError(
+                f"DATABASE_URL={redacted(url)!r} names no database file; use sqlite:///PATH (relative to the project) "
+                "or sqlite:////ABSOLUTE/PATH"
+            )
         # sqlite:///db.sqlite3 is relative to the project, sqlite:////tmp/x.sqlite3 is absolute.
         path = Path(raw_path[1:]) if raw_path.startswith("/") else Path(raw_path)
         if not path.is_absolute():

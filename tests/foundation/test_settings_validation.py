@@ -44,6 +44,7 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("API_THROTTLE_USER", "lots", "use COUNT/PERIOD"),
         ("PRICING_MIN_FRACTION_OF_LAST_RUN", "5", "must be between 0.0 and 1.0"),
         ("DATABASE_URL", "mysql:/x", "use sqlite:///PATH or postgres://"),
+        ("DATABASE_URL", "sqlite://", "names no database file; use sqlite:///PATH"),
         ("REDIS_URL", "http://cache:6379/0", "use redis://... or rediss://... or unix://..."),
         # Accepted, then the cache missed silently and enqueueing a task raised ValueError (int('abc')).
         ("REDIS_URL", "redis://:pw@cache:6379/abc", "database 'abc' is not a number; use redis://HOST:PORT/N"),
