@@ -98,6 +98,24 @@ def env_float(name: str, default: float, *, minimum: float | None = None, maximu
     return value
 
 
+# The largest 32-bit signed C int: libraries that take a number as a C int (libpq's connect_timeout, PostgreSQL's
+# statement_timeout in ms, SQLite's busy timeout in ms, Redis's database index) refuse or wrap anything above.
+C_INT_MAX = 2**31 - 1
+
+# The longest time window a setting may hold: a century (of 365-day years). Windows are added to or taken from today's
+# date (an offer's age, a session's expiry, an idempotency key's retention), and Python's datetime ends at the years 1
+# and 9999: with only a minimum, PRICING_STALE_AFTER_HOURS above ~17.8 million (2,000 years) passed start-up and every
+# request using it raised OverflowError. A century leaves 7,900 years of margin and is longer than any window means.
+TIME_WINDOW_MAX_S = 100 * 365 * 24 * 3600
+
+
+def env_window(name: str, default: int, *, minimum: int, unit_s: int = 1, maximum: int | None = None) -> int:
+    """A time window in whole units of `unit_s` seconds (3600: hours), at most TIME_WINDOW_MAX_S; `maximum` is a
+    tighter limit of the window's own (a C int of milliseconds, say)."""
+    longest = TIME_WINDOW_MAX_S // unit_s
+    return env_int(name, default, minimum=minimum, maximum=longest if maximum is None else min(maximum, longest))
+
+
 def env_fraction(name: str, default: float) -> float:
     """A share in 0..1 (0.5 is half)."""
     return env_float(name, default, minimum=0.0, maximum=1.0)
@@ -164,7 +182,7 @@ def env_url(name: str, default: str, *, schemes: Iterable[str]) -> str:
 
 
 # Redis's `databases` setting and SELECT's index are C ints: no database is numbered above this.
-REDIS_DATABASE_MAX = 2**31 - 1
+REDIS_DATABASE_MAX = C_INT_MAX
 
 
 def env_redis_url(name: str) -> str:
@@ -279,6 +297,13 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, object]:
     scheme = parts.scheme.lower()
     if scheme == "sqlite":
         raw_path = unquote(parts.path)
+        # sqlite:// (or a path ending in /) named a directory, the project's for no path: `check` passed and
+        # `migrate` failed in a traceback ("unable to open database file").
+        if not raw_path.strip("/") or raw_path.endswith("/"):
+            raise ConfigurationError(
+                f"DATABASE_URL={redacted(url)!r} names no database file; use sqlite:///PATH (relative to the project) "
+                "or sqlite:////ABSOLUTE/PATH"
+            )
         # sqlite:///db.sqlite3 is relative to the project, sqlite:////tmp/x.sqlite3 is absolute.
         path = Path(raw_path[1:]) if raw_path.startswith("/") else Path(raw_path)
         if not path.is_absolute():

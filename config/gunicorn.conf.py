@@ -5,7 +5,7 @@ reads requests on an event loop and hands a view to a thread only once its heade
 arrived, so slow or idle clients hold a cheap connection, not a worker: with sync workers, three
 connections sending their headers a byte a second stopped `/healthz` (bench/slow_clients.py).
 Every value can be overridden with GUNICORN_* environment variables (.env.example), read and bounded by
-config/env.py's readers.
+config/env.py's readers; Django's settings are read here too, so a bad one stops gunicorn as it stops manage.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
 # gunicorn puts its working directory (the project root, as for config.asgi below) on sys.path first.
-from config.env import ConfigurationError, env_int
+from config.env import env_int, require_hosts_to_serve
 
 wsgi_app = "config.asgi:application"
 worker_class = "asgi"
@@ -39,7 +42,12 @@ try:
     limit_request_line = env_int("GUNICORN_LIMIT_REQUEST_LINE", 4094, minimum=1, maximum=8190)
     limit_request_fields = env_int("GUNICORN_LIMIT_REQUEST_FIELDS", 100, minimum=1, maximum=32768)
     limit_request_field_size = env_int("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", 8190, minimum=1)
-except ConfigurationError as error:
+    # Django's settings too, here in the arbiter: read first by each worker, a bad one (LOG_LEVEL=LOUD, production
+    # without ALLOWED_HOSTS) failed every worker's boot, and gunicorn exited 3 after a 73-line traceback. Only the
+    # settings: loading the apps here would preload them into every worker, so HUP would not reload the code.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    require_hosts_to_serve(allowed_hosts=settings.ALLOWED_HOSTS, production=settings.DEPLOYMENT == "production")
+except ImproperlyConfigured as error:  # config.env's ConfigurationError is one
     print(f"configuration error: {error}", file=sys.stderr)
     raise SystemExit(2) from None
 # Django's ASGI handler has no lifespan support; skip the startup handshake.

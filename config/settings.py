@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from config.env import (
+    C_INT_MAX,
     LOG_LEVELS,
     ConfigurationError,
     database_from_url,
@@ -25,6 +26,7 @@ from config.env import (
     env_str,
     env_url,
     env_visible,
+    env_window,
     require_at_least,
     require_order,
 )
@@ -150,10 +152,10 @@ LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 50, m
 # Addresses or networks of the reverse proxies in front of the app: a request from one of them is counted under the
 # address it put in X-Forwarded-For. Default none (REMOTE_ADDR only; X-Forwarded-For is client-controlled).
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", [])
-LOGIN_FAILURE_WINDOW_S = env_int("LOGIN_FAILURE_WINDOW_S", 300, minimum=1)
+LOGIN_FAILURE_WINDOW_S = env_window("LOGIN_FAILURE_WINDOW_S", 300, minimum=1)
 # API tokens a user may create per window (API and token page), then 429.
 TOKEN_CREATE_MAX = env_int("TOKEN_CREATE_MAX", 20, minimum=1)
-TOKEN_CREATE_WINDOW_S = env_int("TOKEN_CREATE_WINDOW_S", 3600, minimum=1)
+TOKEN_CREATE_WINDOW_S = env_window("TOKEN_CREATE_WINDOW_S", 3600, minimum=1)
 LOGIN_REDIRECT_URL = "/plan/"
 LOGOUT_REDIRECT_URL = "landing"
 # E-mail, for password-reset links only. Without EMAIL_HOST the server sends none, and the reset page says so and
@@ -163,7 +165,7 @@ EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=True)
-EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10, minimum=1)
+EMAIL_TIMEOUT = env_window("EMAIL_TIMEOUT_S", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "gpu-advisor@localhost"
 
 LANGUAGE_CODE = "en-us"
@@ -208,7 +210,7 @@ CALIBRATION_IN_PROCESS_MAX_RUNS = env_int("CALIBRATION_IN_PROCESS_MAX_RUNS", 100
 CALIBRATION_MAX_QUEUED_FITS = env_int("CALIBRATION_MAX_QUEUED_FITS", 3, minimum=1)
 # A fit still pending this long after it was queued lost its task (a Redis flush or restart): shown as stalled and
 # queued again by beat. Four times the hard task limit (CELERY_TASK_TIME_LIMIT, 15 min) by default.
-CALIBRATION_FIT_STALLED_AFTER_S = env_int("CALIBRATION_FIT_STALLED_AFTER_S", 3600, minimum=60)
+CALIBRATION_FIT_STALLED_AFTER_S = env_window("CALIBRATION_FIT_STALLED_AFTER_S", 3600, minimum=60)
 # Who besides staff may poll a task at /api/v1/tasks/<id>: dotted paths of (user, task_id) -> bool. Pricing owns
 # the endpoint and imports no app; the advisor grants owners their calibration fits.
 TASK_VIEWERS = ["advisor.calibrations.owns_calibration_task"]
@@ -226,8 +228,8 @@ CELERY_TASK_STORE_EAGER_RESULT = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60, minimum=1)
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 12 * 60, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_window("CELERY_TASK_TIME_LIMIT", 15 * 60, minimum=1)
+CELERY_TASK_SOFT_TIME_LIMIT = env_window("CELERY_TASK_SOFT_TIME_LIMIT", 12 * 60, minimum=1)
 # The soft limit raises inside the task so it can clean up; past the hard limit the worker is killed.
 require_order(
     ("CELERY_TASK_SOFT_TIME_LIMIT", CELERY_TASK_SOFT_TIME_LIMIT), ("CELERY_TASK_TIME_LIMIT", CELERY_TASK_TIME_LIMIT)
@@ -269,17 +271,17 @@ PRICING_SKYPILOT_MIRROR_URL = env_url(
 PRICING_LAMBDA_API_URL = env_url(
     "PRICING_LAMBDA_API_URL", "https://cloud.lambda.ai/api/v1/instance-types", schemes=("https", "http")
 )
-PRICING_HTTP_TIMEOUT_S = env_int("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
+PRICING_HTTP_TIMEOUT_S = env_window("PRICING_HTTP_TIMEOUT_S", 30, minimum=1)
 # Per-request transport retries (429, 5xx, connection errors): count, backoff base (s), Retry-After cap (s).
 PRICING_HTTP_RETRIES = env_int("PRICING_HTTP_RETRIES", 3, minimum=0)
-PRICING_HTTP_BACKOFF_S = env_int("PRICING_HTTP_BACKOFF_S", 2, minimum=0)
-PRICING_HTTP_RETRY_AFTER_MAX_S = env_int("PRICING_HTTP_RETRY_AFTER_MAX_S", 120, minimum=0)
+PRICING_HTTP_BACKOFF_S = env_window("PRICING_HTTP_BACKOFF_S", 2, minimum=0)
+PRICING_HTTP_RETRY_AFTER_MAX_S = env_window("PRICING_HTTP_RETRY_AFTER_MAX_S", 120, minimum=0)
 PRICING_MAX_PAGES = env_int("PRICING_MAX_PAGES", 500, minimum=1)
 # Offers older than this (or undated) are flagged stale.
-PRICING_STALE_AFTER_HOURS = env_int("PRICING_STALE_AFTER_HOURS", 48, minimum=1)
+PRICING_STALE_AFTER_HOURS = env_window("PRICING_STALE_AFTER_HOURS", 48, minimum=1, unit_s=3600)
 # A hardware (purchase) quote older than this is flagged: NVIDIA's data-center GPUs came a generation every two years
 # (A100 2020, H100 2022, B200 2024), and a server's price moves when its successor ships.
-HARDWARE_QUOTE_STALE_AFTER_DAYS = env_int("HARDWARE_QUOTE_STALE_AFTER_DAYS", 730, minimum=1)
+HARDWARE_QUOTE_STALE_AFTER_DAYS = env_window("HARDWARE_QUOTE_STALE_AFTER_DAYS", 730, minimum=1, unit_s=24 * 3600)
 # A run that accepts fewer offers than this share of the last successful run is rejected, keeping the old offers.
 PRICING_MIN_FRACTION_OF_LAST_RUN = env_fraction("PRICING_MIN_FRACTION_OF_LAST_RUN", 0.5)
 # Plausible USD per GPU-hour: the bundled snapshot spans $0.062 to $15.98 per GPU-hour; about 3x margin each way.
@@ -315,7 +317,7 @@ require_at_least(
 )
 # Beat: one entry per feed, every N hours (SkyPilot refreshes its catalog every 7 h; list prices move daily).
 PRICING_REFRESH_HOURS = {
-    feed: env_int(f"PRICING_REFRESH_HOURS_{feed.upper()}", hours, minimum=1)
+    feed: env_window(f"PRICING_REFRESH_HOURS_{feed.upper()}", hours, minimum=1, unit_s=3600)
     for feed, hours in {"aws": 24, "azure": 24, "gcp": 24, "lambda": 6, "skypilot": 7}.items()
 }
 for _feed, _hours in PRICING_REFRESH_HOURS.items():
@@ -378,7 +380,7 @@ REST_FRAMEWORK = {
 }
 # How long a POST's Idempotency-Key is remembered (draft-ietf-httpapi-idempotency-key-header: keys expire; 24 h
 # is Stripe's documented retention, stripe.com/docs/api/idempotent_requests, read 2026-12).
-IDEMPOTENCY_KEY_TTL_S = env_int("IDEMPOTENCY_KEY_TTL_S", 24 * 3600, minimum=60)
+IDEMPOTENCY_KEY_TTL_S = env_window("IDEMPOTENCY_KEY_TTL_S", 24 * 3600, minimum=60)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Advisor API",
@@ -400,7 +402,7 @@ SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=PRODUCTION)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=PRODUCTION)
 SESSION_COOKIE_HTTPONLY = True
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=PRODUCTION)
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_SECONDS = env_window("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION
 SECURE_HSTS_PRELOAD = PRODUCTION
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -421,12 +423,15 @@ LOGGING = {
 }
 
 # --- Serving that holds (issue 25): embedded SQLite, PostgreSQL timeouts, sessions, HEAD. ---
+# Time windows are read with env_window (config/env.py): at most a century, so that date arithmetic stays in range.
+# The database timeouts are C ints too: libpq's connect_timeout in seconds, PostgreSQL's statement_timeout and SQLite's
+# busy timeout (CPython passes sqlite3_busy_timeout(timeout * 1000)) in milliseconds.
 # SQLite: WAL lets readers run beside the one writer; writes take the lock at BEGIN (IMMEDIATE), so
 # two concurrent saves queue for up to SQLITE_BUSY_TIMEOUT_S instead of failing "database is locked".
-SQLITE_BUSY_TIMEOUT_S = env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1)
+SQLITE_BUSY_TIMEOUT_S = env_window("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1, maximum=C_INT_MAX // 1000)
 # PostgreSQL: give up connecting (and answer 503) after this; cancel any statement running longer.
-DATABASE_CONNECT_TIMEOUT_S = env_int("DATABASE_CONNECT_TIMEOUT_S", 3, minimum=1)
-DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=100)
+DATABASE_CONNECT_TIMEOUT_S = env_window("DATABASE_CONNECT_TIMEOUT_S", 3, minimum=1, maximum=C_INT_MAX)
+DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 30_000, minimum=100, maximum=C_INT_MAX)
 SQLITE_OPTIONS = {
     "transaction_mode": "IMMEDIATE",
     "timeout": SQLITE_BUSY_TIMEOUT_S,
@@ -444,9 +449,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
     # The ASGI server runs each request's view on its own thread, so a connection kept per thread is
     # never reused and piles up: Django's docs say to disable persistent connections under ASGI.
-    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE_S", 0, minimum=0)
+    DATABASES["default"]["CONN_MAX_AGE"] = env_window("DATABASE_CONN_MAX_AGE_S", 0, minimum=0)
 # Sessions (anonymous planner state included) expire; beat clears the expired rows daily.
-SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
+SESSION_COOKIE_AGE = env_window("SESSION_COOKIE_AGE_S", 14 * 24 * 3600, minimum=300)
 # The only user-sized thing kept for an anonymous visitor: the planner input across sign-in (advisor/web/pending.py).
 ANONYMOUS_SESSION_MAX_BYTES = env_int("ANONYMOUS_SESSION_MAX_BYTES", 16 * 1024, minimum=1024)
 CELERY_BEAT_SCHEDULE["requeue-stalled-fits"] = {
@@ -460,7 +465,7 @@ CELERY_BEAT_SCHEDULE["clear-expired-sessions"] = {
     "options": {"expires": 12 * 3600.0},
 }
 # After a Redis or broker failure, skip it for this long instead of waiting on every call (core/breaker.py).
-DEPENDENCY_BREAKER_OPEN_S = env_int("DEPENDENCY_BREAKER_OPEN_S", 15, minimum=1)
+DEPENDENCY_BREAKER_OPEN_S = env_window("DEPENDENCY_BREAKER_OPEN_S", 15, minimum=1)
 # First, so every GET view also answers HEAD (core/head.py).
 MIDDLEWARE = ["core.head.HeadAsGetMiddleware", *MIDDLEWARE]
 # Redis as cache: after one failure every call skips it for the window above (core/breaker.py).

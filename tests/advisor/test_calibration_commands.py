@@ -369,6 +369,18 @@ def test_the_default_calibrations_name_is_reserved(tmp_path: Path) -> None:
     assert CalibrationRow.objects.filter(name__iexact="default (public runs)").count() == 1
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_blank_name_is_refused_as_create_api_token_refuses_one(tmp_path: Path, name: str) -> None:
+    """`calibrate --name ""` named the calibration after the file, while `create_api_token --name ""` was refused."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text(_public_rows(4), encoding="utf-8")
+    with pytest.raises(CommandError, match=r"^--name: must not be empty$") as info:
+        _run("calibrate", "--runs", str(runs), "--name", name)
+    assert info.value.returncode == 2
+    assert not CalibrationRow.objects.filter(name="runs").exists()
+
+
 def test_the_advice_line_of_a_users_calibration_names_its_own_held_out_check() -> None:
     from advisor.advice.documents import calibration_document
     from advisor.web.presenters import calibration_line

@@ -123,6 +123,13 @@ def test_database_url_parsing() -> None:
         database_from_url("postgres://x@y:5432/", base_dir=ROOT)
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:////", "sqlite:////tmp/"])
+def test_a_sqlite_url_without_a_file_is_refused(url: str) -> None:
+    """sqlite:// passed `check`, naming the project directory as the database, then `migrate` failed in a traceback."""
+    with pytest.raises(ConfigurationError, match=rf"^DATABASE_URL='{url}' names no database file; use sqlite:///PATH"):
+        database_from_url(url, base_dir=ROOT)
+
+
 @pytest.mark.django_db
 def test_suite_runs_on_postgresql_in_ci() -> None:
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:

@@ -15,7 +15,7 @@ import pytest
 from django.conf import settings
 
 from config import env as env_module
-from config.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url
+from config.env import ConfigurationError, env_choice, env_fraction, env_rate, env_url, env_window
 from tests.foundation.test_project import production_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +44,7 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("API_THROTTLE_USER", "lots", "use COUNT/PERIOD"),
         ("PRICING_MIN_FRACTION_OF_LAST_RUN", "5", "must be between 0.0 and 1.0"),
         ("DATABASE_URL", "mysql:/x", "use sqlite:///PATH or postgres://"),
+        ("DATABASE_URL", "sqlite://", "names no database file; use sqlite:///PATH"),
         ("REDIS_URL", "http://cache:6379/0", "use redis://... or rediss://... or unix://..."),
         # Accepted, then the cache missed silently and enqueueing a task raised ValueError (int('abc')).
         ("REDIS_URL", "redis://:pw@cache:6379/abc", "database 'abc' is not a number; use redis://HOST:PORT/N"),
@@ -60,6 +61,11 @@ def _bare_env(**extra: str) -> dict[str, str]:
         ("PRICING_LOCK_TTL_S", "99999999999999999999999999", "must be between 60 and 604800"),
         ("PRICING_REFRESH_TIME_LIMIT_S", "400000000", "must be between 1 and 86400"),
         ("PRICING_REFRESH_SOFT_TIME_LIMIT_S", "300000000", "must be between 1 and 86400"),
+        # An ops probe: these passed start-up, then /prices/ and `advise`, a correct sign-in and POST
+        # /api/v1/scenarios answered 500 (OverflowError: the window taken from today's date left the calendar).
+        ("PRICING_STALE_AFTER_HOURS", "100000000000", "must be between 1 and 876000"),
+        ("SESSION_COOKIE_AGE_S", "10000000000000", "must be between 300 and 3153600000"),
+        ("IDEMPOTENCY_KEY_TTL_S", "10000000000000", "must be between 60 and 3153600000"),
         ("API_THROTTLE_ANON", "0/minute", "COUNT >= 1"),
         ("PRICING_AWS_REGIONS", "us-east-1,US East", "'US East' is not a name"),
         ("TRUSTED_PROXIES", "10.0.0.2,proxy.local", "'proxy.local' is not an IP address or network"),
@@ -224,6 +230,42 @@ def test_production_refuses_debug() -> None:
     assert "DEBUG=1 is not allowed with DJANGO_ENV=production" in result.stderr
 
 
+# Names of the settings that are time windows: added to or taken from a date, a cache expiry or a timeout.
+_TIME_WINDOW = re.compile(r"_(S|MS|SECONDS|HOURS|DAYS|TIME_LIMIT)$|^PRICING_REFRESH_HOURS_$")
+# Counted in hours but a work budget (hours of runs one fleet plan places), never a span added to a date.
+_NOT_TIME_WINDOWS = {"FLEET_MAX_PLACEMENT_HOURS"}
+
+
+def test_every_time_window_setting_has_a_maximum() -> None:
+    """Only a minimum let a window of millions of years start, then overflow the calendar per request."""
+    source = ROOT / "config" / "settings.py"
+    unbounded = []
+    for node in ast.walk(ast.parse(source.read_text(), str(source))):
+        name = _name_read(node)
+        if isinstance(name, ast.JoinedStr) and isinstance(name.values[0], ast.Constant):
+            name = name.values[0]
+        if not (isinstance(node, ast.Call) and isinstance(name, ast.Constant) and _TIME_WINDOW.search(name.value)):
+            continue
+        if name.value in _NOT_TIME_WINDOWS:
+            continue
+        if ast.unparse(node.func) != "env_window" and "maximum" not in {keyword.arg for keyword in node.keywords}:
+            unbounded.append(name.value)
+    assert unbounded == []
+
+
+@pytest.mark.parametrize("unit_s", [1, 3600, 24 * 3600])
+def test_the_longest_window_keeps_date_arithmetic_in_range(monkeypatch, unit_s: int) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    monkeypatch.setenv("SOME_WINDOW", str(env_module.TIME_WINDOW_MAX_S // unit_s))
+    longest = env_window("SOME_WINDOW", 1, minimum=1, unit_s=unit_s)
+    now = dt.datetime.now(dt.UTC)
+    assert now - dt.timedelta(seconds=longest * unit_s) < now < now + dt.timedelta(seconds=longest * unit_s)
+    monkeypatch.setenv("SOME_WINDOW", str(longest + 1))
+    with pytest.raises(ConfigurationError, match=rf"^SOME_WINDOW={longest + 1} must be between 1 and {longest}$"):
+        env_window("SOME_WINDOW", 1, minimum=1, unit_s=unit_s)
+
+
 # --- the production server's config (gunicorn) ----------------------------------------------------------
 GUNICORN_CONF = ROOT / "config" / "gunicorn.conf.py"
 
@@ -286,6 +328,37 @@ def test_gunicorn_check_config_stops_on_zero_workers_with_one_line() -> None:
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr == "configuration error: GUNICORN_WORKERS=0 must be at least 1\n"
+
+
+_PRODUCTION_WITHOUT_HOSTS = {"DJANGO_ENV": "production", "SECRET_KEY": PRODUCTION_SERVER["SECRET_KEY"]}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {**PRODUCTION_SERVER, "LOG_LEVEL": "LOUD"},
+            "LOG_LEVEL='LOUD' is not allowed; use one of CRITICAL, ERROR, WARNING, INFO, DEBUG",
+        ),
+        (_PRODUCTION_WITHOUT_HOSTS, "ALLOWED_HOSTS is required to serve in production"),
+    ],
+)
+@pytest.mark.parametrize("check_only", [True, False])
+def test_gunicorn_stops_on_a_bad_django_setting_with_one_line(env: dict[str, str], message: str, check_only) -> None:  # type: ignore[no-untyped-def]
+    """Read first by each worker, a bad setting failed every worker's boot: a 73-line traceback and exit status 3."""
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    mode = ["--check-config"] if check_only else ["--bind", "127.0.0.1:0", "--workers", "1"]
+    result = subprocess.run(
+        [str(gunicorn), *mode, "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=_bare_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"configuration error: {message}")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
 
 
 # --- the readers, in-process ------------------------------------------------------------------------

@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from advisor.advice import advise
 from advisor.management.commands.estimate import add_calibration_arguments, calibration_option
 from advisor.management.jsonfile import invalid_document, read_json_file_argument
 from advisor.scenario import ScenarioError
+from core.commands import DatabaseCommand
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Print the Advice JSON for a Scenario JSON file (the same document as POST /api/v1/advice)."
 
     def add_arguments(self, parser: CommandParser) -> None:

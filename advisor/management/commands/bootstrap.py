@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
 from django.utils.module_loading import import_string
+
+from core.commands import DatabaseCommand
 
 # Each loader is idempotent, takes no arguments and returns one line saying what it did.
 BUNDLED_DATA_LOADERS: list[str] = [
@@ -15,7 +16,7 @@ BUNDLED_DATA_LOADERS: list[str] = [
 ]
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Apply migrations and load the bundled data so the app works offline. Safe to run again."
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -47,9 +47,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_or_exit(read_text_argument(options["runs"], "--runs"), more_errors=with_measurement_errors)
-        # Without --name: the file's name ("-", standard input, has none to give).
+        # Without --name: the file's name ("-", standard input, has none to give). A given --name is used as given, so
+        # that a blank one is refused by the one name rule, as create_api_token's is (it was replaced by the file's).
         stem = "" if options["runs"] == "-" else Path(options["runs"]).stem
-        name = options.get("name") or stem or "calibration"
+        name = options["name"] if options["name"] is not None else stem or "calibration"
         owner = owner_option(options)
         try:
             row = calibration_create(owner=owner, name=name, runs=runs, replace=options["replace"])

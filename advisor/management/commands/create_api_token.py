@@ -6,14 +6,15 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import models
 
 from advisor.api.tokens import TokenNameError, api_token_create
+from core.commands import DatabaseCommand
 from core.exitcodes import INVALID_INPUT
 
 
-class Command(BaseCommand):
+class Command(DatabaseCommand):
     help = "Create USERNAME if it does not exist (without a usable password) and print a new API token for it."
 
     def add_arguments(self, parser: CommandParser) -> None:
