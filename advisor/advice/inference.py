@@ -49,7 +49,7 @@ import copy
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -923,6 +923,8 @@ def _size_document(
         "fits_memory": d.fits_memory,
         "meets_latency": d.meets_latency,
         "weights_gb_per_gpu": d.weights_gb_per_gpu,
+        "memory_per_gpu_gb": d.memory.held_gb,
+        "memory_budget_per_gpu": asdict(d.memory),
         "batch": d.batch,
         "max_batch": d.max_batch,
         "ttft_s": num(d.ttft_s),

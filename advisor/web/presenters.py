@@ -217,6 +217,26 @@ def memory_text(size: Mapping[str, Any], *, gpu: Mapping[str, Any]) -> str:
     return f"{need:.1f} of {gpu['memory_capacity_gb']:.1f} GB/GPU"
 
 
+# A serving deployment's memory per GPU, part by part (advice.models.MemoryBudgetPerGpu), in the order the engine
+# takes it: the KV cache gets what the others leave.
+MEMORY_BUDGET_PARTS: Final = (
+    ("weights", "weights_gb"),
+    ("activations", "activations_gb"),
+    ("runtime", "runtime_gb"),
+    ("KV cache", "kv_cache_gb"),
+)
+
+
+def memory_budget_text(size: Mapping[str, Any]) -> str:
+    """ "weights 145.4 + activations 1.5 + runtime 1.0 + KV cache 2.6 GB": what an inference size's
+    memory_per_gpu_gb is made of (a serving lead's probe: weights of 145.4 GB beside a "141GB" GPU with nothing
+    saying what the deployment holds against what); "" for a document issued before the budget."""
+    budget = size.get("memory_budget_per_gpu")
+    if not budget:
+        return ""
+    return " + ".join(f"{word} {budget[key]:.1f}" for word, key in MEMORY_BUDGET_PARTS) + " GB"
+
+
 def memory_meaning(*, advice: Mapping[str, Any]) -> str:
     """The sizes table's caption of what its memory figures are held against ("" for an Advice without it)."""
     gpu = advice.get("gpu") or {}
@@ -409,6 +429,8 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 ),
                 "meets_latency": bool(size.get("meets_latency")),
                 "fits_memory": bool(size.get("fits_memory")),
+                "memory": memory_text(size, gpu=advice.get("gpu") or {}),
+                "memory_budget": memory_budget_text(size),
                 "throughput": "n/a"
                 if size.get("output_tokens_per_s") is None
                 else f"{size['output_tokens_per_s']:,.0f} tok/s",
