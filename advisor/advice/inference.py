@@ -49,7 +49,7 @@ import copy
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -672,6 +672,17 @@ def _uncovered_capacity_band_reason(doc: Mapping[str, Any], coverage: ServingCov
     )
 
 
+# With one output token a request has no second token, so no time per output token: the model's 0 s read as an
+# instant decode beside the target (a serving lead's probe: "TPOT of 0 s (targets 1 s / 0.05 s)").
+NO_TPOT: Final = "no TPOT: one output token"
+
+
+def tpot_words(text: str, *, output_tokens: float) -> str:
+    """A TPOT figure as its caller words it ("TPOT of 0.05 s", "TPOT 50 ms"), or NO_TPOT where a request has one
+    output token: the one rule for every place that prints one (reasons, the web page and the PDF)."""
+    return text if output_tokens > 1 else NO_TPOT
+
+
 LATENCY_RATIO_KEYS: Final[tuple[str, ...]] = ("ttft_ratio_p10", "ttft_ratio_p90", "tpot_ratio_p10", "tpot_ratio_p90")
 
 
@@ -923,6 +934,8 @@ def _size_document(
         "fits_memory": d.fits_memory,
         "meets_latency": d.meets_latency,
         "weights_gb_per_gpu": d.weights_gb_per_gpu,
+        "memory_per_gpu_gb": d.memory.held_gb,
+        "memory_budget_per_gpu": asdict(d.memory),
         "batch": d.batch,
         "max_batch": d.max_batch,
         "ttft_s": num(d.ttft_s),
@@ -958,7 +971,9 @@ def _unmet_reasons(
         reasons.append(
             f"No deployment meets TTFT {fmt.duration_s(latency.ttft_p95_s)} and TPOT "
             f"{fmt.duration_s(latency.tpot_p95_s)}: the fastest (TP {fastest.tp}) reaches "
-            f"{fmt.duration_s(fastest.ttft_s)} and {fmt.duration_s(fastest.tpot_s)} per token at batch 1."
+            f"{fmt.duration_s(fastest.ttft_s)} and "
+            f"{tpot_words(f'{fmt.duration_s(fastest.tpot_s)} per token', output_tokens=traffic.output_tokens)} "
+            "at batch 1."
         )
     warnings.append("No deployment meets the latency targets on this GPU.")
 
@@ -1013,25 +1028,25 @@ def _relaxation_text(entry: Mapping[str, Any]) -> str:
     return f"{entry['text']} ({n_gpus(entry['gpus'])}{cost})"
 
 
-def _why_not(entry: Mapping[str, Any]) -> str:
+def _why_not(entry: Mapping[str, Any], *, output_tokens: float) -> str:
     """Why one checked change misses the targets: it fits no memory, or the latency its nearest deployment reaches."""
     if entry["change"] == "gpu" and "gpu" not in entry:
         return str(entry["text"])  # "no faster GPU in the catalog meets the targets either"
     if entry["tp"] is None:
         return f"{entry['text']}: no deployment fits in memory"
-    reached = " and ".join(
-        f"{label} {fmt.duration_s(entry[key])}"
-        for label, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"))
-        if entry[key] is not None
-    )
+    parts = [] if entry["ttft_s"] is None else [f"TTFT {fmt.duration_s(entry['ttft_s'])}"]
+    if entry["tpot_s"] is not None:
+        parts.append(tpot_words(f"TPOT {fmt.duration_s(entry['tpot_s'])}", output_tokens=output_tokens))
+    reached = " and ".join(parts)
     return f"{entry['text']}: the nearest (TP {entry['tp']}) reaches {reached or 'no finite latency'}"
 
 
-def _nothing_meets_text(relax: Sequence[Mapping[str, Any]]) -> str:
+def _nothing_meets_text(relax: Sequence[Mapping[str, Any]], *, output_tokens: float) -> str:
     """ "Nothing checked meets the targets: serve FP8 weights: no deployment fits in memory; ..." """
     if not relax:
         return "Nothing checked meets the targets: no other precision, node or GPU was left to check."
-    return "Nothing checked meets the targets: " + "; ".join(_why_not(r) for r in relax) + "."
+    why = (_why_not(r, output_tokens=output_tokens) for r in relax)
+    return "Nothing checked meets the targets: " + "; ".join(why) + "."
 
 
 def _unmet(
@@ -1063,7 +1078,8 @@ def _unmet(
     else:
         # No looser target either (an outsider's probe: a model and KV cache that fit no GPU were told "only looser
         # latency targets meet them" with none offered): say so, with each change's own reason.
-        reasons.append(_nothing_meets_text(relax))
+        assert s.workload.traffic is not None
+        reasons.append(_nothing_meets_text(relax, output_tokens=s.workload.traffic.output_tokens))
     return {"closest": closest_document(near, **targets) if near is not None else None, "relax": relax}
 
 
@@ -1171,8 +1187,8 @@ def _chosen_reasons(
     ttft, tpot, batch = doc["ttft_s_at_peak"], doc["tpot_s_at_peak"], doc["batch_at_peak"]
     # A figure the sizing could not compute (None) is left unsaid, never formatted (an outsider's probe: a 500).
     at_peak = (
-        f"at a p95 TTFT of {ttft:.3g} s and TPOT of {tpot:.3g} s ({targets}), about {_about(batch)} requests in "
-        "flight per replica"
+        f"at a p95 TTFT of {ttft:.3g} s and {tpot_words(f'TPOT of {tpot:.3g} s', output_tokens=traffic.output_tokens)} "
+        f"({targets}), about {_about(batch)} requests in flight per replica"
         if None not in (ttft, tpot, batch)
         else f"within the {targets}"
     )

@@ -885,6 +885,27 @@ class InferenceBuy(Closed):
     )
 
 
+class MemoryBudgetPerGpu(Closed):
+    """What one GPU of a serving replica holds [GB, 1e9 bytes], each part from the serving model
+    (estimator.inference.sizing.MemoryBudget): the parts add up to memory_per_gpu_gb, what fits_memory was checked
+    on."""
+
+    capacity_gb: NonNegative = Field(
+        description="The memory it is held against: the driver's figure, the gpu block's memory_capacity_gb (85.9 "
+        "for an 80 GB part, 80 GiB)."
+    )
+    weights_gb: NonNegative = Field(description="Weights this GPU holds (weights_gb_per_gpu).")
+    activations_gb: NonNegative = Field(description="Activation buffers of one engine step of max_num_tokens.")
+    runtime_gb: NonNegative = Field(
+        description="The serving engine's runtime reserve (CUDA context, workspaces, graphs, sampler; the "
+        "scenario's serving engine, serving_stacks.csv)."
+    )
+    kv_cache_gb: NonNegative = Field(
+        description="KV cache the engine gives this GPU (its fraction of the memory, serving_stacks.csv "
+        "kv_fraction); 0 where the weights leave none."
+    )
+
+
 class InferenceSize(Closed):
     gpus: int | None
     nodes: int | None = None
@@ -894,6 +915,15 @@ class InferenceSize(Closed):
     fits_memory: bool | None = None
     meets_latency: bool
     weights_gb_per_gpu: NonNegative | None = None
+    memory_per_gpu_gb: NonNegative | None = Field(
+        default=None,
+        description="Memory the deployment holds per GPU [GB]: memory_budget_per_gpu's weights, activations, runtime "
+        "and KV cache together, at most its capacity_gb (the gpu block's memory_capacity_gb) where fits_memory. "
+        "Null in documents issued before 2026-12-06.",
+    )
+    memory_budget_per_gpu: MemoryBudgetPerGpu | None = Field(
+        default=None, description="What memory_per_gpu_gb is made of. Absent in documents issued before 2026-12-06."
+    )
     batch: int | None = Field(
         default=None,
         description="Mean requests in flight per replica at its sized capacity (replica_requests_per_s, the highest "

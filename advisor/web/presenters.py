@@ -6,6 +6,7 @@ Formatting only: every number comes from the Advice as it is.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -15,6 +16,7 @@ from advisor import formatting as fmt
 from advisor.advice import documents
 from advisor.advice.documents import NOT_SERVING_PREFIXES, defaulted_fields, latency_error_words, rent_rate_words
 from advisor.advice.fleet.pricing import PEAK_HOURS
+from advisor.advice.inference import tpot_words
 from advisor.advice.models import SCALING_EFFICIENCY_MEANING
 from advisor.advice.offers import quoted_offers
 from advisor.advice.recommendation import (
@@ -217,6 +219,26 @@ def memory_text(size: Mapping[str, Any], *, gpu: Mapping[str, Any]) -> str:
     return f"{need:.1f} of {gpu['memory_capacity_gb']:.1f} GB/GPU"
 
 
+# A serving deployment's memory per GPU, part by part (advice.models.MemoryBudgetPerGpu), in the order the engine
+# takes it: the KV cache gets what the others leave.
+MEMORY_BUDGET_PARTS: Final = (
+    ("weights", "weights_gb"),
+    ("activations", "activations_gb"),
+    ("runtime", "runtime_gb"),
+    ("KV cache", "kv_cache_gb"),
+)
+
+
+def memory_budget_text(size: Mapping[str, Any]) -> str:
+    """ "weights 145.4 + activations 1.5 + runtime 1.0 + KV cache 2.6 GB": what an inference size's
+    memory_per_gpu_gb is made of (a serving lead's probe: weights of 145.4 GB beside a "141GB" GPU with nothing
+    saying what the deployment holds against what); "" for a document issued before the budget."""
+    budget = size.get("memory_budget_per_gpu")
+    if not budget:
+        return ""
+    return " + ".join(f"{word} {budget[key]:.1f}" for word, key in MEMORY_BUDGET_PARTS) + " GB"
+
+
 def memory_meaning(*, advice: Mapping[str, Any]) -> str:
     """The sizes table's caption of what its memory figures are held against ("" for an Advice without it)."""
     gpu = advice.get("gpu") or {}
@@ -351,11 +373,17 @@ def _deployment_text(size: dict[str, Any]) -> str:
     return text + (f", batch {size['batch']}" if size.get("batch") is not None else "")
 
 
-def _latencies(ttft: Any, tpot: Any) -> str:
-    return f"TTFT {fmt.duration_s(ttft)}, TPOT {fmt.duration_s(tpot)}"
+def _latencies(ttft: Any, tpot: Any, *, output_tokens: float) -> str:
+    return f"TTFT {fmt.duration_s(ttft)}, {tpot_words(f'TPOT {fmt.duration_s(tpot)}', output_tokens=output_tokens)}"
 
 
-def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
+def _output_tokens(advice: Mapping[str, Any]) -> float:
+    """The request shape's output tokens; unbounded where a partial document lacks them (its TPOT is shown)."""
+    tokens = _get(advice, "scenario", "workload", "traffic", "output_tokens")
+    return float(tokens) if tokens is not None else math.inf
+
+
+def _latency_text(size: dict[str, Any], *, peak: Any, output_tokens: float) -> str:
     """A deployment's p95 latencies and the load they are at (an outsider's probe: the row's "TTFT 142 ms, TPOT 50 ms",
     at the replica's sized capacity, beside the summary's 130 ms / 45 ms at the peak, with nothing saying which load
     either is at): "p95 at the sized rate of 6.13 requests/s per replica: TTFT 142 ms, TPOT 50 ms; at the peak (5
@@ -365,17 +393,18 @@ def _latency_text(size: dict[str, Any], *, peak: Any) -> str:
     if ttft is None or tpot is None:
         return "n/a"
     if not size.get("meets_latency"):
-        return f"p95 for a lone client: {_latencies(ttft, tpot)}"
+        return f"p95 for a lone client: {_latencies(ttft, tpot, output_tokens=output_tokens)}"
     rate = size.get("replica_requests_per_s")
     per_gpu = size.get("requests_per_s_per_gpu")
     per_gpu_text = "" if per_gpu is None or size.get("tp", 1) == 1 else f" ({per_gpu:.3g} per GPU)"
     load = "p95" if rate is None else f"p95 at the sized rate of {rate:.3g} requests/s per replica{per_gpu_text}"
-    text = f"{load}: {_latencies(ttft, tpot)}"
+    text = f"{load}: {_latencies(ttft, tpot, output_tokens=output_tokens)}"
     at_peak = (size.get("ttft_s_at_peak"), size.get("tpot_s_at_peak"))
     if None in at_peak or not peak or not size.get("replicas"):
         return text
     # What the peak puts on each replica (peak / replicas), as the recommendation's reasons say it.
-    return text + f"; at the peak ({peak / size['replicas']:.3g} requests/s per replica): {_latencies(*at_peak)}"
+    peak_latencies = _latencies(*at_peak, output_tokens=output_tokens)
+    return text + f"; at the peak ({peak / size['replicas']:.3g} requests/s per replica): {peak_latencies}"
 
 
 # The column of a deployment's usd_per_million_output_tokens, the cheaper of renting and owning (an outsider's probe:
@@ -405,10 +434,14 @@ def inference_rows(*, advice: dict[str, Any]) -> list[dict[str, Any]]:
                 "gpus": size.get("gpus") if size.get("gpus") is not None else "n/a",
                 "layout": _deployment_text(size),
                 "latency": _latency_text(
-                    size, peak=_get(advice, "scenario", "workload", "traffic", "peak_requests_per_s")
+                    size,
+                    peak=_get(advice, "scenario", "workload", "traffic", "peak_requests_per_s"),
+                    output_tokens=_output_tokens(advice),
                 ),
                 "meets_latency": bool(size.get("meets_latency")),
                 "fits_memory": bool(size.get("fits_memory")),
+                "memory": memory_text(size, gpu=advice.get("gpu") or {}),
+                "memory_budget": memory_budget_text(size),
                 "throughput": "n/a"
                 if size.get("output_tokens_per_s") is None
                 else f"{size['output_tokens_per_s']:,.0f} tok/s",
@@ -472,8 +505,12 @@ def _unmet_headline(advice: dict[str, Any]) -> dict[str, Any]:
                 "label": "Nearest deployment",
                 "value": f"TP {fmt.plain(closest.get('tp'))}",
                 "note": f"TTFT {fmt.duration_s(closest.get('ttft_s'))} (target "
-                f"{fmt.duration_s(closest.get('ttft_target_s'))}), TPOT {fmt.duration_s(closest.get('tpot_s'))} "
-                f"(target {fmt.duration_s(closest.get('tpot_target_s'))})",
+                f"{fmt.duration_s(closest.get('ttft_target_s'))}), "
+                + tpot_words(
+                    f"TPOT {fmt.duration_s(closest.get('tpot_s'))} (target "
+                    f"{fmt.duration_s(closest.get('tpot_target_s'))})",
+                    output_tokens=_output_tokens(advice),
+                ),
             }
         )
     figures += [

@@ -45,8 +45,10 @@ from estimator.inference.latency import (
     wait_p95,
 )
 from estimator.inference.model import (
+    activation_bytes_per_gpu,
     decode_step_s,
     kv_capacity_requests,
+    kv_memory_bytes,
     kv_share,
     max_batch,
     weight_bytes_per_gpu,
@@ -216,6 +218,33 @@ def pooled_replicas(
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryBudget:
+    """What one GPU of a replica holds [GB], each part from the serving model's own functions (model.py), so the
+    parts add up to what the fit was checked on: weights (weight_bytes_per_gpu), activation buffers
+    (activation_bytes_per_gpu), the engine's runtime reserve (cases.runtime_bytes) and the KV cache the engine gives
+    it (kv_memory_bytes / tp; 0 where the weights leave it nothing). ``capacity_gb``: the memory it is held against,
+    the driver's figure (ServingGpu.memory_bytes, as the Advice's gpu.memory_capacity_gb)."""
+
+    capacity_gb: float
+    weights_gb: float
+    activations_gb: float
+    runtime_gb: float
+    kv_cache_gb: float
+
+    @property
+    def held_gb(self) -> float:
+        """The memory the replica holds per GPU: the parts' sum."""
+        return self.weights_gb + self.activations_gb + self.runtime_gb + self.kv_cache_gb
+
+
+def memory_budgets(c: ServingCases) -> list[MemoryBudget]:
+    """One MemoryBudget per case."""
+    kv = np.maximum(kv_memory_bytes(c) / c.tp, 0.0)
+    parts = (c.mem_bytes, weight_bytes_per_gpu(c), activation_bytes_per_gpu(c), c.runtime_bytes, kv)
+    return [MemoryBudget(*(float(p[i]) / 1e9 for p in parts)) for i in range(len(c))]
+
+
+@dataclass(frozen=True, slots=True)
 class Deployment:
     """One parallel layout for a traffic: per-replica performance (latencies p95) and replicas for peak and mean.
     ``tp`` is the GPUs of one replica (tensor parallel inside the NVLink domain; expert parallel beyond it).
@@ -223,7 +252,8 @@ class Deployment:
     rate that meets the targets); the ``*_at_peak`` fields at the load the peak puts on each replica
     (peak requests/s / replicas_peak): what a load test at the peak would see (nan where no replica count serves it).
     ``reachable_ttft_s`` and ``reachable_tpot_s``: the lowest p95 targets this sizing meets (ReplicaPerformance).
-    ``kv_share``: the share of the replica's GPU memory its KV cache gets (model.kv_share)."""
+    ``kv_share``: the share of the replica's GPU memory its KV cache gets (model.kv_share). ``memory``: what each of
+    its GPUs holds (MemoryBudget)."""
 
     tp: int
     fits_memory: bool
@@ -243,6 +273,7 @@ class Deployment:
     reachable_ttft_s: float = math.nan
     reachable_tpot_s: float = math.nan
     kv_share: float = math.nan
+    memory: MemoryBudget | None = None
 
     @property
     def gpus_peak(self) -> float:
@@ -374,6 +405,7 @@ def size_deployments(
         tpot_p95_s=tpot_p95_s,
     )
     shares = kv_share(cases)
+    budgets = memory_budgets(cases)
     return [
         Deployment(
             tp=degrees[i],
@@ -394,6 +426,7 @@ def size_deployments(
             reachable_ttft_s=float(f["reachable_ttft_s"][i]),
             reachable_tpot_s=float(f["reachable_tpot_s"][i]),
             kv_share=float(shares[i]),
+            memory=budgets[i],
         )
         for i in range(n)
     ]
