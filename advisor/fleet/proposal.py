@@ -213,8 +213,9 @@ def shown_jobs(*, plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str,
 
 
 def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
-    """What templates/fleet/_results.html reads besides the plan, for the page, the proposal page and the PDF alike:
-    each per-job part bounded (FLEET_JOBS_SHOWN), so their work does not grow with the number of jobs."""
+    """What templates/fleet/_results.html reads besides the plan, for the page, the proposal page and the PDF alike
+    (the amount, assumptions and price sources too, which the PDF prints outside it): each per-job part bounded
+    (FLEET_JOBS_SHOWN), so their work does not grow with the number of jobs."""
     jobs, more = shown_jobs(plan=plan)
     calibrations = fleet_calibration_lines(plan=plan)
     csv_text = (plan["fleet"].get("usage") or {}).get("csv") or ""
@@ -233,6 +234,12 @@ def fleet_results_context(*, plan: dict[str, Any]) -> dict[str, Any]:
         "job_calibrations_more": max(0, len(calibrations) - FLEET_JOBS_SHOWN),
         "attribution": HELIOS_ATTRIBUTION if "Helios trace" in csv_text else None,
         "prices_as_of_text": fleet_prices_as_of_text(plan=plan),
+        # What each dollar total is traced to, on the pages as in the PDF (a finance auditor found the pages' totals
+        # with no price, provider, date, quote, purchase or owned split beside them).
+        "amount": amount_text(plan=plan),
+        "owned_parts_text": owned_parts_text(plan=plan),
+        "assumption_rows": fleet_assumptions(plan=plan),
+        "price_sources": fleet_price_sources(plan=plan),
     }
 
 
@@ -252,10 +259,8 @@ def render_fleet_html(
         "generated_on": (generated_on or timezone.now().date()).isoformat(),
         "method_notes": METHOD_NOTES,
         "issued": issued,
-        "amount": amount_text(plan=plan),
-        "owned_parts_text": owned_parts_text(plan=plan),
-        "assumption_rows": fleet_assumptions(plan=plan),
-        "price_sources": fleet_price_sources(plan=plan),
+        # The amount sits on the cover and the assumptions and price sources in sections of their own.
+        "printing": True,
     }
     return render_to_string("fleet/proposal.html", context)
 
