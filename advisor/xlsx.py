@@ -609,18 +609,25 @@ def _saved(workbook: Any, *, proposal: Mapping[str, Any]) -> bytes:
     """The file's bytes, a function of the proposal alone: the document properties and every ZIP entry carry the
     proposal's issue time, not the moment of the download (two downloads of one frozen proposal a second apart
     differed in the ZIP headers' times)."""
+    from openpyxl.xml.constants import ARC_CORE
+    from openpyxl.xml.functions import tostring
+
     moment = _utc(proposal.get("issued_at"))
     moment = moment if isinstance(moment, datetime) and moment >= ZIP_EPOCH else ZIP_EPOCH
-    workbook.properties.created = workbook.properties.modified = moment
     written = io.BytesIO()
     workbook.save(written)
+    # openpyxl's save stamps the properties' modified time with the clock whatever was set before it (writer/excel.py
+    # save_workbook): the core properties are written again afterwards, created and modified at the issue time (the
+    # fresh-clone CI compared two downloads of one fleet proposal a second apart and found docProps/core.xml differ).
+    workbook.properties.created = workbook.properties.modified = moment
+    core = tostring(workbook.properties.to_tree())
     stamped = io.BytesIO()
     with zipfile.ZipFile(written) as source, zipfile.ZipFile(stamped, "w", zipfile.ZIP_DEFLATED) as target:
         for entry in source.infolist():
             copy = zipfile.ZipInfo(entry.filename, date_time=moment.timetuple()[:6])
             copy.compress_type = zipfile.ZIP_DEFLATED
             copy.external_attr = entry.external_attr
-            target.writestr(copy, source.read(entry.filename))
+            target.writestr(copy, core if entry.filename == ARC_CORE else source.read(entry.filename))
     return stamped.getvalue()
 
 

@@ -203,3 +203,23 @@ def test_a_proposals_workbook_is_stamped_with_its_issue_time_not_the_download(al
         }
     properties = load_workbook(io.BytesIO(content)).properties
     assert properties.created == properties.modified == issued.replace(microsecond=0)
+
+
+def test_a_workbook_downloaded_at_another_moment_has_the_same_bytes(alice, user, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # openpyxl stamps the core properties' modified time with the clock when it saves: two downloads a second apart
+    # (the fresh-clone CI, under load) differed in docProps/core.xml. Here the clock openpyxl reads moves a year.
+    import datetime as dt
+    import types
+
+    import openpyxl.writer.excel as excel
+
+    body = _issued(alice, user)
+    first = alice.get(f"/api/v1/proposals/{body['id']}/proposal.xlsx").content
+
+    class NextYear(dt.datetime):
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> NextYear:  # type: ignore[override]
+            return cls(2027, 12, 6, tzinfo=tz)
+
+    monkeypatch.setattr(excel, "datetime", types.SimpleNamespace(datetime=NextYear, timezone=dt.timezone))
+    assert alice.get(f"/api/v1/proposals/{body['id']}/proposal.xlsx").content == first
