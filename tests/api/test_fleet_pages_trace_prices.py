@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 from django.test import Client
 
 from advisor.fleet.proposal import amount_text, fleet_price_sources, owned_parts_text
-from tests.web.conftest import load_bundled_data
+from tests.api.examples import issue_fleet_2027
 
 pytestmark = pytest.mark.django_db
 
@@ -41,14 +40,7 @@ def _page_text(content: bytes) -> str:
 
 @pytest.fixture
 def issued(alice) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    load_bundled_data()
-    document = json.loads(EXAMPLE.read_text())
-    fleet = alice.post("/api/v1/fleets", {"name": "2027 program", "fleet": document}, format="json")
-    assert fleet.status_code == 201, fleet.content[:2000]
-    response = alice.post(f"/api/v1/fleets/{fleet.json()['id']}/proposals")
-    assert response.status_code == 201, response.content[:2000]
-    body: dict[str, Any] = response.json()
-    return body
+    return issue_fleet_2027(alice)
 
 
 def test_the_fleet_pages_print_the_pdfs_price_sources_amount_and_owned_parts(  # type: ignore[no-untyped-def]

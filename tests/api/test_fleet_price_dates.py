@@ -6,7 +6,6 @@ every proposal page said it was "issued ... with the prices of that day"."""
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from django.test import Client
 from openpyxl import load_workbook
 
 from advisor.web.presenters import fleet_prices_as_of_text
-from tests.web.conftest import load_bundled_data
+from tests.api.examples import issue_fleet_2027
 
 pytestmark = pytest.mark.django_db
 
@@ -38,14 +37,7 @@ def _plain(text: str) -> str:
 
 @pytest.fixture
 def issued(alice, user) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    load_bundled_data()
-    document = json.loads(EXAMPLE.read_text())
-    fleet = alice.post("/api/v1/fleets", {"name": "2027 program", "fleet": document}, format="json")
-    assert fleet.status_code == 201, fleet.content[:2000]
-    response = alice.post(f"/api/v1/fleets/{fleet.json()['id']}/proposals")
-    assert response.status_code == 201, response.content[:2000]
-    body: dict[str, Any] = response.json()
-    return body
+    return issue_fleet_2027(alice)
 
 
 def test_the_fleet_plan_warns_its_offers_are_undated_as_scenario_advice_does(issued: dict[str, Any]) -> None:
